@@ -1,0 +1,71 @@
+//! `chef tools inspect FILE [--tokens]`.
+//!
+//! # Format
+//!
+//! One JSON object on stdout:
+//!
+//! ```json
+//! {"file":"tools.json","tools":149,"shapes":{"anthropic":149},"chars":240312,"bytes":243100,"o200k_tokens":61234}
+//! ```
+//!
+//! `chars` and `bytes` measure the file's tool list as compact JSON (what an agent sends
+//! today, in the shapes the file uses); `chars` counts Unicode scalar values.
+//! `o200k_tokens` appears only with `--tokens`.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{error::CliError, flags::InspectArgs, output};
+
+#[derive(Debug, Serialize)]
+struct Report {
+    file: String,
+    tools: usize,
+    shapes: Map<String, Value>,
+    chars: usize,
+    bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    o200k_tokens: Option<usize>,
+}
+
+pub(crate) fn run(args: &InspectArgs) -> Result<(), CliError> {
+    let text = std::fs::read_to_string(&args.file).map_err(|source| CliError::Read {
+        path: args.file.clone(),
+        source,
+    })?;
+    let document: Value = serde_json::from_str(&text).map_err(|e| CliError::Tools {
+        path: args.file.clone(),
+        source: chef_ir::LoadError::from_json(&e),
+    })?;
+    let loaded = chef_ir::load_tools(&document).map_err(|source| CliError::Tools {
+        path: args.file.clone(),
+        source,
+    })?;
+
+    let tool_list = match &document {
+        Value::Object(map) => map.get("tools").unwrap_or(&document),
+        other => other,
+    };
+    let wire = tool_list.to_string();
+
+    let o200k_tokens = if args.tokens {
+        Some(chef_compress::tokens::count_o200k(&wire).ok_or(CliError::Tokenizer)?)
+    } else {
+        None
+    };
+
+    let shapes = loaded
+        .shape_counts()
+        .into_iter()
+        .map(|(shape, n)| (shape.as_str().to_owned(), Value::from(n)))
+        .collect();
+
+    output::json_line(&Report {
+        file: args.file.display().to_string(),
+        tools: loaded.tools.len(),
+        shapes,
+        chars: wire.chars().count(),
+        bytes: wire.len(),
+        o200k_tokens,
+    })
+}

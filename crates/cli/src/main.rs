@@ -1,0 +1,40 @@
+//! The `chef` binary: inspect, compress and search tool catalogues, and run the demo.
+//!
+//! The binary is thin: [`flags`] parses the command line with clap, each command module
+//! turns flags into library calls, and [`error::CliError`] decides the exit status. Input
+//! problems (a missing file, an unusable tool list) exit with status 2 and one line on
+//! stderr naming the file and the problem; nothing panics.
+
+mod error;
+mod flags;
+mod inspect;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::{
+    error::CliError,
+    flags::{Command, Flags, ToolsCommand},
+};
+
+fn main() -> ExitCode {
+    let flags = Flags::parse();
+    match run(flags) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("chef: {err}");
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+fn run(flags: Flags) -> Result<(), CliError> {
+    match flags.command {
+        Command::Tools {
+            command: ToolsCommand::Inspect(args),
+        } => inspect::run(&args),
+    }
+}

@@ -1,0 +1,63 @@
+//! Provider-neutral types for chef: messages, tool definitions, tool calls and requests.
+//!
+//! This is the contract crate at the bottom of the workspace. It is plain data and serde:
+//! no I/O, no async, no provider knowledge. Provider crates (`chef-anthropic`,
+//! `chef-openai`, `chef-gemini`) compile a [`Request`] into their wire JSON and parse
+//! replies back into it; `chef-compress` rewrites [`ToolDefinition`]s; the `chef` runtime
+//! assembles requests turn by turn.
+//!
+//! ```
+//! use chef_ir::{Message, Request, ToolDefinition};
+//! use serde_json::json;
+//!
+//! let weather = ToolDefinition::new("get_weather", json!({
+//!     "type": "object",
+//!     "properties": {"city": {"type": "string"}},
+//!     "required": ["city"]
+//! }))
+//! .with_description("Current weather for a city.");
+//!
+//! let request = Request::new(vec![
+//!     Message::system("You are terse."),
+//!     Message::user("Weather in Oslo?"),
+//! ])
+//! .with_tools(vec![weather]);
+//! assert_eq!(request.tools[0].name.as_str(), "get_weather");
+//! ```
+//!
+//! # Loading tools users already hold
+//!
+//! [`load_tools`] reads the tool shapes found in the wild (MCP, Anthropic, OpenAI Chat,
+//! OpenAI Responses, Gemini, bare) and auto-detects the shape of each entry; see
+//! [`ToolShape`].
+//!
+//! # Byte stability
+//!
+//! Every type serialises its fields in declaration order, optional fields are omitted when
+//! absent, and JSON objects keep their authored key order (the workspace enables
+//! `serde_json/preserve_order`). Identical values therefore always serialise to identical
+//! bytes.
+
+mod load;
+mod message;
+mod request;
+mod tool;
+
+pub use crate::{
+    load::{LoadError, LoadedTools, ToolLocation, ToolShape, load_tools, load_tools_from_str},
+    message::{Attachment, AttachmentSource, Content, Message, Role, ToolResult},
+    request::{NativeTool, Request, Target},
+    tool::{ToolAnnotations, ToolCall, ToolCallId, ToolDefinition, ToolName},
+};
+
+/// `serde(skip_serializing_if)` helper: omit `false` flags.
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Request>();
+    assert_send_sync::<ToolDefinition>();
+    assert_send_sync::<LoadError>();
+};

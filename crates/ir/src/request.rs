@@ -1,0 +1,116 @@
+//! A whole provider-neutral request, and the targets it compiles to.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{message::Message, tool::ToolDefinition};
+
+/// A provider wire format chef compiles to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Target {
+    /// Anthropic Messages.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// OpenAI Chat Completions.
+    #[serde(rename = "openai")]
+    OpenAiChat,
+    /// OpenAI Responses.
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    /// Gemini `generateContent`.
+    #[serde(rename = "gemini")]
+    Gemini,
+}
+
+impl Target {
+    /// Every target, in a fixed order.
+    pub const ALL: [Self; 4] = [
+        Self::Anthropic,
+        Self::OpenAiChat,
+        Self::OpenAiResponses,
+        Self::Gemini,
+    ];
+
+    /// The name used on the command line and in serialised data.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAiChat => "openai",
+            Self::OpenAiResponses => "openai-responses",
+            Self::Gemini => "gemini",
+        }
+    }
+
+    /// Parses a target name as [`Target::as_str`] writes it.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A provider's own tool (tool search, web search, code execution, …): an opaque JSON
+/// object passed through untouched to the targets it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NativeTool {
+    /// The targets that understand this tool; compiling for any other leaves it out.
+    pub targets: Vec<Target>,
+    /// The tool exactly as the provider documents it.
+    pub value: Value,
+}
+
+/// One provider-neutral request: the conversation and the tools offered with it.
+///
+/// System messages live in `messages`; each provider crate decides where they go (hoisted
+/// to the system slot, or kept in place when `positional`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    /// The conversation, in order.
+    pub messages: Vec<Message>,
+    /// Function tools offered to the model, in the order they are sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolDefinition>,
+    /// Provider-native tools, passed through to the targets they belong to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub native_tools: Vec<NativeTool>,
+    /// Text the model's reply must start with (degraded per target where unsupported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<String>,
+}
+
+impl Request {
+    /// A request with messages and no tools.
+    pub fn new(messages: Vec<Message>) -> Self {
+        Self {
+            messages,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the function tools.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Vec<ToolDefinition>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Sets the provider-native tools.
+    #[must_use]
+    pub fn with_native_tools(mut self, tools: Vec<NativeTool>) -> Self {
+        self.native_tools = tools;
+        self
+    }
+
+    /// Sets the prefill.
+    #[must_use]
+    pub fn with_prefill(mut self, prefill: impl Into<String>) -> Self {
+        self.prefill = Some(prefill.into());
+        self
+    }
+}
