@@ -42,12 +42,14 @@ mod load;
 mod message;
 mod request;
 mod tool;
+mod wire_name;
 
 pub use crate::{
     load::{LoadError, LoadedTools, ToolLocation, ToolShape, load_tools, load_tools_from_str},
     message::{Attachment, AttachmentSource, Content, Message, Role, ToolResult},
     request::{NativeTool, Request, Target},
     tool::{ToolAnnotations, ToolCall, ToolCallId, ToolDefinition, ToolName},
+    wire_name::{NameRule, WireNames},
 };
 
 /// `serde(skip_serializing_if)` helper: omit `false` flags.

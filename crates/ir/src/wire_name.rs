@@ -1,0 +1,265 @@
+//! Reversible mapping between real tool names and names a provider accepts.
+//!
+//! Real catalogues hold names that providers refuse: dots (`triangle_properties.get`),
+//! spaces, slashes, or more than 64 characters. Anthropic and OpenAI accept only
+//! `[a-zA-Z0-9_-]{1,64}`; Gemini accepts `[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}`. A [`WireNames`]
+//! table maps every real name to a valid wire name and back, so that a caller only ever sees
+//! real names.
+//!
+//! # The mapping
+//!
+//! - A name the rule accepts maps to itself. These names are reserved first, so a mapped
+//!   name can never take a valid real name.
+//! - Any other name is sanitised: each refused character becomes `_`, a refused first
+//!   character gets a `_` prefix (or `t_` where `_` cannot start a name), and the result is
+//!   cut to fit. If sanitising changed anything other than replacing characters one for one,
+//!   or the result is already taken, a suffix `_` + 8 lowercase hex digits of the FNV-1a hash
+//!   of the real name is appended (the base is cut so the whole fits the length limit).
+//! - Names are processed in byte order, so the table depends only on the *set* of names,
+//!   never on registration order. Rare hash collisions are resolved with a counter.
+//!
+//! ```
+//! use chef_ir::{NameRule, ToolName, WireNames};
+//!
+//! let names = [ToolName::from("triangle_properties.get"), ToolName::from("search")];
+//! let table = WireNames::new(&names, NameRule::ANTHROPIC);
+//! assert_eq!(table.to_wire("search"), "search");
+//! assert_eq!(table.to_wire("triangle_properties.get"), "triangle_properties_get");
+//! assert_eq!(table.to_real("triangle_properties_get"), "triangle_properties.get");
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::tool::ToolName;
+
+/// Which names a provider accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NameRule {
+    /// Maximum length in characters (all accepted characters are ASCII).
+    pub max_len: usize,
+    /// Extra punctuation accepted besides ASCII letters, digits, `_` and `-`.
+    pub extra: &'static [char],
+    /// Whether the first character must be a letter or `_`.
+    pub letter_first: bool,
+}
+
+impl NameRule {
+    /// Anthropic Messages: `^[a-zA-Z0-9_-]{1,64}$`.
+    pub const ANTHROPIC: Self = Self {
+        max_len: 64,
+        extra: &[],
+        letter_first: false,
+    };
+    /// OpenAI Chat Completions and Responses: `^[a-zA-Z0-9_-]{1,64}$`.
+    pub const OPENAI: Self = Self::ANTHROPIC;
+    /// Gemini function declarations: a letter or `_` first, then letters, digits, `_`,
+    /// `.`, `:` or `-`, 64 characters at most.
+    pub const GEMINI: Self = Self {
+        max_len: 64,
+        extra: &['.', ':'],
+        letter_first: true,
+    };
+
+    fn allows(&self, c: char) -> bool {
+        c.is_ascii_alphanumeric() || c == '_' || c == '-' || self.extra.contains(&c)
+    }
+
+    fn allows_first(&self, c: char) -> bool {
+        if self.letter_first {
+            c.is_ascii_alphabetic() || c == '_'
+        } else {
+            self.allows(c)
+        }
+    }
+
+    /// Whether the provider accepts `name` as it is.
+    pub fn accepts(&self, name: &str) -> bool {
+        let mut chars = name.chars();
+        match chars.next() {
+            None => false,
+            Some(first) => {
+                self.allows_first(first)
+                    && chars.all(|c| self.allows(c))
+                    && name.len() <= self.max_len
+            }
+        }
+    }
+}
+
+/// A two-way table between real tool names and provider wire names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WireNames {
+    to_wire: BTreeMap<String, String>,
+    to_real: BTreeMap<String, String>,
+}
+
+impl WireNames {
+    /// Builds the table for a set of real names under `rule`.
+    pub fn new<'a, I>(names: I, rule: NameRule) -> Self
+    where
+        I: IntoIterator<Item = &'a ToolName>,
+    {
+        let names: BTreeSet<&str> = names.into_iter().map(ToolName::as_str).collect();
+        let mut taken: BTreeSet<String> = names
+            .iter()
+            .filter(|n| rule.accepts(n))
+            .map(|n| (*n).to_owned())
+            .collect();
+        let mut table = Self::default();
+        for name in names.iter().filter(|n| !rule.accepts(n)) {
+            let wire = Self::mapped(name, rule, &taken);
+            taken.insert(wire.clone());
+            table.to_wire.insert((*name).to_owned(), wire.clone());
+            table.to_real.insert(wire, (*name).to_owned());
+        }
+        table
+    }
+
+    fn mapped(name: &str, rule: NameRule, taken: &BTreeSet<String>) -> String {
+        let mut base: String = name
+            .chars()
+            .map(|c| if rule.allows(c) { c } else { '_' })
+            .collect();
+        let mut exact = base.chars().count() == name.chars().count();
+        if let Some(first) = base.chars().next() {
+            if !rule.allows_first(first) {
+                base.insert(0, '_');
+                exact = false;
+            }
+        } else {
+            base.push_str("t_");
+            exact = false;
+        }
+        if base.len() > rule.max_len {
+            exact = false;
+        }
+        if exact && !taken.contains(&base) {
+            return base;
+        }
+        let hash = fnv1a(name.as_bytes());
+        for attempt in 0u32.. {
+            let suffix = if attempt == 0 {
+                format!("_{hash:08x}")
+            } else {
+                format!("_{hash:08x}_{attempt}")
+            };
+            let keep = rule.max_len.saturating_sub(suffix.len());
+            let mut candidate: String = base.chars().take(keep).collect();
+            candidate.push_str(&suffix);
+            if !taken.contains(&candidate) {
+                return candidate;
+            }
+        }
+        // `0u32..` yields until a free name is found; there are far fewer names than
+        // attempts, so the loop always returns.
+        unreachable_fallback(name)
+    }
+
+    /// The wire name for a real name; names not in the table are returned unchanged.
+    pub fn to_wire<'s>(&'s self, real: &'s str) -> &'s str {
+        self.to_wire.get(real).map_or(real, String::as_str)
+    }
+
+    /// The real name for a wire name; names not in the table are returned unchanged (a
+    /// model may invent names; the resolver answers those).
+    pub fn to_real<'s>(&'s self, wire: &'s str) -> &'s str {
+        self.to_real.get(wire).map_or(wire, String::as_str)
+    }
+
+    /// True when every name is sent as it is.
+    pub fn is_identity(&self) -> bool {
+        self.to_wire.is_empty()
+    }
+
+    /// The renamed pairs `(real, wire)`, in real-name byte order.
+    pub fn renamed(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.to_wire.iter().map(|(r, w)| (r.as_str(), w.as_str()))
+    }
+}
+
+fn unreachable_fallback(name: &str) -> String {
+    format!("t_{:016x}", fnv1a(name.as_bytes()))
+}
+
+/// 32-bit FNV-1a: tiny, stable across machines and releases (unlike `DefaultHasher`).
+fn fnv1a(bytes: &[u8]) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in bytes {
+        hash ^= u32::from(*b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(names: &[&str], rule: NameRule) -> WireNames {
+        let names: Vec<ToolName> = names.iter().map(|n| ToolName::from(*n)).collect();
+        WireNames::new(&names, rule)
+    }
+
+    #[test]
+    fn valid_names_map_to_themselves() {
+        let t = table(&["a", "b-c", "d_e"], NameRule::ANTHROPIC);
+        assert!(t.is_identity());
+        assert_eq!(t.to_wire("b-c"), "b-c");
+    }
+
+    #[test]
+    fn refused_names_map_reversibly_and_to_valid_names() {
+        let long = "x".repeat(100);
+        let names = [
+            "triangle_properties.get",
+            "with space",
+            "a/b",
+            long.as_str(),
+            "ünïcode",
+            "9lives",
+            "",
+        ];
+        for rule in [NameRule::ANTHROPIC, NameRule::GEMINI] {
+            let t = table(&names, rule);
+            for n in names {
+                let wire = t.to_wire(n);
+                assert!(rule.accepts(wire), "{wire:?} for {n:?}");
+                assert_eq!(t.to_real(wire), n);
+            }
+        }
+    }
+
+    #[test]
+    fn gemini_keeps_dots_but_needs_a_letter_first() {
+        let t = table(&["a.b", "9lives"], NameRule::GEMINI);
+        assert_eq!(t.to_wire("a.b"), "a.b");
+        assert!(t.to_wire("9lives").starts_with("_9lives_"));
+    }
+
+    #[test]
+    fn collisions_never_take_a_valid_real_name() {
+        let t = table(&["a.b", "a_b", "a b"], NameRule::ANTHROPIC);
+        assert_eq!(t.to_wire("a_b"), "a_b");
+        let x = t.to_wire("a.b");
+        let y = t.to_wire("a b");
+        assert_ne!(x, "a_b");
+        assert_ne!(y, "a_b");
+        assert_ne!(x, y);
+        assert_eq!(t.to_real(x), "a.b");
+        assert_eq!(t.to_real(y), "a b");
+    }
+
+    #[test]
+    fn the_table_depends_only_on_the_set_of_names() {
+        let a = table(&["a.b", "a b", "a:b", "c"], NameRule::ANTHROPIC);
+        let b = table(&["c", "a:b", "a b", "a.b"], NameRule::ANTHROPIC);
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn unknown_names_pass_through() {
+        let t = table(&["a.b"], NameRule::ANTHROPIC);
+        assert_eq!(t.to_real("hallucinated"), "hallucinated");
+        assert_eq!(t.to_wire("other"), "other");
+    }
+}
