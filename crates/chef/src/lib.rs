@@ -1,8 +1,26 @@
 //! chef: a context-engineering runtime for LLM agents.
 //!
-//! The runtime (registry, pruning, the dispatch gate, compile, sessions) lands with the
-//! runtime issues. Today this crate re-exports the layers below it so that the dependency
-//! graph (ir ← compress, providers ← chef ← cli) is fixed from the start.
+//! The agent loop calls chef once per turn. chef selects the tools the model sees
+//! (registry, task pruning, namespaces, lazy toolkits, library-owned tools), compresses
+//! them, compiles a cache-stable request for the target provider, and routes every call
+//! the model makes through one dispatch entry point, where a gate that cannot be bypassed
+//! refuses blocked tools.
+//!
+//! This crate is being built up issue by issue; today it holds the tool registry and
+//! pruning ([`prune`]), namespaces and toolkits ([`namespace`]), the blocklist ([`gate`])
+//! and the library-owned tool definitions ([`owned`]).
+
+pub mod gate;
+pub mod namespace;
+pub mod owned;
+pub mod prune;
 
 pub use chef_compress as compress;
 pub use chef_ir as ir;
+
+pub use crate::{
+    gate::Blocklist,
+    namespace::{NamespaceCall, NamespaceError, ToolGroup},
+    owned::ToolsMode,
+    prune::{KeepReason, PruneResult, Pruner, RegistryError, Strategy},
+};

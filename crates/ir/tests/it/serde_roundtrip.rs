@@ -176,6 +176,13 @@ fn the_shared_provider_fixture_is_a_valid_request() {
     let request: Request = serde_json::from_str(&text).unwrap();
     assert_eq!(request.tools.len(), 5);
     assert!(request.tools.iter().any(|t| t.defer_loading));
-    assert_eq!(request.messages.iter().flat_map(Message::tool_calls).count(), 3);
+    assert_eq!(
+        request
+            .messages
+            .iter()
+            .flat_map(Message::tool_calls)
+            .count(),
+        3
+    );
     roundtrip(&request);
 }

@@ -1,0 +1,206 @@
+//! Library-owned tools: memory and the context store, and the context-window reset.
+//!
+//! These tools are answered by chef itself, never by the agent's dispatcher. Their schemas
+//! are static — nothing in them depends on live state — so they are safe inside a cached
+//! prompt prefix. They are appended after the pruned tools, so pruning, namespaces and
+//! the blocklist never remove them from the list (the blocklist still gates calls to them).
+//!
+//! | mode | tools emitted |
+//! |---|---|
+//! | [`ToolsMode::Legacy`] | `create_memory`, `modify_memory` when memory is configured |
+//! | [`ToolsMode::Unified`] | `context`, then `new_context` when a handoff budget is configured |
+//!
+//! `recall_context` is owned (handled when called) but never emitted.
+
+use chef_ir::ToolDefinition;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// `create_memory`.
+pub const CREATE_MEMORY: &str = "create_memory";
+/// `modify_memory`.
+pub const MODIFY_MEMORY: &str = "modify_memory";
+/// `context`.
+pub const CONTEXT: &str = "context";
+/// `new_context`.
+pub const NEW_CONTEXT: &str = "new_context";
+/// `recall_context`.
+pub const RECALL_CONTEXT: &str = "recall_context";
+
+/// Every name chef owns.
+pub const OWNED_NAMES: [&str; 5] = [
+    CONTEXT,
+    NEW_CONTEXT,
+    CREATE_MEMORY,
+    MODIFY_MEMORY,
+    RECALL_CONTEXT,
+];
+
+/// Which library-owned tools compile emits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolsMode {
+    /// `create_memory` / `modify_memory` (when memory is configured).
+    #[default]
+    Legacy,
+    /// The unified `context` tool (plus `new_context` with a handoff budget).
+    Unified,
+}
+
+/// Whether chef owns (answers) a tool of this exact name.
+pub fn is_owned_name(name: &str) -> bool {
+    OWNED_NAMES.contains(&name)
+}
+
+/// The `create_memory` tool; `allowed_keys`, when non-empty, becomes the key's enum.
+pub fn create_memory_tool(allowed_keys: &[String]) -> ToolDefinition {
+    let mut key = serde_json::Map::new();
+    key.insert("type".into(), json!("string"));
+    key.insert(
+        "description".into(),
+        json!("A short, stable key such as user_timezone or repo_conventions."),
+    );
+    if !allowed_keys.is_empty() {
+        key.insert("enum".into(), Value::from(allowed_keys.to_vec()));
+    }
+    ToolDefinition::new(
+        CREATE_MEMORY,
+        json!({
+            "type": "object",
+            "properties": {
+                "key": key,
+                "value": {"type": "string", "description": "What to remember."},
+                "description": {"type": "string", "description": "Optional: why this matters or when to use it."}
+            },
+            "required": ["key", "value"]
+        }),
+    )
+    .with_description(
+        "Remember a durable fact for later turns and sessions: a preference, a convention, \
+         a decision. Creating never overwrites; use modify_memory to change an entry.",
+    )
+}
+
+/// The `modify_memory` tool.
+pub fn modify_memory_tool() -> ToolDefinition {
+    ToolDefinition::new(
+        MODIFY_MEMORY,
+        json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["update", "delete"]},
+                "key": {"type": "string", "description": "The key of an existing memory."},
+                "value": {"type": "string", "description": "The new value (update only)."},
+                "description": {"type": "string", "description": "Optional new description (update only)."}
+            },
+            "required": ["action", "key"]
+        }),
+    )
+    .with_description("Update or delete a memory created earlier.")
+}
+
+/// The unified `context` tool.
+pub fn context_tool() -> ToolDefinition {
+    ToolDefinition::new(
+        CONTEXT,
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "delete", "rename", "search"]},
+                "path": {"type": "string", "description": "An address such as context://memory/user_timezone or notes/plan.md; a trailing / names a directory."},
+                "file_text": {"type": "string", "description": "create: the full content."},
+                "old_str": {"type": "string", "description": "str_replace: the exact text to replace (must occur once)."},
+                "new_str": {"type": "string", "description": "str_replace: the replacement (omit to delete the match)."},
+                "insert_line": {"type": "integer", "description": "insert: the line after which to insert (0 = at the top)."},
+                "insert_text": {"type": "string", "description": "insert: the text to insert."},
+                "new_path": {"type": "string", "description": "rename: the new address, in the same namespace."},
+                "query": {"type": "string", "description": "search: text to look for (case-insensitive)."},
+                "description": {"type": "string", "description": "create under memory/: a one-line description."}
+            },
+            "required": ["command", "path"]
+        }),
+    )
+    .with_description(
+        "Read and write the context store, addressed as context://<namespace>/<path>. \
+         Namespaces: memory/ (durable facts, shown to you automatically each turn), notes/ \
+         (working notes), vfs/ and archive/ (offloaded content and archived conversation, \
+         read-only). memory/ and notes/ are writable. Mistakes come back as error text you \
+         can correct.",
+    )
+}
+
+/// The `new_context` tool (no parameters).
+pub fn new_context_tool() -> ToolDefinition {
+    ToolDefinition::new(NEW_CONTEXT, json!({"type": "object", "properties": {}})).with_description(
+        "Start a fresh context window. Older conversation is summarised or archived. Use \
+             it after finishing a chunk of work or when little room is left.",
+    )
+}
+
+/// The `recall_context` tool (owned, never emitted automatically).
+pub fn recall_context_tool() -> ToolDefinition {
+    ToolDefinition::new(
+        RECALL_CONTEXT,
+        json!({
+            "type": "object",
+            "properties": {"uri": {"type": "string", "description": "A context:// address to read back."}},
+            "required": ["uri"]
+        }),
+    )
+    .with_description("Read back content stored under a context:// address.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_names_are_exact() {
+        for n in OWNED_NAMES {
+            assert!(is_owned_name(n));
+        }
+        assert!(!is_owned_name("load_toolkit"));
+        assert!(!is_owned_name("Context"));
+    }
+
+    #[test]
+    fn allowed_keys_become_an_enum_only_when_given() {
+        let t = create_memory_tool(&["a".into(), "b".into()]);
+        assert_eq!(
+            t.input_schema["properties"]["key"]["enum"],
+            json!(["a", "b"])
+        );
+        assert!(
+            create_memory_tool(&[]).input_schema["properties"]["key"]
+                .get("enum")
+                .is_none()
+        );
+        let m = modify_memory_tool();
+        assert!(m.input_schema["properties"]["key"].get("enum").is_none());
+        assert_eq!(
+            m.input_schema["properties"]["action"]["enum"],
+            json!(["update", "delete"])
+        );
+    }
+
+    #[test]
+    fn definitions_are_static() {
+        assert_eq!(context_tool(), context_tool());
+        assert_eq!(
+            context_tool().input_schema["properties"]["command"]["enum"],
+            json!([
+                "view",
+                "create",
+                "str_replace",
+                "insert",
+                "delete",
+                "rename",
+                "search"
+            ])
+        );
+        assert_eq!(
+            context_tool().input_schema["required"],
+            json!(["command", "path"])
+        );
+    }
+}

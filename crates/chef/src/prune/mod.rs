@@ -1,0 +1,396 @@
+//! The tool registry and task pruning.
+//!
+//! The [`Pruner`] owns every tool the agent registered: flat tools, namespaces and lazy
+//! toolkits (see [`crate::namespace`]), and the runtime blocklist (see [`crate::gate`]).
+//! Its filtering operations never change state; they return a [`PruneResult`] that says
+//! which tools were kept and why.
+//!
+//! Two kinds of pruning exist:
+//!
+//! - **Flat pruning** with the reference semantics ([`Pruner::prune_by_task`],
+//!   [`Pruner::allow_only`], [`Pruner::prune_by_task_and_allowlist`]): a tool is relevant to
+//!   a task when it has no tags (a universal tool), when its lowercased name occurs in the
+//!   lowercased task, or when one of its lowercased tags does. Substring semantics, no word
+//!   boundaries (tag `read` matches "already").
+//! - **Ranked pruning** (`rank_by_task`) on the catalogue search index shared with
+//!   the `q` lookup tool, and a pruning policy that `compile` applies itself, so the agent
+//!   loop never merges tool lists by hand.
+
+mod error;
+
+use std::collections::BTreeSet;
+
+use chef_ir::{ToolDefinition, ToolName};
+use serde::{Deserialize, Serialize};
+
+pub use self::error::RegistryError;
+use crate::{
+    gate::Blocklist,
+    namespace::{self, NamespaceCall, NamespaceError, ToolGroup},
+};
+
+/// How [`Pruner::prune_by_task_and_allowlist`] combines its two tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Keep a tool that is task-relevant **or** allowlisted.
+    #[default]
+    Union,
+    /// Keep a tool that is task-relevant **and** allowlisted.
+    Intersection,
+}
+
+/// Why a tool was kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum KeepReason {
+    /// The tool has no tags, so it is relevant to every task.
+    Universal,
+    /// The tool's name occurs in the task.
+    NameInTask,
+    /// One of the tool's tags occurs in the task.
+    TagInTask {
+        /// The tag that matched.
+        tag: String,
+    },
+    /// The tool is on the allowlist.
+    Allowlisted,
+    /// The catalogue index ranked the tool among the top results for the task.
+    Ranked {
+        /// 1-based rank.
+        rank: usize,
+        /// The index's score.
+        score: f64,
+        /// The task's terms that matched the tool.
+        matched_terms: Vec<String>,
+    },
+    /// The policy always keeps this tool.
+    AlwaysKept,
+}
+
+/// The outcome of a pruning operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PruneResult {
+    /// The kept tools, in registration order (ranked pruning: best first).
+    pub tools: Vec<ToolDefinition>,
+    /// Why each kept tool was kept (same order as `tools`).
+    pub reasons: Vec<KeepReason>,
+    /// Names of registered tools that were not kept, in registration order.
+    pub removed: Vec<ToolName>,
+    /// `tools.len()`.
+    pub kept: usize,
+    /// The number of registered flat tools.
+    pub total: usize,
+}
+
+/// The tool registry: flat tools, namespaces, lazy toolkits and the blocklist.
+#[derive(Debug, Clone, Default)]
+pub struct Pruner {
+    flat: Vec<ToolDefinition>,
+    namespaces: Vec<ToolGroup>,
+    toolkits: Vec<ToolGroup>,
+    blocklist: Blocklist,
+    strategy: Strategy,
+}
+
+impl Pruner {
+    /// An empty registry with the given combination strategy.
+    pub fn new(strategy: Strategy) -> Self {
+        Self {
+            strategy,
+            ..Self::default()
+        }
+    }
+
+    /// Replaces the flat tools. Names must be unique (the reference accepts duplicates,
+    /// which makes dispatch ambiguous; chef refuses them with a typed error and leaves the
+    /// registry unchanged).
+    pub fn register_tools(
+        &mut self,
+        tools: Vec<ToolDefinition>,
+    ) -> Result<&mut Self, RegistryError> {
+        let mut seen = BTreeSet::new();
+        for tool in &tools {
+            if !seen.insert(tool.name.as_str()) {
+                return Err(RegistryError::DuplicateTool {
+                    name: tool.name.clone(),
+                });
+            }
+        }
+        self.flat = tools;
+        Ok(self)
+    }
+
+    /// Replaces the namespaces (one level only; see [`crate::namespace`]).
+    pub fn register_namespaces(
+        &mut self,
+        groups: Vec<ToolGroup>,
+    ) -> Result<&mut Self, RegistryError> {
+        crate::namespace::check_groups(&groups, &self.toolkits, "namespace")?;
+        self.namespaces = groups;
+        Ok(self)
+    }
+
+    /// Replaces the lazy toolkits.
+    pub fn register_toolkits(
+        &mut self,
+        groups: Vec<ToolGroup>,
+    ) -> Result<&mut Self, RegistryError> {
+        crate::namespace::check_groups(&groups, &self.namespaces, "toolkit")?;
+        self.toolkits = groups;
+        Ok(self)
+    }
+
+    /// The flat tools in registration order.
+    pub fn all_tools(&self) -> &[ToolDefinition] {
+        &self.flat
+    }
+
+    /// The namespaces in registration order.
+    pub fn namespaces(&self) -> &[ToolGroup] {
+        &self.namespaces
+    }
+
+    /// The lazy toolkits in registration order.
+    pub fn toolkits(&self) -> &[ToolGroup] {
+        &self.toolkits
+    }
+
+    /// The combination strategy.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// The runtime blocklist.
+    pub fn blocklist(&self) -> &Blocklist {
+        &self.blocklist
+    }
+
+    /// Replaces the blocklist. It never changes what `compile` emits.
+    pub fn set_blocked_tools<I, S>(&mut self, names: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.blocklist = Blocklist::new(names);
+        self
+    }
+
+    /// The blocklist entries as given.
+    pub fn blocked_tools(&self) -> &[String] {
+        self.blocklist.entries()
+    }
+
+    /// Keeps the tools relevant to `task` (reference semantics; untagged tools always kept).
+    pub fn prune_by_task(&self, task: &str) -> PruneResult {
+        let task = task.to_lowercase();
+        self.filter(|tool| relevance(tool, &task))
+    }
+
+    /// Keeps the tools whose name is on `names` (case-insensitive exact match).
+    pub fn allow_only<S: AsRef<str>>(&self, names: &[S]) -> PruneResult {
+        let allowed = lowercase_set(names);
+        self.filter(|tool| {
+            allowed
+                .contains(&tool.name.as_str().to_lowercase())
+                .then_some(KeepReason::Allowlisted)
+        })
+    }
+
+    /// Combines [`Self::prune_by_task`] and [`Self::allow_only`] by the strategy.
+    pub fn prune_by_task_and_allowlist<S: AsRef<str>>(
+        &self,
+        task: &str,
+        names: &[S],
+    ) -> PruneResult {
+        let task = task.to_lowercase();
+        let allowed = lowercase_set(names);
+        let strategy = self.strategy;
+        self.filter(|tool| {
+            let relevant = relevance(tool, &task);
+            let listed = allowed.contains(&tool.name.as_str().to_lowercase());
+            match (strategy, relevant, listed) {
+                (Strategy::Union, Some(reason), _) => Some(reason),
+                (Strategy::Union, None, true) | (Strategy::Intersection, Some(_), true) => {
+                    Some(KeepReason::Allowlisted)
+                }
+                _ => None,
+            }
+        })
+    }
+
+    /// The namespace tools (registration order) and, when any toolkit is registered, the
+    /// `load_toolkit` tool. Depends only on the registered groups.
+    pub fn group_tools(&self) -> Vec<ToolDefinition> {
+        let mut tools: Vec<ToolDefinition> = self
+            .namespaces
+            .iter()
+            .map(namespace::namespace_tool)
+            .collect();
+        if !self.toolkits.is_empty() {
+            tools.push(namespace::load_toolkit_tool(&self.toolkits));
+        }
+        tools
+    }
+
+    /// The toolkit directory for the system prompt (`""` without toolkits).
+    pub fn directory_xml(&self) -> String {
+        namespace::directory_xml(&self.toolkits)
+    }
+
+    /// Whether `name` is a registered namespace (exact match).
+    pub fn is_namespace_call(&self, name: &str) -> bool {
+        self.namespaces.iter().any(|g| g.name == name)
+    }
+
+    /// Whether `name` is the toolkit loader.
+    pub fn is_toolkit_loader(name: &str) -> bool {
+        name == namespace::LOAD_TOOLKIT
+    }
+
+    /// Resolves a namespace call to its sub-tool.
+    pub fn resolve_namespace(
+        &self,
+        name: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<NamespaceCall, NamespaceError> {
+        namespace::resolve_namespace(&self.namespaces, name, arguments)
+    }
+
+    /// A registered toolkit, by case-insensitive name.
+    pub fn extract_toolkit(&self, name: &str) -> Result<&ToolGroup, NamespaceError> {
+        namespace::extract_toolkit(&self.toolkits, name)
+    }
+
+    fn filter(&self, keep: impl Fn(&ToolDefinition) -> Option<KeepReason>) -> PruneResult {
+        let mut tools = Vec::new();
+        let mut reasons = Vec::new();
+        let mut removed = Vec::new();
+        for tool in &self.flat {
+            match keep(tool) {
+                Some(reason) => {
+                    tools.push(tool.clone());
+                    reasons.push(reason);
+                }
+                None => removed.push(tool.name.clone()),
+            }
+        }
+        PruneResult {
+            kept: tools.len(),
+            total: self.flat.len(),
+            tools,
+            reasons,
+            removed,
+        }
+    }
+}
+
+fn lowercase_set<S: AsRef<str>>(names: &[S]) -> BTreeSet<String> {
+    names.iter().map(|n| n.as_ref().to_lowercase()).collect()
+}
+
+fn relevance(tool: &ToolDefinition, lowered_task: &str) -> Option<KeepReason> {
+    if tool.tags.is_empty() {
+        return Some(KeepReason::Universal);
+    }
+    if lowered_task.contains(&tool.name.as_str().to_lowercase()) {
+        return Some(KeepReason::NameInTask);
+    }
+    tool.tags
+        .iter()
+        .find(|tag| lowered_task.contains(&tag.to_lowercase()))
+        .map(|tag| KeepReason::TagInTask { tag: tag.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(name: &str, tags: &[&str]) -> ToolDefinition {
+        ToolDefinition::new(name, json!({"type": "object"})).with_tags(tags.iter().copied())
+    }
+
+    fn names(result: &PruneResult) -> Vec<&str> {
+        result.tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    fn registry(strategy: Strategy) -> Pruner {
+        let mut p = Pruner::new(strategy);
+        p.register_tools(vec![
+            tool("read_file", &["file", "read"]),
+            tool("run_bash", &["shell", "bash"]),
+            tool("get_time", &[]),
+        ])
+        .unwrap();
+        p
+    }
+
+    #[test]
+    fn prune_by_task_keeps_tag_matches_and_universal_tools() {
+        let p = registry(Strategy::Union);
+        let r = p.prune_by_task("Read the auth.ts file");
+        assert_eq!(names(&r), ["read_file", "get_time"]);
+        assert_eq!(r.removed, [ToolName::from("run_bash")]);
+        assert_eq!((r.kept, r.total), (2, 3));
+        assert_eq!(r.reasons[0], KeepReason::TagInTask { tag: "file".into() });
+        assert_eq!(r.reasons[1], KeepReason::Universal);
+    }
+
+    #[test]
+    fn names_match_case_insensitively_and_tags_as_substrings() {
+        let p = registry(Strategy::Union);
+        assert!(names(&p.prune_by_task("please use RUN_BASH now")).contains(&"run_bash"));
+        assert!(names(&p.prune_by_task("already done")).contains(&"read_file"));
+        let mut p = Pruner::default();
+        p.register_tools(vec![tool("x", &[""])]).unwrap();
+        assert_eq!(p.prune_by_task("").kept, 1);
+    }
+
+    #[test]
+    fn allow_only_is_case_insensitive_exact() {
+        let p = registry(Strategy::Union);
+        assert_eq!(
+            names(&p.allow_only(&["READ_FILE", "SEARCH_WEB"])),
+            ["read_file"]
+        );
+        let r = p.allow_only(&["missing"]);
+        assert_eq!(r.kept, 0);
+        assert_eq!(r.removed.len(), 3);
+    }
+
+    #[test]
+    fn union_and_intersection() {
+        let p = registry(Strategy::Union);
+        assert_eq!(
+            p.prune_by_task_and_allowlist("execute a bash script", &["read_file"])
+                .kept,
+            3
+        );
+        let p = registry(Strategy::Intersection);
+        assert_eq!(
+            names(&p.prune_by_task_and_allowlist("read a file", &["read_file"])),
+            ["read_file"]
+        );
+    }
+
+    #[test]
+    fn duplicate_names_are_refused_and_leave_the_registry_unchanged() {
+        let mut p = registry(Strategy::Union);
+        let err = p
+            .register_tools(vec![tool("dup", &["x"]), tool("dup", &["y"])])
+            .unwrap_err();
+        assert_eq!(err.to_string(), "tool \"dup\" is registered twice");
+        assert_eq!(p.all_tools().len(), 3);
+    }
+
+    #[test]
+    fn register_replaces_and_filters_do_not_mutate() {
+        let mut p = registry(Strategy::Union);
+        let _ = p.prune_by_task("bash");
+        assert_eq!(p.all_tools().len(), 3);
+        p.register_tools(vec![tool("only", &[])]).unwrap();
+        assert_eq!(p.all_tools().len(), 1);
+    }
+}
