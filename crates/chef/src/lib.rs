@@ -10,6 +10,7 @@
 //! pruning ([`prune`]), namespaces and toolkits ([`namespace`]), the blocklist ([`gate`])
 //! and the library-owned tool definitions ([`owned`]).
 
+pub mod announce;
 pub mod gate;
 pub mod namespace;
 pub mod owned;
@@ -19,6 +20,7 @@ pub use chef_compress as compress;
 pub use chef_ir as ir;
 
 pub use crate::{
+    announce::{Announcement, Announcements, Channel},
     gate::Blocklist,
     namespace::{NamespaceCall, NamespaceError, ToolGroup},
     owned::ToolsMode,
