@@ -11,18 +11,27 @@
 //! and the library-owned tool definitions ([`owned`]).
 
 pub mod announce;
+mod error;
+pub mod events;
 pub mod gate;
 pub mod namespace;
 pub mod owned;
 pub mod prune;
+mod session;
 
 pub use chef_compress as compress;
 pub use chef_ir as ir;
 
 pub use crate::{
     announce::{Announcement, Announcements, Channel},
+    error::{ChefError, RouteError},
+    events::ChefEvent,
     gate::Blocklist,
     namespace::{NamespaceCall, NamespaceError, ToolGroup},
     owned::ToolsMode,
-    prune::{KeepReason, PruneResult, Pruner, RegistryError, Strategy},
+    prune::{KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy},
+    session::{
+        ANCHOR_LINE, Chef, ChefConfig, MemoryPlacement, OwnedCall, Payload, PayloadMeta, Routed,
+        RoutedCall, TargetOptions,
+    },
 };

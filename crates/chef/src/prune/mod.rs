@@ -20,6 +20,7 @@ mod error;
 
 use std::collections::BTreeSet;
 
+use chef_compress::search::CatalogIndex;
 use chef_ir::{ToolDefinition, ToolName};
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +69,86 @@ pub enum KeepReason {
     AlwaysKept,
 }
 
+/// Which flat tools `compile` keeps each turn. The task is the text of the latest user
+/// message.
+///
+/// ```
+/// use chef::PrunePolicy;
+///
+/// // The 8 tools the catalogue index ranks best for the task, plus two always kept.
+/// let policy = PrunePolicy::Ranked { top_k: 8, always_keep: vec!["search_docs".into(), "ask_user".into()] };
+/// # let _ = policy;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "policy", rename_all = "snake_case")]
+pub enum PrunePolicy {
+    /// Every registered flat tool (the reference's behaviour).
+    #[default]
+    All,
+    /// [`Pruner::prune_by_task`] on the task.
+    ByTask,
+    /// [`Pruner::allow_only`].
+    Allowlist {
+        /// The names to keep.
+        names: Vec<String>,
+    },
+    /// [`Pruner::prune_by_task_and_allowlist`] on the task.
+    ByTaskAndAllowlist {
+        /// The allowlist.
+        names: Vec<String>,
+    },
+    /// [`Pruner::rank_by_task`] on the task, plus tools always kept. When the index
+    /// abstains (nothing fits), only the always-kept tools remain.
+    Ranked {
+        /// How many ranked tools to keep.
+        top_k: usize,
+        /// Tools kept whatever the task (by exact name).
+        always_keep: Vec<String>,
+    },
+}
+
+impl PrunePolicy {
+    /// Applies the policy to the registry for `task`.
+    pub fn apply(&self, pruner: &Pruner, task: &str) -> Result<PruneResult, RegistryError> {
+        Ok(match self {
+            Self::All => pruner.filter(|_| Some(KeepReason::Universal)),
+            Self::ByTask => pruner.prune_by_task(task),
+            Self::Allowlist { names } => pruner.allow_only(names),
+            Self::ByTaskAndAllowlist { names } => pruner.prune_by_task_and_allowlist(task, names),
+            Self::Ranked { top_k, always_keep } => {
+                let ranked = pruner.rank_by_task(task, *top_k);
+                let mut tools = Vec::new();
+                let mut reasons = Vec::new();
+                for tool in pruner.all_tools() {
+                    if always_keep.iter().any(|n| n == tool.name.as_str()) {
+                        tools.push(tool.clone());
+                        reasons.push(KeepReason::AlwaysKept);
+                    }
+                }
+                for (tool, reason) in ranked.tools.into_iter().zip(ranked.reasons) {
+                    if !tools.iter().any(|t: &ToolDefinition| t.name == tool.name) {
+                        tools.push(tool);
+                        reasons.push(reason);
+                    }
+                }
+                let removed = pruner
+                    .all_tools()
+                    .iter()
+                    .filter(|t| !tools.iter().any(|k| k.name == t.name))
+                    .map(|t| t.name.clone())
+                    .collect();
+                PruneResult {
+                    kept: tools.len(),
+                    total: pruner.all_tools().len(),
+                    tools,
+                    reasons,
+                    removed,
+                }
+            }
+        })
+    }
+}
+
 /// The outcome of a pruning operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PruneResult {
@@ -87,6 +168,7 @@ pub struct PruneResult {
 #[derive(Debug, Clone, Default)]
 pub struct Pruner {
     flat: Vec<ToolDefinition>,
+    index: std::sync::OnceLock<std::sync::Arc<CatalogIndex>>,
     namespaces: Vec<ToolGroup>,
     toolkits: Vec<ToolGroup>,
     blocklist: Blocklist,
@@ -118,6 +200,7 @@ impl Pruner {
             }
         }
         self.flat = tools;
+        self.index = std::sync::OnceLock::new();
         Ok(self)
     }
 
@@ -260,6 +343,44 @@ impl Pruner {
     /// A registered toolkit, by case-insensitive name.
     pub fn extract_toolkit(&self, name: &str) -> Result<&ToolGroup, NamespaceError> {
         namespace::extract_toolkit(&self.toolkits, name)
+    }
+
+    /// The catalogue search index over the flat tools (built once per registration).
+    pub fn index(&self) -> &CatalogIndex {
+        self.index
+            .get_or_init(|| std::sync::Arc::new(CatalogIndex::build(&self.flat)))
+    }
+
+    /// The `k` flat tools the catalogue index ranks best for `task`, best first, each with
+    /// its score and the matched terms. Empty when the index abstains (nothing fits).
+    pub fn rank_by_task(&self, task: &str, k: usize) -> PruneResult {
+        let results = self.index().search(task, k);
+        let mut tools = Vec::new();
+        let mut reasons = Vec::new();
+        for (rank, hit) in results.hits.iter().enumerate() {
+            let Some(tool) = self.flat.get(hit.index) else {
+                continue;
+            };
+            tools.push(tool.clone());
+            reasons.push(KeepReason::Ranked {
+                rank: rank + 1,
+                score: f64::from(hit.score),
+                matched_terms: hit.matched_terms.clone(),
+            });
+        }
+        let removed = self
+            .flat
+            .iter()
+            .filter(|t| !tools.iter().any(|k: &ToolDefinition| k.name == t.name))
+            .map(|t| t.name.clone())
+            .collect();
+        PruneResult {
+            kept: tools.len(),
+            total: self.flat.len(),
+            tools,
+            reasons,
+            removed,
+        }
     }
 
     fn filter(&self, keep: impl Fn(&ToolDefinition) -> Option<KeepReason>) -> PruneResult {

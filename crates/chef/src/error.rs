@@ -1,0 +1,64 @@
+//! The runtime's errors.
+
+use crate::{
+    memory::MemoryError, namespace::NamespaceError, prune::RegistryError, snapshot::SnapshotError,
+    store::StoreError,
+};
+
+/// Why a session operation failed. Model mistakes are never errors here: they come back
+/// as replies in [`Routed`](crate::Routed).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChefError {
+    /// A registration was refused.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// The tool set could not be compressed.
+    #[error("cannot compress the tool set: {0}")]
+    Compress(#[from] chef_compress::CompressError),
+    /// A namespace member's schema is unusable.
+    #[error("unusable tool schema: {0}")]
+    Schema(Box<chef_compress::validate::SchemaError>),
+    /// A provider crate could not compile the request.
+    #[error("cannot compile for {target}: {message}")]
+    Provider {
+        /// The target.
+        target: chef_ir::Target,
+        /// The provider crate's error.
+        message: String,
+    },
+    /// Memory refused an operation.
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A snapshot could not be saved or loaded.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// The summariser failed.
+    #[error("summarising history failed: {0}")]
+    Summarize(String),
+    /// `handle_tool` was given a tool chef does not own (guard with `owns_tool`).
+    #[error("\"{0}\" is not a library-owned tool; check owns_tool() before handle_tool()")]
+    NotOwned(String),
+}
+
+/// Why a model's call was not routed to a tool. The reply for the model is carried beside
+/// it in [`Routed::Error`](crate::Routed::Error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RouteError {
+    /// The call has no usable name.
+    #[error("missing or empty tool name")]
+    Malformed,
+    /// The resolver could not map the call to a tool, or its arguments are invalid.
+    #[error("{0}")]
+    Resolve(String),
+    /// A namespace or toolkit call could not be resolved.
+    #[error(transparent)]
+    Namespace(#[from] NamespaceError),
+    /// The tool list could not be built (a configuration problem, not the model's).
+    #[error("tools unavailable: {0}")]
+    Unavailable(String),
+}

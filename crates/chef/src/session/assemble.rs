@@ -1,0 +1,239 @@
+//! Step 3 of a turn: the sandwich and the tail stitch.
+//!
+//! ```text
+//! system layers   caller's system messages · chef's system message (compression preamble,
+//!                 toolkit directory; ends the cached prefix) · memory layer
+//! history         as stored (a rolling cache breakpoint on its last unchanged message)
+//! tail stitch     appended to the last user turn (or a new user turn after tool results):
+//!                 memory block (before_history_tail) → tail announcements → anchor line
+//! system notes    system-channel announcements, as a positional system message after the tail
+//! prefill         Request::prefill (each provider degrades it as it must)
+//! ```
+//!
+//! Everything volatile sits after the last breakpoint, so the cached prefix only moves when
+//! the tools or the system prompt do.
+
+use chef_ir::{Content, Message, Role};
+
+/// The line that ends a tail stitch carrying state or announcements.
+pub const ANCHOR_LINE: &str =
+    "The blocks above describe the current state; take them into account for your next step.";
+
+/// What [`assemble`] puts together.
+pub(crate) struct Parts<'a> {
+    pub(crate) system: &'a [Message],
+    /// Preamble and directory: stable text appended after the caller's system messages.
+    pub(crate) stable_system: Option<String>,
+    /// The memory layer (instruction, and the block under `after_system`).
+    pub(crate) memory_system: Option<String>,
+    pub(crate) history: &'a [Message],
+    /// The memory block under `before_history_tail`.
+    pub(crate) tail_memory: Option<String>,
+    pub(crate) tail_announcements: String,
+    pub(crate) system_announcements: String,
+    /// Place chef's breakpoints (end of the stable system layers, rolling history).
+    pub(crate) cache: bool,
+}
+
+/// Builds the message list of one request.
+pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
+    let mut messages: Vec<Message> =
+        Vec::with_capacity(parts.system.len() + parts.history.len() + 4);
+    messages.extend(parts.system.iter().cloned());
+    if let Some(text) = parts.stable_system.filter(|t| !t.is_empty()) {
+        messages.push(Message::system(text));
+    }
+    if parts.cache
+        && let Some(last) = messages.iter_mut().rfind(|m| m.role == Role::System)
+    {
+        last.cache_breakpoint = true;
+    }
+    if let Some(text) = parts.memory_system {
+        messages.push(Message::system(text));
+    }
+    let history_start = messages.len();
+    messages.extend(parts.history.iter().cloned());
+
+    let mut stitch_parts: Vec<&str> = Vec::new();
+    if let Some(memory) = parts.tail_memory.as_deref() {
+        stitch_parts.push(memory);
+    }
+    if !parts.tail_announcements.is_empty() {
+        stitch_parts.push(&parts.tail_announcements);
+        stitch_parts.push(ANCHOR_LINE);
+    }
+    let stitch = stitch_parts.join("\n\n");
+
+    let tail = messages
+        .iter()
+        .rposition(|m| matches!(m.role, Role::User | Role::Tool))
+        .filter(|i| *i >= history_start);
+
+    // The last history message the stitch leaves unchanged carries the rolling breakpoint.
+    let mut unchanged_end = messages.len();
+    let mut tail_index = tail;
+    if !stitch.is_empty() {
+        match tail {
+            Some(i) if messages.get(i).is_some_and(|m| m.role == Role::User) => {
+                unchanged_end = i;
+                if let Some(message) = messages.get_mut(i) {
+                    stitch_into(message, &stitch);
+                }
+            }
+            Some(i) => {
+                messages.insert(i + 1, Message::user(stitch));
+                unchanged_end = i + 1;
+                tail_index = Some(i + 1);
+            }
+            None => {
+                let at = before_trailing_assistants(&messages);
+                messages.insert(at, Message::user(stitch));
+                unchanged_end = at;
+                tail_index = Some(at);
+            }
+        }
+    }
+    if parts.cache
+        && unchanged_end > history_start
+        && let Some(last) = messages.get_mut(unchanged_end - 1)
+    {
+        last.cache_breakpoint = true;
+    }
+
+    if !parts.system_announcements.is_empty() {
+        let at = match tail_index {
+            Some(i) => i + 1,
+            None => before_trailing_assistants(&messages),
+        };
+        messages.insert(
+            at,
+            Message::system(parts.system_announcements).with_positional(true),
+        );
+    }
+    messages
+}
+
+/// Appends the stitch to a user message: to its last text block when the message ends with
+/// one, else as a new text block.
+fn stitch_into(message: &mut Message, stitch: &str) {
+    match message.content.last_mut() {
+        Some(Content::Text { text, .. }) => {
+            text.push_str("\n\n");
+            text.push_str(stitch);
+        }
+        _ => message.content.push(Content::text(stitch)),
+    }
+}
+
+fn before_trailing_assistants(messages: &[Message]) -> usize {
+    let mut at = messages.len();
+    while at > 0
+        && messages
+            .get(at - 1)
+            .is_some_and(|m| m.role == Role::Assistant)
+    {
+        at -= 1;
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests {
+    use chef_ir::{Content, ToolResult};
+
+    use super::*;
+
+    fn parts<'a>(system: &'a [Message], history: &'a [Message]) -> Parts<'a> {
+        Parts {
+            system,
+            stable_system: None,
+            memory_system: None,
+            history,
+            tail_memory: None,
+            tail_announcements: String::new(),
+            system_announcements: String::new(),
+            cache: false,
+        }
+    }
+
+    #[test]
+    fn the_stitch_goes_into_the_last_user_turn_in_order() {
+        let system = [Message::system("sys")];
+        let history = [Message::user("hello"), Message::assistant("hi")];
+        let out = assemble(Parts {
+            tail_memory: Some("MEM".into()),
+            tail_announcements: "ANN".into(),
+            ..parts(&system, &history)
+        });
+        assert_eq!(out.len(), 3);
+        assert_eq!(
+            out[1].text(),
+            format!("hello\n\nMEM\n\nANN\n\n{ANCHOR_LINE}")
+        );
+        assert_eq!(history[0].text(), "hello", "stored history is not modified");
+    }
+
+    #[test]
+    fn memory_alone_does_not_add_the_anchor() {
+        let history = [Message::user("q")];
+        let out = assemble(Parts {
+            tail_memory: Some("MEM".into()),
+            ..parts(&[], &history)
+        });
+        assert_eq!(out[0].text(), "q\n\nMEM");
+    }
+
+    #[test]
+    fn after_tool_results_a_new_user_turn_carries_the_stitch() {
+        let history = [
+            Message::user("go"),
+            Message::assistant_with(vec![Content::ToolCall(chef_ir::ToolCall::new(
+                "c",
+                "f",
+                serde_json::json!({}),
+            ))]),
+            Message::tool_results(vec![ToolResult::text("c", "ok")]),
+        ];
+        let out = assemble(Parts {
+            tail_announcements: "ANN".into(),
+            system_announcements: "SYS-ANN".into(),
+            ..parts(&[], &history)
+        });
+        assert_eq!(out.len(), 5);
+        assert_eq!(out[3].role, Role::User);
+        assert!(out[3].text().starts_with("ANN"));
+        assert_eq!(out[4].role, Role::System);
+        assert!(out[4].positional);
+    }
+
+    #[test]
+    fn breakpoints_end_the_system_layers_and_the_unchanged_history() {
+        let system = [Message::system("sys")];
+        let history = [
+            Message::user("one"),
+            Message::assistant("two"),
+            Message::user("three"),
+        ];
+        let out = assemble(Parts {
+            stable_system: Some("PREAMBLE".into()),
+            memory_system: Some("MEMORY".into()),
+            tail_announcements: "ANN".into(),
+            cache: true,
+            ..parts(&system, &history)
+        });
+        let flags: Vec<bool> = out.iter().map(|m| m.cache_breakpoint).collect();
+        // sys, preamble*, memory, one, two*, three(+stitch)
+        assert_eq!(flags, [false, true, false, false, true, false]);
+    }
+
+    #[test]
+    fn with_no_user_turn_the_stitch_precedes_a_prefill() {
+        let history = [Message::assistant("{")];
+        let out = assemble(Parts {
+            tail_announcements: "ANN".into(),
+            ..parts(&[], &history)
+        });
+        assert_eq!(out[0].role, Role::User);
+        assert_eq!(out[1].role, Role::Assistant);
+    }
+}

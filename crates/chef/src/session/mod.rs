@@ -1,0 +1,652 @@
+//! The session: [`Chef`], the state one agent conversation carries, and `compile`.
+
+mod assemble;
+mod route;
+mod select;
+mod wire;
+
+use std::sync::Arc;
+
+use chef_ir::{Message, Request, Role, Target, ToolDefinition, ToolName, WireNames};
+use serde::{Deserialize, Serialize};
+
+use self::select::{SelectInput, TurnTools};
+pub use self::{
+    assemble::ANCHOR_LINE,
+    route::{OwnedCall, Routed, RoutedCall},
+    wire::TargetOptions,
+};
+use crate::{
+    announce::{Announcement, Announcements, Channel},
+    error::ChefError,
+    events::ChefEvent,
+    memory::{Memory, MemoryStyle},
+    namespace::ToolGroup,
+    owned::ToolsMode,
+    prune::{KeepReason, PrunePolicy, Pruner, Strategy},
+};
+
+/// Where the memory block goes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryPlacement {
+    /// In the system layers (changes to memory move the cached prefix's end).
+    #[default]
+    AfterSystem,
+    /// In the tail stitch (the cached prefix never sees memory).
+    BeforeHistoryTail,
+}
+
+/// How a session behaves. Build with [`ChefConfig::default`] and the `with_*` setters.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ChefConfig {
+    /// Compression options; the level decides what compile emits (0–4).
+    pub compress: chef_compress::Options,
+    /// Which flat tools each compile keeps.
+    pub prune: PrunePolicy,
+    /// How the flat pruning operations combine task and allowlist.
+    pub strategy: Strategy,
+    /// Which library-owned tools are emitted.
+    pub tools_mode: ToolsMode,
+    /// Where memory goes.
+    pub memory_placement: MemoryPlacement,
+    /// Announce tool changes (added, removed, blocked, toolkits loaded) to the model.
+    pub announce_tool_changes: bool,
+    /// Place chef's cache breakpoints (end of the system layers, rolling history).
+    pub cache: bool,
+    /// Emit `new_context` (unified mode) and track a handoff budget.
+    pub handoff: bool,
+    /// Provider compile settings.
+    pub targets: TargetOptions,
+}
+
+impl Default for ChefConfig {
+    fn default() -> Self {
+        Self {
+            compress: chef_compress::Options::new(),
+            prune: PrunePolicy::All,
+            strategy: Strategy::Union,
+            tools_mode: ToolsMode::Legacy,
+            memory_placement: MemoryPlacement::AfterSystem,
+            announce_tool_changes: false,
+            cache: true,
+            handoff: false,
+            targets: TargetOptions::default(),
+        }
+    }
+}
+
+impl ChefConfig {
+    /// Sets the compression options.
+    #[must_use]
+    pub fn with_compress(mut self, options: chef_compress::Options) -> Self {
+        self.compress = options;
+        self
+    }
+
+    /// Sets the compression level.
+    #[must_use]
+    pub fn with_level(mut self, level: chef_compress::Level) -> Self {
+        self.compress = self.compress.with_level(level);
+        self
+    }
+
+    /// Sets the pruning policy.
+    #[must_use]
+    pub fn with_prune(mut self, policy: PrunePolicy) -> Self {
+        self.prune = policy;
+        self
+    }
+
+    /// Sets the pruning strategy.
+    #[must_use]
+    pub fn with_strategy(mut self, strategy: Strategy) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Sets the owned-tools mode.
+    #[must_use]
+    pub fn with_tools_mode(mut self, mode: ToolsMode) -> Self {
+        self.tools_mode = mode;
+        self
+    }
+
+    /// Sets the memory placement.
+    #[must_use]
+    pub fn with_memory_placement(mut self, placement: MemoryPlacement) -> Self {
+        self.memory_placement = placement;
+        self
+    }
+
+    /// Turns tool-change announcements on or off.
+    #[must_use]
+    pub fn with_tool_change_announcements(mut self, on: bool) -> Self {
+        self.announce_tool_changes = on;
+        self
+    }
+
+    /// Turns chef's cache breakpoints on or off.
+    #[must_use]
+    pub fn with_cache(mut self, on: bool) -> Self {
+        self.cache = on;
+        self
+    }
+
+    /// Turns the handoff tool (`new_context`) on or off.
+    #[must_use]
+    pub fn with_handoff(mut self, on: bool) -> Self {
+        self.handoff = on;
+        self
+    }
+
+    /// Sets the provider compile settings.
+    #[must_use]
+    pub fn with_targets(mut self, targets: TargetOptions) -> Self {
+        self.targets = targets;
+        self
+    }
+}
+
+/// One compiled request, ready to send.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Payload {
+    /// The target.
+    pub target: Target,
+    /// The request body (compact JSON).
+    pub body: Vec<u8>,
+    /// Real ↔ wire tool names, for parsing the reply.
+    pub names: WireNames,
+    /// What the provider crate could not express as asked.
+    pub notices: Vec<String>,
+    /// Bookkeeping about this compile (never sent).
+    pub meta: PayloadMeta,
+}
+
+/// Bookkeeping about one compile.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct PayloadMeta {
+    /// The turn this compile belongs to (0-based).
+    pub turn: u64,
+    /// The wire tool names, in order.
+    pub wire_tools: Vec<ToolName>,
+    /// Why each kept flat tool was kept.
+    pub kept: Vec<(ToolName, KeepReason)>,
+    /// Memory keys injected.
+    pub memory_keys: Vec<String>,
+    /// Memory keys that expired at this compile.
+    pub expired_memory_keys: Vec<String>,
+}
+
+type Subscriber = Arc<dyn Fn(&ChefEvent) + Send + Sync>;
+
+/// One agent session: tools, conversation, announcements, memory.
+///
+/// ```
+/// use chef::{Chef, ChefConfig, Routed};
+/// use chef_ir::{Message, Target, ToolCall, ToolDefinition};
+/// use serde_json::json;
+///
+/// let mut chef = Chef::new(ChefConfig::default());
+/// chef.register_tools(vec![
+///     ToolDefinition::new("delete_file", json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})),
+/// ])?;
+/// chef.set_system_prompt(vec![Message::system("You manage files.")]);
+/// chef.push(Message::user("Remove notes.txt"));
+/// chef.set_blocked_tools(["delete_file"]);
+///
+/// let payload = chef.compile(Target::Anthropic)?;
+/// assert!(String::from_utf8(payload.body)?.contains("delete_file")); // the list never moves
+///
+/// let call = ToolCall::new("c1", "delete_file", json!({"path": "notes.txt"}));
+/// assert!(matches!(chef.route(&call), Routed::Blocked { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Chef {
+    pub(crate) config: ChefConfig,
+    pub(crate) pruner: Pruner,
+    epoch: u64,
+    system: Vec<Message>,
+    history: Vec<Message>,
+    announcements: Announcements,
+    pub(crate) memory: Option<Memory>,
+    pub(crate) loaded_toolkits: Vec<String>,
+    tools: Option<Arc<TurnTools>>,
+    shown: Option<Vec<ToolName>>,
+    turn: u64,
+    subscribers: Vec<Subscriber>,
+}
+
+impl std::fmt::Debug for Chef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chef")
+            .field("config", &self.config)
+            .field("tools", &self.pruner.all_tools().len())
+            .field("history", &self.history.len())
+            .field("announcements", &self.announcements.as_slice().len())
+            .field("turn", &self.turn)
+            .finish_non_exhaustive()
+    }
+}
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Chef>();
+    assert_send_sync::<Payload>();
+    assert_send_sync::<Routed>();
+};
+
+impl Chef {
+    /// A session with this configuration and nothing registered.
+    pub fn new(config: ChefConfig) -> Self {
+        Self {
+            pruner: Pruner::new(config.strategy),
+            config,
+            epoch: 0,
+            system: Vec::new(),
+            history: Vec::new(),
+            announcements: Announcements::default(),
+            memory: None,
+            loaded_toolkits: Vec::new(),
+            tools: None,
+            shown: None,
+            turn: 0,
+            subscribers: Vec::new(),
+        }
+    }
+
+    /// Attaches memory (enables the memory tools in legacy mode and the memory layer).
+    #[must_use]
+    pub fn with_memory(mut self, memory: Memory) -> Self {
+        self.memory = Some(memory);
+        self.touch();
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ChefConfig {
+        &self.config
+    }
+
+    /// The registry (read-only; mutate through the session so caches stay right).
+    pub fn pruner(&self) -> &Pruner {
+        &self.pruner
+    }
+
+    /// Memory, when attached.
+    pub fn memory(&self) -> Option<&Memory> {
+        self.memory.as_ref()
+    }
+
+    /// Memory, mutably (direct writes by host code).
+    pub fn memory_mut(&mut self) -> Option<&mut Memory> {
+        self.memory.as_mut()
+    }
+
+    /// Subscribes to session events.
+    pub fn subscribe(&mut self, subscriber: impl Fn(&ChefEvent) + Send + Sync + 'static) {
+        self.subscribers.push(Arc::new(subscriber));
+    }
+
+    pub(crate) fn emit(&self, event: &ChefEvent) {
+        for s in &self.subscribers {
+            s(event);
+        }
+    }
+
+    fn touch(&mut self) {
+        self.epoch += 1;
+        self.tools = None;
+    }
+
+    // ---- tools ------------------------------------------------------------------------
+
+    /// Replaces the flat tools (names must be unique).
+    pub fn register_tools(&mut self, tools: Vec<ToolDefinition>) -> Result<&mut Self, ChefError> {
+        self.pruner.register_tools(tools)?;
+        self.touch();
+        Ok(self)
+    }
+
+    /// Replaces the namespaces.
+    pub fn register_namespaces(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
+        self.pruner.register_namespaces(groups)?;
+        self.touch();
+        Ok(self)
+    }
+
+    /// Replaces the lazy toolkits.
+    pub fn register_toolkits(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
+        self.pruner.register_toolkits(groups)?;
+        self.touch();
+        Ok(self)
+    }
+
+    /// Replaces the blocklist. The compiled tool list does not change; with tool-change
+    /// announcements on, the model is told which tools are blocked.
+    pub fn set_blocked_tools<I, S>(&mut self, names: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.pruner.set_blocked_tools(names);
+        if self.config.announce_tool_changes {
+            let blocked = self.pruner.blocked_tools().to_vec();
+            if blocked.is_empty() {
+                self.retract_internal("tools:blocked");
+            } else {
+                self.announce_internal(
+                    "tools:blocked",
+                    format!(
+                        "These tools are blocked for now; calls to them will be refused: {}.",
+                        blocked.join(", ")
+                    ),
+                    Channel::Auto,
+                );
+            }
+        }
+        self
+    }
+
+    /// The toolkits loaded so far, in load order.
+    pub fn loaded_toolkits(&self) -> &[String] {
+        &self.loaded_toolkits
+    }
+
+    /// The tool-search directory to place in the system prompt (`""` without toolkits).
+    /// chef also adds it to its own system message at compile.
+    pub fn directory_xml(&self) -> String {
+        self.pruner.directory_xml()
+    }
+
+    /// Whether chef owns (answers) a tool of this name.
+    pub fn owns_tool(&self, name: &str) -> bool {
+        crate::owned::is_owned_name(name)
+    }
+
+    /// Gate-only check of a call, without resolving codes: blocked if the name (or, for a
+    /// namespace call, the action it names) is blocked.
+    pub fn check_tool_call(&mut self, call: &chef_ir::ToolCall) -> Routed {
+        self.route(call)
+    }
+
+    pub(crate) fn turn_tools(&mut self) -> Result<Arc<TurnTools>, ChefError> {
+        let task = self.task();
+        let owned = select::owned_tools(
+            self.config.tools_mode,
+            self.memory.as_ref().map(|m| m.allowed_keys()),
+            self.config.handoff,
+        );
+        let input = SelectInput {
+            pruner: &self.pruner,
+            epoch: self.epoch,
+            policy: &self.config.prune,
+            task: &task,
+            loaded: &self.loaded_toolkits,
+            options: &self.config.compress,
+            owned,
+        };
+        let previous = self.tools.as_ref();
+        let fresh = select::select(&input, previous)?;
+        if !previous.is_some_and(|p| Arc::ptr_eq(p, &fresh)) {
+            let stats = fresh.stable.stats();
+            self.emit(&ChefEvent::Compress {
+                wire_tools: fresh.stable.tools().len(),
+                original_chars: stats.original_chars,
+                compressed_chars: stats.compressed_chars,
+            });
+        }
+        self.tools = Some(Arc::clone(&fresh));
+        Ok(fresh)
+    }
+
+    /// The task text for pruning: the latest user message's text.
+    fn task(&self) -> String {
+        self.history
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(Message::text)
+            .unwrap_or_default()
+    }
+
+    // ---- conversation -----------------------------------------------------------------
+
+    /// Replaces the system prompt (system messages; breakpoints as the caller sets them).
+    pub fn set_system_prompt(&mut self, messages: Vec<Message>) -> &mut Self {
+        self.system = messages;
+        self
+    }
+
+    /// The system prompt.
+    pub fn system_prompt(&self) -> &[Message] {
+        &self.system
+    }
+
+    /// Appends a message to the history.
+    pub fn push(&mut self, message: Message) -> &mut Self {
+        self.history.push(message);
+        self
+    }
+
+    /// Replaces the history.
+    pub fn set_history(&mut self, history: Vec<Message>) -> &mut Self {
+        self.history = history;
+        self
+    }
+
+    /// The history.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// Clears the history (announcements, memory, toolkits and the turn counter stay).
+    pub fn clear_history(&mut self) -> &mut Self {
+        self.history.clear();
+        self
+    }
+
+    /// The turn counter: compiles so far.
+    pub fn turn(&self) -> u64 {
+        self.turn
+    }
+
+    // ---- announcements ----------------------------------------------------------------
+
+    /// Adds an announcement or updates the one with this id in place.
+    pub fn announce(
+        &mut self,
+        id: impl Into<String>,
+        content: impl Into<String>,
+        channel: Channel,
+    ) -> &mut Self {
+        let id = id.into();
+        self.announce_internal(&id, content.into(), channel);
+        self
+    }
+
+    /// Removes an announcement; true when one was removed.
+    pub fn retract_announcement(&mut self, id: &str) -> bool {
+        self.retract_internal(id)
+    }
+
+    /// The standing announcements, in order.
+    pub fn announcements(&self) -> &[Announcement] {
+        self.announcements.as_slice()
+    }
+
+    pub(crate) fn announce_internal(&mut self, id: &str, content: String, channel: Channel) {
+        if self.announcements.announce(id, content, channel) {
+            self.emit(&ChefEvent::AnnouncementChanged {
+                id: id.to_owned(),
+                present: true,
+            });
+        }
+    }
+
+    fn retract_internal(&mut self, id: &str) -> bool {
+        let removed = self.announcements.retract(id);
+        if removed {
+            self.emit(&ChefEvent::AnnouncementChanged {
+                id: id.to_owned(),
+                present: false,
+            });
+        }
+        removed
+    }
+
+    // ---- compile ----------------------------------------------------------------------
+
+    /// Assembles the provider-neutral request for this turn without compiling it to a
+    /// provider (also advances nothing).
+    pub fn request(&mut self, target: Target) -> Result<Request, ChefError> {
+        let tools = self.turn_tools()?;
+        Ok(self.build_request(target, &tools))
+    }
+
+    fn build_request(&self, target: Target, tools: &TurnTools) -> Request {
+        let mut stable = tools.preamble();
+        let directory = self.pruner.directory_xml();
+        if !directory.is_empty() {
+            if !stable.is_empty() {
+                stable.push_str("\n\n");
+            }
+            stable.push_str(&directory);
+        }
+        let style = match self.config.tools_mode {
+            ToolsMode::Legacy => MemoryStyle::Legacy,
+            ToolsMode::Unified => MemoryStyle::Unified,
+        };
+        let block = self.memory.as_ref().and_then(|m| m.render_block(style));
+        let (memory_system, tail_memory) = match (&self.memory, self.config.memory_placement) {
+            (None, _) => (None, None),
+            (Some(_), MemoryPlacement::AfterSystem) => (
+                Some(match &block {
+                    Some(b) => format!("{}\n\n{b}", memory_instruction(style)),
+                    None => memory_instruction(style).to_owned(),
+                }),
+                None,
+            ),
+            (Some(_), MemoryPlacement::BeforeHistoryTail) => {
+                (Some(memory_instruction(style).to_owned()), block)
+            }
+        };
+        let messages = assemble::assemble(assemble::Parts {
+            system: &self.system,
+            stable_system: Some(stable),
+            memory_system,
+            history: &self.history,
+            tail_memory,
+            tail_announcements: self
+                .announcements
+                .render_for(target, Channel::UserTail, &[]),
+            system_announcements: self.announcements.render_for(target, Channel::System, &[]),
+            cache: self.config.cache,
+        });
+        Request::new(messages).with_tools(tools.wire_tools())
+    }
+
+    /// Compiles the session into the request for `target`: one call per turn.
+    ///
+    /// Expired memory is swept first; with tool-change announcements on, a change in the
+    /// tools the model can reach since the previous compile is announced. The turn counter
+    /// advances by one.
+    pub fn compile(&mut self, target: Target) -> Result<Payload, ChefError> {
+        self.emit(&ChefEvent::CompileStart {
+            target,
+            turn: self.turn,
+        });
+        let mut expired = Vec::new();
+        if let Some(memory) = self.memory.as_mut() {
+            for entry in memory.sweep_expired() {
+                expired.push(entry.key().as_str().to_owned());
+            }
+        }
+        let tools = self.turn_tools()?;
+        self.announce_tool_delta(&tools);
+        let request = self.build_request(target, &tools);
+        let wire = wire::compile(target, &request, &self.config.targets)?;
+        let meta = PayloadMeta {
+            turn: self.turn,
+            wire_tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+            kept: tools.kept.clone(),
+            memory_keys: self
+                .memory
+                .as_ref()
+                .map(|m| m.entries().map(|e| e.key().as_str().to_owned()).collect())
+                .unwrap_or_default(),
+            expired_memory_keys: expired,
+        };
+        if let Some(memory) = self.memory.as_mut() {
+            memory.advance_turn();
+        }
+        self.turn += 1;
+        self.emit(&ChefEvent::CompileDone {
+            target,
+            bytes: wire.body.len(),
+        });
+        Ok(Payload {
+            target,
+            body: wire.body,
+            names: wire.names,
+            notices: wire.notices,
+            meta,
+        })
+    }
+
+    fn announce_tool_delta(&mut self, tools: &TurnTools) {
+        let now = tools.reachable();
+        let previous = self.shown.replace(now.clone());
+        if !self.config.announce_tool_changes {
+            return;
+        }
+        let Some(previous) = previous else {
+            return;
+        };
+        let added: Vec<&str> = now
+            .iter()
+            .filter(|n| previous.binary_search(n).is_err())
+            .map(ToolName::as_str)
+            .collect();
+        let removed: Vec<&str> = previous
+            .iter()
+            .filter(|n| now.binary_search(n).is_err())
+            .map(ToolName::as_str)
+            .collect();
+        if added.is_empty() && removed.is_empty() {
+            // No longer new: the last delta has been shown once.
+            self.retract_internal("tools:changed");
+            return;
+        }
+        let mut text = Vec::new();
+        if !added.is_empty() {
+            text.push(format!("Tools now available: {}.", added.join(", ")));
+        }
+        if !removed.is_empty() {
+            text.push(format!(
+                "Tools no longer available: {}.",
+                removed.join(", ")
+            ));
+        }
+        self.announce_internal("tools:changed", text.join(" "), Channel::Auto);
+    }
+}
+
+fn memory_instruction(style: MemoryStyle) -> &'static str {
+    match style {
+        MemoryStyle::Legacy => {
+            "You have a memory that outlasts this conversation. When you learn a durable fact \
+             (a preference, a convention, a decision), save it with create_memory; change or \
+             remove it with modify_memory. What you saved is shown below each turn."
+        }
+        MemoryStyle::Unified => {
+            "You have a memory that outlasts this conversation, at context://memory/. When you \
+             learn a durable fact (a preference, a convention, a decision), save it with the \
+             context tool (command create); edit or delete it the same way. Its entries are \
+             shown below each turn."
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! Step 1 and 2 of a turn: choose the tools the model sees, and compress them.
+//!
+//! The selection is cached: it is rebuilt only when its inputs change (the registry's
+//! epoch, the kept tool names, the loaded toolkits), so a turn whose tools did not move
+//! reuses the compressed set — same bytes, no work.
+
+use std::collections::BTreeMap;
+
+use chef_compress::{Compressed, Level, Options, validate::ArgumentValidator};
+use chef_ir::{ToolDefinition, ToolName};
+
+use crate::{
+    error::ChefError,
+    owned,
+    prune::{KeepReason, PrunePolicy, Pruner},
+};
+
+/// What a selection depends on; equal keys give equal selections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SelectionKey {
+    pub(crate) epoch: u64,
+    pub(crate) kept: Vec<ToolName>,
+    pub(crate) loaded: Vec<String>,
+}
+
+/// The tools of one turn, compressed, with everything `route` needs to read calls back.
+#[derive(Debug)]
+pub(crate) struct TurnTools {
+    pub(crate) key: SelectionKey,
+    /// The pruned flat tools (or the namespace tools and `load_toolkit`), compressed at the
+    /// configured level. This is the cache-stable part.
+    pub(crate) stable: Compressed,
+    /// Tools of loaded toolkits, compressed at level 1 at most (so loading a toolkit never
+    /// rewrites the stable map), sent after the stable and owned tools.
+    pub(crate) loaded: Option<Compressed>,
+    /// Library-owned tools, sent uncompressed after the stable tools.
+    pub(crate) owned: Vec<ToolDefinition>,
+    /// Why each kept flat tool was kept.
+    pub(crate) kept: Vec<(ToolName, KeepReason)>,
+    /// Validators for namespace members (their schemas are not on the wire).
+    pub(crate) members: BTreeMap<ToolName, ArgumentValidator>,
+    /// The toolkit each loaded tool came from.
+    pub(crate) toolkit_of: BTreeMap<ToolName, String>,
+}
+
+impl TurnTools {
+    /// The wire tools in order: stable, owned, loaded.
+    pub(crate) fn wire_tools(&self) -> Vec<ToolDefinition> {
+        let mut tools = self.stable.tools().to_vec();
+        tools.extend(self.owned.iter().cloned());
+        if let Some(loaded) = &self.loaded {
+            tools.extend(loaded.tools().iter().cloned());
+        }
+        tools
+    }
+
+    /// The system preamble of the compressed sets (stable first).
+    pub(crate) fn preamble(&self) -> String {
+        let mut text = self.stable.system().to_owned();
+        if let Some(loaded) = &self.loaded
+            && !loaded.system().is_empty()
+        {
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            text.push_str(loaded.system());
+        }
+        text
+    }
+
+    /// Real names the model can reach this turn, in a fixed order.
+    pub(crate) fn reachable(&self) -> Vec<ToolName> {
+        let mut names: Vec<ToolName> = self.kept.iter().map(|(n, _)| n.clone()).collect();
+        names.extend(self.members.keys().cloned());
+        names.extend(self.toolkit_of.keys().cloned());
+        names.extend(self.owned.iter().map(|t| t.name.clone()));
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// The inputs of a selection that live in the session.
+pub(crate) struct SelectInput<'a> {
+    pub(crate) pruner: &'a Pruner,
+    pub(crate) epoch: u64,
+    pub(crate) policy: &'a PrunePolicy,
+    pub(crate) task: &'a str,
+    pub(crate) loaded: &'a [String],
+    pub(crate) options: &'a Options,
+    pub(crate) owned: Vec<ToolDefinition>,
+}
+
+/// Chooses the flat tools to keep (before compression).
+pub(crate) fn keep(
+    input: &SelectInput<'_>,
+) -> Result<Vec<(ToolDefinition, KeepReason)>, ChefError> {
+    let pruner = input.pruner;
+    if !pruner.namespaces().is_empty() || !pruner.toolkits().is_empty() {
+        // Two-layer mode: the group tools replace the flat tools.
+        return Ok(pruner
+            .group_tools()
+            .into_iter()
+            .map(|t| (t, KeepReason::Universal))
+            .collect());
+    }
+    let result = input.policy.apply(pruner, input.task)?;
+    Ok(result.tools.into_iter().zip(result.reasons).collect())
+}
+
+/// Builds the turn's tools, or returns `previous` when nothing it depends on changed.
+pub(crate) fn select(
+    input: &SelectInput<'_>,
+    previous: Option<&std::sync::Arc<TurnTools>>,
+) -> Result<std::sync::Arc<TurnTools>, ChefError> {
+    let kept = keep(input)?;
+    let key = SelectionKey {
+        epoch: input.epoch,
+        kept: kept.iter().map(|(t, _)| t.name.clone()).collect(),
+        loaded: input.loaded.to_vec(),
+    };
+    if let Some(previous) = previous
+        && previous.key == key
+    {
+        return Ok(std::sync::Arc::clone(previous));
+    }
+
+    let pruner = input.pruner;
+    let stable_tools: Vec<ToolDefinition> = kept.iter().map(|(t, _)| t.clone()).collect();
+    let stable = chef_compress::compress(&stable_tools, input.options)?;
+
+    let mut members = BTreeMap::new();
+    for group in pruner.namespaces() {
+        for tool in &group.tools {
+            let validator = ArgumentValidator::new(tool.name.as_str(), &tool.input_schema)
+                .map_err(|e| ChefError::Schema(Box::new(e)))?;
+            members.insert(tool.name.clone(), validator);
+        }
+    }
+
+    let mut toolkit_of = BTreeMap::new();
+    let mut loaded_tools = Vec::new();
+    for kit_name in input.loaded {
+        let Ok(kit) = pruner.extract_toolkit(kit_name) else {
+            continue; // a toolkit unregistered since it was loaded offers nothing
+        };
+        for tool in &kit.tools {
+            if toolkit_of
+                .insert(tool.name.clone(), kit.name.clone())
+                .is_none()
+            {
+                loaded_tools.push(tool.clone());
+            }
+        }
+    }
+    let loaded = if loaded_tools.is_empty() {
+        None
+    } else {
+        let level = match input.options.level() {
+            Level::Zero => Level::Zero,
+            _ => Level::One,
+        };
+        Some(chef_compress::compress(
+            &loaded_tools,
+            &input.options.clone().with_level(level),
+        )?)
+    };
+
+    Ok(std::sync::Arc::new(TurnTools {
+        key,
+        stable,
+        loaded,
+        owned: input.owned.clone(),
+        kept: kept.into_iter().map(|(t, r)| (t.name, r)).collect(),
+        members,
+        toolkit_of,
+    }))
+}
+
+/// The owned tools compile emits for a mode.
+pub(crate) fn owned_tools(
+    mode: owned::ToolsMode,
+    memory_allowed_keys: Option<Option<&[String]>>,
+    handoff: bool,
+) -> Vec<ToolDefinition> {
+    match mode {
+        owned::ToolsMode::Legacy => match memory_allowed_keys {
+            Some(allowed) => vec![
+                owned::create_memory_tool(allowed.unwrap_or(&[])),
+                owned::modify_memory_tool(),
+            ],
+            None => Vec::new(),
+        },
+        owned::ToolsMode::Unified => {
+            let mut tools = vec![owned::context_tool()];
+            if handoff {
+                tools.push(owned::new_context_tool());
+            }
+            tools
+        }
+    }
+}
