@@ -217,7 +217,10 @@ mod tests {
             fs::write(p, b"x").unwrap();
         }
         assert!(remove_stale_temps(dir.path(), false).unwrap().is_empty());
-        assert_eq!(remove_stale_temps(dir.path(), true).unwrap(), [dead.clone()]);
+        assert_eq!(
+            remove_stale_temps(dir.path(), true).unwrap(),
+            [dead.clone()]
+        );
         assert!(!dead.exists() && mine.exists() && other.exists());
     }
 

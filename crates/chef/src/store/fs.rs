@@ -200,9 +200,15 @@ impl Inner {
             current.push(component);
             let is_last = i + 1 == components.len();
             match fs::symlink_metadata(&current) {
-                Ok(meta) if meta.file_type().is_symlink() => return Err(refuse(KeyProblem::Symlink)),
-                Ok(meta) if is_last && !meta.is_file() => return Err(refuse(KeyProblem::NotAnEntry)),
-                Ok(meta) if !is_last && !meta.is_dir() => return Err(refuse(KeyProblem::NotAnEntry)),
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    return Err(refuse(KeyProblem::Symlink));
+                }
+                Ok(meta) if is_last && !meta.is_file() => {
+                    return Err(refuse(KeyProblem::NotAnEntry));
+                }
+                Ok(meta) if !is_last && !meta.is_dir() => {
+                    return Err(refuse(KeyProblem::NotAnEntry));
+                }
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::NotFound => break,
                 Err(e) => return Err(StoreError::io(&current, e)),
@@ -248,7 +254,13 @@ impl Inner {
         }))
     }
 
-    fn put(&self, namespace: &Namespace, key: &StoreKey, entry: &Entry, expect: Expect) -> Result<u64> {
+    fn put(
+        &self,
+        namespace: &Namespace,
+        key: &StoreKey,
+        entry: &Entry,
+        expect: Expect,
+    ) -> Result<u64> {
         let (dir, file) = self.resolve(namespace, key)?;
         let _guard = self.lock(namespace, key)?;
         let current = match self.read(&file) {
@@ -317,7 +329,9 @@ impl Inner {
             };
             for entry in entries {
                 let entry = entry.map_err(|e| StoreError::io(&dir, e))?;
-                let file_type = entry.file_type().map_err(|e| StoreError::io(entry.path(), e))?;
+                let file_type = entry
+                    .file_type()
+                    .map_err(|e| StoreError::io(entry.path(), e))?;
                 let Ok(name) = entry.file_name().into_string() else {
                     continue; // not UTF-8: never written by this backend
                 };

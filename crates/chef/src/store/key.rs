@@ -215,7 +215,8 @@ impl Namespace {
     /// Validate a namespace name.
     pub fn new(name: impl Into<String>) -> Result<Self, InvalidNamespace> {
         let name = name.into();
-        let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
+        let valid_char =
+            |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-';
         let first_ok = name
             .chars()
             .next()
@@ -312,7 +313,9 @@ mod tests {
         for good in ["memory", "notes", "vfs", "archive", "team-1", "a_b", "9"] {
             assert!(Namespace::new(good).is_ok(), "{good}");
         }
-        for bad in ["", ".", "..", "a/b", "a\\b", "Memory", "-x", "_x", "a:b", "a b"] {
+        for bad in [
+            "", ".", "..", "a/b", "a\\b", "Memory", "-x", "_x", "a:b", "a b",
+        ] {
             assert!(Namespace::new(bad).is_err(), "{bad:?}");
         }
         assert!(Namespace::new("x".repeat(65)).is_err());
