@@ -219,7 +219,7 @@ mod tests {
         assert!(remove_stale_temps(dir.path(), false).unwrap().is_empty());
         assert_eq!(
             remove_stale_temps(dir.path(), true).unwrap(),
-            [dead.clone()]
+            std::slice::from_ref(&dead)
         );
         assert!(!dead.exists() && mine.exists() && other.exists());
     }

@@ -348,7 +348,10 @@ pub(crate) async fn namespaces_are_isolated(store: Arc<dyn StorageBackend>) {
             .content(),
         "team-1-4"
     );
-    assert_eq!(store.list(&Namespace::VFS, "").await.unwrap(), [k.clone()]);
+    assert_eq!(
+        store.list(&Namespace::VFS, "").await.unwrap(),
+        std::slice::from_ref(&k)
+    );
     assert!(store.list(&Namespace::NOTES, "").await.unwrap().is_empty());
 }
 
