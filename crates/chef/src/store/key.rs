@@ -102,6 +102,14 @@ impl fmt::Display for StoreKey {
     }
 }
 
+// `StoreKey` orders exactly as its text (derived `Ord` on the inner `String`), so maps keyed
+// by `StoreKey` can be searched with a `&str`.
+impl std::borrow::Borrow<str> for StoreKey {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
 impl AsRef<str> for StoreKey {
     fn as_ref(&self) -> &str {
         &self.0

@@ -8,5 +8,6 @@
     reason = "test helpers fail loudly"
 )]
 
+mod memory;
 mod store_conformance;
 mod store_fs;
