@@ -9,5 +9,6 @@
 )]
 
 mod memory;
+mod snapshot_file;
 mod store_conformance;
 mod store_fs;
