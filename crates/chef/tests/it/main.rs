@@ -8,6 +8,7 @@
     reason = "test helpers fail loudly"
 )]
 
+mod crash;
 mod memory;
 mod snapshot_file;
 mod store_conformance;
