@@ -6,18 +6,38 @@
 //! the model makes through one dispatch entry point, where a gate that cannot be bypassed
 //! refuses blocked tools.
 //!
-//! This crate is being built up issue by issue; today it holds the tool registry and
-//! pruning ([`prune`]), namespaces and toolkits ([`namespace`]), the blocklist ([`gate`])
-//! and the library-owned tool definitions ([`owned`]).
+//! * [`Chef`]: one agent session — tools, conversation, announcements, memory;
+//!   [`Chef::compile`] once per turn, [`Chef::route`] for every call the model makes.
+//! * [`prune`], [`namespace`], [`gate`], [`owned`]: the tool registry and pruning,
+//!   namespaces and lazy toolkits, the blocklist, the library-owned tools.
+//! * [`announce`]: standing notes that tell the model what changed.
+//! * [`store`]: the namespaced, versioned [`StorageBackend`](store::StorageBackend) trait
+//!   with compare-and-set writes, an in-memory and a file-system backend.
+//! * [`memory`]: the session's memory entries (TTL in turns, validation hook, change
+//!   events, the rendered memory block), persisted through a store.
+//! * [`snapshot`]: the versioned on-disk envelope for session snapshots, saved atomically.
+//!
+//! ```
+//! use chef::memory::{Memory, MemoryStyle, SetOptions};
+//!
+//! let mut memory = Memory::new();
+//! memory.set("lang", "Rust", SetOptions::new())?;
+//! assert!(memory.render_block(MemoryStyle::Unified).is_some());
+//! # Ok::<(), chef::memory::MemoryError>(())
+//! ```
 
 pub mod announce;
 mod error;
 pub mod events;
+mod fsutil;
 pub mod gate;
+pub mod memory;
 pub mod namespace;
 pub mod owned;
 pub mod prune;
 mod session;
+pub mod snapshot;
+pub mod store;
 
 pub use chef_compress as compress;
 pub use chef_ir as ir;

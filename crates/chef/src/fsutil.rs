@@ -1,0 +1,244 @@
+//! Atomic, durable file writes, shared by the file-system store and snapshot files.
+//!
+//! One way to replace a file so that a crash at any instant leaves either the old or the new
+//! bytes under the name, never a torn or empty file:
+//!
+//! 1. create a temporary file in the *same directory* (a rename is atomic only within one
+//!    file system), exclusively (`O_EXCL`), readable by the owner only;
+//! 2. write every byte, then `fsync` the file (the data is on disk before the name points
+//!    at it);
+//! 3. `rename` it over the target (atomic: readers see the old or the new inode);
+//! 4. `fsync` the directory (the rename itself survives a power loss).
+//!
+//! Temporary files are named `.tmp-<pid>-<random>`. A process killed between steps 1 and 3
+//! leaves one behind; [`remove_stale_temps`] deletes those whose writer is gone.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Name prefix of every temporary file this crate writes.
+pub(crate) const TEMP_PREFIX: &str = ".tmp-";
+
+/// Age after which a temporary file counts as stale when the writer's liveness cannot be
+/// checked (no `/proc`).
+const STALE_AGE: Duration = Duration::from_secs(3600);
+
+/// Replace `path` with `bytes`, atomically and durably (see the module docs). The parent
+/// directory must exist.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = parent_dir(path);
+    let tmp = dir.join(format!(
+        "{TEMP_PREFIX}{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = write_then_rename(&tmp, path, bytes).and_then(|()| sync_dir(dir));
+    if result.is_err() {
+        // Best effort: the temporary file may not exist (create failed) or may already be
+        // renamed (directory sync failed); either way nothing else is left to clean.
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    fs::rename(tmp, path)
+}
+
+/// The directory holding `path` (`.` for a bare file name).
+pub(crate) fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// `fsync` a directory, making renames, creations and removals in it durable.
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        // Directories cannot be opened for syncing on every platform; the rename is still
+        // atomic there, only its durability across power loss is the platform's.
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Create `dir` and its missing ancestors below `base`, syncing each parent in which a
+/// directory was created. `dir` must be inside `base`, which must exist.
+pub(crate) fn create_dir_durable(base: &Path, dir: &Path) -> io::Result<()> {
+    let Ok(rel) = dir.strip_prefix(base) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "directory outside its base",
+        ));
+    };
+    let mut current = base.to_path_buf();
+    for component in rel.components() {
+        let parent = current.clone();
+        current.push(component);
+        match fs::create_dir(&current) {
+            Ok(()) => sync_dir(&parent)?,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Whether a file name is one of our temporary files.
+pub(crate) fn is_temp_name(name: &str) -> bool {
+    name.starts_with(TEMP_PREFIX)
+}
+
+/// Remove stale temporary files in `dir` (and, with `recursive`, below it, never following
+/// symbolic links). A temporary file is stale when the process that wrote it is gone: on
+/// Linux its pid (from the name) no longer exists in `/proc`; elsewhere, or when the name
+/// carries no pid, it is older than an hour. Files of the current process are kept, as a
+/// write may be in flight. Returns the paths removed.
+pub(crate) fn remove_stale_temps(dir: &Path, recursive: bool) -> io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let proc_available = Path::new("/proc/self").exists();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let file_type = entry.file_type()?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if file_type.is_dir() {
+                if recursive {
+                    pending.push(entry.path());
+                }
+                continue;
+            }
+            if !file_type.is_file() || !is_temp_name(&name) {
+                continue;
+            }
+            if is_stale(&entry.path(), &name, proc_available) {
+                match fs::remove_file(entry.path()) {
+                    Ok(()) => removed.push(entry.path()),
+                    // Another process cleaned it first.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(removed)
+}
+
+fn is_stale(path: &Path, name: &str, proc_available: bool) -> bool {
+    let pid = name
+        .strip_prefix(TEMP_PREFIX)
+        .and_then(|rest| rest.split('-').next())
+        .and_then(|pid| pid.parse::<u32>().ok());
+    match pid {
+        Some(pid) if pid == std::process::id() => false,
+        Some(pid) if proc_available => !Path::new("/proc").join(pid.to_string()).exists(),
+        _ => fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| SystemTime::now().duration_since(modified).ok())
+            .is_some_and(|age| age > STALE_AGE),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_atomic_replaces_the_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.json");
+        write_atomic(&path, b"one").unwrap();
+        write_atomic(&path, b"two").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["f.json"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn written_files_are_private_to_the_owner() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        write_atomic(&path, b"secret").unwrap();
+        let mode = fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o077, 0, "mode {mode:o}");
+    }
+
+    #[test]
+    fn a_write_into_a_missing_directory_fails_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = write_atomic(&dir.path().join("missing/f"), b"x").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn stale_temps_of_dead_writers_are_removed_and_live_ones_kept() {
+        if !Path::new("/proc/self").exists() {
+            return; // the pid rule needs /proc; the age rule is covered by is_stale below
+        }
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("sub")).unwrap();
+        // pid 0 never names a user process in /proc.
+        let dead = dir.path().join("sub/.tmp-0-abc");
+        let mine = dir.path().join(format!(".tmp-{}-abc", std::process::id()));
+        let other = dir.path().join(".hidden");
+        for p in [&dead, &mine, &other] {
+            fs::write(p, b"x").unwrap();
+        }
+        assert!(remove_stale_temps(dir.path(), false).unwrap().is_empty());
+        assert_eq!(
+            remove_stale_temps(dir.path(), true).unwrap(),
+            std::slice::from_ref(&dead)
+        );
+        assert!(!dead.exists() && mine.exists() && other.exists());
+    }
+
+    #[test]
+    fn a_fresh_temp_without_a_pid_is_not_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".tmp-nopid");
+        fs::write(&p, b"x").unwrap();
+        assert!(!is_stale(&p, ".tmp-nopid", false));
+    }
+
+    #[test]
+    fn create_dir_durable_makes_nested_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("a/b/c");
+        create_dir_durable(dir.path(), &nested).unwrap();
+        assert!(nested.is_dir());
+        create_dir_durable(dir.path(), &nested).unwrap();
+        assert!(create_dir_durable(&nested, dir.path()).is_err());
+    }
+}

@@ -1,0 +1,725 @@
+//! Memory: durable facts the model keeps across turns, with a TTL counted in turns.
+//!
+//! [`Memory`] is the in-session state: synchronous, owned by the session, mutated by the
+//! owned memory tools (through the validated [`Memory::create`], [`Memory::modify`],
+//! [`Memory::remove`]) and by host code (through the direct [`Memory::set`],
+//! [`Memory::delete`]). Persistence is a separate, explicit async step through a
+//! [`StorageBackend`] (namespace `memory`), with compare-and-set: [`Memory::persist`] writes
+//! what changed since the last [`Memory::load`] / `persist`, and fails with a conflict rather
+//! than overwrite an entry another worker changed.
+//!
+//! ```
+//! use chef::memory::{Memory, MemoryStyle, SetOptions};
+//!
+//! let mut memory = Memory::new().with_default_ttl(2);
+//! memory.set("lang", "Rust", SetOptions::new().with_description("project language"))?;
+//! let block = memory.render_block(MemoryStyle::Unified).expect("one entry");
+//! assert!(block.contains("<entry key=\"lang\">"));
+//!
+//! // One compile: sweep, then advance the turn. The TTL of 2 turns keeps the entry for two.
+//! for _ in 0..2 {
+//!     assert!(memory.sweep_expired().is_empty());
+//!     memory.advance_turn();
+//! }
+//! assert_eq!(memory.sweep_expired().len(), 1);
+//! # Ok::<(), chef::memory::MemoryError>(())
+//! ```
+//!
+//! # Deliberate differences from the reference
+//!
+//! * TTLs count turns only; wall-clock TTLs would make the rendered block, and so the
+//!   request bytes, depend on when a compile runs.
+//! * The block shows `updated_turn` instead of a wall-clock timestamp, for the same reason.
+//! * Entries render sorted by key (byte order), not in store insertion order, so the block is
+//!   identical whatever backend the entries were loaded from.
+//! * Keys, descriptions and values are XML-escaped (`&`, `<`, `>`, and `"` in the key
+//!   attribute), in the data and in the key guidance: nothing stored can close its element
+//!   or forge another entry.
+//! * [`Ttl::Never`] on an update clears an existing expiry (the reference keeps it); only
+//!   [`Ttl::Default`] with no default TTL configured leaves it as it was.
+
+mod error;
+mod render;
+
+use std::collections::{BTreeMap, BTreeSet, btree_map};
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+pub use self::error::MemoryError;
+pub use self::render::MemoryStyle;
+use crate::store::{Entry, Expect, Namespace, StorageBackend, StoreKey};
+
+/// `Result` with [`MemoryError`].
+pub type Result<T, E = MemoryError> = std::result::Result<T, E>;
+
+/// One memory entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryEntry {
+    key: StoreKey,
+    value: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    created_turn: u64,
+    updated_turn: u64,
+    update_count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expires_at_turn: Option<u64>,
+}
+
+impl MemoryEntry {
+    /// The key (an address under `context://memory/`).
+    pub fn key(&self) -> &StoreKey {
+        &self.key
+    }
+    /// The value.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+    /// The description, when set.
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+    /// The turn of the first write.
+    pub fn created_turn(&self) -> u64 {
+        self.created_turn
+    }
+    /// The turn of the latest write.
+    pub fn updated_turn(&self) -> u64 {
+        self.updated_turn
+    }
+    /// 1 on creation, +1 per update.
+    pub fn update_count(&self) -> u64 {
+        self.update_count
+    }
+    /// The turn from which the entry counts as expired, when it has a TTL.
+    pub fn expires_at_turn(&self) -> Option<u64> {
+        self.expires_at_turn
+    }
+    /// Whether the entry is expired at `turn`.
+    pub fn is_expired_at(&self, turn: u64) -> bool {
+        self.expires_at_turn.is_some_and(|at| turn >= at)
+    }
+}
+
+/// The TTL of a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Ttl {
+    /// The memory's default TTL; with none configured, a new entry never expires and an
+    /// update keeps the entry's current expiry.
+    #[default]
+    Default,
+    /// Never expire (an update clears an existing expiry).
+    Never,
+    /// Expire after this many turns: an entry written at turn `t` is swept at turn `t + n`,
+    /// so it is visible in exactly `n` compiles.
+    Turns(u64),
+}
+
+/// Options of a direct [`Memory::set`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SetOptions {
+    ttl: Ttl,
+    description: Option<String>,
+}
+
+impl SetOptions {
+    /// Default TTL, description unchanged.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Set the TTL.
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: Ttl) -> Self {
+        self.ttl = ttl;
+        self
+    }
+    /// Set (or replace) the description.
+    #[must_use]
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// A write offered to the validation hook.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryWrite<'a> {
+    /// The key written.
+    pub key: &'a StoreKey,
+    /// The new value; `None` for a delete.
+    pub value: Option<&'a str>,
+    /// The new description, when the write sets one.
+    pub description: Option<&'a str>,
+    /// The current value; `None` when the key is new.
+    pub old_value: Option<&'a str>,
+}
+
+/// A change, delivered to subscribers after it is applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemoryEvent {
+    /// An entry was created or updated.
+    Changed {
+        /// The key.
+        key: StoreKey,
+        /// The new value.
+        value: String,
+        /// The previous value, `None` for a new entry.
+        old_value: Option<String>,
+    },
+    /// An entry was deleted.
+    Deleted {
+        /// The key.
+        key: StoreKey,
+        /// The value it had.
+        old_value: String,
+    },
+    /// An entry's TTL ran out and it was swept.
+    Expired {
+        /// The entry as it was.
+        entry: MemoryEntry,
+    },
+}
+
+/// The validation hook: `Err(reason)` refuses a validated write.
+pub type Validator = Arc<dyn Fn(&MemoryWrite<'_>) -> Result<(), String> + Send + Sync>;
+
+/// A subscriber to [`MemoryEvent`]s.
+pub type Subscriber = Arc<dyn Fn(&MemoryEvent) + Send + Sync>;
+
+/// Identifies a subscription, for [`Memory::unsubscribe`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SubscriptionId(u64);
+
+/// The part of memory a session snapshot carries: entries and the turn counter.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryState {
+    /// Entries, sorted by key.
+    pub entries: Vec<MemoryEntry>,
+    /// The turn counter.
+    pub turn: u64,
+}
+
+/// The session's memory. See the module docs.
+#[derive(Default)]
+pub struct Memory {
+    entries: BTreeMap<StoreKey, MemoryEntry>,
+    turn: u64,
+    default_ttl: Option<u64>,
+    allowed_keys: Option<Vec<String>>,
+    validator: Option<Validator>,
+    subscribers: Vec<(SubscriptionId, Subscriber)>,
+    next_subscription: u64,
+    /// Versions of the entries as last read from or written to the store.
+    stored_versions: BTreeMap<StoreKey, u64>,
+    /// Keys changed since the last load or persist.
+    unsaved: BTreeSet<StoreKey>,
+}
+
+impl fmt::Debug for Memory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Memory")
+            .field("entries", &self.entries)
+            .field("turn", &self.turn)
+            .field("default_ttl", &self.default_ttl)
+            .field("allowed_keys", &self.allowed_keys)
+            .field("validator", &self.validator.is_some())
+            .field("subscribers", &self.subscribers.len())
+            .field("unsaved", &self.unsaved)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Memory {
+    /// Empty memory at turn 0: no default TTL, no allow-list, no hook.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Give writes with [`Ttl::Default`] a TTL of `turns`.
+    #[must_use]
+    pub fn with_default_ttl(mut self, turns: u64) -> Self {
+        self.default_ttl = Some(turns);
+        self
+    }
+
+    /// Accept validated writes only to these keys (an empty list refuses every key).
+    #[must_use]
+    pub fn with_allowed_keys<I, S>(mut self, keys: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_keys = Some(keys.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Install the validation hook called before every validated write.
+    #[must_use]
+    pub fn with_validator<F>(mut self, hook: F) -> Self
+    where
+        F: Fn(&MemoryWrite<'_>) -> Result<(), String> + Send + Sync + 'static,
+    {
+        self.validator = Some(Arc::new(hook));
+        self
+    }
+
+    /// The allow-list, when configured.
+    pub fn allowed_keys(&self) -> Option<&[String]> {
+        self.allowed_keys.as_deref()
+    }
+
+    /// Call `subscriber` after every change (in subscription order).
+    pub fn subscribe<F>(&mut self, subscriber: F) -> SubscriptionId
+    where
+        F: Fn(&MemoryEvent) + Send + Sync + 'static,
+    {
+        self.next_subscription += 1;
+        let id = SubscriptionId(self.next_subscription);
+        self.subscribers.push((id, Arc::new(subscriber)));
+        id
+    }
+
+    /// Remove a subscription; `false` when it was not there.
+    pub fn unsubscribe(&mut self, id: SubscriptionId) -> bool {
+        let before = self.subscribers.len();
+        self.subscribers.retain(|(sid, _)| *sid != id);
+        self.subscribers.len() != before
+    }
+
+    fn emit(&self, event: &MemoryEvent) {
+        for (_, subscriber) in &self.subscribers {
+            subscriber(event);
+        }
+    }
+
+    // ---- reads ------------------------------------------------------------------------
+
+    /// The current turn (0 before the first compile).
+    pub fn turn(&self) -> u64 {
+        self.turn
+    }
+
+    /// One entry (expired but not yet swept entries are still readable).
+    pub fn get(&self, key: &str) -> Option<&MemoryEntry> {
+        self.entries.get(key)
+    }
+
+    /// Every entry, sorted by key.
+    pub fn entries(&self) -> impl Iterator<Item = &MemoryEntry> {
+        self.entries.values()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no entries.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    // ---- direct writes (host code) ------------------------------------------------------
+
+    /// Create or update an entry, without the allow-list or the hook.
+    pub fn set(
+        &mut self,
+        key: &str,
+        value: impl Into<String>,
+        options: SetOptions,
+    ) -> Result<&MemoryEntry> {
+        let key = StoreKey::new(key)?;
+        Ok(self.write(key, value.into(), options))
+    }
+
+    /// Delete an entry, without the allow-list or the hook. Returns the removed entry.
+    pub fn delete(&mut self, key: &str) -> Option<MemoryEntry> {
+        let key = StoreKey::new(key).ok()?;
+        self.remove_entry(&key)
+    }
+
+    // ---- validated writes (owned tools) --------------------------------------------------
+
+    /// Create an entry, or overwrite an existing one, after the allow-list and the hook.
+    pub fn create(
+        &mut self,
+        key: &str,
+        value: impl Into<String>,
+        description: Option<&str>,
+    ) -> Result<&MemoryEntry> {
+        let key = self.check_allowed(key)?;
+        let value = value.into();
+        self.validate(&key, Some(&value), description)?;
+        Ok(self.write(key, value, options_with(description)))
+    }
+
+    /// Update an existing entry, after the allow-list, an existence check and the hook.
+    pub fn modify(
+        &mut self,
+        key: &str,
+        value: impl Into<String>,
+        description: Option<&str>,
+    ) -> Result<&MemoryEntry> {
+        let key = self.check_allowed(key)?;
+        if !self.entries.contains_key(&key) {
+            return Err(MemoryError::NotFound {
+                key: key.into_inner(),
+            });
+        }
+        let value = value.into();
+        self.validate(&key, Some(&value), description)?;
+        Ok(self.write(key, value, options_with(description)))
+    }
+
+    /// Delete an existing entry, after the allow-list, an existence check and the hook.
+    pub fn remove(&mut self, key: &str) -> Result<MemoryEntry> {
+        let key = self.check_allowed(key)?;
+        if !self.entries.contains_key(&key) {
+            return Err(MemoryError::NotFound {
+                key: key.into_inner(),
+            });
+        }
+        self.validate(&key, None, None)?;
+        self.remove_entry(&key)
+            .ok_or_else(|| MemoryError::NotFound {
+                key: key.into_inner(),
+            })
+    }
+
+    fn check_allowed(&self, key: &str) -> Result<StoreKey> {
+        if let Some(allowed) = &self.allowed_keys
+            && !allowed.iter().any(|k| k == key)
+        {
+            return Err(MemoryError::NotAllowed {
+                key: key.to_owned(),
+                allowed: allowed.clone(),
+            });
+        }
+        Ok(StoreKey::new(key)?)
+    }
+
+    fn validate(
+        &self,
+        key: &StoreKey,
+        value: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<()> {
+        let Some(hook) = &self.validator else {
+            return Ok(());
+        };
+        let write = MemoryWrite {
+            key,
+            value,
+            description,
+            old_value: self.entries.get(key).map(|e| e.value.as_str()),
+        };
+        hook(&write).map_err(|reason| MemoryError::Rejected {
+            key: key.as_str().to_owned(),
+            reason,
+        })
+    }
+
+    fn write(&mut self, key: StoreKey, value: String, options: SetOptions) -> &MemoryEntry {
+        let turn = self.turn;
+        let expiry = match options.ttl {
+            Ttl::Turns(n) => Expiry::At(turn.saturating_add(n)),
+            Ttl::Never => Expiry::Clear,
+            Ttl::Default => match self.default_ttl {
+                Some(n) => Expiry::At(turn.saturating_add(n)),
+                None => Expiry::Keep,
+            },
+        };
+        let old = self.entries.get(&key).cloned();
+        let entry = match &old {
+            Some(old) => MemoryEntry {
+                key: key.clone(),
+                value: value.clone(),
+                description: options.description.or_else(|| old.description.clone()),
+                created_turn: old.created_turn,
+                updated_turn: turn,
+                update_count: old.update_count.saturating_add(1),
+                expires_at_turn: match expiry {
+                    Expiry::At(at) => Some(at),
+                    Expiry::Clear => None,
+                    Expiry::Keep => old.expires_at_turn,
+                },
+            },
+            None => MemoryEntry {
+                key: key.clone(),
+                value: value.clone(),
+                description: options.description,
+                created_turn: turn,
+                updated_turn: turn,
+                update_count: 1,
+                expires_at_turn: match expiry {
+                    Expiry::At(at) => Some(at),
+                    Expiry::Clear | Expiry::Keep => None,
+                },
+            },
+        };
+        self.unsaved.insert(key.clone());
+        self.emit(&MemoryEvent::Changed {
+            key: key.clone(),
+            value,
+            old_value: old.map(|o| o.value),
+        });
+        match self.entries.entry(key) {
+            btree_map::Entry::Occupied(mut slot) => {
+                slot.insert(entry);
+                slot.into_mut()
+            }
+            btree_map::Entry::Vacant(slot) => slot.insert(entry),
+        }
+    }
+
+    fn remove_entry(&mut self, key: &StoreKey) -> Option<MemoryEntry> {
+        let removed = self.entries.remove(key)?;
+        self.unsaved.insert(key.clone());
+        self.emit(&MemoryEvent::Deleted {
+            key: key.clone(),
+            old_value: removed.value.clone(),
+        });
+        Some(removed)
+    }
+
+    // ---- turns -----------------------------------------------------------------------
+
+    /// Remove every entry expired at the current turn, emitting [`MemoryEvent::Expired`] for
+    /// each (in key order). Returns the removed entries. Run once per compile, before
+    /// rendering and before [`advance_turn`](Self::advance_turn).
+    pub fn sweep_expired(&mut self) -> Vec<MemoryEntry> {
+        let turn = self.turn;
+        let expired: Vec<StoreKey> = self
+            .entries
+            .values()
+            .filter(|e| e.is_expired_at(turn))
+            .map(|e| e.key.clone())
+            .collect();
+        let mut removed = Vec::with_capacity(expired.len());
+        for key in expired {
+            if let Some(entry) = self.entries.remove(&key) {
+                self.unsaved.insert(key);
+                self.emit(&MemoryEvent::Expired {
+                    entry: entry.clone(),
+                });
+                removed.push(entry);
+            }
+        }
+        removed
+    }
+
+    /// Advance the turn counter by one (once per compile, after the sweep).
+    pub fn advance_turn(&mut self) {
+        self.turn = self.turn.saturating_add(1);
+    }
+
+    // ---- rendering --------------------------------------------------------------------
+
+    /// The memory block for every entry, sorted by key; `None` when memory is empty.
+    ///
+    /// # Format
+    ///
+    /// ```text
+    /// Memory (context://memory/*) currently holds:
+    /// <memory>
+    /// <entry key="lang">
+    /// <description>
+    /// project language
+    /// </description>
+    /// <metadata>
+    /// - updated_turn=0
+    /// - update_count=1
+    /// </metadata>
+    /// <value>
+    /// Rust
+    /// </value>
+    /// </entry>
+    /// </memory>
+    ///
+    /// Existing memory keys: lang. To change one of these facts, ...
+    /// ```
+    ///
+    /// Entries are separated by a blank line; `<description>` appears only when set. With a
+    /// non-empty allow-list the last paragraph names the writable keys instead.
+    pub fn render_block(&self, style: MemoryStyle) -> Option<String> {
+        let entries: Vec<&MemoryEntry> = self.entries.values().collect();
+        render::render_block(&entries, style, self.allowed_keys.as_deref())
+    }
+
+    /// The memory block for the entries `select` keeps, in the order it returns them (a
+    /// caller-supplied selector: filter, reorder, truncate).
+    pub fn render_block_with<F>(&self, style: MemoryStyle, select: F) -> Option<String>
+    where
+        F: FnOnce(Vec<&MemoryEntry>) -> Vec<&MemoryEntry>,
+    {
+        let entries = select(self.entries.values().collect());
+        render::render_block(&entries, style, self.allowed_keys.as_deref())
+    }
+
+    // ---- snapshots --------------------------------------------------------------------
+
+    /// Entries and turn counter, for a session snapshot.
+    pub fn state(&self) -> MemoryState {
+        MemoryState {
+            entries: self.entries.values().cloned().collect(),
+            turn: self.turn,
+        }
+    }
+
+    /// Replace entries and turn counter with `state` (configuration and subscribers stay).
+    /// Every key that changes is marked unsaved, so the next [`persist`](Self::persist)
+    /// brings the store to the restored state. No events are emitted.
+    pub fn restore_state(&mut self, state: MemoryState) {
+        let restored: BTreeMap<StoreKey, MemoryEntry> = state
+            .entries
+            .into_iter()
+            .map(|e| (e.key.clone(), e))
+            .collect();
+        for key in self.entries.keys().chain(restored.keys()) {
+            if self.entries.get(key) != restored.get(key) {
+                self.unsaved.insert(key.clone());
+            }
+        }
+        self.entries = restored;
+        self.turn = state.turn;
+    }
+
+    // ---- persistence ------------------------------------------------------------------
+
+    /// Whether changes were made since the last load or persist.
+    pub fn has_unsaved_changes(&self) -> bool {
+        !self.unsaved.is_empty()
+    }
+
+    /// Replace the entries with the store's `memory` namespace, discarding unsaved changes.
+    /// The turn counter is kept (it belongs to the session, not the store).
+    pub async fn load(&mut self, backend: &dyn StorageBackend) -> Result<()> {
+        let stored = backend.scan(&Namespace::MEMORY, "").await?;
+        let mut entries = BTreeMap::new();
+        let mut versions = BTreeMap::new();
+        for (key, versioned) in stored {
+            let entry = from_store(key.clone(), versioned.value)?;
+            versions.insert(key.clone(), versioned.version);
+            entries.insert(key, entry);
+        }
+        self.entries = entries;
+        self.stored_versions = versions;
+        self.unsaved.clear();
+        Ok(())
+    }
+
+    /// Write every change since the last load or persist to the store, with
+    /// compare-and-set against the versions last seen. Returns the number of keys written
+    /// or deleted.
+    ///
+    /// On a conflict (another writer changed a key) the error is returned at once: keys
+    /// written before it are saved, the conflicting key and the rest stay unsaved. Reload
+    /// with [`load`](Self::load), apply the change again, and persist.
+    pub async fn persist(&mut self, backend: &dyn StorageBackend) -> Result<usize> {
+        let keys: Vec<StoreKey> = self.unsaved.iter().cloned().collect();
+        let mut written = 0;
+        for key in keys {
+            let expect = match self.stored_versions.get(&key) {
+                Some(v) => Expect::Version(*v),
+                None => Expect::Absent,
+            };
+            match self.entries.get(&key) {
+                Some(entry) => {
+                    let version = backend
+                        .put(&Namespace::MEMORY, &key, to_store(entry), expect)
+                        .await?;
+                    self.stored_versions.insert(key.clone(), version);
+                    written += 1;
+                }
+                None if expect != Expect::Absent => {
+                    backend.delete(&Namespace::MEMORY, &key, expect).await?;
+                    self.stored_versions.remove(&key);
+                    written += 1;
+                }
+                // Created and deleted again without ever reaching the store.
+                None => {}
+            }
+            self.unsaved.remove(&key);
+        }
+        Ok(written)
+    }
+}
+
+enum Expiry {
+    At(u64),
+    Clear,
+    Keep,
+}
+
+fn options_with(description: Option<&str>) -> SetOptions {
+    SetOptions {
+        ttl: Ttl::Default,
+        description: description.map(str::to_owned),
+    }
+}
+
+/// Metadata of a memory entry in the store, beside `content` = value.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StoredMeta {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    #[serde(default)]
+    created_turn: u64,
+    #[serde(default)]
+    updated_turn: u64,
+    #[serde(default = "one")]
+    update_count: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expires_at_turn: Option<u64>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn to_store(entry: &MemoryEntry) -> Entry {
+    let meta = StoredMeta {
+        description: entry.description.clone(),
+        created_turn: entry.created_turn,
+        updated_turn: entry.updated_turn,
+        update_count: entry.update_count,
+        expires_at_turn: entry.expires_at_turn,
+    };
+    let meta = match serde_json::to_value(meta) {
+        Ok(Value::Object(map)) => map,
+        // A struct of strings and integers always serializes to an object.
+        _ => Map::new(),
+    };
+    Entry::new(entry.value.clone()).with_meta_map(meta)
+}
+
+fn from_store(key: StoreKey, entry: Entry) -> Result<MemoryEntry> {
+    let (value, meta) = entry.into_parts();
+    let meta: StoredMeta = serde_json::from_value(Value::Object(meta)).map_err(|source| {
+        MemoryError::CorruptEntry {
+            key: key.as_str().to_owned(),
+            source,
+        }
+    })?;
+    Ok(MemoryEntry {
+        key,
+        value,
+        description: meta.description,
+        created_turn: meta.created_turn,
+        updated_turn: meta.updated_turn,
+        update_count: meta.update_count,
+        expires_at_turn: meta.expires_at_turn,
+    })
+}
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Memory>();
+    assert_send_sync::<MemoryError>();
+};

@@ -1,0 +1,70 @@
+//! The snapshot file error type.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Where snapshot bytes came from, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A file.
+    File(PathBuf),
+    /// Bytes handed to [`from_slice`](super::from_slice).
+    Bytes,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::File(path) => write!(f, "snapshot file {}", path.display()),
+            Self::Bytes => f.write_str("snapshot bytes"),
+        }
+    }
+}
+
+/// What saving or loading a snapshot can fail with. A failed load changes nothing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// Reading or writing the file failed.
+    #[error("snapshot i/o failed at {}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bytes are not valid JSON, are truncated or empty, or the envelope or payload does
+    /// not have the expected shape.
+    #[error("{origin} is corrupt")]
+    Corrupt {
+        /// Where the bytes came from.
+        origin: Origin,
+        /// The decoding error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The file was written by a newer chef with a format this build cannot read.
+    #[error("{origin} has format version {found}; this build reads up to {supported}")]
+    NewerVersion {
+        /// Where the bytes came from.
+        origin: Origin,
+        /// The version in the file.
+        found: u64,
+        /// The newest version this build reads.
+        supported: u64,
+    },
+    /// Valid JSON, but not a chef snapshot (no `"format": "chef-snapshot"`).
+    #[error("{origin} is not a chef snapshot")]
+    NotASnapshot {
+        /// Where the bytes came from.
+        origin: Origin,
+    },
+    /// The payload could not be serialized (for example a map with non-string keys).
+    #[error("snapshot payload could not be serialized")]
+    Serialize {
+        /// The serialization error.
+        #[source]
+        source: serde_json::Error,
+    },
+}

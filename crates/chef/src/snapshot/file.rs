@@ -1,0 +1,199 @@
+//! The snapshot file format, [`save`] and [`load`].
+//!
+//! # Format
+//!
+//! One compact JSON object, followed by a newline:
+//!
+//! ```json
+//! {"format":"chef-snapshot","format_version":1,"label":"before deploy","created_turn":12,"payload":{"history":[]}}
+//! ```
+//!
+//! * `format` is always `"chef-snapshot"`: it tells a snapshot from any other JSON file.
+//! * `format_version` is [`FORMAT_VERSION`]. A reader refuses a newer version with
+//!   [`SnapshotError::NewerVersion`] instead of misreading it; older versions will be read
+//!   by converting them.
+//! * `label` (left out when there is none) and `created_turn` describe the snapshot.
+//!   `created_turn` is a turn count, not a clock, so two saves of the same state are
+//!   byte-identical.
+//! * `payload` is the caller's value.
+//!
+//! Unknown fields, at the top level and wherever the payload type tolerates them, are
+//! ignored, so a file written by a newer build of the same format version still loads.
+//!
+//! # Guarantees
+//!
+//! [`save`] writes through the crate's one atomic-write routine: temporary file in the same
+//! directory, `fsync`, rename, `fsync` of the directory. A crash leaves the previous file or
+//! the new one, never a torn or empty one; the file is readable by its owner only. `save`
+//! also removes stale temporary files left in that directory by writers that died.
+
+use std::path::Path;
+
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Serialize};
+
+use super::error::{Origin, SnapshotError};
+use crate::fsutil;
+
+/// The value of the `format` field.
+pub const FORMAT: &str = "chef-snapshot";
+/// The format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// A snapshot: the caller's payload plus what describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot<T> {
+    /// An optional label.
+    pub label: Option<String>,
+    /// The session turn at which the snapshot was taken.
+    pub created_turn: u64,
+    /// The captured state.
+    pub payload: T,
+}
+
+impl<T> Snapshot<T> {
+    /// A snapshot of `payload` at turn 0, without a label.
+    pub fn new(payload: T) -> Self {
+        Self {
+            label: None,
+            created_turn: 0,
+            payload,
+        }
+    }
+
+    /// Set the label.
+    #[must_use]
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Set the turn.
+    #[must_use]
+    pub fn with_created_turn(mut self, turn: u64) -> Self {
+        self.created_turn = turn;
+        self
+    }
+}
+
+#[derive(Serialize)]
+struct EnvelopeRef<'a, T> {
+    format: &'static str,
+    format_version: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    label: Option<&'a str>,
+    created_turn: u64,
+    payload: &'a T,
+}
+
+/// Only what decides whether and how to read the rest.
+#[derive(Deserialize)]
+struct Header {
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    format_version: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Envelope<T> {
+    #[serde(default)]
+    label: Option<String>,
+    created_turn: u64,
+    payload: T,
+}
+
+/// Serialize a snapshot to the file format's bytes.
+pub fn to_vec<T: Serialize>(snapshot: &Snapshot<T>) -> Result<Vec<u8>, SnapshotError> {
+    let mut bytes = serde_json::to_vec(&EnvelopeRef {
+        format: FORMAT,
+        format_version: FORMAT_VERSION,
+        label: snapshot.label.as_deref(),
+        created_turn: snapshot.created_turn,
+        payload: &snapshot.payload,
+    })
+    .map_err(|source| SnapshotError::Serialize { source })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// Decode the file format's bytes.
+pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<Snapshot<T>, SnapshotError> {
+    decode(bytes, Origin::Bytes)
+}
+
+/// Save `snapshot` to `path`, atomically and durably (see the module docs). The parent
+/// directory must exist.
+pub fn save<T: Serialize>(
+    path: impl AsRef<Path>,
+    snapshot: &Snapshot<T>,
+) -> Result<(), SnapshotError> {
+    let path = path.as_ref();
+    let bytes = to_vec(snapshot)?;
+    let io_err = |source| SnapshotError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    fsutil::remove_stale_temps(fsutil::parent_dir(path), false).map_err(io_err)?;
+    fsutil::write_atomic(path, &bytes).map_err(io_err)
+}
+
+/// Load a snapshot from `path`.
+///
+/// Errors: [`SnapshotError::Io`] (missing or unreadable file), [`SnapshotError::Corrupt`]
+/// (not JSON, truncated, empty, or the wrong shape), [`SnapshotError::NotASnapshot`] (JSON
+/// without `"format": "chef-snapshot"`), [`SnapshotError::NewerVersion`].
+pub fn load<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Snapshot<T>, SnapshotError> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|source| SnapshotError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    decode(&bytes, Origin::File(path.to_path_buf()))
+}
+
+fn decode<T: DeserializeOwned>(bytes: &[u8], origin: Origin) -> Result<Snapshot<T>, SnapshotError> {
+    // serde also reads structs from JSON arrays; a snapshot is always an object.
+    if let Some(first) = bytes.iter().find(|b| !b.is_ascii_whitespace())
+        && *first != b'{'
+    {
+        return match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Ok(_) => Err(SnapshotError::NotASnapshot { origin }),
+            Err(source) => Err(SnapshotError::Corrupt { origin, source }),
+        };
+    }
+    let header: Header = match serde_json::from_slice(bytes) {
+        Ok(header) => header,
+        // Well-formed JSON of another shape (an array, a string): not ours.
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            return Err(SnapshotError::NotASnapshot { origin });
+        }
+        Err(source) => return Err(SnapshotError::Corrupt { origin, source }),
+    };
+    if header.format.as_deref() != Some(FORMAT) {
+        return Err(SnapshotError::NotASnapshot { origin });
+    }
+    match header.format_version {
+        Some(found) if found > FORMAT_VERSION => {
+            return Err(SnapshotError::NewerVersion {
+                origin,
+                found,
+                supported: FORMAT_VERSION,
+            });
+        }
+        Some(1) => {}
+        Some(_) | None => {
+            return Err(SnapshotError::Corrupt {
+                origin,
+                source: serde_json::Error::custom("missing or invalid format_version"),
+            });
+        }
+    }
+    let envelope: Envelope<T> = serde_json::from_slice(bytes)
+        .map_err(|source| SnapshotError::Corrupt { origin, source })?;
+    Ok(Snapshot {
+        label: envelope.label,
+        created_turn: envelope.created_turn,
+        payload: envelope.payload,
+    })
+}

@@ -1,0 +1,472 @@
+//! One backend-conformance suite, run against every `StorageBackend`.
+//!
+//! Each case is a plain async function over `Arc<dyn StorageBackend>`; the
+//! `conformance_suite!` macro instantiates every case as a `#[tokio::test]` for one backend.
+//! Adding a backend (PostgreSQL later) is one more `conformance_suite!` line.
+
+use std::sync::Arc;
+
+use chef::store::{
+    Entry, Expect, FsBackend, MemoryBackend, Namespace, StorageBackend, StoreError, StoreKey,
+};
+use tempfile::TempDir;
+
+/// A backend under test plus whatever must live as long as it (a temp directory).
+pub(crate) struct Fixture {
+    pub(crate) store: Arc<dyn StorageBackend>,
+    _dir: Option<TempDir>,
+}
+
+pub(crate) fn memory() -> Fixture {
+    Fixture {
+        store: Arc::new(MemoryBackend::new()),
+        _dir: None,
+    }
+}
+
+pub(crate) fn file_system() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    Fixture {
+        store: Arc::new(FsBackend::open(dir.path()).unwrap()),
+        _dir: Some(dir),
+    }
+}
+
+macro_rules! conformance_suite {
+    ($backend:ident => $make:expr) => {
+        mod $backend {
+            conformance_suite!(@cases $make;
+                put_then_get_returns_the_entry_and_its_version,
+                every_write_changes_the_version,
+                compare_and_set_refuses_stale_writes_and_changes_nothing,
+                expect_any_overwrites_whatever_is_stored,
+                delete_honours_its_expectation,
+                a_recreated_key_never_reuses_a_version,
+                list_filters_by_prefix_and_sorts_by_bytes,
+                scan_returns_entries_with_versions_in_key_order,
+                namespaces_are_isolated,
+                unusual_but_valid_keys_round_trip,
+                concurrent_writers_that_retry_lose_no_update,
+                concurrent_creators_exactly_one_wins
+            );
+        }
+    };
+    (@cases $make:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+            async fn $case() {
+                let fixture = $make;
+                crate::store_conformance::$case(std::sync::Arc::clone(&fixture.store)).await;
+            }
+        )*
+    };
+}
+
+conformance_suite!(memory_backend => crate::store_conformance::memory());
+conformance_suite!(fs_backend => crate::store_conformance::file_system());
+
+fn key(k: &str) -> StoreKey {
+    StoreKey::new(k).unwrap()
+}
+
+fn expect_conflict<T: std::fmt::Debug>(result: Result<T, StoreError>, want_current: Option<u64>) {
+    match result {
+        Err(StoreError::Conflict { current, .. }) => assert_eq!(current, want_current),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+pub(crate) async fn put_then_get_returns_the_entry_and_its_version(store: Arc<dyn StorageBackend>) {
+    let ns = Namespace::NOTES;
+    assert!(store.get(&ns, &key("plan.md")).await.unwrap().is_none());
+    let entry = Entry::new("# plan\nline two")
+        .with_meta("zeta", 1)
+        .with_meta("alpha", serde_json::json!({"nested": [1, 2]}));
+    let version = store
+        .put(&ns, &key("plan.md"), entry.clone(), Expect::Absent)
+        .await
+        .unwrap();
+    let got = store.get(&ns, &key("plan.md")).await.unwrap().unwrap();
+    assert_eq!(got.version, version);
+    assert_eq!(got.value, entry);
+    // Metadata keeps its insertion order through the backend.
+    let names: Vec<_> = got.value.meta().keys().cloned().collect();
+    assert_eq!(names, ["zeta", "alpha"]);
+}
+
+pub(crate) async fn every_write_changes_the_version(store: Arc<dyn StorageBackend>) {
+    let ns = Namespace::MEMORY;
+    let k = key("lang");
+    let mut seen = Vec::new();
+    let mut expect = Expect::Absent;
+    for i in 0..5 {
+        let v = store
+            .put(&ns, &k, Entry::new(format!("v{i}")), expect)
+            .await
+            .unwrap();
+        assert!(!seen.contains(&v), "version {v} reused");
+        seen.push(v);
+        expect = Expect::Version(v);
+    }
+    let got = store.get(&ns, &k).await.unwrap().unwrap();
+    assert_eq!(got.value.content(), "v4");
+    assert_eq!(Some(&got.version), seen.last());
+}
+
+pub(crate) async fn compare_and_set_refuses_stale_writes_and_changes_nothing(
+    store: Arc<dyn StorageBackend>,
+) {
+    let ns = Namespace::MEMORY;
+    let k = key("lang");
+    // Version expected on an absent key: conflict, current = None.
+    expect_conflict(
+        store
+            .put(&ns, &k, Entry::new("x"), Expect::Version(7))
+            .await,
+        None,
+    );
+    assert!(store.get(&ns, &k).await.unwrap().is_none());
+
+    let v1 = store
+        .put(&ns, &k, Entry::new("TS"), Expect::Absent)
+        .await
+        .unwrap();
+    // Create over an existing key: conflict carrying the stored version.
+    expect_conflict(
+        store.put(&ns, &k, Entry::new("Go"), Expect::Absent).await,
+        Some(v1),
+    );
+    // A stale version: conflict carrying the stored version.
+    let v2 = store
+        .put(&ns, &k, Entry::new("Rust"), Expect::Version(v1))
+        .await
+        .unwrap();
+    expect_conflict(
+        store
+            .put(&ns, &k, Entry::new("Go"), Expect::Version(v1))
+            .await,
+        Some(v2),
+    );
+    let got = store.get(&ns, &k).await.unwrap().unwrap();
+    assert_eq!((got.value.content(), got.version), ("Rust", v2));
+    // The error names what conflicted.
+    let err = store
+        .put(&ns, &k, Entry::new("Go"), Expect::Absent)
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict());
+    assert_eq!(
+        err.to_string(),
+        format!("write conflict on memory/lang: stored version is {v2}")
+    );
+}
+
+pub(crate) async fn expect_any_overwrites_whatever_is_stored(store: Arc<dyn StorageBackend>) {
+    let ns = Namespace::NOTES;
+    let k = key("n");
+    store
+        .put(&ns, &k, Entry::new("a"), Expect::Any)
+        .await
+        .unwrap();
+    let v = store
+        .put(&ns, &k, Entry::new("b"), Expect::Any)
+        .await
+        .unwrap();
+    let got = store.get(&ns, &k).await.unwrap().unwrap();
+    assert_eq!((got.value.content(), got.version), ("b", v));
+}
+
+pub(crate) async fn delete_honours_its_expectation(store: Arc<dyn StorageBackend>) {
+    let ns = Namespace::NOTES;
+    let k = key("d/e");
+    assert!(!store.delete(&ns, &k, Expect::Any).await.unwrap());
+    assert!(!store.delete(&ns, &k, Expect::Absent).await.unwrap());
+    expect_conflict(store.delete(&ns, &k, Expect::Version(3)).await, None);
+
+    let v = store
+        .put(&ns, &k, Entry::new("x"), Expect::Absent)
+        .await
+        .unwrap();
+    expect_conflict(store.delete(&ns, &k, Expect::Absent).await, Some(v));
+    expect_conflict(
+        store
+            .delete(&ns, &k, Expect::Version(v.wrapping_add(1)))
+            .await,
+        Some(v),
+    );
+    assert!(store.get(&ns, &k).await.unwrap().is_some());
+    assert!(store.delete(&ns, &k, Expect::Version(v)).await.unwrap());
+    assert!(store.get(&ns, &k).await.unwrap().is_none());
+    assert!(store.list(&ns, "").await.unwrap().is_empty());
+
+    store
+        .put(&ns, &k, Entry::new("y"), Expect::Absent)
+        .await
+        .unwrap();
+    assert!(store.delete(&ns, &k, Expect::Any).await.unwrap());
+    assert!(store.get(&ns, &k).await.unwrap().is_none());
+}
+
+pub(crate) async fn a_recreated_key_never_reuses_a_version(store: Arc<dyn StorageBackend>) {
+    let ns = Namespace::MEMORY;
+    let k = key("aba");
+    let v1 = store
+        .put(&ns, &k, Entry::new("first"), Expect::Absent)
+        .await
+        .unwrap();
+    assert!(store.delete(&ns, &k, Expect::Version(v1)).await.unwrap());
+    let v2 = store
+        .put(&ns, &k, Entry::new("second"), Expect::Absent)
+        .await
+        .unwrap();
+    assert_ne!(v1, v2);
+    // A writer that read the first incarnation cannot overwrite the second.
+    expect_conflict(
+        store
+            .put(&ns, &k, Entry::new("stale"), Expect::Version(v1))
+            .await,
+        Some(v2),
+    );
+}
+
+pub(crate) async fn list_filters_by_prefix_and_sorts_by_bytes(store: Arc<dyn StorageBackend>) {
+    let ns = Namespace::NOTES;
+    for k in ["b", "a/y", "a/x", "a", "ab", "c/d/e", "B", "é"] {
+        store
+            .put(&ns, &key(k), Entry::new(k), Expect::Absent)
+            .await
+            .unwrap();
+    }
+    let list = |prefix: &'static str| {
+        let store = Arc::clone(&store);
+        let ns = ns.clone();
+        async move {
+            store
+                .list(&ns, prefix)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(StoreKey::into_inner)
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        list("").await,
+        ["B", "a", "a/x", "a/y", "ab", "b", "c/d/e", "é"]
+    );
+    assert_eq!(list("a").await, ["a", "a/x", "a/y", "ab"]);
+    assert_eq!(list("a/").await, ["a/x", "a/y"]);
+    assert_eq!(list("c/d").await, ["c/d/e"]);
+    assert!(list("zz").await.is_empty());
+    assert!(store.list(&Namespace::VFS, "").await.unwrap().is_empty());
+}
+
+pub(crate) async fn scan_returns_entries_with_versions_in_key_order(
+    store: Arc<dyn StorageBackend>,
+) {
+    let ns = Namespace::MEMORY;
+    let mut versions = Vec::new();
+    for k in ["k2", "k1", "other"] {
+        let v = store
+            .put(
+                &ns,
+                &key(k),
+                Entry::new(format!("value of {k}")).with_meta("k", k),
+                Expect::Absent,
+            )
+            .await
+            .unwrap();
+        versions.push((k, v));
+    }
+    let scanned = store.scan(&ns, "k").await.unwrap();
+    let got: Vec<_> = scanned
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.value.content(), v.version))
+        .collect();
+    let version_of = |name: &str| versions.iter().find(|(k, _)| *k == name).unwrap().1;
+    assert_eq!(
+        got,
+        [
+            ("k1", "value of k1", version_of("k1")),
+            ("k2", "value of k2", version_of("k2")),
+        ]
+    );
+}
+
+pub(crate) async fn namespaces_are_isolated(store: Arc<dyn StorageBackend>) {
+    let k = key("same");
+    let custom = Namespace::new("team-1").unwrap();
+    for (i, ns) in [
+        Namespace::MEMORY,
+        Namespace::NOTES,
+        Namespace::VFS,
+        Namespace::ARCHIVE,
+        custom.clone(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        store
+            .put(ns, &k, Entry::new(format!("{ns}-{i}")), Expect::Absent)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        store
+            .get(&Namespace::NOTES, &k)
+            .await
+            .unwrap()
+            .unwrap()
+            .value
+            .content(),
+        "notes-1"
+    );
+    assert!(
+        store
+            .delete(&Namespace::NOTES, &k, Expect::Any)
+            .await
+            .unwrap()
+    );
+    assert!(store.get(&Namespace::NOTES, &k).await.unwrap().is_none());
+    assert_eq!(
+        store
+            .get(&Namespace::MEMORY, &k)
+            .await
+            .unwrap()
+            .unwrap()
+            .value
+            .content(),
+        "memory-0"
+    );
+    assert_eq!(
+        store
+            .get(&custom, &k)
+            .await
+            .unwrap()
+            .unwrap()
+            .value
+            .content(),
+        "team-1-4"
+    );
+    assert_eq!(
+        store.list(&Namespace::VFS, "").await.unwrap(),
+        std::slice::from_ref(&k)
+    );
+    assert!(store.list(&Namespace::NOTES, "").await.unwrap().is_empty());
+}
+
+pub(crate) async fn unusual_but_valid_keys_round_trip(store: Arc<dyn StorageBackend>) {
+    let ns = Namespace::VFS;
+    let big = "x".repeat(1 << 20) + "\u{1F600}\0\u{7f}\"\\";
+    let keys = [
+        "a.json",
+        "a.d",
+        "a.json.d/b",
+        "with space/ü-é",
+        "x.d/y.json",
+        "q?*:<>|",
+        "a",
+        "a/b",
+    ];
+    for k in keys {
+        store
+            .put(&ns, &key(k), Entry::new(k), Expect::Absent)
+            .await
+            .unwrap();
+    }
+    store
+        .put(&ns, &key("big"), Entry::new(big.clone()), Expect::Absent)
+        .await
+        .unwrap();
+    for k in keys {
+        assert_eq!(
+            store
+                .get(&ns, &key(k))
+                .await
+                .unwrap()
+                .unwrap()
+                .value
+                .content(),
+            k
+        );
+    }
+    assert_eq!(
+        store
+            .get(&ns, &key("big"))
+            .await
+            .unwrap()
+            .unwrap()
+            .value
+            .content(),
+        big
+    );
+    assert_eq!(store.list(&ns, "").await.unwrap().len(), keys.len() + 1);
+}
+
+pub(crate) async fn concurrent_writers_that_retry_lose_no_update(store: Arc<dyn StorageBackend>) {
+    const TASKS: u64 = 8;
+    const INCREMENTS: u64 = 15;
+    let ns = Namespace::MEMORY;
+    let k = key("counter");
+    let mut handles = Vec::new();
+    for _ in 0..TASKS {
+        let store = Arc::clone(&store);
+        let (ns, k) = (ns.clone(), k.clone());
+        handles.push(tokio::spawn(async move {
+            let mut conflicts = 0u64;
+            for _ in 0..INCREMENTS {
+                loop {
+                    let read = store.get(&ns, &k).await.unwrap();
+                    let n: u64 = read
+                        .as_ref()
+                        .map_or(0, |r| r.value.content().parse().unwrap());
+                    let expect = Expect::from_read(read.as_ref());
+                    match store
+                        .put(&ns, &k, Entry::new((n + 1).to_string()), expect)
+                        .await
+                    {
+                        Ok(_) => break,
+                        Err(e) if e.is_conflict() => conflicts += 1,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            }
+            conflicts
+        }));
+    }
+    let mut conflicts = 0;
+    for h in handles {
+        conflicts += h.await.unwrap();
+    }
+    let got = store.get(&ns, &k).await.unwrap().unwrap();
+    assert_eq!(
+        got.value.content(),
+        (TASKS * INCREMENTS).to_string(),
+        "{conflicts} conflicts"
+    );
+}
+
+pub(crate) async fn concurrent_creators_exactly_one_wins(store: Arc<dyn StorageBackend>) {
+    let ns = Namespace::NOTES;
+    let k = key("claim");
+    let mut handles = Vec::new();
+    for i in 0..16 {
+        let store = Arc::clone(&store);
+        let (ns, k) = (ns.clone(), k.clone());
+        handles.push(tokio::spawn(async move {
+            store
+                .put(&ns, &k, Entry::new(i.to_string()), Expect::Absent)
+                .await
+        }));
+    }
+    let mut winners = Vec::new();
+    for (i, h) in handles.into_iter().enumerate() {
+        match h.await.unwrap() {
+            Ok(_) => winners.push(i),
+            Err(e) => assert!(e.is_conflict(), "{e}"),
+        }
+    }
+    assert_eq!(winners.len(), 1);
+    let got = store.get(&ns, &k).await.unwrap().unwrap();
+    assert_eq!(got.value.content(), winners[0].to_string());
+}
