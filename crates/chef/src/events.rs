@@ -33,6 +33,11 @@ pub enum ChefEvent {
     },
     /// Memory changed (set, deleted or expired).
     Memory(MemoryEvent),
+    /// An owned tool changed memory.
+    MemoryWritten {
+        /// The owned tool that wrote.
+        tool: String,
+    },
     /// An announcement was added, changed or retracted.
     AnnouncementChanged {
         /// Its id.

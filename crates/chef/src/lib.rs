@@ -48,10 +48,10 @@ pub use crate::{
     events::ChefEvent,
     gate::Blocklist,
     namespace::{NamespaceCall, NamespaceError, ToolGroup},
-    owned::ToolsMode,
+    owned::{OwnedReply, ToolsMode},
     prune::{KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy},
     session::{
         ANCHOR_LINE, Chef, ChefConfig, MemoryPlacement, OwnedCall, Payload, PayloadMeta, Routed,
-        RoutedCall, TargetOptions,
+        RoutedCall, SessionState, TargetOptions,
     },
 };

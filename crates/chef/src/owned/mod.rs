@@ -12,9 +12,14 @@
 //!
 //! `recall_context` is owned (handled when called) but never emitted.
 
+mod handle;
+
 use chef_ir::ToolDefinition;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+
+pub use self::handle::OwnedReply;
+pub(crate) use self::handle::{Context, handle};
 
 /// `create_memory`.
 pub const CREATE_MEMORY: &str = "create_memory";

@@ -3,6 +3,7 @@
 mod assemble;
 mod route;
 mod select;
+mod state;
 mod wire;
 
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use self::select::{SelectInput, TurnTools};
 pub use self::{
     assemble::ANCHOR_LINE,
     route::{OwnedCall, Routed, RoutedCall},
+    state::SessionState,
     wire::TargetOptions,
 };
 use crate::{
@@ -21,6 +23,8 @@ use crate::{
     error::ChefError,
     events::ChefEvent,
     memory::{Memory, MemoryStyle},
+    owned::OwnedReply,
+    store::{MemoryBackend, StorageBackend},
     namespace::ToolGroup,
     owned::ToolsMode,
     prune::{KeepReason, PrunePolicy, Pruner, Strategy},
@@ -57,6 +61,8 @@ pub struct ChefConfig {
     pub cache: bool,
     /// Emit `new_context` (unified mode) and track a handoff budget.
     pub handoff: bool,
+    /// Namespaces the owned tools may write to (default `memory`, `notes`).
+    pub writable: Vec<String>,
     /// Provider compile settings.
     pub targets: TargetOptions,
 }
@@ -72,6 +78,7 @@ impl Default for ChefConfig {
             announce_tool_changes: false,
             cache: true,
             handoff: false,
+            writable: vec!["memory".to_owned(), "notes".to_owned()],
             targets: TargetOptions::default(),
         }
     }
@@ -217,6 +224,8 @@ pub struct Chef {
     tools: Option<Arc<TurnTools>>,
     shown: Option<Vec<ToolName>>,
     turn: u64,
+    store: Arc<dyn StorageBackend>,
+    new_context_requested: bool,
     subscribers: Vec<Subscriber>,
 }
 
@@ -254,8 +263,64 @@ impl Chef {
             tools: None,
             shown: None,
             turn: 0,
+            store: Arc::new(MemoryBackend::new()),
+            new_context_requested: false,
             subscribers: Vec::new(),
         }
+    }
+
+    /// Uses `store` for the `context` tool's namespaces other than memory (default: an
+    /// in-memory store owned by this session).
+    #[must_use]
+    pub fn with_store(mut self, store: Arc<dyn StorageBackend>) -> Self {
+        self.store = store;
+        self
+    }
+
+    /// The store behind the `context` tool.
+    pub fn store(&self) -> &Arc<dyn StorageBackend> {
+        &self.store
+    }
+
+    /// Answers a call of a library-owned tool (see [`Routed::Owned`]).
+    ///
+    /// Mistakes the model can correct come back as an [`OwnedReply`] with `is_error` set;
+    /// only failures of the host (the store's I/O) and a call of a tool chef does not own
+    /// are `Err`. The gate has already run when the call came through [`Chef::route`].
+    pub async fn handle_tool(&mut self, call: &OwnedCall) -> Result<OwnedReply, ChefError> {
+        if !crate::owned::is_owned_name(&call.name) {
+            return Err(ChefError::NotOwned(call.name.clone()));
+        }
+        let before = self.memory.as_ref().map(crate::memory::Memory::state);
+        let store = Arc::clone(&self.store);
+        let writable = self.config.writable.clone();
+        let reply = crate::owned::handle(
+            &call.name,
+            &call.arguments,
+            crate::owned::Context {
+                memory: self.memory.as_mut(),
+                store: &store,
+                writable: &writable,
+                new_context_requested: &mut self.new_context_requested,
+            },
+        )
+        .await?;
+        if self.memory.as_ref().map(crate::memory::Memory::state) != before {
+            self.emit(&ChefEvent::MemoryWritten { tool: call.name.clone() });
+        }
+        Ok(reply)
+    }
+
+    /// Asks for a fresh context window: the next overflow step summarises or archives
+    /// everything before the last turn.
+    pub fn request_new_context(&mut self) -> &mut Self {
+        self.new_context_requested = true;
+        self
+    }
+
+    /// Whether a new context window was requested and not yet acted on.
+    pub fn new_context_requested(&self) -> bool {
+        self.new_context_requested
     }
 
     /// Attaches memory (enables the memory tools in legacy mode and the memory layer).

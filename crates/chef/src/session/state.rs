@@ -1,0 +1,119 @@
+//! Snapshots of a session: everything that decides the next compile.
+
+use std::path::Path;
+
+use chef_ir::{Message, ToolDefinition};
+use serde::{Deserialize, Serialize};
+
+use super::Chef;
+use crate::{
+    announce::Announcements,
+    error::ChefError,
+    gate::Blocklist,
+    memory::MemoryState,
+    namespace::ToolGroup,
+    snapshot::{self, Snapshot},
+};
+
+/// The state of a session, as saved to disk. Configuration (levels, modes, provider
+/// settings) is not part of it: restore into a session built with the same configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionState {
+    /// The system prompt.
+    pub system: Vec<Message>,
+    /// The conversation.
+    pub history: Vec<Message>,
+    /// Registered flat tools.
+    pub tools: Vec<ToolDefinition>,
+    /// Registered namespaces.
+    #[serde(default)]
+    pub namespaces: Vec<ToolGroup>,
+    /// Registered lazy toolkits.
+    #[serde(default)]
+    pub toolkits: Vec<ToolGroup>,
+    /// Toolkits loaded so far, in load order.
+    #[serde(default)]
+    pub loaded_toolkits: Vec<String>,
+    /// The blocklist.
+    #[serde(default)]
+    pub blocked: Blocklist,
+    /// Standing announcements.
+    #[serde(default)]
+    pub announcements: Announcements,
+    /// Memory entries and their turn counter (`None`: the session had no memory).
+    #[serde(default)]
+    pub memory: Option<MemoryState>,
+    /// Compiles so far.
+    pub turn: u64,
+    /// The real names the model could reach at the last compile (for tool-change
+    /// announcements).
+    #[serde(default)]
+    pub shown_tools: Option<Vec<chef_ir::ToolName>>,
+    /// A `new_context` request not yet acted on.
+    #[serde(default)]
+    pub new_context_requested: bool,
+}
+
+impl Chef {
+    /// Captures everything that decides the next compile.
+    pub fn snapshot(&self, label: Option<&str>) -> Snapshot<SessionState> {
+        let state = SessionState {
+            system: self.system.clone(),
+            history: self.history.clone(),
+            tools: self.pruner.all_tools().to_vec(),
+            namespaces: self.pruner.namespaces().to_vec(),
+            toolkits: self.pruner.toolkits().to_vec(),
+            loaded_toolkits: self.loaded_toolkits.clone(),
+            blocked: self.pruner.blocklist().clone(),
+            announcements: self.announcements.clone(),
+            memory: self.memory.as_ref().map(crate::memory::Memory::state),
+            turn: self.turn,
+            shown_tools: self.shown.clone(),
+            new_context_requested: self.new_context_requested,
+        };
+        let snapshot = Snapshot::new(state).with_created_turn(self.turn);
+        match label {
+            Some(label) => snapshot.with_label(label),
+            None => snapshot,
+        }
+    }
+
+    /// Replaces the session's state with a snapshot's. Validated first: a snapshot whose
+    /// registrations are refused leaves the session untouched.
+    pub fn restore(&mut self, snapshot: &Snapshot<SessionState>) -> Result<&mut Self, ChefError> {
+        let state = &snapshot.payload;
+        let mut pruner = crate::prune::Pruner::new(self.config.strategy);
+        pruner.register_tools(state.tools.clone())?;
+        pruner.register_namespaces(state.namespaces.clone())?;
+        pruner.register_toolkits(state.toolkits.clone())?;
+        pruner.set_blocked_tools(state.blocked.entries().iter().cloned());
+        self.pruner = pruner;
+        self.system = state.system.clone();
+        self.history = state.history.clone();
+        self.loaded_toolkits = state.loaded_toolkits.clone();
+        self.announcements = state.announcements.clone();
+        if let (Some(memory), Some(saved)) = (self.memory.as_mut(), state.memory.clone()) {
+            memory.restore_state(saved);
+        }
+        self.turn = state.turn;
+        self.shown = state.shown_tools.clone();
+        self.new_context_requested = state.new_context_requested;
+        self.touch();
+        Ok(self)
+    }
+
+    /// Saves a snapshot to `path` atomically and durably (temp file, fsync, rename, fsync
+    /// of the directory).
+    pub fn save(&self, path: impl AsRef<Path>, label: Option<&str>) -> Result<(), ChefError> {
+        snapshot::save(path, &self.snapshot(label))?;
+        Ok(())
+    }
+
+    /// Loads a snapshot from `path` and restores it. A corrupt file, or one written by a
+    /// newer format version, gives a typed error and leaves the session untouched.
+    pub fn load(&mut self, path: impl AsRef<Path>) -> Result<&mut Self, ChefError> {
+        let snapshot: Snapshot<SessionState> = snapshot::load(path)?;
+        self.restore(&snapshot)
+    }
+}
