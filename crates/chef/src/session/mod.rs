@@ -468,6 +468,21 @@ impl Chef {
         Ok(fresh)
     }
 
+    /// The dispatcher code of a real tool at levels 3–4 (`None` below level 3, or for a
+    /// tool not offered this turn).
+    pub fn code_for(&mut self, name: &str) -> Option<String> {
+        let tools = self.turn_tools().ok()?;
+        tools.stable.code_for(name).ok().map(str::to_owned)
+    }
+
+    /// The call a model would write for `name(args)` at the configured level (for tests and
+    /// demos).
+    pub fn encode_call(&mut self, name: &str, args: serde_json::Value) -> Option<chef_ir::ToolCall> {
+        let tools = self.turn_tools().ok()?;
+        let encoded = tools.stable.encode_call_for_test(name, args).ok()?;
+        Some(chef_ir::ToolCall::new(format!("call_{name}"), encoded.name, encoded.args))
+    }
+
     /// The task text for pruning: the latest user message's text.
     fn task(&self) -> String {
         self.history

@@ -9,6 +9,7 @@
 )]
 
 mod crash;
+mod gate_bypass;
 mod memory;
 mod snapshot_file;
 mod store_conformance;

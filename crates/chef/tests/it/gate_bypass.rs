@@ -1,0 +1,256 @@
+//! The gate holds on every route a model can take to a blocked tool (issue 8).
+
+use chef::{Chef, ChefConfig, Routed, ToolGroup};
+use chef_compress::Level;
+use chef_ir::{Message, Target, ToolCall, ToolDefinition};
+use serde_json::{Value, json};
+
+const BLOCKED: &str = "fs_delete_file";
+
+fn tools() -> Vec<ToolDefinition> {
+    let path = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+    vec![
+        ToolDefinition::new("fs_read_file", path.clone()).with_description("Read a file."),
+        ToolDefinition::new(BLOCKED, path.clone()).with_description("Delete a file."),
+        ToolDefinition::new("fs_list_dir", path).with_description("List a directory."),
+        ToolDefinition::new("web_search", json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}))
+            .with_description("Search the web."),
+    ]
+}
+
+fn chef(level: Level) -> Chef {
+    let mut chef = Chef::new(ChefConfig::default().with_level(level));
+    chef.register_tools(tools()).unwrap();
+    chef.set_system_prompt(vec![Message::system("You manage files.")]);
+    chef.push(Message::user("Clean up the temp directory."));
+    chef.set_blocked_tools([BLOCKED]);
+    chef
+}
+
+fn call(name: &str, args: Value) -> ToolCall {
+    ToolCall::new("c1", name, args)
+}
+
+#[track_caller]
+fn assert_blocked(chef: &mut Chef, call: &ToolCall) {
+    match chef.route(call) {
+        Routed::Blocked { name, reply, .. } => {
+            assert!(reply.contains("is currently blocked"), "{reply}");
+            assert!(!name.is_empty());
+        }
+        other => panic!("{call:?} got through the gate: {other:?}"),
+    }
+}
+
+#[track_caller]
+fn assert_not_dispatched(chef: &mut Chef, call: &ToolCall) {
+    let routed = chef.route(call);
+    assert!(
+        !matches!(routed, Routed::Call(_)),
+        "{call:?} was dispatched: {routed:?}"
+    );
+}
+
+fn args() -> Value {
+    json!({"path": "/tmp/x"})
+}
+
+#[test]
+fn route_01_exact_name_at_levels_0_and_1() {
+    for level in [Level::Zero, Level::One] {
+        assert_blocked(&mut chef(level), &call(BLOCKED, args()));
+    }
+}
+
+#[test]
+fn route_02_other_letter_case() {
+    for level in [Level::Zero, Level::One, Level::Three] {
+        assert_blocked(&mut chef(level), &call("FS_DELETE_FILE", args()));
+        assert_blocked(&mut chef(level), &call("Fs_Delete_File", args()));
+    }
+}
+
+#[test]
+fn route_03_surrounding_whitespace() {
+    for level in [Level::Zero, Level::One, Level::Three] {
+        assert_blocked(&mut chef(level), &call("  fs_delete_file\n", args()));
+    }
+}
+
+#[test]
+fn route_04_dotted_dashed_and_camel_aliases() {
+    for level in [Level::One, Level::Three] {
+        for alias in ["fs.delete_file", "fs-delete-file", "fs/delete_file", "fsDeleteFile", "fs delete file"] {
+            assert_blocked(&mut chef(level), &call(alias, args()));
+        }
+    }
+}
+
+#[test]
+fn route_05_level_3_dispatcher_code() {
+    let mut chef = chef(Level::Three);
+    let code = chef.code_for(BLOCKED).unwrap();
+    assert_blocked(&mut chef, &call("t", json!({"f": code, "a": args()})));
+}
+
+#[test]
+fn route_06_level_3_code_used_as_the_tool_name() {
+    let mut chef = chef(Level::Three);
+    let code = chef.code_for(BLOCKED).unwrap();
+    assert_blocked(&mut chef, &call(&code, args()));
+}
+
+#[test]
+fn route_07_level_3_real_name_and_drifted_name_in_f() {
+    let mut chef = chef(Level::Three);
+    for f in [BLOCKED, "FS.Delete-File", "fsdeletefile"] {
+        assert_blocked(&mut chef, &call("t", json!({"f": f, "a": args()})));
+    }
+}
+
+#[test]
+fn route_08_q_then_t() {
+    let mut chef = chef(Level::Three);
+    let code = chef.code_for(BLOCKED).unwrap();
+    match chef.route(&call("q", json!({"s": "delete"}))) {
+        Routed::Lookup { reply, .. } => assert!(reply.contains(&code), "{reply}"),
+        other => panic!("{other:?}"),
+    }
+    assert_blocked(&mut chef, &call("t", json!({"f": code, "a": args()})));
+}
+
+#[test]
+fn route_09_dispatcher_nested_in_itself_and_flat_bags() {
+    let mut chef = chef(Level::Three);
+    let code = chef.code_for(BLOCKED).unwrap();
+    assert_blocked(&mut chef, &call("t", json!({"f": "t", "a": {"f": code, "a": args()}})));
+    assert_blocked(&mut chef, &call("t", json!({"f": code, "path": "/tmp/x"})));
+}
+
+#[test]
+fn route_10_whole_arguments_as_a_json_string() {
+    let mut chef = chef(Level::Three);
+    let code = chef.code_for(BLOCKED).unwrap();
+    let text = json!({"f": code, "a": args()}).to_string();
+    assert_blocked(&mut chef, &call("t", Value::String(text)));
+}
+
+#[test]
+fn route_11_level_2_compound_op() {
+    let mut chef = chef(Level::Two);
+    let encoded = chef.encode_call(BLOCKED, args()).unwrap();
+    assert_eq!(encoded.name.as_str(), "fs");
+    assert_blocked(&mut chef, &encoded);
+    assert_blocked(&mut chef, &call("fs", json!({"op": "delete_file", "args": args()})));
+}
+
+fn namespaced(level: Level, blocked: &str) -> Chef {
+    let mut chef = Chef::new(ChefConfig::default().with_level(level));
+    let all = tools();
+    chef.register_namespaces(vec![ToolGroup::new(
+        "file_ops",
+        "File operations",
+        all.iter().filter(|t| t.name.as_str().starts_with("fs_")).cloned().collect(),
+    )])
+    .unwrap();
+    chef.register_toolkits(vec![ToolGroup::new(
+        "Web",
+        "Web access",
+        all.iter().filter(|t| t.name == "web_search").cloned().collect(),
+    )])
+    .unwrap();
+    chef.push(Message::user("go"));
+    chef.set_blocked_tools([blocked]);
+    chef
+}
+
+#[test]
+fn route_12_namespace_action() {
+    for level in [Level::Zero, Level::One, Level::Three] {
+        let mut chef = namespaced(level, BLOCKED);
+        let ns_call = call("file_ops", json!({"action": BLOCKED, "args": args()}));
+        let routed = if level == Level::Three {
+            let code = chef.code_for("file_ops").unwrap();
+            call("t", json!({"f": code, "a": {"action": BLOCKED, "args": args()}}))
+        } else {
+            ns_call.clone()
+        };
+        assert_blocked(&mut chef, &ns_call);
+        assert_blocked(&mut chef, &routed);
+        // Flat arguments beside the action, and the action in another case.
+        assert_blocked(&mut chef, &call("file_ops", json!({"action": BLOCKED, "path": "/x"})));
+        assert_blocked(&mut chef, &call("file_ops", json!({"action": "FS_DELETE_FILE", "args": args()})));
+        // Other actions of the namespace still work.
+        assert!(matches!(
+            chef.route(&call("file_ops", json!({"action": "fs_read_file", "args": args()}))),
+            Routed::Call(_)
+        ));
+    }
+}
+
+#[test]
+fn route_13_a_blocked_namespace_blocks_every_action() {
+    let mut chef = namespaced(Level::One, "file_ops");
+    assert_blocked(&mut chef, &call("file_ops", json!({"action": "fs_read_file", "args": args()})));
+}
+
+#[test]
+fn route_14_toolkit_tool_after_load_toolkit() {
+    let mut chef = namespaced(Level::One, "web_search");
+    match chef.route(&call("load_toolkit", json!({"toolkit_name": "web"}))) {
+        Routed::ToolkitLoaded { toolkit, .. } => assert_eq!(toolkit, "Web"),
+        other => panic!("{other:?}"),
+    }
+    chef.compile(Target::Anthropic).unwrap();
+    assert_blocked(&mut chef, &call("web_search", json!({"q": "x"})));
+}
+
+#[test]
+fn route_15_blocked_toolkit_and_blocked_loader() {
+    let mut chef = namespaced(Level::One, "Web");
+    assert_blocked(&mut chef, &call("load_toolkit", json!({"toolkit_name": "Web"})));
+    let mut chef = namespaced(Level::One, "load_toolkit");
+    assert_blocked(&mut chef, &call("load_toolkit", json!({"toolkit_name": "Web"})));
+}
+
+#[test]
+fn route_16_owned_tools_are_gated_too() {
+    let mut chef = Chef::new(ChefConfig::default().with_tools_mode(chef::ToolsMode::Unified));
+    chef.set_blocked_tools(["context"]);
+    assert_blocked(&mut chef, &call("context", json!({"command": "view", "path": "notes/"})));
+}
+
+#[test]
+fn route_17_unknown_names_are_not_dispatched() {
+    let mut chef = chef(Level::Three);
+    assert_not_dispatched(&mut chef, &call("zz9", args()));
+    assert_not_dispatched(&mut chef, &call("", args()));
+    assert_not_dispatched(&mut chef, &call("t", json!({"f": "zz9"})));
+}
+
+#[test]
+fn allowed_tools_still_route_on_every_path() {
+    let mut chef = chef(Level::Three);
+    let code = chef.code_for("fs_read_file").unwrap();
+    match chef.route(&call("t", json!({"f": code, "a": args()}))) {
+        Routed::Call(c) => {
+            assert_eq!(c.name, "fs_read_file");
+            assert_eq!(c.arguments, args());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn blocking_never_changes_the_compiled_request() {
+    for target in Target::ALL {
+        for level in [Level::Zero, Level::One, Level::Three] {
+            let mut chef = chef(level);
+            chef.set_blocked_tools(Vec::<String>::new());
+            let before = chef.compile(target).unwrap().body;
+            chef.set_blocked_tools([BLOCKED, "web_search"]);
+            let after = chef.compile(target).unwrap().body;
+            assert_eq!(before, after, "{target} level {level:?}");
+        }
+    }
+}
