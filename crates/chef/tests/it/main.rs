@@ -11,6 +11,14 @@
 mod crash;
 mod gate_bypass;
 mod memory;
+mod session;
 mod snapshot_file;
 mod store_conformance;
 mod store_fs;
+
+/// A file under the workspace's `tests/fixtures`.
+pub(crate) fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
