@@ -71,7 +71,7 @@ pub use crate::{
 const _: fn() = || {
     fn assert_send_sync<T: Send + Sync + 'static>() {}
     assert_send_sync::<chat::Compiled<'static>>();
-    // assert_send_sync::<responses::Compiled<'static>>();
+    assert_send_sync::<responses::Compiled<'static>>();
     assert_send_sync::<Error>();
     assert_send_sync::<ParsedResponse>();
 };

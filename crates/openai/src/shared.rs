@@ -130,6 +130,31 @@ pub(crate) fn attachment_from_url(
     }
 }
 
+/// The wire name for a real name, borrowed when it is unchanged.
+pub(crate) fn wire_name<'a>(names: &WireNames, real: &'a str) -> Cow<'a, str> {
+    let wire = names.to_wire(real);
+    if wire == real {
+        Cow::Borrowed(real)
+    } else {
+        Cow::Owned(wire.to_owned())
+    }
+}
+
+/// An uploaded OpenAI file is referenced by its id (`file-…`); chef keeps such ids as
+/// URL sources.
+pub(crate) fn is_file_id(url: &str) -> bool {
+    url.starts_with("file-")
+}
+
+/// A media type for inline file data that names none: PDF for `.pdf` files (the
+/// document type both OpenAI APIs read), otherwise `application/octet-stream`.
+pub(crate) fn media_type_for(filename: Option<&str>) -> &'static str {
+    match filename {
+        Some(name) if name.to_ascii_lowercase().ends_with(".pdf") => "application/pdf",
+        _ => "application/octet-stream",
+    }
+}
+
 /// `<thinking>\nT\n</thinking>\n\n` for a non-empty thinking text.
 pub(crate) fn thinking_text(thinking: &str) -> String {
     format!("<thinking>\n{thinking}\n</thinking>\n\n")

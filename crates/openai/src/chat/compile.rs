@@ -11,7 +11,7 @@ use super::wire::{self, FileRef, FunctionDefinition, ImageUrl, MessageContent, P
 use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
-    shared::{self, CompileOptions},
+    shared::{self, CompileOptions, is_file_id, wire_name},
 };
 
 /// A compiled Chat Completions request.
@@ -86,16 +86,6 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
         notices,
         stable_messages,
     })
-}
-
-/// The wire name for a real name, borrowed when it is unchanged.
-pub(crate) fn wire_name<'a>(names: &WireNames, real: &'a str) -> Cow<'a, str> {
-    let wire = names.to_wire(real);
-    if wire == real {
-        Cow::Borrowed(real)
-    } else {
-        Cow::Owned(wire.to_owned())
-    }
 }
 
 fn tools<'a>(
@@ -449,12 +439,6 @@ impl<'a> Builder<'a, '_> {
             });
         }
     }
-}
-
-/// An uploaded OpenAI file is referenced by its id (`file-…`); chef keeps such ids as
-/// URL sources.
-pub(crate) fn is_file_id(url: &str) -> bool {
-    url.starts_with("file-")
 }
 
 fn text_part(text: &str) -> Tagged<'_, Part<'_>> {

@@ -219,7 +219,7 @@ fn user_part(part: Tagged<'_, Part<'_>>) -> Content {
             if file.file_data.is_some() || file.file_id.is_some() =>
         {
             let filename = file.filename.as_deref();
-            let fallback = media_type_for(filename);
+            let fallback = shared::media_type_for(filename);
             let attachment = match (&file.file_data, &file.file_id) {
                 (Some(data), _) if data.starts_with("data:") => {
                     shared::attachment_from_url(data, fallback, filename)
@@ -240,14 +240,5 @@ fn user_part(part: Tagged<'_, Part<'_>>) -> Content {
             Content::Attachment(attachment)
         }
         other => unknown(serde_json::to_value(other).unwrap_or(Value::Null)),
-    }
-}
-
-/// A media type for inline file data that names none: PDF for `.pdf` files (the only
-/// document type Chat Completions reads), otherwise `application/octet-stream`.
-fn media_type_for(filename: Option<&str>) -> &'static str {
-    match filename {
-        Some(name) if name.to_ascii_lowercase().ends_with(".pdf") => "application/pdf",
-        _ => "application/octet-stream",
     }
 }
