@@ -84,6 +84,10 @@ fn assistant(message: wire::AssistantMessage<'_>, names: &WireNames) -> Message 
         });
     }
     for (key, value) in message.extra {
+        // A reply's message repeats its role; it is not content.
+        if key == "role" {
+            continue;
+        }
         let empty = match &value {
             Value::Null => true,
             Value::Array(items) => items.is_empty(),

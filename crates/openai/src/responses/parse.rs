@@ -195,6 +195,24 @@ impl Adapter {
         }
     }
 
+    fn message(&mut self, message: MessageItem<'_>) {
+        match message.role.as_ref() {
+            "system" | "developer" => {
+                let mut content = Vec::new();
+                message_blocks(message, &mut content);
+                let positional = self.started;
+                self.push(Message::new(Role::System, content).with_positional(positional));
+            }
+            "assistant" => self.with_turn(true, |content| message_blocks(message, content)),
+            _ => {
+                let mut content = Vec::new();
+                message_blocks(message, &mut content);
+                self.started = true;
+                self.push(Message::new(Role::User, content));
+            }
+        }
+    }
+
     fn push(&mut self, message: Message) {
         self.open = None;
         self.messages.push(message);
@@ -216,23 +234,7 @@ fn request_from_wire(body: wire::Request<'_>) -> Request {
     };
     for item in items {
         match item {
-            Tagged::Known(Item::Message(message)) => match message.role.as_ref() {
-                "system" | "developer" => {
-                    let mut content = Vec::new();
-                    message_blocks(message, &mut content);
-                    let positional = adapter.started;
-                    adapter.push(Message::new(Role::System, content).with_positional(positional));
-                }
-                "assistant" => {
-                    adapter.with_turn(true, |content| message_blocks(message, content));
-                }
-                _ => {
-                    let mut content = Vec::new();
-                    message_blocks(message, &mut content);
-                    adapter.started = true;
-                    adapter.push(Message::new(Role::User, content));
-                }
-            },
+            Tagged::Known(Item::Message(message)) => adapter.message(message),
             Tagged::Known(Item::FunctionCall(call)) => {
                 adapter.with_turn(false, |content| call_blocks(call, &identity, content));
             }
@@ -246,10 +248,18 @@ fn request_from_wire(body: wire::Request<'_>) -> Request {
                 adapter.started = true;
             }
             Tagged::Unknown(value) => {
+                let value = value.into_owned();
+                if value.get("type").is_none() && value.get("role").is_some() {
+                    // "An item without type but with role is a message" (easy input form).
+                    if let Ok(message) = serde_json::from_value::<MessageItem<'_>>(value.clone()) {
+                        adapter.message(message);
+                        continue;
+                    }
+                }
                 if value.get("type").and_then(Value::as_str) == Some("reasoning") {
-                    adapter.pending.push(unknown(value.into_owned()));
+                    adapter.pending.push(unknown(value));
                 } else {
-                    adapter.with_turn(false, |content| content.push(unknown(value.into_owned())));
+                    adapter.with_turn(false, |content| content.push(unknown(value)));
                 }
             }
         }
