@@ -63,3 +63,38 @@ pub(crate) fn decode<'a, K: KnownTags + DeserializeOwned>(
         _ => Ok(Tagged::Unknown(Cow::Owned(value))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::chat::wire::Part;
+
+    #[test]
+    fn known_tags_decode_and_unknown_tags_are_kept() {
+        let known: Tagged<'_, Part<'_>> = decode(json!({"type":"text","text":"a"})).unwrap();
+        assert!(matches!(known, Tagged::Known(Part::Text { .. })));
+        let value = json!({"type":"input_audio","z":1,"a":[2]});
+        let unknown: Tagged<'_, Part<'_>> = decode(value.clone()).unwrap();
+        assert_eq!(unknown, Tagged::Unknown(Cow::Owned(value.clone())));
+        assert_eq!(
+            serde_json::to_string(&unknown).unwrap(),
+            r#"{"type":"input_audio","z":1,"a":[2]}"#
+        );
+        let untagged: Tagged<'_, Part<'_>> = decode(json!([1])).unwrap();
+        assert!(matches!(untagged, Tagged::Unknown(_)));
+    }
+
+    #[test]
+    fn a_known_tag_with_the_wrong_shape_is_an_error() {
+        let err = decode::<Part<'_>>(json!({"type":"text"})).unwrap_err();
+        assert!(matches!(
+            err,
+            crate::Error::CorruptKnownKind {
+                kind: "content part",
+                ..
+            }
+        ));
+    }
+}

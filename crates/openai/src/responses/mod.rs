@@ -41,6 +41,38 @@ pub use self::{
 };
 use crate::error::Result;
 
+/// OpenAI's documented tool-search tool, `{"type":"tool_search"}`, as a native tool for
+/// [`chef_ir::Target::OpenAiResponses`]. Offer it beside tools marked `defer_loading` to
+/// let the model load their definitions on demand (the search runs on OpenAI's side).
+///
+/// ```
+/// use chef_ir::{Message, Request, ToolDefinition};
+/// use chef_openai::{CompileOptions, responses};
+/// use serde_json::json;
+///
+/// let request = Request::new(vec![Message::user("hi")])
+///     .with_tools(vec![
+///         ToolDefinition::new("search_docs", json!({"type": "object"})),
+///         ToolDefinition::new("archive", json!({"type": "object"})).with_defer_loading(true),
+///     ])
+///     .with_native_tools(vec![responses::tool_search()]);
+/// let body = responses::to_vec(&responses::compile(&request, &CompileOptions::default())?)?;
+/// let body = String::from_utf8(body)?;
+/// assert!(body.contains(r#""defer_loading":true},{"type":"tool_search"}]"#));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn tool_search() -> chef_ir::NativeTool {
+    let mut value = serde_json::Map::new();
+    value.insert(
+        "type".to_owned(),
+        serde_json::Value::String("tool_search".to_owned()),
+    );
+    chef_ir::NativeTool {
+        targets: vec![chef_ir::Target::OpenAiResponses],
+        value: serde_json::Value::Object(value),
+    }
+}
+
 /// The compact JSON bytes of a compiled body. Identical input gives identical bytes.
 ///
 /// # Errors
