@@ -183,6 +183,37 @@ struct Builder<'a, 'b> {
 struct OpenMessage<'a> {
     parts: Vec<Tagged<'a, Part<'a>>>,
     extra: Map<String, Value>,
+    /// The parts as received (with annotations), from the header's `content`.
+    verbatim: Option<Vec<Value>>,
+}
+
+impl OpenMessage<'_> {
+    /// A header's `content` holds the parts as received (with annotations); it replaces
+    /// the rebuilt parts when their texts are unchanged.
+    fn opened(mut extra: Map<String, Value>) -> Self {
+        let verbatim = match extra.remove("content") {
+            Some(Value::Array(parts)) => Some(parts),
+            _ => None,
+        };
+        Self {
+            parts: Vec::new(),
+            extra,
+            verbatim,
+        }
+    }
+}
+
+/// Whether rebuilt parts say the same as the parts received.
+fn same_text(parts: &[Tagged<'_, Part<'_>>], verbatim: &[Value]) -> bool {
+    parts.len() == verbatim.len()
+        && parts.iter().zip(verbatim).all(|(part, value)| match part {
+            Tagged::Known(Part::OutputText { text, .. }) => {
+                value.get("type").and_then(Value::as_str) == Some("output_text")
+                    && value.get("text").and_then(Value::as_str) == Some(text.as_ref())
+            }
+            Tagged::Unknown(unknown) => unknown.as_ref() == value,
+            Tagged::Known(_) => false,
+        })
 }
 
 impl<'a> Builder<'a, '_> {
@@ -278,13 +309,13 @@ impl<'a> Builder<'a, '_> {
                     if text.is_empty() && open.is_none() {
                         continue;
                     }
-                    open.get_or_insert_with(|| OpenMessage {
-                        parts: Vec::new(),
-                        extra: message_header.take().unwrap_or_default(),
+                    open.get_or_insert_with(|| {
+                        OpenMessage::opened(message_header.take().unwrap_or_default())
                     })
                     .parts
                     .push(Tagged::Known(Part::OutputText {
                         text: Cow::Borrowed(text),
+                        extra: Map::new(),
                     }));
                 }
                 Content::ToolCall(call) => {
@@ -316,7 +347,6 @@ impl<'a> Builder<'a, '_> {
                             header.remove("type");
                             if tag == "message" {
                                 self.close(&mut open);
-                                header.remove("content");
                                 header.remove("role");
                                 message_header = Some(header);
                             } else {
@@ -327,9 +357,8 @@ impl<'a> Builder<'a, '_> {
                             }
                         }
                         (Some("refusal"), _) => {
-                            open.get_or_insert_with(|| OpenMessage {
-                                parts: Vec::new(),
-                                extra: message_header.take().unwrap_or_default(),
+                            open.get_or_insert_with(|| {
+                                OpenMessage::opened(message_header.take().unwrap_or_default())
                             })
                             .parts
                             .push(Tagged::Unknown(Cow::Borrowed(value)));
@@ -351,6 +380,7 @@ impl<'a> Builder<'a, '_> {
             // A turn that produced nothing else still says the assistant spoke.
             let parts = vec![Tagged::Known(Part::OutputText {
                 text: Cow::Borrowed(""),
+                extra: Map::new(),
             })];
             let extra = message_header.take().unwrap_or_default();
             self.items.push(message_item("assistant", parts, extra));
@@ -367,7 +397,20 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn close(&mut self, open: &mut Option<OpenMessage<'a>>) {
-        if let Some(OpenMessage { parts, extra }) = open.take() {
+        if let Some(OpenMessage {
+            mut parts,
+            extra,
+            verbatim,
+        }) = open.take()
+        {
+            if let Some(verbatim) = verbatim
+                && same_text(&parts, &verbatim)
+            {
+                parts = verbatim
+                    .into_iter()
+                    .map(|value| Tagged::Unknown(Cow::Owned(value)))
+                    .collect();
+            }
             self.items.push(message_item("assistant", parts, extra));
         }
     }

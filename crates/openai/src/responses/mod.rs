@@ -17,8 +17,10 @@
 //! slot for them, so the parsers keep a **header**: a `Content::Unknown` of this target
 //! whose `type` is `message` or `function_call` and which holds the item's other fields
 //! (`{"type":"function_call","id":"fc_1","status":"completed"}`), placed right before the
-//! text blocks or the call it belongs to. [`compile`] merges a header back into the next
-//! message item or `function_call` item instead of sending it alone. A header whose call
+//! text blocks or the call it belongs to. A message header also holds the item's
+//! `content` as received when a part carries annotations (citations) or logprobs. [`compile`] merges a header back into the next
+//! message item or `function_call` item instead of sending it alone, and sends the
+//! received parts instead of rebuilt ones while their texts are unchanged. A header whose call
 //! was removed simply merges into the next call, or is dropped with the turn.
 //!
 //! # Tool search

@@ -23,7 +23,9 @@ use crate::{
 /// `names`) and arguments parsed as in [`crate::chat::parse_response`]. A message or call
 /// item's `id` and `status` are kept in a header block before it (see
 /// [`crate::responses`]), so the reasoning that preceded it can be paired on the next
-/// turn. `output_text` annotations and logprobs are not kept.
+/// turn. When an `output_text` part carries annotations (citations) or logprobs, the
+/// header also keeps the message's parts as received; they are sent back as long as the
+/// text blocks are unchanged.
 ///
 /// # Errors
 ///
@@ -82,12 +84,32 @@ fn header(tag: &str, extra: Map<String, Value>) -> Content {
 }
 
 fn message_blocks(message: MessageItem<'_>, out: &mut Vec<Content>) {
-    if !message.extra.is_empty() {
-        out.push(header("message", message.extra));
+    let mut extra = message.extra;
+    if let MessageContent::Parts(parts) = &message.content
+        && parts.iter().any(has_citations)
+    {
+        // The IR text blocks cannot hold annotations (citations) or logprobs: the header
+        // keeps the parts as received, and compile sends them back while the text is
+        // unchanged.
+        extra.insert("content".to_owned(), to_value(parts));
+    }
+    if !extra.is_empty() {
+        out.push(header("message", extra));
     }
     match message.content {
         MessageContent::Text(text) => out.push(Content::text(text)),
         MessageContent::Parts(parts) => out.extend(parts.into_iter().map(part)),
+    }
+}
+
+fn has_citations(part: &Tagged<'_, Part<'_>>) -> bool {
+    match part {
+        Tagged::Known(Part::OutputText { extra, .. }) => extra.values().any(|value| match value {
+            Value::Null => false,
+            Value::Array(items) => !items.is_empty(),
+            _ => true,
+        }),
+        _ => false,
     }
 }
 
@@ -104,7 +126,9 @@ fn call_blocks(call: FunctionCallItem<'_>, names: &WireNames, out: &mut Vec<Cont
 
 fn part(part: Tagged<'_, Part<'_>>) -> Content {
     match part {
-        Tagged::Known(Part::InputText { text } | Part::OutputText { text }) => Content::text(text),
+        Tagged::Known(Part::InputText { text } | Part::OutputText { text, .. }) => {
+            Content::text(text)
+        }
         Tagged::Known(Part::InputImage(image)) if image.detail.is_none() => {
             match (image.image_url, image.file_id) {
                 (Some(url), None) => {

@@ -190,10 +190,13 @@ pub enum Part<'a> {
         /// "The text input to the model."
         text: Cow<'a, str>,
     },
-    /// "A text output from the model." Annotations and logprobs are read and dropped.
+    /// "A text output from the model."
     OutputText {
         /// "The text output from the model."
         text: Cow<'a, str>,
+        /// Other fields (`annotations`, `logprobs`), kept verbatim.
+        #[serde(flatten)]
+        extra: Map<String, Value>,
     },
     /// "An image input to the model."
     InputImage(InputImage<'a>),

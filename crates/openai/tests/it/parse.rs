@@ -205,3 +205,37 @@ fn an_incomplete_response_reports_why() {
     assert_eq!(parsed.stop_reason, Some(StopReason::MAX_OUTPUT_TOKENS));
     assert!(parsed.message.content.is_empty());
 }
+
+const CITED_REPLY: &str = r#"{"status":"completed","output":[
+  {"type":"message","id":"msg_9","status":"completed","role":"assistant","content":[
+    {"type":"output_text","text":"Oslo is cold.","annotations":[{"type":"url_citation","start_index":0,"end_index":4,"url":"https://yr.no","title":"Yr"}],"logprobs":[]}
+  ]}
+]}"#;
+
+#[test]
+fn citations_survive_a_round_trip_while_the_text_is_unchanged() {
+    let parsed = responses::parse_response(CITED_REPLY.as_bytes(), &WireNames::default()).unwrap();
+    assert_eq!(parsed.message.text(), "Oslo is cold.");
+    let original: Value = serde_json::from_str(CITED_REPLY).unwrap();
+    let request = Request::new(vec![Message::user("q"), parsed.message.clone()]);
+    let (body, _) = crate::responses_json(&request);
+    assert_eq!(
+        serde_json::to_string(&body["input"][1]["content"]).unwrap(),
+        serde_json::to_string(&original["output"][0]["content"]).unwrap()
+    );
+    assert_eq!(body["input"][1]["id"], json!("msg_9"));
+
+    // Edited text: the citation offsets no longer hold, so the rebuilt part is sent.
+    let mut edited = parsed.message;
+    for block in &mut edited.content {
+        if let Content::Text { text, .. } = block {
+            *text = "Oslo is mild.".to_owned();
+        }
+    }
+    let request = Request::new(vec![Message::user("q"), edited]);
+    let (body, _) = crate::responses_json(&request);
+    assert_eq!(
+        body["input"][1]["content"],
+        json!([{"type":"output_text","text":"Oslo is mild."}])
+    );
+}
