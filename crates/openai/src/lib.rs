@@ -62,8 +62,8 @@ pub use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
     shared::{
-        CompileOptions, PH_CONTINUES, PH_NO_RESULT, ParsedResponse, StopReason, Usage,
-        prefill_enforcement, repair_history,
+        COMPACTION_HEADER, CompileOptions, PH_CONTINUES, PH_NO_RESULT, ParsedResponse, StopReason,
+        Usage, prefill_enforcement, repair_history,
     },
     tagged::{KnownTags, Tagged},
 };

@@ -107,6 +107,12 @@ pub enum Notice {
         /// The target it belongs to.
         target: Option<Target>,
     },
+    /// An Anthropic server-side compaction summary was sent as text, starting with
+    /// [`crate::COMPACTION_HEADER`], at its place in the message.
+    CompactionAsText {
+        /// The message.
+        message: usize,
+    },
     /// A non-positional system message after the conversation started was hoisted into
     /// `instructions` (Responses), so it no longer sits at its position.
     SystemHoisted {

@@ -38,6 +38,24 @@ pub const PH_NO_RESULT: &str = "[No tool result available]";
 /// Content of the user message inserted where a history must start with a user turn.
 pub const PH_CONTINUES: &str = "[Conversation continues]";
 
+/// First line of the text that carries an Anthropic server-side compaction summary to
+/// OpenAI, which has no compaction block.
+pub const COMPACTION_HEADER: &str = "[Summary of earlier conversation (compacted server-side)]";
+
+/// The text for an Anthropic `compaction` block kept in the IR
+/// (`Content::Unknown { target: Some(Target::Anthropic), value: {"type":"compaction",
+/// "content": …} }`): [`COMPACTION_HEADER`], a line feed, the summary. `None` for any
+/// other value.
+pub(crate) fn compaction_text(target: Option<chef_ir::Target>, value: &Value) -> Option<String> {
+    if target != Some(chef_ir::Target::Anthropic)
+        || value.get("type").and_then(Value::as_str) != Some("compaction")
+    {
+        return None;
+    }
+    let summary = value.get("content").and_then(Value::as_str)?;
+    Some(format!("{COMPACTION_HEADER}\n{summary}"))
+}
+
 /// The instruction that stands in for a prefill on APIs that cannot start the reply
 /// with given text.
 ///

@@ -173,11 +173,10 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiChat),
                     value,
                 } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => {
-                    self.notices.push(Notice::ForeignContentDropped {
-                        message: index,
-                        target: *target,
-                    });
+                Content::Unknown { target, value } => {
+                    if let Some(text) = self.compaction(index, *target, value) {
+                        parts.push(Tagged::Known(Part::Text { text }));
+                    }
                 }
                 Content::Thinking { .. } => thinking += 1,
                 Content::RedactedThinking { .. } => redacted += 1,
@@ -249,11 +248,10 @@ impl<'a> Builder<'a, '_> {
                     }
                     _ => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
                 },
-                Content::Unknown { target, .. } => {
-                    self.notices.push(Notice::ForeignContentDropped {
-                        message: index,
-                        target: *target,
-                    });
+                Content::Unknown { target, value } => {
+                    if let Some(text) = self.compaction(index, *target, value) {
+                        parts.push(Tagged::Known(Part::Text { text }));
+                    }
                 }
                 Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
             }
@@ -423,6 +421,26 @@ impl<'a> Builder<'a, '_> {
             }
         };
         Tagged::Known(Part::File { file })
+    }
+
+    /// An Anthropic compaction summary as text (reported); any other foreign value is
+    /// left out (reported).
+    fn compaction(
+        &mut self,
+        index: usize,
+        target: Option<Target>,
+        value: &Value,
+    ) -> Option<Cow<'a, str>> {
+        if let Some(text) = shared::compaction_text(target, value) {
+            self.notices
+                .push(Notice::CompactionAsText { message: index });
+            return Some(Cow::Owned(text));
+        }
+        self.notices.push(Notice::ForeignContentDropped {
+            message: index,
+            target,
+        });
+        None
     }
 
     fn thinking_notices(&mut self, index: usize, thinking: usize, redacted: usize) {

@@ -283,7 +283,11 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiResponses),
                     value,
                 } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => self.foreign(index, *target),
+                Content::Unknown { target, value } => {
+                    if let Some(text) = self.compaction(index, *target, value) {
+                        parts.push(Tagged::Known(Part::InputText { text }));
+                    }
+                }
                 Content::Thinking { .. } => thinking += 1,
                 Content::RedactedThinking { .. } => redacted += 1,
                 Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
@@ -369,7 +373,18 @@ impl<'a> Builder<'a, '_> {
                         }
                     }
                 }
-                Content::Unknown { target, .. } => self.foreign(index, *target),
+                Content::Unknown { target, value } => {
+                    if let Some(text) = self.compaction(index, *target, value) {
+                        open.get_or_insert_with(|| {
+                            OpenMessage::opened(message_header.take().unwrap_or_default())
+                        })
+                        .parts
+                        .push(Tagged::Known(Part::OutputText {
+                            text,
+                            extra: Map::new(),
+                        }));
+                    }
+                }
                 Content::Attachment(_) => attachments += 1,
                 Content::Thinking { .. } | Content::RedactedThinking { .. } => {}
                 Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
@@ -531,6 +546,23 @@ impl<'a> Builder<'a, '_> {
             file_url,
             filename,
         }))
+    }
+
+    /// An Anthropic compaction summary as text (reported); any other foreign value is
+    /// left out (reported).
+    fn compaction(
+        &mut self,
+        index: usize,
+        target: Option<Target>,
+        value: &Value,
+    ) -> Option<Cow<'a, str>> {
+        if let Some(text) = shared::compaction_text(target, value) {
+            self.notices
+                .push(Notice::CompactionAsText { message: index });
+            return Some(Cow::Owned(text));
+        }
+        self.foreign(index, target);
+        None
     }
 
     fn foreign(&mut self, index: usize, target: Option<Target>) {

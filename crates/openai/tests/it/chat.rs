@@ -443,3 +443,36 @@ fn hand_written_bytes_equal_serde_json_of_the_body() {
         serde_json::to_vec(&compiled.body).unwrap()
     );
 }
+
+#[test]
+fn an_anthropic_compaction_summary_is_carried_as_text() {
+    // Checklist 61: the summary must survive a switch of target.
+    let compaction = Content::Unknown {
+        target: Some(Target::Anthropic),
+        value: json!({"type":"compaction","content":"SUM"}),
+    };
+    let request = Request::new(vec![
+        Message::new(Role::User, vec![compaction.clone(), Content::text("u")]),
+        Message::assistant_with(vec![compaction, Content::text("ans")]),
+    ]);
+    let (body, notices) = chat_json(&request);
+    let summary = format!("{}\nSUM", chef_openai::COMPACTION_HEADER);
+    assert_eq!(
+        body["messages"][0]["content"],
+        json!([{"type":"text","text":summary},{"type":"text","text":"u"}])
+    );
+    assert_eq!(
+        body["messages"][1]["content"],
+        json!([{"type":"text","text":summary},{"type":"text","text":"ans"}])
+    );
+    assert!(notices.contains(&Notice::CompactionAsText { message: 0 }));
+    let (body, _) = crate::responses_json(&request);
+    assert_eq!(
+        body["input"][0]["content"][0],
+        json!({"type":"input_text","text":summary})
+    );
+    assert_eq!(
+        body["input"][1]["content"][0],
+        json!({"type":"output_text","text":summary})
+    );
+}
