@@ -1,7 +1,77 @@
-//! Compile a provider-neutral chef request into OpenAI Chat Completions and Responses JSON,
-//! and parse replies.
+//! Compile a provider-neutral chef request into OpenAI Chat Completions and Responses
+//! JSON, and parse replies and requests back.
 //!
-//! The wire mapping lands with the provider-crates issue; the crate exists now so that the
-//! dependency graph (ir ← providers ← chef) is fixed from the start.
+//! ```
+//! use chef_ir::{Message, Request, ToolDefinition};
+//! use chef_openai::{CompileOptions, chat, responses};
+//! use serde_json::json;
+//!
+//! let request = Request::new(vec![
+//!     Message::system("Be terse."),
+//!     Message::user("Weather in Oslo?"),
+//! ])
+//! .with_tools(vec![ToolDefinition::new("weather.get", json!({"type": "object"}))]);
+//!
+//! let compiled = chat::compile(&request, &CompileOptions::default())?;
+//! let body = String::from_utf8(chat::to_vec(&compiled)?)?;
+//! assert!(body.starts_with(r#"{"tools":[{"type":"function","function":{"name":"weather_get""#));
+//!
+//! let compiled = responses::compile(&request, &CompileOptions::default())?;
+//! let body = String::from_utf8(responses::to_vec(&compiled)?)?;
+//! assert!(body.contains(r#""instructions":"Be terse.""#));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Two APIs, one crate
+//!
+//! [`chat`] targets `POST /v1/chat/completions` (nested function tools, `tool_calls`
+//! with JSON-text arguments, one `tool` message per result, system messages inline).
+//! [`responses`] targets `POST /v1/responses` (flat function tools, `instructions`,
+//! input items joined by `call_id`, reasoning items echoed back). Each has a `wire`
+//! module mirroring the JSON, `compile`, `to_vec`, `parse_response` and `parse_request`.
+//!
+//! # Nothing silent
+//!
+//! What a target cannot express is reported as a [`Notice`] beside the body. Content
+//! the reference library drops (media when a prefill is degraded, documents by URL,
+//! unknown reply kinds) is kept.
+//!
+//! # Tool names
+//!
+//! OpenAI accepts tool names matching `^[a-zA-Z0-9_-]{1,64}$`. Other names are mapped
+//! through [`chef_ir::WireNames`] with [`chef_ir::NameRule::OPENAI`]; the table is
+//! returned with the compiled body and maps names back when parsing a reply.
+//!
+//! # Arguments that are not JSON
+//!
+//! The IR holds parsed call arguments. When a model writes argument text that is not
+//! valid JSON (or is a bare JSON string), the parsers keep the raw text as a JSON string
+//! value, and the compilers send a string value back as that raw text, byte for byte.
+//! Every other value is sent as compact JSON with its keys in stored order and its
+//! numbers exactly as serde_json holds them.
+#![warn(clippy::exhaustive_structs, clippy::exhaustive_enums)]
 
-pub use chef_ir as ir;
+pub mod chat;
+mod error;
+mod notice;
+pub mod responses;
+mod shared;
+mod tagged;
+
+pub use crate::{
+    error::{Error, Result},
+    notice::{Notice, PrefillPlacement},
+    shared::{
+        COMPACTION_HEADER, CompileOptions, PH_CONTINUES, PH_NO_RESULT, ParsedResponse, StopReason,
+        Usage, prefill_enforcement, repair_history,
+    },
+    tagged::{KnownTags, Tagged},
+};
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<chat::Compiled<'static>>();
+    assert_send_sync::<responses::Compiled<'static>>();
+    assert_send_sync::<Error>();
+    assert_send_sync::<ParsedResponse>();
+};

@@ -1,0 +1,559 @@
+//! IR request → Chat Completions request.
+
+use std::borrow::Cow;
+
+use chef_ir::{
+    Attachment, AttachmentSource, Content, Message, Request, Role, Target, ToolResult, WireNames,
+};
+use serde_json::{Map, Value};
+
+use super::wire::{self, FileRef, FunctionDefinition, ImageUrl, MessageContent, Part, Tagged};
+use crate::{
+    error::{Error, Result},
+    notice::{Notice, PrefillPlacement},
+    shared::{self, CompileOptions, is_file_id, wire_name},
+};
+
+/// A compiled Chat Completions request.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Compiled<'a> {
+    /// The request body, borrowing texts and schemas from the IR request.
+    pub body: wire::Request<'a>,
+    /// Real ↔ wire tool names; pass it to [`crate::chat::parse_response`].
+    pub names: WireNames,
+    /// What could not be expressed, and what was done instead.
+    pub notices: Vec<Notice>,
+    /// How many leading `messages` belong to the cache-stable prefix: every message up to
+    /// and including those compiled from the last IR message with `cache_breakpoint`.
+    /// `None` when no message asks for a breakpoint. OpenAI caches prefixes on its own;
+    /// this tells the caller how much of the serialised body it may reuse.
+    pub stable_messages: Option<usize>,
+}
+
+/// Compiles an IR request into a Chat Completions request body.
+///
+/// - Function tools are sent nested, `{"type":"function","function":{name, description,
+///   parameters}}`, under wire names valid for OpenAI; provider-native tools whose
+///   targets include [`Target::OpenAiChat`] follow verbatim.
+/// - System messages stay inline at their positions (Chat Completions accepts them
+///   anywhere), so `positional` changes nothing here.
+/// - Each tool result becomes its own `tool` message. Media in a result (a tool message
+///   takes text only) is sent in one user message right after the run of tool messages.
+/// - Assistant tool calls carry their arguments as compact JSON text; a string value is
+///   raw text the model produced and is sent back as is (see the crate docs).
+/// - A prefill is degraded to [`crate::prefill_enforcement`] text, appended to the last
+///   message when it is a user or system message (its other parts are kept), otherwise
+///   sent as a new trailing system message.
+///
+/// # Errors
+///
+/// [`Error::MisplacedContent`] for a tool call outside an assistant message or a tool
+/// result outside a tool message.
+pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Compiled<'a>> {
+    let mut notices = Vec::new();
+    let names = shared::wire_names(request, &mut notices);
+    let tools = tools(request, &names, &mut notices);
+    let mut builder = Builder {
+        names: &names,
+        options,
+        notices: &mut notices,
+        messages: Vec::with_capacity(request.messages.len() + 1),
+        spill: Vec::new(),
+    };
+    let mut stable_messages = None;
+    for (index, message) in request.messages.iter().enumerate() {
+        if message.role != Role::Tool {
+            builder.flush_spill();
+        }
+        builder.message(index, message)?;
+        if message.cache_breakpoint {
+            stable_messages = Some(builder.messages.len());
+        }
+    }
+    builder.flush_spill();
+    let mut messages = builder.messages;
+    if let Some(prefill) = &request.prefill {
+        let placement = degrade_prefill(&mut messages, prefill);
+        if let PrefillPlacement::Appended { wire_index } = placement {
+            stable_messages = stable_messages.map(|n: usize| n.min(wire_index));
+        }
+        notices.push(Notice::PrefillDegraded { into: placement });
+    }
+    Ok(Compiled {
+        body: wire::Request { tools, messages },
+        names,
+        notices,
+        stable_messages,
+    })
+}
+
+fn tools<'a>(
+    request: &'a Request,
+    names: &WireNames,
+    notices: &mut Vec<Notice>,
+) -> Vec<Tagged<'a, wire::Tool<'a>>> {
+    let mut out = Vec::with_capacity(request.tools.len() + request.native_tools.len());
+    let mut deferred = Vec::new();
+    for tool in &request.tools {
+        if tool.defer_loading {
+            deferred.push(tool.name.clone());
+        }
+        out.push(Tagged::Known(wire::Tool::Function {
+            function: FunctionDefinition {
+                name: wire_name(names, tool.name.as_str()),
+                description: (!tool.description.is_empty())
+                    .then_some(Cow::Borrowed(tool.description.as_str())),
+                parameters: Some(Cow::Borrowed(&tool.input_schema)),
+                strict: None,
+            },
+        }));
+    }
+    if !deferred.is_empty() {
+        notices.push(Notice::DeferLoadingIgnored { tools: deferred });
+    }
+    for (index, native) in request.native_tools.iter().enumerate() {
+        if native.targets.contains(&Target::OpenAiChat) {
+            out.push(Tagged::Unknown(Cow::Borrowed(&native.value)));
+        } else {
+            notices.push(Notice::NativeToolLeftOut {
+                index,
+                targets: native.targets.clone(),
+            });
+        }
+    }
+    out
+}
+
+struct Builder<'a, 'b> {
+    names: &'b WireNames,
+    options: &'b CompileOptions,
+    notices: &'b mut Vec<Notice>,
+    messages: Vec<wire::Message<'a>>,
+    /// Parts of tool results a tool message cannot carry, sent after the tool messages.
+    spill: Vec<Tagged<'a, Part<'a>>>,
+}
+
+impl<'a> Builder<'a, '_> {
+    fn message(&mut self, index: usize, message: &'a Message) -> Result<()> {
+        match message.role {
+            Role::System | Role::User => {
+                let content = self.user_content(index, message)?;
+                self.messages.push(if message.role == Role::System {
+                    wire::Message::System {
+                        content,
+                        name: None,
+                    }
+                } else {
+                    wire::Message::User {
+                        content,
+                        name: None,
+                    }
+                });
+            }
+            Role::Assistant => {
+                let assistant = self.assistant(index, message)?;
+                self.messages.push(wire::Message::Assistant(assistant));
+            }
+            Role::Tool => self.tool(index, message)?,
+        }
+        Ok(())
+    }
+
+    fn user_content(&mut self, index: usize, message: &'a Message) -> Result<MessageContent<'a>> {
+        let mut parts = Vec::with_capacity(message.content.len());
+        let (mut thinking, mut redacted) = (0, 0);
+        for content in &message.content {
+            match content {
+                Content::Text { text, .. } => parts.push(text_part(text)),
+                Content::Attachment(attachment) => {
+                    parts.push(self.attachment(index, attachment));
+                }
+                Content::Unknown {
+                    target: Some(Target::OpenAiChat),
+                    value,
+                } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
+                Content::Unknown { target, value } => {
+                    if let Some(text) = self.compaction(index, *target, value) {
+                        parts.push(Tagged::Known(Part::Text { text }));
+                    }
+                }
+                Content::Thinking { .. } => thinking += 1,
+                Content::RedactedThinking { .. } => redacted += 1,
+                Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
+                Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
+            }
+        }
+        self.thinking_notices(index, thinking, redacted);
+        Ok(collapse(parts))
+    }
+
+    fn assistant(
+        &mut self,
+        index: usize,
+        message: &'a Message,
+    ) -> Result<wire::AssistantMessage<'a>> {
+        let mut parts = Vec::new();
+        let mut tool_calls = Vec::new();
+        let mut extra = Map::new();
+        let (mut thinking, mut redacted, mut attachments) = (0, 0, 0);
+        let mut pending_thinking = String::new();
+        for content in &message.content {
+            match content {
+                Content::Text { text, .. } => {
+                    if pending_thinking.is_empty() {
+                        parts.push(text_part(text));
+                    } else {
+                        let mut joined = std::mem::take(&mut pending_thinking);
+                        joined.push_str(text);
+                        parts.push(Tagged::Known(Part::Text {
+                            text: Cow::Owned(joined),
+                        }));
+                    }
+                }
+                Content::Thinking { thinking: t, .. } => {
+                    thinking += 1;
+                    if self.options.thinking_as_text && !t.is_empty() {
+                        pending_thinking.push_str(&shared::thinking_text(t));
+                    }
+                }
+                Content::RedactedThinking { .. } => redacted += 1,
+                Content::Attachment(_) => attachments += 1,
+                Content::ToolCall(call) => {
+                    let arguments =
+                        shared::arguments_to_text(&call.arguments).map_err(|source| {
+                            Error::Arguments {
+                                message: index,
+                                call_id: call.id.to_string(),
+                                source,
+                            }
+                        })?;
+                    tool_calls.push(Tagged::Known(wire::ToolCall::Function {
+                        id: Cow::Borrowed(call.id.as_str()),
+                        function: wire::FunctionCall {
+                            name: wire_name(self.names, call.name.as_str()),
+                            arguments,
+                        },
+                    }));
+                }
+                Content::Unknown {
+                    target: Some(Target::OpenAiChat),
+                    value,
+                } => match value {
+                    Value::Object(map) if map.contains_key("type") && map.contains_key("id") => {
+                        tool_calls.push(Tagged::Unknown(Cow::Borrowed(value)));
+                    }
+                    Value::Object(map) if !map.contains_key("type") => {
+                        extra.extend(map.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    }
+                    _ => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
+                },
+                Content::Unknown { target, value } => {
+                    if let Some(text) = self.compaction(index, *target, value) {
+                        parts.push(Tagged::Known(Part::Text { text }));
+                    }
+                }
+                Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
+            }
+        }
+        if !pending_thinking.is_empty() {
+            parts.push(Tagged::Known(Part::Text {
+                text: Cow::Owned(pending_thinking),
+            }));
+        }
+        if thinking > 0 && self.options.thinking_as_text {
+            self.notices.push(Notice::ThinkingAsText { message: index });
+            thinking = 0;
+        }
+        self.thinking_notices(index, thinking, redacted);
+        if attachments > 0 {
+            self.notices.push(Notice::AttachmentDropped {
+                message: index,
+                count: attachments,
+            });
+        }
+        let content = if parts.is_empty() && !tool_calls.is_empty() {
+            None
+        } else {
+            Some(collapse(parts))
+        };
+        Ok(wire::AssistantMessage {
+            content,
+            refusal: None,
+            tool_calls,
+            extra,
+        })
+    }
+
+    fn tool(&mut self, index: usize, message: &'a Message) -> Result<()> {
+        for content in &message.content {
+            match content {
+                Content::ToolResult(result) => self.tool_result(index, result),
+                Content::Text { text, .. } => self.spill.push(text_part(text)),
+                Content::Attachment(attachment) => {
+                    let part = self.attachment(index, attachment);
+                    self.spill.push(part);
+                }
+                Content::Unknown {
+                    target: Some(Target::OpenAiChat),
+                    value,
+                } => self.spill.push(Tagged::Unknown(Cow::Borrowed(value))),
+                Content::Unknown { target, .. } => {
+                    self.notices.push(Notice::ForeignContentDropped {
+                        message: index,
+                        target: *target,
+                    });
+                }
+                Content::Thinking { .. } => self.thinking_notices(index, 1, 0),
+                Content::RedactedThinking { .. } => self.thinking_notices(index, 0, 1),
+                Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
+            }
+        }
+        Ok(())
+    }
+
+    fn tool_result(&mut self, index: usize, result: &'a ToolResult) {
+        let id = result.tool_call_id.as_str();
+        if result.is_error {
+            self.notices.push(Notice::ToolErrorFlagDropped {
+                message: index,
+                tool_call_id: id.to_owned(),
+            });
+        }
+        let mut texts = Vec::with_capacity(result.content.len());
+        let mut moved = Vec::new();
+        for content in &result.content {
+            match content {
+                Content::Text { text, .. } => texts.push(text_part(text)),
+                Content::Attachment(attachment) => moved.push(self.attachment(index, attachment)),
+                Content::Unknown {
+                    target: Some(Target::OpenAiChat),
+                    value,
+                } => moved.push(Tagged::Unknown(Cow::Borrowed(value))),
+                Content::Unknown { target, .. } => {
+                    self.notices.push(Notice::ForeignContentDropped {
+                        message: index,
+                        target: *target,
+                    });
+                }
+                Content::Thinking { .. } => self.thinking_notices(index, 1, 0),
+                Content::RedactedThinking { .. } => self.thinking_notices(index, 0, 1),
+                Content::ToolCall(_) | Content::ToolResult(_) => {
+                    // Nested calls or results have no meaning inside a result; keep them
+                    // visible as their JSON rather than lose them.
+                    if let Ok(json) = serde_json::to_string(content) {
+                        texts.push(Tagged::Known(Part::Text {
+                            text: Cow::Owned(json),
+                        }));
+                    }
+                }
+            }
+        }
+        if !moved.is_empty() {
+            self.notices.push(Notice::ToolContentMoved {
+                message: index,
+                tool_call_id: id.to_owned(),
+            });
+            self.spill.push(Tagged::Known(Part::Text {
+                text: Cow::Owned(format!("[Media from the result of tool call {id}]")),
+            }));
+            self.spill.extend(moved);
+        }
+        self.messages.push(wire::Message::Tool {
+            content: collapse(texts),
+            tool_call_id: Cow::Borrowed(id),
+        });
+    }
+
+    fn flush_spill(&mut self) {
+        if !self.spill.is_empty() {
+            let parts = std::mem::take(&mut self.spill);
+            self.messages.push(wire::Message::User {
+                content: MessageContent::Parts(parts),
+                name: None,
+            });
+        }
+    }
+
+    fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {
+        let media_type = attachment.media_type.as_str();
+        let filename = attachment.filename.as_deref().map(Cow::Borrowed);
+        if media_type.starts_with("image/") {
+            if let Some(name) = &attachment.filename {
+                self.notices.push(Notice::FilenameDropped {
+                    message: index,
+                    filename: name.clone(),
+                });
+            }
+            let url = match &attachment.source {
+                AttachmentSource::Base64 { data } => Cow::Owned(shared::data_url(media_type, data)),
+                AttachmentSource::Url { url } => Cow::Borrowed(url.as_str()),
+            };
+            return Tagged::Known(Part::ImageUrl {
+                image_url: ImageUrl { url, detail: None },
+            });
+        }
+        let file = match &attachment.source {
+            AttachmentSource::Base64 { data } => FileRef {
+                file_data: Some(Cow::Owned(shared::data_url(media_type, data))),
+                file_id: None,
+                filename,
+            },
+            AttachmentSource::Url { url } if url.starts_with("data:") => FileRef {
+                file_data: Some(Cow::Borrowed(url.as_str())),
+                file_id: None,
+                filename,
+            },
+            AttachmentSource::Url { url } if is_file_id(url) => FileRef {
+                file_data: None,
+                file_id: Some(Cow::Borrowed(url.as_str())),
+                filename,
+            },
+            AttachmentSource::Url { url } => {
+                self.notices.push(Notice::DocumentUrlAsText {
+                    message: index,
+                    url: url.clone(),
+                });
+                let name = attachment.filename.as_deref().unwrap_or("document");
+                return Tagged::Known(Part::Text {
+                    text: Cow::Owned(format!("[Attachment {name} ({media_type}): {url}]")),
+                });
+            }
+        };
+        Tagged::Known(Part::File { file })
+    }
+
+    /// An Anthropic compaction summary as text (reported); any other foreign value is
+    /// left out (reported).
+    fn compaction(
+        &mut self,
+        index: usize,
+        target: Option<Target>,
+        value: &Value,
+    ) -> Option<Cow<'a, str>> {
+        if let Some(text) = shared::compaction_text(target, value) {
+            self.notices
+                .push(Notice::CompactionAsText { message: index });
+            return Some(Cow::Owned(text));
+        }
+        self.notices.push(Notice::ForeignContentDropped {
+            message: index,
+            target,
+        });
+        None
+    }
+
+    fn thinking_notices(&mut self, index: usize, thinking: usize, redacted: usize) {
+        if thinking > 0 {
+            self.notices.push(Notice::ThinkingDropped {
+                message: index,
+                blocks: thinking,
+            });
+        }
+        if redacted > 0 {
+            self.notices.push(Notice::RedactedThinkingDropped {
+                message: index,
+                blocks: redacted,
+            });
+        }
+    }
+}
+
+fn text_part(text: &str) -> Tagged<'_, Part<'_>> {
+    Tagged::Known(Part::Text {
+        text: Cow::Borrowed(text),
+    })
+}
+
+/// One text part alone is sent as a plain string; no parts as `""`; anything else as a
+/// parts array (block boundaries and media order kept).
+fn collapse<'a>(mut parts: Vec<Tagged<'a, Part<'a>>>) -> MessageContent<'a> {
+    match parts.as_mut_slice() {
+        [] => MessageContent::Text(Cow::Borrowed("")),
+        [Tagged::Known(Part::Text { text })] => MessageContent::Text(std::mem::take(text)),
+        _ => MessageContent::Parts(parts),
+    }
+}
+
+fn misplaced(index: usize, message: &Message, kind: &'static str) -> Error {
+    Error::MisplacedContent {
+        message: index,
+        role: message.role,
+        kind,
+    }
+}
+
+/// Appends the prefill instruction to the last message when it is a user or system
+/// message; otherwise adds a trailing system message, so no earlier turn is rewritten.
+fn degrade_prefill(messages: &mut Vec<wire::Message<'_>>, prefill: &str) -> PrefillPlacement {
+    let enforcement = shared::prefill_enforcement(prefill);
+    let wire_index = messages.len().saturating_sub(1);
+    if let Some(wire::Message::User { content, .. } | wire::Message::System { content, .. }) =
+        messages.last_mut()
+    {
+        append_text(content, &enforcement);
+        return PrefillPlacement::Appended { wire_index };
+    }
+    messages.push(wire::Message::System {
+        content: MessageContent::Text(Cow::Owned(enforcement)),
+        name: None,
+    });
+    PrefillPlacement::NewSystemMessage {
+        wire_index: messages.len() - 1,
+    }
+}
+
+/// Appends `"\n\n" + text` to the last text of `content`, or adds a text part when there
+/// is none; other parts (media) are kept.
+fn append_text(content: &mut MessageContent<'_>, text: &str) {
+    match content {
+        MessageContent::Text(existing) => {
+            let owned = existing.to_mut();
+            owned.push_str("\n\n");
+            owned.push_str(text);
+        }
+        MessageContent::Parts(parts) => {
+            let last_text = parts.iter_mut().rev().find_map(|p| match p {
+                Tagged::Known(Part::Text { text }) => Some(text),
+                _ => None,
+            });
+            match last_text {
+                Some(existing) => {
+                    let owned = existing.to_mut();
+                    owned.push_str("\n\n");
+                    owned.push_str(text);
+                }
+                None => parts.push(Tagged::Known(Part::Text {
+                    text: Cow::Owned(text.to_owned()),
+                })),
+            }
+        }
+    }
+}
+
+/// Serialises a compiled body to compact JSON, and returns how many leading bytes hold
+/// the cache-stable prefix (through the last stable message, excluding the `,` or `]`
+/// after it).
+pub(crate) fn write(compiled: &Compiled<'_>) -> Result<(Vec<u8>, Option<usize>)> {
+    let body = &compiled.body;
+    let mut buf = Vec::with_capacity(4096);
+    let mut prefix = None;
+    buf.push(b'{');
+    if !body.tools.is_empty() {
+        buf.extend_from_slice(b"\"tools\":");
+        serde_json::to_writer(&mut buf, &body.tools).map_err(Error::Serialize)?;
+        buf.push(b',');
+    }
+    buf.extend_from_slice(b"\"messages\":[");
+    for (i, message) in body.messages.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        serde_json::to_writer(&mut buf, message).map_err(Error::Serialize)?;
+        if compiled.stable_messages == Some(i + 1) {
+            prefix = Some(buf.len());
+        }
+    }
+    buf.extend_from_slice(b"]}");
+    Ok((buf, prefix))
+}

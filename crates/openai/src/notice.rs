@@ -1,0 +1,149 @@
+//! Typed reports of what a compile could not express and what it did instead.
+
+use chef_ir::{Target, ToolName};
+
+/// Something the target cannot express, and what the compiler did about it.
+///
+/// Compiling never drops or rewrites content silently: every such decision is reported
+/// here, in the order it was made. Message indices are positions in the IR request's
+/// `messages`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Notice {
+    /// A tool name the API refuses was sent under a valid wire name; replies are mapped
+    /// back through [`crate::chat::Compiled::names`] / [`crate::responses::Compiled::names`].
+    ToolRenamed {
+        /// The real name.
+        real: ToolName,
+        /// The name on the wire.
+        wire: String,
+    },
+    /// A provider-native tool for other targets was left out of `tools`.
+    NativeToolLeftOut {
+        /// Index in `Request::native_tools`.
+        index: usize,
+        /// The targets it belongs to.
+        targets: Vec<Target>,
+    },
+    /// `defer_loading` was not sent: the target has no documented deferred loading here
+    /// (Chat Completions), or no `tool_search` tool was offered (Responses).
+    DeferLoadingIgnored {
+        /// The deferred tools, in request order.
+        tools: Vec<ToolName>,
+    },
+    /// The request's prefill cannot be sent as the start of the reply; an instruction
+    /// quoting it was appended instead.
+    PrefillDegraded {
+        /// Where the instruction went.
+        into: PrefillPlacement,
+    },
+    /// Thinking blocks were left out (the target cannot take them back), or were turned
+    /// into text when `thinking_as_text` is on.
+    ThinkingDropped {
+        /// The message.
+        message: usize,
+        /// How many blocks.
+        blocks: usize,
+    },
+    /// Redacted (encrypted) thinking blocks were left out: no OpenAI API accepts them.
+    RedactedThinkingDropped {
+        /// The message.
+        message: usize,
+        /// How many blocks.
+        blocks: usize,
+    },
+    /// Thinking was sent as `<thinking>` text in the assistant message (option
+    /// `thinking_as_text`).
+    ThinkingAsText {
+        /// The message.
+        message: usize,
+    },
+    /// Attachments on a message whose role cannot carry media on this target were left
+    /// out (OpenAI assistant messages carry only text and refusals).
+    AttachmentDropped {
+        /// The message.
+        message: usize,
+        /// How many attachments.
+        count: usize,
+    },
+    /// An attachment's file name has no place on the wire (Chat `image_url` parts) and
+    /// was left out.
+    FilenameDropped {
+        /// The message.
+        message: usize,
+        /// The file name.
+        filename: String,
+    },
+    /// A document given by `http(s)` URL cannot be sent as a Chat Completions `file`
+    /// part (which takes inline data or a file id only); a text part naming the URL was
+    /// sent instead so the model still knows of it.
+    DocumentUrlAsText {
+        /// The message.
+        message: usize,
+        /// The URL.
+        url: String,
+    },
+    /// Media or text inside a tool result that the target's tool message cannot carry
+    /// was sent in a user message right after the tool results.
+    ToolContentMoved {
+        /// The message.
+        message: usize,
+        /// The call the content belongs to.
+        tool_call_id: String,
+    },
+    /// A tool result flagged as an error was sent as a plain result: the target has no
+    /// error flag (its text should say what failed).
+    ToolErrorFlagDropped {
+        /// The message.
+        message: usize,
+        /// The call.
+        tool_call_id: String,
+    },
+    /// A content block kept verbatim for another target (or for no known target) was
+    /// left out.
+    ForeignContentDropped {
+        /// The message.
+        message: usize,
+        /// The target it belongs to.
+        target: Option<Target>,
+    },
+    /// An Anthropic server-side compaction summary was sent as text, starting with
+    /// [`crate::COMPACTION_HEADER`], at its place in the message.
+    CompactionAsText {
+        /// The message.
+        message: usize,
+    },
+    /// A non-positional system message after the conversation started was hoisted into
+    /// `instructions` (Responses), so it no longer sits at its position.
+    SystemHoisted {
+        /// The message.
+        message: usize,
+    },
+    /// A system message carrying attachments was kept inline as a message item instead
+    /// of being folded into `instructions`, which takes text only.
+    SystemKeptInline {
+        /// The message.
+        message: usize,
+    },
+}
+
+/// Where a degraded prefill's instruction was placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PrefillPlacement {
+    /// Appended to the text of the wire message/item at this index (the last one, a user
+    /// or system message).
+    Appended {
+        /// Index in the wire `messages` / `input`.
+        wire_index: usize,
+    },
+    /// A new system message/item at the end, because the conversation ends in tool
+    /// results or an assistant turn (appending to an earlier user turn would rewrite the
+    /// cached history).
+    NewSystemMessage {
+        /// Index in the wire `messages` / `input`.
+        wire_index: usize,
+    },
+    /// Appended to `instructions` (Responses, empty input).
+    Instructions,
+}

@@ -1,0 +1,180 @@
+//! Golden files (level 0) and determinism, per target.
+
+use chef_ir::{
+    Message, NameRule, NativeTool, Request, Target, ToolDefinition, ToolName, WireNames,
+};
+use chef_openai::{CompileOptions, chat, responses};
+use serde_json::json;
+
+use crate::{fixture, tool_heavy};
+
+fn chat_bytes(request: &Request) -> String {
+    let compiled = chat::compile(request, &CompileOptions::default()).unwrap();
+    String::from_utf8(chat::to_vec(&compiled).unwrap()).unwrap()
+}
+
+fn responses_bytes(request: &Request) -> String {
+    let compiled = responses::compile(request, &CompileOptions::default()).unwrap();
+    String::from_utf8(responses::to_vec(&compiled).unwrap()).unwrap()
+}
+
+fn real_tools() -> Vec<ToolDefinition> {
+    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
+    chef_ir::load_tools_from_str(&text).unwrap().tools
+}
+
+/// Function tools, deferred tools and the search server tools of both providers.
+fn tool_search_request() -> Request {
+    let tools = real_tools();
+    let mut chosen: Vec<ToolDefinition> = tools.into_iter().take(4).collect();
+    for tool in chosen.iter_mut().skip(1) {
+        tool.defer_loading = true;
+    }
+    Request::new(vec![Message::system("You are terse."), Message::user("List active locations.")])
+        .with_tools(chosen)
+        .with_native_tools(vec![
+            NativeTool {
+                targets: vec![Target::Anthropic],
+                value: json!({"type":"tool_search_tool_regex_20251119","name":"tool_search_tool_regex"}),
+            },
+            NativeTool { targets: vec![Target::OpenAiResponses], value: json!({"type":"tool_search"}) },
+        ])
+}
+
+#[test]
+fn chat_request_for_the_tool_heavy_conversation() {
+    insta::assert_snapshot!(chat_bytes(&tool_heavy()));
+}
+
+#[test]
+fn chat_notices_for_the_tool_heavy_conversation() {
+    let request = tool_heavy();
+    let compiled = chat::compile(&request, &CompileOptions::default()).unwrap();
+    insta::assert_debug_snapshot!(compiled.notices);
+}
+
+#[test]
+fn chat_request_for_the_tool_heavy_conversation_with_thinking_as_text() {
+    let options = CompileOptions::default().with_thinking_as_text(true);
+    let request = tool_heavy();
+    let compiled = chat::compile(&request, &options).unwrap();
+    insta::assert_snapshot!(String::from_utf8(chat::to_vec(&compiled).unwrap()).unwrap());
+}
+
+#[test]
+fn responses_request_for_the_tool_heavy_conversation() {
+    insta::assert_snapshot!(responses_bytes(&tool_heavy()));
+}
+
+#[test]
+fn responses_notices_for_the_tool_heavy_conversation() {
+    let request = tool_heavy();
+    let compiled = responses::compile(&request, &CompileOptions::default()).unwrap();
+    insta::assert_debug_snapshot!(compiled.notices);
+}
+
+#[test]
+fn chat_envelope_of_the_real_tool_corpus() {
+    let (bytes, notices) = chat::envelope(&real_tools(), "").unwrap();
+    assert!(
+        notices
+            .iter()
+            .all(|n| matches!(n, chef_openai::Notice::ToolRenamed { .. }))
+    );
+    insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
+}
+
+#[test]
+fn responses_envelope_of_the_real_tool_corpus() {
+    let (bytes, _) = responses::envelope(&real_tools(), "").unwrap();
+    insta::assert_snapshot!(String::from_utf8(bytes).unwrap());
+}
+
+#[test]
+fn envelopes_carry_the_system_preamble() {
+    let tools = vec![ToolDefinition::new("a", json!({"type":"object"}))];
+    let (bytes, _) = chat::envelope(&tools, "MAP").unwrap();
+    assert_eq!(
+        String::from_utf8(bytes).unwrap(),
+        r#"{"tools":[{"type":"function","function":{"name":"a","parameters":{"type":"object"}}}],"messages":[{"role":"system","content":"MAP"}]}"#
+    );
+    let (bytes, _) = responses::envelope(&tools, "MAP").unwrap();
+    assert_eq!(
+        String::from_utf8(bytes).unwrap(),
+        r#"{"tools":[{"type":"function","name":"a","parameters":{"type":"object"}}],"instructions":"MAP","input":[]}"#
+    );
+}
+
+#[test]
+fn chat_request_mixing_function_deferred_and_search_tools() {
+    insta::assert_snapshot!(chat_bytes(&tool_search_request()));
+}
+
+#[test]
+fn responses_request_mixing_function_deferred_and_search_tools() {
+    insta::assert_snapshot!(responses_bytes(&tool_search_request()));
+}
+
+#[test]
+fn the_same_request_compiles_to_the_same_bytes_twice() {
+    let request = tool_heavy();
+    assert_eq!(chat_bytes(&request), chat_bytes(&request.clone()));
+    assert_eq!(responses_bytes(&request), responses_bytes(&request.clone()));
+}
+
+#[test]
+fn wire_names_do_not_depend_on_tool_order() {
+    let mut tools = real_tools();
+    let forward: Vec<ToolName> = tools.iter().map(|t| t.name.clone()).collect();
+    tools.reverse();
+    let backward: Vec<ToolName> = tools.iter().map(|t| t.name.clone()).collect();
+    let a = WireNames::new(&forward, NameRule::OPENAI);
+    let b = WireNames::new(&backward, NameRule::OPENAI);
+    for name in &forward {
+        assert_eq!(a.to_wire(name.as_str()), b.to_wire(name.as_str()));
+    }
+}
+
+const DUMP_ENV: &str = "CHEF_OPENAI_DUMP_BYTES";
+const BEGIN: &str = "<<<chef-openai-bytes>>>";
+const END: &str = "<<<end>>>";
+
+/// Prints the compiled bytes when run as the child of
+/// `bytes_are_identical_across_processes`; on its own it checks that both bodies compile.
+#[test]
+fn dump_bytes_for_another_process() {
+    let bytes = format!(
+        "{}\n{}",
+        chat_bytes(&tool_heavy()),
+        responses_bytes(&tool_heavy())
+    );
+    assert!(bytes.len() > 1000);
+    if std::env::var_os(DUMP_ENV).is_some() {
+        println!("{BEGIN}{bytes}{END}");
+    }
+}
+
+#[test]
+fn bytes_are_identical_across_processes() {
+    let exe = std::env::current_exe().unwrap();
+    let output = std::process::Command::new(exe)
+        .args([
+            "golden::dump_bytes_for_another_process",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(DUMP_ENV, "1")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let start = stdout.find(BEGIN).unwrap() + BEGIN.len();
+    let end = stdout.find(END).unwrap();
+    let here = format!(
+        "{}\n{}",
+        chat_bytes(&tool_heavy()),
+        responses_bytes(&tool_heavy())
+    );
+    assert_eq!(&stdout[start..end], here);
+}
