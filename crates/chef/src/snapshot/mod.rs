@@ -1,7 +1,7 @@
 //! Session snapshots on disk: a versioned JSON envelope around any serializable payload.
 //!
 //! The session's full snapshot type lands with the compile pipeline; the file format and
-//! its guarantees are fixed here, generic over the payload. See [`file`] for the format.
+//! its guarantees are fixed here, generic over the payload. See [`file`](mod@file) for the format.
 
 mod error;
 pub mod file;
