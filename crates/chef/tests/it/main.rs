@@ -13,3 +13,4 @@ mod memory;
 mod snapshot_file;
 mod store_conformance;
 mod store_fs;
+mod store_processes;
