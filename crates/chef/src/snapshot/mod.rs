@@ -6,5 +6,5 @@
 mod error;
 pub mod file;
 
-pub use self::error::SnapshotError;
+pub use self::error::{Origin, SnapshotError};
 pub use self::file::{FORMAT, FORMAT_VERSION, Snapshot, from_slice, load, save, to_vec};
