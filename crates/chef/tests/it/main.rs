@@ -9,6 +9,7 @@
 )]
 
 mod crash;
+mod hostile;
 mod memory;
 mod snapshot_file;
 mod store_conformance;
