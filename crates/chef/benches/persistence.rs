@@ -3,6 +3,10 @@
 //! Run with `cargo bench -p chef --bench persistence -- --warm-up-time 1 --measurement-time 3`.
 //! The payload stands in for issue 9's session (200 messages, 3 announcements, 10
 //! memories); the full session snapshot lands with the compile pipeline.
+#![allow(
+    clippy::expect_used,
+    reason = "a bench with broken setup should stop loudly"
+)]
 
 use std::hint::black_box;
 
