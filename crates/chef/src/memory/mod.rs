@@ -596,7 +596,8 @@ impl Memory {
         !self.unsaved.is_empty()
     }
 
-    /// Replace the entries with the store's `memory` namespace, discarding unsaved changes.
+    /// Replace the entries with the store's `memory` namespace, discarding unsaved changes
+    /// (no events are emitted).
     /// The turn counter is kept (it belongs to the session, not the store).
     pub async fn load(&mut self, backend: &dyn StorageBackend) -> Result<()> {
         let stored = backend.scan(&Namespace::MEMORY, "").await?;

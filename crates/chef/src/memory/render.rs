@@ -128,13 +128,20 @@ fn escaped_list<'a>(keys: impl Iterator<Item = &'a str>) -> String {
 /// Escape `&`, `<`, `>` (and `"` inside an attribute), so that no key, description or value
 /// can close the element it sits in or forge another entry.
 fn escape_into(out: &mut String, text: &str, attribute: bool) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if attribute => out.push_str("&quot;"),
-            c => out.push(c),
-        }
+    // Copy runs of ordinary text whole; the special characters are ASCII, so every split
+    // point is a char boundary.
+    let mut start = 0;
+    for (i, byte) in text.bytes().enumerate() {
+        let replacement = match byte {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' if attribute => "&quot;",
+            _ => continue,
+        };
+        out.push_str(text.get(start..i).unwrap_or_default());
+        out.push_str(replacement);
+        start = i + 1;
     }
+    out.push_str(text.get(start..).unwrap_or_default());
 }

@@ -263,18 +263,21 @@ impl Inner {
     ) -> Result<u64> {
         let (dir, file) = self.resolve(namespace, key)?;
         let _guard = self.lock(namespace, key)?;
-        let current = match self.read(&file) {
-            Ok(current) => current.map(|d| d.version),
-            // A corrupt entry has no version to compare; only a blind write replaces it.
-            Err(StoreError::Corrupt { .. }) if expect == Expect::Any => Some(0),
+        let version = match self.read(&file) {
+            Ok(current) => {
+                let current = current.map(|d| d.version);
+                if !expect.matches(current) {
+                    return Err(conflict(namespace, key, current));
+                }
+                match current {
+                    Some(v) => v.saturating_add(1),
+                    None => creation_version(),
+                }
+            }
+            // A corrupt entry has no version to compare; only a blind write replaces it,
+            // as if creating the key.
+            Err(StoreError::Corrupt { .. }) if expect == Expect::Any => creation_version(),
             Err(e) => return Err(e),
-        };
-        if !expect.matches(current) {
-            return Err(conflict(namespace, key, current));
-        }
-        let version = match current {
-            Some(v) => v.saturating_add(1),
-            None => creation_version(),
         };
         let bytes = serde_json::to_vec(&OnDiskRef {
             version,

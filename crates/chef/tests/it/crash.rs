@@ -55,7 +55,7 @@ fn crash_child_process() {
         Err(SnapshotError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => 0,
         Err(e) => panic!("child could not load: {e}"),
     };
-    eprintln!("@R");
+    report("@R");
     loop {
         n += 1;
         // Vary which write comes first (per process and per step), so that both are often
@@ -77,7 +77,7 @@ fn save_snapshot(path: &Path, n: u64) {
     })
     .with_created_turn(n);
     snapshot::save(path, &snap).unwrap();
-    eprintln!("@S {n}");
+    report(&format!("@S {n}"));
 }
 
 /// The store entry is its own counter, incremented with compare-and-set.
@@ -100,7 +100,14 @@ fn increment_store_counter(runtime: &tokio::runtime::Runtime, store: &FsBackend)
             .unwrap();
         k
     });
-    eprintln!("@K {k}");
+    report(&format!("@K {k}"));
+}
+
+/// Write one report line with a single `write` (pipes keep writes under 4 KiB whole).
+fn report(line: &str) {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    stderr.write_all(format!("{line}\n").as_bytes()).unwrap();
 }
 
 /// xorshift64: enough randomness for kill timing, no dependency.
@@ -173,7 +180,12 @@ fn sigkill_at_random_points_never_tears_state() {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
             let (mut saved, mut stored, mut other) = (None, None, Vec::new());
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let mut stderr = BufReader::new(stderr);
+            let mut line = String::new();
+            // A kill can cut the last report short: only newline-terminated lines count.
+            while stderr.read_line(&mut line).is_ok_and(|n| n > 0) && line.ends_with('\n') {
+                let text = std::mem::take(&mut line);
+                let line = text.trim_end_matches('\n');
                 if line == "@R" {
                     let _ = ready_tx.send(());
                 } else if let Some(n) = line.strip_prefix("@S ") {
@@ -181,7 +193,7 @@ fn sigkill_at_random_points_never_tears_state() {
                 } else if let Some(n) = line.strip_prefix("@K ") {
                     stored = n.parse::<u64>().ok();
                 } else {
-                    other.push(line);
+                    other.push(line.to_owned());
                 }
             }
             (saved, stored, other)

@@ -10,11 +10,13 @@
 
 mod crash;
 mod gate_bypass;
+mod hostile;
 mod memory;
 mod session;
 mod snapshot_file;
 mod store_conformance;
 mod store_fs;
+mod store_processes;
 
 /// A file under the workspace's `tests/fixtures`.
 pub(crate) fn fixture(name: &str) -> std::path::PathBuf {
