@@ -12,7 +12,9 @@
 //!   [`Error::SystemContent`].
 //! - **Tool results**: `tool` messages become user turns of `tool_result` blocks; the
 //!   results of consecutive `tool` messages are packed into one user turn, as the API wants
-//!   all results for one assistant turn in the next user turn.
+//!   all results for one assistant turn in the next user turn; a user message right after
+//!   them joins that turn too (text after results, as the API expects). Other messages map
+//!   one to one.
 //! - **Cache breakpoints**: a message's `cache_breakpoint` puts `cache_control` on the last
 //!   block of that message that may carry one (text, image, document, `tool_use`,
 //!   `tool_result`; never a thinking block, never an unknown block, which chef does not
@@ -480,7 +482,10 @@ impl<'a> Compiler<'a, '_> {
             Role::Assistant => wire::Role::Assistant,
             Role::User | Role::Tool | Role::System => wire::Role::User,
         };
-        let packs = message.role == Role::Tool && self.open_tool_turn;
+        // Results of consecutive tool messages share one user turn, and so does a user
+        // message right after them (the API would combine the turns anyway; writing them
+        // as one keeps compile -> parse -> compile byte-stable).
+        let packs = matches!(message.role, Role::Tool | Role::User) && self.open_tool_turn;
         let (target, start) = match self.messages.last_mut() {
             Some(last) if packs => {
                 let start = last.content.len();

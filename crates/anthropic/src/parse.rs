@@ -303,13 +303,15 @@ pub struct ParsedRequest {
 /// - Tools: function tools (no `type`, or `custom`) become [`ToolDefinition`]s
 ///   (`cache_control` is a compile decision and is not kept); typed tools become
 ///   [`NativeTool`]s for Anthropic, verbatim.
-pub fn parse_request(body: &[u8]) -> Result<ParsedRequest> {
-    parse_request_value(&json(body)?)
+///
+/// `names` maps wire tool names back to real names: pass the table of the compile that
+/// produced the body, or `&WireNames::default()` for a request chef did not compile.
+pub fn parse_request(body: &[u8], names: &WireNames) -> Result<ParsedRequest> {
+    parse_request_value(&json(body)?, names)
 }
 
 /// [`parse_request`] over an already-parsed JSON value.
-pub fn parse_request_value(value: &Value) -> Result<ParsedRequest> {
-    let names = WireNames::default();
+pub fn parse_request_value(value: &Value, names: &WireNames) -> Result<ParsedRequest> {
     let mut system = Vec::new();
     match value.get("system") {
         None | Some(Value::Null) => {}
@@ -317,7 +319,7 @@ pub fn parse_request_value(value: &Value) -> Result<ParsedRequest> {
         Some(Value::Array(blocks)) => {
             for (i, block) in blocks.iter().enumerate() {
                 let path = format!("/system/{i}");
-                match block_to_ir(block, &path, &names)? {
+                match block_to_ir(block, &path, names)? {
                     (text @ Content::Text { .. }, cached) => system
                         .push(Message::new(Role::System, vec![text]).with_cache_breakpoint(cached)),
                     _ => return Err(Error::shape(path, "system blocks must be text")),
@@ -339,7 +341,7 @@ pub fn parse_request_value(value: &Value) -> Result<ParsedRequest> {
             .get("role")
             .and_then(Value::as_str)
             .ok_or_else(|| Error::shape(&path, "message without a string `role`"))?;
-        let blocks = content_blocks(item.get("content"), &path, &names)?;
+        let blocks = content_blocks(item.get("content"), &path, names)?;
         match role {
             "system" => {
                 if history.is_empty() {
@@ -406,7 +408,7 @@ pub fn parse_request_value(value: &Value) -> Result<ParsedRequest> {
     let (history, mut repaired) = repair_history(history);
     repairs.append(&mut repaired);
 
-    let (tools, native_tools) = tools(value.get("tools"))?;
+    let (tools, native_tools) = tools(value.get("tools"), names)?;
     let mut messages = system;
     messages.extend(history);
     Ok(ParsedRequest {
@@ -457,7 +459,10 @@ fn name_results(history: &mut [Message]) {
     }
 }
 
-fn tools(value: Option<&Value>) -> Result<(Vec<ToolDefinition>, Vec<NativeTool>)> {
+fn tools(
+    value: Option<&Value>,
+    names: &WireNames,
+) -> Result<(Vec<ToolDefinition>, Vec<NativeTool>)> {
     let mut functions = Vec::new();
     let mut natives = Vec::new();
     let Some(value) = value else {
@@ -471,9 +476,11 @@ fn tools(value: Option<&Value>) -> Result<(Vec<ToolDefinition>, Vec<NativeTool>)
             .map_err(|e| Error::shape(format!("/tools/{i}"), e.to_string()))?;
         match tool {
             Tool::Function(f) => {
-                let mut definition =
-                    ToolDefinition::new(f.name.into_owned(), f.input_schema.into_owned())
-                        .with_defer_loading(f.defer_loading == Some(true));
+                let mut definition = ToolDefinition::new(
+                    names.to_real(&f.name).to_owned(),
+                    f.input_schema.into_owned(),
+                )
+                .with_defer_loading(f.defer_loading == Some(true));
                 if let Some(description) = f.description {
                     definition = definition.with_description(description.into_owned());
                 }
@@ -490,7 +497,7 @@ fn tools(value: Option<&Value>) -> Result<(Vec<ToolDefinition>, Vec<NativeTool>)
 
 /// Reads a wire request the caller built or received (typed) back into the IR, without
 /// going through bytes.
-pub fn request_to_ir(request: &wire::Request<'_>) -> Result<ParsedRequest> {
+pub fn request_to_ir(request: &wire::Request<'_>, names: &WireNames) -> Result<ParsedRequest> {
     let value = serde_json::to_value(request).map_err(Error::Serialize)?;
-    parse_request_value(&value)
+    parse_request_value(&value, names)
 }
