@@ -58,6 +58,15 @@ pub enum Error {
         /// The error `message`.
         message: String,
     },
+    /// Tool search was asked to defer every tool; the API needs at least one loaded.
+    #[error("tool search needs at least one tool that stays loaded")]
+    AllToolsDeferred,
+    /// A tool to keep loaded is not in the tool set.
+    #[error("tool {name} to keep loaded is not in the tool set")]
+    UnknownLoadedTool {
+        /// The name.
+        name: chef_ir::ToolName,
+    },
     /// Serialising the wire value failed.
     #[error("could not serialise the request")]
     Serialize(#[source] serde_json::Error),

@@ -33,7 +33,8 @@
 //! decision. [`envelope`] shapes a bare tool set (and a system preamble), for compressed
 //! tool sets. [`parse_response`] reads a reply, [`parse_request`] reads a whole request
 //! (the input adapter) and repairs its history ([`repair_history`]). [`CacheAudit`] checks a
-//! compiled request for volatile text inside the cached prefix.
+//! compiled request for volatile text inside the cached prefix. [`compose_tool_search`]
+//! defers all but the tools kept loaded and adds Anthropic's tool-search server tool.
 //!
 //! Blocks this crate does not model (server tools' `server_tool_use`,
 //! `web_search_tool_result`, `tool_search_tool_result`, …) are kept as
@@ -45,6 +46,7 @@ mod compile;
 mod error;
 mod parse;
 mod repair;
+mod tool_search;
 pub mod wire;
 
 pub use chef_ir as ir;
@@ -61,6 +63,7 @@ pub use crate::{
         parse_response_value, request_to_ir,
     },
     repair::{PH_CONTINUES, PH_NO_RESULT, Repair, repair_history},
+    tool_search::{KeepLoaded, ToolSearch, ToolSearchSet, compose_tool_search},
 };
 
 const _: fn() = || {

@@ -600,3 +600,33 @@ fn absent_optional_fields_stay_absent() {
         assert!(!text.contains(key), "{key} in {text}");
     }
 }
+
+#[test]
+fn tool_search_composition_refuses_an_all_deferred_set_and_unknown_names() {
+    use chef_anthropic::{KeepLoaded, ToolSearch, compose_tool_search};
+    let tools = vec![tool("a"), tool("b")];
+    assert!(matches!(
+        compose_tool_search(tools.clone(), KeepLoaded::First(0), ToolSearch::Bm25),
+        Err(Error::AllToolsDeferred)
+    ));
+    assert!(matches!(
+        compose_tool_search(
+            tools.clone(),
+            KeepLoaded::Named(&["zz".into()]),
+            ToolSearch::Bm25
+        ),
+        Err(Error::UnknownLoadedTool { .. })
+    ));
+    let set =
+        compose_tool_search(tools, KeepLoaded::Named(&["b".into()]), ToolSearch::Bm25).unwrap();
+    let request = set.into_request(Request::new(vec![Message::user("u")]));
+    let b = body(&request);
+    assert_eq!(
+        b["tools"],
+        json!([
+            {"type":"tool_search_tool_bm25_20251119","name":"tool_search_tool_bm25"},
+            {"name":"a","input_schema":{"type":"object","properties":{}},"defer_loading":true},
+            {"name":"b","input_schema":{"type":"object","properties":{}},"cache_control":{"type":"ephemeral"}}
+        ])
+    );
+}

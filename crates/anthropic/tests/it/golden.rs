@@ -1,6 +1,8 @@
 //! Golden files (level 0): every byte that reaches Anthropic for the shared fixtures.
 
-use chef_anthropic::{CompileOptions, compile, envelope};
+use chef_anthropic::{
+    CompileOptions, KeepLoaded, ToolSearch, compile, compose_tool_search, envelope,
+};
 use chef_ir::{Message, NativeTool, Request, Target, ToolDefinition};
 use serde_json::json;
 
@@ -59,26 +61,18 @@ fn envelope_with_a_cached_preamble_and_one_hour_ttl() {
 
 #[test]
 fn function_tools_deferred_tools_and_the_search_server_tool() {
-    let tools = real_tools();
-    let mut chosen: Vec<ToolDefinition> = tools.into_iter().take(6).collect();
-    for tool in chosen.iter_mut().skip(2) {
-        tool.defer_loading = true;
-    }
-    let request = Request::new(vec![
-        Message::system("You route logistics questions.").with_cache_breakpoint(true),
-        Message::user("Which hubs are active?"),
-    ])
-    .with_tools(chosen)
-    .with_native_tools(vec![
-        NativeTool {
-            targets: vec![Target::Anthropic],
-            value: json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}),
-        },
-        NativeTool {
+    let tools: Vec<ToolDefinition> = real_tools().into_iter().take(6).collect();
+    let set = compose_tool_search(tools, KeepLoaded::First(2), ToolSearch::Regex).unwrap();
+    let request = set.into_request(
+        Request::new(vec![
+            Message::system("You route logistics questions.").with_cache_breakpoint(true),
+            Message::user("Which hubs are active?"),
+        ])
+        .with_native_tools(vec![NativeTool {
             targets: vec![Target::OpenAiResponses],
             value: json!({"type": "tool_search"}),
-        },
-    ]);
+        }]),
+    );
     let c = compiled(&request);
     insta::assert_snapshot!("tool_search_mix", text(c.to_vec().unwrap()));
     insta::assert_debug_snapshot!("tool_search_mix_notices", c.notices);
