@@ -329,6 +329,16 @@ pub struct ImageBlock<'a> {
     pub cache_control: Option<CacheControl>,
 }
 
+impl<'a> ImageBlock<'a> {
+    /// An image block without breakpoint.
+    pub fn new(source: Source<'a>) -> Self {
+        Self {
+            source,
+            cache_control: None,
+        }
+    }
+}
+
 /// A `document` block (PDF, plain text).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -349,6 +359,19 @@ pub struct DocumentBlock<'a> {
     pub cache_control: Option<CacheControl>,
 }
 
+impl<'a> DocumentBlock<'a> {
+    /// A document block without title, context, citations or breakpoint.
+    pub fn new(source: Source<'a>) -> Self {
+        Self {
+            source,
+            title: None,
+            context: None,
+            citations: None,
+            cache_control: None,
+        }
+    }
+}
+
 /// A `tool_use` block: a call the model made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -362,6 +385,22 @@ pub struct ToolUseBlock<'a> {
     /// A cache breakpoint after this block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cache_control: Option<CacheControl>,
+}
+
+impl<'a> ToolUseBlock<'a> {
+    /// A call without breakpoint.
+    pub fn new(
+        id: impl Into<Cow<'a, str>>,
+        name: impl Into<Cow<'a, str>>,
+        input: Cow<'a, Value>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            input,
+            cache_control: None,
+        }
+    }
 }
 
 /// The `content` of a `tool_result`: "either a string or a list of content blocks".
@@ -408,6 +447,21 @@ pub struct ToolResultBlock<'a> {
     pub cache_control: Option<CacheControl>,
 }
 
+impl<'a> ToolResultBlock<'a> {
+    /// A result with content, not an error, without breakpoint.
+    pub fn new(
+        tool_use_id: impl Into<Cow<'a, str>>,
+        content: Option<ToolResultContent<'a>>,
+    ) -> Self {
+        Self {
+            tool_use_id: tool_use_id.into(),
+            content,
+            is_error: None,
+            cache_control: None,
+        }
+    }
+}
+
 /// A `thinking` block, echoed back with its signature.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -418,12 +472,29 @@ pub struct ThinkingBlock<'a> {
     pub signature: Cow<'a, str>,
 }
 
+impl<'a> ThinkingBlock<'a> {
+    /// A thinking block with its signature.
+    pub fn new(thinking: impl Into<Cow<'a, str>>, signature: impl Into<Cow<'a, str>>) -> Self {
+        Self {
+            thinking: thinking.into(),
+            signature: signature.into(),
+        }
+    }
+}
+
 /// A `redacted_thinking` block: encrypted reasoning, echoed back verbatim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RedactedThinkingBlock<'a> {
     /// The opaque payload.
     pub data: Cow<'a, str>,
+}
+
+impl<'a> RedactedThinkingBlock<'a> {
+    /// A redacted thinking block.
+    pub fn new(data: impl Into<Cow<'a, str>>) -> Self {
+        Self { data: data.into() }
+    }
 }
 
 /// One content block of a message.

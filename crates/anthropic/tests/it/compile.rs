@@ -630,3 +630,23 @@ fn tool_search_composition_refuses_an_all_deferred_set_and_unknown_names() {
         ])
     );
 }
+
+#[test]
+fn the_typed_wire_request_reads_back_what_compile_wrote_byte_for_byte() {
+    let request = crate::conversation();
+    let bytes = compiled(&request).to_vec().unwrap();
+    let typed: chef_anthropic::wire::Request<'_> = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(serde_json::to_vec(&typed).unwrap(), bytes);
+}
+
+#[test]
+fn the_typed_wire_request_accepts_string_content_and_string_system() {
+    let typed: chef_anthropic::wire::Request<'_> = serde_json::from_str(
+        r#"{"model":"m","max_tokens":5,"system":"S","messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_string(&typed).unwrap(),
+        r#"{"model":"m","max_tokens":5,"system":[{"type":"text","text":"S"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#
+    );
+}
