@@ -35,6 +35,8 @@
 //! (the input adapter) and repairs its history ([`repair_history`]). [`CacheAudit`] checks a
 //! compiled request for volatile text inside the cached prefix. [`compose_tool_search`]
 //! defers all but the tools kept loaded and adds Anthropic's tool-search server tool.
+//! [`SseDecoder`] and [`Assembler`] turn a streamed reply into the same
+//! [`ParsedResponse`] as a whole one.
 //!
 //! Blocks this crate does not model (server tools' `server_tool_use`,
 //! `web_search_tool_result`, `tool_search_tool_result`, …) are kept as
@@ -46,6 +48,7 @@ mod compile;
 mod error;
 mod parse;
 mod repair;
+mod stream;
 mod tool_search;
 pub mod wire;
 
@@ -63,6 +66,7 @@ pub use crate::{
         parse_response_value, request_to_ir,
     },
     repair::{PH_CONTINUES, PH_NO_RESULT, Repair, repair_history},
+    stream::{Assembler, SseDecoder, SseEvent},
     tool_search::{KeepLoaded, ToolSearch, ToolSearchSet, compose_tool_search},
 };
 

@@ -16,6 +16,7 @@ mod parse_request;
 mod parse_response;
 mod repair;
 mod roundtrip;
+mod stream;
 
 use std::path::PathBuf;
 
