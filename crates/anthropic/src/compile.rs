@@ -35,9 +35,11 @@
 //!   (file name as `title`). A `data:` URL is sent as a base64 source (the reference sends
 //!   the whole URL as base64 data, which the API rejects). Media types the API does not
 //!   take are still sent, with [`Notice::UnsupportedMediaType`].
-//! - **Dropped without notice**: Gemini thought signatures on text and calls (meaningless
-//!   to Anthropic), the `pinned` flag, and empty text blocks in messages that have other
-//!   blocks (the API refuses empty text blocks).
+//! - **Gemini thought signatures** on text and calls mean nothing to Anthropic and are not
+//!   sent ([`Notice::ThoughtSignatureDropped`], once per message). Not sent and not
+//!   reported: the `pinned` flag and a tool result's `name` (Anthropic matches results by
+//!   id), and empty text blocks in messages that have other blocks (the API refuses empty
+//!   text blocks).
 //! - Tool call arguments are written as serde_json holds them: no re-serialisation through
 //!   doubles, and key order kept.
 
@@ -154,7 +156,8 @@ impl CompileOptions {
 }
 
 /// Something the request asked for that Anthropic cannot express as asked, and what was
-/// done instead. Compiling never drops or rewrites content silently: each case is here.
+/// done instead. Compiling never drops or rewrites content silently: each case is here
+/// (see the module docs of `compile` for the few flags that are not content).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Notice {
@@ -216,6 +219,12 @@ pub enum Notice {
         /// The media type.
         media_type: String,
     },
+    /// Gemini thought signatures in a message were not sent (Anthropic has no place for
+    /// them).
+    ThoughtSignatureDropped {
+        /// Index of the message in the IR request.
+        message: usize,
+    },
     /// More breakpoints were requested than the API accepts.
     TooManyBreakpoints {
         /// How many the request carries.
@@ -270,6 +279,10 @@ impl fmt::Display for Notice {
             } => write!(
                 f,
                 "attachment of type {media_type} in message {message} is not a type Anthropic documents"
+            ),
+            Self::ThoughtSignatureDropped { message } => write!(
+                f,
+                "Gemini thought signatures in message {message} have no place on the wire"
             ),
             Self::TooManyBreakpoints { count } => write!(
                 f,
@@ -466,6 +479,17 @@ impl<'a> Compiler<'a, '_> {
     }
 
     fn turn(&mut self, index: usize, message: &'a Message) -> Result<()> {
+        let signed = message.content.iter().any(|c| match c {
+            Content::Text {
+                thought_signature, ..
+            } => thought_signature.is_some(),
+            Content::ToolCall(call) => call.thought_signature.is_some(),
+            _ => false,
+        });
+        if signed {
+            self.notices
+                .push(Notice::ThoughtSignatureDropped { message: index });
+        }
         let mut blocks = Vec::with_capacity(message.content.len());
         for content in &message.content {
             if let Content::Text { text, .. } = content

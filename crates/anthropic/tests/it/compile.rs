@@ -650,3 +650,29 @@ fn the_typed_wire_request_accepts_string_content_and_string_system() {
         r#"{"model":"m","max_tokens":5,"system":[{"type":"text","text":"S"}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#
     );
 }
+
+#[test]
+fn gemini_thought_signatures_are_reported_once_per_message() {
+    let mut signed_call = ToolCall::new("c", "f", json!({}));
+    signed_call.thought_signature = Some("sig".into());
+    let request = Request::new(vec![
+        Message::user("q"),
+        Message::assistant_with(vec![
+            Content::Text {
+                text: "t".into(),
+                thought_signature: Some("s0".into()),
+            },
+            Content::ToolCall(signed_call),
+        ]),
+    ]);
+    let c = compiled(&request);
+    assert_eq!(
+        c.notices,
+        vec![Notice::ThoughtSignatureDropped { message: 1 }]
+    );
+    assert!(
+        !String::from_utf8(c.to_vec().unwrap())
+            .unwrap()
+            .contains("sig")
+    );
+}
