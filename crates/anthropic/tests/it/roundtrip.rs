@@ -47,6 +47,8 @@ struct Turn {
     user: Vec<Content>,
     user_cache: bool,
     thinking: Option<(String, String)>,
+    redacted: Option<String>,
+    server: Option<String>,
     say: String,
     calls: Vec<(usize, Value)>,
     errors: Vec<bool>,
@@ -62,7 +64,11 @@ fn turn() -> impl Strategy<Value = Turn> {
             proptest::collection::vec(attachment(), 0..3),
             any::<bool>(),
         ),
-        proptest::option::of((text(), "[A-Za-z0-9]{4,10}")),
+        (
+            proptest::option::of((text(), "[A-Za-z0-9]{4,10}")),
+            proptest::option::of("[A-Za-z0-9+/=]{4,16}"),
+            proptest::option::of("[a-z ]{1,10}"),
+        ),
         text(),
         proptest::collection::vec((0..NAMES.len(), args()), 0..3),
         proptest::collection::vec(any::<bool>(), 3),
@@ -70,13 +76,23 @@ fn turn() -> impl Strategy<Value = Turn> {
         (any::<bool>(), any::<bool>()),
     )
         .prop_map(
-            |((t, atts, uc), thinking, say, calls, errors, results, (ac, tc))| {
+            |(
+                (t, atts, uc),
+                (thinking, redacted, server),
+                say,
+                calls,
+                errors,
+                results,
+                (ac, tc),
+            )| {
                 let mut user = vec![Content::text(t)];
                 user.extend(atts);
                 Turn {
                     user,
                     user_cache: uc,
                     thinking,
+                    redacted,
+                    server,
                     say,
                     calls,
                     errors,
@@ -111,6 +127,16 @@ fn request() -> impl Strategy<Value = Request> {
                     content.push(Content::Thinking {
                         thinking,
                         signature: Some(signature),
+                    });
+                }
+                if let Some(data) = turn.redacted {
+                    content.push(Content::RedactedThinking { data });
+                }
+                if let Some(query) = turn.server {
+                    // A server tool call, kept verbatim.
+                    content.push(Content::Unknown {
+                        target: Some(chef_ir::Target::Anthropic),
+                        value: json!({"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query": query}}),
                     });
                 }
                 content.push(Content::text(turn.say));
