@@ -60,6 +60,20 @@ fn suffix_descriptions(value: &mut Value, suffix: &str) {
 
 fn bench(c: &mut Criterion) {
     let tools = catalogue();
+    let real = tools.get(..149).unwrap_or_default();
+    c.bench_function("build 149 tools", |b| {
+        b.iter(|| CatalogIndex::build(black_box(real)));
+    });
+    let small = CatalogIndex::build(real);
+    c.bench_function("query 149 tools", |b| {
+        b.iter(|| {
+            small.search(
+                black_box("add three new rows to the bottom of the tracker spreadsheet"),
+                10,
+            )
+        });
+    });
+
     assert_eq!(tools.len(), TOOLS, "the fixture corpus loads");
     c.bench_function("build 10k tools", |b| {
         b.iter(|| CatalogIndex::build(black_box(&tools)));

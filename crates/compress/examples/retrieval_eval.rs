@@ -69,6 +69,13 @@ fn row(label: &str, threshold: &str, m: &Metrics) {
     );
 }
 
+fn describe(a: &Abstention) -> String {
+    format!(
+        "{:.2}, unknown {:.2}, depth {}, sure {}",
+        a.min_coverage, a.unknown_weight, a.explained_by, a.sure_evidence
+    )
+}
+
 fn misses(index: &CatalogIndex, queries: &[LabelledQuery], abstention: &Abstention) {
     for q in queries {
         let found = index.search_with(&q.query, 5, abstention);
@@ -111,14 +118,8 @@ fn main() -> Result<(), Error> {
     );
     println!("|---|---|---|---|---|---|---|---|");
     let never = "none";
-    let dflt = format!(
-        "{:.2}, unknown {:.2}, depth {} (default)",
-        default.min_coverage, default.unknown_weight, default.explained_by
-    );
-    let tuned_label = format!(
-        "{:.2}, unknown {:.2}, depth {} (tuned here)",
-        tuned.min_coverage, tuned.unknown_weight, tuned.explained_by
-    );
+    let dflt = format!("{} (default)", describe(&default));
+    let tuned_label = format!("{} (tuned here)", describe(&tuned));
     row("retrieval-149 calibrate", &tuned_label, &tuned_metrics);
     row(
         "retrieval-149 calibrate",
@@ -170,28 +171,30 @@ fn main() -> Result<(), Error> {
             other => return Err(format!("unknown corpus {other:?}").into()),
         }
     }
-    row(
-        "toolgz scenarios, real-149",
-        &dflt,
-        &eval::evaluate(&real_index, &real_queries, &default),
-    );
-    // Scenarios on the synthetic catalogue each have their own index (full or subset), so
-    // their metrics are averaged by hand, weighting every scenario equally.
-    let mut sum = Metrics::default();
-    for (index, query) in &synthetic_results {
-        let m = eval::evaluate(index, std::slice::from_ref(query), &default);
-        sum.relevant += m.relevant;
-        sum.recall_at_1 += m.recall_at_1;
-        sum.recall_at_5 += m.recall_at_5;
-        sum.mrr += m.mrr;
-        sum.false_abstention += m.false_abstention;
+    for (label, abstention) in [(never, Abstention::NEVER), (dflt.as_str(), default)] {
+        row(
+            "toolgz scenarios, real-149",
+            label,
+            &eval::evaluate(&real_index, &real_queries, &abstention),
+        );
+        // Scenarios on the synthetic catalogue each have their own index (full or subset),
+        // so their metrics are averaged by hand, weighting every scenario equally.
+        let mut sum = Metrics::default();
+        for (index, query) in &synthetic_results {
+            let m = eval::evaluate(index, std::slice::from_ref(query), &abstention);
+            sum.relevant += m.relevant;
+            sum.recall_at_1 += m.recall_at_1;
+            sum.recall_at_5 += m.recall_at_5;
+            sum.mrr += m.mrr;
+            sum.false_abstention += m.false_abstention;
+        }
+        let n = synthetic_results.len().max(1) as f64;
+        sum.recall_at_1 /= n;
+        sum.recall_at_5 /= n;
+        sum.mrr /= n;
+        sum.false_abstention /= n;
+        row("toolgz scenarios, synthetic-100 (+subsets)", label, &sum);
     }
-    let n = synthetic_results.len().max(1) as f64;
-    sum.recall_at_1 /= n;
-    sum.recall_at_5 /= n;
-    sum.mrr /= n;
-    sum.false_abstention /= n;
-    row("toolgz scenarios, synthetic-100(+subsets)", &dflt, &sum);
 
     if show_misses {
         println!("\ncalibrate misses (threshold none):");

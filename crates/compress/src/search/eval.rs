@@ -83,6 +83,7 @@ struct Outcome {
     /// 1-based ranks (within [`MRR_DEPTH`]) of the expected tools found.
     ranks: Vec<usize>,
     confidence: f32,
+    evidence: f32,
     best_score: f32,
     matched_anything: bool,
 }
@@ -112,6 +113,7 @@ fn outcomes(
                 expected: q.expected.len(),
                 ranks,
                 confidence: found.confidence,
+                evidence: found.evidence,
                 best_score: found.hits.first().map_or(0.0, |h| h.score),
                 matched_anything: !found.hits.is_empty(),
             }
@@ -123,9 +125,8 @@ fn metrics(outcomes: &[Outcome], abstention: &Abstention) -> Metrics {
     let mut m = Metrics::default();
     let (mut r1, mut r5, mut mrr, mut false_abs, mut true_abs) = (0.0, 0.0, 0.0, 0, 0);
     for o in outcomes {
-        let abstained = !o.matched_anything
-            || o.confidence < abstention.min_coverage
-            || o.best_score < abstention.min_score;
+        let abstained =
+            !o.matched_anything || abstention.abstains(o.confidence, o.evidence, o.best_score);
         if o.expected == 0 {
             m.irrelevant += 1;
             true_abs += usize::from(abstained);
@@ -162,6 +163,9 @@ pub fn evaluate(
 /// Explanation depths tried by [`calibrate`].
 pub const CALIBRATION_DEPTHS: [usize; 4] = [1, 2, 3, 5];
 
+/// Sure-evidence levels tried by [`calibrate`] (infinity: off).
+pub const CALIBRATION_EVIDENCE: [f32; 8] = [f32::INFINITY, 25.0, 20.0, 15.0, 12.0, 10.0, 8.0, 6.0];
+
 /// The abstention settings that maximise `(recall@5 + true abstention) / 2` on `queries`,
 /// with their metrics. Searched: the coverage threshold from 0.00 to 0.95 in steps of
 /// 0.01, the unknown-word weight from 0.25 to 1.00 in steps of 0.25, and the explanation
@@ -172,25 +176,28 @@ pub fn calibrate(index: &CatalogIndex, queries: &[LabelledQuery]) -> (Abstention
     let mut best: Option<(f64, Abstention, Metrics)> = None;
     for explained_by in CALIBRATION_DEPTHS {
         for quarter in 1..=4_u8 {
-            let settings = Abstention {
-                unknown_weight: f32::from(quarter) / 4.0,
-                explained_by,
-                ..Abstention::NEVER
-            };
-            let outcomes = outcomes(index, queries, &settings);
-            for step in 0..=95_u8 {
-                let abstention = Abstention {
-                    min_coverage: f32::from(step) / 100.0,
-                    ..settings
+            for sure_evidence in CALIBRATION_EVIDENCE {
+                let settings = Abstention {
+                    unknown_weight: f32::from(quarter) / 4.0,
+                    explained_by,
+                    sure_evidence,
+                    ..Abstention::NEVER
                 };
-                let m = metrics(&outcomes, &abstention);
-                let objective = if m.irrelevant == 0 {
-                    m.recall_at_5
-                } else {
-                    (m.recall_at_5 + m.true_abstention) / 2.0
-                };
-                if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
-                    best = Some((objective, abstention, m));
+                let outcomes = outcomes(index, queries, &settings);
+                for step in 0..=95_u8 {
+                    let abstention = Abstention {
+                        min_coverage: f32::from(step) / 100.0,
+                        ..settings
+                    };
+                    let m = metrics(&outcomes, &abstention);
+                    let objective = if m.irrelevant == 0 {
+                        m.recall_at_5
+                    } else {
+                        (m.recall_at_5 + m.true_abstention) / 2.0
+                    };
+                    if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
+                        best = Some((objective, abstention, m));
+                    }
                 }
             }
         }

@@ -47,14 +47,25 @@
 //! # Abstention
 //!
 //! A wrong tool forced into a small tool list is worse than none, so the index can answer
-//! "nothing fits". The signal is the best hit's **coverage**: the IDF-weighted share of the
-//! request's terms that the tool matches, where a word the catalogue never uses weighs as
-//! much as the rarest word it does use. Coverage is in `0..=1` and comparable across
-//! requests and catalogues, unlike a raw BM25 score. The index abstains when the best
-//! coverage is below [`Abstention::min_coverage`] (or the best score below
-//! [`Abstention::min_score`]). The default threshold was calibrated on the calibration half
-//! of `tests/fixtures/retrieval-149.jsonl`; see `docs/PERFORMANCE.md` ("Retrieval") for the
-//! held-out figures and the command that recomputes them.
+//! "nothing fits" ([`SearchResults::abstained`], with no hits). It weighs each request word
+//! by its IDF; a word the catalogue never uses weighs
+//! [`unknown_weight`](Abstention::unknown_weight) times the rarest known word (a word with
+//! a digit that the catalogue never uses, such as an id or a zip code, is an argument value
+//! and weighs nothing). Two signals come out of the best hit(s):
+//!
+//! - **confidence**: the share of the request's weight they explain, `0..=1`, comparable
+//!   across requests and catalogues, unlike a raw BM25 score;
+//! - **evidence**: the weight they explain in absolute terms, so that a long request which
+//!   clearly names things the catalogue knows is not rejected for its chatter.
+//!
+//! The index abstains when confidence is below [`min_coverage`](Abstention::min_coverage)
+//! *and* evidence is below [`sure_evidence`](Abstention::sure_evidence) (or the best score
+//! is below [`min_score`](Abstention::min_score)). Every knob is a field of [`Abstention`],
+//! set per index ([`IndexOptions::abstention`]) or per call
+//! ([`CatalogIndex::search_with`]). [`Abstention::CALIBRATED`], the default, is what
+//! [`eval::calibrate`] picks on the `calibrate` half of `tests/fixtures/retrieval-149.jsonl`
+//! (a test pins this); `docs/PERFORMANCE.md` ("Retrieval") reports the held-out half and the
+//! command that recomputes both.
 
 mod bm25;
 pub mod eval;
@@ -127,6 +138,19 @@ pub struct Abstention {
     /// Confidence is the coverage of the terms matched by any of the best `explained_by`
     /// hits (at least 1), so that a request needing several tools is not judged by one.
     pub explained_by: usize,
+    /// Never abstain when the request words that the best hits explain weigh at least this
+    /// much in total (sum of IDF, see [`SearchResults::evidence`]): a long request that
+    /// names several things the catalogue knows is answered even if most of its words are
+    /// argument values or chatter. `f32::INFINITY` turns this off.
+    pub sure_evidence: f32,
+}
+
+impl Abstention {
+    /// True when a result with this confidence, evidence and best score is withheld.
+    pub(crate) fn abstains(&self, confidence: f32, evidence: f32, best_score: f32) -> bool {
+        (confidence < self.min_coverage && evidence < self.sure_evidence)
+            || best_score < self.min_score
+    }
 }
 
 impl Abstention {
@@ -136,14 +160,18 @@ impl Abstention {
         min_score: 0.0,
         unknown_weight: 1.0,
         explained_by: 1,
+        sure_evidence: f32::INFINITY,
     };
 
-    /// The calibrated default: coverage at least 0.30, no score floor (see the module docs).
+    /// The calibrated default (see the module docs): answer when the best hit explains at
+    /// least 46% of the request, or request words weighing at least 8 (IDF), with unknown
+    /// words at 0.75 of the rarest word's weight; no score floor.
     pub const CALIBRATED: Self = Self {
-        min_coverage: 0.30,
+        min_coverage: 0.46,
         min_score: 0.0,
-        unknown_weight: 1.0,
+        unknown_weight: 0.75,
         explained_by: 1,
+        sure_evidence: 8.0,
     };
 }
 
@@ -199,6 +227,9 @@ pub struct SearchResults {
     /// The share of the request the best hits explain (see [`Abstention::explained_by`]),
     /// also when abstaining; 0 when nothing matched.
     pub confidence: f32,
+    /// The total weight (sum of IDF) of the request words the best hits explain, also when
+    /// abstaining; 0 when nothing matched.
+    pub evidence: f32,
 }
 
 /// A search index over one tool catalogue. Cheap to query from many threads at once.
@@ -328,6 +359,7 @@ impl CatalogIndex {
                 hits: Vec::new(),
                 abstained: true,
                 confidence: 0.0,
+                evidence: 0.0,
             };
         }
 
@@ -340,15 +372,15 @@ impl CatalogIndex {
                 }
             }
         };
-        let share = |explained: u64| -> f32 {
-            let covered: f32 = weights
+        let weight = |explained: u64| -> f32 {
+            weights
                 .iter()
                 .enumerate()
                 .filter(|(qi, _)| explained & (1 << qi) != 0)
                 .map(|(_, w)| w)
-                .sum();
-            (covered / total_weight).min(1.0)
+                .sum()
         };
+        let share = |explained: u64| (weight(explained) / total_weight).min(1.0);
         let hits: Vec<Hit> = best
             .iter()
             .map(|&(doc, score, mask)| {
@@ -379,26 +411,25 @@ impl CatalogIndex {
         for &(_, _, mask) in best.iter().take(abstention.explained_by.max(1)) {
             explain(&mut explained, mask);
         }
-        let confidence = if hits.is_empty() {
-            0.0
+        let (confidence, evidence) = if hits.is_empty() {
+            (0.0, 0.0)
         } else {
-            share(explained)
+            (share(explained), weight(explained))
         };
         let best_score = hits.first().map_or(0.0, |h| h.score);
-        if hits.is_empty()
-            || confidence < abstention.min_coverage
-            || best_score < abstention.min_score
-        {
+        if hits.is_empty() || abstention.abstains(confidence, evidence, best_score) {
             return SearchResults {
                 hits: Vec::new(),
                 abstained: true,
                 confidence,
+                evidence,
             };
         }
         SearchResults {
             hits,
             abstained: false,
             confidence,
+            evidence,
         }
     }
 

@@ -65,9 +65,9 @@ fn held_out_requests_meet_the_recall_floors() {
 
     let gated = eval::evaluate(&index, &heldout, &Abstention::default());
     assert!(gated.recall_at_1 >= 0.75, "{gated:?}");
-    assert!(gated.recall_at_5 >= 0.80, "{gated:?}");
+    assert!(gated.recall_at_5 >= 0.78, "{gated:?}");
     assert!(gated.false_abstention <= 0.20, "{gated:?}");
-    assert!(gated.true_abstention >= 0.80, "{gated:?}");
+    assert!(gated.true_abstention >= 0.85, "{gated:?}");
 }
 
 #[test]
@@ -102,8 +102,11 @@ fn toolgz_real_corpus_prompts_rank_the_expected_tool_high() {
         .collect();
     assert_eq!(queries.len(), 18);
     let m = eval::evaluate(&index, &queries, &Abstention::NEVER);
-    assert!(m.recall_at_5 >= 0.85, "{m:?}");
-    assert!(m.mrr >= 0.65, "{m:?}");
+    assert!(m.recall_at_5 >= 0.9, "{m:?}");
+    assert!(m.mrr >= 0.8, "{m:?}");
+    // Long prompts full of argument values still pass the default abstention.
+    let gated = eval::evaluate(&index, &queries, &Abstention::default());
+    assert!(gated.recall_at_5 >= 0.83 && gated.false_abstention <= 0.12, "{gated:?}");
 }
 
 #[test]
