@@ -32,7 +32,7 @@
 //! ([`FieldWeights`]): the name, the tags, the description (and the annotation title),
 //! the parameter names, the parameter descriptions, and the enum and `const` values, all
 //! found by walking the input schema (nested objects, array items, `anyOf`/`oneOf`/`allOf`,
-//! `$defs`). Text is split by [`tokenise`](self) rules that understand `snake_case`,
+//! `$defs`). Text is split by rules that understand `snake_case`,
 //! `camelCase`, dots and digits, lowercased, stripped of stop words and stemmed by a small
 //! deterministic English stemmer.
 //!
