@@ -106,7 +106,10 @@ fn toolgz_real_corpus_prompts_rank_the_expected_tool_high() {
     assert!(m.mrr >= 0.8, "{m:?}");
     // Long prompts full of argument values still pass the default abstention.
     let gated = eval::evaluate(&index, &queries, &Abstention::default());
-    assert!(gated.recall_at_5 >= 0.83 && gated.false_abstention <= 0.12, "{gated:?}");
+    assert!(
+        gated.recall_at_5 >= 0.83 && gated.false_abstention <= 0.12,
+        "{gated:?}"
+    );
 }
 
 #[test]
