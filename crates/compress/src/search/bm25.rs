@@ -131,11 +131,12 @@ pub(super) struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    /// A builder scoring with these field weights and saturation.
+    /// A builder scoring with these field weights and saturation. A weight that is not a
+    /// positive finite number switches its field off; `k1` below 0 (or NaN) counts as 0.
     pub(super) fn new(weights: [f32; FIELDS], k1: f32) -> Self {
         Self {
-            weights,
-            k1,
+            weights: weights.map(|w| if w.is_finite() && w > 0.0 { w } else { 0.0 }),
+            k1: if k1.is_finite() { k1.max(0.0) } else { 0.0 },
             forms: HashMap::default(),
             terms: HashMap::default(),
             texts: HashMap::default(),

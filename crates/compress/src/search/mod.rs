@@ -79,7 +79,8 @@ use serde_json::Value;
 
 use crate::search::{bm25::Postings, stem::stem, tokenise::for_each_token};
 
-/// How much each field of a tool counts towards its score (BM25F field weights).
+/// How much each field of a tool counts towards its score (BM25F field weights). A weight
+/// that is not a positive finite number switches its field off.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FieldWeights {
     /// The tool's name, split into words.
@@ -186,7 +187,8 @@ impl Default for Abstention {
 pub struct IndexOptions {
     /// Field weights.
     pub weights: FieldWeights,
-    /// BM25 saturation (`k1`, default 1.2): larger lets repeated terms count for longer.
+    /// BM25 saturation (`k1`, default 1.2): larger lets repeated terms count for longer;
+    /// 0 counts presence only. Negative or non-finite values count as 0.
     pub k1: f32,
     /// The abstention threshold used by [`CatalogIndex::search`].
     pub abstention: Abstention,
@@ -233,6 +235,11 @@ pub struct SearchResults {
 }
 
 /// A search index over one tool catalogue. Cheap to query from many threads at once.
+///
+/// Build it once per catalogue; it keeps the tool names, the term dictionary and the
+/// postings (about 8 bytes per distinct (tool, term) pair). A query borrows a per-thread
+/// scratch array of 16 bytes per tool, sized by the largest catalogue that thread has
+/// searched, and allocates only for the request's terms and the hits it returns.
 #[derive(Debug, Clone)]
 pub struct CatalogIndex {
     names: Vec<ToolName>,

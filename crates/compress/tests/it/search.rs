@@ -341,3 +341,43 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn degenerate_options_switch_fields_off_instead_of_breaking_scores() {
+    let tools = real_tools();
+    for (weights, k1) in [
+        (
+            FieldWeights {
+                name: f32::NAN,
+                description: -1.0,
+                ..FieldWeights::default()
+            },
+            1.2,
+        ),
+        (
+            FieldWeights {
+                name: f32::INFINITY,
+                ..FieldWeights::default()
+            },
+            0.0,
+        ),
+        (FieldWeights::default(), -3.0),
+        (FieldWeights::default(), f32::NAN),
+    ] {
+        let options = IndexOptions {
+            weights,
+            k1,
+            ..IndexOptions::default()
+        };
+        let index = CatalogIndex::build_with(&tools, &options);
+        let found = index.search_with("append rows to the tracker sheet", 10, &Abstention::NEVER);
+        assert!(!found.hits.is_empty());
+        assert!(
+            found
+                .hits
+                .iter()
+                .all(|h| h.score.is_finite() && h.score > 0.0),
+            "{found:?}"
+        );
+    }
+}
