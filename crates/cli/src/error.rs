@@ -19,6 +19,14 @@ pub(crate) enum CliError {
         #[source]
         source: chef_ir::LoadError,
     },
+    /// A line of a JSON Lines request file is unusable.
+    #[error("{}:{line}: {problem}", path.display())]
+    Queries {
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        problem: String,
+    },
     /// The token tables failed to load (a build defect, not an input problem).
     #[error("the o200k_base token tables failed to load")]
     Tokenizer,
@@ -34,7 +42,7 @@ impl CliError {
     /// 2 for bad input, 1 for failures of chef itself or the environment.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Self::Read { .. } | Self::Tools { .. } => 2,
+            Self::Read { .. } | Self::Tools { .. } | Self::Queries { .. } => 2,
             Self::Tokenizer | Self::Write(_) | Self::BrokenPipe => 1,
         }
     }

@@ -22,6 +22,8 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
+    /// Rank a catalogue's tools for each request in a JSON Lines file.
+    Search(SearchArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,4 +39,16 @@ pub(crate) struct InspectArgs {
     /// Also count o200k_base tokens (offline estimate).
     #[arg(long)]
     pub(crate) tokens: bool,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    pub(crate) tools: PathBuf,
+    /// A JSON Lines file of requests, one `{"query":"…"}` object per line.
+    #[arg(long)]
+    pub(crate) queries: PathBuf,
+    /// How many tools to list per request, best first.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) top: u16,
 }

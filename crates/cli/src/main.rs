@@ -9,6 +9,7 @@ mod error;
 mod flags;
 mod inspect;
 mod output;
+mod search;
 
 use std::process::ExitCode;
 
@@ -36,5 +37,6 @@ fn run(flags: Flags) -> Result<(), CliError> {
         Command::Tools {
             command: ToolsCommand::Inspect(args),
         } => inspect::run(&args),
+        Command::Search(args) => search::run(&args),
     }
 }

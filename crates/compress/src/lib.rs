@@ -5,5 +5,6 @@
 //! Compression itself lands with the chef-compress issues; this crate currently carries the
 //! token counter shared by the CLI and the statistics.
 
+pub mod search;
 #[cfg(feature = "tokens")]
 pub mod tokens;

@@ -8,6 +8,7 @@
 )]
 
 mod inspect;
+mod search;
 
 use std::{
     path::PathBuf,

@@ -1,0 +1,121 @@
+//! Catalogue search speed: building the index and answering one request over 10,000 tools.
+//!
+//! Run with:
+//!
+//! ```text
+//! cargo bench -p chef-compress --bench search -- --warm-up-time 1 --measurement-time 3
+//! ```
+//!
+//! The 10,000-tool catalogue replicates the 149 real MCP tools (`real-mcp-tools.json`)
+//! under renamed names (`s{n}_{name}`), so every description and schema is real text.
+//! Because the builder tokenises each distinct text once, the replicated catalogue is also
+//! built a second time with every description (tool and parameter) made unique by a
+//! suffix, the worst case where no text repeats.
+
+use std::{hint::black_box, path::Path};
+
+use chef_compress::search::CatalogIndex;
+use chef_ir::{ToolDefinition, ToolName};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::Value;
+
+const TOOLS: usize = 10_000;
+
+fn catalogue() -> Vec<ToolDefinition> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/real-mcp-tools.json");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let real = chef_ir::load_tools_from_str(&text)
+        .map(|loaded| loaded.tools)
+        .unwrap_or_default();
+    real.iter()
+        .cycle()
+        .take(if real.is_empty() { 0 } else { TOOLS })
+        .enumerate()
+        .map(|(i, tool)| {
+            let mut tool = tool.clone();
+            tool.name = ToolName::new(format!("s{}_{}", i / real.len(), tool.name));
+            tool
+        })
+        .collect()
+}
+
+/// Appends `suffix` to every `description` string in a schema.
+fn suffix_descriptions(value: &mut Value, suffix: &str) {
+    match value {
+        Value::Object(map) => {
+            for (key, sub) in map.iter_mut() {
+                match sub {
+                    Value::String(text) if key == "description" => text.push_str(suffix),
+                    _ => suffix_descriptions(sub, suffix),
+                }
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| suffix_descriptions(v, suffix)),
+        _ => {}
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let tools = catalogue();
+    let real = tools.get(..149).unwrap_or_default();
+    c.bench_function("build 149 tools", |b| {
+        b.iter(|| CatalogIndex::build(black_box(real)));
+    });
+    let small = CatalogIndex::build(real);
+    c.bench_function("query 149 tools", |b| {
+        b.iter(|| {
+            small.search(
+                black_box("add three new rows to the bottom of the tracker spreadsheet"),
+                10,
+            )
+        });
+    });
+
+    assert_eq!(tools.len(), TOOLS, "the fixture corpus loads");
+    c.bench_function("build 10k tools", |b| {
+        b.iter(|| CatalogIndex::build(black_box(&tools)));
+    });
+
+    let unique: Vec<ToolDefinition> = tools
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            let mut tool = tool.clone();
+            let suffix = format!(" (copy {i})");
+            tool.description.push_str(&suffix);
+            suffix_descriptions(&mut tool.input_schema, &suffix);
+            tool
+        })
+        .collect();
+    c.bench_function("build 10k tools (no text repeats)", |b| {
+        b.iter(|| CatalogIndex::build(black_box(&unique)));
+    });
+
+    let index = CatalogIndex::build(&tools);
+    c.bench_function("query 10k tools (short)", |b| {
+        b.iter(|| {
+            index.search(
+                black_box("add three new rows to the bottom of the tracker spreadsheet"),
+                10,
+            )
+        });
+    });
+    c.bench_function("query 10k tools (long, common words)", |b| {
+        b.iter(|| {
+            index.search(
+                black_box(
+                    "Get the full details of order 735U2663137, then add a note to it saying the \
+                     customer called about a damaged item and wants the delivery date and time \
+                     rescheduled",
+                ),
+                10,
+            )
+        });
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,361 @@
+//! BM25F postings: interned terms, per-field frequencies, and precomputed impacts.
+//!
+//! Each distinct text of the catalogue (a description, a parameter description shared by
+//! forty tools, a name) is tokenised once into a *bag*: its term ids with counts. A token
+//! costs one hash lookup of its lowercase form; the stem of each distinct form is computed
+//! once. A tool is then a list of (field, bag) references.
+//!
+//! Two passes over those references lay out the postings as compressed sparse rows: the
+//! first (as each tool is added) counts each term's document frequency, which fixes every
+//! row's offset; the second (in [`Builder::finish`], once average field lengths are known)
+//! sums each tool's field frequencies in a dense scratch row and writes the tool straight
+//! into its terms' rows. The tools of term `t` are `docs[offsets[t]..offsets[t + 1]]`,
+//! ascending, with their impacts beside them. An impact is the term's whole BM25F
+//! contribution to that tool (`idf * x * (k1 + 1) / (k1 + x)`, `x` the weighted,
+//! length-normalised frequency), so scoring a request is additions only.
+
+use std::collections::HashMap;
+
+use crate::search::{
+    stem::{is_stop_word, stem},
+    tokenise::for_each_token,
+};
+
+/// The hasher of the term tables: fast and seedless. Nothing iterates these maps in a way
+/// that reaches a result, so the hash function never affects output.
+pub(super) type BuildFxHasher = rustc_hash::FxBuildHasher;
+
+/// The number of fields a tool document has.
+pub(super) const FIELDS: usize = 6;
+pub(super) const NAME: usize = 0;
+pub(super) const TAGS: usize = 1;
+pub(super) const DESCRIPTION: usize = 2;
+pub(super) const PARAM_NAMES: usize = 3;
+pub(super) const PARAM_DESCRIPTIONS: usize = 4;
+pub(super) const ENUM_VALUES: usize = 5;
+
+/// BM25 length normalisation per field (`b`): none for tags, most for prose.
+const B: [f32; FIELDS] = [0.3, 0.0, 0.75, 0.5, 0.75, 0.5];
+
+/// Marks a lowercase form that is a stop word.
+const STOP: u32 = u32::MAX;
+
+/// BM25's inverse document frequency, never negative: `ln(1 + (n - df + 0.5) / (df + 0.5))`.
+pub(super) fn idf(docs: usize, df: usize) -> f32 {
+    let (n, df) = (docs as f64, df as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
+}
+
+/// The finished postings.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Postings {
+    offsets: Vec<usize>,
+    docs: Vec<u32>,
+    impacts: Vec<f32>,
+    idf: Vec<f32>,
+}
+
+impl Postings {
+    /// The tools that contain term `id`, ascending, and the term's impact on each.
+    pub(super) fn list(&self, id: u32) -> (&[u32], &[f32]) {
+        let t = id as usize;
+        match (self.offsets.get(t), self.offsets.get(t + 1)) {
+            (Some(&start), Some(&end)) => (
+                self.docs.get(start..end).unwrap_or_default(),
+                self.impacts.get(start..end).unwrap_or_default(),
+            ),
+            _ => (&[], &[]),
+        }
+    }
+
+    /// The IDF of term `id`.
+    pub(super) fn idf(&self, id: u32) -> f32 {
+        self.idf.get(id as usize).copied().unwrap_or(0.0)
+    }
+}
+
+/// A text as a map key, hashed by its length and its first and last 32 bytes only.
+///
+/// Long descriptions dominate build time if hashed in full; equal texts hash equal either
+/// way, and the rare distinct texts that share length, head and tail are told apart by
+/// the (fast, full) equality check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TextKey<'a>(&'a str);
+
+impl std::hash::Hash for TextKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let bytes = self.0.as_bytes();
+        let n = bytes.len();
+        state.write_usize(n);
+        state.write(bytes.get(..n.min(32)).unwrap_or_default());
+        state.write(bytes.get(n.saturating_sub(32)..).unwrap_or_default());
+    }
+}
+
+/// A tool's reference to one of its texts: the bag's range in `bags`, and the field.
+#[derive(Debug, Clone, Copy)]
+struct Ref {
+    start: u32,
+    end: u32,
+    field: u8,
+}
+
+/// Collects tools one at a time. `'a` is the catalogue's lifetime: texts are remembered by
+/// reference, so a text seen before is not tokenised again.
+#[derive(Debug)]
+pub(super) struct Builder<'a> {
+    weights: [f32; FIELDS],
+    k1: f32,
+    /// Lowercase form -> term id, or [`STOP`].
+    forms: HashMap<Box<str>, u32, BuildFxHasher>,
+    /// Stem -> term id.
+    terms: HashMap<Box<str>, u32, BuildFxHasher>,
+    /// Text -> its bag (range in `bags`) and its length in tokens.
+    texts: HashMap<TextKey<'a>, (u32, u32, u32), BuildFxHasher>,
+    /// (term, count) bags of the texts seen, each sorted by term.
+    bags: Vec<(u32, u16)>,
+    /// Scratch: the term ids of the text being tokenised.
+    ids: Vec<u32>,
+    /// Scratch: the current lowercase piece.
+    buf: String,
+    /// Every tool's text references, tool after tool.
+    refs: Vec<Ref>,
+    /// Where each tool's references start in `refs`.
+    doc_starts: Vec<usize>,
+    /// Tokens per field, per tool.
+    lengths: Vec<[u32; FIELDS]>,
+    /// Per term: the number of tools that have it.
+    df: Vec<u32>,
+    /// Per term: 1 + the last tool counted in `df` (0: none yet).
+    seen: Vec<u32>,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder scoring with these field weights and saturation. A weight that is not a
+    /// positive finite number switches its field off; `k1` below 0 (or NaN) counts as 0.
+    pub(super) fn new(weights: [f32; FIELDS], k1: f32) -> Self {
+        Self {
+            weights: weights.map(|w| if w.is_finite() && w > 0.0 { w } else { 0.0 }),
+            k1: if k1.is_finite() { k1.max(0.0) } else { 0.0 },
+            forms: HashMap::default(),
+            terms: HashMap::default(),
+            texts: HashMap::default(),
+            bags: Vec::new(),
+            ids: Vec::new(),
+            buf: String::new(),
+            refs: Vec::new(),
+            doc_starts: Vec::new(),
+            lengths: Vec::new(),
+            df: Vec::new(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Starts the next tool.
+    pub(super) fn start_doc(&mut self) {
+        self.doc_starts.push(self.refs.len());
+        self.lengths.push([0; FIELDS]);
+    }
+
+    /// Adds `text` to `field` of the current tool.
+    pub(super) fn add_text(&mut self, field: usize, text: &'a str) {
+        let bag = match self.texts.get(&TextKey(text)) {
+            Some(&bag) => bag,
+            None => {
+                let bag = self.bag_of(text);
+                self.texts.insert(TextKey(text), bag);
+                bag
+            }
+        };
+        self.add_bag(field, bag);
+    }
+
+    /// Like [`add_text`](Self::add_text) for a short-lived text, which is not remembered.
+    pub(super) fn add_owned_text(&mut self, field: usize, text: &str) {
+        let bag = self.bag_of(text);
+        self.add_bag(field, bag);
+    }
+
+    fn add_bag(&mut self, field: usize, (start, end, len): (u32, u32, u32)) {
+        let weighted = self.weights.get(field).is_some_and(|&w| w > 0.0);
+        let (Ok(field_id), true) = (u8::try_from(field), weighted) else {
+            return;
+        };
+        if start == end {
+            return;
+        }
+        self.refs.push(Ref {
+            start,
+            end,
+            field: field_id,
+        });
+        if let Some(total) = self.lengths.last_mut().and_then(|l| l.get_mut(field)) {
+            *total = total.saturating_add(len);
+        }
+        // First pass: document frequencies, each term counted once per tool.
+        let stamp = u32::try_from(self.lengths.len()).unwrap_or(u32::MAX);
+        for &(term, _) in self
+            .bags
+            .get(start as usize..end as usize)
+            .unwrap_or_default()
+        {
+            let t = term as usize;
+            if let (Some(seen), Some(df)) = (self.seen.get_mut(t), self.df.get_mut(t))
+                && *seen != stamp
+            {
+                *seen = stamp;
+                *df += 1;
+            }
+        }
+    }
+
+    /// Tokenises `text` into a new bag; returns its range in `bags` and its length.
+    fn bag_of(&mut self, text: &str) -> (u32, u32, u32) {
+        let mut ids = std::mem::take(&mut self.ids);
+        let mut buf = std::mem::take(&mut self.buf);
+        ids.clear();
+        for_each_token(text, &mut buf, |token| {
+            let id = match self.forms.get(token) {
+                Some(&id) => id,
+                None => {
+                    let id = self.intern(token);
+                    self.forms.insert(token.into(), id);
+                    id
+                }
+            };
+            if id != STOP {
+                ids.push(id);
+            }
+        });
+        ids.sort_unstable();
+        let start = self.bags.len();
+        for &id in &ids {
+            let fresh = self.bags.len() == start;
+            match self.bags.last_mut() {
+                Some((last, count)) if !fresh && *last == id => {
+                    *count = count.saturating_add(1);
+                }
+                _ => self.bags.push((id, 1)),
+            }
+        }
+        let len = u32::try_from(ids.len()).unwrap_or(u32::MAX);
+        self.ids = ids;
+        self.buf = buf;
+        let index = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        (index(start), index(self.bags.len()), len)
+    }
+
+    fn intern(&mut self, form: &str) -> u32 {
+        if is_stop_word(form) {
+            return STOP;
+        }
+        let stemmed = stem(form);
+        if let Some(&id) = self.terms.get(stemmed.as_ref()) {
+            return id;
+        }
+        let Ok(id) = u32::try_from(self.terms.len()) else {
+            return STOP;
+        };
+        if id == STOP {
+            return STOP;
+        }
+        self.terms.insert(stemmed.into(), id);
+        self.df.push(0);
+        self.seen.push(0);
+        id
+    }
+
+    /// Lays out the postings with BM25F impacts (the second pass).
+    pub(super) fn finish(self) -> (HashMap<Box<str>, u32, BuildFxHasher>, Postings) {
+        let n = self.lengths.len();
+        let mut avg = [0.0_f64; FIELDS];
+        for lengths in &self.lengths {
+            for (sum, &len) in avg.iter_mut().zip(lengths) {
+                // Integer sums are exact in f64, so the average does not depend on order.
+                *sum += f64::from(len);
+            }
+        }
+        for sum in &mut avg {
+            *sum /= n.max(1) as f64;
+        }
+
+        let idf: Vec<f32> = self.df.iter().map(|&d| idf(n, d as usize)).collect();
+        let mut offsets = Vec::with_capacity(self.df.len() + 1);
+        let mut total = 0;
+        offsets.push(0);
+        for &d in &self.df {
+            total += d as usize;
+            offsets.push(total);
+        }
+        let mut cursor = offsets.clone();
+        let mut docs = vec![0_u32; total];
+        let mut impacts = vec![0.0_f32; total];
+
+        let mut tf = vec![[0_u16; FIELDS]; self.df.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let k1 = self.k1;
+        for (doc, lengths) in self.lengths.iter().enumerate() {
+            let Ok(doc_id) = u32::try_from(doc) else {
+                break;
+            };
+            let mut norm = [0.0_f32; FIELDS];
+            for (f, slot) in norm.iter_mut().enumerate() {
+                let (Some(&w), Some(&b), Some(&len), Some(&avg)) =
+                    (self.weights.get(f), B.get(f), lengths.get(f), avg.get(f))
+                else {
+                    continue;
+                };
+                let ratio = if avg > 0.0 { f64::from(len) / avg } else { 1.0 };
+                *slot = w / (1.0 - b + b * ratio as f32);
+            }
+            let start = self.doc_starts.get(doc).copied().unwrap_or(0);
+            let end = self
+                .doc_starts
+                .get(doc + 1)
+                .copied()
+                .unwrap_or(self.refs.len());
+            for r in self.refs.get(start..end).unwrap_or_default() {
+                let bag = self
+                    .bags
+                    .get(r.start as usize..r.end as usize)
+                    .unwrap_or_default();
+                for &(term, count) in bag {
+                    let Some(row) = tf.get_mut(term as usize) else {
+                        continue;
+                    };
+                    if *row == [0; FIELDS] {
+                        touched.push(term);
+                    }
+                    if let Some(slot) = row.get_mut(usize::from(r.field)) {
+                        *slot = slot.saturating_add(count);
+                    }
+                }
+            }
+            for &term in &touched {
+                let t = term as usize;
+                let Some(row) = tf.get_mut(t) else { continue };
+                let x: f32 = row.iter().zip(&norm).map(|(&c, &m)| f32::from(c) * m).sum();
+                *row = [0; FIELDS];
+                let (Some(at), Some(&term_idf)) = (cursor.get_mut(t), idf.get(t)) else {
+                    continue;
+                };
+                if let (Some(d), Some(imp)) = (docs.get_mut(*at), impacts.get_mut(*at)) {
+                    *d = doc_id;
+                    *imp = term_idf * x * (k1 + 1.0) / (k1 + x);
+                }
+                *at += 1;
+            }
+            touched.clear();
+        }
+
+        (
+            self.terms,
+            Postings {
+                offsets,
+                docs,
+                impacts,
+                idf,
+            },
+        )
+    }
+}

@@ -1,0 +1,206 @@
+//! Measuring retrieval: recall@1, recall@5, MRR and abstention on labelled requests, and
+//! calibrating the abstention threshold.
+//!
+//! A labelled request names the tools that answer it (`expected`); an empty list marks a
+//! request that no tool in the catalogue answers, where the right answer is to abstain.
+//! The JSON Lines form (`tests/fixtures/retrieval-149.jsonl`) is one object per line:
+//!
+//! ```json
+//! {"query":"which files are in my drive folder","expected":["gdrive_list_files"],"split":"calibrate"}
+//! {"query":"bake a chocolate cake","expected":[],"split":"heldout"}
+//! ```
+//!
+//! # Definitions
+//!
+//! Over the requests with at least one expected tool (abstaining counts as finding none):
+//! - recall@k: the share of the expected tools found in the top k, divided by
+//!   `min(k, expected)` so that a request needing two tools can still score 1 at k = 1
+//!   when it finds one of them;
+//! - MRR: the mean of `1 / rank` of the first expected tool in the top 10 (0 if absent);
+//! - false abstention: the share of these requests on which the index abstained.
+//!
+//! Over the requests with no expected tool: true abstention, the share on which it
+//! abstained.
+
+use serde::{Deserialize, Serialize};
+
+use crate::search::{Abstention, CatalogIndex};
+
+/// The depth MRR looks at.
+pub const MRR_DEPTH: usize = 10;
+
+/// One request with the tools that answer it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelledQuery {
+    /// The request as a user would type it.
+    pub query: String,
+    /// The tools that answer it, in the order a task would call them; empty when no tool
+    /// in the catalogue answers it.
+    #[serde(default)]
+    pub expected: Vec<String>,
+    /// Which part of a data set the request belongs to (`calibrate` or `heldout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
+}
+
+impl LabelledQuery {
+    /// A request answered by `expected` (empty: answered by nothing).
+    pub fn new<I, S>(query: impl Into<String>, expected: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self {
+            query: query.into(),
+            expected: expected.into_iter().map(Into::into).collect(),
+            split: None,
+        }
+    }
+}
+
+/// Retrieval quality over a set of labelled requests.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+pub struct Metrics {
+    /// Requests with at least one expected tool.
+    pub relevant: usize,
+    /// Requests that no tool answers.
+    pub irrelevant: usize,
+    /// Mean recall@1 over relevant requests.
+    pub recall_at_1: f64,
+    /// Mean recall@5 over relevant requests.
+    pub recall_at_5: f64,
+    /// Mean reciprocal rank (depth [`MRR_DEPTH`]) over relevant requests.
+    pub mrr: f64,
+    /// Share of relevant requests on which the index abstained (lower is better).
+    pub false_abstention: f64,
+    /// Share of irrelevant requests on which the index abstained (higher is better).
+    pub true_abstention: f64,
+}
+
+/// What the index did with one request, before any threshold.
+struct Outcome {
+    expected: usize,
+    /// 1-based ranks (within [`MRR_DEPTH`]) of the expected tools found.
+    ranks: Vec<usize>,
+    confidence: f32,
+    evidence: f32,
+    best_score: f32,
+    matched_anything: bool,
+}
+
+fn outcomes(
+    index: &CatalogIndex,
+    queries: &[LabelledQuery],
+    settings: &Abstention,
+) -> Vec<Outcome> {
+    let rank_only = Abstention {
+        min_coverage: 0.0,
+        min_score: 0.0,
+        ..*settings
+    };
+    queries
+        .iter()
+        .map(|q| {
+            let found = index.search_with(&q.query, MRR_DEPTH, &rank_only);
+            let ranks = found
+                .hits
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| q.expected.iter().any(|e| h.tool.as_str() == e))
+                .map(|(i, _)| i + 1)
+                .collect();
+            Outcome {
+                expected: q.expected.len(),
+                ranks,
+                confidence: found.confidence,
+                evidence: found.evidence,
+                best_score: found.hits.first().map_or(0.0, |h| h.score),
+                matched_anything: !found.hits.is_empty(),
+            }
+        })
+        .collect()
+}
+
+fn metrics(outcomes: &[Outcome], abstention: &Abstention) -> Metrics {
+    let mut m = Metrics::default();
+    let (mut r1, mut r5, mut mrr, mut false_abs, mut true_abs) = (0.0, 0.0, 0.0, 0, 0);
+    for o in outcomes {
+        let abstained =
+            !o.matched_anything || abstention.abstains(o.confidence, o.evidence, o.best_score);
+        if o.expected == 0 {
+            m.irrelevant += 1;
+            true_abs += usize::from(abstained);
+            continue;
+        }
+        m.relevant += 1;
+        if abstained {
+            false_abs += 1;
+            continue;
+        }
+        let within = |k: usize| o.ranks.iter().filter(|&&r| r <= k).count() as f64;
+        r1 += within(1) / o.expected.min(1) as f64;
+        r5 += within(5) / o.expected.min(5) as f64;
+        mrr += o.ranks.first().map_or(0.0, |&r| 1.0 / r as f64);
+    }
+    let rel = m.relevant.max(1) as f64;
+    m.recall_at_1 = r1 / rel;
+    m.recall_at_5 = r5 / rel;
+    m.mrr = mrr / rel;
+    m.false_abstention = false_abs as f64 / rel;
+    m.true_abstention = true_abs as f64 / m.irrelevant.max(1) as f64;
+    m
+}
+
+/// Measures `index` on `queries` with the given threshold.
+pub fn evaluate(
+    index: &CatalogIndex,
+    queries: &[LabelledQuery],
+    abstention: &Abstention,
+) -> Metrics {
+    metrics(&outcomes(index, queries, abstention), abstention)
+}
+
+/// Explanation depths tried by [`calibrate`].
+pub const CALIBRATION_DEPTHS: [usize; 4] = [1, 2, 3, 5];
+
+/// Sure-evidence levels tried by [`calibrate`] (infinity: off).
+pub const CALIBRATION_EVIDENCE: [f32; 8] = [f32::INFINITY, 25.0, 20.0, 15.0, 12.0, 10.0, 8.0, 6.0];
+
+/// The abstention settings that maximise `(recall@5 + true abstention) / 2` on `queries`,
+/// with their metrics. Searched: the coverage threshold from 0.00 to 0.95 in steps of
+/// 0.01, the unknown-word weight from 0.25 to 1.00 in steps of 0.25, and the explanation
+/// depths [`CALIBRATION_DEPTHS`]. Ties go to the earliest setting tried (shallowest depth,
+/// lightest unknown weight, lowest threshold). Without irrelevant requests the objective is
+/// recall@5 alone, and the threshold is 0.
+pub fn calibrate(index: &CatalogIndex, queries: &[LabelledQuery]) -> (Abstention, Metrics) {
+    let mut best: Option<(f64, Abstention, Metrics)> = None;
+    for explained_by in CALIBRATION_DEPTHS {
+        for quarter in 1..=4_u8 {
+            for sure_evidence in CALIBRATION_EVIDENCE {
+                let settings = Abstention {
+                    unknown_weight: f32::from(quarter) / 4.0,
+                    explained_by,
+                    sure_evidence,
+                    ..Abstention::NEVER
+                };
+                let outcomes = outcomes(index, queries, &settings);
+                for step in 0..=95_u8 {
+                    let abstention = Abstention {
+                        min_coverage: f32::from(step) / 100.0,
+                        ..settings
+                    };
+                    let m = metrics(&outcomes, &abstention);
+                    let objective = if m.irrelevant == 0 {
+                        m.recall_at_5
+                    } else {
+                        (m.recall_at_5 + m.true_abstention) / 2.0
+                    };
+                    if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
+                        best = Some((objective, abstention, m));
+                    }
+                }
+            }
+        }
+    }
+    best.map_or((Abstention::NEVER, Metrics::default()), |(_, a, m)| (a, m))
+}

@@ -1,0 +1,658 @@
+//! A ranked catalogue index: find the tool a free-text request is about, or say that none
+//! fits.
+//!
+//! Built once per catalogue with [`CatalogIndex::build`], queried by text with
+//! [`CatalogIndex::search`]. The level-3/4 lookup tool `q(s=…)`, the runtime's task pruner
+//! and `chef search` share it.
+//!
+//! ```
+//! use chef_compress::search::CatalogIndex;
+//! use chef_ir::ToolDefinition;
+//! use serde_json::json;
+//!
+//! let tools = [
+//!     ToolDefinition::new("gdrive_sheets_append_rows", json!({"type": "object"}))
+//!         .with_description("Append new rows to a sheet or table range."),
+//!     ToolDefinition::new("reverse_geocode", json!({"type": "object"}))
+//!         .with_description("Convert geographic coordinates into a human-readable address."),
+//! ];
+//! let index = CatalogIndex::build(&tools);
+//!
+//! let found = index.search("append rows to my sheet", 5);
+//! assert_eq!(found.hits[0].tool.as_str(), "gdrive_sheets_append_rows");
+//! assert!(found.hits[0].matched_terms.contains(&"rows".to_owned()));
+//!
+//! let nothing = index.search("bake a chocolate cake", 5);
+//! assert!(nothing.abstained && nothing.hits.is_empty());
+//! ```
+//!
+//! # What is indexed
+//!
+//! Each tool is one document with six fields, each with its own weight
+//! ([`FieldWeights`]): the name, the tags, the description (and the annotation title),
+//! the parameter names, the parameter descriptions, and the enum and `const` values, all
+//! found by walking the input schema (nested objects, array items, `anyOf`/`oneOf`/`allOf`,
+//! `$defs`). Text is split by rules that understand `snake_case`,
+//! `camelCase`, dots and digits, lowercased, stripped of stop words and stemmed by a small
+//! deterministic English stemmer.
+//!
+//! # Scoring
+//!
+//! BM25F: per tool and term, the field frequencies are length-normalised per field, weighted
+//! and summed, then saturated once (`k1`) and multiplied by the term's IDF. These impacts
+//! are computed at build time, so a query only adds up a few postings lists. Ties are
+//! broken by tool name, then by catalogue position, so results never depend on hashing or
+//! on the order the catalogue was given in.
+//!
+//! # Abstention
+//!
+//! A wrong tool forced into a small tool list is worse than none, so the index can answer
+//! "nothing fits" ([`SearchResults::abstained`], with no hits). It weighs each request word
+//! by its IDF; a word the catalogue never uses weighs
+//! [`unknown_weight`](Abstention::unknown_weight) times the rarest known word (a word with
+//! a digit that the catalogue never uses, such as an id or a zip code, is an argument value
+//! and weighs nothing). Two signals come out of the best hit(s):
+//!
+//! - **confidence**: the share of the request's weight they explain, `0..=1`, comparable
+//!   across requests and catalogues, unlike a raw BM25 score;
+//! - **evidence**: the weight they explain in absolute terms, so that a long request which
+//!   clearly names things the catalogue knows is not rejected for its chatter.
+//!
+//! The index abstains when confidence is below [`min_coverage`](Abstention::min_coverage)
+//! *and* evidence is below [`sure_evidence`](Abstention::sure_evidence) (or the best score
+//! is below [`min_score`](Abstention::min_score)). Every knob is a field of [`Abstention`],
+//! set per index ([`IndexOptions::abstention`]) or per call
+//! ([`CatalogIndex::search_with`]). [`Abstention::CALIBRATED`], the default, is what
+//! [`eval::calibrate`] picks on the `calibrate` half of `tests/fixtures/retrieval-149.jsonl`
+//! (a test pins this); `docs/PERFORMANCE.md` ("Retrieval") reports the held-out half and the
+//! command that recomputes both.
+
+mod bm25;
+pub mod eval;
+mod stem;
+mod tokenise;
+
+use std::{cell::RefCell, collections::HashMap};
+
+use chef_ir::{ToolDefinition, ToolName};
+use serde_json::Value;
+
+use crate::search::{bm25::Postings, stem::stem, tokenise::for_each_token};
+
+/// How much each field of a tool counts towards its score (BM25F field weights). A weight
+/// that is not a positive finite number switches its field off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldWeights {
+    /// The tool's name, split into words.
+    pub name: f32,
+    /// The tool's tags.
+    pub tags: f32,
+    /// The description and the annotation title.
+    pub description: f32,
+    /// Parameter names, at any depth of the input schema.
+    pub param_names: f32,
+    /// Parameter descriptions, at any depth of the input schema.
+    pub param_descriptions: f32,
+    /// Enum and `const` values in the input schema.
+    pub enum_values: f32,
+}
+
+impl Default for FieldWeights {
+    fn default() -> Self {
+        Self {
+            name: 3.0,
+            tags: 2.0,
+            description: 1.0,
+            param_names: 0.5,
+            param_descriptions: 0.25,
+            enum_values: 0.5,
+        }
+    }
+}
+
+impl FieldWeights {
+    fn as_array(&self) -> [f32; bm25::FIELDS] {
+        [
+            self.name,
+            self.tags,
+            self.description,
+            self.param_names,
+            self.param_descriptions,
+            self.enum_values,
+        ]
+    }
+}
+
+/// When the index answers "nothing fits" instead of its least bad tool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Abstention {
+    /// Abstain when the confidence (IDF-weighted share of the request's terms that the best
+    /// hits match, `0..=1`; see [`explained_by`](Self::explained_by)) is below this.
+    pub min_coverage: f32,
+    /// Abstain when the best hit's BM25F score is below this.
+    pub min_score: f32,
+    /// How much a request word that the catalogue never uses counts against coverage, as a
+    /// share (`0..=1`) of the weight of the catalogue's rarest word. Words with digits that
+    /// the catalogue never uses (ids, zip codes, coordinates) are argument values and never
+    /// count.
+    pub unknown_weight: f32,
+    /// Confidence is the coverage of the terms matched by any of the best `explained_by`
+    /// hits (at least 1), so that a request needing several tools is not judged by one.
+    pub explained_by: usize,
+    /// Never abstain when the request words that the best hits explain weigh at least this
+    /// much in total (sum of IDF, see [`SearchResults::evidence`]): a long request that
+    /// names several things the catalogue knows is answered even if most of its words are
+    /// argument values or chatter. `f32::INFINITY` turns this off.
+    pub sure_evidence: f32,
+}
+
+impl Abstention {
+    /// True when a result with this confidence, evidence and best score is withheld.
+    pub(crate) fn abstains(&self, confidence: f32, evidence: f32, best_score: f32) -> bool {
+        (confidence < self.min_coverage && evidence < self.sure_evidence)
+            || best_score < self.min_score
+    }
+}
+
+impl Abstention {
+    /// Never abstain while at least one tool matches at least one term.
+    pub const NEVER: Self = Self {
+        min_coverage: 0.0,
+        min_score: 0.0,
+        unknown_weight: 1.0,
+        explained_by: 1,
+        sure_evidence: f32::INFINITY,
+    };
+
+    /// The calibrated default (see the module docs): answer when the best hit explains at
+    /// least 46% of the request, or request words weighing at least 8 (IDF), with unknown
+    /// words at 0.75 of the rarest word's weight; no score floor.
+    pub const CALIBRATED: Self = Self {
+        min_coverage: 0.46,
+        min_score: 0.0,
+        unknown_weight: 0.75,
+        explained_by: 1,
+        sure_evidence: 8.0,
+    };
+}
+
+impl Default for Abstention {
+    fn default() -> Self {
+        Self::CALIBRATED
+    }
+}
+
+/// Settings for building and querying an index.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IndexOptions {
+    /// Field weights.
+    pub weights: FieldWeights,
+    /// BM25 saturation (`k1`, default 1.2): larger lets repeated terms count for longer;
+    /// 0 counts presence only. Negative or non-finite values count as 0.
+    pub k1: f32,
+    /// The abstention threshold used by [`CatalogIndex::search`].
+    pub abstention: Abstention,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        Self {
+            weights: FieldWeights::default(),
+            k1: 1.2,
+            abstention: Abstention::default(),
+        }
+    }
+}
+
+/// One tool found for a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// The tool's name.
+    pub tool: ToolName,
+    /// The tool's position in the catalogue the index was built from.
+    pub index: usize,
+    /// BM25F score; higher is better. Only comparable within one index.
+    pub score: f32,
+    /// IDF-weighted share of the request's terms this tool matches, `0..=1`.
+    pub coverage: f32,
+    /// The request's words (lowercased, as typed) that this tool matched, in request order.
+    pub matched_terms: Vec<String>,
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SearchResults {
+    /// Best first; empty when the index abstained.
+    pub hits: Vec<Hit>,
+    /// True when nothing fits well enough (or nothing matched at all).
+    pub abstained: bool,
+    /// The share of the request the best hits explain (see [`Abstention::explained_by`]),
+    /// also when abstaining; 0 when nothing matched.
+    pub confidence: f32,
+    /// The total weight (sum of IDF) of the request words the best hits explain, also when
+    /// abstaining; 0 when nothing matched.
+    pub evidence: f32,
+}
+
+/// A search index over one tool catalogue. Cheap to query from many threads at once.
+///
+/// Build it once per catalogue; it keeps the tool names, the term dictionary and the
+/// postings (about 8 bytes per distinct (tool, term) pair). A query borrows a per-thread
+/// scratch array of 16 bytes per tool, sized by the largest catalogue that thread has
+/// searched, and allocates only for the request's terms and the hits it returns.
+#[derive(Debug, Clone)]
+pub struct CatalogIndex {
+    names: Vec<ToolName>,
+    /// Stem -> term id.
+    terms: HashMap<Box<str>, u32, bm25::BuildFxHasher>,
+    postings: Postings,
+    /// The weight of a query word the catalogue never uses (IDF at document frequency 0).
+    unknown_idf: f32,
+    options: IndexOptions,
+}
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<CatalogIndex>();
+    assert_send_sync::<SearchResults>();
+};
+
+/// At most this many distinct terms of a request are used (the rest are ignored).
+pub const MAX_QUERY_TERMS: usize = 64;
+
+/// A tool's running score and the terms it matched (bits into the term list).
+#[derive(Debug, Clone, Copy, Default)]
+struct Acc {
+    score: f32,
+    mask: u64,
+}
+
+struct QueryTerm {
+    /// The word as typed (lowercased); two words joined by a space for a compound.
+    surface: String,
+    id: Option<u32>,
+    /// IDF when known.
+    idf: f32,
+    /// An unknown word with a digit: an argument value (an id, a zip code), not a need.
+    has_digit: bool,
+    /// Two adjacent words that the catalogue writes as one ("zip code" -> `zipcode`): it
+    /// scores, and explains its two words, but adds no weight of its own.
+    compound: bool,
+    /// The request words this term explains when matched (bits into the term list).
+    explains: u64,
+}
+
+impl QueryTerm {
+    fn weight(&self, unknown_idf: f32, abstention: &Abstention) -> f32 {
+        match self.id {
+            _ if self.compound => 0.0,
+            Some(_) => self.idf,
+            None if self.has_digit => 0.0,
+            None => unknown_idf * abstention.unknown_weight.clamp(0.0, 1.0),
+        }
+    }
+}
+
+impl CatalogIndex {
+    /// Builds the index with default options.
+    pub fn build(tools: &[ToolDefinition]) -> Self {
+        Self::build_with(tools, &IndexOptions::default())
+    }
+
+    /// Builds the index with the given options.
+    pub fn build_with(tools: &[ToolDefinition], options: &IndexOptions) -> Self {
+        let mut builder = bm25::Builder::new(options.weights.as_array(), options.k1);
+        let mut stack = Vec::new();
+        for tool in tools {
+            builder.start_doc();
+            builder.add_text(bm25::NAME, tool.name.as_str());
+            for tag in &tool.tags {
+                builder.add_text(bm25::TAGS, tag);
+            }
+            builder.add_text(bm25::DESCRIPTION, &tool.description);
+            if let Some(title) = &tool.annotations.title {
+                builder.add_text(bm25::DESCRIPTION, title);
+            }
+            add_schema(&mut builder, &mut stack, &tool.input_schema);
+        }
+        let (terms, postings) = builder.finish();
+
+        Self {
+            names: tools.iter().map(|t| t.name.clone()).collect(),
+            terms,
+            unknown_idf: bm25::idf(tools.len(), 0),
+            postings,
+            options: *options,
+        }
+    }
+
+    /// The number of tools indexed.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True when the catalogue was empty.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The options the index was built with.
+    pub fn options(&self) -> &IndexOptions {
+        &self.options
+    }
+
+    /// The number of distinct terms (stems) in the index.
+    pub fn vocabulary_len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// The best `k` tools for `query`, or none when the best is below the index's
+    /// [`Abstention`] threshold.
+    pub fn search(&self, query: &str, k: usize) -> SearchResults {
+        self.search_with(query, k, &self.options.abstention)
+    }
+
+    /// Like [`search`](Self::search) with a threshold given per call; pass
+    /// [`Abstention::NEVER`] for a plain ranking.
+    pub fn search_with(&self, query: &str, k: usize, abstention: &Abstention) -> SearchResults {
+        let terms = self.query_terms(query);
+        let weights: Vec<f32> = terms
+            .iter()
+            .map(|t| t.weight(self.unknown_idf, abstention))
+            .collect();
+        let total_weight: f32 = weights.iter().sum();
+        if k == 0 || total_weight <= 0.0 || self.names.is_empty() {
+            return SearchResults {
+                hits: Vec::new(),
+                abstained: true,
+                confidence: 0.0,
+                evidence: 0.0,
+            };
+        }
+
+        let best = self.best_docs(&terms, k);
+        // The request words that `doc` explains are added to `explained` (bits into `terms`).
+        let explain = |explained: &mut u64, mask: u64| {
+            for (qi, term) in terms.iter().enumerate() {
+                if mask & (1 << qi) != 0 {
+                    *explained |= term.explains;
+                }
+            }
+        };
+        let weight = |explained: u64| -> f32 {
+            weights
+                .iter()
+                .enumerate()
+                .filter(|(qi, _)| explained & (1 << qi) != 0)
+                .map(|(_, w)| w)
+                .sum()
+        };
+        let share = |explained: u64| (weight(explained) / total_weight).min(1.0);
+        let hits: Vec<Hit> = best
+            .iter()
+            .map(|&(doc, score, mask)| {
+                let mut explained = 0;
+                explain(&mut explained, mask);
+                Hit {
+                    tool: self
+                        .names
+                        .get(doc as usize)
+                        .cloned()
+                        .unwrap_or_else(|| ToolName::new("")),
+                    index: doc as usize,
+                    score,
+                    coverage: share(explained),
+                    matched_terms: terms
+                        .iter()
+                        .enumerate()
+                        .filter(|(qi, _)| mask & (1 << qi) != 0)
+                        .map(|(_, t)| t.surface.clone())
+                        .collect(),
+                }
+            })
+            .collect();
+
+        // Confidence: the share of the request explained by the best few hits together, so
+        // a request that needs two tools is not judged by one of them alone.
+        let mut explained = 0;
+        for &(_, _, mask) in best.iter().take(abstention.explained_by.max(1)) {
+            explain(&mut explained, mask);
+        }
+        let (confidence, evidence) = if hits.is_empty() {
+            (0.0, 0.0)
+        } else {
+            (share(explained), weight(explained))
+        };
+        let best_score = hits.first().map_or(0.0, |h| h.score);
+        if hits.is_empty() || abstention.abstains(confidence, evidence, best_score) {
+            return SearchResults {
+                hits: Vec::new(),
+                abstained: true,
+                confidence,
+                evidence,
+            };
+        }
+        SearchResults {
+            hits,
+            abstained: false,
+            confidence,
+            evidence,
+        }
+    }
+
+    /// The best `k` tools for `terms`, best first: (tool, score, bits of the terms matched).
+    ///
+    /// Scores accumulate in a per-thread scratch array as long as the catalogue, kept zeroed
+    /// between calls (only the touched entries are reset), so a query allocates no
+    /// catalogue-sized memory.
+    fn best_docs(&self, terms: &[QueryTerm], k: usize) -> Vec<(u32, f32, u64)> {
+        thread_local! {
+            static SCRATCH: RefCell<Vec<Acc>> = const { RefCell::new(Vec::new()) };
+        }
+        SCRATCH.with(|cell| {
+            let mut owned = Vec::new();
+            let mut borrowed = cell.try_borrow_mut();
+            let acc: &mut Vec<Acc> = match borrowed.as_deref_mut() {
+                Ok(scratch) => scratch,
+                Err(_) => &mut owned,
+            };
+            if acc.len() < self.names.len() {
+                acc.resize(self.names.len(), Acc::default());
+            }
+            let mut touched: Vec<u32> = Vec::new();
+            for (qi, term) in terms.iter().enumerate() {
+                let Some(id) = term.id else { continue };
+                let bit = 1_u64 << qi;
+                let (docs, impacts) = self.postings.list(id);
+                for (&doc, &impact) in docs.iter().zip(impacts) {
+                    if let Some(a) = acc.get_mut(doc as usize) {
+                        if a.mask == 0 {
+                            touched.push(doc);
+                        }
+                        a.score += impact;
+                        a.mask |= bit;
+                    }
+                }
+            }
+            let candidates: Vec<(f32, u32)> = touched
+                .iter()
+                .map(|&doc| (acc.get(doc as usize).map_or(0.0, |a| a.score), doc))
+                .collect();
+            let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
+            let best: Vec<(u32, f32, u64)> = top_k(&candidates, k, name_of)
+                .into_iter()
+                .map(|(score, doc)| {
+                    let mask = acc.get(doc as usize).map_or(0, |a| a.mask);
+                    (doc, score, mask)
+                })
+                .collect();
+            for doc in touched {
+                if let Some(a) = acc.get_mut(doc as usize) {
+                    *a = Acc::default();
+                }
+            }
+            best
+        })
+    }
+
+    /// The request's distinct terms, in order of first appearance, then any compound of
+    /// two adjacent words that the catalogue knows as one word, right after its second word.
+    fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
+        let mut terms: Vec<QueryTerm> = Vec::new();
+        let mut stems: Vec<String> = Vec::new();
+        let mut buf = String::new();
+        // The previous word, if it was not a stop word, and its term's position.
+        let mut previous: Option<(String, usize)> = None;
+        for_each_token(query, &mut buf, |token| {
+            if terms.len() + 2 > MAX_QUERY_TERMS || stem::is_stop_word(token) {
+                previous = None;
+                return;
+            }
+            let position = self.push_term(&mut terms, &mut stems, token, token, None);
+            if let (Some((before, before_at)), Some(at)) = (previous.take(), position) {
+                let joined = format!("{before}{token}");
+                let surface = format!("{before} {token}");
+                let explains = (1_u64 << before_at) | (1_u64 << at);
+                self.push_term(&mut terms, &mut stems, &joined, &surface, Some(explains));
+            }
+            previous = position.map(|at| (token.to_owned(), at));
+        });
+        terms
+    }
+
+    /// Adds `word` unless its stem is already a term; returns the position of its term.
+    /// A compound (`explains` given) is added only when the catalogue knows it.
+    fn push_term(
+        &self,
+        terms: &mut Vec<QueryTerm>,
+        stems: &mut Vec<String>,
+        word: &str,
+        surface: &str,
+        explains: Option<u64>,
+    ) -> Option<usize> {
+        let stemmed = stem(word);
+        if let Some(at) = stems.iter().position(|s| s == stemmed.as_ref()) {
+            return Some(at);
+        }
+        let id = self.terms.get(stemmed.as_ref()).copied();
+        if explains.is_some() && id.is_none() {
+            return None;
+        }
+        let at = terms.len();
+        stems.push(stemmed.into_owned());
+        terms.push(QueryTerm {
+            surface: surface.to_owned(),
+            id,
+            idf: id.map_or(0.0, |id| self.postings.idf(id)),
+            has_digit: word.chars().any(char::is_numeric),
+            compound: explains.is_some(),
+            explains: explains.unwrap_or(1 << at),
+        });
+        Some(at)
+    }
+}
+
+/// The best `k` of the (score, tool) `candidates`, best first: higher score, then the
+/// tool's name, then its catalogue position.
+///
+/// Small `k` (the usual case) keeps a sorted buffer of `k` and rejects most candidates by
+/// one float comparison against the worst kept; large `k` partitions once, then sorts.
+fn top_k<'n>(
+    candidates: &[(f32, u32)],
+    k: usize,
+    name_of: impl Fn(u32) -> &'n str,
+) -> Vec<(f32, u32)> {
+    use std::cmp::Ordering;
+    let better = |a: &(f32, u32), b: &(f32, u32)| -> Ordering {
+        b.0.total_cmp(&a.0)
+            .then_with(|| name_of(a.1).cmp(name_of(b.1)))
+            .then(a.1.cmp(&b.1))
+    };
+    if k > 64 || candidates.len() <= k.max(64) {
+        let mut all = candidates.to_vec();
+        if all.len() > k && k > 0 {
+            all.select_nth_unstable_by(k - 1, better);
+        }
+        all.truncate(k);
+        all.sort_unstable_by(better);
+        return all;
+    }
+    let mut top: Vec<(f32, u32)> = Vec::with_capacity(k + 1);
+    let mut worst = f32::NEG_INFINITY;
+    for candidate in candidates {
+        if top.len() == k
+            && (candidate.0 < worst
+                || top
+                    .last()
+                    .is_none_or(|w| better(candidate, w) != Ordering::Less))
+        {
+            continue;
+        }
+        let at = top.partition_point(|kept| better(kept, candidate) == Ordering::Less);
+        top.insert(at, *candidate);
+        top.truncate(k);
+        if top.len() == k {
+            worst = top.last().map_or(f32::NEG_INFINITY, |w| w.0);
+        }
+    }
+    top
+}
+
+/// Deepest schema nesting walked; deeper parts of pathological schemas are ignored.
+const MAX_SCHEMA_DEPTH: usize = 32;
+
+/// Adds parameter names, descriptions and enum values found anywhere in `schema`: under
+/// `properties`, `items`, `prefixItems`, `additionalProperties`, `not`, `anyOf`, `oneOf`,
+/// `allOf`, `$defs` and `definitions`. One pass over each object's keys.
+fn add_schema<'a>(
+    builder: &mut bm25::Builder<'a>,
+    stack: &mut Vec<(&'a Value, usize)>,
+    schema: &'a Value,
+) {
+    stack.clear();
+    stack.push((schema, 0));
+    while let Some((node, depth)) = stack.pop() {
+        let Value::Object(map) = node else { continue };
+        let deeper = depth < MAX_SCHEMA_DEPTH;
+        for (key, value) in map {
+            match (key.as_str(), value) {
+                ("description", Value::String(text)) if depth > 0 => {
+                    builder.add_text(bm25::PARAM_DESCRIPTIONS, text);
+                }
+                ("enum", Value::Array(values)) => {
+                    for value in values {
+                        add_value(builder, value);
+                    }
+                }
+                ("const", value) => add_value(builder, value),
+                ("properties", Value::Object(properties)) if deeper => {
+                    for (name, sub) in properties {
+                        builder.add_text(bm25::PARAM_NAMES, name);
+                        stack.push((sub, depth + 1));
+                    }
+                }
+                ("items" | "additionalProperties" | "not", sub @ Value::Object(_)) if deeper => {
+                    stack.push((sub, depth + 1));
+                }
+                ("anyOf" | "oneOf" | "allOf" | "prefixItems" | "items", Value::Array(subs))
+                    if deeper =>
+                {
+                    stack.extend(subs.iter().map(|s| (s, depth + 1)));
+                }
+                ("$defs" | "definitions", Value::Object(defs)) if deeper => {
+                    stack.extend(defs.values().map(|s| (s, depth + 1)));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn add_value<'a>(builder: &mut bm25::Builder<'a>, value: &'a Value) {
+    if let Value::String(s) = value {
+        builder.add_text(bm25::ENUM_VALUES, s);
+    } else if let Value::Number(n) = value {
+        // Numbers are rare in enums; their text is owned, so it is not remembered.
+        builder.add_owned_text(bm25::ENUM_VALUES, &n.to_string());
+    }
+}
