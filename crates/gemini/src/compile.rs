@@ -1,0 +1,751 @@
+//! IR request → Gemini `generateContent` body.
+//!
+//! The mapping, message by message (spec providers.md §3.4, with the deliberate changes
+//! listed at the end):
+//!
+//! - A system message goes to `systemInstruction` (one text part per text block, in
+//!   order). A *positional* system message becomes a `user` content at its position, as
+//!   Gemini has no system role inside `contents` ([`Notice::PositionalSystemAsUser`]).
+//! - User and tool messages become `user` contents; assistant messages `model` contents.
+//!   Consecutive contents with the same role are merged (parallel tool results become one
+//!   content, a positional system message joins the user turn before it).
+//! - Text → `{text}`, with `thoughtSignature` when the block carries one. Empty text
+//!   without a signature is skipped (Gemini refuses empty text parts).
+//! - Tool call → `{functionCall:{name, args}}` with a sibling `thoughtSignature`; the
+//!   arguments must be a JSON object and are sent exactly as given (no re-parsing).
+//! - Tool result → `{functionResponse:{name, response}}` where `response` is
+//!   `{"output": text}` or, for an error, `{"error": text}` — the keys Gemini documents
+//!   for a function's output and error. The text is sent verbatim as a string (a JSON text
+//!   is not re-parsed, so nothing is rewritten); several text blocks become an array of
+//!   strings. The name is the result's name, else the name of the call it answers.
+//!   Attachments in a result follow the `functionResponse` as parts of the same content.
+//! - Attachment → `{inlineData:{mimeType, data}}` for base64 and `data:…;base64,` URLs;
+//!   `{fileData:{mimeType, fileUri}}` for `gs://`, `https://` and other URIs.
+//! - Thinking → per [`ThinkingMode`]: dropped (the default, as the spec says), textified
+//!   (§3.5), or sent as a native `{text, thought: true, thoughtSignature}` part. Redacted
+//!   thinking cannot be expressed and is dropped. Every drop is a [`Notice`].
+//! - `Content::Unknown` for Gemini is sent back byte for byte; for another target it is
+//!   left out with a notice.
+//!
+//! Tools: all function declarations sit in ONE `{functionDeclarations:[…]}` object, with
+//! names mapped through [`WireNames`] under [`NameRule::GEMINI`] and parameters cleaned by
+//! [`clean_schema`](crate::clean_schema); native tools aimed at Gemini follow as their own
+//! tool objects.
+//!
+//! # Deliberate departures from the reference
+//!
+//! - **Prefill.** Gemini has no prefill. The instruction text [`prefill_enforcement`] is
+//!   appended as a NEW text part to the last content when it is a user content, else it
+//!   becomes a new trailing user content. The reference replaces an earlier user turn's
+//!   parts (dropping its attachments) and may rewrite a turn before the tail; this never
+//!   drops content and never rewrites an earlier turn.
+//! - **Tool results** are always wrapped in an object (`output`/`error`), as Gemini
+//!   requires; the reference sends `42`, `[1,2]` or `null` unwrapped and re-serialises JSON
+//!   text through doubles.
+//! - **Result names** come from the call the result answers, not from the call id.
+//! - **Attachments** on assistant messages and in tool results are sent, not dropped.
+
+use std::collections::HashMap;
+
+use chef_ir::{
+    AttachmentSource, Content, Message, NameRule, Request, Role, Target, ToolDefinition, ToolName,
+    ToolResult, WireNames,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::{
+    error::{Error, Result},
+    schema::clean_schema,
+    wire::{self, Blob, Data, FileData, FunctionCall, FunctionResponse, KnownPart, Part},
+};
+
+/// What becomes of thinking blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ThinkingMode {
+    /// Leave them out (spec default); each is reported with [`Notice::ThinkingDropped`].
+    #[default]
+    Drop,
+    /// Send `"<thinking>\n" + thinking + "\n</thinking>\n\n"` as a text part where the
+    /// block was (spec §3.5); signatures are dropped.
+    AsText,
+    /// Send `{text, thought: true, thoughtSignature}` parts, as Gemini returned them.
+    /// Use only for thinking that came from Gemini.
+    Native,
+}
+
+/// Which field carries a tool's parameters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SchemaMode {
+    /// `parameters`, cleaned into the OpenAPI subset ([`clean_schema`](crate::clean_schema)).
+    #[default]
+    Parameters,
+    /// `parametersJsonSchema`, the schema verbatim (models that accept full JSON Schema).
+    JsonSchema,
+}
+
+/// Options for [`compile`] and [`envelope`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompileOptions {
+    /// What becomes of thinking blocks.
+    pub thinking: ThinkingMode,
+    /// Which field carries a tool's parameters.
+    pub schema: SchemaMode,
+    /// Send tool-call ids as `functionCall.id` / `functionResponse.id`. Off by default:
+    /// Gemini pairs calls and responses by name and order, and ids from another provider
+    /// mean nothing to it.
+    pub call_ids: bool,
+}
+
+impl CompileOptions {
+    /// Sets the thinking mode.
+    #[must_use]
+    pub fn with_thinking(mut self, thinking: ThinkingMode) -> Self {
+        self.thinking = thinking;
+        self
+    }
+
+    /// Sets the schema mode.
+    #[must_use]
+    pub fn with_schema(mut self, schema: SchemaMode) -> Self {
+        self.schema = schema;
+        self
+    }
+
+    /// Sets whether call ids are sent.
+    #[must_use]
+    pub fn with_call_ids(mut self, on: bool) -> Self {
+        self.call_ids = on;
+        self
+    }
+}
+
+/// Something the request asked for that Gemini cannot express, and what was done instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Notice {
+    /// A positional system message was sent as a user content at its position.
+    PositionalSystemAsUser {
+        /// Index of the message in the request.
+        message: usize,
+    },
+    /// Non-text blocks of a system message were sent in a user content at its position
+    /// (`systemInstruction` is text only).
+    SystemContentMoved {
+        /// Index of the message in the request.
+        message: usize,
+    },
+    /// The prefill was degraded to an instruction in a user turn.
+    PrefillDegraded {
+        /// True when a new user content was added for it; false when it was appended to
+        /// the last user content.
+        new_content: bool,
+    },
+    /// A thinking block was left out ([`ThinkingMode::Drop`]).
+    ThinkingDropped {
+        /// Index of the message in the request.
+        message: usize,
+    },
+    /// A thinking block was sent as text and its signature left out.
+    ThinkingSignatureDropped {
+        /// Index of the message in the request.
+        message: usize,
+    },
+    /// A redacted-thinking block was left out (Gemini has no such part).
+    RedactedThinkingDropped {
+        /// Index of the message in the request.
+        message: usize,
+    },
+    /// A block in another provider's format (or a kind a tool result cannot hold) was left
+    /// out.
+    ContentDropped {
+        /// Index of the message in the request.
+        message: usize,
+        /// The block's target, when it had one.
+        target: Option<Target>,
+    },
+    /// An attachment's file name was left out (Gemini parts carry none).
+    FilenameDropped {
+        /// Index of the message in the request.
+        message: usize,
+    },
+    /// A message produced no part (Gemini refuses empty contents) and was left out.
+    EmptyMessageSkipped {
+        /// Index of the message in the request.
+        message: usize,
+    },
+    /// A tool result had no name and answers no call in the request; its call id was used
+    /// as the function name.
+    ToolResultUnnamed {
+        /// Index of the message in the request.
+        message: usize,
+        /// The call id it answers.
+        tool_call_id: String,
+    },
+    /// A tool asked for `defer_loading`; Gemini has no deferred loading, so it is declared
+    /// like any other.
+    DeferLoadingIgnored {
+        /// The tool's real name.
+        tool: String,
+    },
+    /// A native tool for other targets was left out.
+    NativeToolLeftOut {
+        /// Its index in `Request::native_tools`.
+        index: usize,
+        /// The targets it belongs to.
+        targets: Vec<Target>,
+    },
+    /// A tool name Gemini refuses is sent under another name (mapped back when parsing).
+    ToolRenamed {
+        /// The real name.
+        real: String,
+        /// The name on the wire.
+        wire: String,
+    },
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::PositionalSystemAsUser { message } => write!(
+                f,
+                "positional system message {message} sent as a user content (Gemini has no system role in contents)"
+            ),
+            Self::SystemContentMoved { message } => write!(
+                f,
+                "non-text blocks of system message {message} sent in a user content"
+            ),
+            Self::PrefillDegraded { new_content: true } => {
+                f.write_str("prefill degraded to an instruction in a new user content")
+            }
+            Self::PrefillDegraded { new_content: false } => {
+                f.write_str("prefill degraded to an instruction appended to the last user content")
+            }
+            Self::ThinkingDropped { message } => {
+                write!(f, "thinking in message {message} left out")
+            }
+            Self::ThinkingSignatureDropped { message } => write!(
+                f,
+                "thinking signature in message {message} left out (thinking sent as text)"
+            ),
+            Self::RedactedThinkingDropped { message } => {
+                write!(f, "redacted thinking in message {message} left out")
+            }
+            Self::ContentDropped { message, target } => match target {
+                Some(t) => write!(f, "{t} content in message {message} left out"),
+                None => write!(f, "content of unknown format in message {message} left out"),
+            },
+            Self::FilenameDropped { message } => {
+                write!(f, "attachment file name in message {message} left out")
+            }
+            Self::EmptyMessageSkipped { message } => {
+                write!(f, "message {message} has nothing Gemini can take; left out")
+            }
+            Self::ToolResultUnnamed {
+                message,
+                tool_call_id,
+            } => write!(
+                f,
+                "tool result {tool_call_id:?} in message {message} has no name and answers no call; its id is used as the name"
+            ),
+            Self::DeferLoadingIgnored { tool } => write!(
+                f,
+                "tool {tool:?} asks for defer_loading, which Gemini lacks; declared normally"
+            ),
+            Self::NativeToolLeftOut { index, targets } => {
+                write!(f, "native tool #{index} left out (targets:")?;
+                for t in targets {
+                    write!(f, " {t}")?;
+                }
+                f.write_str(")")
+            }
+            Self::ToolRenamed { real, wire } => {
+                write!(f, "tool {real:?} sent as {wire:?}")
+            }
+        }
+    }
+}
+
+/// A compiled request: the body, the name table to parse replies with, and the notices.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Compiled {
+    /// The `generateContent` body.
+    pub body: wire::Request,
+    /// Real ↔ wire tool names; pass it to [`parse_response`](crate::parse_response).
+    pub names: WireNames,
+    /// What could not be expressed, and what was done instead.
+    pub notices: Vec<Notice>,
+    /// How many leading `contents` form, with `systemInstruction` and `tools`, the
+    /// cache-stable prefix: the contents holding only messages up to the last
+    /// `cache_breakpoint`, untouched by prefill degradation. `None` when no message has a
+    /// breakpoint, or when `systemInstruction` holds a system message from after it.
+    /// The body serialises `systemInstruction`, `tools`, then `contents`, so this prefix
+    /// is also a byte prefix of [`to_vec`]'s output up to that content.
+    pub cache_prefix: Option<usize>,
+}
+
+/// Function tools (and a system preamble) in Gemini's shape, ready to merge into a body.
+///
+/// Serialises as `{"systemInstruction":{"parts":[{"text":preamble}]},
+/// "tools":[{"functionDeclarations":[…]}]}`; either key is absent when empty.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Envelope {
+    /// The preamble as a system instruction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system_instruction: Option<wire::Content>,
+    /// One tool object holding every function declaration.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<wire::Tool>,
+    /// Real ↔ wire tool names.
+    #[serde(skip)]
+    pub names: WireNames,
+    /// Renamed and deferred tools.
+    #[serde(skip)]
+    pub notices: Vec<Notice>,
+}
+
+/// Wraps tool definitions (level-0 tools, or a compressed tool set) and an optional system
+/// preamble in Gemini's shape: compress.md §10.4 `forGemini`.
+///
+/// ```
+/// use chef_ir::ToolDefinition;
+/// use serde_json::json;
+///
+/// let tools = [ToolDefinition::new("lookup.get", json!({
+///     "type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": false
+/// }))];
+/// let env = chef_gemini::envelope(&tools, "", &Default::default())?;
+/// assert_eq!(serde_json::to_string(&env)?,
+///     r#"{"tools":[{"functionDeclarations":[{"name":"lookup.get","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}]}]}"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn envelope(
+    tools: &[ToolDefinition],
+    preamble: &str,
+    options: &CompileOptions,
+) -> Result<Envelope> {
+    let names = WireNames::new(tools.iter().map(|t| &t.name), NameRule::GEMINI);
+    let mut notices = renamed(&names);
+    let decls = declarations(tools, &names, options, &mut notices)?;
+    let system_instruction =
+        (!preamble.is_empty()).then(|| wire::Content::without_role(vec![Part::text(preamble)]));
+    Ok(Envelope {
+        system_instruction,
+        tools: if decls.is_empty() {
+            Vec::new()
+        } else {
+            vec![wire::Tool::FunctionDeclarations(decls)]
+        },
+        names,
+        notices,
+    })
+}
+
+/// The instruction a prefill degrades to (providers.md §0.2 `PREFILL_ENFORCEMENT`): six
+/// lines, the prefill quoted verbatim (no escaping), no trailing newline.
+pub fn prefill_enforcement(prefill: &str) -> String {
+    format!(
+        "<ephemeral_message type=\"prefill_enforcement\">\n\
+         SYSTEM INSTRUCTION: your response must begin with exactly this text:\n\
+         \"{prefill}\"\n\
+         \n\
+         Do not write any introduction or acknowledgement first; start directly with the text above.\n\
+         </ephemeral_message>"
+    )
+}
+
+/// Serialises the body as compact JSON. Identical requests give identical bytes.
+pub fn to_vec(compiled: &Compiled) -> Result<Vec<u8>> {
+    serde_json::to_vec(&compiled.body).map_err(Error::Serialize)
+}
+
+/// Compiles a provider-neutral request into a Gemini `generateContent` body.
+///
+/// ```
+/// use chef_ir::{Message, Request};
+///
+/// let request = Request::new(vec![Message::system("Be terse."), Message::user("Hi")]);
+/// let compiled = chef_gemini::compile(&request, &Default::default())?;
+/// assert_eq!(
+///     String::from_utf8(chef_gemini::to_vec(&compiled)?)?,
+///     r#"{"systemInstruction":{"parts":[{"text":"Be terse."}]},"contents":[{"role":"user","parts":[{"text":"Hi"}]}]}"#
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn compile(request: &Request, options: &CompileOptions) -> Result<Compiled> {
+    let names = table(request);
+    let mut notices = renamed(&names);
+    let mut tools = Vec::new();
+    let decls = declarations(&request.tools, &names, options, &mut notices)?;
+    if !decls.is_empty() {
+        tools.push(wire::Tool::FunctionDeclarations(decls));
+    }
+    for (index, native) in request.native_tools.iter().enumerate() {
+        if native.targets.contains(&Target::Gemini) {
+            if !native.value.is_object() {
+                return Err(Error::NativeToolNotObject { index });
+            }
+            tools.push(wire::Tool::Native(native.value.clone()));
+        } else {
+            notices.push(Notice::NativeToolLeftOut {
+                index,
+                targets: native.targets.clone(),
+            });
+        }
+    }
+
+    let mut cx = Cx {
+        names: &names,
+        options,
+        notices,
+        call_names: call_names(&request.messages),
+    };
+    let mut system = Vec::new();
+    let mut system_last = None;
+    let mut pending: Vec<Pending> = Vec::with_capacity(request.messages.len() + 1);
+    for (i, message) in request.messages.iter().enumerate() {
+        let (role, parts) = match message.role {
+            Role::System if !message.positional => {
+                let mut moved = Vec::new();
+                for block in &message.content {
+                    match block {
+                        Content::Text { .. } => cx.block(i, block, &mut system)?,
+                        other => cx.block(i, other, &mut moved)?,
+                    }
+                }
+                system_last = Some(i);
+                if moved.is_empty() {
+                    continue;
+                }
+                cx.notices.push(Notice::SystemContentMoved { message: i });
+                (wire::Role::USER, moved)
+            }
+            Role::System => {
+                cx.notices
+                    .push(Notice::PositionalSystemAsUser { message: i });
+                (wire::Role::USER, cx.blocks(i, message)?)
+            }
+            Role::User | Role::Tool => (wire::Role::USER, cx.blocks(i, message)?),
+            Role::Assistant => (wire::Role::MODEL, cx.blocks(i, message)?),
+        };
+        if parts.is_empty() {
+            cx.notices.push(Notice::EmptyMessageSkipped { message: i });
+            continue;
+        }
+        pending.push(Pending {
+            role,
+            parts,
+            last: i,
+            touched: false,
+        });
+    }
+
+    if let Some(prefill) = &request.prefill {
+        let part = Part::text(prefill_enforcement(prefill));
+        match pending.last_mut() {
+            Some(last) if last.role == wire::Role::USER => {
+                last.parts.push(part);
+                last.touched = true;
+                cx.notices
+                    .push(Notice::PrefillDegraded { new_content: false });
+            }
+            _ => {
+                pending.push(Pending {
+                    role: wire::Role::USER,
+                    parts: vec![part],
+                    last: request.messages.len(),
+                    touched: true,
+                });
+                cx.notices
+                    .push(Notice::PrefillDegraded { new_content: true });
+            }
+        }
+    }
+
+    let merged = merge(pending);
+    let cache_prefix = request
+        .messages
+        .iter()
+        .rposition(|m| m.cache_breakpoint)
+        .filter(|bp| system_last.is_none_or(|s| s <= *bp))
+        .map(|bp| {
+            merged
+                .iter()
+                .take_while(|c| c.last <= bp && !c.touched)
+                .count()
+        });
+    let body = wire::Request {
+        system_instruction: (!system.is_empty()).then(|| wire::Content::without_role(system)),
+        tools,
+        contents: merged
+            .into_iter()
+            .map(|c| wire::Content::new(c.role, c.parts))
+            .collect(),
+    };
+    let notices = cx.notices;
+    Ok(Compiled {
+        body,
+        names,
+        notices,
+        cache_prefix,
+    })
+}
+
+/// A content before merging, with the last message it holds.
+struct Pending {
+    role: wire::Role,
+    parts: Vec<Part>,
+    last: usize,
+    touched: bool,
+}
+
+fn merge(pending: Vec<Pending>) -> Vec<Pending> {
+    let mut merged: Vec<Pending> = Vec::with_capacity(pending.len());
+    for content in pending {
+        match merged.last_mut() {
+            Some(prev) if prev.role == content.role => {
+                prev.parts.extend(content.parts);
+                prev.last = prev.last.max(content.last);
+                prev.touched |= content.touched;
+            }
+            _ => merged.push(content),
+        }
+    }
+    merged
+}
+
+/// Every tool name the request mentions: offered tools, calls and results.
+fn table(request: &Request) -> WireNames {
+    let mut all: Vec<&ToolName> = request.tools.iter().map(|t| &t.name).collect();
+    for message in &request.messages {
+        for block in &message.content {
+            match block {
+                Content::ToolCall(call) => all.push(&call.name),
+                Content::ToolResult(ToolResult {
+                    name: Some(name), ..
+                }) => all.push(name),
+                _ => {}
+            }
+        }
+    }
+    WireNames::new(all, NameRule::GEMINI)
+}
+
+fn renamed(names: &WireNames) -> Vec<Notice> {
+    names
+        .renamed()
+        .map(|(real, wire)| Notice::ToolRenamed {
+            real: real.to_owned(),
+            wire: wire.to_owned(),
+        })
+        .collect()
+}
+
+/// Call id → real tool name, over the whole request.
+fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
+    messages
+        .iter()
+        .flat_map(Message::tool_calls)
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect()
+}
+
+fn declarations(
+    tools: &[ToolDefinition],
+    names: &WireNames,
+    options: &CompileOptions,
+    notices: &mut Vec<Notice>,
+) -> Result<Vec<wire::FunctionDeclaration>> {
+    tools
+        .iter()
+        .map(|tool| {
+            if !tool.input_schema.is_object() {
+                return Err(Error::SchemaNotObject {
+                    tool: tool.name.to_string(),
+                });
+            }
+            if tool.defer_loading {
+                notices.push(Notice::DeferLoadingIgnored {
+                    tool: tool.name.to_string(),
+                });
+            }
+            let mut decl = wire::FunctionDeclaration::new(names.to_wire(tool.name.as_str()));
+            decl.description = (!tool.description.is_empty()).then(|| tool.description.clone());
+            match options.schema {
+                SchemaMode::Parameters => decl.parameters = clean_schema(&tool.input_schema),
+                SchemaMode::JsonSchema => {
+                    decl.parameters_json_schema = Some(tool.input_schema.clone());
+                }
+            }
+            Ok(decl)
+        })
+        .collect()
+}
+
+/// Per-compile state for turning blocks into parts.
+struct Cx<'a> {
+    names: &'a WireNames,
+    options: &'a CompileOptions,
+    notices: Vec<Notice>,
+    call_names: HashMap<&'a str, &'a str>,
+}
+
+impl Cx<'_> {
+    fn blocks(&mut self, i: usize, message: &Message) -> Result<Vec<Part>> {
+        let mut parts = Vec::with_capacity(message.content.len());
+        for block in &message.content {
+            self.block(i, block, &mut parts)?;
+        }
+        Ok(parts)
+    }
+
+    fn block(&mut self, i: usize, block: &Content, out: &mut Vec<Part>) -> Result<()> {
+        match block {
+            Content::Text {
+                text,
+                thought_signature,
+            } => {
+                if !text.is_empty() || thought_signature.is_some() {
+                    out.push(Part::Known(
+                        KnownPart::new(Data::Text(text.clone()))
+                            .with_thought_signature(thought_signature.clone()),
+                    ));
+                }
+            }
+            Content::Attachment(attachment) => {
+                if attachment.filename.is_some() {
+                    self.notices.push(Notice::FilenameDropped { message: i });
+                }
+                let mime = &attachment.media_type;
+                let data = match &attachment.source {
+                    AttachmentSource::Base64 { data } => {
+                        Data::InlineData(Blob::new(mime.clone(), data.clone()))
+                    }
+                    AttachmentSource::Url { url } => match url.strip_prefix("data:") {
+                        Some(rest) => {
+                            let (header, payload) = rest
+                                .split_once(',')
+                                .filter(|(h, _)| h.ends_with(";base64"))
+                                .ok_or(Error::UnsupportedDataUrl { message: i })?;
+                            let url_mime = header.trim_end_matches(";base64");
+                            let mime = if mime.is_empty() { url_mime } else { mime };
+                            Data::InlineData(Blob::new(mime, payload))
+                        }
+                        None => Data::FileData(FileData::new(
+                            (!mime.is_empty()).then(|| mime.clone()),
+                            url.clone(),
+                        )),
+                    },
+                };
+                out.push(Part::Known(KnownPart::new(data)));
+            }
+            Content::ToolCall(call) => {
+                let Value::Object(args) = &call.arguments else {
+                    return Err(Error::NonObjectArguments {
+                        call_id: call.id.to_string(),
+                        tool: call.name.to_string(),
+                    });
+                };
+                let fc =
+                    FunctionCall::new(self.names.to_wire(call.name.as_str()), Some(args.clone()))
+                        .with_id(self.options.call_ids.then(|| call.id.to_string()));
+                out.push(Part::Known(
+                    KnownPart::new(Data::FunctionCall(fc))
+                        .with_thought_signature(call.thought_signature.clone()),
+                ));
+            }
+            Content::ToolResult(result) => self.result(i, result, out)?,
+            Content::Thinking {
+                thinking,
+                signature,
+            } => match self.options.thinking {
+                ThinkingMode::Drop => self.notices.push(Notice::ThinkingDropped { message: i }),
+                ThinkingMode::AsText => {
+                    if signature.is_some() {
+                        self.notices
+                            .push(Notice::ThinkingSignatureDropped { message: i });
+                    }
+                    if !thinking.is_empty() {
+                        out.push(Part::text(format!(
+                            "<thinking>\n{thinking}\n</thinking>\n\n"
+                        )));
+                    }
+                }
+                ThinkingMode::Native => out.push(Part::Known(
+                    KnownPart::new(Data::Text(thinking.clone()))
+                        .with_thought(true)
+                        .with_thought_signature(signature.clone()),
+                )),
+            },
+            Content::RedactedThinking { .. } => {
+                self.notices
+                    .push(Notice::RedactedThinkingDropped { message: i });
+            }
+            Content::Unknown {
+                target: Some(Target::Gemini),
+                value,
+            } => out.push(Part::Unknown(value.clone())),
+            Content::Unknown { target, .. } => self.notices.push(Notice::ContentDropped {
+                message: i,
+                target: *target,
+            }),
+        }
+        Ok(())
+    }
+
+    fn result(&mut self, i: usize, result: &ToolResult, out: &mut Vec<Part>) -> Result<()> {
+        let id = result.tool_call_id.as_str();
+        let real = match &result.name {
+            Some(name) => name.as_str(),
+            None => match self.call_names.get(id) {
+                Some(name) => name,
+                None => {
+                    self.notices.push(Notice::ToolResultUnnamed {
+                        message: i,
+                        tool_call_id: id.to_owned(),
+                    });
+                    id
+                }
+            },
+        };
+        let mut texts = Vec::new();
+        let mut extra = Vec::new();
+        for block in &result.content {
+            match block {
+                Content::Text { text, .. } => texts.push(Value::String(text.clone())),
+                Content::Attachment(_)
+                | Content::Unknown {
+                    target: Some(Target::Gemini),
+                    ..
+                } => self.block(i, block, &mut extra)?,
+                Content::Unknown { target, .. } => self.notices.push(Notice::ContentDropped {
+                    message: i,
+                    target: *target,
+                }),
+                _ => self.notices.push(Notice::ContentDropped {
+                    message: i,
+                    target: None,
+                }),
+            }
+        }
+        let value = match texts.len() {
+            0 => Value::String(String::new()),
+            1 => texts.pop().unwrap_or_default(),
+            _ => Value::Array(texts),
+        };
+        let mut response = Map::with_capacity(1);
+        let key = if result.is_error { "error" } else { "output" };
+        response.insert(key.to_owned(), value);
+        let fr = FunctionResponse::new(self.names.to_wire(real), response)
+            .with_id(self.options.call_ids.then(|| id.to_owned()));
+        out.push(Part::Known(KnownPart::new(Data::FunctionResponse(fr))));
+        out.extend(extra);
+        Ok(())
+    }
+}
