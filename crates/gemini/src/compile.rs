@@ -45,7 +45,7 @@
 //! - **Result names** come from the call the result answers, not from the call id.
 //! - **Attachments** on assistant messages and in tool results are sent, not dropped.
 
-use std::collections::HashMap;
+use std::{borrow::Cow, collections::HashMap};
 
 use chef_ir::{
     AttachmentSource, Content, Message, NameRule, Request, Role, Target, ToolDefinition, ToolName,
@@ -56,7 +56,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     error::{Error, Result},
-    schema::clean_schema,
+    schema::takes_parameters,
     wire::{self, Blob, Data, FileData, FunctionCall, FunctionResponse, KnownPart, Part},
 };
 
@@ -272,9 +272,9 @@ impl std::fmt::Display for Notice {
 /// A compiled request: the body, the name table to parse replies with, and the notices.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct Compiled {
-    /// The `generateContent` body.
-    pub body: wire::Request,
+pub struct Compiled<'a> {
+    /// The `generateContent` body, borrowing text, arguments and schemas from the request.
+    pub body: wire::Request<'a>,
     /// Real ↔ wire tool names; pass it to [`parse_response`](crate::parse_response).
     pub names: WireNames,
     /// What could not be expressed, and what was done instead.
@@ -295,13 +295,13 @@ pub struct Compiled {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct Envelope {
+pub struct Envelope<'a> {
     /// The preamble as a system instruction.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub system_instruction: Option<wire::Content>,
+    pub system_instruction: Option<wire::Content<'a>>,
     /// One tool object holding every function declaration.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<wire::Tool>,
+    pub tools: Vec<wire::Tool<'a>>,
     /// Real ↔ wire tool names.
     #[serde(skip)]
     pub names: WireNames,
@@ -325,12 +325,19 @@ pub struct Envelope {
 ///     r#"{"tools":[{"functionDeclarations":[{"name":"lookup.get","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}]}]}"#);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn envelope(
-    tools: &[ToolDefinition],
-    preamble: &str,
+pub fn envelope<'a>(
+    tools: &'a [ToolDefinition],
+    preamble: &'a str,
     options: &CompileOptions,
-) -> Result<Envelope> {
-    let names = WireNames::new(tools.iter().map(|t| &t.name), NameRule::GEMINI);
+) -> Result<Envelope<'a>> {
+    let names = if tools
+        .iter()
+        .all(|t| NameRule::GEMINI.accepts(t.name.as_str()))
+    {
+        WireNames::default()
+    } else {
+        WireNames::new(tools.iter().map(|t| &t.name), NameRule::GEMINI)
+    };
     let mut notices = renamed(&names);
     let decls = declarations(tools, &names, options, &mut notices)?;
     let system_instruction =
@@ -361,8 +368,11 @@ pub fn prefill_enforcement(prefill: &str) -> String {
 }
 
 /// Serialises the body as compact JSON. Identical requests give identical bytes.
-pub fn to_vec(compiled: &Compiled) -> Result<Vec<u8>> {
-    serde_json::to_vec(&compiled.body).map_err(Error::Serialize)
+pub fn to_vec(compiled: &Compiled<'_>) -> Result<Vec<u8>> {
+    let mut bytes = Vec::with_capacity(64 * 1024);
+    serde_json::to_writer(&mut bytes, &compiled.body)
+        .map(|()| bytes)
+        .map_err(Error::Serialize)
 }
 
 /// Compiles a provider-neutral request into a Gemini `generateContent` body.
@@ -378,7 +388,7 @@ pub fn to_vec(compiled: &Compiled) -> Result<Vec<u8>> {
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn compile(request: &Request, options: &CompileOptions) -> Result<Compiled> {
+pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Compiled<'a>> {
     let names = table(request);
     let mut notices = renamed(&names);
     let mut tools = Vec::new();
@@ -391,7 +401,7 @@ pub fn compile(request: &Request, options: &CompileOptions) -> Result<Compiled> 
             if !native.value.is_object() {
                 return Err(Error::NativeToolNotObject { index });
             }
-            tools.push(wire::Tool::Native(native.value.clone()));
+            tools.push(wire::Tool::Native(Cow::Borrowed(&native.value)));
         } else {
             notices.push(Notice::NativeToolLeftOut {
                 index,
@@ -404,7 +414,8 @@ pub fn compile(request: &Request, options: &CompileOptions) -> Result<Compiled> 
         names: &names,
         options,
         notices,
-        call_names: call_names(&request.messages),
+        messages: &request.messages,
+        call_names: None,
     };
     let mut system = Vec::new();
     let mut system_last = None;
@@ -498,15 +509,15 @@ pub fn compile(request: &Request, options: &CompileOptions) -> Result<Compiled> 
 }
 
 /// A content before merging, with the last message it holds.
-struct Pending {
+struct Pending<'a> {
     role: wire::Role,
-    parts: Vec<Part>,
+    parts: Vec<Part<'a>>,
     last: usize,
     touched: bool,
 }
 
-fn merge(pending: Vec<Pending>) -> Vec<Pending> {
-    let mut merged: Vec<Pending> = Vec::with_capacity(pending.len());
+fn merge(pending: Vec<Pending<'_>>) -> Vec<Pending<'_>> {
+    let mut merged: Vec<Pending<'_>> = Vec::with_capacity(pending.len());
     for content in pending {
         match merged.last_mut() {
             Some(prev) if prev.role == content.role => {
@@ -534,7 +545,19 @@ fn table(request: &Request) -> WireNames {
             }
         }
     }
+    // Most catalogues need no renaming; skip building the table then.
+    if all.iter().all(|n| NameRule::GEMINI.accepts(n.as_str())) {
+        return WireNames::default();
+    }
     WireNames::new(all, NameRule::GEMINI)
+}
+
+/// The wire name, borrowing the real name when it is sent unchanged.
+fn wire_name<'a>(names: &WireNames, real: &'a str) -> Cow<'a, str> {
+    match names.to_wire(real) {
+        wire if std::ptr::eq(wire, real) => Cow::Borrowed(real),
+        wire => Cow::Owned(wire.to_owned()),
+    }
 }
 
 fn renamed(names: &WireNames) -> Vec<Notice> {
@@ -556,12 +579,12 @@ fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
         .collect()
 }
 
-fn declarations(
-    tools: &[ToolDefinition],
+fn declarations<'a>(
+    tools: &'a [ToolDefinition],
     names: &WireNames,
     options: &CompileOptions,
     notices: &mut Vec<Notice>,
-) -> Result<Vec<wire::FunctionDeclaration>> {
+) -> Result<Vec<wire::FunctionDeclaration<'a>>> {
     tools
         .iter()
         .map(|tool| {
@@ -575,12 +598,16 @@ fn declarations(
                     tool: tool.name.to_string(),
                 });
             }
-            let mut decl = wire::FunctionDeclaration::new(names.to_wire(tool.name.as_str()));
-            decl.description = (!tool.description.is_empty()).then(|| tool.description.clone());
+            let mut decl = wire::FunctionDeclaration::new(wire_name(names, tool.name.as_str()));
+            decl.description =
+                (!tool.description.is_empty()).then_some(Cow::Borrowed(tool.description.as_str()));
             match options.schema {
-                SchemaMode::Parameters => decl.parameters = clean_schema(&tool.input_schema),
+                SchemaMode::Parameters => {
+                    decl.parameters = takes_parameters(&tool.input_schema)
+                        .then_some(wire::Schema::Cleaned(&tool.input_schema));
+                }
                 SchemaMode::JsonSchema => {
-                    decl.parameters_json_schema = Some(tool.input_schema.clone());
+                    decl.parameters_json_schema = Some(Cow::Borrowed(&tool.input_schema));
                 }
             }
             Ok(decl)
@@ -589,15 +616,17 @@ fn declarations(
 }
 
 /// Per-compile state for turning blocks into parts.
-struct Cx<'a> {
-    names: &'a WireNames,
-    options: &'a CompileOptions,
+struct Cx<'r, 'a> {
+    names: &'r WireNames,
+    options: &'r CompileOptions,
     notices: Vec<Notice>,
-    call_names: HashMap<&'a str, &'a str>,
+    messages: &'a [Message],
+    /// Call id → real tool name, built on first need.
+    call_names: Option<HashMap<&'a str, &'a str>>,
 }
 
-impl Cx<'_> {
-    fn blocks(&mut self, i: usize, message: &Message) -> Result<Vec<Part>> {
+impl<'a> Cx<'_, 'a> {
+    fn blocks(&mut self, i: usize, message: &'a Message) -> Result<Vec<Part<'a>>> {
         let mut parts = Vec::with_capacity(message.content.len());
         for block in &message.content {
             self.block(i, block, &mut parts)?;
@@ -605,7 +634,7 @@ impl Cx<'_> {
         Ok(parts)
     }
 
-    fn block(&mut self, i: usize, block: &Content, out: &mut Vec<Part>) -> Result<()> {
+    fn block(&mut self, i: usize, block: &'a Content, out: &mut Vec<Part<'a>>) -> Result<()> {
         match block {
             Content::Text {
                 text,
@@ -613,8 +642,9 @@ impl Cx<'_> {
             } => {
                 if !text.is_empty() || thought_signature.is_some() {
                     out.push(Part::Known(
-                        KnownPart::new(Data::Text(text.clone()))
-                            .with_thought_signature(thought_signature.clone()),
+                        KnownPart::new(Data::Text(Cow::Borrowed(text))).with_thought_signature(
+                            thought_signature.as_deref().map(Cow::Borrowed),
+                        ),
                     ));
                 }
             }
@@ -622,10 +652,10 @@ impl Cx<'_> {
                 if attachment.filename.is_some() {
                     self.notices.push(Notice::FilenameDropped { message: i });
                 }
-                let mime = &attachment.media_type;
+                let mime = attachment.media_type.as_str();
                 let data = match &attachment.source {
                     AttachmentSource::Base64 { data } => {
-                        Data::InlineData(Blob::new(mime.clone(), data.clone()))
+                        Data::InlineData(Blob::new(mime, data.as_str()))
                     }
                     AttachmentSource::Url { url } => match url.strip_prefix("data:") {
                         Some(rest) => {
@@ -638,7 +668,7 @@ impl Cx<'_> {
                             Data::InlineData(Blob::new(mime, payload))
                         }
                         None => Data::FileData(FileData::new(
-                            (!mime.is_empty()).then(|| mime.clone()),
+                            (!mime.is_empty()).then_some(Cow::Borrowed(mime)),
                             url.clone(),
                         )),
                     },
@@ -652,12 +682,19 @@ impl Cx<'_> {
                         tool: call.name.to_string(),
                     });
                 };
-                let fc =
-                    FunctionCall::new(self.names.to_wire(call.name.as_str()), Some(args.clone()))
-                        .with_id(self.options.call_ids.then(|| call.id.to_string()));
+                let fc = FunctionCall::new(
+                    wire_name(self.names, call.name.as_str()),
+                    Some(Cow::Borrowed(args)),
+                )
+                .with_id(
+                    self.options
+                        .call_ids
+                        .then_some(Cow::Borrowed(call.id.as_str())),
+                );
                 out.push(Part::Known(
-                    KnownPart::new(Data::FunctionCall(fc))
-                        .with_thought_signature(call.thought_signature.clone()),
+                    KnownPart::new(Data::FunctionCall(fc)).with_thought_signature(
+                        call.thought_signature.as_deref().map(Cow::Borrowed),
+                    ),
                 ));
             }
             Content::ToolResult(result) => self.result(i, result, out)?,
@@ -678,9 +715,9 @@ impl Cx<'_> {
                     }
                 }
                 ThinkingMode::Native => out.push(Part::Known(
-                    KnownPart::new(Data::Text(thinking.clone()))
+                    KnownPart::new(Data::Text(Cow::Borrowed(thinking)))
                         .with_thought(true)
-                        .with_thought_signature(signature.clone()),
+                        .with_thought_signature(signature.as_deref().map(Cow::Borrowed)),
                 )),
             },
             Content::RedactedThinking { .. } => {
@@ -690,7 +727,7 @@ impl Cx<'_> {
             Content::Unknown {
                 target: Some(Target::Gemini),
                 value,
-            } => out.push(Part::Unknown(value.clone())),
+            } => out.push(Part::Unknown(Cow::Borrowed(value))),
             Content::Unknown { target, .. } => self.notices.push(Notice::ContentDropped {
                 message: i,
                 target: *target,
@@ -699,11 +736,15 @@ impl Cx<'_> {
         Ok(())
     }
 
-    fn result(&mut self, i: usize, result: &ToolResult, out: &mut Vec<Part>) -> Result<()> {
+    fn result(&mut self, i: usize, result: &'a ToolResult, out: &mut Vec<Part<'a>>) -> Result<()> {
         let id = result.tool_call_id.as_str();
         let real = match &result.name {
             Some(name) => name.as_str(),
-            None => match self.call_names.get(id) {
+            None => match self
+                .call_names
+                .get_or_insert_with(|| call_names(self.messages))
+                .get(id)
+            {
                 Some(name) => name,
                 None => {
                     self.notices.push(Notice::ToolResultUnnamed {
@@ -742,8 +783,8 @@ impl Cx<'_> {
         let mut response = Map::with_capacity(1);
         let key = if result.is_error { "error" } else { "output" };
         response.insert(key.to_owned(), value);
-        let fr = FunctionResponse::new(self.names.to_wire(real), response)
-            .with_id(self.options.call_ids.then(|| id.to_owned()));
+        let fr = FunctionResponse::new(wire_name(self.names, real), response)
+            .with_id(self.options.call_ids.then_some(Cow::Borrowed(id)));
         out.push(Part::Known(KnownPart::new(Data::FunctionResponse(fr))));
         out.extend(extra);
         Ok(())

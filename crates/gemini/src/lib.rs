@@ -71,8 +71,8 @@ pub use crate::{
 
 const _: fn() = || {
     fn assert_send_sync<T: Send + Sync + 'static>() {}
-    assert_send_sync::<Compiled>();
-    assert_send_sync::<Envelope>();
+    assert_send_sync::<Compiled<'static>>();
+    assert_send_sync::<Envelope<'static>>();
     assert_send_sync::<ParsedResponse>();
     assert_send_sync::<Error>();
 };

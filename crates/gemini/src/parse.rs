@@ -18,7 +18,10 @@
 //!   `gemini-fc-<name>-0`.
 //! - Anything else → [`Content::Unknown`] with `target: Some(Target::Gemini)`, verbatim.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::{
+    borrow::Cow,
+    collections::{HashMap, HashSet, VecDeque},
+};
 
 use chef_ir::{
     Attachment, Content, Message, NativeTool, Request, Role, Target, ToolCall, ToolDefinition,
@@ -185,16 +188,17 @@ pub fn request_from_wire(body: &wire::Request) -> Request {
                 tools.extend(decls.iter().map(|d| {
                     let schema = d
                         .parameters
-                        .clone()
-                        .or_else(|| d.parameters_json_schema.clone())
+                        .as_ref()
+                        .map(wire::Schema::to_value)
+                        .or_else(|| d.parameters_json_schema.as_deref().cloned())
                         .unwrap_or_else(ToolDefinition::empty_schema);
-                    ToolDefinition::new(d.name.as_str(), schema)
-                        .with_description(d.description.clone().unwrap_or_default())
+                    ToolDefinition::new(d.name.as_ref(), schema)
+                        .with_description(d.description.as_deref().unwrap_or_default())
                 }));
             }
             wire::Tool::Native(value) => native_tools.push(NativeTool {
                 targets: vec![Target::Gemini],
-                value: value.clone(),
+                value: value.as_ref().clone(),
             }),
         }
     }
@@ -251,13 +255,13 @@ enum Converted {
     Result(bool, ToolResult),
 }
 
-fn convert(part: Part, names: &WireNames, ids: &mut Ids) -> Converted {
+fn convert(part: Part<'_>, names: &WireNames, ids: &mut Ids) -> Converted {
     let known = match part {
         Part::Known(known) => known,
         Part::Unknown(value) => {
             return Converted::Block(Content::Unknown {
                 target: Some(Target::Gemini),
-                value,
+                value: value.into_owned(),
             });
         }
     };
@@ -266,13 +270,14 @@ fn convert(part: Part, names: &WireNames, ids: &mut Ids) -> Converted {
         thought,
         thought_signature,
     } = known;
+    let thought_signature = thought_signature.map(Cow::into_owned);
     Converted::Block(match data {
         Data::Text(text) if thought => Content::Thinking {
-            thinking: text,
+            thinking: text.into_owned(),
             signature: thought_signature,
         },
         Data::Text(text) => Content::Text {
-            text,
+            text: text.into_owned(),
             thought_signature,
         },
         Data::InlineData(blob) => {
@@ -284,15 +289,16 @@ fn convert(part: Part, names: &WireNames, ids: &mut Ids) -> Converted {
         )),
         Data::FunctionCall(FunctionCall { id, name, args }) => {
             let real = names.to_real(&name).to_owned();
-            let id = id.unwrap_or_else(|| ids.next(&real));
-            let mut call = ToolCall::new(id, real, Value::Object(args.unwrap_or_default()));
+            let id = id.map_or_else(|| ids.next(&real), Cow::into_owned);
+            let args = args.map(Cow::into_owned).unwrap_or_default();
+            let mut call = ToolCall::new(id, real, Value::Object(args));
             call.thought_signature = thought_signature;
             Content::ToolCall(call)
         }
         Data::FunctionResponse(FunctionResponse { id, name, response }) => {
             let real = names.to_real(&name).to_owned();
             let had_id = id.is_some();
-            let id = id.unwrap_or_else(|| format!("gemini-fc-{real}-0"));
+            let id = id.map_or_else(|| format!("gemini-fc-{real}-0"), Cow::into_owned);
             let (content, is_error) = unwrap_response(response);
             return Converted::Result(
                 had_id,

@@ -38,12 +38,18 @@
 //! rejected too), and inlined `$ref`/`allOf`/`oneOf` targets. Nesting deeper than
 //! [`MAX_DEPTH`] levels is cut to `{}` so hostile input cannot exhaust the stack.
 
-use serde_json::{Map, Value};
+use std::rc::Rc;
+
+use serde::{
+    Serialize, Serializer,
+    ser::{SerializeMap, SerializeSeq},
+};
+use serde_json::Value;
 
 /// Schemas nested deeper than this are replaced by `{}`.
 pub const MAX_DEPTH: usize = 64;
 
-/// Keywords copied as they are (after their own checks below).
+/// Keywords copied as they are.
 const PLAIN: [&str; 13] = [
     "title",
     "description",
@@ -85,247 +91,460 @@ const PLAIN: [&str; 13] = [
 ///     "properties": {
 ///         "tags": {"type": "array", "items": {}},
 ///         "depth": {"type": "number"},
-///         "unit": {"type": "string", "enum": ["cm", "m"], "nullable": true}
+///         "unit": {"type": "string", "nullable": true, "enum": ["cm", "m"]}
 ///     }
 /// }));
 /// ```
 pub fn clean_schema(schema: &Value) -> Option<Value> {
-    let mut cleaner = Cleaner {
-        root: schema,
-        refs: Vec::new(),
-    };
-    let mut out = cleaner.node(schema, 0);
-    let has_properties = out
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty());
-    let is_object = out.get("type").is_none_or(|t| t == "object");
-    if is_object && !has_properties && !out.contains_key("anyOf") {
+    let plan = root_plan(schema);
+    if !takes_parameters_plan(&plan) {
         return None;
     }
-    if !out.contains_key("type") && has_properties {
-        let mut typed = Map::with_capacity(out.len() + 1);
-        typed.insert("type".to_owned(), Value::String("object".to_owned()));
-        typed.extend(std::mem::take(&mut out));
-        out = typed;
-    }
-    Some(Value::Object(out))
+    serde_json::to_value(Entries(&plan)).ok()
 }
 
-struct Cleaner<'a> {
+/// Whether the cleaned schema declares parameters (see [`clean_schema`]'s `None`).
+pub(crate) fn takes_parameters(schema: &Value) -> bool {
+    // Fast path: own non-empty `properties` survive cleaning (merges only add to them).
+    if schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty())
+    {
+        return true;
+    }
+    takes_parameters_plan(&root_plan(schema))
+}
+
+/// Serialises a schema cleaned on the fly: the same bytes as [`clean_schema`], with no
+/// intermediate copy. Call only when [`takes_parameters`] holds.
+pub(crate) struct Root<'a>(pub(crate) &'a Value);
+
+impl Serialize for Root<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.get("type").is_some() && is_clean(self.0, 0) {
+            return self.0.serialize(serializer);
+        }
+        Entries(&root_plan(self.0)).serialize(serializer)
+    }
+}
+
+fn root_plan(schema: &Value) -> Vec<Entry<'_>> {
+    let cx = Cx {
+        root: schema,
+        refs: None,
+    };
+    let mut plan = plan(schema, 0, &cx);
+    if find(&plan, "type").is_none() && find(&plan, "properties").is_some() {
+        plan.insert(0, ("type", Val::Str("object")));
+    }
+    plan
+}
+
+fn takes_parameters_plan(plan: &[Entry<'_>]) -> bool {
+    let is_object = match find(plan, "type") {
+        None => true,
+        Some(ty) => ty.as_str() == Some("object"),
+    };
+    !is_object || find(plan, "properties").is_some() || find(plan, "anyOf").is_some()
+}
+
+/// One keyword of a cleaned node, in output order.
+type Entry<'a> = (&'a str, Val<'a>);
+
+/// A cleaned keyword's value; sub-schemas are cleaned when they are serialised.
+enum Val<'a> {
+    /// Copied as it is.
+    Raw(&'a Value),
+    /// A fixed string (`"object"`, `"string"`).
+    Str(&'static str),
+    /// `true` (`nullable` from a union type).
+    True,
+    /// `{}`.
+    Empty,
+    /// A sub-schema.
+    Node(Child<'a>),
+    /// `properties`: names and their sub-schemas.
+    Props(Vec<(&'a str, Child<'a>)>),
+    /// `anyOf` members.
+    AnyOf(Vec<Child<'a>>),
+    /// `required` names.
+    Required(Vec<&'a Value>),
+    /// `enum: [const]`.
+    Const(&'a Value),
+}
+
+impl Val<'_> {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Raw(Value::String(s)) => Some(s),
+            Self::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// A sub-schema to clean later, with the context it was found in.
+struct Child<'a> {
+    node: &'a Value,
+    depth: usize,
+    cx: Cx<'a>,
+}
+
+/// The document (for `$ref`) and the chain of references being inlined (for cycles).
+#[derive(Clone)]
+struct Cx<'a> {
     root: &'a Value,
-    /// `$ref`s being inlined, innermost last (cycle detection).
-    refs: Vec<&'a str>,
+    refs: Option<Rc<RefLink<'a>>>,
 }
 
-impl<'a> Cleaner<'a> {
-    fn node(&mut self, node: &'a Value, depth: usize) -> Map<String, Value> {
-        let Value::Object(map) = node else {
-            return Map::new();
-        };
-        if depth >= MAX_DEPTH {
-            return Map::new();
-        }
-        let mut out = Map::with_capacity(map.len());
-        let has_any_of = map.contains_key("anyOf");
-        for (key, value) in map {
-            match key.as_str() {
-                "type" => match value {
-                    Value::Array(members) => {
-                        let first = members.iter().find(|m| *m != "null");
-                        if let Some(first) = first {
-                            out.insert("type".to_owned(), first.clone());
-                        }
-                        if members.iter().any(|m| m == "null") {
-                            out.insert("nullable".to_owned(), Value::Bool(true));
-                        }
-                    }
-                    Value::String(_) => {
-                        out.insert("type".to_owned(), value.clone());
-                    }
-                    _ => {}
-                },
-                "nullable" if value.is_boolean() => {
-                    out.insert(key.clone(), value.clone());
-                }
-                "properties" => {
-                    if let Value::Object(props) = value {
-                        let cleaned: Map<String, Value> = props
-                            .iter()
-                            .map(|(name, schema)| {
-                                (name.clone(), Value::Object(self.node(schema, depth + 1)))
-                            })
-                            .collect();
-                        out.insert(key.clone(), Value::Object(cleaned));
-                    }
-                }
-                "items" => {
-                    let items = match value {
-                        Value::Array(members) => self.union(members, depth),
-                        other => self.node(other, depth + 1),
-                    };
-                    out.insert(key.clone(), Value::Object(items));
-                }
-                "anyOf" | "oneOf" => {
-                    if key == "oneOf" && has_any_of {
-                        continue;
-                    }
-                    if let Value::Array(members) = value {
-                        let cleaned = members
-                            .iter()
-                            .map(|m| Value::Object(self.node(m, depth + 1)))
-                            .collect();
-                        out.insert("anyOf".to_owned(), Value::Array(cleaned));
-                    }
-                }
-                "enum" | "required" if value.is_array() => {
-                    out.insert(key.clone(), value.clone());
-                }
-                "format" if value.is_string() => {
-                    out.insert(key.clone(), value.clone());
-                }
-                "const" if value.is_string() && !map.contains_key("enum") => {
-                    out.insert("enum".to_owned(), Value::Array(vec![value.clone()]));
-                }
-                k if PLAIN.contains(&k) => {
-                    out.insert(key.clone(), value.clone());
-                }
-                _ => {}
+struct RefLink<'a> {
+    reference: &'a str,
+    up: Option<Rc<RefLink<'a>>>,
+}
+
+impl<'a> Cx<'a> {
+    fn inlining(&self, reference: &str) -> bool {
+        let mut link = self.refs.as_deref();
+        while let Some(l) = link {
+            if l.reference == reference {
+                return true;
             }
+            link = l.up.as_deref();
         }
-        if let Some(Value::Array(members)) = map.get("allOf") {
-            for member in members {
-                let member = self.node(member, depth + 1);
-                merge_under(&mut out, member);
-            }
-        }
-        if let Some(Value::String(reference)) = map.get("$ref") {
-            let target = self.resolve(reference, depth);
-            merge_under(&mut out, target);
-        }
-        repair(&mut out);
-        out
+        false
     }
 
-    /// One schema for a tuple-form `items`.
-    fn union(&mut self, members: &'a [Value], depth: usize) -> Map<String, Value> {
-        let mut cleaned: Vec<Map<String, Value>> =
-            members.iter().map(|m| self.node(m, depth + 1)).collect();
-        match cleaned.len() {
-            0 => Map::new(),
-            1 => cleaned.pop().unwrap_or_default(),
-            _ => {
-                let mut out = Map::new();
-                out.insert(
-                    "anyOf".to_owned(),
-                    Value::Array(cleaned.into_iter().map(Value::Object).collect()),
+    /// The target of a local, non-cyclic reference.
+    fn resolve(&self, reference: &str) -> Option<&'a Value> {
+        if self.inlining(reference) {
+            return None;
+        }
+        self.root.pointer(reference.strip_prefix('#')?)
+    }
+
+    fn with(&self, reference: &'a str) -> Self {
+        Self {
+            root: self.root,
+            refs: Some(Rc::new(RefLink {
+                reference,
+                up: self.refs.clone(),
+            })),
+        }
+    }
+}
+
+fn find<'p, 'a>(plan: &'p [Entry<'a>], key: &str) -> Option<&'p Val<'a>> {
+    plan.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+}
+
+fn remove(plan: &mut Vec<Entry<'_>>, key: &str) {
+    plan.retain(|(k, _)| *k != key);
+}
+
+fn set<'a>(plan: &mut Vec<Entry<'a>>, key: &'a str, val: Val<'a>) {
+    match plan.iter_mut().find(|(k, _)| *k == key) {
+        Some(slot) => slot.1 = val,
+        None => plan.push((key, val)),
+    }
+}
+
+fn plan<'a>(node: &'a Value, depth: usize, cx: &Cx<'a>) -> Vec<Entry<'a>> {
+    let Value::Object(map) = node else {
+        return Vec::new();
+    };
+    if depth >= MAX_DEPTH {
+        return Vec::new();
+    }
+    // One scan for the keywords that steer the others (a linear scan of a small object is
+    // cheaper than hashed look-ups).
+    let (mut reference, mut all_of, mut has_any_of, mut has_enum) = (None, None, false, false);
+    for (key, value) in map {
+        match (key.as_str(), value) {
+            ("$ref", Value::String(r)) => reference = Some(r.as_str()),
+            ("allOf", Value::Array(members)) => all_of = Some(members),
+            ("anyOf", _) => has_any_of = true,
+            ("enum", _) => has_enum = true,
+            _ => {}
+        }
+    }
+    let target = reference.and_then(|r| cx.resolve(r).map(|target| (target, cx.with(r))));
+    let inner = target.as_ref().map_or(cx, |(_, with)| with);
+    let child = |node: &'a Value| Child {
+        node,
+        depth: depth + 1,
+        cx: inner.clone(),
+    };
+    let mut out: Vec<Entry<'a>> = Vec::with_capacity(map.len());
+    for (key, value) in map {
+        match (key.as_str(), value) {
+            ("type", Value::Array(members)) => {
+                if let Some(first) = members.iter().find(|m| *m != "null") {
+                    set(&mut out, "type", Val::Raw(first));
+                }
+                if members.iter().any(|m| m == "null") {
+                    set(&mut out, "nullable", Val::True);
+                }
+            }
+            ("type", Value::String(_))
+            | ("nullable", Value::Bool(_))
+            | ("format", Value::String(_))
+            | ("enum", Value::Array(_)) => {
+                set(&mut out, key, Val::Raw(value));
+            }
+            ("properties", Value::Object(props)) => {
+                let props = props.iter().map(|(n, s)| (n.as_str(), child(s))).collect();
+                out.push((key, Val::Props(props)));
+            }
+            ("items", Value::Array(members)) => {
+                let val = match members.as_slice() {
+                    [] => Val::Empty,
+                    [one] => Val::Node(child(one)),
+                    many => Val::AnyOf(many.iter().map(child).collect()),
+                };
+                out.push((key, val));
+            }
+            ("items", _) => out.push((key, Val::Node(child(value)))),
+            ("oneOf", _) if has_any_of => {}
+            ("anyOf" | "oneOf", Value::Array(members)) => {
+                set(
+                    &mut out,
+                    "anyOf",
+                    Val::AnyOf(members.iter().map(child).collect()),
                 );
-                out
             }
+            ("required", Value::Array(names)) => {
+                out.push((key, Val::Required(names.iter().collect())));
+            }
+            ("const", Value::String(_)) if !has_enum => {
+                out.push(("enum", Val::Const(value)));
+            }
+            (k, _) if PLAIN.contains(&k) => out.push((key, Val::Raw(value))),
+            _ => {}
         }
     }
-
-    /// The cleaned target of a local `$ref`, or `{}` for a cycle or a reference that does
-    /// not resolve in this document.
-    fn resolve(&mut self, reference: &'a str, depth: usize) -> Map<String, Value> {
-        if self.refs.contains(&reference) {
-            return Map::new();
+    if let Some(members) = all_of {
+        for member in members {
+            let member = plan(member, depth + 1, inner);
+            merge_under(&mut out, member);
         }
-        let Some(pointer) = reference.strip_prefix('#') else {
-            return Map::new();
-        };
-        let Some(target) = self.root.pointer(pointer) else {
-            return Map::new();
-        };
-        self.refs.push(reference);
-        let out = self.node(target, depth + 1);
-        self.refs.pop();
-        out
     }
+    if let Some((target, with)) = &target {
+        let target = plan(target, depth + 1, with);
+        merge_under(&mut out, target);
+    }
+    repair(&mut out);
+    out
 }
 
-/// Adds `extra`'s keywords to `out` where `out` has none; `properties` and `required` are
-/// united.
-fn merge_under(out: &mut Map<String, Value>, extra: Map<String, Value>) {
-    for (key, value) in extra {
-        match (key.as_str(), out.get_mut(&key), value) {
-            ("properties", Some(Value::Object(mine)), Value::Object(theirs)) => {
+/// Adds `extra`'s keywords where `out` has none; `properties` and `required` are united.
+fn merge_under<'a>(out: &mut Vec<Entry<'a>>, extra: Vec<Entry<'a>>) {
+    for (key, val) in extra {
+        let mine = out.iter_mut().find(|(k, _)| *k == key).map(|(_, v)| v);
+        match (mine, val) {
+            (Some(Val::Props(mine)), Val::Props(theirs)) => {
                 for (name, schema) in theirs {
-                    mine.entry(name).or_insert(schema);
+                    if !mine.iter().any(|(n, _)| *n == name) {
+                        mine.push((name, schema));
+                    }
                 }
             }
-            ("required", Some(Value::Array(mine)), Value::Array(theirs)) => {
+            (Some(Val::Required(mine)), Val::Required(theirs)) => {
                 for name in theirs {
                     if !mine.contains(&name) {
                         mine.push(name);
                     }
                 }
             }
-            (_, Some(_), _) => {}
-            (_, None, value) => {
-                out.insert(key, value);
-            }
+            (Some(_), _) => {}
+            (None, val) => out.push((key, val)),
         }
     }
 }
 
 /// The per-node repairs that need the whole node (see the module table).
-fn repair(out: &mut Map<String, Value>) {
-    let ty = out.get("type").and_then(Value::as_str).map(str::to_owned);
-    match ty.as_deref() {
-        Some("array") => {
-            out.entry("items")
-                .or_insert_with(|| Value::Object(Map::new()));
-        }
-        Some(_) => {
-            out.remove("items");
-        }
-        None => {}
+fn repair<'a>(out: &mut Vec<Entry<'a>>) {
+    let ty: Option<&'a str> = find(out, "type").and_then(|v| match v {
+        Val::Raw(Value::String(s)) => Some(s.as_str()),
+        Val::Str(s) => Some(*s),
+        _ => None,
+    });
+    let has_items = find(out, "items").is_some();
+    match ty {
+        Some("array") if !has_items => out.push(("items", Val::Empty)),
+        Some("array") | None => {}
+        Some(_) => remove(out, "items"),
     }
-    if let Some(Value::Array(values)) = out.get("enum") {
-        let all_strings = values.iter().all(Value::is_string);
-        match ty.as_deref() {
-            Some("string") if all_strings => {}
-            None if all_strings => {
-                out.insert("type".to_owned(), Value::String("string".to_owned()));
-            }
-            _ => {
-                out.remove("enum");
-            }
-        }
+    let enum_strings = match find(out, "enum") {
+        Some(Val::Raw(Value::Array(values))) => Some(values.iter().all(Value::is_string)),
+        Some(Val::Const(value)) => Some(value.is_string()),
+        _ => None,
+    };
+    match (enum_strings, ty) {
+        (None, _) | (Some(true), Some("string")) => {}
+        (Some(true), None) => out.push(("type", Val::Str("string"))),
+        (Some(_), _) => remove(out, "enum"),
     }
-    if let Some(Value::String(format)) = out.get("format") {
-        let keep = match ty.as_deref() {
-            Some("string") => matches!(format.as_str(), "enum" | "date-time"),
-            Some("number" | "integer") => {
-                matches!(format.as_str(), "int32" | "int64" | "float" | "double")
-            }
+    if let Some(format) = find(out, "format").and_then(Val::as_str) {
+        let keep = match ty {
+            Some("string") => matches!(format, "enum" | "date-time"),
+            Some("number" | "integer") => matches!(format, "int32" | "int64" | "float" | "double"),
             _ => false,
         };
         if !keep {
-            out.remove("format");
+            remove(out, "format");
         }
     }
-    if out
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(Map::is_empty)
-    {
-        out.remove("properties");
+    if matches!(find(out, "properties"), Some(Val::Props(p)) if p.is_empty()) {
+        remove(out, "properties");
     }
-    match (out.get("properties"), out.get("required")) {
-        (Some(Value::Object(props)), Some(Value::Array(required))) => {
-            let kept: Vec<Value> = required
+    let Some(at) = out.iter().position(|(k, _)| *k == "required") else {
+        return;
+    };
+    let names: Option<&[(&str, Child<'_>)]> = match find(out, "properties") {
+        Some(Val::Props(props)) => Some(props),
+        _ => None,
+    };
+    let kept = match (names, out.get(at)) {
+        (Some(props), Some((_, Val::Required(required)))) => Some(
+            required
                 .iter()
-                .filter(|name| name.as_str().is_some_and(|n| props.contains_key(n)))
-                .cloned()
-                .collect();
-            out.insert("required".to_owned(), Value::Array(kept));
+                .copied()
+                .filter(|n| {
+                    n.as_str()
+                        .is_some_and(|n| props.iter().any(|(p, _)| *p == n))
+                })
+                .collect::<Vec<_>>(),
+        ),
+        _ => None,
+    };
+    match kept {
+        Some(kept) => {
+            if let Some(slot) = out.get_mut(at) {
+                slot.1 = Val::Required(kept);
+            }
         }
-        (None, Some(_)) => {
-            out.remove("required");
+        None => {
+            out.remove(at);
         }
-        _ => {}
+    }
+}
+
+struct Entries<'p, 'a>(&'p [Entry<'a>]);
+
+impl Serialize for Entries<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, val) in self.0 {
+            map.serialize_entry(key, val)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Child<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if is_clean(self.node, self.depth) {
+            return self.node.serialize(serializer);
+        }
+        Entries(&plan(self.node, self.depth, &self.cx)).serialize(serializer)
+    }
+}
+
+/// Whether cleaning would give `node` back unchanged (every keyword kept, no repair), so
+/// that it can be serialised as it is. Allocation-free; the common case for leaf schemas.
+fn is_clean(node: &Value, depth: usize) -> bool {
+    let Value::Object(map) = node else {
+        return false;
+    };
+    if depth >= MAX_DEPTH {
+        return false;
+    }
+    let (mut ty, mut items, mut has_enum, mut format, mut props, mut required) =
+        (None, false, false, None, None, None);
+    for (key, value) in map {
+        let ok = match (key.as_str(), value) {
+            ("type", Value::String(t)) => {
+                ty = Some(t.as_str());
+                true
+            }
+            ("nullable", Value::Bool(_)) => true,
+            ("properties", Value::Object(p)) => {
+                props = Some(p);
+                !p.is_empty() && p.values().all(|s| is_clean(s, depth + 1))
+            }
+            ("items", Value::Object(_)) => {
+                items = true;
+                is_clean(value, depth + 1)
+            }
+            ("anyOf", Value::Array(members)) => members.iter().all(|m| is_clean(m, depth + 1)),
+            ("enum", Value::Array(values)) => {
+                has_enum = true;
+                values.iter().all(Value::is_string)
+            }
+            ("required", Value::Array(names)) => {
+                required = Some(names);
+                true
+            }
+            ("format", Value::String(f)) => {
+                format = Some(f.as_str());
+                true
+            }
+            (k, _) => PLAIN.contains(&k),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    let items_ok = match ty {
+        Some("array") => items,
+        Some(_) => !items,
+        None => true,
+    };
+    let format_ok = matches!(
+        (format, ty),
+        (None, _)
+            | (Some("enum" | "date-time"), Some("string"))
+            | (
+                Some("int32" | "int64" | "float" | "double"),
+                Some("number" | "integer")
+            )
+    );
+    let required_ok = match (required, props) {
+        (None, _) => true,
+        (Some(names), Some(props)) => names
+            .iter()
+            .all(|n| n.as_str().is_some_and(|n| props.contains_key(n))),
+        (Some(_), None) => false,
+    };
+    items_ok && format_ok && required_ok && (!has_enum || ty == Some("string"))
+}
+
+impl Serialize for Val<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Raw(value) => value.serialize(serializer),
+            Self::Str(s) => serializer.serialize_str(s),
+            Self::True => serializer.serialize_bool(true),
+            Self::Empty => serializer.serialize_map(Some(0))?.end(),
+            Self::Node(child) => child.serialize(serializer),
+            Self::Props(props) => {
+                let mut map = serializer.serialize_map(Some(props.len()))?;
+                for (name, child) in props {
+                    map.serialize_entry(name, child)?;
+                }
+                map.end()
+            }
+            Self::AnyOf(members) => {
+                let mut seq = serializer.serialize_seq(Some(members.len()))?;
+                for child in members {
+                    seq.serialize_element(child)?;
+                }
+                seq.end()
+            }
+            Self::Required(names) => names.serialize(serializer),
+            Self::Const(value) => [value].serialize(serializer),
+        }
     }
 }
 
@@ -467,6 +686,44 @@ mod tests {
             cleaned,
             json!({"type": "object", "properties": {"a": {"type": "string"}}})
         );
+    }
+
+    /// Every sub-schema `is_clean` accepts serialises to itself through the full planner,
+    /// so the fast path never changes a byte.
+    #[test]
+    fn the_clean_fast_path_matches_the_planner_on_the_real_corpus() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/real-mcp-tools.json"
+        ))
+        .unwrap();
+        let tools: Value = serde_json::from_str(&text).unwrap();
+        fn walk(node: &Value, root: &Value, clean: &mut usize, total: &mut usize) {
+            if node.is_object() {
+                *total += 1;
+                if is_clean(node, 1) {
+                    *clean += 1;
+                    let cx = Cx { root, refs: None };
+                    let planned = serde_json::to_value(Entries(&plan(node, 1, &cx))).unwrap();
+                    assert_eq!(&planned, node);
+                    assert_eq!(
+                        serde_json::to_string(&planned).unwrap(),
+                        serde_json::to_string(node).unwrap()
+                    );
+                }
+            }
+            match node {
+                Value::Object(map) => map.values().for_each(|v| walk(v, root, clean, total)),
+                Value::Array(items) => items.iter().for_each(|v| walk(v, root, clean, total)),
+                _ => {}
+            }
+        }
+        let (mut clean, mut total) = (0, 0);
+        for tool in tools.as_array().unwrap() {
+            let schema = &tool["input_schema"];
+            walk(schema, schema, &mut clean, &mut total);
+        }
+        assert!(clean > total / 2, "{clean} of {total}");
     }
 
     #[test]

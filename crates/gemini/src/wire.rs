@@ -44,21 +44,21 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct Request {
+pub struct Request<'a> {
     /// "Developer set system instruction(s). Currently, text only."
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_instruction: Option<Content>,
+    pub system_instruction: Option<Content<'a>>,
     /// "A list of Tools the Model may use to generate the next response." All function
     /// declarations sit in one tool object; native tools follow as their own objects.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Tool>,
+    pub tools: Vec<Tool<'a>>,
     /// "The content of the current conversation with the model."
-    pub contents: Vec<Content>,
+    pub contents: Vec<Content<'a>>,
 }
 
-impl Request {
+impl<'a> Request<'a> {
     /// A request with contents only.
-    pub fn new(contents: Vec<Content>) -> Self {
+    pub fn new(contents: Vec<Content<'a>>) -> Self {
         Self {
             system_instruction: None,
             tools: Vec::new(),
@@ -95,18 +95,18 @@ impl Role {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct Content {
+pub struct Content<'a> {
     /// "The producer of the content." Absent on `systemInstruction`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<Role>,
     /// "Ordered Parts that constitute a single message."
     #[serde(default)]
-    pub parts: Vec<Part>,
+    pub parts: Vec<Part<'a>>,
 }
 
-impl Content {
+impl<'a> Content<'a> {
     /// A content with a role and parts.
-    pub fn new(role: Role, parts: Vec<Part>) -> Self {
+    pub fn new(role: Role, parts: Vec<Part<'a>>) -> Self {
         Self {
             role: Some(role),
             parts,
@@ -114,7 +114,7 @@ impl Content {
     }
 
     /// A content without a role (the shape of `systemInstruction`).
-    pub fn without_role(parts: Vec<Part>) -> Self {
+    pub fn without_role(parts: Vec<Part<'a>>) -> Self {
         Self { role: None, parts }
     }
 }
@@ -122,17 +122,17 @@ impl Content {
 /// One part of a [`Content`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Part {
+pub enum Part<'a> {
     /// A part chef models.
-    Known(KnownPart),
+    Known(KnownPart<'a>),
     /// Any other part (`executableCode`, `codeExecutionResult`, a part with metadata chef
     /// does not model, a kind Google adds later), kept exactly as received.
-    Unknown(Value),
+    Unknown(Cow<'a, Value>),
 }
 
-impl Part {
+impl<'a> Part<'a> {
     /// A plain text part.
-    pub fn text(text: impl Into<String>) -> Self {
+    pub fn text(text: impl Into<Cow<'a, str>>) -> Self {
         Self::Known(KnownPart::new(Data::Text(text.into())))
     }
 }
@@ -143,18 +143,18 @@ impl Part {
 /// and function-call parts; other combinations are kept as [`Part::Unknown`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct KnownPart {
+pub struct KnownPart<'a> {
     /// The data field.
-    pub data: Data,
+    pub data: Data<'a>,
     /// "Indicates if the part is thought from the model." Serialised only when true.
     pub thought: bool,
     /// "An opaque signature for the thought so it can be reused in subsequent requests."
-    pub thought_signature: Option<String>,
+    pub thought_signature: Option<Cow<'a, str>>,
 }
 
-impl KnownPart {
+impl<'a> KnownPart<'a> {
     /// A part with data and no metadata.
-    pub fn new(data: Data) -> Self {
+    pub fn new(data: Data<'a>) -> Self {
         Self {
             data,
             thought: false,
@@ -171,7 +171,7 @@ impl KnownPart {
 
     /// Sets `thoughtSignature`.
     #[must_use]
-    pub fn with_thought_signature(mut self, signature: Option<String>) -> Self {
+    pub fn with_thought_signature(mut self, signature: Option<Cow<'a, str>>) -> Self {
         self.thought_signature = signature;
         self
     }
@@ -180,20 +180,20 @@ impl KnownPart {
 /// The data field of a [`KnownPart`].
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Data {
+pub enum Data<'a> {
     /// `text`: "Inline text."
-    Text(String),
+    Text(Cow<'a, str>),
     /// `inlineData`: "Inline media bytes."
-    InlineData(Blob),
+    InlineData(Blob<'a>),
     /// `fileData`: "URI based data."
-    FileData(FileData),
+    FileData(FileData<'a>),
     /// `functionCall`: "A predicted FunctionCall returned from the model."
-    FunctionCall(FunctionCall),
+    FunctionCall(FunctionCall<'a>),
     /// `functionResponse`: "The result output of a FunctionCall."
-    FunctionResponse(FunctionResponse),
+    FunctionResponse(FunctionResponse<'a>),
 }
 
-impl Data {
+impl Data<'_> {
     /// The JSON key of this data field.
     pub fn key(&self) -> &'static str {
         match self {
@@ -210,16 +210,16 @@ impl Data {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[non_exhaustive]
-pub struct Blob {
+pub struct Blob<'a> {
     /// "The IANA standard MIME type of the source data."
-    pub mime_type: String,
+    pub mime_type: Cow<'a, str>,
     /// "Raw bytes for media formats", base64-encoded in JSON.
-    pub data: String,
+    pub data: Cow<'a, str>,
 }
 
-impl Blob {
+impl<'a> Blob<'a> {
     /// A blob from a MIME type and base64 data.
-    pub fn new(mime_type: impl Into<String>, data: impl Into<String>) -> Self {
+    pub fn new(mime_type: impl Into<Cow<'a, str>>, data: impl Into<Cow<'a, str>>) -> Self {
         Self {
             mime_type: mime_type.into(),
             data: data.into(),
@@ -231,17 +231,17 @@ impl Blob {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[non_exhaustive]
-pub struct FileData {
+pub struct FileData<'a> {
     /// "Optional. The IANA standard MIME type of the source data."
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
+    pub mime_type: Option<Cow<'a, str>>,
     /// "Required. URI."
-    pub file_uri: String,
+    pub file_uri: Cow<'a, str>,
 }
 
-impl FileData {
+impl<'a> FileData<'a> {
     /// File data from an optional MIME type and a URI.
-    pub fn new(mime_type: Option<String>, file_uri: impl Into<String>) -> Self {
+    pub fn new(mime_type: Option<Cow<'a, str>>, file_uri: impl Into<Cow<'a, str>>) -> Self {
         Self {
             mime_type,
             file_uri: file_uri.into(),
@@ -254,20 +254,20 @@ impl FileData {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[non_exhaustive]
-pub struct FunctionCall {
+pub struct FunctionCall<'a> {
     /// "Optional. The unique id of the function call."
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<Cow<'a, str>>,
     /// "Required. The name of the function to call."
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// "Optional. The function parameters and values in JSON object format."
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub args: Option<Map<String, Value>>,
+    pub args: Option<Cow<'a, Map<String, Value>>>,
 }
 
-impl FunctionCall {
+impl<'a> FunctionCall<'a> {
     /// A call by name with arguments.
-    pub fn new(name: impl Into<String>, args: Option<Map<String, Value>>) -> Self {
+    pub fn new(name: impl Into<Cow<'a, str>>, args: Option<Cow<'a, Map<String, Value>>>) -> Self {
         Self {
             id: None,
             name: name.into(),
@@ -277,7 +277,7 @@ impl FunctionCall {
 
     /// Sets the call id.
     #[must_use]
-    pub fn with_id(mut self, id: Option<String>) -> Self {
+    pub fn with_id(mut self, id: Option<Cow<'a, str>>) -> Self {
         self.id = id;
         self
     }
@@ -291,19 +291,19 @@ impl FunctionCall {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[non_exhaustive]
-pub struct FunctionResponse {
+pub struct FunctionResponse<'a> {
     /// "Optional. The id of the function call this response is for."
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<Cow<'a, str>>,
     /// "Required. The name of the function to call."
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// "Required. The function response in JSON object format."
     pub response: Map<String, Value>,
 }
 
-impl FunctionResponse {
+impl<'a> FunctionResponse<'a> {
     /// A response by function name.
-    pub fn new(name: impl Into<String>, response: Map<String, Value>) -> Self {
+    pub fn new(name: impl Into<Cow<'a, str>>, response: Map<String, Value>) -> Self {
         Self {
             id: None,
             name: name.into(),
@@ -313,13 +313,13 @@ impl FunctionResponse {
 
     /// Sets the call id.
     #[must_use]
-    pub fn with_id(mut self, id: Option<String>) -> Self {
+    pub fn with_id(mut self, id: Option<Cow<'a, str>>) -> Self {
         self.id = id;
         self
     }
 }
 
-impl Serialize for Part {
+impl Serialize for Part<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let part = match self {
             Self::Unknown(value) => return value.serialize(serializer),
@@ -344,20 +344,20 @@ impl Serialize for Part {
     }
 }
 
-impl<'de> Deserialize<'de> for Part {
+impl<'de> Deserialize<'de> for Part<'_> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
         Part::from_value(value).map_err(D::Error::custom)
     }
 }
 
-impl Part {
+impl Part<'_> {
     /// Dispatches a raw part: all keys modelled → [`Part::Known`], otherwise
     /// [`Part::Unknown`] with the value untouched. A modelled field of the wrong shape is
     /// an error rather than a silent `Unknown`.
     pub fn from_value(value: Value) -> Result<Self, crate::Error> {
         let Value::Object(map) = &value else {
-            return Ok(Self::Unknown(value));
+            return Ok(Self::Unknown(Cow::Owned(value)));
         };
         const DATA: [&str; 5] = [
             "text",
@@ -370,15 +370,15 @@ impl Part {
         for key in map.keys() {
             if DATA.contains(&key.as_str()) {
                 if data_key.is_some() {
-                    return Ok(Self::Unknown(value));
+                    return Ok(Self::Unknown(Cow::Owned(value)));
                 }
                 data_key = Some(key.as_str());
             } else if key != "thought" && key != "thoughtSignature" {
-                return Ok(Self::Unknown(value));
+                return Ok(Self::Unknown(Cow::Owned(value)));
             }
         }
         let Some(key) = data_key else {
-            return Ok(Self::Unknown(value));
+            return Ok(Self::Unknown(Cow::Owned(value)));
         };
         let kind = match key {
             "text" => "text",
@@ -395,7 +395,7 @@ impl Part {
         };
         let thought_signature = match map.get("thoughtSignature") {
             None => None,
-            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::String(s)) => Some(Cow::Owned(s.clone())),
             Some(other) => {
                 return Err(malformed(format!(
                     "thoughtSignature is {other}, not a string"
@@ -410,7 +410,7 @@ impl Part {
             _ => !thought && thought_signature.is_none(),
         };
         if !carried {
-            return Ok(Self::Unknown(value));
+            return Ok(Self::Unknown(Cow::Owned(value)));
         }
         let inner = map.get(key).cloned().unwrap_or(Value::Null);
         // Unknown nested fields (a new `functionCall` field, `videoMetadata`, …) keep the
@@ -425,11 +425,11 @@ impl Part {
         if let Value::Object(inner) = &inner
             && inner.keys().any(|k| !fields.contains(&k.as_str()))
         {
-            return Ok(Self::Unknown(value));
+            return Ok(Self::Unknown(Cow::Owned(value)));
         }
         let data = match kind {
             "text" => match inner {
-                Value::String(s) => Data::Text(s),
+                Value::String(s) => Data::Text(Cow::Owned(s)),
                 other => return Err(malformed(format!("text is {other}, not a string"))),
             },
             "inlineData" => Data::InlineData(decode(inner).map_err(malformed)?),
@@ -455,14 +455,14 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
 /// (`{"googleSearch":{}}`, `{"codeExecution":{}}`, …) as its own object after it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Tool {
+pub enum Tool<'a> {
     /// `{"functionDeclarations":[…]}`.
-    FunctionDeclarations(Vec<FunctionDeclaration>),
+    FunctionDeclarations(Vec<FunctionDeclaration<'a>>),
     /// Any other tool object, passed through untouched.
-    Native(Value),
+    Native(Cow<'a, Value>),
 }
 
-impl Serialize for Tool {
+impl Serialize for Tool<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Self::FunctionDeclarations(decls) => {
@@ -475,7 +475,7 @@ impl Serialize for Tool {
     }
 }
 
-impl<'de> Deserialize<'de> for Tool {
+impl<'de> Deserialize<'de> for Tool<'_> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
         match &value {
@@ -485,7 +485,7 @@ impl<'de> Deserialize<'de> for Tool {
                     .map(Self::FunctionDeclarations)
                     .map_err(D::Error::custom)
             }
-            _ => Ok(Self::Native(value)),
+            _ => Ok(Self::Native(Cow::Owned(value))),
         }
     }
 }
@@ -495,32 +495,68 @@ impl<'de> Deserialize<'de> for Tool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
-pub struct FunctionDeclaration {
+pub struct FunctionDeclaration<'a> {
     /// "Required. The name of the function. Must be a-z, A-Z, 0-9, or contain underscores,
     /// colons, dots, and dashes, with a maximum length of 64."
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// "Required. A brief description of the function." Omitted when the tool has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
+    pub description: Option<Cow<'a, str>>,
     /// "Optional. Describes the parameters to this function" (the OpenAPI `Schema` subset;
     /// see [`clean_schema`](crate::clean_schema)). Absent for a tool without parameters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameters: Option<Value>,
+    pub parameters: Option<Schema<'a>>,
     /// "Optional. Describes the parameters to the function in JSON Schema format. …
     /// mutually exclusive with `parameters`."
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameters_json_schema: Option<Value>,
+    pub parameters_json_schema: Option<Cow<'a, Value>>,
 }
 
-impl FunctionDeclaration {
+impl<'a> FunctionDeclaration<'a> {
     /// A declaration by name, with no description or parameters.
-    pub fn new(name: impl Into<String>) -> Self {
+    pub fn new(name: impl Into<Cow<'a, str>>) -> Self {
         Self {
             name: name.into(),
             description: None,
             parameters: None,
             parameters_json_schema: None,
         }
+    }
+}
+
+/// A function's parameter schema on the wire.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Schema<'a> {
+    /// A tool's JSON Schema, cleaned for Gemini while it is serialised: the bytes are
+    /// exactly those of [`clean_schema`](crate::clean_schema), without building a copy.
+    Cleaned(&'a Value),
+    /// A schema sent exactly as it is (for example one parsed from a request body).
+    Raw(Cow<'a, Value>),
+}
+
+impl Schema<'_> {
+    /// The schema as it is sent.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Self::Cleaned(schema) => crate::clean_schema(schema).unwrap_or_default(),
+            Self::Raw(schema) => schema.as_ref().clone(),
+        }
+    }
+}
+
+impl Serialize for Schema<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Cleaned(schema) => crate::schema::Root(schema).serialize(serializer),
+            Self::Raw(schema) => schema.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Schema<'_> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(|v| Self::Raw(Cow::Owned(v)))
     }
 }
 
@@ -553,7 +589,7 @@ pub struct Response {
 pub struct Candidate {
     /// "Output only. Generated content returned from the model." Absent when blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<Content>,
+    pub content: Option<Content<'static>>,
     /// "Optional. Output only. The reason why the model stopped generating tokens."
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<FinishReason>,
