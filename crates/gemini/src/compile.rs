@@ -419,9 +419,11 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
     };
     let mut system = Vec::new();
     let mut system_last = None;
+    // Contents are merged as they are built: a message whose role matches the previous
+    // content's extends it.
     let mut pending: Vec<Pending> = Vec::with_capacity(request.messages.len() + 1);
     for (i, message) in request.messages.iter().enumerate() {
-        let (role, parts) = match message.role {
+        let role = match message.role {
             Role::System if !message.positional => {
                 let mut moved = Vec::new();
                 for block in &message.content {
@@ -431,30 +433,44 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
                     }
                 }
                 system_last = Some(i);
-                if moved.is_empty() {
-                    continue;
+                if !moved.is_empty() {
+                    cx.notices.push(Notice::SystemContentMoved { message: i });
+                    push_parts(&mut pending, wire::Role::USER, i, moved);
                 }
-                cx.notices.push(Notice::SystemContentMoved { message: i });
-                (wire::Role::USER, moved)
+                continue;
             }
             Role::System => {
                 cx.notices
                     .push(Notice::PositionalSystemAsUser { message: i });
-                (wire::Role::USER, cx.blocks(i, message)?)
+                wire::Role::USER
             }
-            Role::User | Role::Tool => (wire::Role::USER, cx.blocks(i, message)?),
-            Role::Assistant => (wire::Role::MODEL, cx.blocks(i, message)?),
+            Role::User | Role::Tool => wire::Role::USER,
+            Role::Assistant => wire::Role::MODEL,
         };
-        if parts.is_empty() {
-            cx.notices.push(Notice::EmptyMessageSkipped { message: i });
-            continue;
+        let joins = pending.last().is_some_and(|p| p.role == role);
+        if !joins {
+            pending.push(Pending {
+                role,
+                parts: Vec::with_capacity(message.content.len()),
+                last: i,
+                touched: false,
+            });
         }
-        pending.push(Pending {
-            role,
-            parts,
-            last: i,
-            touched: false,
-        });
+        let Some(content) = pending.last_mut() else {
+            continue;
+        };
+        let before = content.parts.len();
+        for block in &message.content {
+            cx.block(i, block, &mut content.parts)?;
+        }
+        if content.parts.len() > before {
+            content.last = i;
+        } else {
+            cx.notices.push(Notice::EmptyMessageSkipped { message: i });
+            if !joins {
+                pending.pop();
+            }
+        }
     }
 
     if let Some(prefill) = &request.prefill {
@@ -479,7 +495,7 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
         }
     }
 
-    let merged = merge(pending);
+    let merged = pending;
     let cache_prefix = request
         .messages
         .iter()
@@ -516,19 +532,25 @@ struct Pending<'a> {
     touched: bool,
 }
 
-fn merge(pending: Vec<Pending<'_>>) -> Vec<Pending<'_>> {
-    let mut merged: Vec<Pending<'_>> = Vec::with_capacity(pending.len());
-    for content in pending {
-        match merged.last_mut() {
-            Some(prev) if prev.role == content.role => {
-                prev.parts.extend(content.parts);
-                prev.last = prev.last.max(content.last);
-                prev.touched |= content.touched;
-            }
-            _ => merged.push(content),
+/// Appends parts to the last content when it has this role, else starts a new content.
+fn push_parts<'a>(
+    pending: &mut Vec<Pending<'a>>,
+    role: wire::Role,
+    i: usize,
+    parts: Vec<Part<'a>>,
+) {
+    match pending.last_mut() {
+        Some(last) if last.role == role => {
+            last.parts.extend(parts);
+            last.last = i;
         }
+        _ => pending.push(Pending {
+            role,
+            parts,
+            last: i,
+            touched: false,
+        }),
     }
-    merged
 }
 
 /// Every tool name the request mentions: offered tools, calls and results.
@@ -626,14 +648,6 @@ struct Cx<'r, 'a> {
 }
 
 impl<'a> Cx<'_, 'a> {
-    fn blocks(&mut self, i: usize, message: &'a Message) -> Result<Vec<Part<'a>>> {
-        let mut parts = Vec::with_capacity(message.content.len());
-        for block in &message.content {
-            self.block(i, block, &mut parts)?;
-        }
-        Ok(parts)
-    }
-
     fn block(&mut self, i: usize, block: &'a Content, out: &mut Vec<Part<'a>>) -> Result<()> {
         match block {
             Content::Text {
