@@ -49,6 +49,9 @@ pub struct ParsedResponse {
     pub model_version: Option<String>,
     /// The response id.
     pub response_id: Option<String>,
+    /// The candidate's other fields, as received (`groundingMetadata` from Google Search,
+    /// `safetyRatings`, `citationMetadata`, …).
+    pub metadata: serde_json::Map<String, Value>,
 }
 
 /// Parses a `generateContent` reply body.
@@ -109,6 +112,7 @@ pub fn parse_response(
         usage: response.usage_metadata,
         model_version: response.model_version,
         response_id: response.response_id,
+        metadata: candidate.extra,
     })
 }
 

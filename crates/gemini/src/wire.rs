@@ -596,6 +596,10 @@ pub struct Candidate {
     /// "Output only. Index of the candidate in the list of response candidates."
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<u32>,
+    /// Every other field, as received: `safetyRatings`, `citationMetadata`,
+    /// `groundingMetadata` (Google Search results), `urlContextMetadata`, `finishMessage`, ….
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// "Defines the reason why the model stopped generating tokens": an open set.

@@ -46,6 +46,7 @@ fn a_reply_parses_part_by_part() {
         Some("gemini-3.1-pro-preview")
     );
     assert_eq!(parsed.response_id.as_deref(), Some("resp-1"));
+    assert_eq!(parsed.metadata.get("safetyRatings"), Some(&json!([])));
     let mut weather = ToolCall::new(
         "gemini-fc-get_weather-0",
         "get_weather",
