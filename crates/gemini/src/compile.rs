@@ -281,7 +281,8 @@ pub struct Compiled<'a> {
     pub notices: Vec<Notice>,
     /// How many leading `contents` form, with `systemInstruction` and `tools`, the
     /// cache-stable prefix: the contents holding only messages up to the last
-    /// `cache_breakpoint`, untouched by prefill degradation. `None` when no message has a
+    /// `cache_breakpoint`, untouched by prefill degradation, and not the last content (a
+    /// later message of the same role would merge into it). `None` when no message has a
     /// breakpoint, or when `systemInstruction` holds a system message from after it.
     /// The body serialises `systemInstruction`, `tools`, then `contents`, so this prefix
     /// is also a byte prefix of [`to_vec`]'s output up to that content.
@@ -502,8 +503,11 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
         .rposition(|m| m.cache_breakpoint)
         .filter(|bp| system_last.is_none_or(|s| s <= *bp))
         .map(|bp| {
+            // The last content stays open: the next turn's message may merge into it.
+            let closed = merged.len().saturating_sub(1);
             merged
                 .iter()
+                .take(closed)
                 .take_while(|c| c.last <= bp && !c.touched)
                 .count()
         });

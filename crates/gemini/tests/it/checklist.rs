@@ -643,10 +643,23 @@ fn the_cache_prefix_ends_with_the_last_breakpoint_message() {
     ]);
     assert_eq!(compile(&late).cache_prefix, None);
     late.messages.pop();
+    // The breakpoint's content is the last one: the next user message would merge into it.
+    assert_eq!(compile(&late).cache_prefix, Some(0));
+    late.messages.push(Message::assistant("b"));
     assert_eq!(compile(&late).cache_prefix, Some(1));
     // Prefill appended to the breakpoint's own content: that content is not stable.
-    let prefilled = late.clone().with_prefill("P");
-    assert_eq!(compile(&prefilled).cache_prefix, Some(0));
+    let mut prefilled = Request::new(vec![
+        Message::user("a"),
+        Message::assistant("b"),
+        Message::user("c").with_cache_breakpoint(true),
+    ])
+    .with_prefill("P");
+    assert_eq!(compile(&prefilled).cache_prefix, Some(2));
+    prefilled.messages.push(Message::assistant("d"));
+    assert_eq!(compile(&prefilled).cache_prefix, Some(3));
+    prefilled.messages.truncate(3);
+    prefilled.messages.push(Message::tool_results(vec![]));
+    assert_eq!(compile(&prefilled).cache_prefix, Some(2));
     assert_eq!(
         compile(&Request::new(vec![Message::user("a")])).cache_prefix,
         None
