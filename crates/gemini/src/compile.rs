@@ -24,8 +24,10 @@
 //! - Thinking → per [`ThinkingMode`]: dropped (the default, as the spec says), textified
 //!   (§3.5), or sent as a native `{text, thought: true, thoughtSignature}` part. Redacted
 //!   thinking cannot be expressed and is dropped. Every drop is a [`Notice`].
-//! - `Content::Unknown` for Gemini is sent back byte for byte; for another target it is
-//!   left out with a notice.
+//! - `Content::Unknown` for Gemini is sent back byte for byte; an Anthropic compaction
+//!   block (`{"type":"compaction","content":…}`) becomes a text part after
+//!   [`COMPACTION_HEADER`] so the summary is not lost; any other target's block is left out
+//!   with a notice.
 //!
 //! Tools: all function declarations sit in ONE `{functionDeclarations:[…]}` object, with
 //! names mapped through [`WireNames`] under [`NameRule::GEMINI`] and parameters cleaned by
@@ -154,6 +156,12 @@ pub enum Notice {
         /// Index of the message in the request.
         message: usize,
     },
+    /// An Anthropic compaction summary was sent as a text part, after
+    /// [`COMPACTION_HEADER`].
+    CompactionAsText {
+        /// Index of the message in the request.
+        message: usize,
+    },
     /// A redacted-thinking block was left out (Gemini has no such part).
     RedactedThinkingDropped {
         /// Index of the message in the request.
@@ -231,6 +239,9 @@ impl std::fmt::Display for Notice {
                 f,
                 "thinking signature in message {message} left out (thinking sent as text)"
             ),
+            Self::CompactionAsText { message } => {
+                write!(f, "compaction summary in message {message} sent as text")
+            }
             Self::RedactedThinkingDropped { message } => {
                 write!(f, "redacted thinking in message {message} left out")
             }
@@ -354,6 +365,9 @@ pub fn envelope<'a>(
         notices,
     })
 }
+
+/// The header before an Anthropic compaction summary sent as text (providers.md §0.2).
+pub const COMPACTION_HEADER: &str = "[Summary of earlier conversation (compacted server-side)]";
 
 /// The instruction a prefill degrades to (providers.md §0.2 `PREFILL_ENFORCEMENT`): six
 /// lines, the prefill quoted verbatim (no escaping), no trailing newline.
@@ -746,6 +760,23 @@ impl<'a> Cx<'_, 'a> {
                 target: Some(Target::Gemini),
                 value,
             } => out.push(Part::Unknown(Cow::Borrowed(value))),
+            Content::Unknown {
+                target: Some(Target::Anthropic),
+                value,
+            } if value.get("type").is_some_and(|t| t == "compaction") => {
+                // A server-side compaction summary holds the earlier conversation: keep
+                // it as text (providers.md §3.4) rather than lose it.
+                match value.get("content").and_then(Value::as_str) {
+                    Some(summary) => {
+                        out.push(Part::text(format!("{COMPACTION_HEADER}\n{summary}")));
+                        self.notices.push(Notice::CompactionAsText { message: i });
+                    }
+                    None => self.notices.push(Notice::ContentDropped {
+                        message: i,
+                        target: Some(Target::Anthropic),
+                    }),
+                }
+            }
             Content::Unknown { target, .. } => self.notices.push(Notice::ContentDropped {
                 message: i,
                 target: *target,

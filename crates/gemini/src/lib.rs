@@ -60,8 +60,8 @@ pub use chef_ir as ir;
 
 pub use crate::{
     compile::{
-        CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode, compile, envelope,
-        prefill_enforcement, to_vec,
+        COMPACTION_HEADER, CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode,
+        compile, envelope, prefill_enforcement, to_vec,
     },
     error::{Error, Result},
     parse::{ParsedResponse, parse_request, parse_response, request_from_wire},

@@ -673,3 +673,57 @@ fn the_callers_request_is_not_modified() {
     let _ = compile(&conversation);
     assert_eq!(conversation, before);
 }
+
+#[test]
+fn h80_an_anthropic_compaction_summary_survives_as_text() {
+    let request = Request::new(vec![Message::new(
+        Role::User,
+        vec![
+            Content::Unknown {
+                target: Some(Target::Anthropic),
+                value: json!({"type": "compaction", "content": "SUM"}),
+            },
+            Content::text("u"),
+        ],
+    )]);
+    let compiled = compile(&request);
+    assert_eq!(
+        serde_json::to_value(&compiled.body).unwrap()["contents"][0]["parts"],
+        json!([{"text": format!("{}\nSUM", chef_gemini::COMPACTION_HEADER)}, {"text": "u"}])
+    );
+    assert!(
+        compiled
+            .notices
+            .contains(&Notice::CompactionAsText { message: 0 })
+    );
+}
+
+#[test]
+fn non_text_system_content_moves_to_a_user_turn_in_place() {
+    let request = Request::new(vec![
+        Message::new(
+            Role::System,
+            vec![
+                Content::text("S"),
+                Content::Attachment(Attachment::base64("application/pdf", "PDF")),
+            ],
+        ),
+        Message::user("q"),
+    ]);
+    let compiled = compile(&request);
+    assert_eq!(
+        serde_json::to_value(&compiled.body).unwrap(),
+        json!({
+            "systemInstruction": {"parts": [{"text": "S"}]},
+            "contents": [{"role": "user", "parts": [
+                {"inlineData": {"mimeType": "application/pdf", "data": "PDF"}},
+                {"text": "q"}
+            ]}]
+        })
+    );
+    assert!(
+        compiled
+            .notices
+            .contains(&Notice::SystemContentMoved { message: 0 })
+    );
+}
