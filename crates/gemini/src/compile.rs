@@ -50,7 +50,7 @@
 use std::{borrow::Cow, collections::HashMap};
 
 use chef_ir::{
-    AttachmentSource, Content, Message, NameRule, Request, Role, Target, ToolDefinition, ToolName,
+    AttachmentSource, Content, Message, NameRule, Request, Role, Target, ToolDefinition,
     ToolResult, WireNames,
 };
 use serde::Serialize;
@@ -573,23 +573,39 @@ fn push_parts<'a>(
 
 /// Every tool name the request mentions: offered tools, calls and results.
 fn table(request: &Request) -> WireNames {
-    let mut all: Vec<&ToolName> = request.tools.iter().map(|t| &t.name).collect();
-    for message in &request.messages {
-        for block in &message.content {
-            match block {
-                Content::ToolCall(call) => all.push(&call.name),
-                Content::ToolResult(ToolResult {
-                    name: Some(name), ..
-                }) => all.push(name),
-                _ => {}
-            }
-        }
-    }
+    let calls = request
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|block| match block {
+            Content::ToolCall(call) => Some(&call.name),
+            Content::ToolResult(ToolResult {
+                name: Some(name), ..
+            }) => Some(name),
+            _ => None,
+        });
+    let mut all = request.tools.iter().map(|t| &t.name).chain(calls);
     // Most catalogues need no renaming; skip building the table then.
-    if all.iter().all(|n| NameRule::GEMINI.accepts(n.as_str())) {
+    if all.clone().all(|n| gemini_accepts(n.as_str())) {
         return WireNames::default();
     }
-    WireNames::new(all, NameRule::GEMINI)
+    WireNames::new(all.by_ref(), NameRule::GEMINI)
+}
+
+/// [`NameRule::GEMINI`]'s test on bytes, inlined for the hot path: a letter or `_` first,
+/// then letters, digits, `_`, `-`, `.` or `:`, 64 bytes at most.
+fn gemini_accepts(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    match bytes.split_first() {
+        Some((first, rest)) => {
+            bytes.len() <= NameRule::GEMINI.max_len
+                && (first.is_ascii_alphabetic() || *first == b'_')
+                && rest
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+        }
+        None => false,
+    }
 }
 
 /// The wire name, borrowing the real name when it is sent unchanged.
@@ -625,34 +641,33 @@ fn declarations<'a>(
     options: &CompileOptions,
     notices: &mut Vec<Notice>,
 ) -> Result<Vec<wire::FunctionDeclaration<'a>>> {
-    tools
-        .iter()
-        .map(|tool| {
-            if !tool.input_schema.is_object() {
-                return Err(Error::SchemaNotObject {
-                    tool: tool.name.to_string(),
-                });
+    let mut decls = Vec::with_capacity(tools.len());
+    for tool in tools {
+        if !tool.input_schema.is_object() {
+            return Err(Error::SchemaNotObject {
+                tool: tool.name.to_string(),
+            });
+        }
+        if tool.defer_loading {
+            notices.push(Notice::DeferLoadingIgnored {
+                tool: tool.name.to_string(),
+            });
+        }
+        let mut decl = wire::FunctionDeclaration::new(wire_name(names, tool.name.as_str()));
+        decl.description =
+            (!tool.description.is_empty()).then_some(Cow::Borrowed(tool.description.as_str()));
+        match options.schema {
+            SchemaMode::Parameters => {
+                decl.parameters = takes_parameters(&tool.input_schema)
+                    .then_some(wire::Schema::Cleaned(&tool.input_schema));
             }
-            if tool.defer_loading {
-                notices.push(Notice::DeferLoadingIgnored {
-                    tool: tool.name.to_string(),
-                });
+            SchemaMode::JsonSchema => {
+                decl.parameters_json_schema = Some(Cow::Borrowed(&tool.input_schema));
             }
-            let mut decl = wire::FunctionDeclaration::new(wire_name(names, tool.name.as_str()));
-            decl.description =
-                (!tool.description.is_empty()).then_some(Cow::Borrowed(tool.description.as_str()));
-            match options.schema {
-                SchemaMode::Parameters => {
-                    decl.parameters = takes_parameters(&tool.input_schema)
-                        .then_some(wire::Schema::Cleaned(&tool.input_schema));
-                }
-                SchemaMode::JsonSchema => {
-                    decl.parameters_json_schema = Some(Cow::Borrowed(&tool.input_schema));
-                }
-            }
-            Ok(decl)
-        })
-        .collect()
+        }
+        decls.push(decl);
+    }
+    Ok(decls)
 }
 
 /// Per-compile state for turning blocks into parts.
@@ -837,5 +852,20 @@ impl<'a> Cx<'_, 'a> {
         out.push(Part::Known(KnownPart::new(Data::FunctionResponse(fr))));
         out.extend(extra);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chef_ir::NameRule;
+    use proptest::prelude::*;
+
+    use super::gemini_accepts;
+
+    proptest! {
+        #[test]
+        fn the_inlined_name_test_is_the_gemini_rule(name in "[a-zA-Z0-9_.:/ -]{0,70}|\\PC{0,8}") {
+            prop_assert_eq!(gemini_accepts(&name), NameRule::GEMINI.accepts(&name));
+        }
     }
 }
