@@ -1,7 +1,78 @@
 //! Compile a provider-neutral chef request into Gemini `generateContent` JSON, and parse
-//! replies.
+//! Gemini replies and request bodies back into it.
 //!
-//! The wire mapping lands with the provider-crates issue; the crate exists now so that the
-//! dependency graph (ir ← providers ← chef) is fixed from the start.
+//! ```
+//! use chef_ir::{Content, Message, Request, ToolCall, ToolDefinition, ToolResult};
+//! use serde_json::json;
+//!
+//! let tool = ToolDefinition::new("triangle.area", json!({
+//!     "type": "object",
+//!     "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+//!     "additionalProperties": false
+//! }));
+//! let request = Request::new(vec![
+//!     Message::system("You compute."),
+//!     Message::user("Area of 3 by 4?"),
+//!     Message::assistant_with(vec![Content::ToolCall(ToolCall::new(
+//!         "c1", "triangle.area", json!({"a": 3, "b": 4}),
+//!     ))]),
+//!     Message::tool_results(vec![ToolResult::text("c1", "6")]),
+//! ])
+//! .with_tools(vec![tool]);
+//!
+//! let compiled = chef_gemini::compile(&request, &Default::default())?;
+//! let body = String::from_utf8(chef_gemini::to_vec(&compiled)?)?;
+//! assert!(body.contains(r#"{"functionResponse":{"name":"triangle.area","response":{"output":"6"}}}"#));
+//!
+//! let reply = br#"{"candidates":[{"content":{"role":"model","parts":[{"text":"6."}]},"finishReason":"STOP"}]}"#;
+//! let parsed = chef_gemini::parse_response(reply, &compiled.names, &request.messages)?;
+//! assert_eq!(parsed.message.text(), "6.");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Shape
+//!
+//! - [`wire`]: the Gemini JSON, field for field; parts chef does not model stay raw.
+//! - [`compile`]: IR → wire, with [`Notice`]s for everything Gemini cannot express (the
+//!   module docs of [`compile`] list the mapping and where it departs from the reference).
+//! - [`envelope`]: function tools (plus a system preamble) in Gemini's shape, for
+//!   compressed tool sets; [`clean_schema`]: the schema repairs it applies.
+//! - [`parse_response`] / [`parse_request`]: wire → IR, with history repair (providers.md
+//!   §4) on request bodies.
+//!
+//! # Byte stability
+//!
+//! The same request always compiles to the same bytes: struct fields serialise in
+//! declaration order, schemas and arguments keep their key order (`preserve_order`),
+//! nothing is re-parsed or re-formatted, and the name table depends only on the set of
+//! names. `systemInstruction` and `tools` serialise before `contents`, so an unchanged
+//! prefix stays a byte prefix ([`Compiled::cache_prefix`]).
+#![warn(clippy::exhaustive_structs, clippy::exhaustive_enums)]
+
+mod compile;
+mod error;
+mod parse;
+mod repair;
+mod schema;
+pub mod wire;
 
 pub use chef_ir as ir;
+
+pub use crate::{
+    compile::{
+        COMPACTION_HEADER, CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode,
+        compile, envelope, prefill_enforcement, to_vec,
+    },
+    error::{Error, Result},
+    parse::{ParsedResponse, parse_request, parse_response, request_from_wire},
+    repair::{PH_CONTINUES, PH_NO_RESULT},
+    schema::{MAX_DEPTH, clean_schema},
+};
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Compiled<'static>>();
+    assert_send_sync::<Envelope<'static>>();
+    assert_send_sync::<ParsedResponse>();
+    assert_send_sync::<Error>();
+};
