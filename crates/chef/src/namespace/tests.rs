@@ -34,7 +34,8 @@ fn namespace_tool_lists_actions_and_documents_parameters() {
         t.input_schema["properties"]["action"]["enum"],
         json!(["read_file", "write_file", "search_files"])
     );
-    assert_eq!(t.input_schema["required"], json!(["action", "args"]));
+    // `args` is not required: flat arguments beside the action are accepted too.
+    assert_eq!(t.input_schema["required"], json!(["action"]));
     assert_eq!(t.input_schema["properties"]["args"]["type"], "object");
     assert_eq!(
         t.description,

@@ -51,8 +51,8 @@ pub(crate) fn compile(
             let c =
                 chef_openai::chat::compile(request, &options.openai).map_err(provider(target))?;
             Ok(Wire {
-                body: chef_openai::chat::to_vec(&c).map_err(err)?,
-                notices: c.notices.iter().map(ToString::to_string).collect(),
+                body: chef_openai::chat::to_vec(&c).map_err(provider(target))?,
+                notices: c.notices.iter().map(|n| format!("{n:?}")).collect(),
                 names: c.names,
             })
         }
@@ -60,15 +60,15 @@ pub(crate) fn compile(
             let c = chef_openai::responses::compile(request, &options.openai)
                 .map_err(provider(target))?;
             Ok(Wire {
-                body: chef_openai::responses::to_vec(&c).map_err(err)?,
-                notices: c.notices.iter().map(ToString::to_string).collect(),
+                body: chef_openai::responses::to_vec(&c).map_err(provider(target))?,
+                notices: c.notices.iter().map(|n| format!("{n:?}")).collect(),
                 names: c.names,
             })
         }
         Target::Gemini => {
             let c = chef_gemini::compile(request, &options.gemini).map_err(provider(target))?;
             Ok(Wire {
-                body: chef_gemini::to_vec(&c).map_err(err)?,
+                body: chef_gemini::to_vec(&c).map_err(provider(target))?,
                 notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
             })

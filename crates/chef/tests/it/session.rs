@@ -244,7 +244,7 @@ fn ranked_pruning_happens_inside_compile_and_says_why() {
         always_keep: vec!["active_locations".into()],
     }));
     chef.register_tools(corpus()).unwrap();
-    chef.push(Message::user("Which invoices are still unpaid for our customers?"));
+    chef.push(Message::user("Show me the accessorial revenue summary by billing status for this year"));
     let payload = chef.compile(Target::OpenAiChat).unwrap();
     assert!(payload.meta.wire_tools.len() <= 6);
     assert_eq!(payload.meta.kept[0].0, "active_locations");
