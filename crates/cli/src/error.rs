@@ -19,6 +19,25 @@ pub(crate) enum CliError {
         #[source]
         source: chef_ir::LoadError,
     },
+    /// A flag value is unusable in a way clap cannot check alone.
+    #[error("{0}")]
+    Usage(String),
+    /// Some MCP servers gave no usable tool list (each is named on stderr).
+    #[error("{} of {total} MCP servers failed: {}", failed.len(), failed.join(", "))]
+    McpServersFailed { failed: Vec<String>, total: usize },
+    /// The combined MCP catalogue does not load back (a defect in chef, not in a server).
+    #[error("the combined MCP tool catalogue is invalid: {0}")]
+    Catalogue(#[source] chef_ir::LoadError),
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// An output file could not be written.
+    #[error("{}: cannot write: {source}", path.display())]
+    WriteFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The token tables failed to load (a build defect, not an input problem).
     #[error("the o200k_base token tables failed to load")]
     Tokenizer,
@@ -34,8 +53,16 @@ impl CliError {
     /// 2 for bad input, 1 for failures of chef itself or the environment.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Self::Read { .. } | Self::Tools { .. } => 2,
-            Self::Tokenizer | Self::Write(_) | Self::BrokenPipe => 1,
+            Self::Read { .. }
+            | Self::Tools { .. }
+            | Self::Usage(_)
+            | Self::McpServersFailed { .. } => 2,
+            Self::Tokenizer
+            | Self::Write(_)
+            | Self::BrokenPipe
+            | Self::Catalogue(_)
+            | Self::Runtime(_)
+            | Self::WriteFile { .. } => 1,
         }
     }
 }

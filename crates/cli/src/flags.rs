@@ -22,6 +22,11 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
+    /// Work with live MCP servers.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -37,4 +42,40 @@ pub(crate) struct InspectArgs {
     /// Also count o200k_base tokens (offline estimate).
     #[arg(long)]
     pub(crate) tokens: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start MCP servers over stdio, list their tools, and report the combined catalogue.
+    #[command(long_about = crate::mcp::LONG_ABOUT)]
+    Inspect(McpInspectArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpInspectArgs {
+    /// A server to start: NAME=COMMAND. Repeat once per server. NAME (letters, digits,
+    /// `-`) prefixes its tools; COMMAND is split into words like a POSIX shell does
+    /// (quotes and backslashes; no variables, globs or pipes) and run directly.
+    #[arg(long = "server", value_name = "NAME=COMMAND", required = true, value_parser = crate::mcp::parse_server)]
+    pub(crate) servers: Vec<crate::mcp::ServerSpec>,
+    /// How tools are named in the combined catalogue; `{server}` and `{tool}` are replaced.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "{server}_{tool}",
+        conflicts_with = "no_prefix"
+    )]
+    pub(crate) prefix_format: String,
+    /// Keep each tool's own name (same as --prefix-format '{tool}').
+    #[arg(long)]
+    pub(crate) no_prefix: bool,
+    /// Seconds each server gets to start, answer the MCP handshake and list every tool.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::mcp::parse_timeout)]
+    pub(crate) timeout: std::time::Duration,
+    /// Also count o200k_base tokens (offline estimate).
+    #[arg(long)]
+    pub(crate) tokens: bool,
+    /// Write the combined catalogue here as MCP `tools/list` JSON (`{"tools":[...]}`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
 }

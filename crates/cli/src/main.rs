@@ -8,6 +8,7 @@
 mod error;
 mod flags;
 mod inspect;
+mod mcp;
 mod output;
 
 use std::process::ExitCode;
@@ -16,7 +17,7 @@ use clap::Parser;
 
 use crate::{
     error::CliError,
-    flags::{Command, Flags, ToolsCommand},
+    flags::{Command, Flags, McpCommand, ToolsCommand},
 };
 
 fn main() -> ExitCode {
@@ -36,5 +37,8 @@ fn run(flags: Flags) -> Result<(), CliError> {
         Command::Tools {
             command: ToolsCommand::Inspect(args),
         } => inspect::run(&args),
+        Command::Mcp {
+            command: McpCommand::Inspect(args),
+        } => mcp::run(&args),
     }
 }

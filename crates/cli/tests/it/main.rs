@@ -8,6 +8,7 @@
 )]
 
 mod inspect;
+mod mcp;
 
 use std::{
     path::PathBuf,
