@@ -125,6 +125,13 @@ fn two_servers_are_combined_namespaced_and_written_for_the_other_commands() {
     );
     let push = &loaded.tools[5];
     assert_eq!(push.annotations.open_world_hint, Some(true));
+
+    // What the catalogue holds converts on to the agent stacks' own types.
+    let tool = rmcp::model::Tool::try_from(read).unwrap();
+    assert_eq!(tool.annotations.unwrap().read_only_hint, Some(true));
+    let call = chef_ir::ToolCall::new("c1", "files_read_file", json!({"path": "README.md"}));
+    let params = chef_ir::interop::rmcp3::call_tool_params("read_file", &call.arguments).unwrap();
+    assert_eq!(params.name, "read_file");
 }
 
 #[test]

@@ -36,8 +36,10 @@
 //! conversion does not fail on it: it keeps the raw text as a JSON string value, as
 //! [`ToolCall`] documents, so nothing is lost and chef's resolver can answer the model with
 //! an error it can act on (an `Err` here would leave the agent loop nothing to answer the
-//! call with). Text that parses is kept as the parsed value, whatever its type; blank text
-//! (OpenAI sends `""` for a function without parameters) becomes `{}`. The reverse
+//! call with). Text that parses is kept as the parsed value, whatever its type, except a
+//! JSON string literal, which is kept as its raw text too: a string value then always means
+//! "the text as the model wrote it". Blank text (OpenAI sends `""` for a function without
+//! parameters) becomes `{}`. The reverse
 //! conversions write a string value back verbatim, so broken text round-trips byte for byte.
 //!
 //! `TryFrom` fails only where a value is not a function call chef can route: a custom
@@ -103,7 +105,8 @@ pub enum ConversionError {
     },
 }
 
-/// Parses OpenAI's argument text; text that is not JSON is kept as a string value.
+/// Parses OpenAI's argument text; text that is not JSON (or is a JSON string literal) is
+/// kept whole as a string value.
 ///
 /// ```
 /// use chef_ir::interop::async_openai043::parse_arguments;
@@ -112,12 +115,18 @@ pub enum ConversionError {
 /// assert_eq!(parse_arguments(r#"{"a":1}"#), json!({"a": 1}));
 /// assert_eq!(parse_arguments(""), json!({}));
 /// assert_eq!(parse_arguments("{\"a\":"), Value::String("{\"a\":".into()));
+/// assert_eq!(parse_arguments("\"{}\""), Value::String("\"{}\"".into()));
 /// ```
 pub fn parse_arguments(text: &str) -> Value {
     if text.trim().is_empty() {
         return Value::Object(Map::new());
     }
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+    match serde_json::from_str(text) {
+        // A JSON string literal is kept as the raw text too, quotes and all: a string value
+        // then always means "the text as the model wrote it", and replays byte for byte.
+        Ok(Value::String(_)) | Err(_) => Value::String(text.to_owned()),
+        Ok(value) => value,
+    }
 }
 
 /// The argument text for a call: a string value is written verbatim (it is text that was
@@ -328,6 +337,7 @@ impl From<&ToolCall> for FunctionToolCall {
 #[cfg(test)]
 mod tests {
     use async_openai::types::chat::{ChatCompletionMessageCustomToolCall, CustomTool};
+    use proptest::strategy::Strategy;
     use serde_json::json;
 
     use super::*;
@@ -383,7 +393,9 @@ mod tests {
 
     #[test]
     fn argument_text_table() {
-        let table: [(&str, Value); 6] = [
+        let table: [(&str, Value); 8] = [
+            (r#""{}""#, Value::String(r#""{}""#.into())),
+            (r#""city""#, Value::String(r#""city""#.into())),
             (r#"{"city":"Oslo"}"#, json!({"city": "Oslo"})),
             ("", json!({})),
             ("  \n", json!({})),
@@ -411,6 +423,24 @@ mod tests {
             }
             let resp = FunctionToolCall::from(&call);
             assert_eq!(ToolCall::try_from(&resp).unwrap(), call);
+        }
+    }
+
+    proptest::proptest! {
+        /// Replaying a call and reading it back changes nothing, whatever the model wrote.
+        #[test]
+        fn argument_text_survives_a_replay(text in proptest::prop_oneof![
+            ".{0,24}",
+            "\"[{}a-z ]{0,6}\"",
+            proptest::collection::btree_map("[a-z]{1,4}", proptest::num::i32::ANY, 0..4)
+                .prop_map(|m| serde_json::to_string(&m).unwrap_or_default()),
+        ]) {
+            let call = ToolCall::try_from(chat_call("c", "f", &text)).unwrap();
+            let replayed = ChatCompletionMessageToolCall::from(&call);
+            proptest::prop_assert_eq!(ToolCall::try_from(&replayed).unwrap(), call.clone());
+            if call.arguments.is_string() {
+                proptest::prop_assert_eq!(replayed.function.arguments, text);
+            }
         }
     }
 

@@ -362,6 +362,41 @@ mod tests {
     }
 
     #[test]
+    fn the_conversion_agrees_with_the_loader_on_mcp_json() {
+        let tool = mcp::Tool::new("write", "Write.", schema()).with_annotations(
+            mcp::ToolAnnotations::with_title("Write")
+                .destructive(true)
+                .open_world(false),
+        );
+        let wire = serde_json::to_value(vec![&tool]).unwrap();
+        let loaded = crate::load_tools(&wire).unwrap();
+        assert_eq!(loaded.tools, [ToolDefinition::from(&tool)]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn definition_to_tool_and_back_is_lossless_for_what_mcp_holds(
+            name in "[a-z_]{1,12}",
+            description in ".{0,40}",
+            title in proptest::option::of(".{0,12}"),
+            hints in proptest::array::uniform4(proptest::option::of(proptest::bool::ANY)),
+        ) {
+            let [read_only_hint, destructive_hint, idempotent_hint, open_world_hint] = hints;
+            let def = ToolDefinition::new(name, Value::Object(schema()))
+                .with_description(description)
+                .with_annotations(ToolAnnotations {
+                    title,
+                    read_only_hint,
+                    destructive_hint,
+                    idempotent_hint,
+                    open_world_hint,
+                });
+            let tool = mcp::Tool::try_from(&def).unwrap();
+            proptest::prop_assert_eq!(ToolDefinition::from(&tool), def);
+        }
+    }
+
+    #[test]
     fn call_tool_params_sends_under_the_servers_own_name() {
         let call = ToolCall::new("c", "files_read", json!({"path": "a"}));
         let params = call_tool_params("read", &call.arguments).unwrap();
