@@ -219,7 +219,11 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         wire_tool_count: wire.len(),
         original_chars,
         compressed_chars,
-        saved_pct: saved_pct(original_chars, compressed_chars),
+        saved_pct: if tools.is_empty() {
+            0.0
+        } else {
+            saved_pct(original_chars, compressed_chars)
+        },
         ambiguous_map_lines: lookalikes.map(|(ambiguous, _)| ambiguous),
         largest_lookalike_group: lookalikes.map(|(_, largest)| largest),
         normalisations,

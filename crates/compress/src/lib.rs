@@ -19,7 +19,7 @@
 //!     .with_description("Post a message to a Slack channel on behalf of the app."),
 //! ];
 //!
-//! let advice = recommend_level(&tools, None)?;          // advice only: 0, 1 or 3
+//! let advice = recommend_level(&tools)?;          // advice only: 0, 1 or 3
 //! let c = compress(&tools, &Options::new().with_level(advice.level))?;
 //! // Send c.tools() and append c.system() to the system prompt; then, per tool call:
 //! match c.resolve("slack_post_message", &json!({"channel": "C1", "text": "hi"})) {
@@ -86,7 +86,7 @@ pub use crate::{
         BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, POLICY, PolicyEntry, StyleSelection,
         select_map_style, select_map_style_with,
     },
-    recommend::{Recommendation, recommend_level},
+    recommend::{Recommendation, recommend_level, recommend_level_with},
     render::{first_sentence, flatten_schema, signature_line},
     resolve::{Resolution, ResolveError},
     stats::Stats,

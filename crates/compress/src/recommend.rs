@@ -52,7 +52,7 @@ pub struct Recommendation {
     pub ambiguous_map_lines: usize,
 }
 
-/// Advises a level for `tools`; `namespace_of` only feeds the reported namespace figures.
+/// Advises a level for `tools` (0, 1 or 3).
 ///
 /// It advises; it does not act: pass the answer back in as
 /// [`Options::with_level`](crate::Options::with_level).
@@ -69,21 +69,24 @@ pub struct Recommendation {
 ///         "required": ["id"]
 ///     })).with_description("Does one thing to a record. The record must exist; otherwise the call fails with a not-found error and nothing changes."))
 ///     .collect();
-/// let advice = recommend_level(&tools, None)?;
+/// let advice = recommend_level(&tools)?;
 /// assert_eq!(advice.level, Level::One);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn recommend_level(
+pub fn recommend_level(tools: &[ToolDefinition]) -> Result<Recommendation, CompressError> {
+    recommend_level_with(tools, ToolNamespace::split)
+}
+
+/// [`recommend_level`] with a caller's namespace split, used only for the reported
+/// namespace figures (`namespace_count`, `ops_per_namespace`).
+pub fn recommend_level_with(
     tools: &[ToolDefinition],
-    namespace_of: Option<&dyn Fn(&str) -> ToolNamespace>,
+    namespace_of: impl Fn(&str) -> ToolNamespace,
 ) -> Result<Recommendation, CompressError> {
     let tool_count = tools.len();
     let namespaces: HashSet<String> = tools
         .iter()
-        .map(|t| match namespace_of {
-            Some(f) => f(t.name.as_str()).ns,
-            None => ToolNamespace::split(t.name.as_str()).ns,
-        })
+        .map(|t| namespace_of(t.name.as_str()).ns)
         .collect();
     let namespace_count = namespaces.len();
     #[expect(clippy::cast_precision_loss, reason = "tool counts are small")]

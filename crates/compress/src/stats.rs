@@ -50,7 +50,8 @@ pub struct Stats {
     /// Characters of the wire tools as JSON plus the preamble.
     pub compressed_chars: usize,
     /// `round_half_up((1 − compressed/original) × 1000) / 10`; negative when the output
-    /// grew; 0 for an empty input.
+    /// grew; 0 when there are no tools (nothing to save, even though the level-3 legend
+    /// is longer than `[]`).
     pub saved_pct: f64,
     /// Levels 3–4: tools whose map line body is shared with another tool.
     #[serde(skip_serializing_if = "Option::is_none")]
