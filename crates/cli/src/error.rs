@@ -19,6 +19,20 @@ pub(crate) enum CliError {
         #[source]
         source: chef_ir::LoadError,
     },
+    /// The tools cannot be compressed (a schema refused, level 4 without a map, …).
+    #[error("{}: {source}", path.display())]
+    Compress {
+        path: PathBuf,
+        #[source]
+        source: chef_compress::CompressError,
+    },
+    /// A line of a calls file is unusable.
+    #[error("{}: line {line}: {problem}", path.display())]
+    Calls {
+        path: PathBuf,
+        line: usize,
+        problem: String,
+    },
     /// The token tables failed to load (a build defect, not an input problem).
     #[error("the o200k_base token tables failed to load")]
     Tokenizer,
@@ -34,7 +48,9 @@ impl CliError {
     /// 2 for bad input, 1 for failures of chef itself or the environment.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Self::Read { .. } | Self::Tools { .. } => 2,
+            Self::Read { .. } | Self::Tools { .. } | Self::Compress { .. } | Self::Calls { .. } => {
+                2
+            }
             Self::Tokenizer | Self::Write(_) | Self::BrokenPipe => 1,
         }
     }

@@ -4,7 +4,12 @@
 //!
 //! Large catalogues are the real 149-tool corpus replicated with renamed tools
 //! (`{name}_r{k}`), so schemas and prose stay realistic.
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, reason = "bench harness")]
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "bench harness"
+)]
 
 use std::hint::black_box;
 
@@ -14,7 +19,10 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 
 fn corpus() -> Vec<ToolDefinition> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/real-mcp-tools.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/real-mcp-tools.json"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     chef_ir::load_tools_from_str(&text).unwrap().tools
 }
@@ -54,8 +62,14 @@ fn bench_resolve(c: &mut Criterion) {
     let code = compressed.code_for("batch_geocode").unwrap().to_owned();
     let valid = json!({"f": code, "a": {"addresses": ["1 Main St, Springfield"]}});
     let invalid = json!({"f": code, "a": {"addresses": ["1 Main St"], "adresses": 1}});
-    assert!(matches!(compressed.resolve("t", &valid), Resolution::Call { .. }));
-    assert!(matches!(compressed.resolve("t", &invalid), Resolution::Error(_)));
+    assert!(matches!(
+        compressed.resolve("t", &valid),
+        Resolution::Call { .. }
+    ));
+    assert!(matches!(
+        compressed.resolve("t", &invalid),
+        Resolution::Error(_)
+    ));
     c.bench_function("resolve_valid", |b| {
         b.iter(|| compressed.resolve(black_box("t"), black_box(&valid)));
     });

@@ -300,7 +300,13 @@ fn level0(tools: &[ToolDefinition], entries: &[Entry]) -> Vec<ToolDefinition> {
     entries
         .iter()
         .filter_map(|e| by_name.get(e.name.as_str()))
-        .map(|t| wire_tool(t.name.as_str(), t.description.clone(), t.input_schema.clone()))
+        .map(|t| {
+            wire_tool(
+                t.name.as_str(),
+                t.description.clone(),
+                t.input_schema.clone(),
+            )
+        })
         .collect()
 }
 
@@ -319,7 +325,10 @@ fn level1(entries: &[Entry], signature_prefix: bool) -> Vec<ToolDefinition> {
         .collect()
 }
 
-fn level2(entries: &[Entry], namespaces: &[Namespace]) -> Result<Vec<ToolDefinition>, CompressError> {
+fn level2(
+    entries: &[Entry],
+    namespaces: &[Namespace],
+) -> Result<Vec<ToolDefinition>, CompressError> {
     let mut aliases: HashMap<&str, &str> = HashMap::new();
     let mut wire = Vec::with_capacity(namespaces.len() + 1);
     for ns in namespaces {
@@ -459,7 +468,12 @@ fn level3_preamble(
     });
     system.push_str(text::INVOKE_HINT_3);
     let ambiguous = bodies.values().filter(|&&n| n >= 2).sum();
-    let largest = bodies.values().copied().filter(|&n| n >= 2).max().unwrap_or(1);
+    let largest = bodies
+        .values()
+        .copied()
+        .filter(|&n| n >= 2)
+        .max()
+        .unwrap_or(1);
     (system, (ambiguous, largest))
 }
 
@@ -537,9 +551,11 @@ impl Compressed {
     /// `name(args)` at levels 0–1, `alias(op, args)` at level 2, `t(f=code, a=args)` at 3.
     /// [`resolve`](Self::resolve) of the result gives back `Call { name, args }`.
     pub fn encode_call_for_test(&self, name: &str, args: Value) -> Result<EncodedCall, CodeError> {
-        let entry = self.entry_by_name(name).ok_or_else(|| CodeError::UnknownTool {
-            name: name.to_owned(),
-        })?;
+        let entry = self
+            .entry_by_name(name)
+            .ok_or_else(|| CodeError::UnknownTool {
+                name: name.to_owned(),
+            })?;
         Ok(match self.level {
             Level::Zero | Level::One => EncodedCall {
                 name: entry.name.clone(),

@@ -79,8 +79,8 @@ pub use crate::{
     compress::{Compressed, EncodedCall, compress},
     error::{CodeError, CompressError},
     options::{
-        AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace,
-        UnsupportedLevel, UnsupportedMapStyle, UnsupportedObjective,
+        AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,
+        UnsupportedMapStyle, UnsupportedObjective,
     },
     policy::{
         BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, POLICY, PolicyEntry, StyleSelection,

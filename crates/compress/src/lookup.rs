@@ -176,7 +176,8 @@ impl CodeSuggestions {
 impl Compressed {
     /// The tool a code names exactly.
     pub(crate) fn entry_by_code(&self, code: &str) -> Option<&Entry> {
-        self.code_index(code).and_then(|i| self.entries.get(i as usize))
+        self.code_index(code)
+            .and_then(|i| self.entries.get(i as usize))
     }
 
     /// The entry index of the tool a code names exactly.
@@ -206,7 +207,9 @@ impl Compressed {
         if written.is_empty() {
             return None;
         }
-        let index = self.suggestions.get_or_init(|| CodeSuggestions::build(self));
+        let index = self
+            .suggestions
+            .get_or_init(|| CodeSuggestions::build(self));
         let n = norm_similarity(written);
         let mut candidates: Vec<u32> = Vec::new();
         if n.is_empty() {
@@ -233,7 +236,11 @@ impl Compressed {
             let Some(e) = self.entries.get(entry as usize) else {
                 continue;
             };
-            let pos = index.position.get(entry as usize).copied().unwrap_or(u32::MAX);
+            let pos = index
+                .position
+                .get(entry as usize)
+                .copied()
+                .unwrap_or(u32::MAX);
             let score = similarity(written, &e.code);
             let better = match best {
                 None => true,
@@ -288,7 +295,10 @@ mod tests {
 
     #[test]
     fn norm_key_drops_separators_and_case() {
-        assert_eq!(norm_key("GDrive.Sheets_Append-Rows 2"), "gdrivesheetsappendrows2");
+        assert_eq!(
+            norm_key("GDrive.Sheets_Append-Rows 2"),
+            "gdrivesheetsappendrows2"
+        );
         assert_eq!(norm_key("__"), "");
     }
 }

@@ -169,7 +169,9 @@ mod tests {
             sorted(&[
                 "b_tool", "B_other", "a.x", "a_x", "a-x", "a1", "A_z", "alpha", "a_Z"
             ]),
-            ["a_x", "a_Z", "A_z", "a-x", "a.x", "a1", "alpha", "B_other", "b_tool"]
+            [
+                "a_x", "a_Z", "A_z", "a-x", "a.x", "a1", "alpha", "B_other", "b_tool"
+            ]
         );
     }
 

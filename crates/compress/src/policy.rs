@@ -129,11 +129,8 @@ pub fn select_map_style_with(
         fallback_reason: None,
     };
     if let Some(style) = requested {
-        let refused = model.and_then(|m| {
-            broken
-                .iter()
-                .find(|b| b.model == m && b.map_style == style)
-        });
+        let refused =
+            model.and_then(|m| broken.iter().find(|b| b.model == m && b.map_style == style));
         return match refused {
             Some(b) => StyleSelection {
                 map_style: CONSERVATIVE_DEFAULT,
@@ -192,7 +189,11 @@ mod tests {
 
     #[test]
     fn an_explicit_style_is_honoured_even_against_a_policy_row() {
-        let s = select_map_style(Some(MapStyle::Signature), Some("gpt-5.6-sol"), Objective::Cost);
+        let s = select_map_style(
+            Some(MapStyle::Signature),
+            Some("gpt-5.6-sol"),
+            Objective::Cost,
+        );
         assert_eq!(s.map_style, MapStyle::Signature);
         assert_eq!(s.requested_map_style, None);
     }
@@ -217,7 +218,13 @@ mod tests {
             (MapStyle::Explicit, None),
             (MapStyle::Signature, Some("some-model-1")),
         ] {
-            let s = select_map_style_with(Some(style), model, Objective::Occupancy, POLICY, SYNTHETIC_BROKEN);
+            let s = select_map_style_with(
+                Some(style),
+                model,
+                Objective::Occupancy,
+                POLICY,
+                SYNTHETIC_BROKEN,
+            );
             assert_eq!(s.map_style, style);
             assert_eq!(s.requested_map_style, None);
             assert_eq!(s.fallback_reason, None);

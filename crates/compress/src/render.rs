@@ -346,7 +346,10 @@ mod tests {
             })
         );
         // `type` is appended last when missing.
-        assert_eq!(flat.as_object().unwrap().keys().next_back().unwrap(), "type");
+        assert_eq!(
+            flat.as_object().unwrap().keys().next_back().unwrap(),
+            "type"
+        );
         assert_eq!(flatten_schema(&flat), flat, "idempotent");
         assert_eq!(flatten_schema(&Value::Null), json!({"type": "object"}));
         assert_eq!(flatten_schema(&json!("x")), json!({"type": "object"}));

@@ -266,7 +266,11 @@ impl Compressed {
         }
 
         // (C) a code or real name used as the tool name, else `t(f=…)`.
-        let via = if name == "t" { None } else { self.lookup(&name) };
+        let via = if name == "t" {
+            None
+        } else {
+            self.lookup(&name)
+        };
         if via.is_none() && name != "t" {
             return Resolution::Error(ResolveError::UnknownTool {
                 name: name.into_owned(),

@@ -75,7 +75,10 @@ pub(crate) fn saved_pct(original: usize, compressed: usize) -> f64 {
     if original == 0 {
         return 0.0;
     }
-    #[expect(clippy::cast_precision_loss, reason = "character counts are far below 2^52")]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "character counts are far below 2^52"
+    )]
     let ratio = 1.0 - compressed as f64 / original as f64;
     let pct = (ratio * 1000.0 + 0.5).floor() / 10.0;
     if pct == 0.0 { 0.0 } else { pct }

@@ -14,7 +14,8 @@ pub(crate) const LEGEND_NAME_REQUIRED: &str = "Each line: code, tool name, requi
 /// Legend for the `explicit` style. Contains "takes no required arguments".
 pub(crate) const LEGEND_EXPLICIT: &str = "Each line: code, tool name, required args. A line ending in () takes no required arguments: call it with none. ";
 /// Legend for the `signature` style.
-pub(crate) const LEGEND_SIGNATURE: &str = "Each line: code name(args); ? marks an optional parameter. ";
+pub(crate) const LEGEND_SIGNATURE: &str =
+    "Each line: code name(args); ? marks an optional parameter. ";
 
 /// Level-3 calling convention, after the legend.
 pub(crate) const INVOKE_HINT_3: &str = "Call t(f=<code>, a={…}) with the arguments in a. Unsure of a code's parameters? Expand it with q(c=<code>).";

@@ -7,7 +7,10 @@
     reason = "test helpers fail loudly"
 )]
 
+mod compress;
 mod inspect;
+mod recommend;
+mod resolve;
 
 use std::{
     path::PathBuf,

@@ -16,13 +16,20 @@ fn levels_parse_exactly_and_unknown_levels_are_refused() {
         let err = Level::from_str(bad).unwrap_err();
         assert!(err.to_string().contains("unsupported level"), "{err}");
     }
-    assert!(Level::try_from(9).unwrap_err().to_string().contains("unsupported level: 9"));
+    assert!(
+        Level::try_from(9)
+            .unwrap_err()
+            .to_string()
+            .contains("unsupported level: 9")
+    );
     assert_eq!(Options::new().level(), Level::One, "absent level means 1");
 }
 
 #[test]
 fn unknown_and_historic_map_styles_are_refused() {
-    for bad in ["banana", "name", "terse", "nocode", "grouped", "compact", "optional", ""] {
+    for bad in [
+        "banana", "name", "terse", "nocode", "grouped", "compact", "optional", "",
+    ] {
         let err = MapStyle::from_str(bad).unwrap_err().to_string();
         assert!(err.contains("unsupported mapStyle"), "{err}");
         assert!(err.contains("name+required, explicit, signature"), "{err}");
@@ -107,7 +114,9 @@ fn level_0_drops_extra_fields_but_keeps_the_schema_byte_for_byte() {
         "properties": {"x": {"type": "string", "description": "kept"}},
         "additionalProperties": false
     });
-    let t = tool("a_b", "d", schema.clone()).with_tags(["t"]).with_defer_loading(true);
+    let t = tool("a_b", "d", schema.clone())
+        .with_tags(["t"])
+        .with_defer_loading(true);
     let c = at(&[t], Level::Zero);
     assert_eq!(
         serde_json::to_value(c.tools()).unwrap(),
@@ -126,7 +135,10 @@ fn mcp_and_anthropic_shapes_of_the_same_tool_compress_identically() {
     let a = chef_ir::load_tools_from_str(mcp).unwrap().tools;
     let b = chef_ir::load_tools_from_str(anthropic).unwrap().tools;
     assert_eq!(wire(&at(&a, Level::One)), wire(&at(&b, Level::One)));
-    assert_eq!(at(&a, Level::One).tools()[0].description, "a_b(x?) — Do it.");
+    assert_eq!(
+        at(&a, Level::One).tools()[0].description,
+        "a_b(x?) — Do it."
+    );
 }
 
 #[test]

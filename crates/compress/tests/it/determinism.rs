@@ -9,11 +9,17 @@ fn every_configuration() -> Vec<Options> {
     let mut all = vec![
         Options::new().with_level(Level::Zero),
         Options::new().with_level(Level::One),
-        Options::new().with_level(Level::One).with_signature_prefix(false),
+        Options::new()
+            .with_level(Level::One)
+            .with_signature_prefix(false),
         Options::new().with_level(Level::Two),
     ];
     for style in MapStyle::ALL {
-        all.push(Options::new().with_level(Level::Three).with_map_style(style));
+        all.push(
+            Options::new()
+                .with_level(Level::Three)
+                .with_map_style(style),
+        );
     }
     all
 }
@@ -47,19 +53,23 @@ fn shuffled_and_reversed_input_gives_identical_bytes() {
 
 #[test]
 fn mixed_case_and_separator_names_sort_and_group_as_pinned() {
-    let names = ["b_tool", "B_other", "a.x", "a_x", "a-x", "a1", "A_z", "alpha", "a_Z"];
+    let names = [
+        "b_tool", "B_other", "a.x", "a_x", "a-x", "a1", "A_z", "alpha", "a_Z",
+    ];
     let tools: Vec<_> = names.iter().map(|n| tool(n, "", json!({}))).collect();
     let c = at(&tools, Level::Three);
-    let map: Vec<_> = c
-        .system()
-        .lines()
-        .skip(1)
-        .take(names.len())
-        .collect();
+    let map: Vec<_> = c.system().lines().skip(1).take(names.len()).collect();
     assert_eq!(
         map,
         [
-            "a0 a_x", "a1 a_Z", "a2 a.x", "b0 A_z", "c0 a-x", "d0 a1", "e0 alpha", "f0 B_other",
+            "a0 a_x",
+            "a1 a_Z",
+            "a2 a.x",
+            "b0 A_z",
+            "c0 a-x",
+            "d0 a1",
+            "e0 alpha",
+            "f0 B_other",
             "g0 b_tool"
         ]
     );
@@ -78,14 +88,18 @@ fn mixed_case_and_separator_names_sort_and_group_as_pinned() {
 
 #[test]
 fn codes_run_past_z_into_two_and_three_letters() {
-    let tools: Vec<_> = (0..30).map(|i| tool(&format!("ns{i:02}_op"), "", json!({}))).collect();
+    let tools: Vec<_> = (0..30)
+        .map(|i| tool(&format!("ns{i:02}_op"), "", json!({})))
+        .collect();
     let c = at(&tools, Level::Three);
     let codes: Vec<_> = c.codes().map(|(_, code)| code.to_owned()).collect();
     assert_eq!(codes[0], "a0");
     assert_eq!(codes[25], "z0");
     assert_eq!(&codes[26..], ["aa0", "ab0", "ac0", "ad0"]);
 
-    let many: Vec<_> = (0..703).map(|i| tool(&format!("n{i:04}_op"), "", json!({}))).collect();
+    let many: Vec<_> = (0..703)
+        .map(|i| tool(&format!("n{i:04}_op"), "", json!({})))
+        .collect();
     let c = at(&many, Level::Three);
     assert_eq!(c.code_for("n0701_op").unwrap(), "zz0");
     assert_eq!(c.code_for("n0702_op").unwrap(), "aaa0");
@@ -95,7 +109,9 @@ fn codes_run_past_z_into_two_and_three_letters() {
 
 #[test]
 fn a_namespace_with_many_tools_numbers_them_in_decimal() {
-    let tools: Vec<_> = (0..12).map(|i| tool(&format!("a_{}", (b'a' + i) as char), "", json!({}))).collect();
+    let tools: Vec<_> = (0..12)
+        .map(|i| tool(&format!("a_{}", (b'a' + i) as char), "", json!({})))
+        .collect();
     let c = at(&tools, Level::Three);
     let codes: Vec<_> = c.codes().map(|(_, code)| code.to_owned()).collect();
     assert_eq!(codes.first().unwrap(), "a0");

@@ -33,7 +33,9 @@ fn real_corpus_level_1() {
 #[test]
 fn real_corpus_level_1_without_signature_prefix() {
     insta::assert_snapshot!(golden(
-        &Options::new().with_level(Level::One).with_signature_prefix(false)
+        &Options::new()
+            .with_level(Level::One)
+            .with_signature_prefix(false)
     ));
 }
 
@@ -45,21 +47,27 @@ fn real_corpus_level_2() {
 #[test]
 fn real_corpus_level_3_name_required() {
     insta::assert_snapshot!(golden(
-        &Options::new().with_level(Level::Three).with_map_style(MapStyle::NameRequired)
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::NameRequired)
     ));
 }
 
 #[test]
 fn real_corpus_level_3_explicit() {
     insta::assert_snapshot!(golden(
-        &Options::new().with_level(Level::Three).with_map_style(MapStyle::Explicit)
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::Explicit)
     ));
 }
 
 #[test]
 fn real_corpus_level_3_signature() {
     insta::assert_snapshot!(golden(
-        &Options::new().with_level(Level::Three).with_map_style(MapStyle::Signature)
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::Signature)
     ));
 }
 

@@ -45,7 +45,10 @@ fn level_1_keeps_real_names_and_flattened_schemas() {
 
 #[test]
 fn level_1_with_an_empty_description_is_the_bare_signature() {
-    let c = at(&[tool("stripe_get_balance", "", json!({"type": "object"}))], Level::One);
+    let c = at(
+        &[tool("stripe_get_balance", "", json!({"type": "object"}))],
+        Level::One,
+    );
     assert_eq!(c.tools()[0].description, "stripe_get_balance()");
 }
 
@@ -79,7 +82,11 @@ fn level_1_is_smaller_than_level_0_on_verbose_tools() {
 fn svc_tools() -> Vec<chef_ir::ToolDefinition> {
     vec![
         svc_search(),
-        tool("svc_get", "Get one record.", json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]})),
+        tool(
+            "svc_get",
+            "Get one record.",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        ),
         tool("other_ping", "Ping.", json!({"type": "object"})),
     ]
 }
@@ -91,7 +98,10 @@ fn level_2_has_one_tool_per_namespace_then_describe_op() {
     assert_eq!(names, ["other", "svc", "describe_op"]);
     let svc = &c.tools()[1];
     assert!(svc.description.starts_with("svc "));
-    assert_eq!(svc.input_schema["properties"]["op"]["enum"], json!(["get", "search"]));
+    assert_eq!(
+        svc.input_schema["properties"]["op"]["enum"],
+        json!(["get", "search"])
+    );
     assert_eq!(svc.input_schema["required"], json!(["op", "args"]));
     assert_eq!(c.stats().wire_tool_count, 3);
     assert_eq!(c.system(), "");
@@ -106,10 +116,16 @@ fn level_2_resolves_ops_and_describes_them() {
         expect_error(c.resolve("describe_op", &json!({"ns": "svc", "op": "zz"}))),
         "No operation \"svc.zz\"."
     );
-    let args = expect_call(c.resolve("svc", &json!({"op": "search", "args": {"q": "x"}})), "svc_search");
+    let args = expect_call(
+        c.resolve("svc", &json!({"op": "search", "args": {"q": "x"}})),
+        "svc_search",
+    );
     assert_eq!(args, json!({"q": "x"}));
     // `args` as a JSON string.
-    let args = expect_call(c.resolve("svc", &json!({"op": "search", "args": "{\"q\":\"x\"}"})), "svc_search");
+    let args = expect_call(
+        c.resolve("svc", &json!({"op": "search", "args": "{\"q\":\"x\"}"})),
+        "svc_search",
+    );
     assert_eq!(args, json!({"q": "x"}));
     // Flat arguments are not accepted at level 2.
     let m = expect_error(c.resolve("svc", &json!({"op": "search", "q": "x"})));
@@ -122,26 +138,40 @@ fn level_2_resolves_ops_and_describes_them() {
 
 #[test]
 fn level_2_aliases_name_the_wire_tools_and_real_names_still_resolve() {
-    let options = Options::new().with_level(Level::Two).with_alias_of(|ns| ns.to_uppercase());
+    let options = Options::new()
+        .with_level(Level::Two)
+        .with_alias_of(|ns| ns.to_uppercase());
     let c = compress(&svc_tools(), &options).unwrap();
     let names: Vec<_> = c.tools().iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["OTHER", "SVC", "describe_op"]);
-    assert!(c.tools()[1].description.starts_with("svc "), "real namespace name first");
-    let encoded = c.encode_call_for_test("svc_search", json!({"q": "x"})).unwrap();
+    assert!(
+        c.tools()[1].description.starts_with("svc "),
+        "real namespace name first"
+    );
+    let encoded = c
+        .encode_call_for_test("svc_search", json!({"q": "x"}))
+        .unwrap();
     assert_eq!(encoded.name, "SVC");
     assert_eq!(encoded.args, json!({"op": "search", "args": {"q": "x"}}));
     for name in ["SVC", "svc"] {
-        expect_call(c.resolve(name, &json!({"op": "search", "args": {"q": "x"}})), "svc_search");
+        expect_call(
+            c.resolve(name, &json!({"op": "search", "args": {"q": "x"}})),
+            "svc_search",
+        );
         expect_meta(c.resolve("describe_op", &json!({"ns": name, "op": "get"})));
     }
 }
 
 #[test]
 fn level_2_refuses_duplicate_or_shadowing_aliases() {
-    let dup = Options::new().with_level(Level::Two).with_alias_of(|_| "same".to_owned());
+    let dup = Options::new()
+        .with_level(Level::Two)
+        .with_alias_of(|_| "same".to_owned());
     let err = compress(&svc_tools(), &dup).unwrap_err().to_string();
     assert!(err.contains("same wire name"), "{err}");
-    let shadow = Options::new().with_level(Level::Two).with_alias_of(|_| "describe_op".to_owned());
+    let shadow = Options::new()
+        .with_level(Level::Two)
+        .with_alias_of(|_| "describe_op".to_owned());
     let err = compress(&svc_tools(), &shadow).unwrap_err().to_string();
     assert!(err.contains("describe_op"), "{err}");
 }
@@ -153,11 +183,17 @@ fn level_3_has_two_dispatcher_tools_and_a_cached_map() {
     assert_eq!(names, ["t", "q"]);
     assert!(c.cache_preamble());
     assert!(c.system().starts_with("<toolmap>\n"));
-    assert_eq!(c.tools()[0].input_schema["properties"]["f"], json!({"type": "string"}));
+    assert_eq!(
+        c.tools()[0].input_schema["properties"]["f"],
+        json!({"type": "string"})
+    );
     assert_eq!(c.tools()[0].input_schema["required"], json!(["f"]));
     assert!(c.tools()[0].description.contains("map code"));
     let q = &c.tools()[1].input_schema;
-    assert_eq!(q["properties"], json!({"c": {"type": "string"}, "s": {"type": "string"}}));
+    assert_eq!(
+        q["properties"],
+        json!({"c": {"type": "string"}, "s": {"type": "string"}})
+    );
     assert!(q.get("required").is_none());
     let lines: Vec<_> = c.system().lines().collect();
     assert_eq!(
@@ -175,21 +211,41 @@ fn level_3_has_two_dispatcher_tools_and_a_cached_map() {
 #[test]
 fn default_style_omits_optional_names_and_leaves_bare_lines_bare() {
     let mut tools = tools3();
-    tools.push(tool("stripe_get_balance", "Balance.", json!({"type": "object", "properties": {"currency": {"type": "string"}}})));
+    tools.push(tool(
+        "stripe_get_balance",
+        "Balance.",
+        json!({"type": "object", "properties": {"currency": {"type": "string"}}}),
+    ));
     let c = at(&tools, Level::Three);
     assert!(!c.system().contains("body"));
     assert!(c.system().contains("\nc0 stripe_get_balance\n"));
-    let named = compress(&tools, &Options::new().with_level(Level::Three).with_map_style(MapStyle::NameRequired)).unwrap();
+    let named = compress(
+        &tools,
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::NameRequired),
+    )
+    .unwrap();
     assert_eq!(named.system(), c.system());
 }
 
 #[test]
 fn explicit_style_marks_tools_with_no_required_arguments() {
     let mut tools = tools3();
-    tools.push(tool("stripe_get_balance", "", json!({"type": "object", "properties": {"currency": {"type": "string"}}})));
+    tools.push(tool(
+        "stripe_get_balance",
+        "",
+        json!({"type": "object", "properties": {"currency": {"type": "string"}}}),
+    ));
     tools.push(tool("svc_needs_none", "", json!({})));
     let default = at(&tools, Level::Three);
-    let explicit = compress(&tools, &Options::new().with_level(Level::Three).with_map_style(MapStyle::Explicit)).unwrap();
+    let explicit = compress(
+        &tools,
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::Explicit),
+    )
+    .unwrap();
     let map = explicit.system();
     assert!(map.contains("\nc0 stripe_get_balance ()\n"), "{map}");
     assert!(map.contains("\nd0 svc_needs_none ()\n"), "{map}");
@@ -201,8 +257,17 @@ fn explicit_style_marks_tools_with_no_required_arguments() {
 
 #[test]
 fn signature_style_shows_every_parameter() {
-    let c = compress(&tools3(), &Options::new().with_level(Level::Three).with_map_style(MapStyle::Signature)).unwrap();
-    assert!(c.system().contains("\na0 github_create_issue(owner,repo,title,body?,labels?:string[])\n"));
+    let c = compress(
+        &tools3(),
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::Signature),
+    )
+    .unwrap();
+    assert!(
+        c.system()
+            .contains("\na0 github_create_issue(owner,repo,title,body?,labels?:string[])\n")
+    );
     assert!(c.system().contains("? marks an optional parameter"));
 }
 
@@ -210,7 +275,13 @@ fn signature_style_shows_every_parameter() {
 fn map_style_does_not_change_levels_0_to_2() {
     for level in [Level::Zero, Level::One, Level::Two] {
         let plain = at(&tools3(), level);
-        let styled = compress(&tools3(), &Options::new().with_level(level).with_map_style(MapStyle::Signature)).unwrap();
+        let styled = compress(
+            &tools3(),
+            &Options::new()
+                .with_level(level)
+                .with_map_style(MapStyle::Signature),
+        )
+        .unwrap();
         assert_eq!(wire(&plain), wire(&styled));
         assert_eq!(styled.stats().map_style, MapStyle::Signature);
     }
@@ -219,11 +290,22 @@ fn map_style_does_not_change_levels_0_to_2() {
 #[test]
 fn every_style_round_trips_encoded_calls() {
     for style in MapStyle::ALL {
-        let c = compress(&tools3(), &Options::new().with_level(Level::Three).with_map_style(style)).unwrap();
+        let c = compress(
+            &tools3(),
+            &Options::new()
+                .with_level(Level::Three)
+                .with_map_style(style),
+        )
+        .unwrap();
         let args = json!({"channel": "C1", "text": "hi"});
-        let e = c.encode_call_for_test("slack_post_message", args.clone()).unwrap();
+        let e = c
+            .encode_call_for_test("slack_post_message", args.clone())
+            .unwrap();
         assert_eq!(e.name, "t");
-        assert_eq!(expect_call(c.resolve(&e.name, &e.args), "slack_post_message"), args);
+        assert_eq!(
+            expect_call(c.resolve(&e.name, &e.args), "slack_post_message"),
+            args
+        );
     }
 }
 
@@ -249,7 +331,11 @@ fn code_for_exists_only_at_dispatcher_levels() {
     let codes: Vec<_> = c.codes().collect();
     assert_eq!(
         codes,
-        [("github_create_issue", "a0"), ("github_search_issues", "a1"), ("slack_post_message", "b0")]
+        [
+            ("github_create_issue", "a0"),
+            ("github_search_issues", "a1"),
+            ("slack_post_message", "b0")
+        ]
     );
     assert_eq!(c1.codes().count(), 0);
 }

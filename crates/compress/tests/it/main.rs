@@ -128,7 +128,11 @@ pub(crate) fn at(tools: &[ToolDefinition], level: Level) -> Compressed {
 
 /// The wire output as one string: JSON of the tools, then the preamble.
 pub(crate) fn wire(c: &Compressed) -> String {
-    format!("{}\n{}", serde_json::to_string(c.tools()).unwrap(), c.system())
+    format!(
+        "{}\n{}",
+        serde_json::to_string(c.tools()).unwrap(),
+        c.system()
+    )
 }
 
 /// Asserts a resolution is a call to `name` and returns its args.

@@ -37,7 +37,11 @@ fn terse(n: usize) -> Vec<ToolDefinition> {
 fn never_recommends_2_or_4() {
     for (ns, per) in [(2, 3), (6, 10), (10, 20), (1, 200), (20, 1)] {
         let r = recommend_level(&verbose(ns, per)).unwrap();
-        assert!(matches!(r.level, Level::Zero | Level::One | Level::Three), "{ns}x{per}: {:?}", r.level);
+        assert!(
+            matches!(r.level, Level::Zero | Level::One | Level::Three),
+            "{ns}x{per}: {:?}",
+            r.level
+        );
     }
 }
 
@@ -61,11 +65,25 @@ fn the_real_corpus_gets_level_3_with_a_map_warning() {
     assert_eq!(r.namespace_count, 63);
     assert!(r.reason.contains("turn"), "{}", r.reason);
     let first = r.reason.split("~").nth(1).unwrap();
-    let n: usize = first.split(' ').next().unwrap().replace(',', "").parse().unwrap();
+    let n: usize = first
+        .split(' ')
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
     assert!((41_648 * 95 / 100..=41_648 * 105 / 100).contains(&n), "{n}");
     assert!(r.reason.contains("Check your map"));
-    let ambiguous = at(&tools, Level::Three).stats().ambiguous_map_lines.unwrap();
-    assert!(r.reason.contains(&format!("{ambiguous} of 149 level-3 map lines")), "{}", r.reason);
+    let ambiguous = at(&tools, Level::Three)
+        .stats()
+        .ambiguous_map_lines
+        .unwrap();
+    assert!(
+        r.reason
+            .contains(&format!("{ambiguous} of 149 level-3 map lines")),
+        "{}",
+        r.reason
+    );
     assert!(r.reason.contains("the largest group being 66"));
     assert!(r.reason.contains("mapStyle: \"signature\""));
     assert!(r.reason.contains("npx toolgz compile"));
@@ -86,8 +104,16 @@ fn terse_tools_get_level_0_and_a_reason_that_says_why() {
         assert_eq!(r.level, Level::Zero, "{n}: {}", r.reason);
         assert!(r.reason.contains("LARGER"), "{}", r.reason);
         assert!(r.reason.to_lowercase().contains("leave the tools alone"));
-        let re_ok = r.reason.split("level 3 does compress this (").nth(1).unwrap();
-        assert!(re_ok.split("%)").next().unwrap().parse::<f64>().is_ok(), "{}", r.reason);
+        let re_ok = r
+            .reason
+            .split("level 3 does compress this (")
+            .nth(1)
+            .unwrap();
+        assert!(
+            re_ok.split("%)").next().unwrap().parse::<f64>().is_ok(),
+            "{}",
+            r.reason
+        );
     }
     assert_eq!(recommend_level(&terse(400)).unwrap().level, Level::Three);
 }
@@ -99,7 +125,11 @@ fn lookalike_heavy_sets_warn_and_distinct_sets_do_not() {
         .collect();
     let r = recommend_level(&manage).unwrap();
     assert_eq!(r.level, Level::Three);
-    assert!(r.reason.contains("200 of 200 level-3 map lines"), "{}", r.reason);
+    assert!(
+        r.reason.contains("200 of 200 level-3 map lines"),
+        "{}",
+        r.reason
+    );
     assert!(r.reason.contains("largest group being 200"));
     let distinct: Vec<_> = (0..90)
         .map(|i| tool(&format!("svc_t{i}"), "Does a thing to records, described at length so that the level-one block stays big enough for level three to be recommended at all here.", json!({"type": "object", "properties": {format!("p{i}"): {"type": "string", "description": "A parameter with a long description that will be stripped at level one but counts at level zero."}}, "required": [format!("p{i}")]})))

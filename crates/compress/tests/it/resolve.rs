@@ -14,9 +14,17 @@ fn l3() -> chef_compress::Compressed {
 fn gdrive() -> Vec<ToolDefinition> {
     let sheet = json!({"type": "object", "properties": {"spreadsheet_id": {"type": "string"}, "range": {"type": "string"}}, "required": ["spreadsheet_id", "range"]});
     vec![
-        tool("gdrive_sheets_append_rows", "Append rows to a sheet.", sheet.clone()),
+        tool(
+            "gdrive_sheets_append_rows",
+            "Append rows to a sheet.",
+            sheet.clone(),
+        ),
         tool("gdrive_sheets_update_range", "Update a range.", sheet),
-        tool("coding_task_result", "Result of a coding task.", json!({"type": "object", "properties": {"taskId": {"type": "string"}}, "required": ["taskId"]})),
+        tool(
+            "coding_task_result",
+            "Result of a coding task.",
+            json!({"type": "object", "properties": {"taskId": {"type": "string"}}, "required": ["taskId"]}),
+        ),
     ]
 }
 
@@ -29,20 +37,33 @@ fn encoded_calls_round_trip_at_every_level() {
     let args = json!({"owner": "o", "repo": "r", "title": "t", "labels": ["a"]});
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
         let c = at(&tools3(), level);
-        let e = c.encode_call_for_test("github_create_issue", args.clone()).unwrap();
+        let e = c
+            .encode_call_for_test("github_create_issue", args.clone())
+            .unwrap();
         let got = expect_call(c.resolve(&e.name, &e.args), "github_create_issue");
-        assert_eq!(serde_json::to_string(&got).unwrap(), serde_json::to_string(&args).unwrap(), "{level}");
+        assert_eq!(
+            serde_json::to_string(&got).unwrap(),
+            serde_json::to_string(&args).unwrap(),
+            "{level}"
+        );
     }
 }
 
 #[test]
 fn arguments_come_back_byte_identical_in_key_order() {
-    let args: Value = serde_json::from_str(r#"{"title":"t","repo":"r","owner":"o","body":"ü 😀 \u0001"}"#).unwrap();
+    let args: Value =
+        serde_json::from_str(r#"{"title":"t","repo":"r","owner":"o","body":"ü 😀 \u0001"}"#)
+            .unwrap();
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
         let c = at(&tools3(), level);
-        let e = c.encode_call_for_test("github_create_issue", args.clone()).unwrap();
+        let e = c
+            .encode_call_for_test("github_create_issue", args.clone())
+            .unwrap();
         let got = expect_call(c.resolve(&e.name, &e.args), "github_create_issue");
-        assert_eq!(serde_json::to_string(&got).unwrap(), serde_json::to_string(&args).unwrap());
+        assert_eq!(
+            serde_json::to_string(&got).unwrap(),
+            serde_json::to_string(&args).unwrap()
+        );
     }
 }
 
@@ -50,12 +71,19 @@ fn arguments_come_back_byte_identical_in_key_order() {
 fn missing_required_and_unknown_parameters_are_errors_at_every_level() {
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
         let c = at(&tools3(), level);
-        let e = c.encode_call_for_test("github_search_issues", json!({})).unwrap();
+        let e = c
+            .encode_call_for_test("github_search_issues", json!({}))
+            .unwrap();
         let m = expect_error(c.resolve(&e.name, &e.args));
         assert!(m.to_lowercase().contains("required"), "{level}: {m}");
-        let e = c.encode_call_for_test("github_search_issues", json!({"q": "x", "bogus": 1})).unwrap();
+        let e = c
+            .encode_call_for_test("github_search_issues", json!({"q": "x", "bogus": 1}))
+            .unwrap();
         let m = expect_error(c.resolve(&e.name, &e.args));
-        assert!(m.to_lowercase().contains("unknown parameter"), "{level}: {m}");
+        assert!(
+            m.to_lowercase().contains("unknown parameter"),
+            "{level}: {m}"
+        );
     }
 }
 
@@ -86,7 +114,12 @@ fn every_real_tool_at_every_level_with_empty_args_only_ever_misses_required() {
             match c.resolve(&e.name, &e.args) {
                 Resolution::Call { name, .. } => assert_eq!(name, t.name.as_str()),
                 Resolution::Error(err) => {
-                    assert!(err.message().starts_with("Missing required"), "{level} {}: {}", t.name, err.message());
+                    assert!(
+                        err.message().starts_with("Missing required"),
+                        "{level} {}: {}",
+                        t.name,
+                        err.message()
+                    );
                 }
                 Resolution::Meta { .. } => panic!("meta for {}", t.name),
             }
@@ -97,11 +130,17 @@ fn every_real_tool_at_every_level_with_empty_args_only_ever_misses_required() {
 #[test]
 fn level_1_is_exact_and_unaffected_by_code_handling() {
     let c = at(&tools3(), Level::One);
-    expect_call(c.resolve("github_search_issues", &json!({"q": "x"})), "github_search_issues");
+    expect_call(
+        c.resolve("github_search_issues", &json!({"q": "x"})),
+        "github_search_issues",
+    );
     expect_error(c.resolve("a1", &json!({"q": "x"})));
     expect_error(c.resolve("GitHub_Search_Issues", &json!({"q": "x"})));
     let c0 = at(&[svc_search()], Level::Zero);
-    assert_eq!(expect_error(c0.resolve("svc.search", &json!({"q": "x"}))), "No tool named \"svc.search\".");
+    assert_eq!(
+        expect_error(c0.resolve("svc.search", &json!({"q": "x"}))),
+        "No tool named \"svc.search\"."
+    );
 }
 
 // ---- Leniency catalogue (spec §4.6), one test per rule ----
@@ -109,10 +148,16 @@ fn level_1_is_exact_and_unaffected_by_code_handling() {
 #[test]
 fn leniency_1_whole_argument_object_as_a_json_string() {
     let c = l3();
-    let args = expect_call(c.resolve("t", &json!(r#"{"f":"a1","a":{"q":"x"}}"#)), "github_search_issues");
+    let args = expect_call(
+        c.resolve("t", &json!(r#"{"f":"a1","a":{"q":"x"}}"#)),
+        "github_search_issues",
+    );
     assert_eq!(args, json!({"q": "x"}));
     let c1 = at(&tools3(), Level::One);
-    let args = expect_call(c1.resolve("github_search_issues", &json!(r#"{"q":"x"}"#)), "github_search_issues");
+    let args = expect_call(
+        c1.resolve("github_search_issues", &json!(r#"{"q":"x"}"#)),
+        "github_search_issues",
+    );
     assert_eq!(args, json!({"q": "x"}));
     // A string holding an array is not an object: it becomes {} and misses `q`.
     expect_error(c1.resolve("github_search_issues", &json!("[1,2]")));
@@ -121,7 +166,13 @@ fn leniency_1_whole_argument_object_as_a_json_string() {
 #[test]
 fn leniency_2_nested_bag_as_a_json_string() {
     let c = l3();
-    let args = expect_call(c.resolve("t", &json!({"f": "b0", "a": "{\"channel\":\"C1\",\"text\":\"hi\"}"})), "slack_post_message");
+    let args = expect_call(
+        c.resolve(
+            "t",
+            &json!({"f": "b0", "a": "{\"channel\":\"C1\",\"text\":\"hi\"}"}),
+        ),
+        "slack_post_message",
+    );
     assert_eq!(args["channel"], "C1");
     let m = expect_error(c.resolve("t", &json!({"f": "b0", "a": "not json at all"})));
     assert!(m.contains("Missing required"), "{m}");
@@ -129,20 +180,32 @@ fn leniency_2_nested_bag_as_a_json_string() {
 
 #[test]
 fn leniency_3_flat_arguments_beside_f() {
-    let args = expect_call(l3().resolve("t", &json!({"f": "a1", "q": "leak"})), "github_search_issues");
+    let args = expect_call(
+        l3().resolve("t", &json!({"f": "a1", "q": "leak"})),
+        "github_search_issues",
+    );
     assert_eq!(args, json!({"q": "leak"}));
 }
 
 #[test]
 fn leniency_4_a_non_empty_a_wins_without_merging() {
-    let args = expect_call(l3().resolve("t", &json!({"f": "a1", "a": {"q": "from-a"}, "q": "from-flat"})), "github_search_issues");
+    let args = expect_call(
+        l3().resolve(
+            "t",
+            &json!({"f": "a1", "a": {"q": "from-a"}, "q": "from-flat"}),
+        ),
+        "github_search_issues",
+    );
     assert_eq!(args, json!({"q": "from-a"}));
 }
 
 #[test]
 fn leniency_5_empty_or_unparsable_a_falls_back_to_flat_keys() {
     for a in [json!({}), json!("garbage"), json!(null)] {
-        let args = expect_call(l3().resolve("t", &json!({"f": "a1", "a": a, "q": "x"})), "github_search_issues");
+        let args = expect_call(
+            l3().resolve("t", &json!({"f": "a1", "a": a, "q": "x"})),
+            "github_search_issues",
+        );
         assert_eq!(args, json!({"q": "x"}));
     }
 }
@@ -170,23 +233,50 @@ fn leniency_7_real_tool_name_used_as_the_tool_name() {
 #[test]
 fn leniency_8_real_name_instead_of_a_code_in_f() {
     let c = at(&gdrive(), Level::Three);
-    expect_call(c.resolve("t", &json!({"f": "gdrive_sheets_append_rows", "a": sheet_args()})), "gdrive_sheets_append_rows");
+    expect_call(
+        c.resolve(
+            "t",
+            &json!({"f": "gdrive_sheets_append_rows", "a": sheet_args()}),
+        ),
+        "gdrive_sheets_append_rows",
+    );
 }
 
 #[test]
 fn leniency_9_separator_and_case_drift_in_names_and_codes() {
     for style in MapStyle::ALL {
-        let c = compress(&gdrive(), &Options::new().with_level(Level::Three).with_map_style(style)).unwrap();
+        let c = compress(
+            &gdrive(),
+            &Options::new()
+                .with_level(Level::Three)
+                .with_map_style(style),
+        )
+        .unwrap();
         for sep in [".", ":", "/", "-", " ", ""] {
             let f = format!("gdrive{sep}sheets_append_rows");
-            expect_call(c.resolve("t", &json!({"f": f, "a": sheet_args()})), "gdrive_sheets_append_rows");
+            expect_call(
+                c.resolve("t", &json!({"f": f, "a": sheet_args()})),
+                "gdrive_sheets_append_rows",
+            );
         }
-        expect_call(c.resolve("t", &json!({"f": "GDrive.Sheets_Append_Rows", "a": sheet_args()})), "gdrive_sheets_append_rows");
-        expect_call(c.resolve("gdrive.sheets_append_rows", &sheet_args()), "gdrive_sheets_append_rows");
+        expect_call(
+            c.resolve(
+                "t",
+                &json!({"f": "GDrive.Sheets_Append_Rows", "a": sheet_args()}),
+            ),
+            "gdrive_sheets_append_rows",
+        );
+        expect_call(
+            c.resolve("gdrive.sheets_append_rows", &sheet_args()),
+            "gdrive_sheets_append_rows",
+        );
         let meta = expect_meta(c.resolve("q", &json!({"c": "coding.task_result"})));
         assert!(meta.starts_with("coding.task_result = "), "{meta}");
         let code = c.code_for("coding_task_result").unwrap().to_uppercase();
-        expect_call(c.resolve("t", &json!({"f": code, "a": {"taskId": "1"}})), "coding_task_result");
+        expect_call(
+            c.resolve("t", &json!({"f": code, "a": {"taskId": "1"}})),
+            "coding_task_result",
+        );
     }
 }
 
@@ -204,7 +294,13 @@ fn leniency_9_names_that_normalise_to_two_tools_resolve_to_neither() {
 #[test]
 fn leniency_10_lookup_tool_routed_through_the_dispatcher() {
     for style in MapStyle::ALL {
-        let c = compress(&gdrive(), &Options::new().with_level(Level::Three).with_map_style(style)).unwrap();
+        let c = compress(
+            &gdrive(),
+            &Options::new()
+                .with_level(Level::Three)
+                .with_map_style(style),
+        )
+        .unwrap();
         let m = expect_meta(c.resolve("t", &json!({"f": "q", "a": {"s": "append"}})));
         assert!(m.contains("gdrive_sheets_append_rows"), "{m}");
         let code = c.code_for("coding_task_result").unwrap();
@@ -219,11 +315,17 @@ fn leniency_10_lookup_tool_routed_through_the_dispatcher() {
 fn leniency_11_dispatcher_nested_in_itself_one_level() {
     let c = at(&gdrive(), Level::Three);
     let code = c.code_for("gdrive_sheets_append_rows").unwrap();
-    let args = expect_call(c.resolve("t", &json!({"f": "t", "a": {"f": code, "a": sheet_args()}})), "gdrive_sheets_append_rows");
+    let args = expect_call(
+        c.resolve("t", &json!({"f": "t", "a": {"f": code, "a": sheet_args()}})),
+        "gdrive_sheets_append_rows",
+    );
     assert_eq!(args, sheet_args());
     expect_error(c.resolve("t", &json!({"f": "zzz", "a": {}})));
     // Only one level is unwrapped.
-    expect_error(c.resolve("t", &json!({"f": "t", "a": {"f": "t", "a": {"f": code, "a": sheet_args()}}})));
+    expect_error(c.resolve(
+        "t",
+        &json!({"f": "t", "a": {"f": "t", "a": {"f": code, "a": sheet_args()}}}),
+    ));
 }
 
 #[test]
@@ -233,9 +335,15 @@ fn leniency_12_near_miss_codes_get_a_suggestion_not_a_call() {
         expect_error(c.resolve("t", &json!({"f": "a0x"}))),
         "No map code \"a0x\". Search with q(s=…). Did you mean \"a0\"? Use it exactly as written in <toolmap>."
     );
-    assert_eq!(expect_error(c.resolve("t", &json!({"f": "zz9"}))), "No map code \"zz9\". Search with q(s=…).");
+    assert_eq!(
+        expect_error(c.resolve("t", &json!({"f": "zz9"}))),
+        "No map code \"zz9\". Search with q(s=…)."
+    );
     let m = expect_error(c.resolve("t", &json!({"f": "a0 github_create_issue"})));
-    assert!(m.ends_with("Did you mean \"a0\"? Use it exactly as written in <toolmap>."), "{m}");
+    assert!(
+        m.ends_with("Did you mean \"a0\"? Use it exactly as written in <toolmap>."),
+        "{m}"
+    );
     match c.resolve("t", &json!({"f": "b00"})) {
         Resolution::Error(ResolveError::UnknownCode { code, suggestion }) => {
             assert_eq!(code, "b00");
@@ -244,7 +352,10 @@ fn leniency_12_near_miss_codes_get_a_suggestion_not_a_call() {
         other => panic!("{other:?}"),
     }
     let m = expect_error(c.resolve("t", &json!({"f": "gdrive.delete_everything"})));
-    assert!(m.contains("No map code") || m.contains("Did you mean"), "{m}");
+    assert!(
+        m.contains("No map code") || m.contains("Did you mean"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -255,14 +366,22 @@ fn near_miss_suggestions_agree_with_a_full_scan() {
         .collect();
     let c = at(&tools, Level::Three);
     let codes: Vec<String> = c.codes().map(|(_, code)| code.to_owned()).collect();
-    for written in ["a0x", "b", "0", "1", "ab1x", "xab1", "a01", "zz9", "___", "a 1", "b0.", "ab0", "AB1", "c1 n2_op", "x", "bb", "ba1"] {
+    for written in [
+        "a0x", "b", "0", "1", "ab1x", "xab1", "a01", "zz9", "___", "a 1", "b0.", "ab0", "AB1",
+        "c1 n2_op", "x", "bb", "ba1",
+    ] {
         let expected = nearest(written, codes.iter().map(String::as_str), 55);
         let got = match c.resolve("t", &json!({"f": written})) {
             Resolution::Error(ResolveError::UnknownCode { suggestion, .. }) => suggestion,
             Resolution::Call { .. } => continue,
             other => panic!("{other:?}"),
         };
-        assert_eq!(got.as_deref(), expected, "{written:?} (score {:?})", expected.map(|e| similarity(written, e)));
+        assert_eq!(
+            got.as_deref(),
+            expected,
+            "{written:?} (score {:?})",
+            expected.map(|e| similarity(written, e))
+        );
     }
 }
 
@@ -286,10 +405,18 @@ fn leniency_14_wrong_case_enum_values_are_answered_with_the_exact_spelling() {
 
 #[test]
 fn leniency_15_level_2_accepts_the_raw_namespace_under_an_alias() {
-    let options = Options::new().with_level(Level::Two).with_alias_of(|ns| format!("{ns}_tools"));
+    let options = Options::new()
+        .with_level(Level::Two)
+        .with_alias_of(|ns| format!("{ns}_tools"));
     let c = compress(&[svc_search()], &options).unwrap();
-    expect_call(c.resolve("svc", &json!({"op": "search", "args": {"q": "x"}})), "svc_search");
-    expect_call(c.resolve("svc_tools", &json!({"op": "search", "args": {"q": "x"}})), "svc_search");
+    expect_call(
+        c.resolve("svc", &json!({"op": "search", "args": {"q": "x"}})),
+        "svc_search",
+    );
+    expect_call(
+        c.resolve("svc_tools", &json!({"op": "search", "args": {"q": "x"}})),
+        "svc_search",
+    );
     expect_meta(c.resolve("describe_op", &json!({"ns": "svc", "op": "search"})));
 }
 
@@ -312,9 +439,15 @@ fn q_expands_a_code_to_signature_and_full_description() {
     );
     let m = expect_meta(c.resolve("q", &json!({"c": "a0"})));
     assert!(m.contains("github_create_issue"));
-    assert_eq!(expect_error(c.resolve("q", &json!({"c": "zz99"}))), "No map code \"zz99\". Search with q(s=…).");
+    assert_eq!(
+        expect_error(c.resolve("q", &json!({"c": "zz99"}))),
+        "No map code \"zz99\". Search with q(s=…)."
+    );
     // `c` wins over `s`.
-    assert!(expect_meta(c.resolve("q", &json!({"c": "b0", "s": "github"}))).starts_with("b0 = slack_post_message("));
+    assert!(
+        expect_meta(c.resolve("q", &json!({"c": "b0", "s": "github"})))
+            .starts_with("b0 = slack_post_message(")
+    );
 }
 
 #[test]
@@ -324,29 +457,67 @@ fn q_searches_names_and_descriptions_in_code_order() {
     assert_eq!(m, "b0 = slack_post_message(channel,text,thread_ts?)");
     let m = expect_meta(c.resolve("q", &json!({"s": "GITHUB"})));
     for line in m.lines() {
-        assert!(line.split(" = ").next().unwrap().chars().all(|ch| ch.is_ascii_alphanumeric()), "{line}");
+        assert!(
+            line.split(" = ")
+                .next()
+                .unwrap()
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric()),
+            "{line}"
+        );
     }
     assert_eq!(m.lines().count(), 2);
-    assert_eq!(expect_meta(c.resolve("q", &json!({"s": "nothing-like-this"}))), "No matches for \"nothing-like-this\".");
-    assert_eq!(expect_meta(c.resolve("q", &json!({}))).lines().count(), 3, "empty search lists all");
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({"s": "nothing-like-this"}))),
+        "No matches for \"nothing-like-this\"."
+    );
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({}))).lines().count(),
+        3,
+        "empty search lists all"
+    );
 }
 
 #[test]
 fn search_limit_caps_the_hits() {
-    let c = compress(&tools3(), &Options::new().with_level(Level::Three).with_search_limit(1)).unwrap();
-    assert_eq!(expect_meta(c.resolve("q", &json!({"s": ""}))), "a0 = github_create_issue(owner,repo,title,body?,labels?:string[])");
-    let none = compress(&tools3(), &Options::new().with_level(Level::Three).with_search_limit(0)).unwrap();
-    assert_eq!(expect_meta(none.resolve("q", &json!({"s": "github"}))), "No matches for \"github\".");
+    let c = compress(
+        &tools3(),
+        &Options::new().with_level(Level::Three).with_search_limit(1),
+    )
+    .unwrap();
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({"s": ""}))),
+        "a0 = github_create_issue(owner,repo,title,body?,labels?:string[])"
+    );
+    let none = compress(
+        &tools3(),
+        &Options::new().with_level(Level::Three).with_search_limit(0),
+    )
+    .unwrap();
+    assert_eq!(
+        expect_meta(none.resolve("q", &json!({"s": "github"}))),
+        "No matches for \"github\"."
+    );
 }
 
 #[test]
 fn validation_off_passes_any_arguments() {
-    let c = compress(&tools3(), &Options::new().with_level(Level::Three).with_validate(false)).unwrap();
-    let args = expect_call(c.resolve("t", &json!({"f": "a1", "a": {"bogus": 1}})), "github_search_issues");
+    let c = compress(
+        &tools3(),
+        &Options::new().with_level(Level::Three).with_validate(false),
+    )
+    .unwrap();
+    let args = expect_call(
+        c.resolve("t", &json!({"f": "a1", "a": {"bogus": 1}})),
+        "github_search_issues",
+    );
     assert_eq!(args, json!({"bogus": 1}));
 }
 
 #[test]
 fn an_absent_f_is_an_unknown_code_with_no_suggestion() {
-    assert_eq!(expect_error(l3().resolve("t", &json!({}))), "No map code \"\". Search with q(s=…).");
+    assert_eq!(
+        expect_error(l3().resolve("t", &json!({}))),
+        "No map code \"\". Search with q(s=…)."
+    );
 }
