@@ -8,7 +8,9 @@
     missing_docs,
     clippy::unwrap_used,
     clippy::expect_used,
-    reason = "bench harness"
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "bench harness fails loudly"
 )]
 
 use std::hint::black_box;

@@ -12,6 +12,7 @@ mod determinism;
 mod goldens;
 mod levels;
 mod lookalike;
+mod properties;
 mod recommend;
 mod resolve;
 mod selection;
