@@ -262,13 +262,23 @@ impl ToolNamespace {
     /// assert_eq!(ToolNamespace::split("gdrive.sheets_append"), ToolNamespace::new("gdrive", "sheets_append"));
     /// assert_eq!(ToolNamespace::split("ping"), ToolNamespace::new("ping", "ping"));
     /// ```
+    ///
+    /// A split that would leave an empty part (`_private`, `trailing_`) keeps the whole
+    /// name as namespace and operation instead: a valid tool name never fails the default
+    /// split (the reference refused such names).
+    ///
+    /// ```
+    /// # use chef_compress::ToolNamespace;
+    /// assert_eq!(ToolNamespace::split("_private"), ToolNamespace::new("_private", "_private"));
+    /// assert_eq!(ToolNamespace::split("trailing_"), ToolNamespace::new("trailing_", "trailing_"));
+    /// ```
     pub fn split(name: &str) -> Self {
         match name.find(['_', '.']) {
-            Some(i) => Self::new(
+            Some(i) if i > 0 && i + 1 < name.len() => Self::new(
                 name.get(..i).unwrap_or_default(),
                 name.get(i + 1..).unwrap_or_default(),
             ),
-            None => Self::new(name, name),
+            _ => Self::new(name, name),
         }
     }
 }

@@ -135,15 +135,31 @@ impl ResolveError {
 
 /// Reads an argument bag: an object as itself, a string holding a JSON object as that
 /// object, anything else (other JSON, garbage text, arrays, null) as `{}`.
-fn as_object(value: Option<&Value>) -> Cow<'_, Map<String, Value>> {
+///
+/// The result is always a `Value::Object`; borrowing the model's own value keeps the
+/// canonical path free of copies until the validated call is returned.
+fn as_object(value: Option<&Value>) -> Cow<'_, Value> {
     match value {
-        Some(Value::Object(map)) => Cow::Borrowed(map),
+        Some(object @ Value::Object(_)) => Cow::Borrowed(object),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(map)) => Cow::Owned(map),
-            _ => Cow::Owned(Map::new()),
+            Ok(object @ Value::Object(_)) => Cow::Owned(object),
+            _ => Cow::Owned(empty()),
         },
-        _ => Cow::Owned(Map::new()),
+        _ => Cow::Owned(empty()),
     }
+}
+
+fn empty() -> Value {
+    Value::Object(Map::new())
+}
+
+/// The keys of an argument object (empty for a non-object, which `as_object` never gives).
+fn map(value: &Value) -> Option<&Map<String, Value>> {
+    value.as_object()
+}
+
+fn is_empty(value: &Value) -> bool {
+    map(value).is_none_or(Map::is_empty)
 }
 
 /// A JSON value as the model would read it in a message: strings bare, others as JSON.
@@ -156,11 +172,15 @@ fn as_text(value: Option<&Value>) -> Cow<'_, str> {
 }
 
 /// The bag without the dispatcher's own keys `f` and `a`.
-fn flat_args(args: &Map<String, Value>) -> Map<String, Value> {
-    args.iter()
-        .filter(|(k, _)| *k != "f" && *k != "a")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
+fn flat_args(args: &Value) -> Value {
+    Value::Object(
+        map(args)
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != "f" && *k != "a")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
 }
 
 impl Compressed {
@@ -176,8 +196,7 @@ impl Compressed {
         }
     }
 
-    fn call(&self, entry: &Entry, args: Cow<'_, Map<String, Value>>) -> Resolution {
-        let args = Value::Object(args.into_owned());
+    fn call(&self, entry: &Entry, args: Cow<'_, Value>) -> Resolution {
         if self.validate
             && let Err(e) = entry.validator.validate(&args)
         {
@@ -185,7 +204,7 @@ impl Compressed {
         }
         Resolution::Call {
             name: entry.name.clone(),
-            args,
+            args: args.into_owned(),
         }
     }
 
@@ -251,7 +270,7 @@ impl Compressed {
         {
             let inner_name = f.clone();
             let nested = as_object(args.get("a"));
-            let inner = if nested.is_empty() {
+            let inner = if is_empty(&nested) {
                 Cow::Owned(flat_args(&args))
             } else {
                 Cow::Owned(nested.into_owned())
@@ -295,21 +314,16 @@ impl Compressed {
 
         // (D) the argument bag: nested under `a` if non-empty, else the flat keys.
         let nested = as_object(args.get("a"));
-        let bag = if args.contains_key("a") && !nested.is_empty() {
+        let bag = if args.get("a").is_some() && !is_empty(&nested) {
             nested
         } else {
-            let flat = flat_args(&args);
-            if flat.is_empty() {
-                Cow::Owned(Map::new())
-            } else {
-                Cow::Owned(flat)
-            }
+            Cow::Owned(flat_args(&args))
         };
         self.call(entry, bag)
     }
 
-    fn answer_lookup(&self, args: &Map<String, Value>) -> Resolution {
-        if args.contains_key("c") {
+    fn answer_lookup(&self, args: &Value) -> Resolution {
+        if args.get("c").is_some() {
             let c = as_text(args.get("c"));
             return match self.lookup(&c) {
                 Some(e) => Resolution::Meta {

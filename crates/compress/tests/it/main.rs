@@ -17,6 +17,8 @@ mod recommend;
 mod resolve;
 mod selection;
 mod stats;
+mod validation;
+mod wild;
 
 use std::path::PathBuf;
 
