@@ -38,6 +38,20 @@ pub(crate) enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// The tools cannot be compressed (a schema refused, level 4 without a map, …).
+    #[error("{}: {source}", path.display())]
+    Compress {
+        path: PathBuf,
+        #[source]
+        source: chef_compress::CompressError,
+    },
+    /// A line of a calls file is unusable.
+    #[error("{}: line {line}: {problem}", path.display())]
+    Calls {
+        path: PathBuf,
+        line: usize,
+        problem: String,
+    },
     /// The token tables failed to load (a build defect, not an input problem).
     #[error("the o200k_base token tables failed to load")]
     Tokenizer,
@@ -55,6 +69,8 @@ impl CliError {
         match self {
             Self::Read { .. }
             | Self::Tools { .. }
+            | Self::Compress { .. }
+            | Self::Calls { .. }
             | Self::Usage(_)
             | Self::McpServersFailed { .. } => 2,
             Self::Tokenizer

@@ -7,8 +7,11 @@
     reason = "test helpers fail loudly"
 )]
 
+mod compress;
 mod inspect;
 mod mcp;
+mod recommend;
+mod resolve;
 
 use std::{
     path::PathBuf,
