@@ -28,6 +28,9 @@ pub(crate) enum CliError {
     /// The combined MCP catalogue does not load back (a defect in chef, not in a server).
     #[error("the combined MCP tool catalogue is invalid: {0}")]
     Catalogue(#[source] chef_ir::LoadError),
+    /// The combined MCP catalogue cannot be compressed (a server's schema is refused).
+    #[error("the combined MCP tool catalogue cannot be compressed: {0}")]
+    McpCompress(#[source] chef_compress::CompressError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(#[source] std::io::Error),
@@ -72,7 +75,8 @@ impl CliError {
             | Self::Compress { .. }
             | Self::Calls { .. }
             | Self::Usage(_)
-            | Self::McpServersFailed { .. } => 2,
+            | Self::McpServersFailed { .. }
+            | Self::McpCompress(_) => 2,
             Self::Tokenizer
             | Self::Write(_)
             | Self::BrokenPipe

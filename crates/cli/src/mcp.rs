@@ -6,13 +6,17 @@
 //!
 //! # Format
 //!
-//! One JSON object on stdout: one entry per server in the order given, then the fields of
-//! `chef tools inspect` measured over the combined tool list as compact MCP JSON:
+//! One JSON object on stdout: one entry per server in the order given; the fields of
+//! `chef tools inspect` measured over the combined tool list as compact MCP JSON;
+//! chef-compress's `recommend_level` advice for the combined catalogue; and its size at
+//! levels 0 to 3 (wire tools plus system preamble; tokens with `--tokens`):
 //!
 //! ```json
 //! {"servers":[{"name":"files","command":"python3 files.py","status":"ok","server":{"name":"files-mcp","version":"1.2.0"},"tools":3},
 //!             {"name":"git","command":"git-mcp","status":"failed","error":"no answer within 10s during the MCP handshake"}],
-//!  "tools":3,"shapes":{"mcp":3},"chars":812,"bytes":812,"o200k_tokens":201}
+//!  "tools":3,"shapes":{"mcp":3},"chars":812,"bytes":812,"o200k_tokens":201,
+//!  "recommend":{"level":1,"reason":"…","tool_count":3,…},
+//!  "levels":[{"level":0,"chars":790,"saved_pct":0.0,"o200k_tokens":196},{"level":1,"chars":402,"saved_pct":49.1,"o200k_tokens":110},…]}
 //! ```
 //!
 //! A failed server also gets one line on stderr naming it. `--out` writes the combined
@@ -44,6 +48,7 @@ use std::{
     time::Duration,
 };
 
+use chef_compress::{Level, Options};
 use chef_ir::LoadError;
 use rmcp::{
     ServiceError, ServiceExt,
@@ -73,9 +78,10 @@ server. Every server gets --timeout seconds to start, answer the MCP handshake a
 all its tools; one that fails to start, hangs or lists malformed tools is named on stderr
 and the others still report.
 
-Prints one JSON object: per-server status, then tools, shapes, chars, bytes (and
-o200k_tokens with --tokens) for the combined catalogue. --out FILE writes that catalogue
-as MCP tools/list JSON for the other chef commands.
+Prints one JSON object: per-server status; tools, shapes, chars, bytes (and o200k_tokens
+with --tokens) for the combined catalogue; the recommended compression level for it; and
+its size at levels 0 to 3. --out FILE writes that catalogue as MCP tools/list JSON for the
+other chef commands.
 
 Exit status: 0 if every server answered, 2 if any failed or on a usage error, 1 if chef
 itself failed.";
@@ -280,6 +286,46 @@ struct Report {
     servers: Vec<ServerReport>,
     #[serde(flatten)]
     stats: CatalogueStats,
+    recommend: chef_compress::Recommendation,
+    levels: Vec<LevelSize>,
+}
+
+/// The combined catalogue's size at one compression level (chef-compress's stats).
+#[derive(Debug, Serialize)]
+struct LevelSize {
+    level: u8,
+    /// Wire tools plus system preamble, as compact JSON, in Unicode scalar values.
+    chars: usize,
+    /// Saving against the uncompressed tools, percent.
+    saved_pct: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    o200k_tokens: Option<usize>,
+}
+
+/// The levels reported: 0 to 3 (level 4 needs a compiled map, which chef-compress refuses).
+const LEVELS: [Level; 4] = [Level::Zero, Level::One, Level::Two, Level::Three];
+
+fn compression(
+    tools: &[chef_ir::ToolDefinition],
+    tokens: bool,
+) -> Result<(chef_compress::Recommendation, Vec<LevelSize>), CliError> {
+    let recommend = chef_compress::recommend_level(tools).map_err(CliError::McpCompress)?;
+    let levels = LEVELS
+        .into_iter()
+        .map(|level| {
+            let options = Options::new().with_level(level).with_token_counts(tokens);
+            let compressed =
+                chef_compress::compress(tools, &options).map_err(CliError::McpCompress)?;
+            let stats = compressed.stats();
+            Ok(LevelSize {
+                level: level.as_u8(),
+                chars: stats.compressed_chars,
+                saved_pct: stats.saved_pct,
+                o200k_tokens: stats.compressed_tokens,
+            })
+        })
+        .collect::<Result<_, CliError>>()?;
+    Ok((recommend, levels))
 }
 
 #[derive(Debug, Serialize)]
@@ -379,7 +425,13 @@ pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
         document.insert("tools".to_owned(), tool_list);
         write_atomically(path, &Value::Object(document))?;
     }
-    output::json_line(&Report { servers, stats })?;
+    let (recommend, levels) = compression(&loaded.tools, args.tokens)?;
+    output::json_line(&Report {
+        servers,
+        stats,
+        recommend,
+        levels,
+    })?;
 
     for (name, failure) in &failed {
         eprintln!("chef: mcp server {name:?}: {failure}");

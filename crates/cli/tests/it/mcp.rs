@@ -83,6 +83,25 @@ fn two_servers_are_combined_namespaced_and_written_for_the_other_commands() {
     assert_eq!(report["shapes"], json!({"mcp": 7}));
     assert!(report["chars"].as_u64().unwrap() > 300);
     assert!(report.get("o200k_tokens").is_none());
+    // chef-compress's advice and sizes for the combined catalogue.
+    assert_eq!(report["recommend"]["tool_count"], 7);
+    assert_eq!(report["recommend"]["namespace_count"], 2);
+    assert!(
+        [0, 1, 3].contains(&report["recommend"]["level"].as_u64().unwrap()),
+        "{report}"
+    );
+    let levels = report["levels"].as_array().unwrap();
+    assert_eq!(
+        levels
+            .iter()
+            .map(|l| l["level"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [0, 1, 2, 3]
+    );
+    assert!(levels.iter().all(|l| l["chars"].as_u64().unwrap() > 0));
+    assert!(levels.iter().all(|l| l.get("o200k_tokens").is_none()));
+    // Level 3 replaces seven tools by a dispatcher and a map: smaller than passthrough.
+    assert!(levels[3]["chars"].as_u64() < levels[0]["chars"].as_u64());
 
     let text = std::fs::read_to_string(&out_file).unwrap();
     let document: Value = serde_json::from_str(&text).unwrap();
@@ -146,6 +165,9 @@ fn tokens_and_prefix_format_are_honoured() {
     assert_eq!(report["tools"], 3);
     let tokens = report["o200k_tokens"].as_u64().unwrap();
     assert!((20..2_000).contains(&tokens), "{tokens}");
+    for level in report["levels"].as_array().unwrap() {
+        assert!(level["o200k_tokens"].as_u64().unwrap() > 0, "{level}");
+    }
 
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("t.json");
@@ -262,6 +284,7 @@ fn a_server_that_prints_garbage_is_named() {
     assert_eq!(code, Some(2));
     assert_eq!(report["servers"][0]["status"], "failed");
     assert_eq!(report["tools"], 0);
+    assert_eq!(report["recommend"]["tool_count"], 0);
     assert!(err.contains("mcp server \"noise\""), "{err}");
 }
 
