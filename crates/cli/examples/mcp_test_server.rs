@@ -14,6 +14,7 @@
 //!
 //! - `--set files|git`: which handful of tools to serve (annotated with MCP hints).
 //! - `--page-size N`: answer `tools/list` N tools per page (exercises pagination).
+//! - `--loop-cursor`: send the same `nextCursor` on every page (pages that never end).
 //! - `--malformed`: skip rmcp and answer by hand, with a `tools/list` result whose tools
 //!   are not MCP tools (one has no name, one's schema is a string).
 //! - `--crash MESSAGE`: print MESSAGE on stderr and exit 3 before speaking MCP.
@@ -44,6 +45,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 struct TestServer {
     tools: Vec<Tool>,
     page_size: usize,
+    loop_cursor: bool,
 }
 
 fn tool(name: &'static str, description: &'static str, properties: Value) -> Tool {
@@ -129,7 +131,9 @@ impl ServerHandler for TestServer {
         let mut result = ListToolsResult::with_all_items(
             self.tools.get(start..end).unwrap_or_default().to_vec(),
         );
-        if end < self.tools.len() {
+        if self.loop_cursor {
+            result.next_cursor = Some(Cursor::from("0"));
+        } else if end < self.tools.len() {
             result.next_cursor = Some(Cursor::from(end.to_string()));
         }
         Ok(result)
@@ -185,6 +189,7 @@ async fn serve_malformed() {
 async fn main() {
     let mut set = String::from("files");
     let mut page_size = usize::MAX;
+    let mut loop_cursor = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -196,6 +201,7 @@ async fn main() {
                     .filter(|n| *n > 0)
                     .expect("--page-size N (N > 0)");
             }
+            "--loop-cursor" => loop_cursor = true,
             "--malformed" => return serve_malformed().await,
             "--crash" => {
                 eprintln!("{}", args.next().unwrap_or_default());
@@ -207,6 +213,7 @@ async fn main() {
     let server = TestServer {
         tools: tool_set(&set),
         page_size,
+        loop_cursor,
     };
     let running = server
         .serve(rmcp::transport::stdio())

@@ -52,7 +52,7 @@ use chef_compress::{Level, Options};
 use chef_ir::LoadError;
 use rmcp::{
     ServiceError, ServiceExt,
-    model::{ClientCapabilities, ClientConfig, Implementation, Tool},
+    model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool},
     service::ClientInitializeError,
 };
 use serde::Serialize;
@@ -575,7 +575,7 @@ async fn inspect_server(spec: &ServerSpec, timeout: Duration) -> Result<Listed, 
 /// How much of a server's stderr is kept for the error message.
 const STDERR_TAIL: usize = 4096;
 /// How long a server gets to exit after its stdin closes, and its stderr to drain.
-const GRACE: Duration = Duration::from_millis(500);
+const GRACE: Duration = Duration::from_secs(1);
 /// The longest rmcp error text quoted in a message.
 const MESSAGE_LIMIT: usize = 300;
 
@@ -593,17 +593,40 @@ async fn list_tools(
             })?;
     stage.store(Stage::ListTools as u8, Ordering::Relaxed);
     let server = client.peer_info().and_then(|info| info.server_info.clone());
-    let tools = client
-        .list_all_tools()
-        .await
-        .map_err(|e| ServerError::ListTools {
-            message: match e {
-                // rmcp could not read the result as a tool list.
-                ServiceError::UnexpectedResponse => "the reply is not an MCP tool list".to_owned(),
-                ServiceError::TransportClosed => "the server closed the connection".to_owned(),
-                other => clip(&other.to_string()),
-            },
-        })?;
+    // Follow `nextCursor` page by page; a cursor seen before means the pages loop.
+    let mut tools = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cursor = None;
+    loop {
+        let page = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(cursor.clone()),
+            ))
+            .await
+            .map_err(|e| ServerError::ListTools {
+                message: match e {
+                    // rmcp could not read the result as a tool list.
+                    ServiceError::UnexpectedResponse => {
+                        "the reply is not an MCP tool list".to_owned()
+                    }
+                    ServiceError::TransportClosed => "the server closed the connection".to_owned(),
+                    other => clip(&other.to_string()),
+                },
+            })?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => break,
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(ServerError::ListTools {
+                    message: format!(
+                        "the server sent nextCursor {:?} twice: its pages loop",
+                        clip(&next)
+                    ),
+                });
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
     let _ = client.cancel().await;
     Ok(Listed { server, tools })
 }

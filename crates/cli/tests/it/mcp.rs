@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 
 use crate::{chef, stderr, stdout};
 
-/// The MCP test server example. `cargo test` builds a package's examples alongside its
-/// tests, next to the `chef` binary.
+/// The MCP test server example. `cargo test` builds a package's examples next to its
+/// binaries, but not when given a test-name filter: then an edited example is not rebuilt,
+/// which this catches rather than testing a stale server.
 fn test_server() -> String {
     let chef = PathBuf::from(env!("CARGO_BIN_EXE_chef"));
     let path = chef
@@ -16,9 +17,15 @@ fn test_server() -> String {
         .unwrap()
         .join("examples")
         .join(format!("mcp_test_server{}", std::env::consts::EXE_SUFFIX));
+    let rebuild = "run `cargo build -p chef-cli --example mcp_test_server`, or `cargo test -p chef-cli` without a filter";
+    let built = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|e| panic!("{}: {e}: {rebuild}", path.display()));
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/mcp_test_server.rs");
+    let edited = std::fs::metadata(&source).unwrap().modified().unwrap();
     assert!(
-        path.exists(),
-        "{} is missing: run `cargo build -p chef-cli --example mcp_test_server` (plain `cargo test -p chef-cli` builds it)",
+        built >= edited,
+        "{} is older than its source: {rebuild}",
         path.display()
     );
     let path = path.to_str().unwrap();
@@ -271,6 +278,17 @@ fn a_malformed_tool_list_is_named() {
     assert_eq!(servers[1]["status"], "ok");
     assert_eq!(report["tools"], 4);
     assert!(err.contains("mcp server \"broken\""), "{err}");
+}
+
+#[test]
+fn pages_that_loop_are_named_instead_of_listed_forever() {
+    let (code, report, err) = inspect(&[server("loops", "--set git --page-size 1 --loop-cursor")]);
+    assert_eq!(code, Some(2));
+    assert_eq!(
+        report["servers"][0]["error"],
+        "tools/list failed: the server sent nextCursor \"0\" twice: its pages loop"
+    );
+    assert!(err.contains("mcp server \"loops\""), "{err}");
 }
 
 #[test]
