@@ -27,6 +27,42 @@ pub(crate) enum CliError {
         line: usize,
         problem: String,
     },
+    /// A flag value is unusable in a way clap cannot check alone.
+    #[error("{0}")]
+    Usage(String),
+    /// Some MCP servers gave no usable tool list (each is named on stderr).
+    #[error("{} of {total} MCP servers failed: {}", failed.len(), failed.join(", "))]
+    McpServersFailed { failed: Vec<String>, total: usize },
+    /// The combined MCP catalogue does not load back (a defect in chef, not in a server).
+    #[error("the combined MCP tool catalogue is invalid: {0}")]
+    Catalogue(#[source] chef_ir::LoadError),
+    /// The combined MCP catalogue cannot be compressed (a server's schema is refused).
+    #[error("the combined MCP tool catalogue cannot be compressed: {0}")]
+    McpCompress(#[source] chef_compress::CompressError),
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// An output file could not be written.
+    #[error("{}: cannot write: {source}", path.display())]
+    WriteFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The tools cannot be compressed (a schema refused, level 4 without a map, …).
+    #[error("{}: {source}", path.display())]
+    Compress {
+        path: PathBuf,
+        #[source]
+        source: chef_compress::CompressError,
+    },
+    /// A line of a calls file is unusable.
+    #[error("{}: line {line}: {problem}", path.display())]
+    Calls {
+        path: PathBuf,
+        line: usize,
+        problem: String,
+    },
     /// The token tables failed to load (a build defect, not an input problem).
     #[error("the o200k_base token tables failed to load")]
     Tokenizer,
@@ -42,8 +78,20 @@ impl CliError {
     /// 2 for bad input, 1 for failures of chef itself or the environment.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            Self::Read { .. } | Self::Tools { .. } | Self::Queries { .. } => 2,
-            Self::Tokenizer | Self::Write(_) | Self::BrokenPipe => 1,
+            Self::Read { .. }
+            | Self::Tools { .. }
+            | Self::Queries { .. }
+            | Self::Compress { .. }
+            | Self::Calls { .. }
+            | Self::Usage(_)
+            | Self::McpServersFailed { .. }
+            | Self::McpCompress(_) => 2,
+            Self::Tokenizer
+            | Self::Write(_)
+            | Self::BrokenPipe
+            | Self::Catalogue(_)
+            | Self::Runtime(_)
+            | Self::WriteFile { .. } => 1,
         }
     }
 }

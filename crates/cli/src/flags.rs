@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use chef_compress::{Level, MapStyle, Objective};
 use clap::{Args, Parser, Subcommand};
 
 /// chef: a context-engineering runtime for LLM agents.
@@ -24,6 +25,17 @@ pub(crate) enum Command {
     },
     /// Rank a catalogue's tools for each request in a JSON Lines file.
     Search(SearchArgs),
+    /// Work with live MCP servers.
+    Mcp {
+        #[command(subcommand)]
+        command: McpCommand,
+    },
+    /// Compress a tool catalogue: wire tools, system preamble, stats and codes as JSON.
+    Compress(CompressArgs),
+    /// Advise a compression level (0, 1 or 3) for a tool catalogue.
+    Recommend(RecommendArgs),
+    /// Resolve model tool calls (JSON lines) against a compressed catalogue.
+    Resolve(ResolveArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -51,4 +63,100 @@ pub(crate) struct SearchArgs {
     /// How many tools to list per request, best first.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) top: u16,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Start MCP servers over stdio, list their tools, and report the combined catalogue.
+    #[command(long_about = crate::mcp::LONG_ABOUT)]
+    Inspect(McpInspectArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpInspectArgs {
+    /// A server to start: NAME=COMMAND. Repeat once per server. NAME (letters, digits,
+    /// `-`) prefixes its tools; COMMAND is split into words like a POSIX shell does
+    /// (quotes and backslashes; no variables, globs or pipes) and run directly.
+    #[arg(long = "server", value_name = "NAME=COMMAND", required = true, value_parser = crate::mcp::parse_server)]
+    pub(crate) servers: Vec<crate::mcp::ServerSpec>,
+    /// How tools are named in the combined catalogue; `{server}` and `{tool}` are replaced.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "{server}_{tool}",
+        conflicts_with = "no_prefix"
+    )]
+    pub(crate) prefix_format: String,
+    /// Keep each tool's own name (same as --prefix-format '{tool}').
+    #[arg(long)]
+    pub(crate) no_prefix: bool,
+    /// Seconds each server gets to start, answer the MCP handshake and list every tool.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = crate::mcp::parse_timeout)]
+    pub(crate) timeout: std::time::Duration,
+    /// Also count o200k_base tokens (offline estimate).
+    #[arg(long)]
+    pub(crate) tokens: bool,
+    /// Write the combined catalogue here as MCP `tools/list` JSON (`{"tools":[...]}`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompressArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    pub(crate) tools: PathBuf,
+    #[command(flatten)]
+    pub(crate) compression: CompressionFlags,
+    /// Exact model id: picks the measured map style for it (see --objective).
+    #[arg(long, value_name = "ID")]
+    pub(crate) model: Option<String>,
+    /// What a model-specific style pick optimises.
+    #[arg(long, value_name = "occupancy|cost", value_parser = parse_objective)]
+    pub(crate) objective: Option<Objective>,
+    /// Also report o200k_base token counts of the original and compressed payload.
+    #[arg(long)]
+    pub(crate) tokens: bool,
+}
+
+/// Level and map style, shared by `compress` and `resolve`.
+#[derive(Debug, Args)]
+pub(crate) struct CompressionFlags {
+    /// Compression level.
+    #[arg(long, value_name = "0|1|2|3", default_value = "1", value_parser = parse_level)]
+    pub(crate) level: Level,
+    /// Level-3 map style.
+    #[arg(long, value_name = "name+required|explicit|signature", value_parser = parse_map_style)]
+    pub(crate) map_style: Option<MapStyle>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RecommendArgs {
+    /// A JSON file of tool definitions.
+    pub(crate) tools: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ResolveArgs {
+    /// A JSON file of tool definitions.
+    pub(crate) tools: PathBuf,
+    #[command(flatten)]
+    pub(crate) compression: CompressionFlags,
+    /// JSON lines, one call each: {"name": ..., "arguments": <object or JSON string>}.
+    #[arg(long, value_name = "CALLS.jsonl")]
+    pub(crate) calls: PathBuf,
+}
+
+fn parse_level(s: &str) -> Result<Level, String> {
+    s.parse()
+        .map_err(|e: chef_compress::UnsupportedLevel| e.to_string())
+}
+
+fn parse_map_style(s: &str) -> Result<MapStyle, String> {
+    s.parse()
+        .map_err(|e: chef_compress::UnsupportedMapStyle| e.to_string())
+}
+
+fn parse_objective(s: &str) -> Result<Objective, String> {
+    s.parse()
+        .map_err(|e: chef_compress::UnsupportedObjective| e.to_string())
 }

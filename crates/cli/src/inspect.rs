@@ -12,6 +12,7 @@
 //! today, in the shapes the file uses); `chars` counts Unicode scalar values.
 //! `o200k_tokens` appears only with `--tokens`.
 
+use chef_ir::LoadedTools;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -20,12 +21,46 @@ use crate::{error::CliError, flags::InspectArgs, output};
 #[derive(Debug, Serialize)]
 struct Report {
     file: String,
+    #[serde(flatten)]
+    stats: CatalogueStats,
+}
+
+/// What a tool catalogue costs as sent: the fields every inspect report shares.
+#[derive(Debug, Serialize)]
+pub(crate) struct CatalogueStats {
     tools: usize,
     shapes: Map<String, Value>,
     chars: usize,
     bytes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     o200k_tokens: Option<usize>,
+}
+
+impl CatalogueStats {
+    /// Measures `wire`, the tool list as compact JSON, holding the tools in `loaded`.
+    pub(crate) fn measure(
+        loaded: &LoadedTools,
+        wire: &str,
+        tokens: bool,
+    ) -> Result<Self, CliError> {
+        let o200k_tokens = if tokens {
+            Some(chef_compress::tokens::count_o200k(wire).ok_or(CliError::Tokenizer)?)
+        } else {
+            None
+        };
+        let shapes = loaded
+            .shape_counts()
+            .into_iter()
+            .map(|(shape, n)| (shape.as_str().to_owned(), Value::from(n)))
+            .collect();
+        Ok(Self {
+            tools: loaded.tools.len(),
+            shapes,
+            chars: wire.chars().count(),
+            bytes: wire.len(),
+            o200k_tokens,
+        })
+    }
 }
 
 pub(crate) fn run(args: &InspectArgs) -> Result<(), CliError> {
@@ -48,24 +83,8 @@ pub(crate) fn run(args: &InspectArgs) -> Result<(), CliError> {
     };
     let wire = tool_list.to_string();
 
-    let o200k_tokens = if args.tokens {
-        Some(chef_compress::tokens::count_o200k(&wire).ok_or(CliError::Tokenizer)?)
-    } else {
-        None
-    };
-
-    let shapes = loaded
-        .shape_counts()
-        .into_iter()
-        .map(|(shape, n)| (shape.as_str().to_owned(), Value::from(n)))
-        .collect();
-
     output::json_line(&Report {
         file: args.file.display().to_string(),
-        tools: loaded.tools.len(),
-        shapes,
-        chars: wire.chars().count(),
-        bytes: wire.len(),
-        o200k_tokens,
+        stats: CatalogueStats::measure(&loaded, &wire, args.tokens)?,
     })
 }

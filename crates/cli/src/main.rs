@@ -1,15 +1,21 @@
-//! The `chef` binary: inspect, compress and search tool catalogues, and run the demo.
+//! The `chef` binary: inspect, compress and search tool catalogues, resolve calls, and run
+//! the demo.
 //!
 //! The binary is thin: [`flags`] parses the command line with clap, each command module
 //! turns flags into library calls, and [`error::CliError`] decides the exit status. Input
 //! problems (a missing file, an unusable tool list) exit with status 2 and one line on
 //! stderr naming the file and the problem; nothing panics.
 
+mod compress;
 mod error;
 mod flags;
 mod inspect;
+mod mcp;
 mod output;
 mod search;
+mod recommend;
+mod resolve;
+mod tools;
 
 use std::process::ExitCode;
 
@@ -17,7 +23,7 @@ use clap::Parser;
 
 use crate::{
     error::CliError,
-    flags::{Command, Flags, ToolsCommand},
+    flags::{Command, Flags, McpCommand, ToolsCommand},
 };
 
 fn main() -> ExitCode {
@@ -38,5 +44,11 @@ fn run(flags: Flags) -> Result<(), CliError> {
             command: ToolsCommand::Inspect(args),
         } => inspect::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Mcp {
+            command: McpCommand::Inspect(args),
+        } => mcp::run(&args),
+        Command::Compress(args) => compress::run(&args),
+        Command::Recommend(args) => recommend::run(&args),
+        Command::Resolve(args) => resolve::run(&args),
     }
 }

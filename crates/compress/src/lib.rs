@@ -1,10 +1,102 @@
-//! Tool-schema compression for chef: levels 0–4, resolving a model's call back to the real
-//! tool with validation against the original schema, level recommendation, statistics and
-//! the catalogue search index.
+//! Tool-schema compression for chef: shrink the tool definitions an agent sends a model,
+//! and translate the model's calls back to real tools with arguments validated against
+//! the original schemas.
 //!
-//! Compression itself lands with the chef-compress issues; this crate currently carries the
-//! token counter shared by the CLI and the statistics.
+//! ```
+//! use chef_compress::{compress, recommend_level, Options, Resolution};
+//! use chef_ir::ToolDefinition;
+//! use serde_json::json;
+//!
+//! let tools = vec![
+//!     ToolDefinition::new("slack_post_message", json!({
+//!         "type": "object",
+//!         "properties": {
+//!             "channel": {"type": "string", "description": "Channel id, e.g. C024BE91L."},
+//!             "text": {"type": "string", "description": "Message text (mrkdwn)."}
+//!         },
+//!         "required": ["channel", "text"]
+//!     }))
+//!     .with_description("Post a message to a Slack channel on behalf of the app."),
+//! ];
+//!
+//! let advice = recommend_level(&tools)?;          // advice only: 0, 1 or 3
+//! let c = compress(&tools, &Options::new().with_level(advice.level))?;
+//! // Send c.tools() and append c.system() to the system prompt; then, per tool call:
+//! match c.resolve("slack_post_message", &json!({"channel": "C1", "text": "hi"})) {
+//!     Resolution::Call { name, args } => assert_eq!((name.as_str(), &args["text"]), ("slack_post_message", &json!("hi"))),
+//!     Resolution::Meta { result, .. } => { /* answer the model with `result` */ }
+//!     Resolution::Error(e) => { /* answer the model with e.message(), flagged as an error */ let _ = e.recoverable(); }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Levels
+//!
+//! | level | wire | the model sees | provider enforces the schema |
+//! |---|---|---|---|
+//! | 0 | tools unchanged | real names | yes |
+//! | 1 (default) | prose stripped, `name(a,b?) — first sentence` descriptions | real names | yes |
+//! | 2 | one `ns(op, args)` tool per namespace plus `describe_op` | namespace + op | no |
+//! | 3 | `t(f, a)` and `q(c, s)` plus a `<toolmap>` of codes in the system prompt | codes | no |
+//! | 4 | level 3 with a compiled map (a later issue; refused with a typed error) | real names | no |
+//!
+//! [`compress`] never changes the level on its own; [`recommend_level`] advises. Below
+//! the provider, arguments are always checked by [`Compressed::resolve`] against the whole
+//! original schema, and failures come back as text written for the model.
+//!
+//! # Determinism
+//!
+//! Tools are sorted by name in a fixed, locale-free order (documented on
+//! [`compress`]'s module), codes and namespaces derive from that order, and every JSON
+//! object keeps its authored key order, so identical tools in any order give identical
+//! bytes on every machine.
+//!
+//! # Features
+//!
+//! - `tokens`: o200k_base token counts ([`tokens::count_o200k`]) and token figures in
+//!   [`Stats`] when asked for with `Options::with_token_counts`.
+
+mod compress;
+mod error;
+mod lookup;
+mod options;
+mod order;
+mod policy;
+mod recommend;
+mod render;
+mod resolve;
+mod stats;
+mod text;
+#[path = "validate_stub.rs"]
+pub mod validate;
+pub use validate::similarity;
 
 pub mod search;
 #[cfg(feature = "tokens")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokens")))]
 pub mod tokens;
+
+pub use crate::{
+    compress::{Compressed, EncodedCall, compress},
+    error::{CodeError, CompressError},
+    options::{
+        AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,
+        UnsupportedMapStyle, UnsupportedObjective,
+    },
+    policy::{
+        BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, POLICY, PolicyEntry, StyleSelection,
+        select_map_style, select_map_style_with,
+    },
+    recommend::{Recommendation, recommend_level, recommend_level_with},
+    render::{first_sentence, flatten_schema, signature_line},
+    resolve::{Resolution, ResolveError},
+    stats::Stats,
+};
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<Compressed>();
+    assert_send_sync::<Options>();
+    assert_send_sync::<CompressError>();
+    assert_send_sync::<ResolveError>();
+};

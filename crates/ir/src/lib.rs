@@ -31,6 +31,15 @@
 //! OpenAI Responses, Gemini, bare) and auto-detects the shape of each entry; see
 //! [`ToolShape`].
 //!
+//! # Interop with Rust agent stacks
+//!
+//! Optional, versioned Cargo features convert chef's types to and from the types other
+//! Rust crates use; see [`interop`]:
+//!
+//! - `rmcp3`: rmcp 3.x model types (`Tool`, `ToolAnnotations`, `CallToolRequestParams`).
+//! - `async_openai043`: async-openai 0.43 chat-completions and responses tool types
+//!   (types only, no HTTP client).
+//!
 //! # Byte stability
 //!
 //! Every type serialises its fields in declaration order, optional fields are omitted when
@@ -38,6 +47,9 @@
 //! `serde_json/preserve_order`). Identical values therefore always serialise to identical
 //! bytes.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+pub mod interop;
 mod load;
 mod message;
 mod request;

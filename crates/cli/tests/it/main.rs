@@ -7,8 +7,12 @@
     reason = "test helpers fail loudly"
 )]
 
+mod compress;
 mod inspect;
 mod search;
+mod mcp;
+mod recommend;
+mod resolve;
 
 use std::{
     path::PathBuf,

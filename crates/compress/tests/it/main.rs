@@ -1,4 +1,4 @@
-//! Integration tests for chef-compress.
+//! Integration tests for chef-compress: levels, resolve, stats, recommendation, goldens.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -7,13 +7,182 @@
     reason = "test helpers fail loudly"
 )]
 
+mod contract;
+mod determinism;
+mod goldens;
+mod levels;
+mod lookalike;
+mod properties;
+mod recommend;
+mod resolve;
 mod search;
+mod selection;
+mod stats;
+mod validation;
+mod wild;
 
 use std::path::PathBuf;
+
+use chef_compress::{Compressed, Level, Options, Resolution, compress};
+use chef_ir::ToolDefinition;
+use serde_json::{Value, json};
 
 /// A file under the workspace's `tests/fixtures`.
 pub(crate) fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/fixtures")
         .join(name)
+}
+
+/// The 149 real MCP tools, in file order.
+pub(crate) fn real_tools() -> Vec<ToolDefinition> {
+    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
+    chef_ir::load_tools_from_str(&text).unwrap().tools
+}
+
+/// The synthetic 100-tool catalogue, in file order.
+pub(crate) fn synthetic_tools() -> Vec<ToolDefinition> {
+    let text = std::fs::read_to_string(fixture("synthetic-100-tools.json")).unwrap();
+    chef_ir::load_tools_from_str(&text).unwrap().tools
+}
+
+/// A tool from a name, description and schema.
+pub(crate) fn tool(name: &str, description: &str, schema: Value) -> ToolDefinition {
+    ToolDefinition::new(name, schema).with_description(description)
+}
+
+/// The spec's TOOLS3: verbose, with `$schema` and `additionalProperties:false`.
+pub(crate) fn tools3() -> Vec<ToolDefinition> {
+    vec![
+        tool(
+            "github_create_issue",
+            "Create a new issue in a GitHub repository. The issue will be created by the authenticated user.",
+            json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {
+                    "owner": {"type": "string", "description": "Repository owner (user or organisation)."},
+                    "repo": {"type": "string", "description": "Repository name."},
+                    "title": {"type": "string", "description": "Issue title."},
+                    "body": {"type": "string", "description": "Issue body in Markdown."},
+                    "labels": {"type": "array", "items": {"type": "string"}, "description": "Labels to apply."}
+                },
+                "required": ["owner", "repo", "title"],
+                "additionalProperties": false
+            }),
+        ),
+        tool(
+            "github_search_issues",
+            "Search issues and pull requests across all of GitHub using a query string.",
+            json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {
+                    "q": {"type": "string", "description": "Search query using GitHub search syntax."},
+                    "sort": {"type": "string", "enum": ["comments", "created", "updated"], "description": "Sort field."},
+                    "per_page": {"type": "integer", "description": "Results per page (max 100)."}
+                },
+                "required": ["q"],
+                "additionalProperties": false
+            }),
+        ),
+        tool(
+            "slack_post_message",
+            "Post a message to a Slack channel on behalf of the app.",
+            json!({
+                "$schema": "http://json-schema.org/draft-07/schema#",
+                "type": "object",
+                "properties": {
+                    "channel": {"type": "string", "description": "Channel id."},
+                    "text": {"type": "string", "description": "Message text."},
+                    "thread_ts": {"type": "string", "description": "Thread timestamp to reply in."}
+                },
+                "required": ["channel", "text"],
+                "additionalProperties": false
+            }),
+        ),
+    ]
+}
+
+/// `svc_search`: required string `q`, optional typed parameters.
+pub(crate) fn svc_search() -> ToolDefinition {
+    tool(
+        "svc_search",
+        "Search the service.",
+        json!({
+            "type": "object",
+            "properties": {
+                "q": {"type": "string"},
+                "limit": {"type": "integer"},
+                "ratio": {"type": "number"},
+                "flag": {"type": "boolean"},
+                "tags": {"type": "array"},
+                "opts": {"type": "object"},
+                "mode": {"type": "string", "enum": ["FAST", "SLOW"]}
+            },
+            "required": ["q"]
+        }),
+    )
+}
+
+/// Compresses at a level with default options.
+pub(crate) fn at(tools: &[ToolDefinition], level: Level) -> Compressed {
+    compress(tools, &Options::new().with_level(level)).unwrap()
+}
+
+/// The wire output as one string: JSON of the tools, then the preamble.
+pub(crate) fn wire(c: &Compressed) -> String {
+    format!(
+        "{}\n{}",
+        serde_json::to_string(c.tools()).unwrap(),
+        c.system()
+    )
+}
+
+/// Asserts a resolution is a call to `name` and returns its args.
+#[track_caller]
+pub(crate) fn expect_call(r: Resolution, name: &str) -> Value {
+    match r {
+        Resolution::Call { name: got, args } => {
+            assert_eq!(got, name);
+            args
+        }
+        other => panic!("expected a call to {name}, got {other:?}"),
+    }
+}
+
+/// Asserts a resolution is a meta answer and returns its text.
+#[track_caller]
+pub(crate) fn expect_meta(r: Resolution) -> String {
+    match r {
+        Resolution::Meta { result, .. } => result,
+        other => panic!("expected meta, got {other:?}"),
+    }
+}
+
+/// Asserts a resolution is a recoverable error and returns its message.
+#[track_caller]
+pub(crate) fn expect_error(r: Resolution) -> String {
+    match r {
+        Resolution::Error(e) => {
+            assert!(e.recoverable());
+            assert_eq!(e.to_string(), e.message());
+            e.message()
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// A fixed permutation (no randomness: the same "shuffle" on every run).
+pub(crate) fn shuffled<T: Clone>(items: &[T], seed: u64) -> Vec<T> {
+    let mut out = items.to_vec();
+    let mut state = seed | 1;
+    for i in (1..out.len()).rev() {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let j = usize::try_from(state >> 33).unwrap() % (i + 1);
+        out.swap(i, j);
+    }
+    out
 }

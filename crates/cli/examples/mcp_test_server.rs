@@ -1,0 +1,223 @@
+//! A small MCP server over stdio, built with rmcp, that `chef mcp inspect`'s tests start.
+//!
+//! Run with `cargo run -p chef-cli --example mcp_test_server -- --set files` and type
+//! JSON-RPC lines, or let chef start it:
+//!
+//! ```sh
+//! cargo build -p chef-cli --example mcp_test_server
+//! cargo run -p chef-cli -- mcp inspect \
+//!     --server files="target/debug/examples/mcp_test_server --set files" \
+//!     --server git="target/debug/examples/mcp_test_server --set git --page-size 1"
+//! ```
+//!
+//! Flags:
+//!
+//! - `--set files|git`: which handful of tools to serve (annotated with MCP hints).
+//! - `--page-size N`: answer `tools/list` N tools per page (exercises pagination).
+//! - `--loop-cursor`: send the same `nextCursor` on every page (pages that never end).
+//! - `--malformed`: skip rmcp and answer by hand, with a `tools/list` result whose tools
+//!   are not MCP tools (one has no name, one's schema is a string).
+//! - `--crash MESSAGE`: print MESSAGE on stderr and exit 3 before speaking MCP.
+//!
+//! `tools/call` echoes the tool name and arguments back as text.
+#![allow(
+    clippy::expect_used,
+    clippy::unwrap_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "a test server: fails loudly on misuse"
+)]
+
+use std::{borrow::Cow, sync::Arc};
+
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Cursor,
+        Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+        Tool, ToolAnnotations, object,
+    },
+    service::RequestContext,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+struct TestServer {
+    tools: Vec<Tool>,
+    page_size: usize,
+    loop_cursor: bool,
+}
+
+fn tool(name: &'static str, description: &'static str, properties: Value) -> Tool {
+    Tool::new(
+        name,
+        description,
+        Arc::new(object(json!({"type": "object", "properties": properties}))),
+    )
+}
+
+fn tool_set(set: &str) -> Vec<Tool> {
+    match set {
+        "files" => vec![
+            tool(
+                "read_file",
+                "Read a text file.",
+                json!({"path": {"type": "string"}}),
+            )
+            .with_annotations(ToolAnnotations::with_title("Read file").read_only(true)),
+            tool(
+                "write_file",
+                "Write a text file, replacing it.",
+                json!({"path": {"type": "string"}, "text": {"type": "string"}}),
+            )
+            .with_annotations(
+                ToolAnnotations::new()
+                    .read_only(false)
+                    .destructive(true)
+                    .idempotent(true),
+            ),
+            tool(
+                "search",
+                "Search file contents.",
+                json!({"query": {"type": "string"}, "limit": {"type": "integer"}}),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(true).open_world(false)),
+        ],
+        "git" => vec![
+            tool("status", "Show the working tree status.", json!({}))
+                .with_annotations(ToolAnnotations::new().read_only(true)),
+            tool(
+                "commit",
+                "Record changes.",
+                json!({"message": {"type": "string"}}),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(false).destructive(false)),
+            tool(
+                "push",
+                "Update the remote.",
+                json!({"force": {"type": "boolean"}}),
+            )
+            .with_annotations(ToolAnnotations::new().destructive(true).open_world(true)),
+            // Same name as a `files` tool: fine once namespaced, a collision without.
+            tool(
+                "search",
+                "Search the commit log.",
+                json!({"query": {"type": "string"}}),
+            )
+            .with_annotations(ToolAnnotations::new().read_only(true)),
+        ],
+        other => panic!("unknown tool set {other:?} (files, git)"),
+    }
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("chef-mcp-test-server", "0.1.0"))
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let start: usize = match request.and_then(|r| r.cursor) {
+            Some(cursor) => cursor
+                .parse()
+                .map_err(|_| ErrorData::invalid_params("bad cursor", None))?,
+            None => 0,
+        };
+        let end = (start + self.page_size).min(self.tools.len());
+        let mut result = ListToolsResult::with_all_items(
+            self.tools.get(start..end).unwrap_or_default().to_vec(),
+        );
+        if self.loop_cursor {
+            result.next_cursor = Some(Cursor::from("0"));
+        } else if end < self.tools.len() {
+            result.next_cursor = Some(Cursor::from(end.to_string()));
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name: Cow<'_, str> = request.name;
+        if !self.tools.iter().any(|t| t.name == name) {
+            return Err(ErrorData::invalid_params(format!("no tool {name}"), None));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!("{name} {arguments}"))]).into())
+    }
+}
+
+/// Answers by hand: a valid handshake, then a `tools/list` that is not a tool list.
+async fn serve_malformed() {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut stdout = tokio::io::stdout();
+    while let Some(line) = lines.next_line().await.expect("stdin") {
+        let message: Value = serde_json::from_str(&line).expect("json-rpc line");
+        let Some(id) = message.get("id").cloned() else {
+            continue; // a notification
+        };
+        let result = match message["method"].as_str() {
+            Some("initialize") => json!({
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "malformed", "version": "0"}
+            }),
+            Some("tools/list") => json!({
+                "tools": [
+                    {"name": "fine", "inputSchema": {"type": "object"}},
+                    {"description": "no name here", "inputSchema": "not a schema"}
+                ]
+            }),
+            _ => json!({}),
+        };
+        let reply = json!({"jsonrpc": "2.0", "id": id, "result": result});
+        stdout
+            .write_all(format!("{reply}\n").as_bytes())
+            .await
+            .expect("stdout");
+        stdout.flush().await.expect("stdout");
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let mut set = String::from("files");
+    let mut page_size = usize::MAX;
+    let mut loop_cursor = false;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--set" => set = args.next().expect("--set NAME"),
+            "--page-size" => {
+                page_size = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|n| *n > 0)
+                    .expect("--page-size N (N > 0)");
+            }
+            "--loop-cursor" => loop_cursor = true,
+            "--malformed" => return serve_malformed().await,
+            "--crash" => {
+                eprintln!("{}", args.next().unwrap_or_default());
+                std::process::exit(3);
+            }
+            other => panic!("unknown flag {other:?}"),
+        }
+    }
+    let server = TestServer {
+        tools: tool_set(&set),
+        page_size,
+        loop_cursor,
+    };
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .expect("MCP handshake");
+    running.waiting().await.expect("server loop");
+}

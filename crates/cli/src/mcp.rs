@@ -1,0 +1,751 @@
+//! `chef mcp inspect --server NAME=COMMAND ... [--timeout S] [--prefix-format F | --no-prefix] [--tokens] [--out FILE]`.
+//!
+//! Starts every server at once, each as a child process speaking MCP over its stdin and
+//! stdout (rmcp's client), lists all its tools (following `nextCursor` pages), renames each
+//! tool with the prefix format, and reports the combined catalogue.
+//!
+//! # Format
+//!
+//! One JSON object on stdout: one entry per server in the order given; the fields of
+//! `chef tools inspect` measured over the combined tool list as compact MCP JSON;
+//! chef-compress's `recommend_level` advice for the combined catalogue; and its size at
+//! levels 0 to 3 (wire tools plus system preamble; tokens with `--tokens`):
+//!
+//! ```json
+//! {"servers":[{"name":"files","command":"python3 files.py","status":"ok","server":{"name":"files-mcp","version":"1.2.0"},"tools":3},
+//!             {"name":"git","command":"git-mcp","status":"failed","error":"no answer within 10s during the MCP handshake"}],
+//!  "tools":3,"shapes":{"mcp":3},"chars":812,"bytes":812,"o200k_tokens":201,
+//!  "recommend":{"level":1,"reason":"…","tool_count":3,…},
+//!  "levels":[{"level":0,"chars":790,"saved_pct":0.0,"o200k_tokens":196},{"level":1,"chars":402,"saved_pct":49.1,"o200k_tokens":110},…]}
+//! ```
+//!
+//! A failed server also gets one line on stderr naming it. `--out` writes the combined
+//! catalogue of the servers that answered, as `{"tools":[...]}`, atomically.
+//!
+//! # Exit status
+//!
+//! 0 when every server answered with a usable tool list; 2 when any failed (the report and
+//! `--out` still cover the others); 2 for usage errors; 1 when chef itself fails (the
+//! output file cannot be written, the token tables fail to load).
+//!
+//! # Why chef owns the child process
+//!
+//! rmcp's client runs over the child's pipes (`transport-async-rw`) rather than rmcp's
+//! child-process transport so that chef holds the process: a server that hangs past the
+//! timeout is killed and reaped before chef exits (rmcp's transport kills on drop from a
+//! spawned task, which a runtime shutting down may never run), and the tail of its stderr
+//! is kept for the error message.
+
+use std::{
+    collections::{HashMap, HashSet},
+    fmt,
+    path::Path,
+    process::{ExitStatus, Stdio},
+    sync::{
+        Arc,
+        atomic::{AtomicU8, Ordering},
+    },
+    time::Duration,
+};
+
+use chef_compress::{Level, Options};
+use chef_ir::LoadError;
+use rmcp::{
+    ServiceError, ServiceExt,
+    model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool},
+    service::ClientInitializeError,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::{io::AsyncReadExt, process::Command, sync::Mutex};
+
+use crate::{error::CliError, flags::McpInspectArgs, inspect::CatalogueStats, output};
+
+/// `--help` text for `chef mcp inspect`.
+pub(crate) const LONG_ABOUT: &str = "\
+Start MCP servers over stdio, list their tools, and report the combined catalogue.
+
+Each --server NAME=COMMAND starts one server. COMMAND is split into words like a POSIX
+shell does (quotes and backslashes; no variables, globs or pipes) and run directly, so
+quote it whole:
+
+    chef mcp inspect --server files='python3 files_server.py --root .' \\
+                     --server git='uvx mcp-server-git' --out tools.json
+
+Tools are renamed `{server}_{tool}` (change with --prefix-format, or keep their own names
+with --no-prefix); two tools that end up with the same name are an error for the second
+server. Every server gets --timeout seconds to start, answer the MCP handshake and list
+all its tools; one that fails to start, hangs or lists malformed tools is named on stderr
+and the others still report.
+
+Prints one JSON object: per-server status; tools, shapes, chars, bytes (and o200k_tokens
+with --tokens) for the combined catalogue; the recommended compression level for it; and
+its size at levels 0 to 3. --out FILE writes that catalogue as MCP tools/list JSON for the
+other chef commands.
+
+Exit status: 0 if every server answered, 2 if any failed or on a usage error, 1 if chef
+itself failed.";
+
+/// One `--server NAME=COMMAND`.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerSpec {
+    name: String,
+    command_line: String,
+    argv: Vec<String>,
+}
+
+/// Parses `NAME=COMMAND` (a clap value parser).
+pub(crate) fn parse_server(value: &str) -> Result<ServerSpec, String> {
+    let Some((name, command_line)) = value.split_once('=') else {
+        return Err("expected NAME=COMMAND, e.g. files='python3 server.py'".to_owned());
+    };
+    if name.is_empty() {
+        return Err("the server NAME before `=` is empty".to_owned());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+    {
+        return Err(format!(
+            "server name {name:?} may hold only letters, digits and `-` (found {c:?}): it becomes part of tool names"
+        ));
+    }
+    let argv = shell_words::split(command_line)
+        .map_err(|e| format!("server {name:?}: cannot split COMMAND: {e}"))?;
+    if argv.is_empty() {
+        return Err(format!("server {name:?}: COMMAND is empty"));
+    }
+    Ok(ServerSpec {
+        name: name.to_owned(),
+        command_line: command_line.to_owned(),
+        argv,
+    })
+}
+
+/// Parses `--timeout` seconds (decimals allowed).
+pub(crate) fn parse_timeout(value: &str) -> Result<Duration, String> {
+    let seconds: f64 = value
+        .parse()
+        .map_err(|_| format!("{value:?} is not a number of seconds"))?;
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err("the timeout must be more than 0 seconds".to_owned());
+    }
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{value:?}: {e}"))
+}
+
+/// How a server's tool is named in the combined catalogue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct NameFormat(Vec<Piece>);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Server,
+    Tool,
+}
+
+impl NameFormat {
+    /// Parses a format with `{server}` and `{tool}` placeholders; `{tool}` is required,
+    /// since without it every tool of a server would get the same name.
+    fn parse(format: &str) -> Result<Self, String> {
+        let mut pieces = Vec::new();
+        let mut rest = format;
+        while !rest.is_empty() {
+            let next = [("{server}", Piece::Server), ("{tool}", Piece::Tool)]
+                .into_iter()
+                .filter_map(|(pat, piece)| rest.find(pat).map(|i| (i, pat.len(), piece)))
+                .min_by_key(|(i, _, _)| *i);
+            match next {
+                Some((i, len, piece)) => {
+                    let (text, tail) = rest.split_at(i);
+                    if !text.is_empty() {
+                        pieces.push(Piece::Text(text.to_owned()));
+                    }
+                    pieces.push(piece);
+                    rest = tail.get(len..).unwrap_or_default();
+                }
+                None => {
+                    pieces.push(Piece::Text(rest.to_owned()));
+                    rest = "";
+                }
+            }
+        }
+        if !pieces.contains(&Piece::Tool) {
+            return Err(format!(
+                "--prefix-format {format:?} has no {{tool}}: every tool of a server would get the same name"
+            ));
+        }
+        Ok(Self(pieces))
+    }
+
+    fn apply(&self, server: &str, tool: &str) -> String {
+        self.0
+            .iter()
+            .map(|piece| match piece {
+                Piece::Text(text) => text.as_str(),
+                Piece::Server => server,
+                Piece::Tool => tool,
+            })
+            .collect()
+    }
+}
+
+/// Why one server gave no usable tool list.
+#[derive(Debug, thiserror::Error)]
+enum ServerError {
+    #[error("cannot start `{program}`: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the MCP handshake failed: {message}")]
+    Handshake { message: String },
+    #[error("tools/list failed: {message}")]
+    ListTools { message: String },
+    #[error("no answer within {} during {stage}", seconds(*after))]
+    Timeout { after: Duration, stage: Stage },
+    #[error("the tool list is unusable: {source}")]
+    InvalidTools {
+        #[source]
+        source: LoadError,
+    },
+    #[error("tool {name:?} is already in the catalogue from server {other:?}")]
+    NameCollision { name: String, other: String },
+}
+
+/// What a server was doing when it stopped answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Stage {
+    Handshake = 0,
+    ListTools = 1,
+}
+
+impl Stage {
+    fn from_u8(n: u8) -> Self {
+        if n == Self::ListTools as u8 {
+            Self::ListTools
+        } else {
+            Self::Handshake
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Handshake => "the MCP handshake",
+            Self::ListTools => "tools/list",
+        })
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
+
+/// A server's failure, with how it exited and the last line it wrote on stderr, if known.
+#[derive(Debug)]
+struct Failure {
+    error: ServerError,
+    exit: Option<ExitStatus>,
+    stderr: Option<String>,
+}
+
+impl Failure {
+    fn new(error: ServerError) -> Self {
+        Self {
+            error,
+            exit: None,
+            stderr: None,
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.error)?;
+        match (&self.exit, &self.stderr) {
+            (Some(exit), Some(line)) => write!(f, " ({exit}; its stderr: {line})"),
+            (Some(exit), None) => write!(f, " ({exit})"),
+            (None, Some(line)) => write!(f, " (its stderr: {line})"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+/// What a server answered.
+struct Listed {
+    server: Option<Implementation>,
+    tools: Vec<Tool>,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    servers: Vec<ServerReport>,
+    #[serde(flatten)]
+    stats: CatalogueStats,
+    recommend: chef_compress::Recommendation,
+    levels: Vec<LevelSize>,
+}
+
+/// The combined catalogue's size at one compression level (chef-compress's stats).
+#[derive(Debug, Serialize)]
+struct LevelSize {
+    level: u8,
+    /// Wire tools plus system preamble, as compact JSON, in Unicode scalar values.
+    chars: usize,
+    /// Saving against the uncompressed tools, percent.
+    saved_pct: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    o200k_tokens: Option<usize>,
+}
+
+/// The levels reported: 0 to 3 (level 4 needs a compiled map, which chef-compress refuses).
+const LEVELS: [Level; 4] = [Level::Zero, Level::One, Level::Two, Level::Three];
+
+fn compression(
+    tools: &[chef_ir::ToolDefinition],
+    tokens: bool,
+) -> Result<(chef_compress::Recommendation, Vec<LevelSize>), CliError> {
+    let recommend = chef_compress::recommend_level(tools).map_err(CliError::McpCompress)?;
+    let levels = LEVELS
+        .into_iter()
+        .map(|level| {
+            let options = Options::new().with_level(level).with_token_counts(tokens);
+            let compressed =
+                chef_compress::compress(tools, &options).map_err(CliError::McpCompress)?;
+            let stats = compressed.stats();
+            Ok(LevelSize {
+                level: level.as_u8(),
+                chars: stats.compressed_chars,
+                saved_pct: stats.saved_pct,
+                o200k_tokens: stats.compressed_tokens,
+            })
+        })
+        .collect::<Result<_, CliError>>()?;
+    Ok((recommend, levels))
+}
+
+#[derive(Debug, Serialize)]
+struct ServerReport {
+    name: String,
+    command: String,
+    status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<ServerInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tools: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct ServerInfo {
+    name: String,
+    version: String,
+}
+
+pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
+    let format = if args.no_prefix {
+        NameFormat(vec![Piece::Tool])
+    } else {
+        NameFormat::parse(&args.prefix_format).map_err(CliError::Usage)?
+    };
+    let mut seen_names = HashSet::new();
+    for spec in &args.servers {
+        if !seen_names.insert(spec.name.as_str()) {
+            return Err(CliError::Usage(format!(
+                "server name {:?} is given twice",
+                spec.name
+            )));
+        }
+    }
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    let results = runtime.block_on(futures::future::join_all(
+        args.servers
+            .iter()
+            .map(|spec| inspect_server(spec, args.timeout)),
+    ));
+    drop(runtime);
+
+    let mut catalogue: Vec<Value> = Vec::new();
+    let mut owner: HashMap<String, String> = HashMap::new();
+    let mut servers = Vec::with_capacity(results.len());
+    let mut failed = Vec::new();
+    for (spec, result) in args.servers.iter().zip(results) {
+        let result = result.and_then(|listed| {
+            let tools = namespace(spec, listed.tools, &format, &owner)?;
+            Ok((listed.server, tools))
+        });
+        match result {
+            Ok((server, tools)) => {
+                servers.push(ServerReport {
+                    name: spec.name.clone(),
+                    command: spec.command_line.clone(),
+                    status: "ok",
+                    server: server.map(|s| ServerInfo {
+                        name: s.name,
+                        version: s.version,
+                    }),
+                    tools: Some(tools.len()),
+                    error: None,
+                });
+                for (name, tool) in tools {
+                    owner.insert(name, spec.name.clone());
+                    catalogue.push(tool);
+                }
+            }
+            Err(failure) => {
+                servers.push(ServerReport {
+                    name: spec.name.clone(),
+                    command: spec.command_line.clone(),
+                    status: "failed",
+                    server: None,
+                    tools: None,
+                    error: Some(failure.to_string()),
+                });
+                failed.push((spec.name.clone(), failure));
+            }
+        }
+    }
+
+    let tool_list = Value::Array(catalogue);
+    let loaded = chef_ir::load_tools(&tool_list).map_err(CliError::Catalogue)?;
+    let wire = tool_list.to_string();
+    let stats = CatalogueStats::measure(&loaded, &wire, args.tokens)?;
+
+    if let Some(path) = &args.out {
+        let mut document = Map::new();
+        document.insert("tools".to_owned(), tool_list);
+        write_atomically(path, &Value::Object(document))?;
+    }
+    let (recommend, levels) = compression(&loaded.tools, args.tokens)?;
+    output::json_line(&Report {
+        servers,
+        stats,
+        recommend,
+        levels,
+    })?;
+
+    for (name, failure) in &failed {
+        eprintln!("chef: mcp server {name:?}: {failure}");
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::McpServersFailed {
+            failed: failed.into_iter().map(|(name, _)| name).collect(),
+            total: args.servers.len(),
+        })
+    }
+}
+
+/// Checks a server's own tool list, then renames its tools; a name another server
+/// already holds fails this server.
+fn namespace(
+    spec: &ServerSpec,
+    tools: Vec<Tool>,
+    format: &NameFormat,
+    owner: &HashMap<String, String>,
+) -> Result<Vec<(String, Value)>, Failure> {
+    let fail = Failure::new;
+    let own: Vec<Value> = tools
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<_, _>>()
+        .map_err(|e| {
+            fail(ServerError::InvalidTools {
+                source: LoadError::from_json(&e),
+            })
+        })?;
+    chef_ir::load_tools(&Value::Array(own.clone()))
+        .map_err(|source| fail(ServerError::InvalidTools { source }))?;
+
+    let mut renamed = Vec::with_capacity(own.len());
+    for mut tool in own {
+        let own_name = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let name = format.apply(&spec.name, &own_name);
+        if let Some(other) = owner.get(&name) {
+            return Err(fail(ServerError::NameCollision {
+                name,
+                other: other.clone(),
+            }));
+        }
+        if let Value::Object(map) = &mut tool {
+            map.insert("name".to_owned(), Value::String(name.clone()));
+        }
+        renamed.push((name, tool));
+    }
+    Ok(renamed)
+}
+
+/// Starts one server, lists its tools within `timeout`, then shuts it down.
+async fn inspect_server(spec: &ServerSpec, timeout: Duration) -> Result<Listed, Failure> {
+    let (program, args) = match spec.argv.split_first() {
+        Some(split) => split,
+        None => {
+            return Err(Failure::new(ServerError::Handshake {
+                message: "empty command".to_owned(),
+            }));
+        }
+    };
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| {
+            Failure::new(ServerError::Spawn {
+                program: program.clone(),
+                source,
+            })
+        })?;
+
+    let stderr_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let stderr_task = child.stderr.take().map(|mut pipe| {
+        let tail = Arc::clone(&stderr_tail);
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                let Some(chunk) = buf.get(..n).filter(|c| !c.is_empty()) else {
+                    break;
+                };
+                let mut tail = tail.lock().await;
+                tail.extend_from_slice(chunk);
+                let excess = tail.len().saturating_sub(STDERR_TAIL);
+                tail.drain(..excess);
+            }
+        })
+    });
+
+    let stage = AtomicU8::new(Stage::Handshake as u8);
+    let result = match (child.stdout.take(), child.stdin.take()) {
+        (Some(stdout), Some(stdin)) => {
+            let session = list_tools(stdout, stdin, &stage);
+            match tokio::time::timeout(timeout, session).await {
+                Ok(result) => result,
+                Err(_) => Err(ServerError::Timeout {
+                    after: timeout,
+                    stage: Stage::from_u8(stage.load(Ordering::Relaxed)),
+                }),
+            }
+        }
+        _ => Err(ServerError::Handshake {
+            message: "the child's stdio pipes are missing".to_owned(),
+        }),
+    };
+
+    // stdin is closed by now (the session dropped it); a polite server exits on EOF.
+    let exited = match tokio::time::timeout(GRACE, child.wait()).await {
+        Ok(Ok(status)) => Some(status),
+        Ok(Err(_)) | Err(_) => {
+            let _ = child.kill().await;
+            None
+        }
+    };
+    if let Some(task) = stderr_task {
+        // A grandchild may still hold the pipe open; then the rest of its stderr is lost.
+        let _ = tokio::time::timeout(GRACE, task).await;
+    }
+    result.map_err(|error| Failure {
+        error,
+        // A server that exited on its own with a failure: its status tells why.
+        exit: exited.filter(|status| !status.success()),
+        stderr: last_line(
+            &stderr_tail
+                .try_lock()
+                .map(|t| t.clone())
+                .unwrap_or_default(),
+        ),
+    })
+}
+
+/// How much of a server's stderr is kept for the error message.
+const STDERR_TAIL: usize = 4096;
+/// How long a server gets to exit after its stdin closes, and its stderr to drain.
+const GRACE: Duration = Duration::from_secs(1);
+/// The longest rmcp error text quoted in a message.
+const MESSAGE_LIMIT: usize = 300;
+
+async fn list_tools(
+    stdout: tokio::process::ChildStdout,
+    stdin: tokio::process::ChildStdin,
+    stage: &AtomicU8,
+) -> Result<Listed, ServerError> {
+    let client =
+        client_config()
+            .serve((stdout, stdin))
+            .await
+            .map_err(|e| ServerError::Handshake {
+                message: handshake_message(&e),
+            })?;
+    stage.store(Stage::ListTools as u8, Ordering::Relaxed);
+    let server = client.peer_info().and_then(|info| info.server_info.clone());
+    // Follow `nextCursor` page by page; a cursor seen before means the pages loop.
+    let mut tools = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cursor = None;
+    loop {
+        let page = client
+            .list_tools(Some(
+                PaginatedRequestParams::default().with_cursor(cursor.clone()),
+            ))
+            .await
+            .map_err(|e| ServerError::ListTools {
+                message: match e {
+                    // rmcp could not read the result as a tool list.
+                    ServiceError::UnexpectedResponse => {
+                        "the reply is not an MCP tool list".to_owned()
+                    }
+                    ServiceError::TransportClosed => "the server closed the connection".to_owned(),
+                    other => clip(&other.to_string()),
+                },
+            })?;
+        tools.extend(page.tools);
+        match page.next_cursor {
+            None => break,
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(ServerError::ListTools {
+                    message: format!(
+                        "the server sent nextCursor {:?} twice: its pages loop",
+                        clip(&next)
+                    ),
+                });
+            }
+            Some(next) => cursor = Some(next),
+        }
+    }
+    let _ = client.cancel().await;
+    Ok(Listed { server, tools })
+}
+
+/// rmcp's handshake errors, without the transport's type name.
+fn handshake_message(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, context } => {
+            format!("cannot {context}: {}", error.error)
+        }
+        ClientInitializeError::ConnectionClosed(context) => {
+            format!("the server closed the connection ({context})")
+        }
+        other => clip(&other.to_string()),
+    }
+}
+
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("chef", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+fn clip(text: &str) -> String {
+    match text.char_indices().nth(MESSAGE_LIMIT) {
+        Some((i, _)) => format!("{}…", text.get(..i).unwrap_or(text)),
+        None => text.to_owned(),
+    }
+}
+
+fn last_line(bytes: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .map(clip)
+}
+
+/// Writes `value` as compact JSON plus a newline to a temp file beside `path`, then
+/// renames it over `path`, so a reader never sees half a catalogue.
+fn write_atomically(path: &Path, value: &Value) -> Result<(), CliError> {
+    let failed = |source| CliError::WriteFile {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut bytes = serde_json::to_vec(value).map_err(|e| failed(e.into()))?;
+    bytes.push(b'\n');
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+    std::io::Write::write_all(&mut file, &bytes).map_err(failed)?;
+    file.persist(path).map_err(|e| failed(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_specs_parse_and_split_like_a_shell() {
+        let spec = parse_server(r#"files=python3 "my server.py" --root 'a b'"#).unwrap();
+        assert_eq!(spec.name, "files");
+        assert_eq!(spec.argv, ["python3", "my server.py", "--root", "a b"]);
+        assert_eq!(spec.command_line, r#"python3 "my server.py" --root 'a b'"#);
+        // Only the first `=` separates; later ones belong to the command.
+        let spec = parse_server("env=env A=1 server").unwrap();
+        assert_eq!(spec.argv, ["env", "A=1", "server"]);
+    }
+
+    #[test]
+    fn bad_server_specs_say_what_is_wrong() {
+        let table = [
+            ("python3 server.py", "expected NAME=COMMAND"),
+            ("=server", "NAME before `=` is empty"),
+            ("my server=x", "only letters, digits and `-`"),
+            ("a_b=x", "only letters, digits and `-`"),
+            ("files=", "COMMAND is empty"),
+            ("files='unclosed", "cannot split COMMAND"),
+        ];
+        for (value, problem) in table {
+            let err = parse_server(value).unwrap_err();
+            assert!(err.contains(problem), "{value:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn timeouts_parse_as_positive_seconds() {
+        assert_eq!(parse_timeout("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_timeout("0.25"), Ok(Duration::from_millis(250)));
+        for bad in ["0", "-1", "ten", "NaN", "inf"] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn name_formats_substitute_once_and_need_a_tool() {
+        let format = NameFormat::parse("{server}_{tool}").unwrap();
+        assert_eq!(format.apply("git", "status"), "git_status");
+        // A tool name that contains a placeholder is not substituted again.
+        assert_eq!(format.apply("git", "{server}"), "git_{server}");
+        let format = NameFormat::parse("mcp-{server}-{tool}-x").unwrap();
+        assert_eq!(format.apply("a", "b"), "mcp-a-b-x");
+        assert!(NameFormat::parse("{server}").is_err());
+        assert!(NameFormat::parse("").is_err());
+    }
+
+    #[test]
+    fn last_line_skips_blank_lines_and_clips() {
+        assert_eq!(last_line(b"one\ntwo\n\n  \n"), Some("two".to_owned()));
+        assert_eq!(last_line(b""), None);
+        let long = "x".repeat(MESSAGE_LIMIT + 10);
+        assert_eq!(
+            last_line(long.as_bytes()).unwrap().chars().count(),
+            MESSAGE_LIMIT + 1
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! `chef resolve TOOLS --level N [--map-style S] --calls CALLS.jsonl`.
+//!
+//! # Format
+//!
+//! Input: one call per line, `{"name": "t", "arguments": {"f": "a0", "a": {…}}}`, where
+//! `arguments` is an object or a JSON string holding one (absent means `{}`); blank lines
+//! are skipped. Every line is checked before anything is printed: a line that is not a
+//! JSON object with a string `name` stops the command with exit status 2 and one line
+//! naming the file and line.
+//!
+//! Output: one JSON line per call, in input order:
+//!
+//! ```json
+//! {"kind":"call","name":"github_create_issue","args":{"owner":"o","repo":"r","title":"t"}}
+//! {"kind":"meta","result":"a0 = github_create_issue(owner,repo,title,body?,labels?:string[]) — …"}
+//! {"kind":"error","message":"No map code \"zz9\". Search with q(s=…).","recoverable":true}
+//! ```
+
+use std::io::{self, Write};
+
+use chef_compress::Resolution;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{compress::options, error::CliError, flags::ResolveArgs, tools};
+
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Line<'a> {
+    Call { name: &'a str, args: &'a Value },
+    Meta { result: &'a str },
+    Error { message: String, recoverable: bool },
+}
+
+fn parse_calls(args: &ResolveArgs) -> Result<Vec<(String, Value)>, CliError> {
+    let text = std::fs::read_to_string(&args.calls).map_err(|source| CliError::Read {
+        path: args.calls.clone(),
+        source,
+    })?;
+    let bad = |line: usize, problem: String| CliError::Calls {
+        path: args.calls.clone(),
+        line,
+        problem,
+    };
+    let mut calls = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let value: Value = serde_json::from_str(raw).map_err(|e| {
+            bad(
+                line,
+                format!("not valid JSON at column {}: {e}", e.column()),
+            )
+        })?;
+        let Value::Object(mut call) = value else {
+            return Err(bad(
+                line,
+                "expected a JSON object {\"name\":…, \"arguments\":…}".to_owned(),
+            ));
+        };
+        let name = match call.remove("name") {
+            Some(Value::String(name)) => name,
+            Some(_) => return Err(bad(line, "`name` must be a string".to_owned())),
+            None => return Err(bad(line, "`name` is missing".to_owned())),
+        };
+        let arguments = call
+            .remove("arguments")
+            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+        calls.push((name, arguments));
+    }
+    Ok(calls)
+}
+
+pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
+    let definitions = tools::load(&args.tools)?;
+    let calls = parse_calls(args)?;
+    let compressed =
+        chef_compress::compress(&definitions, &options(&args.compression)).map_err(|source| {
+            CliError::Compress {
+                path: args.tools.clone(),
+                source,
+            }
+        })?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    for (name, arguments) in &calls {
+        let resolution = compressed.resolve(name, arguments);
+        let line = match &resolution {
+            Resolution::Call { name, args } => Line::Call { name, args },
+            Resolution::Meta { result, .. } => Line::Meta { result },
+            Resolution::Error(e) => Line::Error {
+                message: e.message(),
+                recoverable: e.recoverable(),
+            },
+        };
+        serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
+        out.write_all(b"\n").map_err(write_error)?;
+    }
+    out.flush().map_err(write_error)
+}
+
+fn write_error(e: io::Error) -> CliError {
+    match e.kind() {
+        io::ErrorKind::BrokenPipe => CliError::BrokenPipe,
+        _ => CliError::Write(e),
+    }
+}

@@ -1,0 +1,85 @@
+//! The errors of compression and of the code helpers.
+
+use crate::options::Level;
+
+/// Why [`compress`](crate::compress) refused its input.
+///
+/// Checks run in a fixed order and the first failure wins: per tool in input order a
+/// missing name, a duplicate name, an invalid namespace split, an unusable schema; then the
+/// level-4 requirement.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CompressError {
+    /// A tool has an empty name.
+    #[error("tool is missing a name (index {index})")]
+    MissingName {
+        /// Zero-based index in the input.
+        index: usize,
+    },
+    /// Two tools share a name.
+    #[error("duplicate tool name: {name}")]
+    DuplicateName {
+        /// The shared name.
+        name: String,
+    },
+    /// The caller's namespace function returned an empty namespace or operation.
+    #[error(
+        "namespace_of(\"{tool}\") must return {{ ns, op }} with non-empty strings, got {{ ns: {ns:?}, op: {op:?} }}; for example |name| ToolNamespace::new(server_of(name), name)"
+    )]
+    InvalidNamespace {
+        /// The tool whose split was refused.
+        tool: String,
+        /// The namespace returned.
+        ns: String,
+        /// The operation returned.
+        op: String,
+    },
+    /// A tool's schema cannot be used (it names the tool).
+    #[error(transparent)]
+    Schema(#[from] crate::validate::SchemaError),
+    /// Level 2: the alias function gave two namespaces the same wire name.
+    #[error("alias_of gives namespaces {first:?} and {second:?} the same wire name {alias:?}")]
+    DuplicateAlias {
+        /// The shared alias.
+        alias: String,
+        /// The first namespace with it.
+        first: String,
+        /// The second namespace with it.
+        second: String,
+    },
+    /// Level 2: the alias function gave a namespace an unusable wire name.
+    #[error("alias_of(\"{ns}\") returned {alias:?}, which {problem}")]
+    InvalidAlias {
+        /// The namespace.
+        ns: String,
+        /// The alias returned.
+        alias: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// Level 4 was asked for without a compiled map.
+    #[error(
+        "level 4 needs a compiled map: compile one with `chef compile` (the counterpart of `npx toolgz compile`, or bring your own model to write it) and pass it in as the compiled map; levels 0–3 need nothing"
+    )]
+    NeedsCompiledMap,
+}
+
+/// Why a real tool name has no code or cannot be encoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CodeError {
+    /// Codes exist only at levels 3 and 4.
+    #[error("no code for {name} (level {level})")]
+    NoCodeAtLevel {
+        /// The tool asked about.
+        name: String,
+        /// The level of the compressed set.
+        level: Level,
+    },
+    /// The name is not one of the compressed tools.
+    #[error("no tool named {name:?} in this compressed set")]
+    UnknownTool {
+        /// The name asked about.
+        name: String,
+    },
+}

@@ -1,0 +1,304 @@
+//! Finding a tool from what the model wrote: exact codes, separator-insensitive names,
+//! did-you-mean for near-miss codes, and the `q(s=…)` search.
+//!
+//! The exact-code path (the canonical `t(f="a0")`) parses the code arithmetically and
+//! allocates nothing. The other indexes are built once, on first need, so that compressing
+//! a large catalogue stays linear and cheap while repeated lookups stay fast.
+
+use std::collections::HashMap;
+
+use crate::{
+    compress::{Compressed, Entry},
+    similarity::similarity,
+};
+
+/// The score a did-you-mean suggestion must reach.
+pub(crate) const SUGGESTION_FLOOR: u8 = 55;
+
+/// `lower-case, then keep only a–z and 0–9`: the separator- and case-insensitive key.
+pub(crate) fn norm_key(s: &str) -> String {
+    s.chars()
+        .flat_map(char::to_lowercase)
+        .filter(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        .collect()
+}
+
+/// The normalisation [`similarity`] compares under: lower-case, without `_`, `-` and
+/// whitespace (dots kept).
+fn norm_similarity(s: &str) -> String {
+    s.chars()
+        .flat_map(char::to_lowercase)
+        .filter(|c| !matches!(c, '_' | '-') && !c.is_whitespace())
+        .collect()
+}
+
+/// Parses a level-3 code (`[a-z]+` then a decimal number without leading zeros) into
+/// (namespace index, position in the namespace).
+pub(crate) fn parse_code(code: &str) -> Option<(usize, usize)> {
+    let bytes = code.as_bytes();
+    let letters = bytes.iter().take_while(|b| b.is_ascii_lowercase()).count();
+    let digits = bytes.get(letters..)?;
+    if letters == 0 || letters > 6 || digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    if digits.len() > 1 && digits.first() == Some(&b'0') {
+        return None;
+    }
+    let mut n: usize = 0;
+    for &b in bytes.get(..letters)? {
+        n = n * 26 + usize::from(b - b'a') + 1;
+    }
+    let mut oi: usize = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        oi = oi * 10 + usize::from(b - b'0');
+    }
+    Some((n - 1, oi))
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    One(u32),
+    Ambiguous,
+}
+
+/// `norm_key` → tool, over every real name and then every code; a key claimed by two
+/// different tools resolves to nothing.
+#[derive(Debug, Default)]
+pub(crate) struct NormIndex {
+    map: HashMap<String, Slot>,
+}
+
+impl NormIndex {
+    fn build(c: &Compressed) -> Self {
+        let mut map: HashMap<String, Slot> = HashMap::with_capacity(c.entries.len() * 2);
+        let keys = c
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (i, e.name.as_str()))
+            .chain(
+                c.entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| (i, e.code.as_str())),
+            );
+        for (i, key) in keys {
+            let key = norm_key(key);
+            if key.is_empty() {
+                continue;
+            }
+            let i = u32::try_from(i).unwrap_or(u32::MAX);
+            map.entry(key)
+                .and_modify(|slot| {
+                    if let Slot::One(j) = *slot
+                        && j != i
+                    {
+                        *slot = Slot::Ambiguous;
+                    }
+                })
+                .or_insert(Slot::One(i));
+        }
+        Self { map }
+    }
+}
+
+/// Did-you-mean over codes without scanning them all.
+///
+/// A code can only score ≥ 55 against what the model wrote (`n`, normalised) when one of
+/// the two contains the other: equal, prefix/suffix (85), a shared word (a code is one
+/// word, so it is then a substring of `n`), or a substring of ≥ 3 characters (60); the
+/// Levenshtein rule reaches 55 only for strings over 100 characters, which codes are not.
+/// So the candidates are every substring of `n` that is a code, the first code with `n` as
+/// a prefix or suffix, and the first code containing `n`. Each candidate is then scored
+/// with the real [`similarity`] and the best (first in code order on ties) wins: the same
+/// answer as scoring every code, in microseconds at any catalogue size.
+#[derive(Debug, Default)]
+pub(crate) struct CodeSuggestions {
+    /// Entry index of each code-order position.
+    order: Vec<u32>,
+    /// Position of each entry in code order.
+    position: Vec<u32>,
+    /// Every non-empty prefix and suffix of a code → first code-order position.
+    affix_first: HashMap<Box<str>, u32>,
+    /// Every substring of ≥ 3 characters of a code → first code-order position.
+    infix_first: HashMap<Box<str>, u32>,
+    longest: usize,
+}
+
+impl CodeSuggestions {
+    fn build(c: &Compressed) -> Self {
+        let order: Vec<u32> = c
+            .namespaces
+            .iter()
+            .flat_map(|ns| ns.members.iter().copied())
+            .collect();
+        let mut position = vec![0u32; c.entries.len()];
+        let mut affix_first = HashMap::new();
+        let mut infix_first = HashMap::new();
+        let mut longest = 0;
+        for (pos, &entry) in order.iter().enumerate() {
+            let pos = u32::try_from(pos).unwrap_or(u32::MAX);
+            if let Some(slot) = position.get_mut(entry as usize) {
+                *slot = pos;
+            }
+            let Some(code) = c.entries.get(entry as usize).map(|e| e.code.as_str()) else {
+                continue;
+            };
+            longest = longest.max(code.len());
+            // Codes are ASCII, so every byte offset is a char boundary.
+            for end in 1..=code.len() {
+                for start in 0..end {
+                    let Some(part) = code.get(start..end) else {
+                        continue;
+                    };
+                    if start == 0 || end == code.len() {
+                        affix_first.entry(part.into()).or_insert(pos);
+                    }
+                    if end - start >= 3 {
+                        infix_first.entry(part.into()).or_insert(pos);
+                    }
+                }
+            }
+        }
+        Self {
+            order,
+            position,
+            affix_first,
+            infix_first,
+            longest,
+        }
+    }
+}
+
+impl Compressed {
+    /// The tool a code names exactly.
+    pub(crate) fn entry_by_code(&self, code: &str) -> Option<&Entry> {
+        self.code_index(code)
+            .and_then(|i| self.entries.get(i as usize))
+    }
+
+    /// The entry index of the tool a code names exactly.
+    fn code_index(&self, code: &str) -> Option<u32> {
+        let (ni, oi) = parse_code(code)?;
+        let member = *self.namespaces.get(ni)?.members.get(oi)?;
+        self.entries
+            .get(member as usize)
+            .filter(|e| e.code == code)
+            .map(|_| member)
+    }
+
+    /// A map key (code or real name, with separator and case drift) → tool.
+    pub(crate) fn lookup(&self, key: &str) -> Option<&Entry> {
+        if let Some(e) = self.entry_by_code(key) {
+            return Some(e);
+        }
+        let index = self.norm_index.get_or_init(|| NormIndex::build(self));
+        match index.map.get(&norm_key(key))? {
+            Slot::One(i) => self.entries.get(*i as usize),
+            Slot::Ambiguous => None,
+        }
+    }
+
+    /// The code nearest to `written` scoring at least 55, if any.
+    pub(crate) fn suggest_code(&self, written: &str) -> Option<&str> {
+        if written.is_empty() {
+            return None;
+        }
+        let index = self
+            .suggestions
+            .get_or_init(|| CodeSuggestions::build(self));
+        let n = norm_similarity(written);
+        let mut candidates: Vec<u32> = Vec::new();
+        if n.is_empty() {
+            candidates.extend(index.order.first().copied());
+        }
+        for start in 0..n.len() {
+            for end in start + 1..=(start + index.longest).min(n.len()) {
+                if let Some(entry) = n.get(start..end).and_then(|part| self.code_index(part)) {
+                    candidates.push(entry);
+                }
+            }
+        }
+        if n.len() <= index.longest {
+            for map in [&index.affix_first, &index.infix_first] {
+                if let Some(&pos) = map.get(n.as_str())
+                    && let Some(&entry) = index.order.get(pos as usize)
+                {
+                    candidates.push(entry);
+                }
+            }
+        }
+        let mut best: Option<(u8, u32, &str)> = None;
+        for entry in candidates {
+            let Some(e) = self.entries.get(entry as usize) else {
+                continue;
+            };
+            let pos = index
+                .position
+                .get(entry as usize)
+                .copied()
+                .unwrap_or(u32::MAX);
+            let score = similarity(written, &e.code);
+            let better = match best {
+                None => true,
+                Some((s, p, _)) => score > s || (score == s && pos < p),
+            };
+            if better {
+                best = Some((score, pos, &e.code));
+            }
+        }
+        best.filter(|(score, _, _)| *score >= SUGGESTION_FLOOR)
+            .map(|(_, _, code)| code)
+    }
+
+    /// Tools matching a `q(s=…)` search, in code order, at most `search_limit`.
+    ///
+    /// This is the reference's plain case-insensitive substring search over names and full
+    /// descriptions (an empty needle matches every tool). It is the one place the ranked
+    /// catalogue index plugs in.
+    pub(crate) fn search_hits(&self, needle: &str) -> Vec<&Entry> {
+        let haystacks = self.search_text.get_or_init(|| {
+            self.code_order()
+                .map(|e| (e.name.to_lowercase(), e.description.to_lowercase()))
+                .collect()
+        });
+        let needle = needle.to_lowercase();
+        self.code_order()
+            .zip(haystacks)
+            .filter(|(_, (name, description))| {
+                name.contains(&needle) || description.contains(&needle)
+            })
+            .map(|(e, _)| e)
+            .take(self.search_limit)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_parse_arithmetically() {
+        assert_eq!(parse_code("a0"), Some((0, 0)));
+        assert_eq!(parse_code("b12"), Some((1, 12)));
+        assert_eq!(parse_code("aa0"), Some((26, 0)));
+        assert_eq!(parse_code("zz3"), Some((701, 3)));
+        assert_eq!(parse_code("aaa0"), Some((702, 0)));
+        for bad in ["", "a", "0", "a01", "A0", "a0x", "a-0", "a 0", "é0"] {
+            assert_eq!(parse_code(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn norm_key_drops_separators_and_case() {
+        assert_eq!(
+            norm_key("GDrive.Sheets_Append-Rows 2"),
+            "gdrivesheetsappendrows2"
+        );
+        assert_eq!(norm_key("__"), "");
+    }
+}

@@ -1,0 +1,370 @@
+//! `resolve`: translate a model's tool call back to the real tool and validated arguments.
+//!
+//! Resolution never fails for model input: a call the library cannot honour comes back as
+//! [`Resolution::Error`] with text written for the model, so the agent loop can hand it
+//! straight back and let the model retry.
+//!
+//! # What the resolver accepts beyond the canonical call
+//!
+//! Models drift, so at levels 3–4 the resolver also accepts: the whole argument object or
+//! the nested bag as a JSON string; flat arguments beside `f` (a non-empty `a` wins, never
+//! merged); a code or a real name used as the tool name; a real name in `f`; separator and
+//! case drift in names and codes (`gdrive.sheets_append_rows`, `GDrive-Sheets_Append_Rows`)
+//! unless two tools normalise to the same key; the lookup tool routed through the
+//! dispatcher (`t(f="q", …)`) and the dispatcher nested in itself (one level). Near-miss
+//! codes, parameter names and enum spellings are not accepted but answered with the exact
+//! spelling to use. Levels 0–1 match names exactly.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use crate::{
+    compress::{Compressed, Entry},
+    options::Level,
+    validate::ArgumentError,
+};
+
+/// The outcome of [`Compressed::resolve`].
+#[derive(Debug)]
+pub enum Resolution {
+    /// A real tool call: dispatch it.
+    Call {
+        /// The tool's real name.
+        name: String,
+        /// The arguments exactly as the model sent them (after choosing the nested or flat
+        /// bag), validated against the original schema.
+        args: Value,
+    },
+    /// The model asked the library a lookup question (`q` or `describe_op`): return
+    /// `result` as the tool result; do not dispatch.
+    Meta {
+        /// The lookup tool used (`q` or `describe_op`).
+        name: &'static str,
+        /// The answer, for the model.
+        result: String,
+    },
+    /// The call cannot be honoured; return [`ResolveError::message`] to the model.
+    Error(ResolveError),
+}
+
+/// Why a model's call could not be resolved, with the data a program acts on.
+///
+/// [`message`](Self::message) renders the text for the model; `Display` is the same text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// No tool has this name (levels 0–1: exact names only; levels 3–4: not `t`, `q`, a
+    /// code or a real name).
+    #[error("{}", self.message())]
+    UnknownTool {
+        /// The name the model called.
+        name: String,
+        /// The level of the compressed set (the message names the recovery path).
+        level: Level,
+    },
+    /// Levels 3–4: `f` names no tool.
+    #[error("{}", self.message())]
+    UnknownCode {
+        /// What the model wrote in `f` (or `c`).
+        code: String,
+        /// The nearest code, when one is close enough.
+        suggestion: Option<String>,
+    },
+    /// Level 2: the namespace tool has no such operation.
+    #[error("{}", self.message())]
+    UnknownOperation {
+        /// The namespace tool the model called.
+        name: String,
+        /// The op it asked for.
+        op: String,
+    },
+    /// Level 2: `describe_op` found no such operation.
+    #[error("{}", self.message())]
+    UnknownDescribedOperation {
+        /// The namespace asked about.
+        ns: String,
+        /// The op asked about.
+        op: String,
+    },
+    /// The arguments do not satisfy the tool's schema.
+    #[error("{}", self.message())]
+    InvalidArguments(Box<ArgumentError>),
+}
+
+impl ResolveError {
+    /// The text for the model: what went wrong and how to recover.
+    pub fn message(&self) -> String {
+        match self {
+            Self::UnknownTool { name, level } => {
+                if level.is_dispatcher() {
+                    format!("No tool named \"{name}\". Invoke tools with t(f=<code>).")
+                } else {
+                    format!("No tool named \"{name}\".")
+                }
+            }
+            Self::UnknownCode { code, suggestion } => {
+                let mut m = format!("No map code \"{code}\". Search with q(s=…).");
+                if let Some(s) = suggestion {
+                    m.push_str(&format!(
+                        " Did you mean \"{s}\"? Use it exactly as written in <toolmap>."
+                    ));
+                }
+                m
+            }
+            Self::UnknownOperation { name, op } => format!(
+                "No operation \"{name}.{op}\". Call describe_op, or check the op enum on the \"{name}\" tool."
+            ),
+            Self::UnknownDescribedOperation { ns, op } => format!("No operation \"{ns}.{op}\"."),
+            Self::InvalidArguments(e) => e.message(),
+        }
+    }
+
+    /// Whether the model can plausibly succeed by retrying. Every resolution error is about
+    /// the model's input, so all are recoverable.
+    pub fn recoverable(&self) -> bool {
+        match self {
+            Self::UnknownTool { .. }
+            | Self::UnknownCode { .. }
+            | Self::UnknownOperation { .. }
+            | Self::UnknownDescribedOperation { .. }
+            | Self::InvalidArguments(_) => true,
+        }
+    }
+}
+
+/// Reads an argument bag: an object as itself, a string holding a JSON object as that
+/// object, anything else (other JSON, garbage text, arrays, null) as `{}`.
+///
+/// The result is always a `Value::Object`; borrowing the model's own value keeps the
+/// canonical path free of copies until the validated call is returned.
+fn as_object(value: Option<&Value>) -> Cow<'_, Value> {
+    match value {
+        Some(object @ Value::Object(_)) => Cow::Borrowed(object),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(object @ Value::Object(_)) => Cow::Owned(object),
+            _ => Cow::Owned(empty()),
+        },
+        _ => Cow::Owned(empty()),
+    }
+}
+
+fn empty() -> Value {
+    Value::Object(Map::new())
+}
+
+/// The keys of an argument object (empty for a non-object, which `as_object` never gives).
+fn map(value: &Value) -> Option<&Map<String, Value>> {
+    value.as_object()
+}
+
+fn is_empty(value: &Value) -> bool {
+    map(value).is_none_or(Map::is_empty)
+}
+
+/// A JSON value as the model would read it in a message: strings bare, others as JSON.
+fn as_text(value: Option<&Value>) -> Cow<'_, str> {
+    match value {
+        Some(Value::String(s)) => Cow::Borrowed(s),
+        Some(other) => Cow::Owned(other.to_string()),
+        None => Cow::Borrowed(""),
+    }
+}
+
+/// The bag without the dispatcher's own keys `f` and `a`.
+fn flat_args(args: &Value) -> Value {
+    Value::Object(
+        map(args)
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| *k != "f" && *k != "a")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    )
+}
+
+impl Compressed {
+    /// Translates a model's call (`name`, `args`) back to a real tool call, a lookup
+    /// answer, or an error for the model.
+    ///
+    /// `args` may be an object or a string holding one (OpenAI sends argument text).
+    pub fn resolve(&self, name: &str, args: &Value) -> Resolution {
+        match self.level {
+            Level::Zero | Level::One => self.resolve_direct(name, args),
+            Level::Two => self.resolve_namespace(name, args),
+            Level::Three | Level::Four => self.resolve_dispatch(name, args),
+        }
+    }
+
+    fn call(&self, entry: &Entry, args: Cow<'_, Value>) -> Resolution {
+        if self.validate
+            && let Err(e) = entry.validator.validate(&args)
+        {
+            return Resolution::Error(ResolveError::InvalidArguments(Box::new(e)));
+        }
+        Resolution::Call {
+            name: entry.name.clone(),
+            args: args.into_owned(),
+        }
+    }
+
+    fn resolve_direct(&self, name: &str, args: &Value) -> Resolution {
+        match self.entry_by_name(name) {
+            Some(entry) => self.call(entry, as_object(Some(args))),
+            None => Resolution::Error(ResolveError::UnknownTool {
+                name: name.to_owned(),
+                level: self.level,
+            }),
+        }
+    }
+
+    fn namespace_index(&self, written: &str) -> Option<usize> {
+        self.namespaces
+            .iter()
+            .position(|ns| ns.alias == written)
+            .or_else(|| self.namespaces.iter().position(|ns| ns.name == written))
+    }
+
+    fn operation(&self, ns: Option<usize>, op: &str) -> Option<&Entry> {
+        self.namespaces
+            .get(ns?)?
+            .members
+            .iter()
+            .filter_map(|&m| self.entries.get(m as usize))
+            .find(|e| e.op == op)
+    }
+
+    fn resolve_namespace(&self, name: &str, args: &Value) -> Resolution {
+        let args = as_object(Some(args));
+        let op = as_text(args.get("op"));
+        if name == "describe_op" {
+            let ns = as_text(args.get("ns"));
+            return match self.operation(self.namespace_index(&ns), &op) {
+                Some(e) => Resolution::Meta {
+                    name: "describe_op",
+                    result: with_description(e.signature(), &e.description),
+                },
+                None => Resolution::Error(ResolveError::UnknownDescribedOperation {
+                    ns: ns.into_owned(),
+                    op: op.into_owned(),
+                }),
+            };
+        }
+        match self.operation(self.namespace_index(name), &op) {
+            Some(e) => self.call(e, as_object(args.get("args"))),
+            None => Resolution::Error(ResolveError::UnknownOperation {
+                name: name.to_owned(),
+                op: op.into_owned(),
+            }),
+        }
+    }
+
+    fn resolve_dispatch(&self, raw_name: &str, raw_args: &Value) -> Resolution {
+        let mut name: Cow<'_, str> = Cow::Borrowed(raw_name);
+        let mut args = as_object(Some(raw_args));
+
+        // (A) `q` or `t` routed through the dispatcher: unwrap one level.
+        if name == "t"
+            && let Some(Value::String(f)) = args.get("f")
+            && (f == "q" || f == "t")
+        {
+            let inner_name = f.clone();
+            let nested = as_object(args.get("a"));
+            let inner = if is_empty(&nested) {
+                Cow::Owned(flat_args(&args))
+            } else {
+                Cow::Owned(nested.into_owned())
+            };
+            name = Cow::Owned(inner_name);
+            args = inner;
+        }
+
+        // (B) the lookup tool.
+        if name == "q" {
+            return self.answer_lookup(&args);
+        }
+
+        // (C) a code or real name used as the tool name, else `t(f=…)`.
+        let via = if name == "t" {
+            None
+        } else {
+            self.lookup(&name)
+        };
+        if via.is_none() && name != "t" {
+            return Resolution::Error(ResolveError::UnknownTool {
+                name: name.into_owned(),
+                level: self.level,
+            });
+        }
+        let entry = match via {
+            Some(e) => e,
+            None => {
+                let f = as_text(args.get("f"));
+                match self.lookup(&f) {
+                    Some(e) => e,
+                    None => {
+                        return Resolution::Error(ResolveError::UnknownCode {
+                            suggestion: self.suggest_code(&f).map(str::to_owned),
+                            code: f.into_owned(),
+                        });
+                    }
+                }
+            }
+        };
+
+        // (D) the argument bag: nested under `a` if non-empty, else the flat keys.
+        let nested = as_object(args.get("a"));
+        let bag = if args.get("a").is_some() && !is_empty(&nested) {
+            nested
+        } else {
+            Cow::Owned(flat_args(&args))
+        };
+        self.call(entry, bag)
+    }
+
+    fn answer_lookup(&self, args: &Value) -> Resolution {
+        if args.get("c").is_some() {
+            let c = as_text(args.get("c"));
+            return match self.lookup(&c) {
+                Some(e) => Resolution::Meta {
+                    name: "q",
+                    result: with_description(format!("{c} = {}", e.signature()), &e.description),
+                },
+                None => Resolution::Error(ResolveError::UnknownCode {
+                    suggestion: None,
+                    code: c.into_owned(),
+                }),
+            };
+        }
+        let needle = match args.get("s") {
+            None | Some(Value::Null | Value::Bool(false)) => Cow::Borrowed(""),
+            Some(Value::Number(n)) if n.as_f64() == Some(0.0) => Cow::Borrowed(""),
+            other => as_text(other),
+        };
+        let hits = self.search_hits(&needle);
+        let result = if hits.is_empty() {
+            format!("No matches for \"{needle}\".")
+        } else {
+            let mut out = String::new();
+            for (i, e) in hits.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(&e.code);
+                out.push_str(" = ");
+                out.push_str(&e.signature());
+            }
+            out
+        };
+        Resolution::Meta { name: "q", result }
+    }
+}
+
+/// `{head} — {description}`, or just `head` when there is no description.
+fn with_description(head: String, description: &str) -> String {
+    if description.is_empty() {
+        head
+    } else {
+        format!("{head} — {description}")
+    }
+}

@@ -1,0 +1,91 @@
+//! Golden files: the exact bytes sent for the real corpus at every level and style.
+
+use chef_compress::{Level, MapStyle, Options, compress};
+
+use crate::{real_tools, tools3};
+
+fn golden(options: &Options) -> String {
+    let c = compress(&real_tools(), options).unwrap();
+    // One wire tool per line, each exactly as serialised (the wire joins them with `,`).
+    let tools: Vec<String> = c
+        .tools()
+        .iter()
+        .map(|t| serde_json::to_string(t).unwrap())
+        .collect();
+    format!(
+        "{}\n---- system ----\n{}\n---- stats ----\n{}",
+        tools.join("\n"),
+        c.system(),
+        serde_json::to_string_pretty(c.stats()).unwrap()
+    )
+}
+
+#[test]
+fn real_corpus_level_0() {
+    insta::assert_snapshot!(golden(&Options::new().with_level(Level::Zero)));
+}
+
+#[test]
+fn real_corpus_level_1() {
+    insta::assert_snapshot!(golden(&Options::new().with_level(Level::One)));
+}
+
+#[test]
+fn real_corpus_level_1_without_signature_prefix() {
+    insta::assert_snapshot!(golden(
+        &Options::new()
+            .with_level(Level::One)
+            .with_signature_prefix(false)
+    ));
+}
+
+#[test]
+fn real_corpus_level_2() {
+    insta::assert_snapshot!(golden(&Options::new().with_level(Level::Two)));
+}
+
+#[test]
+fn real_corpus_level_3_name_required() {
+    insta::assert_snapshot!(golden(
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::NameRequired)
+    ));
+}
+
+#[test]
+fn real_corpus_level_3_explicit() {
+    insta::assert_snapshot!(golden(
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::Explicit)
+    ));
+}
+
+#[test]
+fn real_corpus_level_3_signature() {
+    insta::assert_snapshot!(golden(
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::Signature)
+    ));
+}
+
+#[test]
+fn tools3_at_every_level() {
+    let mut out = String::new();
+    for (label, options) in [
+        ("level 0", Options::new().with_level(Level::Zero)),
+        ("level 1", Options::new().with_level(Level::One)),
+        ("level 2", Options::new().with_level(Level::Two)),
+        ("level 3", Options::new().with_level(Level::Three)),
+    ] {
+        let c = compress(&tools3(), &options).unwrap();
+        out.push_str(&format!(
+            "==== {label} ====\n{}\n{}\n",
+            serde_json::to_string(c.tools()).unwrap(),
+            c.system()
+        ));
+    }
+    insta::assert_snapshot!(out);
+}

@@ -1,0 +1,523 @@
+//! `resolve` at every level, and one test per leniency rule (spec §4, checklist 89–115).
+
+use chef_compress::{Level, MapStyle, Options, Resolution, ResolveError, compress};
+use chef_ir::ToolDefinition;
+use serde_json::{Value, json};
+
+use crate::{at, expect_call, expect_error, expect_meta, real_tools, svc_search, tool, tools3};
+
+fn l3() -> chef_compress::Compressed {
+    at(&tools3(), Level::Three)
+}
+
+/// The spec's separator fixture: two gdrive sheet tools and `coding_task_result`.
+fn gdrive() -> Vec<ToolDefinition> {
+    let sheet = json!({"type": "object", "properties": {"spreadsheet_id": {"type": "string"}, "range": {"type": "string"}}, "required": ["spreadsheet_id", "range"]});
+    vec![
+        tool(
+            "gdrive_sheets_append_rows",
+            "Append rows to a sheet.",
+            sheet.clone(),
+        ),
+        tool("gdrive_sheets_update_range", "Update a range.", sheet),
+        tool(
+            "coding_task_result",
+            "Result of a coding task.",
+            json!({"type": "object", "properties": {"taskId": {"type": "string"}}, "required": ["taskId"]}),
+        ),
+    ]
+}
+
+fn sheet_args() -> Value {
+    json!({"spreadsheet_id": "1AbC", "range": "Log!A1:C1"})
+}
+
+#[test]
+fn encoded_calls_round_trip_at_every_level() {
+    let args = json!({"owner": "o", "repo": "r", "title": "t", "labels": ["a"]});
+    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+        let c = at(&tools3(), level);
+        let e = c
+            .encode_call_for_test("github_create_issue", args.clone())
+            .unwrap();
+        let got = expect_call(c.resolve(&e.name, &e.args), "github_create_issue");
+        assert_eq!(
+            serde_json::to_string(&got).unwrap(),
+            serde_json::to_string(&args).unwrap(),
+            "{level}"
+        );
+    }
+}
+
+#[test]
+fn arguments_come_back_byte_identical_in_key_order() {
+    let args: Value =
+        serde_json::from_str(r#"{"title":"t","repo":"r","owner":"o","body":"ü 😀 \u0001"}"#)
+            .unwrap();
+    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+        let c = at(&tools3(), level);
+        let e = c
+            .encode_call_for_test("github_create_issue", args.clone())
+            .unwrap();
+        let got = expect_call(c.resolve(&e.name, &e.args), "github_create_issue");
+        assert_eq!(
+            serde_json::to_string(&got).unwrap(),
+            serde_json::to_string(&args).unwrap()
+        );
+    }
+}
+
+#[test]
+fn missing_required_and_unknown_parameters_are_errors_at_every_level() {
+    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+        let c = at(&tools3(), level);
+        let e = c
+            .encode_call_for_test("github_search_issues", json!({}))
+            .unwrap();
+        let m = expect_error(c.resolve(&e.name, &e.args));
+        assert!(m.to_lowercase().contains("required"), "{level}: {m}");
+        let e = c
+            .encode_call_for_test("github_search_issues", json!({"q": "x", "bogus": 1}))
+            .unwrap();
+        let m = expect_error(c.resolve(&e.name, &e.args));
+        assert!(
+            m.to_lowercase().contains("unknown parameter"),
+            "{level}: {m}"
+        );
+    }
+}
+
+#[test]
+fn hallucinated_tool_names_are_recoverable_errors() {
+    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+        let c = at(&tools3(), level);
+        let m = expect_error(c.resolve("totally_made_up", &json!({})));
+        assert!(m.len() > 10, "{m}");
+    }
+    assert_eq!(
+        expect_error(at(&tools3(), Level::One).resolve("github.search_issues", &json!({"q": "x"}))),
+        "No tool named \"github.search_issues\"."
+    );
+    assert_eq!(
+        expect_error(l3().resolve("totally_made_up", &json!({}))),
+        "No tool named \"totally_made_up\". Invoke tools with t(f=<code>)."
+    );
+}
+
+#[test]
+fn every_real_tool_at_every_level_with_empty_args_only_ever_misses_required() {
+    let tools = real_tools();
+    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+        let c = at(&tools, level);
+        for t in &tools {
+            let e = c.encode_call_for_test(t.name.as_str(), json!({})).unwrap();
+            match c.resolve(&e.name, &e.args) {
+                Resolution::Call { name, .. } => assert_eq!(name, t.name.as_str()),
+                Resolution::Error(err) => {
+                    assert!(
+                        err.message().starts_with("Missing required"),
+                        "{level} {}: {}",
+                        t.name,
+                        err.message()
+                    );
+                }
+                Resolution::Meta { .. } => panic!("meta for {}", t.name),
+            }
+        }
+    }
+}
+
+#[test]
+fn level_1_is_exact_and_unaffected_by_code_handling() {
+    let c = at(&tools3(), Level::One);
+    expect_call(
+        c.resolve("github_search_issues", &json!({"q": "x"})),
+        "github_search_issues",
+    );
+    expect_error(c.resolve("a1", &json!({"q": "x"})));
+    expect_error(c.resolve("GitHub_Search_Issues", &json!({"q": "x"})));
+    let c0 = at(&[svc_search()], Level::Zero);
+    assert_eq!(
+        expect_error(c0.resolve("svc.search", &json!({"q": "x"}))),
+        "No tool named \"svc.search\"."
+    );
+}
+
+// ---- Leniency catalogue (spec §4.6), one test per rule ----
+
+#[test]
+fn leniency_1_whole_argument_object_as_a_json_string() {
+    let c = l3();
+    let args = expect_call(
+        c.resolve("t", &json!(r#"{"f":"a1","a":{"q":"x"}}"#)),
+        "github_search_issues",
+    );
+    assert_eq!(args, json!({"q": "x"}));
+    let c1 = at(&tools3(), Level::One);
+    let args = expect_call(
+        c1.resolve("github_search_issues", &json!(r#"{"q":"x"}"#)),
+        "github_search_issues",
+    );
+    assert_eq!(args, json!({"q": "x"}));
+    // A string holding an array is not an object: it becomes {} and misses `q`.
+    expect_error(c1.resolve("github_search_issues", &json!("[1,2]")));
+}
+
+#[test]
+fn leniency_2_nested_bag_as_a_json_string() {
+    let c = l3();
+    let args = expect_call(
+        c.resolve(
+            "t",
+            &json!({"f": "b0", "a": "{\"channel\":\"C1\",\"text\":\"hi\"}"}),
+        ),
+        "slack_post_message",
+    );
+    assert_eq!(args["channel"], "C1");
+    let m = expect_error(c.resolve("t", &json!({"f": "b0", "a": "not json at all"})));
+    assert!(m.contains("Missing required"), "{m}");
+}
+
+#[test]
+fn leniency_3_flat_arguments_beside_f() {
+    let args = expect_call(
+        l3().resolve("t", &json!({"f": "a1", "q": "leak"})),
+        "github_search_issues",
+    );
+    assert_eq!(args, json!({"q": "leak"}));
+}
+
+#[test]
+fn leniency_4_a_non_empty_a_wins_without_merging() {
+    let args = expect_call(
+        l3().resolve(
+            "t",
+            &json!({"f": "a1", "a": {"q": "from-a"}, "q": "from-flat"}),
+        ),
+        "github_search_issues",
+    );
+    assert_eq!(args, json!({"q": "from-a"}));
+}
+
+#[test]
+fn leniency_5_empty_or_unparsable_a_falls_back_to_flat_keys() {
+    for a in [json!({}), json!("garbage"), json!(null)] {
+        let args = expect_call(
+            l3().resolve("t", &json!({"f": "a1", "a": a, "q": "x"})),
+            "github_search_issues",
+        );
+        assert_eq!(args, json!({"q": "x"}));
+    }
+}
+
+#[test]
+fn leniency_6_code_used_as_the_tool_name() {
+    let c = l3();
+    for args in [
+        json!({"q": "memory leak"}),
+        json!({"a": {"q": "memory leak"}}),
+        json!({"f": "zz9", "a": "{\"q\":\"memory leak\"}"}),
+    ] {
+        let got = expect_call(c.resolve("a1", &args), "github_search_issues");
+        assert_eq!(got, json!({"q": "memory leak"}), "{args}");
+    }
+}
+
+#[test]
+fn leniency_7_real_tool_name_used_as_the_tool_name() {
+    let c = at(&[svc_search()], Level::Three);
+    let args = expect_call(c.resolve("svc_search", &json!({"q": "x"})), "svc_search");
+    assert_eq!(args, json!({"q": "x"}));
+}
+
+#[test]
+fn leniency_8_real_name_instead_of_a_code_in_f() {
+    let c = at(&gdrive(), Level::Three);
+    expect_call(
+        c.resolve(
+            "t",
+            &json!({"f": "gdrive_sheets_append_rows", "a": sheet_args()}),
+        ),
+        "gdrive_sheets_append_rows",
+    );
+}
+
+#[test]
+fn leniency_9_separator_and_case_drift_in_names_and_codes() {
+    for style in MapStyle::ALL {
+        let c = compress(
+            &gdrive(),
+            &Options::new()
+                .with_level(Level::Three)
+                .with_map_style(style),
+        )
+        .unwrap();
+        for sep in [".", ":", "/", "-", " ", ""] {
+            let f = format!("gdrive{sep}sheets_append_rows");
+            expect_call(
+                c.resolve("t", &json!({"f": f, "a": sheet_args()})),
+                "gdrive_sheets_append_rows",
+            );
+        }
+        expect_call(
+            c.resolve(
+                "t",
+                &json!({"f": "GDrive.Sheets_Append_Rows", "a": sheet_args()}),
+            ),
+            "gdrive_sheets_append_rows",
+        );
+        expect_call(
+            c.resolve("gdrive.sheets_append_rows", &sheet_args()),
+            "gdrive_sheets_append_rows",
+        );
+        let meta = expect_meta(c.resolve("q", &json!({"c": "coding.task_result"})));
+        assert!(meta.starts_with("coding.task_result = "), "{meta}");
+        let code = c.code_for("coding_task_result").unwrap().to_uppercase();
+        expect_call(
+            c.resolve("t", &json!({"f": code, "a": {"taskId": "1"}})),
+            "coding_task_result",
+        );
+    }
+}
+
+#[test]
+fn leniency_9_names_that_normalise_to_two_tools_resolve_to_neither() {
+    let tools = vec![tool("a_b", "", json!({})), tool("a.b", "", json!({}))];
+    let c = at(&tools, Level::Three);
+    expect_error(c.resolve("t", &json!({"f": "ab"})));
+    expect_error(c.resolve("t", &json!({"f": "A-B"})));
+    // An exact real name still wins only through its code.
+    let code = c.code_for("a_b").unwrap().to_owned();
+    expect_call(c.resolve("t", &json!({"f": code})), "a_b");
+}
+
+#[test]
+fn leniency_10_lookup_tool_routed_through_the_dispatcher() {
+    for style in MapStyle::ALL {
+        let c = compress(
+            &gdrive(),
+            &Options::new()
+                .with_level(Level::Three)
+                .with_map_style(style),
+        )
+        .unwrap();
+        let m = expect_meta(c.resolve("t", &json!({"f": "q", "a": {"s": "append"}})));
+        assert!(m.contains("gdrive_sheets_append_rows"), "{m}");
+        let code = c.code_for("coding_task_result").unwrap();
+        let m = expect_meta(c.resolve("t", &json!({"f": "q", "a": {"c": code}})));
+        assert!(m.contains("coding_task_result"), "{m}");
+        let m = expect_meta(c.resolve("t", &json!({"f": "q", "s": "append"})));
+        assert!(m.contains("gdrive_sheets_append_rows"), "{m}");
+    }
+}
+
+#[test]
+fn leniency_11_dispatcher_nested_in_itself_one_level() {
+    let c = at(&gdrive(), Level::Three);
+    let code = c.code_for("gdrive_sheets_append_rows").unwrap();
+    let args = expect_call(
+        c.resolve("t", &json!({"f": "t", "a": {"f": code, "a": sheet_args()}})),
+        "gdrive_sheets_append_rows",
+    );
+    assert_eq!(args, sheet_args());
+    expect_error(c.resolve("t", &json!({"f": "zzz", "a": {}})));
+    // Only one level is unwrapped.
+    expect_error(c.resolve(
+        "t",
+        &json!({"f": "t", "a": {"f": "t", "a": {"f": code, "a": sheet_args()}}}),
+    ));
+}
+
+#[test]
+fn leniency_12_near_miss_codes_get_a_suggestion_not_a_call() {
+    let c = l3();
+    assert_eq!(
+        expect_error(c.resolve("t", &json!({"f": "a0x"}))),
+        "No map code \"a0x\". Search with q(s=…). Did you mean \"a0\"? Use it exactly as written in <toolmap>."
+    );
+    assert_eq!(
+        expect_error(c.resolve("t", &json!({"f": "zz9"}))),
+        "No map code \"zz9\". Search with q(s=…)."
+    );
+    let m = expect_error(c.resolve("t", &json!({"f": "a0 github_create_issue"})));
+    assert!(
+        m.ends_with("Did you mean \"a0\"? Use it exactly as written in <toolmap>."),
+        "{m}"
+    );
+    match c.resolve("t", &json!({"f": "b00"})) {
+        Resolution::Error(ResolveError::UnknownCode { code, suggestion }) => {
+            assert_eq!(code, "b00");
+            assert_eq!(suggestion.as_deref(), Some("b0"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let m = expect_error(c.resolve("t", &json!({"f": "gdrive.delete_everything"})));
+    assert!(
+        m.contains("No map code") || m.contains("Did you mean"),
+        "{m}"
+    );
+}
+
+#[test]
+fn near_miss_suggestions_agree_with_a_full_scan() {
+    use chef_compress::similarity::{nearest, similarity};
+    let tools: Vec<_> = (0..60)
+        .map(|i| tool(&format!("n{}_op{}", i % 30, i), "", json!({})))
+        .collect();
+    let c = at(&tools, Level::Three);
+    let codes: Vec<String> = c.codes().map(|(_, code)| code.to_owned()).collect();
+    for written in [
+        "a0x", "b", "0", "1", "ab1x", "xab1", "a01", "zz9", "___", "a 1", "b0.", "ab0", "AB1",
+        "c1 n2_op", "x", "bb", "ba1",
+    ] {
+        let expected = nearest(written, codes.iter().map(String::as_str), 55);
+        let got = match c.resolve("t", &json!({"f": written})) {
+            Resolution::Error(ResolveError::UnknownCode { suggestion, .. }) => suggestion,
+            Resolution::Call { .. } => continue,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            got.as_deref(),
+            expected,
+            "{written:?} (score {:?})",
+            expected.map(|e| similarity(written, e))
+        );
+    }
+}
+
+#[test]
+fn leniency_13_near_miss_parameter_names_are_answered_not_remapped() {
+    let m = expect_error(l3().resolve("t", &json!({"f": "a1", "a": {"query": "memory leak"}})));
+    assert!(m.contains("query") && m.contains("\"q\""), "{m}");
+}
+
+#[test]
+fn leniency_14_wrong_case_enum_values_are_answered_with_the_exact_spelling() {
+    let review = tool(
+        "github_create_review",
+        "Review.",
+        json!({"type": "object", "properties": {"event": {"type": "string", "enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]}}, "required": ["event"]}),
+    );
+    let c = at(&[review], Level::Three);
+    let m = expect_error(c.resolve("t", &json!({"f": "a0", "a": {"event": "approve"}})));
+    assert!(m.contains("APPROVE"), "{m}");
+}
+
+#[test]
+fn leniency_15_level_2_accepts_the_raw_namespace_under_an_alias() {
+    let options = Options::new()
+        .with_level(Level::Two)
+        .with_alias_of(|ns| format!("{ns}_tools"));
+    let c = compress(&[svc_search()], &options).unwrap();
+    expect_call(
+        c.resolve("svc", &json!({"op": "search", "args": {"q": "x"}})),
+        "svc_search",
+    );
+    expect_call(
+        c.resolve("svc_tools", &json!({"op": "search", "args": {"q": "x"}})),
+        "svc_search",
+    );
+    expect_meta(c.resolve("describe_op", &json!({"ns": "svc", "op": "search"})));
+}
+
+#[test]
+fn not_accepted_capitalised_meta_names_and_unknown_codes() {
+    let c = l3();
+    expect_error(c.resolve("T", &json!({"f": "a0"})));
+    expect_error(c.resolve("Q", &json!({"s": "x"})));
+    expect_error(c.resolve("zz9", &json!({"f": "zz9", "a": {}})));
+}
+
+// ---- q ----
+
+#[test]
+fn q_expands_a_code_to_signature_and_full_description() {
+    let c = l3();
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({"c": "a1"}))),
+        "a1 = github_search_issues(q,sort?:comments|created|updated,per_page?) — Search issues and pull requests across all of GitHub using a query string."
+    );
+    let m = expect_meta(c.resolve("q", &json!({"c": "a0"})));
+    assert!(m.contains("github_create_issue"));
+    assert_eq!(
+        expect_error(c.resolve("q", &json!({"c": "zz99"}))),
+        "No map code \"zz99\". Search with q(s=…)."
+    );
+    // `c` wins over `s`.
+    assert!(
+        expect_meta(c.resolve("q", &json!({"c": "b0", "s": "github"})))
+            .starts_with("b0 = slack_post_message(")
+    );
+}
+
+#[test]
+fn q_searches_names_and_descriptions_in_code_order() {
+    let c = l3();
+    let m = expect_meta(c.resolve("q", &json!({"s": "slack"})));
+    assert_eq!(m, "b0 = slack_post_message(channel,text,thread_ts?)");
+    let m = expect_meta(c.resolve("q", &json!({"s": "GITHUB"})));
+    for line in m.lines() {
+        assert!(
+            line.split(" = ")
+                .next()
+                .unwrap()
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric()),
+            "{line}"
+        );
+    }
+    assert_eq!(m.lines().count(), 2);
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({"s": "nothing-like-this"}))),
+        "No matches for \"nothing-like-this\"."
+    );
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({}))).lines().count(),
+        3,
+        "empty search lists all"
+    );
+}
+
+#[test]
+fn search_limit_caps_the_hits() {
+    let c = compress(
+        &tools3(),
+        &Options::new().with_level(Level::Three).with_search_limit(1),
+    )
+    .unwrap();
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({"s": ""}))),
+        "a0 = github_create_issue(owner,repo,title,body?,labels?:string[])"
+    );
+    let none = compress(
+        &tools3(),
+        &Options::new().with_level(Level::Three).with_search_limit(0),
+    )
+    .unwrap();
+    assert_eq!(
+        expect_meta(none.resolve("q", &json!({"s": "github"}))),
+        "No matches for \"github\"."
+    );
+}
+
+#[test]
+fn validation_off_passes_any_arguments() {
+    let c = compress(
+        &tools3(),
+        &Options::new().with_level(Level::Three).with_validate(false),
+    )
+    .unwrap();
+    let args = expect_call(
+        c.resolve("t", &json!({"f": "a1", "a": {"bogus": 1}})),
+        "github_search_issues",
+    );
+    assert_eq!(args, json!({"bogus": 1}));
+}
+
+#[test]
+fn an_absent_f_is_an_unknown_code_with_no_suggestion() {
+    assert_eq!(
+        expect_error(l3().resolve("t", &json!({}))),
+        "No map code \"\". Search with q(s=…)."
+    );
+}
