@@ -5,5 +5,7 @@
 //! Compression itself lands with the chef-compress issues; this crate currently carries the
 //! token counter shared by the CLI and the statistics.
 
+pub mod similarity;
 #[cfg(feature = "tokens")]
 pub mod tokens;
+pub mod validate;
