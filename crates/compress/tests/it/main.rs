@@ -1,4 +1,5 @@
-//! Integration tests for chef-compress: levels, resolve, stats, recommendation, goldens.
+//! Integration tests for chef-compress: levels, resolve, validation, stats, recommendation,
+//! goldens.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -16,7 +17,9 @@ mod properties;
 mod recommend;
 mod resolve;
 mod selection;
+mod similarity;
 mod stats;
+mod validate;
 mod validation;
 mod wild;
 
