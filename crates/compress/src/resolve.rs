@@ -14,6 +14,9 @@
 //! dispatcher (`t(f="q", …)`) and the dispatcher nested in itself (one level). Near-miss
 //! codes, parameter names and enum spellings are not accepted but answered with the exact
 //! spelling to use. Levels 0–1 match names exactly.
+//!
+//! At levels 3–4 the names `t` and `q` belong to the dispatcher: a real tool with one of
+//! those names is reachable through its code (`t(f="a0")`), never by its bare name.
 
 use std::borrow::Cow;
 
