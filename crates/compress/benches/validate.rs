@@ -11,7 +11,7 @@
 use std::hint::black_box;
 
 use chef_compress::similarity::{SUGGESTION_FLOOR, nearest};
-use chef_compress::validate::ArgumentValidator;
+use chef_compress::validate::{ArgumentValidator, normalise_schema};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -108,6 +108,15 @@ fn bench(c: &mut Criterion) {
             for tool in &tools {
                 let schema = tool.get("input_schema").unwrap();
                 black_box(ArgumentValidator::new(tool["name"].as_str().unwrap(), schema).unwrap());
+            }
+        })
+    });
+
+    c.bench_function("validate/normalise_real_corpus_149", |b| {
+        b.iter(|| {
+            for tool in &tools {
+                let schema = tool.get("input_schema").unwrap();
+                black_box(normalise_schema(tool["name"].as_str().unwrap(), schema).unwrap());
             }
         })
     });

@@ -37,46 +37,7 @@ pub const SUGGESTION_FLOOR: u8 = 55;
 /// ```
 #[must_use]
 pub fn similarity(a: &str, b: &str) -> u8 {
-    if a.is_empty() || b.is_empty() {
-        return 0;
-    }
-    let na = norm(a);
-    let nb = norm(b);
-    if na == nb {
-        return 100;
-    }
-    let (la, lb) = (na.chars().count(), nb.chars().count());
-    let (short, long, short_len, long_len) = if la <= lb {
-        (&na, &nb, la, lb)
-    } else {
-        (&nb, &na, lb, la)
-    };
-    if long.starts_with(short.as_str()) || long.ends_with(short.as_str()) {
-        return 85;
-    }
-    let wa = words(a);
-    let wb = words(b);
-    let shared = wa
-        .iter()
-        .filter(|w| w.chars().count() > 2 && wb.contains(w))
-        .count();
-    if shared > 0 {
-        let union = wa.len() + wb.iter().filter(|w| !wa.contains(w)).count();
-        // 50 + round_half_up(30 * shared / union), in integers.
-        let bonus = (60 * shared + union) / (2 * union);
-        return u8::try_from(50 + bonus).unwrap_or(100);
-    }
-    if short_len >= 3 && long.contains(short.as_str()) {
-        return 60;
-    }
-    let distance = strsim::levenshtein(&na, &nb);
-    let max = long_len.max(short_len);
-    if distance >= max {
-        return 0;
-    }
-    // round_half_up(55 * (max - d) / max), in integers.
-    let score = (110 * (max - distance) + max) / (2 * max);
-    u8::try_from(score).unwrap_or(55)
+    Prepared::new(a).score(b)
 }
 
 /// The candidate most similar to `name`, if it scores at least `floor`.
@@ -97,19 +58,87 @@ pub fn nearest<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
     floor: u8,
 ) -> Option<&'a str> {
+    let prepared = Prepared::new(name);
     let mut best: Option<(&'a str, u8)> = None;
     for candidate in candidates {
-        let score = similarity(name, candidate);
+        let score = prepared.score(candidate);
         if best.is_none_or(|(_, top)| score > top) {
             best = Some((candidate, score));
+            if score == 100 {
+                break;
+            }
         }
     }
     best.filter(|&(_, score)| score >= floor)
         .map(|(candidate, _)| candidate)
 }
 
+/// One side of a comparison, normalised once (`nearest` compares one name with many).
+struct Prepared<'a> {
+    raw: &'a str,
+    norm: Vec<char>,
+    words: Vec<String>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(raw: &'a str) -> Self {
+        Self {
+            raw,
+            norm: norm(raw),
+            words: words(raw),
+        }
+    }
+
+    /// `similarity(self.raw, other)`, keeping the argument order of the reference.
+    fn score(&self, other: &str) -> u8 {
+        if self.raw.is_empty() || other.is_empty() {
+            return 0;
+        }
+        let other_norm = norm(other);
+        if self.norm == other_norm {
+            return 100;
+        }
+        // The shorter is the first argument on ties.
+        let (short, long) = if self.norm.len() <= other_norm.len() {
+            (&self.norm, &other_norm)
+        } else {
+            (&other_norm, &self.norm)
+        };
+        if long.starts_with(short) || long.ends_with(short) {
+            return 85;
+        }
+        let other_words = words(other);
+        let shared = self
+            .words
+            .iter()
+            .filter(|w| w.chars().count() > 2 && other_words.contains(w))
+            .count();
+        if shared > 0 {
+            let union = self.words.len()
+                + other_words
+                    .iter()
+                    .filter(|w| !self.words.contains(w))
+                    .count();
+            // 50 + round_half_up(30 * shared / union), in integers.
+            let bonus = (60 * shared + union) / (2 * union);
+            return u8::try_from(50 + bonus).unwrap_or(100);
+        }
+        if short.len() >= 3 && long.windows(short.len()).any(|w| w == short.as_slice()) {
+            return 60;
+        }
+        let distance = strsim::generic_levenshtein(short, long);
+        let max = long.len();
+        if distance >= max {
+            return 0;
+        }
+        // round_half_up(55 * (max - d) / max), in integers.
+        let score = (110 * (max - distance) + max) / (2 * max);
+        u8::try_from(score).unwrap_or(55)
+    }
+}
+
 /// Lower-cased, with `_`, `-` and whitespace removed.
-fn norm(s: &str) -> String {
+fn norm(s: &str) -> Vec<char> {
     s.chars()
         .filter(|c| *c != '_' && *c != '-' && !c.is_whitespace())
         .flat_map(char::to_lowercase)
@@ -162,7 +191,7 @@ mod tests {
 
     #[test]
     fn norm_drops_separators_and_case() {
-        assert_eq!(norm("Per_Page - X"), "perpagex");
-        assert_eq!(norm("a.b"), "a.b");
+        assert_eq!(norm("Per_Page - X").iter().collect::<String>(), "perpagex");
+        assert_eq!(norm("a.b").iter().collect::<String>(), "a.b");
     }
 }

@@ -80,9 +80,11 @@ use jsonschema::{Draft, PatternOptions, ValidationError, ValidationOptions};
 use serde_json::{Map, Value};
 
 pub use self::error::{ArgumentError, ArgumentProblem, Bound, Measure, ParamPath, SchemaError};
-pub use self::normalise::{Normalisation, NormalisedSchema, normalise_schema};
+pub use self::normalise::{
+    Normalisation, NormalisedSchema, normalise_schema, normalise_with_limits,
+};
 
-use self::normalise::{RefMode, is_integer, json_type, normalise};
+use self::normalise::{is_integer, json_type, open_references};
 use self::render::{child, cut, pointer_path, preview, push_index, push_key};
 use crate::similarity::{SUGGESTION_FLOOR, nearest};
 
@@ -130,7 +132,14 @@ pub struct ArgumentValidator {
     notes: Vec<Normalisation>,
     parameters: Vec<String>,
     required: Vec<String>,
-    top: HashMap<String, TopCheck>,
+    /// Per-parameter checks, aligned with `parameters`.
+    top: Vec<TopCheck>,
+    /// Name → position, for tools with many parameters (few are scanned).
+    index: Option<HashMap<String, usize>>,
+    /// Whether undeclared top-level keys are refused (spec §5.1 step 2).
+    closed: bool,
+    /// Whether the reference checks plus [`TopCheck::extra_valid`] decide validity alone.
+    flat: Option<Flat>,
     conditionals: Vec<Conditional>,
     compiled: jsonschema::Validator,
     limits: Limits,
@@ -154,10 +163,119 @@ const _: fn() = || {
     assert_send_sync::<SchemaError>();
 };
 
-/// The reference's per-parameter check (spec §5.3).
+/// Up to this many parameters, names are found by scanning rather than hashing.
+const LINEAR_LOOKUP: usize = 16;
+
+/// The reference's per-parameter check (spec §5.3), plus the bounds a flat schema may add.
 struct TopCheck {
     allowed: Option<Vec<Value>>,
     simple_type: Option<&'static str>,
+    /// Whether this property uses only keywords [`TopCheck::extra_valid`] decides.
+    flat: bool,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    exclusive_minimum: Option<f64>,
+    exclusive_maximum: Option<f64>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+}
+
+/// Keywords that never affect validity (format is an annotation in 2020-12, see module docs).
+const INERT: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "format",
+];
+
+impl TopCheck {
+    fn new(spec: &Value) -> Self {
+        let allowed = spec.get("enum").and_then(Value::as_array).cloned();
+        let simple_type = match spec.get("type").and_then(Value::as_str) {
+            Some("string") => Some("string"),
+            Some("integer") => Some("integer"),
+            Some("number") => Some("number"),
+            Some("boolean") => Some("boolean"),
+            Some("array") => Some("array"),
+            Some("object") => Some("object"),
+            _ => None,
+        };
+        let number = |key: &str| spec.get(key).and_then(Value::as_f64);
+        let count = |key: &str| spec.get(key).and_then(Value::as_u64);
+        let flat = match spec {
+            Value::Object(map) => map.iter().all(|(key, value)| match key.as_str() {
+                "type" => simple_type.is_some(),
+                "enum" => value
+                    .as_array()
+                    .is_some_and(|m| m.iter().all(|v| !v.is_array() && !v.is_object())),
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                    value.as_f64().is_some()
+                }
+                "minLength" | "maxLength" => value.as_u64().is_some(),
+                other => INERT.contains(&other),
+            }),
+            Value::Bool(accepts) => *accepts,
+            _ => false,
+        };
+        Self {
+            allowed,
+            simple_type,
+            flat,
+            minimum: number("minimum"),
+            maximum: number("maximum"),
+            exclusive_minimum: number("exclusiveMinimum"),
+            exclusive_maximum: number("exclusiveMaximum"),
+            min_length: count("minLength"),
+            max_length: count("maxLength"),
+        }
+    }
+
+    /// The bounds beyond the reference's enum and type checks (those have passed).
+    fn extra_valid(&self, value: &Value) -> bool {
+        match value {
+            Value::Number(n) => {
+                let Some(x) = n.as_f64() else {
+                    return false;
+                };
+                self.minimum.is_none_or(|m| x >= m)
+                    && self.maximum.is_none_or(|m| x <= m)
+                    && self.exclusive_minimum.is_none_or(|m| x > m)
+                    && self.exclusive_maximum.is_none_or(|m| x < m)
+            }
+            Value::String(s) if self.min_length.is_some() || self.max_length.is_some() => {
+                let length = s.chars().count() as u64;
+                self.min_length.is_none_or(|m| length >= m)
+                    && self.max_length.is_none_or(|m| length <= m)
+            }
+            _ => true,
+        }
+    }
+}
+
+/// A schema whose validity the reference checks and [`TopCheck::extra_valid`] decide
+/// without the compiled validator: flat parameters, nothing nested, nothing conditional.
+struct Flat {
+    /// `additionalProperties: false` with no declared property: every key is refused.
+    no_keys: bool,
+}
+
+fn is_flat(schema: &Value, top: &[TopCheck]) -> Option<Flat> {
+    let map = schema.as_object()?;
+    let root_ok = map.iter().all(|(key, value)| match key.as_str() {
+        "type" => value == "object",
+        "properties" => value.is_object(),
+        "required" => value.is_array(),
+        "additionalProperties" => value.is_boolean(),
+        other => INERT.contains(&other),
+    });
+    (root_ok && top.iter().all(|t| t.flat)).then(|| Flat {
+        no_keys: top.is_empty() && map.get("additionalProperties") == Some(&Value::Bool(false)),
+    })
 }
 
 /// A supported `if`/`then` requirement (spec §5.2).
@@ -182,12 +300,27 @@ impl ArgumentValidator {
     ///
     /// [`SchemaError`] naming the tool when the schema cannot be used.
     pub fn with_limits(tool: &str, schema: &Value, limits: Limits) -> Result<Self, SchemaError> {
-        let mut normalised = normalise(tool, schema, &limits, RefMode::Keep)?;
+        let normalised = normalise_with_limits(tool, schema, &limits)?;
+        Self::from_normalised(tool, normalised, limits)
+    }
+
+    /// Compiles a schema already normalised with [`normalise_schema`] (a caller that
+    /// renders schemas at compression time and compiles validators lazily normalises once).
+    ///
+    /// # Errors
+    ///
+    /// [`SchemaError::Uncompilable`] when the validator refuses the schema even with its
+    /// remaining references opened up.
+    pub fn from_normalised(
+        tool: &str,
+        mut normalised: NormalisedSchema,
+        limits: Limits,
+    ) -> Result<Self, SchemaError> {
         let compiled = match options().build(&normalised.schema) {
             Ok(compiled) => compiled,
             Err(first) => {
                 // A kept reference the validator cannot follow: open such references up.
-                normalised = normalise(tool, schema, &limits, RefMode::Open)?;
+                open_references(&mut normalised, tool);
                 options()
                     .build(&normalised.schema)
                     .map_err(|_| SchemaError::Uncompilable {
@@ -203,28 +336,24 @@ impl ArgumentValidator {
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         let parameters: Vec<String> = props.keys().cloned().collect();
-        let top = props
-            .iter()
-            .map(|(name, spec)| {
-                let allowed = spec.get("enum").and_then(Value::as_array).cloned();
-                let simple_type = match spec.get("type").and_then(Value::as_str) {
-                    Some("string") => Some("string"),
-                    Some("integer") => Some("integer"),
-                    Some("number") => Some("number"),
-                    Some("boolean") => Some("boolean"),
-                    Some("array") => Some("array"),
-                    Some("object") => Some("object"),
-                    _ => None,
-                };
-                (
-                    name.clone(),
-                    TopCheck {
-                        allowed,
-                        simple_type,
-                    },
-                )
-            })
-            .collect();
+        let top: Vec<TopCheck> = props.values().map(TopCheck::new).collect();
+        let index = (parameters.len() > LINEAR_LOOKUP).then(|| {
+            parameters
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.clone(), i))
+                .collect()
+        });
+        let flat = is_flat(&schema, &top);
+        // The reference refuses undeclared keys whenever any property is declared; a schema
+        // that explicitly admits more (`additionalProperties` true or a schema, or
+        // `patternProperties`) is left to JSON Schema instead.
+        let open = schema.get("patternProperties").is_some()
+            || matches!(
+                schema.get("additionalProperties"),
+                Some(Value::Bool(true) | Value::Object(_))
+            );
+        let closed = !parameters.is_empty() && !open;
         let required = string_list(schema.get("required"));
         let conditionals = conditionals(&schema);
         Ok(Self {
@@ -234,6 +363,9 @@ impl ArgumentValidator {
             parameters,
             required,
             top,
+            index,
+            closed,
+            flat,
             conditionals,
             compiled,
             limits,
@@ -318,7 +450,11 @@ impl ArgumentValidator {
         if let Some(problem) = self.reference_problem(args) {
             return Some(problem);
         }
-        if self.compiled.is_valid(args) {
+        let valid = match &self.flat {
+            Some(flat) => self.flat_valid(flat, args),
+            None => self.compiled.is_valid(args),
+        };
+        if valid {
             return None;
         }
         let mut best: Option<(u8, ArgumentProblem)> = None;
@@ -329,15 +465,9 @@ impl ArgumentValidator {
                 best = Some((rank, problem));
             }
         }
-        // `is_valid` said invalid; a validator with no error to show is reported generically.
-        Some(best.map_or_else(
-            || ArgumentProblem::Other {
-                path: ParamPath::default(),
-                keyword: String::new(),
-                message: "the arguments do not match the schema".to_owned(),
-            },
-            |(_, problem)| problem,
-        ))
+        // The flat check is sound but may be stricter than JSON Schema in corner cases
+        // (numbers beyond f64): no error from the full validator means valid.
+        best.map(|(_, problem)| problem)
     }
 
     /// The argument object's shape and the resource limits, checked without recursion.
@@ -413,7 +543,7 @@ impl ArgumentValidator {
             let renamed_from = if declared && key.len() <= MAX_SUGGEST_BYTES {
                 let unknown = map
                     .keys()
-                    .filter(|k| !self.top.contains_key(k.as_str()) && k.len() <= MAX_SUGGEST_BYTES)
+                    .filter(|k| self.check(k).is_none() && k.len() <= MAX_SUGGEST_BYTES)
                     .map(String::as_str);
                 nearest(key, unknown, SUGGESTION_FLOOR).map(str::to_owned)
             } else {
@@ -433,11 +563,13 @@ impl ArgumentValidator {
                 renamed_from,
             });
         }
-        if declared && let Some(unknown) = map.keys().find(|k| !self.top.contains_key(k.as_str())) {
+        if self.closed
+            && let Some(unknown) = map.keys().find(|k| self.check(k).is_none())
+        {
             return Some(self.unknown_parameter(unknown, "", &self.parameters));
         }
         for (key, value) in map {
-            let Some(check) = self.top.get(key) else {
+            let Some(check) = self.check(key) else {
                 continue;
             };
             if let Some(allowed) = &check.allowed
@@ -464,6 +596,27 @@ impl ArgumentValidator {
             }
         }
         None
+    }
+
+    /// The check of a declared top-level parameter.
+    fn check(&self, key: &str) -> Option<&TopCheck> {
+        let position = match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.parameters.iter().position(|p| p == key),
+        };
+        position.and_then(|i| self.top.get(i))
+    }
+
+    /// Whether a flat schema accepts arguments the reference checks have passed.
+    fn flat_valid(&self, flat: &Flat, args: &Value) -> bool {
+        let Value::Object(map) = args else {
+            return false;
+        };
+        if flat.no_keys {
+            return map.is_empty();
+        }
+        map.iter()
+            .all(|(key, value)| self.check(key).is_none_or(|check| check.extra_valid(value)))
     }
 
     fn unknown_parameter(&self, key: &str, parent: &str, accepted: &[String]) -> ArgumentProblem {
@@ -939,6 +1092,59 @@ mod tests {
         // Keeps `Result<(), ArgumentError>` cheap to return (and clippy's
         // `result_large_err` quiet).
         assert!(std::mem::size_of::<ArgumentError>() <= 128);
+    }
+
+    fn flat_schema() -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "number", "minimum": -5, "exclusiveMaximum": 10, "description": "d"},
+                "i": {"type": "integer", "exclusiveMinimum": 0, "maximum": 3},
+                "s": {"type": "string", "minLength": 2, "maxLength": 4, "format": "email"},
+                "e": {"enum": ["a", "B", 1, null]},
+                "b": {"type": "boolean"}
+            },
+            "required": ["s"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn flat_schemas_take_the_fast_path_and_nested_ones_do_not() {
+        let v = ArgumentValidator::new("t", &flat_schema()).unwrap();
+        assert!(v.flat.is_some());
+        let nested = serde_json::json!({"type": "object", "properties": {"a": {"type": "array", "items": {}}}});
+        assert!(ArgumentValidator::new("t", &nested).unwrap().flat.is_none());
+        let union = serde_json::json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}});
+        assert!(ArgumentValidator::new("t", &union).unwrap().flat.is_none());
+    }
+
+    proptest::proptest! {
+        /// The fast path decides exactly as the reference checks plus the compiled
+        /// validator do.
+        #[test]
+        fn the_fast_path_agrees_with_the_full_validator(
+            n in proptest::option::of(-20.0f64..20.0),
+            i in proptest::option::of(-2i64..6),
+            s in proptest::option::of("[a-zé]{0,6}"),
+            e in proptest::option::of(proptest::sample::select(vec![
+                Value::from("a"), Value::from("b"), Value::from(1), Value::from(1.0),
+                Value::from(2), Value::Null, Value::from(true),
+            ])),
+            extra in proptest::bool::ANY,
+        ) {
+            let v = ArgumentValidator::new("t", &flat_schema()).unwrap();
+            let mut args = Map::new();
+            if let Some(n) = n { args.insert("n".into(), Value::from(n)); }
+            if let Some(i) = i { args.insert("i".into(), Value::from(i)); }
+            if let Some(s) = s { args.insert("s".into(), Value::from(s)); }
+            if let Some(e) = e { args.insert("e".into(), e); }
+            if extra { args.insert("x".into(), Value::from(1)); }
+            let args = Value::Object(args);
+            let fast = v.validate(&args).is_ok();
+            let full = v.reference_problem(&args).is_none() && v.compiled.is_valid(&args);
+            proptest::prop_assert_eq!(fast, full, "{}", args);
+        }
     }
 
     #[test]

@@ -525,3 +525,66 @@ fn normalisation_is_deterministic_and_serialisable() {
         json!({"tool": "t", "path": "properties.a", "what": "type `dict` read as `object`"})
     );
 }
+
+#[test]
+fn a_schema_that_admits_extra_keys_is_not_closed_by_the_reference_rule() {
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {"a": {"type": "string"}},
+               "additionalProperties": {"type": "integer"}}),
+    );
+    assert!(v.validate(&json!({"a": "x", "extra": 1})).is_ok());
+    assert_eq!(
+        message(&v, json!({"a": "x", "extra": "no"})),
+        "Parameter \"extra\" on t must be an integer; received a string."
+    );
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {"a": {}}, "patternProperties": {"^x_": {"type": "string"}}}),
+    );
+    assert!(v.validate(&json!({"x_1": "ok"})).is_ok());
+    assert!(v.validate(&json!({"x_1": 5})).is_err());
+    // Without such a statement the reference rule holds: undeclared keys are refused.
+    let v = validator("t", json!({"type": "object", "properties": {"a": {}}}));
+    assert!(matches!(
+        problem(&v, json!({"b": 1})),
+        ArgumentProblem::UnknownParameter { .. }
+    ));
+}
+
+#[test]
+fn a_kept_reference_the_validator_cannot_follow_is_opened() {
+    // The recursive reference points into a tuple `items`, which normalisation rewrites
+    // as `prefixItems`: the pointer no longer resolves, so it is opened (and listed).
+    let schema = json!({"type": "object", "properties": {"pair": {"type": "array", "items": [
+        {"type": "object", "properties": {"again": {"$ref": "#/properties/pair/items/0"}, "n": {"type": "integer"}}}
+    ]}}});
+    let v = validator("t", schema);
+    assert!(
+        v.normalisations()
+            .iter()
+            .any(|n| n.what.contains("cannot be followed")),
+        "{:?}",
+        v.normalisations()
+    );
+    assert!(
+        v.validate(&json!({"pair": [{"n": 1, "again": {"n": 2, "again": 3}}]}))
+            .is_ok()
+    );
+    assert!(v.validate(&json!({"pair": [{"n": "x"}]})).is_err());
+}
+
+#[test]
+fn a_normalised_schema_compiles_without_normalising_again() {
+    let schema = json!({"properties": {"a": {"type": "float"}}, "required": ["a"]});
+    let normalised = normalise_schema("t", &schema).unwrap();
+    let notes = normalised.notes.clone();
+    let v = ArgumentValidator::from_normalised(
+        "t",
+        normalised,
+        chef_compress::validate::Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(v.normalisations(), notes.as_slice());
+    assert!(v.validate(&json!({"a": 1.5})).is_ok());
+}
