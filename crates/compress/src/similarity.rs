@@ -16,10 +16,15 @@
 //! 6. otherwise Levenshtein distance `d` over the normalised names:
 //!    `max(0, round(55 × (1 − d / longer length)))`.
 //!
-//! Rounding is half-up, computed in integers so that no floating-point edge decides a
-//! suggestion. Lengths are counted in Unicode scalar values (the reference counts UTF-16
-//! units; the two agree on every name in the Basic Multilingual Plane), and case mapping
-//! and camelCase splitting use Unicode case, so non-ASCII names score as ASCII ones do.
+//! Rounding is half-up, computed exactly in integers: the reference computes in floating
+//! point, where `55 × (1 − 9/10)` comes out a hair below 5.5 and rounds to 5; here it is
+//! 6. Only the Levenshtein rule can differ so (the shared-word fractions are exact in
+//! binary), and it reaches the suggestion floor only for names of 110 characters or more,
+//! so no suggestion on shorter names differs.
+//!
+//! Lengths are counted in Unicode scalar values (the reference counts UTF-16 units; the two
+//! agree on every name in the Basic Multilingual Plane), and case mapping and camelCase
+//! splitting use Unicode case, so non-ASCII names score as ASCII ones do.
 
 /// The score a candidate needs for [`nearest`] to suggest it, as the reference uses it.
 pub const SUGGESTION_FLOOR: u8 = 55;
@@ -107,18 +112,24 @@ impl<'a> Prepared<'a> {
         if long.starts_with(short) || long.ends_with(short) {
             return 85;
         }
-        let other_words = words(other);
+        // Compared as written, lower-cased on the fly: no allocation per candidate word.
         let shared = self
             .words
             .iter()
-            .filter(|w| w.chars().count() > 2 && other_words.contains(w))
+            .filter(|w| w.chars().count() > 2 && word_slices(other).any(|o| lower_eq(o, w)))
             .count();
         if shared > 0 {
-            let union = self.words.len()
-                + other_words
-                    .iter()
-                    .filter(|w| !self.words.contains(w))
-                    .count();
+            let mut union = self.words.len();
+            for (i, word) in word_slices(other).enumerate() {
+                let lower = || word.chars().flat_map(char::to_lowercase);
+                let known = self.words.iter().any(|w| lower().eq(w.chars()));
+                let repeated = word_slices(other)
+                    .take(i)
+                    .any(|earlier| earlier.chars().flat_map(char::to_lowercase).eq(lower()));
+                if !known && !repeated {
+                    union += 1;
+                }
+            }
             // 50 + round_half_up(30 * shared / union), in integers.
             let bonus = (60 * shared + union) / (2 * union);
             return u8::try_from(50 + bonus).unwrap_or(100);
@@ -145,35 +156,51 @@ fn norm(s: &str) -> Vec<char> {
         .collect()
 }
 
-/// The distinct lower-cased words of a name: split between a lower-case letter or digit and
-/// a following upper-case letter, then on `_`, `-` and whitespace.
+/// The distinct lower-cased words of a name (see [`word_slices`]).
 fn words(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut current = String::new();
-    let mut previous: Option<char> = None;
-    let mut flush = |current: &mut String| {
-        if !current.is_empty() {
-            let word: String = current.chars().flat_map(char::to_lowercase).collect();
-            if !out.contains(&word) {
-                out.push(word);
-            }
-            current.clear();
+    for slice in word_slices(s) {
+        let word: String = slice.chars().flat_map(char::to_lowercase).collect();
+        if !out.contains(&word) {
+            out.push(word);
         }
-    };
-    for c in s.chars() {
-        if c == '_' || c == '-' || c.is_whitespace() {
-            flush(&mut current);
-            previous = None;
-            continue;
-        }
-        if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit()) {
-            flush(&mut current);
-        }
-        current.push(c);
-        previous = Some(c);
     }
-    flush(&mut current);
     out
+}
+
+/// The words of a name as written: split between a lower-case letter or digit and a
+/// following upper-case letter, then on `_`, `-` and whitespace; empty words dropped.
+fn word_slices(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        // Skip separators.
+        let start = rest.find(|c: char| !is_separator(c))?;
+        rest = rest.get(start..)?;
+        let mut previous: Option<char> = None;
+        let mut end = rest.len();
+        for (i, c) in rest.char_indices() {
+            if is_separator(c)
+                || (c.is_uppercase()
+                    && previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit()))
+            {
+                end = i;
+                break;
+            }
+            previous = Some(c);
+        }
+        let word = rest.get(..end)?;
+        rest = rest.get(end..)?;
+        Some(word)
+    })
+}
+
+fn is_separator(c: char) -> bool {
+    c == '_' || c == '-' || c.is_whitespace()
+}
+
+/// Whether `raw` lower-cases to `lower`.
+fn lower_eq(raw: &str, lower: &str) -> bool {
+    raw.chars().flat_map(char::to_lowercase).eq(lower.chars())
 }
 
 #[cfg(test)]
@@ -193,5 +220,54 @@ mod tests {
     fn norm_drops_separators_and_case() {
         assert_eq!(norm("Per_Page - X").iter().collect::<String>(), "perpagex");
         assert_eq!(norm("a.b").iter().collect::<String>(), "a.b");
+    }
+
+    /// The spec's rules written as plainly as possible, as an oracle for the optimised code.
+    fn oracle(a: &str, b: &str) -> u8 {
+        if a.is_empty() || b.is_empty() {
+            return 0;
+        }
+        let (na, nb): (String, String) = (norm(a).iter().collect(), norm(b).iter().collect());
+        if na == nb {
+            return 100;
+        }
+        let (short, long) = if na.chars().count() <= nb.chars().count() {
+            (&na, &nb)
+        } else {
+            (&nb, &na)
+        };
+        if long.starts_with(short.as_str()) || long.ends_with(short.as_str()) {
+            return 85;
+        }
+        let (wa, wb) = (words(a), words(b));
+        let shared = wa
+            .iter()
+            .filter(|w| w.chars().count() > 2 && wb.contains(w))
+            .count();
+        if shared > 0 {
+            let union = wa.len() + wb.iter().filter(|w| !wa.contains(w)).count();
+            // Exact half-up rounding (the reference's floats can land a hair below .5).
+            return (50 + (60 * shared + union) / (2 * union)) as u8;
+        }
+        if short.chars().count() >= 3 && long.contains(short.as_str()) {
+            return 60;
+        }
+        let d = strsim::levenshtein(&na, &nb);
+        let max = long.chars().count();
+        if d >= max {
+            0
+        } else {
+            ((110 * (max - d) + max) / (2 * max)) as u8
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn optimised_similarity_agrees_with_the_plain_rules(
+            a in "[aAbBpP_ -]{0,10}(page|Page|size|Size|id|ID){0,2}",
+            b in "[aAbBpP_ -]{0,10}(page|Page|size|Size|id|ID){0,2}",
+        ) {
+            proptest::prop_assert_eq!(similarity(&a, &b), oracle(&a, &b), "{:?} {:?}", a, b);
+        }
     }
 }
