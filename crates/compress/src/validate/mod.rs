@@ -307,28 +307,20 @@ impl ArgumentValidator {
     /// Compiles a schema already normalised with [`normalise_schema`] (a caller that
     /// renders schemas at compression time and compiles validators lazily normalises once).
     ///
+    /// Keywords the validator still refuses (malformed values of rarely used keywords such
+    /// as `dependentRequired`, `$anchor`, `contentEncoding`) are removed one by one and
+    /// listed, as are references it cannot follow; [`normalised_schema`](Self::normalised_schema)
+    /// is what was compiled.
+    ///
     /// # Errors
     ///
-    /// [`SchemaError::Uncompilable`] when the validator refuses the schema even with its
-    /// remaining references opened up.
+    /// [`SchemaError::Uncompilable`] when the validator refuses the schema even so.
     pub fn from_normalised(
         tool: &str,
         mut normalised: NormalisedSchema,
         limits: Limits,
     ) -> Result<Self, SchemaError> {
-        let compiled = match options().build(&normalised.schema) {
-            Ok(compiled) => compiled,
-            Err(first) => {
-                // A kept reference the validator cannot follow: open such references up.
-                open_references(&mut normalised, tool);
-                options()
-                    .build(&normalised.schema)
-                    .map_err(|_| SchemaError::Uncompilable {
-                        tool: tool.to_owned(),
-                        message: cut(&first.to_string(), 300),
-                    })?
-            }
-        };
+        let compiled = compile(tool, &mut normalised)?;
         let NormalisedSchema { schema, notes } = normalised;
         let empty = Map::new();
         let props = schema
@@ -899,6 +891,73 @@ fn conditionals(schema: &Value) -> Vec<Conditional> {
         }
     }
     out
+}
+
+/// How many malformed keywords compilation removes before giving up on a schema.
+const MAX_REPAIRS: usize = 32;
+
+/// Compiles a normalised schema, removing what the validator refuses (see
+/// [`ArgumentValidator::from_normalised`]).
+fn compile(
+    tool: &str,
+    normalised: &mut NormalisedSchema,
+) -> Result<jsonschema::Validator, SchemaError> {
+    let mut first_error: Option<String> = None;
+    let mut repairs = 0;
+    let mut opened = false;
+    loop {
+        let error = match options().build(&normalised.schema) {
+            Ok(compiled) => return Ok(compiled),
+            Err(error) => error,
+        };
+        let message = cut(&error.to_string(), 300);
+        let pointer = error.instance_path().as_str().to_owned();
+        first_error.get_or_insert_with(|| message.clone());
+        if repairs < MAX_REPAIRS
+            && !pointer.is_empty()
+            && remove_at(&mut normalised.schema, &pointer)
+        {
+            repairs += 1;
+            let path: Vec<String> = pointer
+                .split('/')
+                .skip(1)
+                .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                .collect();
+            let keyword = path.last().cloned().unwrap_or_default();
+            normalised.notes.push(Normalisation {
+                tool: tool.to_owned(),
+                path: path.join("."),
+                what: format!("`{}` is malformed ({message}): removed", cut(&keyword, 80)),
+            });
+        } else if !opened {
+            opened = true;
+            open_references(normalised, tool);
+        } else {
+            return Err(SchemaError::Uncompilable {
+                tool: tool.to_owned(),
+                message: first_error.unwrap_or(message),
+            });
+        }
+    }
+}
+
+/// Removes the value at a JSON Pointer from its parent; `false` when there is none.
+fn remove_at(root: &mut Value, pointer: &str) -> bool {
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return false;
+    };
+    let last = last.replace("~1", "/").replace("~0", "~");
+    match root.pointer_mut(parent) {
+        Some(Value::Object(map)) => map.shift_remove(&last).is_some(),
+        Some(Value::Array(list)) => match last.parse::<usize>() {
+            Ok(i) if i < list.len() => {
+                list.remove(i);
+                true
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// Checks an object's keys and scalar values against the size limits and queues its

@@ -588,3 +588,32 @@ fn a_normalised_schema_compiles_without_normalising_again() {
     assert_eq!(v.normalisations(), notes.as_slice());
     assert!(v.validate(&json!({"a": 1.5})).is_ok());
 }
+
+#[test]
+fn malformed_rare_keywords_are_removed_and_listed() {
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {
+            "a": {"type": "object", "dependentRequired": {"b": 3}, "minContains": -1},
+            "b": {"type": "string", "$anchor": "9bad", "contentEncoding": 5}
+        }, "dependentRequired": "x"}),
+    );
+    let n = v.normalisations();
+    for (path, keyword) in [
+        ("properties.a.dependentRequired.b", "`b` is malformed"),
+        (
+            "properties.a.minContains",
+            "`minContains` -1 is not a count",
+        ),
+        ("properties.b.$anchor", "`$anchor` is malformed"),
+        (
+            "properties.b.contentEncoding",
+            "`contentEncoding` is malformed",
+        ),
+        ("dependentRequired", "`dependentRequired` is malformed"),
+    ] {
+        assert!(has_note(n, path, keyword), "{path} {keyword}: {n:?}");
+    }
+    assert!(v.validate(&json!({"a": {}, "b": "x"})).is_ok());
+    assert!(v.validate(&json!({"b": 1})).is_err());
+}
