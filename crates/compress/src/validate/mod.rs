@@ -767,10 +767,24 @@ impl ArgumentValidator {
                     message: "no value is accepted here; leave it out".to_owned(),
                 }
             }
-            _ => ArgumentProblem::Other {
+            other => ArgumentProblem::Other {
                 path,
-                keyword: error.kind().keyword().to_owned(),
-                message: cut(&error.masked().to_string(), 300),
+                keyword: other.keyword().to_owned(),
+                message: match other {
+                    ValidationErrorKind::Contains => {
+                        "it must contain at least one item of the accepted kind".to_owned()
+                    }
+                    ValidationErrorKind::Not { .. } => {
+                        "its value is of a kind that is not allowed here".to_owned()
+                    }
+                    ValidationErrorKind::PropertyNames { error } => {
+                        format!(
+                            "it has a key that is not allowed: {}",
+                            cut(&error.to_string(), 200)
+                        )
+                    }
+                    _ => cut(&error.masked().to_string(), 300),
+                },
             },
         }
     }
