@@ -83,14 +83,18 @@ struct Prepared<'a> {
     raw: &'a str,
     norm: Vec<char>,
     words: Vec<String>,
+    /// Whether any word is long enough to be shared (rule 4 can apply at all).
+    has_long_word: bool,
 }
 
 impl<'a> Prepared<'a> {
     fn new(raw: &'a str) -> Self {
+        let words = words(raw);
         Self {
             raw,
             norm: norm(raw),
-            words: words(raw),
+            has_long_word: words.iter().any(|w| w.chars().count() > 2),
+            words,
         }
     }
 
@@ -112,20 +116,25 @@ impl<'a> Prepared<'a> {
         if long.starts_with(short) || long.ends_with(short) {
             return 85;
         }
-        // Compared as written, lower-cased on the fly: no allocation per candidate word.
+        // Candidate words are compared as written, lower-cased on the fly.
+        let other_words: Vec<&str> = if self.has_long_word {
+            word_slices(other).collect()
+        } else {
+            Vec::new()
+        };
         let shared = self
             .words
             .iter()
-            .filter(|w| w.chars().count() > 2 && word_slices(other).any(|o| lower_eq(o, w)))
+            .filter(|w| w.chars().count() > 2 && other_words.iter().any(|o| lower_eq(o, w)))
             .count();
         if shared > 0 {
             let mut union = self.words.len();
-            for (i, word) in word_slices(other).enumerate() {
-                let lower = || word.chars().flat_map(char::to_lowercase);
-                let known = self.words.iter().any(|w| lower().eq(w.chars()));
-                let repeated = word_slices(other)
+            for (i, word) in other_words.iter().enumerate() {
+                let known = self.words.iter().any(|w| lower_eq(word, w));
+                let repeated = other_words
+                    .iter()
                     .take(i)
-                    .any(|earlier| earlier.chars().flat_map(char::to_lowercase).eq(lower()));
+                    .any(|earlier| lower_eq(earlier, word));
                 if !known && !repeated {
                     union += 1;
                 }
@@ -150,8 +159,18 @@ impl<'a> Prepared<'a> {
 
 /// Lower-cased, with `_`, `-` and whitespace removed.
 fn norm(s: &str) -> Vec<char> {
+    if s.is_ascii() {
+        // Most names are ASCII; Unicode case mapping costs several times more.
+        let mut out = Vec::with_capacity(s.len());
+        out.extend(
+            s.bytes()
+                .filter(|b| !matches!(b, b'_' | b'-') && !b.is_ascii_whitespace() && *b != 0x0b)
+                .map(|b| char::from(b.to_ascii_lowercase())),
+        );
+        return out;
+    }
     s.chars()
-        .filter(|c| *c != '_' && *c != '-' && !c.is_whitespace())
+        .filter(|c| !is_separator(*c))
         .flat_map(char::to_lowercase)
         .collect()
 }
@@ -160,7 +179,11 @@ fn norm(s: &str) -> Vec<char> {
 fn words(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for slice in word_slices(s) {
-        let word: String = slice.chars().flat_map(char::to_lowercase).collect();
+        let word: String = if slice.is_ascii() {
+            slice.to_ascii_lowercase()
+        } else {
+            slice.chars().flat_map(char::to_lowercase).collect()
+        };
         if !out.contains(&word) {
             out.push(word);
         }
@@ -198,9 +221,14 @@ fn is_separator(c: char) -> bool {
     c == '_' || c == '-' || c.is_whitespace()
 }
 
-/// Whether `raw` lower-cases to `lower`.
-fn lower_eq(raw: &str, lower: &str) -> bool {
-    raw.chars().flat_map(char::to_lowercase).eq(lower.chars())
+/// Whether `a` and `b` are equal once both are lower-cased.
+fn lower_eq(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        return a.eq_ignore_ascii_case(b);
+    }
+    a.chars()
+        .flat_map(char::to_lowercase)
+        .eq(b.chars().flat_map(char::to_lowercase))
 }
 
 #[cfg(test)]

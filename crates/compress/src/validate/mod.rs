@@ -618,7 +618,7 @@ impl ArgumentValidator {
             None
         };
         ArgumentProblem::UnknownParameter {
-            param: cut(key, 200),
+            param: cut(key, 200).into_owned(),
             path: child(parent, key).into(),
             accepted: accepted.to_vec(),
             did_you_mean,
@@ -783,7 +783,7 @@ impl ArgumentValidator {
                             cut(&error.to_string(), 200)
                         )
                     }
-                    _ => cut(&error.masked().to_string(), 300),
+                    _ => cut(&error.masked().to_string(), 300).into_owned(),
                 },
             },
         }
@@ -924,7 +924,7 @@ fn compile(
             Ok(compiled) => return Ok(compiled),
             Err(error) => error,
         };
-        let message = cut(&error.to_string(), 300);
+        let message = cut(&error.to_string(), 300).into_owned();
         let pointer = error.instance_path().as_str().to_owned();
         first_error.get_or_insert_with(|| message.clone());
         if repairs < MAX_REPAIRS

@@ -1226,7 +1226,7 @@ pub(crate) fn depth_exceeds(v: &Value, limit: usize) -> bool {
 
 /// A string cut to a readable length for a note.
 fn preview_str(s: &str) -> String {
-    super::render::cut(s, 80)
+    super::render::cut(s, 80).into_owned()
 }
 
 /// A value as short JSON for a note.
