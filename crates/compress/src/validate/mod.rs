@@ -11,7 +11,8 @@
 //! 2. **The reference's top-level checks** (spec §5.1), whose messages models already
 //!    understand: a required parameter that is absent, `null` or `""` (with the
 //!    conditional `if`/`then` requirements whose condition is a `const`/`enum` match);
-//!    a key not among the declared properties (when there are any); a top-level value
+//!    a key not among the declared properties (when there are any, and the schema does not
+//!    admit more through `additionalProperties` or `patternProperties`); a top-level value
 //!    outside its `enum` (with the exact spelling for a case slip) or of the wrong type.
 //! 3. **Full JSON Schema validation** of everything else: nested objects, array items,
 //!    `enum`, `const`, `oneOf`/`anyOf`/`allOf`, numeric and length bounds, `pattern`,
@@ -20,18 +21,39 @@
 //!    name before an unknown key, before a wrong type, before a bad value, before a
 //!    mismatched alternative), and [`ArgumentValidator::problems`] returns them all.
 //!
+//! A flat schema (scalar parameters whose only constraints are `type`, `enum` and numeric
+//! or length bounds; most tools) is decided by step 2 plus a bounds check, without running
+//! the compiled validator; a property test pins that both decide alike.
+//!
 //! Deliberate choices beyond the reference: `if`/`then`/`else` follow JSON Schema fully
 //! (an `else` applies when the condition fails, and a condition on `pattern` can add a
-//! requirement), and nested objects follow JSON Schema (an unknown nested key is refused
-//! only under `additionalProperties: false`; a nested `""` satisfies `required`). `format`
-//! is an annotation, as JSON Schema 2020-12 makes it, and is not checked.
+//! requirement); union types (`["string", "null"]`) are checked; nested objects follow JSON
+//! Schema (an unknown nested key is refused only under `additionalProperties: false`; a
+//! nested `""` satisfies `required`); `format` is an annotation, as JSON Schema 2020-12
+//! makes it, and is not checked.
+//!
+//! # Messages
+//!
+//! The reference's templates (spec §5.4) are kept where it has one, byte for byte for its
+//! examples, with the parameter's path in place of its name below the top level:
+//!
+//! ```text
+//! Missing required parameter "q" for github_search_issues. Required: q. You passed "query" — did you mean "q"? Rename it.
+//! Unknown parameter "shipments[0].Mode" for ship. Accepted: weight, mode. Did you mean "mode"?
+//! Invalid value for "event" on github_create_review: expected one of APPROVE, REQUEST_CHANGES, COMMENT. Use exactly "APPROVE".
+//! Parameter "shipments[2].weight" on ship must be a number; received a string.
+//! Parameter "shipments[0].weight" on ship must be greater than 0; received 0.
+//! Parameter "id" on ship must be a string or an integer; received a number.
+//! ```
 //!
 //! # Untrusted schemas
 //!
 //! Schemas come from third-party servers. The validator is built without remote or file
 //! `$ref` retrieval (the crate's default features are off), regular expressions run on the
 //! linear-time `regex` engine with a 1 MiB size limit (a pattern it cannot run, such as a
-//! look-around, is dropped at normalisation and listed), and schema nesting is capped.
+//! look-around, is dropped at normalisation and listed), `$ref` inlining has a budget, and
+//! schema nesting is capped. A keyword the validator still refuses is removed where it
+//! names it, and listed, rather than refusing the whole tool.
 //!
 //! # Limits (defaults)
 //!

@@ -157,6 +157,11 @@ fn reference_cycles_compile_and_validate_in_bounded_time() {
                "$defs": {"a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}},
                          "b": {"type": "array", "items": {"$ref": "#/$defs/a"}}}}),
         json!({"type": "object", "properties": {"x": {"allOf": [{"$ref": "#/properties/x"}]}}}),
+        json!({"type": "object", "properties": {"x": {"$ref": "#/properties/x"}}}),
+        json!({"$ref": "#"}),
+        json!({"type": "object", "$ref": "#", "properties": {"x": {}}}),
+        json!({"$ref": "#/$defs/r", "$defs": {"r": {"$ref": "#"}}}),
+        json!({"anyOf": [{"$ref": "#"}, {"type": "object"}]}),
     ];
     for schema in schemas {
         let v = ArgumentValidator::new("t", &schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
