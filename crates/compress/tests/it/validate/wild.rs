@@ -624,3 +624,37 @@ fn malformed_rare_keywords_are_removed_and_listed() {
     assert!(v.validate(&json!({"a": {}, "b": "x"})).is_ok());
     assert!(v.validate(&json!({"b": 1})).is_err());
 }
+
+#[test]
+fn a_nullable_top_level_object_is_read_as_an_object() {
+    let v = validator(
+        "t",
+        json!({"type": ["object", "null"], "properties": {"a": {"type": "dict"}}}),
+    );
+    assert_eq!(v.normalised_schema()["type"], "object");
+    assert!(has_note(
+        v.normalisations(),
+        "",
+        "top-level type `object, null` read as `object`"
+    ));
+    assert!(v.validate(&json!({"a": {}})).is_ok());
+}
+
+#[test]
+fn python_style_tuples_become_prefix_items() {
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {"point": {"type": "tuple", "items": [{"type": "float"}, {"type": "float"}]}}}),
+    );
+    let point = &v.normalised_schema()["properties"]["point"];
+    assert_eq!(point["type"], "array");
+    assert_eq!(
+        point["prefixItems"],
+        json!([{"type": "number"}, {"type": "number"}])
+    );
+    assert!(v.validate(&json!({"point": [1.5, 2]})).is_ok());
+    assert_eq!(
+        message(&v, json!({"point": [1.5, "2"]})),
+        "Parameter \"point[1]\" on t must be a number; received a string."
+    );
+}
