@@ -2,6 +2,9 @@
 //! a nested wrong type, and the real corpus's largest schema.
 //!
 //! Run with `cargo bench -p chef-compress --bench validate -- --warm-up-time 1 --measurement-time 3`.
+//!
+//! Figures are wall-clock: on a machine shared with other work they include time spent
+//! waiting for a core, so compare runs made under similar load.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -11,7 +14,7 @@
 use std::hint::black_box;
 
 use chef_compress::similarity::{SUGGESTION_FLOOR, nearest};
-use chef_compress::validate::ArgumentValidator;
+use chef_compress::validate::{ArgumentValidator, normalise_schema};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
 
@@ -108,6 +111,15 @@ fn bench(c: &mut Criterion) {
             for tool in &tools {
                 let schema = tool.get("input_schema").unwrap();
                 black_box(ArgumentValidator::new(tool["name"].as_str().unwrap(), schema).unwrap());
+            }
+        })
+    });
+
+    c.bench_function("validate/normalise_real_corpus_149", |b| {
+        b.iter(|| {
+            for tool in &tools {
+                let schema = tool.get("input_schema").unwrap();
+                black_box(normalise_schema(tool["name"].as_str().unwrap(), schema).unwrap());
             }
         })
     });

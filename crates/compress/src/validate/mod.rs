@@ -11,7 +11,8 @@
 //! 2. **The reference's top-level checks** (spec §5.1), whose messages models already
 //!    understand: a required parameter that is absent, `null` or `""` (with the
 //!    conditional `if`/`then` requirements whose condition is a `const`/`enum` match);
-//!    a key not among the declared properties (when there are any); a top-level value
+//!    a key not among the declared properties (when there are any, and the schema does not
+//!    admit more through `additionalProperties` or `patternProperties`); a top-level value
 //!    outside its `enum` (with the exact spelling for a case slip) or of the wrong type.
 //! 3. **Full JSON Schema validation** of everything else: nested objects, array items,
 //!    `enum`, `const`, `oneOf`/`anyOf`/`allOf`, numeric and length bounds, `pattern`,
@@ -20,18 +21,39 @@
 //!    name before an unknown key, before a wrong type, before a bad value, before a
 //!    mismatched alternative), and [`ArgumentValidator::problems`] returns them all.
 //!
+//! A flat schema (scalar parameters whose only constraints are `type`, `enum` and numeric
+//! or length bounds; most tools) is decided by step 2 plus a bounds check, without running
+//! the compiled validator; a property test pins that both decide alike.
+//!
 //! Deliberate choices beyond the reference: `if`/`then`/`else` follow JSON Schema fully
 //! (an `else` applies when the condition fails, and a condition on `pattern` can add a
-//! requirement), and nested objects follow JSON Schema (an unknown nested key is refused
-//! only under `additionalProperties: false`; a nested `""` satisfies `required`). `format`
-//! is an annotation, as JSON Schema 2020-12 makes it, and is not checked.
+//! requirement); union types (`["string", "null"]`) are checked; nested objects follow JSON
+//! Schema (an unknown nested key is refused only under `additionalProperties: false`; a
+//! nested `""` satisfies `required`); `format` is an annotation, as JSON Schema 2020-12
+//! makes it, and is not checked.
+//!
+//! # Messages
+//!
+//! The reference's templates (spec §5.4) are kept where it has one, byte for byte for its
+//! examples, with the parameter's path in place of its name below the top level:
+//!
+//! ```text
+//! Missing required parameter "q" for github_search_issues. Required: q. You passed "query" — did you mean "q"? Rename it.
+//! Unknown parameter "shipments[0].Mode" for ship. Accepted: weight, mode. Did you mean "mode"?
+//! Invalid value for "event" on github_create_review: expected one of APPROVE, REQUEST_CHANGES, COMMENT. Use exactly "APPROVE".
+//! Parameter "shipments[2].weight" on ship must be a number; received a string.
+//! Parameter "shipments[0].weight" on ship must be greater than 0; received 0.
+//! Parameter "id" on ship must be a string or an integer; received a number.
+//! ```
 //!
 //! # Untrusted schemas
 //!
 //! Schemas come from third-party servers. The validator is built without remote or file
 //! `$ref` retrieval (the crate's default features are off), regular expressions run on the
 //! linear-time `regex` engine with a 1 MiB size limit (a pattern it cannot run, such as a
-//! look-around, is dropped at normalisation and listed), and schema nesting is capped.
+//! look-around, is dropped at normalisation and listed), `$ref` inlining has a budget, and
+//! schema nesting is capped. A keyword the validator still refuses is removed where it
+//! names it, and listed, rather than refusing the whole tool.
 //!
 //! # Limits (defaults)
 //!
@@ -80,9 +102,11 @@ use jsonschema::{Draft, PatternOptions, ValidationError, ValidationOptions};
 use serde_json::{Map, Value};
 
 pub use self::error::{ArgumentError, ArgumentProblem, Bound, Measure, ParamPath, SchemaError};
-pub use self::normalise::{Normalisation, NormalisedSchema, normalise_schema};
+pub use self::normalise::{
+    Normalisation, NormalisedSchema, normalise_schema, normalise_with_limits,
+};
 
-use self::normalise::{RefMode, is_integer, json_type, normalise};
+use self::normalise::{is_integer, json_type, open_references};
 use self::render::{child, cut, pointer_path, preview, push_index, push_key};
 use crate::similarity::{SUGGESTION_FLOOR, nearest};
 
@@ -130,7 +154,14 @@ pub struct ArgumentValidator {
     notes: Vec<Normalisation>,
     parameters: Vec<String>,
     required: Vec<String>,
-    top: HashMap<String, TopCheck>,
+    /// Per-parameter checks, aligned with `parameters`.
+    top: Vec<TopCheck>,
+    /// Name → position, for tools with many parameters (few are scanned).
+    index: Option<HashMap<String, usize>>,
+    /// Whether undeclared top-level keys are refused (spec §5.1 step 2).
+    closed: bool,
+    /// Whether the reference checks plus [`TopCheck::extra_valid`] decide validity alone.
+    flat: Option<Flat>,
     conditionals: Vec<Conditional>,
     compiled: jsonschema::Validator,
     limits: Limits,
@@ -154,10 +185,119 @@ const _: fn() = || {
     assert_send_sync::<SchemaError>();
 };
 
-/// The reference's per-parameter check (spec §5.3).
+/// Up to this many parameters, names are found by scanning rather than hashing.
+const LINEAR_LOOKUP: usize = 16;
+
+/// The reference's per-parameter check (spec §5.3), plus the bounds a flat schema may add.
 struct TopCheck {
     allowed: Option<Vec<Value>>,
     simple_type: Option<&'static str>,
+    /// Whether this property uses only keywords [`TopCheck::extra_valid`] decides.
+    flat: bool,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    exclusive_minimum: Option<f64>,
+    exclusive_maximum: Option<f64>,
+    min_length: Option<u64>,
+    max_length: Option<u64>,
+}
+
+/// Keywords that never affect validity (format is an annotation in 2020-12, see module docs).
+const INERT: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "format",
+];
+
+impl TopCheck {
+    fn new(spec: &Value) -> Self {
+        let allowed = spec.get("enum").and_then(Value::as_array).cloned();
+        let simple_type = match spec.get("type").and_then(Value::as_str) {
+            Some("string") => Some("string"),
+            Some("integer") => Some("integer"),
+            Some("number") => Some("number"),
+            Some("boolean") => Some("boolean"),
+            Some("array") => Some("array"),
+            Some("object") => Some("object"),
+            _ => None,
+        };
+        let number = |key: &str| spec.get(key).and_then(Value::as_f64);
+        let count = |key: &str| spec.get(key).and_then(Value::as_u64);
+        let flat = match spec {
+            Value::Object(map) => map.iter().all(|(key, value)| match key.as_str() {
+                "type" => simple_type.is_some(),
+                "enum" => value
+                    .as_array()
+                    .is_some_and(|m| m.iter().all(|v| !v.is_array() && !v.is_object())),
+                "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => {
+                    value.as_f64().is_some()
+                }
+                "minLength" | "maxLength" => value.as_u64().is_some(),
+                other => INERT.contains(&other),
+            }),
+            Value::Bool(accepts) => *accepts,
+            _ => false,
+        };
+        Self {
+            allowed,
+            simple_type,
+            flat,
+            minimum: number("minimum"),
+            maximum: number("maximum"),
+            exclusive_minimum: number("exclusiveMinimum"),
+            exclusive_maximum: number("exclusiveMaximum"),
+            min_length: count("minLength"),
+            max_length: count("maxLength"),
+        }
+    }
+
+    /// The bounds beyond the reference's enum and type checks (those have passed).
+    fn extra_valid(&self, value: &Value) -> bool {
+        match value {
+            Value::Number(n) => {
+                let Some(x) = n.as_f64() else {
+                    return false;
+                };
+                self.minimum.is_none_or(|m| x >= m)
+                    && self.maximum.is_none_or(|m| x <= m)
+                    && self.exclusive_minimum.is_none_or(|m| x > m)
+                    && self.exclusive_maximum.is_none_or(|m| x < m)
+            }
+            Value::String(s) if self.min_length.is_some() || self.max_length.is_some() => {
+                let length = s.chars().count() as u64;
+                self.min_length.is_none_or(|m| length >= m)
+                    && self.max_length.is_none_or(|m| length <= m)
+            }
+            _ => true,
+        }
+    }
+}
+
+/// A schema whose validity the reference checks and [`TopCheck::extra_valid`] decide
+/// without the compiled validator: flat parameters, nothing nested, nothing conditional.
+struct Flat {
+    /// `additionalProperties: false` with no declared property: every key is refused.
+    no_keys: bool,
+}
+
+fn is_flat(schema: &Value, top: &[TopCheck]) -> Option<Flat> {
+    let map = schema.as_object()?;
+    let root_ok = map.iter().all(|(key, value)| match key.as_str() {
+        "type" => value == "object",
+        "properties" => value.is_object(),
+        "required" => value.is_array(),
+        "additionalProperties" => value.is_boolean(),
+        other => INERT.contains(&other),
+    });
+    (root_ok && top.iter().all(|t| t.flat)).then(|| Flat {
+        no_keys: top.is_empty() && map.get("additionalProperties") == Some(&Value::Bool(false)),
+    })
 }
 
 /// A supported `if`/`then` requirement (spec §5.2).
@@ -182,20 +322,27 @@ impl ArgumentValidator {
     ///
     /// [`SchemaError`] naming the tool when the schema cannot be used.
     pub fn with_limits(tool: &str, schema: &Value, limits: Limits) -> Result<Self, SchemaError> {
-        let mut normalised = normalise(tool, schema, &limits, RefMode::Keep)?;
-        let compiled = match options().build(&normalised.schema) {
-            Ok(compiled) => compiled,
-            Err(first) => {
-                // A kept reference the validator cannot follow: open such references up.
-                normalised = normalise(tool, schema, &limits, RefMode::Open)?;
-                options()
-                    .build(&normalised.schema)
-                    .map_err(|_| SchemaError::Uncompilable {
-                        tool: tool.to_owned(),
-                        message: cut(&first.to_string(), 300),
-                    })?
-            }
-        };
+        let normalised = normalise_with_limits(tool, schema, &limits)?;
+        Self::from_normalised(tool, normalised, limits)
+    }
+
+    /// Compiles a schema already normalised with [`normalise_schema`] (a caller that
+    /// renders schemas at compression time and compiles validators lazily normalises once).
+    ///
+    /// Keywords the validator still refuses (malformed values of rarely used keywords such
+    /// as `dependentRequired`, `$anchor`, `contentEncoding`) are removed one by one and
+    /// listed, as are references it cannot follow; [`normalised_schema`](Self::normalised_schema)
+    /// is what was compiled.
+    ///
+    /// # Errors
+    ///
+    /// [`SchemaError::Uncompilable`] when the validator refuses the schema even so.
+    pub fn from_normalised(
+        tool: &str,
+        mut normalised: NormalisedSchema,
+        limits: Limits,
+    ) -> Result<Self, SchemaError> {
+        let compiled = compile(tool, &mut normalised)?;
         let NormalisedSchema { schema, notes } = normalised;
         let empty = Map::new();
         let props = schema
@@ -203,28 +350,24 @@ impl ArgumentValidator {
             .and_then(Value::as_object)
             .unwrap_or(&empty);
         let parameters: Vec<String> = props.keys().cloned().collect();
-        let top = props
-            .iter()
-            .map(|(name, spec)| {
-                let allowed = spec.get("enum").and_then(Value::as_array).cloned();
-                let simple_type = match spec.get("type").and_then(Value::as_str) {
-                    Some("string") => Some("string"),
-                    Some("integer") => Some("integer"),
-                    Some("number") => Some("number"),
-                    Some("boolean") => Some("boolean"),
-                    Some("array") => Some("array"),
-                    Some("object") => Some("object"),
-                    _ => None,
-                };
-                (
-                    name.clone(),
-                    TopCheck {
-                        allowed,
-                        simple_type,
-                    },
-                )
-            })
-            .collect();
+        let top: Vec<TopCheck> = props.values().map(TopCheck::new).collect();
+        let index = (parameters.len() > LINEAR_LOOKUP).then(|| {
+            parameters
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (p.clone(), i))
+                .collect()
+        });
+        let flat = is_flat(&schema, &top);
+        // The reference refuses undeclared keys whenever any property is declared; a schema
+        // that explicitly admits more (`additionalProperties` true or a schema, or
+        // `patternProperties`) is left to JSON Schema instead.
+        let open = schema.get("patternProperties").is_some()
+            || matches!(
+                schema.get("additionalProperties"),
+                Some(Value::Bool(true) | Value::Object(_))
+            );
+        let closed = !parameters.is_empty() && !open;
         let required = string_list(schema.get("required"));
         let conditionals = conditionals(&schema);
         Ok(Self {
@@ -234,6 +377,9 @@ impl ArgumentValidator {
             parameters,
             required,
             top,
+            index,
+            closed,
+            flat,
             conditionals,
             compiled,
             limits,
@@ -293,7 +439,8 @@ impl ArgumentValidator {
     }
 
     /// Every problem with a call's arguments: the reference's top-level problem first (if
-    /// any), then each JSON Schema violation in the validator's order. Empty when valid.
+    /// any), then each JSON Schema violation in the validator's order, one per kind and
+    /// path. Empty exactly when [`validate`](Self::validate) succeeds.
     #[must_use]
     pub fn problems(&self, args: &Value) -> Vec<ArgumentProblem> {
         if let Some(problem) = self.precheck(args) {
@@ -303,7 +450,12 @@ impl ArgumentValidator {
         if !self.compiled.is_valid(args) {
             for error in self.compiled.iter_errors(args) {
                 let problem = self.convert(&error, args);
-                if !out.contains(&problem) {
+                // The reference check and the validator may both see one problem.
+                let seen = out.iter().any(|p| {
+                    std::mem::discriminant(p) == std::mem::discriminant(&problem)
+                        && p.path() == problem.path()
+                });
+                if !seen {
                     out.push(problem);
                 }
             }
@@ -318,7 +470,11 @@ impl ArgumentValidator {
         if let Some(problem) = self.reference_problem(args) {
             return Some(problem);
         }
-        if self.compiled.is_valid(args) {
+        let valid = match &self.flat {
+            Some(flat) => self.flat_valid(flat, args),
+            None => self.compiled.is_valid(args),
+        };
+        if valid {
             return None;
         }
         let mut best: Option<(u8, ArgumentProblem)> = None;
@@ -329,15 +485,9 @@ impl ArgumentValidator {
                 best = Some((rank, problem));
             }
         }
-        // `is_valid` said invalid; a validator with no error to show is reported generically.
-        Some(best.map_or_else(
-            || ArgumentProblem::Other {
-                path: ParamPath::default(),
-                keyword: String::new(),
-                message: "the arguments do not match the schema".to_owned(),
-            },
-            |(_, problem)| problem,
-        ))
+        // The flat check is sound but may be stricter than JSON Schema in corner cases
+        // (numbers beyond f64): no error from the full validator means valid.
+        best.map(|(_, problem)| problem)
     }
 
     /// The argument object's shape and the resource limits, checked without recursion.
@@ -413,7 +563,7 @@ impl ArgumentValidator {
             let renamed_from = if declared && key.len() <= MAX_SUGGEST_BYTES {
                 let unknown = map
                     .keys()
-                    .filter(|k| !self.top.contains_key(k.as_str()) && k.len() <= MAX_SUGGEST_BYTES)
+                    .filter(|k| self.check(k).is_none() && k.len() <= MAX_SUGGEST_BYTES)
                     .map(String::as_str);
                 nearest(key, unknown, SUGGESTION_FLOOR).map(str::to_owned)
             } else {
@@ -433,11 +583,13 @@ impl ArgumentValidator {
                 renamed_from,
             });
         }
-        if declared && let Some(unknown) = map.keys().find(|k| !self.top.contains_key(k.as_str())) {
+        if self.closed
+            && let Some(unknown) = map.keys().find(|k| self.check(k).is_none())
+        {
             return Some(self.unknown_parameter(unknown, "", &self.parameters));
         }
         for (key, value) in map {
-            let Some(check) = self.top.get(key) else {
+            let Some(check) = self.check(key) else {
                 continue;
             };
             if let Some(allowed) = &check.allowed
@@ -466,6 +618,27 @@ impl ArgumentValidator {
         None
     }
 
+    /// The check of a declared top-level parameter.
+    fn check(&self, key: &str) -> Option<&TopCheck> {
+        let position = match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.parameters.iter().position(|p| p == key),
+        };
+        position.and_then(|i| self.top.get(i))
+    }
+
+    /// Whether a flat schema accepts arguments the reference checks have passed.
+    fn flat_valid(&self, flat: &Flat, args: &Value) -> bool {
+        let Value::Object(map) = args else {
+            return false;
+        };
+        if flat.no_keys {
+            return map.is_empty();
+        }
+        map.iter()
+            .all(|(key, value)| self.check(key).is_none_or(|check| check.extra_valid(value)))
+    }
+
     fn unknown_parameter(&self, key: &str, parent: &str, accepted: &[String]) -> ArgumentProblem {
         let did_you_mean = if key.len() <= MAX_SUGGEST_BYTES {
             nearest(key, accepted.iter().map(String::as_str), SUGGESTION_FLOOR).map(str::to_owned)
@@ -473,7 +646,7 @@ impl ArgumentValidator {
             None
         };
         ArgumentProblem::UnknownParameter {
-            param: cut(key, 200),
+            param: cut(key, 200).into_owned(),
             path: child(parent, key).into(),
             accepted: accepted.to_vec(),
             did_you_mean,
@@ -622,10 +795,24 @@ impl ArgumentValidator {
                     message: "no value is accepted here; leave it out".to_owned(),
                 }
             }
-            _ => ArgumentProblem::Other {
+            other => ArgumentProblem::Other {
                 path,
-                keyword: error.kind().keyword().to_owned(),
-                message: cut(&error.masked().to_string(), 300),
+                keyword: other.keyword().to_owned(),
+                message: match other {
+                    ValidationErrorKind::Contains => {
+                        "it must contain at least one item of the accepted kind".to_owned()
+                    }
+                    ValidationErrorKind::Not { .. } => {
+                        "its value is of a kind that is not allowed here".to_owned()
+                    }
+                    ValidationErrorKind::PropertyNames { error } => {
+                        format!(
+                            "it has a key that is not allowed: {}",
+                            cut(&error.to_string(), 200)
+                        )
+                    }
+                    _ => cut(&error.masked().to_string(), 300).into_owned(),
+                },
             },
         }
     }
@@ -746,6 +933,73 @@ fn conditionals(schema: &Value) -> Vec<Conditional> {
         }
     }
     out
+}
+
+/// How many malformed keywords compilation removes before giving up on a schema.
+const MAX_REPAIRS: usize = 32;
+
+/// Compiles a normalised schema, removing what the validator refuses (see
+/// [`ArgumentValidator::from_normalised`]).
+fn compile(
+    tool: &str,
+    normalised: &mut NormalisedSchema,
+) -> Result<jsonschema::Validator, SchemaError> {
+    let mut first_error: Option<String> = None;
+    let mut repairs = 0;
+    let mut opened = false;
+    loop {
+        let error = match options().build(&normalised.schema) {
+            Ok(compiled) => return Ok(compiled),
+            Err(error) => error,
+        };
+        let message = cut(&error.to_string(), 300).into_owned();
+        let pointer = error.instance_path().as_str().to_owned();
+        first_error.get_or_insert_with(|| message.clone());
+        if repairs < MAX_REPAIRS
+            && !pointer.is_empty()
+            && remove_at(&mut normalised.schema, &pointer)
+        {
+            repairs += 1;
+            let path: Vec<String> = pointer
+                .split('/')
+                .skip(1)
+                .map(|s| s.replace("~1", "/").replace("~0", "~"))
+                .collect();
+            let keyword = path.last().cloned().unwrap_or_default();
+            normalised.notes.push(Normalisation {
+                tool: tool.to_owned(),
+                path: path.join("."),
+                what: format!("`{}` is malformed ({message}): removed", cut(&keyword, 80)),
+            });
+        } else if !opened {
+            opened = true;
+            open_references(normalised, tool);
+        } else {
+            return Err(SchemaError::Uncompilable {
+                tool: tool.to_owned(),
+                message: first_error.unwrap_or(message),
+            });
+        }
+    }
+}
+
+/// Removes the value at a JSON Pointer from its parent; `false` when there is none.
+fn remove_at(root: &mut Value, pointer: &str) -> bool {
+    let Some((parent, last)) = pointer.rsplit_once('/') else {
+        return false;
+    };
+    let last = last.replace("~1", "/").replace("~0", "~");
+    match root.pointer_mut(parent) {
+        Some(Value::Object(map)) => map.shift_remove(&last).is_some(),
+        Some(Value::Array(list)) => match last.parse::<usize>() {
+            Ok(i) if i < list.len() => {
+                list.remove(i);
+                true
+            }
+            _ => false,
+        },
+        _ => false,
+    }
 }
 
 /// Checks an object's keys and scalar values against the size limits and queues its
@@ -939,6 +1193,59 @@ mod tests {
         // Keeps `Result<(), ArgumentError>` cheap to return (and clippy's
         // `result_large_err` quiet).
         assert!(std::mem::size_of::<ArgumentError>() <= 128);
+    }
+
+    fn flat_schema() -> Value {
+        serde_json::json!({
+            "type": "object",
+            "properties": {
+                "n": {"type": "number", "minimum": -5, "exclusiveMaximum": 10, "description": "d"},
+                "i": {"type": "integer", "exclusiveMinimum": 0, "maximum": 3},
+                "s": {"type": "string", "minLength": 2, "maxLength": 4, "format": "email"},
+                "e": {"enum": ["a", "B", 1, null]},
+                "b": {"type": "boolean"}
+            },
+            "required": ["s"],
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn flat_schemas_take_the_fast_path_and_nested_ones_do_not() {
+        let v = ArgumentValidator::new("t", &flat_schema()).unwrap();
+        assert!(v.flat.is_some());
+        let nested = serde_json::json!({"type": "object", "properties": {"a": {"type": "array", "items": {}}}});
+        assert!(ArgumentValidator::new("t", &nested).unwrap().flat.is_none());
+        let union = serde_json::json!({"type": "object", "properties": {"a": {"type": ["string", "null"]}}});
+        assert!(ArgumentValidator::new("t", &union).unwrap().flat.is_none());
+    }
+
+    proptest::proptest! {
+        /// The fast path decides exactly as the reference checks plus the compiled
+        /// validator do.
+        #[test]
+        fn the_fast_path_agrees_with_the_full_validator(
+            n in proptest::option::of(-20.0f64..20.0),
+            i in proptest::option::of(-2i64..6),
+            s in proptest::option::of("[a-zé]{0,6}"),
+            e in proptest::option::of(proptest::sample::select(vec![
+                Value::from("a"), Value::from("b"), Value::from(1), Value::from(1.0),
+                Value::from(2), Value::Null, Value::from(true),
+            ])),
+            extra in proptest::bool::ANY,
+        ) {
+            let v = ArgumentValidator::new("t", &flat_schema()).unwrap();
+            let mut args = Map::new();
+            if let Some(n) = n { args.insert("n".into(), Value::from(n)); }
+            if let Some(i) = i { args.insert("i".into(), Value::from(i)); }
+            if let Some(s) = s { args.insert("s".into(), Value::from(s)); }
+            if let Some(e) = e { args.insert("e".into(), e); }
+            if extra { args.insert("x".into(), Value::from(1)); }
+            let args = Value::Object(args);
+            let fast = v.validate(&args).is_ok();
+            let full = v.reference_problem(&args).is_none() && v.compiled.is_valid(&args);
+            proptest::prop_assert_eq!(fast, full, "{}", args);
+        }
     }
 
     #[test]

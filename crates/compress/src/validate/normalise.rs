@@ -72,24 +72,18 @@ pub struct NormalisedSchema {
 /// # Ok::<(), chef_compress::validate::SchemaError>(())
 /// ```
 pub fn normalise_schema(tool: &str, schema: &Value) -> Result<NormalisedSchema, SchemaError> {
-    normalise(tool, schema, &Limits::default(), RefMode::Keep)
+    normalise_with_limits(tool, schema, &Limits::default())
 }
 
-/// What to do with a reference that cannot be inlined (recursive, or over budget).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RefMode {
-    /// Keep it as a `$ref` the validator follows.
-    Keep,
-    /// Replace it with `{}` (used when the validator cannot compile a kept reference).
-    Open,
-}
-
-/// Normalises with explicit limits and reference mode.
-pub(crate) fn normalise(
+/// [`normalise_schema`] with explicit limits (only [`Limits::max_schema_depth`] applies).
+///
+/// # Errors
+///
+/// As [`normalise_schema`].
+pub fn normalise_with_limits(
     tool: &str,
     schema: &Value,
     limits: &Limits,
-    mode: RefMode,
 ) -> Result<NormalisedSchema, SchemaError> {
     if depth_exceeds(schema, limits.max_schema_depth) {
         return Err(SchemaError::TooDeep {
@@ -105,7 +99,6 @@ pub(crate) fn normalise(
         refs: Vec::new(),
         inline_budget: INLINE_NODE_BUDGET,
         kept_refs: 0,
-        mode,
         draft3_required: false,
     };
     let map = match schema {
@@ -194,7 +187,6 @@ struct Walk<'a> {
     refs: Vec<String>,
     inline_budget: usize,
     kept_refs: usize,
-    mode: RefMode,
     /// Set by a schema object that carried draft-3 `required: true`, for its parent.
     draft3_required: bool,
 }
@@ -576,16 +568,6 @@ impl Walk<'_> {
             || self.refs.len() >= INLINE_MAX_NESTING
             || depth >= INLINE_MAX_DEPTH;
         if recursive || over_budget {
-            if self.mode == RefMode::Open {
-                let mut rest = map.clone();
-                rest.shift_remove("$ref");
-                self.note(format!(
-                    "{} reference `{}` opened: accepts any value",
-                    if recursive { "recursive" } else { "deep" },
-                    preview_str(target_ref)
-                ));
-                return Some(self.object(&rest, depth, false));
-            }
             self.kept_refs += 1;
             self.note(format!(
                 "{} reference `{}` kept as a reference",
@@ -1017,6 +999,43 @@ impl Walk<'_> {
     }
 }
 
+/// Replaces every `$ref` left in a normalised schema by "accepts any value" (its siblings
+/// stay), recording each. Used when the validator cannot follow a kept reference, for
+/// instance one that pointed at a tuple `items` now read as `prefixItems`.
+pub(crate) fn open_references(normalised: &mut NormalisedSchema, tool: &str) {
+    let mut stack: Vec<(&mut Value, String)> = vec![(&mut normalised.schema, String::new())];
+    while let Some((node, path)) = stack.pop() {
+        match node {
+            Value::Object(map) => {
+                if let Some(reference) = map.shift_remove("$ref") {
+                    normalised.notes.push(Normalisation {
+                        tool: tool.to_owned(),
+                        path: path.clone(),
+                        what: format!(
+                            "reference {} cannot be followed: accepts any value",
+                            preview_value(&reference)
+                        ),
+                    });
+                }
+                for (key, child) in map.iter_mut() {
+                    let child_path = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    stack.push((child, child_path));
+                }
+            }
+            Value::Array(list) => {
+                for (i, child) in list.iter_mut().enumerate() {
+                    stack.push((child, format!("{path}.{i}")));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Inserts a key at the front of a map (serde_json's `Map` keeps insertion order).
 fn insert_first(map: &mut Map<String, Value>, key: &str, value: Value) {
     let rest = std::mem::take(map);
@@ -1207,7 +1226,7 @@ pub(crate) fn depth_exceeds(v: &Value, limit: usize) -> bool {
 
 /// A string cut to a readable length for a note.
 fn preview_str(s: &str) -> String {
-    super::render::cut(s, 80)
+    super::render::cut(s, 80).into_owned()
 }
 
 /// A value as short JSON for a note.

@@ -5,6 +5,7 @@
 //! reference has one, so a model tuned on it reads the same sentences; nested problems use
 //! the same shapes with a path in place of the parameter name.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -207,8 +208,14 @@ fn write_message(out: &mut String, tool: &str, problem: &ArgumentProblem) -> std
 
 /// Names joined with `, `, each cut to a readable length.
 fn names(list: &[String]) -> String {
-    let cut_names: Vec<String> = list.iter().map(|n| cut(n, PREVIEW_CHARS)).collect();
-    cut_names.join(", ")
+    let mut out = String::new();
+    for (i, name) in list.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&cut(name, PREVIEW_CHARS));
+    }
+    out
 }
 
 /// `Parameter "x" on tool`, or `The arguments for tool` for the root.
@@ -241,19 +248,23 @@ fn with_article(type_name: &str) -> String {
 /// An enum member as the reference lists it: strings bare, everything else as JSON.
 fn enum_member(v: &Value) -> String {
     match v {
-        Value::String(s) => cut(s, PREVIEW_CHARS),
+        Value::String(s) => cut(s, PREVIEW_CHARS).into_owned(),
         other => preview(other, PREVIEW_CHARS),
     }
 }
 
 /// A string cut to at most `max` characters, with `…` when cut.
-pub(crate) fn cut(s: &str, max: usize) -> String {
+pub(crate) fn cut(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        // Fewer bytes than `max` means fewer characters too: nothing to cut.
+        return Cow::Borrowed(s);
+    }
     match s.char_indices().nth(max) {
-        None => s.to_owned(),
+        None => Cow::Borrowed(s),
         Some((at, _)) => {
             let mut out = s.get(..at).unwrap_or_default().to_owned();
             out.push('…');
-            out
+            Cow::Owned(out)
         }
     }
 }
@@ -262,7 +273,7 @@ pub(crate) fn cut(s: &str, max: usize) -> String {
 /// containers are described rather than serialised.
 pub(crate) fn preview(v: &Value, max: usize) -> String {
     match v {
-        Value::String(s) => Value::String(cut(s, max)).to_string(),
+        Value::String(s) => Value::String(cut(s, max).into_owned()).to_string(),
         Value::Array(list) if list.is_empty() => "[]".to_owned(),
         Value::Object(map) if map.is_empty() => "{}".to_owned(),
         Value::Array(list) => format!(
@@ -296,7 +307,7 @@ pub(crate) fn push_key(path: &mut String, key: &str) {
         path.push_str(key);
     } else {
         path.push('[');
-        path.push_str(&Value::String(cut(key, PREVIEW_CHARS)).to_string());
+        path.push_str(&Value::String(cut(key, PREVIEW_CHARS).into_owned()).to_string());
         path.push(']');
     }
 }

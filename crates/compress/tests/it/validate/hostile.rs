@@ -157,6 +157,11 @@ fn reference_cycles_compile_and_validate_in_bounded_time() {
                "$defs": {"a": {"type": "object", "properties": {"b": {"$ref": "#/$defs/b"}}},
                          "b": {"type": "array", "items": {"$ref": "#/$defs/a"}}}}),
         json!({"type": "object", "properties": {"x": {"allOf": [{"$ref": "#/properties/x"}]}}}),
+        json!({"type": "object", "properties": {"x": {"$ref": "#/properties/x"}}}),
+        json!({"$ref": "#"}),
+        json!({"type": "object", "$ref": "#", "properties": {"x": {}}}),
+        json!({"$ref": "#/$defs/r", "$defs": {"r": {"$ref": "#"}}}),
+        json!({"anyOf": [{"$ref": "#"}, {"type": "object"}]}),
     ];
     for schema in schemas {
         let v = ArgumentValidator::new("t", &schema).unwrap_or_else(|e| panic!("{schema}: {e}"));
@@ -258,6 +263,98 @@ proptest! {
                     prop_assert!(!e.message().is_empty());
                 }
             }
+        }
+    }
+}
+
+/// JSON whose object keys are mostly JSON Schema keywords, so that random values land in
+/// keyword positions.
+fn arb_schema() -> impl Strategy<Value = Value> {
+    let keyword = prop::sample::select(vec![
+        "type",
+        "properties",
+        "required",
+        "items",
+        "enum",
+        "const",
+        "$ref",
+        "$defs",
+        "definitions",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "additionalProperties",
+        "patternProperties",
+        "prefixItems",
+        "dependencies",
+        "dependentRequired",
+        "nullable",
+        "$schema",
+        "$id",
+        "uniqueItems",
+        "contains",
+        "propertyNames",
+        "multipleOf",
+        "minItems",
+        "a",
+        "b",
+    ])
+    .prop_map(str::to_owned);
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-5i64..50).prop_map(Value::from),
+        prop::sample::select(vec![
+            "string",
+            "object",
+            "dict",
+            "float",
+            "int",
+            "any",
+            "#",
+            "#/$defs/a",
+            "#/definitions/b",
+            "#/properties/a",
+            "^[a-z]+$",
+            "(?=x)",
+            "a",
+            "b",
+            "http://x/y.json",
+        ])
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(5, 48, 5, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((keyword.clone(), inner), 0..5)
+                .prop_map(|pairs| Value::Object(pairs.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(192))]
+    #[test]
+    fn arbitrary_schemas_never_panic(schema in arb_schema(), args in arb_json()) {
+        match ArgumentValidator::new("wild", &schema) {
+            Ok(v) => {
+                let _ = v.validate(&args);
+                let _ = v.validate(&json!({}));
+                let _ = v.problems(&args);
+                prop_assert!(v.normalisations().iter().all(|n| n.tool == "wild"));
+            }
+            Err(e) => prop_assert_eq!(e.tool(), "wild"),
         }
     }
 }

@@ -310,3 +310,22 @@ fn every_error_is_recoverable_and_displays_its_message() {
     assert_eq!(error.to_string(), error.message());
     assert_eq!(error.tool, "github_search_issues");
 }
+
+#[test]
+fn the_typed_error_serialises_with_a_kind_tag() {
+    let v = search_issues();
+    let error = v.validate(&json!({"q": "ok", "pageSize": 10})).unwrap_err();
+    assert_eq!(
+        serde_json::to_value(&error).unwrap(),
+        json!({
+            "tool": "github_search_issues",
+            "problem": {
+                "kind": "unknown_parameter",
+                "param": "pageSize",
+                "path": "pageSize",
+                "accepted": ["q", "sort", "per_page"],
+                "did_you_mean": "per_page"
+            }
+        })
+    );
+}

@@ -279,3 +279,51 @@ fn if_then_else_applies_inside_nested_objects() {
         "Missing required parameter \"pay.iban\" for t. Required: iban."
     );
 }
+
+#[test]
+fn other_keywords_are_explained_in_words() {
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {
+            "list": {"type": "array", "contains": {"const": "x"}},
+            "n": {"not": {"type": "string"}},
+            "m": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}},
+            "gone": false,
+            "d": {"type": "object", "dependentRequired": {"a": ["b"]}},
+            "u": {"type": "object", "unevaluatedProperties": false, "properties": {"a": {}}}
+        }}),
+    );
+    let cases = [
+        (
+            json!({"list": ["y"]}),
+            "Parameter \"list\" on t is invalid: it must contain at least one item of the accepted kind.",
+        ),
+        (
+            json!({"n": "s"}),
+            "Parameter \"n\" on t is invalid: its value is of a kind that is not allowed here.",
+        ),
+        (
+            json!({"m": {"A1": 1}}),
+            "Parameter \"m\" on t is invalid: it has a key that is not allowed: \"A1\" does not match \"^[a-z]+$\".",
+        ),
+        (
+            json!({"gone": 1}),
+            "Parameter \"gone\" on t is invalid: no value is accepted here; leave it out.",
+        ),
+        (
+            json!({"d": {"a": 1}}),
+            "Missing required parameter \"d.b\" for t. Required: b.",
+        ),
+        (
+            json!({"u": {"a": 1, "b": 2}}),
+            "Unknown parameter \"u.b\" for t. Accepted: a.",
+        ),
+    ];
+    for (args, want) in cases {
+        assert_eq!(message(&v, args.clone()), want, "{args}");
+    }
+    assert!(matches!(
+        problem(&v, json!({"n": "s"})),
+        ArgumentProblem::Other { ref keyword, .. } if keyword == "not"
+    ));
+}

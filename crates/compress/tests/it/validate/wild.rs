@@ -483,8 +483,15 @@ fn patterns_the_linear_time_engine_cannot_run_are_dropped() {
         "t",
         json!({"type": "object", "properties": {
             "a": {"type": "string", "pattern": "^(?!admin).*$"},
-            "b": {"type": "string", "pattern": "^[a-z]+$"}
+            "b": {"type": "string", "pattern": "^[a-z]+$"},
+            "c": {"type": "string", "pattern": "(a{1000}){1000}"}
         }}),
+    );
+    // Too large for the engine's 1 MiB program limit: dropped too.
+    assert!(
+        v.normalised_schema()["properties"]["c"]
+            .get("pattern")
+            .is_none()
     );
     assert!(
         v.normalised_schema()["properties"]["a"]
@@ -523,5 +530,131 @@ fn normalisation_is_deterministic_and_serialisable() {
     assert_eq!(
         serde_json::to_value(&first.notes[0]).unwrap(),
         json!({"tool": "t", "path": "properties.a", "what": "type `dict` read as `object`"})
+    );
+}
+
+#[test]
+fn a_schema_that_admits_extra_keys_is_not_closed_by_the_reference_rule() {
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {"a": {"type": "string"}},
+               "additionalProperties": {"type": "integer"}}),
+    );
+    assert!(v.validate(&json!({"a": "x", "extra": 1})).is_ok());
+    assert_eq!(
+        message(&v, json!({"a": "x", "extra": "no"})),
+        "Parameter \"extra\" on t must be an integer; received a string."
+    );
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {"a": {}}, "patternProperties": {"^x_": {"type": "string"}}}),
+    );
+    assert!(v.validate(&json!({"x_1": "ok"})).is_ok());
+    assert!(v.validate(&json!({"x_1": 5})).is_err());
+    // Without such a statement the reference rule holds: undeclared keys are refused.
+    let v = validator("t", json!({"type": "object", "properties": {"a": {}}}));
+    assert!(matches!(
+        problem(&v, json!({"b": 1})),
+        ArgumentProblem::UnknownParameter { .. }
+    ));
+}
+
+#[test]
+fn a_kept_reference_the_validator_cannot_follow_is_opened() {
+    // The recursive reference points into a tuple `items`, which normalisation rewrites
+    // as `prefixItems`: the pointer no longer resolves, so it is opened (and listed).
+    let schema = json!({"type": "object", "properties": {"pair": {"type": "array", "items": [
+        {"type": "object", "properties": {"again": {"$ref": "#/properties/pair/items/0"}, "n": {"type": "integer"}}}
+    ]}}});
+    let v = validator("t", schema);
+    assert!(
+        v.normalisations()
+            .iter()
+            .any(|n| n.what.contains("cannot be followed")),
+        "{:?}",
+        v.normalisations()
+    );
+    assert!(
+        v.validate(&json!({"pair": [{"n": 1, "again": {"n": 2, "again": 3}}]}))
+            .is_ok()
+    );
+    assert!(v.validate(&json!({"pair": [{"n": "x"}]})).is_err());
+}
+
+#[test]
+fn a_normalised_schema_compiles_without_normalising_again() {
+    let schema = json!({"properties": {"a": {"type": "float"}}, "required": ["a"]});
+    let normalised = normalise_schema("t", &schema).unwrap();
+    let notes = normalised.notes.clone();
+    let v = ArgumentValidator::from_normalised(
+        "t",
+        normalised,
+        chef_compress::validate::Limits::default(),
+    )
+    .unwrap();
+    assert_eq!(v.normalisations(), notes.as_slice());
+    assert!(v.validate(&json!({"a": 1.5})).is_ok());
+}
+
+#[test]
+fn malformed_rare_keywords_are_removed_and_listed() {
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {
+            "a": {"type": "object", "dependentRequired": {"b": 3}, "minContains": -1},
+            "b": {"type": "string", "$anchor": "9bad", "contentEncoding": 5}
+        }, "dependentRequired": "x"}),
+    );
+    let n = v.normalisations();
+    for (path, keyword) in [
+        ("properties.a.dependentRequired.b", "`b` is malformed"),
+        (
+            "properties.a.minContains",
+            "`minContains` -1 is not a count",
+        ),
+        ("properties.b.$anchor", "`$anchor` is malformed"),
+        (
+            "properties.b.contentEncoding",
+            "`contentEncoding` is malformed",
+        ),
+        ("dependentRequired", "`dependentRequired` is malformed"),
+    ] {
+        assert!(has_note(n, path, keyword), "{path} {keyword}: {n:?}");
+    }
+    assert!(v.validate(&json!({"a": {}, "b": "x"})).is_ok());
+    assert!(v.validate(&json!({"b": 1})).is_err());
+}
+
+#[test]
+fn a_nullable_top_level_object_is_read_as_an_object() {
+    let v = validator(
+        "t",
+        json!({"type": ["object", "null"], "properties": {"a": {"type": "dict"}}}),
+    );
+    assert_eq!(v.normalised_schema()["type"], "object");
+    assert!(has_note(
+        v.normalisations(),
+        "",
+        "top-level type `object, null` read as `object`"
+    ));
+    assert!(v.validate(&json!({"a": {}})).is_ok());
+}
+
+#[test]
+fn python_style_tuples_become_prefix_items() {
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {"point": {"type": "tuple", "items": [{"type": "float"}, {"type": "float"}]}}}),
+    );
+    let point = &v.normalised_schema()["properties"]["point"];
+    assert_eq!(point["type"], "array");
+    assert_eq!(
+        point["prefixItems"],
+        json!([{"type": "number"}, {"type": "number"}])
+    );
+    assert!(v.validate(&json!({"point": [1.5, 2]})).is_ok());
+    assert_eq!(
+        message(&v, json!({"point": [1.5, "2"]})),
+        "Parameter \"point[1]\" on t must be a number; received a string."
     );
 }
