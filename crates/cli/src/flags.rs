@@ -141,7 +141,7 @@ pub(crate) struct ResolveArgs {
     pub(crate) tools: PathBuf,
     #[command(flatten)]
     pub(crate) compression: CompressionFlags,
-    /// JSON lines, one call each: {"name": ..., "arguments": <object or JSON string>}.
+    /// JSON lines, one call each: {"name": ..., "arguments": an object or a JSON string}.
     #[arg(long, value_name = "CALLS.jsonl")]
     pub(crate) calls: PathBuf,
 }

@@ -65,11 +65,10 @@ mod policy;
 mod recommend;
 mod render;
 mod resolve;
+pub mod similarity;
 mod stats;
 mod text;
-#[path = "validate_stub.rs"]
 pub mod validate;
-pub use validate::similarity;
 
 pub mod search;
 #[cfg(feature = "tokens")]

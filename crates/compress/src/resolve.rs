@@ -14,6 +14,9 @@
 //! dispatcher (`t(f="q", …)`) and the dispatcher nested in itself (one level). Near-miss
 //! codes, parameter names and enum spellings are not accepted but answered with the exact
 //! spelling to use. Levels 0–1 match names exactly.
+//!
+//! At levels 3–4 the names `t` and `q` belong to the dispatcher: a real tool with one of
+//! those names is reachable through its code (`t(f="a0")`), never by its bare name.
 
 use std::borrow::Cow;
 
@@ -26,7 +29,7 @@ use crate::{
 };
 
 /// The outcome of [`Compressed::resolve`].
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Resolution {
     /// A real tool call: dispatch it.
     Call {
@@ -51,7 +54,7 @@ pub enum Resolution {
 /// Why a model's call could not be resolved, with the data a program acts on.
 ///
 /// [`message`](Self::message) renders the text for the model; `Display` is the same text.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResolveError {
     /// No tool has this name (levels 0–1: exact names only; levels 3–4: not `t`, `q`, a

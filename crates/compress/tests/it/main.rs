@@ -1,4 +1,5 @@
-//! Integration tests for chef-compress: levels, resolve, stats, recommendation, goldens.
+//! Integration tests for chef-compress: levels, resolve, validation, stats, recommendation,
+//! goldens.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -17,7 +18,9 @@ mod recommend;
 mod resolve;
 mod search;
 mod selection;
+mod similarity;
 mod stats;
+mod validate;
 mod validation;
 mod wild;
 

@@ -521,3 +521,23 @@ fn an_absent_f_is_an_unknown_code_with_no_suggestion() {
         "No map code \"\". Search with q(s=…)."
     );
 }
+
+#[test]
+fn a_real_tool_named_t_or_q_is_reachable_only_through_its_code() {
+    let tools = vec![
+        tool(
+            "t",
+            "A tool called t.",
+            json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
+        ),
+        tool("q", "A tool called q.", json!({"type": "object"})),
+    ];
+    let c = at(&tools, Level::Three);
+    let code = c.code_for("t").unwrap().to_owned();
+    let args = expect_call(c.resolve("t", &json!({"f": code, "a": {"x": 1}})), "t");
+    assert_eq!(args, json!({"x": 1}));
+    let code = c.code_for("q").unwrap().to_owned();
+    expect_call(c.resolve("t", &json!({"f": code})), "q");
+    // The bare name `q` is the lookup tool.
+    expect_meta(c.resolve("q", &json!({"s": "called"})));
+}

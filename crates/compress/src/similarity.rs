@@ -1,0 +1,301 @@
+//! Name similarity for "did you mean" suggestions.
+//!
+//! [`similarity`] scores two names from 0 to 100 and [`nearest`] picks the best-scoring
+//! candidate above a floor. The score is built for the mistakes models make with tool and
+//! parameter names, in this order of rules (the first that applies decides):
+//!
+//! 1. either name empty: `0`;
+//! 2. equal after lower-casing and removing `_`, `-` and whitespace: `100`
+//!    (`per_page` ~ `perPage` ~ `PerPage`);
+//! 3. the longer normalised name starts or ends with the shorter: `85` (`q`/`query`,
+//!    `title`/`subtitle`);
+//! 4. the two names share words longer than two characters (words split at camelCase
+//!    humps, `_`, `-` and whitespace): `50 + round(30 × shared / |all words|)`
+//!    (`pageSize`/`per_page` → 60);
+//! 5. the longer contains the shorter and the shorter has at least three characters: `60`;
+//! 6. otherwise Levenshtein distance `d` over the normalised names:
+//!    `max(0, round(55 × (1 − d / longer length)))`.
+//!
+//! Rounding is half-up, computed exactly in integers: the reference computes in floating
+//! point, where `55 × (1 − 9/10)` comes out a hair below 5.5 and rounds to 5; here it is
+//! 6. Only the Levenshtein rule can differ so (the shared-word fractions are exact in
+//! binary), and it reaches the suggestion floor only for names of 110 characters or more,
+//! so no suggestion on shorter names differs.
+//!
+//! Lengths are counted in Unicode scalar values (the reference counts UTF-16 units; the two
+//! agree on every name in the Basic Multilingual Plane), and case mapping and camelCase
+//! splitting use Unicode case, so non-ASCII names score as ASCII ones do.
+
+/// The score a candidate needs for [`nearest`] to suggest it, as the reference uses it.
+pub const SUGGESTION_FLOOR: u8 = 55;
+
+/// Scores how alike two names are, from 0 (unrelated) to 100 (the same name up to case and
+/// separators). See the [module docs](self) for the rules.
+///
+/// ```
+/// use chef_compress::similarity::similarity;
+///
+/// assert_eq!(similarity("per_page", "perPage"), 100);
+/// assert_eq!(similarity("q", "query"), 85);
+/// assert_eq!(similarity("pageSize", "per_page"), 60);
+/// assert_eq!(similarity("wibble", "q"), 0);
+/// ```
+#[must_use]
+pub fn similarity(a: &str, b: &str) -> u8 {
+    Prepared::new(a).score(b)
+}
+
+/// The candidate most similar to `name`, if it scores at least `floor`.
+///
+/// Ties go to the candidate that comes first. Use [`SUGGESTION_FLOOR`] for the reference
+/// behaviour.
+///
+/// ```
+/// use chef_compress::similarity::{nearest, SUGGESTION_FLOOR};
+///
+/// let known = ["q", "sort", "per_page"];
+/// assert_eq!(nearest("pageSize", known, SUGGESTION_FLOOR), Some("per_page"));
+/// assert_eq!(nearest("zz9", ["a0", "a1"], SUGGESTION_FLOOR), None);
+/// ```
+#[must_use]
+pub fn nearest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    floor: u8,
+) -> Option<&'a str> {
+    let prepared = Prepared::new(name);
+    let mut best: Option<(&'a str, u8)> = None;
+    for candidate in candidates {
+        let score = prepared.score(candidate);
+        if best.is_none_or(|(_, top)| score > top) {
+            best = Some((candidate, score));
+            if score == 100 {
+                break;
+            }
+        }
+    }
+    best.filter(|&(_, score)| score >= floor)
+        .map(|(candidate, _)| candidate)
+}
+
+/// One side of a comparison, normalised once (`nearest` compares one name with many).
+struct Prepared<'a> {
+    raw: &'a str,
+    norm: Vec<char>,
+    words: Vec<String>,
+    /// Whether any word is long enough to be shared (rule 4 can apply at all).
+    has_long_word: bool,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(raw: &'a str) -> Self {
+        let words = words(raw);
+        Self {
+            raw,
+            norm: norm(raw),
+            has_long_word: words.iter().any(|w| w.chars().count() > 2),
+            words,
+        }
+    }
+
+    /// `similarity(self.raw, other)`, keeping the argument order of the reference.
+    fn score(&self, other: &str) -> u8 {
+        if self.raw.is_empty() || other.is_empty() {
+            return 0;
+        }
+        let other_norm = norm(other);
+        if self.norm == other_norm {
+            return 100;
+        }
+        // The shorter is the first argument on ties.
+        let (short, long) = if self.norm.len() <= other_norm.len() {
+            (&self.norm, &other_norm)
+        } else {
+            (&other_norm, &self.norm)
+        };
+        if long.starts_with(short) || long.ends_with(short) {
+            return 85;
+        }
+        // Candidate words are compared as written, lower-cased on the fly.
+        let other_words: Vec<&str> = if self.has_long_word {
+            word_slices(other).collect()
+        } else {
+            Vec::new()
+        };
+        let shared = self
+            .words
+            .iter()
+            .filter(|w| w.chars().count() > 2 && other_words.iter().any(|o| lower_eq(o, w)))
+            .count();
+        if shared > 0 {
+            let mut union = self.words.len();
+            for (i, word) in other_words.iter().enumerate() {
+                let known = self.words.iter().any(|w| lower_eq(word, w));
+                let repeated = other_words
+                    .iter()
+                    .take(i)
+                    .any(|earlier| lower_eq(earlier, word));
+                if !known && !repeated {
+                    union += 1;
+                }
+            }
+            // 50 + round_half_up(30 * shared / union), in integers.
+            let bonus = (60 * shared + union) / (2 * union);
+            return u8::try_from(50 + bonus).unwrap_or(100);
+        }
+        if short.len() >= 3 && long.windows(short.len()).any(|w| w == short.as_slice()) {
+            return 60;
+        }
+        let distance = strsim::generic_levenshtein(short, long);
+        let max = long.len();
+        if distance >= max {
+            return 0;
+        }
+        // round_half_up(55 * (max - d) / max), in integers.
+        let score = (110 * (max - distance) + max) / (2 * max);
+        u8::try_from(score).unwrap_or(55)
+    }
+}
+
+/// Lower-cased, with `_`, `-` and whitespace removed.
+fn norm(s: &str) -> Vec<char> {
+    if s.is_ascii() {
+        // Most names are ASCII; Unicode case mapping costs several times more.
+        let mut out = Vec::with_capacity(s.len());
+        out.extend(
+            s.bytes()
+                .filter(|b| !matches!(b, b'_' | b'-') && !b.is_ascii_whitespace() && *b != 0x0b)
+                .map(|b| char::from(b.to_ascii_lowercase())),
+        );
+        return out;
+    }
+    s.chars()
+        .filter(|c| !is_separator(*c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The distinct lower-cased words of a name (see [`word_slices`]).
+fn words(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for slice in word_slices(s) {
+        let word: String = if slice.is_ascii() {
+            slice.to_ascii_lowercase()
+        } else {
+            slice.chars().flat_map(char::to_lowercase).collect()
+        };
+        if !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
+}
+
+/// The words of a name as written: split between a lower-case letter or digit and a
+/// following upper-case letter, then on `_`, `-` and whitespace; empty words dropped.
+fn word_slices(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        // Skip separators.
+        let start = rest.find(|c: char| !is_separator(c))?;
+        rest = rest.get(start..)?;
+        let mut previous: Option<char> = None;
+        let mut end = rest.len();
+        for (i, c) in rest.char_indices() {
+            if is_separator(c)
+                || (c.is_uppercase()
+                    && previous.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit()))
+            {
+                end = i;
+                break;
+            }
+            previous = Some(c);
+        }
+        let word = rest.get(..end)?;
+        rest = rest.get(end..)?;
+        Some(word)
+    })
+}
+
+fn is_separator(c: char) -> bool {
+    c == '_' || c == '-' || c.is_whitespace()
+}
+
+/// Whether `a` and `b` are equal once both are lower-cased.
+fn lower_eq(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        return a.eq_ignore_ascii_case(b);
+    }
+    a.chars()
+        .flat_map(char::to_lowercase)
+        .eq(b.chars().flat_map(char::to_lowercase))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_at_humps_and_separators() {
+        assert_eq!(words("pageSize"), ["page", "size"]);
+        assert_eq!(words("per_page"), ["per", "page"]);
+        assert_eq!(words("HTTPServer2Go"), ["httpserver2", "go"]);
+        assert_eq!(words("a  b--c"), ["a", "b", "c"]);
+        assert_eq!(words("page_Page"), ["page"]);
+    }
+
+    #[test]
+    fn norm_drops_separators_and_case() {
+        assert_eq!(norm("Per_Page - X").iter().collect::<String>(), "perpagex");
+        assert_eq!(norm("a.b").iter().collect::<String>(), "a.b");
+    }
+
+    /// The spec's rules written as plainly as possible, as an oracle for the optimised code.
+    fn oracle(a: &str, b: &str) -> u8 {
+        if a.is_empty() || b.is_empty() {
+            return 0;
+        }
+        let (na, nb): (String, String) = (norm(a).iter().collect(), norm(b).iter().collect());
+        if na == nb {
+            return 100;
+        }
+        let (short, long) = if na.chars().count() <= nb.chars().count() {
+            (&na, &nb)
+        } else {
+            (&nb, &na)
+        };
+        if long.starts_with(short.as_str()) || long.ends_with(short.as_str()) {
+            return 85;
+        }
+        let (wa, wb) = (words(a), words(b));
+        let shared = wa
+            .iter()
+            .filter(|w| w.chars().count() > 2 && wb.contains(w))
+            .count();
+        if shared > 0 {
+            let union = wa.len() + wb.iter().filter(|w| !wa.contains(w)).count();
+            // Exact half-up rounding (the reference's floats can land a hair below .5).
+            return (50 + (60 * shared + union) / (2 * union)) as u8;
+        }
+        if short.chars().count() >= 3 && long.contains(short.as_str()) {
+            return 60;
+        }
+        let d = strsim::levenshtein(&na, &nb);
+        let max = long.chars().count();
+        if d >= max {
+            0
+        } else {
+            ((110 * (max - d) + max) / (2 * max)) as u8
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn optimised_similarity_agrees_with_the_plain_rules(
+            a in "[aAbBpP_ -]{0,10}(page|Page|size|Size|id|ID){0,2}",
+            b in "[aAbBpP_ -]{0,10}(page|Page|size|Size|id|ID){0,2}",
+        ) {
+            proptest::prop_assert_eq!(similarity(&a, &b), oracle(&a, &b), "{:?} {:?}", a, b);
+        }
+    }
+}
