@@ -36,26 +36,51 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     chef.register_toolkits(vec![ToolGroup::new(
         "Weather",
         "Forecasts and current conditions.",
-        vec![tool("get_weather", "Current weather for a city.", object(json!({"city": {"type": "string"}}), &["city"]))],
+        vec![tool(
+            "get_weather",
+            "Current weather for a city.",
+            object(json!({"city": {"type": "string"}}), &["city"]),
+        )],
     )])?;
     chef.set_system_prompt(vec![Message::system("You are a careful assistant.")]);
     chef.set_blocked_tools(["delete_file"]);
-    chef.push(Message::user("Tidy the repo, check Oslo's weather, remember I like metric."));
+    chef.push(Message::user(
+        "Tidy the repo, check Oslo's weather, remember I like metric.",
+    ));
 
     // What a model would do over a few steps.
     let script = vec![
-        ToolCall::new("c1", "file_ops", json!({"action": "delete_file", "args": {"path": "old.log"}})),
-        ToolCall::new("c2", "file_ops", json!({"action": "read_file", "args": {"path": "README.md"}})),
+        ToolCall::new(
+            "c1",
+            "file_ops",
+            json!({"action": "delete_file", "args": {"path": "old.log"}}),
+        ),
+        ToolCall::new(
+            "c2",
+            "file_ops",
+            json!({"action": "read_file", "args": {"path": "README.md"}}),
+        ),
         ToolCall::new("c3", "load_toolkit", json!({"toolkit_name": "Weather"})),
         ToolCall::new("c4", "get_weather", json!({"city": "Oslo"})),
-        ToolCall::new("c5", "create_memory", json!({"key": "units", "value": "metric"})),
+        ToolCall::new(
+            "c5",
+            "create_memory",
+            json!({"key": "units", "value": "metric"}),
+        ),
     ];
 
     let mut log = Vec::new();
     for call in script {
         let payload = chef.compile(Target::Anthropic)?; // send payload.body to the model
-        log.push(format!("turn {}: {} bytes, tools {:?}", payload.meta.turn, payload.body.len(), payload.meta.wire_tools));
-        chef.push(Message::assistant_with(vec![Content::ToolCall(call.clone())]));
+        log.push(format!(
+            "turn {}: {} bytes, tools {:?}",
+            payload.meta.turn,
+            payload.body.len(),
+            payload.meta.wire_tools
+        ));
+        chef.push(Message::assistant_with(vec![Content::ToolCall(
+            call.clone(),
+        )]));
 
         let (text, is_error) = match chef.route(&call) {
             Routed::Call(c) => (dispatch(c.name.as_str(), &c.arguments), false),
@@ -69,14 +94,20 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
             }
         };
         log.push(format!("  {} -> {text}", call.name));
-        let result = if is_error { ToolResult::error(call.id, text) } else { ToolResult::text(call.id, text) };
+        let result = if is_error {
+            ToolResult::error(call.id, text)
+        } else {
+            ToolResult::text(call.id, text)
+        };
         chef.push(Message::tool_results(vec![result]));
     }
     Ok(log)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let log = tokio::runtime::Builder::new_current_thread().build()?.block_on(run())?;
+    let log = tokio::runtime::Builder::new_current_thread()
+        .build()?
+        .block_on(run())?;
     for line in &log {
         println!("{line}");
     }
@@ -93,10 +124,22 @@ mod tests {
             .block_on(super::run())
             .unwrap();
         let text = log.join("\n");
-        assert!(text.contains("file_ops -> Tool \"delete_file\" is currently blocked."), "{text}");
+        assert!(
+            text.contains("file_ops -> Tool \"delete_file\" is currently blocked."),
+            "{text}"
+        );
         assert!(text.contains("file_ops -> read_file ran with"), "{text}");
-        assert!(text.contains("load_toolkit -> Loaded toolkit \"Weather\""), "{text}");
-        assert!(text.contains("get_weather -> get_weather ran with"), "{text}");
-        assert!(text.contains("create_memory -> Created context://memory/units."), "{text}");
+        assert!(
+            text.contains("load_toolkit -> Loaded toolkit \"Weather\""),
+            "{text}"
+        );
+        assert!(
+            text.contains("get_weather -> get_weather ran with"),
+            "{text}"
+        );
+        assert!(
+            text.contains("create_memory -> Created context://memory/units."),
+            "{text}"
+        );
     }
 }

@@ -27,7 +27,9 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     ] {
         let line = match c.resolve(name, &args) {
             Resolution::Call { name, args } => format!("call {name}({args})"),
-            Resolution::Meta { result, .. } => format!("lookup: {}", result.lines().next().unwrap_or("")),
+            Resolution::Meta { result, .. } => {
+                format!("lookup: {}", result.lines().next().unwrap_or(""))
+            }
             Resolution::Error(e) => format!("error for the model: {}", e.message()),
         };
         out.push(line);

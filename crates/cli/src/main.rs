@@ -12,9 +12,9 @@ mod flags;
 mod inspect;
 mod mcp;
 mod output;
-mod search;
 mod recommend;
 mod resolve;
+mod search;
 mod tools;
 
 use std::process::ExitCode;

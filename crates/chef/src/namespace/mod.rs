@@ -139,7 +139,8 @@ pub fn namespace_tool(group: &ToolGroup) -> ToolDefinition {
                 "description": "The arguments of the chosen action, as listed in this tool's description."
             }
         },
-        "required": ["action"]
+        "required": ["action"],
+        "additionalProperties": true
     });
     ToolDefinition::new(group.name.as_str(), schema).with_description(description)
 }

@@ -71,7 +71,9 @@ pub(crate) async fn handle(name: &str, arguments: &Value, cx: Context<'_>) -> Ou
             view(uri, cx).await
         }
         CONTEXT => context(&args, cx).await,
-        other => Ok(OwnedReply::err(format!("\"{other}\" is not a library tool."))),
+        other => Ok(OwnedReply::err(format!(
+            "\"{other}\" is not a library tool."
+        ))),
     }
 }
 
@@ -143,10 +145,12 @@ fn memory_uri(key: &str) -> String {
 fn memory_error(key: &str, error: &MemoryError) -> OwnedReply {
     let uri = memory_uri(key);
     match error {
-        MemoryError::InvalidKey(e) => OwnedReply::err(format!("\"{key}\" is not a usable memory key: {e}.")),
-        MemoryError::NotAllowed { allowed, .. } if allowed.is_empty() => {
-            OwnedReply::err(format!("{uri} cannot be written: no memory keys are allowed."))
+        MemoryError::InvalidKey(e) => {
+            OwnedReply::err(format!("\"{key}\" is not a usable memory key: {e}."))
         }
+        MemoryError::NotAllowed { allowed, .. } if allowed.is_empty() => OwnedReply::err(format!(
+            "{uri} cannot be written: no memory keys are allowed."
+        )),
         MemoryError::NotAllowed { allowed, .. } => OwnedReply::err(format!(
             "{uri} is not an allowed memory key. Allowed keys: {}.",
             allowed.join(", ")
@@ -164,10 +168,18 @@ fn writable(cx: &Context<'_>, namespace: &str) -> bool {
 }
 
 fn read_only(cx: &Context<'_>, uri: &str) -> OwnedReply {
-    let list: Vec<String> = cx.writable.iter().map(|w| format!("context://{w}/")).collect();
+    let list: Vec<String> = cx
+        .writable
+        .iter()
+        .map(|w| format!("context://{w}/"))
+        .collect();
     OwnedReply::err(format!(
         "{uri} is read-only. This tool may write to: {}.",
-        if list.is_empty() { "(nothing)".to_owned() } else { list.join(", ") }
+        if list.is_empty() {
+            "(nothing)".to_owned()
+        } else {
+            list.join(", ")
+        }
     ))
 }
 
@@ -184,7 +196,12 @@ fn create_memory(args: &Map<String, Value>, cx: Context<'_>) -> OwnedReply {
     write_new_memory(memory, key, value, description)
 }
 
-fn write_new_memory(memory: &mut Memory, key: &str, value: &str, description: Option<&str>) -> OwnedReply {
+fn write_new_memory(
+    memory: &mut Memory,
+    key: &str,
+    value: &str,
+    description: Option<&str>,
+) -> OwnedReply {
     if memory.get(key).is_some() {
         return OwnedReply::err(format!(
             "{} already exists. Use str_replace to edit it, or delete it first.",
@@ -252,9 +269,15 @@ pub(crate) fn parse_address(raw: &str) -> Result<Address, OwnedReply> {
     let rest = trimmed.strip_prefix("context://").unwrap_or(trimmed);
     let rest = rest.trim_start_matches('/');
     let (ns, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let bad = |problem: &str| OwnedReply::err(format!("\"{raw}\" is not a context path: {problem}. {hint}"));
+    let bad = |problem: &str| {
+        OwnedReply::err(format!(
+            "\"{raw}\" is not a context path: {problem}. {hint}"
+        ))
+    };
     if ns.is_empty() {
-        return Err(OwnedReply::err(format!("\"{raw}\" is not a context path. {hint}")));
+        return Err(OwnedReply::err(format!(
+            "\"{raw}\" is not a context path. {hint}"
+        )));
     }
     if ns == "." || ns == ".." {
         return Err(bad("the namespace cannot be . or .."));
@@ -289,7 +312,15 @@ pub(crate) fn parse_address(raw: &str) -> Result<Address, OwnedReply> {
 
 async fn context(args: &Map<String, Value>, cx: Context<'_>) -> Outcome {
     let command = try_reply_ok!(required(args, "command"));
-    const COMMANDS: [&str; 7] = ["view", "create", "str_replace", "insert", "delete", "rename", "search"];
+    const COMMANDS: [&str; 7] = [
+        "view",
+        "create",
+        "str_replace",
+        "insert",
+        "delete",
+        "rename",
+        "search",
+    ];
     if !COMMANDS.contains(&command) {
         return Ok(OwnedReply::err(format!(
             "unknown command \"{command}\". Use one of: {}.",
@@ -322,18 +353,28 @@ fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-fn memory_command(command: &str, args: &Map<String, Value>, address: &Address, cx: Context<'_>) -> OwnedReply {
+fn memory_command(
+    command: &str,
+    args: &Map<String, Value>,
+    address: &Address,
+    cx: Context<'_>,
+) -> OwnedReply {
     let Some(memory) = cx.memory else {
         return OwnedReply::err(MEMORY_UNAVAILABLE);
     };
     let key = address.path.as_str();
     let uri = address.uri();
     if address.is_dir() && command != "view" && command != "search" {
-        return OwnedReply::err(format!("{uri} is a directory. Name the memory key to {command}."));
+        return OwnedReply::err(format!(
+            "{uri} is a directory. Name the memory key to {command}."
+        ));
     }
     match command {
         "view" if address.is_dir() => {
-            let entries: Vec<_> = memory.entries().filter(|e| e.key().as_str().starts_with(key)).collect();
+            let entries: Vec<_> = memory
+                .entries()
+                .filter(|e| e.key().as_str().starts_with(key))
+                .collect();
             if entries.is_empty() {
                 return OwnedReply::ok(format!("{uri} is empty."));
             }
@@ -391,7 +432,10 @@ fn memory_command(command: &str, args: &Map<String, Value>, address: &Address, c
             let target = try_reply!(required(args, "new_path"));
             let dest = try_reply!(parse_address(target));
             if dest.namespace != "memory" {
-                return OwnedReply::err(format!("rename cannot move {uri} into another namespace ({}).", dest.uri()));
+                return OwnedReply::err(format!(
+                    "rename cannot move {uri} into another namespace ({}).",
+                    dest.uri()
+                ));
             }
             if dest.is_dir() {
                 return OwnedReply::err("new_path must name a memory key, not a directory.");
@@ -417,15 +461,27 @@ fn memory_command(command: &str, args: &Map<String, Value>, address: &Address, c
     }
 }
 
-async fn store_command(command: &str, args: &Map<String, Value>, address: &Address, cx: Context<'_>) -> Outcome {
+async fn store_command(
+    command: &str,
+    args: &Map<String, Value>,
+    address: &Address,
+    cx: Context<'_>,
+) -> Outcome {
     let ns = match Namespace::new(address.namespace.as_str()) {
         Ok(ns) => ns,
-        Err(e) => return Ok(OwnedReply::err(format!("\"{}\" is not a context path: {e}.", address.uri()))),
+        Err(e) => {
+            return Ok(OwnedReply::err(format!(
+                "\"{}\" is not a context path: {e}.",
+                address.uri()
+            )));
+        }
     };
     let uri = address.uri();
     let store = cx.store;
     if address.is_dir() && !matches!(command, "view" | "search") {
-        return Ok(OwnedReply::err(format!("{uri} is a directory. Name an entry to {command}.")));
+        return Ok(OwnedReply::err(format!(
+            "{uri} is a directory. Name an entry to {command}."
+        )));
     }
     match command {
         "view" if address.is_dir() => listing(store, &ns, address).await,
@@ -453,8 +509,12 @@ async fn store_command(command: &str, args: &Map<String, Value>, address: &Addre
                 .await?
                 .into_iter()
                 .filter_map(|(key, entry)| {
-                    snippet(entry.value.content(), query)
-                        .map(|s| (format!("context://{}/{}", address.namespace, key.as_str()), s))
+                    snippet(entry.value.content(), query).map(|s| {
+                        (
+                            format!("context://{}/{}", address.namespace, key.as_str()),
+                            s,
+                        )
+                    })
                 })
                 .collect();
             Ok(OwnedReply::ok(search_results(query, &uri, &hits)))
@@ -478,7 +538,10 @@ async fn store_command(command: &str, args: &Map<String, Value>, address: &Addre
             let edited = try_reply_ok!(edit(command, args, current.value.content(), &uri));
             let (_, meta) = current.value.clone().into_parts();
             let entry = Entry::new(edited).with_meta_map(meta);
-            match store.put(&ns, &key, entry, Expect::Version(current.version)).await {
+            match store
+                .put(&ns, &key, entry, Expect::Version(current.version))
+                .await
+            {
                 Ok(_) if command == "insert" => Ok(OwnedReply::ok(format!("Inserted into {uri}."))),
                 Ok(_) => Ok(OwnedReply::ok(format!("Edited {uri}."))),
                 Err(e) if e.is_conflict() => Ok(OwnedReply::err(format!(
@@ -505,21 +568,29 @@ async fn store_command(command: &str, args: &Map<String, Value>, address: &Addre
                 )));
             }
             if dest.is_dir() {
-                return Ok(OwnedReply::err("new_path must name an entry, not a directory."));
+                return Ok(OwnedReply::err(
+                    "new_path must name an entry, not a directory.",
+                ));
             }
             let key = try_reply_ok!(address.key());
             let dest_key = try_reply_ok!(dest.key());
             let Some(current) = store.get(&ns, &key).await? else {
                 return Ok(OwnedReply::err(format!("nothing is stored at {uri}.")));
             };
-            match store.put(&ns, &dest_key, current.value.clone(), Expect::Absent).await {
+            match store
+                .put(&ns, &dest_key, current.value.clone(), Expect::Absent)
+                .await
+            {
                 Ok(_) => {}
                 Err(e) if e.is_conflict() => {
                     return Ok(OwnedReply::err(format!("{} already exists.", dest.uri())));
                 }
                 Err(e) => return Err(e),
             }
-            match store.delete(&ns, &key, Expect::Version(current.version)).await {
+            match store
+                .delete(&ns, &key, Expect::Version(current.version))
+                .await
+            {
                 Ok(true) => Ok(OwnedReply::ok(format!("Renamed {uri} to {}.", dest.uri()))),
                 Ok(false) | Err(_) => Ok(OwnedReply::err(format!(
                     "Copied {uri} to {}, but the original could not be removed.",
@@ -539,7 +610,11 @@ async fn listing(store: &Arc<dyn StorageBackend>, ns: &Namespace, address: &Addr
     }
     let mut out = format!("{uri} ({}):", count(keys.len(), "entry", "entries"));
     for key in keys {
-        out.push_str(&format!("\n- context://{}/{}", address.namespace, key.as_str()));
+        out.push_str(&format!(
+            "\n- context://{}/{}",
+            address.namespace,
+            key.as_str()
+        ));
     }
     Ok(OwnedReply::ok(out))
 }
@@ -554,7 +629,12 @@ fn numbered(content: &str) -> String {
         .join("\n")
 }
 
-fn edit(command: &str, args: &Map<String, Value>, current: &str, uri: &str) -> Result<String, OwnedReply> {
+fn edit(
+    command: &str,
+    args: &Map<String, Value>,
+    current: &str,
+    uri: &str,
+) -> Result<String, OwnedReply> {
     if command == "str_replace" {
         let old = required(args, "old_str")?;
         let new = optional(args, "new_str")?.unwrap_or("");
@@ -563,7 +643,10 @@ fn edit(command: &str, args: &Map<String, Value>, current: &str, uri: &str) -> R
                 "old_str was not found in {uri}. Copy it exactly, including whitespace and line breaks."
             )));
         };
-        if current.get(at + old.len()..).is_some_and(|rest| rest.contains(old)) {
+        if current
+            .get(at + old.len()..)
+            .is_some_and(|rest| rest.contains(old))
+        {
             return Err(OwnedReply::err(format!(
                 "old_str appears more than once in {uri}. Include more surrounding text so it is unique."
             )));
@@ -575,7 +658,11 @@ fn edit(command: &str, args: &Map<String, Value>, current: &str, uri: &str) -> R
         return Ok(out);
     }
     let line = match args.get("insert_line") {
-        Some(Value::Number(n)) => n.as_u64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)),
+        Some(Value::Number(n)) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                .map(|f| f as u64)
+        }),
         Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
         _ => None,
     };
@@ -585,7 +672,11 @@ fn edit(command: &str, args: &Map<String, Value>, current: &str, uri: &str) -> R
         ));
     };
     let text = required(args, "insert_text")?;
-    let mut lines: Vec<&str> = if current.is_empty() { Vec::new() } else { current.split('\n').collect() };
+    let mut lines: Vec<&str> = if current.is_empty() {
+        Vec::new()
+    } else {
+        current.split('\n').collect()
+    };
     let len = lines.len();
     let Ok(at) = usize::try_from(line) else {
         return Err(OwnedReply::err("insert_line is out of range."));
@@ -614,12 +705,19 @@ fn snippet(text: &str, query: &str) -> Option<String> {
     let q_chars: Vec<char> = q.chars().collect();
     if lower_chars.len() != chars.len() {
         // Lower-casing changed the length (rare scripts); fall back to a plain containment test.
-        return lower.contains(&q).then(|| text.split_whitespace().collect::<Vec<_>>().join(" "));
+        return lower
+            .contains(&q)
+            .then(|| text.split_whitespace().collect::<Vec<_>>().join(" "));
     }
-    let start = lower_chars.windows(q_chars.len()).position(|w| w == q_chars.as_slice())?;
+    let start = lower_chars
+        .windows(q_chars.len())
+        .position(|w| w == q_chars.as_slice())?;
     let from = start.saturating_sub(40);
     let to = (start + q_chars.len() + 40).min(chars.len());
-    let window: String = chars.get(from..to).map(|w| w.iter().collect()).unwrap_or_default();
+    let window: String = chars
+        .get(from..to)
+        .map(|w| w.iter().collect())
+        .unwrap_or_default();
     let mut out = window.split_whitespace().collect::<Vec<_>>().join(" ");
     if from > 0 {
         out.insert(0, '…');
@@ -651,7 +749,10 @@ mod tests {
     #[test]
     fn addresses_parse_and_refuse_escapes() {
         let a = parse_address("context://notes/plan.md").unwrap();
-        assert_eq!((a.namespace.as_str(), a.path.as_str()), ("notes", "plan.md"));
+        assert_eq!(
+            (a.namespace.as_str(), a.path.as_str()),
+            ("notes", "plan.md")
+        );
         let a = parse_address("  /memory/ ").unwrap();
         assert_eq!((a.namespace.as_str(), a.path.as_str()), ("memory", ""));
         for bad in [
@@ -675,13 +776,23 @@ mod tests {
         args.insert("old_str".into(), "b".into());
         args.insert("new_str".into(), "B".into());
         assert_eq!(edit("str_replace", &args, "abc", "u").unwrap(), "aBc");
-        assert!(edit("str_replace", &args, "abcb", "u").unwrap_err().text.contains("more than once"));
+        assert!(
+            edit("str_replace", &args, "abcb", "u")
+                .unwrap_err()
+                .text
+                .contains("more than once")
+        );
         let mut args = Map::new();
         args.insert("insert_line".into(), 1.into());
         args.insert("insert_text".into(), "x\ny".into());
         assert_eq!(edit("insert", &args, "a\nb", "u").unwrap(), "a\nx\ny\nb");
         args.insert("insert_line".into(), 9.into());
-        assert!(edit("insert", &args, "a", "u").unwrap_err().text.contains("out of range"));
+        assert!(
+            edit("insert", &args, "a", "u")
+                .unwrap_err()
+                .text
+                .contains("out of range")
+        );
         assert_eq!(snippet("Hello   world", "WORLD").unwrap(), "Hello world");
         assert_eq!(numbered("a\nb"), "     1\ta\n     2\tb");
     }

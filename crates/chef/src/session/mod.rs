@@ -23,11 +23,11 @@ use crate::{
     error::ChefError,
     events::ChefEvent,
     memory::{Memory, MemoryStyle},
-    owned::OwnedReply,
-    store::{MemoryBackend, StorageBackend},
     namespace::ToolGroup,
+    owned::OwnedReply,
     owned::ToolsMode,
     prune::{KeepReason, PrunePolicy, Pruner, Strategy},
+    store::{MemoryBackend, StorageBackend},
 };
 
 /// Where the memory block goes.
@@ -306,7 +306,9 @@ impl Chef {
         )
         .await?;
         if self.memory.as_ref().map(crate::memory::Memory::state) != before {
-            self.emit(&ChefEvent::MemoryWritten { tool: call.name.clone() });
+            self.emit(&ChefEvent::MemoryWritten {
+                tool: call.name.clone(),
+            });
         }
         Ok(reply)
     }
@@ -477,10 +479,18 @@ impl Chef {
 
     /// The call a model would write for `name(args)` at the configured level (for tests and
     /// demos).
-    pub fn encode_call(&mut self, name: &str, args: serde_json::Value) -> Option<chef_ir::ToolCall> {
+    pub fn encode_call(
+        &mut self,
+        name: &str,
+        args: serde_json::Value,
+    ) -> Option<chef_ir::ToolCall> {
         let tools = self.turn_tools().ok()?;
         let encoded = tools.stable.encode_call_for_test(name, args).ok()?;
-        Some(chef_ir::ToolCall::new(format!("call_{name}"), encoded.name, encoded.args))
+        Some(chef_ir::ToolCall::new(
+            format!("call_{name}"),
+            encoded.name,
+            encoded.args,
+        ))
     }
 
     /// The task text for pruning: the latest user message's text.

@@ -168,8 +168,11 @@ impl Chef {
             Resolution::Meta { result, .. } => return Routed::Lookup { id, reply: result },
             Resolution::Error(e) => {
                 // A misspelt name of a blocked tool is reported as blocked: clearer for the
-                // model, and it never learns a spelling that would get through.
-                if let Some(blocked) = self.blocked_lookalike(name) {
+                // model, and it is never taught the exact spelling of a blocked tool.
+                if let Some(blocked) = mentioned_names(name, &call.arguments)
+                    .into_iter()
+                    .find_map(|n| self.blocked_lookalike(&n))
+                {
                     return blocked_outcome(self, id, &blocked);
                 }
                 let reply = e.message();
@@ -314,6 +317,34 @@ fn resolve(tools: &TurnTools, name: &str, args: &Value) -> Resolution {
         return loaded.resolve(name, args);
     }
     tools.stable.resolve(name, args)
+}
+
+/// The names a failed call mentions: the tool name, and the fields through which a call
+/// names another tool (`f` of the dispatcher, `action` of a namespace, `op` of a level-2
+/// tool, `toolkit_name`), one level of nesting deep.
+fn mentioned_names(name: &str, arguments: &Value) -> Vec<String> {
+    const FIELDS: [&str; 4] = ["f", "action", "op", "toolkit_name"];
+    let mut names = vec![name.to_owned()];
+    let parsed;
+    let arguments = match arguments {
+        Value::String(text) => {
+            parsed = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+            &parsed
+        }
+        other => other,
+    };
+    let nested = ["a", "args"]
+        .iter()
+        .filter_map(|k| arguments.get(k))
+        .collect::<Vec<_>>();
+    for bag in std::iter::once(arguments).chain(nested) {
+        for field in FIELDS {
+            if let Some(Value::String(s)) = bag.get(field) {
+                names.push(s.clone());
+            }
+        }
+    }
+    names
 }
 
 /// Letters and digits only, lower-cased: `Delete-File`, ` delete_file ` and `deleteFile`

@@ -8,13 +8,17 @@ use serde_json::{Value, json};
 const BLOCKED: &str = "fs_delete_file";
 
 fn tools() -> Vec<ToolDefinition> {
-    let path = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+    let path =
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
     vec![
         ToolDefinition::new("fs_read_file", path.clone()).with_description("Read a file."),
         ToolDefinition::new(BLOCKED, path.clone()).with_description("Delete a file."),
         ToolDefinition::new("fs_list_dir", path).with_description("List a directory."),
-        ToolDefinition::new("web_search", json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}))
-            .with_description("Search the web."),
+        ToolDefinition::new(
+            "web_search",
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+        )
+        .with_description("Search the web."),
     ]
 }
 
@@ -80,7 +84,13 @@ fn route_03_surrounding_whitespace() {
 #[test]
 fn route_04_dotted_dashed_and_camel_aliases() {
     for level in [Level::One, Level::Three] {
-        for alias in ["fs.delete_file", "fs-delete-file", "fs/delete_file", "fsDeleteFile", "fs delete file"] {
+        for alias in [
+            "fs.delete_file",
+            "fs-delete-file",
+            "fs/delete_file",
+            "fsDeleteFile",
+            "fs delete file",
+        ] {
             assert_blocked(&mut chef(level), &call(alias, args()));
         }
     }
@@ -123,7 +133,10 @@ fn route_08_q_then_t() {
 fn route_09_dispatcher_nested_in_itself_and_flat_bags() {
     let mut chef = chef(Level::Three);
     let code = chef.code_for(BLOCKED).unwrap();
-    assert_blocked(&mut chef, &call("t", json!({"f": "t", "a": {"f": code, "a": args()}})));
+    assert_blocked(
+        &mut chef,
+        &call("t", json!({"f": "t", "a": {"f": code, "a": args()}})),
+    );
     assert_blocked(&mut chef, &call("t", json!({"f": code, "path": "/tmp/x"})));
 }
 
@@ -141,7 +154,10 @@ fn route_11_level_2_compound_op() {
     let encoded = chef.encode_call(BLOCKED, args()).unwrap();
     assert_eq!(encoded.name.as_str(), "fs");
     assert_blocked(&mut chef, &encoded);
-    assert_blocked(&mut chef, &call("fs", json!({"op": "delete_file", "args": args()})));
+    assert_blocked(
+        &mut chef,
+        &call("fs", json!({"op": "delete_file", "args": args()})),
+    );
 }
 
 fn namespaced(level: Level, blocked: &str) -> Chef {
@@ -150,13 +166,19 @@ fn namespaced(level: Level, blocked: &str) -> Chef {
     chef.register_namespaces(vec![ToolGroup::new(
         "file_ops",
         "File operations",
-        all.iter().filter(|t| t.name.as_str().starts_with("fs_")).cloned().collect(),
+        all.iter()
+            .filter(|t| t.name.as_str().starts_with("fs_"))
+            .cloned()
+            .collect(),
     )])
     .unwrap();
     chef.register_toolkits(vec![ToolGroup::new(
         "Web",
         "Web access",
-        all.iter().filter(|t| t.name == "web_search").cloned().collect(),
+        all.iter()
+            .filter(|t| t.name == "web_search")
+            .cloned()
+            .collect(),
     )])
     .unwrap();
     chef.push(Message::user("go"));
@@ -171,18 +193,33 @@ fn route_12_namespace_action() {
         let ns_call = call("file_ops", json!({"action": BLOCKED, "args": args()}));
         let routed = if level == Level::Three {
             let code = chef.code_for("file_ops").unwrap();
-            call("t", json!({"f": code, "a": {"action": BLOCKED, "args": args()}}))
+            call(
+                "t",
+                json!({"f": code, "a": {"action": BLOCKED, "args": args()}}),
+            )
         } else {
             ns_call.clone()
         };
         assert_blocked(&mut chef, &ns_call);
         assert_blocked(&mut chef, &routed);
         // Flat arguments beside the action, and the action in another case.
-        assert_blocked(&mut chef, &call("file_ops", json!({"action": BLOCKED, "path": "/x"})));
-        assert_blocked(&mut chef, &call("file_ops", json!({"action": "FS_DELETE_FILE", "args": args()})));
+        assert_blocked(
+            &mut chef,
+            &call("file_ops", json!({"action": BLOCKED, "path": "/x"})),
+        );
+        assert_blocked(
+            &mut chef,
+            &call(
+                "file_ops",
+                json!({"action": "FS_DELETE_FILE", "args": args()}),
+            ),
+        );
         // Other actions of the namespace still work.
         assert!(matches!(
-            chef.route(&call("file_ops", json!({"action": "fs_read_file", "args": args()}))),
+            chef.route(&call(
+                "file_ops",
+                json!({"action": "fs_read_file", "args": args()})
+            )),
             Routed::Call(_)
         ));
     }
@@ -191,13 +228,19 @@ fn route_12_namespace_action() {
 #[test]
 fn route_13_a_blocked_namespace_blocks_every_action() {
     let mut chef = namespaced(Level::One, "file_ops");
-    assert_blocked(&mut chef, &call("file_ops", json!({"action": "fs_read_file", "args": args()})));
+    assert_blocked(
+        &mut chef,
+        &call(
+            "file_ops",
+            json!({"action": "fs_read_file", "args": args()}),
+        ),
+    );
 }
 
 #[test]
 fn route_14_toolkit_tool_after_load_toolkit() {
     let mut chef = namespaced(Level::One, "web_search");
-    match chef.route(&call("load_toolkit", json!({"toolkit_name": "web"}))) {
+    match chef.route(&call("load_toolkit", json!({"toolkit_name": "Web"}))) {
         Routed::ToolkitLoaded { toolkit, .. } => assert_eq!(toolkit, "Web"),
         other => panic!("{other:?}"),
     }
@@ -208,16 +251,25 @@ fn route_14_toolkit_tool_after_load_toolkit() {
 #[test]
 fn route_15_blocked_toolkit_and_blocked_loader() {
     let mut chef = namespaced(Level::One, "Web");
-    assert_blocked(&mut chef, &call("load_toolkit", json!({"toolkit_name": "Web"})));
+    assert_blocked(
+        &mut chef,
+        &call("load_toolkit", json!({"toolkit_name": "Web"})),
+    );
     let mut chef = namespaced(Level::One, "load_toolkit");
-    assert_blocked(&mut chef, &call("load_toolkit", json!({"toolkit_name": "Web"})));
+    assert_blocked(
+        &mut chef,
+        &call("load_toolkit", json!({"toolkit_name": "Web"})),
+    );
 }
 
 #[test]
 fn route_16_owned_tools_are_gated_too() {
     let mut chef = Chef::new(ChefConfig::default().with_tools_mode(chef::ToolsMode::Unified));
     chef.set_blocked_tools(["context"]);
-    assert_blocked(&mut chef, &call("context", json!({"command": "view", "path": "notes/"})));
+    assert_blocked(
+        &mut chef,
+        &call("context", json!({"command": "view", "path": "notes/"})),
+    );
 }
 
 #[test]

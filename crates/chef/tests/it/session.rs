@@ -51,7 +51,11 @@ fn fifty_turns_never_move_the_cached_prefix() {
         for turn in 0..50 {
             chef.push(Message::user(format!("Request number {turn}")));
             // Volatile state changes every turn.
-            chef.announce("progress", format!("{turn} requests handled"), Channel::Auto);
+            chef.announce(
+                "progress",
+                format!("{turn} requests handled"),
+                Channel::Auto,
+            );
             if turn % 3 == 0 {
                 chef.announce("note", "a standing note", Channel::UserTail);
             } else {
@@ -111,7 +115,10 @@ fn shuffled_registration_order_compiles_to_the_same_bytes() {
         b.push(Message::user("hi"));
         if level == Level::Three {
             // Compression sorts tools: order of registration carries no meaning.
-            assert_eq!(a.compile(Target::Anthropic).unwrap().body, b.compile(Target::Anthropic).unwrap().body);
+            assert_eq!(
+                a.compile(Target::Anthropic).unwrap().body,
+                b.compile(Target::Anthropic).unwrap().body
+            );
         }
     }
 }
@@ -123,33 +130,52 @@ fn announcements_follow_their_channel_and_never_enter_history() {
     chef.announce("x", "Tool foo is blocked.", Channel::Auto);
     let anthropic = String::from_utf8(chef.compile(Target::Anthropic).unwrap().body).unwrap();
     let openai = String::from_utf8(chef.compile(Target::OpenAiChat).unwrap().body).unwrap();
-    assert!(anthropic.contains("<announcement id=\\\"x\\\">"), "{anthropic}");
+    assert!(
+        anthropic.contains("<announcement id=\\\"x\\\">"),
+        "{anthropic}"
+    );
     assert!(openai.contains("hi\\n\\n<announcements>"), "{openai}");
     assert_eq!(chef.history().len(), 1);
     assert_eq!(chef.history()[0].text(), "hi");
     chef.clear_history();
-    assert_eq!(chef.announcements().len(), 1, "announcements survive clear_history");
+    assert_eq!(
+        chef.announcements().len(),
+        1,
+        "announcements survive clear_history"
+    );
     assert!(chef.retract_announcement("x"));
     assert!(!chef.retract_announcement("x"));
 }
 
 #[test]
 fn memory_written_through_the_owned_tool_reaches_the_next_compile() {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let mut chef = Chef::new(ChefConfig::default()).with_memory(Memory::new());
         chef.push(Message::user("I prefer metric units."));
         let payload = chef.compile(Target::OpenAiChat).unwrap();
         let text = String::from_utf8(payload.body).unwrap();
         assert!(text.contains("create_memory") && text.contains("modify_memory"));
-        let call = ToolCall::new("m1", "create_memory", json!({"key": "units", "value": "metric"}));
-        let Routed::Owned(owned) = chef.route(&call) else { panic!("not owned") };
+        let call = ToolCall::new(
+            "m1",
+            "create_memory",
+            json!({"key": "units", "value": "metric"}),
+        );
+        let Routed::Owned(owned) = chef.route(&call) else {
+            panic!("not owned")
+        };
         let reply = chef.handle_tool(&owned).await.unwrap();
         assert_eq!(reply.text, "Created context://memory/units.");
         assert!(!reply.is_error);
         // Creating again never overwrites.
         let again = chef.handle_tool(&owned).await.unwrap();
-        assert!(again.is_error && again.text.contains("already exists"), "{}", again.text);
+        assert!(
+            again.is_error && again.text.contains("already exists"),
+            "{}",
+            again.text
+        );
         let text = String::from_utf8(chef.compile(Target::OpenAiChat).unwrap().body).unwrap();
         assert!(text.contains("metric"), "memory block in the next compile");
     });
@@ -157,7 +183,9 @@ fn memory_written_through_the_owned_tool_reaches_the_next_compile() {
 
 #[test]
 fn the_context_tool_refuses_traversal_and_read_only_writes() {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let mut chef = Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified))
             .with_memory(Memory::new());
@@ -167,11 +195,17 @@ fn the_context_tool_refuses_traversal_and_read_only_writes() {
             };
             chef.handle_tool(&owned).await.unwrap()
         };
-        let r = run(json!({"command": "create", "path": "notes/plan.md", "file_text": "a\nb"})).await;
+        let r =
+            run(json!({"command": "create", "path": "notes/plan.md", "file_text": "a\nb"})).await;
         assert_eq!(r.text, "Created context://notes/plan.md.");
         let r = run(json!({"command": "view", "path": "context://notes/plan.md"})).await;
         assert_eq!(r.text, "     1\ta\n     2\tb");
-        for path in ["notes/../../etc/passwd", "../x", "notes\\x", "/etc/passwd/.."] {
+        for path in [
+            "notes/../../etc/passwd",
+            "../x",
+            "notes\\x",
+            "/etc/passwd/..",
+        ] {
             let r = run(json!({"command": "view", "path": path})).await;
             assert!(r.is_error, "{path}: {}", r.text);
         }
@@ -190,24 +224,43 @@ fn the_context_tool_refuses_traversal_and_read_only_writes() {
 fn toolkits_load_persist_and_survive_snapshots() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.json");
-    let weather = ToolDefinition::new("get_weather", json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}))
-        .with_description("Weather now.");
+    let weather = ToolDefinition::new(
+        "get_weather",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+    )
+    .with_description("Weather now.");
     let build = || {
         let mut chef = Chef::new(ChefConfig::default().with_tool_change_announcements(true));
-        chef.register_toolkits(vec![ToolGroup::new("Weather", "Forecasts", vec![weather.clone()])])
-            .unwrap();
+        chef.register_toolkits(vec![ToolGroup::new(
+            "Weather",
+            "Forecasts",
+            vec![weather.clone()],
+        )])
+        .unwrap();
         chef
     };
     let mut chef = build();
     chef.push(Message::user("weather in Oslo?"));
     let first = body(&mut chef, Target::Anthropic);
     assert!(!first.to_string().contains("\"get_weather\""));
-    let loaded = chef.route(&ToolCall::new("l", "load_toolkit", json!({"toolkit_name": "Weather"})));
+    let loaded = chef.route(&ToolCall::new(
+        "l",
+        "load_toolkit",
+        json!({"toolkit_name": "Weather"}),
+    ));
     assert!(matches!(loaded, Routed::ToolkitLoaded { .. }), "{loaded:?}");
-    chef.push(Message::tool_results(vec![ToolResult::text("l", loaded.reply().unwrap())]));
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        "l",
+        loaded.reply().unwrap(),
+    )]));
     let second = body(&mut chef, Target::Anthropic);
     assert!(second.to_string().contains("\"get_weather\""));
-    assert!(second.to_string().contains("Toolkit \\\"Weather\\\" is loaded"), "announced");
+    assert!(
+        second
+            .to_string()
+            .contains("Toolkit \\\"Weather\\\" is loaded"),
+        "announced"
+    );
     assert!(matches!(
         chef.route(&ToolCall::new("w", "get_weather", json!({"city": "Oslo"}))),
         Routed::Call(_)
@@ -218,7 +271,11 @@ fn toolkits_load_persist_and_survive_snapshots() {
     let mut resumed = build();
     resumed.load(&path).unwrap();
     assert_eq!(resumed.loaded_toolkits(), ["Weather"]);
-    assert_eq!(resumed.compile(Target::Anthropic).unwrap().body, next, "byte-identical after load");
+    assert_eq!(
+        resumed.compile(Target::Anthropic).unwrap().body,
+        next,
+        "byte-identical after load"
+    );
 }
 
 #[test]
@@ -227,10 +284,18 @@ fn a_corrupt_or_newer_snapshot_leaves_the_session_untouched() {
     let mut chef = Chef::new(ChefConfig::default());
     chef.push(Message::user("keep me"));
     let corrupt = dir.path().join("corrupt.json");
-    std::fs::write(&corrupt, b"{\"format\":\"chef-snapshot\",\"format_version\":1,\"payl").unwrap();
+    std::fs::write(
+        &corrupt,
+        b"{\"format\":\"chef-snapshot\",\"format_version\":1,\"payl",
+    )
+    .unwrap();
     assert!(chef.load(&corrupt).is_err());
     let newer = dir.path().join("newer.json");
-    std::fs::write(&newer, br#"{"format":"chef-snapshot","format_version":99,"created_turn":0,"payload":{}}"#).unwrap();
+    std::fs::write(
+        &newer,
+        br#"{"format":"chef-snapshot","format_version":99,"created_turn":0,"payload":{}}"#,
+    )
+    .unwrap();
     let err = chef.load(&newer).unwrap_err();
     assert!(err.to_string().contains("99"), "{err}");
     assert_eq!(chef.history().len(), 1);
@@ -244,12 +309,17 @@ fn ranked_pruning_happens_inside_compile_and_says_why() {
         always_keep: vec!["active_locations".into()],
     }));
     chef.register_tools(corpus()).unwrap();
-    chef.push(Message::user("Show me the accessorial revenue summary by billing status for this year"));
+    chef.push(Message::user(
+        "Show me the accessorial revenue summary by billing status for this year",
+    ));
     let payload = chef.compile(Target::OpenAiChat).unwrap();
     assert!(payload.meta.wire_tools.len() <= 6);
     assert_eq!(payload.meta.kept[0].0, "active_locations");
     assert!(payload.meta.kept.len() >= 2, "{:?}", payload.meta.kept);
-    assert!(matches!(payload.meta.kept[1].1, chef::KeepReason::Ranked { rank: 1, .. }));
+    assert!(matches!(
+        payload.meta.kept[1].1,
+        chef::KeepReason::Ranked { rank: 1, .. }
+    ));
 }
 
 #[test]
@@ -269,9 +339,15 @@ fn tool_changes_are_announced_once_then_retracted() {
     chef.push(Message::user("now use the shell"));
     let text = String::from_utf8(chef.compile(Target::OpenAiChat).unwrap().body).unwrap();
     assert!(text.contains("Tools now available: run_bash."), "{text}");
-    assert!(text.contains("Tools no longer available: read_file."), "{text}");
+    assert!(
+        text.contains("Tools no longer available: read_file."),
+        "{text}"
+    );
     let text = String::from_utf8(chef.compile(Target::OpenAiChat).unwrap().body).unwrap();
-    assert!(!text.contains("Tools now available"), "retracted once no longer new");
+    assert!(
+        !text.contains("Tools now available"),
+        "retracted once no longer new"
+    );
 }
 
 #[test]
@@ -288,8 +364,12 @@ fn owned_tools_follow_the_mode() {
     assert!(names(&mut Chef::new(ChefConfig::default())).is_empty());
     let mut legacy = Chef::new(ChefConfig::default()).with_memory(Memory::new());
     assert_eq!(names(&mut legacy), ["create_memory", "modify_memory"]);
-    let mut unified = Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified).with_handoff(true))
-        .with_memory(Memory::new());
+    let mut unified = Chef::new(
+        ChefConfig::default()
+            .with_tools_mode(ToolsMode::Unified)
+            .with_handoff(true),
+    )
+    .with_memory(Memory::new());
     assert_eq!(names(&mut unified), ["context", "new_context"]);
 }
 
@@ -298,7 +378,10 @@ fn thinking_and_tool_results_pass_through_history() {
     let mut chef = Chef::new(ChefConfig::default());
     chef.push(Message::user("go"));
     chef.push(Message::assistant_with(vec![
-        Content::Thinking { thinking: "plan".into(), signature: Some("sig".into()) },
+        Content::Thinking {
+            thinking: "plan".into(),
+            signature: Some("sig".into()),
+        },
         Content::ToolCall(ToolCall::new("c1", "x", json!({"n": 1}))),
     ]));
     chef.push(Message::tool_results(vec![ToolResult::error("c1", "boom")]));

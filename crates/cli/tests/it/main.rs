@@ -9,10 +9,10 @@
 
 mod compress;
 mod inspect;
-mod search;
 mod mcp;
 mod recommend;
 mod resolve;
+mod search;
 
 use std::{
     path::PathBuf,
