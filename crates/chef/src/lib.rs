@@ -55,3 +55,8 @@ pub use crate::{
         RoutedCall, SessionState, TargetOptions,
     },
 };
+
+/// README.md's Rust examples, compiled as doctests so the README cannot drift.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -63,6 +63,9 @@ pub(crate) enum CliError {
         line: usize,
         problem: String,
     },
+    /// The demo could not run (a defect in chef, not in the user's input).
+    #[error("the demo failed: {0}")]
+    Demo(String),
     /// The token tables failed to load (a build defect, not an input problem).
     #[error("the o200k_base token tables failed to load")]
     Tokenizer,
@@ -91,7 +94,8 @@ impl CliError {
             | Self::BrokenPipe
             | Self::Catalogue(_)
             | Self::Runtime(_)
-            | Self::WriteFile { .. } => 1,
+            | Self::WriteFile { .. }
+            | Self::Demo(_) => 1,
         }
     }
 }

@@ -18,6 +18,9 @@ pub(crate) struct Flags {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
+    /// Show what chef does for an agent, offline, on the bundled 149-tool corpus (the model
+    /// is scripted).
+    Demo(DemoArgs),
     /// Work with tool catalogues.
     Tools {
         #[command(subcommand)]
@@ -144,6 +147,25 @@ pub(crate) struct ResolveArgs {
     /// JSON lines, one call each: {"name": ..., "arguments": an object or a JSON string}.
     #[arg(long, value_name = "CALLS.jsonl")]
     pub(crate) calls: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// Compression level for the agent loop.
+    #[arg(long, value_name = "0|1|2|3", default_value = "3", value_parser = parse_level)]
+    pub(crate) level: Level,
+    /// Provider the requests are compiled for.
+    #[arg(long, value_name = "anthropic|openai|openai-responses|gemini", default_value = "anthropic", value_parser = parse_target)]
+    pub(crate) target: chef_ir::Target,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+fn parse_target(s: &str) -> Result<chef_ir::Target, String> {
+    chef_ir::Target::from_name(s).ok_or_else(|| {
+        format!("unknown target {s:?} (expected anthropic, openai, openai-responses or gemini)")
+    })
 }
 
 fn parse_level(s: &str) -> Result<Level, String> {

@@ -7,6 +7,7 @@
 //! stderr naming the file and the problem; nothing panics.
 
 mod compress;
+mod demo;
 mod error;
 mod flags;
 mod inspect;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
 
 fn run(flags: Flags) -> Result<(), CliError> {
     match flags.command {
+        Command::Demo(args) => demo::run(&args),
         Command::Tools {
             command: ToolsCommand::Inspect(args),
         } => inspect::run(&args),

@@ -18,3 +18,14 @@ pub(crate) fn json_line<T: Serialize>(value: &T) -> Result<(), CliError> {
             _ => CliError::Write(e),
         })
 }
+
+/// Writes text to stdout as it is.
+pub(crate) fn text(text: &str) -> Result<(), CliError> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::BrokenPipe => CliError::BrokenPipe,
+            _ => CliError::Write(e),
+        })
+}

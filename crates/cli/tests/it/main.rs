@@ -8,6 +8,7 @@
 )]
 
 mod compress;
+mod demo;
 mod inspect;
 mod mcp;
 mod recommend;

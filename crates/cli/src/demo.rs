@@ -1,0 +1,514 @@
+//! `chef demo [--level N] [--target T] [--json]`: one screen that shows what chef does for
+//! an agent, offline, on the bundled 149-tool corpus.
+//!
+//! A **scripted** model (a fixed list of the calls a model would make; no network, no
+//! model) drives a short agent loop through [`chef::Chef::compile`] and the dispatch entry
+//! point [`chef::Chef::route`]. Each step prints what went in and what came out; the demo
+//! ends with a side-by-side table of the compression levels.
+
+use std::fmt::Write as _;
+
+use chef::{Chef, ChefConfig, Routed, ToolGroup, memory::Memory};
+use chef_compress::{Level, MapStyle, Options};
+use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::{error::CliError, flags::DemoArgs, output};
+
+/// The bundled corpus: 149 real tools from 14 MCP servers (toolgz fixtures, Apache-2.0).
+const CORPUS: &str = include_str!("../../../tests/fixtures/real-mcp-tools.json");
+
+/// What one step of the demo showed.
+#[derive(Debug, Serialize)]
+struct Step {
+    title: String,
+    lines: Vec<String>,
+}
+
+/// One row of the closing table.
+#[derive(Debug, Serialize)]
+struct Row {
+    setting: String,
+    wire_tools: usize,
+    chars: usize,
+    o200k_tokens: usize,
+    reclaimed_pct: f64,
+    model_calls: usize,
+    validates_arguments: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    scripted_model: bool,
+    level: u8,
+    target: &'static str,
+    steps: Vec<Step>,
+    table: Vec<Row>,
+}
+
+fn demo_error(message: impl std::fmt::Display) -> CliError {
+    CliError::Demo(message.to_string())
+}
+
+pub(crate) fn run(args: &DemoArgs) -> Result<(), CliError> {
+    let report = build(args.level, args.target)?;
+    if args.json {
+        return output::json_line(&report);
+    }
+    output::text(&render_text(&report))
+}
+
+fn corpus() -> Result<(Vec<ToolDefinition>, Value), CliError> {
+    let document: Value = serde_json::from_str(CORPUS).map_err(demo_error)?;
+    let tools = chef_ir::load_tools(&document).map_err(demo_error)?.tools;
+    Ok((tools, document))
+}
+
+fn tokens(text: &str) -> Result<usize, CliError> {
+    chef_compress::tokens::count_o200k(text).ok_or(CliError::Tokenizer)
+}
+
+/// What the model reads about the tools: the wire tools as JSON plus the system preamble.
+fn measure(tools: &[ToolDefinition], system: &str) -> Result<(usize, usize), CliError> {
+    let mut text = serde_json::to_string(tools).map_err(demo_error)?;
+    text.push_str(system);
+    Ok((text.chars().count(), tokens(&text)?))
+}
+
+fn build(level: Level, target: Target) -> Result<Report, CliError> {
+    let (tools, document) = corpus()?;
+    let mut steps = Vec::new();
+
+    // 1. The tools going in.
+    let (chars, toks) = measure(&tools, "")?;
+    let servers: std::collections::BTreeSet<&str> = document
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("server").and_then(Value::as_str))
+        .collect();
+    steps.push(Step {
+        title: "Tools going in".into(),
+        lines: vec![format!(
+            "{} tools from {} MCP servers: {chars} characters, {toks} o200k tokens at the front of every request.",
+            tools.len(),
+            servers.len()
+        )],
+    });
+
+    // 2. What compile turns them into at the chosen level.
+    let compressed =
+        chef_compress::compress(&tools, &Options::new().with_level(level)).map_err(demo_error)?;
+    let (c_chars, c_toks) = measure(compressed.tools(), compressed.system())?;
+    let mut lines = vec![format!(
+        "level {}: {} wire tool(s) [{}], {c_chars} characters, {c_toks} tokens ({:.1}% reclaimed).",
+        level.as_u8(),
+        compressed.tools().len(),
+        compressed
+            .tools()
+            .iter()
+            .take(4)
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        reclaimed(toks, c_toks)
+    )];
+    for line in compressed
+        .system()
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('<'))
+        .take(3)
+    {
+        lines.push(format!("  preamble: {}", clip(line, 96)));
+    }
+    steps.push(Step {
+        title: "What compile turns them into".into(),
+        lines,
+    });
+
+    // 3. The scripted agent loop.
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(level)
+            .with_tool_change_announcements(true),
+    )
+    .with_memory(Memory::new());
+    chef.register_tools(tools.clone()).map_err(demo_error)?;
+    chef.set_system_prompt(vec![Message::system(
+        "You are the operations agent of a logistics company.",
+    )]);
+    chef.set_blocked_tools(["cancel_order"]);
+    chef.push(Message::user(
+        "Which customer sites are active? I want distances in kilometres from now on. And cancel order 999U123.",
+    ));
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .map_err(CliError::Runtime)?;
+    let mut turn_lines = Vec::new();
+    let payload = chef.compile(target).map_err(demo_error)?;
+    turn_lines.push(format!(
+        "request 1 for {target}: {} bytes, wire tools: {}",
+        payload.body.len(),
+        summarize_names(&payload.meta.wire_tools)
+    ));
+
+    let mut script: Vec<ToolCall> = Vec::new();
+    if level.as_u8() >= 3 {
+        script.push(ToolCall::new(
+            "c0",
+            "q",
+            json!({"s": "active customer sites"}),
+        ));
+    }
+    let typo = encode(
+        &mut chef,
+        "active_locations",
+        json!({"schema_onyl": true}),
+        "c1",
+    )?;
+    let good = encode(
+        &mut chef,
+        "active_locations",
+        json!({"schema_only": true}),
+        "c2",
+    )?;
+    let memory = ToolCall::new(
+        "c3",
+        "create_memory",
+        json!({"key": "units", "value": "kilometres", "description": "distance units the user wants"}),
+    );
+    let cancel = encode(
+        &mut chef,
+        "cancel_order",
+        json!({"trackingNumber": "999U123"}),
+        "c4",
+    )?;
+    script.extend([typo, good, memory, cancel]);
+
+    for call in &script {
+        chef.push(Message::assistant_with(vec![Content::ToolCall(
+            call.clone(),
+        )]));
+        let shown = format!("{}({})", call.name, clip(&call.arguments.to_string(), 70));
+        let (reply, is_error, what) = match chef.route(call) {
+            Routed::Call(c) => {
+                let out = format!("[{} ran: 3 active sites returned]", c.name);
+                (
+                    out,
+                    false,
+                    format!("→ resolved to {}({}) → dispatched", c.name, c.arguments),
+                )
+            }
+            Routed::Owned(owned) => {
+                let r = runtime
+                    .block_on(chef.handle_tool(&owned))
+                    .map_err(demo_error)?;
+                let what = format!("→ owned tool, answered by chef: {}", r.text);
+                (r.text, r.is_error, what)
+            }
+            other => {
+                let label = match &other {
+                    Routed::Lookup { .. } => "lookup answered by chef",
+                    Routed::Blocked { .. } => "REFUSED by the gate",
+                    Routed::Error { .. } => "error fed back to the model (recoverable)",
+                    Routed::ToolkitLoaded { .. } => "toolkit loaded",
+                    _ => "answered",
+                };
+                let reply = other.reply().unwrap_or_default().to_owned();
+                let what = format!(
+                    "→ {label}: {}",
+                    clip(reply.lines().next().unwrap_or(""), 110)
+                );
+                (reply, other.is_error(), what)
+            }
+        };
+        turn_lines.push(format!("model calls {shown}"));
+        turn_lines.push(format!("  {what}"));
+        let result = if is_error {
+            ToolResult::error(call.id.clone(), reply)
+        } else {
+            ToolResult::text(call.id.clone(), reply)
+        };
+        chef.push(Message::tool_results(vec![result]));
+    }
+    let payload = chef.compile(target).map_err(demo_error)?;
+    let body = String::from_utf8_lossy(&payload.body);
+    turn_lines.push(format!(
+        "request 2: {} bytes; tool list unchanged by the blocklist: {}; memory 'units' in the request: {}; blocked tools announced: {}",
+        payload.body.len(),
+        payload.meta.wire_tools.len() == chef.compile(target).map_err(demo_error)?.meta.wire_tools.len(),
+        body.contains("kilometres"),
+        body.contains("cancel_order") && body.contains("blocked")
+    ));
+    steps.push(Step {
+        title: "A scripted model drives the loop (no model, no network)".into(),
+        lines: turn_lines,
+    });
+
+    // 4. Namespaces and toolkits: the gate holds through a namespace and a dispatcher code.
+    steps.push(two_layer(level, target, &tools, &document)?);
+
+    // 5. Snapshot to disk, load, byte-identical next request.
+    let dir = tempfile::tempdir().map_err(|e| demo_error(format!("temp dir: {e}")))?;
+    let path = dir.path().join("session.json");
+    chef.save(&path, Some("demo")).map_err(demo_error)?;
+    let next = chef.compile(target).map_err(demo_error)?.body;
+    let mut resumed = Chef::new(
+        ChefConfig::default()
+            .with_level(level)
+            .with_tool_change_announcements(true),
+    )
+    .with_memory(Memory::new());
+    resumed.load(&path).map_err(demo_error)?;
+    let again = resumed.compile(target).map_err(demo_error)?.body;
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    steps.push(Step {
+        title: "Snapshot to disk and back".into(),
+        lines: vec![format!(
+            "saved {size} bytes atomically; a new session loaded it; next request byte-identical: {}",
+            next == again
+        )],
+    });
+
+    Ok(Report {
+        scripted_model: true,
+        level: level.as_u8(),
+        target: target.as_str(),
+        steps,
+        table: table(&tools, toks)?,
+    })
+}
+
+fn two_layer(
+    level: Level,
+    target: Target,
+    tools: &[ToolDefinition],
+    document: &Value,
+) -> Result<Step, CliError> {
+    let server_of = |name: &str| -> Option<String> {
+        document.as_array()?.iter().find_map(|t| {
+            (t.get("name")?.as_str()? == name)
+                .then(|| t.get("server").and_then(Value::as_str).map(str::to_owned))
+                .flatten()
+        })
+    };
+    let group = |server: &str| -> Vec<ToolDefinition> {
+        tools
+            .iter()
+            .filter(|t| server_of(t.name.as_str()).as_deref() == Some(server))
+            .cloned()
+            .collect()
+    };
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(level)
+            .with_tool_change_announcements(true),
+    );
+    chef.register_namespaces(vec![ToolGroup::new(
+        "orders",
+        "FragilePAK order operations.",
+        group("fragilepak-api-mcp"),
+    )])
+    .map_err(demo_error)?;
+    chef.register_toolkits(vec![ToolGroup::new(
+        "Maps",
+        "Google Maps: geocoding, routes, distance matrices, places.",
+        group("google-maps-mcp"),
+    )])
+    .map_err(demo_error)?;
+    chef.set_blocked_tools(["cancel_order"]);
+    chef.push(Message::user("Cancel 999U123, then plan a route."));
+    let payload = chef.compile(target).map_err(demo_error)?;
+    let mut lines = vec![format!(
+        "two-layer mode: the 10 order tools are one namespace tool `orders`, the 10 Maps tools wait behind `load_toolkit`; wire tools: {}",
+        summarize_names(&payload.meta.wire_tools)
+    )];
+    let action = json!({"action": "cancel_order", "args": {"trackingNumber": "999U123"}});
+    let mut attempts = vec![ToolCall::new("n1", "orders", action.clone())];
+    if let Some(code) = chef.code_for("orders") {
+        attempts.push(ToolCall::new("n2", "t", json!({"f": code, "a": action})));
+    }
+    for call in attempts {
+        let routed = chef.route(&call);
+        lines.push(format!(
+            "model calls {}({}) → {}",
+            call.name,
+            clip(&call.arguments.to_string(), 60),
+            match &routed {
+                Routed::Blocked { reply, .. } => format!("REFUSED: {reply}"),
+                other => format!("{other:?}"),
+            }
+        ));
+    }
+    let load = encode(
+        &mut chef,
+        "load_toolkit",
+        json!({"toolkit_name": "Maps"}),
+        "n3",
+    )?;
+    let routed = chef.route(&load);
+    lines.push(format!(
+        "model calls load_toolkit(Maps) → {}",
+        clip(routed.reply().unwrap_or_default(), 110)
+    ));
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        "n3",
+        routed.reply().unwrap_or_default(),
+    )]));
+    let payload = chef.compile(target).map_err(demo_error)?;
+    let body = String::from_utf8_lossy(&payload.body);
+    lines.push(format!(
+        "next request: {} wire tools; the load is announced to the model: {}",
+        payload.meta.wire_tools.len(),
+        body.contains("Toolkit \\\"Maps\\\" is loaded")
+    ));
+    Ok(Step {
+        title: "Namespaces, toolkits and the gate".into(),
+        lines,
+    })
+}
+
+fn table(tools: &[ToolDefinition], original_tokens: usize) -> Result<Vec<Row>, CliError> {
+    let settings: Vec<(String, Options, usize, &'static str)> = vec![
+        (
+            "level 0 (as-is)".into(),
+            Options::new().with_level(Level::Zero),
+            1,
+            "provider",
+        ),
+        (
+            "level 1 (signatures)".into(),
+            Options::new().with_level(Level::One),
+            1,
+            "provider",
+        ),
+        (
+            "level 3 (dispatcher + map)".into(),
+            Options::new()
+                .with_level(Level::Three)
+                .with_map_style(MapStyle::NameRequired),
+            2,
+            "chef (resolve)",
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (setting, options, model_calls, validates) in settings {
+        let c = chef_compress::compress(tools, &options).map_err(demo_error)?;
+        let (chars, toks) = measure(c.tools(), c.system())?;
+        rows.push(Row {
+            setting,
+            wire_tools: c.tools().len(),
+            chars,
+            o200k_tokens: toks,
+            reclaimed_pct: reclaimed(original_tokens, toks),
+            model_calls,
+            validates_arguments: validates,
+        });
+    }
+    Ok(rows)
+}
+
+fn reclaimed(before: usize, after: usize) -> f64 {
+    if before == 0 {
+        return 0.0;
+    }
+    let pct = 100.0 * (1.0 - after as f64 / before as f64);
+    (pct * 10.0).round() / 10.0
+}
+
+fn encode(chef: &mut Chef, name: &str, args: Value, id: &str) -> Result<ToolCall, CliError> {
+    let call = chef
+        .encode_call(name, args)
+        .ok_or_else(|| demo_error(format!("cannot encode a call of {name}")))?;
+    Ok(ToolCall::new(id, call.name, call.arguments))
+}
+
+fn summarize_names(names: &[chef_ir::ToolName]) -> String {
+    if names.len() <= 6 {
+        return names
+            .iter()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    let head: Vec<&str> = names.iter().take(4).map(|n| n.as_str()).collect();
+    format!("{}, … ({} in all)", head.join(", "), names.len())
+}
+
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
+fn render_text(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "chef demo — level {}, target {}. The model below is SCRIPTED: a fixed list of the calls a model would make. Offline; nothing is sent anywhere.\n",
+        report.level, report.target
+    );
+    for (i, step) in report.steps.iter().enumerate() {
+        let _ = writeln!(out, "{}. {}", i + 1, step.title);
+        for line in &step.lines {
+            let _ = writeln!(out, "   {line}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(
+        out,
+        "{:<28} {:>10} {:>9} {:>8} {:>10} {:>11}  {}",
+        "setting",
+        "wire tools",
+        "chars",
+        "tokens",
+        "reclaimed",
+        "model calls",
+        "who validates arguments"
+    );
+    for row in &report.table {
+        let _ = writeln!(
+            out,
+            "{:<28} {:>10} {:>9} {:>8} {:>9.1}% {:>11}  {}",
+            row.setting,
+            row.wire_tools,
+            row.chars,
+            row.o200k_tokens,
+            row.reclaimed_pct,
+            row.model_calls,
+            row.validates_arguments
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nTokens are o200k_base estimates of the tools + preamble, not a provider's own count. \"model calls\" is what the scripted task needs at that level (level 3 adds a q lookup)."
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_shows_every_step_at_every_level() {
+        for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+            let report = build(level, Target::Anthropic).unwrap();
+            let text = render_text(&report);
+            assert!(text.contains("SCRIPTED"));
+            assert!(text.contains("REFUSED"), "{text}");
+            assert!(text.contains("Created context://memory/units."), "{text}");
+            assert!(text.contains("error fed back to the model"), "{text}");
+            assert!(text.contains("next request byte-identical: true"), "{text}");
+            assert!(
+                text.contains("the load is announced to the model: true"),
+                "{text}"
+            );
+        }
+    }
+}
