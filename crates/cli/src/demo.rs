@@ -462,14 +462,8 @@ fn render_text(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "{:<28} {:>10} {:>9} {:>8} {:>10} {:>11}  {}",
-        "setting",
-        "wire tools",
-        "chars",
-        "tokens",
-        "reclaimed",
-        "model calls",
-        "who validates arguments"
+        "{:<28} {:>10} {:>9} {:>8} {:>10} {:>11}  who validates arguments",
+        "setting", "wire tools", "chars", "tokens", "reclaimed", "model calls"
     );
     for row in &report.table {
         let _ = writeln!(
