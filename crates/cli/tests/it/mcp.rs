@@ -356,3 +356,35 @@ fn usage_errors_exit_2_before_starting_anything() {
     assert!(text.contains("NAME=COMMAND"), "{text}");
     assert!(text.contains("Exit status"), "{text}");
 }
+
+#[test]
+fn the_mcp_agent_loop_example_dispatches_to_the_server_and_refuses_the_destructive_tool() {
+    let chef = PathBuf::from(env!("CARGO_BIN_EXE_chef"));
+    let example = chef
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(format!("mcp_agent_loop{}", std::env::consts::EXE_SUFFIX));
+    let out = std::process::Command::new(&example)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}: run `cargo build -p chef-cli --example mcp_agent_loop`",
+                example.display()
+            )
+        });
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("files_read_file → dispatched: read_file ran on the MCP server"),
+        "{text}"
+    );
+    assert!(
+        text.contains("files_delete_file → Tool \"files_delete_file\" is currently blocked."),
+        "{text}"
+    );
+}
