@@ -222,6 +222,9 @@ pub struct Chef {
     pub(crate) memory: Option<Memory>,
     pub(crate) loaded_toolkits: Vec<String>,
     tools: Option<Arc<TurnTools>>,
+    /// The wire tool list of `tools`, lent to each compile's request and taken back, so a
+    /// turn whose tools did not change clones no tool definition.
+    wire_tools: Option<(Arc<TurnTools>, Vec<ToolDefinition>)>,
     shown: Option<Vec<ToolName>>,
     turn: u64,
     store: Arc<dyn StorageBackend>,
@@ -261,6 +264,7 @@ impl Chef {
             memory: None,
             loaded_toolkits: Vec::new(),
             tools: None,
+            wire_tools: None,
             shown: None,
             turn: 0,
             store: Arc::new(MemoryBackend::new()),
@@ -594,10 +598,15 @@ impl Chef {
     /// provider (also advances nothing).
     pub fn request(&mut self, target: Target) -> Result<Request, ChefError> {
         let tools = self.turn_tools()?;
-        Ok(self.build_request(target, &tools))
+        Ok(self.build_request(target, &tools, tools.wire_tools()))
     }
 
-    fn build_request(&self, target: Target, tools: &TurnTools) -> Request {
+    fn build_request(
+        &self,
+        target: Target,
+        tools: &TurnTools,
+        wire_tools: Vec<ToolDefinition>,
+    ) -> Request {
         let mut stable = tools.preamble();
         let directory = self.pruner.directory_xml();
         if !directory.is_empty() {
@@ -636,7 +645,7 @@ impl Chef {
             system_announcements: self.announcements.render_for(target, Channel::System, &[]),
             cache: self.config.cache,
         });
-        Request::new(messages).with_tools(tools.wire_tools())
+        Request::new(messages).with_tools(wire_tools)
     }
 
     /// Compiles the session into the request for `target`: one call per turn.
@@ -657,7 +666,11 @@ impl Chef {
         }
         let tools = self.turn_tools()?;
         self.announce_tool_delta(&tools);
-        let request = self.build_request(target, &tools);
+        let wire_tools = match self.wire_tools.take() {
+            Some((owner, list)) if Arc::ptr_eq(&owner, &tools) => list,
+            _ => tools.wire_tools(),
+        };
+        let mut request = self.build_request(target, &tools, wire_tools);
         let wire = wire::compile(target, &request, &self.config.targets)?;
         let meta = PayloadMeta {
             turn: self.turn,
@@ -670,6 +683,7 @@ impl Chef {
                 .unwrap_or_default(),
             expired_memory_keys: expired,
         };
+        self.wire_tools = Some((Arc::clone(&tools), std::mem::take(&mut request.tools)));
         if let Some(memory) = self.memory.as_mut() {
             memory.advance_turn();
         }

@@ -8,6 +8,7 @@
     reason = "test helpers fail loudly"
 )]
 
+mod compile_cache;
 mod crash;
 mod gate_bypass;
 mod hostile;

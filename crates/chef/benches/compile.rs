@@ -1,0 +1,63 @@
+//! Runtime compile benches (issue 9, "Performance"): one turn of a 200-message session
+//! with the 149-tool corpus, 3 announcements and 10 memories, per target; and snapshot
+//! save + load of that session without fsync.
+//!
+//! Run with `cargo bench -p chef --bench compile -- --warm-up-time 1 --measurement-time 3`.
+//!
+//! A turn is: push a user message, compile to bytes. The assistant's reply is pushed
+//! outside the timed section, and every 50 turns the history is reset to the 200
+//! messages (untimed, followed by one untimed compile) so the session stays at its size.
+#![allow(
+    clippy::expect_used,
+    reason = "a bench with broken setup should stop loudly"
+)]
+
+#[path = "support/session200.rs"]
+mod support;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use chef::{ChefConfig, ir::Message, ir::Target, snapshot};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn turns(c: &mut Criterion) {
+    let mut group = c.benchmark_group("compile_turn_200_messages_149_tools");
+    for target in Target::ALL {
+        let mut chef = support::session(ChefConfig::default());
+        let base = chef.history().to_vec();
+        chef.compile(target).expect("compiles");
+        group.bench_function(format!("{target:?}"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for i in 0..iters {
+                    if i % 50 == 0 {
+                        chef.set_history(base.clone());
+                        chef.compile(target).expect("compiles");
+                    }
+                    let start = Instant::now();
+                    chef.push(Message::user(format!("And partner {i}?")));
+                    let payload = chef.compile(target).expect("compiles");
+                    black_box(&payload.body);
+                    total += start.elapsed();
+                    chef.push(Message::assistant(format!("Partner {i} is in line.")));
+                }
+                total
+            })
+        });
+    }
+    group.finish();
+}
+
+fn snapshots(c: &mut Criterion) {
+    let chef = support::session(ChefConfig::default());
+    c.bench_function("snapshot_save_load_session_200_no_fsync", |b| {
+        b.iter(|| {
+            let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
+            snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid")
+        })
+    });
+}
+
+criterion_group!(benches, turns, snapshots);
+criterion_main!(benches);

@@ -1,0 +1,89 @@
+//! The session of issue 9's performance section, shared by the compile bench, the peak-RSS
+//! example and the splice byte-identity test: 200 history messages (user text, assistant
+//! tool calls, tool results, assistant text), the 149-tool corpus, 3 announcements and
+//! 10 memories.
+
+use chef::{
+    Channel, Chef, ChefConfig,
+    ir::{Content, Message, ToolCall, ToolResult},
+    memory::{Memory, SetOptions},
+};
+use serde_json::json;
+
+/// The 149 tools of `tests/fixtures/real-mcp-tools.json`.
+pub(crate) fn corpus() -> Vec<chef::ir::ToolDefinition> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/real-mcp-tools.json"
+    );
+    let text = std::fs::read_to_string(path).expect("fixture readable");
+    chef::ir::load_tools_from_str(&text)
+        .expect("fixture loads")
+        .tools
+}
+
+/// One history message of a realistic mix, cycling user text → assistant tool call →
+/// tool result → assistant text.
+pub(crate) fn message(i: usize) -> Message {
+    match i % 4 {
+        0 => Message::user(format!(
+            "Request {i}: please look at the accessorial revenue for partner {i} and \
+             summarise anything unusual in last month's invoices."
+        )),
+        1 => Message::assistant_with(vec![
+            Content::text(format!("Looking up partner {i}.")),
+            Content::ToolCall(ToolCall::new(
+                format!("call_{i}"),
+                "accessorial_revenue_details",
+                json!({"partner_name": format!("partner {i}"), "start_date": "2026-10-01", "limit": 50}),
+            )),
+        ]),
+        2 => Message::tool_results(vec![ToolResult::text(
+            format!("call_{}", i - 1),
+            format!(
+                "[{{\"partner_name\":\"partner {i}\",\"accessorial_code\":\"DET\",\"accessorial_revenue\":{}.5,\"accessorial_cost\":{}.25}}]",
+                i * 13,
+                i * 7
+            ),
+        )]),
+        _ => Message::assistant(format!(
+            "Partner {i}: detention charges are {}% above the three-month average; the rest is in line.",
+            i % 17
+        )),
+    }
+}
+
+/// Ten memory entries.
+pub(crate) fn memory() -> Memory {
+    let mut memory = Memory::new();
+    for i in 0..10 {
+        memory
+            .set(
+                &format!("fact/{i:02}"),
+                format!("value {i}: {}", "some remembered detail ".repeat(4)),
+                SetOptions::new().with_description(format!("fact number {i}")),
+            )
+            .expect("valid key");
+    }
+    memory
+}
+
+/// The session: system prompt, 149 tools, 200 messages, 3 announcements, 10 memories.
+pub(crate) fn session(config: ChefConfig) -> Chef {
+    let mut chef = Chef::new(config).with_memory(memory());
+    chef.register_tools(corpus()).expect("unique names");
+    chef.set_system_prompt(vec![Message::system(
+        "You are a logistics analyst. Answer from the data sources; cite the tool you used.",
+    )]);
+    for i in 0..200 {
+        chef.push(message(i));
+    }
+    chef.announce("env", "Working directory: /srv/reports", Channel::UserTail);
+    chef.announce("clock", "It is 2026-11-29 21:00 UTC.", Channel::Auto);
+    chef.announce(
+        "policy",
+        "Never share partner cost figures outside finance.",
+        Channel::System,
+    );
+    chef
+}
