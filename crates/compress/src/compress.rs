@@ -17,14 +17,21 @@ use crate::{
     render::{first_sentence, flatten_schema, push_params, required_names, signature_line},
     stats::{Stats, json_chars, saved_pct},
     text,
-    validate::ArgumentValidator,
+    validate::{ArgumentValidator, Limits, NormalisedSchema, SchemaError, normalise_schema},
 };
 
 /// One input tool after normalisation, in sorted order.
 pub(crate) struct Entry {
     pub(crate) name: String,
     pub(crate) description: String,
-    pub(crate) validator: ArgumentValidator,
+    /// The normalised schema: what renderers read, and what the validator compiles.
+    schema: Value,
+    /// Compiled on first resolve (compiling is most of what a validator costs, and most
+    /// tools of a large catalogue are never called).
+    validator: OnceLock<Result<ArgumentValidator, SchemaError>>,
+    /// Tags and annotation title, for the `q(s=…)` index.
+    pub(crate) tags: Vec<String>,
+    pub(crate) title: Option<String>,
     pub(crate) ns: u32,
     pub(crate) op: String,
     /// The level-3/4 code; empty below level 3.
@@ -34,7 +41,22 @@ pub(crate) struct Entry {
 impl Entry {
     /// The normalised schema: what renderers read.
     pub(crate) fn schema(&self) -> &Value {
-        self.validator.normalised_schema()
+        &self.schema
+    }
+
+    /// The tool's validator, compiled on first use; the compile error (a schema the
+    /// validator refuses even after normalisation and repair) is kept and returned on every
+    /// call.
+    pub(crate) fn validator(&self) -> Result<&ArgumentValidator, &SchemaError> {
+        self.validator
+            .get_or_init(|| {
+                let normalised = NormalisedSchema {
+                    schema: self.schema.clone(),
+                    notes: Vec::new(),
+                };
+                ArgumentValidator::from_normalised(&self.name, normalised, Limits::default())
+            })
+            .as_ref()
     }
 
     pub(crate) fn signature(&self) -> String {
@@ -53,9 +75,10 @@ pub(crate) struct Namespace {
 /// The result of [`compress`]: what to send, and how to read the model's calls back.
 ///
 /// Build it once, outside the agent loop; it is immutable, `Send + Sync`, and
-/// [`resolve`](Compressed::resolve) against it is cheap (validators are compiled at
-/// compress time; the separator-insensitive name index and the did-you-mean index are
-/// built once, on first need).
+/// [`resolve`](Compressed::resolve) against it is cheap. Schemas are normalised at
+/// compress time (rendering needs them); each tool's validator is compiled on the first
+/// resolve of a call to it, and the separator-insensitive name index, the did-you-mean
+/// index and the `q(s=…)` search index are built once, on first need.
 pub struct Compressed {
     pub(crate) level: Level,
     pub(crate) tools: Vec<ToolDefinition>,
@@ -67,7 +90,7 @@ pub struct Compressed {
     pub(crate) search_limit: usize,
     pub(crate) norm_index: OnceLock<NormIndex>,
     pub(crate) suggestions: OnceLock<CodeSuggestions>,
-    pub(crate) search_text: OnceLock<Vec<(String, String)>>,
+    pub(crate) search_index: OnceLock<crate::search::CatalogIndex>,
 }
 
 impl std::fmt::Debug for Compressed {
@@ -139,9 +162,9 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
                 op: split.op,
             });
         }
-        let validator = ArgumentValidator::new(name, &tool.input_schema)?;
-        normalisations.extend(validator.normalisations().iter().cloned());
-        prepared.push((tool, split, validator));
+        let NormalisedSchema { schema, notes } = normalise_schema(name, &tool.input_schema)?;
+        normalisations.extend(notes);
+        prepared.push((tool, split, schema));
     }
     if options.level == Level::Four {
         return Err(CompressError::NeedsCompiledMap);
@@ -153,7 +176,7 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
     let mut namespaces: Vec<Namespace> = Vec::new();
     let mut ns_of: HashMap<String, u32> = HashMap::new();
     let mut entries = Vec::with_capacity(prepared.len());
-    for (i, (tool, split, validator)) in prepared.into_iter().enumerate() {
+    for (i, (tool, split, schema)) in prepared.into_iter().enumerate() {
         let ni = match ns_of.get(&split.ns) {
             Some(&ni) => ni,
             None => {
@@ -177,7 +200,10 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         entries.push(Entry {
             name: tool.name.as_str().to_owned(),
             description: tool.description.clone(),
-            validator,
+            schema,
+            validator: OnceLock::new(),
+            tags: tool.tags.clone(),
+            title: tool.annotations.title.clone(),
             ns: ni,
             op: split.op,
             code: String::new(),
@@ -242,7 +268,7 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         search_limit: options.search_limit,
         norm_index: OnceLock::new(),
         suggestions: OnceLock::new(),
-        search_text: OnceLock::new(),
+        search_index: OnceLock::new(),
     })
 }
 
@@ -607,6 +633,72 @@ impl Compressed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tool(name: &str, schema: Value) -> ToolDefinition {
+        ToolDefinition::new(name, schema)
+    }
+
+    #[test]
+    fn validators_are_compiled_on_first_resolve_only() {
+        let tools = [
+            tool(
+                "a_x",
+                json!({"type": "object", "properties": {"n": {"type": "integer"}}}),
+            ),
+            tool("a_y", json!({"type": "object"})),
+        ];
+        let c = compress(&tools, &Options::new().with_level(Level::Three)).unwrap();
+        assert!(c.entries.iter().all(|e| e.validator.get().is_none()));
+        let code = c.code_for("a_x").unwrap().to_owned();
+        assert!(matches!(
+            c.resolve("t", &json!({"f": code, "a": {"n": "one"}})),
+            crate::Resolution::Error(crate::ResolveError::InvalidArguments(_))
+        ));
+        let compiled: Vec<bool> = c
+            .entries
+            .iter()
+            .map(|e| e.validator.get().is_some())
+            .collect();
+        assert_eq!(compiled, [true, false]);
+    }
+
+    #[test]
+    fn a_schema_the_validator_refuses_at_first_resolve_is_a_typed_error_for_the_model() {
+        let tools = [tool("a_x", json!({"type": "object"}))];
+        let mut c = compress(&tools, &Options::new().with_level(Level::Three)).unwrap();
+        // Normalisation and repair leave nothing the validator refuses in practice, so
+        // stand in a document it cannot compile for the normalised schema.
+        if let Some(e) = c.entries.first_mut() {
+            e.schema = json!("not a schema");
+        }
+        for _ in 0..2 {
+            let crate::Resolution::Error(error) = c.resolve("t", &json!({"f": "a0", "a": {}}))
+            else {
+                panic!("expected an error");
+            };
+            assert!(
+                matches!(&error, crate::ResolveError::UnusableSchema(e)
+                    if matches!(**e, SchemaError::Uncompilable { ref tool, .. } if tool == "a_x")),
+                "{error:?}"
+            );
+            assert!(!error.recoverable());
+            let message = error.message();
+            assert!(message.starts_with("Tool \"a_x\" cannot be called: its input schema is unusable (the input schema of tool a_x cannot be compiled: "), "{message}");
+        }
+        // Without validation nothing is compiled, and the call goes through.
+        let mut c = compress(
+            &tools,
+            &Options::new().with_level(Level::Three).with_validate(false),
+        )
+        .unwrap();
+        if let Some(e) = c.entries.first_mut() {
+            e.schema = json!("not a schema");
+        }
+        assert!(matches!(
+            c.resolve("t", &json!({"f": "a0"})),
+            crate::Resolution::Call { .. }
+        ));
+    }
 
     #[test]
     fn code_prefixes_are_bijective_base_26() {

@@ -1,5 +1,5 @@
 //! Finding a tool from what the model wrote: exact codes, separator-insensitive names,
-//! did-you-mean for near-miss codes, and the `q(s=…)` search.
+//! did-you-mean for near-miss codes, and the ranked `q(s=…)` search.
 //!
 //! The exact-code path (the canonical `t(f="a0")`) parses the code arithmetically and
 //! allocates nothing. The other indexes are built once, on first need, so that compressing
@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use crate::{
     compress::{Compressed, Entry},
+    search::{CatalogIndex, Doc, IndexOptions},
     similarity::similarity,
 };
 
@@ -254,25 +255,36 @@ impl Compressed {
             .map(|(_, _, code)| code)
     }
 
-    /// Tools matching a `q(s=…)` search, in code order, at most `search_limit`.
+    /// Tools answering a `q(s=…)` search, at most `search_limit`.
     ///
-    /// This is the reference's plain case-insensitive substring search over names and full
-    /// descriptions (an empty needle matches every tool). It is the one place the ranked
-    /// catalogue index plugs in.
-    pub(crate) fn search_hits(&self, needle: &str) -> Vec<&Entry> {
-        let haystacks = self.search_text.get_or_init(|| {
-            self.code_order()
-                .map(|e| (e.name.to_lowercase(), e.description.to_lowercase()))
-                .collect()
+    /// A non-blank request is ranked by the catalogue index ([`CatalogIndex`], BM25F over
+    /// names, descriptions, tags, parameter names and descriptions and enum values, built
+    /// on the first search): best first, and nothing when the index abstains (no tool fits
+    /// well enough). A blank request lists the first tools in code order.
+    pub(crate) fn search_hits(&self, request: &str) -> Vec<&Entry> {
+        if request.trim().is_empty() {
+            return self.code_order().take(self.search_limit).collect();
+        }
+        if self.search_limit == 0 {
+            return Vec::new();
+        }
+        let index = self.search_index.get_or_init(|| {
+            CatalogIndex::build_from(
+                self.entries.iter().map(|e| Doc {
+                    name: &e.name,
+                    tags: &e.tags,
+                    description: &e.description,
+                    title: e.title.as_deref(),
+                    schema: e.schema(),
+                }),
+                &IndexOptions::default(),
+            )
         });
-        let needle = needle.to_lowercase();
-        self.code_order()
-            .zip(haystacks)
-            .filter(|(_, (name, description))| {
-                name.contains(&needle) || description.contains(&needle)
-            })
-            .map(|(e, _)| e)
-            .take(self.search_limit)
+        index
+            .search(request, self.search_limit)
+            .hits
+            .iter()
+            .filter_map(|hit| self.entries.get(hit.index))
             .collect()
     }
 }

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use crate::{
     compress::{Compressed, Entry},
     options::Level,
-    validate::ArgumentError,
+    validate::{ArgumentError, SchemaError},
 };
 
 /// The outcome of [`Compressed::resolve`].
@@ -93,6 +93,11 @@ pub enum ResolveError {
     /// The arguments do not satisfy the tool's schema.
     #[error("{}", self.message())]
     InvalidArguments(Box<ArgumentError>),
+    /// The tool's schema was normalised at compress time but the validator refused to
+    /// compile it (validators are compiled on a tool's first call); no call to this tool
+    /// can be checked, so none is dispatched.
+    #[error("{}", self.message())]
+    UnusableSchema(Box<SchemaError>),
 }
 
 impl ResolveError {
@@ -120,11 +125,16 @@ impl ResolveError {
             ),
             Self::UnknownDescribedOperation { ns, op } => format!("No operation \"{ns}.{op}\"."),
             Self::InvalidArguments(e) => e.message(),
+            Self::UnusableSchema(e) => format!(
+                "Tool \"{}\" cannot be called: its input schema is unusable ({e}). Use another tool.",
+                e.tool()
+            ),
         }
     }
 
-    /// Whether the model can plausibly succeed by retrying. Every resolution error is about
-    /// the model's input, so all are recoverable.
+    /// Whether the model can plausibly succeed by retrying. Errors about the model's input
+    /// are recoverable; a tool whose schema cannot be compiled is not (no retry of that
+    /// tool can succeed).
     pub fn recoverable(&self) -> bool {
         match self {
             Self::UnknownTool { .. }
@@ -132,6 +142,7 @@ impl ResolveError {
             | Self::UnknownOperation { .. }
             | Self::UnknownDescribedOperation { .. }
             | Self::InvalidArguments(_) => true,
+            Self::UnusableSchema(_) => false,
         }
     }
 }
@@ -200,10 +211,16 @@ impl Compressed {
     }
 
     fn call(&self, entry: &Entry, args: Cow<'_, Value>) -> Resolution {
-        if self.validate
-            && let Err(e) = entry.validator.validate(&args)
-        {
-            return Resolution::Error(ResolveError::InvalidArguments(Box::new(e)));
+        if self.validate {
+            let checked = match entry.validator() {
+                Ok(validator) => validator.validate(&args),
+                Err(e) => {
+                    return Resolution::Error(ResolveError::UnusableSchema(Box::new(e.clone())));
+                }
+            };
+            if let Err(e) = checked {
+                return Resolution::Error(ResolveError::InvalidArguments(Box::new(e)));
+            }
         }
         Resolution::Call {
             name: entry.name.clone(),

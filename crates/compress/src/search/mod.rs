@@ -257,6 +257,15 @@ const _: fn() = || {
     assert_send_sync::<SearchResults>();
 };
 
+/// One tool as the index reads it, borrowed.
+pub(crate) struct Doc<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) tags: &'a [String],
+    pub(crate) description: &'a str,
+    pub(crate) title: Option<&'a str>,
+    pub(crate) schema: &'a Value,
+}
+
 /// At most this many distinct terms of a request are used (the rest are ignored).
 pub const MAX_QUERY_TERMS: usize = 64;
 
@@ -301,26 +310,46 @@ impl CatalogIndex {
 
     /// Builds the index with the given options.
     pub fn build_with(tools: &[ToolDefinition], options: &IndexOptions) -> Self {
+        Self::build_from(
+            tools.iter().map(|tool| Doc {
+                name: tool.name.as_str(),
+                tags: &tool.tags,
+                description: &tool.description,
+                title: tool.annotations.title.as_deref(),
+                schema: &tool.input_schema,
+            }),
+            options,
+        )
+    }
+
+    /// Builds the index from borrowed tool parts (for callers that keep no
+    /// [`ToolDefinition`]s, such as a compressed set).
+    pub(crate) fn build_from<'a>(
+        docs: impl IntoIterator<Item = Doc<'a>>,
+        options: &IndexOptions,
+    ) -> Self {
         let mut builder = bm25::Builder::new(options.weights.as_array(), options.k1);
         let mut stack = Vec::new();
-        for tool in tools {
+        let mut names = Vec::new();
+        for doc in docs {
             builder.start_doc();
-            builder.add_text(bm25::NAME, tool.name.as_str());
-            for tag in &tool.tags {
+            builder.add_text(bm25::NAME, doc.name);
+            for tag in doc.tags {
                 builder.add_text(bm25::TAGS, tag);
             }
-            builder.add_text(bm25::DESCRIPTION, &tool.description);
-            if let Some(title) = &tool.annotations.title {
+            builder.add_text(bm25::DESCRIPTION, doc.description);
+            if let Some(title) = doc.title {
                 builder.add_text(bm25::DESCRIPTION, title);
             }
-            add_schema(&mut builder, &mut stack, &tool.input_schema);
+            add_schema(&mut builder, &mut stack, doc.schema);
+            names.push(ToolName::from(doc.name));
         }
         let (terms, postings) = builder.finish();
 
         Self {
-            names: tools.iter().map(|t| t.name.clone()).collect(),
+            unknown_idf: bm25::idf(names.len(), 0),
+            names,
             terms,
-            unknown_idf: bm25::idf(tools.len(), 0),
             postings,
             options: *options,
         }

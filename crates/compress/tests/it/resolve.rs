@@ -450,32 +450,35 @@ fn q_expands_a_code_to_signature_and_full_description() {
     );
 }
 
+/// `q(s=…)` ranks with the catalogue index (issue 4): best first, case-insensitive, and
+/// "No matches" when the index abstains; a blank request lists tools in code order.
 #[test]
-fn q_searches_names_and_descriptions_in_code_order() {
+fn q_ranks_tools_best_first_and_lists_code_order_when_blank() {
     let c = l3();
     let m = expect_meta(c.resolve("q", &json!({"s": "slack"})));
     assert_eq!(m, "b0 = slack_post_message(channel,text,thread_ts?)");
+    let m = expect_meta(c.resolve("q", &json!({"s": "search for issues"})));
+    assert!(m.starts_with("a1 = github_search_issues("), "{m}");
+    let m = expect_meta(c.resolve("q", &json!({"s": "open a new issue"})));
+    assert!(m.starts_with("a0 = github_create_issue("), "{m}");
     let m = expect_meta(c.resolve("q", &json!({"s": "GITHUB"})));
-    for line in m.lines() {
-        assert!(
-            line.split(" = ")
-                .next()
-                .unwrap()
-                .chars()
-                .all(|ch| ch.is_ascii_alphanumeric()),
-            "{line}"
-        );
-    }
-    assert_eq!(m.lines().count(), 2);
+    assert_eq!(m.lines().count(), 2, "{m}");
+    assert!(m.lines().all(|l| l.contains("github_")), "{m}");
     assert_eq!(
         expect_meta(c.resolve("q", &json!({"s": "nothing-like-this"}))),
         "No matches for \"nothing-like-this\"."
     );
+    let all = expect_meta(c.resolve("q", &json!({})));
+    let codes: Vec<&str> = all
+        .lines()
+        .map(|l| l.split(" = ").next().unwrap())
+        .collect();
     assert_eq!(
-        expect_meta(c.resolve("q", &json!({}))).lines().count(),
-        3,
-        "empty search lists all"
+        codes,
+        ["a0", "a1", "b0"],
+        "empty search lists all in code order"
     );
+    assert_eq!(expect_meta(c.resolve("q", &json!({"s": "  "}))), all);
 }
 
 #[test]
@@ -540,4 +543,40 @@ fn a_real_tool_named_t_or_q_is_reachable_only_through_its_code() {
     expect_call(c.resolve("t", &json!({"f": code})), "q");
     // The bare name `q` is the lookup tool.
     expect_meta(c.resolve("q", &json!({"s": "called"})));
+}
+
+/// Issue 4: `q(s=…)` at level 3/4 answers with the ranked codes and lines; the reference's
+/// substring search finds nothing for a real question.
+#[test]
+fn q_answers_a_real_question_with_the_ranked_tools() {
+    let tools = real_tools();
+    let c = at(&tools, Level::Three);
+    let question = "which customer sites are active?";
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t.name.as_str().contains(question) || t.description.contains(question)),
+        "a substring search would find it"
+    );
+    let m = expect_meta(c.resolve("q", &json!({"s": question})));
+    let first = m.lines().next().unwrap();
+    let code = c.code_for("get_active_locations").unwrap();
+    let other = c.code_for("active_locations").unwrap();
+    assert!(
+        first.starts_with(&format!("{code} = get_active_locations("))
+            || first.starts_with(&format!("{other} = active_locations(")),
+        "{m}"
+    );
+    assert!(m.lines().count() <= Options::new().search_limit(), "{m}");
+    // Every line is `code = signature` for the tool the code names.
+    for line in m.lines() {
+        let (code, signature) = line.split_once(" = ").unwrap();
+        let name = signature.split('(').next().unwrap();
+        assert_eq!(c.code_for(name).unwrap(), code, "{line}");
+    }
+    // A request nothing in the catalogue fits: the index abstains.
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({"s": "bake a chocolate cake"}))),
+        "No matches for \"bake a chocolate cake\"."
+    );
 }
