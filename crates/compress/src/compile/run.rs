@@ -363,11 +363,7 @@ pub async fn compile_tools(
         retried: progress.retried,
         rejected: report.rejected.len(),
         chars: joined,
-        chars_per_tool: if compiled == 0 {
-            0
-        } else {
-            (joined + compiled / 2) / compiled
-        },
+        chars_per_tool: (joined + compiled / 2).checked_div(compiled).unwrap_or(0),
     };
     let sorted_tools: Vec<ToolDefinition> = sorted.into_iter().cloned().collect();
     report.dangling = dangling_references(&sorted_tools, |n| report.map.get(n).map(String::as_str));
