@@ -53,8 +53,8 @@
 //!
 //! # Features
 //!
-//! - `compile`: [`compile_tools`] writes a level-4 compiled map with a caller-supplied
-//!   async [`Completer`] (any model client), verifying every line.
+//! - `compile`: `compile_tools` writes a level-4 compiled map with a caller-supplied
+//!   async `Completer` (any model client), verifying every line.
 //! - `tokens`: o200k_base token counts ([`tokens::count_o200k`]) and token figures in
 //!   [`Stats`] when asked for with `Options::with_token_counts`.
 

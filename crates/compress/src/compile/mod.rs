@@ -61,6 +61,7 @@ def github_create_issue(owner,repo,title,body=None,labels=None):"open issue as a
 
 /// The inventory header sent with every request: all tool names, so a docstring can
 /// only point at tools that exist.
+#[cfg(feature = "compile")]
 pub(crate) fn roster(names: &[&str]) -> String {
     format!(
         "Tool inventory (names only). Any tool named in a docstring MUST appear here, spelled exactly:\n{}\n\nCompile these:\n\n",
