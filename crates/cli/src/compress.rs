@@ -1,4 +1,5 @@
-//! `chef compress TOOLS [--level N] [--map-style S] [--model ID] [--objective O] [--tokens]`.
+//! `chef compress TOOLS [--level N] [--map-style S] [--model ID] [--objective O] [--tokens]
+//! [--compiled MAP.json [--require-compiled]]`.
 //!
 //! # Format
 //!
@@ -39,6 +40,22 @@ pub(crate) fn options(flags: &CompressionFlags) -> Options {
     }
 }
 
+/// Reads a compiled map: a JSON object of tool name -> compiled line.
+pub(crate) fn load_compiled(
+    path: &std::path::Path,
+) -> Result<std::collections::BTreeMap<String, String>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        CliError::Usage(format!(
+            "{}: not a compiled map (a JSON object of tool name to `def` line): {e}",
+            path.display()
+        ))
+    })
+}
+
 pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
     let definitions = tools::load(&args.tools)?;
     let mut options = options(&args.compression).with_token_counts(args.tokens);
@@ -47,6 +64,11 @@ pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
     }
     if let Some(objective) = args.objective {
         options = options.with_objective(objective);
+    }
+    if let Some(path) = &args.compiled {
+        options = options
+            .with_compiled(load_compiled(path)?)
+            .with_require_compiled(args.require_compiled);
     }
     let compressed: Compressed =
         chef_compress::compress(&definitions, &options).map_err(|source| CliError::Compress {

@@ -119,13 +119,20 @@ pub(crate) struct CompressArgs {
     /// Also report o200k_base token counts of the original and compressed payload.
     #[arg(long)]
     pub(crate) tokens: bool,
+    /// A compiled map (JSON object: tool name -> `def` line), required at level 4,
+    /// optional at level 1. Lines that no longer fit their tool are dropped and listed.
+    #[arg(long, value_name = "MAP.json")]
+    pub(crate) compiled: Option<PathBuf>,
+    /// Fail when a tool has no usable compiled line (levels 1 and 4).
+    #[arg(long, requires = "compiled")]
+    pub(crate) require_compiled: bool,
 }
 
 /// Level and map style, shared by `compress` and `resolve`.
 #[derive(Debug, Args)]
 pub(crate) struct CompressionFlags {
     /// Compression level.
-    #[arg(long, value_name = "0|1|2|3", default_value = "1", value_parser = parse_level)]
+    #[arg(long, value_name = "0|1|2|3|4", default_value = "1", value_parser = parse_level)]
     pub(crate) level: Level,
     /// Level-3 map style.
     #[arg(long, value_name = "name+required|explicit|signature", value_parser = parse_map_style)]

@@ -9,12 +9,16 @@ use chef_ir::ToolDefinition;
 use serde_json::{Map, Value, json};
 
 use crate::{
+    compile::{compiled_docstring, verify_line},
     error::{CodeError, CompressError},
     lookup::{CodeSuggestions, NormIndex},
     options::{Level, MapStyle, Options},
     order::compare_names,
     policy::select_map_style,
-    render::{first_sentence, flatten_schema, push_params, required_names, signature_line},
+    render::{
+        first_sentence, flatten_schema, push_params, python_signature, required_names,
+        signature_line,
+    },
     stats::{Stats, json_chars, saved_pct},
     text,
     validate::{ArgumentValidator, Limits, NormalisedSchema, SchemaError, normalise_schema},
@@ -36,6 +40,8 @@ pub(crate) struct Entry {
     pub(crate) op: String,
     /// The level-3/4 code; empty below level 3.
     pub(crate) code: String,
+    /// The level-4 map line (`def name(sig):"doc"`); empty below level 4.
+    pub(crate) l4_line: String,
 }
 
 impl Entry {
@@ -166,7 +172,7 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         normalisations.extend(notes);
         prepared.push((tool, split, schema));
     }
-    if options.level == Level::Four {
+    if options.level == Level::Four && options.compiled.is_empty() {
         return Err(CompressError::NeedsCompiledMap);
     }
 
@@ -207,6 +213,7 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
             ns: ni,
             op: split.op,
             code: String::new(),
+            l4_line: String::new(),
         });
     }
 
@@ -222,14 +229,38 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
     }
 
     let mut lookalikes = None;
+    let mut compiled_report = None;
     let (wire, system) = match options.level {
         Level::Zero => (level0(tools, &entries), String::new()),
-        Level::One => (level1(&entries, options.signature_prefix), String::new()),
+        Level::One => {
+            let (wire, unusable) = level1(&entries, options);
+            if options.require_compiled && !options.compiled.is_empty() && unusable.count > 0 {
+                return Err(CompressError::MissingCompiledLines {
+                    uncompiled: unusable.count,
+                    tool_count: entries.len(),
+                    stale: unusable.stale,
+                });
+            }
+            (wire, String::new())
+        }
         Level::Two => (level2(&entries, &namespaces)?, String::new()),
-        Level::Three | Level::Four => {
+        Level::Three => {
             let (system, groups) = level3_preamble(&entries, &namespaces, style);
             lookalikes = Some(groups);
-            (level3_tools(), system)
+            (level3_tools(text::T_DESC_3, text::Q_DESC_3), system)
+        }
+        Level::Four => {
+            let (system, groups, report) = level4_preamble(&mut entries, &namespaces, options);
+            if options.require_compiled && report.uncompiled.count > 0 {
+                return Err(CompressError::MissingCompiledLines {
+                    uncompiled: report.uncompiled.count,
+                    tool_count: entries.len(),
+                    stale: report.uncompiled.stale,
+                });
+            }
+            lookalikes = Some(groups);
+            compiled_report = Some(report);
+            (level3_tools(text::T_DESC_4, text::Q_DESC_4), system)
         }
     };
 
@@ -252,6 +283,13 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         },
         ambiguous_map_lines: lookalikes.map(|(ambiguous, _)| ambiguous),
         largest_lookalike_group: lookalikes.map(|(_, largest)| largest),
+        uncompiled_tools: compiled_report.as_ref().map(|r| r.uncompiled.count),
+        orphaned_compiled_entries: compiled_report.as_ref().map(|r| r.orphans.len()),
+        orphaned_compiled_names: compiled_report
+            .as_ref()
+            .map(|r| r.orphans.clone())
+            .unwrap_or_default(),
+        stale_compiled_tools: compiled_report.map(|r| r.uncompiled.stale),
         normalisations,
         original_tokens,
         compressed_tokens,
@@ -336,11 +374,45 @@ fn level0(tools: &[ToolDefinition], entries: &[Entry]) -> Vec<ToolDefinition> {
         .collect()
 }
 
-fn level1(entries: &[Entry], signature_prefix: bool) -> Vec<ToolDefinition> {
-    entries
+/// Tools without a usable compiled line, and the stale entries among them.
+#[derive(Debug, Default)]
+struct Unusable {
+    count: usize,
+    stale: Vec<String>,
+}
+
+/// The verified docstring of `e`'s compiled line; records a missing or stale line.
+fn verified_docstring<'a>(
+    e: &Entry,
+    options: &'a Options,
+    unusable: &mut Unusable,
+) -> Option<&'a str> {
+    let Some(line) = options.compiled.get(&e.name) else {
+        unusable.count += 1;
+        return None;
+    };
+    match verify_line(line, &e.name, e.schema()) {
+        Ok(()) => compiled_docstring(line),
+        Err(problem) => {
+            unusable.count += 1;
+            unusable.stale.push(format!("{}: {problem}", e.name));
+            None
+        }
+    }
+}
+
+fn level1(entries: &[Entry], options: &Options) -> (Vec<ToolDefinition>, Unusable) {
+    let signature_prefix = options.signature_prefix;
+    let mut unusable = Unusable::default();
+    let wire = entries
         .iter()
         .map(|e| {
-            let purpose = first_sentence(&e.description);
+            let compiled = if options.compiled.is_empty() {
+                None
+            } else {
+                verified_docstring(e, options, &mut unusable)
+            };
+            let purpose = compiled.unwrap_or_else(|| first_sentence(&e.description));
             let description = match (signature_prefix, purpose.is_empty()) {
                 (true, false) => format!("{} — {purpose}", e.signature()),
                 (false, false) => purpose.to_owned(),
@@ -348,7 +420,8 @@ fn level1(entries: &[Entry], signature_prefix: bool) -> Vec<ToolDefinition> {
             };
             wire_tool(&e.name, description, flatten_schema(e.schema()))
         })
-        .collect()
+        .collect();
+    (wire, unusable)
 }
 
 fn level2(
@@ -408,11 +481,11 @@ fn level2(
     Ok(wire)
 }
 
-fn level3_tools() -> Vec<ToolDefinition> {
+fn level3_tools(t_desc: &str, q_desc: &str) -> Vec<ToolDefinition> {
     vec![
         wire_tool(
             "t",
-            text::T_DESC_3.to_owned(),
+            t_desc.to_owned(),
             json!({
                 "type": "object",
                 "properties": {"f": {"type": "string"}, "a": {"type": "object"}},
@@ -421,7 +494,7 @@ fn level3_tools() -> Vec<ToolDefinition> {
         ),
         wire_tool(
             "q",
-            text::Q_DESC_3.to_owned(),
+            q_desc.to_owned(),
             json!({
                 "type": "object",
                 "properties": {"c": {"type": "string"}, "s": {"type": "string"}}
@@ -501,6 +574,85 @@ fn level3_preamble(
         .max()
         .unwrap_or(1);
     (system, (ambiguous, largest))
+}
+
+/// What level 4 found in the compiled map.
+struct CompiledReport {
+    uncompiled: Unusable,
+    /// Map keys naming no tool, sorted.
+    orphans: Vec<String>,
+}
+
+/// The level-4 Python preamble, the lookalike figures, and the compiled-map report. Stores
+/// each tool's rendered line in its entry (for `q`).
+///
+/// A tool's line is `def {python signature}:"{docstring}"`: the parameters always come
+/// from the current schema; only the docstring comes from a compiled line that verifies.
+fn level4_preamble(
+    entries: &mut [Entry],
+    namespaces: &[Namespace],
+    options: &Options,
+) -> (String, (usize, usize), CompiledReport) {
+    let mut unusable = Unusable::default();
+    let mut bodies: HashMap<&str, usize> = HashMap::new();
+    let mut lines: Vec<(u32, String)> = Vec::with_capacity(entries.len());
+    for ns in namespaces {
+        for &m in &ns.members {
+            let Some(e) = entries.get(m as usize) else {
+                continue;
+            };
+            let raw = options.compiled.get(&e.name);
+            // Lookalikes: the raw line after its first `(` (even when stale), "" without one.
+            let body = raw
+                .and_then(|l| l.split_once('(').map(|(_, rest)| rest))
+                .unwrap_or_default();
+            *bodies.entry(body).or_default() += 1;
+            let doc = verified_docstring(e, options, &mut unusable).unwrap_or(text::NOT_COMPILED);
+            let line = format!("def {}:\"{doc}\"", python_signature(&e.name, e.schema()));
+            lines.push((m, line));
+        }
+    }
+    let ambiguous = bodies.values().filter(|&&n| n >= 2).sum();
+    let largest = bodies
+        .values()
+        .copied()
+        .filter(|&n| n >= 2)
+        .max()
+        .unwrap_or(1);
+
+    let mut system =
+        String::with_capacity(lines.iter().map(|(_, l)| l.len() + 1).sum::<usize>() + 256);
+    system.push_str(text::INTRO_4);
+    system.push_str("\n\n```python\n");
+    for (i, (_, line)) in lines.iter().enumerate() {
+        if i > 0 {
+            system.push('\n');
+        }
+        system.push_str(line);
+    }
+    system.push_str("\n```\n");
+    system.push_str(text::INVOKE_HINT_4);
+    for (m, line) in lines {
+        if let Some(e) = entries.get_mut(m as usize) {
+            e.l4_line = line;
+        }
+    }
+
+    let names: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    let orphans = options
+        .compiled
+        .keys()
+        .filter(|k| !names.contains(k.as_str()))
+        .cloned()
+        .collect();
+    (
+        system,
+        (ambiguous, largest),
+        CompiledReport {
+            uncompiled: unusable,
+            orphans,
+        },
+    )
 }
 
 /// A call as a model would emit it (see [`Compressed::encode_call_for_test`]).

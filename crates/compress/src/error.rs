@@ -59,9 +59,30 @@ pub enum CompressError {
     },
     /// Level 4 was asked for without a compiled map.
     #[error(
-        "level 4 needs a compiled map: compile one with `chef compile` (the counterpart of `npx toolgz compile`, or bring your own model to write it) and pass it in as the compiled map; levels 0–3 need nothing"
+        "level 4 needs a compiled map: compile one with `chef compile-map` (the counterpart of `npx toolgz compile`, or bring your own model to write it) and pass it in as the compiled map; levels 0–3 need nothing"
     )]
     NeedsCompiledMap,
+    /// `require_compiled` is on and some tools have no usable compiled line.
+    #[error("{}", require_compiled_message(*uncompiled, *tool_count, stale))]
+    MissingCompiledLines {
+        /// Tools without a usable line (missing or stale).
+        uncompiled: usize,
+        /// All tools.
+        tool_count: usize,
+        /// `"{name}: {problem}"` for each stale line, in code order.
+        stale: Vec<String>,
+    },
+}
+
+fn require_compiled_message(uncompiled: usize, tool_count: usize, stale: &[String]) -> String {
+    let mut m = format!(
+        "require_compiled: {uncompiled} of {tool_count} tools have no usable compiled line. Re-run `chef compile-map`."
+    );
+    for s in stale {
+        m.push_str("\n  stale: ");
+        m.push_str(s);
+    }
+    m
 }
 
 /// Why a real tool name has no code or cannot be encoded.

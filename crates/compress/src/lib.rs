@@ -38,7 +38,7 @@
 //! | 1 (default) | prose stripped, `name(a,b?) — first sentence` descriptions | real names | yes |
 //! | 2 | one `ns(op, args)` tool per namespace plus `describe_op` | namespace + op | no |
 //! | 3 | `t(f, a)` and `q(c, s)` plus a `<toolmap>` of codes in the system prompt | codes | no |
-//! | 4 | level 3 with a compiled map (a later issue; refused with a typed error) | real names | no |
+//! | 4 | `t` and `q` plus a Python block of model-compiled `def` lines (verified at every compress) | real names | no |
 //!
 //! [`compress`] never changes the level on its own; [`recommend_level`] advises. Below
 //! the provider, arguments are always checked by [`Compressed::resolve`] against the whole
@@ -53,9 +53,12 @@
 //!
 //! # Features
 //!
+//! - `compile`: `compile_tools` writes a level-4 compiled map with a caller-supplied
+//!   async `Completer` (any model client), verifying every line.
 //! - `tokens`: o200k_base token counts ([`tokens::count_o200k`]) and token figures in
 //!   [`Stats`] when asked for with `Options::with_token_counts`.
 
+mod compile;
 mod compress;
 mod error;
 mod lookup;
@@ -76,6 +79,10 @@ pub mod search;
 pub mod tokens;
 
 pub use crate::{
+    compile::{
+        DEFAULT_MAX_DOC_CHARS, DanglingReference, VerifyError, compile_prompt, compiled_docstring,
+        dangling_references, describe_for_compile, verify_compiled_line,
+    },
     compress::{Compressed, EncodedCall, compress},
     error::{CodeError, CompressError},
     options::{
@@ -90,6 +97,13 @@ pub use crate::{
     render::{first_sentence, flatten_schema, signature_line},
     resolve::{Resolution, ResolveError},
     stats::Stats,
+};
+
+#[cfg(feature = "compile")]
+#[cfg_attr(docsrs, doc(cfg(feature = "compile")))]
+pub use crate::compile::{
+    CompileOptions, CompileProgress, CompileReport, CompileStats, CompiledSink, Completer,
+    CompleterError, ProgressFn, compile_tools,
 };
 
 const _: fn() = || {

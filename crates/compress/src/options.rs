@@ -6,7 +6,7 @@
 //! issues (a compiled map for level 4, provider targets) can add knobs without breaking
 //! callers.
 
-use std::{fmt, str::FromStr, sync::Arc};
+use std::{collections::BTreeMap, fmt, str::FromStr, sync::Arc};
 
 use serde::{Serialize, Serializer};
 
@@ -18,7 +18,7 @@ use serde::{Serialize, Serializer};
 /// | 1 | every tool, prose stripped, signature-prefixed description | real | yes |
 /// | 2 | one compound tool per namespace plus `describe_op` | namespace + op | no |
 /// | 3 | `t` (dispatch) and `q` (look up), a code map in the system prompt | codes | no |
-/// | 4 | level 3 with a model-compiled map (needs a compiled map; a later issue) | real | no |
+/// | 4 | level 3 with a model-compiled Python map (needs a compiled map) | real | no |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Level {
     /// Passthrough.
@@ -30,9 +30,9 @@ pub enum Level {
     Two,
     /// Dispatcher plus a mechanical map.
     Three,
-    /// Dispatcher plus a compiled map; [`compress`](crate::compress) refuses it with
-    /// [`CompressError::NeedsCompiledMap`](crate::CompressError::NeedsCompiledMap) until
-    /// compiled maps land.
+    /// Dispatcher plus a compiled Python map; [`compress`](crate::compress) refuses it with
+    /// [`CompressError::NeedsCompiledMap`](crate::CompressError::NeedsCompiledMap) when
+    /// [`Options::with_compiled`] gave no lines.
     Four,
 }
 
@@ -314,6 +314,8 @@ pub struct Options {
     pub(crate) model: Option<String>,
     pub(crate) objective: Objective,
     pub(crate) count_tokens: bool,
+    pub(crate) compiled: Arc<BTreeMap<String, String>>,
+    pub(crate) require_compiled: bool,
 }
 
 impl Default for Options {
@@ -329,6 +331,8 @@ impl Default for Options {
             model: None,
             objective: Objective::Occupancy,
             count_tokens: false,
+            compiled: Arc::default(),
+            require_compiled: false,
         }
     }
 }
@@ -346,6 +350,8 @@ impl fmt::Debug for Options {
             .field("model", &self.model)
             .field("objective", &self.objective)
             .field("count_tokens", &self.count_tokens)
+            .field("compiled", &self.compiled.len())
+            .field("require_compiled", &self.require_compiled)
             .finish()
     }
 }
@@ -430,6 +436,36 @@ impl Options {
     pub fn with_token_counts(mut self, on: bool) -> Self {
         self.count_tokens = on;
         self
+    }
+
+    /// A compiled map: real tool name → compiled Python line
+    /// (`def name(params):"docstring"`), as `compile_tools` (feature `compile`) or `chef compile-map` writes it.
+    ///
+    /// Required at level 4, optional at level 1 (a verified line's docstring replaces the
+    /// first sentence), ignored at levels 0, 2 and 3. Every line is verified against the
+    /// tool's current schema at every compress; a line that no longer fits is not used.
+    #[must_use]
+    pub fn with_compiled<K, V>(mut self, map: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.compiled = Arc::new(map.into_iter().map(|(k, v)| (k.into(), v.into())).collect());
+        self
+    }
+
+    /// Refuse to compress when a tool has no usable compiled line (level 4; level 1 when the
+    /// compiled map is not empty). Default `false`: such tools fall back to their bare
+    /// signature.
+    #[must_use]
+    pub fn with_require_compiled(mut self, on: bool) -> Self {
+        self.require_compiled = on;
+        self
+    }
+
+    /// The compiled map (empty unless set).
+    pub fn compiled(&self) -> &BTreeMap<String, String> {
+        &self.compiled
     }
 
     /// The level asked for.

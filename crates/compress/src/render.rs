@@ -49,6 +49,55 @@ pub fn signature_line(name: &str, schema: &Value) -> String {
     line
 }
 
+/// The Python form of [`signature_line`] (level 4): parameters whose names are not Python
+/// identifiers move, in order, into one trailing `**{"key":None}` group (`...` instead of
+/// `None` when required); the others keep `?` and hints.
+///
+/// `send_email(to,subject,attachments?:object[],**{"from":None})`
+pub(crate) fn python_signature(name: &str, schema: &Value) -> String {
+    let mut line = String::with_capacity(name.len() + 32);
+    line.push_str(name);
+    line.push('(');
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        let required = required_names(schema);
+        let mut first = true;
+        let mut keyword: Vec<(&str, bool)> = Vec::new();
+        for (key, spec) in properties {
+            let is_required = required.iter().any(|r| r == key);
+            if !crate::compile::is_python_identifier(key) {
+                keyword.push((key, is_required));
+                continue;
+            }
+            if !first {
+                line.push(',');
+            }
+            first = false;
+            line.push_str(key);
+            if !is_required {
+                line.push('?');
+            }
+            push_hint(&mut line, spec);
+        }
+        if !keyword.is_empty() {
+            if !first {
+                line.push(',');
+            }
+            line.push_str("**{");
+            for (i, (key, is_required)) in keyword.iter().enumerate() {
+                if i > 0 {
+                    line.push(',');
+                }
+                line.push_str(&Value::String((*key).to_owned()).to_string());
+                line.push(':');
+                line.push_str(if *is_required { "..." } else { "None" });
+            }
+            line.push('}');
+        }
+    }
+    line.push(')');
+    line
+}
+
 /// Appends the comma-separated parameter list of `schema` to `out`.
 pub(crate) fn push_params(out: &mut String, schema: &Value) {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
@@ -318,6 +367,36 @@ mod tests {
         for (schema, want) in cases {
             assert_eq!(signature_line("f", &schema), want, "{schema}");
         }
+    }
+
+    #[test]
+    fn python_signatures_move_keyword_names_to_a_trailing_group() {
+        let email = |required: serde_json::Value| {
+            json!({
+                "properties": {"to": {}, "from": {}, "subject": {}, "attachments": {"type": "array", "items": {"type": "object"}}},
+                "required": required
+            })
+        };
+        assert_eq!(
+            python_signature("send_email", &email(json!(["to", "subject"]))),
+            r#"send_email(to,subject,attachments?:object[],**{"from":None})"#
+        );
+        assert_eq!(
+            python_signature("send_email", &email(json!(["to", "subject", "from"]))),
+            r#"send_email(to,subject,attachments?:object[],**{"from":...})"#
+        );
+        assert_eq!(
+            python_signature(
+                "x_y",
+                &json!({"properties": {"from": {}, "ok": {"type": "array", "items": {"type": "string"}}, "user-id": {}, "class": {}}, "required": ["class"]})
+            ),
+            r#"x_y(ok?:string[],**{"from":None,"user-id":None,"class":...})"#
+        );
+        assert_eq!(
+            python_signature("f", &json!({"properties": {"from": {}}})),
+            r#"f(**{"from":None})"#
+        );
+        assert_eq!(python_signature("f", &json!({})), "f()");
     }
 
     #[test]

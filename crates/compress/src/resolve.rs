@@ -74,6 +74,14 @@ pub enum ResolveError {
         /// The nearest code, when one is close enough.
         suggestion: Option<String>,
     },
+    /// Level 4: `f` (or `q(c=…)`) names no function.
+    #[error("{}", self.message())]
+    UnknownFunction {
+        /// What the model wrote.
+        name: String,
+        /// The nearest real tool name, when one is close enough.
+        suggestion: Option<String>,
+    },
     /// Level 2: the namespace tool has no such operation.
     #[error("{}", self.message())]
     UnknownOperation {
@@ -105,7 +113,9 @@ impl ResolveError {
     pub fn message(&self) -> String {
         match self {
             Self::UnknownTool { name, level } => {
-                if level.is_dispatcher() {
+                if *level == Level::Four {
+                    format!("No tool named \"{name}\". Invoke tools with t(f=<function name>).")
+                } else if level.is_dispatcher() {
                     format!("No tool named \"{name}\". Invoke tools with t(f=<code>).")
                 } else {
                     format!("No tool named \"{name}\".")
@@ -117,6 +127,13 @@ impl ResolveError {
                     m.push_str(&format!(
                         " Did you mean \"{s}\"? Use it exactly as written in <toolmap>."
                     ));
+                }
+                m
+            }
+            Self::UnknownFunction { name, suggestion } => {
+                let mut m = format!("No function named \"{name}\". Search with q(s=…).");
+                if let Some(s) = suggestion {
+                    m.push_str(&format!(" Did you mean \"{s}\"?"));
                 }
                 m
             }
@@ -139,6 +156,7 @@ impl ResolveError {
         match self {
             Self::UnknownTool { .. }
             | Self::UnknownCode { .. }
+            | Self::UnknownFunction { .. }
             | Self::UnknownOperation { .. }
             | Self::UnknownDescribedOperation { .. }
             | Self::InvalidArguments(_) => true,
@@ -322,6 +340,16 @@ impl Compressed {
                 let f = as_text(args.get("f"));
                 match self.lookup(&f) {
                     Some(e) => e,
+                    None if self.level == Level::Four => {
+                        let suggestion = self
+                            .suggest_code(&f)
+                            .and_then(|code| self.lookup(code))
+                            .map(|e| e.name.clone());
+                        return Resolution::Error(ResolveError::UnknownFunction {
+                            name: f.into_owned(),
+                            suggestion,
+                        });
+                    }
                     None => {
                         return Resolution::Error(ResolveError::UnknownCode {
                             suggestion: self.suggest_code(&f).map(str::to_owned),
@@ -346,10 +374,20 @@ impl Compressed {
         if args.get("c").is_some() {
             let c = as_text(args.get("c"));
             return match self.lookup(&c) {
+                Some(e) if self.level == Level::Four => Resolution::Meta {
+                    name: "q",
+                    result: format!("{}\n\nFull description: {}", e.l4_line, e.description),
+                },
                 Some(e) => Resolution::Meta {
                     name: "q",
                     result: with_description(format!("{c} = {}", e.signature()), &e.description),
                 },
+                None if self.level == Level::Four => {
+                    Resolution::Error(ResolveError::UnknownFunction {
+                        name: c.into_owned(),
+                        suggestion: None,
+                    })
+                }
                 None => Resolution::Error(ResolveError::UnknownCode {
                     suggestion: None,
                     code: c.into_owned(),
@@ -369,6 +407,11 @@ impl Compressed {
             for (i, e) in hits.iter().enumerate() {
                 if i > 0 {
                     out.push('\n');
+                }
+                if self.level == Level::Four {
+                    // The declaration as the map shows it; codes never appear at level 4.
+                    out.push_str(&e.l4_line);
+                    continue;
                 }
                 out.push_str(&e.code);
                 out.push_str(" = ");

@@ -59,6 +59,19 @@ pub struct Stats {
     /// Levels 3–4: size of the largest group of identical bodies (1 when none repeat).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub largest_lookalike_group: Option<usize>,
+    /// Level 4: tools rendered without a compiled docstring (no line, or a stale one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uncompiled_tools: Option<usize>,
+    /// Level 4: `"{name}: {problem}"` for each compiled line that no longer verifies
+    /// against its tool, in code order (present, possibly empty, at level 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_compiled_tools: Option<Vec<String>>,
+    /// Level 4: compiled-map keys that name no tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orphaned_compiled_entries: Option<usize>,
+    /// Level 4: the orphaned keys themselves, sorted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub orphaned_compiled_names: Vec<String>,
     /// Rewrites applied to schemas from the wild (`{tool, path, what}`), in tool order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub normalisations: Vec<Normalisation>,

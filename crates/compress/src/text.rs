@@ -27,3 +27,19 @@ pub(crate) const NAMESPACE_SUFFIX: &str =
 /// Level-2 `describe_op` description.
 pub(crate) const DESCRIBE_OP_DESC: &str =
     "Returns the full parameter signature and description of one operation.";
+
+/// Level-4 `t` description. Contains "function name", never "map code".
+pub(crate) const T_DESC_4: &str = "Call a tool by its function name, exactly as declared in the Python block of the system prompt; arguments go in a.";
+
+/// Level-4 `q` description. Contains "function name".
+pub(crate) const Q_DESC_4: &str = "Look up a tool: c=<function name> gives its full description and parameters; s=<keyword> searches the declarations.";
+
+/// Level-4 preamble introduction; ends with `:`.
+pub(crate) const INTRO_4: &str = "These are the tools you can call, written as Python declarations. Each docstring says what the tool is for and when to prefer it over a similarly named one:";
+
+/// Level-4 calling convention, after the Python block.
+pub(crate) const INVOKE_HINT_4: &str =
+    "Call t(f=\"<function name>\", a={…}) with the arguments in a. Search with q(s=<keyword>).";
+
+/// Level-4 docstring of a tool without a usable compiled line.
+pub(crate) const NOT_COMPILED: &str = "(not compiled)";

@@ -145,3 +145,43 @@ fn compress_on_an_unusable_file_exits_2_with_one_line() {
         );
     }
 }
+
+#[test]
+fn compress_level_4_with_the_compiled_corpus_map() {
+    let map = fixture("real-mcp-tools.compiled-map.json");
+    let report = compress(&[
+        "--level",
+        "4",
+        "--compiled",
+        map.to_str().unwrap(),
+        "--require-compiled",
+    ]);
+    let keys: Vec<_> = report.as_object().unwrap().keys().cloned().collect();
+    assert_eq!(keys, ["tools", "system", "stats", "codes"]);
+    assert_eq!(report["stats"]["level"], 4);
+    assert_eq!(report["stats"]["ambiguous_map_lines"], 0);
+    assert_eq!(report["stats"]["uncompiled_tools"], 0);
+    assert_eq!(
+        report["stats"]["stale_compiled_tools"],
+        serde_json::json!([])
+    );
+    assert!(
+        report["system"]
+            .as_str()
+            .unwrap()
+            .contains("```python\ndef accessorial_revenue_details(")
+    );
+    // Level 4 without a map is refused with the library's message, exit status 2.
+    let out = chef([
+        "compress".into(),
+        fixture("real-mcp-tools.json").into_os_string(),
+        "--level".into(),
+        "4".into(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("needs a compiled map"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -11,6 +11,7 @@
 mod contract;
 mod determinism;
 mod goldens;
+mod level4;
 mod levels;
 mod lookalike;
 mod properties;
