@@ -116,6 +116,9 @@ pub(crate) struct CompressArgs {
     /// Also report o200k_base token counts of the original and compressed payload.
     #[arg(long)]
     pub(crate) tokens: bool,
+    /// Emit `tools` in this provider's envelope instead of chef's neutral shape.
+    #[arg(long, value_name = "anthropic|openai|openai-responses|gemini", value_parser = parse_target)]
+    pub(crate) target: Option<chef_ir::Target>,
 }
 
 /// Level and map style, shared by `compress` and `resolve`.
@@ -154,6 +157,12 @@ fn parse_level(s: &str) -> Result<Level, String> {
 fn parse_map_style(s: &str) -> Result<MapStyle, String> {
     s.parse()
         .map_err(|e: chef_compress::UnsupportedMapStyle| e.to_string())
+}
+
+fn parse_target(s: &str) -> Result<chef_ir::Target, String> {
+    chef_ir::Target::from_name(s).ok_or_else(|| {
+        format!("unknown target {s:?} (expected anthropic, openai, openai-responses or gemini)")
+    })
 }
 
 fn parse_objective(s: &str) -> Result<Objective, String> {
