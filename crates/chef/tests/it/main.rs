@@ -12,6 +12,7 @@ mod crash;
 mod gate_bypass;
 mod hostile;
 mod memory;
+mod provider_goldens;
 mod session;
 mod snapshot_file;
 mod store_conformance;
