@@ -18,6 +18,7 @@ mod snapshot_file;
 mod store_conformance;
 mod store_fs;
 mod store_processes;
+mod tool_search;
 
 /// A file under the workspace's `tests/fixtures`.
 pub(crate) fn fixture(name: &str) -> std::path::PathBuf {
