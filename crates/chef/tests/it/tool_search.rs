@@ -79,8 +79,7 @@ fn cache_control_never_lands_on_a_deferred_tool_in_the_compiled_bytes() {
             // The last loaded function tool carries it.
             let last_loaded = tools
                 .iter()
-                .filter(|t| t.get("input_schema").is_some() && t.get("defer_loading").is_none())
-                .last()
+                .rfind(|t| t.get("input_schema").is_some() && t.get("defer_loading").is_none())
                 .unwrap();
             assert_eq!(cached[0], last_loaded, "{keep:?}");
             let servers: Vec<&Value> = tools.iter().filter(|t| t.get("type").is_some()).collect();
@@ -92,7 +91,9 @@ fn cache_control_never_lands_on_a_deferred_tool_in_the_compiled_bytes() {
 
 #[test]
 fn a_dispatcher_level_is_refused_with_a_typed_error() {
-    for level in [Level::Three] {
+    // Level 4 is refused by compress itself until compiled maps land.
+    {
+        let level = Level::Three;
         let err = compose_tool_search(
             &compressed(level),
             KeepLoaded::First(1),
