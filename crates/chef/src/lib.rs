@@ -16,6 +16,7 @@
 //! * [`memory`]: the session's memory entries (TTL in turns, validation hook, change
 //!   events, the rendered memory block), persisted through a store.
 //! * [`snapshot`]: the versioned on-disk envelope for session snapshots, saved atomically.
+//! * [`tool_search`]: a compressed tool set composed with a provider's native tool search.
 //!
 //! ```
 //! use chef::memory::{Memory, MemoryStyle, SetOptions};
@@ -38,6 +39,7 @@ pub mod prune;
 mod session;
 pub mod snapshot;
 pub mod store;
+pub mod tool_search;
 
 pub use chef_compress as compress;
 pub use chef_ir as ir;

@@ -1,5 +1,5 @@
 //! `chef compress TOOLS [--level N] [--map-style S] [--model ID] [--objective O] [--tokens]
-//! [--compiled MAP.json [--require-compiled]]`.
+//! [--compiled MAP.json [--require-compiled]] [--target T]`.
 //!
 //! # Format
 //!
@@ -12,8 +12,25 @@
 //!
 //! `tools` are in chef's neutral shape (`{name, description, input_schema}`); `codes` maps
 //! each real name to its level-3 code in code order and is empty below level 3.
+//!
+//! With `--target`, `tools` is the provider's own `tools` array for the compressed set,
+//! made by that provider crate's envelope function:
+//!
+//! | target             | `tools`                                                        |
+//! |--------------------|----------------------------------------------------------------|
+//! | `anthropic`        | `[{name, description, input_schema}]`, one `cache_control` on the last tool |
+//! | `openai`           | `[{type:"function", function:{name, description, parameters}}]` |
+//! | `openai-responses` | `[{type:"function", name, description, parameters}]`          |
+//! | `gemini`           | `[{functionDeclarations:[…]}]`, schemas repaired for Gemini     |
+//!
+//! `system` stays the preamble text; the envelope puts it in the provider's system slot
+//! (Anthropic `system` block, Chat system message, Responses `instructions`, Gemini
+//! `systemInstruction`), which is the same text. Names the provider refuses are renamed
+//! on the wire; each rename (and any other envelope notice) is one `chef: notice:` line on
+//! stderr, so stdout stays one JSON object.
 
 use chef_compress::{Compressed, Options};
+use chef_ir::{Target, ToolDefinition};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -25,10 +42,18 @@ use crate::{
 
 #[derive(Serialize)]
 struct Report<'a> {
-    tools: &'a [chef_ir::ToolDefinition],
+    tools: Tools<'a>,
     system: &'a str,
     stats: &'a chef_compress::Stats,
     codes: Map<String, Value>,
+}
+
+/// The `tools` field: neutral definitions, or a provider's `tools` array.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Tools<'a> {
+    Neutral(&'a [ToolDefinition]),
+    Provider(Value),
 }
 
 /// The library options for the shared level/style flags.
@@ -82,10 +107,66 @@ pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
         .codes()
         .map(|(name, code)| (name.to_owned(), Value::String(code.to_owned())))
         .collect();
+    let tools = match args.target {
+        None => Tools::Neutral(compressed.tools()),
+        Some(target) => {
+            let (tools, notices) =
+                envelope(&compressed, target).map_err(|message| CliError::Envelope {
+                    path: args.tools.clone(),
+                    target,
+                    message,
+                })?;
+            for notice in notices {
+                eprintln!("chef: notice: {notice}");
+            }
+            Tools::Provider(tools)
+        }
+    };
     output::json_line(&Report {
-        tools: compressed.tools(),
+        tools,
         system: compressed.system(),
         stats: compressed.stats(),
         codes,
     })
+}
+
+/// The provider `tools` array for a compressed set, and the envelope's notices as text.
+fn envelope(compressed: &Compressed, target: Target) -> Result<(Value, Vec<String>), String> {
+    let tools = compressed.tools();
+    let preamble = compressed.system();
+    match target {
+        Target::Anthropic => {
+            let options = chef_anthropic::CompileOptions::default()
+                .with_cache_preamble(compressed.cache_preamble());
+            let env = chef_anthropic::envelope(tools, Some(preamble), &options);
+            let notices = env
+                .names
+                .renamed()
+                .map(|(real, wire)| format!("tool {real:?} is sent as {wire:?}"))
+                .collect();
+            let value = serde_json::to_value(&env.tools).map_err(|e| e.to_string())?;
+            Ok((value, notices))
+        }
+        Target::OpenAiChat | Target::OpenAiResponses => {
+            let (bytes, notices) = if target == Target::OpenAiChat {
+                chef_openai::chat::envelope(tools, preamble)
+            } else {
+                chef_openai::responses::envelope(tools, preamble)
+            }
+            .map_err(|e| e.to_string())?;
+            let mut body: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+            let value = body
+                .get_mut("tools")
+                .map(Value::take)
+                .unwrap_or_else(|| Value::Array(Vec::new()));
+            Ok((value, notices.iter().map(|n| format!("{n:?}")).collect()))
+        }
+        Target::Gemini => {
+            let env =
+                chef_gemini::envelope(tools, preamble, &chef_gemini::CompileOptions::default())
+                    .map_err(|e| e.to_string())?;
+            let value = serde_json::to_value(&env.tools).map_err(|e| e.to_string())?;
+            Ok((value, env.notices.iter().map(ToString::to_string).collect()))
+        }
+    }
 }

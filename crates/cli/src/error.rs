@@ -56,6 +56,13 @@ pub(crate) enum CliError {
         #[source]
         source: chef_compress::CompressError,
     },
+    /// The compressed tools cannot be put in the provider's envelope.
+    #[error("{}: cannot envelope the tools for {target}: {message}", path.display())]
+    Envelope {
+        path: PathBuf,
+        target: chef_ir::Target,
+        message: String,
+    },
     /// A line of a calls file is unusable.
     #[error("{}: line {line}: {problem}", path.display())]
     Calls {
@@ -85,6 +92,7 @@ impl CliError {
             | Self::Tools { .. }
             | Self::Queries { .. }
             | Self::Compress { .. }
+            | Self::Envelope { .. }
             | Self::Calls { .. }
             | Self::Usage(_)
             | Self::McpServersFailed { .. }

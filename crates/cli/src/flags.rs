@@ -126,6 +126,9 @@ pub(crate) struct CompressArgs {
     /// Fail when a tool has no usable compiled line (levels 1 and 4).
     #[arg(long, requires = "compiled")]
     pub(crate) require_compiled: bool,
+    /// Emit `tools` in this provider's envelope instead of chef's neutral shape.
+    #[arg(long, value_name = "anthropic|openai|openai-responses|gemini", value_parser = parse_target)]
+    pub(crate) target: Option<chef_ir::Target>,
 }
 
 /// Level and map style, shared by `compress` and `resolve`.

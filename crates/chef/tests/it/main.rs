@@ -13,11 +13,13 @@ mod crash;
 mod gate_bypass;
 mod hostile;
 mod memory;
+mod provider_goldens;
 mod session;
 mod snapshot_file;
 mod store_conformance;
 mod store_fs;
 mod store_processes;
+mod tool_search;
 
 /// A file under the workspace's `tests/fixtures`.
 pub(crate) fn fixture(name: &str) -> std::path::PathBuf {

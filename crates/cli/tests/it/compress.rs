@@ -185,3 +185,138 @@ fn compress_level_4_with_the_compiled_corpus_map() {
         stderr(&out)
     );
 }
+
+#[test]
+fn compress_with_a_target_emits_that_providers_tools_array() {
+    for level in ["0", "1", "3"] {
+        let neutral = compress(&["--level", level]);
+        let neutral_tools = neutral["tools"].as_array().unwrap();
+        for target in ["anthropic", "openai", "openai-responses", "gemini"] {
+            let report = compress(&["--level", level, "--target", target]);
+            let keys: Vec<_> = report.as_object().unwrap().keys().cloned().collect();
+            assert_eq!(keys, ["tools", "system", "stats", "codes"], "{target}");
+            assert_eq!(report["system"], neutral["system"], "{target} {level}");
+            assert_eq!(report["stats"], neutral["stats"], "{target} {level}");
+            assert_eq!(report["codes"], neutral["codes"], "{target} {level}");
+            let tools = report["tools"].as_array().unwrap();
+            // The wire names of every target, in the compressed order.
+            let names: Vec<&str> = match target {
+                "anthropic" | "openai-responses" => {
+                    tools.iter().map(|t| t["name"].as_str().unwrap()).collect()
+                }
+                "openai" => tools
+                    .iter()
+                    .map(|t| {
+                        assert_eq!(t["type"], "function");
+                        t["function"]["name"].as_str().unwrap()
+                    })
+                    .collect(),
+                _ => {
+                    assert_eq!(tools.len(), 1, "gemini: one tool object");
+                    tools[0]["functionDeclarations"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|d| d["name"].as_str().unwrap())
+                        .collect()
+                }
+            };
+            let expected: Vec<&str> = neutral_tools
+                .iter()
+                .map(|t| t["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(names, expected, "{target} level {level}");
+            match target {
+                "anthropic" => {
+                    // One breakpoint, on the last tool.
+                    let cached: Vec<usize> = tools
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, t)| t.get("cache_control").is_some())
+                        .map(|(i, _)| i)
+                        .collect();
+                    assert_eq!(cached, [tools.len() - 1]);
+                    assert!(tools[0].get("input_schema").is_some());
+                }
+                "openai-responses" => {
+                    assert_eq!(tools[0]["type"], "function");
+                    assert!(tools[0].get("parameters").is_some());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[test]
+fn compress_with_a_target_renames_refused_names_and_says_so_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dotted.json");
+    std::fs::write(
+        &path,
+        r#"[{"name":"triangle_properties.get","inputSchema":{"type":"object"}}]"#,
+    )
+    .unwrap();
+    for (target, pointer) in [
+        ("anthropic", "/tools/0/name"),
+        ("openai", "/tools/0/function/name"),
+        ("openai-responses", "/tools/0/name"),
+    ] {
+        let out = chef([
+            std::ffi::OsStr::new("compress"),
+            path.as_os_str(),
+            "--level".as_ref(),
+            "0".as_ref(),
+            "--target".as_ref(),
+            target.as_ref(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(
+            report.pointer(pointer).unwrap(),
+            "triangle_properties_get",
+            "{target}"
+        );
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{target}: {err}");
+        assert!(
+            err.starts_with("chef: notice: ") && err.contains("triangle_properties.get"),
+            "{target}: {err}"
+        );
+    }
+}
+
+#[test]
+fn compress_refuses_an_unknown_target_as_a_usage_error() {
+    let corpus = fixture("real-mcp-tools.json");
+    for bad in ["claude", "Anthropic", ""] {
+        let out = chef([
+            std::ffi::OsStr::new("compress"),
+            corpus.as_os_str(),
+            "--target".as_ref(),
+            bad.as_ref(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(stdout(&out).is_empty());
+        assert!(stderr(&out).contains("--target"), "{bad:?}");
+    }
+}
+
+#[test]
+fn compress_with_a_target_is_byte_identical_across_processes() {
+    let corpus = fixture("real-mcp-tools.json");
+    for target in ["anthropic", "openai", "openai-responses", "gemini"] {
+        let run = || {
+            chef([
+                std::ffi::OsStr::new("compress"),
+                corpus.as_os_str(),
+                "--level".as_ref(),
+                "1".as_ref(),
+                "--target".as_ref(),
+                target.as_ref(),
+            ])
+            .stdout
+        };
+        assert_eq!(run(), run(), "{target}");
+    }
+}
