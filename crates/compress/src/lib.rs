@@ -57,6 +57,7 @@
 //!   [`Stats`] when asked for with `Options::with_token_counts`.
 
 mod compress;
+mod distinct;
 mod error;
 mod lookup;
 mod options;
