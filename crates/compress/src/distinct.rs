@@ -95,7 +95,9 @@ pub(crate) fn distinguishing_words(subjects: &[Subject<'_>]) -> Vec<Vec<String>>
             let (Some(own), Some(subject)) = (candidates.get(k), subjects.get(i)) else {
                 continue;
             };
-            let picked = cover(k, own, &sets, &df, &name_words(subject.name));
+            let mut on_line = name_words(subject.name);
+            on_line.extend(required_names(subject.schema).iter().map(|r| r.to_lowercase()));
+            let picked = cover(k, own, &sets, &df, &on_line);
             if let Some(slot) = out.get_mut(i) {
                 *slot = picked;
             }
@@ -104,13 +106,14 @@ pub(crate) fn distinguishing_words(subjects: &[Subject<'_>]) -> Vec<Vec<String>>
     out
 }
 
-/// The greedy set cover for member `k` of a group whose candidate sets are `sets`.
+/// The greedy set cover for member `k` of a group whose candidate sets are `sets`;
+/// `on_line` holds the lowercased words already on the line (name words, required names).
 fn cover(
     k: usize,
     own: &[Candidate],
     sets: &[FxHashSet<&str>],
     df: &FxHashMap<&str, usize>,
-    name: &FxHashSet<String>,
+    on_line: &FxHashSet<String>,
 ) -> Vec<String> {
     let mut uncovered: Vec<usize> = (0..sets.len()).filter(|&u| u != k).collect();
     let mut chosen: Vec<&Candidate> = Vec::new();
@@ -128,7 +131,7 @@ fn cover(
                 continue;
             }
             let key = (
-                name.contains(&c.0),
+                on_line.contains(&c.0.to_lowercase()),
                 df.get(c.0.as_str()).copied().unwrap_or(0),
                 c.1,
                 c.2,
