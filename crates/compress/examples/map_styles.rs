@@ -17,7 +17,9 @@ use chef_compress::{Level, MapStyle, Options, compress};
 use chef_ir::ToolDefinition;
 
 fn load(name: &str) -> Result<Vec<ToolDefinition>, Box<dyn Error>> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name);
     Ok(chef_ir::load_tools_from_str(&std::fs::read_to_string(path)?)?.tools)
 }
 
@@ -28,7 +30,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         println!("| style | characters | o200k tokens | ambiguous lines | largest group |");
         println!("|---|---:|---:|---:|---:|");
         for style in MapStyle::ALL {
-            let options = Options::new().with_level(Level::Three).with_map_style(style);
+            let options = Options::new()
+                .with_level(Level::Three)
+                .with_map_style(style);
             #[cfg(feature = "tokens")]
             let options = options.with_token_counts(true);
             let stats = compress(&tools, &options)?.stats().clone();
@@ -39,8 +43,12 @@ fn main() -> Result<(), Box<dyn Error>> {
             println!(
                 "| `{style}` | {} | {tokens} | {} | {} |",
                 stats.compressed_chars,
-                stats.ambiguous_map_lines.map_or(missing.clone(), |n| n.to_string()),
-                stats.largest_lookalike_group.map_or(missing, |n| n.to_string()),
+                stats
+                    .ambiguous_map_lines
+                    .map_or(missing.clone(), |n| n.to_string()),
+                stats
+                    .largest_lookalike_group
+                    .map_or(missing, |n| n.to_string()),
             );
         }
         println!();

@@ -46,12 +46,68 @@ pub(crate) const SEPARATOR: &str = " ~ ";
 
 /// Function words that never distinguish a tool (compared lowercased).
 const STOP_WORDS: [&str; 62] = [
-    "about", "after", "all", "also", "and", "any", "are", "based", "been", "before", "being",
-    "both", "but", "can", "does", "each", "either", "for", "from", "given", "has", "have",
-    "how", "into", "its", "may", "more", "most", "must", "not", "of", "one", "only", "optional",
-    "optionally", "or", "other", "over", "should", "some", "such", "than", "that", "the",
-    "their", "them", "then", "there", "these", "this", "those", "through", "use", "used",
-    "using", "via", "was", "when", "which", "will", "with", "you",
+    "about",
+    "after",
+    "all",
+    "also",
+    "and",
+    "any",
+    "are",
+    "based",
+    "been",
+    "before",
+    "being",
+    "both",
+    "but",
+    "can",
+    "does",
+    "each",
+    "either",
+    "for",
+    "from",
+    "given",
+    "has",
+    "have",
+    "how",
+    "into",
+    "its",
+    "may",
+    "more",
+    "most",
+    "must",
+    "not",
+    "of",
+    "one",
+    "only",
+    "optional",
+    "optionally",
+    "or",
+    "other",
+    "over",
+    "should",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "this",
+    "those",
+    "through",
+    "use",
+    "used",
+    "using",
+    "via",
+    "was",
+    "when",
+    "which",
+    "will",
+    "with",
+    "you",
 ];
 
 /// One tool's view for the style: what it is called, what it says, what it takes.
@@ -63,6 +119,10 @@ pub(crate) struct Subject<'a> {
 
 /// A candidate word with where it came from: `(word, source rank, position)`.
 type Candidate = (String, u8, usize);
+
+/// How a candidate ranks among those covering as many members (smaller is better):
+/// `(already on the line, group document frequency, source rank, position)`.
+type Preference = (bool, usize, u8, usize);
 
 /// For each subject, the words to append after [`SEPARATOR`] (empty when its
 /// `name+required` body is already unique).
@@ -96,7 +156,11 @@ pub(crate) fn distinguishing_words(subjects: &[Subject<'_>]) -> Vec<Vec<String>>
                 continue;
             };
             let mut on_line = name_words(subject.name);
-            on_line.extend(required_names(subject.schema).iter().map(|r| r.to_lowercase()));
+            on_line.extend(
+                required_names(subject.schema)
+                    .iter()
+                    .map(|r| r.to_lowercase()),
+            );
             let picked = cover(k, own, &sets, &df, &on_line);
             if let Some(slot) = out.get_mut(i) {
                 *slot = picked;
@@ -118,7 +182,7 @@ fn cover(
     let mut uncovered: Vec<usize> = (0..sets.len()).filter(|&u| u != k).collect();
     let mut chosen: Vec<&Candidate> = Vec::new();
     while !uncovered.is_empty() {
-        let mut best: Option<(usize, &Candidate, (bool, usize, u8, usize))> = None;
+        let mut best: Option<(usize, &Candidate, Preference)> = None;
         for c in own {
             if chosen.iter().any(|p| p.0 == c.0) {
                 continue;
@@ -138,9 +202,7 @@ fn cover(
             );
             let better = match &best {
                 None => true,
-                Some((bc, bw, bk)) => {
-                    covers > *bc || (covers == *bc && (key, &c.0) < (*bk, &bw.0))
-                }
+                Some((bc, bw, bk)) => covers > *bc || (covers == *bc && (key, &c.0) < (*bk, &bw.0)),
             };
             if better {
                 best = Some((covers, c, key));
@@ -187,12 +249,19 @@ fn candidates(s: &Subject<'_>) -> Vec<Candidate> {
         }
     }
     for spec in properties.values() {
-        for values in [spec.get("enum"), spec.get("items").and_then(|i| i.get("enum"))]
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_array)
+        for values in [
+            spec.get("enum"),
+            spec.get("items").and_then(|i| i.get("enum")),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_array)
         {
-            for v in values.iter().filter_map(Value::as_str).filter(|v| is_word(v)) {
+            for v in values
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|v| is_word(v))
+            {
                 push(v.to_owned(), 2, &mut out);
             }
         }
@@ -201,7 +270,11 @@ fn candidates(s: &Subject<'_>) -> Vec<Candidate> {
         match spec.get("type") {
             Some(Value::String(t)) if is_word(t) => push(t.clone(), 3, &mut out),
             Some(Value::Array(types)) => {
-                for t in types.iter().filter_map(Value::as_str).filter(|t| is_word(t)) {
+                for t in types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter(|t| is_word(t))
+                {
                     push(t.to_owned(), 3, &mut out);
                 }
             }
@@ -250,8 +323,16 @@ mod tests {
     #[test]
     fn unique_lines_get_no_words() {
         let got = words(&[
-            ("a", "Alpha tool.", json!({"properties": {"x": {}}, "required": ["x"]})),
-            ("b", "Beta tool.", json!({"properties": {"y": {}}, "required": ["y"]})),
+            (
+                "a",
+                "Alpha tool.",
+                json!({"properties": {"x": {}}, "required": ["x"]}),
+            ),
+            (
+                "b",
+                "Beta tool.",
+                json!({"properties": {"y": {}}, "required": ["y"]}),
+            ),
         ]);
         assert_eq!(got, [Vec::<String>::new(), Vec::new()]);
     }
@@ -260,19 +341,36 @@ mod tests {
     fn one_rare_word_is_enough_against_each_member() {
         let got = words(&[
             ("x_list", "List open issues in the tracker.", json!({})),
-            ("x_get", "Get one issue in the tracker by number.", json!({})),
+            (
+                "x_get",
+                "Get one issue in the tracker by number.",
+                json!({}),
+            ),
             ("x_close", "Close issues in the tracker.", json!({})),
         ]);
-        // "list" is in the name, so "open" (also unique) is preferred.
-        assert_eq!(got, [vec!["open"], vec!["number"], vec!["close"]]);
+        // "list" is in the name, so "open" (also unique) is preferred; words are not
+        // stemmed, so "issue" (singular only in x_get) is unique and comes first.
+        assert_eq!(got, [vec!["open"], vec!["issue"], vec!["close"]]);
     }
 
     #[test]
     fn parameters_enums_and_shapes_are_candidates() {
         let got = words(&[
-            ("t_a", "", json!({"properties": {"mode": {"enum": ["fast", "slow"]}}})),
-            ("t_b", "", json!({"properties": {"mode": {"enum": ["slow"]}}})),
-            ("t_c", "", json!({"properties": {"mode": {"type": "integer"}}})),
+            (
+                "t_a",
+                "",
+                json!({"properties": {"mode": {"enum": ["fast", "slow"]}}}),
+            ),
+            (
+                "t_b",
+                "",
+                json!({"properties": {"mode": {"enum": ["slow"]}}}),
+            ),
+            (
+                "t_c",
+                "",
+                json!({"properties": {"mode": {"type": "integer"}}}),
+            ),
         ]);
         assert_eq!(got, [vec!["fast"], vec!["slow"], vec!["integer"]]);
     }
@@ -299,7 +397,8 @@ mod tests {
 
     #[test]
     fn description_words_skip_short_numeric_and_stop_words() {
-        let got: Vec<_> = description_words("Use the API to get 2 items; the v2 of page_size!").collect();
+        let got: Vec<_> =
+            description_words("Use the API to get 2 items; the v2 of page_size!").collect();
         assert_eq!(got, ["api", "get", "items", "page_size"]);
     }
 }

@@ -75,7 +75,10 @@ fn assert_traceable(tools: &[ToolDefinition]) -> usize {
         };
         let own = own_words(t);
         for word in words.split(' ') {
-            assert!(own.contains(word), "{word:?} on {line:?} is not from {name}'s own text");
+            assert!(
+                own.contains(word),
+                "{word:?} on {line:?} is not from {name}'s own text"
+            );
             added += 1;
         }
     }
@@ -107,14 +110,20 @@ fn lines_start_from_the_default_style_and_only_lookalikes_grow() {
     assert_eq!(plain_lines.len(), lines.len());
     let mut bodies: HashMap<&str, usize> = HashMap::new();
     for line in &plain_lines {
-        *bodies.entry(line.splitn(3, ' ').nth(2).unwrap_or("")).or_default() += 1;
+        *bodies
+            .entry(line.splitn(3, ' ').nth(2).unwrap_or(""))
+            .or_default() += 1;
     }
     for (before, after) in plain_lines.iter().zip(&lines) {
         let body = before.splitn(3, ' ').nth(2).unwrap_or("");
         if bodies[body] == 1 {
             assert_eq!(before, after, "a unique line is left alone");
         } else {
-            let words = after.strip_prefix(before).unwrap().strip_prefix(" ~ ").unwrap();
+            let words = after
+                .strip_prefix(before)
+                .unwrap()
+                .strip_prefix(" ~ ")
+                .unwrap();
             assert!(!words.is_empty(), "{after}");
         }
     }
@@ -125,7 +134,11 @@ fn shuffled_input_gives_the_same_distinct_map() {
     for tools in [real_tools(), synthetic_tools()] {
         let reference = distinct(&tools).system().to_owned();
         for seed in [3, 11, 99] {
-            assert_eq!(distinct(&shuffled(&tools, seed)).system(), reference, "seed {seed}");
+            assert_eq!(
+                distinct(&shuffled(&tools, seed)).system(),
+                reference,
+                "seed {seed}"
+            );
         }
     }
 }
@@ -135,14 +148,25 @@ fn lookalikes_get_the_words_that_set_them_apart() {
     let tools = [
         tool("mail_list", "List unread messages in the inbox.", json!({})),
         tool("mail_archive", "Archive old messages.", json!({})),
-        tool("mail_send", "Send a message.", json!({"properties": {"to": {}}, "required": ["to"]})),
+        tool(
+            "mail_send",
+            "Send a message.",
+            json!({"properties": {"to": {}}, "required": ["to"]}),
+        ),
     ];
     let c = distinct(&tools);
     assert_eq!(
         map_lines(c.system()),
-        ["a0 mail_archive ~ old", "a1 mail_list ~ unread", "a2 mail_send to"]
+        [
+            "a0 mail_archive ~ old",
+            "a1 mail_list ~ unread",
+            "a2 mail_send to"
+        ]
     );
-    assert!(c.system().contains("after ~, words from the tool's own description"));
+    assert!(
+        c.system()
+            .contains("after ~, words from the tool's own description")
+    );
 }
 
 #[test]
