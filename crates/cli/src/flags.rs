@@ -138,7 +138,7 @@ pub(crate) struct CompressionFlags {
     #[arg(long, value_name = "0|1|2|3|4", default_value = "1", value_parser = parse_level)]
     pub(crate) level: Level,
     /// Level-3 map style.
-    #[arg(long, value_name = "name+required|explicit|signature", value_parser = parse_map_style)]
+    #[arg(long, value_name = "name+required|explicit|signature|distinct", value_parser = parse_map_style)]
     pub(crate) map_style: Option<MapStyle>,
 }
 

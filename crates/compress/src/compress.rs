@@ -513,6 +513,19 @@ fn level3_preamble(
     system.push_str("<toolmap>\n");
     // Body of each line after code and name, for the lookalike groups.
     let mut bodies: HashMap<String, usize> = HashMap::new();
+    let extra_words = match style {
+        MapStyle::Distinct => crate::distinct::distinguishing_words(
+            &entries
+                .iter()
+                .map(|e| crate::distinct::Subject {
+                    name: &e.name,
+                    description: &e.description,
+                    schema: e.schema(),
+                })
+                .collect::<Vec<_>>(),
+        ),
+        _ => Vec::new(),
+    };
     let mut first = true;
     for ns in namespaces {
         for &m in &ns.members {
@@ -529,7 +542,7 @@ fn level3_preamble(
             system.push_str(&e.name);
             let body_start = system.len();
             match style {
-                MapStyle::NameRequired | MapStyle::Explicit => {
+                MapStyle::NameRequired | MapStyle::Explicit | MapStyle::Distinct => {
                     let required = required_names(e.schema());
                     if required.is_empty() {
                         if style == MapStyle::Explicit {
@@ -551,6 +564,10 @@ fn level3_preamble(
                     system.push(')');
                 }
             }
+            if let Some(words) = extra_words.get(m as usize).filter(|w| !w.is_empty()) {
+                system.push_str(crate::distinct::SEPARATOR);
+                system.push_str(&words.join(" "));
+            }
             let body = system
                 .get(body_start..)
                 .map(|b| b.strip_prefix(' ').unwrap_or(b))
@@ -564,6 +581,7 @@ fn level3_preamble(
         MapStyle::NameRequired => text::LEGEND_NAME_REQUIRED,
         MapStyle::Explicit => text::LEGEND_EXPLICIT,
         MapStyle::Signature => text::LEGEND_SIGNATURE,
+        MapStyle::Distinct => text::LEGEND_DISTINCT,
     });
     system.push_str(text::INVOKE_HINT_3);
     let ambiguous = bodies.values().filter(|&&n| n >= 2).sum();

@@ -60,6 +60,7 @@
 
 mod compile;
 mod compress;
+mod distinct;
 mod error;
 mod lookup;
 mod options;

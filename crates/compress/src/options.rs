@@ -120,6 +120,7 @@ pub struct UnsupportedLevel {
 /// | `name+required` | `a0 github_create_issue owner,repo,title` | `b0 stripe_get_balance` |
 /// | `explicit` | same | `b0 stripe_get_balance ()` |
 /// | `signature` | `a0 github_create_issue(owner,repo,title,body?,labels?:string[])` | `b0 stripe_get_balance()` |
+/// | `distinct` | `a0 github_create_issue owner,repo,title ~ labels` (only when a lookalike) | `b0 stripe_get_balance ~ pending` |
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum MapStyle {
     /// Code, name and the required parameters (the conservative default).
@@ -129,18 +130,33 @@ pub enum MapStyle {
     Explicit,
     /// Code and the full signature line, so the model needs no lookups.
     Signature,
+    /// As `name+required`, plus, on the lines of tools that would otherwise look alike
+    /// (same required parameters), ` ~ ` and the fewest words from the tool's own
+    /// description and schema that tell it apart from the rest of its group.
+    ///
+    /// The words are chosen without a model: a greedy set cover over the other members of
+    /// the lookalike group, preferring words that are rare within the group (see the
+    /// `distinct` module notes in the crate source). Lines that are already unique are
+    /// left exactly as `name+required` renders them.
+    Distinct,
 }
 
 impl MapStyle {
     /// Every style, in a fixed order.
-    pub const ALL: [Self; 3] = [Self::NameRequired, Self::Explicit, Self::Signature];
+    pub const ALL: [Self; 4] = [
+        Self::NameRequired,
+        Self::Explicit,
+        Self::Signature,
+        Self::Distinct,
+    ];
 
-    /// The style's name (`name+required`, `explicit`, `signature`).
+    /// The style's name (`name+required`, `explicit`, `signature`, `distinct`).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::NameRequired => "name+required",
             Self::Explicit => "explicit",
             Self::Signature => "signature",
+            Self::Distinct => "distinct",
         }
     }
 }
@@ -153,6 +169,7 @@ impl FromStr for MapStyle {
             "name+required" => Ok(Self::NameRequired),
             "explicit" => Ok(Self::Explicit),
             "signature" => Ok(Self::Signature),
+            "distinct" => Ok(Self::Distinct),
             _ => Err(UnsupportedMapStyle {
                 style: s.to_owned(),
             }),
@@ -175,7 +192,7 @@ impl Serialize for MapStyle {
 
 /// A map style that does not exist (historic names such as `terse` or `nocode` included).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unsupported mapStyle: {style} (expected name+required, explicit, signature)")]
+#[error("unsupported mapStyle: {style} (expected name+required, explicit, signature, distinct)")]
 pub struct UnsupportedMapStyle {
     /// What was asked for.
     pub style: String,

@@ -17,6 +17,9 @@ pub(crate) const LEGEND_EXPLICIT: &str = "Each line: code, tool name, required a
 pub(crate) const LEGEND_SIGNATURE: &str =
     "Each line: code name(args); ? marks an optional parameter. ";
 
+/// Legend for the `distinct` style.
+pub(crate) const LEGEND_DISTINCT: &str = "Each line: code, tool name, required args; after ~, words from the tool's own description or parameters that set it apart from similar tools. ";
+
 /// Level-3 calling convention, after the legend.
 pub(crate) const INVOKE_HINT_3: &str = "Call t(f=<code>, a={…}) with the arguments in a. Unsure of a code's parameters? Expand it with q(c=<code>).";
 

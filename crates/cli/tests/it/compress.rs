@@ -68,6 +68,15 @@ fn compress_map_style_model_and_objective() {
             .unwrap()
             .contains("\nf0 batch_geocode(addresses:string[])\n")
     );
+    let distinct = compress(&["--level", "3", "--map-style", "distinct"]);
+    assert_eq!(distinct["stats"]["map_style"], "distinct");
+    assert_eq!(distinct["stats"]["ambiguous_map_lines"], 0);
+    assert!(
+        distinct["system"]
+            .as_str()
+            .unwrap()
+            .contains("\na0 accessorial_revenue_details ~ surfaces\n")
+    );
     let cost = compress(&[
         "--level",
         "3",

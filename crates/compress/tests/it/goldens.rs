@@ -72,6 +72,15 @@ fn real_corpus_level_3_signature() {
 }
 
 #[test]
+fn real_corpus_level_3_distinct() {
+    insta::assert_snapshot!(golden(
+        &Options::new()
+            .with_level(Level::Three)
+            .with_map_style(MapStyle::Distinct)
+    ));
+}
+
+#[test]
 fn tools3_at_every_level() {
     let mut out = String::new();
     for (label, options) in [

@@ -10,6 +10,7 @@
 
 mod contract;
 mod determinism;
+mod distinct;
 mod goldens;
 mod level4;
 mod levels;
