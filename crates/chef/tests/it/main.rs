@@ -9,6 +9,7 @@
 )]
 
 mod crash;
+mod fuzz;
 mod gate_bypass;
 mod hostile;
 mod memory;
