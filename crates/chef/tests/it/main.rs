@@ -8,10 +8,12 @@
     reason = "test helpers fail loudly"
 )]
 
+mod concurrency;
 mod crash;
 mod fuzz;
 mod gate_bypass;
 mod hostile;
+mod limits;
 mod memory;
 mod session;
 mod snapshot_file;
