@@ -290,8 +290,11 @@ fn fuzz_schema_normalisation() {
 
 const LEVELS: [Level; 4] = [Level::Zero, Level::One, Level::Two, Level::Three];
 
+/// `(name, schema)` tools and `(name, arguments)` calls.
+type ToolSet = (Vec<(String, Value)>, Vec<(String, Value)>);
+
 /// Arbitrary tool sets through `compress` at every level, then arbitrary calls.
-fn tool_sets() -> impl Strategy<Value = (Vec<(String, Value)>, Vec<(String, Value)>)> {
+fn tool_sets() -> impl Strategy<Value = ToolSet> {
     let name = prop_oneof![
         4 => "[a-z][a-z0-9_]{0,12}",
         1 => "[a-z_.-]{1,6}",
@@ -303,7 +306,7 @@ fn tool_sets() -> impl Strategy<Value = (Vec<(String, Value)>, Vec<(String, Valu
     )
 }
 
-fn compress_and_resolve((tools, calls): (Vec<(String, Value)>, Vec<(String, Value)>)) {
+fn compress_and_resolve((tools, calls): ToolSet) {
     let tools: Vec<ToolDefinition> = tools
         .into_iter()
         .map(|(n, s)| ToolDefinition::new(n, s))
