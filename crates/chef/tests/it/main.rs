@@ -9,9 +9,12 @@
 )]
 
 mod compile_cache;
+mod concurrency;
 mod crash;
+mod fuzz;
 mod gate_bypass;
 mod hostile;
+mod limits;
 mod memory;
 mod provider_goldens;
 mod session;
