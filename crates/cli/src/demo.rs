@@ -19,6 +19,9 @@ use crate::{error::CliError, flags::DemoArgs, output};
 /// The bundled corpus: 149 real tools from 14 MCP servers (toolgz fixtures, Apache-2.0).
 const CORPUS: &str = include_str!("../../../tests/fixtures/real-mcp-tools.json");
 
+/// The level-4 map a model wrote for the corpus (toolgz fixtures, Apache-2.0).
+const COMPILED_MAP: &str = include_str!("../../../tests/fixtures/real-mcp-tools.compiled-map.json");
+
 /// What one step of the demo showed.
 #[derive(Debug, Serialize)]
 struct Step {
@@ -371,6 +374,8 @@ fn two_layer(
 }
 
 fn table(tools: &[ToolDefinition], original_tokens: usize) -> Result<Vec<Row>, CliError> {
+    let compiled: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(COMPILED_MAP).map_err(demo_error)?;
     let settings: Vec<(String, Options, usize, &'static str)> = vec![
         (
             "level 0 (as-is)".into(),
@@ -390,6 +395,22 @@ fn table(tools: &[ToolDefinition], original_tokens: usize) -> Result<Vec<Row>, C
                 .with_level(Level::Three)
                 .with_map_style(MapStyle::NameRequired),
             2,
+            "chef (resolve)",
+        ),
+        (
+            "level 3, lookalike-free map".into(),
+            Options::new()
+                .with_level(Level::Three)
+                .with_map_style(MapStyle::Distinct),
+            2,
+            "chef (resolve)",
+        ),
+        (
+            "level 4 (bundled compiled map)".into(),
+            Options::new()
+                .with_level(Level::Four)
+                .with_compiled(compiled),
+            1,
             "chef (resolve)",
         ),
     ];
@@ -462,13 +483,13 @@ fn render_text(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "{:<28} {:>10} {:>9} {:>8} {:>10} {:>11}  who validates arguments",
+        "{:<32} {:>10} {:>9} {:>8} {:>10} {:>11}  who validates arguments",
         "setting", "wire tools", "chars", "tokens", "reclaimed", "model calls"
     );
     for row in &report.table {
         let _ = writeln!(
             out,
-            "{:<28} {:>10} {:>9} {:>8} {:>9.1}% {:>11}  {}",
+            "{:<32} {:>10} {:>9} {:>8} {:>9.1}% {:>11}  {}",
             row.setting,
             row.wire_tools,
             row.chars,
@@ -480,7 +501,7 @@ fn render_text(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "\nTokens are o200k_base estimates of the tools + preamble, not a provider's own count. \"model calls\" is what the scripted task needs at that level (level 3 adds a q lookup)."
+        "\nTokens are o200k_base estimates of the tools + preamble, not a provider's own count. \"model calls\" is what the scripted task needs at that level (level 3 adds a q lookup; level 4's map shows real names)."
     );
     out
 }

@@ -438,10 +438,11 @@ impl Chef {
         crate::owned::is_owned_name(name)
     }
 
-    /// Gate-only check of a call, without resolving codes: blocked if the name (or, for a
-    /// namespace call, the action it names) is blocked.
+    /// Classifies a call exactly as [`Chef::route`] does — resolution, the gate and
+    /// validation — but changes nothing: a `load_toolkit` call is reported as
+    /// [`Routed::ToolkitLoaded`] without loading the toolkit or announcing it.
     pub fn check_tool_call(&mut self, call: &chef_ir::ToolCall) -> Routed {
-        self.route(call)
+        self.route_with(call, false)
     }
 
     pub(crate) fn turn_tools(&mut self) -> Result<Arc<TurnTools>, ChefError> {

@@ -138,6 +138,11 @@ impl Chef {
     /// Loading a toolkit records it in the session (it appears from the next compile on,
     /// and rides snapshots).
     pub fn route(&mut self, call: &ToolCall) -> Routed {
+        self.route_with(call, true)
+    }
+
+    /// [`Chef::route`]; with `commit` false a toolkit load is classified but not recorded.
+    pub(crate) fn route_with(&mut self, call: &ToolCall, commit: bool) -> Routed {
         let id = call.id.clone();
         let name = call.name.as_str().trim();
         if name.is_empty() {
@@ -181,7 +186,7 @@ impl Chef {
         };
 
         if real == LOAD_TOOLKIT {
-            return self.load_toolkit_call(id, &args);
+            return self.load_toolkit_call(id, &args, commit);
         }
 
         if self.pruner.is_namespace_call(real.as_str()) {
@@ -230,7 +235,7 @@ impl Chef {
         })
     }
 
-    fn load_toolkit_call(&mut self, id: ToolCallId, args: &Value) -> Routed {
+    fn load_toolkit_call(&mut self, id: ToolCallId, args: &Value, commit: bool) -> Routed {
         if let Some(blocked) = self.blocked(&[LOAD_TOOLKIT]) {
             return blocked_outcome(self, id, &blocked);
         }
@@ -252,7 +257,7 @@ impl Chef {
         let tools: Vec<ToolName> = kit.tools.iter().map(|t| t.name.clone()).collect();
         let names: Vec<&str> = tools.iter().map(ToolName::as_str).collect();
         let already = self.loaded_toolkits.iter().any(|k| k == &kit.name);
-        if !already {
+        if !already && commit {
             self.loaded_toolkits.push(kit.name.clone());
             if self.config.announce_tool_changes {
                 self.announce_internal(

@@ -306,3 +306,28 @@ fn blocking_never_changes_the_compiled_request() {
         }
     }
 }
+
+#[test]
+fn check_tool_call_gates_like_route_but_changes_nothing() {
+    let mut chef = namespaced(Level::One, BLOCKED);
+    assert_blocked_check(
+        &mut chef,
+        &call("file_ops", json!({"action": BLOCKED, "args": args()})),
+    );
+    let checked = chef.check_tool_call(&call("load_toolkit", json!({"toolkit_name": "Web"})));
+    assert!(
+        matches!(checked, Routed::ToolkitLoaded { .. }),
+        "{checked:?}"
+    );
+    assert!(
+        chef.loaded_toolkits().is_empty(),
+        "a check never loads a toolkit"
+    );
+    chef.route(&call("load_toolkit", json!({"toolkit_name": "Web"})));
+    assert_eq!(chef.loaded_toolkits(), ["Web"]);
+}
+
+#[track_caller]
+fn assert_blocked_check(chef: &mut Chef, call: &ToolCall) {
+    assert!(matches!(chef.check_tool_call(call), Routed::Blocked { .. }));
+}

@@ -9,7 +9,7 @@ fn demo_prints_json_with_every_level_row() {
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["scripted_model"], true);
     assert_eq!(report["target"], "gemini");
-    assert_eq!(report["table"].as_array().unwrap().len(), 3);
+    assert_eq!(report["table"].as_array().unwrap().len(), 5);
     let text = report["steps"].to_string();
     assert!(text.contains("REFUSED"), "{text}");
 }
