@@ -703,11 +703,13 @@ impl Chef {
     }
 
     fn announce_tool_delta(&mut self, tools: &TurnTools) {
-        let now = tools.reachable();
-        let previous = self.shown.replace(now.clone());
+        // Only tracked when announced: collecting and sorting every reachable name is
+        // work a turn should not pay for otherwise.
         if !self.config.announce_tool_changes {
             return;
         }
+        let now = tools.reachable();
+        let previous = self.shown.replace(now.clone());
         let Some(previous) = previous else {
             return;
         };
