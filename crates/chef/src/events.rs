@@ -50,9 +50,34 @@ pub enum ChefEvent {
         /// The blocked name.
         name: String,
     },
-    /// History was summarised to fit the budget.
+    /// The overflow step decided to run (over the trigger, or forced).
+    CompressStart {
+        /// Messages in the history.
+        history_len: usize,
+        /// Tokens the history takes.
+        current_tokens: u64,
+        /// The trigger (`None` without a context window).
+        trigger: Option<f64>,
+        /// Whether a new context window was requested.
+        forced: bool,
+    },
+    /// The overflow step ended (after [`ChefEvent::CompressStart`]).
+    CompressEnd {
+        /// Whether the stored history was replaced.
+        compressed: bool,
+    },
+    /// History was summarised (or archived and dropped) to fit the budget.
     Summarized {
-        /// Messages replaced by the summary.
+        /// Messages replaced (pinned ones included).
         replaced: usize,
+        /// The new context window.
+        window: u64,
+    },
+    /// A summary was not used (the history is unchanged).
+    SummaryFailed {
+        /// Why.
+        reason: String,
+        /// Failures in a row, this one included.
+        failures: u32,
     },
 }

@@ -34,6 +34,7 @@ mod fsutil;
 pub mod gate;
 pub mod memory;
 pub mod namespace;
+pub mod overflow;
 pub mod owned;
 pub mod prune;
 mod session;
@@ -50,6 +51,10 @@ pub use crate::{
     events::ChefEvent,
     gate::Blocklist,
     namespace::{NamespaceCall, NamespaceError, ToolGroup},
+    overflow::{
+        Budget, HandoffBudget, OverflowConfig, OverflowOutcome, Summarizer, SummarizerError,
+        SummaryRequest, Tokenizer,
+    },
     owned::{OwnedReply, ToolsMode},
     prune::{KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy},
     session::{

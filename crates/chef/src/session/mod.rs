@@ -1,6 +1,7 @@
 //! The session: [`Chef`], the state one agent conversation carries, and `compile`.
 
 mod assemble;
+mod overflow;
 mod route;
 mod select;
 mod state;
@@ -24,6 +25,7 @@ use crate::{
     events::ChefEvent,
     memory::{Memory, MemoryStyle},
     namespace::ToolGroup,
+    overflow::{CountCache, HandoffBudget, OverflowConfig, OverflowState, Summarizer, Tokenizer},
     owned::OwnedReply,
     owned::ToolsMode,
     prune::{KeepReason, PrunePolicy, Pruner, Strategy},
@@ -59,8 +61,9 @@ pub struct ChefConfig {
     pub announce_tool_changes: bool,
     /// Place chef's cache breakpoints (end of the system layers, rolling history).
     pub cache: bool,
-    /// Emit `new_context` (unified mode) and track a handoff budget.
-    pub handoff: bool,
+    /// The context window, the overflow policy and the handoff budget (with a handoff
+    /// budget, `new_context` is emitted in unified mode).
+    pub overflow: OverflowConfig,
     /// Namespaces the owned tools may write to (default `memory`, `notes`).
     pub writable: Vec<String>,
     /// Provider compile settings.
@@ -77,7 +80,7 @@ impl Default for ChefConfig {
             memory_placement: MemoryPlacement::AfterSystem,
             announce_tool_changes: false,
             cache: true,
-            handoff: false,
+            overflow: OverflowConfig::default(),
             writable: vec!["memory".to_owned(), "notes".to_owned()],
             targets: TargetOptions::default(),
         }
@@ -141,10 +144,18 @@ impl ChefConfig {
         self
     }
 
-    /// Turns the handoff tool (`new_context`) on or off.
+    /// Turns the handoff tool (`new_context`) on with the default [`HandoffBudget`]
+    /// (8,000 tokens), or off.
     #[must_use]
     pub fn with_handoff(mut self, on: bool) -> Self {
-        self.handoff = on;
+        self.overflow.handoff = on.then(HandoffBudget::default);
+        self
+    }
+
+    /// Sets the overflow policy (context window, summaries, handoff budget).
+    #[must_use]
+    pub fn with_overflow(mut self, overflow: OverflowConfig) -> Self {
+        self.overflow = overflow;
         self
     }
 
@@ -186,6 +197,8 @@ pub struct PayloadMeta {
     pub memory_keys: Vec<String>,
     /// Memory keys that expired at this compile.
     pub expired_memory_keys: Vec<String>,
+    /// The context window this compile belongs to (see [`crate::overflow`]).
+    pub window: u64,
 }
 
 type Subscriber = Arc<dyn Fn(&ChefEvent) + Send + Sync>;
@@ -230,6 +243,10 @@ pub struct Chef {
     store: Arc<dyn StorageBackend>,
     new_context_requested: bool,
     subscribers: Vec<Subscriber>,
+    overflow: OverflowState,
+    counts: CountCache,
+    tokenizer: Option<Arc<dyn Tokenizer>>,
+    summarizer: Option<Arc<dyn Summarizer>>,
 }
 
 impl std::fmt::Debug for Chef {
@@ -270,6 +287,10 @@ impl Chef {
             store: Arc::new(MemoryBackend::new()),
             new_context_requested: false,
             subscribers: Vec::new(),
+            overflow: OverflowState::default(),
+            counts: CountCache::default(),
+            tokenizer: None,
+            summarizer: None,
         }
     }
 
@@ -331,7 +352,10 @@ impl Chef {
 
     /// Attaches memory (enables the memory tools in legacy mode and the memory layer).
     #[must_use]
-    pub fn with_memory(mut self, memory: Memory) -> Self {
+    pub fn with_memory(mut self, mut memory: Memory) -> Self {
+        for subscriber in &self.subscribers {
+            bridge_memory_events(&mut memory, Arc::clone(subscriber));
+        }
         self.memory = Some(memory);
         self.touch();
         self
@@ -358,8 +382,15 @@ impl Chef {
     }
 
     /// Subscribes to session events.
+    ///
+    /// Memory changes (set, deleted, expired) arrive as [`ChefEvent::Memory`], whether the
+    /// memory was attached before or after subscribing.
     pub fn subscribe(&mut self, subscriber: impl Fn(&ChefEvent) + Send + Sync + 'static) {
-        self.subscribers.push(Arc::new(subscriber));
+        let subscriber: Subscriber = Arc::new(subscriber);
+        if let Some(memory) = self.memory.as_mut() {
+            bridge_memory_events(memory, Arc::clone(&subscriber));
+        }
+        self.subscribers.push(subscriber);
     }
 
     pub(crate) fn emit(&self, event: &ChefEvent) {
@@ -450,7 +481,7 @@ impl Chef {
         let owned = select::owned_tools(
             self.config.tools_mode,
             self.memory.as_ref().map(|m| m.allowed_keys()),
-            self.config.handoff,
+            self.config.overflow.handoff.is_some(),
         );
         let input = SelectInput {
             pruner: &self.pruner,
@@ -530,6 +561,7 @@ impl Chef {
     /// Replaces the history.
     pub fn set_history(&mut self, history: Vec<Message>) -> &mut Self {
         self.history = history;
+        self.counts.clear();
         self
     }
 
@@ -538,9 +570,15 @@ impl Chef {
         &self.history
     }
 
-    /// Clears the history (announcements, memory, toolkits and the turn counter stay).
+    /// Clears the history (announcements, memory, toolkits and the turn counter stay). This
+    /// starts a new context window: the circuit breaker resets and the handoff notice may
+    /// show again.
     pub fn clear_history(&mut self) -> &mut Self {
         self.history.clear();
+        self.counts.clear();
+        self.overflow.window += 1;
+        self.overflow.consecutive_failures = 0;
+        self.overflow.reported_tokens = None;
         self
     }
 
@@ -599,7 +637,8 @@ impl Chef {
     /// provider (also advances nothing).
     pub fn request(&mut self, target: Target) -> Result<Request, ChefError> {
         let tools = self.turn_tools()?;
-        Ok(self.build_request(target, &tools, tools.wire_tools()))
+        let notice = self.handoff_notice(false);
+        Ok(self.build_request(target, &tools, tools.wire_tools(), notice.as_slice()))
     }
 
     fn build_request(
@@ -607,6 +646,7 @@ impl Chef {
         target: Target,
         tools: &TurnTools,
         wire_tools: Vec<ToolDefinition>,
+        extra: &[Announcement],
     ) -> Request {
         let mut stable = tools.preamble();
         let directory = self.pruner.directory_xml();
@@ -642,8 +682,10 @@ impl Chef {
             tail_memory,
             tail_announcements: self
                 .announcements
-                .render_for(target, Channel::UserTail, &[]),
-            system_announcements: self.announcements.render_for(target, Channel::System, &[]),
+                .render_for(target, Channel::UserTail, extra),
+            system_announcements: self
+                .announcements
+                .render_for(target, Channel::System, extra),
             cache: self.config.cache,
         });
         Request::new(messages).with_tools(wire_tools)
@@ -671,8 +713,11 @@ impl Chef {
             Some((owner, list)) if Arc::ptr_eq(&owner, &tools) => list,
             _ => tools.wire_tools(),
         };
-        let mut request = self.build_request(target, &tools, wire_tools);
-        let wire = wire::compile(target, &request, &self.config.targets)?;
+        let notice = self.handoff_notice(true);
+        let pending = self.pending_overflow_notice();
+        let mut request = self.build_request(target, &tools, wire_tools, notice.as_slice());
+        let mut wire = wire::compile(target, &request, &self.config.targets)?;
+        wire.notices.extend(pending);
         let meta = PayloadMeta {
             turn: self.turn,
             wire_tools: request.tools.iter().map(|t| t.name.clone()).collect(),
@@ -683,6 +728,7 @@ impl Chef {
                 .map(|m| m.entries().map(|e| e.key().as_str().to_owned()).collect())
                 .unwrap_or_default(),
             expired_memory_keys: expired,
+            window: self.overflow.window,
         };
         self.wire_tools = Some((Arc::clone(&tools), std::mem::take(&mut request.tools)));
         if let Some(memory) = self.memory.as_mut() {
@@ -740,6 +786,11 @@ impl Chef {
         }
         self.announce_internal("tools:changed", text.join(" "), Channel::Auto);
     }
+}
+
+/// Forwards `memory`'s change events to a session subscriber.
+fn bridge_memory_events(memory: &mut Memory, subscriber: Subscriber) {
+    memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())));
 }
 
 fn memory_instruction(style: MemoryStyle) -> &'static str {

@@ -12,6 +12,7 @@ use crate::{
     gate::Blocklist,
     memory::MemoryState,
     namespace::ToolGroup,
+    overflow::OverflowState,
     snapshot::{self, Snapshot},
 };
 
@@ -53,6 +54,9 @@ pub struct SessionState {
     /// A `new_context` request not yet acted on.
     #[serde(default)]
     pub new_context_requested: bool,
+    /// Overflow bookkeeping: context window, failures in a row, reported usage, handoff.
+    #[serde(default)]
+    pub overflow: OverflowState,
 }
 
 impl Chef {
@@ -71,6 +75,7 @@ impl Chef {
             turn: self.turn,
             shown_tools: self.shown.clone(),
             new_context_requested: self.new_context_requested,
+            overflow: self.overflow.clone(),
         };
         let snapshot = Snapshot::new(state).with_created_turn(self.turn);
         match label {
@@ -99,6 +104,8 @@ impl Chef {
         self.turn = state.turn;
         self.shown = state.shown_tools.clone();
         self.new_context_requested = state.new_context_requested;
+        self.overflow = state.overflow.clone();
+        self.counts.clear();
         self.touch();
         Ok(self)
     }

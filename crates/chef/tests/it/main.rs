@@ -16,6 +16,7 @@ mod gate_bypass;
 mod hostile;
 mod limits;
 mod memory;
+mod overflow;
 mod provider_goldens;
 mod session;
 mod snapshot_file;

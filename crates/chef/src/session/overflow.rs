@@ -1,0 +1,344 @@
+//! The overflow step of a turn: budget, handoff notice, summary (see [`crate::overflow`]).
+
+use std::sync::Arc;
+
+use chef_ir::{Message, Target};
+
+use super::{Chef, Payload};
+use crate::{
+    announce::{Announcement, Channel},
+    error::ChefError,
+    events::ChefEvent,
+    overflow::{
+        self, Budget, HANDOFF_ID, Heuristic, OverflowOutcome, OverflowState, Preserve, Summarizer,
+        SummaryFailure, SummaryRequest, Tokenizer,
+    },
+    store::{Entry, Expect, Namespace, StoreKey},
+};
+
+impl Chef {
+    /// Counts tokens with `tokenizer` instead of the [`Heuristic`] (and keeps whole turns
+    /// within a ratio of the trigger by default; see [`Preserve`]).
+    #[must_use]
+    pub fn with_tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
+        self.tokenizer = Some(tokenizer);
+        self.counts.clear();
+        self
+    }
+
+    /// Summarises older turns with `summarizer` when the history overflows.
+    #[must_use]
+    pub fn with_summarizer(mut self, summarizer: Arc<dyn Summarizer>) -> Self {
+        self.summarizer = Some(summarizer);
+        self
+    }
+
+    /// Records the prompt tokens the provider reported for the last request. The next
+    /// budget verdict uses it (and consumes it).
+    pub fn report_token_usage(&mut self, tokens: u64) -> &mut Self {
+        self.overflow.reported_tokens = Some(tokens);
+        self
+    }
+
+    /// The overflow bookkeeping (window, failures in a row, reported usage).
+    pub fn overflow_state(&self) -> &OverflowState {
+        &self.overflow
+    }
+
+    /// Where the history stands against the context window. Reading it changes nothing a
+    /// compile can see (it only caches per-message token counts).
+    pub fn budget(&mut self) -> Budget {
+        let config = &self.config.overflow;
+        let limit = config.context_window;
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "token counts are far below 2^52"
+        )]
+        let trigger = limit.map(|l| l as f64 * config.trigger_ratio);
+        let current = match (&self.tokenizer, self.overflow.reported_tokens) {
+            (Some(tokenizer), reported) => {
+                let counted = self.counts.total(&self.history, tokenizer);
+                counted.max(reported.unwrap_or(0))
+            }
+            (None, Some(reported)) => reported,
+            (None, None) => {
+                let heuristic: Arc<dyn Tokenizer> = Arc::new(Heuristic);
+                self.counts.total(&self.history, &heuristic)
+            }
+        };
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "token counts are far below 2^52"
+        )]
+        let remaining = trigger.map(|t| t - current as f64);
+        Budget {
+            limit,
+            trigger,
+            current,
+            remaining,
+        }
+    }
+
+    /// Runs overflow then compiles: the turn an agent loop with a [`Summarizer`] calls.
+    pub async fn compile_async(&mut self, target: Target) -> Result<Payload, ChefError> {
+        self.overflow().await?;
+        self.compile(target)
+    }
+
+    /// The overflow step: summarises (or archives and drops) older turns when the history
+    /// is over the trigger or a new context window was requested. See [`crate::overflow`].
+    ///
+    /// A pending [`Chef::request_new_context`] is consumed whatever happens. Summary failures
+    /// are not errors: they come back as [`OverflowOutcome::Failed`] with the history
+    /// unchanged. `Err` means the store could not archive the replaced messages (the
+    /// history is then unchanged too).
+    pub async fn overflow(&mut self) -> Result<OverflowOutcome, ChefError> {
+        let forced = std::mem::take(&mut self.new_context_requested);
+        if self.history.is_empty() {
+            return Ok(OverflowOutcome::NothingToCompress);
+        }
+        let config = self.config.overflow.clone();
+        if self.overflow.consecutive_failures >= config.max_failures {
+            return Ok(OverflowOutcome::BreakerOpen {
+                failures: self.overflow.consecutive_failures,
+            });
+        }
+        let budget = self.budget();
+        self.overflow.reported_tokens = None;
+        if !forced && !budget.is_over() {
+            return Ok(OverflowOutcome::NotNeeded { budget });
+        }
+        self.emit(&ChefEvent::CompressStart {
+            history_len: self.history.len(),
+            current_tokens: budget.current,
+            trigger: budget.trigger,
+            forced,
+        });
+        let outcome = self.run_overflow(forced, budget, &config).await;
+        self.emit(&ChefEvent::CompressEnd {
+            compressed: matches!(&outcome, Ok(o) if o.changed_history()),
+        });
+        outcome
+    }
+
+    async fn run_overflow(
+        &mut self,
+        forced: bool,
+        budget: Budget,
+        config: &overflow::OverflowConfig,
+    ) -> Result<OverflowOutcome, ChefError> {
+        let turns = overflow::turns(&self.history);
+        let split = if forced {
+            overflow::forced_split_point(&turns)
+        } else {
+            let preserve = config.preserve.unwrap_or(if self.tokenizer.is_some() {
+                Preserve::Ratio(0.8)
+            } else {
+                Preserve::RecentTurns(1)
+            });
+            let tokenizer: Arc<dyn Tokenizer> = self
+                .tokenizer
+                .clone()
+                .unwrap_or_else(|| Arc::new(Heuristic));
+            let history = &self.history;
+            let mut turn_tokens = |t: &overflow::Turn| -> u64 {
+                history
+                    .get(t.start..t.end)
+                    .map_or(0, |s| s.iter().map(|m| tokenizer.count(m)).sum())
+            };
+            overflow::split_point(&turns, preserve, budget.trigger, &mut turn_tokens)
+        };
+        let Some(split) = split else {
+            return Ok(OverflowOutcome::NothingToCompress);
+        };
+        let mut pinned = Vec::new();
+        let mut replaced = Vec::new();
+        for turn in turns.iter().take_while(|t| t.end <= split) {
+            let messages = self.history.get(turn.start..turn.end).unwrap_or_default();
+            if turn.pinned {
+                pinned.extend_from_slice(messages);
+            } else {
+                replaced.extend_from_slice(messages);
+            }
+        }
+        if replaced.is_empty() {
+            return Ok(OverflowOutcome::NothingToCompress);
+        }
+        let window = self.overflow.window;
+        let next = window + 1;
+        let summary = match self.summarizer.clone() {
+            Some(summarizer) => match self
+                .summarize(&*summarizer, &replaced, window, config)
+                .await
+            {
+                Ok(text) => Some(text),
+                Err(reason) => {
+                    self.overflow.consecutive_failures += 1;
+                    let failures = self.overflow.consecutive_failures;
+                    self.emit(&ChefEvent::SummaryFailed {
+                        reason: reason.to_string(),
+                        failures,
+                    });
+                    return Ok(OverflowOutcome::Failed { reason, failures });
+                }
+            },
+            None => None,
+        };
+        let archive = if config.archive {
+            Some(self.archive_span(window, &replaced).await?)
+        } else {
+            None
+        };
+        let lead = match &summary {
+            Some(text) => overflow::summary_message(text, next, window, archive.as_deref()),
+            None => dropped_notice(replaced.len(), archive.as_deref()),
+        };
+        let tail = self.history.split_off(split);
+        let count = replaced.len() + pinned.len();
+        let pinned_kept = pinned.len();
+        let mut history = Vec::with_capacity(1 + pinned.len() + tail.len());
+        history.push(lead);
+        history.extend(pinned);
+        history.extend(tail);
+        self.history = history;
+        self.counts.clear();
+        self.overflow.window = next;
+        self.overflow.consecutive_failures = 0;
+        self.overflow.reported_tokens = None;
+        self.emit(&ChefEvent::Summarized {
+            replaced: count,
+            window: next,
+        });
+        Ok(match summary {
+            Some(_) => OverflowOutcome::Summarized {
+                replaced: count,
+                pinned_kept,
+                window: next,
+                archive,
+            },
+            None => OverflowOutcome::Dropped {
+                dropped: replaced.len(),
+                window: next,
+                archive,
+            },
+        })
+    }
+
+    async fn summarize(
+        &self,
+        summarizer: &dyn Summarizer,
+        span: &[Message],
+        window: u64,
+        config: &overflow::OverflowConfig,
+    ) -> Result<String, SummaryFailure> {
+        let request = SummaryRequest {
+            span: overflow::prepare_span(span, config.tool_result_stub_threshold),
+            instruction: overflow::INSTRUCTION.to_owned(),
+            window,
+        };
+        let raw = summarizer.summarize(&request).await?;
+        let text = overflow::clean(&raw);
+        if text.is_empty() {
+            return Err(SummaryFailure::Empty);
+        }
+        overflow::check_shrink(
+            overflow::span_chars(span),
+            text.chars().count(),
+            config.min_shrink_ratio,
+        )?;
+        Ok(text)
+    }
+
+    /// Writes the replaced messages to `archive/window-<n>.json` (a fresh key if that one is
+    /// taken, say by another lineage restored into this store) and returns its URI.
+    async fn archive_span(&self, window: u64, span: &[Message]) -> Result<String, ChefError> {
+        let content = serde_json::to_string(span).map_err(|e| {
+            ChefError::Summarize(format!("cannot serialise the archived messages: {e}"))
+        })?;
+        let namespace = Namespace::ARCHIVE;
+        for attempt in 0u32..100 {
+            let name = if attempt == 0 {
+                format!("window-{window}.json")
+            } else {
+                format!("window-{window}-{attempt}.json")
+            };
+            let key = StoreKey::new(&name).map_err(crate::store::StoreError::from)?;
+            let entry = Entry::new(content.clone())
+                .with_meta("window", window)
+                .with_meta("messages", span.len());
+            match self
+                .store
+                .put(&namespace, &key, entry, Expect::Absent)
+                .await
+            {
+                Ok(_) => return Ok(format!("context://archive/{name}")),
+                Err(e) if e.is_conflict() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(ChefError::Summarize(format!(
+            "no free archive key for window {window}"
+        )))
+    }
+
+    /// The handoff notice for this compile, when the budget is low and it has not been shown
+    /// in this window. `record` marks it shown.
+    pub(super) fn handoff_notice(&mut self, record: bool) -> Option<Announcement> {
+        let handoff = self.config.overflow.handoff.clone()?;
+        if self.overflow.handoff_noticed_window == Some(self.overflow.window) {
+            return None;
+        }
+        self.config.overflow.context_window?;
+        let remaining = self.budget().remaining?;
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "token budgets are far below 2^52"
+        )]
+        let low = remaining <= handoff.budget_tokens() as f64;
+        if !low {
+            return None;
+        }
+        if record {
+            self.overflow.handoff_noticed_window = Some(self.overflow.window);
+        }
+        Some(Announcement {
+            id: HANDOFF_ID.to_owned(),
+            content: handoff.render(remaining),
+            channel: Channel::Auto,
+        })
+    }
+
+    /// Why this compile should have been preceded by an overflow step, if it should.
+    pub(super) fn pending_overflow_notice(&mut self) -> Option<String> {
+        if self.new_context_requested {
+            return Some(
+                "a new context window was requested; run Chef::overflow (or compile_async) \
+                 before compile to act on it"
+                    .to_owned(),
+            );
+        }
+        self.config.overflow.context_window?;
+        let budget = self.budget();
+        budget.is_over().then(|| {
+            format!(
+                "the history ({} tokens) is over the overflow trigger; run Chef::overflow (or \
+                 compile_async) before compile to summarise it",
+                budget.current
+            )
+        })
+    }
+}
+
+fn dropped_notice(count: usize, archive: Option<&str>) -> Message {
+    let text = match archive {
+        Some(uri) => format!(
+            "[{count} earlier messages of this conversation were moved out of the context \
+             window to {uri}; read them with the context tools if you need them.]"
+        ),
+        None => format!(
+            "[{count} earlier messages of this conversation were dropped to fit the context \
+             window.]"
+        ),
+    };
+    Message::user(text)
+}
