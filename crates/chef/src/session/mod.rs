@@ -247,6 +247,7 @@ pub struct Chef {
     counts: CountCache,
     tokenizer: Option<Arc<dyn Tokenizer>>,
     summarizer: Option<Arc<dyn Summarizer>>,
+    tool_bytes: wire::ToolBytes,
 }
 
 impl std::fmt::Debug for Chef {
@@ -291,6 +292,7 @@ impl Chef {
             counts: CountCache::default(),
             tokenizer: None,
             summarizer: None,
+            tool_bytes: wire::ToolBytes::default(),
         }
     }
 
@@ -716,7 +718,13 @@ impl Chef {
         let notice = self.handoff_notice(true);
         let pending = self.pending_overflow_notice();
         let mut request = self.build_request(target, &tools, wire_tools, notice.as_slice());
-        let mut wire = wire::compile(target, &request, &self.config.targets)?;
+        let mut wire = wire::compile(
+            target,
+            &request,
+            &self.config.targets,
+            &mut self.tool_bytes,
+            &tools,
+        )?;
         wire.notices.extend(pending);
         let meta = PayloadMeta {
             turn: self.turn,

@@ -68,3 +68,69 @@ fn cached_compiles_equal_fresh_compiles_with_tail_memory_and_tool_announcements_
         10,
     );
 }
+
+/// The provider crate's own bytes for the request chef assembles now.
+fn provider_bytes(chef: &mut Chef, target: Target) -> Vec<u8> {
+    let request = chef.request(target).unwrap();
+    let options = chef.config().targets.clone();
+    match target {
+        Target::Anthropic => chef_anthropic::compile(&request, &options.anthropic)
+            .unwrap()
+            .to_vec()
+            .unwrap(),
+        Target::OpenAiChat => chef_openai::chat::to_vec(
+            &chef_openai::chat::compile(&request, &options.openai).unwrap(),
+        )
+        .unwrap(),
+        Target::OpenAiResponses => chef_openai::responses::to_vec(
+            &chef_openai::responses::compile(&request, &options.openai).unwrap(),
+        )
+        .unwrap(),
+        Target::Gemini => {
+            chef_gemini::to_vec(&chef_gemini::compile(&request, &options.gemini).unwrap()).unwrap()
+        }
+    }
+}
+
+/// chef splices the serialised tools of the previous compile into the body while the tool
+/// selection is unchanged; the result must be exactly what the provider crate writes.
+#[test]
+fn spliced_tool_bytes_equal_the_provider_crates_own_bytes() {
+    use chef_compress::Level;
+    for level in [Level::Zero, Level::One, Level::Three] {
+        for system in [true, false] {
+            for target in Target::ALL {
+                let mut chef = support::session(ChefConfig::default().with_level(level));
+                if !system {
+                    chef.set_system_prompt(Vec::new());
+                }
+                for turn in 0..3 {
+                    chef.push(Message::user(format!("turn {turn}")));
+                    let expected = provider_bytes(&mut chef, target);
+                    let got = chef.compile(target).unwrap().body;
+                    assert!(
+                        got == expected,
+                        "{target:?} level {level:?} system {system} turn {turn}:\n{}\n{}",
+                        String::from_utf8_lossy(&got),
+                        String::from_utf8_lossy(&expected)
+                    );
+                }
+            }
+        }
+    }
+    // No tools at all (nothing to splice), and tools without any system text (Gemini's
+    // tools then open the body).
+    for with_tools in [false, true] {
+        for target in Target::ALL {
+            let mut chef = Chef::new(ChefConfig::default());
+            if with_tools {
+                chef.register_tools(support::corpus()).unwrap();
+            }
+            chef.push(Message::user("hi"));
+            for _ in 0..2 {
+                let expected = provider_bytes(&mut chef, target);
+                assert_eq!(chef.compile(target).unwrap().body, expected);
+            }
+        }
+    }
+}
