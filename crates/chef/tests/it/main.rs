@@ -19,6 +19,7 @@ mod memory;
 mod overflow;
 mod provider_goldens;
 mod session;
+mod session_props;
 mod snapshot_file;
 mod store_conformance;
 mod store_fs;
