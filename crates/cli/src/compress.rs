@@ -159,7 +159,7 @@ fn envelope(compressed: &Compressed, target: Target) -> Result<(Value, Vec<Strin
                 .get_mut("tools")
                 .map(Value::take)
                 .unwrap_or_else(|| Value::Array(Vec::new()));
-            Ok((value, notices.iter().map(|n| format!("{n:?}")).collect()))
+            Ok((value, notices.iter().map(ToString::to_string).collect()))
         }
         Target::Gemini => {
             let env =

@@ -147,3 +147,94 @@ pub enum PrefillPlacement {
     /// Appended to `instructions` (Responses, empty input).
     Instructions,
 }
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::ToolRenamed { real, wire } => write!(f, "tool {real:?} is sent as {wire:?}"),
+            Self::NativeToolLeftOut { index, targets } => {
+                let targets: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
+                write!(
+                    f,
+                    "native tool {index} is for {}; left out",
+                    targets.join(", ")
+                )
+            }
+            Self::DeferLoadingIgnored { tools } => {
+                let names: Vec<&str> = tools.iter().map(ToolName::as_str).collect();
+                write!(
+                    f,
+                    "defer_loading not sent for {} (no deferred loading on this target, or no \
+                     tool_search tool offered)",
+                    names.join(", ")
+                )
+            }
+            Self::PrefillDegraded { into } => match into {
+                PrefillPlacement::Appended { wire_index } => write!(
+                    f,
+                    "prefill sent as an instruction appended to wire message {wire_index}"
+                ),
+                PrefillPlacement::NewSystemMessage { wire_index } => write!(
+                    f,
+                    "prefill sent as an instruction in a new system message at {wire_index}"
+                ),
+                PrefillPlacement::Instructions => {
+                    f.write_str("prefill sent as an instruction appended to `instructions`")
+                }
+            },
+            Self::ThinkingDropped { message, blocks } => {
+                write!(f, "message {message}: {blocks} thinking block(s) left out")
+            }
+            Self::RedactedThinkingDropped { message, blocks } => write!(
+                f,
+                "message {message}: {blocks} redacted thinking block(s) left out"
+            ),
+            Self::ThinkingAsText { message } => {
+                write!(f, "message {message}: thinking sent as <thinking> text")
+            }
+            Self::AttachmentDropped { message, count } => write!(
+                f,
+                "message {message}: {count} attachment(s) left out (this role carries text only)"
+            ),
+            Self::FilenameDropped { message, filename } => write!(
+                f,
+                "message {message}: file name {filename:?} has no place on the wire; left out"
+            ),
+            Self::DocumentUrlAsText { message, url } => write!(
+                f,
+                "message {message}: document URL {url:?} sent as text (no URL documents here)"
+            ),
+            Self::ToolContentMoved {
+                message,
+                tool_call_id,
+            } => write!(
+                f,
+                "message {message}: content of tool result {tool_call_id:?} moved to a user \
+                 message after the tool results"
+            ),
+            Self::ToolErrorFlagDropped {
+                message,
+                tool_call_id,
+            } => write!(
+                f,
+                "message {message}: tool result {tool_call_id:?} is an error, sent without an \
+                 error flag"
+            ),
+            Self::ForeignContentDropped { message, target } => write!(
+                f,
+                "message {message}: a block in {} format left out",
+                target.map_or("an unknown", Target::as_str)
+            ),
+            Self::CompactionAsText { message } => {
+                write!(f, "message {message}: a compaction summary sent as text")
+            }
+            Self::SystemHoisted { message } => {
+                write!(f, "system message {message} hoisted into `instructions`")
+            }
+            Self::SystemKeptInline { message } => write!(
+                f,
+                "system message {message} carries attachments; kept inline"
+            ),
+        }
+    }
+}

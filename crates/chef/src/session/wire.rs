@@ -134,7 +134,7 @@ pub(crate) fn compile(
             };
             Ok(Wire {
                 body,
-                notices: c.notices.iter().map(|n| format!("{n:?}")).collect(),
+                notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
             })
         }
@@ -154,7 +154,7 @@ pub(crate) fn compile(
             };
             Ok(Wire {
                 body,
-                notices: c.notices.iter().map(|n| format!("{n:?}")).collect(),
+                notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
             })
         }
