@@ -42,8 +42,11 @@ pub mod snapshot;
 pub mod store;
 pub mod tool_search;
 
+pub use chef_anthropic as anthropic;
 pub use chef_compress as compress;
+pub use chef_gemini as gemini;
 pub use chef_ir as ir;
+pub use chef_openai as openai;
 
 pub use crate::{
     announce::{Announcement, Announcements, Channel},

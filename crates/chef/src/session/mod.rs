@@ -68,6 +68,9 @@ pub struct ChefConfig {
     pub writable: Vec<String>,
     /// Provider compile settings.
     pub targets: TargetOptions,
+    /// Audit Anthropic requests for volatile content inside the cached prefix (see
+    /// [`PayloadMeta::cache_issues`]).
+    pub cache_audit: bool,
 }
 
 impl Default for ChefConfig {
@@ -83,6 +86,7 @@ impl Default for ChefConfig {
             overflow: OverflowConfig::default(),
             writable: vec!["memory".to_owned(), "notes".to_owned()],
             targets: TargetOptions::default(),
+            cache_audit: false,
         }
     }
 }
@@ -159,6 +163,16 @@ impl ChefConfig {
         self
     }
 
+    /// Turns the Anthropic cache audit on or off: each compile for Anthropic reports
+    /// volatile content (announcements, memory, dynamic state) sitting at or before the last
+    /// cache breakpoint, in [`PayloadMeta::cache_issues`], and each kind of finding once per
+    /// session in [`Payload::notices`]. The request is not changed.
+    #[must_use]
+    pub fn with_cache_audit(mut self, on: bool) -> Self {
+        self.cache_audit = on;
+        self
+    }
+
     /// Sets the provider compile settings.
     #[must_use]
     pub fn with_targets(mut self, targets: TargetOptions) -> Self {
@@ -199,6 +213,9 @@ pub struct PayloadMeta {
     pub expired_memory_keys: Vec<String>,
     /// The context window this compile belongs to (see [`crate::overflow`]).
     pub window: u64,
+    /// Cache-audit findings for this compile (Anthropic, with
+    /// [`ChefConfig::with_cache_audit`]).
+    pub cache_issues: Vec<chef_anthropic::CacheIssue>,
 }
 
 type Subscriber = Arc<dyn Fn(&ChefEvent) + Send + Sync>;
@@ -248,6 +265,7 @@ pub struct Chef {
     tokenizer: Option<Arc<dyn Tokenizer>>,
     summarizer: Option<Arc<dyn Summarizer>>,
     tool_bytes: wire::ToolBytes,
+    audit_reported: std::collections::BTreeSet<String>,
 }
 
 impl std::fmt::Debug for Chef {
@@ -293,6 +311,7 @@ impl Chef {
             tokenizer: None,
             summarizer: None,
             tool_bytes: wire::ToolBytes::default(),
+            audit_reported: std::collections::BTreeSet::new(),
         }
     }
 
@@ -724,7 +743,13 @@ impl Chef {
             &self.config.targets,
             &mut self.tool_bytes,
             &tools,
+            self.config.cache_audit,
         )?;
+        for issue in &wire.cache_issues {
+            if self.audit_reported.insert(issue.dedupe_key.clone()) {
+                wire.notices.push(issue.to_string());
+            }
+        }
         wire.notices.extend(pending);
         let meta = PayloadMeta {
             turn: self.turn,
@@ -737,6 +762,7 @@ impl Chef {
                 .unwrap_or_default(),
             expired_memory_keys: expired,
             window: self.overflow.window,
+            cache_issues: std::mem::take(&mut wire.cache_issues),
         };
         self.wire_tools = Some((Arc::clone(&tools), std::mem::take(&mut request.tools)));
         if let Some(memory) = self.memory.as_mut() {

@@ -25,6 +25,7 @@ pub(crate) struct Wire {
     pub(crate) body: Vec<u8>,
     pub(crate) names: WireNames,
     pub(crate) notices: Vec<String>,
+    pub(crate) cache_issues: Vec<chef_anthropic::CacheIssue>,
 }
 
 fn provider<E: std::fmt::Display>(target: Target) -> impl FnOnce(E) -> ChefError {
@@ -97,11 +98,17 @@ pub(crate) fn compile(
     options: &TargetOptions,
     cache: &mut ToolBytes,
     key: &Arc<TurnTools>,
+    audit: bool,
 ) -> Result<Wire, ChefError> {
     match target {
         Target::Anthropic => {
             let mut c =
                 chef_anthropic::compile(request, &options.anthropic).map_err(provider(target))?;
+            let cache_issues = if audit {
+                cache_audit().audit(&c.body)
+            } else {
+                Vec::new()
+            };
             let tools = std::mem::take(&mut c.body.tools);
             let body = c.to_vec().map_err(provider(target))?;
             let body = if tools.is_empty() {
@@ -115,6 +122,7 @@ pub(crate) fn compile(
                 body,
                 notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
+                cache_issues,
             })
         }
         Target::OpenAiChat => {
@@ -136,6 +144,7 @@ pub(crate) fn compile(
                 body,
                 notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
+                cache_issues: Vec::new(),
             })
         }
         Target::OpenAiResponses => {
@@ -156,6 +165,7 @@ pub(crate) fn compile(
                 body,
                 notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
+                cache_issues: Vec::new(),
             })
         }
         Target::Gemini => {
@@ -183,7 +193,17 @@ pub(crate) fn compile(
                 body,
                 notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
+                cache_issues: Vec::new(),
             })
         }
     }
+}
+
+/// The Anthropic cache audit with chef's own volatile markers added (the memory block).
+fn cache_audit() -> chef_anthropic::CacheAudit {
+    chef_anthropic::CacheAudit::default().with_marker(chef_anthropic::Marker::new(
+        "<memory>",
+        "memory",
+        "use MemoryPlacement::BeforeHistoryTail so that memory rides the last user turn",
+    ))
 }

@@ -8,6 +8,7 @@
     reason = "test helpers fail loudly"
 )]
 
+mod cache_audit;
 mod compile_cache;
 mod concurrency;
 mod crash;
