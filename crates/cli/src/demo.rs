@@ -275,12 +275,101 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
         )],
     });
 
+    // 6. Overflow: the same session in a small context window, summarised by a scripted
+    //    summariser; the stored history is replaced and the old turns archived.
+    steps.push(overflow_step(level, target, &path, &runtime)?);
+
     Ok(Report {
         scripted_model: true,
         level: level.as_u8(),
         target: target.as_str(),
         steps,
         table: table(&tools, toks)?,
+    })
+}
+
+/// A summariser that writes what a model would, from the span it is given: the requests
+/// and the tools called. Deterministic, offline.
+struct ScriptedSummarizer;
+
+#[async_trait::async_trait]
+impl chef::Summarizer for ScriptedSummarizer {
+    async fn summarize(
+        &self,
+        request: &chef::SummaryRequest,
+    ) -> Result<String, chef::SummarizerError> {
+        let asks: Vec<String> = request
+            .span
+            .iter()
+            .filter(|m| m.role == chef_ir::Role::User)
+            .map(|m| clip(&m.text(), 80))
+            .collect();
+        let calls: Vec<String> = request
+            .span
+            .iter()
+            .flat_map(Message::tool_calls)
+            .map(|c| c.name.as_str().to_owned())
+            .collect();
+        Ok(format!(
+            "<analysis>scripted</analysis><summary>Goal: {}\nTools called: {}.</summary>",
+            asks.join(" / "),
+            calls.join(", ")
+        ))
+    }
+}
+
+fn overflow_step(
+    level: Level,
+    target: Target,
+    snapshot: &std::path::Path,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Step, CliError> {
+    let window = 500;
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(level)
+            .with_tool_change_announcements(true)
+            .with_overflow(chef::OverflowConfig::default().with_context_window(window)),
+    )
+    .with_memory(Memory::new())
+    .with_summarizer(std::sync::Arc::new(ScriptedSummarizer));
+    chef.load(snapshot).map_err(demo_error)?;
+    chef.push(Message::user(
+        "Thanks. Now the revenue for partner ACME last month.",
+    ));
+    let before_messages = chef.history().len();
+    let budget = chef.budget();
+    let outcome = runtime.block_on(chef.overflow()).map_err(demo_error)?;
+    let after = chef.budget().current;
+    let archive = match &outcome {
+        chef::OverflowOutcome::Summarized { archive, .. } => archive.clone().unwrap_or_default(),
+        _ => String::new(),
+    };
+    let mut lines = vec![
+        format!(
+            "context window {window} tokens, trigger at 70%: the history takes {} tokens ({} messages), over: {}",
+            budget.current,
+            before_messages,
+            budget.is_over()
+        ),
+        format!(
+            "overflow ran the (scripted) summariser: history {before_messages} → {} messages, {} → {after} tokens; later requests send the summary, not the old turns",
+            chef.history().len(),
+            budget.current
+        ),
+    ];
+    if let Some(first) = chef.history().first() {
+        lines.push(format!(
+            "  new first message: {}",
+            clip(first.text().lines().nth(3).unwrap_or_default(), 100)
+        ));
+    }
+    lines.push(format!(
+        "  the replaced messages were archived first, readable by the model at {archive}"
+    ));
+    Ok(Step {
+        title: "Overflow: summarise to fit, keep the original".into(),
+        lines,
     })
 }
 
@@ -524,6 +613,8 @@ mod tests {
                 text.contains("the load is announced to the model: true"),
                 "{text}"
             );
+            assert!(text.contains("over: true"), "{text}");
+            assert!(text.contains("archive/window-0.json"), "{text}");
         }
     }
 }
