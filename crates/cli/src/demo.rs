@@ -367,6 +367,12 @@ fn overflow_step(
     lines.push(format!(
         "  the replaced messages were archived first, readable by the model at {archive}"
     ));
+    let next = chef.compile(target).map_err(demo_error)?;
+    lines.push(format!(
+        "  next request for {target}: {} bytes, context window {}",
+        next.body.len(),
+        next.meta.window
+    ));
     Ok(Step {
         title: "Overflow: summarise to fit, keep the original".into(),
         lines,
