@@ -59,6 +59,43 @@ fn is_cjk(c: char) -> bool {
     matches!(c, '\u{4E00}'..='\u{9FA5}' | '\u{3040}'..='\u{30FF}' | '\u{AC00}'..='\u{D7AF}')
 }
 
+/// Counts with the o200k_base tokenizer (GPT-4o family; compiled-in tables, nothing is
+/// fetched): the text of every block — text, thinking, tool-call names and arguments, tool
+/// results — plus 4 tokens per message for the role and framing. For other providers it is
+/// an estimate; their own counters differ by a few percent.
+///
+/// ```
+/// use chef::overflow::{O200k, Tokenizer};
+/// assert_eq!(O200k.count(&chef::ir::Message::user("hello world")), 2 + 4);
+/// ```
+#[cfg(feature = "tokens")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct O200k;
+
+#[cfg(feature = "tokens")]
+impl Tokenizer for O200k {
+    fn count(&self, message: &Message) -> u64 {
+        use chef_ir::Content;
+        fn block(content: &Content) -> usize {
+            let count = |t: &str| chef_compress::tokens::count_o200k(t).unwrap_or(0);
+            match content {
+                Content::Text { text, .. } => count(text),
+                Content::Thinking { thinking, .. } => count(thinking),
+                Content::ToolCall(call) => {
+                    count(call.name.as_str()) + count(&call.arguments.to_string())
+                }
+                Content::ToolResult(result) => result.content.iter().map(block).sum(),
+                Content::RedactedThinking { data } => count(data),
+                Content::Unknown { value, .. } => count(&value.to_string()),
+                // Media is billed by the provider's own rules; a flat estimate.
+                Content::Attachment(_) => 1_000,
+            }
+        }
+        let tokens: usize = message.content.iter().map(block).sum::<usize>() + 4;
+        u64::try_from(tokens).unwrap_or(u64::MAX)
+    }
+}
+
 /// Where the session stands against its context window.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]

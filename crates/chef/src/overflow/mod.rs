@@ -35,6 +35,8 @@ mod summarize;
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "tokens")]
+pub use self::budget::O200k;
 pub(crate) use self::{
     budget::CountCache,
     split::{Turn, forced_split_point, split_point, turns},
