@@ -59,10 +59,26 @@ pub struct Announcement {
 }
 
 /// The ordered set of standing announcements.
+///
+/// Read back from a snapshot, a list that names an id twice keeps one announcement per id,
+/// at the place of its first occurrence, with the content and channel of its last (as if
+/// each had been announced in turn).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Announcements {
+    #[serde(deserialize_with = "upserted")]
     items: Vec<Announcement>,
+}
+
+fn upserted<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<Announcement>, D::Error> {
+    let raw = Vec::<Announcement>::deserialize(deserializer)?;
+    let mut out = Announcements::default();
+    for a in raw {
+        out.announce(a.id, a.content, a.channel);
+    }
+    Ok(out.items)
 }
 
 impl Announcements {

@@ -11,6 +11,7 @@
 mod cache_audit;
 mod compile_cache;
 mod concurrency;
+mod conformance_session;
 mod crash;
 mod fuzz;
 mod gate_bypass;
