@@ -25,11 +25,15 @@
 //! Without a summariser the span is archived and dropped, and a short notice saying where it
 //! went takes its place: nothing is lost, and the model can read it back.
 //!
+//! Between model calls, [`compact`] clears old tool results, thinking and reasoning tags
+//! mechanically (no model), for a caller who wants to shrink the history without a summary.
+//!
 //! With a handoff budget ([`HandoffBudget`]), a compile whose remaining budget is within
 //! the handoff budget tells the model, once per context window, that it should wrap up and
 //! call `new_context`.
 
 mod budget;
+mod compact;
 mod split;
 mod summarize;
 
@@ -44,6 +48,7 @@ pub(crate) use self::{
 };
 pub use self::{
     budget::{Budget, Heuristic, Tokenizer, estimate_text},
+    compact::{CLEARED_TOOL_RESULT, Clear, compact},
     split::Preserve,
     summarize::{Summarizer, SummarizerError, SummaryFailure, SummaryRequest},
 };
