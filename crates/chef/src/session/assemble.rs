@@ -23,14 +23,14 @@ pub const ANCHOR_LINE: &str =
 pub(crate) struct Parts<'a> {
     pub(crate) system: &'a [Message],
     /// Preamble and directory: stable text appended after the caller's system messages.
-    pub(crate) stable_system: Option<String>,
+    pub(crate) stable_system: Option<&'a str>,
     /// The memory layer (instruction, and the block under `after_system`).
-    pub(crate) memory_system: Option<String>,
+    pub(crate) memory_system: Option<&'a str>,
     pub(crate) history: &'a [Message],
     /// The memory block under `before_history_tail`.
-    pub(crate) tail_memory: Option<String>,
-    pub(crate) tail_announcements: String,
-    pub(crate) system_announcements: String,
+    pub(crate) tail_memory: Option<&'a str>,
+    pub(crate) tail_announcements: &'a str,
+    pub(crate) system_announcements: &'a str,
     /// Place chef's breakpoints (end of the stable system layers, rolling history).
     pub(crate) cache: bool,
 }
@@ -41,7 +41,7 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
         Vec::with_capacity(parts.system.len() + parts.history.len() + 4);
     messages.extend(parts.system.iter().cloned());
     if let Some(text) = parts.stable_system.filter(|t| !t.is_empty()) {
-        messages.push(Message::system(text));
+        messages.push(Message::system(text.to_owned()));
     }
     if parts.cache
         && let Some(last) = messages.iter_mut().rfind(|m| m.role == Role::System)
@@ -49,17 +49,17 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
         last.cache_breakpoint = true;
     }
     if let Some(text) = parts.memory_system {
-        messages.push(Message::system(text));
+        messages.push(Message::system(text.to_owned()));
     }
     let history_start = messages.len();
     messages.extend(parts.history.iter().cloned());
 
     let mut stitch_parts: Vec<&str> = Vec::new();
-    if let Some(memory) = parts.tail_memory.as_deref() {
+    if let Some(memory) = parts.tail_memory {
         stitch_parts.push(memory);
     }
     if !parts.tail_announcements.is_empty() {
-        stitch_parts.push(&parts.tail_announcements);
+        stitch_parts.push(parts.tail_announcements);
         stitch_parts.push(ANCHOR_LINE);
     }
     let stitch = stitch_parts.join("\n\n");
@@ -107,7 +107,7 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
         };
         messages.insert(
             at,
-            Message::system(parts.system_announcements).with_positional(true),
+            Message::system(parts.system_announcements.to_owned()).with_positional(true),
         );
     }
     messages
@@ -150,8 +150,8 @@ mod tests {
             memory_system: None,
             history,
             tail_memory: None,
-            tail_announcements: String::new(),
-            system_announcements: String::new(),
+            tail_announcements: "",
+            system_announcements: "",
             cache: false,
         }
     }
@@ -161,8 +161,8 @@ mod tests {
         let system = [Message::system("sys")];
         let history = [Message::user("hello"), Message::assistant("hi")];
         let out = assemble(Parts {
-            tail_memory: Some("MEM".into()),
-            tail_announcements: "ANN".into(),
+            tail_memory: Some("MEM"),
+            tail_announcements: "ANN",
             ..parts(&system, &history)
         });
         assert_eq!(out.len(), 3);
@@ -177,7 +177,7 @@ mod tests {
     fn memory_alone_does_not_add_the_anchor() {
         let history = [Message::user("q")];
         let out = assemble(Parts {
-            tail_memory: Some("MEM".into()),
+            tail_memory: Some("MEM"),
             ..parts(&[], &history)
         });
         assert_eq!(out[0].text(), "q\n\nMEM");
@@ -195,8 +195,8 @@ mod tests {
             Message::tool_results(vec![ToolResult::text("c", "ok")]),
         ];
         let out = assemble(Parts {
-            tail_announcements: "ANN".into(),
-            system_announcements: "SYS-ANN".into(),
+            tail_announcements: "ANN",
+            system_announcements: "SYS-ANN",
             ..parts(&[], &history)
         });
         assert_eq!(out.len(), 5);
@@ -215,9 +215,9 @@ mod tests {
             Message::user("three"),
         ];
         let out = assemble(Parts {
-            stable_system: Some("PREAMBLE".into()),
-            memory_system: Some("MEMORY".into()),
-            tail_announcements: "ANN".into(),
+            stable_system: Some("PREAMBLE"),
+            memory_system: Some("MEMORY"),
+            tail_announcements: "ANN",
             cache: true,
             ..parts(&system, &history)
         });
@@ -230,7 +230,7 @@ mod tests {
     fn with_no_user_turn_the_stitch_precedes_a_prefill() {
         let history = [Message::assistant("{")];
         let out = assemble(Parts {
-            tail_announcements: "ANN".into(),
+            tail_announcements: "ANN",
             ..parts(&[], &history)
         });
         assert_eq!(out[0].role, Role::User);

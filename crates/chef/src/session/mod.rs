@@ -1,6 +1,7 @@
 //! The session: [`Chef`], the state one agent conversation carries, and `compile`.
 
 mod assemble;
+mod incremental;
 mod overflow;
 mod route;
 mod select;
@@ -216,6 +217,9 @@ pub struct PayloadMeta {
     /// Cache-audit findings for this compile (Anthropic, with
     /// [`ChefConfig::with_cache_audit`]).
     pub cache_issues: Vec<chef_anthropic::CacheIssue>,
+    /// Whether the body reused the serialised history prefix of earlier turns instead of
+    /// compiling the whole history (the bytes are the same either way).
+    pub reused_prefix: bool,
 }
 
 type Subscriber = Arc<dyn Fn(&ChefEvent) + Send + Sync>;
@@ -266,6 +270,9 @@ pub struct Chef {
     summarizer: Option<Arc<dyn Summarizer>>,
     tool_bytes: wire::ToolBytes,
     audit_reported: std::collections::BTreeSet<String>,
+    prefixes: incremental::Prefixes,
+    /// Bumped by every history change other than an append.
+    history_gen: u64,
 }
 
 impl std::fmt::Debug for Chef {
@@ -312,6 +319,8 @@ impl Chef {
             summarizer: None,
             tool_bytes: wire::ToolBytes::default(),
             audit_reported: std::collections::BTreeSet::new(),
+            prefixes: incremental::Prefixes::default(),
+            history_gen: 0,
         }
     }
 
@@ -583,6 +592,7 @@ impl Chef {
     pub fn set_history(&mut self, history: Vec<Message>) -> &mut Self {
         self.history = history;
         self.counts.clear();
+        self.history_gen += 1;
         self
     }
 
@@ -597,6 +607,7 @@ impl Chef {
     pub fn clear_history(&mut self) -> &mut Self {
         self.history.clear();
         self.counts.clear();
+        self.history_gen += 1;
         self.overflow.window += 1;
         self.overflow.consecutive_failures = 0;
         self.overflow.reported_tokens = None;
@@ -669,6 +680,13 @@ impl Chef {
         wire_tools: Vec<ToolDefinition>,
         extra: &[Announcement],
     ) -> Request {
+        let layers = self.layers(target, tools, extra);
+        Request::new(self.assemble_with(&layers, &self.history)).with_tools(wire_tools)
+    }
+
+    /// Everything around the history that a compile adds: the stable system text, the
+    /// memory layer, and the announcements of both channels.
+    fn layers(&self, target: Target, tools: &TurnTools, extra: &[Announcement]) -> Layers {
         let mut stable = tools.preamble();
         let directory = self.pruner.directory_xml();
         if !directory.is_empty() {
@@ -695,11 +713,9 @@ impl Chef {
                 (Some(memory_instruction(style).to_owned()), block)
             }
         };
-        let messages = assemble::assemble(assemble::Parts {
-            system: &self.system,
-            stable_system: Some(stable),
+        Layers {
+            stable,
             memory_system,
-            history: &self.history,
             tail_memory,
             tail_announcements: self
                 .announcements
@@ -707,9 +723,35 @@ impl Chef {
             system_announcements: self
                 .announcements
                 .render_for(target, Channel::System, extra),
+        }
+    }
+
+    /// The system layers alone: what every request of this turn starts with.
+    fn assemble_head(&self, layers: &Layers) -> Vec<Message> {
+        assemble::assemble(assemble::Parts {
+            system: &self.system,
+            stable_system: Some(&layers.stable),
+            memory_system: layers.memory_system.as_deref(),
+            history: &[],
+            tail_memory: None,
+            tail_announcements: "",
+            system_announcements: "",
             cache: self.config.cache,
-        });
-        Request::new(messages).with_tools(wire_tools)
+        })
+    }
+
+    /// The message list of a request: system layers, `history`, the tail stitch.
+    fn assemble_with(&self, layers: &Layers, history: &[Message]) -> Vec<Message> {
+        assemble::assemble(assemble::Parts {
+            system: &self.system,
+            stable_system: Some(&layers.stable),
+            memory_system: layers.memory_system.as_deref(),
+            history,
+            tail_memory: layers.tail_memory.as_deref(),
+            tail_announcements: &layers.tail_announcements,
+            system_announcements: &layers.system_announcements,
+            cache: self.config.cache,
+        })
     }
 
     /// Compiles the session into the request for `target`: one call per turn.
@@ -736,15 +778,9 @@ impl Chef {
         };
         let notice = self.handoff_notice(true);
         let pending = self.pending_overflow_notice();
-        let mut request = self.build_request(target, &tools, wire_tools, notice.as_slice());
-        let mut wire = wire::compile(
-            target,
-            &request,
-            &self.config.targets,
-            &mut self.tool_bytes,
-            &tools,
-            self.config.cache_audit,
-        )?;
+        let layers = self.layers(target, &tools, notice.as_slice());
+        let (mut wire, wire_tools, reused_prefix) =
+            self.compile_body(target, &tools, &layers, wire_tools)?;
         for issue in &wire.cache_issues {
             if self.audit_reported.insert(issue.dedupe_key.clone()) {
                 wire.notices.push(issue.to_string());
@@ -753,7 +789,7 @@ impl Chef {
         wire.notices.extend(pending);
         let meta = PayloadMeta {
             turn: self.turn,
-            wire_tools: request.tools.iter().map(|t| t.name.clone()).collect(),
+            wire_tools: wire_tools.iter().map(|t| t.name.clone()).collect(),
             kept: tools.kept.clone(),
             memory_keys: self
                 .memory
@@ -763,8 +799,9 @@ impl Chef {
             expired_memory_keys: expired,
             window: self.overflow.window,
             cache_issues: std::mem::take(&mut wire.cache_issues),
+            reused_prefix,
         };
-        self.wire_tools = Some((Arc::clone(&tools), std::mem::take(&mut request.tools)));
+        self.wire_tools = Some((Arc::clone(&tools), wire_tools));
         if let Some(memory) = self.memory.as_mut() {
             memory.advance_turn();
         }
@@ -780,6 +817,168 @@ impl Chef {
             notices: wire.notices,
             meta,
         })
+    }
+
+    /// The provider body of this turn: from the reused history prefix when one applies
+    /// (see [`incremental`]), else a full compile (which may make a prefix for the next
+    /// turns). Returns the lent wire tools too.
+    fn compile_body(
+        &mut self,
+        target: Target,
+        tools: &Arc<TurnTools>,
+        layers: &Layers,
+        wire_tools: Vec<ToolDefinition>,
+    ) -> Result<(wire::Wire, Vec<ToolDefinition>, bool), ChefError> {
+        let options = self.config.targets.clone();
+        let audit = self.config.cache_audit;
+        let reuse = !audit;
+        let mut wire_tools = wire_tools;
+        if reuse
+            && self
+                .prefixes
+                .usable(target, tools, self.history_gen, self.history.len())
+                .is_some()
+        {
+            let (attempt, lent) = self.suffix_compile(target, layers, wire_tools, &options)?;
+            wire_tools = lent;
+            if let Some(unspliced) = attempt {
+                let request = incremental::request(Vec::new(), wire_tools);
+                let wire =
+                    unspliced.finish(target, &mut self.tool_bytes, tools, &request, &options)?;
+                return Ok((wire, request.tools, true));
+            }
+        }
+        let request = incremental::request(self.assemble_with(layers, &self.history), wire_tools);
+        let full = wire::compile_unspliced(target, &request, &options, audit, 0)?;
+        let mut request = request;
+        if reuse
+            && self
+                .prefixes
+                .may_try(target, self.history_gen, self.history.len())
+        {
+            let lent = std::mem::take(&mut request.tools);
+            let lent = self.make_prefix(target, tools, layers, &full, lent, &options)?;
+            request.tools = lent;
+        }
+        let wire = full.finish(target, &mut self.tool_bytes, tools, &request, &options)?;
+        Ok((wire, request.tools, false))
+    }
+
+    /// Compiles the system layers + `history[cut..]` and splices the prefix in. `None` when
+    /// this turn does not keep the conversion local.
+    fn suffix_compile(
+        &self,
+        target: Target,
+        layers: &Layers,
+        wire_tools: Vec<ToolDefinition>,
+        options: &TargetOptions,
+    ) -> Result<(Option<wire::Unspliced>, Vec<ToolDefinition>), ChefError> {
+        let Some(slot) = self.prefixes.slot(target) else {
+            return Ok((None, wire_tools));
+        };
+        let head = self.assemble_head(layers);
+        if head != slot.head || !incremental::suffix_ok(slot, &self.history) {
+            return Ok((None, wire_tools));
+        }
+        let suffix = self.history.get(slot.cut..).unwrap_or_default();
+        let messages = self.assemble_with(layers, suffix);
+        if !incremental::breakpoint_in_suffix(&messages, head.len(), self.config.cache) {
+            return Ok((None, wire_tools));
+        }
+        let mut request = incremental::request(messages, wire_tools);
+        let compiled = wire::compile_unspliced(target, &request, options, false, slot.cut);
+        let lent = std::mem::take(&mut request.tools);
+        let mut unspliced = compiled?;
+        if !unspliced.notices_shifted {
+            return Ok((None, lent));
+        }
+        let Some((body, at, len)) =
+            incremental::insert_prefix(target, &unspliced.body, slot.head_elems, &slot.bytes)
+        else {
+            return Ok((None, lent));
+        };
+        unspliced.body = body;
+        if let Some(t) = unspliced.tools_at.as_mut()
+            && *t >= at
+        {
+            *t += len;
+        }
+        Ok((Some(unspliced), lent))
+    }
+
+    /// Makes a prefix for `target` from this turn's history and checks it against this
+    /// turn's full compile; a mismatch (or no usable cut) refuses prefixes for this history
+    /// generation until it grows.
+    fn make_prefix(
+        &mut self,
+        target: Target,
+        tools: &Arc<TurnTools>,
+        layers: &Layers,
+        full: &wire::Unspliced,
+        wire_tools: Vec<ToolDefinition>,
+        options: &TargetOptions,
+    ) -> Result<Vec<ToolDefinition>, ChefError> {
+        let (generation, len) = (self.history_gen, self.history.len());
+        self.prefixes.set(target, None);
+        let Some(cut) = incremental::find_cut(&self.history) else {
+            self.prefixes.refuse(target, generation, len);
+            return Ok(wire_tools);
+        };
+        let head = self.assemble_head(layers);
+        let compile = |messages: Vec<Message>, tools: Vec<ToolDefinition>| {
+            let mut request = incremental::request(messages, tools);
+            let out = wire::compile_unspliced(target, &request, options, false, 0);
+            (out, std::mem::take(&mut request.tools))
+        };
+        // The head's own elements: a request of the head and one user message has them plus
+        // one (a head alone may get a placeholder message from a provider crate).
+        let mut probe = head.clone();
+        probe.push(Message::user("."));
+        let (head_only, lent) = compile(probe, wire_tools);
+        let head_only = head_only?;
+        let mut prefix_messages = head.clone();
+        prefix_messages.extend(self.history.get(..cut).unwrap_or_default().iter().cloned());
+        let (with_prefix, lent) = compile(prefix_messages, lent);
+        let with_prefix = with_prefix?;
+        let head_elems = incremental::elements(target, &head_only.body)
+            .and_then(|(_, s)| s.len().checked_sub(1));
+        let bytes = head_elems
+            .and_then(|n| incremental::prefix_bytes(target, &with_prefix.body, n).map(|b| (n, b)));
+        let clean = head_only.notices.is_empty() && with_prefix.notices.is_empty();
+        let Some((head_elems, bytes)) = bytes.filter(|_| clean) else {
+            self.prefixes.refuse(target, generation, len);
+            return Ok(lent);
+        };
+        let calls = self
+            .history
+            .get(..cut)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(Message::tool_calls)
+            .map(|c| c.id.as_str().to_owned())
+            .collect();
+        self.prefixes.set(
+            target,
+            Some(incremental::Slot {
+                tools: Arc::clone(tools),
+                generation,
+                head,
+                cut,
+                head_elems,
+                bytes,
+                calls,
+            }),
+        );
+        // Check: this turn through the prefix must equal this turn compiled in full.
+        let (attempt, lent) = self.suffix_compile(target, layers, lent, options)?;
+        let same = attempt.is_some_and(|a| {
+            a.body == full.body && a.tools_at == full.tools_at && a.notices == full.notices
+        });
+        if !same {
+            self.prefixes.set(target, None);
+            self.prefixes.refuse(target, generation, len);
+        }
+        Ok(lent)
     }
 
     fn announce_tool_delta(&mut self, tools: &TurnTools) {
@@ -825,6 +1024,15 @@ impl Chef {
 /// Forwards `memory`'s change events to a session subscriber.
 fn bridge_memory_events(memory: &mut Memory, subscriber: Subscriber) {
     memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())));
+}
+
+/// The text a compile adds around the history (see [`Chef::layers`]).
+struct Layers {
+    stable: String,
+    memory_system: Option<String>,
+    tail_memory: Option<String>,
+    tail_announcements: String,
+    system_announcements: String,
 }
 
 fn memory_instruction(style: MemoryStyle) -> &'static str {

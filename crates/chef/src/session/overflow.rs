@@ -202,6 +202,7 @@ impl Chef {
         history.extend(tail);
         self.history = history;
         self.counts.clear();
+        self.history_gen += 1;
         self.overflow.window = next;
         self.overflow.consecutive_failures = 0;
         self.overflow.reported_tokens = None;

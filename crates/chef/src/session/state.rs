@@ -106,6 +106,7 @@ impl Chef {
         self.new_context_requested = state.new_context_requested;
         self.overflow = state.overflow.clone();
         self.counts.clear();
+        self.history_gen += 1;
         self.touch();
         Ok(self)
     }

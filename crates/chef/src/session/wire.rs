@@ -57,17 +57,19 @@ impl ToolBytes {
         &mut self.slots[index]
     }
 
-    /// The serialised tools for `key` on `target`, serialising `tools` on a miss.
-    fn get<T: serde::Serialize>(
+    /// The serialised tools for `key` on `target`, serialising them from `request` on a
+    /// miss.
+    fn get_or_build(
         &mut self,
         target: Target,
         key: &Arc<TurnTools>,
-        tools: &T,
-    ) -> Result<&[u8], serde_json::Error> {
+        request: &Request,
+        options: &TargetOptions,
+    ) -> Result<&[u8], ChefError> {
         let slot = self.slot(target);
         let hit = slot.as_ref().is_some_and(|(k, _)| Arc::ptr_eq(k, key));
         if !hit {
-            *slot = Some((Arc::clone(key), serde_json::to_vec(tools)?));
+            *slot = Some((Arc::clone(key), tools_json(target, request, options)?));
         }
         Ok(slot.as_ref().map_or(&[][..], |(_, bytes)| bytes.as_slice()))
     }
@@ -75,7 +77,7 @@ impl ToolBytes {
 
 /// Inserts `"tools":<tools>` into a JSON object body at byte offset `at` (just after `{`,
 /// or just before the closing `}`), with the comma on the side that needs it.
-fn splice(body: &[u8], at: usize, tools: &[u8]) -> Vec<u8> {
+pub(crate) fn splice(body: &[u8], at: usize, tools: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(body.len() + tools.len() + 10);
     let (head, tail) = body.split_at(at.min(body.len()));
     out.extend_from_slice(head);
@@ -92,14 +94,87 @@ fn splice(body: &[u8], at: usize, tools: &[u8]) -> Vec<u8> {
     out
 }
 
-pub(crate) fn compile(
+/// A provider body with its `tools` field left out, and where to put it back.
+pub(crate) struct Unspliced {
+    pub(crate) body: Vec<u8>,
+    /// Where [`splice`] inserts the tools (`None`: the request has no tools).
+    pub(crate) tools_at: Option<usize>,
+    pub(crate) names: WireNames,
+    pub(crate) notices: Vec<String>,
+    /// Whether every notice could be renumbered by the message offset given (always true
+    /// for an offset of 0 or no notices).
+    pub(crate) notices_shifted: bool,
+    pub(crate) cache_issues: Vec<chef_anthropic::CacheIssue>,
+}
+
+impl Unspliced {
+    /// The finished body, with the (cached) tools bytes spliced in.
+    pub(crate) fn finish(
+        self,
+        target: Target,
+        cache: &mut ToolBytes,
+        key: &Arc<TurnTools>,
+        request: &Request,
+        options: &TargetOptions,
+    ) -> Result<Wire, ChefError> {
+        let body = match self.tools_at {
+            None => self.body,
+            Some(at) => {
+                let bytes = cache.get_or_build(target, key, request, options)?;
+                splice(&self.body, at, bytes)
+            }
+        };
+        Ok(Wire {
+            body,
+            names: self.names,
+            notices: self.notices,
+            cache_issues: self.cache_issues,
+        })
+    }
+}
+
+/// The serialised `tools` array of `request` for `target` (a miss of [`ToolBytes`]).
+fn tools_json(
     target: Target,
     request: &Request,
     options: &TargetOptions,
-    cache: &mut ToolBytes,
-    key: &Arc<TurnTools>,
+) -> Result<Vec<u8>, ChefError> {
+    let err = provider::<serde_json::Error>(target);
+    match target {
+        Target::Anthropic => {
+            let c =
+                chef_anthropic::compile(request, &options.anthropic).map_err(provider(target))?;
+            serde_json::to_vec(&c.body.tools).map_err(err)
+        }
+        Target::OpenAiChat => {
+            let c =
+                chef_openai::chat::compile(request, &options.openai).map_err(provider(target))?;
+            serde_json::to_vec(&c.body.tools).map_err(err)
+        }
+        Target::OpenAiResponses => {
+            let c = chef_openai::responses::compile(request, &options.openai)
+                .map_err(provider(target))?;
+            serde_json::to_vec(&c.body.tools).map_err(err)
+        }
+        Target::Gemini => {
+            let c = chef_gemini::compile(request, &options.gemini).map_err(provider(target))?;
+            serde_json::to_vec(&c.body.tools).map_err(err)
+        }
+    }
+}
+
+/// Compiles `request` for `target` to bytes, the tools left out (see [`Unspliced`]).
+///
+/// `offset` is added to the message positions that notices name: the request is the
+/// suffix of a longer one whose first `offset` history messages were left out. Only
+/// notices known to be local can be renumbered; see [`Unspliced::notices_shifted`].
+pub(crate) fn compile_unspliced(
+    target: Target,
+    request: &Request,
+    options: &TargetOptions,
     audit: bool,
-) -> Result<Wire, ChefError> {
+    offset: usize,
+) -> Result<Unspliced, ChefError> {
     match target {
         Target::Anthropic => {
             let mut c =
@@ -109,17 +184,14 @@ pub(crate) fn compile(
             } else {
                 Vec::new()
             };
-            let tools = std::mem::take(&mut c.body.tools);
+            let has_tools = !std::mem::take(&mut c.body.tools).is_empty();
             let body = c.to_vec().map_err(provider(target))?;
-            let body = if tools.is_empty() {
-                body
-            } else {
-                let bytes = cache.get(target, key, &tools).map_err(provider(target))?;
-                // Anthropic's tools field comes last.
-                splice(&body, body.len().saturating_sub(1), bytes)
-            };
-            Ok(Wire {
+            // Anthropic's tools field comes last.
+            let tools_at = has_tools.then(|| body.len().saturating_sub(1));
+            Ok(Unspliced {
                 body,
+                tools_at,
+                notices_shifted: offset == 0 || c.notices.is_empty(),
                 notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
                 cache_issues,
@@ -128,20 +200,13 @@ pub(crate) fn compile(
         Target::OpenAiChat => {
             let mut c =
                 chef_openai::chat::compile(request, &options.openai).map_err(provider(target))?;
-            let tools = std::mem::take(&mut c.body.tools);
+            let has_tools = !std::mem::take(&mut c.body.tools).is_empty();
             let body = chef_openai::chat::to_vec(&c).map_err(provider(target))?;
-            let body = if tools.is_empty() {
-                body
-            } else {
-                // OpenAI's tools field comes first.
-                splice(
-                    &body,
-                    1,
-                    cache.get(target, key, &tools).map_err(provider(target))?,
-                )
-            };
-            Ok(Wire {
+            // OpenAI's tools field comes first.
+            Ok(Unspliced {
                 body,
+                tools_at: has_tools.then_some(1),
+                notices_shifted: offset == 0 || c.notices.is_empty(),
                 notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
                 cache_issues: Vec::new(),
@@ -150,19 +215,12 @@ pub(crate) fn compile(
         Target::OpenAiResponses => {
             let mut c = chef_openai::responses::compile(request, &options.openai)
                 .map_err(provider(target))?;
-            let tools = std::mem::take(&mut c.body.tools);
+            let has_tools = !std::mem::take(&mut c.body.tools).is_empty();
             let body = chef_openai::responses::to_vec(&c).map_err(provider(target))?;
-            let body = if tools.is_empty() {
-                body
-            } else {
-                splice(
-                    &body,
-                    1,
-                    cache.get(target, key, &tools).map_err(provider(target))?,
-                )
-            };
-            Ok(Wire {
+            Ok(Unspliced {
                 body,
+                tools_at: has_tools.then_some(1),
+                notices_shifted: offset == 0 || c.notices.is_empty(),
                 notices: c.notices.iter().map(ToString::to_string).collect(),
                 names: c.names,
                 cache_issues: Vec::new(),
@@ -170,28 +228,42 @@ pub(crate) fn compile(
         }
         Target::Gemini => {
             let mut c = chef_gemini::compile(request, &options.gemini).map_err(provider(target))?;
-            let tools = std::mem::take(&mut c.body.tools);
+            let has_tools = !std::mem::take(&mut c.body.tools).is_empty();
             let body = chef_gemini::to_vec(&c).map_err(provider(target))?;
-            let body = if tools.is_empty() {
-                body
-            } else {
-                // Gemini's tools field follows the system instruction, when there is one.
-                let at = match &c.body.system_instruction {
+            // Gemini's tools field follows the system instruction, when there is one.
+            let tools_at = if has_tools {
+                Some(match &c.body.system_instruction {
                     Some(system) => {
                         let len = serde_json::to_vec(system).map_err(provider(target))?.len();
                         1 + b"\"systemInstruction\":".len() + len + 1
                     }
                     None => 1,
-                };
-                splice(
-                    &body,
-                    at,
-                    cache.get(target, key, &tools).map_err(provider(target))?,
-                )
+                })
+            } else {
+                None
             };
-            Ok(Wire {
+            // A positional system message becomes a user content wherever it is: local, so
+            // its notice can be renumbered.
+            let mut notices_shifted = true;
+            let notices = c
+                .notices
+                .iter()
+                .map(|n| {
+                    let mut n = n.clone();
+                    match &mut n {
+                        chef_gemini::Notice::PositionalSystemAsUser { message } => {
+                            *message += offset;
+                        }
+                        _ => notices_shifted &= offset == 0,
+                    }
+                    n.to_string()
+                })
+                .collect();
+            Ok(Unspliced {
                 body,
-                notices: c.notices.iter().map(ToString::to_string).collect(),
+                tools_at,
+                notices,
+                notices_shifted,
                 names: c.names,
                 cache_issues: Vec::new(),
             })

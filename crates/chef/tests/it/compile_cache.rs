@@ -134,3 +134,71 @@ fn spliced_tool_bytes_equal_the_provider_crates_own_bytes() {
         }
     }
 }
+
+/// Turns that reuse the serialised history prefix give exactly the provider crate's bytes
+/// for the whole request, through tool-call turns, announcements of both channels, memory
+/// changes, a pinned message, a caller's system message and a history reset.
+#[test]
+fn reused_history_prefixes_equal_the_provider_crates_own_bytes() {
+    use chef_ir::{Content, ToolCall, ToolResult};
+    for target in Target::ALL {
+        let mut chef = support::session(ChefConfig::default());
+        let mut reused = 0;
+        for turn in 0..40 {
+            match turn % 4 {
+                0 => {
+                    chef.push(Message::user(format!("Turn {turn}: next partner?")));
+                }
+                1 => {
+                    chef.push(Message::assistant_with(vec![Content::ToolCall(
+                        ToolCall::new(
+                            format!("t{turn}"),
+                            "accessorial_revenue_details",
+                            serde_json::json!({"partner_name": format!("p{turn}")}),
+                        ),
+                    )]));
+                    chef.push(Message::tool_results(vec![ToolResult::text(
+                        format!("t{turn}"),
+                        "[]",
+                    )]));
+                }
+                2 => {
+                    chef.push(Message::assistant(format!("Done with {turn}.")));
+                    chef.announce("turn", format!("turn {turn}"), Channel::System);
+                }
+                _ => {
+                    chef.push(Message::user(format!("And {turn}?")).with_pinned(turn % 8 == 3));
+                    chef.announce("tail", format!("tail {turn}"), Channel::UserTail);
+                }
+            }
+            if turn == 21 {
+                // A caller's system message in the history: no prefix may cover it.
+                chef.push(Message::system("Be brief from now on."));
+            }
+            if turn == 30 {
+                chef.memory_mut()
+                    .unwrap()
+                    .set("late", "value", SetOptions::new())
+                    .unwrap();
+            }
+            if turn == 34 {
+                let history = chef.history()[..100].to_vec();
+                chef.set_history(history);
+            }
+            let expected = provider_bytes(&mut chef, target);
+            let payload = chef.compile(target).unwrap();
+            reused += usize::from(payload.meta.reused_prefix);
+            assert!(
+                payload.body == expected,
+                "{target:?} turn {turn} (reused {}):\n{}\n{}",
+                payload.meta.reused_prefix,
+                String::from_utf8_lossy(&payload.body),
+                String::from_utf8_lossy(&expected)
+            );
+        }
+        assert!(
+            reused >= 15,
+            "{target:?}: only {reused} of 40 turns reused a prefix"
+        );
+    }
+}

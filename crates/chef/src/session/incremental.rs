@@ -1,0 +1,250 @@
+//! Reusing the serialised history prefix across turns.
+//!
+//! A turn appends to the history; everything before the last few messages compiles to the
+//! same bytes as last turn. Per target, chef keeps those bytes (the *prefix*: the wire
+//! elements of `history[..cut]`) and compiles only the system layers plus `history[cut..]`,
+//! then splices the prefix into the messages array. The result is byte-identical to a full
+//! compile because the cut is only placed where the provider crates' conversion is local:
+//!
+//! * `history[cut]` is a user message and `history[cut - 1]` an assistant message without
+//!   tool calls (no provider merges or pairs messages across that boundary);
+//! * the prefix holds no system message, no cache breakpoint and no positional flag, and
+//!   every tool call in it is answered in it (history repair has nothing to do across the
+//!   cut); no later tool result names a call of the prefix;
+//! * neither the prefix compile nor the suffix compile reports a notice (notices name
+//!   message positions, and a notice-free compile is one whose conversion was plain);
+//! * the system layers (preamble, directory, memory) are equal to those the prefix was
+//!   compiled with, the tool selection is the same `Arc`, and the history has only grown
+//!   since (a generation counter that `set_history`, `clear_history`, overflow and restore
+//!   bump).
+//!
+//! When a prefix is first made, the turn is also compiled in full and the two bodies are
+//! compared; a mismatch drops the prefix for this history generation. Anything unusual falls
+//! back to the full compile.
+
+use std::{collections::HashSet, sync::Arc};
+
+use chef_ir::{Message, Request, Role, Target};
+use serde_json::value::RawValue;
+
+use super::select::TurnTools;
+
+/// Histories shorter than this are compiled in full.
+pub(crate) const MIN_HISTORY: usize = 24;
+/// A prefix is re-made once this many messages follow its cut.
+pub(crate) const MAX_SUFFIX: usize = 48;
+/// A new cut leaves at least this many messages after it.
+const KEEP_SUFFIX: usize = 2;
+
+/// The prefix of one target.
+pub(crate) struct Slot {
+    pub(crate) tools: Arc<TurnTools>,
+    pub(crate) generation: u64,
+    pub(crate) head: Vec<Message>,
+    pub(crate) cut: usize,
+    /// Wire elements the system layers alone produce (OpenAI Chat's system messages).
+    pub(crate) head_elems: usize,
+    /// The prefix's wire elements, comma-separated.
+    pub(crate) bytes: Vec<u8>,
+    /// Tool-call ids of the prefix.
+    pub(crate) calls: HashSet<String>,
+}
+
+/// Per-target prefixes, and the generation for which making one failed.
+#[derive(Default)]
+pub(crate) struct Prefixes {
+    slots: [Option<Slot>; 4],
+    refused: [Option<(u64, usize)>; 4],
+}
+
+fn index(target: Target) -> usize {
+    match target {
+        Target::Anthropic => 0,
+        Target::OpenAiChat => 1,
+        Target::OpenAiResponses => 2,
+        Target::Gemini => 3,
+    }
+}
+
+impl Prefixes {
+    pub(crate) fn slot(&self, target: Target) -> Option<&Slot> {
+        self.slots.get(index(target)).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn set(&mut self, target: Target, slot: Option<Slot>) {
+        if let Some(s) = self.slots.get_mut(index(target)) {
+            *s = slot;
+        }
+    }
+
+    /// Records that no prefix could be made for this generation at this history length.
+    pub(crate) fn refuse(&mut self, target: Target, generation: u64, len: usize) {
+        if let Some(r) = self.refused.get_mut(index(target)) {
+            *r = Some((generation, len));
+        }
+    }
+
+    /// Whether making a prefix is worth trying now.
+    pub(crate) fn may_try(&self, target: Target, generation: u64, len: usize) -> bool {
+        if len < MIN_HISTORY {
+            return false;
+        }
+        match self.refused.get(index(target)).copied().flatten() {
+            // Retry once the history has grown by a suffix's worth.
+            Some((g, at)) if g == generation => len >= at + MAX_SUFFIX / 2,
+            _ => true,
+        }
+    }
+
+    /// The usable slot for this turn, if any.
+    pub(crate) fn usable(
+        &self,
+        target: Target,
+        tools: &Arc<TurnTools>,
+        generation: u64,
+        len: usize,
+    ) -> Option<&Slot> {
+        self.slot(target).filter(|s| {
+            Arc::ptr_eq(&s.tools, tools)
+                && s.generation == generation
+                && len > s.cut
+                && len - s.cut <= MAX_SUFFIX
+        })
+    }
+}
+
+/// The latest cut in `history` that keeps the conversion local (see the module docs).
+pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
+    // closed[i]: history[..i] is a valid prefix on its own.
+    let mut open: HashSet<&str> = HashSet::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut best = None;
+    let last = history.len().saturating_sub(KEEP_SUFFIX);
+    for (i, message) in history.iter().enumerate() {
+        if i > 0 && i <= last && open.is_empty() && message.role == Role::User {
+            let boundary = history
+                .get(i - 1)
+                .is_some_and(|p| p.role == Role::Assistant && p.tool_calls().next().is_none());
+            if boundary && !message.positional {
+                best = Some(i);
+            }
+        }
+        if message.role == Role::System || message.cache_breakpoint || message.positional {
+            break;
+        }
+        for call in message.tool_calls() {
+            if !seen.insert(call.id.as_str()) {
+                break;
+            }
+            open.insert(call.id.as_str());
+        }
+        let mut orphan = false;
+        for result in message.tool_results_iter() {
+            orphan |= !open.remove(result.tool_call_id.as_str());
+        }
+        if orphan {
+            break;
+        }
+    }
+    let cut = best?;
+    // No later result may name a call of the prefix.
+    let calls: HashSet<&str> = history
+        .get(..cut)?
+        .iter()
+        .flat_map(Message::tool_calls)
+        .map(|c| c.id.as_str())
+        .collect();
+    let crosses = history
+        .get(cut..)?
+        .iter()
+        .flat_map(Message::tool_results_iter)
+        .any(|r| calls.contains(r.tool_call_id.as_str()));
+    (!crosses).then_some(cut)
+}
+
+/// Whether the suffix `history[cut..]` keeps the conversion local.
+pub(crate) fn suffix_ok(slot: &Slot, history: &[Message]) -> bool {
+    history.get(slot.cut..).is_some_and(|suffix| {
+        suffix.iter().all(|m| {
+            !m.cache_breakpoint
+                && (m.role != Role::System || m.positional)
+                && m.tool_results_iter()
+                    .all(|r| !slot.calls.contains(r.tool_call_id.as_str()))
+        })
+    })
+}
+
+/// Whether chef's rolling breakpoint fell inside the history part of `messages` (the
+/// assembled head + suffix): otherwise it would sit on the last prefix message in a full
+/// compile.
+pub(crate) fn breakpoint_in_suffix(messages: &[Message], head_len: usize, cache: bool) -> bool {
+    !cache
+        || messages
+            .get(head_len..)
+            .is_some_and(|m| m.iter().any(|m| m.cache_breakpoint))
+}
+
+/// The key of the messages array in each target's body.
+fn array_key(target: Target) -> &'static str {
+    match target {
+        Target::Anthropic | Target::OpenAiChat => "messages",
+        Target::OpenAiResponses => "input",
+        Target::Gemini => "contents",
+    }
+}
+
+/// The byte spans of the elements of the messages array of `body`, and the offset just
+/// after its `[`.
+pub(crate) fn elements(target: Target, body: &[u8]) -> Option<(usize, Vec<(usize, usize)>)> {
+    let top: std::collections::HashMap<&str, &RawValue> = serde_json::from_slice(body).ok()?;
+    let array = *top.get(array_key(target))?;
+    let items: Vec<&RawValue> = serde_json::from_str(array.get()).ok()?;
+    let base = body.as_ptr() as usize;
+    let offset = |raw: &str| (raw.as_ptr() as usize).checked_sub(base);
+    let open = offset(array.get())? + 1;
+    let spans = items
+        .iter()
+        .map(|raw| offset(raw.get()).map(|start| (start, start + raw.get().len())))
+        .collect::<Option<Vec<_>>>()?;
+    Some((open, spans))
+}
+
+/// Inserts the prefix elements after the first `head_elems` elements of the messages
+/// array of `body` (which must have at least one element after them). Returns the new body
+/// and where the insertion happened, with the inserted length.
+pub(crate) fn insert_prefix(
+    target: Target,
+    body: &[u8],
+    head_elems: usize,
+    prefix: &[u8],
+) -> Option<(Vec<u8>, usize, usize)> {
+    let (open, spans) = elements(target, body)?;
+    if spans.len() <= head_elems {
+        return None;
+    }
+    let (at, inserted): (usize, Vec<u8>) = if head_elems == 0 {
+        (open, [prefix, b","].concat())
+    } else {
+        let (_, end) = *spans.get(head_elems - 1)?;
+        (end, [b",", prefix].concat())
+    };
+    let mut out = Vec::with_capacity(body.len() + inserted.len());
+    out.extend_from_slice(body.get(..at)?);
+    out.extend_from_slice(&inserted);
+    out.extend_from_slice(body.get(at..)?);
+    Some((out, at, inserted.len()))
+}
+
+/// The prefix bytes of a compile of head + `history[..cut]`: its elements after the
+/// head's.
+pub(crate) fn prefix_bytes(target: Target, body: &[u8], head_elems: usize) -> Option<Vec<u8>> {
+    let (_, spans) = elements(target, body)?;
+    let (start, _) = *spans.get(head_elems)?;
+    let (_, end) = *spans.last()?;
+    body.get(start..end).map(<[u8]>::to_vec)
+}
+
+/// A request of `messages` and the lent tools.
+pub(crate) fn request(messages: Vec<Message>, tools: Vec<chef_ir::ToolDefinition>) -> Request {
+    Request::new(messages).with_tools(tools)
+}
