@@ -725,8 +725,8 @@ fn level4_preamble(
                 .and_then(|l| l.split_once('(').map(|(_, rest)| rest))
                 .unwrap_or_default();
             *bodies.entry(body).or_default() += 1;
-            let doc = verified_docstring(e, schema, options, &mut unusable)
-                .unwrap_or(text::NOT_COMPILED);
+            let doc =
+                verified_docstring(e, schema, options, &mut unusable).unwrap_or(text::NOT_COMPILED);
             let line = format!("def {}:\"{doc}\"", python_signature(&e.name, schema));
             lines.push((m, line));
         }

@@ -78,8 +78,41 @@ impl CatalogueText {
 
 /// Characters of UTF-8 text: every byte that is not a continuation byte starts one.
 pub(crate) fn count_chars(bytes: &[u8]) -> usize {
-    // A plain reduction the compiler vectorises.
-    bytes.iter().map(|&b| usize::from((b & 0xC0) != 0x80)).sum()
+    // Fixed-size blocks with a byte-wide sum, which the compiler turns into vector code.
+    let (blocks, rest) = bytes.as_chunks::<64>();
+    let mut total = 0;
+    for block in blocks {
+        let mut starts = 0_u8;
+        for &b in block {
+            starts += u8::from((b & 0xC0) != 0x80);
+        }
+        total += usize::from(starts);
+    }
+    total + rest.iter().filter(|&&b| (b & 0xC0) != 0x80).count()
+}
+
+/// Whether a byte must be escaped in a JSON string (as serde_json escapes).
+fn is_special(b: u8) -> bool {
+    (b < 0x20) | (b == b'"') | (b == b'\\')
+}
+
+/// Whether any byte must be escaped.
+fn has_special(bytes: &[u8]) -> bool {
+    // Fixed-size blocks, branch-free inside, so the compiler vectorises the test; the tail
+    // is padded to a block with a byte that needs no escape.
+    let (blocks, rest) = bytes.as_chunks::<16>();
+    let mut tail = [b' '; 16];
+    if let Some(head) = tail.get_mut(..rest.len()) {
+        head.copy_from_slice(rest);
+    }
+    let test = |block: &[u8; 16]| {
+        let mut any = false;
+        for &b in block {
+            any |= is_special(b);
+        }
+        any
+    };
+    blocks.iter().any(test) || test(&tail)
 }
 
 /// Appends what serde_json writes for `v` (rare fields: tags, annotations, numbers).
@@ -120,21 +153,61 @@ fn value(out: &mut Vec<u8>, v: &Value) {
     }
 }
 
-/// A JSON string: copied whole when nothing in it needs escaping (the usual case), else
-/// written by serde_json.
-fn string(out: &mut Vec<u8>, s: &str) {
-    // Branch-free over the bytes, so the compiler vectorises it.
-    let special = s
-        .bytes()
-        .fold(false, |acc, b| acc | (b < 0x20) | (b == b'"') | (b == b'\\'));
-    if special {
-        serde_into(out, s);
-    } else {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
+/// The position of the first byte that must be escaped (16-byte blocks at a time).
+fn find_special(bytes: &[u8]) -> Option<usize> {
+    let (blocks, rest) = bytes.as_chunks::<16>();
+    for (i, block) in blocks.iter().enumerate() {
+        let mut any = false;
+        for &b in block {
+            any |= is_special(b);
+        }
+        if any {
+            return block
+                .iter()
+                .position(|&b| is_special(b))
+                .map(|at| i * 16 + at);
+        }
     }
+    rest.iter()
+        .position(|&b| is_special(b))
+        .map(|at| blocks.len() * 16 + at)
+}
+
+/// A JSON string, escaped exactly as serde_json escapes: copied whole when nothing in it
+/// needs escaping (the usual case); otherwise `"`, backslash and control characters get
+/// serde_json's escapes (`\n`, …, `\u001f` with lowercase hex).
+fn string(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    if !has_special(bytes) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
+    let mut run = 0;
+    while let Some(i) = bytes.get(run..).and_then(find_special).map(|at| run + at) {
+        let b = bytes.get(i).copied().unwrap_or(b' ');
+        out.extend_from_slice(bytes.get(run..i).unwrap_or_default());
+        run = i + 1;
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            _ => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'));
+                out.push(HEX.get(usize::from(b & 0xF)).copied().unwrap_or(b'0'));
+            }
+        }
+    }
+    out.extend_from_slice(bytes.get(run..).unwrap_or_default());
+    out.push(b'"');
 }
 
 /// Parses a schema back from its text. The text was written from a `Value`, so this
@@ -173,6 +246,14 @@ mod tests {
             t.annotations.title = Some("T".to_owned());
             t.annotations.read_only_hint = Some(true);
         }
+        let controls: String = (0_u8..0x20).map(char::from).collect();
+        tools.push(
+            ToolDefinition::new(
+                "controls",
+                json!({"type": "object", "description": controls}),
+            )
+            .with_description(format!("{controls}\"\\ x {}", "long ".repeat(40))),
+        );
         let written = CatalogueText::write(&tools);
         let expected = serde_json::to_vec(&tools).unwrap();
         assert_eq!(
@@ -184,7 +265,10 @@ mod tests {
             String::from_utf8(expected).unwrap().chars().count()
         );
         for (tool, range) in tools.iter().zip(&written.schemas) {
-            assert_eq!(parse_schema(&written.bytes, range.clone()), tool.input_schema);
+            assert_eq!(
+                parse_schema(&written.bytes, range.clone()),
+                tool.input_schema
+            );
         }
         assert_eq!(CatalogueText::write(&[]).bytes.as_slice(), b"[]");
     }

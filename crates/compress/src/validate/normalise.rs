@@ -1281,11 +1281,18 @@ pub(crate) fn quick_normalise(tool: &str, schema: &Value) -> Option<Quick> {
     let Value::Object(map) = schema else {
         return None;
     };
-    if map.get("type").and_then(Value::as_str) != Some("object") {
-        return None;
+    let mut root_type = None;
+    let mut dialect = None;
+    let mut empty_required = false;
+    for (key, value) in map {
+        match key.as_str() {
+            "type" => root_type = value.as_str(),
+            "$schema" => dialect = Some(value),
+            "required" => empty_required = value.as_array().is_some_and(Vec::is_empty),
+            _ => {}
+        }
     }
-    let dialect = map.get("$schema");
-    if !quick_object(map, 1, true) {
+    if root_type != Some("object") || !quick_object(map, 1, true) {
         return None;
     }
     let mut notes = Vec::new();
@@ -1301,10 +1308,7 @@ pub(crate) fn quick_normalise(tool: &str, schema: &Value) -> Option<Quick> {
     Some(Quick {
         drops: RootDrops {
             dialect: dialect.is_some(),
-            empty_required: map
-                .get("required")
-                .and_then(Value::as_array)
-                .is_some_and(Vec::is_empty),
+            empty_required,
         },
         notes,
     })
@@ -1360,6 +1364,11 @@ fn quick_object(map: &Map<String, Value>, depth: usize, is_root: bool) -> bool {
     }
     let mut types: &[Value] = &[];
     let mut has_type = false;
+    // Read in the one pass over the keys (each `Map::get` would hash the key).
+    let mut infers_type = false;
+    let mut members: Option<&Vec<Value>> = None;
+    let mut required: Option<&Vec<Value>> = None;
+    let mut properties: Option<&Map<String, Value>> = None;
     for (key, value) in map {
         let ok = match key.as_str() {
             "type" => {
@@ -1382,20 +1391,27 @@ fn quick_object(map: &Map<String, Value>, depth: usize, is_root: bool) -> bool {
                 }
             }
             "properties" => value.as_object().is_some_and(|props| {
+                infers_type = true;
+                properties = Some(props);
                 props.values().all(|spec| quick_schema(spec, depth + 2))
             }),
-            "items" => matches!(value, Value::Object(_) | Value::Bool(_))
-                && quick_schema(value, depth + 1),
+            "items" => {
+                infers_type = true;
+                matches!(value, Value::Object(_) | Value::Bool(_)) && quick_schema(value, depth + 1)
+            }
             "required" => value.as_array().is_some_and(|list| {
+                infers_type = true;
+                required = Some(list);
                 (is_root || !list.is_empty())
                     && list.iter().enumerate().all(|(i, name)| {
                         name.is_string()
                             && list.get(..i).is_some_and(|before| !before.contains(name))
                     })
             }),
-            "enum" => value
-                .as_array()
-                .is_some_and(|members| !members.is_empty() && quick_shallow(value, depth + 1)),
+            "enum" => value.as_array().is_some_and(|list| {
+                members = Some(list);
+                !list.is_empty() && quick_shallow(value, depth + 1)
+            }),
             "format" => value.is_string(),
             "uniqueItems" => value.is_boolean(),
             "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => value.is_number(),
@@ -1406,10 +1422,11 @@ fn quick_object(map: &Map<String, Value>, depth: usize, is_root: bool) -> bool {
                 quick_shallow(value, depth + 1)
             }
             k if SINGLE.contains(&k) => {
-                matches!(value, Value::Object(_) | Value::Bool(_))
-                    && quick_schema(value, depth + 1)
+                infers_type |= k == "additionalProperties";
+                matches!(value, Value::Object(_) | Value::Bool(_)) && quick_schema(value, depth + 1)
             }
             k if LISTS.contains(&k) => value.as_array().is_some_and(|list| {
+                infers_type |= k == "prefixItems";
                 !list.is_empty() && list.iter().all(|s| quick_schema(s, depth + 2))
             }),
             k if COUNTS.contains(&k) => value.as_u64().is_some(),
@@ -1419,24 +1436,13 @@ fn quick_object(map: &Map<String, Value>, depth: usize, is_root: bool) -> bool {
             return false;
         }
     }
-    if !has_type {
-        // Normalisation infers a type from these.
-        let infers = [
-            "properties",
-            "required",
-            "additionalProperties",
-            "patternProperties",
-            "items",
-            "prefixItems",
-        ]
-        .iter()
-        .any(|k| map.contains_key(*k));
-        if infers {
-            return false;
-        }
+    // Normalisation infers a missing type from `properties`, `required`,
+    // `additionalProperties`, `patternProperties` (refused above), `items` or `prefixItems`.
+    if !has_type && infers_type {
+        return false;
     }
     // Enum members the type does not admit widen the type.
-    if let Some(Value::Array(members)) = map.get("enum")
+    if let Some(members) = members
         && !types.is_empty()
         && !members.iter().all(|m| {
             types
@@ -1447,8 +1453,7 @@ fn quick_object(map: &Map<String, Value>, depth: usize, is_root: bool) -> bool {
         return false;
     }
     // Required names absent from a non-empty `properties` are declared.
-    if let (Some(Value::Array(required)), Some(Value::Object(props))) =
-        (map.get("required"), map.get("properties"))
+    if let (Some(required), Some(props)) = (required, properties)
         && !props.is_empty()
         && !required
             .iter()
