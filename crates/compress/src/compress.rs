@@ -693,6 +693,9 @@ fn level3_preamble(
     (system, (ambiguous, largest))
 }
 
+/// A rendered level-4 map line and the index of its entry.
+type MapLine = (u32, String);
+
 /// What level 4 found in the compiled map.
 struct CompiledReport {
     uncompiled: Unusable,
@@ -710,7 +713,7 @@ fn level4_preamble(
     views: &[&Value],
     namespaces: &[Namespace],
     options: &Options,
-) -> (String, (usize, usize), CompiledReport, Vec<(u32, String)>) {
+) -> (String, (usize, usize), CompiledReport, Vec<MapLine>) {
     let mut unusable = Unusable::default();
     let mut bodies: HashMap<&str, usize> = HashMap::new();
     let mut lines: Vec<(u32, String)> = Vec::with_capacity(entries.len());

@@ -1296,14 +1296,12 @@ pub(crate) fn quick_normalise(tool: &str, schema: &Value) -> Option<Quick> {
         return None;
     }
     let mut notes = Vec::new();
-    if let Some(value) = dialect {
-        if let Some(what) = dialect_note(value) {
-            notes.push(Normalisation {
-                tool: tool.to_owned(),
-                path: "$schema".to_owned(),
-                what,
-            });
-        }
+    if let Some(what) = dialect.and_then(dialect_note) {
+        notes.push(Normalisation {
+            tool: tool.to_owned(),
+            path: "$schema".to_owned(),
+            what,
+        });
     }
     Some(Quick {
         drops: RootDrops {
