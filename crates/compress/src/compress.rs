@@ -2,7 +2,8 @@
 
 use std::{
     collections::{HashMap, HashSet},
-    sync::OnceLock,
+    ops::Range,
+    sync::{Arc, OnceLock},
 };
 
 use chef_ir::ToolDefinition;
@@ -16,20 +17,29 @@ use crate::{
     order::compare_names,
     policy::select_map_style,
     render::{
-        first_sentence, flatten_schema, push_params, python_signature, required_names,
+        first_sentence, flatten_schema, push_params, python_signature, required_iter,
         signature_line,
     },
+    source::{CatalogueText, count_chars, parse_schema},
     stats::{Stats, json_chars, saved_pct},
     text,
-    validate::{ArgumentValidator, Limits, NormalisedSchema, SchemaError, normalise_schema},
+    validate::{
+        ArgumentValidator, Limits, NormalisedSchema, RootDrops, SchemaError, normalise_schema,
+        quick_normalise,
+    },
 };
 
 /// One input tool after normalisation, in sorted order.
 pub(crate) struct Entry {
     pub(crate) name: String,
     pub(crate) description: String,
-    /// The normalised schema: what renderers read, and what the validator compiles.
-    schema: Value,
+    /// The normalised schema: what the validator compiles and the search index reads. Set
+    /// at compress time when normalisation changed the schema; otherwise parsed from
+    /// `source` on first need (most schemas need no change, and most tools of a large
+    /// catalogue are never called or searched).
+    schema: OnceLock<Value>,
+    /// The schema's text in the catalogue's JSON, when it needed no normalisation.
+    source: Option<SchemaSource>,
     /// Compiled on first resolve (compiling is most of what a validator costs, and most
     /// tools of a large catalogue are never called).
     validator: OnceLock<Result<ArgumentValidator, SchemaError>>,
@@ -44,10 +54,27 @@ pub(crate) struct Entry {
     pub(crate) l4_line: String,
 }
 
+/// Where an entry's schema can be parsed from.
+struct SchemaSource {
+    text: Arc<Vec<u8>>,
+    range: Range<usize>,
+    /// Root keys normalisation drops.
+    drops: RootDrops,
+}
+
 impl Entry {
-    /// The normalised schema: what renderers read.
+    /// The normalised schema, parsed from the catalogue's text on first use when it needed
+    /// no normalisation.
     pub(crate) fn schema(&self) -> &Value {
-        &self.schema
+        self.schema.get_or_init(|| match &self.source {
+            Some(source) => {
+                let mut schema = parse_schema(&source.text, source.range.clone());
+                source.drops.apply(&mut schema);
+                schema
+            }
+            // Entries without a source are built with their schema set.
+            None => Value::Bool(false),
+        })
     }
 
     /// The tool's validator, compiled on first use; the compile error (a schema the
@@ -57,7 +84,7 @@ impl Entry {
         self.validator
             .get_or_init(|| {
                 let normalised = NormalisedSchema {
-                    schema: self.schema.clone(),
+                    schema: self.schema().clone(),
                     notes: Vec::new(),
                 };
                 ArgumentValidator::from_normalised(&self.name, normalised, Limits::default())
@@ -168,21 +195,37 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
                 op: split.op,
             });
         }
-        let NormalisedSchema { schema, notes } = normalise_schema(name, &tool.input_schema)?;
-        normalisations.extend(notes);
-        prepared.push((tool, split, schema));
+        // Most schemas need no change: those are neither copied nor rebuilt here.
+        let schema = match quick_normalise(name, &tool.input_schema) {
+            Some(quick) => {
+                normalisations.extend(quick.notes);
+                Normalised::Unchanged { drops: quick.drops }
+            }
+            None => {
+                let NormalisedSchema { schema, notes } =
+                    normalise_schema(name, &tool.input_schema)?;
+                normalisations.extend(notes);
+                Normalised::Changed(schema)
+            }
+        };
+        prepared.push((index, tool, split, schema));
     }
     if options.level == Level::Four && options.compiled.is_empty() {
         return Err(CompressError::NeedsCompiledMap);
     }
 
-    prepared.sort_by(|a, b| compare_names(a.0.name.as_str(), b.0.name.as_str()));
+    // Every schema passed the normaliser's nesting limit, so writing them is bounded.
+    let text = CatalogueText::write(tools);
+    let original_chars = text.chars();
+
+    prepared.sort_by(|a, b| compare_names(a.1.name.as_str(), b.1.name.as_str()));
 
     // Namespaces in order of first appearance; members keep the sorted order.
     let mut namespaces: Vec<Namespace> = Vec::new();
-    let mut ns_of: HashMap<String, u32> = HashMap::new();
+    let mut ns_of: HashMap<String, u32, rustc_hash::FxBuildHasher> = HashMap::default();
     let mut entries = Vec::with_capacity(prepared.len());
-    for (i, (tool, split, schema)) in prepared.into_iter().enumerate() {
+    let mut inputs = Vec::with_capacity(prepared.len());
+    for (i, (index, tool, split, schema)) in prepared.into_iter().enumerate() {
         let ni = match ns_of.get(&split.ns) {
             Some(&ni) => ni,
             None => {
@@ -203,10 +246,23 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         if let Some(ns) = namespaces.get_mut(ni as usize) {
             ns.members.push(u32::try_from(i).unwrap_or(u32::MAX));
         }
+        let (schema, source) = match schema {
+            Normalised::Changed(schema) => (OnceLock::from(schema), None),
+            Normalised::Unchanged { drops } => (
+                OnceLock::new(),
+                text.schemas.get(index).map(|range| SchemaSource {
+                    text: Arc::clone(&text.bytes),
+                    range: range.clone(),
+                    drops,
+                }),
+            ),
+        };
+        inputs.push(tool);
         entries.push(Entry {
             name: tool.name.as_str().to_owned(),
             description: tool.description.clone(),
             schema,
+            source,
             validator: OnceLock::new(),
             tags: tool.tags.clone(),
             title: tool.annotations.title.clone(),
@@ -228,12 +284,21 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         }
     }
 
+    // What the renderers read: the normalised schema where normalisation changed it, else
+    // the input's own (the same document but for a top-level `$schema`, which no
+    // renderer reads).
+    let views: Vec<&Value> = entries
+        .iter()
+        .zip(&inputs)
+        .map(|(e, tool)| e.schema.get().unwrap_or(&tool.input_schema))
+        .collect();
     let mut lookalikes = None;
     let mut compiled_report = None;
+    let mut l4_lines = Vec::new();
     let (wire, system) = match options.level {
         Level::Zero => (level0(tools, &entries), String::new()),
         Level::One => {
-            let (wire, unusable) = level1(&entries, options);
+            let (wire, unusable) = level1(&entries, &views, options);
             if options.require_compiled && !options.compiled.is_empty() && unusable.count > 0 {
                 return Err(CompressError::MissingCompiledLines {
                     uncompiled: unusable.count,
@@ -245,12 +310,14 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         }
         Level::Two => (level2(&entries, &namespaces)?, String::new()),
         Level::Three => {
-            let (system, groups) = level3_preamble(&entries, &namespaces, style);
+            let (system, groups) = level3_preamble(&entries, &views, &namespaces, style);
             lookalikes = Some(groups);
             (level3_tools(text::T_DESC_3, text::Q_DESC_3), system)
         }
         Level::Four => {
-            let (system, groups, report) = level4_preamble(&mut entries, &namespaces, options);
+            let (system, groups, report, lines) =
+                level4_preamble(&entries, &views, &namespaces, options);
+            l4_lines = lines;
             if options.require_compiled && report.uncompiled.count > 0 {
                 return Err(CompressError::MissingCompiledLines {
                     uncompiled: report.uncompiled.count,
@@ -264,9 +331,15 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         }
     };
 
-    let original_chars = json_chars(tools);
-    let compressed_chars = json_chars(&wire) + system.chars().count();
-    let (original_tokens, compressed_tokens) = token_counts(options, tools, &wire, &system);
+    drop(views);
+    for (m, line) in l4_lines {
+        if let Some(e) = entries.get_mut(m as usize) {
+            e.l4_line = line;
+        }
+    }
+
+    let compressed_chars = json_chars(&wire) + count_chars(system.as_bytes());
+    let (original_tokens, compressed_tokens) = token_counts(options, &text, &wire, &system);
     let stats = Stats {
         level: options.level,
         map_style: style,
@@ -310,17 +383,25 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
     })
 }
 
+/// How compress holds a tool's normalised schema before building its entry.
+enum Normalised {
+    /// The input schema is already normal (but for dropped top-level keys).
+    Unchanged { drops: RootDrops },
+    /// Normalisation rewrote it.
+    Changed(Value),
+}
+
 #[cfg(feature = "tokens")]
 fn token_counts(
     options: &Options,
-    tools: &[ToolDefinition],
+    original: &CatalogueText,
     wire: &[ToolDefinition],
     system: &str,
 ) -> (Option<usize>, Option<usize>) {
     if !options.count_tokens {
         return (None, None);
     }
-    let original = serde_json::to_string(tools).unwrap_or_default();
+    let original = String::from_utf8_lossy(&original.bytes);
     let mut compressed = serde_json::to_string(wire).unwrap_or_default();
     compressed.push_str(system);
     (
@@ -332,7 +413,7 @@ fn token_counts(
 #[cfg(not(feature = "tokens"))]
 fn token_counts(
     _: &Options,
-    _: &[ToolDefinition],
+    _: &CatalogueText,
     _: &[ToolDefinition],
     _: &str,
 ) -> (Option<usize>, Option<usize>) {
@@ -384,6 +465,7 @@ struct Unusable {
 /// The verified docstring of `e`'s compiled line; records a missing or stale line.
 fn verified_docstring<'a>(
     e: &Entry,
+    schema: &Value,
     options: &'a Options,
     unusable: &mut Unusable,
 ) -> Option<&'a str> {
@@ -391,7 +473,7 @@ fn verified_docstring<'a>(
         unusable.count += 1;
         return None;
     };
-    match verify_line(line, &e.name, e.schema()) {
+    match verify_line(line, &e.name, schema) {
         Ok(()) => compiled_docstring(line),
         Err(problem) => {
             unusable.count += 1;
@@ -401,24 +483,35 @@ fn verified_docstring<'a>(
     }
 }
 
-fn level1(entries: &[Entry], options: &Options) -> (Vec<ToolDefinition>, Unusable) {
+fn level1(
+    entries: &[Entry],
+    views: &[&Value],
+    options: &Options,
+) -> (Vec<ToolDefinition>, Unusable) {
     let signature_prefix = options.signature_prefix;
     let mut unusable = Unusable::default();
     let wire = entries
         .iter()
-        .map(|e| {
+        .zip(views)
+        .map(|(e, &schema)| {
             let compiled = if options.compiled.is_empty() {
                 None
             } else {
-                verified_docstring(e, options, &mut unusable)
+                verified_docstring(e, schema, options, &mut unusable)
             };
             let purpose = compiled.unwrap_or_else(|| first_sentence(&e.description));
             let description = match (signature_prefix, purpose.is_empty()) {
-                (true, false) => format!("{} — {purpose}", e.signature()),
+                (true, false) => format!("{} — {purpose}", signature_line(&e.name, schema)),
                 (false, false) => purpose.to_owned(),
-                (_, true) => e.signature(),
+                (_, true) => signature_line(&e.name, schema),
             };
-            wire_tool(&e.name, description, flatten_schema(e.schema()))
+            let mut flat = flatten_schema(schema);
+            // The view is the input schema; flattening keeps the root keys normalisation
+            // would have dropped, so drop them here.
+            if let Some(source) = &e.source {
+                source.drops.apply(&mut flat);
+            }
+            wire_tool(&e.name, description, flat)
         })
         .collect();
     (wire, unusable)
@@ -506,21 +599,24 @@ fn level3_tools(t_desc: &str, q_desc: &str) -> Vec<ToolDefinition> {
 /// The `<toolmap>` preamble and the lookalike figures `(ambiguous, largest)`.
 fn level3_preamble(
     entries: &[Entry],
+    views: &[&Value],
     namespaces: &[Namespace],
     style: MapStyle,
 ) -> (String, (usize, usize)) {
     let mut system = String::with_capacity(entries.len() * 48 + 256);
     system.push_str("<toolmap>\n");
-    // Body of each line after code and name, for the lookalike groups.
-    let mut bodies: HashMap<String, usize> = HashMap::new();
+    // Where each line's body (after code and name) sits in `system`, for the lookalike
+    // groups, counted once the text is complete.
+    let mut bodies: Vec<Range<usize>> = Vec::with_capacity(entries.len());
     let extra_words = match style {
         MapStyle::Distinct => crate::distinct::distinguishing_words(
             &entries
                 .iter()
-                .map(|e| crate::distinct::Subject {
+                .zip(views)
+                .map(|(e, &schema)| crate::distinct::Subject {
                     name: &e.name,
                     description: &e.description,
-                    schema: e.schema(),
+                    schema,
                 })
                 .collect::<Vec<_>>(),
         ),
@@ -529,28 +625,27 @@ fn level3_preamble(
     let mut first = true;
     for ns in namespaces {
         for &m in &ns.members {
-            let Some(e) = entries.get(m as usize) else {
+            let (Some(e), Some(&schema)) = (entries.get(m as usize), views.get(m as usize)) else {
                 continue;
             };
             if !first {
                 system.push('\n');
             }
             first = false;
-            let start = system.len();
             system.push_str(&e.code);
             system.push(' ');
             system.push_str(&e.name);
             let body_start = system.len();
             match style {
                 MapStyle::NameRequired | MapStyle::Explicit | MapStyle::Distinct => {
-                    let required = required_names(e.schema());
-                    if required.is_empty() {
+                    let mut required = required_iter(schema).peekable();
+                    if required.peek().is_none() {
                         if style == MapStyle::Explicit {
                             system.push_str(" ()");
                         }
                     } else {
                         system.push(' ');
-                        for (i, r) in required.iter().enumerate() {
+                        for (i, r) in required.enumerate() {
                             if i > 0 {
                                 system.push(',');
                             }
@@ -560,7 +655,7 @@ fn level3_preamble(
                 }
                 MapStyle::Signature => {
                     system.push('(');
-                    push_params(&mut system, e.schema());
+                    push_params(&mut system, schema);
                     system.push(')');
                 }
             }
@@ -568,14 +663,25 @@ fn level3_preamble(
                 system.push_str(crate::distinct::SEPARATOR);
                 system.push_str(&words.join(" "));
             }
-            let body = system
-                .get(body_start..)
-                .map(|b| b.strip_prefix(' ').unwrap_or(b))
-                .unwrap_or_default();
-            *bodies.entry(body.to_owned()).or_default() += 1;
-            debug_assert!(start < system.len());
+            let skip = usize::from(system.as_bytes().get(body_start) == Some(&b' '));
+            bodies.push(body_start + skip..system.len());
         }
     }
+    let mut counts: HashMap<&str, usize, rustc_hash::FxBuildHasher> =
+        HashMap::with_capacity_and_hasher(bodies.len(), rustc_hash::FxBuildHasher);
+    for body in bodies {
+        *counts
+            .entry(system.get(body).unwrap_or_default())
+            .or_default() += 1;
+    }
+    let ambiguous = counts.values().filter(|&&n| n >= 2).sum();
+    let largest = counts
+        .values()
+        .copied()
+        .filter(|&n| n >= 2)
+        .max()
+        .unwrap_or(1);
+    drop(counts);
     system.push_str("\n</toolmap>\n");
     system.push_str(match style {
         MapStyle::NameRequired => text::LEGEND_NAME_REQUIRED,
@@ -584,15 +690,11 @@ fn level3_preamble(
         MapStyle::Distinct => text::LEGEND_DISTINCT,
     });
     system.push_str(text::INVOKE_HINT_3);
-    let ambiguous = bodies.values().filter(|&&n| n >= 2).sum();
-    let largest = bodies
-        .values()
-        .copied()
-        .filter(|&n| n >= 2)
-        .max()
-        .unwrap_or(1);
     (system, (ambiguous, largest))
 }
+
+/// A rendered level-4 map line and the index of its entry.
+type MapLine = (u32, String);
 
 /// What level 4 found in the compiled map.
 struct CompiledReport {
@@ -601,22 +703,23 @@ struct CompiledReport {
     orphans: Vec<String>,
 }
 
-/// The level-4 Python preamble, the lookalike figures, and the compiled-map report. Stores
-/// each tool's rendered line in its entry (for `q`).
+/// The level-4 Python preamble, the lookalike figures, the compiled-map report, and each
+/// tool's rendered line by entry index (the caller stores them in the entries, for `q`).
 ///
 /// A tool's line is `def {python signature}:"{docstring}"`: the parameters always come
 /// from the current schema; only the docstring comes from a compiled line that verifies.
 fn level4_preamble(
-    entries: &mut [Entry],
+    entries: &[Entry],
+    views: &[&Value],
     namespaces: &[Namespace],
     options: &Options,
-) -> (String, (usize, usize), CompiledReport) {
+) -> (String, (usize, usize), CompiledReport, Vec<MapLine>) {
     let mut unusable = Unusable::default();
     let mut bodies: HashMap<&str, usize> = HashMap::new();
     let mut lines: Vec<(u32, String)> = Vec::with_capacity(entries.len());
     for ns in namespaces {
         for &m in &ns.members {
-            let Some(e) = entries.get(m as usize) else {
+            let (Some(e), Some(&schema)) = (entries.get(m as usize), views.get(m as usize)) else {
                 continue;
             };
             let raw = options.compiled.get(&e.name);
@@ -625,8 +728,9 @@ fn level4_preamble(
                 .and_then(|l| l.split_once('(').map(|(_, rest)| rest))
                 .unwrap_or_default();
             *bodies.entry(body).or_default() += 1;
-            let doc = verified_docstring(e, options, &mut unusable).unwrap_or(text::NOT_COMPILED);
-            let line = format!("def {}:\"{doc}\"", python_signature(&e.name, e.schema()));
+            let doc =
+                verified_docstring(e, schema, options, &mut unusable).unwrap_or(text::NOT_COMPILED);
+            let line = format!("def {}:\"{doc}\"", python_signature(&e.name, schema));
             lines.push((m, line));
         }
     }
@@ -650,11 +754,6 @@ fn level4_preamble(
     }
     system.push_str("\n```\n");
     system.push_str(text::INVOKE_HINT_4);
-    for (m, line) in lines {
-        if let Some(e) = entries.get_mut(m as usize) {
-            e.l4_line = line;
-        }
-    }
 
     let names: HashSet<&str> = entries.iter().map(|e| e.name.as_str()).collect();
     let orphans = options
@@ -670,6 +769,7 @@ fn level4_preamble(
             uncompiled: unusable,
             orphans,
         },
+        lines,
     )
 }
 
@@ -839,7 +939,7 @@ mod tests {
         // Normalisation and repair leave nothing the validator refuses in practice, so
         // stand in a document it cannot compile for the normalised schema.
         if let Some(e) = c.entries.first_mut() {
-            e.schema = json!("not a schema");
+            e.schema = OnceLock::from(json!("not a schema"));
         }
         for _ in 0..2 {
             let crate::Resolution::Error(error) = c.resolve("t", &json!({"f": "a0", "a": {}}))
@@ -862,7 +962,7 @@ mod tests {
         )
         .unwrap();
         if let Some(e) = c.entries.first_mut() {
-            e.schema = json!("not a schema");
+            e.schema = OnceLock::from(json!("not a schema"));
         }
         assert!(matches!(
             c.resolve("t", &json!({"f": "a0"})),

@@ -70,6 +70,7 @@ mod recommend;
 mod render;
 mod resolve;
 pub mod similarity;
+mod source;
 mod stats;
 mod text;
 pub mod validate;

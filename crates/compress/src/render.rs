@@ -116,6 +116,17 @@ pub(crate) fn push_params(out: &mut String, schema: &Value) {
     }
 }
 
+/// The string entries of `schema.required`, in order (non-strings skipped), without
+/// collecting them.
+pub(crate) fn required_iter(schema: &Value) -> impl Iterator<Item = &str> {
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
 /// The string entries of `schema.required`, in order (non-strings skipped).
 pub(crate) fn required_names(schema: &Value) -> Vec<&str> {
     schema

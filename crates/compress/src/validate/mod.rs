@@ -106,6 +106,7 @@ pub use self::normalise::{
     Normalisation, NormalisedSchema, normalise_schema, normalise_with_limits,
 };
 
+pub(crate) use self::normalise::{RootDrops, quick_normalise};
 use self::normalise::{is_integer, json_type, open_references};
 use self::render::{child, cut, pointer_path, preview, push_index, push_key};
 use crate::similarity::{SUGGESTION_FLOOR, nearest};

@@ -445,14 +445,8 @@ impl Walk<'_> {
                     }
                 }
                 "$schema" => {
-                    let known = value.as_str().is_some_and(|s| s.contains("2020-12"));
-                    if !known {
-                        self.with_segment("$schema", |w| {
-                            w.note(format!(
-                                "`$schema` {} removed: read as JSON Schema 2020-12",
-                                preview_value(value)
-                            ));
-                        });
+                    if let Some(what) = dialect_note(value) {
+                        self.with_segment("$schema", |w| w.note(what));
                     }
                 }
                 "$id" | "id" if value.is_string() || key_str == "$id" => {
@@ -1232,4 +1226,425 @@ fn preview_str(s: &str) -> String {
 /// A value as short JSON for a note.
 fn preview_value(v: &Value) -> String {
     super::render::preview(v, 80)
+}
+
+/// What [`quick_normalise`] found: the schema is already normal, apart from top-level keys
+/// that normalisation drops (`$schema`, an empty `required`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Quick {
+    /// The root keys normalisation removes: the normalised schema is the input without
+    /// them.
+    pub(crate) drops: RootDrops,
+    /// The notes normalisation would record (only the `$schema` one can occur).
+    pub(crate) notes: Vec<Normalisation>,
+}
+
+/// Top-level keys that normalisation removes from a schema that is otherwise normal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct RootDrops {
+    /// `$schema` (always removed; noted unless it names draft 2020-12).
+    pub(crate) dialect: bool,
+    /// `"required": []` (removed silently).
+    pub(crate) empty_required: bool,
+}
+
+impl RootDrops {
+    /// Removes the keys from a parsed copy of the input schema.
+    pub(crate) fn apply(self, schema: &mut Value) {
+        if let Value::Object(map) = schema {
+            if self.dialect {
+                map.shift_remove("$schema");
+            }
+            if self.empty_required {
+                map.shift_remove("required");
+            }
+        }
+    }
+}
+
+/// Past this nesting (of JSON values, the root being 1) [`quick_normalise`] gives up, well
+/// inside both [`Limits::max_schema_depth`]'s default and serde_json's parser limit (128),
+/// so a schema it accepts can be written and parsed back with bounded recursion.
+const QUICK_MAX_DEPTH: usize = 64;
+
+/// Tells, without building anything, whether [`normalise_schema`] would return `schema`
+/// unchanged (but for a dropped top-level `$schema`) and record no other note.
+///
+/// Conservative: `None` means "not sure" and the caller runs the full normalisation. It
+/// accepts the shapes well-formed tool schemas use (standard type names, `properties`,
+/// `items`, a `required` list naming declared properties, enums the type admits, numeric
+/// and length bounds, the combinators, annotations) and refuses everything normalisation
+/// would rewrite or must inspect further (`$ref`, `pattern`, non-standard names, …). The
+/// unit tests check its answer against [`normalise_schema`] on every fixture schema and on
+/// generated ones.
+pub(crate) fn quick_normalise(tool: &str, schema: &Value) -> Option<Quick> {
+    let Value::Object(map) = schema else {
+        return None;
+    };
+    let mut root_type = None;
+    let mut dialect = None;
+    let mut empty_required = false;
+    for (key, value) in map {
+        match key.as_str() {
+            "type" => root_type = value.as_str(),
+            "$schema" => dialect = Some(value),
+            "required" => empty_required = value.as_array().is_some_and(Vec::is_empty),
+            _ => {}
+        }
+    }
+    if root_type != Some("object") || !quick_object(map, 1, true) {
+        return None;
+    }
+    let mut notes = Vec::new();
+    if let Some(what) = dialect.and_then(dialect_note) {
+        notes.push(Normalisation {
+            tool: tool.to_owned(),
+            path: "$schema".to_owned(),
+            what,
+        });
+    }
+    Some(Quick {
+        drops: RootDrops {
+            dialect: dialect.is_some(),
+            empty_required,
+        },
+        notes,
+    })
+}
+
+/// The note for a `$schema` keyword, which normalisation always removes; `None` when it
+/// names draft 2020-12 (removed silently).
+fn dialect_note(value: &Value) -> Option<String> {
+    let known = value.as_str().is_some_and(|s| s.contains("2020-12"));
+    (!known).then(|| {
+        format!(
+            "`$schema` {} removed: read as JSON Schema 2020-12",
+            preview_value(value)
+        )
+    })
+}
+
+/// A standard type name, which normalisation keeps as written.
+fn is_standard_type(name: &str) -> bool {
+    matches!(
+        name,
+        "string" | "integer" | "number" | "boolean" | "array" | "object" | "null"
+    )
+}
+
+/// A subschema position: `true`/`false` are kept as they are.
+fn quick_schema(v: &Value, depth: usize) -> bool {
+    match v {
+        Value::Bool(_) => true,
+        Value::Object(map) => quick_object(map, depth, false),
+        _ => false,
+    }
+}
+
+/// A value normalisation copies verbatim (annotation, default, enum member), checked only
+/// for nesting.
+fn quick_shallow(v: &Value, depth: usize) -> bool {
+    if depth > QUICK_MAX_DEPTH {
+        return false;
+    }
+    match v {
+        Value::Array(list) => list.iter().all(|x| quick_shallow(x, depth + 1)),
+        Value::Object(map) => map.values().all(|x| quick_shallow(x, depth + 1)),
+        _ => true,
+    }
+}
+
+/// One schema object at nesting `depth`; `is_root` allows what normalisation drops from the
+/// root only (`$schema`, an empty `required`).
+fn quick_object(map: &Map<String, Value>, depth: usize, is_root: bool) -> bool {
+    if depth > QUICK_MAX_DEPTH {
+        return false;
+    }
+    let mut types: &[Value] = &[];
+    let mut has_type = false;
+    // Read in the one pass over the keys (each `Map::get` would hash the key).
+    let mut infers_type = false;
+    let mut members: Option<&Vec<Value>> = None;
+    let mut required: Option<&Vec<Value>> = None;
+    let mut properties: Option<&Map<String, Value>> = None;
+    for (key, value) in map {
+        let ok = match key.as_str() {
+            "type" => {
+                has_type = true;
+                match value {
+                    Value::String(name) => {
+                        types = std::slice::from_ref(value);
+                        is_standard_type(name)
+                    }
+                    // One name in a list is rewritten as a plain string; duplicates are
+                    // removed.
+                    Value::Array(list) if list.len() >= 2 => {
+                        types = list;
+                        list.iter().enumerate().all(|(i, t)| {
+                            t.as_str().is_some_and(is_standard_type)
+                                && list.get(..i).is_some_and(|before| !before.contains(t))
+                        })
+                    }
+                    _ => false,
+                }
+            }
+            "properties" => value.as_object().is_some_and(|props| {
+                infers_type = true;
+                properties = Some(props);
+                props.values().all(|spec| quick_schema(spec, depth + 2))
+            }),
+            "items" => {
+                infers_type = true;
+                matches!(value, Value::Object(_) | Value::Bool(_)) && quick_schema(value, depth + 1)
+            }
+            "required" => value.as_array().is_some_and(|list| {
+                infers_type = true;
+                required = Some(list);
+                (is_root || !list.is_empty())
+                    && list.iter().enumerate().all(|(i, name)| {
+                        name.is_string()
+                            && list.get(..i).is_some_and(|before| !before.contains(name))
+                    })
+            }),
+            "enum" => value.as_array().is_some_and(|list| {
+                members = Some(list);
+                !list.is_empty() && quick_shallow(value, depth + 1)
+            }),
+            "format" => value.is_string(),
+            "uniqueItems" => value.is_boolean(),
+            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" => value.is_number(),
+            "multipleOf" => value.as_f64().is_some_and(|f| f > 0.0),
+            "$schema" => is_root && quick_shallow(value, depth + 1),
+            "description" | "title" | "default" | "examples" | "const" | "deprecated"
+            | "readOnly" | "writeOnly" | "$comment" | "contentEncoding" | "contentMediaType" => {
+                quick_shallow(value, depth + 1)
+            }
+            k if SINGLE.contains(&k) => {
+                infers_type |= k == "additionalProperties";
+                matches!(value, Value::Object(_) | Value::Bool(_)) && quick_schema(value, depth + 1)
+            }
+            k if LISTS.contains(&k) => value.as_array().is_some_and(|list| {
+                infers_type |= k == "prefixItems";
+                !list.is_empty() && list.iter().all(|s| quick_schema(s, depth + 2))
+            }),
+            k if COUNTS.contains(&k) => value.as_u64().is_some(),
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    // Normalisation infers a missing type from `properties`, `required`,
+    // `additionalProperties`, `patternProperties` (refused above), `items` or `prefixItems`.
+    if !has_type && infers_type {
+        return false;
+    }
+    // Enum members the type does not admit widen the type.
+    if let Some(members) = members
+        && !types.is_empty()
+        && !members.iter().all(|m| {
+            types
+                .iter()
+                .any(|t| t.as_str().is_some_and(|t| type_admits(t, m)))
+        })
+    {
+        return false;
+    }
+    // Required names absent from a non-empty `properties` are declared.
+    if let (Some(required), Some(props)) = (required, properties)
+        && !props.is_empty()
+        && !required
+            .iter()
+            .all(|name| name.as_str().is_some_and(|n| props.contains_key(n)))
+    {
+        return false;
+    }
+    true
+}
+
+#[cfg(test)]
+mod quick_tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// `quick_normalise` may only answer when its answer is what the full normaliser gives.
+    fn agrees(schema: &Value) -> bool {
+        let Some(quick) = quick_normalise("t", schema) else {
+            return false;
+        };
+        let full = normalise_schema("t", schema).unwrap();
+        let mut expected = schema.clone();
+        quick.drops.apply(&mut expected);
+        // Compared as text: `Map` equality ignores key order, the output does not.
+        assert_eq!(
+            serde_json::to_string(&full.schema).unwrap(),
+            serde_json::to_string(&expected).unwrap(),
+            "{schema}"
+        );
+        assert_eq!(full.notes, quick.notes, "{schema}");
+        true
+    }
+
+    fn fixture_schemas(file: &str) -> Vec<Value> {
+        let path = format!("{}/../../tests/fixtures/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(path).unwrap();
+        chef_ir::load_tools_from_str(&text)
+            .unwrap()
+            .tools
+            .into_iter()
+            .map(|t| t.input_schema)
+            .collect()
+    }
+
+    #[test]
+    fn the_fast_path_takes_most_real_schemas_and_agrees_with_normalisation() {
+        let real = fixture_schemas("real-mcp-tools.json");
+        let quick = real.iter().filter(|s| agrees(s)).count();
+        assert!(quick >= 140, "{quick} of {}", real.len());
+        for file in ["synthetic-100-tools.json", "synthetic-100-tools-nsop.json"] {
+            for schema in fixture_schemas(file) {
+                agrees(&schema);
+            }
+        }
+    }
+
+    #[test]
+    fn the_fast_path_declines_what_normalisation_rewrites() {
+        let declined = [
+            json!({"properties": {"a": {"type": "string"}}}),
+            json!({"type": "dict"}),
+            json!({"type": ["object"]}),
+            json!({"type": ["object", "null"]}),
+            json!({"type": "object", "properties": {"a": {"type": "float"}}}),
+            json!({"type": "object", "properties": {"a": {"type": ["string", "string"]}}}),
+            json!({"type": "object", "properties": {"a": {"type": ["string"]}}}),
+            json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {}}}),
+            json!({"type": "object", "properties": {"a": {"type": "number", "enum": ["x"]}}}),
+            json!({"type": "object", "properties": {"a": {"enum": []}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "^a"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "ghost"]}),
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]}),
+            json!({"type": "object", "properties": {"a": {"type": "object", "required": []}}}),
+            json!({"type": "object", "required": "a"}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "required": true}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "nullable": true}}}),
+            json!({"type": "object", "properties": {"a": {"items": {"type": "string"}}}}),
+            json!({"type": "object", "properties": {"a": {"type": "array", "items": [{}]}}}),
+            json!({"type": "object", "properties": {"a": {"type": "integer", "minimum": "1"}}}),
+            json!({"type": "object", "properties": {"a": {"type": "integer", "multipleOf": 0}}}),
+            json!({"type": "object", "properties": {"a": {"type": "string", "maxLength": 1.5}}}),
+            json!({"type": "object", "properties": {"a": {"type": "integer", "exclusiveMinimum": true, "minimum": 1}}}),
+            json!({"type": "object", "properties": {"a": {"$schema": "x"}}}),
+            json!({"type": "object", "$id": "x"}),
+            json!({"type": "object", "id": "x"}),
+            json!({"type": "object", "properties": {"a": "int"}}),
+            json!({"type": "object", "properties": {"a": 3}}),
+            json!({"type": "object", "anyOf": []}),
+            json!({"type": "object", "dependencies": {"a": ["b"]}}),
+            json!({"type": "object", "additionalItems": false}),
+            json!({"type": "object", "properties": []}),
+            json!("object"),
+            json!(true),
+            json!(null),
+        ];
+        for schema in &declined {
+            assert!(quick_normalise("t", schema).is_none(), "{schema}");
+        }
+    }
+
+    #[test]
+    fn the_fast_path_reports_the_dialect_note_as_normalisation_does() {
+        for schema in [
+            json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}),
+            json!({"type": "object", "$schema": "https://json-schema.org/draft/2020-12/schema"}),
+            json!({"type": "object", "$schema": 7, "properties": {"a": {"type": "string"}}}),
+        ] {
+            assert!(agrees(&schema), "{schema}");
+        }
+        let quick = quick_normalise("t", &json!({"$schema": "x", "type": "object"})).unwrap();
+        assert!(quick.drops.dialect);
+        assert_eq!(quick.notes[0].path, "$schema");
+    }
+
+    #[test]
+    fn deep_schemas_take_the_full_path() {
+        let mut deep = json!({"type": "string"});
+        for _ in 0..40 {
+            deep = json!({"type": "object", "properties": {"a": deep}});
+        }
+        assert!(quick_normalise("t", &deep).is_none());
+        let mut default = json!(1);
+        for _ in 0..70 {
+            default = json!([default]);
+        }
+        let schema = json!({"type": "object", "default": default});
+        assert!(quick_normalise("t", &schema).is_none());
+    }
+
+    /// Schema-like documents mixing standard and non-standard shapes.
+    fn schema_like() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(json!("string")),
+            Just(json!("object")),
+            Just(json!("integer")),
+            Just(json!("float")),
+            Just(json!(["string", "null"])),
+            Just(json!(["string", "string"])),
+            Just(json!(1)),
+            Just(json!(1.5)),
+            Just(json!(-1)),
+            Just(json!(0)),
+            Just(json!(true)),
+            Just(json!(null)),
+            Just(json!("a")),
+            Just(json!(["a", "b"])),
+            Just(json!(["a", 1])),
+            Just(json!([])),
+            Just(json!({})),
+        ];
+        let keys = prop_oneof![
+            Just("type"),
+            Just("properties"),
+            Just("items"),
+            Just("required"),
+            Just("enum"),
+            Just("description"),
+            Just("default"),
+            Just("minimum"),
+            Just("maxLength"),
+            Just("multipleOf"),
+            Just("additionalProperties"),
+            Just("anyOf"),
+            Just("format"),
+            Just("uniqueItems"),
+            Just("a"),
+            Just("b"),
+            Just("$schema"),
+            Just("const"),
+        ];
+        leaf.prop_recursive(4, 48, 6, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec((keys.clone(), inner), 0..6).prop_map(|pairs| {
+                    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn whenever_the_fast_path_answers_normalisation_agrees(mut schema in schema_like()) {
+            // Half the cases start from a plausible root so the fast path gets exercised.
+            if let Value::Object(map) = &mut schema
+                && map.len() % 2 == 0
+            {
+                map.insert("type".to_owned(), json!("object"));
+            }
+            agrees(&schema);
+        }
+    }
 }
