@@ -79,6 +79,12 @@ pub(crate) enum CliError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[source] std::io::Error),
+    /// A chat-completions endpoint refused `chef compile-map` or never answered usefully.
+    #[error("{0}")]
+    Endpoint(String),
+    /// Ctrl-C stopped `chef compile-map` (what verified is kept).
+    #[error("interrupted; {0}")]
+    Interrupted(String),
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
@@ -103,7 +109,9 @@ impl CliError {
             | Self::Catalogue(_)
             | Self::Runtime(_)
             | Self::WriteFile { .. }
-            | Self::Demo(_) => 1,
+            | Self::Demo(_)
+            | Self::Endpoint(_) => 1,
+            Self::Interrupted(_) => 130,
         }
     }
 }

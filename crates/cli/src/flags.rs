@@ -39,6 +39,10 @@ pub(crate) enum Command {
     Recommend(RecommendArgs),
     /// Resolve model tool calls (JSON lines) against a compressed catalogue.
     Resolve(ResolveArgs),
+    /// Write a level-4 compiled map with a model behind an OpenAI-compatible
+    /// chat-completions endpoint; every line is verified, the file is resumable.
+    #[command(name = "compile-map")]
+    CompileMap(CompileMapArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -140,6 +144,43 @@ pub(crate) struct CompressionFlags {
     /// Level-3 map style.
     #[arg(long, value_name = "name+required|explicit|signature|distinct", value_parser = parse_map_style)]
     pub(crate) map_style: Option<MapStyle>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompileMapArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    #[arg(long, value_name = "TOOLS")]
+    pub(crate) tools: PathBuf,
+    /// The compiled map to write (and to resume from when it exists).
+    #[arg(long, value_name = "MAP.json")]
+    pub(crate) out: PathBuf,
+    /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended unless the
+    /// URL already ends with it), e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL")]
+    pub(crate) endpoint: String,
+    /// The model id sent with each request.
+    #[arg(long, value_name = "ID")]
+    pub(crate) model: String,
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub(crate) concurrency: u16,
+    /// The environment variable holding the API key [default: CHEF_API_KEY]. Unset or
+    /// empty: no Authorization header (local servers).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) api_key_env: Option<String>,
+    /// Seconds one HTTP request may take, reply included.
+    #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = crate::mcp::parse_timeout)]
+    pub(crate) timeout_secs: std::time::Duration,
+    /// HTTP attempts per request (429, 5xx, network errors, timeouts, malformed replies).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=10))]
+    pub(crate) max_attempts: u8,
+    /// The docstring length the prompt asks for, in characters.
+    #[arg(long, value_name = "N", default_value_t = chef_compress::DEFAULT_MAX_DOC_CHARS)]
+    pub(crate) max_doc_chars: usize,
+    /// Sampling temperature sent with each request (omitted by default: some models
+    /// accept only their own).
+    #[arg(long, value_name = "T")]
+    pub(crate) temperature: Option<f32>,
 }
 
 #[derive(Debug, Args)]

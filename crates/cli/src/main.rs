@@ -6,6 +6,7 @@
 //! problems (a missing file, an unusable tool list) exit with status 2 and one line on
 //! stderr naming the file and the problem; nothing panics.
 
+mod compile_map;
 mod compress;
 mod demo;
 mod error;
@@ -50,6 +51,7 @@ fn run(flags: Flags) -> Result<(), CliError> {
             command: McpCommand::Inspect(args),
         } => mcp::run(&args),
         Command::Compress(args) => compress::run(&args),
+        Command::CompileMap(args) => compile_map::run(&args),
         Command::Recommend(args) => recommend::run(&args),
         Command::Resolve(args) => resolve::run(&args),
     }

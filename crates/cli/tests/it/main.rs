@@ -7,6 +7,7 @@
     reason = "test helpers fail loudly"
 )]
 
+mod compile_map;
 mod compress;
 mod demo;
 mod inspect;

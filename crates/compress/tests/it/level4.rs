@@ -636,3 +636,43 @@ fn dangling_references_name_tools_outside_the_catalogue() {
     assert_eq!(found[0].tool, "kb_search");
     assert_eq!(found[0].mentions, vec!["compress_output".to_owned()]);
 }
+
+#[tokio::test]
+async fn at_most_four_requests_are_in_flight_by_default() {
+    /// Counts calls in flight and remembers the most seen at once.
+    #[derive(Default)]
+    struct Slow {
+        now: AtomicUsize,
+        most: AtomicUsize,
+    }
+    #[async_trait::async_trait]
+    impl Completer for Slow {
+        async fn complete(&self, _: &str, user: &str) -> Result<String, CompleterError> {
+            let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            let name = user.lines().last().unwrap().split(' ').next().unwrap();
+            Ok(format!("def {name}():\"x\""))
+        }
+    }
+    let tools: Vec<ToolDefinition> = (0..12)
+        .map(|i| tool(&format!("tool_{i:02}"), "", json!({"type": "object"})))
+        .collect();
+    let slow = Slow::default();
+    let report = compile_tools(&tools, &slow, &CompileOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(report.stats.compiled, 12);
+    assert_eq!(slow.most.load(Ordering::SeqCst), 4);
+    let slow = Slow::default();
+    compile_tools(&tools, &slow, &CompileOptions::new().with_concurrency(2))
+        .await
+        .unwrap();
+    assert_eq!(slow.most.load(Ordering::SeqCst), 2);
+    let slow = Slow::default();
+    compile_tools(&tools, &slow, &CompileOptions::new().with_concurrency(0))
+        .await
+        .unwrap();
+    assert_eq!(slow.most.load(Ordering::SeqCst), 1, "0 means 1");
+}
