@@ -51,7 +51,9 @@ pub use crate::{
     gate::Blocklist,
     namespace::{NamespaceCall, NamespaceError, ToolGroup},
     owned::{OwnedReply, ToolsMode},
-    prune::{KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy},
+    prune::{
+        CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
+    },
     session::{
         ANCHOR_LINE, Chef, ChefConfig, MemoryPlacement, OwnedCall, Payload, PayloadMeta, Routed,
         RoutedCall, SessionState, TargetOptions,

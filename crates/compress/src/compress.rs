@@ -21,7 +21,7 @@ use crate::{
     },
     stats::{Stats, json_chars, saved_pct},
     text,
-    validate::{ArgumentValidator, Limits, NormalisedSchema, SchemaError, normalise_schema},
+    validate::{ArgumentValidator, Limits, NormalisedSchema, SchemaError, normalise_with_limits},
 };
 
 /// One input tool after normalisation, in sorted order.
@@ -42,6 +42,8 @@ pub(crate) struct Entry {
     pub(crate) code: String,
     /// The level-4 map line (`def name(sig):"doc"`); empty below level 4.
     pub(crate) l4_line: String,
+    /// The limits the validator is compiled with.
+    limits: Limits,
 }
 
 impl Entry {
@@ -60,7 +62,7 @@ impl Entry {
                     schema: self.schema.clone(),
                     notes: Vec::new(),
                 };
-                ArgumentValidator::from_normalised(&self.name, normalised, Limits::default())
+                ArgumentValidator::from_normalised(&self.name, normalised, self.limits)
             })
             .as_ref()
     }
@@ -146,12 +148,27 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
     let selection = select_map_style(options.map_style, options.model(), options.objective);
     let style = selection.map_style;
 
+    let limits = options.limits;
+    if tools.len() > limits.max_tools {
+        return Err(CompressError::TooManyTools {
+            count: tools.len(),
+            limit: limits.max_tools,
+        });
+    }
+
     // Normalise and check, in input order; the first failure wins.
     let mut seen: HashSet<&str> = HashSet::with_capacity(tools.len());
     let mut prepared = Vec::with_capacity(tools.len());
     let mut normalisations = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
         let name = tool.name.as_str();
+        if name.len() > limits.max_tool_name_bytes {
+            return Err(CompressError::NameTooLong {
+                index,
+                bytes: name.len(),
+                limit: limits.max_tool_name_bytes,
+            });
+        }
         if name.is_empty() {
             return Err(CompressError::MissingName { index });
         }
@@ -168,7 +185,8 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
                 op: split.op,
             });
         }
-        let NormalisedSchema { schema, notes } = normalise_schema(name, &tool.input_schema)?;
+        let NormalisedSchema { schema, notes } =
+            normalise_with_limits(name, &tool.input_schema, &limits)?;
         normalisations.extend(notes);
         prepared.push((tool, split, schema));
     }
@@ -214,6 +232,7 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
             op: split.op,
             code: String::new(),
             l4_line: String::new(),
+            limits,
         });
     }
 

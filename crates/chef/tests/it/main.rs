@@ -10,11 +10,14 @@
 
 mod compile_cache;
 mod concurrency;
+mod conformance_tools;
 mod crash;
 mod fuzz;
 mod gate_bypass;
 mod hostile;
 mod limits;
+mod limits_config;
+mod load;
 mod memory;
 mod provider_goldens;
 mod session;
