@@ -59,7 +59,9 @@ pub use crate::{
         SummaryRequest, Tokenizer,
     },
     owned::{OwnedReply, ToolsMode},
-    prune::{KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy},
+    prune::{
+        CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
+    },
     session::{
         ANCHOR_LINE, Chef, ChefConfig, MemoryPlacement, OwnedCall, Payload, PayloadMeta, Routed,
         RoutedCall, SessionState, TargetOptions,

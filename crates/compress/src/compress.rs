@@ -24,8 +24,8 @@ use crate::{
     stats::{Stats, json_chars, saved_pct},
     text,
     validate::{
-        ArgumentValidator, Limits, NormalisedSchema, RootDrops, SchemaError, normalise_schema,
-        quick_normalise,
+        ArgumentValidator, Limits, NormalisedSchema, QUICK_MAX_DEPTH, RootDrops, SchemaError,
+        normalise_with_limits, quick_normalise,
     },
 };
 
@@ -52,6 +52,8 @@ pub(crate) struct Entry {
     pub(crate) code: String,
     /// The level-4 map line (`def name(sig):"doc"`); empty below level 4.
     pub(crate) l4_line: String,
+    /// The limits the validator is compiled with.
+    limits: Limits,
 }
 
 /// Where an entry's schema can be parsed from.
@@ -87,7 +89,7 @@ impl Entry {
                     schema: self.schema().clone(),
                     notes: Vec::new(),
                 };
-                ArgumentValidator::from_normalised(&self.name, normalised, Limits::default())
+                ArgumentValidator::from_normalised(&self.name, normalised, self.limits)
             })
             .as_ref()
     }
@@ -173,12 +175,27 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
     let selection = select_map_style(options.map_style, options.model(), options.objective);
     let style = selection.map_style;
 
+    let limits = options.limits;
+    if tools.len() > limits.max_tools {
+        return Err(CompressError::TooManyTools {
+            count: tools.len(),
+            limit: limits.max_tools,
+        });
+    }
+
     // Normalise and check, in input order; the first failure wins.
     let mut seen: HashSet<&str> = HashSet::with_capacity(tools.len());
     let mut prepared = Vec::with_capacity(tools.len());
     let mut normalisations = Vec::new();
     for (index, tool) in tools.iter().enumerate() {
         let name = tool.name.as_str();
+        if name.len() > limits.max_tool_name_bytes {
+            return Err(CompressError::NameTooLong {
+                index,
+                bytes: name.len(),
+                limit: limits.max_tool_name_bytes,
+            });
+        }
         if name.is_empty() {
             return Err(CompressError::MissingName { index });
         }
@@ -195,15 +212,22 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
                 op: split.op,
             });
         }
-        // Most schemas need no change: those are neither copied nor rebuilt here.
-        let schema = match quick_normalise(name, &tool.input_schema) {
+        // Most schemas need no change: those are neither copied nor rebuilt here. The quick
+        // check accepts no `$ref` and nothing deeper than QUICK_MAX_DEPTH, so it is within
+        // the limits whenever the depth limit is at least that.
+        let quick = if limits.max_schema_depth >= QUICK_MAX_DEPTH {
+            quick_normalise(name, &tool.input_schema)
+        } else {
+            None
+        };
+        let schema = match quick {
             Some(quick) => {
                 normalisations.extend(quick.notes);
                 Normalised::Unchanged { drops: quick.drops }
             }
             None => {
                 let NormalisedSchema { schema, notes } =
-                    normalise_schema(name, &tool.input_schema)?;
+                    normalise_with_limits(name, &tool.input_schema, &limits)?;
                 normalisations.extend(notes);
                 Normalised::Changed(schema)
             }
@@ -270,6 +294,7 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
             op: split.op,
             code: String::new(),
             l4_line: String::new(),
+            limits,
         });
     }
 

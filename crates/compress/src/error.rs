@@ -4,12 +4,31 @@ use crate::options::Level;
 
 /// Why [`compress`](crate::compress) refused its input.
 ///
-/// Checks run in a fixed order and the first failure wins: per tool in input order a
-/// missing name, a duplicate name, an invalid namespace split, an unusable schema; then the
+/// Checks run in a fixed order and the first failure wins: the tool count, then per tool
+/// in input order an over-long name, a missing name, a duplicate name, an invalid namespace split, an unusable schema; then the
 /// level-4 requirement.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompressError {
+    /// More tools than [`Limits::max_tools`](crate::validate::Limits::max_tools).
+    #[error("{count} tools exceed the limit of {limit} tools for one compress call")]
+    TooManyTools {
+        /// Tools given.
+        count: usize,
+        /// The configured limit.
+        limit: usize,
+    },
+    /// A tool name longer than
+    /// [`Limits::max_tool_name_bytes`](crate::validate::Limits::max_tool_name_bytes).
+    #[error("tool name at index {index} is {bytes} bytes long, over the limit of {limit} bytes")]
+    NameTooLong {
+        /// Zero-based index in the input.
+        index: usize,
+        /// The name's length in bytes.
+        bytes: usize,
+        /// The configured limit.
+        limit: usize,
+    },
     /// A tool has an empty name.
     #[error("tool is missing a name (index {index})")]
     MissingName {

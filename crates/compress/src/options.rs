@@ -333,6 +333,7 @@ pub struct Options {
     pub(crate) count_tokens: bool,
     pub(crate) compiled: Arc<BTreeMap<String, String>>,
     pub(crate) require_compiled: bool,
+    pub(crate) limits: crate::validate::Limits,
 }
 
 impl Default for Options {
@@ -350,6 +351,7 @@ impl Default for Options {
             count_tokens: false,
             compiled: Arc::default(),
             require_compiled: false,
+            limits: crate::validate::Limits::default(),
         }
     }
 }
@@ -369,6 +371,7 @@ impl fmt::Debug for Options {
             .field("count_tokens", &self.count_tokens)
             .field("compiled", &self.compiled.len())
             .field("require_compiled", &self.require_compiled)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -378,6 +381,27 @@ impl Options {
     /// signature prefix on, search limit 8, validation on.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets the resource limits (tool count, tool-name length, schema and argument
+    /// nesting, string sizes, `$ref` inlining); see [`Limits`](crate::validate::Limits)
+    /// for the defaults.
+    ///
+    /// ```
+    /// use chef_compress::{Options, validate::Limits};
+    ///
+    /// let options = Options::new().with_limits(Limits { max_tools: 500, ..Limits::default() });
+    /// assert_eq!(options.limits().max_tools, 500);
+    /// ```
+    #[must_use]
+    pub fn with_limits(mut self, limits: crate::validate::Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The resource limits.
+    pub fn limits(&self) -> crate::validate::Limits {
+        self.limits
     }
 
     /// Sets the level. `compress` never changes it on its own.

@@ -215,11 +215,32 @@ fn write_new_memory(
 }
 
 fn modify_memory(args: &Map<String, Value>, cx: Context<'_>) -> OwnedReply {
+    let may_write = writable(&cx, "memory");
     let Some(memory) = cx.memory else {
         return OwnedReply::err(MEMORY_UNAVAILABLE);
     };
     let action = try_reply!(required(args, "action"));
     let key = try_reply!(required(args, "key"));
+    // The access policy holds for updates and deletes too, not only for creation.
+    if !may_write {
+        return OwnedReply::err(format!("{} is read-only.", memory_uri(key)));
+    }
+    if !matches!(action, "update" | "delete") {
+        // A refused key, then a missing entry, are reported before a wrong action (the
+        // reference's order): the model fixes the key first.
+        if let Some(allowed) = memory.allowed_keys()
+            && !allowed.iter().any(|k| k == key)
+        {
+            let refused = MemoryError::NotAllowed {
+                key: key.to_owned(),
+                allowed: allowed.to_vec(),
+            };
+            return memory_error(key, &refused);
+        }
+        if memory.get(key).is_none() {
+            return OwnedReply::err(format!("nothing is stored at {}.", memory_uri(key)));
+        }
+    }
     match action {
         "delete" => match memory.remove(key) {
             Ok(_) => OwnedReply::ok(format!("Deleted {}.", memory_uri(key))),
@@ -663,6 +684,9 @@ fn edit(
                 .filter(|f| f.fract() == 0.0 && *f >= 0.0)
                 .map(|f| f as u64)
         }),
+        // A numeric string is read as its number ("2" is 2). Unlike JavaScript's
+        // `Number("")`, an empty or blank string is not 0: it is refused, rather than
+        // silently inserting at the top.
         Some(Value::String(s)) => s.trim().parse::<u64>().ok(),
         _ => None,
     };

@@ -164,6 +164,16 @@ pub struct PruneResult {
     pub total: usize,
 }
 
+/// What [`Pruner::compile`] returns: the two-layer wire tools and the toolkit directory.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompiledGroups {
+    /// One tool per namespace (registration order), then `load_toolkit` when any toolkit
+    /// is registered.
+    pub tools: Vec<ToolDefinition>,
+    /// The toolkit directory for the system prompt (`""` without toolkits).
+    pub directory_xml: String,
+}
+
 /// The tool registry: flat tools, namespaces, lazy toolkits and the blocklist.
 #[derive(Debug, Clone, Default)]
 pub struct Pruner {
@@ -314,6 +324,34 @@ impl Pruner {
             tools.push(namespace::load_toolkit_tool(&self.toolkits));
         }
         tools
+    }
+
+    /// The two-layer tools and the toolkit directory together: the namespace tools, then
+    /// `load_toolkit` when any toolkit is registered, and the directory for the system
+    /// prompt (the reference's `pruner.compile()`).
+    ///
+    /// Depends only on the registered namespaces and toolkits — not on the flat tools, the
+    /// blocklist, loaded toolkits or the turn — so identical registrations give identical
+    /// output on every call, which is what keeps the tool list cache-stable.
+    ///
+    /// ```
+    /// use chef::{Pruner, ToolGroup};
+    /// use chef_ir::ToolDefinition;
+    /// use serde_json::json;
+    ///
+    /// let mut pruner = Pruner::default();
+    /// let read = ToolDefinition::new("read_file", json!({"type": "object"}));
+    /// pruner.register_namespaces(vec![ToolGroup::new("file_ops", "Files", vec![read])])?;
+    /// let compiled = pruner.compile();
+    /// assert_eq!(compiled.tools[0].name.as_str(), "file_ops");
+    /// assert_eq!(compiled.directory_xml, ""); // no toolkits
+    /// # Ok::<(), chef::RegistryError>(())
+    /// ```
+    pub fn compile(&self) -> CompiledGroups {
+        CompiledGroups {
+            tools: self.group_tools(),
+            directory_xml: self.directory_xml(),
+        }
     }
 
     /// The toolkit directory for the system prompt (`""` without toolkits).

@@ -41,6 +41,10 @@ pub(crate) struct TurnTools {
     pub(crate) members: BTreeMap<ToolName, ArgumentValidator>,
     /// The toolkit each loaded tool came from.
     pub(crate) toolkit_of: BTreeMap<ToolName, String>,
+    /// Tools registered with `defer_loading`. Compression drops the flag (its wire tools
+    /// carry name, description and schema only); it is put back on the wire tool of the
+    /// same name, which exists at levels 0 and 1.
+    pub(crate) deferred: std::collections::BTreeSet<ToolName>,
 }
 
 impl TurnTools {
@@ -50,6 +54,13 @@ impl TurnTools {
         tools.extend(self.owned.iter().cloned());
         if let Some(loaded) = &self.loaded {
             tools.extend(loaded.tools().iter().cloned());
+        }
+        if !self.deferred.is_empty() {
+            for tool in &mut tools {
+                if self.deferred.contains(&tool.name) {
+                    tool.defer_loading = true;
+                }
+            }
         }
         tools
     }
@@ -148,8 +159,12 @@ pub(crate) fn select(
     let mut members = BTreeMap::new();
     for group in pruner.namespaces() {
         for tool in &group.tools {
-            let validator = ArgumentValidator::new(tool.name.as_str(), &tool.input_schema)
-                .map_err(|e| ChefError::Schema(Box::new(e)))?;
+            let validator = ArgumentValidator::with_limits(
+                tool.name.as_str(),
+                &tool.input_schema,
+                input.options.limits(),
+            )
+            .map_err(|e| ChefError::Schema(Box::new(e)))?;
             members.insert(tool.name.clone(), validator);
         }
     }
@@ -182,7 +197,17 @@ pub(crate) fn select(
         )?)
     };
 
+    // Levels 2–4 fold tools into compound or dispatcher tools: nothing to defer there.
+    let one_to_one = matches!(input.options.level(), Level::Zero | Level::One);
+    let deferred = stable_tools
+        .iter()
+        .filter(|_| one_to_one)
+        .chain(&loaded_tools)
+        .filter(|t| t.defer_loading)
+        .map(|t| t.name.clone())
+        .collect();
     Ok(std::sync::Arc::new(TurnTools {
+        deferred,
         key,
         stable,
         loaded,

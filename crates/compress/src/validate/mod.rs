@@ -63,6 +63,13 @@
 //! | [`Limits::max_string_bytes`]: one string value | 8 MiB | [`ArgumentProblem::TooLarge`] |
 //! | [`Limits::max_key_bytes`]: one object key | 4 KiB | [`ArgumentProblem::TooLarge`] |
 //! | [`Limits::max_schema_depth`]: nesting of the schema document | 128 | [`SchemaError::TooDeep`] |
+//! | [`Limits::max_ref_inline_nodes`]: schema nodes `$ref` inlining may add per tool | 20,000 | the rest stay references (bounded work, no error) |
+//! | [`Limits::max_tools`]: tools in one [`compress`](crate::compress) call | 10,000 | [`CompressError::TooManyTools`](crate::CompressError::TooManyTools) |
+//! | [`Limits::max_tool_name_bytes`]: one tool name | 1 KiB | [`CompressError::NameTooLong`](crate::CompressError::NameTooLong) |
+//!
+//! [`compress`](crate::compress) applies [`Options::with_limits`](crate::Options::with_limits)
+//! (default: [`Limits::default`]) to the tool set, to every schema it normalises and to
+//! every validator `resolve` compiles.
 //!
 //! ```
 //! use chef_compress::validate::{ArgumentProblem, ArgumentValidator};
@@ -106,7 +113,7 @@ pub use self::normalise::{
     Normalisation, NormalisedSchema, normalise_schema, normalise_with_limits,
 };
 
-pub(crate) use self::normalise::{RootDrops, quick_normalise};
+pub(crate) use self::normalise::{QUICK_MAX_DEPTH, RootDrops, quick_normalise};
 use self::normalise::{is_integer, json_type, open_references};
 use self::render::{child, cut, pointer_path, preview, push_index, push_key};
 use crate::similarity::{SUGGESTION_FLOOR, nearest};
@@ -122,6 +129,14 @@ pub struct Limits {
     pub max_key_bytes: usize,
     /// Deepest nesting of arrays and objects in the schema document.
     pub max_schema_depth: usize,
+    /// Most schema nodes that inlining `$ref`s may add to one tool's schema. References
+    /// beyond the budget, and recursive ones (cycles), are kept as references, which the
+    /// validator follows lazily: bounded work whatever the reference graph.
+    pub max_ref_inline_nodes: usize,
+    /// Most tools one [`compress`](crate::compress) call accepts.
+    pub max_tools: usize,
+    /// Longest tool name, in bytes of UTF-8.
+    pub max_tool_name_bytes: usize,
 }
 
 impl Default for Limits {
@@ -131,6 +146,9 @@ impl Default for Limits {
             max_string_bytes: 8 * 1024 * 1024,
             max_key_bytes: 4 * 1024,
             max_schema_depth: 128,
+            max_ref_inline_nodes: 20_000,
+            max_tools: 10_000,
+            max_tool_name_bytes: 1024,
         }
     }
 }

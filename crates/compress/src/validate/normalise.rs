@@ -75,7 +75,8 @@ pub fn normalise_schema(tool: &str, schema: &Value) -> Result<NormalisedSchema, 
     normalise_with_limits(tool, schema, &Limits::default())
 }
 
-/// [`normalise_schema`] with explicit limits (only [`Limits::max_schema_depth`] applies).
+/// [`normalise_schema`] with explicit limits ([`Limits::max_schema_depth`] and
+/// [`Limits::max_ref_inline_nodes`] apply).
 ///
 /// # Errors
 ///
@@ -97,7 +98,7 @@ pub fn normalise_with_limits(
         notes: Vec::new(),
         path: Vec::new(),
         refs: Vec::new(),
-        inline_budget: INLINE_NODE_BUDGET,
+        inline_budget: limits.max_ref_inline_nodes,
         kept_refs: 0,
         draft3_required: false,
     };
@@ -172,8 +173,6 @@ fn root_reference(map: &Map<String, Value>) -> Option<(&str, Map<String, Value>)
     Some((reference, merged))
 }
 
-/// How many schema nodes `$ref` inlining may copy into one schema, in total.
-const INLINE_NODE_BUDGET: usize = 20_000;
 /// How deep references may be expanded inside one another.
 const INLINE_MAX_NESTING: usize = 16;
 /// Past this walk depth, references are kept rather than inlined.
@@ -1265,7 +1264,7 @@ impl RootDrops {
 /// Past this nesting (of JSON values, the root being 1) [`quick_normalise`] gives up, well
 /// inside both [`Limits::max_schema_depth`]'s default and serde_json's parser limit (128),
 /// so a schema it accepts can be written and parsed back with bounded recursion.
-const QUICK_MAX_DEPTH: usize = 64;
+pub(crate) const QUICK_MAX_DEPTH: usize = 64;
 
 /// Tells, without building anything, whether [`normalise_schema`] would return `schema`
 /// unchanged (but for a dropped top-level `$schema`) and record no other note.
