@@ -79,6 +79,31 @@ pub(crate) enum CliError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[source] std::io::Error),
+    /// A store operation failed.
+    #[error("store {store}: {source}")]
+    Store {
+        store: String,
+        #[source]
+        source: chef::store::StoreError,
+    },
+    /// No session with this id in the store.
+    #[error("no session {id:?} in the store")]
+    SessionNotFound { id: String },
+    /// `import` found a session that already exists (and no --overwrite).
+    #[error(
+        "session {id:?} already exists in the target store ({imported} imported before it; use --overwrite to replace)"
+    )]
+    SessionExists { id: String, imported: usize },
+    /// A stored session is not a readable snapshot.
+    #[error("session {id:?} is corrupt: {problem}")]
+    CorruptSession { id: String, problem: String },
+    /// A line of a session bundle is unusable.
+    #[error("{}:{line}: {problem}", path.display())]
+    Bundle {
+        path: PathBuf,
+        line: usize,
+        problem: String,
+    },
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
@@ -96,14 +121,19 @@ impl CliError {
             | Self::Calls { .. }
             | Self::Usage(_)
             | Self::McpServersFailed { .. }
-            | Self::McpCompress(_) => 2,
+            | Self::McpCompress(_)
+            | Self::SessionNotFound { .. }
+            | Self::SessionExists { .. }
+            | Self::Bundle { .. } => 2,
             Self::Tokenizer
             | Self::Write(_)
             | Self::BrokenPipe
             | Self::Catalogue(_)
             | Self::Runtime(_)
             | Self::WriteFile { .. }
-            | Self::Demo(_) => 1,
+            | Self::Demo(_)
+            | Self::Store { .. }
+            | Self::CorruptSession { .. } => 1,
         }
     }
 }

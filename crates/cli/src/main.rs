@@ -16,6 +16,7 @@ mod output;
 mod recommend;
 mod resolve;
 mod search;
+mod sessions;
 mod tools;
 
 use std::process::ExitCode;
@@ -52,5 +53,6 @@ fn run(flags: Flags) -> Result<(), CliError> {
         Command::Compress(args) => compress::run(&args),
         Command::Recommend(args) => recommend::run(&args),
         Command::Resolve(args) => resolve::run(&args),
+        Command::Sessions(args) => sessions::run(&args),
     }
 }

@@ -16,11 +16,16 @@ mod gate_bypass;
 mod hostile;
 mod limits;
 mod memory;
+#[cfg(feature = "postgres")]
+mod pg;
 mod provider_goldens;
 mod session;
 mod snapshot_file;
 mod store_conformance;
 mod store_fs;
+mod store_load;
+#[cfg(feature = "postgres")]
+mod store_pg;
 mod store_processes;
 mod tool_search;
 

@@ -14,6 +14,7 @@ mod mcp;
 mod recommend;
 mod resolve;
 mod search;
+mod sessions;
 
 use std::{
     path::PathBuf,
