@@ -137,7 +137,7 @@ fn load_worker() {
         .unwrap();
     let pid = std::process::id();
     let holder = format!("worker-{pid}");
-    let mut rng = Rng(u64::from(pid) * 0x9E37_79B9_7F4A_7C15 | 1);
+    let mut rng = Rng(u64::from(pid).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut out = std::io::stdout().lock();
     runtime.block_on(async {
         let store = open(&backend).await;
