@@ -19,8 +19,11 @@ async fn workers_starting_at_once_apply_each_migration_once() {
     for _ in 0..8 {
         let (url, schema) = (url.clone(), schema.clone());
         handles.push(tokio::spawn(async move {
-            PgBackend::connect_with(&url, PgOptions::new().with_schema(schema).with_max_connections(1))
-                .await
+            PgBackend::connect_with(
+                &url,
+                PgOptions::new().with_schema(schema).with_max_connections(1),
+            )
+            .await
         }));
     }
     let mut stores = Vec::new();
@@ -80,7 +83,8 @@ async fn an_unreachable_server_is_a_typed_error_not_a_hang() {
     .await
     .unwrap_err();
     assert!(
-        err.to_string().contains("cannot get a PostgreSQL connection"),
+        err.to_string()
+            .contains("cannot get a PostgreSQL connection"),
         "{err}"
     );
     let bad = PgBackend::connect_with(
@@ -89,5 +93,8 @@ async fn an_unreachable_server_is_a_typed_error_not_a_hang() {
     )
     .await
     .unwrap_err();
-    assert!(bad.to_string().contains("invalid PostgreSQL schema"), "{bad}");
+    assert!(
+        bad.to_string().contains("invalid PostgreSQL schema"),
+        "{bad}"
+    );
 }
