@@ -85,6 +85,31 @@ pub(crate) enum CliError {
     /// Ctrl-C stopped `chef compile-map` (what verified is kept).
     #[error("interrupted; {0}")]
     Interrupted(String),
+    /// A store operation failed.
+    #[error("store {store}: {source}")]
+    Store {
+        store: String,
+        #[source]
+        source: chef::store::StoreError,
+    },
+    /// No session with this id in the store.
+    #[error("no session {id:?} in the store")]
+    SessionNotFound { id: String },
+    /// `import` found a session that already exists (and no --overwrite).
+    #[error(
+        "session {id:?} already exists in the target store ({imported} imported before it; use --overwrite to replace)"
+    )]
+    SessionExists { id: String, imported: usize },
+    /// A stored session is not a readable snapshot.
+    #[error("session {id:?} is corrupt: {problem}")]
+    CorruptSession { id: String, problem: String },
+    /// A line of a session bundle is unusable.
+    #[error("{}:{line}: {problem}", path.display())]
+    Bundle {
+        path: PathBuf,
+        line: usize,
+        problem: String,
+    },
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
@@ -102,7 +127,10 @@ impl CliError {
             | Self::Calls { .. }
             | Self::Usage(_)
             | Self::McpServersFailed { .. }
-            | Self::McpCompress(_) => 2,
+            | Self::McpCompress(_)
+            | Self::SessionNotFound { .. }
+            | Self::SessionExists { .. }
+            | Self::Bundle { .. } => 2,
             Self::Tokenizer
             | Self::Write(_)
             | Self::BrokenPipe
@@ -110,7 +138,9 @@ impl CliError {
             | Self::Runtime(_)
             | Self::WriteFile { .. }
             | Self::Demo(_)
-            | Self::Endpoint(_) => 1,
+            | Self::Endpoint(_)
+            | Self::Store { .. }
+            | Self::CorruptSession { .. } => 1,
             Self::Interrupted(_) => 130,
         }
     }

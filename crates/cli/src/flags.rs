@@ -43,6 +43,47 @@ pub(crate) enum Command {
     /// chat-completions endpoint; every line is verified, the file is resumable.
     #[command(name = "compile-map")]
     CompileMap(CompileMapArgs),
+    /// Inspect session snapshots kept in a store, and move them between stores.
+    Sessions(SessionsArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SessionsArgs {
+    /// The store: `file:///dir` or a directory (file system), or `postgres://…` (needs a
+    /// chef built with the `postgres` feature).
+    #[arg(long, value_name = "URL", global = true, required = true, value_parser = crate::sessions::parse_store)]
+    pub(crate) store: crate::sessions::StoreUrl,
+    #[command(subcommand)]
+    pub(crate) command: SessionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// List sessions, one JSON line each: id, version, created_turn, bytes.
+    Ls,
+    /// Print one session's snapshot (the snapshot file format).
+    Show {
+        /// The session id.
+        id: String,
+    },
+    /// Write sessions (all, or those named) as a JSON Lines bundle.
+    Export {
+        /// Session ids (default: every session).
+        ids: Vec<String>,
+        /// Write the bundle here (atomically) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Read a bundle written by `export` (`-` for stdin) into the store. Every line is
+    /// checked before anything is written; an existing session stops the import unless
+    /// --overwrite is given.
+    Import {
+        /// The bundle file.
+        file: PathBuf,
+        /// Replace sessions that already exist in the store.
+        #[arg(long)]
+        overwrite: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

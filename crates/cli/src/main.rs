@@ -17,6 +17,7 @@ mod output;
 mod recommend;
 mod resolve;
 mod search;
+mod sessions;
 mod tools;
 
 use std::process::ExitCode;
@@ -54,5 +55,6 @@ fn run(flags: Flags) -> Result<(), CliError> {
         Command::CompileMap(args) => compile_map::run(&args),
         Command::Recommend(args) => recommend::run(&args),
         Command::Resolve(args) => resolve::run(&args),
+        Command::Sessions(args) => sessions::run(&args),
     }
 }

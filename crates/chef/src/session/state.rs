@@ -14,6 +14,7 @@ use crate::{
     namespace::ToolGroup,
     overflow::OverflowState,
     snapshot::{self, Snapshot},
+    store::{Expect, StorageBackend, StoreKey},
 };
 
 /// The state of a session, as saved to disk. Configuration (levels, modes, provider
@@ -123,5 +124,33 @@ impl Chef {
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<&mut Self, ChefError> {
         let snapshot: Snapshot<SessionState> = snapshot::load(path)?;
         self.restore(&snapshot)
+    }
+
+    /// Saves a snapshot as session `session` in `backend` if `expect` holds (see
+    /// [`snapshot::store`]); returns the new version. A worker that loaded version `v`
+    /// passes `Expect::Version(v)`: if another worker saved in between, this fails with a
+    /// conflict (`ChefError::Snapshot`, [`SnapshotError::is_conflict`](crate::snapshot::SnapshotError::is_conflict))
+    /// and nothing is overwritten.
+    pub async fn save_to_store(
+        &self,
+        backend: &dyn StorageBackend,
+        session: &StoreKey,
+        expect: Expect,
+    ) -> Result<u64, ChefError> {
+        Ok(snapshot::store::save(backend, session, &self.snapshot(None), expect).await?)
+    }
+
+    /// Loads session `session` from `backend` and restores it; returns its version, or
+    /// `None` (session untouched) when the store has no such session.
+    pub async fn load_from_store(
+        &mut self,
+        backend: &dyn StorageBackend,
+        session: &StoreKey,
+    ) -> Result<Option<u64>, ChefError> {
+        let Some(stored) = snapshot::store::load::<SessionState>(backend, session).await? else {
+            return Ok(None);
+        };
+        self.restore(&stored.value)?;
+        Ok(Some(stored.version))
     }
 }

@@ -10,6 +10,15 @@ pub enum Origin {
     File(PathBuf),
     /// Bytes handed to [`from_slice`](super::from_slice).
     Bytes,
+    /// A session stored in a [`StorageBackend`](crate::store::StorageBackend), by id.
+    Store(String),
+}
+
+impl SnapshotError {
+    /// `true` when the store refused a save because another writer saved first.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, Self::Store(e) if e.is_conflict())
+    }
 }
 
 impl fmt::Display for Origin {
@@ -17,6 +26,7 @@ impl fmt::Display for Origin {
         match self {
             Self::File(path) => write!(f, "snapshot file {}", path.display()),
             Self::Bytes => f.write_str("snapshot bytes"),
+            Self::Store(id) => write!(f, "stored session {id:?}"),
         }
     }
 }
@@ -60,6 +70,10 @@ pub enum SnapshotError {
         /// Where the bytes came from.
         origin: Origin,
     },
+    /// The store failed; [`StoreError::Conflict`](crate::store::StoreError::Conflict) means
+    /// another worker saved the session since it was loaded.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     /// The payload could not be serialized (for example a map with non-string keys).
     #[error("snapshot payload could not be serialized")]
     Serialize {

@@ -152,7 +152,10 @@ pub fn load<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Snapshot<T>, 
     decode(&bytes, Origin::File(path.to_path_buf()))
 }
 
-fn decode<T: DeserializeOwned>(bytes: &[u8], origin: Origin) -> Result<Snapshot<T>, SnapshotError> {
+pub(super) fn decode<T: DeserializeOwned>(
+    bytes: &[u8],
+    origin: Origin,
+) -> Result<Snapshot<T>, SnapshotError> {
     // serde also reads structs from JSON arrays; a snapshot is always an object.
     if let Some(first) = bytes.iter().find(|b| !b.is_ascii_whitespace())
         && *first != b'{'

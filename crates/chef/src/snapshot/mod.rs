@@ -1,10 +1,13 @@
 //! Session snapshots on disk: a versioned JSON envelope around any serializable payload.
 //!
 //! The session's full snapshot type lands with the compile pipeline; the file format and
-//! its guarantees are fixed here, generic over the payload. See [`file`](mod@file) for the format.
+//! its guarantees are fixed here, generic over the payload. See [`file`](mod@file) for the format,
+//! and [`store`](mod@store) for snapshots kept in a [`StorageBackend`](crate::store::StorageBackend)
+//! with versions and compare-and-set (many workers, one truth).
 
 mod error;
 pub mod file;
+pub mod store;
 
 pub use self::error::{Origin, SnapshotError};
 pub use self::file::{FORMAT, FORMAT_VERSION, Snapshot, from_slice, load, save, to_vec};

@@ -1,6 +1,7 @@
 //! The store's error type.
 
 use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::key::{InvalidKey, InvalidNamespace, Namespace, StoreKey};
 
@@ -27,6 +28,31 @@ pub enum StoreError {
         key: StoreKey,
         /// The version stored now, `None` when the key is absent.
         current: Option<u64>,
+    },
+    /// Another holder has a lease on the session until `until`.
+    #[error("session {session} is leased by {holder:?} until {}", display_time(*.until))]
+    Leased {
+        /// The session claimed.
+        session: StoreKey,
+        /// Who holds the lease.
+        holder: String,
+        /// When the lease ends unless renewed (on the backend's clock).
+        until: SystemTime,
+    },
+    /// A lease could not be renewed: it expired and another holder took the session over,
+    /// or it was released.
+    #[error("lease of {holder:?} on session {session} was lost")]
+    LeaseLost {
+        /// The session.
+        session: StoreKey,
+        /// The holder whose lease was lost.
+        holder: String,
+    },
+    /// A lease holder name is empty, too long or contains a control character.
+    #[error("invalid lease holder {holder:?}: use 1 to 200 bytes without control characters")]
+    InvalidHolder {
+        /// The name as given.
+        holder: String,
     },
     /// A stored entry could not be decoded.
     #[error("store entry at {path} is corrupt")]
@@ -65,10 +91,26 @@ fn display_version(version: Option<u64>) -> String {
     }
 }
 
+fn display_time(t: SystemTime) -> String {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => format!(
+            "{}.{:03}s after the Unix epoch",
+            d.as_secs(),
+            d.subsec_millis()
+        ),
+        Err(_) => "before the Unix epoch".to_owned(),
+    }
+}
+
 impl StoreError {
     /// `true` for [`StoreError::Conflict`].
     pub fn is_conflict(&self) -> bool {
         matches!(self, Self::Conflict { .. })
+    }
+
+    /// `true` for [`StoreError::Leased`].
+    pub fn is_leased(&self) -> bool {
+        matches!(self, Self::Leased { .. })
     }
 
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {

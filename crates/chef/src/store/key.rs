@@ -219,6 +219,10 @@ impl Namespace {
     pub const VFS: Self = Self(Cow::Borrowed("vfs"));
     /// Reserved for archives; read-only to the model by default.
     pub const ARCHIVE: Self = Self(Cow::Borrowed("archive"));
+    /// Session snapshots, one entry per session id (see [`crate::snapshot::store`]).
+    pub const SESSIONS: Self = Self(Cow::Borrowed("sessions"));
+    /// Session leases kept by the default lease implementation (see [`super::Lease`]).
+    pub const LEASES: Self = Self(Cow::Borrowed("leases"));
 
     /// Validate a namespace name.
     pub fn new(name: impl Into<String>) -> Result<Self, InvalidNamespace> {

@@ -7,9 +7,15 @@
 //! backend on, so that a backend shared by many worker processes (a database) can promise "no
 //! lost update" with the same trait and the same callers.
 //!
-//! Two backends ship here: [`MemoryBackend`] (one process, nothing on disk) and [`FsBackend`]
-//! (one directory tree; atomic, durable writes; see its docs for the on-disk layout and what
-//! its compare-and-set holds across processes).
+//! Three backends ship here: [`MemoryBackend`] (one process, nothing on disk), [`FsBackend`]
+//! (one directory tree, the embedded default; atomic, durable writes; see its docs for the
+//! on-disk layout and what its compare-and-set holds across processes) and, behind the
+//! `postgres` feature, `PgBackend` (many worker processes on many hosts sharing one
+//! PostgreSQL database).
+//!
+//! Workers that drive the same sessions coordinate with [leases](Lease)
+//! ([`StorageBackend::claim_lease`]), and save session snapshots through the store with
+//! compare-and-set ([`crate::snapshot::store`]).
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
@@ -41,7 +47,12 @@
 mod error;
 mod fs;
 mod key;
+mod lease;
 mod memory_backend;
+#[cfg(feature = "postgres")]
+mod postgres;
+
+use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -53,7 +64,10 @@ pub use self::key::{
     InvalidKey, InvalidNamespace, KeyProblem, MAX_KEY_BYTES, MAX_NAMESPACE_BYTES,
     MAX_SEGMENT_BYTES, Namespace, StoreKey,
 };
+pub use self::lease::{Lease, MAX_HOLDER_BYTES};
 pub use self::memory_backend::MemoryBackend;
+#[cfg(feature = "postgres")]
+pub use self::postgres::{PG_SCHEMA_VERSION, PgBackend, PgOptions};
 
 /// One stored value: text content plus free-form JSON metadata.
 ///
@@ -197,6 +211,33 @@ pub trait StorageBackend: Send + Sync {
             }
         }
         Ok(out)
+    }
+
+    /// Claim `session` for `holder` for `ttl`.
+    ///
+    /// Succeeds when nobody holds the session, when the lease in place has expired (a
+    /// crashed worker's lease is taken over), or when `holder` already holds it (the claim
+    /// then extends it). Otherwise fails with [`StoreError::Leased`] naming the holder and
+    /// the expiry. Holder names must be unique per concurrent driver (say `host:pid:n`).
+    ///
+    /// The default implementation stores the lease as an entry of [`Namespace::LEASES`]
+    /// with compare-and-set and the local clock (see [`Lease`]); a backend shared by many
+    /// hosts overrides it.
+    async fn claim_lease(&self, session: &StoreKey, holder: &str, ttl: Duration) -> Result<Lease> {
+        lease::claim(self, session, holder, ttl).await
+    }
+
+    /// Extend a lease this worker holds to `ttl` from now; returns the lease to use from now
+    /// on (its token may change). Fails with [`StoreError::LeaseLost`] when the lease was
+    /// taken over or released. A lease that expired but that nobody took over is renewed.
+    async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> Result<Lease> {
+        lease::renew(self, lease, ttl).await
+    }
+
+    /// Give a lease up before it expires; returns `false` when it was no longer held (it
+    /// expired and was taken over, or was released already).
+    async fn release_lease(&self, lease: &Lease) -> Result<bool> {
+        lease::release(self, lease).await
     }
 }
 

@@ -22,12 +22,17 @@ mod limits_config;
 mod load;
 mod memory;
 mod overflow;
+#[cfg(feature = "postgres")]
+mod pg;
 mod provider_goldens;
 mod session;
 mod session_props;
 mod snapshot_file;
 mod store_conformance;
 mod store_fs;
+mod store_load;
+#[cfg(feature = "postgres")]
+mod store_pg;
 mod store_processes;
 mod tool_search;
 

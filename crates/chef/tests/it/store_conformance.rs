@@ -2,10 +2,14 @@
 //!
 //! Each case is a plain async function over `Arc<dyn StorageBackend>`; the
 //! `conformance_suite!` macro instantiates every case as a `#[tokio::test]` for one backend.
-//! Adding a backend (PostgreSQL later) is one more `conformance_suite!` line.
+//! Adding a backend is one more `conformance_suite!` line. The PostgreSQL backend (feature
+//! `postgres`) runs the same cases against a real server (see `pg.rs`), each in a fresh
+//! schema, and skips loudly when no server is available.
 
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
+use chef::snapshot::{self, Snapshot};
 use chef::store::{
     Entry, Expect, FsBackend, MemoryBackend, Namespace, StorageBackend, StoreError, StoreKey,
 };
@@ -15,12 +19,29 @@ use tempfile::TempDir;
 pub(crate) struct Fixture {
     pub(crate) store: Arc<dyn StorageBackend>,
     _dir: Option<TempDir>,
+    _guard: Option<Box<dyn Send>>,
+}
+
+impl Fixture {
+    /// A backend kept alive with `guard` (dropped after the test).
+    #[cfg_attr(
+        not(feature = "postgres"),
+        allow(dead_code, reason = "used by the pg fixture")
+    )]
+    pub(crate) fn with_guard(store: Arc<dyn StorageBackend>, guard: Box<dyn Send>) -> Self {
+        Self {
+            store,
+            _dir: None,
+            _guard: Some(guard),
+        }
+    }
 }
 
 pub(crate) fn memory() -> Fixture {
     Fixture {
         store: Arc::new(MemoryBackend::new()),
         _dir: None,
+        _guard: None,
     }
 }
 
@@ -29,11 +50,15 @@ pub(crate) fn file_system() -> Fixture {
     Fixture {
         store: Arc::new(FsBackend::open(dir.path()).unwrap()),
         _dir: Some(dir),
+        _guard: None,
     }
 }
 
 macro_rules! conformance_suite {
     ($backend:ident => $make:expr) => {
+        conformance_suite!($backend => optional Some($make));
+    };
+    ($backend:ident => optional $make:expr) => {
         mod $backend {
             conformance_suite!(@cases $make;
                 put_then_get_returns_the_entry_and_its_version,
@@ -47,7 +72,11 @@ macro_rules! conformance_suite {
                 namespaces_are_isolated,
                 unusual_but_valid_keys_round_trip,
                 concurrent_writers_that_retry_lose_no_update,
-                concurrent_creators_exactly_one_wins
+                concurrent_creators_exactly_one_wins,
+                a_second_holder_is_refused_while_the_lease_holds,
+                an_expired_lease_is_taken_over_and_the_old_grant_is_dead,
+                concurrent_claimers_exactly_one_wins,
+                a_saved_session_loads_with_its_version_and_stale_saves_conflict
             );
         }
     };
@@ -55,7 +84,8 @@ macro_rules! conformance_suite {
         $(
             #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
             async fn $case() {
-                let fixture = $make;
+                // `None`: no server for this backend; the fixture said so loudly.
+                let Some(fixture) = $make else { return };
                 crate::store_conformance::$case(std::sync::Arc::clone(&fixture.store)).await;
             }
         )*
@@ -64,6 +94,8 @@ macro_rules! conformance_suite {
 
 conformance_suite!(memory_backend => crate::store_conformance::memory());
 conformance_suite!(fs_backend => crate::store_conformance::file_system());
+#[cfg(feature = "postgres")]
+conformance_suite!(pg_backend => optional crate::pg::fixture().await);
 
 fn key(k: &str) -> StoreKey {
     StoreKey::new(k).unwrap()
@@ -469,4 +501,157 @@ pub(crate) async fn concurrent_creators_exactly_one_wins(store: Arc<dyn StorageB
     assert_eq!(winners.len(), 1);
     let got = store.get(&ns, &k).await.unwrap().unwrap();
     assert_eq!(got.value.content(), winners[0].to_string());
+}
+
+pub(crate) async fn a_second_holder_is_refused_while_the_lease_holds(
+    store: Arc<dyn StorageBackend>,
+) {
+    let session = key("sessions/s1");
+    let ttl = Duration::from_secs(60);
+    let before = SystemTime::now();
+    let lease = store.claim_lease(&session, "worker-a", ttl).await.unwrap();
+    assert_eq!((lease.session(), lease.holder()), (&session, "worker-a"));
+    // Generous bounds: the server's clock may differ a little from ours.
+    assert!(lease.expires_at() > before + Duration::from_secs(50));
+    match store.claim_lease(&session, "worker-b", ttl).await {
+        Err(StoreError::Leased { holder, until, .. }) => {
+            assert_eq!(holder, "worker-a");
+            assert_eq!(until, lease.expires_at());
+        }
+        other => panic!("expected Leased, got {other:?}"),
+    }
+    // Another session is independent.
+    store
+        .claim_lease(&key("sessions/s2"), "worker-b", ttl)
+        .await
+        .unwrap();
+    // The holder may renew; the renewed lease still refuses others.
+    let renewed = store.renew_lease(&lease, ttl).await.unwrap();
+    assert!(renewed.expires_at() >= lease.expires_at());
+    assert!(
+        store
+            .claim_lease(&session, "worker-b", ttl)
+            .await
+            .unwrap_err()
+            .is_leased()
+    );
+    // Released: the next claimer gets it, and the old grant can neither renew nor release.
+    assert!(store.release_lease(&renewed).await.unwrap());
+    assert!(!store.release_lease(&renewed).await.unwrap());
+    let b = store.claim_lease(&session, "worker-b", ttl).await.unwrap();
+    assert_eq!(b.holder(), "worker-b");
+    assert!(matches!(
+        store.renew_lease(&renewed, ttl).await,
+        Err(StoreError::LeaseLost { .. })
+    ));
+    assert!(matches!(
+        store.claim_lease(&session, "", ttl).await,
+        Err(StoreError::InvalidHolder { .. })
+    ));
+}
+
+pub(crate) async fn an_expired_lease_is_taken_over_and_the_old_grant_is_dead(
+    store: Arc<dyn StorageBackend>,
+) {
+    let session = key("crashy");
+    // worker-a "crashes" holding a short lease.
+    let a = store
+        .claim_lease(&session, "worker-a", Duration::from_millis(150))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .claim_lease(&session, "worker-b", Duration::from_secs(60))
+            .await
+            .unwrap_err()
+            .is_leased()
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let b = store
+        .claim_lease(&session, "worker-b", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(b.holder(), "worker-b");
+    assert_ne!(a.token(), b.token());
+    // worker-a comes back: its grant is gone.
+    assert!(matches!(
+        store.renew_lease(&a, Duration::from_secs(60)).await,
+        Err(StoreError::LeaseLost { .. })
+    ));
+    assert!(!store.release_lease(&a).await.unwrap());
+    match store
+        .claim_lease(&session, "worker-a", Duration::from_secs(60))
+        .await
+    {
+        Err(StoreError::Leased { holder, .. }) => assert_eq!(holder, "worker-b"),
+        other => panic!("expected Leased, got {other:?}"),
+    }
+}
+
+pub(crate) async fn concurrent_claimers_exactly_one_wins(store: Arc<dyn StorageBackend>) {
+    let session = key("contended");
+    let mut handles = Vec::new();
+    for i in 0..12 {
+        let store = Arc::clone(&store);
+        let session = session.clone();
+        handles.push(tokio::spawn(async move {
+            store
+                .claim_lease(&session, &format!("worker-{i}"), Duration::from_secs(60))
+                .await
+        }));
+    }
+    let mut winners = Vec::new();
+    for h in handles {
+        match h.await.unwrap() {
+            Ok(lease) => winners.push(lease.holder().to_owned()),
+            Err(e) => assert!(e.is_leased(), "{e}"),
+        }
+    }
+    assert_eq!(winners.len(), 1, "{winners:?}");
+}
+
+pub(crate) async fn a_saved_session_loads_with_its_version_and_stale_saves_conflict(
+    store: Arc<dyn StorageBackend>,
+) {
+    let id = key("session-7");
+    let turns = |n: u64| Snapshot::new((1..=n).collect::<Vec<u64>>()).with_created_turn(n);
+    assert!(
+        snapshot::store::load::<Vec<u64>>(&*store, &id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let v1 = snapshot::store::save(&*store, &id, &turns(1), Expect::Absent)
+        .await
+        .unwrap();
+    // Worker B loads what worker A saved, and commits turn 2.
+    let loaded = snapshot::store::load::<Vec<u64>>(&*store, &id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (loaded.value.payload.as_slice(), loaded.version),
+        (&[1][..], v1)
+    );
+    let v2 = snapshot::store::save(&*store, &id, &turns(2), Expect::Version(v1))
+        .await
+        .unwrap();
+    // Worker A, still at v1, is refused with the current version; nothing is overwritten.
+    let err = snapshot::store::save(&*store, &id, &turns(9), Expect::Version(v1))
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    match err {
+        snapshot::SnapshotError::Store(StoreError::Conflict { current, .. }) => {
+            assert_eq!(current, Some(v2));
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    let now = snapshot::store::load::<Vec<u64>>(&*store, &id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((now.value.payload, now.version), (vec![1, 2], v2));
+    assert_eq!(now.value.created_turn, 2);
+    assert_eq!(snapshot::store::list(&*store).await.unwrap(), [id]);
 }

@@ -15,6 +15,7 @@ mod mcp;
 mod recommend;
 mod resolve;
 mod search;
+mod sessions;
 
 use std::{
     path::PathBuf,

@@ -1,0 +1,338 @@
+//! `chef sessions ls|show|export|import --store URL`: inspect session snapshots kept in a
+//! store and move them between backends.
+//!
+//! A store URL is `file:///abs/dir` or a plain directory path (the file-system backend), or
+//! `postgres://…` / `postgresql://…` (the PostgreSQL backend, when chef is built with the
+//! `postgres` feature).
+//!
+//! # Bundle format (`export` writes it, `import` reads it)
+//!
+//! JSON Lines, one session per line, sorted by id:
+//!
+//! ```json
+//! {"id":"support/42","version":17,"snapshot":{"format":"chef-snapshot","format_version":1,"created_turn":3,"payload":{}}}
+//! ```
+//!
+//! `snapshot` is the session's snapshot exactly as the snapshot file format has it;
+//! `version` is informational (the target store assigns its own).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chef::snapshot;
+use chef::store::{Expect, FsBackend, StorageBackend, StoreError, StoreKey};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::CliError;
+use crate::flags::{SessionsArgs, SessionsCommand};
+use crate::output;
+
+/// Where sessions are kept, parsed from `--store`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum StoreUrl {
+    /// A directory for the file-system backend.
+    Dir(PathBuf),
+    /// A PostgreSQL connection URL.
+    Postgres(String),
+}
+
+/// Parse a `--store` value.
+pub(crate) fn parse_store(s: &str) -> Result<StoreUrl, String> {
+    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        return Ok(StoreUrl::Postgres(s.to_owned()));
+    }
+    if let Some(path) = s.strip_prefix("file://") {
+        if !path.starts_with('/') {
+            return Err(format!(
+                "{s:?}: a file URL needs an absolute path (file:///dir)"
+            ));
+        }
+        return Ok(StoreUrl::Dir(PathBuf::from(path)));
+    }
+    if let Some((scheme, _)) = s.split_once("://") {
+        return Err(format!(
+            "unknown store scheme {scheme:?} (expected file://, postgres:// or a directory)"
+        ));
+    }
+    if s.is_empty() {
+        return Err("the store is empty (expected file://, postgres:// or a directory)".to_owned());
+    }
+    Ok(StoreUrl::Dir(PathBuf::from(s)))
+}
+
+/// One line of `ls`.
+#[derive(Serialize)]
+struct Listed<'a> {
+    id: &'a str,
+    version: u64,
+    created_turn: Option<u64>,
+    bytes: usize,
+}
+
+/// One line of a bundle.
+#[derive(Serialize, Deserialize)]
+struct BundleLine {
+    id: StoreKey,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    version: Option<u64>,
+    snapshot: Value,
+}
+
+pub(crate) fn run(args: &SessionsArgs) -> Result<(), CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    runtime.block_on(async {
+        let create = matches!(args.command, SessionsCommand::Import { .. });
+        let store = open(&args.store, create).await?;
+        match &args.command {
+            SessionsCommand::Ls => ls(&*store, &args.store).await,
+            SessionsCommand::Show { id } => show(&*store, &args.store, id).await,
+            SessionsCommand::Export { ids, out } => {
+                export(&*store, &args.store, ids, out.as_deref()).await
+            }
+            SessionsCommand::Import { file, overwrite } => {
+                import(&*store, &args.store, file, *overwrite).await
+            }
+        }
+    })
+}
+
+fn store_err(store: &StoreUrl) -> impl Fn(StoreError) -> CliError + '_ {
+    move |source| CliError::Store {
+        store: display(store),
+        source,
+    }
+}
+
+fn display(store: &StoreUrl) -> String {
+    match store {
+        StoreUrl::Dir(dir) => dir.display().to_string(),
+        // Never echo a password.
+        StoreUrl::Postgres(url) => match url.split_once('@') {
+            Some((_, rest)) => format!("postgres://…@{rest}"),
+            None => url.clone(),
+        },
+    }
+}
+
+async fn open(store: &StoreUrl, create: bool) -> Result<Arc<dyn StorageBackend>, CliError> {
+    match store {
+        StoreUrl::Dir(dir) => {
+            if !create && !dir.is_dir() {
+                return Err(CliError::Usage(format!(
+                    "{}: no such store directory",
+                    dir.display()
+                )));
+            }
+            let backend = FsBackend::open(dir).map_err(store_err(store))?;
+            Ok(Arc::new(backend))
+        }
+        #[cfg(feature = "postgres")]
+        StoreUrl::Postgres(url) => {
+            let backend = chef::store::PgBackend::connect(url)
+                .await
+                .map_err(store_err(store))?;
+            Ok(Arc::new(backend))
+        }
+        #[cfg(not(feature = "postgres"))]
+        StoreUrl::Postgres(_) => Err(CliError::Usage(
+            "this chef was built without PostgreSQL support (build chef-cli with --features postgres)"
+                .to_owned(),
+        )),
+    }
+}
+
+fn key(id: &str) -> Result<StoreKey, CliError> {
+    StoreKey::new(id).map_err(|e| CliError::Usage(format!("invalid session id: {e}")))
+}
+
+async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> {
+    let sessions = store
+        .scan(&chef::store::Namespace::SESSIONS, "")
+        .await
+        .map_err(store_err(url))?;
+    for (id, stored) in &sessions {
+        output::json_line(&Listed {
+            id: id.as_str(),
+            version: stored.version,
+            created_turn: stored
+                .value
+                .meta()
+                .get("created_turn")
+                .and_then(Value::as_u64),
+            bytes: stored.value.content().len(),
+        })?;
+    }
+    Ok(())
+}
+
+async fn show(store: &dyn StorageBackend, url: &StoreUrl, id: &str) -> Result<(), CliError> {
+    let id = key(id)?;
+    let stored = snapshot::store::load_raw(store, &id)
+        .await
+        .map_err(store_err(url))?
+        .ok_or_else(|| CliError::SessionNotFound {
+            id: id.as_str().to_owned(),
+        })?;
+    output::text(&stored.value)
+}
+
+async fn export(
+    store: &dyn StorageBackend,
+    url: &StoreUrl,
+    ids: &[String],
+    out: Option<&Path>,
+) -> Result<(), CliError> {
+    let store_error = store_err(url);
+    let ids: Vec<StoreKey> = if ids.is_empty() {
+        snapshot::store::list(store).await.map_err(store_error)?
+    } else {
+        ids.iter().map(|id| key(id)).collect::<Result<_, _>>()?
+    };
+    let mut bundle = Vec::new();
+    for id in ids {
+        let stored = snapshot::store::load_raw(store, &id)
+            .await
+            .map_err(store_error)?
+            .ok_or_else(|| CliError::SessionNotFound {
+                id: id.as_str().to_owned(),
+            })?;
+        let snapshot: Value =
+            serde_json::from_str(&stored.value).map_err(|e| CliError::CorruptSession {
+                id: id.as_str().to_owned(),
+                problem: e.to_string(),
+            })?;
+        let line = BundleLine {
+            id,
+            version: Some(stored.version),
+            snapshot,
+        };
+        serde_json::to_writer(&mut bundle, &line).map_err(|e| CliError::Write(e.into()))?;
+        bundle.push(b'\n');
+    }
+    match out {
+        Some(path) => write_atomic(path, &bundle),
+        None => output::text(&String::from_utf8_lossy(&bundle)),
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    let err = |source| CliError::WriteFile {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+/// Summary printed by `import`.
+#[derive(Serialize)]
+struct Imported {
+    imported: usize,
+}
+
+async fn import(
+    store: &dyn StorageBackend,
+    url: &StoreUrl,
+    file: &Path,
+    overwrite: bool,
+) -> Result<(), CliError> {
+    let reader: Box<dyn BufRead> = if file == Path::new("-") {
+        Box::new(BufReader::new(std::io::stdin()))
+    } else {
+        let f = std::fs::File::open(file).map_err(|source| CliError::Read {
+            path: file.to_path_buf(),
+            source,
+        })?;
+        Box::new(BufReader::new(f))
+    };
+    // Read and check every line before writing anything: a bad bundle imports nothing.
+    let mut sessions = Vec::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|source| CliError::Read {
+            path: file.to_path_buf(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |problem: String| CliError::Bundle {
+            path: file.to_path_buf(),
+            line: i + 1,
+            problem,
+        };
+        let parsed: BundleLine = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        let mut bytes = serde_json::to_vec(&parsed.snapshot).map_err(|e| bad(e.to_string()))?;
+        bytes.push(b'\n');
+        snapshot::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| bad(e.to_string()))?;
+        sessions.push((parsed.id, bytes));
+    }
+    let expect = if overwrite {
+        Expect::Any
+    } else {
+        Expect::Absent
+    };
+    let mut imported = 0;
+    for (id, bytes) in sessions {
+        match snapshot::store::save_raw(store, &id, bytes, expect).await {
+            Ok(_) => imported += 1,
+            Err(e) if e.is_conflict() => {
+                return Err(CliError::SessionExists {
+                    id: id.into_inner(),
+                    imported,
+                });
+            }
+            Err(snapshot::SnapshotError::Store(source)) => return Err(store_err(url)(source)),
+            Err(e) => {
+                return Err(CliError::CorruptSession {
+                    id: id.into_inner(),
+                    problem: e.to_string(),
+                });
+            }
+        }
+    }
+    output::json_line(&Imported { imported })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_urls_parse_as_documented() {
+        assert_eq!(
+            parse_store("file:///var/chef"),
+            Ok(StoreUrl::Dir(PathBuf::from("/var/chef")))
+        );
+        assert_eq!(
+            parse_store("./state"),
+            Ok(StoreUrl::Dir(PathBuf::from("./state")))
+        );
+        assert_eq!(
+            parse_store("postgres://u:p@h/db"),
+            Ok(StoreUrl::Postgres("postgres://u:p@h/db".to_owned()))
+        );
+        assert!(parse_store("file://relative").is_err());
+        assert!(parse_store("s3://bucket").is_err());
+        assert!(parse_store("").is_err());
+    }
+
+    #[test]
+    fn passwords_are_not_echoed() {
+        let shown = display(&StoreUrl::Postgres(
+            "postgres://u:secret@h:5432/db".to_owned(),
+        ));
+        assert!(!shown.contains("secret"), "{shown}");
+    }
+}

@@ -1,0 +1,257 @@
+//! `chef sessions ls|show|export|import --store URL`: file system to file system always,
+//! file system to PostgreSQL and back when the CLI is built with `postgres` and
+//! `CHEF_PG_URL` names a server (`.ci/run` provides one).
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use chef::snapshot::{self, Snapshot};
+use chef::store::{Expect, FsBackend, StorageBackend, StoreKey};
+use serde_json::{Value, json};
+
+use crate::{chef, stderr, stdout};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Two sessions saved through the library, as a worker would.
+fn seed(store: &dyn StorageBackend) {
+    runtime().block_on(async {
+        for (id, turn) in [("support/42", 3u64), ("alpha", 1)] {
+            let payload = json!({"history": [{"role": "user", "text": format!("hello from {id}")}], "zeta": 1, "alpha": 2});
+            let snap = Snapshot::new(payload)
+                .with_created_turn(turn)
+                .with_label("seed");
+            snapshot::store::save(store, &StoreKey::new(id).unwrap(), &snap, Expect::Absent)
+                .await
+                .unwrap();
+        }
+    });
+}
+
+fn run(args: &[&OsStr]) -> std::process::Output {
+    chef(args)
+}
+
+fn ls(store: &str) -> Vec<Value> {
+    let out = run(&[
+        "sessions".as_ref(),
+        "ls".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn show(store: &str, id: &str) -> String {
+    let out = run(&[
+        "sessions".as_ref(),
+        "show".as_ref(),
+        id.as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+}
+
+fn export(store: &str, bundle: &Path) {
+    let out = run(&[
+        "sessions".as_ref(),
+        "export".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+        "--out".as_ref(),
+        bundle.as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn import(store: &str, bundle: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<&OsStr> = vec![
+        "sessions".as_ref(),
+        "import".as_ref(),
+        bundle.as_os_str(),
+        "--store".as_ref(),
+        store.as_ref(),
+    ];
+    args.extend(extra.iter().map(|s| OsStr::new(*s)));
+    run(&args)
+}
+
+/// Export from `from`, import into `to`, and check both list and show the same sessions.
+fn round_trip(from: &str, to: &str, scratch: &Path) {
+    let bundle = scratch.join(format!("bundle-{}.jsonl", std::process::id()));
+    export(from, &bundle);
+    let out = import(to, &bundle, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "{\"imported\":2}\n");
+    let ids = |store: &str| -> Vec<(String, u64)> {
+        ls(store)
+            .iter()
+            .map(|l| {
+                (
+                    l["id"].as_str().unwrap().to_owned(),
+                    l["created_turn"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        ids(to),
+        [("alpha".to_owned(), 1), ("support/42".to_owned(), 3)]
+    );
+    assert_eq!(ids(from), ids(to));
+    for id in ["alpha", "support/42"] {
+        // Byte for byte the same snapshot, key order included.
+        assert_eq!(show(from, id), show(to, id));
+    }
+    // Importing again refuses to overwrite, and says how to.
+    let again = import(to, &bundle, &[]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already exists"),
+        "{}",
+        stderr(&again)
+    );
+    let forced = import(to, &bundle, &["--overwrite"]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+}
+
+#[test]
+fn sessions_move_between_two_file_system_stores_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    seed(&FsBackend::open(&a).unwrap());
+    let shown = show(a.to_str().unwrap(), "support/42");
+    let parsed = snapshot::from_slice::<Value>(shown.as_bytes()).unwrap();
+    assert_eq!(parsed.created_turn, 3);
+    assert_eq!(parsed.label.as_deref(), Some("seed"));
+    let keys: Vec<_> = parsed
+        .payload
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(keys, ["history", "zeta", "alpha"]);
+    // A plain directory on one side, a file:// URL on the other.
+    round_trip(
+        a.to_str().unwrap(),
+        &format!("file://{}", b.display()),
+        dir.path(),
+    );
+}
+
+#[test]
+fn sessions_commands_report_bad_input_with_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    seed(&FsBackend::open(&a).unwrap());
+    let store = a.to_str().unwrap();
+    let missing = run(&[
+        "sessions".as_ref(),
+        "show".as_ref(),
+        "nope".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+    ]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("no session \"nope\""),
+        "{}",
+        stderr(&missing)
+    );
+    let no_dir = run(&[
+        "sessions".as_ref(),
+        "ls".as_ref(),
+        "--store".as_ref(),
+        dir.path().join("absent").as_os_str(),
+    ]);
+    assert_eq!(no_dir.status.code(), Some(2));
+    let scheme = run(&[
+        "sessions".as_ref(),
+        "ls".as_ref(),
+        "--store".as_ref(),
+        "s3://x".as_ref(),
+    ]);
+    assert_eq!(scheme.status.code(), Some(2));
+    // A bundle with one bad line imports nothing.
+    let bundle = dir.path().join("bad.jsonl");
+    let good = r#"{"id":"ok","snapshot":{"format":"chef-snapshot","format_version":1,"created_turn":0,"payload":1}}"#;
+    std::fs::write(
+        &bundle,
+        format!("{good}\n{{\"id\":\"../x\",\"snapshot\":{{}}}}\n"),
+    )
+    .unwrap();
+    let b = dir.path().join("b");
+    let out = import(b.to_str().unwrap(), &bundle, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bad.jsonl:2:"), "{}", stderr(&out));
+    assert!(ls(b.to_str().unwrap()).is_empty());
+}
+
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn a_postgres_store_needs_the_feature() {
+    let out = run(&[
+        "sessions".as_ref(),
+        "ls".as_ref(),
+        "--store".as_ref(),
+        "postgres://chef@127.0.0.1:1/x".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--features postgres"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn sessions_move_from_the_file_system_to_postgres_and_back() {
+    use std::io::Write as _;
+    let Some(url) = std::env::var("CHEF_PG_URL").ok().filter(|u| !u.is_empty()) else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n*** SKIPPED: no PostgreSQL (CHEF_PG_URL unset; .ci/run sets it) ***\n"
+        );
+        assert!(
+            std::env::var("CHEF_PG_REQUIRED").map_or(true, |v| v != "1"),
+            "CHEF_PG_REQUIRED=1 but CHEF_PG_URL is unset"
+        );
+        return;
+    };
+    // A schema of our own, created (with chef's tables) through the library.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = format!("cli_test_{}_{nanos}", std::process::id());
+    runtime().block_on(async {
+        chef::store::PgBackend::connect_with(
+            &url,
+            chef::store::PgOptions::new().with_schema(schema.clone()),
+        )
+        .await
+        .unwrap();
+    });
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let pg = format!("{url}{sep}options=-csearch_path%3D{schema}");
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let c = dir.path().join("c");
+    seed(&FsBackend::open(&a).unwrap());
+    round_trip(a.to_str().unwrap(), &pg, dir.path());
+    round_trip(&pg, c.to_str().unwrap(), dir.path());
+}
