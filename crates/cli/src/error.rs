@@ -79,6 +79,12 @@ pub(crate) enum CliError {
     /// Writing the output failed.
     #[error("cannot write output: {0}")]
     Write(#[source] std::io::Error),
+    /// An embedding model could not be loaded, distilled or cached.
+    #[error("{0}")]
+    Dense(#[from] chef_dense::Error),
+    /// The hybrid index failed (the model misbehaved or the cache is unusable).
+    #[error("{0}")]
+    Hybrid(#[from] chef_compress::search::dense::DenseError),
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
@@ -96,14 +102,16 @@ impl CliError {
             | Self::Calls { .. }
             | Self::Usage(_)
             | Self::McpServersFailed { .. }
-            | Self::McpCompress(_) => 2,
+            | Self::McpCompress(_)
+            | Self::Dense(_) => 2,
             Self::Tokenizer
             | Self::Write(_)
             | Self::BrokenPipe
             | Self::Catalogue(_)
             | Self::Runtime(_)
             | Self::WriteFile { .. }
-            | Self::Demo(_) => 1,
+            | Self::Demo(_)
+            | Self::Hybrid(_) => 1,
         }
     }
 }

@@ -8,6 +8,7 @@
 
 mod compress;
 mod demo;
+mod embed;
 mod error;
 mod flags;
 mod inspect;
@@ -24,7 +25,7 @@ use clap::Parser;
 
 use crate::{
     error::CliError,
-    flags::{Command, Flags, McpCommand, ToolsCommand},
+    flags::{Command, EmbedCommand, Flags, McpCommand, ToolsCommand},
 };
 
 fn main() -> ExitCode {
@@ -46,6 +47,9 @@ fn run(flags: Flags) -> Result<(), CliError> {
             command: ToolsCommand::Inspect(args),
         } => inspect::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Embed {
+            command: EmbedCommand::Distill(args),
+        } => embed::distill(&args),
         Command::Mcp {
             command: McpCommand::Inspect(args),
         } => mcp::run(&args),

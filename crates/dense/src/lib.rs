@@ -5,11 +5,11 @@
 //! the real ones, loaded from a local directory the user names (nothing is ever
 //! downloaded):
 //!
-//! - [`MiniLm`]: all-MiniLM-L6-v2 (or another BERT sentence-transformer with mean pooling)
+//! - [`MiniLm`] runs all-MiniLM-L6-v2 (or another BERT sentence-transformer with mean pooling)
 //!   through candle, from `config.json`, `model.safetensors` and `tokenizer.json`;
-//! - [`StaticEmbedder`]: a static model2vec model through model2vec-rs, such as one made by
+//! - [`StaticEmbedder`] runs a static model2vec model through model2vec-rs, such as one made by
 //!   [`distill`] (`chef embed distill`) from MiniLM;
-//! - [`CachedEmbedder`]: either of them with tool vectors kept in a [`VectorCache`], keyed
+//! - [`CachedEmbedder`] wraps either of them, with tool vectors kept in a [`VectorCache`], keyed
 //!   by model fingerprint and tool text, so a catalogue is embedded once.
 //!
 //! ```no_run

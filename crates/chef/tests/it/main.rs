@@ -11,6 +11,7 @@
 mod compile_cache;
 mod concurrency;
 mod crash;
+mod dense_prune;
 mod fuzz;
 mod gate_bypass;
 mod hostile;
