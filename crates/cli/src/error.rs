@@ -110,6 +110,12 @@ pub(crate) enum CliError {
         line: usize,
         problem: String,
     },
+    /// An embedding model could not be loaded, distilled or cached.
+    #[error("{0}")]
+    Dense(#[from] chef_dense::Error),
+    /// The hybrid index failed (the model misbehaved or the cache is unusable).
+    #[error("{0}")]
+    Hybrid(#[from] chef_compress::search::dense::DenseError),
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
@@ -130,7 +136,8 @@ impl CliError {
             | Self::McpCompress(_)
             | Self::SessionNotFound { .. }
             | Self::SessionExists { .. }
-            | Self::Bundle { .. } => 2,
+            | Self::Bundle { .. }
+            | Self::Dense(_) => 2,
             Self::Tokenizer
             | Self::Write(_)
             | Self::BrokenPipe
@@ -140,7 +147,8 @@ impl CliError {
             | Self::Demo(_)
             | Self::Endpoint(_)
             | Self::Store { .. }
-            | Self::CorruptSession { .. } => 1,
+            | Self::CorruptSession { .. }
+            | Self::Hybrid(_) => 1,
             Self::Interrupted(_) => 130,
         }
     }

@@ -28,6 +28,11 @@ pub(crate) enum Command {
     },
     /// Rank a catalogue's tools for each request in a JSON Lines file.
     Search(SearchArgs),
+    /// Work with embedding models (for `chef search --model`).
+    Embed {
+        #[command(subcommand)]
+        command: EmbedCommand,
+    },
     /// Work with live MCP servers.
     Mcp {
         #[command(subcommand)]
@@ -106,11 +111,87 @@ pub(crate) struct SearchArgs {
     /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
     pub(crate) tools: PathBuf,
     /// A JSON Lines file of requests, one `{"query":"…"}` object per line.
-    #[arg(long)]
-    pub(crate) queries: PathBuf,
+    #[arg(long, required_unless_present = "calibrate")]
+    pub(crate) queries: Option<PathBuf>,
     /// How many tools to list per request, best first.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) top: u16,
+    #[command(flatten)]
+    pub(crate) dense: DenseFlags,
+}
+
+/// The hybrid (BM25F + embedding model) options of `chef search`.
+#[derive(Debug, Args)]
+pub(crate) struct DenseFlags {
+    /// Rank with a local embedding model mixed with BM25F: a directory holding
+    /// all-MiniLM-L6-v2 (config.json, model.safetensors, tokenizer.json) or a static model
+    /// made by `chef embed distill`. Nothing is downloaded. Needs a chef built with
+    /// `--features dense`.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) model: Option<PathBuf>,
+    /// Where tool vectors are cached [default: $XDG_CACHE_HOME/chef/vectors, else
+    /// ~/.cache/chef/vectors].
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "model",
+        conflicts_with = "no_cache"
+    )]
+    pub(crate) cache: Option<PathBuf>,
+    /// Embed the catalogue afresh and keep nothing on disk.
+    #[arg(long, requires = "model")]
+    pub(crate) no_cache: bool,
+    /// Abstain when no tool's cosine with the request reaches this [default: the model
+    /// kind's, calibrated on 149 tools; calibrate yours with --calibrate].
+    #[arg(
+        long,
+        value_name = "COSINE",
+        requires = "model",
+        allow_negative_numbers = true
+    )]
+    pub(crate) min_cosine: Option<f32>,
+    /// Weight of the model's score in the mix, 0 to 1 [default: 0.7 for MiniLM, 0.5 for a
+    /// static model].
+    #[arg(long, value_name = "W", requires = "model")]
+    pub(crate) dense_weight: Option<f32>,
+    /// Instead of searching, print the --min-cosine for this catalogue, from a JSON Lines
+    /// file of requests known to be irrelevant to it (`{"query":"…"}` per line).
+    #[arg(
+        long,
+        value_name = "IRRELEVANT.jsonl",
+        requires = "model",
+        conflicts_with = "queries"
+    )]
+    pub(crate) calibrate: Option<PathBuf>,
+    /// With --calibrate: the share of those requests to abstain on, 0 to 1.
+    #[arg(
+        long,
+        value_name = "SHARE",
+        default_value_t = 0.9,
+        requires = "calibrate"
+    )]
+    pub(crate) abstain_share: f32,
+}
+
+/// `chef embed …`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum EmbedCommand {
+    /// Make a static (model2vec) model from all-MiniLM-L6-v2: embed its vocabulary, PCA,
+    /// Zipf weighting. Takes a few minutes. Needs a chef built with `--features dense`.
+    Distill(DistillArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DistillArgs {
+    /// The MiniLM directory (config.json, model.safetensors, tokenizer.json).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) from: PathBuf,
+    /// Where to write the static model (created if needed).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: PathBuf,
+    /// Dimensions to keep (PCA components).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) dims: u16,
 }
 
 #[derive(Debug, Subcommand)]

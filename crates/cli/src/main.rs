@@ -9,6 +9,7 @@
 mod compile_map;
 mod compress;
 mod demo;
+mod embed;
 mod error;
 mod flags;
 mod inspect;
@@ -26,7 +27,7 @@ use clap::Parser;
 
 use crate::{
     error::CliError,
-    flags::{Command, Flags, McpCommand, ToolsCommand},
+    flags::{Command, EmbedCommand, Flags, McpCommand, ToolsCommand},
 };
 
 fn main() -> ExitCode {
@@ -48,6 +49,9 @@ fn run(flags: Flags) -> Result<(), CliError> {
             command: ToolsCommand::Inspect(args),
         } => inspect::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Embed {
+            command: EmbedCommand::Distill(args),
+        } => embed::distill(&args),
         Command::Mcp {
             command: McpCommand::Inspect(args),
         } => mcp::run(&args),

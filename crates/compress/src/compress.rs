@@ -126,6 +126,10 @@ pub struct Compressed {
     pub(crate) norm_index: OnceLock<NormIndex>,
     pub(crate) suggestions: OnceLock<CodeSuggestions>,
     pub(crate) search_index: OnceLock<crate::search::CatalogIndex>,
+    /// The embedding model for `q(s=…)`, when configured ([`Compressed::with_embedder`]).
+    pub(crate) dense: Option<crate::search::dense::DenseConfig>,
+    /// The hybrid index, built on the first search; `None` if the model failed.
+    pub(crate) hybrid_index: OnceLock<Option<crate::search::dense::HybridIndex>>,
 }
 
 impl std::fmt::Debug for Compressed {
@@ -405,6 +409,8 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
         norm_index: OnceLock::new(),
         suggestions: OnceLock::new(),
         search_index: OnceLock::new(),
+        dense: None,
+        hybrid_index: OnceLock::new(),
     })
 }
 

@@ -261,12 +261,42 @@ impl Compressed {
     /// names, descriptions, tags, parameter names and descriptions and enum values, built
     /// on the first search): best first, and nothing when the index abstains (no tool fits
     /// well enough). A blank request lists the first tools in code order.
+    ///
+    /// With an embedding model ([`Compressed::with_embedder`]) the hybrid index ranks
+    /// instead (BM25F mixed with cosine, abstaining on the highest cosine); if the model
+    /// fails, the lexical index answers.
     pub(crate) fn search_hits(&self, request: &str) -> Vec<&Entry> {
         if request.trim().is_empty() {
             return self.code_order().take(self.search_limit).collect();
         }
         if self.search_limit == 0 {
             return Vec::new();
+        }
+        if let Some(config) = &self.dense {
+            let hybrid = self.hybrid_index.get_or_init(|| {
+                crate::search::dense::HybridIndex::build_from(
+                    self.entries.iter().map(|e| Doc {
+                        name: &e.name,
+                        tags: &e.tags,
+                        description: &e.description,
+                        title: e.title.as_deref(),
+                        schema: e.schema(),
+                    }),
+                    config.embedder.clone(),
+                    config.options,
+                )
+                .ok()
+            });
+            if let Some(Ok(found)) = hybrid
+                .as_ref()
+                .map(|index| index.search(request, self.search_limit))
+            {
+                return found
+                    .hits
+                    .iter()
+                    .filter_map(|hit| self.entries.get(hit.index))
+                    .collect();
+            }
         }
         let index = self.search_index.get_or_init(|| {
             CatalogIndex::build_from(

@@ -179,6 +179,10 @@ pub struct CompiledGroups {
 pub struct Pruner {
     flat: Vec<ToolDefinition>,
     index: std::sync::OnceLock<std::sync::Arc<CatalogIndex>>,
+    /// The embedding model for ranked pruning, when configured.
+    dense: Option<chef_compress::search::dense::DenseConfig>,
+    /// The hybrid index (built on first use; `None` if the model failed).
+    hybrid: std::sync::OnceLock<Option<std::sync::Arc<chef_compress::search::dense::HybridIndex>>>,
     namespaces: Vec<ToolGroup>,
     toolkits: Vec<ToolGroup>,
     blocklist: Blocklist,
@@ -211,6 +215,7 @@ impl Pruner {
         }
         self.flat = tools;
         self.index = std::sync::OnceLock::new();
+        self.hybrid = std::sync::OnceLock::new();
         Ok(self)
     }
 
@@ -389,10 +394,33 @@ impl Pruner {
             .get_or_init(|| std::sync::Arc::new(CatalogIndex::build(&self.flat)))
     }
 
+    /// Ranks [`rank_by_task`](Self::rank_by_task) with the hybrid of BM25F and an
+    /// embedding model (`chef_compress::search::dense`) instead of BM25F alone. The tools
+    /// are embedded on the first ranking after each registration; if the model fails, the
+    /// lexical index ranks.
+    pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
+        self.dense = Some(config);
+        self.hybrid = std::sync::OnceLock::new();
+        self
+    }
+
+    /// The hybrid index, when an embedding model is set and it embedded the catalogue.
+    pub fn hybrid_index(&self) -> Option<&chef_compress::search::dense::HybridIndex> {
+        let config = self.dense.as_ref()?;
+        self.hybrid
+            .get_or_init(|| config.build(&self.flat).ok().map(std::sync::Arc::new))
+            .as_deref()
+    }
+
     /// The `k` flat tools the catalogue index ranks best for `task`, best first, each with
     /// its score and the matched terms. Empty when the index abstains (nothing fits).
+    /// With an embedding model ([`set_embedder`](Self::set_embedder)), the hybrid ranks
+    /// and abstains (scores are then hybrid scores, `0..=1`).
     pub fn rank_by_task(&self, task: &str, k: usize) -> PruneResult {
-        let results = self.index().search(task, k);
+        let results = match self.hybrid_index().map(|h| h.search(task, k)) {
+            Some(Ok(results)) => results,
+            _ => self.index().search(task, k),
+        };
         let mut tools = Vec::new();
         let mut reasons = Vec::new();
         for (rank, hit) in results.hits.iter().enumerate() {

@@ -14,6 +14,7 @@ mod concurrency;
 mod conformance_session;
 mod conformance_tools;
 mod crash;
+mod dense_prune;
 mod fuzz;
 mod gate_bypass;
 mod hostile;

@@ -68,6 +68,7 @@
 //! command that recomputes both.
 
 mod bm25;
+pub mod dense;
 pub mod eval;
 mod stem;
 mod tokenise;

@@ -1,0 +1,71 @@
+//! Sentence-embedding models for chef's hybrid catalogue search, and an on-disk cache of
+//! tool vectors.
+//!
+//! [`chef_compress::search::dense`] mixes BM25F with any [`Embedder`]; this crate supplies
+//! the real ones, loaded from a local directory the user names (nothing is ever
+//! downloaded):
+//!
+//! - [`MiniLm`] runs all-MiniLM-L6-v2 (or another BERT sentence-transformer with mean pooling)
+//!   through candle, from `config.json`, `model.safetensors` and `tokenizer.json`;
+//! - [`StaticEmbedder`] runs a static model2vec model through model2vec-rs, such as one made by
+//!   [`distill`] (`chef embed distill`) from MiniLM;
+//! - [`CachedEmbedder`] wraps either of them, with tool vectors kept in a [`VectorCache`], keyed
+//!   by model fingerprint and tool text, so a catalogue is embedded once.
+//!
+//! ```no_run
+//! use std::{path::Path, sync::Arc};
+//! use chef_compress::search::dense::{HybridIndex, HybridOptions};
+//! use chef_dense::{CachedEmbedder, VectorCache};
+//! # let tools: Vec<chef_ir::ToolDefinition> = Vec::new();
+//!
+//! let model = chef_dense::load(Path::new("/models/all-MiniLM-L6-v2"))?;
+//! let options = HybridOptions::for_kind(model.kind());
+//! let cached = Arc::new(CachedEmbedder::new(model, VectorCache::new("/tmp/chef-vectors")));
+//! let index = HybridIndex::build(&tools, cached, options)?;
+//! let found = index.search("book me a ride to the airport", 5)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//!
+//! - `dense`: the models ([`MiniLm`], [`StaticEmbedder`], [`load`] and [`distill`]), with
+//!   candle, tokenizers and model2vec-rs. Without it only the cache is built and [`load`]
+//!   answers [`Error::NotBuilt`], so a default build of chef carries none of them.
+//!
+//! # Which model
+//!
+//! Measured in `docs/PERFORMANCE.md` ("Dense and hybrid retrieval"): MiniLM is the more
+//! accurate (mix weight 0.7 on its cosine), the static model is about fifty times faster
+//! per request (weight 0.5).
+
+mod cache;
+#[cfg(feature = "dense")]
+mod distill;
+mod error;
+mod load;
+#[cfg(feature = "dense")]
+mod minilm;
+#[cfg(feature = "dense")]
+mod static_model;
+
+pub use chef_compress::search::dense::Embedder;
+
+pub use crate::{
+    cache::{CachedEmbedder, Key, VectorCache, key},
+    error::{Error, Result},
+    load::{ModelFormat, detect, load},
+};
+
+#[cfg(feature = "dense")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dense")))]
+pub use crate::{
+    distill::{DistillOptions, DistillReport, distill},
+    minilm::MiniLm,
+    static_model::StaticEmbedder,
+};
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<CachedEmbedder>();
+    assert_send_sync::<Error>();
+};

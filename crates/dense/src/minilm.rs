@@ -1,0 +1,183 @@
+//! all-MiniLM-L6-v2 (or any BERT sentence-transformer with mean pooling) through candle,
+//! from a local directory holding `config.json`, `model.safetensors` and `tokenizer.json`.
+
+use std::{
+    fmt,
+    path::{Path, PathBuf},
+};
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::{BertModel, Config};
+use chef_compress::search::dense::{EmbedError, Embedder, ModelKind};
+use sha2::{Digest, Sha256};
+use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+use crate::{
+    cache::hex,
+    error::{Error, Result},
+};
+
+/// Tokens per text beyond which the rest is cut (sentence-transformers' `max_seq_length`
+/// for all-MiniLM-L6-v2).
+pub const MAX_TOKENS: usize = 256;
+
+/// Texts per forward pass.
+const BATCH: usize = 16;
+
+/// A BERT sentence-embedding model run on the CPU: mean of the last hidden states over
+/// the real (unpadded) tokens.
+pub struct MiniLm {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    id: String,
+    dir: PathBuf,
+}
+
+impl fmt::Debug for MiniLm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MiniLm")
+            .field("id", &self.id)
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn required(dir: &Path, file: &'static str) -> Result<PathBuf> {
+    let path = dir.join(file);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(Error::MissingFile {
+            dir: dir.to_owned(),
+            file,
+        })
+    }
+}
+
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+pub(crate) fn bad(path: &Path, e: impl fmt::Display) -> Error {
+    Error::BadModel {
+        path: path.to_owned(),
+        message: e.to_string(),
+    }
+}
+
+impl MiniLm {
+    /// Loads the model from `dir`. Nothing is downloaded.
+    pub fn load(dir: &Path) -> Result<Self> {
+        let config_path = required(dir, "config.json")?;
+        let weights_path = required(dir, "model.safetensors")?;
+        let tokenizer_path = required(dir, "tokenizer.json")?;
+        let config: Config =
+            serde_json::from_slice(&read(&config_path)?).map_err(|e| bad(&config_path, e))?;
+        let weights = read(&weights_path)?;
+        let tokenizer_bytes = read(&tokenizer_path)?;
+
+        let mut fingerprint = Sha256::new();
+        fingerprint.update(&weights);
+        fingerprint.update(&tokenizer_bytes);
+        let digest = fingerprint.finalize();
+        let id = format!(
+            "minilm-mean-{MAX_TOKENS}:{}",
+            hex(digest.get(..8).unwrap_or_default())
+        );
+
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(|e| bad(&weights_path, e))?;
+        let model = BertModel::load(vb, &config).map_err(|e| bad(&weights_path, e))?;
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| bad(&tokenizer_path, e))?;
+        tokenizer.with_padding(Some(PaddingParams {
+            strategy: PaddingStrategy::BatchLongest,
+            ..PaddingParams::default()
+        }));
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| bad(&tokenizer_path, e))?;
+        Ok(Self {
+            model,
+            tokenizer,
+            id,
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// The tokenizer (with padding and truncation set).
+    pub(crate) fn tokenizer(&self) -> &Tokenizer {
+        &self.tokenizer
+    }
+
+    /// Mean-pooled last hidden states of a batch of token-id rows of equal length (`mask`
+    /// marks real tokens with 1).
+    pub(crate) fn pool(
+        &self,
+        ids: Vec<u32>,
+        mask: Vec<u32>,
+        rows: usize,
+    ) -> candle_core::Result<Vec<Vec<f32>>> {
+        let cols = ids.len() / rows.max(1);
+        let ids = Tensor::from_vec(ids, (rows, cols), &Device::Cpu)?;
+        let mask = Tensor::from_vec(mask, (rows, cols), &Device::Cpu)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let weights = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+        let summed = hidden.broadcast_mul(&weights)?.sum(1)?;
+        let counts = weights.sum(1)?.clamp(1e-9, f64::MAX)?;
+        summed.broadcast_div(&counts)?.to_vec2::<f32>()
+    }
+
+    fn embed_chunk(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        let encodings = self
+            .tokenizer
+            .encode_batch(texts.to_vec(), true)
+            .map_err(|e| EmbedError::new(format!("tokenizer: {e}")))?;
+        let rows = encodings.len();
+        let mut ids = Vec::new();
+        let mut mask = Vec::new();
+        for e in &encodings {
+            ids.extend_from_slice(e.get_ids());
+            mask.extend_from_slice(e.get_attention_mask());
+        }
+        self.pool(ids, mask, rows)
+            .map_err(|e| EmbedError::with_source("candle", e))
+    }
+}
+
+impl Embedder for MiniLm {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn kind(&self) -> ModelKind {
+        ModelKind::Contextual
+    }
+
+    /// Texts are run in batches of similar length (less padding), results in input order.
+    fn embed(&self, texts: &[&str]) -> std::result::Result<Vec<Vec<f32>>, EmbedError> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| texts.get(i).map_or(0, |t| t.len()));
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<&str> = chunk
+                .iter()
+                .filter_map(|&i| texts.get(i).copied())
+                .collect();
+            for (&i, v) in chunk.iter().zip(self.embed_chunk(&batch)?) {
+                if let Some(slot) = out.get_mut(i) {
+                    *slot = v;
+                }
+            }
+        }
+        Ok(out)
+    }
+}
