@@ -253,7 +253,7 @@ impl fmt::Display for Notice {
                 target.map_or("an unknown", Target::as_str)
             ),
             Self::ToolRenamed { real, wire } => {
-                write!(f, "tool {real:?} is sent as {wire:?}")
+                write!(f, "tool {:?} is sent as {wire:?}", real.as_str())
             }
             Self::PrefillDegraded => f.write_str(
                 "thinking is on, which refuses prefills; prefill sent as an instruction in the last user turn",

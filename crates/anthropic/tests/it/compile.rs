@@ -676,3 +676,14 @@ fn gemini_thought_signatures_are_reported_once_per_message() {
             .contains("sig")
     );
 }
+
+#[test]
+fn a_renamed_tool_notice_reads_as_text_not_as_a_debug_dump() {
+    let request = Request::new(vec![Message::user("hi")]).with_tools(vec![tool("weather.current")]);
+    let c = compile(&request, &CompileOptions::default()).unwrap();
+    let text: Vec<String> = c.notices.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        text,
+        [r#"tool "weather.current" is sent as "weather_current""#]
+    );
+}
