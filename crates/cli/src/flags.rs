@@ -55,9 +55,9 @@ pub(crate) enum Command {
 #[derive(Debug, Args)]
 pub(crate) struct SessionsArgs {
     /// The store: `file:///dir` or a directory (file system), or `postgres://…` (needs a
-    /// chef built with the `postgres` feature).
-    #[arg(long, value_name = "URL", global = true, required = true, value_parser = crate::sessions::parse_store)]
-    pub(crate) store: crate::sessions::StoreUrl,
+    /// chef built with the `postgres` feature). Required.
+    #[arg(long, value_name = "URL", global = true, value_parser = crate::sessions::parse_store)]
+    pub(crate) store: Option<crate::sessions::StoreUrl>,
     #[command(subcommand)]
     pub(crate) command: SessionsCommand,
 }

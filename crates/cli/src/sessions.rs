@@ -85,17 +85,20 @@ pub(crate) fn run(args: &SessionsArgs) -> Result<(), CliError> {
         .enable_all()
         .build()
         .map_err(CliError::Runtime)?;
+    // Global flags cannot be required in clap: check here.
+    let url = args
+        .store
+        .as_ref()
+        .ok_or_else(|| CliError::Usage("sessions: --store URL is required".to_owned()))?;
     runtime.block_on(async {
         let create = matches!(args.command, SessionsCommand::Import { .. });
-        let store = open(&args.store, create).await?;
+        let store = open(url, create).await?;
         match &args.command {
-            SessionsCommand::Ls => ls(&*store, &args.store).await,
-            SessionsCommand::Show { id } => show(&*store, &args.store, id).await,
-            SessionsCommand::Export { ids, out } => {
-                export(&*store, &args.store, ids, out.as_deref()).await
-            }
+            SessionsCommand::Ls => ls(&*store, url).await,
+            SessionsCommand::Show { id } => show(&*store, url, id).await,
+            SessionsCommand::Export { ids, out } => export(&*store, url, ids, out.as_deref()).await,
             SessionsCommand::Import { file, overwrite } => {
-                import(&*store, &args.store, file, *overwrite).await
+                import(&*store, url, file, *overwrite).await
             }
         }
     })
@@ -189,7 +192,7 @@ async fn export(
 ) -> Result<(), CliError> {
     let store_error = store_err(url);
     let ids: Vec<StoreKey> = if ids.is_empty() {
-        snapshot::store::list(store).await.map_err(store_error)?
+        snapshot::store::list(store).await.map_err(&store_error)?
     } else {
         ids.iter().map(|id| key(id)).collect::<Result<_, _>>()?
     };
@@ -197,7 +200,7 @@ async fn export(
     for id in ids {
         let stored = snapshot::store::load_raw(store, &id)
             .await
-            .map_err(store_error)?
+            .map_err(&store_error)?
             .ok_or_else(|| CliError::SessionNotFound {
                 id: id.as_str().to_owned(),
             })?;
