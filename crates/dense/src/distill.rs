@@ -171,7 +171,7 @@ fn safetensors_f32(name: &str, rows: &[Vec<f32>], dims: usize) -> Vec<u8> {
         "__metadata__": {"format": "pt"},
     });
     let mut header = header.to_string().into_bytes();
-    while header.len() % 8 != 0 {
+    while !header.len().is_multiple_of(8) {
         header.push(b' ');
     }
     let mut out = Vec::with_capacity(8 + header.len() + bytes);

@@ -20,7 +20,7 @@ use crate::{
 
 /// Tokens per text beyond which the rest is cut (sentence-transformers' `max_seq_length`
 /// for all-MiniLM-L6-v2).
-pub const MAX_TOKENS: usize = 256;
+pub(crate) const MAX_TOKENS: usize = 256;
 
 /// Texts per forward pass.
 const BATCH: usize = 16;

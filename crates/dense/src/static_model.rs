@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// Tokens per text beyond which the rest is cut.
-pub const MAX_TOKENS: usize = 512;
+pub(crate) const MAX_TOKENS: usize = 512;
 
 /// A static embedding model.
 pub struct StaticEmbedder {

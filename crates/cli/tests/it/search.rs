@@ -156,3 +156,45 @@ fn an_empty_request_file_prints_nothing() {
     assert!(out.status.success());
     assert!(stdout(&out).is_empty());
 }
+
+#[test]
+fn search_with_a_model_dir_that_holds_no_model_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = dir.path().join("q.jsonl");
+    std::fs::write(&queries, "{\"query\":\"book a ride\"}\n").unwrap();
+    let model = dir.path().join("no-model-here");
+    std::fs::create_dir(&model).unwrap();
+    let out = search(
+        &fixture("real-mcp-tools.json"),
+        &queries,
+        &["--model", model.to_str().unwrap(), "--no-cache"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("no-model-here"), "{err}");
+    // Without the `dense` feature chef says so; with it, the missing file is named.
+    assert!(
+        err.contains("without the `dense` feature") || err.contains("missing config.json"),
+        "{err}"
+    );
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn calibrate_and_cache_flags_need_a_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let queries = dir.path().join("q.jsonl");
+    std::fs::write(&queries, "{\"query\":\"bake a cake\"}\n").unwrap();
+    let tools = fixture("real-mcp-tools.json");
+    let out = chef([
+        OsString::from("search"),
+        tools.clone().into(),
+        "--calibrate".into(),
+        queries.clone().into(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--model"), "{}", stderr(&out));
+    let out = search(&tools, &queries, &["--min-cosine", "0.4"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--model"), "{}", stderr(&out));
+}

@@ -83,10 +83,10 @@ impl ModelKind {
         }
     }
 
-    /// The default abstention threshold on the highest cosine, calibrated on the
-    /// `calibrate` half of `tests/fixtures/retrieval-149.jsonl` (149 tools) with the
-    /// models named in `docs/PERFORMANCE.md`. Larger catalogues need a higher one:
-    /// calibrate yours.
+    /// The default abstention threshold on the highest cosine: 0.30, a starting point,
+    /// **not yet calibrated** on a labelled set (see `docs/PERFORMANCE.md`). The right
+    /// value grows with the catalogue: calibrate yours ([`calibrate_min_cosine`],
+    /// `chef search --calibrate`).
     pub const fn default_min_cosine(self) -> f32 {
         match self {
             Self::Static => 0.30,
