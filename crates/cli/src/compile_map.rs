@@ -243,10 +243,8 @@ impl Completer for ChatClient {
             };
             match failure.kind {
                 FailureKind::Retry(after) if attempt < self.max_attempts => {
-                    let delay = after.map_or_else(
-                        || backoff(attempt),
-                        |wait| wait.min(MAX_RETRY_AFTER),
-                    );
+                    let delay =
+                        after.map_or_else(|| backoff(attempt), |wait| wait.min(MAX_RETRY_AFTER));
                     self.tally.transport_retries.fetch_add(1, Ordering::Relaxed);
                     self.bar.tick();
                     tokio::time::sleep(delay).await;
@@ -289,8 +287,8 @@ fn retry_after(headers: &header::HeaderMap, now: SystemTime) -> Option<Duration>
 /// The model's text in a chat-completions reply: `choices[0].message.content`, a string or
 /// a list of `{"type":"text","text":…}` parts.
 fn reply_text(bytes: &[u8]) -> Result<String, String> {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| format!("not JSON ({e}){}", snippet(bytes)))?;
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|e| format!("not JSON ({e}){}", snippet(bytes)))?;
     if let Some(error) = value.get("error") {
         return Err(format!("error object in a 200 reply: {error}"));
     }
@@ -596,7 +594,13 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
         // Whatever happened, every verified line reaches the file.
         map.extend(sink.snapshot());
         file.save(&map)?;
-        let kept = || format!("{} verified line(s) kept in {}", map.len(), args.out.display());
+        let kept = || {
+            format!(
+                "{} verified line(s) kept in {}",
+                map.len(),
+                args.out.display()
+            )
+        };
         match result? {
             None => outcome = Err(CliError::Interrupted(kept())),
             Some(report) => {
@@ -717,7 +721,10 @@ mod tests {
         let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
         headers.insert(header::RETRY_AFTER, earlier.parse().unwrap());
         assert_eq!(retry_after(&headers, now), Some(Duration::ZERO));
-        headers.insert(header::RETRY_AFTER, header::HeaderValue::from_static("soon"));
+        headers.insert(
+            header::RETRY_AFTER,
+            header::HeaderValue::from_static("soon"),
+        );
         assert_eq!(retry_after(&headers, now), None);
     }
 
@@ -741,7 +748,11 @@ mod tests {
                 json!({"type": "object", "properties": {"a": {}, "b": {}}, "required": required}),
             )
         };
-        let tools = [tool("f_one", &["a"]), tool("f_two", &["a", "b"]), tool("f_three", &[])];
+        let tools = [
+            tool("f_one", &["a"]),
+            tool("f_two", &["a", "b"]),
+            tool("f_three", &[]),
+        ];
         let existing: BTreeMap<String, String> = [
             ("f_one", r#"def f_one(a,b=None):"ok""#),
             ("f_two", r#"def f_two(a):"stale: b is required now""#),
@@ -780,6 +791,8 @@ mod tests {
             .collect();
         assert_eq!(names, ["map.json"], "no temporary file left behind");
         std::fs::write(&path, "[1,2]").unwrap();
-        assert!(matches!(MapFile::open(&path), Err(CliError::Usage(m)) if m.contains("not a compiled map")));
+        assert!(
+            matches!(MapFile::open(&path), Err(CliError::Usage(m)) if m.contains("not a compiled map"))
+        );
     }
 }

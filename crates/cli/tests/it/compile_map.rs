@@ -98,11 +98,7 @@ impl Drop for Server {
     }
 }
 
-fn handle(
-    stream: TcpStream,
-    seen: &Mutex<Vec<Seen>>,
-    queues: &Mutex<HashMap<String, Vec<Reply>>>,
-) {
+fn handle(stream: TcpStream, seen: &Mutex<Vec<Seen>>, queues: &Mutex<HashMap<String, Vec<Reply>>>) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
@@ -214,7 +210,9 @@ fn tools_json(names: &[&str]) -> Value {
     Value::Array(
         names
             .iter()
-            .map(|n| json!({"name": n, "description": format!("Tool {n}."), "input_schema": schema}))
+            .map(
+                |n| json!({"name": n, "description": format!("Tool {n}."), "input_schema": schema}),
+            )
             .collect(),
     )
 }
@@ -268,7 +266,10 @@ fn every_failure_has_a_clear_outcome_and_nothing_verified_is_lost() {
     ];
     write_json(&dir.path().join("tools.json"), &tools_json(&names));
     let server = Server::start(&[
-        ("b_malformed", &[Reply::Raw("<html>bad gateway</html>"), Reply::Good]),
+        (
+            "b_malformed",
+            &[Reply::Raw("<html>bad gateway</html>"), Reply::Good],
+        ),
         (
             "c_no_choices",
             &[Reply::Raw(r#"{"object":"chat.completion","choices":[]}"#)],
@@ -301,7 +302,13 @@ fn every_failure_has_a_clear_outcome_and_nothing_verified_is_lost() {
     let map = read_map(&dir.path().join("map.json"));
     assert_eq!(
         map.keys().collect::<Vec<_>>(),
-        ["a_good", "b_malformed", "d_renamed", "f_http_500", "g_http_429"]
+        [
+            "a_good",
+            "b_malformed",
+            "d_renamed",
+            "f_http_500",
+            "g_http_429"
+        ]
     );
     assert_eq!(
         map["d_renamed"],
@@ -384,12 +391,12 @@ fn a_second_run_compiles_only_missing_and_stale_tools() {
     let dir = tempfile::tempdir().unwrap();
     let names = ["a_one", "b_two", "c_three", "d_four"];
     write_json(&dir.path().join("tools.json"), &tools_json(&names));
-    let first = Server::start(&[(
-        "b_two",
-        &[Reply::Content(r#"def b_two(owner):"drops two"#)],
-    )]);
+    let first = Server::start(&[("b_two", &[Reply::Content(r#"def b_two(owner):"drops two"#)])]);
     let report = summary(&run(&mut command(dir.path(), &first.endpoint(), &[])));
-    assert_eq!((report["compiled"].as_u64(), report["rejected"].as_u64()), (Some(3), Some(1)));
+    assert_eq!(
+        (report["compiled"].as_u64(), report["rejected"].as_u64()),
+        (Some(3), Some(1))
+    );
     let before = read_map(&dir.path().join("map.json"));
     assert_eq!(before.len(), 3);
 
@@ -405,9 +412,19 @@ fn a_second_run_compiles_only_missing_and_stale_tools() {
 
     let second = Server::start(&[]);
     let report = summary(&run(&mut command(dir.path(), &second.endpoint(), &[])));
-    let asked: Vec<String> = second.seen().into_iter().map(|s| s.tool).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let asked: Vec<String> = second
+        .seen()
+        .into_iter()
+        .map(|s| s.tool)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     assert_eq!(asked, ["b_two", "d_four"]);
-    assert_eq!(second.seen().len(), 2, "one request per missing or stale tool");
+    assert_eq!(
+        second.seen().len(),
+        2,
+        "one request per missing or stale tool"
+    );
     assert_eq!(report["reused"], 2);
     assert_eq!(report["stale"], 1);
     assert_eq!(report["orphaned"], 1);
@@ -465,7 +482,11 @@ fn a_killed_run_keeps_every_line_verified_before_it() {
         .map(|e| e.unwrap().path())
         .collect();
     files.sort();
-    assert_eq!(files, [map_path.clone(), dir.path().join("tools.json")], "no temporary file left");
+    assert_eq!(
+        files,
+        [map_path.clone(), dir.path().join("tools.json")],
+        "no temporary file left"
+    );
 
     let again = Server::start(&[]);
     let report = summary(&run(&mut command(dir.path(), &again.endpoint(), &[])));
@@ -481,20 +502,30 @@ fn the_key_comes_from_the_environment_and_endpoints_may_name_the_path() {
     write_json(&dir.path().join("tools.json"), &tools_json(&["a_one"]));
     let server = Server::start(&[]);
     summary(&run(
-        command(dir.path(), &server.endpoint(), &[]).env("CHEF_API_KEY", "sk-default"),
+        command(dir.path(), &server.endpoint(), &[]).env("CHEF_API_KEY", "sk-default")
     ));
     std::fs::remove_file(dir.path().join("map.json")).unwrap();
     let full = format!("{}/chat/completions", server.endpoint());
-    let out = run(
-        command(dir.path(), &full, &["--api-key-env", "MY_KEY", "--temperature", "0"])
-            .env("MY_KEY", "sk-mine")
-            .env("CHEF_API_KEY", "sk-default"),
-    );
+    let out = run(command(
+        dir.path(),
+        &full,
+        &["--api-key-env", "MY_KEY", "--temperature", "0"],
+    )
+    .env("MY_KEY", "sk-mine")
+    .env("CHEF_API_KEY", "sk-default"));
     summary(&out);
     std::fs::remove_file(dir.path().join("map.json")).unwrap();
-    let unset = run(&mut command(dir.path(), &server.endpoint(), &["--api-key-env", "NOT_SET_ANYWHERE"]));
+    let unset = run(&mut command(
+        dir.path(),
+        &server.endpoint(),
+        &["--api-key-env", "NOT_SET_ANYWHERE"],
+    ));
     summary(&unset);
-    assert!(stderr(&unset).contains("NOT_SET_ANYWHERE is not set"), "{}", stderr(&unset));
+    assert!(
+        stderr(&unset).contains("NOT_SET_ANYWHERE is not set"),
+        "{}",
+        stderr(&unset)
+    );
 
     let seen = server.seen();
     assert_eq!(seen.len(), 3);
@@ -517,7 +548,11 @@ fn a_refused_key_stops_the_run_and_keeps_the_map() {
         ("c_three", &[Reply::Status(401, None)]),
         ("d_four", &[Reply::Status(401, None)]),
     ]);
-    let out = run(&mut command(dir.path(), &server.endpoint(), &["--concurrency", "1"]));
+    let out = run(&mut command(
+        dir.path(),
+        &server.endpoint(),
+        &["--concurrency", "1"],
+    ));
     assert_eq!(out.status.code(), Some(1));
     assert!(stdout(&out).is_empty());
     let err = stderr(&out);
@@ -534,16 +569,31 @@ fn unusable_flags_and_maps_are_refused_before_any_request() {
     write_json(&dir.path().join("tools.json"), &tools_json(&["a_one"]));
     let out = run(&mut command(dir.path(), "ftp://127.0.0.1/v1", &[]));
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("must be an http:// or https:// URL"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("must be an http:// or https:// URL"),
+        "{}",
+        stderr(&out)
+    );
 
     std::fs::write(dir.path().join("map.json"), "not json").unwrap();
     let server = Server::start(&[]);
     let out = run(&mut command(dir.path(), &server.endpoint(), &[]));
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("not a compiled map"), "{}", stderr(&out));
-    assert_eq!(std::fs::read_to_string(dir.path().join("map.json")).unwrap(), "not json");
+    assert!(
+        stderr(&out).contains("not a compiled map"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("map.json")).unwrap(),
+        "not json"
+    );
     assert!(server.seen().is_empty());
 
-    let out = run(&mut command(dir.path(), &server.endpoint(), &["--concurrency", "0"]));
+    let out = run(&mut command(
+        dir.path(),
+        &server.endpoint(),
+        &["--concurrency", "0"],
+    ));
     assert_eq!(out.status.code(), Some(2));
 }
