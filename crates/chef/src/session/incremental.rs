@@ -24,10 +24,10 @@
 
 use std::{collections::HashSet, sync::Arc};
 
-use chef_ir::{Message, Request, Role, Target};
+use chef_ir::{Message, Role, Target};
 use serde_json::value::RawValue;
 
-use super::select::TurnTools;
+use super::{select::TurnTools, wire::target_slot};
 
 /// Histories shorter than this are compiled in full.
 pub(crate) const MIN_HISTORY: usize = 24;
@@ -57,29 +57,20 @@ pub(crate) struct Prefixes {
     refused: [Option<(u64, usize)>; 4],
 }
 
-fn index(target: Target) -> usize {
-    match target {
-        Target::Anthropic => 0,
-        Target::OpenAiChat => 1,
-        Target::OpenAiResponses => 2,
-        Target::Gemini => 3,
-    }
-}
-
 impl Prefixes {
     pub(crate) fn slot(&self, target: Target) -> Option<&Slot> {
-        self.slots.get(index(target)).and_then(Option::as_ref)
+        self.slots.get(target_slot(target)).and_then(Option::as_ref)
     }
 
     pub(crate) fn set(&mut self, target: Target, slot: Option<Slot>) {
-        if let Some(s) = self.slots.get_mut(index(target)) {
+        if let Some(s) = self.slots.get_mut(target_slot(target)) {
             *s = slot;
         }
     }
 
     /// Records that no prefix could be made for this generation at this history length.
     pub(crate) fn refuse(&mut self, target: Target, generation: u64, len: usize) {
-        if let Some(r) = self.refused.get_mut(index(target)) {
+        if let Some(r) = self.refused.get_mut(target_slot(target)) {
             *r = Some((generation, len));
         }
     }
@@ -89,7 +80,7 @@ impl Prefixes {
         if len < MIN_HISTORY {
             return false;
         }
-        match self.refused.get(index(target)).copied().flatten() {
+        match self.refused.get(target_slot(target)).copied().flatten() {
             // Retry once the history has grown by a suffix's worth.
             Some((g, at)) if g == generation => len >= at + MAX_SUFFIX / 2,
             _ => true,
@@ -242,9 +233,4 @@ pub(crate) fn prefix_bytes(target: Target, body: &[u8], head_elems: usize) -> Op
     let (start, _) = *spans.get(head_elems)?;
     let (_, end) = *spans.last()?;
     body.get(start..end).map(<[u8]>::to_vec)
-}
-
-/// A request of `messages` and the lent tools.
-pub(crate) fn request(messages: Vec<Message>, tools: Vec<chef_ir::ToolDefinition>) -> Request {
-    Request::new(messages).with_tools(tools)
 }

@@ -839,18 +839,18 @@ impl Chef {
                 .usable(target, tools, self.history_gen, self.history.len())
                 .is_some()
         {
-            let (attempt, lent) = self.suffix_compile(target, layers, wire_tools, &options)?;
+            let (attempt, lent) =
+                self.suffix_compile(target, tools, layers, wire_tools, &options)?;
             wire_tools = lent;
             if let Some(unspliced) = attempt {
-                let request = incremental::request(Vec::new(), wire_tools);
-                let wire =
-                    unspliced.finish(target, &mut self.tool_bytes, tools, &request, &options)?;
-                return Ok((wire, request.tools, true));
+                let wire = unspliced.finish(target, &mut self.tool_bytes, tools)?;
+                return Ok((wire, wire_tools, true));
             }
         }
-        let request = incremental::request(self.assemble_with(layers, &self.history), wire_tools);
-        let full = wire::compile_unspliced(target, &request, &options, audit, 0)?;
-        let mut request = request;
+        let mut request =
+            Request::new(self.assemble_with(layers, &self.history)).with_tools(wire_tools);
+        let serialise = self.tool_bytes.get(target, tools).is_none();
+        let full = wire::compile_unspliced(target, &request, &options, audit, 0, serialise)?;
         if reuse
             && self
                 .prefixes
@@ -860,7 +860,7 @@ impl Chef {
             let lent = self.make_prefix(target, tools, layers, &full, lent, &options)?;
             request.tools = lent;
         }
-        let wire = full.finish(target, &mut self.tool_bytes, tools, &request, &options)?;
+        let wire = full.finish(target, &mut self.tool_bytes, tools)?;
         Ok((wire, request.tools, false))
     }
 
@@ -869,6 +869,7 @@ impl Chef {
     fn suffix_compile(
         &self,
         target: Target,
+        tools: &Arc<TurnTools>,
         layers: &Layers,
         wire_tools: Vec<ToolDefinition>,
         options: &TargetOptions,
@@ -885,8 +886,10 @@ impl Chef {
         if !incremental::breakpoint_in_suffix(&messages, head.len(), self.config.cache) {
             return Ok((None, wire_tools));
         }
-        let mut request = incremental::request(messages, wire_tools);
-        let compiled = wire::compile_unspliced(target, &request, options, false, slot.cut);
+        let mut request = Request::new(messages).with_tools(wire_tools);
+        let serialise = self.tool_bytes.get(target, tools).is_none();
+        let compiled =
+            wire::compile_unspliced(target, &request, options, false, slot.cut, serialise);
         let lent = std::mem::take(&mut request.tools);
         let mut unspliced = compiled?;
         if !unspliced.notices_shifted {
@@ -926,8 +929,8 @@ impl Chef {
         };
         let head = self.assemble_head(layers);
         let compile = |messages: Vec<Message>, tools: Vec<ToolDefinition>| {
-            let mut request = incremental::request(messages, tools);
-            let out = wire::compile_unspliced(target, &request, options, false, 0);
+            let mut request = Request::new(messages).with_tools(tools);
+            let out = wire::compile_unspliced(target, &request, options, false, 0, false);
             (out, std::mem::take(&mut request.tools))
         };
         // The head's own elements: a request of the head and one user message has them plus
@@ -970,7 +973,7 @@ impl Chef {
             }),
         );
         // Check: this turn through the prefix must equal this turn compiled in full.
-        let (attempt, lent) = self.suffix_compile(target, layers, lent, options)?;
+        let (attempt, lent) = self.suffix_compile(target, tools, layers, lent, options)?;
         let same = attempt.is_some_and(|a| {
             a.body == full.body && a.tools_at == full.tools_at && a.notices == full.notices
         });

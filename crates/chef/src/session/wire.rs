@@ -35,6 +35,16 @@ fn provider<E: std::fmt::Display>(target: Target) -> impl FnOnce(E) -> ChefError
     }
 }
 
+/// The position of `target` in per-target arrays (`[_; 4]`).
+pub(crate) fn target_slot(target: Target) -> usize {
+    match target {
+        Target::Anthropic => 0,
+        Target::OpenAiChat => 1,
+        Target::OpenAiResponses => 2,
+        Target::Gemini => 3,
+    }
+}
+
 /// Per target, the serialised tools array of the last compile and the tool selection it
 /// was made from. While the selection (an `Arc`, held here so its address cannot be reused)
 /// is the same, the bytes are spliced into the body instead of serialising the tools again:
@@ -45,33 +55,19 @@ pub(crate) struct ToolBytes {
 }
 
 impl ToolBytes {
-    fn slot(&mut self, target: Target) -> &mut Option<(Arc<TurnTools>, Vec<u8>)> {
-        let index = match target {
-            Target::Anthropic => 0,
-            Target::OpenAiChat => 1,
-            Target::OpenAiResponses => 2,
-            Target::Gemini => 3,
-        };
-        // The array has one slot per target.
-        #[allow(clippy::indexing_slicing, reason = "index < 4 by construction")]
-        &mut self.slots[index]
+    /// The cached bytes for `key` on `target`, if that is what the slot holds.
+    pub(crate) fn get(&self, target: Target, key: &Arc<TurnTools>) -> Option<&[u8]> {
+        self.slots
+            .get(target_slot(target))
+            .and_then(Option::as_ref)
+            .filter(|(k, _)| Arc::ptr_eq(k, key))
+            .map(|(_, bytes)| bytes.as_slice())
     }
 
-    /// The serialised tools for `key` on `target`, serialising them from `request` on a
-    /// miss.
-    fn get_or_build(
-        &mut self,
-        target: Target,
-        key: &Arc<TurnTools>,
-        request: &Request,
-        options: &TargetOptions,
-    ) -> Result<&[u8], ChefError> {
-        let slot = self.slot(target);
-        let hit = slot.as_ref().is_some_and(|(k, _)| Arc::ptr_eq(k, key));
-        if !hit {
-            *slot = Some((Arc::clone(key), tools_json(target, request, options)?));
+    fn set(&mut self, target: Target, key: &Arc<TurnTools>, bytes: Vec<u8>) {
+        if let Some(slot) = self.slots.get_mut(target_slot(target)) {
+            *slot = Some((Arc::clone(key), bytes));
         }
-        Ok(slot.as_ref().map_or(&[][..], |(_, bytes)| bytes.as_slice()))
     }
 }
 
@@ -99,6 +95,8 @@ pub(crate) struct Unspliced {
     pub(crate) body: Vec<u8>,
     /// Where [`splice`] inserts the tools (`None`: the request has no tools).
     pub(crate) tools_at: Option<usize>,
+    /// The serialised tools, when the compile was asked for them (a [`ToolBytes`] miss).
+    pub(crate) tools_json: Option<Vec<u8>>,
     pub(crate) names: WireNames,
     pub(crate) notices: Vec<String>,
     /// Whether every notice could be renumbered by the message offset given (always true
@@ -108,19 +106,24 @@ pub(crate) struct Unspliced {
 }
 
 impl Unspliced {
-    /// The finished body, with the (cached) tools bytes spliced in.
+    /// The finished body, with the tools bytes spliced in: those this compile serialised
+    /// (which then replace the cached ones) or the cached ones.
     pub(crate) fn finish(
         self,
         target: Target,
         cache: &mut ToolBytes,
         key: &Arc<TurnTools>,
-        request: &Request,
-        options: &TargetOptions,
     ) -> Result<Wire, ChefError> {
+        if let Some(json) = self.tools_json {
+            cache.set(target, key, json);
+        }
         let body = match self.tools_at {
             None => self.body,
             Some(at) => {
-                let bytes = cache.get_or_build(target, key, request, options)?;
+                let bytes = cache.get(target, key).ok_or_else(|| ChefError::Provider {
+                    target,
+                    message: "the tools were neither serialised nor cached".to_owned(),
+                })?;
                 splice(&self.body, at, bytes)
             }
         };
@@ -133,34 +136,20 @@ impl Unspliced {
     }
 }
 
-/// The serialised `tools` array of `request` for `target` (a miss of [`ToolBytes`]).
-fn tools_json(
+/// Takes the wire tools out of a provider body, serialising them when `serialise` is set.
+/// Returns whether there were any, and their JSON.
+fn take_tools<T: serde::Serialize>(
     target: Target,
-    request: &Request,
-    options: &TargetOptions,
-) -> Result<Vec<u8>, ChefError> {
-    let err = provider::<serde_json::Error>(target);
-    match target {
-        Target::Anthropic => {
-            let c =
-                chef_anthropic::compile(request, &options.anthropic).map_err(provider(target))?;
-            serde_json::to_vec(&c.body.tools).map_err(err)
-        }
-        Target::OpenAiChat => {
-            let c =
-                chef_openai::chat::compile(request, &options.openai).map_err(provider(target))?;
-            serde_json::to_vec(&c.body.tools).map_err(err)
-        }
-        Target::OpenAiResponses => {
-            let c = chef_openai::responses::compile(request, &options.openai)
-                .map_err(provider(target))?;
-            serde_json::to_vec(&c.body.tools).map_err(err)
-        }
-        Target::Gemini => {
-            let c = chef_gemini::compile(request, &options.gemini).map_err(provider(target))?;
-            serde_json::to_vec(&c.body.tools).map_err(err)
-        }
-    }
+    tools: &mut Vec<T>,
+    serialise: bool,
+) -> Result<(bool, Option<Vec<u8>>), ChefError> {
+    let tools = std::mem::take(tools);
+    let json = if serialise && !tools.is_empty() {
+        Some(serde_json::to_vec(&tools).map_err(provider(target))?)
+    } else {
+        None
+    };
+    Ok((!tools.is_empty(), json))
 }
 
 /// Compiles `request` for `target` to bytes, the tools left out (see [`Unspliced`]).
@@ -168,12 +157,14 @@ fn tools_json(
 /// `offset` is added to the message positions that notices name: the request is the
 /// suffix of a longer one whose first `offset` history messages were left out. Only
 /// notices known to be local can be renumbered; see [`Unspliced::notices_shifted`].
+/// `serialise_tools` asks for the tools' JSON too (when [`ToolBytes`] does not hold it).
 pub(crate) fn compile_unspliced(
     target: Target,
     request: &Request,
     options: &TargetOptions,
     audit: bool,
     offset: usize,
+    serialise_tools: bool,
 ) -> Result<Unspliced, ChefError> {
     match target {
         Target::Anthropic => {
@@ -184,12 +175,13 @@ pub(crate) fn compile_unspliced(
             } else {
                 Vec::new()
             };
-            let has_tools = !std::mem::take(&mut c.body.tools).is_empty();
+            let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
             let body = c.to_vec().map_err(provider(target))?;
             // Anthropic's tools field comes last.
             let tools_at = has_tools.then(|| body.len().saturating_sub(1));
             Ok(Unspliced {
                 body,
+                tools_json,
                 tools_at,
                 notices_shifted: offset == 0 || c.notices.is_empty(),
                 notices: c.notices.iter().map(ToString::to_string).collect(),
@@ -200,11 +192,12 @@ pub(crate) fn compile_unspliced(
         Target::OpenAiChat => {
             let mut c =
                 chef_openai::chat::compile(request, &options.openai).map_err(provider(target))?;
-            let has_tools = !std::mem::take(&mut c.body.tools).is_empty();
+            let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
             let body = chef_openai::chat::to_vec(&c).map_err(provider(target))?;
             // OpenAI's tools field comes first.
             Ok(Unspliced {
                 body,
+                tools_json,
                 tools_at: has_tools.then_some(1),
                 notices_shifted: offset == 0 || c.notices.is_empty(),
                 notices: c.notices.iter().map(ToString::to_string).collect(),
@@ -215,10 +208,11 @@ pub(crate) fn compile_unspliced(
         Target::OpenAiResponses => {
             let mut c = chef_openai::responses::compile(request, &options.openai)
                 .map_err(provider(target))?;
-            let has_tools = !std::mem::take(&mut c.body.tools).is_empty();
+            let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
             let body = chef_openai::responses::to_vec(&c).map_err(provider(target))?;
             Ok(Unspliced {
                 body,
+                tools_json,
                 tools_at: has_tools.then_some(1),
                 notices_shifted: offset == 0 || c.notices.is_empty(),
                 notices: c.notices.iter().map(ToString::to_string).collect(),
@@ -228,7 +222,7 @@ pub(crate) fn compile_unspliced(
         }
         Target::Gemini => {
             let mut c = chef_gemini::compile(request, &options.gemini).map_err(provider(target))?;
-            let has_tools = !std::mem::take(&mut c.body.tools).is_empty();
+            let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
             let body = chef_gemini::to_vec(&c).map_err(provider(target))?;
             // Gemini's tools field follows the system instruction, when there is one.
             let tools_at = if has_tools {
@@ -261,6 +255,7 @@ pub(crate) fn compile_unspliced(
                 .collect();
             Ok(Unspliced {
                 body,
+                tools_json,
                 tools_at,
                 notices,
                 notices_shifted,
