@@ -1,7 +1,5 @@
 //! Counting tokens and reading the budget.
 
-use std::sync::Arc;
-
 use chef_ir::Message;
 
 /// Counts the tokens of messages, for the overflow budget.
@@ -134,7 +132,7 @@ impl CountCache {
     }
 
     /// The total for `history`, counting only messages not yet counted.
-    pub(crate) fn total(&mut self, history: &[Message], tokenizer: &Arc<dyn Tokenizer>) -> u64 {
+    pub(crate) fn total(&mut self, history: &[Message], tokenizer: &dyn Tokenizer) -> u64 {
         if self.counts.len() > history.len() {
             self.clear();
         }
@@ -144,6 +142,11 @@ impl CountCache {
             self.total = self.total.saturating_add(n);
         }
         self.total
+    }
+
+    /// The count of each message counted so far, in history order.
+    pub(crate) fn per_message(&self) -> &[u64] {
+        &self.counts
     }
 }
 
@@ -166,10 +169,10 @@ mod tests {
     fn the_cache_counts_each_message_once_and_resets_on_shrink() {
         use std::sync::atomic::{AtomicU64, Ordering};
         static CALLS: AtomicU64 = AtomicU64::new(0);
-        let tokenizer: Arc<dyn Tokenizer> = Arc::new(|_: &Message| {
+        let tokenizer = |_: &Message| {
             CALLS.fetch_add(1, Ordering::SeqCst);
             10
-        });
+        };
         let mut cache = CountCache::default();
         let mut history = vec![Message::user("a"), Message::assistant("b")];
         assert_eq!(cache.total(&history, &tokenizer), 20);

@@ -57,14 +57,11 @@ impl Chef {
         let trigger = limit.map(|l| l as f64 * config.trigger_ratio);
         let current = match (&self.tokenizer, self.overflow.reported_tokens) {
             (Some(tokenizer), reported) => {
-                let counted = self.counts.total(&self.history, tokenizer);
+                let counted = self.counts.total(&self.history, tokenizer.as_ref());
                 counted.max(reported.unwrap_or(0))
             }
             (None, Some(reported)) => reported,
-            (None, None) => {
-                let heuristic: Arc<dyn Tokenizer> = Arc::new(Heuristic);
-                self.counts.total(&self.history, &heuristic)
-            }
+            (None, None) => self.counts.total(&self.history, &Heuristic),
         };
         #[allow(
             clippy::cast_precision_loss,
@@ -136,15 +133,12 @@ impl Chef {
             } else {
                 Preserve::RecentTurns(1)
             });
-            let tokenizer: Arc<dyn Tokenizer> = self
-                .tokenizer
-                .clone()
-                .unwrap_or_else(|| Arc::new(Heuristic));
-            let history = &self.history;
+            // Per-message counts, cached as the budget reads them.
+            let tokenizer: &dyn Tokenizer = self.tokenizer.as_deref().unwrap_or(&Heuristic);
+            self.counts.total(&self.history, tokenizer);
+            let counts = self.counts.per_message();
             let mut turn_tokens = |t: &overflow::Turn| -> u64 {
-                history
-                    .get(t.start..t.end)
-                    .map_or(0, |s| s.iter().map(|m| tokenizer.count(m)).sum())
+                counts.get(t.start..t.end).map_or(0, |s| s.iter().sum())
             };
             overflow::split_point(&turns, preserve, budget.trigger, &mut turn_tokens)
         };
