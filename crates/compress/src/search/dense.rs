@@ -684,32 +684,11 @@ fn outcomes(index: &HybridIndex, queries: &[LabelledQuery]) -> Result<Vec<Outcom
 }
 
 fn metrics(outcomes: &[Outcome], min_cosine: f32) -> Metrics {
-    let mut m = Metrics::default();
-    let (mut r1, mut r5, mut mrr, mut false_abs, mut true_abs) = (0.0, 0.0, 0.0, 0, 0);
-    for o in outcomes {
-        let abstained = o.best_cosine < min_cosine;
-        if o.expected == 0 {
-            m.irrelevant += 1;
-            true_abs += usize::from(abstained);
-            continue;
-        }
-        m.relevant += 1;
-        if abstained {
-            false_abs += 1;
-            continue;
-        }
-        let within = |k: usize| o.ranks.iter().filter(|&&r| r <= k).count() as f64;
-        r1 += within(1) / o.expected.min(1) as f64;
-        r5 += within(5) / o.expected.min(5) as f64;
-        mrr += o.ranks.first().map_or(0.0, |&r| 1.0 / r as f64);
-    }
-    let rel = m.relevant.max(1) as f64;
-    m.recall_at_1 = r1 / rel;
-    m.recall_at_5 = r5 / rel;
-    m.mrr = mrr / rel;
-    m.false_abstention = false_abs as f64 / rel;
-    m.true_abstention = true_abs as f64 / m.irrelevant.max(1) as f64;
-    m
+    crate::search::eval::score(
+        outcomes
+            .iter()
+            .map(|o| (o.expected, o.ranks.as_slice(), o.best_cosine < min_cosine)),
+    )
 }
 
 /// Measures the hybrid on labelled requests with the given threshold, with the same

@@ -122,12 +122,21 @@ fn outcomes(
 }
 
 fn metrics(outcomes: &[Outcome], abstention: &Abstention) -> Metrics {
-    let mut m = Metrics::default();
-    let (mut r1, mut r5, mut mrr, mut false_abs, mut true_abs) = (0.0, 0.0, 0.0, 0, 0);
-    for o in outcomes {
+    score(outcomes.iter().map(|o| {
         let abstained =
             !o.matched_anything || abstention.abstains(o.confidence, o.evidence, o.best_score);
-        if o.expected == 0 {
+        (o.expected, o.ranks.as_slice(), abstained)
+    }))
+}
+
+/// The metrics of scored requests, each given as (expected tools, 1-based ranks of the
+/// expected tools found, whether the ranker abstained). Shared by the lexical and the
+/// hybrid evaluation, so both report the same definitions.
+pub(crate) fn score<'a>(outcomes: impl Iterator<Item = (usize, &'a [usize], bool)>) -> Metrics {
+    let mut m = Metrics::default();
+    let (mut r1, mut r5, mut mrr, mut false_abs, mut true_abs) = (0.0, 0.0, 0.0, 0, 0);
+    for (expected, ranks, abstained) in outcomes {
+        if expected == 0 {
             m.irrelevant += 1;
             true_abs += usize::from(abstained);
             continue;
@@ -137,10 +146,10 @@ fn metrics(outcomes: &[Outcome], abstention: &Abstention) -> Metrics {
             false_abs += 1;
             continue;
         }
-        let within = |k: usize| o.ranks.iter().filter(|&&r| r <= k).count() as f64;
-        r1 += within(1) / o.expected.min(1) as f64;
-        r5 += within(5) / o.expected.min(5) as f64;
-        mrr += o.ranks.first().map_or(0.0, |&r| 1.0 / r as f64);
+        let within = |k: usize| ranks.iter().filter(|&&r| r <= k).count() as f64;
+        r1 += within(1) / expected.min(1) as f64;
+        r5 += within(5) / expected.min(5) as f64;
+        mrr += ranks.first().map_or(0.0, |&r| 1.0 / r as f64);
     }
     let rel = m.relevant.max(1) as f64;
     m.recall_at_1 = r1 / rel;
