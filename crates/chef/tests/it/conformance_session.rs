@@ -42,6 +42,21 @@ fn texts(chef: &mut Chef, target: Target) -> Vec<(Role, bool, String)> {
         .collect()
 }
 
+/// `snap` written in the file format, its session state edited as JSON by `edit`, and
+/// read back: what a file from another version or another writer looks like.
+fn edited(
+    snap: &snapshot::Snapshot<chef::SessionState>,
+    edit: impl FnOnce(&mut Value),
+) -> snapshot::Snapshot<chef::SessionState> {
+    let mut json: Value = serde_json::from_slice(&snapshot::to_vec(snap).unwrap()).unwrap();
+    let payload = json
+        .as_object_mut()
+        .and_then(|o| o.values_mut().find(|v| v.get("history").is_some()))
+        .unwrap();
+    edit(payload);
+    snapshot::from_slice(&serde_json::to_vec(&json).unwrap()).unwrap()
+}
+
 const TOOLS_ADDED: &str = "<announcements>\n<announcement id=\"tools:added\">\nTools newly available: read_file, grep\n</announcement>\n</announcements>";
 
 fn hi_with_added() -> Chef {
@@ -229,14 +244,9 @@ fn item_91_announcements_survive_clear_and_round_trip_snapshots() {
     other.restore(&snap).unwrap();
     assert_eq!(other.announcements(), chef.announcements());
     // A snapshot without the field restores to no announcements.
-    let mut json: Value = serde_json::from_slice(&snapshot::to_vec(&snap).unwrap()).unwrap();
-    let payload = json
-        .as_object_mut()
-        .and_then(|o| o.values_mut().find(|v| v.get("history").is_some()))
-        .unwrap();
-    payload.as_object_mut().unwrap().remove("announcements");
-    let stripped: snapshot::Snapshot<chef::SessionState> =
-        snapshot::from_slice(&serde_json::to_vec(&json).unwrap()).unwrap();
+    let stripped = edited(&snap, |payload| {
+        payload.as_object_mut().unwrap().remove("announcements");
+    });
     other.restore(&stripped).unwrap();
     assert!(other.announcements().is_empty());
 }
@@ -248,18 +258,13 @@ fn item_92_restoring_duplicate_ids_keeps_the_last_content_at_the_first_place() {
         chef.announce("x", "placeholder", Channel::Auto);
         chef.snapshot(None)
     };
-    let mut json: Value = serde_json::from_slice(&snapshot::to_vec(&snap).unwrap()).unwrap();
-    let payload = json
-        .as_object_mut()
-        .and_then(|o| o.values_mut().find(|v| v.get("history").is_some()))
-        .unwrap();
-    payload["announcements"] = json!([
-        {"id": "a", "content": "1", "channel": "auto"},
-        {"id": "b", "content": "2", "channel": "auto"},
-        {"id": "a", "content": "3", "channel": "system"}
-    ]);
-    let snap: snapshot::Snapshot<chef::SessionState> =
-        snapshot::from_slice(&serde_json::to_vec(&json).unwrap()).unwrap();
+    let snap = edited(&snap, |payload| {
+        payload["announcements"] = json!([
+            {"id": "a", "content": "1", "channel": "auto"},
+            {"id": "b", "content": "2", "channel": "auto"},
+            {"id": "a", "content": "3", "channel": "system"}
+        ]);
+    });
     let mut chef = chef();
     chef.restore(&snap).unwrap();
     let got: Vec<(&str, &str, Channel)> = chef
@@ -519,14 +524,9 @@ fn item_107_a_snapshot_without_overflow_state_starts_at_window_zero() {
     let mut chef = chef();
     chef.clear_history();
     let snap = chef.snapshot(None);
-    let mut json: Value = serde_json::from_slice(&snapshot::to_vec(&snap).unwrap()).unwrap();
-    let payload = json
-        .as_object_mut()
-        .and_then(|o| o.values_mut().find(|v| v.get("history").is_some()))
-        .unwrap();
-    payload.as_object_mut().unwrap().remove("overflow");
-    let snap: snapshot::Snapshot<chef::SessionState> =
-        snapshot::from_slice(&serde_json::to_vec(&json).unwrap()).unwrap();
+    let snap = edited(&snap, |payload| {
+        payload.as_object_mut().unwrap().remove("overflow");
+    });
     // Windows are a counter, not time + randomness, so "fresh" is window 0.
     let mut other = self::chef();
     other.restore(&snap).unwrap();
