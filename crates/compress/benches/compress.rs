@@ -15,7 +15,7 @@
 
 use std::hint::black_box;
 
-use chef_compress::{Compressed, Level, Options, Resolution, compress};
+use chef_compress::{Catalogue, Compressed, Level, Options, Resolution, compress};
 use chef_ir::ToolDefinition;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use serde_json::json;
@@ -56,6 +56,43 @@ fn bench_compress(c: &mut Criterion) {
         });
     }
     group.finish();
+
+    // The runtime's path: the catalogue prepared once (names checked, schemas normalised,
+    // sizes counted, names ordered), then compressed per selection.
+    let mut group = c.benchmark_group("catalogue_level3");
+    let options = Options::new().with_level(Level::Three);
+    for n in [149, 1_200, 10_000] {
+        let catalogue = Catalogue::new(&catalogue(n)).unwrap();
+        group.bench_with_input(
+            BenchmarkId::from_parameter(n),
+            &catalogue,
+            |b, catalogue| {
+                b.iter(|| black_box(catalogue).compress(&options).unwrap());
+            },
+        );
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("catalogue_prepare");
+    for n in [149, 1_200, 10_000] {
+        let tools = catalogue(n);
+        group.bench_with_input(BenchmarkId::from_parameter(n), &tools, |b, tools| {
+            b.iter(|| Catalogue::new(black_box(tools)).unwrap());
+        });
+    }
+    group.finish();
+
+    // A task-pruned turn: 30 of the 149 tools.
+    let tools = corpus();
+    let catalogue = Catalogue::new(&tools).unwrap();
+    let picks: Vec<usize> = (0..tools.len()).step_by(5).collect();
+    c.bench_function("catalogue_level3_subset_30_of_149", |b| {
+        b.iter(|| {
+            catalogue
+                .compress_subset(black_box(&picks), &options)
+                .unwrap()
+        });
+    });
 }
 
 fn bench_resolve(c: &mut Criterion) {

@@ -13,7 +13,7 @@ use crate::{
     compile::{compiled_docstring, verify_line},
     error::{CodeError, CompressError},
     lookup::{CodeSuggestions, NormIndex},
-    options::{Level, MapStyle, Options},
+    options::{Level, MapStyle, Options, ToolNamespace},
     order::compare_names,
     policy::select_map_style,
     render::{
@@ -24,19 +24,25 @@ use crate::{
     stats::{Stats, json_chars, saved_pct},
     text,
     validate::{
-        ArgumentValidator, Limits, NormalisedSchema, QUICK_MAX_DEPTH, RootDrops, SchemaError,
-        normalise_with_limits, quick_normalise,
+        ArgumentValidator, Limits, Normalisation, NormalisedSchema, QUICK_MAX_DEPTH, RootDrops,
+        SchemaError, normalise_with_limits, quick_normalise,
     },
 };
 
-/// One input tool after normalisation, in sorted order.
-pub(crate) struct Entry {
+/// One input tool, checked and normalised once per [`Catalogue`] and shared by every
+/// [`Compressed`] made from it (so a schema is parsed, and a validator compiled, at most once
+/// per catalogue however many selections of it are compressed).
+pub(crate) struct ToolCore {
+    /// The input definition, kept by a [`Catalogue`] (level 0 sends it as it is, and the
+    /// renderers read its schema when normalisation left it unchanged); `None` when
+    /// [`compress`] borrows it from its caller for the one compression it makes.
+    tool: Option<ToolDefinition>,
     pub(crate) name: String,
     pub(crate) description: String,
     /// The normalised schema: what the validator compiles and the search index reads. Set
-    /// at compress time when normalisation changed the schema; otherwise parsed from
-    /// `source` on first need (most schemas need no change, and most tools of a large
-    /// catalogue are never called or searched).
+    /// when normalisation changed the schema; otherwise parsed from `source` on first need
+    /// (most schemas need no change, and most tools of a large catalogue are never called
+    /// or searched).
     schema: OnceLock<Value>,
     /// The schema's text in the catalogue's JSON, when it needed no normalisation.
     source: Option<SchemaSource>,
@@ -46,17 +52,60 @@ pub(crate) struct Entry {
     /// Tags and annotation title, for the `q(s=…)` index.
     pub(crate) tags: Vec<String>,
     pub(crate) title: Option<String>,
-    pub(crate) ns: u32,
-    pub(crate) op: String,
-    /// The level-3/4 code; empty below level 3.
-    pub(crate) code: String,
-    /// The level-4 map line (`def name(sig):"doc"`); empty below level 4.
-    pub(crate) l4_line: String,
     /// The limits the validator is compiled with.
     limits: Limits,
+    /// What normalisation changed, for the statistics.
+    notes: Vec<Normalisation>,
+    /// Characters of the tool's object in the catalogue's JSON (`serde_json` of the
+    /// definition): the tool's share of the statistics' `original_chars`.
+    chars: usize,
+    /// Byte range of that object in the catalogue's text.
+    #[cfg_attr(
+        not(feature = "tokens"),
+        allow(dead_code, reason = "read for token counts")
+    )]
+    object: Range<usize>,
+    /// The name's place in the catalogue's locale-free name order: selections sort by it.
+    rank: u32,
+    /// The name's default namespace split ([`ToolNamespace::split`]).
+    split: ToolNamespace,
+    /// That namespace's number in the catalogue (first appearance in input order).
+    ns_id: u32,
+    /// The map line's body for the required-parameter styles: the required names joined by
+    /// `,` (`None` when there are none), rendered on first need.
+    required_line: OnceLock<Option<String>>,
+    /// The map line's parameter list for the signature style, rendered on first need.
+    params_line: OnceLock<String>,
 }
 
-/// Where an entry's schema can be parsed from.
+/// One tool of a [`Compressed`], in sorted order: the shared core plus what this
+/// compression gave it.
+pub(crate) struct Entry {
+    core: Arc<ToolCore>,
+    pub(crate) ns: u32,
+    /// The operation when the caller's `namespace_of` gave one; else the core's default.
+    op: Option<String>,
+    /// The level-3/4 code; empty below level 3.
+    pub(crate) code: Code,
+    /// The level-4 map line (`def name(sig):"doc"`); empty below level 4.
+    pub(crate) l4_line: String,
+}
+
+impl Entry {
+    /// The operation within the namespace (the level-2 `op` value).
+    pub(crate) fn op(&self) -> &str {
+        self.op.as_deref().unwrap_or(&self.core.split.op)
+    }
+}
+
+impl std::ops::Deref for Entry {
+    type Target = ToolCore;
+    fn deref(&self) -> &ToolCore {
+        &self.core
+    }
+}
+
+/// Where a tool's schema can be parsed from.
 struct SchemaSource {
     text: Arc<Vec<u8>>,
     range: Range<usize>,
@@ -64,7 +113,7 @@ struct SchemaSource {
     drops: RootDrops,
 }
 
-impl Entry {
+impl ToolCore {
     /// The normalised schema, parsed from the catalogue's text on first use when it needed
     /// no normalisation.
     pub(crate) fn schema(&self) -> &Value {
@@ -74,8 +123,47 @@ impl Entry {
                 source.drops.apply(&mut schema);
                 schema
             }
-            // Entries without a source are built with their schema set.
+            // Tools without a source are built with their schema set.
             None => Value::Bool(false),
+        })
+    }
+
+    /// What the renderers read: the normalised schema where normalisation changed it, else
+    /// the input's own (the same document but for a `$schema` or an empty `required`, which
+    /// render as their absence does).
+    fn view<'a>(&'a self, input: &'a ToolDefinition) -> &'a Value {
+        match &self.source {
+            Some(_) => &input.input_schema,
+            None => self.schema(),
+        }
+    }
+
+    /// The required parameters of `view` (this tool's [`view`](Self::view)) joined by `,`,
+    /// or `None` when there are none.
+    fn required_line(&self, view: &Value) -> Option<&str> {
+        self.required_line
+            .get_or_init(|| {
+                let mut required = required_iter(view).peekable();
+                required.peek()?;
+                let mut line = String::new();
+                for (i, r) in required.enumerate() {
+                    if i > 0 {
+                        line.push(',');
+                    }
+                    line.push_str(r);
+                }
+                Some(line)
+            })
+            .as_deref()
+    }
+
+    /// The parameter list of the signature map style (`a,b?:int`) of `view` (this tool's
+    /// [`view`](Self::view)).
+    fn params_line(&self, view: &Value) -> &str {
+        self.params_line.get_or_init(|| {
+            let mut line = String::new();
+            push_params(&mut line, view);
+            line
         })
     }
 
@@ -176,156 +264,407 @@ impl std::fmt::Debug for Compressed {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compressed, CompressError> {
+    // One compression: the tools are borrowed for it, not copied into the catalogue.
+    let catalogue = Catalogue::prepare(tools, options.limits, false)?;
+    let inputs: Vec<&ToolDefinition> = tools.iter().collect();
+    render(&catalogue.cores, &inputs, &catalogue, options)
+}
+
+/// A tool catalogue checked and normalised once, to compress many times.
+///
+/// [`compress`] is `Catalogue::with_limits(tools, options.limits())?.compress(options)`. An
+/// agent runtime that compresses a different selection of the same registry every turn
+/// (task pruning) keeps one `Catalogue` and calls [`compress_subset`](Self::compress_subset):
+/// names are checked, schemas normalised, the statistics' character counts taken and the
+/// names ordered once, and each schema is parsed and each validator compiled at most once,
+/// shared by every [`Compressed`] made from the catalogue. The output is byte-identical to
+/// [`compress`] of the same tools.
+///
+/// ```
+/// use chef_compress::{Catalogue, Level, Options, compress};
+/// use chef_ir::ToolDefinition;
+/// use serde_json::json;
+///
+/// let tools: Vec<_> = ["github_search", "github_get_issue", "slack_post"]
+///     .into_iter()
+///     .map(|name| ToolDefinition::new(name, json!({"type": "object"})))
+///     .collect();
+/// let catalogue = Catalogue::new(&tools)?;
+/// let options = Options::new().with_level(Level::Three);
+/// let some = catalogue.compress_subset(&[2, 0], &options)?;
+/// let direct = compress(&[tools[2].clone(), tools[0].clone()], &options)?;
+/// assert_eq!(some.system(), direct.system());
+/// assert_eq!(some.stats(), direct.stats());
+/// # Ok::<(), chef_compress::CompressError>(())
+/// ```
+pub struct Catalogue {
+    /// In input order.
+    cores: Vec<Arc<ToolCore>>,
+    /// How many distinct default namespaces the tools have.
+    ns_count: usize,
+    limits: Limits,
+    /// The catalogue's JSON text (`serde_json` of the input tools).
+    #[cfg_attr(
+        not(feature = "tokens"),
+        allow(dead_code, reason = "read for token counts")
+    )]
+    text: Arc<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Catalogue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalogue")
+            .field("tools", &self.cores.len())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Catalogue {
+    /// Checks and normalises `tools` under the default [`Limits`].
+    ///
+    /// # Errors
+    /// The first problem, in input order: too many tools, an empty, over-long or duplicate
+    /// name, or a schema normalisation refuses (each naming the tool).
+    pub fn new(tools: &[ToolDefinition]) -> Result<Self, CompressError> {
+        Self::with_limits(tools, Limits::default())
+    }
+
+    /// Checks and normalises `tools` under `limits` (those of the [`Options`] it will be
+    /// compressed with; a compression under other limits prepares the tools again).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_limits(tools: &[ToolDefinition], limits: Limits) -> Result<Self, CompressError> {
+        Self::prepare(tools, limits, true)
+    }
+
+    /// Checks and normalises `tools`; `keep` keeps a copy of each definition in the
+    /// catalogue (else the one compression made from it must be given them).
+    fn prepare(
+        tools: &[ToolDefinition],
+        limits: Limits,
+        keep: bool,
+    ) -> Result<Self, CompressError> {
+        if tools.len() > limits.max_tools {
+            return Err(CompressError::TooManyTools {
+                count: tools.len(),
+                limit: limits.max_tools,
+            });
+        }
+        // Normalise and check, in input order; the first failure wins.
+        let mut seen: HashSet<&str, rustc_hash::FxBuildHasher> =
+            HashSet::with_capacity_and_hasher(tools.len(), rustc_hash::FxBuildHasher);
+        let mut prepared = Vec::with_capacity(tools.len());
+        for (index, tool) in tools.iter().enumerate() {
+            let name = tool.name.as_str();
+            if name.len() > limits.max_tool_name_bytes {
+                return Err(CompressError::NameTooLong {
+                    index,
+                    bytes: name.len(),
+                    limit: limits.max_tool_name_bytes,
+                });
+            }
+            if name.is_empty() {
+                return Err(CompressError::MissingName { index });
+            }
+            if !seen.insert(name) {
+                return Err(CompressError::DuplicateName {
+                    name: name.to_owned(),
+                });
+            }
+            // Most schemas need no change: those are neither copied nor rebuilt here. The
+            // quick check accepts no `$ref` and nothing deeper than QUICK_MAX_DEPTH, so it
+            // is within the limits whenever the depth limit is at least that.
+            let quick = if limits.max_schema_depth >= QUICK_MAX_DEPTH {
+                quick_normalise(name, &tool.input_schema)
+            } else {
+                None
+            };
+            prepared.push(match quick {
+                Some(quick) => (Normalised::Unchanged { drops: quick.drops }, quick.notes),
+                None => {
+                    let NormalisedSchema { schema, notes } =
+                        normalise_with_limits(name, &tool.input_schema, &limits)?;
+                    (Normalised::Changed(schema), notes)
+                }
+            });
+        }
+
+        // Every schema passed the normaliser's nesting limit, so writing them is bounded.
+        let text = CatalogueText::write(tools);
+        let mut order: Vec<u32> = (0..u32::try_from(tools.len()).unwrap_or(u32::MAX)).collect();
+        order.sort_by(|&a, &b| {
+            let name = |i: u32| tools.get(i as usize).map_or("", |t| t.name.as_str());
+            compare_names(name(a), name(b))
+        });
+        let mut rank = vec![0_u32; tools.len()];
+        for (r, &i) in order.iter().enumerate() {
+            if let Some(slot) = rank.get_mut(i as usize) {
+                *slot = u32::try_from(r).unwrap_or(u32::MAX);
+            }
+        }
+
+        let mut ns_ids: HashMap<String, u32, rustc_hash::FxBuildHasher> = HashMap::default();
+        let mut cores = Vec::with_capacity(tools.len());
+        for (index, (tool, (normalised, notes))) in tools.iter().zip(prepared).enumerate() {
+            let split = ToolNamespace::split(tool.name.as_str());
+            let next = u32::try_from(ns_ids.len()).unwrap_or(u32::MAX);
+            let ns_id = *ns_ids.entry(split.ns.clone()).or_insert(next);
+            let object = text.objects.get(index).cloned().unwrap_or_default();
+            let (schema, source) = match normalised {
+                Normalised::Changed(schema) => (OnceLock::from(schema), None),
+                Normalised::Unchanged { drops } => (
+                    OnceLock::new(),
+                    text.schemas.get(index).map(|range| SchemaSource {
+                        text: Arc::clone(&text.bytes),
+                        range: range.clone(),
+                        drops,
+                    }),
+                ),
+            };
+            cores.push(Arc::new(ToolCore {
+                name: tool.name.as_str().to_owned(),
+                description: tool.description.clone(),
+                schema,
+                source,
+                validator: OnceLock::new(),
+                tags: tool.tags.clone(),
+                title: tool.annotations.title.clone(),
+                limits,
+                notes,
+                chars: text.bytes.get(object.clone()).map_or(0, count_chars),
+                object,
+                rank: rank.get(index).copied().unwrap_or(u32::MAX),
+                split,
+                ns_id,
+                required_line: OnceLock::new(),
+                params_line: OnceLock::new(),
+                tool: keep.then(|| tool.clone()),
+            }));
+        }
+        Ok(Self {
+            cores,
+            ns_count: ns_ids.len(),
+            limits,
+            text: text.bytes,
+        })
+    }
+
+    /// How many tools the catalogue holds.
+    pub fn len(&self) -> usize {
+        self.cores.len()
+    }
+
+    /// Whether the catalogue holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.cores.is_empty()
+    }
+
+    /// The tools, in input order.
+    pub fn tools(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.cores.iter().filter_map(|c| c.tool.as_ref())
+    }
+
+    /// Compresses every tool of the catalogue; the same as [`compress`] of its tools.
+    ///
+    /// # Errors
+    /// As [`compress`].
+    pub fn compress(&self, options: &Options) -> Result<Compressed, CompressError> {
+        if options.limits != self.limits {
+            return Self::with_limits(&self.tools().cloned().collect::<Vec<_>>(), options.limits)?
+                .compress(options);
+        }
+        let inputs: Vec<&ToolDefinition> = self.tools().collect();
+        render(&self.cores, &inputs, self, options)
+    }
+
+    /// Compresses the tools at `indices` (input positions, in the order a `Vec` of them
+    /// would be given to [`compress`]); the same as [`compress`] of those tools.
+    ///
+    /// # Errors
+    /// [`CompressError::UnknownToolIndex`] for an index past the end,
+    /// [`CompressError::DuplicateName`] for an index given twice, and otherwise as
+    /// [`compress`].
+    pub fn compress_subset(
+        &self,
+        indices: &[usize],
+        options: &Options,
+    ) -> Result<Compressed, CompressError> {
+        let mut taken = vec![false; self.cores.len()];
+        let mut cores = Vec::with_capacity(indices.len());
+        for &index in indices {
+            let (Some(core), Some(taken)) = (self.cores.get(index), taken.get_mut(index)) else {
+                return Err(CompressError::UnknownToolIndex {
+                    index,
+                    len: self.cores.len(),
+                });
+            };
+            if std::mem::replace(taken, true) {
+                return Err(CompressError::DuplicateName {
+                    name: core.name.clone(),
+                });
+            }
+            cores.push(Arc::clone(core));
+        }
+        let inputs: Vec<&ToolDefinition> = cores.iter().filter_map(|c| c.tool.as_ref()).collect();
+        if options.limits != self.limits {
+            let tools: Vec<ToolDefinition> = inputs.into_iter().cloned().collect();
+            return Self::with_limits(&tools, options.limits)?.compress(options);
+        }
+        render(&cores, &inputs, self, options)
+    }
+}
+
+/// Groups, codes and renders `cores` (a selection of `catalogue`, in the caller's order),
+/// whose input definitions are `inputs` (the same length and order).
+fn render(
+    cores: &[Arc<ToolCore>],
+    inputs: &[&ToolDefinition],
+    catalogue: &Catalogue,
+    options: &Options,
+) -> Result<Compressed, CompressError> {
     let selection = select_map_style(options.map_style, options.model(), options.objective);
     let style = selection.map_style;
-
     let limits = options.limits;
-    if tools.len() > limits.max_tools {
+    if cores.len() > limits.max_tools {
         return Err(CompressError::TooManyTools {
-            count: tools.len(),
+            count: cores.len(),
             limit: limits.max_tools,
         });
     }
 
-    // Normalise and check, in input order; the first failure wins.
-    let mut seen: HashSet<&str> = HashSet::with_capacity(tools.len());
-    let mut prepared = Vec::with_capacity(tools.len());
-    let mut normalisations = Vec::new();
-    for (index, tool) in tools.iter().enumerate() {
-        let name = tool.name.as_str();
-        if name.len() > limits.max_tool_name_bytes {
-            return Err(CompressError::NameTooLong {
-                index,
-                bytes: name.len(),
-                limit: limits.max_tool_name_bytes,
-            });
-        }
-        if name.is_empty() {
-            return Err(CompressError::MissingName { index });
-        }
-        if !seen.insert(name) {
-            return Err(CompressError::DuplicateName {
-                name: name.to_owned(),
-            });
-        }
-        let split = options.namespace(name);
+    // The namespace of each tool, checked in the caller's order; the first failure wins.
+    let mut splits: Vec<std::borrow::Cow<'_, ToolNamespace>> = Vec::with_capacity(cores.len());
+    for core in cores {
+        let split = match &options.namespace_of {
+            Some(f) => std::borrow::Cow::Owned(f(&core.name)),
+            None => std::borrow::Cow::Borrowed(&core.split),
+        };
         if split.ns.is_empty() || split.op.is_empty() {
             return Err(CompressError::InvalidNamespace {
-                tool: name.to_owned(),
-                ns: split.ns,
-                op: split.op,
+                tool: core.name.clone(),
+                ns: split.ns.clone(),
+                op: split.op.clone(),
             });
         }
-        // Most schemas need no change: those are neither copied nor rebuilt here. The quick
-        // check accepts no `$ref` and nothing deeper than QUICK_MAX_DEPTH, so it is within
-        // the limits whenever the depth limit is at least that.
-        let quick = if limits.max_schema_depth >= QUICK_MAX_DEPTH {
-            quick_normalise(name, &tool.input_schema)
-        } else {
-            None
-        };
-        let schema = match quick {
-            Some(quick) => {
-                normalisations.extend(quick.notes);
-                Normalised::Unchanged { drops: quick.drops }
-            }
-            None => {
-                let NormalisedSchema { schema, notes } =
-                    normalise_with_limits(name, &tool.input_schema, &limits)?;
-                normalisations.extend(notes);
-                Normalised::Changed(schema)
-            }
-        };
-        prepared.push((index, tool, split, schema));
+        splits.push(split);
     }
     if options.level == Level::Four && options.compiled.is_empty() {
         return Err(CompressError::NeedsCompiledMap);
     }
+    let normalisations: Vec<Normalisation> =
+        cores.iter().flat_map(|c| c.notes.iter().cloned()).collect();
+    let original_chars = match cores.len() {
+        0 => 2,
+        n => cores.iter().map(|c| c.chars).sum::<usize>() + n + 1,
+    };
 
-    // Every schema passed the normaliser's nesting limit, so writing them is bounded.
-    let text = CatalogueText::write(tools);
-    let original_chars = text.chars();
+    let mut order: Vec<usize> = (0..cores.len()).collect();
+    order.sort_unstable_by_key(|&i| cores.get(i).map_or(u32::MAX, |c| c.rank));
 
-    prepared.sort_by(|a, b| compare_names(a.1.name.as_str(), b.1.name.as_str()));
-
-    // Namespaces in order of first appearance; members keep the sorted order.
-    let mut namespaces: Vec<Namespace> = Vec::new();
-    let mut ns_of: HashMap<String, u32, rustc_hash::FxBuildHasher> = HashMap::default();
-    let mut entries = Vec::with_capacity(prepared.len());
-    let mut inputs = Vec::with_capacity(prepared.len());
-    for (i, (index, tool, split, schema)) in prepared.into_iter().enumerate() {
-        let ni = match ns_of.get(&split.ns) {
-            Some(&ni) => ni,
-            None => {
-                let ni = u32::try_from(namespaces.len()).unwrap_or(u32::MAX);
-                ns_of.insert(split.ns.clone(), ni);
-                namespaces.push(Namespace {
-                    alias: if options.level == Level::Two {
-                        options.alias(&split.ns)
-                    } else {
-                        String::new()
-                    },
-                    name: split.ns,
-                    members: Vec::new(),
-                });
-                ni
+    // Namespaces in order of first appearance; members keep the sorted order. One pass
+    // numbers the namespaces and counts their members, so each list is allocated once.
+    // The default split numbers namespaces per catalogue, so a table replaces the map.
+    let mut ns_of: HashMap<&str, u32, rustc_hash::FxBuildHasher> = HashMap::default();
+    let mut by_id: Vec<u32> = match options.namespace_of {
+        Some(_) => Vec::new(),
+        None => vec![u32::MAX; catalogue.ns_count],
+    };
+    let mut firsts: Vec<(usize, u32)> = Vec::new(); // (first member's place in order, size)
+    let mut ns_index: Vec<u32> = Vec::with_capacity(order.len());
+    for (i, &at) in order.iter().enumerate() {
+        let mut number = || {
+            firsts.push((i, 0));
+            u32::try_from(firsts.len() - 1).unwrap_or(u32::MAX)
+        };
+        let ni = match (cores.get(at), by_id.is_empty()) {
+            (Some(core), false) => match by_id.get_mut(core.ns_id as usize) {
+                Some(slot) if *slot == u32::MAX => {
+                    *slot = number();
+                    *slot
+                }
+                Some(slot) => *slot,
+                None => u32::MAX,
+            },
+            _ => {
+                let ns = splits.get(at).map_or("", |s| s.ns.as_str());
+                *ns_of.entry(ns).or_insert_with(number)
             }
         };
-        if let Some(ns) = namespaces.get_mut(ni as usize) {
-            ns.members.push(u32::try_from(i).unwrap_or(u32::MAX));
+        if let Some((_, size)) = firsts.get_mut(ni as usize) {
+            *size += 1;
         }
-        let (schema, source) = match schema {
-            Normalised::Changed(schema) => (OnceLock::from(schema), None),
-            Normalised::Unchanged { drops } => (
-                OnceLock::new(),
-                text.schemas.get(index).map(|range| SchemaSource {
-                    text: Arc::clone(&text.bytes),
-                    range: range.clone(),
-                    drops,
-                }),
-            ),
+        ns_index.push(ni);
+    }
+    drop(ns_of);
+    drop(by_id);
+    let mut namespaces: Vec<Namespace> = firsts
+        .iter()
+        .map(|&(first, size)| {
+            let name = order
+                .get(first)
+                .and_then(|&at| splits.get(at))
+                .map_or(String::new(), |s| s.ns.clone());
+            Namespace {
+                alias: if options.level == Level::Two {
+                    options.alias(&name)
+                } else {
+                    String::new()
+                },
+                name,
+                members: Vec::with_capacity(size as usize),
+            }
+        })
+        .collect();
+    let dispatcher = options.level.is_dispatcher();
+    let mut entries = Vec::with_capacity(cores.len());
+    for (i, (&at, &ni)) in order.iter().zip(&ns_index).enumerate() {
+        let (Some(core), Some(split), Some(ns)) = (
+            cores.get(at),
+            splits.get(at),
+            namespaces.get_mut(ni as usize),
+        ) else {
+            continue;
         };
-        inputs.push(tool);
+        let oi = ns.members.len();
+        ns.members.push(u32::try_from(i).unwrap_or(u32::MAX));
+        let code = if dispatcher {
+            Code::new(ni as usize, oi)
+        } else {
+            Code::default()
+        };
         entries.push(Entry {
-            name: tool.name.as_str().to_owned(),
-            description: tool.description.clone(),
-            schema,
-            source,
-            validator: OnceLock::new(),
-            tags: tool.tags.clone(),
-            title: tool.annotations.title.clone(),
+            core: Arc::clone(core),
             ns: ni,
-            op: split.op,
-            code: String::new(),
+            op: match split {
+                std::borrow::Cow::Owned(split) => Some(split.op.clone()),
+                std::borrow::Cow::Borrowed(_) => None,
+            },
+            code,
             l4_line: String::new(),
-            limits,
         });
     }
-
-    if options.level.is_dispatcher() {
-        for (ni, ns) in namespaces.iter().enumerate() {
-            let prefix = code_prefix(ni);
-            for (oi, &member) in ns.members.iter().enumerate() {
-                if let Some(entry) = entries.get_mut(member as usize) {
-                    entry.code = format!("{prefix}{oi}");
-                }
-            }
-        }
+    drop(splits);
+    if options.level == Level::Two {
+        distinct_operations(&mut entries, &namespaces);
     }
 
-    // What the renderers read: the normalised schema where normalisation changed it, else
-    // the input's own (the same document but for a top-level `$schema`, which no
-    // renderer reads).
+    // The input definitions in sorted order, and the schemas the renderers read.
+    let sorted: Vec<&ToolDefinition> = order
+        .iter()
+        .filter_map(|&at| inputs.get(at).copied())
+        .collect();
     let views: Vec<&Value> = entries
         .iter()
-        .zip(&inputs)
-        .map(|(e, tool)| e.schema.get().unwrap_or(&tool.input_schema))
+        .zip(&sorted)
+        .map(|(e, input)| e.core.view(input))
         .collect();
     let mut lookalikes = None;
     let mut compiled_report = None;
     let mut l4_lines = Vec::new();
     let (wire, system) = match options.level {
-        Level::Zero => (level0(tools, &entries), String::new()),
+        Level::Zero => (level0(&sorted), String::new()),
         Level::One => {
             let (wire, unusable) = level1(&entries, &views, options);
             if options.require_compiled && !options.compiled.is_empty() && unusable.count > 0 {
@@ -368,17 +707,18 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
     }
 
     let compressed_chars = json_chars(&wire) + count_chars(system.as_bytes());
-    let (original_tokens, compressed_tokens) = token_counts(options, &text, &wire, &system);
+    let (original_tokens, compressed_tokens) =
+        token_counts(options, cores, catalogue, &wire, &system);
     let stats = Stats {
         level: options.level,
         map_style: style,
         requested_map_style: selection.requested_map_style,
         fallback_reason: selection.fallback_reason,
-        tool_count: tools.len(),
+        tool_count: cores.len(),
         wire_tool_count: wire.len(),
         original_chars,
         compressed_chars,
-        saved_pct: if tools.is_empty() {
+        saved_pct: if cores.is_empty() {
             0.0
         } else {
             saved_pct(original_chars, compressed_chars)
@@ -414,7 +754,50 @@ pub fn compress(tools: &[ToolDefinition], options: &Options) -> Result<Compresse
     })
 }
 
-/// How compress holds a tool's normalised schema before building its entry.
+/// Gives every tool of a level-2 namespace an operation no other member shares.
+///
+/// Level 2 addresses a tool as (namespace, operation). The reference keeps duplicate
+/// operations (`a_x` and `a.x` both give `x`), which leaves all but one of them unreachable;
+/// here each member of a clash takes its full tool name as its operation instead
+/// (`a_x`, `a.x`). Names are unique, so repeating until nothing clashes ends.
+fn distinct_operations(entries: &mut [Entry], namespaces: &[Namespace]) {
+    for ns in namespaces {
+        loop {
+            let mut count: HashMap<&str, u32, rustc_hash::FxBuildHasher> = HashMap::default();
+            for e in ns.members.iter().filter_map(|&m| entries.get(m as usize)) {
+                *count.entry(e.op()).or_default() += 1;
+            }
+            let clashing: Vec<u32> = ns
+                .members
+                .iter()
+                .copied()
+                .filter(|&m| {
+                    entries
+                        .get(m as usize)
+                        .is_some_and(|e| count.get(e.op()).is_some_and(|&n| n > 1))
+                })
+                .collect();
+            drop(count);
+            if clashing.is_empty() {
+                break;
+            }
+            let mut renamed = false;
+            for m in clashing {
+                if let Some(e) = entries.get_mut(m as usize)
+                    && e.op() != e.name
+                {
+                    e.op = Some(e.name.clone());
+                    renamed = true;
+                }
+            }
+            if !renamed {
+                break; // only full names clash, which unique names cannot
+            }
+        }
+    }
+}
+
+/// How a tool's normalised schema is held while its catalogue is prepared.
 enum Normalised {
     /// The input schema is already normal (but for dropped top-level keys).
     Unchanged { drops: RootDrops },
@@ -425,14 +808,25 @@ enum Normalised {
 #[cfg(feature = "tokens")]
 fn token_counts(
     options: &Options,
-    original: &CatalogueText,
+    cores: &[Arc<ToolCore>],
+    catalogue: &Catalogue,
     wire: &[ToolDefinition],
     system: &str,
 ) -> (Option<usize>, Option<usize>) {
     if !options.count_tokens {
         return (None, None);
     }
-    let original = String::from_utf8_lossy(&original.bytes);
+    // The selection's own JSON, `serde_json` of its tools, cut from the catalogue's text.
+    let mut original = Vec::with_capacity(cores.iter().map(|c| c.object.len() + 1).sum());
+    original.push(b'[');
+    for (i, core) in cores.iter().enumerate() {
+        if i > 0 {
+            original.push(b',');
+        }
+        original.extend_from_slice(catalogue.text.get(core.object.clone()).unwrap_or_default());
+    }
+    original.push(b']');
+    let original = String::from_utf8_lossy(&original);
     let mut compressed = serde_json::to_string(wire).unwrap_or_default();
     compressed.push_str(system);
     (
@@ -444,16 +838,103 @@ fn token_counts(
 #[cfg(not(feature = "tokens"))]
 fn token_counts(
     _: &Options,
-    _: &CatalogueText,
+    _: &[Arc<ToolCore>],
+    _: &Catalogue,
     _: &[ToolDefinition],
     _: &str,
 ) -> (Option<usize>, Option<usize>) {
     (None, None)
 }
 
+/// A level-3/4 code, held inline: namespace letters then the decimal position (`a0`,
+/// `ab12`). The longest possible (`usize::MAX` of each) is 14 letters and 20 digits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Code {
+    bytes: [u8; 34],
+    len: u8,
+}
+
+impl Default for Code {
+    fn default() -> Self {
+        Self {
+            bytes: [0; 34],
+            len: 0,
+        }
+    }
+}
+
+impl Code {
+    /// The code of operation `oi` of namespace `ni`.
+    pub(crate) fn new(ni: usize, oi: usize) -> Self {
+        let mut code = Self::default();
+        // Letters: bijective base 26 (`a`…`z`, `aa`…), written backwards then reversed.
+        let mut n = ni + 1;
+        let mut letters = 0;
+        while n > 0 && letters < 14 {
+            n -= 1;
+            code.push(b'a' + u8::try_from(n % 26).unwrap_or(0));
+            letters += 1;
+            n /= 26;
+        }
+        code.bytes.get_mut(..letters).map(<[u8]>::reverse);
+        let start = letters;
+        let mut n = oi;
+        loop {
+            code.push(b'0' + u8::try_from(n % 10).unwrap_or(0));
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let end = usize::from(code.len);
+        code.bytes.get_mut(start..end).map(<[u8]>::reverse);
+        code
+    }
+
+    fn push(&mut self, byte: u8) {
+        if let Some(slot) = self.bytes.get_mut(usize::from(self.len)) {
+            *slot = byte;
+            self.len += 1;
+        }
+    }
+
+    /// The code as text.
+    pub(crate) fn as_str(&self) -> &str {
+        // Only ASCII letters and digits are ever pushed.
+        std::str::from_utf8(self.bytes.get(..usize::from(self.len)).unwrap_or_default())
+            .unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for Code {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq<str> for Code {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Code {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Debug for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// The letters of namespace `ni`: `a`…`z`, then `aa`…`zz`, then `aaa`… (bijective base 26,
 /// so codes never run out and never collide).
-pub(crate) fn code_prefix(ni: usize) -> String {
+#[cfg(test)]
+fn code_prefix(ni: usize) -> String {
     let mut letters = Vec::with_capacity(3);
     let mut n = ni + 1;
     while n > 0 {
@@ -469,13 +950,10 @@ fn wire_tool(name: &str, description: String, input_schema: Value) -> ToolDefini
     ToolDefinition::new(name, input_schema).with_description(description)
 }
 
-fn level0(tools: &[ToolDefinition], entries: &[Entry]) -> Vec<ToolDefinition> {
+fn level0(sorted: &[&ToolDefinition]) -> Vec<ToolDefinition> {
     // Original schemas, untouched, in sorted order.
-    let by_name: HashMap<&str, &ToolDefinition> =
-        tools.iter().map(|t| (t.name.as_str(), t)).collect();
-    entries
+    sorted
         .iter()
-        .filter_map(|e| by_name.get(e.name.as_str()))
         .map(|t| {
             wire_tool(
                 t.name.as_str(),
@@ -577,7 +1055,7 @@ fn level2(
             .members
             .iter()
             .filter_map(|&m| entries.get(m as usize))
-            .map(|e| Value::String(e.op.clone()))
+            .map(|e| Value::String(e.op().to_owned()))
             .collect();
         let schema = json!({
             "type": "object",
@@ -667,26 +1145,21 @@ fn level3_preamble(
             system.push(' ');
             system.push_str(&e.name);
             let body_start = system.len();
+            // The bodies come from the tool's own schema (`views`), cached per tool.
             match style {
                 MapStyle::NameRequired | MapStyle::Explicit | MapStyle::Distinct => {
-                    let mut required = required_iter(schema).peekable();
-                    if required.peek().is_none() {
-                        if style == MapStyle::Explicit {
-                            system.push_str(" ()");
+                    match e.required_line(schema) {
+                        Some(required) => {
+                            system.push(' ');
+                            system.push_str(required);
                         }
-                    } else {
-                        system.push(' ');
-                        for (i, r) in required.enumerate() {
-                            if i > 0 {
-                                system.push(',');
-                            }
-                            system.push_str(r);
-                        }
+                        None if style == MapStyle::Explicit => system.push_str(" ()"),
+                        None => {}
                     }
                 }
                 MapStyle::Signature => {
                     system.push('(');
-                    push_params(&mut system, schema);
+                    system.push_str(e.params_line(schema));
                     system.push(')');
                 }
             }
@@ -895,7 +1368,7 @@ impl Compressed {
                     .map(|ns| ns.alias.clone())
                     .unwrap_or_default();
                 let mut bag = Map::new();
-                bag.insert("op".to_owned(), Value::String(entry.op.clone()));
+                bag.insert("op".to_owned(), Value::String(entry.op().to_owned()));
                 bag.insert("args".to_owned(), args);
                 EncodedCall {
                     name: alias,
@@ -904,7 +1377,10 @@ impl Compressed {
             }
             Level::Three | Level::Four => {
                 let mut bag = Map::new();
-                bag.insert("f".to_owned(), Value::String(entry.code.clone()));
+                bag.insert(
+                    "f".to_owned(),
+                    Value::String(entry.code.as_str().to_owned()),
+                );
                 bag.insert("a".to_owned(), args);
                 EncodedCall {
                     name: "t".to_owned(),
@@ -970,7 +1446,8 @@ mod tests {
         // Normalisation and repair leave nothing the validator refuses in practice, so
         // stand in a document it cannot compile for the normalised schema.
         if let Some(e) = c.entries.first_mut() {
-            e.schema = OnceLock::from(json!("not a schema"));
+            // The catalogue is gone, so the entry holds the only reference to its tool.
+            Arc::get_mut(&mut e.core).unwrap().schema = OnceLock::from(json!("not a schema"));
         }
         for _ in 0..2 {
             let crate::Resolution::Error(error) = c.resolve("t", &json!({"f": "a0", "a": {}}))
@@ -993,12 +1470,36 @@ mod tests {
         )
         .unwrap();
         if let Some(e) = c.entries.first_mut() {
-            e.schema = OnceLock::from(json!("not a schema"));
+            // The catalogue is gone, so the entry holds the only reference to its tool.
+            Arc::get_mut(&mut e.core).unwrap().schema = OnceLock::from(json!("not a schema"));
         }
         assert!(matches!(
             c.resolve("t", &json!({"f": "a0"})),
             crate::Resolution::Call { .. }
         ));
+    }
+
+    #[test]
+    fn codes_are_the_namespace_letters_and_the_decimal_position() {
+        for (ni, oi) in [
+            (0, 0),
+            (25, 9),
+            (26, 10),
+            (27, 1234567),
+            (701, 3),
+            (702, 99),
+        ] {
+            assert_eq!(
+                Code::new(ni, oi).as_str(),
+                format!("{}{oi}", code_prefix(ni))
+            );
+        }
+        let longest = Code::new(usize::MAX - 1, usize::MAX);
+        assert_eq!(
+            longest.as_str(),
+            format!("{}{}", code_prefix(usize::MAX - 1), usize::MAX)
+        );
+        assert_eq!(Code::default().as_str(), "");
     }
 
     #[test]

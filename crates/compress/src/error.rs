@@ -35,11 +35,19 @@ pub enum CompressError {
         /// Zero-based index in the input.
         index: usize,
     },
-    /// Two tools share a name.
+    /// Two tools share a name (or a selection names one tool twice).
     #[error("duplicate tool name: {name}")]
     DuplicateName {
         /// The shared name.
         name: String,
+    },
+    /// A selection of a [`Catalogue`](crate::Catalogue) names a position past its end.
+    #[error("tool index {index} is out of range: the catalogue holds {len} tools")]
+    UnknownToolIndex {
+        /// The position asked for.
+        index: usize,
+        /// How many tools the catalogue holds.
+        len: usize,
     },
     /// The caller's namespace function returned an empty namespace or operation.
     #[error(

@@ -85,7 +85,7 @@ pub use crate::{
         DEFAULT_MAX_DOC_CHARS, DanglingReference, VerifyError, compile_prompt, compiled_docstring,
         dangling_references, describe_for_compile, verify_compiled_line,
     },
-    compress::{Compressed, EncodedCall, compress},
+    compress::{Catalogue, Compressed, EncodedCall, compress},
     error::{CodeError, CompressError},
     options::{
         AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,
@@ -111,6 +111,7 @@ pub use crate::compile::{
 const _: fn() = || {
     fn assert_send_sync<T: Send + Sync + 'static>() {}
     assert_send_sync::<Compressed>();
+    assert_send_sync::<Catalogue>();
     assert_send_sync::<Options>();
     assert_send_sync::<CompressError>();
     assert_send_sync::<ResolveError>();

@@ -534,13 +534,6 @@ impl Options {
         self.search_limit
     }
 
-    pub(crate) fn namespace(&self, name: &str) -> ToolNamespace {
-        match &self.namespace_of {
-            Some(f) => f(name),
-            None => ToolNamespace::split(name),
-        }
-    }
-
     pub(crate) fn alias(&self, ns: &str) -> String {
         match &self.alias_of {
             Some(f) => f(ns),

@@ -269,7 +269,7 @@ impl Compressed {
             .members
             .iter()
             .filter_map(|&m| self.entries.get(m as usize))
-            .find(|e| e.op == op)
+            .find(|e| e.op() == op)
     }
 
     fn resolve_namespace(&self, name: &str, args: &Value) -> Resolution {

@@ -22,6 +22,9 @@ pub(crate) struct CatalogueText {
     pub(crate) bytes: Arc<Vec<u8>>,
     /// Byte range of each tool's `input_schema`, in input order.
     pub(crate) schemas: Vec<Range<usize>>,
+    /// Byte range of each tool's whole object (`{"name":…}`), in input order: what a
+    /// subset of the catalogue costs is the sum over its tools.
+    pub(crate) objects: Vec<Range<usize>>,
 }
 
 impl CatalogueText {
@@ -37,11 +40,13 @@ impl CatalogueText {
             .sum::<usize>();
         let mut out = Vec::with_capacity(guess + 2);
         let mut schemas = Vec::with_capacity(tools.len());
+        let mut objects = Vec::with_capacity(tools.len());
         out.push(b'[');
         for (i, tool) in tools.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
+            let object = out.len();
             out.extend_from_slice(b"{\"name\":");
             string(&mut out, tool.name.as_str());
             out.extend_from_slice(b",\"description\":");
@@ -62,17 +67,14 @@ impl CatalogueText {
                 serde_into(&mut out, &tool.annotations);
             }
             out.push(b'}');
+            objects.push(object..out.len());
         }
         out.push(b']');
         Self {
             bytes: Arc::new(out),
             schemas,
+            objects,
         }
-    }
-
-    /// Characters (Unicode scalar values) of the text.
-    pub(crate) fn chars(&self) -> usize {
-        count_chars(&self.bytes)
     }
 }
 
@@ -261,13 +263,19 @@ mod tests {
             String::from_utf8_lossy(&expected)
         );
         assert_eq!(
-            written.chars(),
+            count_chars(&written.bytes),
             String::from_utf8(expected).unwrap().chars().count()
         );
         for (tool, range) in tools.iter().zip(&written.schemas) {
             assert_eq!(
                 parse_schema(&written.bytes, range.clone()),
                 tool.input_schema
+            );
+        }
+        for (tool, range) in tools.iter().zip(&written.objects) {
+            assert_eq!(
+                written.bytes.get(range.clone()).unwrap(),
+                serde_json::to_vec(tool).unwrap().as_slice()
             );
         }
         assert_eq!(CatalogueText::write(&[]).bytes.as_slice(), b"[]");

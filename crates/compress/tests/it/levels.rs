@@ -339,3 +339,31 @@ fn code_for_exists_only_at_dispatcher_levels() {
     );
     assert_eq!(c1.codes().count(), 0);
 }
+
+#[test]
+fn level_2_gives_tools_that_split_alike_their_full_names_as_operations() {
+    // DIFFERS from the reference, which keeps duplicate operations: `a` splits to (a, a)
+    // and `a.a` to (a, a), so one of them could never be called. Each member of a clash
+    // takes its full name as its operation; the rest keep theirs.
+    let tools = [
+        crate::tool("a", "", serde_json::json!({"type": "object"})),
+        crate::tool("a.a", "", serde_json::json!({"type": "object"})),
+        crate::tool("a_b", "", serde_json::json!({"type": "object"})),
+    ];
+    let c = chef_compress::compress(
+        &tools,
+        &chef_compress::Options::new().with_level(chef_compress::Level::Two),
+    )
+    .unwrap();
+    assert_eq!(
+        c.tools()[0].input_schema["properties"]["op"]["enum"],
+        serde_json::json!(["a", "b", "a.a"])
+    );
+    for (op, name) in [("a", "a"), ("a.a", "a.a"), ("b", "a_b")] {
+        let call = serde_json::json!({"op": op, "args": {}});
+        assert_eq!(
+            crate::expect_call(c.resolve("a", &call), name),
+            serde_json::json!({})
+        );
+    }
+}

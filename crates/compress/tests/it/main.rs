@@ -8,6 +8,7 @@
     reason = "test helpers fail loudly"
 )]
 
+mod catalogue;
 mod contract;
 mod determinism;
 mod distinct;
