@@ -163,6 +163,48 @@ fn memory_error(key: &str, error: &MemoryError) -> OwnedReply {
     }
 }
 
+/// Persists the memory keys one owned call changed (write-through), after `reply` was
+/// decided. Conflicts [`Memory::persist`] resolves stay invisible; on one it refuses, the
+/// key is reloaded from the store and the reply becomes an error telling the model its
+/// change to that key was not saved. Only other store failures are `Err`.
+pub(crate) async fn write_through(
+    memory: &mut Memory,
+    backend: &dyn StorageBackend,
+    keys: &[StoreKey],
+    reply: OwnedReply,
+) -> Result<OwnedReply, MemoryError> {
+    let mut refused = Vec::new();
+    let mut saved = Vec::new();
+    for key in keys {
+        let was_stored = memory.is_stored(key);
+        match memory.persist_key(backend, key).await {
+            Ok(_) => saved.push(memory_uri(key.as_str())),
+            Err(e) if e.is_conflict() => {
+                memory.reload_key(backend, key).await?;
+                let uri = memory_uri(key.as_str());
+                refused.push(match (was_stored, memory.get(key.as_str()).is_some()) {
+                    (_, false) => format!("{uri} was deleted by someone else meanwhile"),
+                    (false, true) => format!("{uri} was created by someone else meanwhile"),
+                    (true, true) => format!("{uri} was changed by someone else meanwhile"),
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    if refused.is_empty() {
+        return Ok(reply);
+    }
+    let mut text = format!(
+        "{}, so your change there was not saved. Memory now shows what is stored; view it \
+         and decide again.",
+        refused.join("; ")
+    );
+    if !saved.is_empty() {
+        text.push_str(&format!(" Your change to {} was saved.", saved.join(", ")));
+    }
+    Ok(OwnedReply::err(text))
+}
+
 fn writable(cx: &Context<'_>, namespace: &str) -> bool {
     cx.writable.iter().any(|w| w == namespace)
 }
