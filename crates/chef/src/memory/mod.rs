@@ -1056,9 +1056,19 @@ mod tests {
         assert!(!memory.host_written.contains("t"));
         // A key a direct write touched stays a host key even after a tool write.
         assert!(memory.host_written.contains("h"));
-        memory.sweep_expired();
         memory.remove("t").unwrap();
         assert!(!memory.host_written.contains("t"));
+        // A sweep and a restore are direct writes too.
+        memory.create("swept", "1", None).unwrap();
+        memory.create("kept", "1", None).unwrap();
+        let saved = memory.state();
+        memory.entries.get_mut("swept").unwrap().expires_at_turn = Some(0);
+        assert_eq!(memory.sweep_expired().len(), 1);
+        assert!(memory.host_written.contains("swept"));
+        memory.modify("kept", "2", None).unwrap();
+        assert!(!memory.host_written.contains("kept"));
+        memory.restore_state(saved);
+        assert!(memory.host_written.contains("kept"));
         assert_eq!(memory.persist_retries(), DEFAULT_PERSIST_RETRIES);
         assert_eq!(memory.with_persist_retries(0).persist_retries(), 0);
     }
