@@ -175,9 +175,8 @@ pub(crate) async fn write_through(
     keys: &[StoreKey],
     reply: OwnedReply,
 ) -> Result<OwnedReply, MemoryError> {
-    let (writes, deletes): (Vec<&StoreKey>, Vec<&StoreKey>) = keys
-        .iter()
-        .partition(|k| memory.get(k.as_str()).is_some());
+    let (writes, deletes): (Vec<&StoreKey>, Vec<&StoreKey>) =
+        keys.iter().partition(|k| memory.get(k.as_str()).is_some());
     let mut refused: Option<String> = None;
     let mut saved = Vec::new();
     let mut dropped = Vec::new();
@@ -217,10 +216,7 @@ pub(crate) async fn write_through(
         ));
     }
     if !saved.is_empty() {
-        text.push_str(&format!(
-            " Your change to {} was saved.",
-            saved.join(", ")
-        ));
+        text.push_str(&format!(" Your change to {} was saved.", saved.join(", ")));
     }
     Ok(OwnedReply::err(text))
 }

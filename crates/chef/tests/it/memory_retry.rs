@@ -289,18 +289,12 @@ pub(crate) async fn a_create_racing_a_create_is_refused_unless_it_is_the_same_fa
 
     // The legacy tool, and a create of the same fact: already applied.
     assert_ok(
-        &b.call(
-            "create_memory",
-            json!({"key": "editor", "value": "helix"}),
-        )
-        .await,
+        &b.call("create_memory", json!({"key": "editor", "value": "helix"}))
+            .await,
     );
     assert_ok(
-        &a.call(
-            "create_memory",
-            json!({"key": "editor", "value": "helix"}),
-        )
-        .await,
+        &a.call("create_memory", json!({"key": "editor", "value": "helix"}))
+            .await,
     );
     assert_eq!(stored(&store, "editor").await.unwrap().update_count(), 1);
     assert_eq!(
@@ -384,13 +378,7 @@ pub(crate) async fn a_lost_acknowledgement_is_not_written_twice(store: Arc<dyn S
     assert!(err.to_string().contains("answer lost"), "{err}");
     assert!(a.chef.memory().unwrap().has_unsaved_changes());
     // Persisting again finds its own write already there: adopted, not applied twice.
-    let written = a
-        .chef
-        .memory_mut()
-        .unwrap()
-        .persist(&*flaky)
-        .await
-        .unwrap();
+    let written = a.chef.memory_mut().unwrap().persist(&*flaky).await.unwrap();
     assert_eq!(written, 0);
     let now = stored(&store, "count").await.unwrap();
     assert_eq!((now.value(), now.update_count()), ("2", 2));
