@@ -6,7 +6,11 @@
 //! [`Memory::delete`]). Persistence is a separate, explicit async step through a
 //! [`StorageBackend`] (namespace `memory`), with compare-and-set: [`Memory::persist`] writes
 //! what changed since the last [`Memory::load`] / `persist`, and fails with a conflict rather
-//! than overwrite an entry another worker changed.
+//! than overwrite an entry another worker changed. A conflict on a write made through the
+//! validated writes is resolved by `persist` itself where that is safe (the store already
+//! holds the change, or still holds the fact the change was based on), a bounded number of
+//! times, with a [`MemoryEvent::PersistRetried`]; see [`Memory::persist`] for the rules.
+//! `Chef::with_memory_store` persists the owned tools' writes as they are made.
 //!
 //! ```
 //! use chef::memory::{Memory, MemoryStyle, SetOptions};

@@ -351,6 +351,37 @@ impl Chef {
     /// not saved and to look again. Direct writes by host code are not written through;
     /// persist them with [`Memory::persist`].
     ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+    /// use std::sync::Arc;
+    /// use chef::memory::Memory;
+    /// use chef::store::{MemoryBackend, StorageBackend};
+    /// use chef::{Chef, ChefConfig, OwnedCall};
+    /// use serde_json::json;
+    ///
+    /// let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+    /// let worker = || Chef::new(ChefConfig::default())
+    ///     .with_memory(Memory::new())
+    ///     .with_memory_store(Arc::clone(&store));
+    /// let (mut a, mut b) = (worker(), worker());
+    /// let create = |value: &str| OwnedCall {
+    ///     id: "c1".into(),
+    ///     name: "create_memory".into(),
+    ///     arguments: json!({"key": "lang", "value": value}),
+    /// };
+    /// assert!(!b.handle_tool(&create("Rust")).await?.is_error);
+    /// // The same fact again: already applied, not an error.
+    /// assert!(!a.handle_tool(&create("Rust")).await?.is_error);
+    /// // Another value: refused, and `c` now shows what is stored.
+    /// let mut c = worker();
+    /// let reply = c.handle_tool(&create("Go")).await?;
+    /// assert!(reply.is_error && reply.text.contains("created by someone else"));
+    /// assert_eq!(c.memory().and_then(|m| m.get("lang")).map(|e| e.value()), Some("Rust"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// [`MemoryEvent::PersistRetried`]: crate::memory::MemoryEvent::PersistRetried
     #[must_use]
     pub fn with_memory_store(mut self, store: Arc<dyn StorageBackend>) -> Self {
