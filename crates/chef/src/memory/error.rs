@@ -41,7 +41,9 @@ pub enum MemoryError {
         source: serde_json::Error,
     },
     /// The store failed; [`StoreError::Conflict`] means another writer changed a key since it
-    /// was loaded: [`Memory::load`](super::Memory::load) again, re-apply, persist.
+    /// was loaded and the change could not safely be re-applied (see
+    /// [`Memory::persist`](super::Memory::persist)): [`Memory::load`](super::Memory::load)
+    /// again, re-apply, persist.
     #[error(transparent)]
     Store(#[from] StoreError),
 }

@@ -6,7 +6,11 @@
 //! [`Memory::delete`]). Persistence is a separate, explicit async step through a
 //! [`StorageBackend`] (namespace `memory`), with compare-and-set: [`Memory::persist`] writes
 //! what changed since the last [`Memory::load`] / `persist`, and fails with a conflict rather
-//! than overwrite an entry another worker changed.
+//! than overwrite an entry another worker changed. A conflict on a write made through the
+//! validated writes is resolved by `persist` itself where that is safe (the store already
+//! holds the change, or still holds the fact the change was based on), a bounded number of
+//! times, with a [`MemoryEvent::PersistRetried`]; see [`Memory::persist`] for the rules.
+//! `Chef::with_memory_store` persists the owned tools' writes as they are made.
 //!
 //! ```
 //! use chef::memory::{Memory, MemoryStyle, SetOptions};
@@ -50,7 +54,7 @@ use serde_json::{Map, Value};
 
 pub use self::error::MemoryError;
 pub use self::render::MemoryStyle;
-use crate::store::{Entry, Expect, Namespace, StorageBackend, StoreKey};
+use crate::store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey, Versioned};
 
 /// `Result` with [`MemoryError`].
 pub type Result<T, E = MemoryError> = std::result::Result<T, E>;
@@ -182,7 +186,34 @@ pub enum MemoryEvent {
         /// The entry as it was.
         entry: MemoryEntry,
     },
+    /// [`Memory::persist`] met a conflict on this key and resolved it itself (see
+    /// [`Memory::persist`] for when that is safe): the store now holds this session's write.
+    PersistRetried {
+        /// The key.
+        key: StoreKey,
+        /// Conflicts met (and resolved) on the way, 1 or more.
+        attempts: u32,
+        /// How the last conflict was resolved.
+        outcome: RetryOutcome,
+    },
 }
+
+/// How [`Memory::persist`] resolved a conflict on a key without failing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RetryOutcome {
+    /// The store already held what the write would produce (another writer made the same
+    /// change, or an earlier attempt of this one succeeded without its answer arriving):
+    /// nothing was written, the stored entry was adopted.
+    AlreadyApplied,
+    /// The stored entry had changed in ways the write did not depend on (same value and
+    /// description as the one the write was based on, another version): the write was
+    /// applied again on top of it.
+    Reapplied,
+}
+
+/// How many conflicts [`Memory::persist`] resolves on one key before it gives up with
+/// [`StoreError::Conflict`] (see [`Memory::with_persist_retries`]).
+pub const DEFAULT_PERSIST_RETRIES: u32 = 3;
 
 /// The validation hook: `Err(reason)` refuses a validated write.
 pub type Validator = Arc<dyn Fn(&MemoryWrite<'_>) -> Result<(), String> + Send + Sync>;
@@ -214,10 +245,16 @@ pub struct Memory {
     validator: Option<Validator>,
     subscribers: Vec<(SubscriptionId, Subscriber)>,
     next_subscription: u64,
-    /// Versions of the entries as last read from or written to the store.
-    stored_versions: BTreeMap<StoreKey, u64>,
+    /// The entries as last read from or written to the store, with their versions: what a
+    /// write was based on.
+    synced: BTreeMap<StoreKey, Versioned<MemoryEntry>>,
     /// Keys changed since the last load or persist.
     unsaved: BTreeSet<StoreKey>,
+    /// Unsaved keys that a direct write (host code, a sweep, a restore) touched: their
+    /// conflicts are never retried, except a delete that finds the key gone.
+    host_written: BTreeSet<StoreKey>,
+    /// Conflicts resolved per key before giving up; `None`: [`DEFAULT_PERSIST_RETRIES`].
+    persist_retries: Option<u32>,
 }
 
 impl fmt::Debug for Memory {
@@ -266,6 +303,19 @@ impl Memory {
     {
         self.validator = Some(Arc::new(hook));
         self
+    }
+
+    /// Resolve at most `retries` conflicts per key in [`persist`](Self::persist) before
+    /// failing with the conflict (default [`DEFAULT_PERSIST_RETRIES`]; 0 never retries).
+    #[must_use]
+    pub fn with_persist_retries(mut self, retries: u32) -> Self {
+        self.persist_retries = Some(retries);
+        self
+    }
+
+    /// The retry budget of [`persist`](Self::persist), per key.
+    pub fn persist_retries(&self) -> u32 {
+        self.persist_retries.unwrap_or(DEFAULT_PERSIST_RETRIES)
     }
 
     /// The allow-list, when configured.
@@ -334,13 +384,13 @@ impl Memory {
         options: SetOptions,
     ) -> Result<&MemoryEntry> {
         let key = StoreKey::new(key)?;
-        Ok(self.write(key, value.into(), options))
+        Ok(self.write(key, value.into(), options, Origin::Host))
     }
 
     /// Delete an entry, without the allow-list or the hook. Returns the removed entry.
     pub fn delete(&mut self, key: &str) -> Option<MemoryEntry> {
         let key = StoreKey::new(key).ok()?;
-        self.remove_entry(&key)
+        self.remove_entry(&key, Origin::Host)
     }
 
     // ---- validated writes (owned tools) --------------------------------------------------
@@ -355,7 +405,7 @@ impl Memory {
         let key = self.check_allowed(key)?;
         let value = value.into();
         self.validate(&key, Some(&value), description)?;
-        Ok(self.write(key, value, options_with(description)))
+        Ok(self.write(key, value, options_with(description), Origin::Tool))
     }
 
     /// Update an existing entry, after the allow-list, an existence check and the hook.
@@ -373,7 +423,7 @@ impl Memory {
         }
         let value = value.into();
         self.validate(&key, Some(&value), description)?;
-        Ok(self.write(key, value, options_with(description)))
+        Ok(self.write(key, value, options_with(description), Origin::Tool))
     }
 
     /// Delete an existing entry, after the allow-list, an existence check and the hook.
@@ -385,7 +435,7 @@ impl Memory {
             });
         }
         self.validate(&key, None, None)?;
-        self.remove_entry(&key)
+        self.remove_entry(&key, Origin::Tool)
             .ok_or_else(|| MemoryError::NotFound {
                 key: key.into_inner(),
             })
@@ -424,7 +474,13 @@ impl Memory {
         })
     }
 
-    fn write(&mut self, key: StoreKey, value: String, options: SetOptions) -> &MemoryEntry {
+    fn write(
+        &mut self,
+        key: StoreKey,
+        value: String,
+        options: SetOptions,
+        origin: Origin,
+    ) -> &MemoryEntry {
         let turn = self.turn;
         let expiry = match options.ttl {
             Ttl::Turns(n) => Expiry::At(turn.saturating_add(n)),
@@ -462,7 +518,7 @@ impl Memory {
                 },
             },
         };
-        self.unsaved.insert(key.clone());
+        self.mark_unsaved(&key, origin);
         self.emit(&MemoryEvent::Changed {
             key: key.clone(),
             value,
@@ -477,9 +533,16 @@ impl Memory {
         }
     }
 
-    fn remove_entry(&mut self, key: &StoreKey) -> Option<MemoryEntry> {
-        let removed = self.entries.remove(key)?;
+    fn mark_unsaved(&mut self, key: &StoreKey, origin: Origin) {
         self.unsaved.insert(key.clone());
+        if origin == Origin::Host {
+            self.host_written.insert(key.clone());
+        }
+    }
+
+    fn remove_entry(&mut self, key: &StoreKey, origin: Origin) -> Option<MemoryEntry> {
+        let removed = self.entries.remove(key)?;
+        self.mark_unsaved(key, origin);
         self.emit(&MemoryEvent::Deleted {
             key: key.clone(),
             old_value: removed.value.clone(),
@@ -503,7 +566,7 @@ impl Memory {
         let mut removed = Vec::with_capacity(expired.len());
         for key in expired {
             if let Some(entry) = self.entries.remove(&key) {
-                self.unsaved.insert(key);
+                self.mark_unsaved(&key, Origin::Host);
                 self.emit(&MemoryEvent::Expired {
                     entry: entry.clone(),
                 });
@@ -583,6 +646,7 @@ impl Memory {
         for key in self.entries.keys().chain(restored.keys()) {
             if self.entries.get(key) != restored.get(key) {
                 self.unsaved.insert(key.clone());
+                self.host_written.insert(key.clone());
             }
         }
         self.entries = restored;
@@ -602,52 +666,244 @@ impl Memory {
     pub async fn load(&mut self, backend: &dyn StorageBackend) -> Result<()> {
         let stored = backend.scan(&Namespace::MEMORY, "").await?;
         let mut entries = BTreeMap::new();
-        let mut versions = BTreeMap::new();
+        let mut synced = BTreeMap::new();
         for (key, versioned) in stored {
             let entry = from_store(key.clone(), versioned.value)?;
-            versions.insert(key.clone(), versioned.version);
+            synced.insert(
+                key.clone(),
+                Versioned {
+                    value: entry.clone(),
+                    version: versioned.version,
+                },
+            );
             entries.insert(key, entry);
         }
         self.entries = entries;
-        self.stored_versions = versions;
+        self.synced = synced;
         self.unsaved.clear();
+        self.host_written.clear();
+        Ok(())
+    }
+
+    /// Replace one entry with the store's (or remove it when the store has none), discarding
+    /// its unsaved change (no events are emitted). The way back after a conflict on one key
+    /// without reloading everything.
+    pub async fn reload_key(&mut self, backend: &dyn StorageBackend, key: &StoreKey) -> Result<()> {
+        let current = read_key(backend, key).await?;
+        self.adopt(key, current);
         Ok(())
     }
 
     /// Write every change since the last load or persist to the store, with
     /// compare-and-set against the versions last seen. Returns the number of keys written
-    /// or deleted.
+    /// or deleted (a key found already holding the change is not counted).
     ///
-    /// On a conflict (another writer changed a key) the error is returned at once: keys
-    /// written before it are saved, the conflicting key and the rest stay unsaved. Reload
-    /// with [`load`](Self::load), apply the change again, and persist.
+    /// # Conflicts and retries
+    ///
+    /// When another writer changed a key since it was loaded, the store refuses the write.
+    /// `persist` then reads the key again and, **where that is safe**, resolves the conflict
+    /// itself, at most [`persist_retries`](Self::persist_retries) times per key, emitting
+    /// [`MemoryEvent::PersistRetried`]. Let *base* be the entry the change was made on (as
+    /// last loaded or persisted; absent for a new key), *want* what the change produces
+    /// (absent for a delete), *now* what the store holds; two entries hold the same *fact*
+    /// when both are absent, or both present with equal value and description.
+    ///
+    /// For keys written only through the validated writes ([`create`](Self::create),
+    /// [`modify`](Self::modify), [`remove`](Self::remove): the owned memory tools):
+    ///
+    /// * *now* is the same fact as *want*: **already applied** (another writer made the same
+    ///   change, or an earlier attempt succeeded but its answer was lost); the stored entry
+    ///   is adopted, nothing is written, nothing counted twice.
+    /// * else *now* is the same fact as *base*: the premise of the change still holds, only
+    ///   its version or bookkeeping moved (a TTL refreshed, a value changed and changed
+    ///   back): **re-applied** on top of *now*, keeping *now*'s `created_turn` and expiry
+    ///   unless the change set them, and adding this change's updates to *now*'s
+    ///   `update_count`; compare-and-set against *now*'s version.
+    /// * otherwise the premise changed (a create whose key someone else created with
+    ///   another value, an edit or delete of an entry someone else edited, an edit of an
+    ///   entry someone else deleted): **not safe**, the write fails with
+    ///   [`StoreError::Conflict`]. A text edit is never merged into a value the writer did
+    ///   not see.
+    ///
+    /// For keys a direct write touched ([`set`](Self::set), [`delete`](Self::delete), the
+    /// TTL sweep, [`restore_state`](Self::restore_state)) only a delete that finds the key
+    /// already gone counts as applied; every other conflict fails.
+    ///
+    /// On a conflict that is not resolved (unsafe, or the budget spent) the error is
+    /// returned at once: keys written before it are saved, the conflicting key and the rest
+    /// stay unsaved and unchanged. Reload with [`load`](Self::load) or
+    /// [`reload_key`](Self::reload_key), apply the change again, and persist.
     pub async fn persist(&mut self, backend: &dyn StorageBackend) -> Result<usize> {
         let keys: Vec<StoreKey> = self.unsaved.iter().cloned().collect();
         let mut written = 0;
         for key in keys {
-            let expect = match self.stored_versions.get(&key) {
-                Some(v) => Expect::Version(*v),
-                None => Expect::Absent,
-            };
-            match self.entries.get(&key) {
-                Some(entry) => {
-                    let version = backend
-                        .put(&Namespace::MEMORY, &key, to_store(entry), expect)
-                        .await?;
-                    self.stored_versions.insert(key.clone(), version);
-                    written += 1;
-                }
-                None if expect != Expect::Absent => {
-                    backend.delete(&Namespace::MEMORY, &key, expect).await?;
-                    self.stored_versions.remove(&key);
-                    written += 1;
-                }
-                // Created and deleted again without ever reaching the store.
-                None => {}
+            if self.persist_key(backend, &key).await? {
+                written += 1;
             }
-            self.unsaved.remove(&key);
         }
         Ok(written)
+    }
+
+    /// [`persist`](Self::persist) for one key; `true` when it wrote or deleted.
+    pub(crate) async fn persist_key(
+        &mut self,
+        backend: &dyn StorageBackend,
+        key: &StoreKey,
+    ) -> Result<bool> {
+        if !self.unsaved.contains(key) {
+            return Ok(false);
+        }
+        let validated_only = !self.host_written.contains(key);
+        let mut base = self.synced.get(key).cloned();
+        let mut want = self.entries.get(key).cloned();
+        let budget = self.persist_retries();
+        let mut attempts = 0u32;
+        loop {
+            let expect = base
+                .as_ref()
+                .map_or(Expect::Absent, |b| Expect::Version(b.version));
+            let result = match &want {
+                Some(entry) => backend
+                    .put(&Namespace::MEMORY, key, to_store(entry), expect)
+                    .await
+                    .map(Some),
+                None if base.is_some() => backend
+                    .delete(&Namespace::MEMORY, key, expect)
+                    .await
+                    .map(|_| None),
+                // Created and deleted again without ever reaching the store.
+                None => {
+                    self.unsaved.remove(key);
+                    self.host_written.remove(key);
+                    return Ok(false);
+                }
+            };
+            let conflict = match result {
+                Ok(version) => {
+                    let current = want
+                        .zip(version)
+                        .map(|(value, version)| Versioned { value, version });
+                    self.adopt(key, current);
+                    if attempts > 0 {
+                        self.emit(&MemoryEvent::PersistRetried {
+                            key: key.clone(),
+                            attempts,
+                            outcome: RetryOutcome::Reapplied,
+                        });
+                    }
+                    return Ok(true);
+                }
+                Err(e) if e.is_conflict() => e,
+                Err(e) => return Err(e.into()),
+            };
+            if attempts >= budget {
+                return Err(conflict.into());
+            }
+            attempts += 1;
+            let now = read_key(backend, key).await?;
+            let base_entry = base.as_ref().map(|b| &b.value);
+            let now_entry = now.as_ref().map(|n| &n.value);
+            if same_fact(now_entry, want.as_ref())
+                && (validated_only || (want.is_none() && now.is_none()))
+            {
+                self.adopt(key, now);
+                self.emit(&MemoryEvent::PersistRetried {
+                    key: key.clone(),
+                    attempts,
+                    outcome: RetryOutcome::AlreadyApplied,
+                });
+                return Ok(false);
+            }
+            if !validated_only || !same_fact(now_entry, base_entry) {
+                return Err(StoreError::Conflict {
+                    namespace: Namespace::MEMORY,
+                    key: key.clone(),
+                    current: now.map(|n| n.version),
+                }
+                .into());
+            }
+            want = want.map(|w| rebase(base_entry, w, now_entry));
+            base = now;
+        }
+    }
+
+    /// Whether the key was in the store when last loaded or persisted.
+    pub(crate) fn is_stored(&self, key: &StoreKey) -> bool {
+        self.synced.contains_key(key)
+    }
+
+    /// Take `current` (what the store holds) as this key's entry and synced state.
+    fn adopt(&mut self, key: &StoreKey, current: Option<Versioned<MemoryEntry>>) {
+        match current {
+            Some(current) => {
+                self.entries.insert(key.clone(), current.value.clone());
+                self.synced.insert(key.clone(), current);
+            }
+            None => {
+                self.entries.remove(key);
+                self.synced.remove(key);
+            }
+        }
+        self.unsaved.remove(key);
+        self.host_written.remove(key);
+    }
+}
+
+/// Who made a write: the validated writes (owned tools) or a direct one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    Tool,
+    Host,
+}
+
+/// The keys whose entry differs between two sorted entry lists (a [`MemoryState`]'s).
+pub(crate) fn changed_keys(before: &[MemoryEntry], after: &[MemoryEntry]) -> Vec<StoreKey> {
+    let before: BTreeMap<&StoreKey, &MemoryEntry> = before.iter().map(|e| (&e.key, e)).collect();
+    let after: BTreeMap<&StoreKey, &MemoryEntry> = after.iter().map(|e| (&e.key, e)).collect();
+    let keys: BTreeSet<&StoreKey> = before.keys().chain(after.keys()).copied().collect();
+    keys.into_iter()
+        .filter(|k| before.get(k) != after.get(k))
+        .cloned()
+        .collect()
+}
+
+/// Both absent, or both present with the same value and description.
+fn same_fact(a: Option<&MemoryEntry>, b: Option<&MemoryEntry>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.value == b.value && a.description == b.description,
+        _ => false,
+    }
+}
+
+/// `want` (made on `base`) moved on top of `now`, which holds the same fact as `base`.
+fn rebase(base: Option<&MemoryEntry>, want: MemoryEntry, now: Option<&MemoryEntry>) -> MemoryEntry {
+    let (Some(base), Some(now)) = (base, now) else {
+        return want;
+    };
+    let updates = want.update_count.saturating_sub(base.update_count);
+    MemoryEntry {
+        created_turn: now.created_turn,
+        update_count: now.update_count.saturating_add(updates),
+        expires_at_turn: if want.expires_at_turn == base.expires_at_turn {
+            now.expires_at_turn
+        } else {
+            want.expires_at_turn
+        },
+        ..want
+    }
+}
+
+async fn read_key(
+    backend: &dyn StorageBackend,
+    key: &StoreKey,
+) -> Result<Option<Versioned<MemoryEntry>>> {
+    match backend.get(&Namespace::MEMORY, key).await? {
+        Some(stored) => Ok(Some(Versioned {
+            value: from_store(key.clone(), stored.value)?,
+            version: stored.version,
+        })),
+        None => Ok(None),
     }
 }
 
@@ -724,3 +980,100 @@ const _: fn() = || {
     assert_send_sync::<Memory>();
     assert_send_sync::<MemoryError>();
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(value: &str, description: Option<&str>, count: u64) -> MemoryEntry {
+        MemoryEntry {
+            key: StoreKey::new("k").unwrap(),
+            value: value.to_owned(),
+            description: description.map(str::to_owned),
+            created_turn: 1,
+            updated_turn: 2,
+            update_count: count,
+            expires_at_turn: None,
+        }
+    }
+
+    #[test]
+    fn a_fact_is_value_and_description_not_bookkeeping() {
+        let a = entry("x", Some("d"), 1);
+        let mut b = entry("x", Some("d"), 7);
+        b.expires_at_turn = Some(9);
+        assert!(same_fact(Some(&a), Some(&b)));
+        assert!(same_fact(None, None));
+        assert!(!same_fact(Some(&a), None));
+        assert!(!same_fact(Some(&a), Some(&entry("x", None, 1))));
+        assert!(!same_fact(Some(&a), Some(&entry("y", Some("d"), 1))));
+    }
+
+    #[test]
+    fn rebase_keeps_the_newer_bookkeeping_and_adds_this_writes_updates() {
+        let base = entry("x", None, 2);
+        let mut want = entry("new", None, 4); // two updates on top of base
+        want.created_turn = 1;
+        let mut now = entry("x", None, 5);
+        now.created_turn = 0;
+        now.expires_at_turn = Some(30);
+        let rebased = rebase(Some(&base), want.clone(), Some(&now));
+        assert_eq!(rebased.value, "new");
+        assert_eq!(rebased.update_count, 7);
+        assert_eq!(rebased.created_turn, 0);
+        // The write left the expiry alone, so the newer one stays...
+        assert_eq!(rebased.expires_at_turn, Some(30));
+        // ...unless the write set it.
+        want.expires_at_turn = Some(4);
+        assert_eq!(
+            rebase(Some(&base), want.clone(), Some(&now)).expires_at_turn,
+            Some(4)
+        );
+        // Nothing to rebase onto: the write as it is.
+        assert_eq!(rebase(None, want.clone(), None), want);
+    }
+
+    #[test]
+    fn changed_keys_lists_created_changed_and_removed_keys() {
+        let k = |s: &str| {
+            let mut e = entry("v", None, 1);
+            e.key = StoreKey::new(s).unwrap();
+            e
+        };
+        let mut changed = k("b");
+        changed.value = "w".into();
+        let before = vec![k("a"), k("b"), k("c")];
+        let after = vec![k("a"), changed, k("d")];
+        let keys: Vec<String> = changed_keys(&before, &after)
+            .into_iter()
+            .map(StoreKey::into_inner)
+            .collect();
+        assert_eq!(keys, ["b", "c", "d"]);
+    }
+
+    #[test]
+    fn tool_and_host_writes_are_told_apart_until_synced() {
+        let mut memory = Memory::new();
+        memory.create("t", "1", None).unwrap();
+        memory.set("h", "1", SetOptions::new()).unwrap();
+        memory.modify("h", "2", None).unwrap();
+        assert!(!memory.host_written.contains("t"));
+        // A key a direct write touched stays a host key even after a tool write.
+        assert!(memory.host_written.contains("h"));
+        memory.remove("t").unwrap();
+        assert!(!memory.host_written.contains("t"));
+        // A sweep and a restore are direct writes too.
+        memory.create("swept", "1", None).unwrap();
+        memory.create("kept", "1", None).unwrap();
+        let saved = memory.state();
+        memory.entries.get_mut("swept").unwrap().expires_at_turn = Some(0);
+        assert_eq!(memory.sweep_expired().len(), 1);
+        assert!(memory.host_written.contains("swept"));
+        memory.modify("kept", "2", None).unwrap();
+        assert!(!memory.host_written.contains("kept"));
+        memory.restore_state(saved);
+        assert!(memory.host_written.contains("kept"));
+        assert_eq!(memory.persist_retries(), DEFAULT_PERSIST_RETRIES);
+        assert_eq!(memory.with_persist_retries(0).persist_retries(), 0);
+    }
+}

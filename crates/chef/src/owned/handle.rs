@@ -163,6 +163,64 @@ fn memory_error(key: &str, error: &MemoryError) -> OwnedReply {
     }
 }
 
+/// Persists the memory keys one owned call changed (write-through), after `reply` was
+/// decided. Conflicts [`Memory::persist`] resolves stay invisible. Keys are saved writes
+/// first, then deletes; at the first key it refuses, that key and every key not yet saved
+/// are reloaded from the store (their change dropped: a rename never deletes its source
+/// unless its destination was saved) and the reply becomes an error telling the model what
+/// was not saved. Only other store failures are `Err`.
+pub(crate) async fn write_through(
+    memory: &mut Memory,
+    backend: &dyn StorageBackend,
+    keys: &[StoreKey],
+    reply: OwnedReply,
+) -> Result<OwnedReply, MemoryError> {
+    let (writes, deletes): (Vec<&StoreKey>, Vec<&StoreKey>) =
+        keys.iter().partition(|k| memory.get(k.as_str()).is_some());
+    let mut refused: Option<String> = None;
+    let mut saved = Vec::new();
+    let mut dropped = Vec::new();
+    for key in writes.into_iter().chain(deletes) {
+        let uri = memory_uri(key.as_str());
+        if refused.is_some() {
+            memory.reload_key(backend, key).await?;
+            dropped.push(uri);
+            continue;
+        }
+        let was_stored = memory.is_stored(key);
+        match memory.persist_key(backend, key).await {
+            Ok(_) => saved.push(uri),
+            Err(e) if e.is_conflict() => {
+                memory.reload_key(backend, key).await?;
+                let what = match (was_stored, memory.get(key.as_str()).is_some()) {
+                    (_, false) => "deleted",
+                    (false, true) => "created",
+                    (true, true) => "changed",
+                };
+                refused = Some(format!("{uri} was {what} by someone else meanwhile"));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let Some(refused) = refused else {
+        return Ok(reply);
+    };
+    let mut text = format!(
+        "{refused}, so your change there was not saved. Memory now shows what is stored; \
+         view it and decide again."
+    );
+    if !dropped.is_empty() {
+        text.push_str(&format!(
+            " Your change to {} was not saved either.",
+            dropped.join(", ")
+        ));
+    }
+    if !saved.is_empty() {
+        text.push_str(&format!(" Your change to {} was saved.", saved.join(", ")));
+    }
+    Ok(OwnedReply::err(text))
+}
+
 fn writable(cx: &Context<'_>, namespace: &str) -> bool {
     cx.writable.iter().any(|w| w == namespace)
 }

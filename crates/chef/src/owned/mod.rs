@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 pub use self::handle::OwnedReply;
-pub(crate) use self::handle::{Context, handle};
+pub(crate) use self::handle::{Context, handle, write_through};
 
 /// `create_memory`.
 pub const CREATE_MEMORY: &str = "create_memory";

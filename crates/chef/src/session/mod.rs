@@ -262,6 +262,8 @@ pub struct Chef {
     shown: Option<Vec<ToolName>>,
     turn: u64,
     store: Arc<dyn StorageBackend>,
+    /// Where owned-tool memory writes are persisted as they are made (write-through).
+    memory_store: Option<Arc<dyn StorageBackend>>,
     new_context_requested: bool,
     subscribers: Vec<Subscriber>,
     overflow: OverflowState,
@@ -311,6 +313,7 @@ impl Chef {
             shown: None,
             turn: 0,
             store: Arc::new(MemoryBackend::new()),
+            memory_store: None,
             new_context_requested: false,
             subscribers: Vec::new(),
             overflow: OverflowState::default(),
@@ -337,11 +340,67 @@ impl Chef {
         &self.store
     }
 
+    /// Persists every memory write an owned tool makes to `store` before the tool answers
+    /// (write-through), so sessions on other workers sharing `store` see it. Load the
+    /// session's memory from the same store first ([`Memory::load`]).
+    ///
+    /// A write that meets another writer's change is resolved by [`Memory::persist`] where
+    /// that is safe (the model never hears of it; a [`MemoryEvent::PersistRetried`]
+    /// arrives as [`ChefEvent::Memory`]). Where it is not safe, nothing is overwritten: the
+    /// key is reloaded from the store and the tool's reply tells the model its change was
+    /// not saved and to look again. Direct writes by host code are not written through;
+    /// persist them with [`Memory::persist`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+    /// use std::sync::Arc;
+    /// use chef::memory::Memory;
+    /// use chef::store::{MemoryBackend, StorageBackend};
+    /// use chef::{Chef, ChefConfig, OwnedCall};
+    /// use serde_json::json;
+    ///
+    /// let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+    /// let worker = || Chef::new(ChefConfig::default())
+    ///     .with_memory(Memory::new())
+    ///     .with_memory_store(Arc::clone(&store));
+    /// let (mut a, mut b) = (worker(), worker());
+    /// let create = |value: &str| OwnedCall {
+    ///     id: "c1".into(),
+    ///     name: "create_memory".into(),
+    ///     arguments: json!({"key": "lang", "value": value}),
+    /// };
+    /// assert!(!b.handle_tool(&create("Rust")).await?.is_error);
+    /// // The same fact again: already applied, not an error.
+    /// assert!(!a.handle_tool(&create("Rust")).await?.is_error);
+    /// // Another value: refused, and `c` now shows what is stored.
+    /// let mut c = worker();
+    /// let reply = c.handle_tool(&create("Go")).await?;
+    /// assert!(reply.is_error && reply.text.contains("created by someone else"));
+    /// assert_eq!(c.memory().and_then(|m| m.get("lang")).map(|e| e.value()), Some("Rust"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// # })?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// [`MemoryEvent::PersistRetried`]: crate::memory::MemoryEvent::PersistRetried
+    #[must_use]
+    pub fn with_memory_store(mut self, store: Arc<dyn StorageBackend>) -> Self {
+        self.memory_store = Some(store);
+        self
+    }
+
+    /// The store owned-tool memory writes are persisted to, when configured.
+    pub fn memory_store(&self) -> Option<&Arc<dyn StorageBackend>> {
+        self.memory_store.as_ref()
+    }
+
     /// Answers a call of a library-owned tool (see [`Routed::Owned`]).
     ///
     /// Mistakes the model can correct come back as an [`OwnedReply`] with `is_error` set;
     /// only failures of the host (the store's I/O) and a call of a tool chef does not own
     /// are `Err`. The gate has already run when the call came through [`Chef::route`].
+    /// With a [memory store](Self::with_memory_store) the call's memory writes are persisted
+    /// before it answers.
     pub async fn handle_tool(&mut self, call: &OwnedCall) -> Result<OwnedReply, ChefError> {
         if !crate::owned::is_owned_name(&call.name) {
             return Err(ChefError::NotOwned(call.name.clone()));
@@ -360,12 +419,21 @@ impl Chef {
             },
         )
         .await?;
-        if self.memory.as_ref().map(crate::memory::Memory::state) != before {
-            self.emit(&ChefEvent::MemoryWritten {
-                tool: call.name.clone(),
-            });
+        let after = self.memory.as_ref().map(crate::memory::Memory::state);
+        if after == before {
+            return Ok(reply);
         }
-        Ok(reply)
+        self.emit(&ChefEvent::MemoryWritten {
+            tool: call.name.clone(),
+        });
+        match (&self.memory_store, self.memory.as_mut(), before, after) {
+            (Some(backend), Some(memory), Some(before), Some(after)) => {
+                let keys = crate::memory::changed_keys(&before.entries, &after.entries);
+                let backend = Arc::clone(backend);
+                Ok(crate::owned::write_through(memory, &*backend, &keys, reply).await?)
+            }
+            _ => Ok(reply),
+        }
     }
 
     /// Asks for a fresh context window: the next overflow step summarises or archives

@@ -22,6 +22,7 @@ mod limits;
 mod limits_config;
 mod load;
 mod memory;
+mod memory_retry;
 mod overflow;
 #[cfg(feature = "postgres")]
 mod pg;
