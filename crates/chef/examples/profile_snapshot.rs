@@ -1,0 +1,64 @@
+//! Where snapshot save + load of issue 9's session spends its time, part by part.
+//!
+//! Run with `cargo run --release -p chef --example profile_snapshot [ROUNDS]`.
+#![allow(
+    clippy::expect_used,
+    reason = "an example with broken setup should stop loudly"
+)]
+
+#[path = "../benches/support/session200.rs"]
+mod support;
+
+use std::time::Instant;
+
+use chef::{ChefConfig, snapshot};
+
+fn main() {
+    let rounds: u32 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(200);
+    let chef = support::session(ChefConfig::default());
+    let state = chef.snapshot(None);
+    let bytes = snapshot::to_vec(&state).expect("serializable");
+    let tools = serde_json::to_vec(&state.payload.tools).expect("tools");
+    let history = serde_json::to_vec(&state.payload.history).expect("history");
+    println!(
+        "snapshot {} bytes: tools {} bytes, history {} bytes",
+        bytes.len(),
+        tools.len(),
+        history.len()
+    );
+    let time = |label: &str, f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        for _ in 0..rounds {
+            f();
+        }
+        println!("{label:<28} {:>8.1} µs", start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds));
+    };
+    time("snapshot()", &mut || {
+        std::hint::black_box(chef.snapshot(None));
+    });
+    time("to_vec(snapshot)", &mut || {
+        std::hint::black_box(snapshot::to_vec(&state).expect("ok"));
+    });
+    time("from_slice(snapshot)", &mut || {
+        std::hint::black_box(snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok"));
+    });
+    time("tools: to_vec", &mut || {
+        std::hint::black_box(serde_json::to_vec(&state.payload.tools).expect("ok"));
+    });
+    time("tools: from_slice", &mut || {
+        std::hint::black_box(
+            serde_json::from_slice::<Vec<chef::ir::ToolDefinition>>(&tools).expect("ok"),
+        );
+    });
+    time("history: to_vec", &mut || {
+        std::hint::black_box(serde_json::to_vec(&state.payload.history).expect("ok"));
+    });
+    time("history: from_slice", &mut || {
+        std::hint::black_box(
+            serde_json::from_slice::<Vec<chef::ir::Message>>(&history).expect("ok"),
+        );
+    });
+}
