@@ -34,7 +34,10 @@ fn main() {
         for _ in 0..rounds {
             f();
         }
-        println!("{label:<28} {:>8.1} µs", start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds));
+        println!(
+            "{label:<28} {:>8.1} µs",
+            start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+        );
     };
     time("snapshot()", &mut || {
         std::hint::black_box(chef.snapshot(None));

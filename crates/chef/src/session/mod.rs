@@ -256,6 +256,9 @@ pub struct Chef {
     pub(crate) memory: Option<Memory>,
     pub(crate) loaded_toolkits: Vec<String>,
     tools: Option<Arc<TurnTools>>,
+    /// The registry prepared for compression, for the current epoch (made on the first
+    /// selection that needs compressing).
+    catalogue: Option<select::RegistryCatalogue>,
     /// The wire tool list of `tools`, lent to each compile's request and taken back, so a
     /// turn whose tools did not change clones no tool definition.
     wire_tools: Option<(Arc<TurnTools>, Vec<ToolDefinition>)>,
@@ -309,6 +312,7 @@ impl Chef {
             memory: None,
             loaded_toolkits: Vec::new(),
             tools: None,
+            catalogue: None,
             wire_tools: None,
             shown: None,
             turn: 0,
@@ -591,7 +595,7 @@ impl Chef {
             owned,
         };
         let previous = self.tools.as_ref();
-        let fresh = select::select(&input, previous)?;
+        let fresh = select::select(&input, previous, &mut self.catalogue)?;
         if !previous.is_some_and(|p| Arc::ptr_eq(p, &fresh)) {
             let stats = fresh.stable.stats();
             self.emit(&ChefEvent::Compress {

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use chef_compress::{Compressed, Level, Options, validate::ArgumentValidator};
+use chef_compress::{Catalogue, Compressed, Level, Options, validate::ArgumentValidator};
 use chef_ir::{ToolDefinition, ToolName};
 
 use crate::{
@@ -91,6 +91,58 @@ impl TurnTools {
     }
 }
 
+/// The registry's flat tools prepared for compression ([`Catalogue`]), for one registry
+/// epoch: each selection of them (task pruning changes it turn by turn) is compressed from
+/// it, sharing each tool's normalised schema, compiled validator and map line.
+pub(crate) struct RegistryCatalogue {
+    epoch: u64,
+    /// `None` when some registry tool is refused (a schema normalisation rejects, say):
+    /// selections are then compressed directly, so one that leaves that tool out works.
+    catalogue: Option<Catalogue>,
+    /// Registry position of each tool name.
+    index: std::collections::HashMap<ToolName, usize>,
+}
+
+impl std::fmt::Debug for RegistryCatalogue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryCatalogue")
+            .field("epoch", &self.epoch)
+            .field("tools", &self.catalogue.as_ref().map(Catalogue::len))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Compresses the kept flat tools: from the registry's catalogue (made once per epoch)
+/// when every kept tool is a registry tool, else directly. The output is the same bytes
+/// either way (`Catalogue::compress_subset` equals `compress` of the same tools).
+fn compress_kept(
+    kept: &[ToolDefinition],
+    input: &SelectInput<'_>,
+    catalogue: &mut Option<RegistryCatalogue>,
+) -> Result<Compressed, ChefError> {
+    let registry = input.pruner.all_tools();
+    if catalogue.as_ref().is_none_or(|c| c.epoch != input.epoch) {
+        *catalogue = Some(RegistryCatalogue {
+            epoch: input.epoch,
+            catalogue: Catalogue::with_limits(registry, input.options.limits()).ok(),
+            index: registry
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.name.clone(), i))
+                .collect(),
+        });
+    }
+    let prepared = catalogue
+        .as_ref()
+        .and_then(|c| Some((c.catalogue.as_ref()?, &c.index)));
+    let indices: Option<Vec<usize>> =
+        prepared.and_then(|(_, index)| kept.iter().map(|t| index.get(&t.name).copied()).collect());
+    match (prepared, indices) {
+        (Some((c, _)), Some(indices)) => Ok(c.compress_subset(&indices, input.options)?),
+        _ => Ok(chef_compress::compress(kept, input.options)?),
+    }
+}
+
 /// The inputs of a selection that live in the session.
 pub(crate) struct SelectInput<'a> {
     pub(crate) pruner: &'a Pruner,
@@ -123,6 +175,7 @@ pub(crate) fn keep(
 pub(crate) fn select(
     input: &SelectInput<'_>,
     previous: Option<&std::sync::Arc<TurnTools>>,
+    catalogue: &mut Option<RegistryCatalogue>,
 ) -> Result<std::sync::Arc<TurnTools>, ChefError> {
     // Steady state of the default policy: every flat tool is kept, so the key can be
     // checked against the registry's names without cloning 149 definitions per turn.
@@ -154,7 +207,13 @@ pub(crate) fn select(
 
     let pruner = input.pruner;
     let stable_tools: Vec<ToolDefinition> = kept.iter().map(|(t, _)| t.clone()).collect();
-    let stable = chef_compress::compress(&stable_tools, input.options)?;
+    let two_layer = !pruner.namespaces().is_empty() || !pruner.toolkits().is_empty();
+    let stable = if two_layer {
+        // The group tools are made per selection, not registry tools.
+        chef_compress::compress(&stable_tools, input.options)?
+    } else {
+        compress_kept(&stable_tools, input, catalogue)?
+    };
 
     let mut members = BTreeMap::new();
     for group in pruner.namespaces() {

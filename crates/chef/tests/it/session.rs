@@ -389,3 +389,48 @@ fn thinking_and_tool_results_pass_through_history() {
     assert!(text.contains("\"signature\":\"sig\""));
     assert!(text.contains("\"is_error\":true"));
 }
+
+#[test]
+fn ranked_selections_compress_exactly_as_compress_of_the_kept_tools() {
+    // Each turn keeps different tools; the session compresses each selection from the
+    // registry prepared once, and the bytes must equal a direct `compress` of those tools.
+    let options = chef_compress::Options::new().with_level(Level::Three);
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_compress(options.clone())
+            .with_prune(PrunePolicy::Ranked {
+                top_k: 6,
+                always_keep: vec![],
+            }),
+    );
+    let tools = corpus();
+    chef.register_tools(tools.clone()).unwrap();
+    let mut systems = std::collections::BTreeSet::new();
+    for request in [
+        "Show me the accessorial revenue summary by billing status for this year",
+        "geocode a batch of street addresses into coordinates",
+        "list the active locations",
+        "Show me the accessorial revenue summary by billing status for this year",
+    ] {
+        chef.push(Message::user(request));
+        let payload = chef.compile(Target::OpenAiChat).unwrap();
+        let kept: Vec<ToolDefinition> = payload
+            .meta
+            .kept
+            .iter()
+            .map(|(name, _)| tools.iter().find(|t| &t.name == name).unwrap().clone())
+            .collect();
+        if kept.is_empty() {
+            // The index abstained: nothing fits this request.
+            chef.push(Message::assistant("ok"));
+            continue;
+        }
+        let direct = chef_compress::compress(&kept, &options).unwrap();
+        let body: Value = serde_json::from_slice(&payload.body).unwrap();
+        let system = body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains(direct.system()), "{system}");
+        systems.insert(direct.system().to_owned());
+        chef.push(Message::assistant("ok"));
+    }
+    assert!(systems.len() >= 2, "the selections should differ");
+}
