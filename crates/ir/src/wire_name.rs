@@ -74,6 +74,33 @@ impl NameRule {
 
     /// Whether the provider accepts `name` as it is.
     pub fn accepts(&self, name: &str) -> bool {
+        // Every accepted character is ASCII, so a byte scan decides (a multi-byte
+        // character's bytes are all non-ASCII and fail `allows`).
+        if name.len() > self.max_len {
+            return false;
+        }
+        let mut bytes = name.bytes();
+        let allows = |b: u8| {
+            b.is_ascii_alphanumeric()
+                || b == b'_'
+                || b == b'-'
+                || (b.is_ascii() && self.extra.contains(&char::from(b)))
+        };
+        match bytes.next() {
+            None => false,
+            Some(first) => {
+                (if self.letter_first {
+                    first.is_ascii_alphabetic() || first == b'_'
+                } else {
+                    allows(first)
+                }) && bytes.all(allows)
+            }
+        }
+    }
+
+    /// [`accepts`](Self::accepts) by characters: the definition the byte scan must match.
+    #[cfg(test)]
+    fn accepts_by_chars(&self, name: &str) -> bool {
         let mut chars = name.chars();
         match chars.next() {
             None => false,
@@ -99,7 +126,12 @@ impl WireNames {
     where
         I: IntoIterator<Item = &'a ToolName>,
     {
-        let names: BTreeSet<&str> = names.into_iter().map(ToolName::as_str).collect();
+        let names: Vec<&str> = names.into_iter().map(ToolName::as_str).collect();
+        // The common case, every name accepted as it is, needs no table.
+        if names.iter().all(|n| rule.accepts(n)) {
+            return Self::default();
+        }
+        let names: BTreeSet<&str> = names.into_iter().collect();
         let mut taken: BTreeSet<String> = names
             .iter()
             .filter(|n| rule.accepts(n))
@@ -198,6 +230,50 @@ mod tests {
     fn table(names: &[&str], rule: NameRule) -> WireNames {
         let names: Vec<ToolName> = names.iter().map(|n| ToolName::from(*n)).collect();
         WireNames::new(&names, rule)
+    }
+
+    #[test]
+    fn the_byte_scan_accepts_exactly_what_the_character_rule_accepts() {
+        let long = "a".repeat(64);
+        let longer = "a".repeat(65);
+        let names = [
+            "",
+            "a",
+            "_a",
+            "-a",
+            "1a",
+            "a.b",
+            "a:b",
+            ".a",
+            "a b",
+            "a/b",
+            "é",
+            "aé",
+            "a\u{0}",
+            "Ω_tool",
+            "a-b_c9",
+            "日本",
+            "a\u{7f}",
+            "tool\u{2e}x",
+            &long,
+            &longer,
+        ];
+        for rule in [NameRule::ANTHROPIC, NameRule::GEMINI] {
+            for name in names {
+                assert_eq!(
+                    rule.accepts(name),
+                    rule.accepts_by_chars(name),
+                    "{name:?} under {rule:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_table_of_names_all_accepted_is_empty_and_maps_nothing() {
+        let t = table(&["b", "a", "b"], NameRule::ANTHROPIC);
+        assert_eq!(t, WireNames::default());
+        assert_eq!(t.to_wire("a"), "a");
     }
 
     #[test]

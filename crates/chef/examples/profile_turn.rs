@@ -1,0 +1,52 @@
+//! A fixed number of turns of issue 9's session, for instruction counts on a noisy machine.
+//!
+//! Run with:
+//!
+//! ```text
+//! cargo build --release -p chef --example profile_turn
+//! valgrind --tool=callgrind --toggle-collect='chef::session::Chef::compile' \
+//!     target/release/examples/profile_turn [TARGET] [TURNS]
+//! ```
+//!
+//! Each turn is what the `compile` bench times: push a user message, compile to bytes; the
+//! assistant's reply is pushed after, and every 50 turns the history is reset to its 200
+//! messages. Instructions per turn are the collected count divided by `TURNS` (default
+//! 500). TARGET is `anthropic` (default), `openai-chat`, `openai-responses` or `gemini`.
+#![allow(
+    clippy::expect_used,
+    reason = "an example with broken setup should stop loudly"
+)]
+
+#[path = "../benches/support/session200.rs"]
+mod support;
+
+use chef::{ChefConfig, ir::Message, ir::Target};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let target = match args.next().as_deref() {
+        None | Some("anthropic") => Target::Anthropic,
+        Some("openai-chat") => Target::OpenAiChat,
+        Some("openai-responses") => Target::OpenAiResponses,
+        Some("gemini") => Target::Gemini,
+        Some(other) => return Err(format!("unknown target {other:?}").into()),
+    };
+    let turns: usize = args.next().map_or(Ok(500), |a| a.parse())?;
+    let mut chef = support::session(ChefConfig::default());
+    let base = chef.history().to_vec();
+    let mut bytes = 0;
+    let mut reused = 0;
+    for i in 0..turns {
+        if i % 50 == 0 {
+            chef.set_history(base.clone());
+            chef.compile(target)?;
+        }
+        chef.push(Message::user(format!("And partner {i}?")));
+        let payload = chef.compile(target)?;
+        bytes += payload.body.len();
+        reused += usize::from(payload.meta.reused_prefix);
+        chef.push(Message::assistant(format!("Partner {i} is in line.")));
+    }
+    println!("turns: {turns}, reused the prefix: {reused}, body bytes: {bytes}");
+    Ok(())
+}
