@@ -45,7 +45,7 @@ pub(crate) struct Slot {
     /// Wire elements the system layers alone produce (OpenAI Chat's system messages).
     pub(crate) head_elems: usize,
     /// The prefix's wire elements, comma-separated.
-    pub(crate) bytes: Vec<u8>,
+    pub(crate) bytes: Arc<[u8]>,
     /// Tool-call ids of the prefix.
     pub(crate) calls: HashSet<String>,
 }
@@ -200,37 +200,34 @@ pub(crate) fn elements(target: Target, body: &[u8]) -> Option<(usize, Vec<(usize
     Some((open, spans))
 }
 
-/// Inserts the prefix elements after the first `head_elems` elements of the messages
-/// array of `body` (which must have at least one element after them). Returns the new body
-/// and where the insertion happened, with the inserted length.
-pub(crate) fn insert_prefix(
+/// Where the prefix elements go in the messages array of `body`: after its first
+/// `head_elems` elements (which must be followed by at least one more).
+pub(crate) fn prefix_insert(
     target: Target,
     body: &[u8],
     head_elems: usize,
-    prefix: &[u8],
-) -> Option<(Vec<u8>, usize, usize)> {
+    prefix: &Arc<[u8]>,
+) -> Option<super::wire::PrefixInsert> {
     let (open, spans) = elements(target, body)?;
     if spans.len() <= head_elems {
         return None;
     }
-    let (at, inserted): (usize, Vec<u8>) = if head_elems == 0 {
-        (open, [prefix, b","].concat())
-    } else {
-        let (_, end) = *spans.get(head_elems - 1)?;
-        (end, [b",", prefix].concat())
+    let at = match head_elems.checked_sub(1) {
+        None => open,
+        Some(last) => spans.get(last)?.1,
     };
-    let mut out = Vec::with_capacity(body.len() + inserted.len());
-    out.extend_from_slice(body.get(..at)?);
-    out.extend_from_slice(&inserted);
-    out.extend_from_slice(body.get(at..)?);
-    Some((out, at, inserted.len()))
+    Some(super::wire::PrefixInsert {
+        at,
+        bytes: Arc::clone(prefix),
+        comma_before: head_elems > 0,
+    })
 }
 
 /// The prefix bytes of a compile of head + `history[..cut]`: its elements after the
 /// head's.
-pub(crate) fn prefix_bytes(target: Target, body: &[u8], head_elems: usize) -> Option<Vec<u8>> {
+pub(crate) fn prefix_bytes(target: Target, body: &[u8], head_elems: usize) -> Option<Arc<[u8]>> {
     let (_, spans) = elements(target, body)?;
     let (start, _) = *spans.get(head_elems)?;
     let (_, end) = *spans.last()?;
-    body.get(start..end).map(<[u8]>::to_vec)
+    body.get(start..end).map(Arc::from)
 }

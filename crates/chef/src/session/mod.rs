@@ -967,17 +967,13 @@ impl Chef {
         if !unspliced.notices_shifted {
             return Ok((None, lent));
         }
-        let Some((body, at, len)) =
-            incremental::insert_prefix(target, &unspliced.body, slot.head_elems, &slot.bytes)
+        let Some(insert) =
+            incremental::prefix_insert(target, &unspliced.body, slot.head_elems, &slot.bytes)
         else {
             return Ok((None, lent));
         };
-        unspliced.body = body;
-        if let Some(t) = unspliced.tools_at.as_mut()
-            && *t >= at
-        {
-            *t += len;
-        }
+        // Written into the body together with the tools, in one copy (`Unspliced::finish`).
+        unspliced.prefix = Some(insert);
         Ok((Some(unspliced), lent))
     }
 
@@ -1047,7 +1043,8 @@ impl Chef {
         // Check: this turn through the prefix must equal this turn compiled in full.
         let (attempt, lent) = self.suffix_compile(target, tools, layers, lent, options)?;
         let same = attempt.is_some_and(|a| {
-            a.body == full.body && a.tools_at == full.tools_at && a.notices == full.notices
+            let (body, tools_at) = a.without_tools();
+            *body == *full.body && tools_at == full.tools_at && a.notices == full.notices
         });
         if !same {
             self.prefixes.set(target, None);

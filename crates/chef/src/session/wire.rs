@@ -71,29 +71,81 @@ impl ToolBytes {
     }
 }
 
-/// Inserts `"tools":<tools>` into a JSON object body at byte offset `at` (just after `{`,
-/// or just before the closing `}`), with the comma on the side that needs it.
-pub(crate) fn splice(body: &[u8], at: usize, tools: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + tools.len() + 10);
-    let (head, tail) = body.split_at(at.min(body.len()));
-    out.extend_from_slice(head);
-    let at_end = tail == b"}";
-    if at_end && head.len() > 1 {
-        out.push(b',');
+/// History-prefix elements to insert into a messages array at byte offset `at`: with a
+/// comma before them when elements precede `at`, else after them.
+#[derive(Debug, Clone)]
+pub(crate) struct PrefixInsert {
+    pub(crate) at: usize,
+    pub(crate) bytes: Arc<[u8]>,
+    pub(crate) comma_before: bool,
+}
+
+impl PrefixInsert {
+    /// Bytes the insertion adds.
+    pub(crate) fn len(&self) -> usize {
+        self.bytes.len() + 1
     }
-    out.extend_from_slice(b"\"tools\":");
-    out.extend_from_slice(tools);
-    if !at_end && tail.len() > 1 {
-        out.push(b',');
+}
+
+/// `body` with the tools (`"tools":<json>` at a top-level offset, the comma on the side
+/// that needs it: just after `{` or just before the closing `}`) and the prefix elements inserted, in one copy.
+fn write_body(
+    body: &[u8],
+    tools: Option<(usize, &[u8])>,
+    prefix: Option<&PrefixInsert>,
+) -> Vec<u8> {
+    let extra = tools.map_or(0, |(_, t)| t.len() + 10) + prefix.map_or(0, PrefixInsert::len);
+    let mut out = Vec::with_capacity(body.len() + extra);
+    // At most two insertions, written in offset order (the prefix sits inside the messages
+    // array, the tools between top-level members, so they never share an offset).
+    let mut inserts: [Option<usize>; 2] = [tools.map(|(at, _)| at), prefix.map(|p| p.at)];
+    if let [Some(a), Some(b)] = inserts
+        && b < a
+    {
+        inserts.swap(0, 1);
     }
-    out.extend_from_slice(tail);
+    let mut cursor = 0;
+    for at in inserts.into_iter().flatten() {
+        let at = at.min(body.len());
+        out.extend_from_slice(body.get(cursor..at).unwrap_or_default());
+        cursor = at;
+        if let Some((t_at, json)) = tools
+            && t_at.min(body.len()) == at
+        {
+            let (head, tail) = body.split_at(at);
+            let at_end = tail == b"}";
+            if at_end && head.len() > 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\"tools\":");
+            out.extend_from_slice(json);
+            if !at_end && tail.len() > 1 {
+                out.push(b',');
+            }
+        }
+        if let Some(p) = prefix
+            && p.at.min(body.len()) == at
+        {
+            if p.comma_before {
+                out.push(b',');
+                out.extend_from_slice(&p.bytes);
+            } else {
+                out.extend_from_slice(&p.bytes);
+                out.push(b',');
+            }
+        }
+    }
+    out.extend_from_slice(body.get(cursor..).unwrap_or_default());
     out
 }
 
 /// A provider body with its `tools` field left out, and where to put it back.
 pub(crate) struct Unspliced {
     pub(crate) body: Vec<u8>,
-    /// Where [`splice`] inserts the tools (`None`: the request has no tools).
+    /// History-prefix elements to insert into `body`'s messages array (a suffix compile;
+    /// see `incremental`), written together with the tools so the body is copied once.
+    pub(crate) prefix: Option<PrefixInsert>,
+    /// Where the tools are inserted (`None`: the request has no tools).
     pub(crate) tools_at: Option<usize>,
     /// The serialised tools, when the compile was asked for them (a [`ToolBytes`] miss).
     pub(crate) tools_json: Option<Vec<u8>>,
@@ -106,6 +158,19 @@ pub(crate) struct Unspliced {
 }
 
 impl Unspliced {
+    /// The body without the tools, with the prefix inserted, and where the tools go in it:
+    /// what a full compile's `body` and `tools_at` are (for checking a prefix).
+    pub(crate) fn without_tools(&self) -> (std::borrow::Cow<'_, [u8]>, Option<usize>) {
+        match &self.prefix {
+            None => (std::borrow::Cow::Borrowed(&self.body), self.tools_at),
+            Some(p) => (
+                std::borrow::Cow::Owned(write_body(&self.body, None, Some(p))),
+                self.tools_at
+                    .map(|t| if t >= p.at { t + p.len() } else { t }),
+            ),
+        }
+    }
+
     /// The finished body, with the tools bytes spliced in: those this compile serialised
     /// (which then replace the cached ones) or the cached ones.
     pub(crate) fn finish(
@@ -117,14 +182,15 @@ impl Unspliced {
         if let Some(json) = self.tools_json {
             cache.set(target, key, json);
         }
-        let body = match self.tools_at {
-            None => self.body,
-            Some(at) => {
+        let body = match (self.tools_at, &self.prefix) {
+            (None, None) => self.body,
+            (None, Some(prefix)) => write_body(&self.body, None, Some(prefix)),
+            (Some(at), prefix) => {
                 let bytes = cache.get(target, key).ok_or_else(|| ChefError::Provider {
                     target,
                     message: "the tools were neither serialised nor cached".to_owned(),
                 })?;
-                splice(&self.body, at, bytes)
+                write_body(&self.body, Some((at, bytes)), prefix.as_ref())
             }
         };
         Ok(Wire {
@@ -181,6 +247,7 @@ pub(crate) fn compile_unspliced(
             let tools_at = has_tools.then(|| body.len().saturating_sub(1));
             Ok(Unspliced {
                 body,
+                prefix: None,
                 tools_json,
                 tools_at,
                 notices_shifted: offset == 0 || c.notices.is_empty(),
@@ -197,6 +264,7 @@ pub(crate) fn compile_unspliced(
             // OpenAI's tools field comes first.
             Ok(Unspliced {
                 body,
+                prefix: None,
                 tools_json,
                 tools_at: has_tools.then_some(1),
                 notices_shifted: offset == 0 || c.notices.is_empty(),
@@ -212,6 +280,7 @@ pub(crate) fn compile_unspliced(
             let body = chef_openai::responses::to_vec(&c).map_err(provider(target))?;
             Ok(Unspliced {
                 body,
+                prefix: None,
                 tools_json,
                 tools_at: has_tools.then_some(1),
                 notices_shifted: offset == 0 || c.notices.is_empty(),
@@ -255,6 +324,7 @@ pub(crate) fn compile_unspliced(
                 .collect();
             Ok(Unspliced {
                 body,
+                prefix: None,
                 tools_json,
                 tools_at,
                 notices,
