@@ -46,25 +46,26 @@ pub(super) fn idf(docs: usize, df: usize) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
 }
 
+/// One entry of a term's postings list: a tool that has the term, and the term's whole
+/// BM25F contribution to that tool's score. Tool and impact sit side by side so laying out
+/// and reading a list touches one array, not two.
+pub(super) type Posting = (u32, f32);
+
 /// The finished postings.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Postings {
     offsets: Vec<usize>,
-    docs: Vec<u32>,
-    impacts: Vec<f32>,
+    entries: Vec<Posting>,
     idf: Vec<f32>,
 }
 
 impl Postings {
-    /// The tools that contain term `id`, ascending, and the term's impact on each.
-    pub(super) fn list(&self, id: u32) -> (&[u32], &[f32]) {
+    /// The tools that contain term `id`, ascending, each with the term's impact on it.
+    pub(super) fn list(&self, id: u32) -> &[Posting] {
         let t = id as usize;
         match (self.offsets.get(t), self.offsets.get(t + 1)) {
-            (Some(&start), Some(&end)) => (
-                self.docs.get(start..end).unwrap_or_default(),
-                self.impacts.get(start..end).unwrap_or_default(),
-            ),
-            _ => (&[], &[]),
+            (Some(&start), Some(&end)) => self.entries.get(start..end).unwrap_or_default(),
+            _ => &[],
         }
     }
 
@@ -74,21 +75,62 @@ impl Postings {
     }
 }
 
-/// A text as a map key, hashed by its length and its first and last 32 bytes only.
+/// A text as a memo key, with its hash computed when the key is made.
 ///
-/// Long descriptions dominate build time if hashed in full; equal texts hash equal either
-/// way, and the rare distinct texts that share length, head and tail are told apart by
-/// the (fast, full) equality check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct TextKey<'a>(&'a str);
+/// The hash covers the length, the first and last 16 bytes, and one byte of every 64:
+/// equal texts hash equal, and the rare distinct texts that agree on all of these are told
+/// apart by the full equality check. Reading one byte per cache line is what makes keys
+/// cheap to compare later: keys are made for a whole batch of tools before any is looked
+/// up, so the processor fetches the batch's texts from memory in parallel (independent
+/// loads), instead of taking one cache miss after another in the comparisons.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TextKey<'a> {
+    hash: u64,
+    text: &'a str,
+}
+
+/// Up to 8 bytes from the start of `bytes`, little-endian, zero-padded.
+fn word(bytes: &[u8]) -> u64 {
+    if let Some(&w) = bytes.first_chunk::<8>() {
+        return u64::from_le_bytes(w);
+    }
+    bytes.iter().rev().fold(0, |w, &b| (w << 8) | u64::from(b))
+}
+
+impl<'a> TextKey<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
+        // The multiplier of FxHash; any odd constant with well-mixed bits would do.
+        const K: u64 = 0xf135_7aea_2e62_a9c5;
+        let mix = |h: u64, w: u64| (h.rotate_left(26) ^ w).wrapping_mul(K);
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        let tail = bytes.get(n.saturating_sub(16)..).unwrap_or_default();
+        let mut h = mix(n as u64, word(bytes));
+        h = mix(h, word(bytes.get(8..).unwrap_or_default()));
+        h = mix(h, word(tail));
+        h = mix(h, word(tail.get(8..).unwrap_or_default()));
+        let sampled = bytes
+            .iter()
+            .step_by(64)
+            .fold(0_u64, |acc, &b| acc.rotate_left(7) ^ u64::from(b));
+        Self {
+            hash: mix(h, sampled),
+            text,
+        }
+    }
+}
+
+impl PartialEq for TextKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.text == other.text
+    }
+}
+
+impl Eq for TextKey<'_> {}
 
 impl std::hash::Hash for TextKey<'_> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let bytes = self.0.as_bytes();
-        let n = bytes.len();
-        state.write_usize(n);
-        state.write(bytes.get(..n.min(32)).unwrap_or_default());
-        state.write(bytes.get(n.saturating_sub(32)..).unwrap_or_default());
+        state.write_u64(self.hash);
     }
 }
 
@@ -151,19 +193,29 @@ impl<'a> Builder<'a> {
         }
     }
 
+    /// Makes room for `tools` more tools.
+    pub(super) fn reserve(&mut self, tools: usize) {
+        self.doc_starts.reserve(tools);
+        self.lengths.reserve(tools);
+        // The real corpus averages seven texts per tool (name, description, parameter
+        // names and descriptions, enum values).
+        self.refs.reserve(tools.saturating_mul(8));
+    }
+
     /// Starts the next tool.
     pub(super) fn start_doc(&mut self) {
         self.doc_starts.push(self.refs.len());
         self.lengths.push([0; FIELDS]);
     }
 
-    /// Adds `text` to `field` of the current tool.
-    pub(super) fn add_text(&mut self, field: usize, text: &'a str) {
-        let bag = match self.texts.get(&TextKey(text)) {
+    /// Adds the text of `key` to `field` of the current tool; a text seen before is not
+    /// tokenised again.
+    pub(super) fn add_text(&mut self, field: usize, key: TextKey<'a>) {
+        let bag = match self.texts.get(&key) {
             Some(&bag) => bag,
             None => {
-                let bag = self.bag_of(text);
-                self.texts.insert(TextKey(text), bag);
+                let bag = self.bag_of(key.text);
+                self.texts.insert(key, bag);
                 bag
             }
         };
@@ -288,13 +340,21 @@ impl<'a> Builder<'a> {
             offsets.push(total);
         }
         let mut cursor = offsets.clone();
-        let mut docs = vec![0_u32; total];
-        let mut impacts = vec![0.0_f32; total];
+        // Zeroed pairs come from the allocator already zeroed: no pass to clear them.
+        let mut entries = vec![(0_u32, 0.0_f32); total];
 
         let mut tf = vec![[0_u16; FIELDS]; self.df.len()];
         let mut touched: Vec<u32> = Vec::new();
         let k1 = self.k1;
-        for (doc, lengths) in self.lengths.iter().enumerate() {
+        let refs_len = self.refs.len();
+        let ends = self.doc_starts.iter().skip(1).chain([&refs_len]);
+        for (doc, ((lengths, &start), &end)) in self
+            .lengths
+            .iter()
+            .zip(&self.doc_starts)
+            .zip(ends)
+            .enumerate()
+        {
             let Ok(doc_id) = u32::try_from(doc) else {
                 break;
             };
@@ -308,13 +368,8 @@ impl<'a> Builder<'a> {
                 let ratio = if avg > 0.0 { f64::from(len) / avg } else { 1.0 };
                 *slot = w / (1.0 - b + b * ratio as f32);
             }
-            let start = self.doc_starts.get(doc).copied().unwrap_or(0);
-            let end = self
-                .doc_starts
-                .get(doc + 1)
-                .copied()
-                .unwrap_or(self.refs.len());
             for r in self.refs.get(start..end).unwrap_or_default() {
+                let field = usize::from(r.field);
                 let bag = self
                     .bags
                     .get(r.start as usize..r.end as usize)
@@ -326,22 +381,30 @@ impl<'a> Builder<'a> {
                     if *row == [0; FIELDS] {
                         touched.push(term);
                     }
-                    if let Some(slot) = row.get_mut(usize::from(r.field)) {
+                    if let Some(slot) = row.get_mut(field) {
                         *slot = slot.saturating_add(count);
                     }
                 }
             }
+            let [m0, m1, m2, m3, m4, m5] = norm;
             for &term in &touched {
                 let t = term as usize;
-                let Some(row) = tf.get_mut(t) else { continue };
-                let x: f32 = row.iter().zip(&norm).map(|(&c, &m)| f32::from(c) * m).sum();
-                *row = [0; FIELDS];
-                let (Some(at), Some(&term_idf)) = (cursor.get_mut(t), idf.get(t)) else {
+                let (Some(row), Some(at), Some(&term_idf)) =
+                    (tf.get_mut(t), cursor.get_mut(t), idf.get(t))
+                else {
                     continue;
                 };
-                if let (Some(d), Some(imp)) = (docs.get_mut(*at), impacts.get_mut(*at)) {
-                    *d = doc_id;
-                    *imp = term_idf * x * (k1 + 1.0) / (k1 + x);
+                let [c0, c1, c2, c3, c4, c5] = std::mem::take(row);
+                // Field by field, in order, as a sum from the left (bit for bit what
+                // `Iterator::sum` of the six products gives).
+                let x = f32::from(c0) * m0
+                    + f32::from(c1) * m1
+                    + f32::from(c2) * m2
+                    + f32::from(c3) * m3
+                    + f32::from(c4) * m4
+                    + f32::from(c5) * m5;
+                if let Some(entry) = entries.get_mut(*at) {
+                    *entry = (doc_id, term_idf * x * (k1 + 1.0) / (k1 + x));
                 }
                 *at += 1;
             }
@@ -352,8 +415,7 @@ impl<'a> Builder<'a> {
             self.terms,
             Postings {
                 offsets,
-                docs,
-                impacts,
+                entries,
                 idf,
             },
         )
