@@ -238,8 +238,8 @@ pub struct SearchResults {
 /// A search index over one tool catalogue. Cheap to query from many threads at once.
 ///
 /// Build it once per catalogue; it keeps the tool names, the term dictionary and the
-/// postings (about 8 bytes per distinct (tool, term) pair). A query borrows a per-thread
-/// scratch array of 16 bytes per tool, sized by the largest catalogue that thread has
+/// postings (about 8 bytes per distinct (tool, term) pair). A query borrows per-thread
+/// scratch arrays of 20 bytes per tool, sized by the largest catalogue that thread has
 /// searched, and allocates only for the request's terms and the hits it returns.
 #[derive(Debug, Clone)]
 pub struct CatalogIndex {
@@ -526,37 +526,38 @@ impl CatalogIndex {
                 Ok(scratch) => scratch,
                 Err(_) => &mut owned,
             };
-            if acc.len() < self.names.len() {
-                acc.resize(self.names.len(), Acc::default());
+            let tools = self.names.len();
+            if acc.len() < tools {
+                acc.resize(tools, Acc::default());
             }
-            touched.clear();
+            if touched.len() < tools {
+                touched.resize(tools, 0);
+            }
+            // Each tool's first touch appends it to `touched`: the store is unconditional
+            // (a later one overwrites it) and only the count depends on the test, so the
+            // loop has no branch on the data.
+            let (acc, touched) = (acc.as_mut_slice(), touched.as_mut_slice());
+            let mut count = 0;
             for (qi, term) in terms.iter().enumerate() {
                 let Some(id) = term.id else { continue };
                 let bit = 1_u64 << qi;
-                let list = self.postings.list(id);
-                touched.reserve(list.len());
-                for &(doc, impact) in list {
-                    if let Some(a) = acc.get_mut(doc as usize) {
-                        if a.mask == 0 {
-                            touched.push(doc);
-                        }
-                        a.score += impact;
-                        a.mask |= bit;
+                for &(doc, impact) in self.postings.list(id) {
+                    let Some(a) = acc.get_mut(doc as usize) else {
+                        continue;
+                    };
+                    if let Some(slot) = touched.get_mut(count) {
+                        *slot = doc;
                     }
+                    count += usize::from(a.mask == 0);
+                    a.score += impact;
+                    a.mask |= bit;
                 }
             }
+            let touched: &[u32] = touched.get(..count).unwrap_or_default();
             let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
-            let candidates = touched.iter().map(|&doc| {
-                let a = acc
-                    .get_mut(doc as usize)
-                    .map(std::mem::take)
-                    .unwrap_or_default();
-                (a.score, doc, a.mask)
-            });
-            top_k(candidates, touched.len(), k, name_of)
+            top_k(acc, touched, k, name_of)
         })
     }
-
     /// The request's distinct terms, in order of first appearance, then any compound of
     /// two adjacent words that the catalogue knows as one word, right after its second word.
     fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
@@ -651,57 +652,66 @@ struct Scratch {
     touched: Vec<u32>,
 }
 
-/// The best `k` of the (score, tool, mask) `candidates` (`count` of them), best first:
-/// higher score, then the tool's name, then its catalogue position. Every candidate is
-/// consumed, whether kept or not.
+/// A candidate: score, tool, bits of the terms it matched.
+type Candidate = (f32, u32, u64);
+
+/// The best `k` of the `touched` tools, best first: higher score, then the tool's name,
+/// then its catalogue position. Every touched slot of `acc` is read and reset to zero.
 ///
 /// Small `k` (the usual case) keeps a sorted buffer of `k` and rejects most candidates by
 /// one float comparison against the worst kept; large `k` partitions once, then sorts.
 fn top_k<'n>(
-    candidates: impl Iterator<Item = (f32, u32, u64)>,
-    count: usize,
+    acc: &mut [Acc],
+    touched: &[u32],
     k: usize,
     name_of: impl Fn(u32) -> &'n str,
 ) -> Vec<(u32, f32, u64)> {
     use std::cmp::Ordering;
-    let better = |a: &(f32, u32, u64), b: &(f32, u32, u64)| -> Ordering {
+    let better = |a: &Candidate, b: &Candidate| -> Ordering {
         b.0.total_cmp(&a.0)
             .then_with(|| name_of(a.1).cmp(name_of(b.1)))
             .then(a.1.cmp(&b.1))
     };
-    let out = |top: Vec<(f32, u32, u64)>| {
-        top.into_iter()
-            .map(|(score, doc, mask)| (doc, score, mask))
-            .collect()
+    let mut take = |doc: u32| -> Candidate {
+        let a = acc
+            .get_mut(doc as usize)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        (a.score, doc, a.mask)
     };
-    if k > 64 || count <= k.max(64) {
-        let mut all: Vec<_> = candidates.collect();
+    let mut top: Vec<Candidate> = if k > 64 || touched.len() <= k.max(64) {
+        let mut all: Vec<Candidate> = touched.iter().map(|&doc| take(doc)).collect();
         if all.len() > k && k > 0 {
             all.select_nth_unstable_by(k - 1, better);
         }
         all.truncate(k);
         all.sort_unstable_by(better);
-        return out(all);
-    }
-    let mut top: Vec<(f32, u32, u64)> = Vec::with_capacity(k + 1);
-    let mut worst = f32::NEG_INFINITY;
-    for candidate in candidates {
-        if top.len() == k
-            && (candidate.0 < worst
-                || top
-                    .last()
-                    .is_none_or(|w| better(&candidate, w) != Ordering::Less))
-        {
-            continue;
+        all
+    } else {
+        let mut top: Vec<Candidate> = Vec::with_capacity(k + 1);
+        let mut worst = f32::NEG_INFINITY;
+        for &doc in touched {
+            let candidate = take(doc);
+            if top.len() == k
+                && (candidate.0 < worst
+                    || top
+                        .last()
+                        .is_none_or(|w| better(&candidate, w) != Ordering::Less))
+            {
+                continue;
+            }
+            let at = top.partition_point(|kept| better(kept, &candidate) == Ordering::Less);
+            top.insert(at, candidate);
+            top.truncate(k);
+            if top.len() == k {
+                worst = top.last().map_or(f32::NEG_INFINITY, |w| w.0);
+            }
         }
-        let at = top.partition_point(|kept| better(kept, &candidate) == Ordering::Less);
-        top.insert(at, candidate);
-        top.truncate(k);
-        if top.len() == k {
-            worst = top.last().map_or(f32::NEG_INFINITY, |w| w.0);
-        }
-    }
-    out(top)
+        top
+    };
+    top.drain(..)
+        .map(|(score, doc, mask)| (doc, score, mask))
+        .collect()
 }
 
 /// Deepest schema nesting walked; deeper parts of pathological schemas are ignored.
