@@ -5,12 +5,13 @@
 //! costs one hash lookup of its lowercase form; the stem of each distinct form is computed
 //! once. A tool is then a list of (field, bag) references.
 //!
-//! Two passes over those references lay out the postings as compressed sparse rows: the
-//! first (as each tool is added) counts each term's document frequency, which fixes every
-//! row's offset; the second (in [`Builder::finish`], once average field lengths are known)
-//! sums each tool's field frequencies in a dense scratch row and writes the tool straight
-//! into its terms' rows. The tools of term `t` are `docs[offsets[t]..offsets[t + 1]]`,
-//! ascending, with their impacts beside them. An impact is the term's whole BM25F
+//! [`Builder::finish`] lays out the postings as compressed sparse rows in two passes, once
+//! average field lengths are known: the first, tool by tool, sums each tool's field
+//! frequencies in a dense scratch row, appends each of its terms with its weighted,
+//! length-normalised frequency to a tool-ordered list, and counts document frequencies,
+//! which fix every row's offset; the second writes each tool into its terms' rows. The
+//! tools of term `t` are `entries[offsets[t]..offsets[t + 1]]`, ascending, each with its
+//! impact beside it. An impact is the term's whole BM25F
 //! contribution to that tool (`idf * x * (k1 + 1) / (k1 + x)`, `x` the weighted,
 //! length-normalised frequency), so scoring a request is additions only.
 
@@ -166,10 +167,8 @@ pub(super) struct Builder<'a> {
     doc_starts: Vec<usize>,
     /// Tokens per field, per tool.
     lengths: Vec<[u32; FIELDS]>,
-    /// Per term: the number of tools that have it.
+    /// Per term: the number of tools that have it (counted in `finish`).
     df: Vec<u32>,
-    /// Per term: 1 + the last tool counted in `df` (0: none yet).
-    seen: Vec<u32>,
 }
 
 impl<'a> Builder<'a> {
@@ -189,7 +188,6 @@ impl<'a> Builder<'a> {
             doc_starts: Vec::new(),
             lengths: Vec::new(),
             df: Vec::new(),
-            seen: Vec::new(),
         }
     }
 
@@ -243,21 +241,6 @@ impl<'a> Builder<'a> {
         });
         if let Some(total) = self.lengths.last_mut().and_then(|l| l.get_mut(field)) {
             *total = total.saturating_add(len);
-        }
-        // First pass: document frequencies, each term counted once per tool.
-        let stamp = u32::try_from(self.lengths.len()).unwrap_or(u32::MAX);
-        for &(term, _) in self
-            .bags
-            .get(start as usize..end as usize)
-            .unwrap_or_default()
-        {
-            let t = term as usize;
-            if let (Some(seen), Some(df)) = (self.seen.get_mut(t), self.df.get_mut(t))
-                && *seen != stamp
-            {
-                *seen = stamp;
-                *df += 1;
-            }
         }
     }
 
@@ -313,12 +296,11 @@ impl<'a> Builder<'a> {
         }
         self.terms.insert(stemmed.into(), id);
         self.df.push(0);
-        self.seen.push(0);
         id
     }
 
-    /// Lays out the postings with BM25F impacts (the second pass).
-    pub(super) fn finish(self) -> (HashMap<Box<str>, u32, BuildFxHasher>, Postings) {
+    /// Lays out the postings with BM25F impacts.
+    pub(super) fn finish(mut self) -> (HashMap<Box<str>, u32, BuildFxHasher>, Postings) {
         let n = self.lengths.len();
         let mut avg = [0.0_f64; FIELDS];
         for lengths in &self.lengths {
@@ -331,33 +313,21 @@ impl<'a> Builder<'a> {
             *sum /= n.max(1) as f64;
         }
 
-        let idf: Vec<f32> = self.df.iter().map(|&d| idf(n, d as usize)).collect();
-        let mut offsets = Vec::with_capacity(self.df.len() + 1);
-        let mut total = 0;
-        offsets.push(0);
-        for &d in &self.df {
-            total += d as usize;
-            offsets.push(total);
-        }
-        let mut cursor = offsets.clone();
-        // Zeroed pairs come from the allocator already zeroed: no pass to clear them.
-        let mut entries = vec![(0_u32, 0.0_f32); total];
-
+        // Pass 1, tool by tool: each term's weighted, length-normalised frequency `x`,
+        // appended in tool order, and each term's document frequency.
+        // At most one entry per (reference, term): room for all, so the list never moves.
+        let bound = self
+            .refs
+            .iter()
+            .map(|r| r.end.saturating_sub(r.start) as usize)
+            .sum();
+        let mut found: Vec<(u32, f32)> = Vec::with_capacity(bound);
+        let mut found_ends: Vec<usize> = Vec::with_capacity(n);
         let mut tf = vec![[0_u16; FIELDS]; self.df.len()];
         let mut touched: Vec<u32> = Vec::new();
-        let k1 = self.k1;
         let refs_len = self.refs.len();
         let ends = self.doc_starts.iter().skip(1).chain([&refs_len]);
-        for (doc, ((lengths, &start), &end)) in self
-            .lengths
-            .iter()
-            .zip(&self.doc_starts)
-            .zip(ends)
-            .enumerate()
-        {
-            let Ok(doc_id) = u32::try_from(doc) else {
-                break;
-            };
+        for ((lengths, &start), &end) in self.lengths.iter().zip(&self.doc_starts).zip(ends) {
             let mut norm = [0.0_f32; FIELDS];
             for (f, slot) in norm.iter_mut().enumerate() {
                 let (Some(&w), Some(&b), Some(&len), Some(&avg)) =
@@ -389,9 +359,7 @@ impl<'a> Builder<'a> {
             let [m0, m1, m2, m3, m4, m5] = norm;
             for &term in &touched {
                 let t = term as usize;
-                let (Some(row), Some(at), Some(&term_idf)) =
-                    (tf.get_mut(t), cursor.get_mut(t), idf.get(t))
-                else {
+                let (Some(row), Some(df)) = (tf.get_mut(t), self.df.get_mut(t)) else {
                     continue;
                 };
                 let [c0, c1, c2, c3, c4, c5] = std::mem::take(row);
@@ -403,12 +371,43 @@ impl<'a> Builder<'a> {
                     + f32::from(c3) * m3
                     + f32::from(c4) * m4
                     + f32::from(c5) * m5;
+                found.push((term, x));
+                *df += 1;
+            }
+            touched.clear();
+            found_ends.push(found.len());
+        }
+
+        // Pass 2: rows laid out by document frequency, then each tool written into its
+        // terms' rows (a counting sort), with the IDF now known.
+        let idf: Vec<f32> = self.df.iter().map(|&d| idf(n, d as usize)).collect();
+        let mut offsets = Vec::with_capacity(self.df.len() + 1);
+        let mut total = 0;
+        offsets.push(0);
+        for &d in &self.df {
+            total += d as usize;
+            offsets.push(total);
+        }
+        let mut cursor = offsets.clone();
+        // Zeroed pairs come from the allocator already zeroed: no pass to clear them.
+        let mut entries = vec![(0_u32, 0.0_f32); total];
+        let k1 = self.k1;
+        let mut start = 0;
+        for (doc, &end) in found_ends.iter().enumerate() {
+            let Ok(doc_id) = u32::try_from(doc) else {
+                break;
+            };
+            for &(term, x) in found.get(start..end).unwrap_or_default() {
+                let t = term as usize;
+                let (Some(at), Some(&term_idf)) = (cursor.get_mut(t), idf.get(t)) else {
+                    continue;
+                };
                 if let Some(entry) = entries.get_mut(*at) {
                     *entry = (doc_id, term_idf * x * (k1 + 1.0) / (k1 + x));
                 }
                 *at += 1;
             }
-            touched.clear();
+            start = end;
         }
 
         (
