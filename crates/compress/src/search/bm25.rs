@@ -121,18 +121,14 @@ impl<'a> TextKey<'a> {
     }
 }
 
-impl PartialEq for TextKey<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.text == other.text
-    }
-}
-
-impl Eq for TextKey<'_> {}
-
-impl std::hash::Hash for TextKey<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
+/// A remembered text: where its copy sits in the builder's arena, its bag, and the next
+/// remembered text with the same hash.
+#[derive(Debug, Clone, Copy)]
+struct Memo {
+    start: usize,
+    end: usize,
+    bag: (u32, u32, u32),
+    next: Option<u32>,
 }
 
 /// A tool's reference to one of its texts: the bag's range in `bags`, and the field.
@@ -143,10 +139,11 @@ struct Ref {
     field: u8,
 }
 
-/// Collects tools one at a time. `'a` is the catalogue's lifetime: texts are remembered by
-/// reference, so a text seen before is not tokenised again.
+/// Collects tools one at a time. A text seen before is not tokenised again: each distinct
+/// text is copied once into a compact arena, so the comparisons that recognise a repeat
+/// read a few hundred kilobytes that stay in cache, not texts scattered over the catalogue.
 #[derive(Debug)]
-pub(super) struct Builder<'a> {
+pub(super) struct Builder {
     weights: [f32; FIELDS],
     k1: f32,
     /// Lowercase form -> term id, or [`STOP`].
@@ -154,7 +151,11 @@ pub(super) struct Builder<'a> {
     /// Stem -> term id.
     terms: HashMap<Box<str>, u32, BuildFxHasher>,
     /// Text -> its bag (range in `bags`) and its length in tokens.
-    texts: HashMap<TextKey<'a>, (u32, u32, u32), BuildFxHasher>,
+    texts: HashMap<u64, u32, BuildFxHasher>,
+    /// The remembered texts (`texts` points at the latest of each hash).
+    memo: Vec<Memo>,
+    /// The remembered texts' copies, one after another.
+    arena: String,
     /// (term, count) bags of the texts seen, each sorted by term.
     bags: Vec<(u32, u16)>,
     /// Scratch: the term ids of the text being tokenised.
@@ -171,7 +172,7 @@ pub(super) struct Builder<'a> {
     df: Vec<u32>,
 }
 
-impl<'a> Builder<'a> {
+impl Builder {
     /// A builder scoring with these field weights and saturation. A weight that is not a
     /// positive finite number switches its field off; `k1` below 0 (or NaN) counts as 0.
     pub(super) fn new(weights: [f32; FIELDS], k1: f32) -> Self {
@@ -181,6 +182,8 @@ impl<'a> Builder<'a> {
             forms: HashMap::default(),
             terms: HashMap::default(),
             texts: HashMap::default(),
+            memo: Vec::new(),
+            arena: String::new(),
             bags: Vec::new(),
             ids: Vec::new(),
             buf: String::new(),
@@ -208,16 +211,38 @@ impl<'a> Builder<'a> {
 
     /// Adds the text of `key` to `field` of the current tool; a text seen before is not
     /// tokenised again.
-    pub(super) fn add_text(&mut self, field: usize, key: TextKey<'a>) {
-        let bag = match self.texts.get(&key) {
-            Some(&bag) => bag,
+    pub(super) fn add_text(&mut self, field: usize, key: TextKey<'_>) {
+        let bag = match self.remembered(key) {
+            Some(bag) => bag,
             None => {
                 let bag = self.bag_of(key.text);
-                self.texts.insert(key, bag);
+                if let Ok(index) = u32::try_from(self.memo.len()) {
+                    let start = self.arena.len();
+                    self.arena.push_str(key.text);
+                    let next = self.texts.insert(key.hash, index);
+                    self.memo.push(Memo {
+                        start,
+                        end: self.arena.len(),
+                        bag,
+                        next,
+                    });
+                }
                 bag
             }
         };
         self.add_bag(field, bag);
+    }
+
+    /// The bag of `key`'s text if it was seen before.
+    fn remembered(&self, key: TextKey<'_>) -> Option<(u32, u32, u32)> {
+        let mut at = self.texts.get(&key.hash).copied();
+        while let Some(memo) = at.and_then(|i| self.memo.get(i as usize)) {
+            if self.arena.get(memo.start..memo.end) == Some(key.text) {
+                return Some(memo.bag);
+            }
+            at = memo.next;
+        }
+        None
     }
 
     /// Like [`add_text`](Self::add_text) for a short-lived text, which is not remembered.
