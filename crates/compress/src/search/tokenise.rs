@@ -63,6 +63,10 @@ fn boundary(prev: Class, k: Class, next: Class) -> bool {
 }
 
 /// The class of each ASCII byte.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time: an index out of range fails the build"
+)]
 const ASCII_CLASS: [Class; 128] = {
     let mut table = [Class::Other; 128];
     let mut b = 0;
