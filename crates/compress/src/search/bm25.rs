@@ -445,3 +445,57 @@ impl Builder {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two texts of one length that agree on the first and last 16 bytes and on every
+    /// 64th byte, but not in between.
+    fn colliding() -> (String, String) {
+        let frame = |middle: &str| format!("open the record {middle:<68} close the record");
+        let (a, b) = (
+            frame("then archive every invoice"),
+            frame("then summarise every ticket"),
+        );
+        assert_eq!(a.len(), b.len());
+        assert_ne!(a, b);
+        (a, b)
+    }
+
+    #[test]
+    fn texts_that_share_a_hash_keep_their_own_bags() {
+        let (a, b) = colliding();
+        assert_eq!(TextKey::new(&a).hash, TextKey::new(&b).hash);
+        let mut builder = Builder::new([1.0; FIELDS], 1.2);
+        builder.start_doc();
+        builder.add_text(DESCRIPTION, TextKey::new(&a));
+        builder.add_text(DESCRIPTION, TextKey::new(&b));
+        // A copy of `a` in another allocation is recognised as a repeat.
+        let again = a.clone();
+        builder.add_text(DESCRIPTION, TextKey::new(&again));
+        let bags: Vec<(u32, u32)> = builder.refs.iter().map(|r| (r.start, r.end)).collect();
+        assert_eq!(bags.len(), 3);
+        assert_ne!(bags[0], bags[1], "a collision must not share a bag");
+        assert_eq!(bags[0], bags[2], "a repeated text reuses its bag");
+        for (word, expected) in [("invoic", true), ("ticket", true), ("nothing", false)] {
+            assert_eq!(builder.terms.contains_key(word), expected, "{word}");
+        }
+    }
+
+    #[test]
+    fn short_and_empty_texts_hash_by_their_bytes() {
+        for (x, y) in [
+            ("", "a"),
+            ("ab", "ba"),
+            ("abcdefgh", "abcdefgi"),
+            ("x", "x "),
+        ] {
+            assert_ne!(TextKey::new(x).hash, TextKey::new(y).hash, "{x:?} {y:?}");
+        }
+        assert_eq!(
+            TextKey::new("same").hash,
+            TextKey::new(&"same".to_owned()).hash
+        );
+    }
+}
