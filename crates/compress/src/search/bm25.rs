@@ -493,9 +493,7 @@ mod tests {
         ] {
             assert_ne!(TextKey::new(x).hash, TextKey::new(y).hash, "{x:?} {y:?}");
         }
-        assert_eq!(
-            TextKey::new("same").hash,
-            TextKey::new(&"same".to_owned()).hash
-        );
+        let copy = String::from("same");
+        assert_eq!(TextKey::new("same").hash, TextKey::new(&copy).hash);
     }
 }
