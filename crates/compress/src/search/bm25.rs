@@ -5,12 +5,13 @@
 //! costs one hash lookup of its lowercase form; the stem of each distinct form is computed
 //! once. A tool is then a list of (field, bag) references.
 //!
-//! Two passes over those references lay out the postings as compressed sparse rows: the
-//! first (as each tool is added) counts each term's document frequency, which fixes every
-//! row's offset; the second (in [`Builder::finish`], once average field lengths are known)
-//! sums each tool's field frequencies in a dense scratch row and writes the tool straight
-//! into its terms' rows. The tools of term `t` are `docs[offsets[t]..offsets[t + 1]]`,
-//! ascending, with their impacts beside them. An impact is the term's whole BM25F
+//! [`Builder::finish`] lays out the postings as compressed sparse rows in two passes, once
+//! average field lengths are known: the first, tool by tool, sums each tool's field
+//! frequencies in a dense scratch row, appends each of its terms with its weighted,
+//! length-normalised frequency to a tool-ordered list, and counts document frequencies,
+//! which fix every row's offset; the second writes each tool into its terms' rows. The
+//! tools of term `t` are `entries[offsets[t]..offsets[t + 1]]`, ascending, each with its
+//! impact beside it. An impact is the term's whole BM25F
 //! contribution to that tool (`idf * x * (k1 + 1) / (k1 + x)`, `x` the weighted,
 //! length-normalised frequency), so scoring a request is additions only.
 
@@ -46,25 +47,26 @@ pub(super) fn idf(docs: usize, df: usize) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln() as f32
 }
 
+/// One entry of a term's postings list: a tool that has the term, and the term's whole
+/// BM25F contribution to that tool's score. Tool and impact sit side by side so laying out
+/// and reading a list touches one array, not two.
+pub(super) type Posting = (u32, f32);
+
 /// The finished postings.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Postings {
     offsets: Vec<usize>,
-    docs: Vec<u32>,
-    impacts: Vec<f32>,
+    entries: Vec<Posting>,
     idf: Vec<f32>,
 }
 
 impl Postings {
-    /// The tools that contain term `id`, ascending, and the term's impact on each.
-    pub(super) fn list(&self, id: u32) -> (&[u32], &[f32]) {
+    /// The tools that contain term `id`, ascending, each with the term's impact on it.
+    pub(super) fn list(&self, id: u32) -> &[Posting] {
         let t = id as usize;
         match (self.offsets.get(t), self.offsets.get(t + 1)) {
-            (Some(&start), Some(&end)) => (
-                self.docs.get(start..end).unwrap_or_default(),
-                self.impacts.get(start..end).unwrap_or_default(),
-            ),
-            _ => (&[], &[]),
+            (Some(&start), Some(&end)) => self.entries.get(start..end).unwrap_or_default(),
+            _ => &[],
         }
     }
 
@@ -74,22 +76,59 @@ impl Postings {
     }
 }
 
-/// A text as a map key, hashed by its length and its first and last 32 bytes only.
+/// A text as a memo key, with its hash computed when the key is made.
 ///
-/// Long descriptions dominate build time if hashed in full; equal texts hash equal either
-/// way, and the rare distinct texts that share length, head and tail are told apart by
-/// the (fast, full) equality check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct TextKey<'a>(&'a str);
+/// The hash covers the length, the first and last 16 bytes, and one byte of every 64:
+/// equal texts hash equal, and the rare distinct texts that agree on all of these are told
+/// apart by the full equality check. Reading one byte per cache line is what makes keys
+/// cheap to compare later: keys are made for a whole batch of tools before any is looked
+/// up, so the processor fetches the batch's texts from memory in parallel (independent
+/// loads), instead of taking one cache miss after another in the comparisons.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TextKey<'a> {
+    hash: u64,
+    text: &'a str,
+}
 
-impl std::hash::Hash for TextKey<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        let bytes = self.0.as_bytes();
-        let n = bytes.len();
-        state.write_usize(n);
-        state.write(bytes.get(..n.min(32)).unwrap_or_default());
-        state.write(bytes.get(n.saturating_sub(32)..).unwrap_or_default());
+/// Up to 8 bytes from the start of `bytes`, little-endian, zero-padded.
+fn word(bytes: &[u8]) -> u64 {
+    if let Some(&w) = bytes.first_chunk::<8>() {
+        return u64::from_le_bytes(w);
     }
+    bytes.iter().rev().fold(0, |w, &b| (w << 8) | u64::from(b))
+}
+
+impl<'a> TextKey<'a> {
+    pub(super) fn new(text: &'a str) -> Self {
+        // The multiplier of FxHash; any odd constant with well-mixed bits would do.
+        const K: u64 = 0xf135_7aea_2e62_a9c5;
+        let mix = |h: u64, w: u64| (h.rotate_left(26) ^ w).wrapping_mul(K);
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        let tail = bytes.get(n.saturating_sub(16)..).unwrap_or_default();
+        let mut h = mix(n as u64, word(bytes));
+        h = mix(h, word(bytes.get(8..).unwrap_or_default()));
+        h = mix(h, word(tail));
+        h = mix(h, word(tail.get(8..).unwrap_or_default()));
+        let sampled = bytes
+            .iter()
+            .step_by(64)
+            .fold(0_u64, |acc, &b| acc.rotate_left(7) ^ u64::from(b));
+        Self {
+            hash: mix(h, sampled),
+            text,
+        }
+    }
+}
+
+/// A remembered text: where its copy sits in the builder's arena, its bag, and the next
+/// remembered text with the same hash.
+#[derive(Debug, Clone, Copy)]
+struct Memo {
+    start: usize,
+    end: usize,
+    bag: (u32, u32, u32),
+    next: Option<u32>,
 }
 
 /// A tool's reference to one of its texts: the bag's range in `bags`, and the field.
@@ -100,10 +139,11 @@ struct Ref {
     field: u8,
 }
 
-/// Collects tools one at a time. `'a` is the catalogue's lifetime: texts are remembered by
-/// reference, so a text seen before is not tokenised again.
+/// Collects tools one at a time. A text seen before is not tokenised again: each distinct
+/// text is copied once into a compact arena, so the comparisons that recognise a repeat
+/// read a few hundred kilobytes that stay in cache, not texts scattered over the catalogue.
 #[derive(Debug)]
-pub(super) struct Builder<'a> {
+pub(super) struct Builder {
     weights: [f32; FIELDS],
     k1: f32,
     /// Lowercase form -> term id, or [`STOP`].
@@ -111,7 +151,11 @@ pub(super) struct Builder<'a> {
     /// Stem -> term id.
     terms: HashMap<Box<str>, u32, BuildFxHasher>,
     /// Text -> its bag (range in `bags`) and its length in tokens.
-    texts: HashMap<TextKey<'a>, (u32, u32, u32), BuildFxHasher>,
+    texts: HashMap<u64, u32, BuildFxHasher>,
+    /// The remembered texts (`texts` points at the latest of each hash).
+    memo: Vec<Memo>,
+    /// The remembered texts' copies, one after another.
+    arena: String,
     /// (term, count) bags of the texts seen, each sorted by term.
     bags: Vec<(u32, u16)>,
     /// Scratch: the term ids of the text being tokenised.
@@ -124,13 +168,11 @@ pub(super) struct Builder<'a> {
     doc_starts: Vec<usize>,
     /// Tokens per field, per tool.
     lengths: Vec<[u32; FIELDS]>,
-    /// Per term: the number of tools that have it.
+    /// Per term: the number of tools that have it (counted in `finish`).
     df: Vec<u32>,
-    /// Per term: 1 + the last tool counted in `df` (0: none yet).
-    seen: Vec<u32>,
 }
 
-impl<'a> Builder<'a> {
+impl Builder {
     /// A builder scoring with these field weights and saturation. A weight that is not a
     /// positive finite number switches its field off; `k1` below 0 (or NaN) counts as 0.
     pub(super) fn new(weights: [f32; FIELDS], k1: f32) -> Self {
@@ -140,6 +182,8 @@ impl<'a> Builder<'a> {
             forms: HashMap::default(),
             terms: HashMap::default(),
             texts: HashMap::default(),
+            memo: Vec::new(),
+            arena: String::new(),
             bags: Vec::new(),
             ids: Vec::new(),
             buf: String::new(),
@@ -147,8 +191,16 @@ impl<'a> Builder<'a> {
             doc_starts: Vec::new(),
             lengths: Vec::new(),
             df: Vec::new(),
-            seen: Vec::new(),
         }
+    }
+
+    /// Makes room for `tools` more tools.
+    pub(super) fn reserve(&mut self, tools: usize) {
+        self.doc_starts.reserve(tools);
+        self.lengths.reserve(tools);
+        // The real corpus averages seven texts per tool (name, description, parameter
+        // names and descriptions, enum values).
+        self.refs.reserve(tools.saturating_mul(8));
     }
 
     /// Starts the next tool.
@@ -157,17 +209,40 @@ impl<'a> Builder<'a> {
         self.lengths.push([0; FIELDS]);
     }
 
-    /// Adds `text` to `field` of the current tool.
-    pub(super) fn add_text(&mut self, field: usize, text: &'a str) {
-        let bag = match self.texts.get(&TextKey(text)) {
-            Some(&bag) => bag,
+    /// Adds the text of `key` to `field` of the current tool; a text seen before is not
+    /// tokenised again.
+    pub(super) fn add_text(&mut self, field: usize, key: TextKey<'_>) {
+        let bag = match self.remembered(key) {
+            Some(bag) => bag,
             None => {
-                let bag = self.bag_of(text);
-                self.texts.insert(TextKey(text), bag);
+                let bag = self.bag_of(key.text);
+                if let Ok(index) = u32::try_from(self.memo.len()) {
+                    let start = self.arena.len();
+                    self.arena.push_str(key.text);
+                    let next = self.texts.insert(key.hash, index);
+                    self.memo.push(Memo {
+                        start,
+                        end: self.arena.len(),
+                        bag,
+                        next,
+                    });
+                }
                 bag
             }
         };
         self.add_bag(field, bag);
+    }
+
+    /// The bag of `key`'s text if it was seen before.
+    fn remembered(&self, key: TextKey<'_>) -> Option<(u32, u32, u32)> {
+        let mut at = self.texts.get(&key.hash).copied();
+        while let Some(memo) = at.and_then(|i| self.memo.get(i as usize)) {
+            if self.arena.get(memo.start..memo.end) == Some(key.text) {
+                return Some(memo.bag);
+            }
+            at = memo.next;
+        }
+        None
     }
 
     /// Like [`add_text`](Self::add_text) for a short-lived text, which is not remembered.
@@ -191,21 +266,6 @@ impl<'a> Builder<'a> {
         });
         if let Some(total) = self.lengths.last_mut().and_then(|l| l.get_mut(field)) {
             *total = total.saturating_add(len);
-        }
-        // First pass: document frequencies, each term counted once per tool.
-        let stamp = u32::try_from(self.lengths.len()).unwrap_or(u32::MAX);
-        for &(term, _) in self
-            .bags
-            .get(start as usize..end as usize)
-            .unwrap_or_default()
-        {
-            let t = term as usize;
-            if let (Some(seen), Some(df)) = (self.seen.get_mut(t), self.df.get_mut(t))
-                && *seen != stamp
-            {
-                *seen = stamp;
-                *df += 1;
-            }
         }
     }
 
@@ -261,12 +321,11 @@ impl<'a> Builder<'a> {
         }
         self.terms.insert(stemmed.into(), id);
         self.df.push(0);
-        self.seen.push(0);
         id
     }
 
-    /// Lays out the postings with BM25F impacts (the second pass).
-    pub(super) fn finish(self) -> (HashMap<Box<str>, u32, BuildFxHasher>, Postings) {
+    /// Lays out the postings with BM25F impacts.
+    pub(super) fn finish(mut self) -> (HashMap<Box<str>, u32, BuildFxHasher>, Postings) {
         let n = self.lengths.len();
         let mut avg = [0.0_f64; FIELDS];
         for lengths in &self.lengths {
@@ -279,25 +338,21 @@ impl<'a> Builder<'a> {
             *sum /= n.max(1) as f64;
         }
 
-        let idf: Vec<f32> = self.df.iter().map(|&d| idf(n, d as usize)).collect();
-        let mut offsets = Vec::with_capacity(self.df.len() + 1);
-        let mut total = 0;
-        offsets.push(0);
-        for &d in &self.df {
-            total += d as usize;
-            offsets.push(total);
-        }
-        let mut cursor = offsets.clone();
-        let mut docs = vec![0_u32; total];
-        let mut impacts = vec![0.0_f32; total];
-
+        // Pass 1, tool by tool: each term's weighted, length-normalised frequency `x`,
+        // appended in tool order, and each term's document frequency.
+        // At most one entry per (reference, term): room for all, so the list never moves.
+        let bound = self
+            .refs
+            .iter()
+            .map(|r| r.end.saturating_sub(r.start) as usize)
+            .sum();
+        let mut found: Vec<(u32, f32)> = Vec::with_capacity(bound);
+        let mut found_ends: Vec<usize> = Vec::with_capacity(n);
         let mut tf = vec![[0_u16; FIELDS]; self.df.len()];
         let mut touched: Vec<u32> = Vec::new();
-        let k1 = self.k1;
-        for (doc, lengths) in self.lengths.iter().enumerate() {
-            let Ok(doc_id) = u32::try_from(doc) else {
-                break;
-            };
+        let refs_len = self.refs.len();
+        let ends = self.doc_starts.iter().skip(1).chain([&refs_len]);
+        for ((lengths, &start), &end) in self.lengths.iter().zip(&self.doc_starts).zip(ends) {
             let mut norm = [0.0_f32; FIELDS];
             for (f, slot) in norm.iter_mut().enumerate() {
                 let (Some(&w), Some(&b), Some(&len), Some(&avg)) =
@@ -308,13 +363,8 @@ impl<'a> Builder<'a> {
                 let ratio = if avg > 0.0 { f64::from(len) / avg } else { 1.0 };
                 *slot = w / (1.0 - b + b * ratio as f32);
             }
-            let start = self.doc_starts.get(doc).copied().unwrap_or(0);
-            let end = self
-                .doc_starts
-                .get(doc + 1)
-                .copied()
-                .unwrap_or(self.refs.len());
             for r in self.refs.get(start..end).unwrap_or_default() {
+                let field = usize::from(r.field);
                 let bag = self
                     .bags
                     .get(r.start as usize..r.end as usize)
@@ -326,36 +376,124 @@ impl<'a> Builder<'a> {
                     if *row == [0; FIELDS] {
                         touched.push(term);
                     }
-                    if let Some(slot) = row.get_mut(usize::from(r.field)) {
+                    if let Some(slot) = row.get_mut(field) {
                         *slot = slot.saturating_add(count);
                     }
                 }
             }
+            let [m0, m1, m2, m3, m4, m5] = norm;
             for &term in &touched {
                 let t = term as usize;
-                let Some(row) = tf.get_mut(t) else { continue };
-                let x: f32 = row.iter().zip(&norm).map(|(&c, &m)| f32::from(c) * m).sum();
-                *row = [0; FIELDS];
+                let (Some(row), Some(df)) = (tf.get_mut(t), self.df.get_mut(t)) else {
+                    continue;
+                };
+                let [c0, c1, c2, c3, c4, c5] = std::mem::take(row);
+                // Field by field, in order, as a sum from the left (bit for bit what
+                // `Iterator::sum` of the six products gives).
+                let x = f32::from(c0) * m0
+                    + f32::from(c1) * m1
+                    + f32::from(c2) * m2
+                    + f32::from(c3) * m3
+                    + f32::from(c4) * m4
+                    + f32::from(c5) * m5;
+                found.push((term, x));
+                *df += 1;
+            }
+            touched.clear();
+            found_ends.push(found.len());
+        }
+
+        // Pass 2: rows laid out by document frequency, then each tool written into its
+        // terms' rows (a counting sort), with the IDF now known.
+        let idf: Vec<f32> = self.df.iter().map(|&d| idf(n, d as usize)).collect();
+        let mut offsets = Vec::with_capacity(self.df.len() + 1);
+        let mut total = 0;
+        offsets.push(0);
+        for &d in &self.df {
+            total += d as usize;
+            offsets.push(total);
+        }
+        let mut cursor = offsets.clone();
+        // Zeroed pairs come from the allocator already zeroed: no pass to clear them.
+        let mut entries = vec![(0_u32, 0.0_f32); total];
+        let k1 = self.k1;
+        let mut start = 0;
+        for (doc, &end) in found_ends.iter().enumerate() {
+            let Ok(doc_id) = u32::try_from(doc) else {
+                break;
+            };
+            for &(term, x) in found.get(start..end).unwrap_or_default() {
+                let t = term as usize;
                 let (Some(at), Some(&term_idf)) = (cursor.get_mut(t), idf.get(t)) else {
                     continue;
                 };
-                if let (Some(d), Some(imp)) = (docs.get_mut(*at), impacts.get_mut(*at)) {
-                    *d = doc_id;
-                    *imp = term_idf * x * (k1 + 1.0) / (k1 + x);
+                if let Some(entry) = entries.get_mut(*at) {
+                    *entry = (doc_id, term_idf * x * (k1 + 1.0) / (k1 + x));
                 }
                 *at += 1;
             }
-            touched.clear();
+            start = end;
         }
 
         (
             self.terms,
             Postings {
                 offsets,
-                docs,
-                impacts,
+                entries,
                 idf,
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two texts of one length that agree on the first and last 16 bytes and on every
+    /// 64th byte, but not in between.
+    fn colliding() -> (String, String) {
+        let frame = |middle: &str| format!("open the record {middle:<68} close the record");
+        let (a, b) = (
+            frame("then archive every invoice"),
+            frame("then summarise every ticket"),
+        );
+        assert_eq!(a.len(), b.len());
+        assert_ne!(a, b);
+        (a, b)
+    }
+
+    #[test]
+    fn texts_that_share_a_hash_keep_their_own_bags() {
+        let (a, b) = colliding();
+        assert_eq!(TextKey::new(&a).hash, TextKey::new(&b).hash);
+        let mut builder = Builder::new([1.0; FIELDS], 1.2);
+        builder.start_doc();
+        builder.add_text(DESCRIPTION, TextKey::new(&a));
+        builder.add_text(DESCRIPTION, TextKey::new(&b));
+        // A copy of `a` in another allocation is recognised as a repeat.
+        let again = a.clone();
+        builder.add_text(DESCRIPTION, TextKey::new(&again));
+        let bags: Vec<(u32, u32)> = builder.refs.iter().map(|r| (r.start, r.end)).collect();
+        assert_eq!(bags.len(), 3);
+        assert_ne!(bags[0], bags[1], "a collision must not share a bag");
+        assert_eq!(bags[0], bags[2], "a repeated text reuses its bag");
+        for (word, expected) in [("invoic", true), ("ticket", true), ("nothing", false)] {
+            assert_eq!(builder.terms.contains_key(word), expected, "{word}");
+        }
+    }
+
+    #[test]
+    fn short_and_empty_texts_hash_by_their_bytes() {
+        for (x, y) in [
+            ("", "a"),
+            ("ab", "ba"),
+            ("abcdefgh", "abcdefgi"),
+            ("x", "x "),
+        ] {
+            assert_ne!(TextKey::new(x).hash, TextKey::new(y).hash, "{x:?} {y:?}");
+        }
+        let copy = String::from("same");
+        assert_eq!(TextKey::new("same").hash, TextKey::new(&copy).hash);
     }
 }

@@ -238,8 +238,8 @@ pub struct SearchResults {
 /// A search index over one tool catalogue. Cheap to query from many threads at once.
 ///
 /// Build it once per catalogue; it keeps the tool names, the term dictionary and the
-/// postings (about 8 bytes per distinct (tool, term) pair). A query borrows a per-thread
-/// scratch array of 16 bytes per tool, sized by the largest catalogue that thread has
+/// postings (about 8 bytes per distinct (tool, term) pair). A query borrows per-thread
+/// scratch arrays of 20 bytes per tool, sized by the largest catalogue that thread has
 /// searched, and allocates only for the request's terms and the hits it returns.
 #[derive(Debug, Clone)]
 pub struct CatalogIndex {
@@ -329,21 +329,56 @@ impl CatalogIndex {
         docs: impl IntoIterator<Item = Doc<'a>>,
         options: &IndexOptions,
     ) -> Self {
+        let mut docs = docs.into_iter();
         let mut builder = bm25::Builder::new(options.weights.as_array(), options.k1);
+        builder.reserve(docs.size_hint().0);
+        let mut names = Vec::with_capacity(docs.size_hint().0);
         let mut stack = Vec::new();
-        let mut names = Vec::new();
-        for doc in docs {
-            builder.start_doc();
-            builder.add_text(bm25::NAME, doc.name);
-            for tag in doc.tags {
-                builder.add_text(bm25::TAGS, tag);
+        let mut batch: Vec<Doc<'a>> = Vec::with_capacity(BATCH);
+        let mut parts: Vec<Part<'a>> = Vec::new();
+        let mut ends: Vec<usize> = Vec::with_capacity(BATCH);
+        loop {
+            batch.clear();
+            batch.extend(docs.by_ref().take(BATCH));
+            if batch.is_empty() {
+                break;
             }
-            builder.add_text(bm25::DESCRIPTION, doc.description);
-            if let Some(title) = doc.title {
-                builder.add_text(bm25::DESCRIPTION, title);
+            // First every text of the batch is found and keyed (its hash reads its first
+            // and last bytes), then each is looked up and indexed; see `bm25::TextKey`.
+            parts.clear();
+            ends.clear();
+            for doc in &batch {
+                parts.push(Part::Name(doc.name));
+                for tag in doc.tags {
+                    parts.push(Part::Text(bm25::TAGS, bm25::TextKey::new(tag)));
+                }
+                parts.push(Part::Text(
+                    bm25::DESCRIPTION,
+                    bm25::TextKey::new(doc.description),
+                ));
+                if let Some(title) = doc.title {
+                    parts.push(Part::Text(bm25::DESCRIPTION, bm25::TextKey::new(title)));
+                }
+                collect_schema(&mut parts, &mut stack, doc.schema);
+                ends.push(parts.len());
             }
-            add_schema(&mut builder, &mut stack, doc.schema);
-            names.push(ToolName::from(doc.name));
+            let mut start = 0;
+            for (doc, &end) in batch.iter().zip(&ends) {
+                builder.start_doc();
+                for part in parts.get(start..end).unwrap_or_default() {
+                    match *part {
+                        // Names are unique within a catalogue: remembering them would only
+                        // fill the memo.
+                        Part::Name(name) => builder.add_owned_text(bm25::NAME, name),
+                        Part::Text(field, key) => builder.add_text(field, key),
+                        Part::Number(n) => {
+                            builder.add_owned_text(bm25::ENUM_VALUES, &n.to_string());
+                        }
+                    }
+                }
+                start = end;
+                names.push(ToolName::from(doc.name));
+            }
         }
         let (terms, postings) = builder.finish();
 
@@ -473,79 +508,85 @@ impl CatalogIndex {
     /// The best `k` tools for `terms`, best first: (tool, score, bits of the terms matched).
     ///
     /// Scores accumulate in a per-thread scratch array as long as the catalogue, kept zeroed
-    /// between calls (only the touched entries are reset), so a query allocates no
-    /// catalogue-sized memory.
+    /// between calls (only the touched entries are reset, in the same pass that picks the
+    /// best), so a query allocates no catalogue-sized memory.
     fn best_docs(&self, terms: &[QueryTerm], k: usize) -> Vec<(u32, f32, u64)> {
         thread_local! {
-            static SCRATCH: RefCell<Vec<Acc>> = const { RefCell::new(Vec::new()) };
+            static SCRATCH: RefCell<Scratch> = const {
+                RefCell::new(Scratch { acc: Vec::new(), touched: Vec::new() })
+            };
         }
         SCRATCH.with(|cell| {
-            let mut owned = Vec::new();
+            let mut owned = Scratch {
+                acc: Vec::new(),
+                touched: Vec::new(),
+            };
             let mut borrowed = cell.try_borrow_mut();
-            let acc: &mut Vec<Acc> = match borrowed.as_deref_mut() {
+            let Scratch { acc, touched } = match borrowed.as_deref_mut() {
                 Ok(scratch) => scratch,
                 Err(_) => &mut owned,
             };
-            if acc.len() < self.names.len() {
-                acc.resize(self.names.len(), Acc::default());
+            let tools = self.names.len();
+            if acc.len() < tools {
+                acc.resize(tools, Acc::default());
             }
-            let mut touched: Vec<u32> = Vec::new();
+            if touched.len() < tools {
+                touched.resize(tools, 0);
+            }
+            // Each tool's first touch appends it to `touched`: the store is unconditional
+            // (a later one overwrites it) and only the count depends on the test, so the
+            // loop has no branch on the data.
+            let (acc, touched) = (acc.as_mut_slice(), touched.as_mut_slice());
+            let mut count = 0;
             for (qi, term) in terms.iter().enumerate() {
                 let Some(id) = term.id else { continue };
                 let bit = 1_u64 << qi;
-                let (docs, impacts) = self.postings.list(id);
-                for (&doc, &impact) in docs.iter().zip(impacts) {
-                    if let Some(a) = acc.get_mut(doc as usize) {
-                        if a.mask == 0 {
-                            touched.push(doc);
-                        }
-                        a.score += impact;
-                        a.mask |= bit;
+                for &(doc, impact) in self.postings.list(id) {
+                    let Some(a) = acc.get_mut(doc as usize) else {
+                        continue;
+                    };
+                    if let Some(slot) = touched.get_mut(count) {
+                        *slot = doc;
                     }
+                    count += usize::from(a.mask == 0);
+                    a.score += impact;
+                    a.mask |= bit;
                 }
             }
-            let candidates: Vec<(f32, u32)> = touched
-                .iter()
-                .map(|&doc| (acc.get(doc as usize).map_or(0.0, |a| a.score), doc))
-                .collect();
+            let touched: &[u32] = touched.get(..count).unwrap_or_default();
             let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
-            let best: Vec<(u32, f32, u64)> = top_k(&candidates, k, name_of)
-                .into_iter()
-                .map(|(score, doc)| {
-                    let mask = acc.get(doc as usize).map_or(0, |a| a.mask);
-                    (doc, score, mask)
-                })
-                .collect();
-            for doc in touched {
-                if let Some(a) = acc.get_mut(doc as usize) {
-                    *a = Acc::default();
-                }
-            }
-            best
+            top_k(acc, touched, k, name_of)
         })
     }
-
     /// The request's distinct terms, in order of first appearance, then any compound of
     /// two adjacent words that the catalogue knows as one word, right after its second word.
     fn query_terms(&self, query: &str) -> Vec<QueryTerm> {
         let mut terms: Vec<QueryTerm> = Vec::new();
-        let mut stems: Vec<String> = Vec::new();
+        let mut stems = Stems::default();
         let mut buf = String::new();
+        let mut joined = String::new();
         // The previous word, if it was not a stop word, and its term's position.
-        let mut previous: Option<(String, usize)> = None;
+        let mut before = String::new();
+        let mut before_at: Option<usize> = None;
         for_each_token(query, &mut buf, |token| {
             if terms.len() + 2 > MAX_QUERY_TERMS || stem::is_stop_word(token) {
-                previous = None;
+                before_at = None;
                 return;
             }
-            let position = self.push_term(&mut terms, &mut stems, token, token, None);
-            if let (Some((before, before_at)), Some(at)) = (previous.take(), position) {
-                let joined = format!("{before}{token}");
-                let surface = format!("{before} {token}");
-                let explains = (1_u64 << before_at) | (1_u64 << at);
-                self.push_term(&mut terms, &mut stems, &joined, &surface, Some(explains));
+            let position = self.push_term(&mut terms, &mut stems, token, || token.to_owned(), None);
+            if let (Some(first), Some(at)) = (before_at.take(), position) {
+                joined.clear();
+                joined.push_str(&before);
+                joined.push_str(token);
+                let explains = (1_u64 << first) | (1_u64 << at);
+                let surface = || format!("{before} {token}");
+                self.push_term(&mut terms, &mut stems, &joined, surface, Some(explains));
             }
-            previous = position.map(|at| (token.to_owned(), at));
+            if let Some(at) = position {
+                before.clear();
+                before.push_str(token);
+                before_at = Some(at);
+            }
         });
         terms
     }
@@ -555,13 +596,13 @@ impl CatalogIndex {
     fn push_term(
         &self,
         terms: &mut Vec<QueryTerm>,
-        stems: &mut Vec<String>,
+        stems: &mut Stems,
         word: &str,
-        surface: &str,
+        surface: impl FnOnce() -> String,
         explains: Option<u64>,
     ) -> Option<usize> {
         let stemmed = stem(word);
-        if let Some(at) = stems.iter().position(|s| s == stemmed.as_ref()) {
+        if let Some(at) = stems.position(&stemmed) {
             return Some(at);
         }
         let id = self.terms.get(stemmed.as_ref()).copied();
@@ -569,9 +610,9 @@ impl CatalogIndex {
             return None;
         }
         let at = terms.len();
-        stems.push(stemmed.into_owned());
+        stems.push(&stemmed);
         terms.push(QueryTerm {
-            surface: surface.to_owned(),
+            surface: surface(),
             id,
             idf: id.map_or(0.0, |id| self.postings.idf(id)),
             has_digit: word.chars().any(char::is_numeric),
@@ -582,60 +623,119 @@ impl CatalogIndex {
     }
 }
 
-/// The best `k` of the (score, tool) `candidates`, best first: higher score, then the
-/// tool's name, then its catalogue position.
+/// The stems of a request's terms, in term order, in one buffer.
+#[derive(Default)]
+struct Stems {
+    text: String,
+    ends: Vec<usize>,
+}
+
+impl Stems {
+    fn position(&self, stem: &str) -> Option<usize> {
+        let mut start = 0;
+        self.ends.iter().position(|&end| {
+            let found = self.text.get(start..end) == Some(stem);
+            start = end;
+            found
+        })
+    }
+
+    fn push(&mut self, stem: &str) {
+        self.text.push_str(stem);
+        self.ends.push(self.text.len());
+    }
+}
+
+/// Per-thread query scratch: a score slot per tool, and the tools touched so far.
+struct Scratch {
+    acc: Vec<Acc>,
+    touched: Vec<u32>,
+}
+
+/// A candidate: score, tool, bits of the terms it matched.
+type Candidate = (f32, u32, u64);
+
+/// The best `k` of the `touched` tools, best first: higher score, then the tool's name,
+/// then its catalogue position. Every touched slot of `acc` is read and reset to zero.
 ///
 /// Small `k` (the usual case) keeps a sorted buffer of `k` and rejects most candidates by
 /// one float comparison against the worst kept; large `k` partitions once, then sorts.
 fn top_k<'n>(
-    candidates: &[(f32, u32)],
+    acc: &mut [Acc],
+    touched: &[u32],
     k: usize,
     name_of: impl Fn(u32) -> &'n str,
-) -> Vec<(f32, u32)> {
+) -> Vec<(u32, f32, u64)> {
     use std::cmp::Ordering;
-    let better = |a: &(f32, u32), b: &(f32, u32)| -> Ordering {
+    let better = |a: &Candidate, b: &Candidate| -> Ordering {
         b.0.total_cmp(&a.0)
             .then_with(|| name_of(a.1).cmp(name_of(b.1)))
             .then(a.1.cmp(&b.1))
     };
-    if k > 64 || candidates.len() <= k.max(64) {
-        let mut all = candidates.to_vec();
+    let mut take = |doc: u32| -> Candidate {
+        let a = acc
+            .get_mut(doc as usize)
+            .map(std::mem::take)
+            .unwrap_or_default();
+        (a.score, doc, a.mask)
+    };
+    let mut top: Vec<Candidate> = if k > 64 || touched.len() <= k.max(64) {
+        let mut all: Vec<Candidate> = touched.iter().map(|&doc| take(doc)).collect();
         if all.len() > k && k > 0 {
             all.select_nth_unstable_by(k - 1, better);
         }
         all.truncate(k);
         all.sort_unstable_by(better);
-        return all;
-    }
-    let mut top: Vec<(f32, u32)> = Vec::with_capacity(k + 1);
-    let mut worst = f32::NEG_INFINITY;
-    for candidate in candidates {
-        if top.len() == k
-            && (candidate.0 < worst
-                || top
-                    .last()
-                    .is_none_or(|w| better(candidate, w) != Ordering::Less))
-        {
-            continue;
+        all
+    } else {
+        let mut top: Vec<Candidate> = Vec::with_capacity(k + 1);
+        let mut worst = f32::NEG_INFINITY;
+        for &doc in touched {
+            let candidate = take(doc);
+            if top.len() == k
+                && (candidate.0 < worst
+                    || top
+                        .last()
+                        .is_none_or(|w| better(&candidate, w) != Ordering::Less))
+            {
+                continue;
+            }
+            let at = top.partition_point(|kept| better(kept, &candidate) == Ordering::Less);
+            top.insert(at, candidate);
+            top.truncate(k);
+            if top.len() == k {
+                worst = top.last().map_or(f32::NEG_INFINITY, |w| w.0);
+            }
         }
-        let at = top.partition_point(|kept| better(kept, candidate) == Ordering::Less);
-        top.insert(at, *candidate);
-        top.truncate(k);
-        if top.len() == k {
-            worst = top.last().map_or(f32::NEG_INFINITY, |w| w.0);
-        }
-    }
-    top
+        top
+    };
+    top.drain(..)
+        .map(|(score, doc, mask)| (doc, score, mask))
+        .collect()
 }
 
 /// Deepest schema nesting walked; deeper parts of pathological schemas are ignored.
 const MAX_SCHEMA_DEPTH: usize = 32;
 
-/// Adds parameter names, descriptions and enum values found anywhere in `schema`: under
+/// How many tools' texts are collected before any of them is looked up.
+const BATCH: usize = 16;
+
+/// One text of a tool, collected before the batch is indexed.
+#[derive(Clone, Copy)]
+enum Part<'a> {
+    /// A text that may repeat across tools (description, tag, parameter, enum value).
+    Text(usize, bm25::TextKey<'a>),
+    /// The tool's name.
+    Name(&'a str),
+    /// A number among the enum or `const` values, indexed by its decimal text.
+    Number(&'a serde_json::Number),
+}
+
+/// Collects parameter names, descriptions and enum values found anywhere in `schema`: under
 /// `properties`, `items`, `prefixItems`, `additionalProperties`, `not`, `anyOf`, `oneOf`,
 /// `allOf`, `$defs` and `definitions`. One pass over each object's keys.
-fn add_schema<'a>(
-    builder: &mut bm25::Builder<'a>,
+fn collect_schema<'a>(
+    parts: &mut Vec<Part<'a>>,
     stack: &mut Vec<(&'a Value, usize)>,
     schema: &'a Value,
 ) {
@@ -647,17 +747,20 @@ fn add_schema<'a>(
         for (key, value) in map {
             match (key.as_str(), value) {
                 ("description", Value::String(text)) if depth > 0 => {
-                    builder.add_text(bm25::PARAM_DESCRIPTIONS, text);
+                    parts.push(Part::Text(
+                        bm25::PARAM_DESCRIPTIONS,
+                        bm25::TextKey::new(text),
+                    ));
                 }
                 ("enum", Value::Array(values)) => {
                     for value in values {
-                        add_value(builder, value);
+                        collect_value(parts, value);
                     }
                 }
-                ("const", value) => add_value(builder, value),
+                ("const", value) => collect_value(parts, value),
                 ("properties", Value::Object(properties)) if deeper => {
                     for (name, sub) in properties {
-                        builder.add_text(bm25::PARAM_NAMES, name);
+                        parts.push(Part::Text(bm25::PARAM_NAMES, bm25::TextKey::new(name)));
                         stack.push((sub, depth + 1));
                     }
                 }
@@ -678,11 +781,11 @@ fn add_schema<'a>(
     }
 }
 
-fn add_value<'a>(builder: &mut bm25::Builder<'a>, value: &'a Value) {
-    if let Value::String(s) = value {
-        builder.add_text(bm25::ENUM_VALUES, s);
-    } else if let Value::Number(n) = value {
-        // Numbers are rare in enums; their text is owned, so it is not remembered.
-        builder.add_owned_text(bm25::ENUM_VALUES, &n.to_string());
+fn collect_value<'a>(parts: &mut Vec<Part<'a>>, value: &'a Value) {
+    match value {
+        Value::String(s) => parts.push(Part::Text(bm25::ENUM_VALUES, bm25::TextKey::new(s))),
+        // Numbers are rare in enums; their text is made when indexed, and not remembered.
+        Value::Number(n) => parts.push(Part::Number(n)),
+        _ => {}
     }
 }

@@ -381,3 +381,34 @@ fn degenerate_options_switch_fields_off_instead_of_breaking_scores() {
         );
     }
 }
+
+/// Every score, order, matched-term list and abstention decision of the labelled requests,
+/// bit for bit (scores as `f32` bit patterns), so that work on the index's speed cannot
+/// change a result unnoticed.
+#[test]
+fn rankings_of_the_labelled_requests_are_pinned_bit_for_bit() {
+    let tools = real_tools();
+    let index = CatalogIndex::build(&tools);
+    let mut out = String::new();
+    for q in [labelled("calibrate"), labelled("heldout")].concat() {
+        let ranked = index.search_with(&q.query, 3, &Abstention::NEVER);
+        let decided = index.search(&q.query, 3);
+        out.push_str(&format!(
+            "{:?}\n  abstains={} confidence={:08x} evidence={:08x}\n",
+            q.query,
+            decided.abstained,
+            decided.confidence.to_bits(),
+            decided.evidence.to_bits(),
+        ));
+        for hit in &ranked.hits {
+            out.push_str(&format!(
+                "  {} {:08x} {:08x} {:?}\n",
+                hit.tool.as_str(),
+                hit.score.to_bits(),
+                hit.coverage.to_bits(),
+                hit.matched_terms,
+            ));
+        }
+    }
+    insta::assert_snapshot!(out);
+}

@@ -1,0 +1,67 @@
+//! A fixed amount of catalogue-search work, for instruction counts on a noisy machine.
+//!
+//! Run with:
+//!
+//! ```text
+//! cargo build --release -p chef-compress --example profile_search
+//! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::build_with' \
+//!     target/release/examples/profile_search build [ROUNDS]
+//! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::search_with' \
+//!     target/release/examples/profile_search short|long [ROUNDS]
+//! ```
+//!
+//! Uses the bench's catalogue: the real 149-tool corpus replicated to 10,000 tools under
+//! renamed names (`s{n}_{name}`). `build` builds the index `ROUNDS` times (default 2);
+//! `short` and `long` build it once and answer the bench's short (8-word) or long
+//! (25-word) request `ROUNDS` times (default 1,000). Instructions per build or query are
+//! the collected count divided by `ROUNDS`. Without valgrind, `time` gives CPU time.
+
+use std::hint::black_box;
+
+use chef_compress::search::CatalogIndex;
+use chef_ir::ToolName;
+
+const SHORT: &str = "add three new rows to the bottom of the tracker spreadsheet";
+const LONG: &str = "Get the full details of order 735U2663137, then add a note to it saying the \
+                    customer called about a damaged item and wants the delivery date and time \
+                    rescheduled";
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| "build".to_owned());
+    let rounds: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/real-mcp-tools.json"
+    );
+    let base = chef_ir::load_tools_from_str(&std::fs::read_to_string(path)?)?.tools;
+    let catalogue: Vec<_> = base
+        .iter()
+        .cycle()
+        .take(10_000)
+        .enumerate()
+        .map(|(i, tool)| {
+            let mut tool = tool.clone();
+            tool.name = ToolName::new(format!("s{}_{}", i / base.len(), tool.name));
+            tool
+        })
+        .collect();
+    match mode.as_str() {
+        "build" => {
+            for _ in 0..rounds.unwrap_or(2) {
+                black_box(CatalogIndex::build(black_box(&catalogue)));
+            }
+        }
+        "short" | "long" => {
+            let index = CatalogIndex::build(&catalogue);
+            let query = if mode == "short" { SHORT } else { LONG };
+            let mut hits = 0;
+            for _ in 0..rounds.unwrap_or(1_000) {
+                hits += black_box(index.search(black_box(query), 10)).hits.len();
+            }
+            println!("{hits} hits");
+        }
+        other => return Err(format!("unknown mode {other:?}: build, short or long").into()),
+    }
+    Ok(())
+}
