@@ -187,8 +187,7 @@ fn array_key(target: Target) -> &'static str {
 /// The byte spans of the elements of the messages array of `body`, and the offset just
 /// after its `[`.
 pub(crate) fn elements(target: Target, body: &[u8]) -> Option<(usize, Vec<(usize, usize)>)> {
-    let top: std::collections::HashMap<&str, &RawValue> = serde_json::from_slice(body).ok()?;
-    let array = *top.get(array_key(target))?;
+    let array = messages_array(target, body)?;
     let items: Vec<&RawValue> = serde_json::from_str(array.get()).ok()?;
     let base = body.as_ptr() as usize;
     let offset = |raw: &str| (raw.as_ptr() as usize).checked_sub(base);
@@ -200,6 +199,43 @@ pub(crate) fn elements(target: Target, body: &[u8]) -> Option<(usize, Vec<(usize
     Some((open, spans))
 }
 
+/// The messages array of a provider body, found without building a map of the body's
+/// top-level members. `None` when the body is not an object with that array (or a key
+/// needs unescaping, which no provider crate writes).
+fn messages_array(target: Target, body: &[u8]) -> Option<&RawValue> {
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+
+    struct Member(&'static str);
+    impl<'de> Visitor<'de> for Member {
+        type Value = Option<&'de RawValue>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(key) = map.next_key::<&'de str>()? {
+                if found.is_none() && key == self.0 {
+                    found = Some(map.next_value::<&'de RawValue>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Member {
+        type Value = Option<&'de RawValue>;
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let array = Member(array_key(target)).deserialize(&mut de).ok()??;
+    de.end().ok()?;
+    Some(array)
+}
+
 /// Where the prefix elements go in the messages array of `body`: after its first
 /// `head_elems` elements (which must be followed by at least one more).
 pub(crate) fn prefix_insert(
@@ -208,6 +244,21 @@ pub(crate) fn prefix_insert(
     head_elems: usize,
     prefix: &Arc<[u8]>,
 ) -> Option<super::wire::PrefixInsert> {
+    if head_elems == 0 {
+        // Only the array's start is needed, and that it has an element.
+        let array = messages_array(target, body)?;
+        let text = array.get();
+        let open = (text.as_ptr() as usize).checked_sub(body.as_ptr() as usize)? + 1;
+        let rest = text.get(1..)?.trim_start();
+        if !text.starts_with('[') || rest.starts_with(']') {
+            return None;
+        }
+        return Some(super::wire::PrefixInsert {
+            at: open,
+            bytes: Arc::clone(prefix),
+            comma_before: false,
+        });
+    }
     let (open, spans) = elements(target, body)?;
     if spans.len() <= head_elems {
         return None;
