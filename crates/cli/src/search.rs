@@ -30,7 +30,7 @@
 //! one JSON object with the threshold that abstains on `--abstain-share` of those requests:
 //!
 //! ```json
-//! {"model":"minilm-mean-256:53aa51172d142c89","kind":"contextual","tools":149,"irrelevant":60,"abstain_share":0.9,"min_cosine":0.412}
+//! {"model":"minilm-mean-256:99f704468154fc61","kind":"contextual","tools":149,"irrelevant":60,"abstain_share":0.9,"min_cosine":0.373}
 //! ```
 
 use std::{
