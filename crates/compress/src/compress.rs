@@ -560,8 +560,7 @@ fn render(
         n => cores.iter().map(|c| c.chars).sum::<usize>() + n + 1,
     };
 
-    let mut order: Vec<usize> = (0..cores.len()).collect();
-    order.sort_unstable_by_key(|&i| cores.get(i).map_or(u32::MAX, |c| c.rank));
+    let order = sorted_order(cores, catalogue.len());
 
     // Namespaces in order of first appearance; members keep the sorted order. One pass
     // numbers the namespaces and counts their members, so each list is allocated once.
@@ -754,6 +753,36 @@ fn render(
     })
 }
 
+/// The positions of `cores` in name order. Ranks are distinct places in the catalogue's
+/// order, so a selection of a good share of it is placed by rank in one pass; a small one
+/// sorts its (rank, position) pairs.
+fn sorted_order(cores: &[Arc<ToolCore>], catalogue_len: usize) -> Vec<usize> {
+    let mut pairs: Vec<(u32, u32)> = cores
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.rank, u32::try_from(i).unwrap_or(u32::MAX)))
+        .collect();
+    if cores.len().saturating_mul(8) >= catalogue_len {
+        let mut by_rank = vec![u32::MAX; catalogue_len];
+        let mut placed = true;
+        for &(rank, i) in &pairs {
+            match by_rank.get_mut(rank as usize) {
+                Some(slot) if *slot == u32::MAX => *slot = i,
+                _ => placed = false,
+            }
+        }
+        if placed {
+            return by_rank
+                .into_iter()
+                .filter(|&i| i != u32::MAX)
+                .map(|i| i as usize)
+                .collect();
+        }
+    }
+    pairs.sort_unstable();
+    pairs.into_iter().map(|(_, i)| i as usize).collect()
+}
+
 /// Gives every tool of a level-2 namespace an operation no other member shares.
 ///
 /// Level 2 addresses a tool as (namespace, operation). The reference keeps duplicate
@@ -896,6 +925,12 @@ impl Code {
             *slot = byte;
             self.len += 1;
         }
+    }
+
+    /// Appends the code to `out` (ASCII, so no UTF-8 check is needed).
+    pub(crate) fn push_to(&self, out: &mut String) {
+        let bytes = self.bytes.get(..usize::from(self.len)).unwrap_or_default();
+        out.extend(bytes.iter().map(|&b| char::from(b)));
     }
 
     /// The code as text.
@@ -1141,7 +1176,7 @@ fn level3_preamble(
                 system.push('\n');
             }
             first = false;
-            system.push_str(&e.code);
+            e.code.push_to(&mut system);
             system.push(' ');
             system.push_str(&e.name);
             let body_start = system.len();
