@@ -11,14 +11,16 @@ use crate::is_false;
 ///
 /// Names are compared exactly (case-sensitive). Provider crates map names that a provider
 /// refuses to valid wire names and back; callers only ever see real names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ToolName(String);
+///
+/// Shared, not copied: cloning a name (every turn's tool lists, payload metadata, the
+/// selection key) is a reference-count increment.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ToolName(std::sync::Arc<str>);
 
 impl ToolName {
     /// Wraps a name.
     pub fn new(name: impl Into<String>) -> Self {
-        Self(name.into())
+        Self(std::sync::Arc::from(name.into()))
     }
 
     /// The name as a string slice.
@@ -28,7 +30,19 @@ impl ToolName {
 
     /// The owned string.
     pub fn into_inner(self) -> String {
-        self.0
+        String::from(&*self.0)
+    }
+}
+
+impl Serialize for ToolName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer).map(Self::new)
     }
 }
 
@@ -40,13 +54,13 @@ impl fmt::Display for ToolName {
 
 impl From<&str> for ToolName {
     fn from(s: &str) -> Self {
-        Self(s.to_owned())
+        Self(std::sync::Arc::from(s))
     }
 }
 
 impl From<String> for ToolName {
     fn from(s: String) -> Self {
-        Self(s)
+        Self::new(s)
     }
 }
 
@@ -64,13 +78,13 @@ impl Borrow<str> for ToolName {
 
 impl PartialEq<str> for ToolName {
     fn eq(&self, other: &str) -> bool {
-        self.0 == other
+        &*self.0 == other
     }
 }
 
 impl PartialEq<&str> for ToolName {
     fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
+        &*self.0 == *other
     }
 }
 
