@@ -255,6 +255,9 @@ pub struct Memory {
     host_written: BTreeSet<StoreKey>,
     /// Conflicts resolved per key before giving up; `None`: [`DEFAULT_PERSIST_RETRIES`].
     persist_retries: Option<u32>,
+    /// The last [`render_block`](Self::render_block), kept until an entry or the allowed
+    /// keys change (every compile renders the block; most turns change no memory).
+    rendered: parking_lot::Mutex<Option<(MemoryStyle, Option<String>)>>,
 }
 
 impl fmt::Debug for Memory {
@@ -292,6 +295,7 @@ impl Memory {
         S: Into<String>,
     {
         self.allowed_keys = Some(keys.into_iter().map(Into::into).collect());
+        self.invalidate_render();
         self
     }
 
@@ -524,6 +528,7 @@ impl Memory {
             value,
             old_value: old.map(|o| o.value),
         });
+        self.invalidate_render();
         match self.entries.entry(key) {
             btree_map::Entry::Occupied(mut slot) => {
                 slot.insert(entry);
@@ -541,6 +546,7 @@ impl Memory {
     }
 
     fn remove_entry(&mut self, key: &StoreKey, origin: Origin) -> Option<MemoryEntry> {
+        self.invalidate_render();
         let removed = self.entries.remove(key)?;
         self.mark_unsaved(key, origin);
         self.emit(&MemoryEvent::Deleted {
@@ -565,6 +571,7 @@ impl Memory {
             .collect();
         let mut removed = Vec::with_capacity(expired.len());
         for key in expired {
+            self.invalidate_render();
             if let Some(entry) = self.entries.remove(&key) {
                 self.mark_unsaved(&key, Origin::Host);
                 self.emit(&MemoryEvent::Expired {
@@ -610,8 +617,21 @@ impl Memory {
     /// Entries are separated by a blank line; `<description>` appears only when set. With a
     /// non-empty allow-list the last paragraph names the writable keys instead.
     pub fn render_block(&self, style: MemoryStyle) -> Option<String> {
+        let mut rendered = self.rendered.lock();
+        if let Some((cached, block)) = rendered.as_ref()
+            && *cached == style
+        {
+            return block.clone();
+        }
         let entries: Vec<&MemoryEntry> = self.entries.values().collect();
-        render::render_block(&entries, style, self.allowed_keys.as_deref())
+        let block = render::render_block(&entries, style, self.allowed_keys.as_deref());
+        *rendered = Some((style, block.clone()));
+        block
+    }
+
+    /// Forgets the rendered block: an entry or the allowed keys changed.
+    fn invalidate_render(&mut self) {
+        *self.rendered.get_mut() = None;
     }
 
     /// The memory block for the entries `select` keeps, in the order it returns them (a
@@ -650,6 +670,7 @@ impl Memory {
             }
         }
         self.entries = restored;
+        self.invalidate_render();
         self.turn = state.turn;
     }
 
@@ -679,6 +700,7 @@ impl Memory {
             entries.insert(key, entry);
         }
         self.entries = entries;
+        self.invalidate_render();
         self.synced = synced;
         self.unsaved.clear();
         self.host_written.clear();
@@ -836,10 +858,12 @@ impl Memory {
     fn adopt(&mut self, key: &StoreKey, current: Option<Versioned<MemoryEntry>>) {
         match current {
             Some(current) => {
+                self.invalidate_render();
                 self.entries.insert(key.clone(), current.value.clone());
                 self.synced.insert(key.clone(), current);
             }
             None => {
+                self.invalidate_render();
                 self.entries.remove(key);
                 self.synced.remove(key);
             }
@@ -984,6 +1008,46 @@ const _: fn() = || {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_kept_block_is_what_rendering_now_gives_after_every_kind_of_change() {
+        let fresh = |m: &Memory, style| m.render_block_with(style, |all| all);
+        // One style throughout, so the first render after a change is the one that would
+        // be served stale; a change of style renders anew.
+        let check = |m: &Memory| {
+            let style = MemoryStyle::Unified;
+            assert_eq!(m.render_block(style), fresh(m, style));
+            assert_eq!(m.render_block(style), fresh(m, style));
+        };
+        let mut m = Memory::new().with_default_ttl(1);
+        check(&m);
+        m.set("a", "1", SetOptions::new()).unwrap();
+        check(&m);
+        m.set("a", "2", SetOptions::new().with_description("d"))
+            .unwrap();
+        check(&m);
+        m.create("b", "3", None).unwrap();
+        check(&m);
+        m.modify("b", "4", None).unwrap();
+        check(&m);
+        m.remove("b").unwrap();
+        check(&m);
+        let saved = m.state();
+        m.delete("a");
+        check(&m);
+        m.restore_state(saved);
+        check(&m);
+        m.advance_turn();
+        m.advance_turn();
+        assert!(!m.sweep_expired().is_empty());
+        check(&m);
+        let m = m.with_allowed_keys(["a"]);
+        check(&m);
+        assert_eq!(
+            m.render_block(MemoryStyle::Legacy),
+            fresh(&m, MemoryStyle::Legacy)
+        );
+    }
 
     fn entry(value: &str, description: Option<&str>, count: u64) -> MemoryEntry {
         MemoryEntry {

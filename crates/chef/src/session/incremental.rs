@@ -48,6 +48,10 @@ pub(crate) struct Slot {
     pub(crate) bytes: Arc<[u8]>,
     /// Tool-call ids of the prefix.
     pub(crate) calls: HashSet<String>,
+    /// The bytes of a suffix body up to and including its messages array's `[`, as found
+    /// by parsing once: a later body that starts with the same bytes has its array at the
+    /// same place (JSON is read left to right), so it is not parsed again.
+    pub(crate) array_head: parking_lot::Mutex<Option<Vec<u8>>>,
 }
 
 /// Per-target prefixes, and the generation for which making one failed.
@@ -243,14 +247,30 @@ pub(crate) fn prefix_insert(
     body: &[u8],
     head_elems: usize,
     prefix: &Arc<[u8]>,
+    array_head: &parking_lot::Mutex<Option<Vec<u8>>>,
 ) -> Option<super::wire::PrefixInsert> {
     if head_elems == 0 {
         // Only the array's start is needed, and that it has an element.
-        let array = messages_array(target, body)?;
-        let text = array.get();
-        let open = (text.as_ptr() as usize).checked_sub(body.as_ptr() as usize)? + 1;
-        let rest = text.get(1..)?.trim_start();
-        if !text.starts_with('[') || rest.starts_with(']') {
+        let known = array_head
+            .lock()
+            .as_ref()
+            .filter(|head| body.starts_with(head))
+            .map(Vec::len);
+        let open = match known {
+            Some(open) => open,
+            None => {
+                let array = messages_array(target, body)?;
+                let open = (array.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)? + 1;
+                *array_head.lock() = body.get(..open).map(<[u8]>::to_vec);
+                open
+            }
+        };
+        let opened = open
+            .checked_sub(1)
+            .and_then(|i| body.get(i))
+            .is_some_and(|&b| b == b'[');
+        let first = body.get(open..)?.iter().find(|b| !b.is_ascii_whitespace());
+        if !opened || first.is_none_or(|&b| b == b']') {
             return None;
         }
         return Some(super::wire::PrefixInsert {

@@ -256,6 +256,9 @@ pub struct Chef {
     pub(crate) memory: Option<Memory>,
     pub(crate) loaded_toolkits: Vec<String>,
     tools: Option<Arc<TurnTools>>,
+    /// The owned tools and the settings they were made for (mode, memory's allowed keys,
+    /// handoff).
+    owned: Option<(OwnedKey, Vec<ToolDefinition>)>,
     /// The registry prepared for compression, for the current epoch (made on the first
     /// selection that needs compressing).
     catalogue: Option<select::RegistryCatalogue>,
@@ -312,6 +315,7 @@ impl Chef {
             memory: None,
             loaded_toolkits: Vec::new(),
             tools: None,
+            owned: None,
             catalogue: None,
             wire_tools: None,
             shown: None,
@@ -580,11 +584,23 @@ impl Chef {
 
     pub(crate) fn turn_tools(&mut self) -> Result<Arc<TurnTools>, ChefError> {
         let task = self.task();
-        let owned = select::owned_tools(
+        // The owned tools depend on three settings only; they are made again when one moves.
+        let owned_key = (
             self.config.tools_mode,
-            self.memory.as_ref().map(|m| m.allowed_keys()),
+            self.memory
+                .as_ref()
+                .map(|m| m.allowed_keys().map(<[String]>::to_vec)),
             self.config.overflow.handoff.is_some(),
         );
+        if self.owned.as_ref().is_none_or(|(key, _)| *key != owned_key) {
+            let tools = select::owned_tools(
+                self.config.tools_mode,
+                self.memory.as_ref().map(|m| m.allowed_keys()),
+                self.config.overflow.handoff.is_some(),
+            );
+            self.owned = Some((owned_key, tools));
+        }
+        let owned = self.owned.as_ref().map_or(&[][..], |(_, t)| t.as_slice());
         let input = SelectInput {
             pruner: &self.pruner,
             epoch: self.epoch,
@@ -967,9 +983,13 @@ impl Chef {
         if !unspliced.notices_shifted {
             return Ok((None, lent));
         }
-        let Some(insert) =
-            incremental::prefix_insert(target, &unspliced.body, slot.head_elems, &slot.bytes)
-        else {
+        let Some(insert) = incremental::prefix_insert(
+            target,
+            &unspliced.body,
+            slot.head_elems,
+            &slot.bytes,
+            &slot.array_head,
+        ) else {
             return Ok((None, lent));
         };
         // Written into the body together with the tools, in one copy (`Unspliced::finish`).
@@ -1038,6 +1058,7 @@ impl Chef {
                 head_elems,
                 bytes,
                 calls,
+                array_head: parking_lot::Mutex::new(None),
             }),
         );
         // Check: this turn through the prefix must equal this turn compiled in full.
@@ -1122,3 +1143,7 @@ fn memory_instruction(style: MemoryStyle) -> &'static str {
         }
     }
 }
+
+/// What the owned tools depend on: the tools mode, memory's allowed keys (`None`: no
+/// memory), and whether a handoff is configured.
+type OwnedKey = (crate::owned::ToolsMode, Option<Option<Vec<String>>>, bool);

@@ -151,7 +151,7 @@ pub(crate) struct SelectInput<'a> {
     pub(crate) task: &'a str,
     pub(crate) loaded: &'a [String],
     pub(crate) options: &'a Options,
-    pub(crate) owned: Vec<ToolDefinition>,
+    pub(crate) owned: &'a [ToolDefinition],
 }
 
 /// Chooses the flat tools to keep (before compression).
@@ -270,7 +270,7 @@ pub(crate) fn select(
         key,
         stable,
         loaded,
-        owned: input.owned.clone(),
+        owned: input.owned.to_vec(),
         kept: kept.into_iter().map(|(t, r)| (t.name, r)).collect(),
         members,
         toolkit_of,
