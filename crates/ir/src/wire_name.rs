@@ -32,6 +32,22 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::tool::ToolName;
 
+/// The bytes every rule accepts: ASCII letters, digits, `_` and `-`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "a const loop over the table's own length; `get_mut` is not const here"
+)]
+static BASE_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+        b += 1;
+    }
+    table
+};
+
 /// Which names a provider accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NameRule {
@@ -75,25 +91,22 @@ impl NameRule {
     /// Whether the provider accepts `name` as it is.
     pub fn accepts(&self, name: &str) -> bool {
         // Every accepted character is ASCII, so a byte scan decides (a multi-byte
-        // character's bytes are all non-ASCII and fail `allows`).
+        // character's bytes are all non-ASCII and fail the test).
         if name.len() > self.max_len {
             return false;
         }
-        let mut bytes = name.bytes();
         let allows = |b: u8| {
-            b.is_ascii_alphanumeric()
-                || b == b'_'
-                || b == b'-'
-                || (b.is_ascii() && self.extra.contains(&char::from(b)))
+            BASE_BYTES.get(usize::from(b)).copied().unwrap_or(false)
+                || (!self.extra.is_empty() && b.is_ascii() && self.extra.contains(&char::from(b)))
         };
-        match bytes.next() {
+        match name.as_bytes().split_first() {
             None => false,
-            Some(first) => {
+            Some((&first, rest)) => {
                 (if self.letter_first {
                     first.is_ascii_alphabetic() || first == b'_'
                 } else {
                     allows(first)
-                }) && bytes.all(allows)
+                }) && rest.iter().all(|&b| allows(b))
             }
         }
     }

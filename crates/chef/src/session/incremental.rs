@@ -249,45 +249,37 @@ pub(crate) fn prefix_insert(
     prefix: &Arc<[u8]>,
     array_head: &parking_lot::Mutex<Option<Vec<u8>>>,
 ) -> Option<super::wire::PrefixInsert> {
-    if head_elems == 0 {
-        // Only the array's start is needed, and that it has an element.
-        let known = array_head
-            .lock()
-            .as_ref()
-            .filter(|head| body.starts_with(head))
-            .map(Vec::len);
-        let open = match known {
-            Some(open) => open,
-            None => {
+    // A body that starts with the bytes found last time up to the insertion point has the
+    // insertion point at the same place; only what follows it is checked.
+    let known = array_head
+        .lock()
+        .as_ref()
+        .filter(|head| body.starts_with(head))
+        .map(Vec::len);
+    let at = match known {
+        Some(at) => at,
+        None => {
+            let at = if head_elems == 0 {
+                // Only the array's start is needed.
                 let array = messages_array(target, body)?;
-                let open = (array.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)? + 1;
-                *array_head.lock() = body.get(..open).map(<[u8]>::to_vec);
-                open
-            }
-        };
-        let opened = open
-            .checked_sub(1)
-            .and_then(|i| body.get(i))
-            .is_some_and(|&b| b == b'[');
-        let first = body.get(open..)?.iter().find(|b| !b.is_ascii_whitespace());
-        if !opened || first.is_none_or(|&b| b == b']') {
-            return None;
+                (array.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)? + 1
+            } else {
+                let (_, spans) = elements(target, body)?;
+                spans.get(head_elems - 1)?.1
+            };
+            *array_head.lock() = body.get(..at).map(<[u8]>::to_vec);
+            at
         }
-        return Some(super::wire::PrefixInsert {
-            at: open,
-            bytes: Arc::clone(prefix),
-            comma_before: false,
-        });
-    }
-    let (open, spans) = elements(target, body)?;
-    if spans.len() <= head_elems {
-        return None;
-    }
-    let at = match head_elems.checked_sub(1) {
-        None => open,
-        Some(last) => spans.get(last)?.1,
     };
-    Some(super::wire::PrefixInsert {
+    // Another element must follow: after `[`, anything but `]`; after an element, a comma.
+    let next = body.get(at..)?.iter().find(|b| !b.is_ascii_whitespace());
+    let ok = if head_elems == 0 {
+        at.checked_sub(1).and_then(|i| body.get(i)) == Some(&b'[')
+            && next.is_some_and(|&b| b != b']')
+    } else {
+        next == Some(&b',')
+    };
+    ok.then(|| super::wire::PrefixInsert {
         at,
         bytes: Arc::clone(prefix),
         comma_before: head_elems > 0,
