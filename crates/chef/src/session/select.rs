@@ -132,15 +132,19 @@ fn compress_kept(
                 .collect(),
         });
     }
-    let prepared = catalogue
-        .as_ref()
-        .and_then(|c| Some((c.catalogue.as_ref()?, &c.index)));
-    let indices: Option<Vec<usize>> =
-        prepared.and_then(|(_, index)| kept.iter().map(|t| index.get(&t.name).copied()).collect());
-    match (prepared, indices) {
-        (Some((c, _)), Some(indices)) => Ok(c.compress_subset(&indices, input.options)?),
-        _ => Ok(chef_compress::compress(kept, input.options)?),
-    }
+    let Some(RegistryCatalogue {
+        catalogue: Some(prepared),
+        index,
+        ..
+    }) = catalogue.as_ref()
+    else {
+        return Ok(chef_compress::compress(kept, input.options)?);
+    };
+    let indices: Option<Vec<usize>> = kept.iter().map(|t| index.get(&t.name).copied()).collect();
+    Ok(match indices {
+        Some(indices) => prepared.compress_subset(&indices, input.options)?,
+        None => chef_compress::compress(kept, input.options)?,
+    })
 }
 
 /// The inputs of a selection that live in the session.

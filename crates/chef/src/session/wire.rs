@@ -99,8 +99,16 @@ fn extend_in_pieces(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// `body` with the tools (`"tools":<json>` at a top-level offset, the comma on the side
-/// that needs it: just after `{` or just before the closing `}`) and the prefix elements inserted, in one copy.
+/// One insertion [`write_body`] makes.
+enum Insert<'a> {
+    /// `"tools":<json>` between top-level members: just after `{` or just before the
+    /// closing `}`, with the comma on the side that needs it.
+    Tools(&'a [u8]),
+    /// History-prefix elements inside the messages array.
+    Prefix(&'a PrefixInsert),
+}
+
+/// `body` with the tools and the prefix elements inserted, in one copy.
 fn write_body(
     body: &[u8],
     tools: Option<(usize, &[u8])>,
@@ -108,40 +116,39 @@ fn write_body(
 ) -> Vec<u8> {
     let extra = tools.map_or(0, |(_, t)| t.len() + 10) + prefix.map_or(0, PrefixInsert::len);
     let mut out = Vec::with_capacity(body.len() + extra);
-    // At most two insertions, written in offset order (the prefix sits inside the messages
-    // array, the tools between top-level members, so they never share an offset).
-    let mut inserts: [Option<usize>; 2] = [tools.map(|(at, _)| at), prefix.map(|p| p.at)];
-    if let [Some(a), Some(b)] = inserts
+    // At most two insertions, written in offset order.
+    let mut inserts = [
+        tools.map(|(at, json)| (at, Insert::Tools(json))),
+        prefix.map(|p| (p.at, Insert::Prefix(p))),
+    ];
+    if let [Some((a, _)), Some((b, _))] = &inserts
         && b < a
     {
         inserts.swap(0, 1);
     }
     let mut cursor = 0;
-    for at in inserts.into_iter().flatten() {
-        let at = at.min(body.len());
+    for (at, insert) in inserts.into_iter().flatten() {
+        let at = at.min(body.len()).max(cursor);
         extend_in_pieces(&mut out, body.get(cursor..at).unwrap_or_default());
         cursor = at;
-        if let Some((t_at, json)) = tools
-            && t_at.min(body.len()) == at
-        {
-            let (head, tail) = body.split_at(at);
-            let at_end = tail == b"}";
-            if at_end && head.len() > 1 {
-                out.push(b',');
+        match insert {
+            Insert::Tools(json) => {
+                let (head, tail) = body.split_at(at);
+                let at_end = tail == b"}";
+                if at_end && head.len() > 1 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"\"tools\":");
+                extend_in_pieces(&mut out, json);
+                if !at_end && tail.len() > 1 {
+                    out.push(b',');
+                }
             }
-            out.extend_from_slice(b"\"tools\":");
-            extend_in_pieces(&mut out, json);
-            if !at_end && tail.len() > 1 {
-                out.push(b',');
-            }
-        }
-        if let Some(p) = prefix
-            && p.at.min(body.len()) == at
-        {
-            if p.comma_before {
+            Insert::Prefix(p) if p.comma_before => {
                 out.push(b',');
                 extend_in_pieces(&mut out, &p.bytes);
-            } else {
+            }
+            Insert::Prefix(p) => {
                 extend_in_pieces(&mut out, &p.bytes);
                 out.push(b',');
             }
