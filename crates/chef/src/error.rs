@@ -39,6 +39,18 @@ pub enum ChefError {
     /// The summariser failed.
     #[error("summarising history failed: {0}")]
     Summarize(String),
+    /// Dynamic state could not be set.
+    #[error(transparent)]
+    DynamicState(#[from] crate::dynamic::DynamicStateError),
+    /// A context injector failed, which fails the compile.
+    #[error("context injector \"{injector}\" failed: {source}")]
+    Inject {
+        /// The injector's name.
+        injector: String,
+        /// What it reported.
+        #[source]
+        source: crate::dynamic::InjectError,
+    },
     /// `handle_tool` was given a tool chef does not own (guard with `owns_tool`).
     #[error("\"{0}\" is not a library-owned tool; check owns_tool() before handle_tool()")]
     NotOwned(String),

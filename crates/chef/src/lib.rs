@@ -11,6 +11,7 @@
 //! * [`prune`], [`namespace`], [`gate`], [`owned`]: the tool registry and pruning,
 //!   namespaces and lazy toolkits, the blocklist, the library-owned tools.
 //! * [`announce`]: standing notes that tell the model what changed.
+//! * [`dynamic`]: dynamic state and injected context, the per-turn blocks of the tail.
 //! * [`store`]: the namespaced, versioned [`StorageBackend`](store::StorageBackend) trait
 //!   with compare-and-set writes, an in-memory and a file-system backend.
 //! * [`memory`]: the session's memory entries (TTL in turns, validation hook, change
@@ -28,6 +29,7 @@
 //! ```
 
 pub mod announce;
+pub mod dynamic;
 mod error;
 pub mod events;
 mod fsutil;

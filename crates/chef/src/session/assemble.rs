@@ -5,8 +5,10 @@
 //!                 toolkit directory; ends the cached prefix) · memory layer
 //! history         as stored (a rolling cache breakpoint on its last unchanged message)
 //! tail stitch     appended to the last user turn (or a new user turn after tool results):
-//!                 memory block (before_history_tail) → tail announcements → anchor line
+//!                 memory block (before_history_tail) → dynamic state and injected context
+//!                 (last_user placement) → tail announcements → anchor line
 //! system notes    system-channel announcements, as a positional system message after the tail
+//! system state    dynamic state under system placement: a system message after the history
 //! prefill         Request::prefill (each provider degrades it as it must)
 //! ```
 //!
@@ -29,6 +31,10 @@ pub(crate) struct Parts<'a> {
     pub(crate) history: &'a [Message],
     /// The memory block under `before_history_tail`.
     pub(crate) tail_memory: Option<&'a str>,
+    /// Dynamic state and injected context under `last_user` placement.
+    pub(crate) tail_dynamic: Option<&'a str>,
+    /// The system message of dynamic state under `system` placement.
+    pub(crate) system_dynamic: Option<&'a str>,
     pub(crate) tail_announcements: &'a str,
     pub(crate) system_announcements: &'a str,
     /// Place chef's breakpoints (end of the stable system layers, rolling history).
@@ -53,13 +59,24 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
     }
     let history_start = messages.len();
     messages.extend(parts.history.iter().cloned());
+    let history_end = messages.len();
+    if let Some(text) = parts.system_dynamic.filter(|t| !t.is_empty()) {
+        messages.push(Message::system(text.to_owned()));
+    }
 
     let mut stitch_parts: Vec<&str> = Vec::new();
     if let Some(memory) = parts.tail_memory {
         stitch_parts.push(memory);
     }
+    let tail_dynamic = parts.tail_dynamic.filter(|t| !t.is_empty());
+    if let Some(dynamic) = tail_dynamic {
+        stitch_parts.push(dynamic);
+    }
     if !parts.tail_announcements.is_empty() {
         stitch_parts.push(parts.tail_announcements);
+    }
+    // Memory introduces itself; state, injected context and announcements get the anchor.
+    if tail_dynamic.is_some() || !parts.tail_announcements.is_empty() {
         stitch_parts.push(ANCHOR_LINE);
     }
     let stitch = stitch_parts.join("\n\n");
@@ -69,8 +86,9 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
         .rposition(|m| matches!(m.role, Role::User | Role::Tool))
         .filter(|i| *i >= history_start);
 
-    // The last history message the stitch leaves unchanged carries the rolling breakpoint.
-    let mut unchanged_end = messages.len();
+    // The last history message the stitch leaves unchanged carries the rolling breakpoint
+    // (never the system-placed state after the history).
+    let mut unchanged_end = history_end;
     let mut tail_index = tail;
     if !stitch.is_empty() {
         match tail {
@@ -88,7 +106,7 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
             None => {
                 let at = before_trailing_assistants(&messages);
                 messages.insert(at, Message::user(stitch));
-                unchanged_end = at;
+                unchanged_end = at.min(history_end);
                 tail_index = Some(at);
             }
         }
@@ -150,6 +168,8 @@ mod tests {
             memory_system: None,
             history,
             tail_memory: None,
+            tail_dynamic: None,
+            system_dynamic: None,
             tail_announcements: "",
             system_announcements: "",
             cache: false,
@@ -224,6 +244,75 @@ mod tests {
         let flags: Vec<bool> = out.iter().map(|m| m.cache_breakpoint).collect();
         // sys, preamble*, memory, one, two*, three(+stitch)
         assert_eq!(flags, [false, true, false, false, true, false]);
+    }
+
+    #[test]
+    fn dynamic_state_sits_between_memory_and_announcements_and_brings_the_anchor() {
+        let history = [Message::user("q")];
+        let out = assemble(Parts {
+            tail_memory: Some("MEM"),
+            tail_dynamic: Some("DS"),
+            tail_announcements: "ANN",
+            ..parts(&[], &history)
+        });
+        assert_eq!(
+            out[0].text(),
+            format!("q\n\nMEM\n\nDS\n\nANN\n\n{ANCHOR_LINE}")
+        );
+        let out = assemble(Parts {
+            tail_dynamic: Some("DS"),
+            ..parts(&[], &history)
+        });
+        assert_eq!(out[0].text(), format!("q\n\nDS\n\n{ANCHOR_LINE}"));
+    }
+
+    #[test]
+    fn system_placed_state_follows_the_history_and_never_carries_the_breakpoint() {
+        let history = [
+            Message::user("one"),
+            Message::assistant("two"),
+            Message::user("three"),
+            Message::assistant("four"),
+        ];
+        let out = assemble(Parts {
+            system_dynamic: Some("STATE"),
+            system_announcements: "SYS-ANN",
+            cache: true,
+            ..parts(&[], &history)
+        });
+        let roles: Vec<Role> = out.iter().map(|m| m.role).collect();
+        // The announcements follow the last user turn; the state follows the history.
+        assert_eq!(
+            roles,
+            [
+                Role::User,
+                Role::Assistant,
+                Role::User,
+                Role::System,
+                Role::Assistant,
+                Role::System
+            ]
+        );
+        assert!(out[3].positional);
+        assert_eq!(out[5].text(), "STATE");
+        assert!(!out[5].positional);
+        let flags: Vec<bool> = out.iter().map(|m| m.cache_breakpoint).collect();
+        assert_eq!(flags, [false, false, false, false, true, false]);
+    }
+
+    #[test]
+    fn with_no_user_turn_the_stitch_follows_system_placed_state() {
+        let history = [Message::assistant("{")];
+        let out = assemble(Parts {
+            system_dynamic: Some("STATE"),
+            tail_announcements: "ANN",
+            cache: true,
+            ..parts(&[], &history)
+        });
+        let roles: Vec<Role> = out.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::Assistant, Role::System, Role::User]);
+        assert!(out[0].cache_breakpoint);
+        assert!(!out[1].cache_breakpoint);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The session: [`Chef`], the state one agent conversation carries, and `compile`.
 
 mod assemble;
+mod dynamic;
 mod incremental;
 mod overflow;
 mod route;
@@ -281,6 +282,10 @@ pub struct Chef {
     prefixes: incremental::Prefixes,
     /// Bumped by every history change other than an append.
     history_gen: u64,
+    /// The dynamic state and its rendered block.
+    dynamic: Option<(crate::dynamic::DynamicState, String)>,
+    /// Context injectors, by name, in the order added.
+    injectors: Vec<(String, Arc<dyn crate::dynamic::ContextInjector>)>,
 }
 
 impl std::fmt::Debug for Chef {
@@ -332,6 +337,8 @@ impl Chef {
             audit_reported: std::collections::BTreeSet::new(),
             prefixes: incremental::Prefixes::default(),
             history_gen: 0,
+            dynamic: None,
+            injectors: Vec::new(),
         }
     }
 
@@ -758,7 +765,7 @@ impl Chef {
     pub fn request(&mut self, target: Target) -> Result<Request, ChefError> {
         let tools = self.turn_tools()?;
         let notice = self.handoff_notice(false);
-        Ok(self.build_request(target, &tools, tools.wire_tools(), notice.as_slice()))
+        self.build_request(target, &tools, tools.wire_tools(), notice.as_slice())
     }
 
     fn build_request(
@@ -767,14 +774,20 @@ impl Chef {
         tools: &TurnTools,
         wire_tools: Vec<ToolDefinition>,
         extra: &[Announcement],
-    ) -> Request {
-        let layers = self.layers(target, tools, extra);
-        Request::new(self.assemble_with(&layers, &self.history)).with_tools(wire_tools)
+    ) -> Result<Request, ChefError> {
+        let layers = self.layers(target, tools, extra)?;
+        Ok(Request::new(self.assemble_with(&layers, &self.history)).with_tools(wire_tools))
     }
 
     /// Everything around the history that a compile adds: the stable system text, the
-    /// memory layer, and the announcements of both channels.
-    fn layers(&self, target: Target, tools: &TurnTools, extra: &[Announcement]) -> Layers {
+    /// memory layer, dynamic state and injected context, and the announcements of both
+    /// channels. Fails when an injector does.
+    fn layers(
+        &self,
+        target: Target,
+        tools: &TurnTools,
+        extra: &[Announcement],
+    ) -> Result<Layers, ChefError> {
         let mut stable = tools.preamble();
         let directory = self.pruner.directory_xml();
         if !directory.is_empty() {
@@ -801,17 +814,20 @@ impl Chef {
                 (Some(memory_instruction(style).to_owned()), block)
             }
         };
-        Layers {
+        let (tail_dynamic, system_dynamic) = self.dynamic_parts(target)?;
+        Ok(Layers {
             stable,
             memory_system,
             tail_memory,
+            tail_dynamic,
+            system_dynamic,
             tail_announcements: self
                 .announcements
                 .render_for(target, Channel::UserTail, extra),
             system_announcements: self
                 .announcements
                 .render_for(target, Channel::System, extra),
-        }
+        })
     }
 
     /// The system layers alone: what every request of this turn starts with.
@@ -822,6 +838,8 @@ impl Chef {
             memory_system: layers.memory_system.as_deref(),
             history: &[],
             tail_memory: None,
+            tail_dynamic: None,
+            system_dynamic: None,
             tail_announcements: "",
             system_announcements: "",
             cache: self.config.cache,
@@ -836,6 +854,8 @@ impl Chef {
             memory_system: layers.memory_system.as_deref(),
             history,
             tail_memory: layers.tail_memory.as_deref(),
+            tail_dynamic: layers.tail_dynamic.as_deref(),
+            system_dynamic: layers.system_dynamic.as_deref(),
             tail_announcements: &layers.tail_announcements,
             system_announcements: &layers.system_announcements,
             cache: self.config.cache,
@@ -866,7 +886,7 @@ impl Chef {
         };
         let notice = self.handoff_notice(true);
         let pending = self.pending_overflow_notice();
-        let layers = self.layers(target, &tools, notice.as_slice());
+        let layers = self.layers(target, &tools, notice.as_slice())?;
         let (mut wire, wire_tools, reused_prefix) =
             self.compile_body(target, &tools, &layers, wire_tools)?;
         for issue in &wire.cache_issues {
@@ -1124,6 +1144,8 @@ struct Layers {
     stable: String,
     memory_system: Option<String>,
     tail_memory: Option<String>,
+    tail_dynamic: Option<String>,
+    system_dynamic: Option<String>,
     tail_announcements: String,
     system_announcements: String,
 }

@@ -58,6 +58,9 @@ pub struct SessionState {
     /// Overflow bookkeeping: context window, failures in a row, reported usage, handoff.
     #[serde(default)]
     pub overflow: OverflowState,
+    /// The dynamic state and its placement (`None`: not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dynamic_state: Option<crate::dynamic::DynamicState>,
 }
 
 impl Chef {
@@ -77,6 +80,7 @@ impl Chef {
             shown_tools: self.shown.clone(),
             new_context_requested: self.new_context_requested,
             overflow: self.overflow.clone(),
+            dynamic_state: self.dynamic_state().cloned(),
         };
         let snapshot = Snapshot::new(state).with_created_turn(self.turn);
         match label {
@@ -106,6 +110,10 @@ impl Chef {
         self.shown = state.shown_tools.clone();
         self.new_context_requested = state.new_context_requested;
         self.overflow = state.overflow.clone();
+        match state.dynamic_state.clone() {
+            Some(dynamic) => self.put_dynamic_state(dynamic),
+            None => self.dynamic = None,
+        }
         self.counts.clear();
         self.history_gen += 1;
         self.touch();

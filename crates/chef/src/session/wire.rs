@@ -297,13 +297,29 @@ pub(crate) fn compile_unspliced(
                 .map_err(provider(target))?;
             let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
             let body = chef_openai::responses::to_vec(&c).map_err(provider(target))?;
+            // A system message after the conversation started is folded into
+            // `instructions` wherever it is (system-placed dynamic state): local, so its
+            // notice can be renumbered.
+            let mut notices_shifted = true;
+            let notices = c
+                .notices
+                .iter()
+                .map(|n| {
+                    let mut n = n.clone();
+                    match &mut n {
+                        chef_openai::Notice::SystemHoisted { message } => *message += offset,
+                        _ => notices_shifted &= offset == 0,
+                    }
+                    n.to_string()
+                })
+                .collect();
             Ok(Unspliced {
                 body,
                 prefix: None,
                 tools_json,
                 tools_at: has_tools.then_some(1),
-                notices_shifted: offset == 0 || c.notices.is_empty(),
-                notices: c.notices.iter().map(ToString::to_string).collect(),
+                notices_shifted,
+                notices,
                 names: c.names,
                 cache_issues: Vec::new(),
             })

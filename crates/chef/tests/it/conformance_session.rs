@@ -2,18 +2,20 @@
 //! 79–117): one test per item, named after it. Where chef deliberately differs, the test
 //! pins chef's behaviour and says why.
 //!
-//! Not implemented, on purpose: pipeline slots (`before-overflow`, `before-assemble`
-//! injections, `after-assemble` replacement, …; items 89, 112, 116, 117). A Rust agent loop
-//! composes those steps itself: `Chef::request` returns the assembled IR to inspect or edit,
-//! `Chef::overflow` is a separate, awaitable step the loop may skip, and events are plain
-//! callbacks. Memory selectors (item 101) are likewise not offered: memory keys are chosen
-//! with `Memory::with_allowed_keys`.
+//! `before-assemble` injections are context injectors (`Chef::add_injector`, items 89, 116,
+//! 117). The other pipeline slots are not offered, on purpose (`before-overflow`,
+//! `after-assemble` replacement, …; item 112): a Rust agent loop composes those steps
+//! itself. `Chef::request` returns the assembled IR to inspect or edit, `Chef::overflow` is
+//! a separate, awaitable step the loop may skip, and events are plain callbacks. Memory
+//! selectors (item 101) are likewise not offered: memory keys are chosen with
+//! `Memory::with_allowed_keys`.
 
 use std::sync::{Arc, Mutex};
 
 use chef::{
     ANCHOR_LINE, Channel, Chef, ChefConfig, ChefEvent, HandoffBudget, MemoryPlacement,
     OverflowConfig, OverflowOutcome, Summarizer, SummarizerError, SummaryRequest,
+    dynamic::{InjectionView, Injections, Placement},
     memory::{Memory, MemoryEvent, SetOptions, Ttl},
     overflow::HANDOFF_ID,
     snapshot,
@@ -217,6 +219,27 @@ fn item_88_no_history_system_channel_only() {
         "{body}"
     );
     assert_eq!(payload.notices.len(), 1, "{:?}", payload.notices);
+}
+
+#[test]
+fn item_89_an_injection_with_only_a_prefill_lands_before_it_with_the_announcements_after() {
+    let mut chef = chef();
+    chef.push(Message::assistant("prefill"));
+    chef.announce("a", "note", Channel::Auto);
+    chef.add_injector("ctx", |_: &InjectionView<'_>, out: &mut Injections| {
+        out.push("X");
+        Ok(())
+    });
+    let messages = texts(&mut chef, Target::Anthropic);
+    let roles: Vec<Role> = messages.iter().map(|m| m.0).collect();
+    assert_eq!(roles, [Role::User, Role::System, Role::Assistant]);
+    assert_eq!(
+        messages[0].2,
+        format!("<implicit_context>\nX\n</implicit_context>\n\n{ANCHOR_LINE}")
+    );
+    assert!(messages[1].1, "the system-channel block is positional");
+    assert!(messages[1].2.starts_with("<announcements>"));
+    assert_eq!(messages[2].2, "prefill");
 }
 
 #[test]
@@ -487,6 +510,8 @@ fn item_105_restore_rolls_back_everything_that_decides_the_next_compile() {
         .set("k", "v1", SetOptions::new())
         .unwrap();
     chef.push(Message::user("hi"));
+    chef.set_dynamic_state(&json!({"step": 1}), Placement::System)
+        .unwrap();
     chef.report_token_usage(42);
     chef.compile(Target::OpenAiChat).unwrap();
     let snap = chef.snapshot(None);
@@ -499,9 +524,17 @@ fn item_105_restore_rolls_back_everything_that_decides_the_next_compile() {
         .set("k", "v2", SetOptions::new())
         .unwrap();
     chef.push(Message::user("more"));
+    chef.set_dynamic_state(&json!({"step": 2}), Placement::LastUser)
+        .unwrap();
     chef.report_token_usage(99);
     chef.restore(&snap).unwrap();
     assert_eq!(chef.request(Target::OpenAiChat).unwrap(), before);
+    let state = chef.dynamic_state().unwrap();
+    assert_eq!(state.placement, Placement::System);
+    assert_eq!(
+        chef.dynamic_state_xml(),
+        "<dynamic_state>\n  <step>1</step>\n</dynamic_state>"
+    );
     assert_eq!(chef.overflow_state().reported_tokens, Some(42));
     assert_eq!(chef.memory().unwrap().get("k").unwrap().value(), "v1");
     assert_eq!(chef.turn(), 1);
@@ -629,6 +662,18 @@ fn item_111_a_forced_window_summarises_all_but_the_last_turn_and_clears_the_flag
 }
 
 #[test]
+fn item_112_there_is_no_before_overflow_slot_the_loop_decides_whether_to_overflow() {
+    // Reference: a `before-overflow` handler returning false skips a forced overflow. In
+    // chef the overflow step is `Chef::overflow`, which the loop calls or does not; a forced
+    // window stays requested until an overflow step acts on it.
+    let mut chef = chef();
+    chef.push(Message::user("hi"));
+    chef.request_new_context();
+    chef.compile(Target::OpenAiChat).unwrap();
+    assert!(chef.new_context_requested());
+}
+
+#[test]
 fn item_113_three_failures_open_the_breaker_and_clear_history_resets_it() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut chef = Chef::new(
@@ -686,6 +731,34 @@ fn item_114_pinned_messages_follow_the_summary_and_the_stored_history_is_replace
 }
 
 #[test]
+fn item_116_a_failing_injector_fails_the_compile_and_a_panicking_subscriber_is_its_own_business() {
+    let mut chef = chef();
+    chef.push(Message::user("q"));
+    chef.add_injector("rag", |_: &InjectionView<'_>, _: &mut Injections| {
+        Err("index offline".into())
+    });
+    let turn = chef.turn();
+    let err = chef.compile(Target::OpenAiChat).unwrap_err();
+    assert!(
+        matches!(&err, chef::ChefError::Inject { injector, .. } if injector == "rag"),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "context injector \"rag\" failed: index offline"
+    );
+    assert_eq!(
+        chef.turn(),
+        turn,
+        "a failed compile does not count as a turn"
+    );
+    assert!(chef.request(Target::OpenAiChat).is_err());
+    assert!(chef.remove_injector("rag"));
+    assert!(!chef.remove_injector("rag"));
+    chef.compile(Target::OpenAiChat).unwrap();
+}
+
+#[test]
 fn item_115_compile_start_precedes_compile_done_and_overflow_ends_once() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let mut chef = chef().with_summarizer(Arc::new(Fixed));
@@ -719,4 +792,36 @@ fn item_115_compile_start_precedes_compile_done_and_overflow_ends_once() {
             "compile:done"
         ]
     );
+}
+
+#[test]
+fn item_117_injections_accumulate_in_order_across_injectors() {
+    let mut chef = chef();
+    chef.push(Message::user("q"));
+    chef.add_injector("one", |_: &InjectionView<'_>, out: &mut Injections| {
+        out.push("A");
+        out.push("");
+        out.push("B");
+        Ok(())
+    });
+    chef.add_injector("two", |view: &InjectionView<'_>, out: &mut Injections| {
+        // Injectors see the history about to be sent.
+        out.push(format!("C after {} message(s)", view.history.len()));
+        Ok(())
+    });
+    let messages = texts(&mut chef, Target::OpenAiChat);
+    assert_eq!(
+        messages[0].2,
+        format!(
+            "q\n\n<implicit_context>\nA\n\nB\n\nC after 1 message(s)\n</implicit_context>\n\n{ANCHOR_LINE}"
+        )
+    );
+    // Re-adding a name replaces the injector in place.
+    chef.add_injector("one", |_: &InjectionView<'_>, out: &mut Injections| {
+        out.push("Z");
+        Ok(())
+    });
+    assert_eq!(chef.injectors().collect::<Vec<_>>(), ["one", "two"]);
+    let messages = texts(&mut chef, Target::OpenAiChat);
+    assert!(messages[0].2.contains("<implicit_context>\nZ\n\nC after"));
 }

@@ -15,6 +15,7 @@ mod conformance_session;
 mod conformance_tools;
 mod crash;
 mod dense_prune;
+mod dynamic_state;
 mod fuzz;
 mod gate_bypass;
 mod hostile;

@@ -43,6 +43,8 @@ fn stable_chef(level: Level, placement: MemoryPlacement) -> Chef {
     chef
 }
 
+/// Announcements, memory, the blocklist, dynamic state and injected context all change
+/// every turn.
 #[test]
 fn fifty_turns_never_move_the_cached_prefix() {
     for target in Target::ALL {
@@ -70,6 +72,19 @@ fn fifty_turns_never_move_the_cached_prefix() {
             } else {
                 chef.set_blocked_tools(Vec::<String>::new());
             }
+            // So do the dynamic state and the injected context (default placement).
+            chef.set_dynamic_state(
+                &serde_json::json!({"turn": turn, "open": ["a.rs"]}),
+                chef::dynamic::Placement::LastUser,
+            )
+            .unwrap();
+            chef.add_injector(
+                "rag",
+                move |_: &chef::dynamic::InjectionView<'_>, out: &mut chef::dynamic::Injections| {
+                    out.push(format!("retrieved for request {turn}"));
+                    Ok(())
+                },
+            );
             let now = cached_prefix(target, &body(&mut chef, target));
             if let Some((tools, system, messages)) = &previous {
                 assert_eq!(tools, &now.0, "{target} turn {turn}: tools moved");
