@@ -1,10 +1,11 @@
 //! A scripted agent loop through chef's single dispatch entry point: a blocked tool, a
-//! namespace call, a toolkit load and a memory write, each handled by one `match`.
+//! namespace call, a toolkit load and a memory write, each handled by one `match`. The
+//! loop keeps its progress in chef's dynamic state, which rides the last user turn.
 //!
 //! Run with `cargo run -p chef-examples --example agent_loop`. Offline: the "model" is a
 //! script of the calls a model would make.
 
-use chef::{Chef, ChefConfig, Routed, ToolGroup, memory::Memory};
+use chef::{Chef, ChefConfig, Routed, ToolGroup, dynamic::Placement, memory::Memory};
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
 
@@ -70,13 +71,17 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     ];
 
     let mut log = Vec::new();
+    let mut done: Vec<String> = Vec::new();
     for call in script {
+        // The loop's own view of the task, restated each turn after the user's words.
+        chef.set_dynamic_state(&json!({"done": done}), Placement::LastUser)?;
         let payload = chef.compile(Target::Anthropic)?; // send payload.body to the model
         log.push(format!(
-            "turn {}: {} bytes, tools {:?}",
+            "turn {}: {} bytes, tools {:?}, state {:?}",
             payload.meta.turn,
             payload.body.len(),
-            payload.meta.wire_tools
+            payload.meta.wire_tools,
+            chef.dynamic_state_xml().replace('\n', "")
         ));
         chef.push(Message::assistant_with(vec![Content::ToolCall(
             call.clone(),
@@ -94,6 +99,9 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
             }
         };
         log.push(format!("  {} -> {text}", call.name));
+        if !is_error {
+            done.push(call.name.as_str().to_owned());
+        }
         let result = if is_error {
             ToolResult::error(call.id, text)
         } else {
@@ -139,6 +147,13 @@ mod tests {
         );
         assert!(
             text.contains("create_memory -> Created context://memory/units."),
+            "{text}"
+        );
+        // The refused delete is not in the state; the three calls that ran are.
+        assert!(
+            text.contains(
+                "state \"<dynamic_state>  <done>  <item>file_ops</item>  <item>load_toolkit</item>  <item>get_weather</item></done></dynamic_state>\""
+            ),
             "{text}"
         );
     }
