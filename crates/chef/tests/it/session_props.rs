@@ -1,9 +1,10 @@
 //! Property: compile → snapshot → save → load → restore → compile gives byte-identical
 //! requests, whatever the session went through (history, announcements, blocklist, memory,
-//! tool-change announcements, overflow bookkeeping), for every target.
+//! tool-change announcements, overflow bookkeeping, dynamic state), for every target.
 
 use chef::{
     Channel, Chef, ChefConfig, HandoffBudget, OverflowConfig, ToolsMode,
+    dynamic::Placement,
     memory::{Memory, SetOptions},
 };
 use chef_ir::{Message, Target, ToolDefinition};
@@ -20,6 +21,7 @@ enum Op {
     Remember(u8, String),
     Forget(u8),
     Usage(u64),
+    State(String, bool),
     Compile(u8),
     Clear,
 }
@@ -34,6 +36,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..4, ".{1,20}").prop_map(|(k, v)| Op::Remember(k, v)),
         1 => (0u8..4).prop_map(Op::Forget),
         1 => (0u64..5_000).prop_map(Op::Usage),
+        1 => (".{0,20}", any::<bool>()).prop_map(|(t, s)| Op::State(t, s)),
         2 => (0u8..4).prop_map(Op::Compile),
         1 => Just(Op::Clear),
     ]
@@ -102,6 +105,15 @@ fn apply(chef: &mut Chef, op: &Op) {
         }
         Op::Usage(n) => {
             chef.report_token_usage(*n);
+        }
+        Op::State(t, system) => {
+            let placement = if *system {
+                Placement::System
+            } else {
+                Placement::LastUser
+            };
+            chef.set_dynamic_state(&json!({"note": t, "n": t.len()}), placement)
+                .unwrap();
         }
         Op::Compile(t) => {
             chef.compile(target(*t)).unwrap();
