@@ -1,6 +1,8 @@
 //! Dynamic state and injected context through the whole pipeline: spec `providers.md`
 //! checklist items 8–13, 15 and 20 (named after them), plus what chef adds — typed errors,
-//! schema checks, snapshots, the history-prefix reuse and the cache audit.
+//! schema checks, snapshots, the history-prefix reuse and the cache audit. Items 6, 7, 14
+//! (memory) are `conformance_session`'s 95–97; skills and guardrails (items 5, 16–18) are
+//! not part of chef.
 
 use chef::{
     ANCHOR_LINE, Chef, ChefConfig, ChefError, MemoryPlacement,
