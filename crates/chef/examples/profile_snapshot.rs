@@ -18,7 +18,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(200);
-    let chef = support::session(ChefConfig::default());
+    let mut chef = support::session(ChefConfig::default());
     let state = chef.snapshot(None);
     let bytes = snapshot::to_vec(&state).expect("serializable");
     let tools = serde_json::to_vec(&state.payload.tools).expect("tools");
@@ -47,6 +47,20 @@ fn main() {
     });
     time("from_slice(snapshot)", &mut || {
         std::hint::black_box(snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok"));
+    });
+    let read = snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok");
+    time("restore (same tools)", &mut || {
+        chef.restore(&read).expect("restores");
+    });
+    time("restore (no tools)", &mut || {
+        let mut fresh = chef::Chef::new(ChefConfig::default());
+        fresh.restore(&read).expect("restores");
+        std::hint::black_box(fresh);
+    });
+    time("save + load (same tools)", &mut || {
+        let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("ok");
+        let read = snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok");
+        chef.restore(&read).expect("restores");
     });
     time("tools: to_vec", &mut || {
         std::hint::black_box(serde_json::to_vec(&state.payload.tools).expect("ok"));

@@ -8,6 +8,8 @@
 mod error;
 pub mod file;
 pub mod store;
+mod tools;
 
 pub use self::error::{Origin, SnapshotError};
 pub use self::file::{FORMAT, FORMAT_VERSION, Snapshot, from_slice, load, save, to_vec};
+pub use self::tools::SnapshotTools;

@@ -30,6 +30,7 @@ mod provider_goldens;
 mod session;
 mod session_props;
 mod snapshot_file;
+mod snapshot_tools;
 mod store_conformance;
 mod store_fs;
 mod store_load;
