@@ -1,6 +1,8 @@
 //! Where snapshot save + load of issue 9's session spends its time, part by part.
 //!
-//! Run with `cargo run --release -p chef --example profile_snapshot [ROUNDS]`.
+//! Run with `cargo run --release -p chef --example profile_snapshot [ROUNDS [PART]]`.
+//! With PART, only the parts whose label starts with it run (for a profiler, say
+//! `valgrind --tool=callgrind target/release/examples/profile_snapshot 20 "save + load"`).
 #![allow(
     clippy::expect_used,
     reason = "an example with broken setup should stop loudly"
@@ -29,7 +31,11 @@ fn main() {
         tools.len(),
         history.len()
     );
+    let only = std::env::args().nth(2).unwrap_or_default();
     let time = |label: &str, f: &mut dyn FnMut()| {
+        if !label.starts_with(&only) {
+            return;
+        }
         let start = Instant::now();
         for _ in 0..rounds {
             f();
