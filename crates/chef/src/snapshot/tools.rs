@@ -1,19 +1,4 @@
 //! The registered tools inside a session snapshot, shared instead of copied.
-//!
-//! Tool definitions are most of a session snapshot's bytes (the 149-tool corpus is 163 KB of
-//! a 206 KB file) and, as JSON schemas, the costliest part to build and to parse. Yet they
-//! rarely change between a save and the load that follows, and a session loading a snapshot
-//! usually has the same tools registered already. So [`SnapshotTools`] keeps them in the
-//! cheapest form at hand:
-//!
-//! * taken from a session, it shares the registry's tools (an `Arc`, no copy) and their JSON
-//!   text, serialised once per registration and reused by every later save;
-//! * read from a file, it keeps the field's JSON text unparsed. Restoring compares that text
-//!   with the restoring session's own registry: when they are the same bytes, the registry's
-//!   tools are kept as they are; otherwise the text is parsed then, and a field that does not
-//!   parse fails the restore before anything is changed.
-//!
-//! The file format does not change: the field is the same JSON array of tool definitions.
 
 use std::fmt;
 use std::sync::Arc;
@@ -26,7 +11,22 @@ use serde_json::value::RawValue;
 pub(crate) type ToolsJson = Arc<RawValue>;
 
 /// The flat tools of a [`SessionState`](crate::SessionState): a JSON array of tool
-/// definitions on disk, shared or still unparsed in memory (see the [module docs](self)).
+/// definitions on disk, shared or still unparsed in memory.
+///
+/// Tool definitions are most of a session snapshot's bytes (the 149-tool corpus is 163 KB of
+/// a 206 KB file) and, as JSON schemas, the costliest part to copy and to parse. Yet they
+/// rarely change between a save and the load that follows, and a session loading a
+/// snapshot usually has the same tools registered already. So they are kept in the
+/// cheapest form at hand:
+///
+/// * taken from a session, the registry's tools are shared (an `Arc`, no copy) with their
+///   JSON text, serialised once per registration and reused by every later save;
+/// * read from a file, the field stays JSON text. [`Chef::restore`](crate::Chef::restore)
+///   compares it with the restoring session's registry: the same bytes keep the registry's
+///   tools as they are; otherwise the text is parsed then, and a field that does not parse
+///   fails the restore before anything is changed.
+///
+/// The file format is the same either way: the field is the JSON array of tool definitions.
 ///
 /// Serialize it with `serde_json` only: the unparsed form is written as raw JSON text,
 /// which other serializers do not support.

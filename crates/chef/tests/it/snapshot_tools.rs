@@ -204,6 +204,11 @@ fn snapshot_tools_compare_by_content_whatever_their_form() {
     assert!(bad.tools().is_err());
     assert_eq!(bad, bad.clone());
     assert_ne!(bad, read);
+    // Through serde_json::Value both ways, as tools that inspect snapshots do.
+    let value = serde_json::to_value(&read).unwrap();
+    assert_eq!(value, serde_json::to_value(tools()).unwrap());
+    let from_value: SnapshotTools = serde_json::from_value(value).unwrap();
+    assert_eq!(from_value, parsed);
     // Debug does not dump unparsed text.
     assert_eq!(format!("{bad:?}"), "SnapshotTools { unparsed_bytes: 9 }");
     // Re-serialised, read text is written back byte for byte.
