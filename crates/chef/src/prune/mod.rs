@@ -179,9 +179,10 @@ pub struct CompiledGroups {
 pub struct Pruner {
     /// Shared with snapshots, which take the tools without copying them.
     flat: std::sync::Arc<[ToolDefinition]>,
-    /// The JSON text of `flat`, made on the first snapshot after a registration and reused
-    /// by the later ones (`None` inside: serialising failed; snapshots then serialise the
-    /// tools themselves and report the error).
+    /// The JSON text of `flat`, made on first use after a registration (a snapshot, or a
+    /// restore comparing a file's tools with these) and reused by the later ones (`None`
+    /// inside: serialising failed; snapshots then serialise the tools themselves and report
+    /// the error).
     flat_json: std::sync::OnceLock<Option<std::sync::Arc<serde_json::value::RawValue>>>,
     index: std::sync::OnceLock<std::sync::Arc<CatalogIndex>>,
     /// The embedding model for ranked pruning, when configured.
