@@ -1,6 +1,6 @@
 //! Runtime compile benches (issue 9, "Performance"): one turn of a 200-message session
 //! with the 149-tool corpus, 3 announcements and 10 memories, per target; and snapshot
-//! save + load of that session without fsync.
+//! save + load (snapshot, encode, decode, restore) of that session without fsync.
 //!
 //! Run with `cargo bench -p chef --bench compile -- --warm-up-time 1 --measurement-time 3`.
 //!
@@ -18,7 +18,7 @@ mod support;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use chef::{ChefConfig, ir::Message, ir::Target, snapshot};
+use chef::{Chef, ChefConfig, ir::Message, ir::Target, snapshot};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn turns(c: &mut Criterion) {
@@ -49,12 +49,28 @@ fn turns(c: &mut Criterion) {
     group.finish();
 }
 
+/// Save + load as `Chef::save` then `Chef::load` do it, without the file: take the
+/// snapshot, encode it, decode it, restore it. Restored into the same session (its tools
+/// registered, the usual resume) and into a fresh session with no tools (the tools are
+/// parsed).
 fn snapshots(c: &mut Criterion) {
-    let chef = support::session(ChefConfig::default());
+    let mut chef = support::session(ChefConfig::default());
     c.bench_function("snapshot_save_load_session_200_no_fsync", |b| {
         b.iter(|| {
             let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
-            snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid")
+            let read =
+                snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid");
+            chef.restore(&read).expect("restores");
+        })
+    });
+    let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
+    c.bench_function("snapshot_load_session_200_into_fresh_session", |b| {
+        b.iter(|| {
+            let read =
+                snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid");
+            let mut fresh = Chef::new(ChefConfig::default());
+            fresh.restore(&read).expect("restores");
+            fresh
         })
     });
 }

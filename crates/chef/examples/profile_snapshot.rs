@@ -1,6 +1,8 @@
 //! Where snapshot save + load of issue 9's session spends its time, part by part.
 //!
-//! Run with `cargo run --release -p chef --example profile_snapshot [ROUNDS]`.
+//! Run with `cargo run --release -p chef --example profile_snapshot [ROUNDS [PART]]`.
+//! With PART, only the parts whose label starts with it run (for a profiler, say
+//! `valgrind --tool=callgrind target/release/examples/profile_snapshot 20 "save + load"`).
 #![allow(
     clippy::expect_used,
     reason = "an example with broken setup should stop loudly"
@@ -18,7 +20,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(200);
-    let chef = support::session(ChefConfig::default());
+    let mut chef = support::session(ChefConfig::default());
     let state = chef.snapshot(None);
     let bytes = snapshot::to_vec(&state).expect("serializable");
     let tools = serde_json::to_vec(&state.payload.tools).expect("tools");
@@ -29,7 +31,11 @@ fn main() {
         tools.len(),
         history.len()
     );
+    let only = std::env::args().nth(2).unwrap_or_default();
     let time = |label: &str, f: &mut dyn FnMut()| {
+        if !label.starts_with(&only) {
+            return;
+        }
         let start = Instant::now();
         for _ in 0..rounds {
             f();
@@ -47,6 +53,20 @@ fn main() {
     });
     time("from_slice(snapshot)", &mut || {
         std::hint::black_box(snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok"));
+    });
+    let read = snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok");
+    time("restore (same tools)", &mut || {
+        chef.restore(&read).expect("restores");
+    });
+    time("restore (no tools)", &mut || {
+        let mut fresh = chef::Chef::new(ChefConfig::default());
+        fresh.restore(&read).expect("restores");
+        std::hint::black_box(fresh);
+    });
+    time("save + load (same tools)", &mut || {
+        let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("ok");
+        let read = snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok");
+        chef.restore(&read).expect("restores");
     });
     time("tools: to_vec", &mut || {
         std::hint::black_box(serde_json::to_vec(&state.payload.tools).expect("ok"));

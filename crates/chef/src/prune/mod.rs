@@ -177,7 +177,13 @@ pub struct CompiledGroups {
 /// The tool registry: flat tools, namespaces, lazy toolkits and the blocklist.
 #[derive(Debug, Clone, Default)]
 pub struct Pruner {
-    flat: Vec<ToolDefinition>,
+    /// Shared with snapshots, which take the tools without copying them.
+    flat: std::sync::Arc<[ToolDefinition]>,
+    /// The JSON text of `flat`, made on first use after a registration (a snapshot, or a
+    /// restore comparing a file's tools with these) and reused by the later ones (`None`
+    /// inside: serialising failed; snapshots then serialise the tools themselves and report
+    /// the error).
+    flat_json: std::sync::OnceLock<Option<std::sync::Arc<serde_json::value::RawValue>>>,
     index: std::sync::OnceLock<std::sync::Arc<CatalogIndex>>,
     /// The embedding model for ranked pruning, when configured.
     dense: Option<chef_compress::search::dense::DenseConfig>,
@@ -205,8 +211,18 @@ impl Pruner {
         &mut self,
         tools: Vec<ToolDefinition>,
     ) -> Result<&mut Self, RegistryError> {
+        self.register_shared_tools(tools.into(), None)
+    }
+
+    /// [`register_tools`](Self::register_tools) for tools shared with a snapshot, with
+    /// their JSON text when known (it must be what serialising `tools` gives).
+    pub(crate) fn register_shared_tools(
+        &mut self,
+        tools: std::sync::Arc<[ToolDefinition]>,
+        json: Option<std::sync::Arc<serde_json::value::RawValue>>,
+    ) -> Result<&mut Self, RegistryError> {
         let mut seen = BTreeSet::new();
-        for tool in &tools {
+        for tool in tools.iter() {
             if !seen.insert(tool.name.as_str()) {
                 return Err(RegistryError::DuplicateTool {
                     name: tool.name.clone(),
@@ -214,9 +230,29 @@ impl Pruner {
             }
         }
         self.flat = tools;
+        self.flat_json = std::sync::OnceLock::new();
+        if let Some(json) = json {
+            self.flat_json.get_or_init(|| Some(json));
+        }
         self.index = std::sync::OnceLock::new();
         self.hybrid = std::sync::OnceLock::new();
         Ok(self)
+    }
+
+    /// The flat tools, shared.
+    pub(crate) fn shared_tools(&self) -> &std::sync::Arc<[ToolDefinition]> {
+        &self.flat
+    }
+
+    /// The JSON text of the flat tools, serialised on first use after a registration.
+    pub(crate) fn tools_json(&self) -> Option<std::sync::Arc<serde_json::value::RawValue>> {
+        self.flat_json
+            .get_or_init(|| {
+                serde_json::value::to_raw_value(&*self.flat)
+                    .ok()
+                    .map(std::sync::Arc::from)
+            })
+            .clone()
     }
 
     /// Replaces the namespaces (one level only; see [`crate::namespace`]).
@@ -453,7 +489,7 @@ impl Pruner {
         let mut tools = Vec::new();
         let mut reasons = Vec::new();
         let mut removed = Vec::new();
-        for tool in &self.flat {
+        for tool in self.flat.iter() {
             match keep(tool) {
                 Some(reason) => {
                     tools.push(tool.clone());

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use chef_ir::{Message, ToolDefinition};
+use chef_ir::Message;
 use serde::{Deserialize, Serialize};
 
 use super::Chef;
@@ -13,7 +13,7 @@ use crate::{
     memory::MemoryState,
     namespace::ToolGroup,
     overflow::OverflowState,
-    snapshot::{self, Snapshot},
+    snapshot::{self, Origin, Snapshot, SnapshotError, SnapshotTools},
     store::{Expect, StorageBackend, StoreKey},
 };
 
@@ -26,8 +26,9 @@ pub struct SessionState {
     pub system: Vec<Message>,
     /// The conversation.
     pub history: Vec<Message>,
-    /// Registered flat tools.
-    pub tools: Vec<ToolDefinition>,
+    /// Registered flat tools: shared with the registry when taken, unparsed JSON when read
+    /// back (see [`SnapshotTools`]).
+    pub tools: SnapshotTools,
     /// Registered namespaces.
     #[serde(default)]
     pub namespaces: Vec<ToolGroup>,
@@ -69,7 +70,10 @@ impl Chef {
         let state = SessionState {
             system: self.system.clone(),
             history: self.history.clone(),
-            tools: self.pruner.all_tools().to_vec(),
+            tools: SnapshotTools::shared(
+                std::sync::Arc::clone(self.pruner.shared_tools()),
+                self.pruner.tools_json(),
+            ),
             namespaces: self.pruner.namespaces().to_vec(),
             toolkits: self.pruner.toolkits().to_vec(),
             loaded_toolkits: self.loaded_toolkits.clone(),
@@ -91,10 +95,30 @@ impl Chef {
 
     /// Replaces the session's state with a snapshot's. Validated first: a snapshot whose
     /// registrations are refused leaves the session untouched.
+    ///
+    /// Tools read from a snapshot file are parsed here, unless they are the same JSON as
+    /// the tools this session has registered (then those are kept, nothing is parsed); a
+    /// tools field that does not parse is [`SnapshotError::Corrupt`].
     pub fn restore(&mut self, snapshot: &Snapshot<SessionState>) -> Result<&mut Self, ChefError> {
+        self.restore_from(snapshot, Origin::Bytes)
+    }
+
+    /// [`restore`](Self::restore), naming where the snapshot came from in errors.
+    fn restore_from(
+        &mut self,
+        snapshot: &Snapshot<SessionState>,
+        origin: Origin,
+    ) -> Result<&mut Self, ChefError> {
         let state = &snapshot.payload;
+        let (tools, tools_json) = state
+            .tools
+            .resolve(self.pruner.shared_tools(), || self.pruner.tools_json())
+            .map_err(|e| SnapshotError::Corrupt {
+                origin,
+                source: serde::de::Error::custom(format_args!("payload.tools: {e}")),
+            })?;
         let mut pruner = crate::prune::Pruner::new(self.config.strategy);
-        pruner.register_tools(state.tools.clone())?;
+        pruner.register_shared_tools(tools, tools_json)?;
         pruner.register_namespaces(state.namespaces.clone())?;
         pruner.register_toolkits(state.toolkits.clone())?;
         pruner.set_blocked_tools(state.blocked.entries().iter().cloned());
@@ -130,8 +154,9 @@ impl Chef {
     /// Loads a snapshot from `path` and restores it. A corrupt file, or one written by a
     /// newer format version, gives a typed error and leaves the session untouched.
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<&mut Self, ChefError> {
+        let path = path.as_ref();
         let snapshot: Snapshot<SessionState> = snapshot::load(path)?;
-        self.restore(&snapshot)
+        self.restore_from(&snapshot, Origin::File(path.to_path_buf()))
     }
 
     /// Saves a snapshot as session `session` in `backend` if `expect` holds (see
@@ -158,7 +183,7 @@ impl Chef {
         let Some(stored) = snapshot::store::load::<SessionState>(backend, session).await? else {
             return Ok(None);
         };
-        self.restore(&stored.value)?;
+        self.restore_from(&stored.value, Origin::Store(session.as_str().to_owned()))?;
         Ok(Some(stored.version))
     }
 }

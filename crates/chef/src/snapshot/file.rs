@@ -95,8 +95,14 @@ struct Header {
     format_version: Option<u64>,
 }
 
+/// The whole file in one pass: the header fields are checked after reading, and only when
+/// the pass fails is the [`Header`] read alone to tell which error it is.
 #[derive(Deserialize)]
 struct Envelope<T> {
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    format_version: Option<u64>,
     #[serde(default)]
     label: Option<String>,
     created_turn: u64,
@@ -165,38 +171,53 @@ pub(super) fn decode<T: DeserializeOwned>(
             Err(source) => Err(SnapshotError::Corrupt { origin, source }),
         };
     }
-    let header: Header = match serde_json::from_slice(bytes) {
-        Ok(header) => header,
-        // Well-formed JSON of another shape (an array, a string): not ours.
-        Err(e) if e.classify() == serde_json::error::Category::Data => {
-            return Err(SnapshotError::NotASnapshot { origin });
+    // One pass reads everything. A file of a newer version may still decode (its payload
+    // may happen to fit), so the header is checked either way; when the pass fails, the
+    // header alone decides between "not ours", "newer" and "corrupt".
+    let envelope = match serde_json::from_slice::<Envelope<T>>(bytes) {
+        Ok(envelope) => envelope,
+        Err(source) => {
+            let header = match serde_json::from_slice::<Header>(bytes) {
+                Ok(header) => header,
+                // Well-formed JSON of another shape (an array, a string): not ours.
+                Err(e) if e.classify() == serde_json::error::Category::Data => {
+                    return Err(SnapshotError::NotASnapshot { origin });
+                }
+                Err(source) => return Err(SnapshotError::Corrupt { origin, source }),
+            };
+            check_header(header.format.as_deref(), header.format_version, &origin)?;
+            return Err(SnapshotError::Corrupt { origin, source });
         }
-        Err(source) => return Err(SnapshotError::Corrupt { origin, source }),
     };
-    if header.format.as_deref() != Some(FORMAT) {
-        return Err(SnapshotError::NotASnapshot { origin });
-    }
-    match header.format_version {
-        Some(found) if found > FORMAT_VERSION => {
-            return Err(SnapshotError::NewerVersion {
-                origin,
-                found,
-                supported: FORMAT_VERSION,
-            });
-        }
-        Some(1) => {}
-        Some(_) | None => {
-            return Err(SnapshotError::Corrupt {
-                origin,
-                source: serde_json::Error::custom("missing or invalid format_version"),
-            });
-        }
-    }
-    let envelope: Envelope<T> = serde_json::from_slice(bytes)
-        .map_err(|source| SnapshotError::Corrupt { origin, source })?;
+    check_header(envelope.format.as_deref(), envelope.format_version, &origin)?;
     Ok(Snapshot {
         label: envelope.label,
         created_turn: envelope.created_turn,
         payload: envelope.payload,
     })
+}
+
+/// Refuses a file that is not a snapshot, or of a format version this build cannot read.
+fn check_header(
+    format: Option<&str>,
+    format_version: Option<u64>,
+    origin: &Origin,
+) -> Result<(), SnapshotError> {
+    if format != Some(FORMAT) {
+        return Err(SnapshotError::NotASnapshot {
+            origin: origin.clone(),
+        });
+    }
+    match format_version {
+        Some(found) if found > FORMAT_VERSION => Err(SnapshotError::NewerVersion {
+            origin: origin.clone(),
+            found,
+            supported: FORMAT_VERSION,
+        }),
+        Some(1) => Ok(()),
+        Some(_) | None => Err(SnapshotError::Corrupt {
+            origin: origin.clone(),
+            source: serde_json::Error::custom("missing or invalid format_version"),
+        }),
+    }
 }

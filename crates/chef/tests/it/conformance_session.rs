@@ -480,7 +480,10 @@ fn item_103_a_snapshot_carries_its_label_tools_and_no_memory_without_memory() {
     // No wall clock: chef records the turn, so identical sessions give identical files.
     assert_eq!(snap.created_turn, 0);
     assert!(snap.payload.memory.is_none());
-    assert_eq!(snap.payload.tools[0].name.as_str(), "read_file");
+    assert_eq!(
+        snap.payload.tools.tools().unwrap()[0].name.as_str(),
+        "read_file"
+    );
 }
 
 #[test]

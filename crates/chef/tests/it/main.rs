@@ -31,6 +31,7 @@ mod provider_goldens;
 mod session;
 mod session_props;
 mod snapshot_file;
+mod snapshot_tools;
 mod store_conformance;
 mod store_fs;
 mod store_load;
