@@ -63,7 +63,7 @@ pub use crate::{
     notice::{Notice, PrefillPlacement},
     shared::{
         COMPACTION_HEADER, CompileOptions, PH_CONTINUES, PH_NO_RESULT, ParsedResponse, StopReason,
-        Usage, prefill_enforcement, repair_history,
+        ToolPass, Usage, prefill_enforcement, repair_history,
     },
     tagged::{KnownTags, Tagged},
 };
