@@ -701,8 +701,25 @@ fn table(request: &Request) -> WireNames {
     WireNames::new(all.by_ref(), NameRule::GEMINI)
 }
 
-/// [`NameRule::GEMINI`]'s test on bytes, inlined for the hot path: a letter or `_` first,
-/// then letters, digits, `_`, `-`, `.` or `:`, 64 bytes at most.
+/// The bytes [`NameRule::GEMINI`] allows after the first: letters, digits, `_`, `-`, `.`
+/// and `:`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "a const loop over the table's own length; `get_mut` is not const here"
+)]
+static GEMINI_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':');
+        b += 1;
+    }
+    table
+};
+
+/// [`NameRule::GEMINI`]'s test on bytes, inlined for the hot path (every tool name, every
+/// turn): a letter or `_` first, then bytes of [`GEMINI_BYTES`], 64 bytes at most.
 fn gemini_accepts(name: &str) -> bool {
     let bytes = name.as_bytes();
     match bytes.split_first() {
@@ -711,7 +728,7 @@ fn gemini_accepts(name: &str) -> bool {
                 && (first.is_ascii_alphabetic() || *first == b'_')
                 && rest
                     .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+                    .all(|b| GEMINI_BYTES.get(usize::from(*b)).copied().unwrap_or(false))
         }
         None => false,
     }
