@@ -19,7 +19,8 @@ pub struct CompileOptions {
     pub thinking_as_text: bool,
 }
 
-/// What [`crate::responses::compile_with`] does with the request's tools.
+/// What [`crate::chat::compile_with`] and [`crate::responses::compile_with`] do with the
+/// request's tools.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ToolPass {

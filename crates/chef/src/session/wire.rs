@@ -51,8 +51,8 @@ pub(crate) fn target_slot(target: Target) -> usize {
 pub(crate) struct CachedTools {
     bytes: Vec<u8>,
     /// The notices about the tools as declared, for the targets whose crates can leave the
-    /// tools out (OpenAI Responses and Gemini): a compile that skips the tools gets them
-    /// from here, at the place the provider crate keeps for them.
+    /// tools out (OpenAI and Gemini): a compile that skips the tools gets them from here,
+    /// at the place the provider crate keeps for them.
     notices: Vec<String>,
     /// The renamed tools, `(real, wire)`. A name the provider accepts is always sent as
     /// it is; a refused one is mapped through the whole name table (history calls
@@ -100,8 +100,8 @@ impl CachedTools {
 /// Per target, the serialised tools of the last compile and the tool selection they were
 /// made from. While the selection (an `Arc`, held here so its address cannot be reused)
 /// is the same, the bytes are spliced into the body instead of serialising the tools
-/// again, and (Responses, Gemini) the provider crate does not even convert them: the
-/// tools are most of a request's bytes and change rarely.
+/// again, and (OpenAI, Gemini) the provider crate does not even convert them: the tools
+/// are most of a request's bytes and change rarely.
 #[derive(Default)]
 pub(crate) struct ToolBytes {
     slots: [Option<(Arc<TurnTools>, CachedTools)>; 4],
@@ -133,7 +133,7 @@ pub(crate) enum ToolsWanted<'c> {
     /// Serialise them (a miss).
     Serialise,
     /// Only the body without them, and the notices about messages, are wanted (prefix
-    /// probes): Responses and Gemini skip the tools, the others convert them as usual.
+    /// probes): the OpenAI targets and Gemini skip the tools; Anthropic converts them.
     Omit,
 }
 
@@ -411,19 +411,43 @@ pub(crate) fn compile_unspliced(
             })
         }
         Target::OpenAiChat => {
-            let mut c =
-                chef_openai::chat::compile(request, &options.openai).map_err(provider(target))?;
-            let (has_tools, fresh_tools) =
-                take_tools(target, request, &mut c.body.tools, &c.names, tools)?;
+            let compile = |convert: bool| {
+                let pass = if convert {
+                    chef_openai::ToolPass::Convert
+                } else {
+                    chef_openai::ToolPass::Skip
+                };
+                chef_openai::chat::compile_with(request, &options.openai, pass)
+                    .map_err(provider(target))
+            };
+            let mut converted = tools.convert();
+            let mut c = compile(converted)?;
+            if !converted && refits(tools, &c.names) {
+                converted = true;
+                c = compile(converted)?;
+            }
+            let wire_tools = std::mem::take(&mut c.body.tools);
             let body = chef_openai::chat::to_vec(&c).map_err(provider(target))?;
+            // Notices about the tools name no message: they hold at any offset.
+            let notices_shifted = offset == 0 || c.notices.len() == c.tool_notices.len();
+            let mut notices = c.notices.iter().map(ToString::to_string).collect();
+            let (has_tools, fresh_tools) = skippable_tools(
+                target,
+                request,
+                (wire_tools, converted),
+                &c.names,
+                tools,
+                &mut notices,
+                &c.tool_notices,
+            )?;
             // OpenAI's tools field comes first.
             Ok(Unspliced {
                 body,
                 prefix: None,
                 fresh_tools,
                 tools_at: has_tools.then_some(1),
-                notices_shifted: offset == 0 || c.notices.is_empty(),
-                notices: c.notices.iter().map(ToString::to_string).collect(),
+                notices_shifted,
+                notices,
                 names: c.names,
                 cache_issues: Vec::new(),
             })
@@ -567,7 +591,7 @@ mod tests {
     fn a_compile_from_cached_tools_skips_them_and_equals_a_full_one() {
         let request = request();
         let options = TargetOptions::default();
-        for target in [Target::Gemini, Target::OpenAiResponses] {
+        for target in [Target::Gemini, Target::OpenAiResponses, Target::OpenAiChat] {
             for offset in [0, 3] {
                 let full = compile_unspliced(
                     target,
@@ -606,7 +630,7 @@ mod tests {
     fn cached_tools_that_no_longer_fit_the_name_table_are_made_again() {
         let request = request();
         let options = TargetOptions::default();
-        for target in [Target::Gemini, Target::OpenAiResponses, Target::Anthropic] {
+        for target in Target::ALL {
             let first =
                 compile_unspliced(target, &request, &options, false, 0, ToolsWanted::Serialise)
                     .unwrap();

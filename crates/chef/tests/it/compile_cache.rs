@@ -222,17 +222,26 @@ fn provider_bytes_and_notices(chef: &mut Chef, target: Target) -> (Vec<u8>, Vec<
                 strings(&c.notices),
             )
         }
-        other => (provider_bytes(chef, other), Vec::new()),
+        Target::OpenAiChat => {
+            let c = chef_openai::chat::compile(&request, &options.openai).unwrap();
+            (chef_openai::chat::to_vec(&c).unwrap(), strings(&c.notices))
+        }
+        Target::Anthropic => {
+            let c = chef_anthropic::compile(&request, &options.anthropic).unwrap();
+            (c.to_vec().unwrap(), strings(&c.notices))
+        }
     }
 }
 
-/// Gemini and Responses leave the tools out of a compile while chef holds their bytes
-/// (`chef_gemini::compile_with`, `chef_openai::responses::compile_with` with
-/// `ToolPass::Skip`), and put the cached tool notices back. Each turn must still give
-/// the provider crate's full compile: the same body and the same notices, for tools whose
-/// schema Gemini needs cleaned, a deferred tool (a notice every turn), a tool name the
-/// provider refuses (renamed, a notice), and a call in the history that takes the renamed
-/// tool's first-choice wire name (the cached bytes no longer fit and are made again).
+/// Gemini and the OpenAI targets leave the tools out of a compile while chef holds their
+/// bytes (`chef_gemini::compile_with`, `chef_openai::{chat,responses}::compile_with` with
+/// `ToolPass::Skip`), and put the cached tool notices back; Anthropic converts them and
+/// splices the cached bytes. Each turn must still give the provider crate's full
+/// compile: the same body and the same notices, for tools whose schema Gemini needs
+/// cleaned, a deferred tool (a notice every turn but on Anthropic), a tool name the
+/// provider refuses (renamed, a notice), and a call in the history that takes the
+/// renamed tool's first-choice wire name (the cached bytes no longer fit and are made
+/// again).
 #[test]
 fn turns_with_cached_tool_bytes_equal_a_full_compile_with_its_notices() {
     use chef_ir::{Content, ToolCall, ToolDefinition, ToolResult};
@@ -253,7 +262,7 @@ fn turns_with_cached_tool_bytes_equal_a_full_compile_with_its_notices() {
         ToolDefinition::new("files.list", schema.clone()).with_defer_loading(true),
         ToolDefinition::new("clock", json!({"type": "object"})),
     ];
-    for target in [Target::Gemini, Target::OpenAiResponses] {
+    for target in Target::ALL {
         let mut chef = Chef::new(ChefConfig::default());
         chef.register_tools(tools.clone()).unwrap();
         chef.set_system_prompt(vec![Message::system("You read files.")]);
@@ -294,8 +303,10 @@ fn turns_with_cached_tool_bytes_equal_a_full_compile_with_its_notices() {
             assert!(text.contains(r#""nullable":true"#), "{text}");
         }
         for notices in [first_notices, last_notices] {
-            assert!(
+            // Anthropic sends `defer_loading` as it is; the others say they cannot.
+            assert_eq!(
                 notices.iter().any(|n| n.contains("defer_loading")),
+                target != Target::Anthropic,
                 "{target:?}: {notices:?}"
             );
             assert!(
