@@ -47,7 +47,7 @@
 //! - **Result names** come from the call the result answers, not from the call id.
 //! - **Attachments** on assistant messages and in tool results are sent, not dropped.
 
-use std::{borrow::Cow, collections::HashMap};
+use std::{borrow::Cow, collections::HashMap, ops::Range};
 
 use chef_ir::{
     AttachmentSource, Content, Message, NameRule, Request, Role, Target, ToolDefinition,
@@ -298,6 +298,24 @@ pub struct Compiled<'a> {
     /// The body serialises `systemInstruction`, `tools`, then `contents`, so this prefix
     /// is also a byte prefix of [`to_vec`]'s output up to that content.
     pub cache_prefix: Option<usize>,
+    /// Which of [`notices`](Self::notices) are about the request's tools as declared
+    /// ([`Notice::DeferLoadingIgnored`], [`Notice::NativeToolLeftOut`]): they depend on
+    /// the tools alone. They follow the [`Notice::ToolRenamed`] notices (which depend on
+    /// the whole name table) and precede those about messages. With [`ToolPass::Skip`]
+    /// the range is empty, at the place they would take.
+    pub tool_notices: Range<usize>,
+}
+
+/// What [`compile_with`] does with the request's tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolPass {
+    /// Convert them into the body's `tools`, with their notices (what [`compile`] does).
+    #[default]
+    Convert,
+    /// Leave `tools` empty and make no tool notices: the caller holds both from an earlier
+    /// compile of the same tools.
+    Skip,
 }
 
 /// Function tools (and a system preamble) in Gemini's shape, ready to merge into a body.
@@ -384,10 +402,45 @@ pub fn prefill_enforcement(prefill: &str) -> String {
 
 /// Serialises the body as compact JSON. Identical requests give identical bytes.
 pub fn to_vec(compiled: &Compiled<'_>) -> Result<Vec<u8>> {
+    to_vec_with_tools_at(compiled).map(|(bytes, _)| bytes)
+}
+
+/// Like [`to_vec`], also returning where the `tools` member starts: just after `{` and
+/// the `systemInstruction` member with its comma. When the body has no tools, inserting
+/// `"tools":[…],` there gives the body with them (for a caller that keeps the serialised
+/// tools of a [`ToolPass::Skip`] compile).
+///
+/// ```
+/// use chef_ir::{Message, Request};
+///
+/// let request = Request::new(vec![Message::system("Be terse."), Message::user("Hi")]);
+/// let compiled = chef_gemini::compile(&request, &Default::default())?;
+/// let (body, at) = chef_gemini::to_vec_with_tools_at(&compiled)?;
+/// assert_eq!(body, chef_gemini::to_vec(&compiled)?);
+/// assert!(body[at..].starts_with(br#""contents":"#));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn to_vec_with_tools_at(compiled: &Compiled<'_>) -> Result<(Vec<u8>, usize)> {
+    // The members in the order `wire::Request` declares (and derives) them; a test pins
+    // the bytes to its `Serialize`.
+    let body = &compiled.body;
     let mut bytes = Vec::with_capacity(64 * 1024);
-    serde_json::to_writer(&mut bytes, &compiled.body)
-        .map(|()| bytes)
-        .map_err(Error::Serialize)
+    bytes.push(b'{');
+    if let Some(system) = &body.system_instruction {
+        bytes.extend_from_slice(b"\"systemInstruction\":");
+        serde_json::to_writer(&mut bytes, system).map_err(Error::Serialize)?;
+        bytes.push(b',');
+    }
+    let tools_at = bytes.len();
+    if !body.tools.is_empty() {
+        bytes.extend_from_slice(b"\"tools\":");
+        serde_json::to_writer(&mut bytes, &body.tools).map_err(Error::Serialize)?;
+        bytes.push(b',');
+    }
+    bytes.extend_from_slice(b"\"contents\":");
+    serde_json::to_writer(&mut bytes, &body.contents).map_err(Error::Serialize)?;
+    bytes.push(b'}');
+    Ok((bytes, tools_at))
 }
 
 /// Compiles a provider-neutral request into a Gemini `generateContent` body.
@@ -404,26 +457,52 @@ pub fn to_vec(compiled: &Compiled<'_>) -> Result<Vec<u8>> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Compiled<'a>> {
+    compile_with(request, options, ToolPass::Convert)
+}
+
+/// Like [`compile`], with the request's tools converted or left out as `pass` says.
+///
+/// With [`ToolPass::Skip`] the body's `tools` is empty and [`Compiled::tool_notices`] is
+/// an empty range where the tool notices would be; everything else (contents, the name
+/// table, the other notices) is what [`compile`] gives. A caller that kept the serialised
+/// `tools` and the tool notices of an earlier compile of the same tools puts them back
+/// there and has [`compile`]'s output, without converting every declaration again. The
+/// tools still enter the name table, so calls and results are named as in that compile.
+///
+/// ```
+/// use chef_ir::{Message, Request, ToolDefinition};
+/// use chef_gemini::{CompileOptions, ToolPass};
+/// use serde_json::json;
+///
+/// let request = Request::new(vec![Message::user("Hi")]).with_tools(vec![
+///     ToolDefinition::new("later", json!({"type": "object"})).with_defer_loading(true),
+/// ]);
+/// let options = CompileOptions::default();
+/// let full = chef_gemini::compile(&request, &options)?;
+/// let skipped = chef_gemini::compile_with(&request, &options, ToolPass::Skip)?;
+/// assert!(skipped.body.tools.is_empty());
+/// assert_eq!(full.tool_notices.clone(), 0..1);
+/// assert_eq!(skipped.tool_notices.clone(), 0..0);
+/// assert_eq!(skipped.body.contents, full.body.contents);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`compile`]; with [`ToolPass::Skip`], tools are not checked.
+pub fn compile_with<'a>(
+    request: &'a Request,
+    options: &CompileOptions,
+    pass: ToolPass,
+) -> Result<Compiled<'a>> {
     let names = table(request);
     let mut notices = renamed(&names);
-    let mut tools = Vec::new();
-    let decls = declarations(&request.tools, &names, options, &mut notices)?;
-    if !decls.is_empty() {
-        tools.push(wire::Tool::FunctionDeclarations(decls));
-    }
-    for (index, native) in request.native_tools.iter().enumerate() {
-        if native.targets.contains(&Target::Gemini) {
-            if !native.value.is_object() {
-                return Err(Error::NativeToolNotObject { index });
-            }
-            tools.push(wire::Tool::Native(Cow::Borrowed(&native.value)));
-        } else {
-            notices.push(Notice::NativeToolLeftOut {
-                index,
-                targets: native.targets.clone(),
-            });
-        }
-    }
+    let tools_from = notices.len();
+    let tools = match pass {
+        ToolPass::Convert => tools(request, &names, options, &mut notices)?,
+        ToolPass::Skip => Vec::new(),
+    };
+    let tool_notices = tools_from..notices.len();
 
     let mut cx = Cx {
         names: &names,
@@ -538,8 +617,38 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
         body,
         names,
         notices,
+        tool_notices,
         cache_prefix,
     })
+}
+
+/// The request's function declarations (one tool object) and native tools for Gemini,
+/// with their notices.
+fn tools<'a>(
+    request: &'a Request,
+    names: &WireNames,
+    options: &CompileOptions,
+    notices: &mut Vec<Notice>,
+) -> Result<Vec<wire::Tool<'a>>> {
+    let mut tools = Vec::new();
+    let decls = declarations(&request.tools, names, options, notices)?;
+    if !decls.is_empty() {
+        tools.push(wire::Tool::FunctionDeclarations(decls));
+    }
+    for (index, native) in request.native_tools.iter().enumerate() {
+        if native.targets.contains(&Target::Gemini) {
+            if !native.value.is_object() {
+                return Err(Error::NativeToolNotObject { index });
+            }
+            tools.push(wire::Tool::Native(Cow::Borrowed(&native.value)));
+        } else {
+            notices.push(Notice::NativeToolLeftOut {
+                index,
+                targets: native.targets.clone(),
+            });
+        }
+    }
+    Ok(tools)
 }
 
 /// A content before merging, with the last message it holds.
@@ -592,8 +701,25 @@ fn table(request: &Request) -> WireNames {
     WireNames::new(all.by_ref(), NameRule::GEMINI)
 }
 
-/// [`NameRule::GEMINI`]'s test on bytes, inlined for the hot path: a letter or `_` first,
-/// then letters, digits, `_`, `-`, `.` or `:`, 64 bytes at most.
+/// The bytes [`NameRule::GEMINI`] allows after the first: letters, digits, `_`, `-`, `.`
+/// and `:`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "a const loop over the table's own length; `get_mut` is not const here"
+)]
+static GEMINI_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':');
+        b += 1;
+    }
+    table
+};
+
+/// [`NameRule::GEMINI`]'s test on bytes, inlined for the hot path (every tool name, every
+/// turn): a letter or `_` first, then bytes of [`GEMINI_BYTES`], 64 bytes at most.
 fn gemini_accepts(name: &str) -> bool {
     let bytes = name.as_bytes();
     match bytes.split_first() {
@@ -602,7 +728,7 @@ fn gemini_accepts(name: &str) -> bool {
                 && (first.is_ascii_alphabetic() || *first == b'_')
                 && rest
                     .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+                    .all(|b| GEMINI_BYTES.get(usize::from(*b)).copied().unwrap_or(false))
         }
         None => false,
     }

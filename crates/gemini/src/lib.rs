@@ -35,6 +35,8 @@
 //! - [`wire`]: the Gemini JSON, field for field; parts chef does not model stay raw.
 //! - [`compile`]: IR → wire, with [`Notice`]s for everything Gemini cannot express (the
 //!   module docs of [`compile`] list the mapping and where it departs from the reference).
+//!   [`compile_with`] can leave the tools out ([`ToolPass::Skip`]) for a caller that keeps
+//!   their serialised bytes and notices; [`to_vec_with_tools_at`] says where they go.
 //! - [`envelope`]: function tools (plus a system preamble) in Gemini's shape, for
 //!   compressed tool sets; [`clean_schema`]: the schema repairs it applies.
 //! - [`parse_response`] / [`parse_request`]: wire → IR, with history repair (providers.md
@@ -61,7 +63,8 @@ pub use chef_ir as ir;
 pub use crate::{
     compile::{
         COMPACTION_HEADER, CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode,
-        compile, envelope, prefill_enforcement, to_vec,
+        ToolPass, compile, compile_with, envelope, prefill_enforcement, to_vec,
+        to_vec_with_tools_at,
     },
     error::{Error, Result},
     parse::{ParsedResponse, parse_request, parse_response, request_from_wire},

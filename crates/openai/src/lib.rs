@@ -28,7 +28,9 @@
 //! with JSON-text arguments, one `tool` message per result, system messages inline).
 //! [`responses`] targets `POST /v1/responses` (flat function tools, `instructions`,
 //! input items joined by `call_id`, reasoning items echoed back). Each has a `wire`
-//! module mirroring the JSON, `compile`, `to_vec`, `parse_response` and `parse_request`.
+//! module mirroring the JSON, `compile`, `to_vec`, `parse_response` and `parse_request`,
+//! and `compile_with`, which can leave the tools out ([`ToolPass::Skip`]) for a caller
+//! that keeps their serialised bytes and notices from an earlier compile.
 //!
 //! # Nothing silent
 //!
@@ -63,7 +65,7 @@ pub use crate::{
     notice::{Notice, PrefillPlacement},
     shared::{
         COMPACTION_HEADER, CompileOptions, PH_CONTINUES, PH_NO_RESULT, ParsedResponse, StopReason,
-        Usage, prefill_enforcement, repair_history,
+        ToolPass, Usage, prefill_enforcement, repair_history,
     },
     tagged::{KnownTags, Tagged},
 };

@@ -957,8 +957,8 @@ impl Chef {
         }
         let mut request =
             Request::new(self.assemble_with(layers, &self.history)).with_tools(wire_tools);
-        let serialise = self.tool_bytes.get(target, tools).is_none();
-        let full = wire::compile_unspliced(target, &request, &options, audit, 0, serialise)?;
+        let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
+        let full = wire::compile_unspliced(target, &request, &options, audit, 0, cached)?;
         if reuse
             && self
                 .prefixes
@@ -995,9 +995,8 @@ impl Chef {
             return Ok((None, wire_tools));
         }
         let mut request = Request::new(messages).with_tools(wire_tools);
-        let serialise = self.tool_bytes.get(target, tools).is_none();
-        let compiled =
-            wire::compile_unspliced(target, &request, options, false, slot.cut, serialise);
+        let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
+        let compiled = wire::compile_unspliced(target, &request, options, false, slot.cut, cached);
         let lent = std::mem::take(&mut request.tools);
         let mut unspliced = compiled?;
         if !unspliced.notices_shifted {
@@ -1038,7 +1037,14 @@ impl Chef {
         let head = self.assemble_head(layers);
         let compile = |messages: Vec<Message>, tools: Vec<ToolDefinition>| {
             let mut request = Request::new(messages).with_tools(tools);
-            let out = wire::compile_unspliced(target, &request, options, false, 0, false);
+            let out = wire::compile_unspliced(
+                target,
+                &request,
+                options,
+                false,
+                0,
+                wire::ToolsWanted::Omit,
+            );
             (out, std::mem::take(&mut request.tools))
         };
         // The head's own elements: a request of the head and one user message has them plus

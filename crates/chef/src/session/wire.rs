@@ -45,29 +45,107 @@ pub(crate) fn target_slot(target: Target) -> usize {
     }
 }
 
-/// Per target, the serialised tools array of the last compile and the tool selection it
-/// was made from. While the selection (an `Arc`, held here so its address cannot be reused)
-/// is the same, the bytes are spliced into the body instead of serialising the tools again:
-/// the tools are most of a request's bytes and change rarely.
+/// A target's serialised tools array and what must accompany it in every body that
+/// splices it in.
+#[derive(Debug, Clone)]
+pub(crate) struct CachedTools {
+    bytes: Vec<u8>,
+    /// The notices about the tools as declared, for the targets whose crates can leave the
+    /// tools out (OpenAI and Gemini): a compile that skips the tools gets them from here,
+    /// at the place the provider crate keeps for them.
+    notices: Vec<String>,
+    /// The renamed tools, `(real, wire)`. A name the provider accepts is always sent as
+    /// it is; a refused one is mapped through the whole name table (history calls
+    /// included), so the bytes hold only while a compile's table maps these the same way.
+    renamed: Vec<(String, String)>,
+}
+
+impl CachedTools {
+    /// The cache entry for `tools` serialised under `names`, with their notices.
+    fn new<T: serde::Serialize>(
+        target: Target,
+        tools: &[T],
+        request: &Request,
+        names: &WireNames,
+        notices: Vec<String>,
+    ) -> Result<Self, ChefError> {
+        let renamed = if names.is_identity() {
+            Vec::new()
+        } else {
+            request
+                .tools
+                .iter()
+                .map(|t| t.name.as_str())
+                .filter_map(|real| {
+                    let wire = names.to_wire(real);
+                    (wire != real).then(|| (real.to_owned(), wire.to_owned()))
+                })
+                .collect()
+        };
+        Ok(Self {
+            bytes: serde_json::to_vec(tools).map_err(provider(target))?,
+            notices,
+            renamed,
+        })
+    }
+
+    /// Whether a compile whose name table is `names` sends the tools as these bytes do.
+    fn fits(&self, names: &WireNames) -> bool {
+        self.renamed
+            .iter()
+            .all(|(real, wire)| names.to_wire(real) == wire)
+    }
+}
+
+/// Per target, the serialised tools of the last compile and the tool selection they were
+/// made from. While the selection (an `Arc`, held here so its address cannot be reused)
+/// is the same, the bytes are spliced into the body instead of serialising the tools
+/// again, and (OpenAI, Gemini) the provider crate does not even convert them: the tools
+/// are most of a request's bytes and change rarely.
 #[derive(Default)]
 pub(crate) struct ToolBytes {
-    slots: [Option<(Arc<TurnTools>, Vec<u8>)>; 4],
+    slots: [Option<(Arc<TurnTools>, CachedTools)>; 4],
 }
 
 impl ToolBytes {
-    /// The cached bytes for `key` on `target`, if that is what the slot holds.
-    pub(crate) fn get(&self, target: Target, key: &Arc<TurnTools>) -> Option<&[u8]> {
+    /// The cached tools for `key` on `target`, if that is what the slot holds.
+    pub(crate) fn get(&self, target: Target, key: &Arc<TurnTools>) -> Option<&CachedTools> {
         self.slots
             .get(target_slot(target))
             .and_then(Option::as_ref)
             .filter(|(k, _)| Arc::ptr_eq(k, key))
-            .map(|(_, bytes)| bytes.as_slice())
+            .map(|(_, cached)| cached)
     }
 
-    fn set(&mut self, target: Target, key: &Arc<TurnTools>, bytes: Vec<u8>) {
+    fn set(&mut self, target: Target, key: &Arc<TurnTools>, cached: CachedTools) {
         if let Some(slot) = self.slots.get_mut(target_slot(target)) {
-            *slot = Some((Arc::clone(key), bytes));
+            *slot = Some((Arc::clone(key), cached));
         }
+    }
+}
+
+/// What a compile does about the tools' bytes.
+#[derive(Clone, Copy)]
+pub(crate) enum ToolsWanted<'c> {
+    /// Splice these (a [`ToolBytes`] hit); serialised afresh if this compile's name table
+    /// maps the tools differently.
+    Cached(&'c CachedTools),
+    /// Serialise them (a miss).
+    Serialise,
+    /// Only the body without them, and the notices about messages, are wanted (prefix
+    /// probes): the OpenAI targets and Gemini skip the tools; Anthropic converts them.
+    Omit,
+}
+
+impl<'c> ToolsWanted<'c> {
+    /// For a [`ToolBytes`] lookup.
+    pub(crate) fn from_cache(cached: Option<&'c CachedTools>) -> Self {
+        cached.map_or(Self::Serialise, Self::Cached)
+    }
+
+    /// Whether a provider crate that can skip the tools should convert them.
+    fn convert(self) -> bool {
+        matches!(self, Self::Serialise)
     }
 }
 
@@ -166,8 +244,9 @@ pub(crate) struct Unspliced {
     pub(crate) prefix: Option<PrefixInsert>,
     /// Where the tools are inserted (`None`: the request has no tools).
     pub(crate) tools_at: Option<usize>,
-    /// The serialised tools, when the compile was asked for them (a [`ToolBytes`] miss).
-    pub(crate) tools_json: Option<Vec<u8>>,
+    /// The serialised tools, when this compile made them (a [`ToolBytes`] miss, or cached
+    /// bytes that no longer fit the name table).
+    pub(crate) fresh_tools: Option<CachedTools>,
     pub(crate) names: WireNames,
     pub(crate) notices: Vec<String>,
     /// Whether every notice could be renumbered by the message offset given (always true
@@ -198,18 +277,18 @@ impl Unspliced {
         cache: &mut ToolBytes,
         key: &Arc<TurnTools>,
     ) -> Result<Wire, ChefError> {
-        if let Some(json) = self.tools_json {
-            cache.set(target, key, json);
+        if let Some(fresh) = self.fresh_tools {
+            cache.set(target, key, fresh);
         }
         let body = match (self.tools_at, &self.prefix) {
             (None, None) => self.body,
             (None, Some(prefix)) => write_body(&self.body, None, Some(prefix)),
             (Some(at), prefix) => {
-                let bytes = cache.get(target, key).ok_or_else(|| ChefError::Provider {
+                let cached = cache.get(target, key).ok_or_else(|| ChefError::Provider {
                     target,
                     message: "the tools were neither serialised nor cached".to_owned(),
                 })?;
-                write_body(&self.body, Some((at, bytes)), prefix.as_ref())
+                write_body(&self.body, Some((at, &cached.bytes)), prefix.as_ref())
             }
         };
         Ok(Wire {
@@ -221,20 +300,75 @@ impl Unspliced {
     }
 }
 
-/// Takes the wire tools out of a provider body, serialising them when `serialise` is set.
-/// Returns whether there were any, and their JSON.
+/// Takes the wire tools out of a provider body that converted them, and serialises them
+/// unless `wanted` holds cached bytes that fit `names`. Returns whether there were any,
+/// and the fresh cache entry.
 fn take_tools<T: serde::Serialize>(
     target: Target,
+    request: &Request,
     tools: &mut Vec<T>,
-    serialise: bool,
-) -> Result<(bool, Option<Vec<u8>>), ChefError> {
+    names: &WireNames,
+    wanted: ToolsWanted<'_>,
+) -> Result<(bool, Option<CachedTools>), ChefError> {
     let tools = std::mem::take(tools);
-    let json = if serialise && !tools.is_empty() {
-        Some(serde_json::to_vec(&tools).map_err(provider(target))?)
+    let serialise = match wanted {
+        ToolsWanted::Cached(cached) => !cached.fits(names),
+        ToolsWanted::Serialise => true,
+        ToolsWanted::Omit => false,
+    };
+    let fresh = if serialise && !tools.is_empty() {
+        Some(CachedTools::new(
+            target,
+            &tools,
+            request,
+            names,
+            Vec::new(),
+        )?)
     } else {
         None
     };
-    Ok((!tools.is_empty(), json))
+    Ok((!tools.is_empty(), fresh))
+}
+
+/// For a provider crate that can skip the tools: whether cached bytes turned out not to
+/// fit this compile's name table, so the tools need converting after all.
+fn refits(wanted: ToolsWanted<'_>, names: &WireNames) -> bool {
+    matches!(wanted, ToolsWanted::Cached(cached) if !cached.fits(names))
+}
+
+/// After a compile by a provider crate that can skip the tools (`tools` is what it
+/// converted, `converted` whether it was asked to): whether the body has tools, the fresh
+/// cache entry when they were converted, and the notices, with the cached tool notices
+/// put back where the provider crate left room for them when it skipped the tools.
+fn skippable_tools<T: serde::Serialize>(
+    target: Target,
+    request: &Request,
+    (tools, converted): (Vec<T>, bool),
+    names: &WireNames,
+    wanted: ToolsWanted<'_>,
+    notices: &mut Vec<String>,
+    tool_notices: &std::ops::Range<usize>,
+) -> Result<(bool, Option<CachedTools>), ChefError> {
+    match wanted {
+        ToolsWanted::Cached(cached) if !converted => {
+            let at = tool_notices.start.min(notices.len());
+            notices.splice(at..at, cached.notices.iter().cloned());
+            Ok((true, None))
+        }
+        ToolsWanted::Omit => Ok((!tools.is_empty(), None)),
+        ToolsWanted::Cached(_) | ToolsWanted::Serialise => {
+            let fresh = if tools.is_empty() {
+                None
+            } else {
+                let own = notices
+                    .get(tool_notices.clone())
+                    .unwrap_or_default()
+                    .to_vec();
+                Some(CachedTools::new(target, &tools, request, names, own)?)
+            };
+            Ok((!tools.is_empty(), fresh))
+        }
+    }
 }
 
 /// Compiles `request` for `target` to bytes, the tools left out (see [`Unspliced`]).
@@ -242,14 +376,14 @@ fn take_tools<T: serde::Serialize>(
 /// `offset` is added to the message positions that notices name: the request is the
 /// suffix of a longer one whose first `offset` history messages were left out. Only
 /// notices known to be local can be renumbered; see [`Unspliced::notices_shifted`].
-/// `serialise_tools` asks for the tools' JSON too (when [`ToolBytes`] does not hold it).
+/// `tools` says whether the tools' bytes are cached, wanted, or not needed.
 pub(crate) fn compile_unspliced(
     target: Target,
     request: &Request,
     options: &TargetOptions,
     audit: bool,
     offset: usize,
-    serialise_tools: bool,
+    tools: ToolsWanted<'_>,
 ) -> Result<Unspliced, ChefError> {
     match target {
         Target::Anthropic => {
@@ -260,14 +394,15 @@ pub(crate) fn compile_unspliced(
             } else {
                 Vec::new()
             };
-            let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
+            let (has_tools, fresh_tools) =
+                take_tools(target, request, &mut c.body.tools, &c.names, tools)?;
             let body = c.to_vec().map_err(provider(target))?;
             // Anthropic's tools field comes last.
             let tools_at = has_tools.then(|| body.len().saturating_sub(1));
             Ok(Unspliced {
                 body,
                 prefix: None,
-                tools_json,
+                fresh_tools,
                 tools_at,
                 notices_shifted: offset == 0 || c.notices.is_empty(),
                 notices: c.notices.iter().map(ToString::to_string).collect(),
@@ -276,47 +411,99 @@ pub(crate) fn compile_unspliced(
             })
         }
         Target::OpenAiChat => {
-            let mut c =
-                chef_openai::chat::compile(request, &options.openai).map_err(provider(target))?;
-            let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
+            let compile = |convert: bool| {
+                let pass = if convert {
+                    chef_openai::ToolPass::Convert
+                } else {
+                    chef_openai::ToolPass::Skip
+                };
+                chef_openai::chat::compile_with(request, &options.openai, pass)
+                    .map_err(provider(target))
+            };
+            let mut converted = tools.convert();
+            let mut c = compile(converted)?;
+            if !converted && refits(tools, &c.names) {
+                converted = true;
+                c = compile(converted)?;
+            }
+            let wire_tools = std::mem::take(&mut c.body.tools);
             let body = chef_openai::chat::to_vec(&c).map_err(provider(target))?;
+            // Notices about the tools name no message: they hold at any offset.
+            let notices_shifted = offset == 0 || c.notices.len() == c.tool_notices.len();
+            let mut notices = c.notices.iter().map(ToString::to_string).collect();
+            let (has_tools, fresh_tools) = skippable_tools(
+                target,
+                request,
+                (wire_tools, converted),
+                &c.names,
+                tools,
+                &mut notices,
+                &c.tool_notices,
+            )?;
             // OpenAI's tools field comes first.
             Ok(Unspliced {
                 body,
                 prefix: None,
-                tools_json,
+                fresh_tools,
                 tools_at: has_tools.then_some(1),
-                notices_shifted: offset == 0 || c.notices.is_empty(),
-                notices: c.notices.iter().map(ToString::to_string).collect(),
+                notices_shifted,
+                notices,
                 names: c.names,
                 cache_issues: Vec::new(),
             })
         }
         Target::OpenAiResponses => {
-            let mut c = chef_openai::responses::compile(request, &options.openai)
-                .map_err(provider(target))?;
-            let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
+            let compile = |convert: bool| {
+                let pass = if convert {
+                    chef_openai::ToolPass::Convert
+                } else {
+                    chef_openai::ToolPass::Skip
+                };
+                chef_openai::responses::compile_with(request, &options.openai, pass)
+                    .map_err(provider(target))
+            };
+            let mut converted = tools.convert();
+            let mut c = compile(converted)?;
+            if !converted && refits(tools, &c.names) {
+                converted = true;
+                c = compile(converted)?;
+            }
+            let wire_tools = std::mem::take(&mut c.body.tools);
             let body = chef_openai::responses::to_vec(&c).map_err(provider(target))?;
-            // A system message after the conversation started is folded into
-            // `instructions` wherever it is (system-placed dynamic state): local, so its
-            // notice can be renumbered.
+            // Notices about the tools name no message: they hold at any offset. A system
+            // message after the conversation started is folded into `instructions`
+            // wherever it is (system-placed dynamic state): local, so its notice can be
+            // renumbered.
             let mut notices_shifted = true;
-            let notices = c
+            let mut notices: Vec<String> = c
                 .notices
                 .iter()
-                .map(|n| {
+                .enumerate()
+                .map(|(i, n)| {
                     let mut n = n.clone();
-                    match &mut n {
-                        chef_openai::Notice::SystemHoisted { message } => *message += offset,
-                        _ => notices_shifted &= offset == 0,
+                    if !c.tool_notices.contains(&i) {
+                        match &mut n {
+                            chef_openai::Notice::SystemHoisted { message } => *message += offset,
+                            _ => notices_shifted &= offset == 0,
+                        }
                     }
                     n.to_string()
                 })
                 .collect();
+            let (has_tools, fresh_tools) = skippable_tools(
+                target,
+                request,
+                (wire_tools, converted),
+                &c.names,
+                tools,
+                &mut notices,
+                &c.tool_notices,
+            )?;
+            // OpenAI's tools field comes first.
             Ok(Unspliced {
                 body,
                 prefix: None,
-                tools_json,
+                fresh_tools,
                 tools_at: has_tools.then_some(1),
                 notices_shifted,
                 notices,
@@ -325,43 +512,52 @@ pub(crate) fn compile_unspliced(
             })
         }
         Target::Gemini => {
-            let mut c = chef_gemini::compile(request, &options.gemini).map_err(provider(target))?;
-            let (has_tools, tools_json) = take_tools(target, &mut c.body.tools, serialise_tools)?;
-            let body = chef_gemini::to_vec(&c).map_err(provider(target))?;
-            // Gemini's tools field follows the system instruction, when there is one.
-            let tools_at = if has_tools {
-                Some(match &c.body.system_instruction {
-                    Some(system) => {
-                        let len = serde_json::to_vec(system).map_err(provider(target))?.len();
-                        1 + b"\"systemInstruction\":".len() + len + 1
-                    }
-                    None => 1,
-                })
-            } else {
-                None
+            let compile = |convert: bool| {
+                let pass = if convert {
+                    chef_gemini::ToolPass::Convert
+                } else {
+                    chef_gemini::ToolPass::Skip
+                };
+                chef_gemini::compile_with(request, &options.gemini, pass).map_err(provider(target))
             };
-            // A positional system message becomes a user content wherever it is: local, so
-            // its notice can be renumbered.
+            let mut converted = tools.convert();
+            let mut c = compile(converted)?;
+            if !converted && refits(tools, &c.names) {
+                converted = true;
+                c = compile(converted)?;
+            }
+            let wire_tools = std::mem::take(&mut c.body.tools);
+            // Gemini's tools field follows the system instruction, when there is one.
+            let (body, at) = chef_gemini::to_vec_with_tools_at(&c).map_err(provider(target))?;
+            // A positional system message becomes a user content wherever it is, and
+            // notices about the tools name no message: both hold at any offset.
             let mut notices_shifted = true;
-            let notices = c
-                .notices
-                .iter()
-                .map(|n| {
-                    let mut n = n.clone();
-                    match &mut n {
-                        chef_gemini::Notice::PositionalSystemAsUser { message } => {
-                            *message += offset;
-                        }
-                        _ => notices_shifted &= offset == 0,
+            let mut notices = Vec::with_capacity(c.notices.len());
+            for (i, n) in c.notices.iter().enumerate() {
+                let mut n = n.clone();
+                match &mut n {
+                    chef_gemini::Notice::PositionalSystemAsUser { message } => {
+                        *message += offset;
                     }
-                    n.to_string()
-                })
-                .collect();
+                    _ if c.tool_notices.contains(&i) => {}
+                    _ => notices_shifted &= offset == 0,
+                }
+                notices.push(n.to_string());
+            }
+            let (has_tools, fresh_tools) = skippable_tools(
+                target,
+                request,
+                (wire_tools, converted),
+                &c.names,
+                tools,
+                &mut notices,
+                &c.tool_notices,
+            )?;
             Ok(Unspliced {
                 body,
                 prefix: None,
-                tools_json,
-                tools_at,
+                fresh_tools,
+                tools_at: has_tools.then_some(at),
                 notices,
                 notices_shifted,
                 names: c.names,
@@ -378,4 +574,102 @@ fn cache_audit() -> chef_anthropic::CacheAudit {
         "memory",
         "use MemoryPlacement::BeforeHistoryTail so that memory rides the last user turn",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use chef_ir::{Message, Request, Target, ToolDefinition};
+    use serde_json::json;
+
+    use super::{TargetOptions, ToolsWanted, compile_unspliced, write_body};
+
+    /// A request whose tools give notices on every target that can skip them: a deferred
+    /// tool, a refused name, a schema Gemini cleans.
+    fn request() -> Request {
+        let schema = json!({
+            "type": "object",
+            "properties": {"path": {"type": ["string", "null"], "default": "/"}},
+            "additionalProperties": false
+        });
+        Request::new(vec![
+            Message::system("Read files."),
+            Message::user("hi"),
+            Message::system("Positional.").with_positional(true),
+        ])
+        .with_tools(vec![
+            ToolDefinition::new("files/read", schema.clone()),
+            ToolDefinition::new("files.list", schema).with_defer_loading(true),
+        ])
+    }
+
+    #[test]
+    fn a_compile_from_cached_tools_skips_them_and_equals_a_full_one() {
+        let request = request();
+        let options = TargetOptions::default();
+        for target in [Target::Gemini, Target::OpenAiResponses, Target::OpenAiChat] {
+            for offset in [0, 3] {
+                let full = compile_unspliced(
+                    target,
+                    &request,
+                    &options,
+                    false,
+                    offset,
+                    ToolsWanted::Serialise,
+                )
+                .unwrap();
+                let cached = full.fresh_tools.clone().unwrap();
+                assert!(!cached.notices.is_empty(), "{target:?}: {:?}", full.notices);
+                let hit = compile_unspliced(
+                    target,
+                    &request,
+                    &options,
+                    false,
+                    offset,
+                    ToolsWanted::Cached(&cached),
+                )
+                .unwrap();
+                // Nothing converted: no fresh bytes.
+                assert!(hit.fresh_tools.is_none(), "{target:?}");
+                assert_eq!(hit.notices, full.notices, "{target:?}");
+                assert_eq!(hit.notices_shifted, full.notices_shifted, "{target:?}");
+                assert_eq!(hit.names, full.names, "{target:?}");
+                let splice = |u: &super::Unspliced| {
+                    write_body(&u.body, u.tools_at.map(|at| (at, &cached.bytes[..])), None)
+                };
+                assert_eq!(splice(&hit), splice(&full), "{target:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn cached_tools_that_no_longer_fit_the_name_table_are_made_again() {
+        let request = request();
+        let options = TargetOptions::default();
+        for target in Target::ALL {
+            let first =
+                compile_unspliced(target, &request, &options, false, 0, ToolsWanted::Serialise)
+                    .unwrap();
+            let cached = first.fresh_tools.unwrap();
+            // A call named as "files/read" was sent takes that wire name from it.
+            let mut later = request.clone();
+            later
+                .messages
+                .push(Message::assistant_with(vec![chef_ir::Content::ToolCall(
+                    chef_ir::ToolCall::new("c1", "files_read", json!({})),
+                )]));
+            let hit = compile_unspliced(
+                target,
+                &later,
+                &options,
+                false,
+                0,
+                ToolsWanted::Cached(&cached),
+            )
+            .unwrap();
+            let fresh = hit.fresh_tools.unwrap();
+            assert_ne!(fresh.bytes, cached.bytes, "{target:?}");
+        }
+    }
 }

@@ -202,3 +202,117 @@ fn reused_history_prefixes_equal_the_provider_crates_own_bytes() {
         );
     }
 }
+
+/// The provider crate's own bytes and notices for the request chef assembles now.
+fn provider_bytes_and_notices(chef: &mut Chef, target: Target) -> (Vec<u8>, Vec<String>) {
+    let request = chef.request(target).unwrap();
+    let options = chef.config().targets.clone();
+    fn strings<N: ToString>(notices: &[N]) -> Vec<String> {
+        notices.iter().map(ToString::to_string).collect()
+    }
+    match target {
+        Target::Gemini => {
+            let c = chef_gemini::compile(&request, &options.gemini).unwrap();
+            (chef_gemini::to_vec(&c).unwrap(), strings(&c.notices))
+        }
+        Target::OpenAiResponses => {
+            let c = chef_openai::responses::compile(&request, &options.openai).unwrap();
+            (
+                chef_openai::responses::to_vec(&c).unwrap(),
+                strings(&c.notices),
+            )
+        }
+        Target::OpenAiChat => {
+            let c = chef_openai::chat::compile(&request, &options.openai).unwrap();
+            (chef_openai::chat::to_vec(&c).unwrap(), strings(&c.notices))
+        }
+        Target::Anthropic => {
+            let c = chef_anthropic::compile(&request, &options.anthropic).unwrap();
+            (c.to_vec().unwrap(), strings(&c.notices))
+        }
+    }
+}
+
+/// Gemini and the OpenAI targets leave the tools out of a compile while chef holds their
+/// bytes (`chef_gemini::compile_with`, `chef_openai::{chat,responses}::compile_with` with
+/// `ToolPass::Skip`), and put the cached tool notices back; Anthropic converts them and
+/// splices the cached bytes. Each turn must still give the provider crate's full
+/// compile: the same body and the same notices, for tools whose schema Gemini needs
+/// cleaned, a deferred tool (a notice every turn but on Anthropic), a tool name the
+/// provider refuses (renamed, a notice), and a call in the history that takes the
+/// renamed tool's first-choice wire name (the cached bytes no longer fit and are made
+/// again).
+#[test]
+fn turns_with_cached_tool_bytes_equal_a_full_compile_with_its_notices() {
+    use chef_ir::{Content, ToolCall, ToolDefinition, ToolResult};
+    use serde_json::json;
+    let schema = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "default": "/", "examples": ["/etc"]},
+            "mode": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "depth": {"type": ["integer", "null"], "exclusiveMinimum": 0}
+        },
+        "required": ["path"],
+        "additionalProperties": false
+    });
+    let tools = vec![
+        ToolDefinition::new("files/read", schema.clone()).with_description("Reads a file."),
+        ToolDefinition::new("files.list", schema.clone()).with_defer_loading(true),
+        ToolDefinition::new("clock", json!({"type": "object"})),
+    ];
+    for target in Target::ALL {
+        let mut chef = Chef::new(ChefConfig::default());
+        chef.register_tools(tools.clone()).unwrap();
+        chef.set_system_prompt(vec![Message::system("You read files.")]);
+        let mut seen = Vec::new();
+        for turn in 0..8 {
+            chef.push(Message::user(format!("turn {turn}")));
+            if turn == 5 {
+                // `files_read` is a name the provider accepts: "files/read" must now be
+                // sent under another name, and the cached tool bytes no longer hold.
+                chef.push(Message::assistant_with(vec![Content::ToolCall(
+                    ToolCall::new("c5", "files_read", json!({"path": "/"})),
+                )]));
+                chef.push(Message::tool_results(vec![ToolResult::text("c5", "gone")]));
+                chef.push(Message::user("and now?"));
+            }
+            let (body, notices) = provider_bytes_and_notices(&mut chef, target);
+            let payload = chef.compile(target).unwrap();
+            assert!(
+                payload.body == body,
+                "{target:?} turn {turn}:\n{}\n{}",
+                String::from_utf8_lossy(&payload.body),
+                String::from_utf8_lossy(&body)
+            );
+            assert_eq!(payload.notices, notices, "{target:?} turn {turn}");
+            seen.push((body, notices));
+        }
+        let (first, first_notices) = seen.first().unwrap();
+        let (last, last_notices) = seen.last().unwrap();
+        let text = String::from_utf8_lossy(first);
+        // The tools were there, renamed, and (Gemini) cleaned.
+        assert!(
+            text.contains(r#""name":"files_read""#),
+            "{target:?}: {text}"
+        );
+        assert!(String::from_utf8_lossy(last).contains(r#""name":"files_read_"#));
+        if target == Target::Gemini {
+            assert!(!text.contains("additionalProperties") && !text.contains("$schema"));
+            assert!(text.contains(r#""nullable":true"#), "{text}");
+        }
+        for notices in [first_notices, last_notices] {
+            // Anthropic sends `defer_loading` as it is; the others say they cannot.
+            assert_eq!(
+                notices.iter().any(|n| n.contains("defer_loading")),
+                target != Target::Anthropic,
+                "{target:?}: {notices:?}"
+            );
+            assert!(
+                notices.iter().any(|n| n.contains("files/read")),
+                "{target:?}: {notices:?}"
+            );
+        }
+    }
+}

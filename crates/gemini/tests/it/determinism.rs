@@ -49,3 +49,48 @@ fn compiling_in_two_processes_gives_identical_bytes() {
     let _ = std::fs::remove_file(&out);
     assert_eq!(theirs, text(&compile(&big_request())));
 }
+
+/// `to_vec` writes the body's members itself (to report where `tools` goes); its bytes
+/// must be those of the wire type's own `Serialize`, and the tools of a full compile must
+/// sit exactly where a `ToolPass::Skip` compile says they go.
+#[test]
+fn written_bodies_equal_the_wire_serialisation_and_tools_go_where_reported() {
+    use chef_gemini::{ToolPass, compile_with, to_vec_with_tools_at};
+    use chef_ir::{Message, NativeTool, Request, Target};
+    let options = chef_gemini::CompileOptions::default();
+    let native = NativeTool {
+        targets: vec![Target::Gemini],
+        value: serde_json::json!({"googleSearch": {}}),
+    };
+    let mut without_system = big_request();
+    without_system
+        .messages
+        .retain(|m| m.role != chef_ir::Role::System);
+    let requests = [
+        big_request(),
+        without_system,
+        Request::new(vec![Message::user("hi")]),
+        Request::new(vec![Message::system("s"), Message::user("hi")])
+            .with_native_tools(vec![native.clone()]),
+        Request::new(vec![Message::user("hi")]).with_native_tools(vec![native]),
+    ];
+    for request in &requests {
+        let full = compile_with(request, &options, ToolPass::Convert).unwrap();
+        let (bytes, at) = to_vec_with_tools_at(&full).unwrap();
+        assert_eq!(bytes, serde_json::to_vec(&full.body).unwrap());
+        let skipped = compile_with(request, &options, ToolPass::Skip).unwrap();
+        let (without, at_skipped) = to_vec_with_tools_at(&skipped).unwrap();
+        assert_eq!(without, serde_json::to_vec(&skipped.body).unwrap());
+        assert_eq!(at, at_skipped);
+        if full.body.tools.is_empty() {
+            assert_eq!(bytes, without);
+        } else {
+            let mut spliced = without[..at].to_vec();
+            spliced.extend_from_slice(b"\"tools\":");
+            spliced.extend(serde_json::to_vec(&full.body.tools).unwrap());
+            spliced.push(b',');
+            spliced.extend_from_slice(&without[at..]);
+            assert_eq!(String::from_utf8(spliced), String::from_utf8(bytes));
+        }
+    }
+}

@@ -1,6 +1,6 @@
 //! IR request → Chat Completions request.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, ops::Range};
 
 use chef_ir::{
     Attachment, AttachmentSource, Content, Message, Request, Role, Target, ToolResult, WireNames,
@@ -11,7 +11,7 @@ use super::wire::{self, FileRef, FunctionDefinition, ImageUrl, MessageContent, P
 use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
-    shared::{self, CompileOptions, is_file_id, wire_name},
+    shared::{self, CompileOptions, ToolPass, is_file_id, wire_name},
 };
 
 /// A compiled Chat Completions request.
@@ -29,6 +29,12 @@ pub struct Compiled<'a> {
     /// `None` when no message asks for a breakpoint. OpenAI caches prefixes on its own;
     /// this tells the caller how much of the serialised body it may reuse.
     pub stable_messages: Option<usize>,
+    /// Which of [`notices`](Self::notices) are about the request's tools as declared
+    /// ([`Notice::DeferLoadingIgnored`], [`Notice::NativeToolLeftOut`]): they depend on
+    /// the tools alone. They follow the [`Notice::ToolRenamed`] notices (which depend on
+    /// the whole name table) and precede those about messages. With [`ToolPass::Skip`]
+    /// the range is empty, at the place they would take.
+    pub tool_notices: Range<usize>,
 }
 
 /// Compiles an IR request into a Chat Completions request body.
@@ -51,9 +57,53 @@ pub struct Compiled<'a> {
 /// [`Error::MisplacedContent`] for a tool call outside an assistant message or a tool
 /// result outside a tool message.
 pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Compiled<'a>> {
+    compile_with(request, options, ToolPass::Convert)
+}
+
+/// Like [`compile`], with the request's tools converted or left out as `pass` says.
+///
+/// With [`ToolPass::Skip`] the body's `tools` is empty and [`Compiled::tool_notices`] is
+/// an empty range where the tool notices would be; everything else (messages, the name
+/// table, the other notices) is what [`compile`] gives. A caller that kept the serialised
+/// `tools` and the tool notices of an earlier compile of the same tools puts them back
+/// (`"tools":[…],` just after the opening `{`) and has [`compile`]'s output. The tools
+/// still enter the name table, so calls are named as in that compile.
+///
+/// ```
+/// use chef_ir::{Message, Request, ToolDefinition};
+/// use chef_openai::{CompileOptions, ToolPass, chat};
+/// use serde_json::json;
+///
+/// let request = Request::new(vec![Message::user("Hi")]).with_tools(vec![
+///     ToolDefinition::new("later", json!({"type": "object"})).with_defer_loading(true),
+/// ]);
+/// let options = CompileOptions::default();
+/// let full = chat::compile(&request, &options)?;
+/// let skipped = chat::compile_with(&request, &options, ToolPass::Skip)?;
+/// assert!(skipped.body.tools.is_empty());
+/// assert_eq!((full.tool_notices.clone(), skipped.tool_notices.clone()), (0..1, 0..0));
+/// let full = String::from_utf8(chat::to_vec(&full)?)?;
+/// let skipped = String::from_utf8(chat::to_vec(&skipped)?)?;
+/// assert_eq!(full.split_once(r#"}}],"#).map(|(_, rest)| rest), skipped.strip_prefix('{'));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`compile`].
+pub fn compile_with<'a>(
+    request: &'a Request,
+    options: &CompileOptions,
+    pass: ToolPass,
+) -> Result<Compiled<'a>> {
     let mut notices = Vec::new();
     let names = shared::wire_names(request, &mut notices);
-    let tools = tools(request, &names, &mut notices);
+    let tools_from = notices.len();
+    let tools = match pass {
+        ToolPass::Convert => tools(request, &names, &mut notices),
+        ToolPass::Skip => Vec::new(),
+    };
+    let tool_notices = tools_from..notices.len();
     let mut builder = Builder {
         names: &names,
         options,
@@ -85,6 +135,7 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
         names,
         notices,
         stable_messages,
+        tool_notices,
     })
 }
 

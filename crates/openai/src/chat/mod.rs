@@ -16,7 +16,7 @@ mod parse;
 pub mod wire;
 
 pub use self::{
-    compile::{Compiled, compile},
+    compile::{Compiled, compile, compile_with},
     parse::{parse_request, parse_response},
 };
 use crate::error::Result;

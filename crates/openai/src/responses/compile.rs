@@ -1,6 +1,6 @@
 //! IR request → Responses request.
 
-use std::borrow::Cow;
+use std::{borrow::Cow, ops::Range};
 
 use chef_ir::{
     Attachment, AttachmentSource, Content, Message, Request, Role, Target, ToolResult, WireNames,
@@ -14,7 +14,7 @@ use super::wire::{
 use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
-    shared::{self, CompileOptions, wire_name},
+    shared::{self, CompileOptions, ToolPass, wire_name},
 };
 
 /// A compiled Responses request.
@@ -31,6 +31,12 @@ pub struct Compiled<'a> {
     /// compiled from IR messages up to the last one with `cache_breakpoint`; `tools` and
     /// `instructions` come before them). `None` when no message asks for a breakpoint.
     pub stable_items: Option<usize>,
+    /// Which of [`notices`](Self::notices) are about the request's tools as declared
+    /// ([`Notice::DeferLoadingIgnored`], [`Notice::NativeToolLeftOut`]): they depend on
+    /// the tools alone. They follow the [`Notice::ToolRenamed`] notices (which depend on
+    /// the whole name table) and precede those about messages. With [`ToolPass::Skip`]
+    /// the range is empty, at the place they would take.
+    pub tool_notices: Range<usize>,
 }
 
 /// Item types that carry ids pairing a function call or message with the reasoning
@@ -61,10 +67,54 @@ const HEADER_TAGS: [&str; 2] = ["message", "function_call"];
 ///
 /// [`Error::MisplacedContent`] for a tool call outside an assistant message or a tool
 /// result outside a tool message.
-pub fn compile<'a>(request: &'a Request, _options: &CompileOptions) -> Result<Compiled<'a>> {
+pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Compiled<'a>> {
+    compile_with(request, options, ToolPass::Convert)
+}
+
+/// Like [`compile`], with the request's tools converted or left out as `pass` says.
+///
+/// With [`ToolPass::Skip`] the body's `tools` is empty and [`Compiled::tool_notices`] is
+/// an empty range where the tool notices would be; everything else (items, instructions,
+/// the name table, the other notices) is what [`compile`] gives. A caller that kept the
+/// serialised `tools` and the tool notices of an earlier compile of the same tools puts
+/// them back (`"tools":[…],` just after the opening `{`) and has [`compile`]'s output.
+/// The tools still enter the name table, so calls are named as in that compile.
+///
+/// ```
+/// use chef_ir::{Message, Request, ToolDefinition};
+/// use chef_openai::{CompileOptions, ToolPass, responses};
+/// use serde_json::json;
+///
+/// let request = Request::new(vec![Message::user("Hi")]).with_tools(vec![
+///     ToolDefinition::new("later", json!({"type": "object"})).with_defer_loading(true),
+/// ]);
+/// let options = CompileOptions::default();
+/// let full = responses::compile(&request, &options)?;
+/// let skipped = responses::compile_with(&request, &options, ToolPass::Skip)?;
+/// assert!(skipped.body.tools.is_empty());
+/// assert_eq!((full.tool_notices.clone(), skipped.tool_notices.clone()), (0..1, 0..0));
+/// let full = String::from_utf8(responses::to_vec(&full)?)?;
+/// let skipped = String::from_utf8(responses::to_vec(&skipped)?)?;
+/// assert_eq!(full.split_once(r#"}],"#).map(|(_, rest)| rest), skipped.strip_prefix('{'));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// As [`compile`].
+pub fn compile_with<'a>(
+    request: &'a Request,
+    _options: &CompileOptions,
+    pass: ToolPass,
+) -> Result<Compiled<'a>> {
     let mut notices = Vec::new();
     let names = shared::wire_names(request, &mut notices);
-    let tools = tools(request, &names, &mut notices);
+    let tools_from = notices.len();
+    let tools = match pass {
+        ToolPass::Convert => tools(request, &names, &mut notices),
+        ToolPass::Skip => Vec::new(),
+    };
+    let tool_notices = tools_from..notices.len();
     let mut builder = Builder {
         names: &names,
         notices: &mut notices,
@@ -120,6 +170,7 @@ pub fn compile<'a>(request: &'a Request, _options: &CompileOptions) -> Result<Co
         names,
         notices,
         stable_items,
+        tool_notices,
     })
 }
 
