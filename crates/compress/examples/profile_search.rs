@@ -5,20 +5,21 @@
 //! ```text
 //! cargo build --release -p chef-compress --example profile_search
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::build_with' \
-//!     target/release/examples/profile_search build [ROUNDS]
+//!     target/release/examples/profile_search build1 [ROUNDS]
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::search_with' \
 //!     target/release/examples/profile_search short|long [ROUNDS]
 //! ```
 //!
 //! Uses the bench's catalogue: the real 149-tool corpus replicated to 10,000 tools under
-//! renamed names (`s{n}_{name}`). `build` builds the index `ROUNDS` times (default 2);
+//! renamed names (`s{n}_{name}`). `build` builds the index `ROUNDS` times (default 2),
+//! on as many threads as the index uses by default; `build1` does the same on one thread;
 //! `short` and `long` build it once and answer the bench's short (8-word) or long
 //! (25-word) request `ROUNDS` times (default 1,000). Instructions per build or query are
 //! the collected count divided by `ROUNDS`. Without valgrind, `time` gives CPU time.
 
 use std::hint::black_box;
 
-use chef_compress::search::CatalogIndex;
+use chef_compress::search::{CatalogIndex, IndexOptions};
 use chef_ir::ToolName;
 
 const SHORT: &str = "add three new rows to the bottom of the tracker spreadsheet";
@@ -47,9 +48,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     match mode.as_str() {
-        "build" => {
+        "build" | "build1" => {
+            let options = IndexOptions {
+                threads: if mode == "build1" { 1 } else { 0 },
+                ..IndexOptions::default()
+            };
             for _ in 0..rounds.unwrap_or(2) {
-                black_box(CatalogIndex::build(black_box(&catalogue)));
+                black_box(CatalogIndex::build_with(black_box(&catalogue), &options));
             }
         }
         "short" | "long" => {
@@ -61,7 +66,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             println!("{hits} hits");
         }
-        other => return Err(format!("unknown mode {other:?}: build, short or long").into()),
+        other => {
+            return Err(format!("unknown mode {other:?}: build, build1, short or long").into());
+        }
     }
     Ok(())
 }
