@@ -832,37 +832,49 @@ fn collect_schema<'a>(
     while let Some((node, depth)) = stack.pop() {
         let Value::Object(map) = node else { continue };
         let deeper = depth < MAX_SCHEMA_DEPTH;
+        // The value's kind is tested before its key: the kind sits in the map's entry, the
+        // key's bytes behind a pointer, and a key whose length differs from every name
+        // wanted for its kind (`type`, `default`, `format`) is rejected without reading them.
         for (key, value) in map {
-            match (key.as_str(), value) {
-                ("description", Value::String(text)) if depth > 0 => {
-                    parts.push(Part::Text(
-                        bm25::PARAM_DESCRIPTIONS,
-                        bm25::TextKey::new(text),
-                    ));
-                }
-                ("enum", Value::Array(values)) => {
-                    for value in values {
-                        collect_value(parts, value);
+            let key = key.as_str();
+            match value {
+                Value::String(text) if key == "description" => {
+                    if depth > 0 {
+                        parts.push(Part::Text(
+                            bm25::PARAM_DESCRIPTIONS,
+                            bm25::TextKey::new(text),
+                        ));
                     }
                 }
-                ("const", value) => collect_value(parts, value),
-                ("properties", Value::Object(properties)) if deeper => {
-                    for (name, sub) in properties {
-                        parts.push(Part::Text(bm25::PARAM_NAMES, bm25::TextKey::new(name)));
-                        stack.push((sub, depth + 1));
+                Value::Array(values) => match key {
+                    "enum" => {
+                        for value in values {
+                            collect_value(parts, value);
+                        }
                     }
-                }
-                ("items" | "additionalProperties" | "not", sub @ Value::Object(_)) if deeper => {
-                    stack.push((sub, depth + 1));
-                }
-                ("anyOf" | "oneOf" | "allOf" | "prefixItems" | "items", Value::Array(subs))
-                    if deeper =>
-                {
-                    stack.extend(subs.iter().map(|s| (s, depth + 1)));
-                }
-                ("$defs" | "definitions", Value::Object(defs)) if deeper => {
-                    stack.extend(defs.values().map(|s| (s, depth + 1)));
-                }
+                    "anyOf" | "oneOf" | "allOf" | "prefixItems" | "items" if deeper => {
+                        stack.extend(values.iter().map(|s| (s, depth + 1)));
+                    }
+                    "const" => collect_value(parts, value),
+                    _ => {}
+                },
+                Value::Object(properties) => match key {
+                    "properties" if deeper => {
+                        for (name, sub) in properties {
+                            parts.push(Part::Text(bm25::PARAM_NAMES, bm25::TextKey::new(name)));
+                            stack.push((sub, depth + 1));
+                        }
+                    }
+                    "items" | "additionalProperties" | "not" if deeper => {
+                        stack.push((value, depth + 1));
+                    }
+                    "$defs" | "definitions" if deeper => {
+                        stack.extend(properties.values().map(|s| (s, depth + 1)));
+                    }
+                    "const" => collect_value(parts, value),
+                    _ => {}
+                },
+                _ if key == "const" => collect_value(parts, value),
                 _ => {}
             }
         }
