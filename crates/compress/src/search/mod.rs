@@ -838,13 +838,11 @@ fn collect_schema<'a>(
         for (key, value) in map {
             let key = key.as_str();
             match value {
-                Value::String(text) if key == "description" => {
-                    if depth > 0 {
-                        parts.push(Part::Text(
-                            bm25::PARAM_DESCRIPTIONS,
-                            bm25::TextKey::new(text),
-                        ));
-                    }
+                Value::String(text) if depth > 0 && key == "description" => {
+                    parts.push(Part::Text(
+                        bm25::PARAM_DESCRIPTIONS,
+                        bm25::TextKey::new(text),
+                    ));
                 }
                 Value::Array(values) => match key {
                     "enum" => {
