@@ -5,15 +5,18 @@
 //! costs one hash lookup of its lowercase form; the stem of each distinct form is computed
 //! once. A tool is then a list of (field, bag) references.
 //!
-//! [`Builder::finish`] lays out the postings as compressed sparse rows in two passes, once
-//! average field lengths are known: the first, tool by tool, sums each tool's field
-//! frequencies in a dense scratch row, appends each of its terms with its weighted,
-//! length-normalised frequency to a tool-ordered list, and counts document frequencies,
-//! which fix every row's offset; the second writes each tool into its terms' rows. The
-//! tools of term `t` are `entries[offsets[t]..offsets[t + 1]]`, ascending, each with its
-//! impact beside it. An impact is the term's whole BM25F
-//! contribution to that tool (`idf * x * (k1 + 1) / (k1 + x)`, `x` the weighted,
-//! length-normalised frequency), so scoring a request is additions only.
+//! [`finish`] lays out the postings as compressed sparse rows in two passes over each
+//! builder's tools, once average field lengths are known: the first counts document
+//! frequencies, which fix every row's offset; the second sums each tool's field frequencies
+//! in a dense scratch row and writes the tool, with its weighted, length-normalised
+//! frequency turned into an impact, straight into its terms' rows. A large catalogue is
+//! built by several builders, each over a run of consecutive tools on a thread of its own;
+//! their term ids are merged into one numbering and each writes its own pieces of the
+//! rows, so the postings are the same bit for bit as one builder's. The tools of term `t`
+//! are `entries[offsets[t]..offsets[t + 1]]`, ascending, each with its impact beside it.
+//! An impact is the term's whole BM25F contribution to that tool
+//! (`idf * x * (k1 + 1) / (k1 + x)`, `x` the weighted, length-normalised frequency), so
+//! scoring a request is additions only.
 
 use std::collections::HashMap;
 
