@@ -648,6 +648,23 @@ mod tests {
     }
 
     #[test]
+    fn parallel_work_comes_back_in_input_order() {
+        let inputs: Vec<u64> = (1..=5).collect();
+        let out = in_parallel(inputs, |x| {
+            // Later inputs finish first.
+            std::thread::sleep(std::time::Duration::from_millis(10 * (5 - x)));
+            (x, std::thread::current().id())
+        });
+        assert_eq!(
+            out.iter().map(|&(x, _)| x).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(out[0].1, std::thread::current().id(), "the first runs here");
+        assert!(out[1..].iter().all(|&(_, id)| id != out[0].1));
+        assert!(in_parallel(Vec::<u8>::new(), |x| x).is_empty());
+    }
+
+    #[test]
     fn short_and_empty_texts_hash_by_their_bytes() {
         for (x, y) in [
             ("", "a"),
