@@ -467,13 +467,15 @@ pub(super) fn finish(mut parts: Vec<Builder>) -> (HashMap<Box<str>, u32, BuildFx
         }
     }
     let mut base = 0_usize;
+    // Each part is moved to its thread and dropped there once written: freeing its tables
+    // is part of the parallel work, not left to the calling thread.
     let jobs: Vec<_> = parts
-        .iter()
+        .into_iter()
         .zip(rows)
         .map(|(part, pieces)| {
-            let job = (part, pieces, base);
+            let start = base;
             base += part.lengths.len();
-            job
+            (part, pieces, start)
         })
         .collect();
     let layout = Layout {
