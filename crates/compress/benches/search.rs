@@ -11,10 +11,13 @@
 //! Because the builder tokenises each distinct text once, the replicated catalogue is also
 //! built a second time with every description (tool and parameter) made unique by a
 //! suffix, the worst case where no text repeats.
+//!
+//! `build 10k tools` uses the default threads (one per core, up to 4, on this catalogue);
+//! `build 10k tools (1 thread)` is the same build on the calling thread only.
 
 use std::{hint::black_box, path::Path};
 
-use chef_compress::search::CatalogIndex;
+use chef_compress::search::{CatalogIndex, IndexOptions};
 use chef_ir::{ToolDefinition, ToolName};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
@@ -77,6 +80,13 @@ fn bench(c: &mut Criterion) {
     assert_eq!(tools.len(), TOOLS, "the fixture corpus loads");
     c.bench_function("build 10k tools", |b| {
         b.iter(|| CatalogIndex::build(black_box(&tools)));
+    });
+    let one_thread = IndexOptions {
+        threads: 1,
+        ..IndexOptions::default()
+    };
+    c.bench_function("build 10k tools (1 thread)", |b| {
+        b.iter(|| CatalogIndex::build_with(black_box(&tools), &one_thread));
     });
 
     let unique: Vec<ToolDefinition> = tools

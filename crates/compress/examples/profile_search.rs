@@ -5,20 +5,23 @@
 //! ```text
 //! cargo build --release -p chef-compress --example profile_search
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::build_with' \
-//!     target/release/examples/profile_search build [ROUNDS]
+//!     target/release/examples/profile_search build1 [ROUNDS]
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::search_with' \
 //!     target/release/examples/profile_search short|long [ROUNDS]
 //! ```
 //!
 //! Uses the bench's catalogue: the real 149-tool corpus replicated to 10,000 tools under
-//! renamed names (`s{n}_{name}`). `build` builds the index `ROUNDS` times (default 2);
-//! `short` and `long` build it once and answer the bench's short (8-word) or long
+//! renamed names (`s{n}_{name}`). `build` builds the index `ROUNDS` times (default 2),
+//! on as many threads as the index uses by default; `build1` does the same on one thread;
+//! `wall` alternates the two `ROUNDS` times (default 100) and prints wall-clock minimum,
+//! lower quartile and median per build of each (a check under load; criterion is the
+//! reference). `short` and `long` build it once and answer the bench's short (8-word) or long
 //! (25-word) request `ROUNDS` times (default 1,000). Instructions per build or query are
 //! the collected count divided by `ROUNDS`. Without valgrind, `time` gives CPU time.
 
 use std::hint::black_box;
 
-use chef_compress::search::CatalogIndex;
+use chef_compress::search::{CatalogIndex, IndexOptions};
 use chef_ir::ToolName;
 
 const SHORT: &str = "add three new rows to the bottom of the tracker spreadsheet";
@@ -47,9 +50,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     match mode.as_str() {
-        "build" => {
+        "build" | "build1" => {
+            let options = IndexOptions {
+                threads: if mode == "build1" { 1 } else { 0 },
+                ..IndexOptions::default()
+            };
             for _ in 0..rounds.unwrap_or(2) {
-                black_box(CatalogIndex::build(black_box(&catalogue)));
+                black_box(CatalogIndex::build_with(black_box(&catalogue), &options));
+            }
+        }
+        "wall" => {
+            // Alternates one-thread and default builds so both see the same machine load.
+            let one = IndexOptions {
+                threads: 1,
+                ..IndexOptions::default()
+            };
+            let default = IndexOptions::default();
+            let mut times = [Vec::new(), Vec::new()];
+            for _ in 0..rounds.unwrap_or(100) {
+                for (options, samples) in [&one, &default].into_iter().zip(&mut times) {
+                    let start = std::time::Instant::now();
+                    black_box(CatalogIndex::build_with(black_box(&catalogue), options));
+                    samples.push(start.elapsed());
+                }
+            }
+            for (label, samples) in ["1 thread", "default threads"].into_iter().zip(&mut times) {
+                samples.sort();
+                let at = |q: usize| {
+                    samples
+                        .get(samples.len() * q / 100)
+                        .copied()
+                        .unwrap_or_default()
+                };
+                println!(
+                    "{label}: min {:?}, p25 {:?}, median {:?}",
+                    samples.first().copied().unwrap_or_default(),
+                    at(25),
+                    at(50)
+                );
             }
         }
         "short" | "long" => {
@@ -61,7 +99,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             println!("{hits} hits");
         }
-        other => return Err(format!("unknown mode {other:?}: build, short or long").into()),
+        other => {
+            return Err(
+                format!("unknown mode {other:?}: build, build1, wall, short or long").into(),
+            );
+        }
     }
     Ok(())
 }

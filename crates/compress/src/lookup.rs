@@ -299,14 +299,15 @@ impl Compressed {
             }
         }
         let index = self.search_index.get_or_init(|| {
-            CatalogIndex::build_from(
-                self.entries.iter().map(|e| Doc {
+            CatalogIndex::build_slice(
+                &self.entries,
+                |e| Doc {
                     name: &e.name,
                     tags: &e.tags,
                     description: &e.description,
                     title: e.title.as_deref(),
                     schema: e.schema(),
-                }),
+                },
                 &IndexOptions::default(),
             )
         });

@@ -5,15 +5,18 @@
 //! costs one hash lookup of its lowercase form; the stem of each distinct form is computed
 //! once. A tool is then a list of (field, bag) references.
 //!
-//! [`Builder::finish`] lays out the postings as compressed sparse rows in two passes, once
-//! average field lengths are known: the first, tool by tool, sums each tool's field
-//! frequencies in a dense scratch row, appends each of its terms with its weighted,
-//! length-normalised frequency to a tool-ordered list, and counts document frequencies,
-//! which fix every row's offset; the second writes each tool into its terms' rows. The
-//! tools of term `t` are `entries[offsets[t]..offsets[t + 1]]`, ascending, each with its
-//! impact beside it. An impact is the term's whole BM25F
-//! contribution to that tool (`idf * x * (k1 + 1) / (k1 + x)`, `x` the weighted,
-//! length-normalised frequency), so scoring a request is additions only.
+//! [`finish`] lays out the postings as compressed sparse rows in two passes over each
+//! builder's tools, once average field lengths are known: the first counts document
+//! frequencies, which fix every row's offset; the second sums each tool's field frequencies
+//! in a dense scratch row and writes the tool, with its weighted, length-normalised
+//! frequency turned into an impact, straight into its terms' rows. A large catalogue is
+//! built by several builders, each over a run of consecutive tools on a thread of its own;
+//! their term ids are merged into one numbering and each writes its own pieces of the
+//! rows, so the postings are the same bit for bit as one builder's. The tools of term `t`
+//! are `entries[offsets[t]..offsets[t + 1]]`, ascending, each with its impact beside it.
+//! An impact is the term's whole BM25F contribution to that tool
+//! (`idf * x * (k1 + 1) / (k1 + x)`, `x` the weighted, length-normalised frequency), so
+//! scoring a request is additions only.
 
 use std::collections::HashMap;
 
@@ -168,8 +171,6 @@ pub(super) struct Builder {
     doc_starts: Vec<usize>,
     /// Tokens per field, per tool.
     lengths: Vec<[u32; FIELDS]>,
-    /// Per term: the number of tools that have it (counted in `finish`).
-    df: Vec<u32>,
 }
 
 impl Builder {
@@ -190,7 +191,6 @@ impl Builder {
             refs: Vec::new(),
             doc_starts: Vec::new(),
             lengths: Vec::new(),
-            df: Vec::new(),
         }
     }
 
@@ -320,56 +320,260 @@ impl Builder {
             return STOP;
         }
         self.terms.insert(stemmed.into(), id);
-        self.df.push(0);
         id
     }
+}
 
-    /// Lays out the postings with BM25F impacts.
-    pub(super) fn finish(mut self) -> (HashMap<Box<str>, u32, BuildFxHasher>, Postings) {
-        let n = self.lengths.len();
-        let mut avg = [0.0_f64; FIELDS];
-        for lengths in &self.lengths {
-            for (sum, &len) in avg.iter_mut().zip(lengths) {
-                // Integer sums are exact in f64, so the average does not depend on order.
-                *sum += f64::from(len);
+/// The term ids of a later part's builder, rewritten into the id space of the first:
+/// every stem the first part knows keeps its id, and the stems it does not know are
+/// numbered after its own, in the order the later part first met them. That is the order
+/// one builder over the whole catalogue would have met them in, so ids (and so the layout)
+/// do not depend on how many parts built the index.
+fn merge_terms(terms: &mut HashMap<Box<str>, u32, BuildFxHasher>, part: &mut Builder) {
+    let mut local: Vec<(u32, Box<str>)> = std::mem::take(&mut part.terms)
+        .into_iter()
+        .map(|(stem, id)| (id, stem))
+        .collect();
+    local.sort_unstable_by_key(|&(id, _)| id);
+    let mut map = vec![STOP; local.len()];
+    for (id, stem) in local {
+        let global = match terms.get(&stem) {
+            Some(&global) => global,
+            None => {
+                let Ok(global) = u32::try_from(terms.len()) else {
+                    continue;
+                };
+                terms.insert(stem, global);
+                global
+            }
+        };
+        if let Some(slot) = map.get_mut(id as usize) {
+            *slot = global;
+        }
+    }
+    for (term, _) in &mut part.bags {
+        *term = map.get(*term as usize).copied().unwrap_or(STOP);
+    }
+}
+
+/// Runs `work` on each input, the first on the calling thread and each other on a scoped
+/// thread of its own, and returns the outputs in input order. An input whose thread cannot
+/// be started is worked on by the calling thread; a panic in a thread is passed on.
+pub(super) fn in_parallel<I: Send, O: Send>(
+    inputs: Vec<I>,
+    work: impl Fn(I) -> O + Sync,
+) -> Vec<O> {
+    if inputs.len() <= 1 {
+        return inputs.into_iter().map(work).collect();
+    }
+    let work = &work;
+    let count = inputs.len();
+    std::thread::scope(|scope| {
+        let mut inputs = inputs.into_iter();
+        let first = inputs.next();
+        // Each later input is sent to its thread once the thread has started, so an input
+        // is never lost with a thread that failed to start.
+        let later: Vec<Result<_, I>> = inputs
+            .map(|input| {
+                let (send, receive) = std::sync::mpsc::channel::<I>();
+                let thread = std::thread::Builder::new()
+                    .spawn_scoped(scope, move || receive.recv().ok().map(work));
+                match thread {
+                    Ok(handle) => send.send(input).map(|()| handle).map_err(|e| e.0),
+                    Err(_) => Err(input),
+                }
+            })
+            .collect();
+        let mut out = Vec::with_capacity(count);
+        out.extend(first.map(work));
+        for thread in later {
+            match thread {
+                // `recv` cannot fail: the input was sent before the sender was dropped.
+                Ok(handle) => match handle.join() {
+                    Ok(output) => out.extend(output),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                },
+                Err(input) => out.push(work(input)),
             }
         }
-        for sum in &mut avg {
-            *sum /= n.max(1) as f64;
-        }
+        out
+    })
+}
 
-        // Pass 1, tool by tool: each term's weighted, length-normalised frequency `x`,
-        // appended in tool order, and each term's document frequency.
-        // At most one entry per (reference, term): room for all, so the list never moves.
-        let bound = self
-            .refs
-            .iter()
-            .map(|r| r.end.saturating_sub(r.start) as usize)
-            .sum();
-        let mut found: Vec<(u32, f32)> = Vec::with_capacity(bound);
-        let mut found_ends: Vec<usize> = Vec::with_capacity(n);
-        let mut tf = vec![[0_u16; FIELDS]; self.df.len()];
-        let mut touched: Vec<u32> = Vec::new();
+/// Lays out the postings with BM25F impacts from builders that each indexed a run of
+/// consecutive tools, in catalogue order (one builder, or one per thread). The result is
+/// the same bit for bit whatever the number of parts.
+///
+/// Two passes over each part's tools, once average field lengths are known: the first
+/// counts each term's document frequency, which fixes every row's offset and every part's
+/// share of it; the second sums each tool's field frequencies in a dense scratch row and
+/// writes the tool, with its impact, straight into its terms' rows. Rows list tools in
+/// ascending order because parts are consecutive and each writes its tools in order. With
+/// more than one part, each pass runs the parts on threads of their own.
+pub(super) fn finish(mut parts: Vec<Builder>) -> (HashMap<Box<str>, u32, BuildFxHasher>, Postings) {
+    let Some(first) = parts.first_mut() else {
+        return (HashMap::default(), Postings::default());
+    };
+    let mut terms = std::mem::take(&mut first.terms);
+    let (weights, k1) = (first.weights, first.k1);
+    for part in parts.iter_mut().skip(1) {
+        merge_terms(&mut terms, part);
+    }
+    let term_count = terms.len();
+    let n: usize = parts.iter().map(|p| p.lengths.len()).sum();
+    let mut avg = [0.0_f64; FIELDS];
+    for lengths in parts.iter().flat_map(|p| &p.lengths) {
+        for (sum, &len) in avg.iter_mut().zip(lengths) {
+            // Integer sums are exact in f64, so the average does not depend on order.
+            *sum += f64::from(len);
+        }
+    }
+    for sum in &mut avg {
+        *sum /= n.max(1) as f64;
+    }
+
+    let part_df = in_parallel(parts.iter().collect(), |part| part.count_df(term_count));
+    let mut df = vec![0_u32; term_count];
+    for counts in &part_df {
+        for (total, &d) in df.iter_mut().zip(counts) {
+            *total += d;
+        }
+    }
+    let idf: Vec<f32> = df.iter().map(|&d| idf(n, d as usize)).collect();
+    let mut offsets = Vec::with_capacity(term_count + 1);
+    let mut total = 0;
+    offsets.push(0);
+    for &d in &df {
+        total += d as usize;
+        offsets.push(total);
+    }
+
+    // Zeroed pairs come from the allocator already zeroed: no pass to clear them.
+    let mut entries = vec![(0_u32, 0.0_f32); total];
+    // Each term's row, cut into one piece per part, in part order.
+    let mut rows: Vec<Vec<&mut [Posting]>> = parts
+        .iter()
+        .map(|_| Vec::with_capacity(term_count))
+        .collect();
+    let mut rest: &mut [Posting] = &mut entries;
+    for t in 0..term_count {
+        for (pieces, counts) in rows.iter_mut().zip(&part_df) {
+            let len = counts.get(t).copied().unwrap_or(0) as usize;
+            let Some((piece, tail)) = std::mem::take(&mut rest).split_at_mut_checked(len) else {
+                break;
+            };
+            pieces.push(piece);
+            rest = tail;
+        }
+    }
+    let mut base = 0_usize;
+    // Each part is moved to its thread and dropped there once written: freeing its tables
+    // is part of the parallel work, not left to the calling thread.
+    let jobs: Vec<_> = parts
+        .into_iter()
+        .zip(rows)
+        .map(|(part, pieces)| {
+            let start = base;
+            base += part.lengths.len();
+            (part, pieces, start)
+        })
+        .collect();
+    let layout = Layout {
+        weights,
+        k1,
+        avg,
+        idf: &idf,
+    };
+    in_parallel(jobs, |(part, pieces, base)| {
+        part.write_postings(&layout, pieces, base);
+    });
+
+    (
+        terms,
+        Postings {
+            offsets,
+            entries,
+            idf,
+        },
+    )
+}
+
+/// What every part needs to compute its impacts.
+struct Layout<'a> {
+    weights: [f32; FIELDS],
+    k1: f32,
+    avg: [f64; FIELDS],
+    idf: &'a [f32],
+}
+
+impl Builder {
+    /// Each tool's references, in order.
+    fn docs(&self) -> impl Iterator<Item = (&[u32; FIELDS], &[Ref])> {
         let refs_len = self.refs.len();
-        let ends = self.doc_starts.iter().skip(1).chain([&refs_len]);
-        for ((lengths, &start), &end) in self.lengths.iter().zip(&self.doc_starts).zip(ends) {
+        let ends = self.doc_starts.iter().skip(1).copied().chain([refs_len]);
+        self.lengths
+            .iter()
+            .zip(&self.doc_starts)
+            .zip(ends)
+            .map(|((lengths, &start), end)| {
+                (lengths, self.refs.get(start..end).unwrap_or_default())
+            })
+    }
+
+    /// A reference's bag.
+    fn bag(&self, r: &Ref) -> &[(u32, u16)] {
+        self.bags
+            .get(r.start as usize..r.end as usize)
+            .unwrap_or_default()
+    }
+
+    /// Per term: the number of this part's tools that have it.
+    fn count_df(&self, term_count: usize) -> Vec<u32> {
+        let mut df = vec![0_u32; term_count];
+        // The last tool (plus one) each term was counted for.
+        let mut last = vec![0_u32; term_count];
+        for (doc, (_, refs)) in (1_u32..).zip(self.docs()) {
+            for r in refs {
+                for &(term, _) in self.bag(r) {
+                    let t = term as usize;
+                    if let (Some(seen), Some(count)) = (last.get_mut(t), df.get_mut(t))
+                        && *seen != doc
+                    {
+                        *seen = doc;
+                        *count += 1;
+                    }
+                }
+            }
+        }
+        df
+    }
+
+    /// Writes each of this part's tools, numbered from `base`, with its impact into the
+    /// next free slot of each of its terms' pieces of row.
+    fn write_postings(&self, layout: &Layout<'_>, mut pieces: Vec<&mut [Posting]>, base: usize) {
+        let mut tf = vec![[0_u16; FIELDS]; pieces.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let k1 = layout.k1;
+        for (doc, (lengths, refs)) in (base..).zip(self.docs()) {
+            let Ok(doc_id) = u32::try_from(doc) else {
+                break;
+            };
             let mut norm = [0.0_f32; FIELDS];
             for (f, slot) in norm.iter_mut().enumerate() {
-                let (Some(&w), Some(&b), Some(&len), Some(&avg)) =
-                    (self.weights.get(f), B.get(f), lengths.get(f), avg.get(f))
-                else {
+                let (Some(&w), Some(&b), Some(&len), Some(&avg)) = (
+                    layout.weights.get(f),
+                    B.get(f),
+                    lengths.get(f),
+                    layout.avg.get(f),
+                ) else {
                     continue;
                 };
                 let ratio = if avg > 0.0 { f64::from(len) / avg } else { 1.0 };
                 *slot = w / (1.0 - b + b * ratio as f32);
             }
-            for r in self.refs.get(start..end).unwrap_or_default() {
+            for r in refs {
                 let field = usize::from(r.field);
-                let bag = self
-                    .bags
-                    .get(r.start as usize..r.end as usize)
-                    .unwrap_or_default();
-                for &(term, count) in bag {
+                for &(term, count) in self.bag(r) {
                     let Some(row) = tf.get_mut(term as usize) else {
                         continue;
                     };
@@ -384,7 +588,9 @@ impl Builder {
             let [m0, m1, m2, m3, m4, m5] = norm;
             for &term in &touched {
                 let t = term as usize;
-                let (Some(row), Some(df)) = (tf.get_mut(t), self.df.get_mut(t)) else {
+                let (Some(row), Some(piece), Some(&term_idf)) =
+                    (tf.get_mut(t), pieces.get_mut(t), layout.idf.get(t))
+                else {
                     continue;
                 };
                 let [c0, c1, c2, c3, c4, c5] = std::mem::take(row);
@@ -396,53 +602,13 @@ impl Builder {
                     + f32::from(c3) * m3
                     + f32::from(c4) * m4
                     + f32::from(c5) * m5;
-                found.push((term, x));
-                *df += 1;
+                if let Some((slot, rest)) = std::mem::take(piece).split_first_mut() {
+                    *slot = (doc_id, term_idf * x * (k1 + 1.0) / (k1 + x));
+                    *piece = rest;
+                }
             }
             touched.clear();
-            found_ends.push(found.len());
         }
-
-        // Pass 2: rows laid out by document frequency, then each tool written into its
-        // terms' rows (a counting sort), with the IDF now known.
-        let idf: Vec<f32> = self.df.iter().map(|&d| idf(n, d as usize)).collect();
-        let mut offsets = Vec::with_capacity(self.df.len() + 1);
-        let mut total = 0;
-        offsets.push(0);
-        for &d in &self.df {
-            total += d as usize;
-            offsets.push(total);
-        }
-        let mut cursor = offsets.clone();
-        // Zeroed pairs come from the allocator already zeroed: no pass to clear them.
-        let mut entries = vec![(0_u32, 0.0_f32); total];
-        let k1 = self.k1;
-        let mut start = 0;
-        for (doc, &end) in found_ends.iter().enumerate() {
-            let Ok(doc_id) = u32::try_from(doc) else {
-                break;
-            };
-            for &(term, x) in found.get(start..end).unwrap_or_default() {
-                let t = term as usize;
-                let (Some(at), Some(&term_idf)) = (cursor.get_mut(t), idf.get(t)) else {
-                    continue;
-                };
-                if let Some(entry) = entries.get_mut(*at) {
-                    *entry = (doc_id, term_idf * x * (k1 + 1.0) / (k1 + x));
-                }
-                *at += 1;
-            }
-            start = end;
-        }
-
-        (
-            self.terms,
-            Postings {
-                offsets,
-                entries,
-                idf,
-            },
-        )
     }
 }
 
@@ -481,6 +647,23 @@ mod tests {
         for (word, expected) in [("invoic", true), ("ticket", true), ("nothing", false)] {
             assert_eq!(builder.terms.contains_key(word), expected, "{word}");
         }
+    }
+
+    #[test]
+    fn parallel_work_comes_back_in_input_order() {
+        let inputs: Vec<u64> = (1..=5).collect();
+        let out = in_parallel(inputs, |x| {
+            // Later inputs finish first.
+            std::thread::sleep(std::time::Duration::from_millis(10 * (5 - x)));
+            (x, std::thread::current().id())
+        });
+        assert_eq!(
+            out.iter().map(|&(x, _)| x).collect::<Vec<_>>(),
+            [1, 2, 3, 4, 5]
+        );
+        assert_eq!(out[0].1, std::thread::current().id(), "the first runs here");
+        assert!(out[1..].iter().all(|&(_, id)| id != out[0].1));
+        assert!(in_parallel(Vec::<u8>::new(), |x| x).is_empty());
     }
 
     #[test]

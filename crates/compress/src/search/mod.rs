@@ -193,6 +193,11 @@ pub struct IndexOptions {
     pub k1: f32,
     /// The abstention threshold used by [`CatalogIndex::search`].
     pub abstention: Abstention,
+    /// The most threads building the index may use: 0 (the default) for one per available
+    /// core, 1 to stay on the calling thread. Threads are only used for catalogues of at
+    /// least 2,048 tools per thread, and never change the index: it is the same bit for
+    /// bit however many threads built it.
+    pub threads: usize,
 }
 
 impl Default for IndexOptions {
@@ -201,6 +206,7 @@ impl Default for IndexOptions {
             weights: FieldWeights::default(),
             k1: 1.2,
             abstention: Abstention::default(),
+            threads: 0,
         }
     }
 }
@@ -310,78 +316,61 @@ impl CatalogIndex {
     }
 
     /// Builds the index with the given options.
+    ///
+    /// A large catalogue (at least 2,048 tools per thread) on a machine with more than one
+    /// core is indexed in parts, one per core (at most 4, and at most
+    /// [`IndexOptions::threads`]), on scoped threads; the index is the same bit for bit as
+    /// a single-threaded build.
     pub fn build_with(tools: &[ToolDefinition], options: &IndexOptions) -> Self {
-        Self::build_from(
-            tools.iter().map(|tool| Doc {
-                name: tool.name.as_str(),
-                tags: &tool.tags,
-                description: &tool.description,
-                title: tool.annotations.title.as_deref(),
-                schema: &tool.input_schema,
-            }),
-            options,
-        )
+        Self::build_slice(tools, doc_of, options)
     }
 
     /// Builds the index from borrowed tool parts (for callers that keep no
-    /// [`ToolDefinition`]s, such as a compressed set).
+    /// [`ToolDefinition`]s, such as a compressed set), on one thread.
     pub(crate) fn build_from<'a>(
         docs: impl IntoIterator<Item = Doc<'a>>,
         options: &IndexOptions,
     ) -> Self {
-        let mut docs = docs.into_iter();
-        let mut builder = bm25::Builder::new(options.weights.as_array(), options.k1);
-        builder.reserve(docs.size_hint().0);
-        let mut names = Vec::with_capacity(docs.size_hint().0);
-        let mut stack = Vec::new();
-        let mut batch: Vec<Doc<'a>> = Vec::with_capacity(BATCH);
-        let mut parts: Vec<Part<'a>> = Vec::new();
-        let mut ends: Vec<usize> = Vec::with_capacity(BATCH);
-        loop {
-            batch.clear();
-            batch.extend(docs.by_ref().take(BATCH));
-            if batch.is_empty() {
-                break;
-            }
-            // First every text of the batch is found and keyed (its hash reads its first
-            // and last bytes), then each is looked up and indexed; see `bm25::TextKey`.
-            parts.clear();
-            ends.clear();
-            for doc in &batch {
-                parts.push(Part::Name(doc.name));
-                for tag in doc.tags {
-                    parts.push(Part::Text(bm25::TAGS, bm25::TextKey::new(tag)));
-                }
-                parts.push(Part::Text(
-                    bm25::DESCRIPTION,
-                    bm25::TextKey::new(doc.description),
-                ));
-                if let Some(title) = doc.title {
-                    parts.push(Part::Text(bm25::DESCRIPTION, bm25::TextKey::new(title)));
-                }
-                collect_schema(&mut parts, &mut stack, doc.schema);
-                ends.push(parts.len());
-            }
-            let mut start = 0;
-            for (doc, &end) in batch.iter().zip(&ends) {
-                builder.start_doc();
-                for part in parts.get(start..end).unwrap_or_default() {
-                    match *part {
-                        // Names are unique within a catalogue: remembering them would only
-                        // fill the memo.
-                        Part::Name(name) => builder.add_owned_text(bm25::NAME, name),
-                        Part::Text(field, key) => builder.add_text(field, key),
-                        Part::Number(n) => {
-                            builder.add_owned_text(bm25::ENUM_VALUES, &n.to_string());
-                        }
-                    }
-                }
-                start = end;
-                names.push(ToolName::from(doc.name));
-            }
-        }
-        let (terms, postings) = builder.finish();
+        let docs = docs.into_iter();
+        let mut part = IndexPart::new(options, docs.size_hint().0);
+        part.add(docs);
+        Self::finish(vec![part], options)
+    }
 
+    /// Builds the index from a slice of anything a [`Doc`] can be read from, in as many
+    /// parts as [`parts_for`] says (on threads when more than one).
+    pub(crate) fn build_slice<'a, T: Sync>(
+        items: &'a [T],
+        doc: impl Fn(&'a T) -> Doc<'a> + Sync,
+        options: &IndexOptions,
+    ) -> Self {
+        Self::build_in_parts(items, doc, options, parts_for(items.len(), options.threads))
+    }
+
+    /// [`build_slice`](Self::build_slice) in exactly `parts` parts (at least one).
+    fn build_in_parts<'a, T: Sync>(
+        items: &'a [T],
+        doc: impl Fn(&'a T) -> Doc<'a> + Sync,
+        options: &IndexOptions,
+        parts: usize,
+    ) -> Self {
+        let size = items.len().div_ceil(parts.max(1)).max(1);
+        let built = bm25::in_parallel(items.chunks(size).collect(), |chunk: &'a [T]| {
+            let mut part = IndexPart::new(options, chunk.len());
+            part.add(chunk.iter().map(&doc));
+            part
+        });
+        Self::finish(built, options)
+    }
+
+    fn finish(parts: Vec<IndexPart>, options: &IndexOptions) -> Self {
+        let mut names = Vec::with_capacity(parts.iter().map(|p| p.names.len()).sum());
+        let mut builders = Vec::with_capacity(parts.len());
+        for part in parts {
+            names.extend(part.names);
+            builders.push(part.builder);
+        }
+        let (terms, postings) = bm25::finish(builders);
         Self {
             unknown_idf: bm25::idf(names.len(), 0),
             names,
@@ -720,6 +709,105 @@ const MAX_SCHEMA_DEPTH: usize = 32;
 /// How many tools' texts are collected before any of them is looked up.
 const BATCH: usize = 16;
 
+/// The fewest tools per part for which indexing on several threads pays for starting them.
+const PARALLEL_MIN_TOOLS: usize = 2_048;
+
+/// The most parts (threads) a catalogue is indexed in.
+const MAX_PARTS: usize = 4;
+
+/// How many parts to index `tools` tools in: one per available core, each of at least
+/// [`PARALLEL_MIN_TOOLS`] tools, at most [`MAX_PARTS`] and at most `threads` unless that
+/// is 0.
+fn parts_for(tools: usize, threads: usize) -> usize {
+    let mut most = (tools / PARALLEL_MIN_TOOLS).min(MAX_PARTS);
+    if threads > 0 {
+        most = most.min(threads);
+    }
+    if most < 2 {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |cores| cores.get().min(most))
+}
+
+fn doc_of(tool: &ToolDefinition) -> Doc<'_> {
+    Doc {
+        name: tool.name.as_str(),
+        tags: &tool.tags,
+        description: &tool.description,
+        title: tool.annotations.title.as_deref(),
+        schema: &tool.input_schema,
+    }
+}
+
+/// The texts of a run of consecutive tools, tokenised.
+struct IndexPart {
+    builder: bm25::Builder,
+    names: Vec<ToolName>,
+}
+
+impl IndexPart {
+    fn new(options: &IndexOptions, tools: usize) -> Self {
+        let mut builder = bm25::Builder::new(options.weights.as_array(), options.k1);
+        builder.reserve(tools);
+        Self {
+            builder,
+            names: Vec::with_capacity(tools),
+        }
+    }
+
+    /// Adds `docs`, a batch at a time: first every text of the batch is found and keyed
+    /// (its hash reads its first and last bytes), then each is looked up and indexed; see
+    /// `bm25::TextKey`.
+    fn add<'a>(&mut self, mut docs: impl Iterator<Item = Doc<'a>>) {
+        let mut stack = Vec::new();
+        let mut batch: Vec<Doc<'a>> = Vec::with_capacity(BATCH);
+        let mut parts: Vec<Part<'a>> = Vec::new();
+        let mut ends: Vec<usize> = Vec::with_capacity(BATCH);
+        let builder = &mut self.builder;
+        loop {
+            batch.clear();
+            batch.extend(docs.by_ref().take(BATCH));
+            if batch.is_empty() {
+                break;
+            }
+            parts.clear();
+            ends.clear();
+            for doc in &batch {
+                parts.push(Part::Name(doc.name));
+                for tag in doc.tags {
+                    parts.push(Part::Text(bm25::TAGS, bm25::TextKey::new(tag)));
+                }
+                parts.push(Part::Text(
+                    bm25::DESCRIPTION,
+                    bm25::TextKey::new(doc.description),
+                ));
+                if let Some(title) = doc.title {
+                    parts.push(Part::Text(bm25::DESCRIPTION, bm25::TextKey::new(title)));
+                }
+                collect_schema(&mut parts, &mut stack, doc.schema);
+                ends.push(parts.len());
+            }
+            let mut start = 0;
+            for (doc, &end) in batch.iter().zip(&ends) {
+                builder.start_doc();
+                for part in parts.get(start..end).unwrap_or_default() {
+                    match *part {
+                        // Names are unique within a catalogue: remembering them would only
+                        // fill the memo.
+                        Part::Name(name) => builder.add_owned_text(bm25::NAME, name),
+                        Part::Text(field, key) => builder.add_text(field, key),
+                        Part::Number(n) => {
+                            builder.add_owned_text(bm25::ENUM_VALUES, &n.to_string());
+                        }
+                    }
+                }
+                start = end;
+                self.names.push(ToolName::from(doc.name));
+            }
+        }
+    }
+}
+
 /// One text of a tool, collected before the batch is indexed.
 #[derive(Clone, Copy)]
 enum Part<'a> {
@@ -744,37 +832,47 @@ fn collect_schema<'a>(
     while let Some((node, depth)) = stack.pop() {
         let Value::Object(map) = node else { continue };
         let deeper = depth < MAX_SCHEMA_DEPTH;
+        // The value's kind is tested before its key: the kind sits in the map's entry, the
+        // key's bytes behind a pointer, and a key whose length differs from every name
+        // wanted for its kind (`type`, `default`, `format`) is rejected without reading them.
         for (key, value) in map {
-            match (key.as_str(), value) {
-                ("description", Value::String(text)) if depth > 0 => {
+            let key = key.as_str();
+            match value {
+                Value::String(text) if depth > 0 && key == "description" => {
                     parts.push(Part::Text(
                         bm25::PARAM_DESCRIPTIONS,
                         bm25::TextKey::new(text),
                     ));
                 }
-                ("enum", Value::Array(values)) => {
-                    for value in values {
-                        collect_value(parts, value);
+                Value::Array(values) => match key {
+                    "enum" => {
+                        for value in values {
+                            collect_value(parts, value);
+                        }
                     }
-                }
-                ("const", value) => collect_value(parts, value),
-                ("properties", Value::Object(properties)) if deeper => {
-                    for (name, sub) in properties {
-                        parts.push(Part::Text(bm25::PARAM_NAMES, bm25::TextKey::new(name)));
-                        stack.push((sub, depth + 1));
+                    "anyOf" | "oneOf" | "allOf" | "prefixItems" | "items" if deeper => {
+                        stack.extend(values.iter().map(|s| (s, depth + 1)));
                     }
-                }
-                ("items" | "additionalProperties" | "not", sub @ Value::Object(_)) if deeper => {
-                    stack.push((sub, depth + 1));
-                }
-                ("anyOf" | "oneOf" | "allOf" | "prefixItems" | "items", Value::Array(subs))
-                    if deeper =>
-                {
-                    stack.extend(subs.iter().map(|s| (s, depth + 1)));
-                }
-                ("$defs" | "definitions", Value::Object(defs)) if deeper => {
-                    stack.extend(defs.values().map(|s| (s, depth + 1)));
-                }
+                    "const" => collect_value(parts, value),
+                    _ => {}
+                },
+                Value::Object(properties) => match key {
+                    "properties" if deeper => {
+                        for (name, sub) in properties {
+                            parts.push(Part::Text(bm25::PARAM_NAMES, bm25::TextKey::new(name)));
+                            stack.push((sub, depth + 1));
+                        }
+                    }
+                    "items" | "additionalProperties" | "not" if deeper => {
+                        stack.push((value, depth + 1));
+                    }
+                    "$defs" | "definitions" if deeper => {
+                        stack.extend(properties.values().map(|s| (s, depth + 1)));
+                    }
+                    "const" => collect_value(parts, value),
+                    _ => {}
+                },
+                _ if key == "const" => collect_value(parts, value),
                 _ => {}
             }
         }
@@ -787,5 +885,105 @@ fn collect_value<'a>(parts: &mut Vec<Part<'a>>, value: &'a Value) {
         // Numbers are rare in enums; their text is made when indexed, and not remembered.
         Value::Number(n) => parts.push(Part::Number(n)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The real corpus, replicated under new names to `tools` tools, some with a suffix on
+    /// their description so that not every text repeats.
+    fn catalogue(tools: usize) -> Vec<ToolDefinition> {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/real-mcp-tools.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let real = chef_ir::load_tools_from_str(&text).unwrap().tools;
+        real.iter()
+            .cycle()
+            .take(tools)
+            .enumerate()
+            .map(|(i, tool)| {
+                let mut tool = tool.clone();
+                tool.name = ToolName::new(format!("s{}_{}", i / real.len(), tool.name));
+                if i % 7 == 3 {
+                    tool.description
+                        .push_str(&format!(" variant{i} unseen{}", i % 5));
+                }
+                tool
+            })
+            .collect()
+    }
+
+    /// Everything an index holds, with floats as bits: names, terms, postings, IDFs.
+    type Fingerprint = (
+        Vec<ToolName>,
+        Vec<(String, u32)>,
+        Vec<Vec<(u32, u32)>>,
+        Vec<u32>,
+    );
+
+    fn fingerprint(index: &CatalogIndex) -> Fingerprint {
+        let mut terms: Vec<(String, u32)> = index
+            .terms
+            .iter()
+            .map(|(s, &id)| (s.to_string(), id))
+            .collect();
+        terms.sort();
+        let count = u32::try_from(index.terms.len()).unwrap();
+        let lists = (0..count)
+            .map(|id| {
+                index
+                    .postings
+                    .list(id)
+                    .iter()
+                    .map(|&(tool, impact)| (tool, impact.to_bits()))
+                    .collect()
+            })
+            .collect();
+        let idf = (0..count)
+            .map(|id| index.postings.idf(id).to_bits())
+            .collect();
+        (index.names.clone(), terms, lists, idf)
+    }
+
+    #[test]
+    fn an_index_built_in_parts_is_the_single_threaded_index_bit_for_bit() {
+        let tools = catalogue(1_000);
+        let options = IndexOptions::default();
+        let whole = CatalogIndex::build_in_parts(&tools, doc_of, &options, 1);
+        let expected = fingerprint(&whole);
+        assert_eq!(expected.0.len(), 1_000);
+        assert!(expected.2.iter().map(Vec::len).sum::<usize>() > 10_000);
+        // Parts of unequal sizes too (1,000 in 3 and 7 parts), and more parts than tools
+        // would need.
+        for parts in [2, 3, 7] {
+            let split = CatalogIndex::build_in_parts(&tools, doc_of, &options, parts);
+            assert!(fingerprint(&split) == expected, "{parts} parts");
+            let request = "add three new rows to the bottom of the tracker spreadsheet";
+            assert_eq!(split.search(request, 10), whole.search(request, 10));
+        }
+        // The sequential path that other callers use builds the same index.
+        let from = CatalogIndex::build_from(tools.iter().map(doc_of), &options);
+        assert!(fingerprint(&from) == expected);
+    }
+
+    #[test]
+    fn small_catalogues_and_one_thread_stay_on_the_calling_thread() {
+        assert_eq!(parts_for(0, 0), 1);
+        assert_eq!(parts_for(PARALLEL_MIN_TOOLS * 2 - 1, 0), 1);
+        assert_eq!(parts_for(100_000, 1), 1);
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        assert_eq!(parts_for(100_000, 0), cores.clamp(1, MAX_PARTS));
+        assert_eq!(parts_for(PARALLEL_MIN_TOOLS * 2, 0), cores.clamp(1, 2));
+    }
+
+    #[test]
+    fn an_empty_catalogue_in_parts_is_an_empty_index() {
+        let index = CatalogIndex::build_in_parts(&[], doc_of, &IndexOptions::default(), 3);
+        assert!(index.is_empty());
+        assert!(index.search("anything", 5).hits.is_empty());
     }
 }
