@@ -50,7 +50,7 @@
 use std::{borrow::Cow, collections::HashMap, ops::Range};
 
 use chef_ir::{
-    AttachmentSource, Content, Message, NameRule, Request, Role, Target, ToolDefinition,
+    AttachmentSource, Content, Message, NameRule, Request, Role, Target, ToolDefinition, ToolPass,
     ToolResult, WireNames,
 };
 use serde::Serialize;
@@ -304,18 +304,6 @@ pub struct Compiled<'a> {
     /// the whole name table) and precede those about messages. With [`ToolPass::Skip`]
     /// the range is empty, at the place they would take.
     pub tool_notices: Range<usize>,
-}
-
-/// What [`compile_with`] does with the request's tools.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ToolPass {
-    /// Convert them into the body's `tools`, with their notices (what [`compile`] does).
-    #[default]
-    Convert,
-    /// Leave `tools` empty and make no tool notices: the caller holds both from an earlier
-    /// compile of the same tools.
-    Skip,
 }
 
 /// Function tools (and a system preamble) in Gemini's shape, ready to merge into a body.

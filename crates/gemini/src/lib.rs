@@ -59,12 +59,13 @@ mod schema;
 pub mod wire;
 
 pub use chef_ir as ir;
+/// What [`compile_with`] does with the tools (from `chef-ir`, shared by every provider crate).
+pub use chef_ir::ToolPass;
 
 pub use crate::{
     compile::{
         COMPACTION_HEADER, CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode,
-        ToolPass, compile, compile_with, envelope, prefill_enforcement, to_vec,
-        to_vec_with_tools_at,
+        compile, compile_with, envelope, prefill_enforcement, to_vec, to_vec_with_tools_at,
     },
     error::{Error, Result},
     parse::{ParsedResponse, parse_request, parse_response, request_from_wire},

@@ -59,7 +59,7 @@ mod wire_name;
 pub use crate::{
     load::{LoadError, LoadedTools, ToolLocation, ToolShape, load_tools, load_tools_from_str},
     message::{Attachment, AttachmentSource, Content, Message, Role, ToolResult},
-    request::{NativeTool, Request, Target},
+    request::{NativeTool, Request, Target, ToolPass},
     tool::{ToolAnnotations, ToolCall, ToolCallId, ToolDefinition, ToolName},
     wire_name::{NameRule, WireNames},
 };

@@ -65,6 +65,24 @@ pub struct NativeTool {
     pub value: Value,
 }
 
+/// What a provider crate's `compile_with` does with a request's tools.
+///
+/// The tools are most of a request's bytes and change rarely, so a caller that kept the
+/// serialised tools (and the notices about them) from an earlier compile of the same tools
+/// can skip converting them each turn and splice its copy back.
+///
+/// Not `non_exhaustive`: every provider crate matches on it, and a new way of passing
+/// tools would need each of them changed anyway.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ToolPass {
+    /// Convert them into the body's `tools`, with their notices (what `compile` does).
+    #[default]
+    Convert,
+    /// Leave `tools` empty and make no tool notices: the caller holds both from an earlier
+    /// compile of the same tools.
+    Skip,
+}
+
 /// One provider-neutral request: the conversation and the tools offered with it.
 ///
 /// System messages live in `messages`; each provider crate decides where they go (hoisted

@@ -60,12 +60,15 @@ pub mod responses;
 mod shared;
 mod tagged;
 
+/// What `compile_with` does with the tools (from `chef-ir`, shared by every provider crate).
+pub use chef_ir::ToolPass;
+
 pub use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
     shared::{
         COMPACTION_HEADER, CompileOptions, PH_CONTINUES, PH_NO_RESULT, ParsedResponse, StopReason,
-        ToolPass, Usage, prefill_enforcement, repair_history,
+        Usage, prefill_enforcement, repair_history,
     },
     tagged::{KnownTags, Tagged},
 };

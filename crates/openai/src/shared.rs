@@ -19,19 +19,6 @@ pub struct CompileOptions {
     pub thinking_as_text: bool,
 }
 
-/// What [`crate::chat::compile_with`] and [`crate::responses::compile_with`] do with the
-/// request's tools.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ToolPass {
-    /// Convert them into the body's `tools`, with their notices (what `compile` does).
-    #[default]
-    Convert,
-    /// Leave `tools` empty and make no tool notices: the caller holds both from an earlier
-    /// compile of the same tools.
-    Skip,
-}
-
 impl CompileOptions {
     /// The defaults: thinking is left out.
     pub fn new() -> Self {

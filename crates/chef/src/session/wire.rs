@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chef_ir::{Request, Target, WireNames};
+use chef_ir::{Request, Target, ToolPass, WireNames};
 
 use super::select::TurnTools;
 use crate::error::ChefError;
@@ -411,160 +411,213 @@ pub(crate) fn compile_unspliced(
             })
         }
         Target::OpenAiChat => {
-            let compile = |convert: bool| {
-                let pass = if convert {
-                    chef_openai::ToolPass::Convert
-                } else {
-                    chef_openai::ToolPass::Skip
-                };
+            let (mut c, converted) = compile_skipping(tools, |pass| {
                 chef_openai::chat::compile_with(request, &options.openai, pass)
                     .map_err(provider(target))
-            };
-            let mut converted = tools.convert();
-            let mut c = compile(converted)?;
-            if !converted && refits(tools, &c.names) {
-                converted = true;
-                c = compile(converted)?;
-            }
+            })?;
             let wire_tools = std::mem::take(&mut c.body.tools);
             let body = chef_openai::chat::to_vec(&c).map_err(provider(target))?;
-            // Notices about the tools name no message: they hold at any offset.
-            let notices_shifted = offset == 0 || c.notices.len() == c.tool_notices.len();
-            let mut notices = c.notices.iter().map(ToString::to_string).collect();
-            let (has_tools, fresh_tools) = skippable_tools(
+            skippable(
                 target,
                 request,
-                (wire_tools, converted),
-                &c.names,
                 tools,
-                &mut notices,
-                &c.tool_notices,
-            )?;
-            // OpenAI's tools field comes first.
-            Ok(Unspliced {
-                body,
-                prefix: None,
-                fresh_tools,
-                tools_at: has_tools.then_some(1),
-                notices_shifted,
-                notices,
-                names: c.names,
-                cache_issues: Vec::new(),
-            })
+                Skippable {
+                    body,
+                    // OpenAI's tools field comes first.
+                    tools_at: 1,
+                    tools: (wire_tools, converted),
+                    names: c.names,
+                    notices: openai_notices(&c.notices, &c.tool_notices, offset),
+                    tool_notices: c.tool_notices,
+                },
+            )
         }
         Target::OpenAiResponses => {
-            let compile = |convert: bool| {
-                let pass = if convert {
-                    chef_openai::ToolPass::Convert
-                } else {
-                    chef_openai::ToolPass::Skip
-                };
+            let (mut c, converted) = compile_skipping(tools, |pass| {
                 chef_openai::responses::compile_with(request, &options.openai, pass)
                     .map_err(provider(target))
-            };
-            let mut converted = tools.convert();
-            let mut c = compile(converted)?;
-            if !converted && refits(tools, &c.names) {
-                converted = true;
-                c = compile(converted)?;
-            }
+            })?;
             let wire_tools = std::mem::take(&mut c.body.tools);
             let body = chef_openai::responses::to_vec(&c).map_err(provider(target))?;
-            // Notices about the tools name no message: they hold at any offset. A system
-            // message after the conversation started is folded into `instructions`
-            // wherever it is (system-placed dynamic state): local, so its notice can be
-            // renumbered.
-            let mut notices_shifted = true;
-            let mut notices: Vec<String> = c
-                .notices
-                .iter()
-                .enumerate()
-                .map(|(i, n)| {
-                    let mut n = n.clone();
-                    if !c.tool_notices.contains(&i) {
-                        match &mut n {
-                            chef_openai::Notice::SystemHoisted { message } => *message += offset,
-                            _ => notices_shifted &= offset == 0,
-                        }
-                    }
-                    n.to_string()
-                })
-                .collect();
-            let (has_tools, fresh_tools) = skippable_tools(
+            skippable(
                 target,
                 request,
-                (wire_tools, converted),
-                &c.names,
                 tools,
-                &mut notices,
-                &c.tool_notices,
-            )?;
-            // OpenAI's tools field comes first.
-            Ok(Unspliced {
-                body,
-                prefix: None,
-                fresh_tools,
-                tools_at: has_tools.then_some(1),
-                notices_shifted,
-                notices,
-                names: c.names,
-                cache_issues: Vec::new(),
-            })
+                Skippable {
+                    body,
+                    tools_at: 1,
+                    tools: (wire_tools, converted),
+                    names: c.names,
+                    notices: openai_notices(&c.notices, &c.tool_notices, offset),
+                    tool_notices: c.tool_notices,
+                },
+            )
         }
         Target::Gemini => {
-            let compile = |convert: bool| {
-                let pass = if convert {
-                    chef_gemini::ToolPass::Convert
-                } else {
-                    chef_gemini::ToolPass::Skip
-                };
+            let (mut c, converted) = compile_skipping(tools, |pass| {
                 chef_gemini::compile_with(request, &options.gemini, pass).map_err(provider(target))
-            };
-            let mut converted = tools.convert();
-            let mut c = compile(converted)?;
-            if !converted && refits(tools, &c.names) {
-                converted = true;
-                c = compile(converted)?;
-            }
+            })?;
             let wire_tools = std::mem::take(&mut c.body.tools);
             // Gemini's tools field follows the system instruction, when there is one.
             let (body, at) = chef_gemini::to_vec_with_tools_at(&c).map_err(provider(target))?;
-            // A positional system message becomes a user content wherever it is, and
-            // notices about the tools name no message: both hold at any offset.
-            let mut notices_shifted = true;
-            let mut notices = Vec::with_capacity(c.notices.len());
-            for (i, n) in c.notices.iter().enumerate() {
-                let mut n = n.clone();
-                match &mut n {
+            // A positional system message becomes a user content wherever it is: local.
+            let notices =
+                shifted_notices(&c.notices, &c.tool_notices, offset, |n, offset| match n {
                     chef_gemini::Notice::PositionalSystemAsUser { message } => {
                         *message += offset;
+                        true
                     }
-                    _ if c.tool_notices.contains(&i) => {}
-                    _ => notices_shifted &= offset == 0,
-                }
-                notices.push(n.to_string());
-            }
-            let (has_tools, fresh_tools) = skippable_tools(
+                    _ => false,
+                });
+            skippable(
                 target,
                 request,
-                (wire_tools, converted),
-                &c.names,
                 tools,
-                &mut notices,
-                &c.tool_notices,
-            )?;
-            Ok(Unspliced {
-                body,
-                prefix: None,
-                fresh_tools,
-                tools_at: has_tools.then_some(at),
-                notices,
-                notices_shifted,
-                names: c.names,
-                cache_issues: Vec::new(),
-            })
+                Skippable {
+                    body,
+                    tools_at: at,
+                    tools: (wire_tools, converted),
+                    names: c.names,
+                    notices,
+                    tool_notices: c.tool_notices,
+                },
+            )
         }
     }
+}
+
+/// Compiles through a provider crate that can skip the tools: skipped while the cached
+/// bytes serve; converted when they are wanted, or when this turn's name table turns out
+/// not to fit the cached bytes (a second pass). Returns the compile and whether it
+/// converted the tools.
+fn compile_skipping<C: HasNames>(
+    wanted: ToolsWanted<'_>,
+    compile: impl Fn(ToolPass) -> Result<C, ChefError>,
+) -> Result<(C, bool), ChefError> {
+    if wanted.convert() {
+        return Ok((compile(ToolPass::Convert)?, true));
+    }
+    let c = compile(ToolPass::Skip)?;
+    if refits(wanted, c.names()) {
+        return Ok((compile(ToolPass::Convert)?, true));
+    }
+    Ok((c, false))
+}
+
+/// A provider crate's compile result, for [`compile_skipping`].
+trait HasNames {
+    fn names(&self) -> &WireNames;
+}
+
+impl HasNames for chef_openai::chat::Compiled<'_> {
+    fn names(&self) -> &WireNames {
+        &self.names
+    }
+}
+
+impl HasNames for chef_openai::responses::Compiled<'_> {
+    fn names(&self) -> &WireNames {
+        &self.names
+    }
+}
+
+impl HasNames for chef_gemini::Compiled<'_> {
+    fn names(&self) -> &WireNames {
+        &self.names
+    }
+}
+
+/// Notices as text, renumbered by `offset` where `renumber` can (it returns whether it
+/// did), and whether all of them hold at that offset. Notices about the tools name no
+/// message: they hold at any offset.
+fn shifted_notices<N: Clone + std::fmt::Display>(
+    notices: &[N],
+    tool_notices: &std::ops::Range<usize>,
+    offset: usize,
+    renumber: impl Fn(&mut N, usize) -> bool,
+) -> (Vec<String>, bool) {
+    let mut all = true;
+    let text = notices
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let mut n = n.clone();
+            if !tool_notices.contains(&i) && !renumber(&mut n, offset) {
+                all &= offset == 0;
+            }
+            n.to_string()
+        })
+        .collect();
+    (text, all)
+}
+
+/// [`shifted_notices`] for both OpenAI targets. A system message after the conversation
+/// started is folded into Responses' `instructions` wherever it is (system-placed
+/// dynamic state): local, so its notice is renumbered. Chat keeps system messages inline
+/// and never reports it.
+fn openai_notices(
+    notices: &[chef_openai::Notice],
+    tool_notices: &std::ops::Range<usize>,
+    offset: usize,
+) -> (Vec<String>, bool) {
+    shifted_notices(notices, tool_notices, offset, |n, offset| match n {
+        chef_openai::Notice::SystemHoisted { message } => {
+            *message += offset;
+            true
+        }
+        _ => false,
+    })
+}
+
+/// What a compile through a provider crate that can skip the tools hands to
+/// [`skippable`].
+struct Skippable<T> {
+    /// The body, without tools.
+    body: Vec<u8>,
+    /// Where the tools go in it.
+    tools_at: usize,
+    /// The tools it converted, and whether it was asked to.
+    tools: (Vec<T>, bool),
+    names: WireNames,
+    /// The notices as text, and whether they hold at the compile's offset.
+    notices: (Vec<String>, bool),
+    tool_notices: std::ops::Range<usize>,
+}
+
+/// The [`Unspliced`] of a compile by a provider crate that can skip the tools.
+fn skippable<T: serde::Serialize>(
+    target: Target,
+    request: &Request,
+    wanted: ToolsWanted<'_>,
+    compiled: Skippable<T>,
+) -> Result<Unspliced, ChefError> {
+    let Skippable {
+        body,
+        tools_at,
+        tools,
+        names,
+        notices: (mut notices, notices_shifted),
+        tool_notices,
+    } = compiled;
+    let (has_tools, fresh_tools) = skippable_tools(
+        target,
+        request,
+        tools,
+        &names,
+        wanted,
+        &mut notices,
+        &tool_notices,
+    )?;
+    Ok(Unspliced {
+        body,
+        prefix: None,
+        fresh_tools,
+        tools_at: has_tools.then_some(tools_at),
+        notices,
+        notices_shifted,
+        names,
+        cache_issues: Vec::new(),
+    })
 }
 
 /// The Anthropic cache audit with chef's own volatile markers added (the memory block).

@@ -3,7 +3,8 @@
 use std::{borrow::Cow, ops::Range};
 
 use chef_ir::{
-    Attachment, AttachmentSource, Content, Message, Request, Role, Target, ToolResult, WireNames,
+    Attachment, AttachmentSource, Content, Message, Request, Role, Target, ToolPass, ToolResult,
+    WireNames,
 };
 use serde_json::{Map, Value};
 
@@ -11,7 +12,7 @@ use super::wire::{self, FileRef, FunctionDefinition, ImageUrl, MessageContent, P
 use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
-    shared::{self, CompileOptions, ToolPass, is_file_id, wire_name},
+    shared::{self, CompileOptions, is_file_id, wire_name},
 };
 
 /// A compiled Chat Completions request.

@@ -3,7 +3,8 @@
 use std::{borrow::Cow, ops::Range};
 
 use chef_ir::{
-    Attachment, AttachmentSource, Content, Message, Request, Role, Target, ToolResult, WireNames,
+    Attachment, AttachmentSource, Content, Message, Request, Role, Target, ToolPass, ToolResult,
+    WireNames,
 };
 use serde_json::{Map, Value};
 
@@ -14,7 +15,7 @@ use super::wire::{
 use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
-    shared::{self, CompileOptions, ToolPass, wire_name},
+    shared::{self, CompileOptions, wire_name},
 };
 
 /// A compiled Responses request.
