@@ -45,8 +45,6 @@
 //! [`Chef::set_dynamic_state`]: crate::Chef::set_dynamic_state
 //! [`Chef::add_injector`]: crate::Chef::add_injector
 
-use std::fmt::Write as _;
-
 use chef_ir::{Message, Target};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -198,18 +196,12 @@ fn number(n: &serde_json::Number) -> String {
         return n.to_string();
     }
     match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() < 1e21 => {
-            let mut s = String::new();
-            // Integral and below 10^21: exactly representable as an i128.
-            #[allow(
-                clippy::cast_possible_truncation,
-                reason = "f is integral and |f| < 1e21 < i128::MAX"
-            )]
-            let whole = f as i128;
-            // -0.0 prints as 0, as JavaScript does.
-            let _ = write!(s, "{whole}");
-            s
-        }
+        // Integral and below 10^21: exactly an i128 (and -0.0 prints as 0, as in JavaScript).
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "f is integral and |f| < 1e21 < i128::MAX"
+        )]
+        Some(f) if f.fract() == 0.0 && f.abs() < 1e21 => (f as i128).to_string(),
         _ => n.to_string(),
     }
 }

@@ -411,10 +411,14 @@ pub(crate) fn compile_unspliced(
             })
         }
         Target::OpenAiChat => {
-            let (mut c, converted) = compile_skipping(tools, |pass| {
-                chef_openai::chat::compile_with(request, &options.openai, pass)
-                    .map_err(provider(target))
-            })?;
+            let (mut c, converted) = compile_skipping(
+                tools,
+                |pass| {
+                    chef_openai::chat::compile_with(request, &options.openai, pass)
+                        .map_err(provider(target))
+                },
+                |c| &c.names,
+            )?;
             let wire_tools = std::mem::take(&mut c.body.tools);
             let body = chef_openai::chat::to_vec(&c).map_err(provider(target))?;
             skippable(
@@ -433,10 +437,14 @@ pub(crate) fn compile_unspliced(
             )
         }
         Target::OpenAiResponses => {
-            let (mut c, converted) = compile_skipping(tools, |pass| {
-                chef_openai::responses::compile_with(request, &options.openai, pass)
-                    .map_err(provider(target))
-            })?;
+            let (mut c, converted) = compile_skipping(
+                tools,
+                |pass| {
+                    chef_openai::responses::compile_with(request, &options.openai, pass)
+                        .map_err(provider(target))
+                },
+                |c| &c.names,
+            )?;
             let wire_tools = std::mem::take(&mut c.body.tools);
             let body = chef_openai::responses::to_vec(&c).map_err(provider(target))?;
             skippable(
@@ -454,9 +462,14 @@ pub(crate) fn compile_unspliced(
             )
         }
         Target::Gemini => {
-            let (mut c, converted) = compile_skipping(tools, |pass| {
-                chef_gemini::compile_with(request, &options.gemini, pass).map_err(provider(target))
-            })?;
+            let (mut c, converted) = compile_skipping(
+                tools,
+                |pass| {
+                    chef_gemini::compile_with(request, &options.gemini, pass)
+                        .map_err(provider(target))
+                },
+                |c| &c.names,
+            )?;
             let wire_tools = std::mem::take(&mut c.body.tools);
             // Gemini's tools field follows the system instruction, when there is one.
             let (body, at) = chef_gemini::to_vec_with_tools_at(&c).map_err(provider(target))?;
@@ -489,42 +502,20 @@ pub(crate) fn compile_unspliced(
 /// Compiles through a provider crate that can skip the tools: skipped while the cached
 /// bytes serve; converted when they are wanted, or when this turn's name table turns out
 /// not to fit the cached bytes (a second pass). Returns the compile and whether it
-/// converted the tools.
-fn compile_skipping<C: HasNames>(
+/// converted the tools. `names` reads a compile's name table.
+fn compile_skipping<C>(
     wanted: ToolsWanted<'_>,
     compile: impl Fn(ToolPass) -> Result<C, ChefError>,
+    names: impl Fn(&C) -> &WireNames,
 ) -> Result<(C, bool), ChefError> {
     if wanted.convert() {
         return Ok((compile(ToolPass::Convert)?, true));
     }
     let c = compile(ToolPass::Skip)?;
-    if refits(wanted, c.names()) {
+    if refits(wanted, names(&c)) {
         return Ok((compile(ToolPass::Convert)?, true));
     }
     Ok((c, false))
-}
-
-/// A provider crate's compile result, for [`compile_skipping`].
-trait HasNames {
-    fn names(&self) -> &WireNames;
-}
-
-impl HasNames for chef_openai::chat::Compiled<'_> {
-    fn names(&self) -> &WireNames {
-        &self.names
-    }
-}
-
-impl HasNames for chef_openai::responses::Compiled<'_> {
-    fn names(&self) -> &WireNames {
-        &self.names
-    }
-}
-
-impl HasNames for chef_gemini::Compiled<'_> {
-    fn names(&self) -> &WireNames {
-        &self.names
-    }
 }
 
 /// Notices as text, renumbered by `offset` where `renumber` can (it returns whether it
