@@ -51,6 +51,14 @@ pub enum ChefError {
         #[source]
         source: crate::dynamic::InjectError,
     },
+    /// Two tools of one name would go on the wire (a combination registration could not
+    /// see, such as a loaded toolkit's tool named like a level-2 compound tool). Every
+    /// provider refuses such a request, so nothing is compiled.
+    #[error("two tools named \"{name}\" would be sent; rename one of them")]
+    DuplicateWireTool {
+        /// The name sent twice.
+        name: chef_ir::ToolName,
+    },
     /// `handle_tool` was given a tool chef does not own (guard with `owns_tool`).
     #[error("\"{0}\" is not a library-owned tool; check owns_tool() before handle_tool()")]
     NotOwned(String),
@@ -70,6 +78,15 @@ pub enum RouteError {
     /// A namespace or toolkit call could not be resolved.
     #[error(transparent)]
     Namespace(#[from] NamespaceError),
+    /// The call was made against a tool list that has changed since (a registry change
+    /// between the compile the model answered and this call), and the tool it named there
+    /// is gone or has another schema now. Nothing is dispatched; the next compile shows
+    /// the current list.
+    #[error("the tool list changed: \"{tool}\" is no longer offered as the model saw it")]
+    ToolListChanged {
+        /// The tool the call named in the list the model was shown.
+        tool: chef_ir::ToolName,
+    },
     /// The tool list could not be built (a configuration problem, not the model's).
     #[error("tools unavailable: {0}")]
     Unavailable(String),

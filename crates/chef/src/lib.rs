@@ -54,7 +54,7 @@ pub use crate::{
     announce::{Announcement, Announcements, Channel},
     error::{ChefError, RouteError},
     events::ChefEvent,
-    gate::Blocklist,
+    gate::{BlockReport, Blocklist},
     namespace::{NamespaceCall, NamespaceError, ToolGroup},
     overflow::{
         Budget, HandoffBudget, OverflowConfig, OverflowOutcome, Summarizer, SummarizerError,
@@ -65,8 +65,8 @@ pub use crate::{
         CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
     },
     session::{
-        ANCHOR_LINE, Chef, ChefConfig, MemoryPlacement, OwnedCall, Payload, PayloadMeta, Routed,
-        RoutedCall, SessionState, TargetOptions,
+        ANCHOR_LINE, Chef, ChefConfig, MemoryPlacement, OwnedCall, Payload, PayloadMeta,
+        RestoreOptions, Routed, RoutedCall, SessionState, TargetOptions,
     },
 };
 

@@ -15,9 +15,17 @@ use serde::{Deserialize, Serialize};
 /// The blocklist: names of real tools, namespaces or toolkits that may not be dispatched.
 ///
 /// Entries are stored as given (order and duplicates kept, for `blocked_tools()`), and
-/// matched against real names exactly. An entry naming a namespace blocks every action
-/// of it; an entry naming a toolkit blocks loading it and every tool in it; an entry
-/// `load_toolkit` blocks all loading.
+/// matched against real names the way the dispatch entry point matches what a model
+/// writes: ignoring letter case and separators, so the entry `GDrive_Upload_File` blocks
+/// `gdrive_upload_file` (and `gdrive-upload-file`). An entry that reduces to nothing
+/// under that rule (`"_"`, say) matches only its exact spelling. Matching loosely can only
+/// block more, never less: a typo of case never leaves a tool open. An entry naming a
+/// namespace blocks every action of it; an entry naming a toolkit blocks loading it and
+/// every tool in it; an entry `load_toolkit` blocks all loading.
+///
+/// An entry that matches no registered tool, namespace, toolkit or owned tool is reported
+/// by [`Chef::set_blocked_tools`](crate::Chef::set_blocked_tools) and, once per entry, in
+/// a compile's notices.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Blocklist {
@@ -46,15 +54,53 @@ impl Blocklist {
         self.entries.is_empty()
     }
 
-    /// Whether `name` (a real tool, namespace or toolkit name) is blocked.
+    /// Whether `name` (a real tool, namespace or toolkit name) is blocked: some entry
+    /// spells it, ignoring letter case and separators.
     pub fn blocks(&self, name: &str) -> bool {
-        self.entries.iter().any(|e| e == name)
+        self.entry_for(name).is_some()
+    }
+
+    /// The entry that blocks `name`, if one does.
+    pub fn entry_for(&self, name: &str) -> Option<&str> {
+        let key = name_key(name);
+        self.entries
+            .iter()
+            .find(|e| same_name(e, name, &key))
+            .map(String::as_str)
     }
 
     /// The first of `names` that is blocked.
     pub fn first_blocked<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
         names.into_iter().find(|n| self.blocks(n))
     }
+}
+
+/// What [`Chef::set_blocked_tools`](crate::Chef::set_blocked_tools) found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BlockReport {
+    /// Entries that match no registered tool, namespace, toolkit or owned tool, in
+    /// blocklist order: most likely typos. They stay on the blocklist (the tool may be
+    /// registered later).
+    pub unmatched: Vec<String>,
+}
+
+/// Letters and digits only, lower-cased: `Delete-File`, ` delete_file ` and `deleteFile`
+/// all give `deletefile`. The key under which the gate, the blocklist and the resolver's
+/// lenient name matching compare names.
+pub(crate) fn name_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Whether blocklist `entry` names `name` (whose [`name_key`] is `key`).
+fn same_name(entry: &str, name: &str, key: &str) -> bool {
+    if key.is_empty() {
+        return entry == name;
+    }
+    entry == name || name_key(entry) == key
 }
 
 /// The text returned to the model for a blocked call.
@@ -70,12 +116,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn entries_are_kept_verbatim_and_matched_exactly() {
-        let b = Blocklist::new(["x", "x", "Delete_File"]);
-        assert_eq!(b.entries(), ["x", "x", "Delete_File"]);
-        assert!(b.blocks("Delete_File"));
-        assert!(!b.blocks("delete_file"));
-        assert_eq!(b.first_blocked(["a", "x"]), Some("x"));
+    fn entries_are_kept_verbatim_and_matched_ignoring_case_and_separators() {
+        let b = Blocklist::new(["x", "x", "GDrive_Upload_File", "_"]);
+        assert_eq!(b.entries(), ["x", "x", "GDrive_Upload_File", "_"]);
+        assert!(b.blocks("GDrive_Upload_File"));
+        // Deliberate: the reference matches exactly, which leaves `gdrive_upload_file`
+        // open when the entry is written with other case.
+        assert!(b.blocks("gdrive_upload_file"));
+        assert!(b.blocks("gdrive-upload-file"));
+        assert_eq!(
+            b.entry_for("GDRIVE.UPLOAD.FILE"),
+            Some("GDrive_Upload_File")
+        );
+        assert!(!b.blocks("gdrive_upload"));
+        // An entry without letters or digits matches its exact spelling only.
+        assert!(b.blocks("_"));
+        assert!(!b.blocks("-"));
+        assert_eq!(b.first_blocked(["a", "X"]), Some("X"));
         assert!(Blocklist::default().is_empty());
     }
 

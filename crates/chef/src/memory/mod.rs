@@ -562,6 +562,15 @@ impl Memory {
     /// each (in key order). Returns the removed entries. Run once per compile, before
     /// rendering and before [`advance_turn`](Self::advance_turn).
     pub fn sweep_expired(&mut self) -> Vec<MemoryEntry> {
+        let removed = self.take_expired();
+        self.finish_expired(&removed);
+        removed
+    }
+
+    /// The first half of [`sweep_expired`](Self::sweep_expired): removes the expired
+    /// entries (so rendering leaves them out) without marking them or telling anyone, so a
+    /// compile that fails afterwards can put them back ([`unexpire`](Self::unexpire)).
+    pub(crate) fn take_expired(&mut self) -> Vec<MemoryEntry> {
         let turn = self.turn;
         let expired: Vec<StoreKey> = self
             .entries
@@ -569,18 +578,34 @@ impl Memory {
             .filter(|e| e.is_expired_at(turn))
             .map(|e| e.key.clone())
             .collect();
-        let mut removed = Vec::with_capacity(expired.len());
-        for key in expired {
+        if !expired.is_empty() {
             self.invalidate_render();
-            if let Some(entry) = self.entries.remove(&key) {
-                self.mark_unsaved(&key, Origin::Host);
-                self.emit(&MemoryEvent::Expired {
-                    entry: entry.clone(),
-                });
-                removed.push(entry);
-            }
         }
-        removed
+        expired
+            .iter()
+            .filter_map(|key| self.entries.remove(key))
+            .collect()
+    }
+
+    /// The second half: the removal becomes final (marked unsaved, events emitted).
+    pub(crate) fn finish_expired(&mut self, removed: &[MemoryEntry]) {
+        for entry in removed {
+            self.mark_unsaved(&entry.key, Origin::Host);
+            self.emit(&MemoryEvent::Expired {
+                entry: entry.clone(),
+            });
+        }
+    }
+
+    /// Puts back what [`take_expired`](Self::take_expired) removed.
+    pub(crate) fn unexpire(&mut self, removed: Vec<MemoryEntry>) {
+        if removed.is_empty() {
+            return;
+        }
+        self.invalidate_render();
+        for entry in removed {
+            self.entries.insert(entry.key.clone(), entry);
+        }
     }
 
     /// Advance the turn counter by one (once per compile, after the sweep).

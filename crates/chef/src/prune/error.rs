@@ -52,4 +52,29 @@ pub enum RegistryError {
         /// The reserved name.
         name: String,
     },
+    /// A flat tool uses a name chef answers itself (`context`, `create_memory`,
+    /// `modify_memory`, `new_context`, `recall_context`, `load_toolkit`), or at levels 3–4
+    /// a name the dispatcher owns on the wire (`t`, `q`) for a tool that would be sent
+    /// beside it. Two tools of one name on the wire are refused by every provider, and the
+    /// call could not be routed to both.
+    #[error(
+        "tool \"{name}\" uses a name chef reserves for {owner}; register it under another name"
+    )]
+    ReservedToolName {
+        /// The tool's name.
+        name: ToolName,
+        /// What chef uses the name for.
+        owner: &'static str,
+    },
+    /// Two registrations would put the same name on the wire: a flat tool named like a
+    /// namespace, or a toolkit member named like a flat tool or a namespace.
+    #[error("\"{name}\" is both {first} and {second}; names on the wire must be unique")]
+    NameClash {
+        /// The shared name.
+        name: String,
+        /// What holds it already (`a flat tool`, `namespace "files"`, ...).
+        first: String,
+        /// What the refused registration adds (`toolkit "git"`, ...).
+        second: String,
+    },
 }

@@ -206,7 +206,11 @@ impl Pruner {
 
     /// Replaces the flat tools. Names must be unique (the reference accepts duplicates,
     /// which makes dispatch ambiguous; chef refuses them with a typed error and leaves the
-    /// registry unchanged).
+    /// registry unchanged). A name chef answers itself (`context`, `create_memory`,
+    /// `modify_memory`, `new_context`, `recall_context`, `load_toolkit`) is refused
+    /// ([`RegistryError::ReservedToolName`]), and so is a name already held by a namespace
+    /// or a toolkit member ([`RegistryError::NameClash`]): either would put two tools of
+    /// one name on the wire, which every provider rejects.
     pub fn register_tools(
         &mut self,
         tools: Vec<ToolDefinition>,
@@ -226,6 +230,34 @@ impl Pruner {
             if !seen.insert(tool.name.as_str()) {
                 return Err(RegistryError::DuplicateTool {
                     name: tool.name.clone(),
+                });
+            }
+            if let Some(owner) = reserved_owner(tool.name.as_str()) {
+                return Err(RegistryError::ReservedToolName {
+                    name: tool.name.clone(),
+                    owner,
+                });
+            }
+            if let Some(group) = self
+                .namespaces
+                .iter()
+                .find(|g| g.name == tool.name.as_str())
+            {
+                return Err(RegistryError::NameClash {
+                    name: group.name.clone(),
+                    first: format!("namespace \"{}\"", group.name),
+                    second: "a flat tool".to_owned(),
+                });
+            }
+            if let Some(kit) = self
+                .toolkits
+                .iter()
+                .find(|k| k.tools.iter().any(|t| t.name == tool.name))
+            {
+                return Err(RegistryError::NameClash {
+                    name: tool.name.as_str().to_owned(),
+                    first: format!("a tool of toolkit \"{}\"", kit.name),
+                    second: "a flat tool".to_owned(),
                 });
             }
         }
@@ -261,6 +293,15 @@ impl Pruner {
         groups: Vec<ToolGroup>,
     ) -> Result<&mut Self, RegistryError> {
         crate::namespace::check_groups(&groups, &self.toolkits, "namespace")?;
+        for group in &groups {
+            if self.flat.iter().any(|t| t.name == group.name.as_str()) {
+                return Err(RegistryError::NameClash {
+                    name: group.name.clone(),
+                    first: "a flat tool".to_owned(),
+                    second: format!("namespace \"{}\"", group.name),
+                });
+            }
+        }
         self.namespaces = groups;
         Ok(self)
     }
@@ -271,6 +312,19 @@ impl Pruner {
         groups: Vec<ToolGroup>,
     ) -> Result<&mut Self, RegistryError> {
         crate::namespace::check_groups(&groups, &self.namespaces, "toolkit")?;
+        for kit in &groups {
+            if let Some(tool) = kit
+                .tools
+                .iter()
+                .find(|t| self.flat.iter().any(|f| f.name == t.name))
+            {
+                return Err(RegistryError::NameClash {
+                    name: tool.name.as_str().to_owned(),
+                    first: "a flat tool".to_owned(),
+                    second: format!("a tool of toolkit \"{}\"", kit.name),
+                });
+            }
+        }
         self.toolkits = groups;
         Ok(self)
     }
@@ -440,6 +494,11 @@ impl Pruner {
         self
     }
 
+    /// The embedding model set with [`set_embedder`](Self::set_embedder), if any.
+    pub fn embedder(&self) -> Option<&chef_compress::search::dense::DenseConfig> {
+        self.dense.as_ref()
+    }
+
     /// The hybrid index, when an embedding model is set and it embedded the catalogue.
     pub fn hybrid_index(&self) -> Option<&chef_compress::search::dense::HybridIndex> {
         let config = self.dense.as_ref()?;
@@ -505,6 +564,18 @@ impl Pruner {
             reasons,
             removed,
         }
+    }
+}
+
+/// What chef uses a reserved tool name for (`None`: the name is free).
+pub(crate) fn reserved_owner(name: &str) -> Option<&'static str> {
+    match name {
+        crate::owned::CREATE_MEMORY | crate::owned::MODIFY_MEMORY => Some("its memory tools"),
+        crate::owned::CONTEXT => Some("its context tool"),
+        crate::owned::NEW_CONTEXT => Some("its handoff tool"),
+        crate::owned::RECALL_CONTEXT => Some("its archive tool"),
+        namespace::LOAD_TOOLKIT => Some("the toolkit loader"),
+        _ => None,
     }
 }
 

@@ -18,13 +18,14 @@ use self::select::{SelectInput, TurnTools};
 pub use self::{
     assemble::ANCHOR_LINE,
     route::{OwnedCall, Routed, RoutedCall},
-    state::SessionState,
+    state::{RestoreOptions, SessionState},
     wire::TargetOptions,
 };
 use crate::{
     announce::{Announcement, Announcements, Channel},
     error::ChefError,
     events::ChefEvent,
+    gate::BlockReport,
     memory::{Memory, MemoryStyle},
     namespace::ToolGroup,
     overflow::{CountCache, HandoffBudget, OverflowConfig, OverflowState, Summarizer, Tokenizer},
@@ -286,6 +287,15 @@ pub struct Chef {
     dynamic: Option<(crate::dynamic::DynamicState, String)>,
     /// Context injectors, by name, in the order added.
     injectors: Vec<(String, Arc<dyn crate::dynamic::ContextInjector>)>,
+    /// The tools of the latest compile (or `request`): what the model answers, so what
+    /// `route` resolves against.
+    routing: Option<Arc<TurnTools>>,
+    /// Blocklist entries already reported in a compile's notices as matching nothing.
+    unmatched_reported: std::collections::BTreeSet<String>,
+    /// The session's allowlist (see [`Chef::set_allowlist`]).
+    allowlist: Option<Vec<String>>,
+    /// The task pruning ranks on instead of the conversation (see [`Chef::set_task`]).
+    task_override: Option<String>,
 }
 
 impl std::fmt::Debug for Chef {
@@ -339,6 +349,10 @@ impl Chef {
             history_gen: 0,
             dynamic: None,
             injectors: Vec::new(),
+            routing: None,
+            unmatched_reported: std::collections::BTreeSet::new(),
+            allowlist: None,
+            task_override: None,
         }
     }
 
@@ -413,12 +427,25 @@ impl Chef {
     ///
     /// Mistakes the model can correct come back as an [`OwnedReply`] with `is_error` set;
     /// only failures of the host (the store's I/O) and a call of a tool chef does not own
-    /// are `Err`. The gate has already run when the call came through [`Chef::route`].
+    /// are `Err`. The gate runs here as well as in [`Chef::route`]: a blocked owned tool
+    /// (`create_memory`, `context`, `new_context`, …) is answered with the blocked reply,
+    /// as an error result, and does nothing.
     /// With a [memory store](Self::with_memory_store) the call's memory writes are persisted
     /// before it answers.
     pub async fn handle_tool(&mut self, call: &OwnedCall) -> Result<OwnedReply, ChefError> {
         if !crate::owned::is_owned_name(&call.name) {
             return Err(ChefError::NotOwned(call.name.clone()));
+        }
+        // Gated here too, so an owned call built by hand (or routed before a blocklist
+        // change) never runs a blocked tool.
+        if let Some(blocked) = self.blocked(&[call.name.as_str()]) {
+            self.emit(&ChefEvent::ToolBlocked {
+                name: blocked.clone(),
+            });
+            return Ok(OwnedReply {
+                text: crate::gate::blocked_reason(&blocked),
+                is_error: true,
+            });
         }
         let before = self.memory.as_ref().map(crate::memory::Memory::state);
         let store = Arc::clone(&self.store);
@@ -533,8 +560,22 @@ impl Chef {
         Ok(self)
     }
 
-    /// Replaces the lazy toolkits.
+    /// Replaces the lazy toolkits. At levels 3–4 a loaded toolkit's tools are sent beside
+    /// the dispatcher, so a member named `t` or `q` is refused
+    /// ([`RegistryError::ReservedToolName`](crate::RegistryError::ReservedToolName)).
     pub fn register_toolkits(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
+        if self.config.compress.level().is_dispatcher()
+            && let Some(tool) = groups
+                .iter()
+                .flat_map(|g| &g.tools)
+                .find(|t| matches!(t.name.as_str(), "t" | "q"))
+        {
+            return Err(crate::prune::RegistryError::ReservedToolName {
+                name: tool.name.clone(),
+                owner: "the dispatcher at levels 3–4",
+            }
+            .into());
+        }
         self.pruner.register_toolkits(groups)?;
         self.touch();
         Ok(self)
@@ -542,12 +583,32 @@ impl Chef {
 
     /// Replaces the blocklist. The compiled tool list does not change; with tool-change
     /// announcements on, the model is told which tools are blocked.
-    pub fn set_blocked_tools<I, S>(&mut self, names: I) -> &mut Self
+    ///
+    /// Entries match names the way [`route`](Self::route) does, ignoring letter case and
+    /// separators (`GDrive_Upload_File` blocks `gdrive_upload_file`). The report lists the
+    /// entries that match no registered tool, namespace, toolkit or owned tool, so a typo
+    /// never leaves a tool open unnoticed; such entries are also named, once each, in the
+    /// next compile's [`Payload::notices`] (the registry may change after blocking).
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::ToolDefinition;
+    /// use serde_json::json;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.register_tools(vec![ToolDefinition::new("gdrive_upload_file", json!({"type": "object"}))])?;
+    /// let report = chef.set_blocked_tools(["GDrive_Upload_File", "gdrive_uplaod"]);
+    /// assert_eq!(report.unmatched, ["gdrive_uplaod"]);
+    /// assert!(chef.pruner().blocklist().blocks("gdrive_upload_file"));
+    /// # Ok::<(), chef::ChefError>(())
+    /// ```
+    pub fn set_blocked_tools<I, S>(&mut self, names: I) -> BlockReport
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
         self.pruner.set_blocked_tools(names);
+        self.unmatched_reported.clear();
         if self.config.announce_tool_changes {
             let blocked = self.pruner.blocked_tools().to_vec();
             if blocked.is_empty() {
@@ -563,6 +624,85 @@ impl Chef {
                 );
             }
         }
+        BlockReport {
+            unmatched: self.unmatched_blocked_tools(),
+        }
+    }
+
+    /// Blocklist entries that match no registered flat tool, namespace, namespace member,
+    /// toolkit, toolkit member or owned tool, in blocklist order.
+    pub fn unmatched_blocked_tools(&self) -> Vec<String> {
+        let pruner = &self.pruner;
+        let groups = pruner.namespaces().iter().chain(pruner.toolkits());
+        let mut names: Vec<&str> = pruner.all_tools().iter().map(|t| t.name.as_str()).collect();
+        for group in groups {
+            names.push(&group.name);
+            names.extend(group.tools.iter().map(|t| t.name.as_str()));
+        }
+        names.extend(crate::owned::OWNED_NAMES);
+        names.push(crate::namespace::LOAD_TOOLKIT);
+        let mut unmatched: Vec<String> = Vec::new();
+        for entry in pruner.blocked_tools() {
+            let single = crate::gate::Blocklist::new([entry.as_str()]);
+            if !names.iter().any(|n| single.blocks(n)) && !unmatched.contains(entry) {
+                unmatched.push(entry.clone());
+            }
+        }
+        unmatched
+    }
+
+    // ---- pruning policy ----------------------------------------------------------------
+
+    /// Replaces the pruning policy (which flat tools each compile keeps) from the next
+    /// compile on. Like the rest of the policy set on a session — [`set_allowlist`],
+    /// [`set_task`], [`set_embedder`] — it is the session's own setting, not snapshot
+    /// state: [`restore`](Self::restore) and [`load`](Self::load) keep it.
+    ///
+    /// [`set_allowlist`]: Self::set_allowlist
+    /// [`set_task`]: Self::set_task
+    /// [`set_embedder`]: Self::set_embedder
+    pub fn set_prune_policy(&mut self, policy: PrunePolicy) -> &mut Self {
+        self.config.prune = policy;
+        self
+    }
+
+    /// The pruning policy in force.
+    pub fn prune_policy(&self) -> &PrunePolicy {
+        &self.config.prune
+    }
+
+    /// Bounds every policy to these flat tools (case-insensitive exact names): a tool off
+    /// the list is never kept, whatever the policy says. Under [`PrunePolicy::Ranked`] the
+    /// ranking runs among the allowed tools, so `top_k` is not spent on tools the list
+    /// removes. `None` lifts the bound. Kept across `restore`.
+    pub fn set_allowlist<I, S>(&mut self, names: Option<I>) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowlist = names.map(|n| n.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The session's allowlist, when set.
+    pub fn allowlist(&self) -> Option<&[String]> {
+        self.allowlist.as_deref()
+    }
+
+    /// Prunes (and ranks) on this task text instead of the latest user message; `None`
+    /// goes back to the conversation. Kept across `restore`.
+    pub fn set_task(&mut self, task: Option<impl Into<String>>) -> &mut Self {
+        self.task_override = task.map(Into::into);
+        self
+    }
+
+    /// Ranks the session's tools with the hybrid of BM25F and this embedding model
+    /// (`chef_compress::search::dense`; [`PrunePolicy::Ranked`] uses it from the next
+    /// compile). The catalogue is embedded on the first ranking after each registration;
+    /// if the model fails, the lexical index ranks. An embedder is code, so snapshots do
+    /// not carry it: `restore` and `load` keep the session's own.
+    pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
+        self.pruner.set_embedder(config);
         self
     }
 
@@ -582,29 +722,59 @@ impl Chef {
         crate::owned::is_owned_name(name)
     }
 
-    /// Classifies a call exactly as [`Chef::route`] does — resolution, the gate and
-    /// validation — but changes nothing: a `load_toolkit` call is reported as
-    /// [`Routed::ToolkitLoaded`] without loading the toolkit or announcing it.
-    pub fn check_tool_call(&mut self, call: &chef_ir::ToolCall) -> Routed {
-        self.route_with(call, false)
-    }
-
-    pub(crate) fn turn_tools(&mut self) -> Result<Arc<TurnTools>, ChefError> {
-        let task = self.task();
-        // The owned tools depend on three settings only; they are made again when one moves.
-        let owned_key = (
+    fn owned_key(&self) -> OwnedKey {
+        (
             self.config.tools_mode,
             self.memory
                 .as_ref()
                 .map(|m| m.allowed_keys().map(<[String]>::to_vec)),
             self.config.overflow.handoff.is_some(),
-        );
+        )
+    }
+
+    fn fresh_owned_tools(&self) -> Vec<ToolDefinition> {
+        select::owned_tools(
+            self.config.tools_mode,
+            self.memory.as_ref().map(|m| m.allowed_keys()),
+            self.config.overflow.handoff.is_some(),
+        )
+    }
+
+    /// The current selection without caching it (for `&self` readers before any compile).
+    pub(crate) fn selection_now(&self) -> Result<Arc<TurnTools>, ChefError> {
+        let task = self.task();
+        let owned_key = self.owned_key();
+        let fresh;
+        let owned = match &self.owned {
+            Some((key, tools)) if *key == owned_key => tools.as_slice(),
+            _ => {
+                fresh = self.fresh_owned_tools();
+                fresh.as_slice()
+            }
+        };
+        let input = self.select_input(&task, owned);
+        select::select(&input, self.tools.as_ref(), &mut None)
+    }
+
+    fn select_input<'a>(&'a self, task: &'a str, owned: &'a [ToolDefinition]) -> SelectInput<'a> {
+        SelectInput {
+            pruner: &self.pruner,
+            epoch: self.epoch,
+            policy: &self.config.prune,
+            task,
+            loaded: &self.loaded_toolkits,
+            options: &self.config.compress,
+            owned,
+            allowlist: self.allowlist.as_deref(),
+        }
+    }
+
+    pub(crate) fn turn_tools(&mut self) -> Result<Arc<TurnTools>, ChefError> {
+        let task = self.task();
+        // The owned tools depend on three settings only; they are made again when one moves.
+        let owned_key = self.owned_key();
         if self.owned.as_ref().is_none_or(|(key, _)| *key != owned_key) {
-            let tools = select::owned_tools(
-                self.config.tools_mode,
-                self.memory.as_ref().map(|m| m.allowed_keys()),
-                self.config.overflow.handoff.is_some(),
-            );
+            let tools = self.fresh_owned_tools();
             self.owned = Some((owned_key, tools));
         }
         let owned = self.owned.as_ref().map_or(&[][..], |(_, t)| t.as_slice());
@@ -616,6 +786,7 @@ impl Chef {
             loaded: &self.loaded_toolkits,
             options: &self.config.compress,
             owned,
+            allowlist: self.allowlist.as_deref(),
         };
         let previous = self.tools.as_ref();
         let fresh = select::select(&input, previous, &mut self.catalogue)?;
@@ -631,21 +802,19 @@ impl Chef {
         Ok(fresh)
     }
 
-    /// The dispatcher code of a real tool at levels 3–4 (`None` below level 3, or for a
-    /// tool not offered this turn).
-    pub fn code_for(&mut self, name: &str) -> Option<String> {
-        let tools = self.turn_tools().ok()?;
+    /// The dispatcher code of a real tool at levels 3–4, in the map of the latest compile
+    /// (the one the model was shown; before any compile, the current tools). `None` below
+    /// level 3, or for a tool not in that map.
+    pub fn code_for(&self, name: &str) -> Option<String> {
+        let tools = self.routing_tools().ok()?;
         tools.stable.code_for(name).ok().map(str::to_owned)
     }
 
-    /// The call a model would write for `name(args)` at the configured level (for tests and
-    /// demos).
-    pub fn encode_call(
-        &mut self,
-        name: &str,
-        args: serde_json::Value,
-    ) -> Option<chef_ir::ToolCall> {
-        let tools = self.turn_tools().ok()?;
+    /// The call a model would write for `name(args)` in the map of the latest compile (a
+    /// test and demo aid).
+    #[doc(hidden)]
+    pub fn encode_call(&self, name: &str, args: serde_json::Value) -> Option<chef_ir::ToolCall> {
+        let tools = self.routing_tools().ok()?;
         let encoded = tools.stable.encode_call_for_test(name, args).ok()?;
         Some(chef_ir::ToolCall::new(
             format!("call_{name}"),
@@ -654,8 +823,12 @@ impl Chef {
         ))
     }
 
-    /// The task text for pruning: the latest user message's text.
+    /// The task text for pruning: the override set with [`set_task`](Self::set_task), else
+    /// the latest user message's text.
     fn task(&self) -> String {
+        if let Some(task) = &self.task_override {
+            return task.clone();
+        }
         self.history
             .iter()
             .rev()
@@ -762,10 +935,15 @@ impl Chef {
 
     /// Assembles the provider-neutral request for this turn without compiling it to a
     /// provider (also advances nothing).
+    ///
+    /// Its tools become the ones [`route`](Self::route) resolves against, as a compile's
+    /// do (a loop that sends this request through its own client routes the reply).
     pub fn request(&mut self, target: Target) -> Result<Request, ChefError> {
         let tools = self.turn_tools()?;
         let notice = self.handoff_notice(false);
-        self.build_request(target, &tools, tools.wire_tools(), notice.as_slice())
+        let request = self.build_request(target, &tools, tools.wire_tools(), notice.as_slice())?;
+        self.routing = Some(tools);
+        Ok(request)
     }
 
     fn build_request(
@@ -866,18 +1044,64 @@ impl Chef {
     ///
     /// Expired memory is swept first; with tool-change announcements on, a change in the
     /// tools the model can reach since the previous compile is announced. The turn counter
-    /// advances by one.
+    /// advances by one, and the compiled tools become the ones [`route`](Self::route)
+    /// resolves the model's calls against.
+    ///
+    /// A compile that fails (an injector, a provider, a tool list that cannot be built)
+    /// changes nothing: memory entries it would have expired are kept, announcements and
+    /// the turn counter stay as they were.
     pub fn compile(&mut self, target: Target) -> Result<Payload, ChefError> {
         self.emit(&ChefEvent::CompileStart {
             target,
             turn: self.turn,
         });
-        let mut expired = Vec::new();
-        if let Some(memory) = self.memory.as_mut() {
-            for entry in memory.sweep_expired() {
-                expired.push(entry.key().as_str().to_owned());
+        let expired = self
+            .memory
+            .as_mut()
+            .map(Memory::take_expired)
+            .unwrap_or_default();
+        let undo = Undo {
+            shown: self
+                .config
+                .announce_tool_changes
+                .then(|| self.shown.clone()),
+            announcements: self.announcements.clone(),
+            handoff_noticed_window: self.overflow.handoff_noticed_window,
+        };
+        match self.compile_turn(target, &expired) {
+            Ok((payload, tools)) => {
+                if let Some(memory) = self.memory.as_mut() {
+                    memory.finish_expired(&expired);
+                    memory.advance_turn();
+                }
+                self.routing = Some(tools);
+                self.turn += 1;
+                self.emit(&ChefEvent::CompileDone {
+                    target,
+                    bytes: payload.body.len(),
+                });
+                Ok(payload)
+            }
+            Err(e) => {
+                if let Some(memory) = self.memory.as_mut() {
+                    memory.unexpire(expired);
+                }
+                if let Some(shown) = undo.shown {
+                    self.shown = shown;
+                }
+                self.announcements = undo.announcements;
+                self.overflow.handoff_noticed_window = undo.handoff_noticed_window;
+                Err(e)
             }
         }
+    }
+
+    /// The fallible part of [`compile`](Self::compile); its caller commits or undoes.
+    fn compile_turn(
+        &mut self,
+        target: Target,
+        expired: &[crate::memory::MemoryEntry],
+    ) -> Result<(Payload, Arc<TurnTools>), ChefError> {
         let tools = self.turn_tools()?;
         self.announce_tool_delta(&tools);
         let wire_tools = match self.wire_tools.take() {
@@ -895,6 +1119,14 @@ impl Chef {
             }
         }
         wire.notices.extend(pending);
+        for entry in self.unmatched_blocked_tools() {
+            if self.unmatched_reported.insert(entry.clone()) {
+                wire.notices.push(format!(
+                    "blocklist entry \"{entry}\" matches no registered tool, namespace, \
+                     toolkit or owned tool, so it blocks nothing (a typo?)"
+                ));
+            }
+        }
         let meta = PayloadMeta {
             turn: self.turn,
             wire_tools: wire_tools.iter().map(|t| t.name.clone()).collect(),
@@ -904,27 +1136,23 @@ impl Chef {
                 .as_ref()
                 .map(|m| m.entries().map(|e| e.key().as_str().to_owned()).collect())
                 .unwrap_or_default(),
-            expired_memory_keys: expired,
+            expired_memory_keys: expired
+                .iter()
+                .map(|e| e.key().as_str().to_owned())
+                .collect(),
             window: self.overflow.window,
             cache_issues: std::mem::take(&mut wire.cache_issues),
             reused_prefix,
         };
         self.wire_tools = Some((Arc::clone(&tools), wire_tools));
-        if let Some(memory) = self.memory.as_mut() {
-            memory.advance_turn();
-        }
-        self.turn += 1;
-        self.emit(&ChefEvent::CompileDone {
-            target,
-            bytes: wire.body.len(),
-        });
-        Ok(Payload {
+        let payload = Payload {
             target,
             body: wire.body,
             names: wire.names,
             notices: wire.notices,
             meta,
-        })
+        };
+        Ok((payload, tools))
     }
 
     /// The provider body of this turn: from the reused history prefix when one applies
@@ -1111,10 +1339,22 @@ impl Chef {
         let Some(previous) = previous else {
             return;
         };
+        // A blocked tool is never announced as available.
         let added: Vec<&str> = now
             .iter()
             .filter(|n| previous.binary_search(n).is_err())
             .map(ToolName::as_str)
+            .filter(|n| {
+                let group = tools.toolkit_of.get(*n).map(String::as_str).or_else(|| {
+                    tools
+                        .namespaces
+                        .iter()
+                        .find(|g| g.tools.iter().any(|t| t.name == **n))
+                        .map(|g| g.name.as_str())
+                });
+                let names: Vec<&str> = std::iter::once(*n).chain(group).collect();
+                self.blocked(&names).is_none()
+            })
             .collect();
         let removed: Vec<&str> = previous
             .iter()
@@ -1143,6 +1383,14 @@ impl Chef {
 /// Forwards `memory`'s change events to a session subscriber.
 fn bridge_memory_events(memory: &mut Memory, subscriber: Subscriber) {
     memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())));
+}
+
+/// What a failed compile puts back.
+struct Undo {
+    /// `None`: tool changes are not announced, so `shown` is not touched.
+    shown: Option<Option<Vec<ToolName>>>,
+    announcements: Announcements,
+    handoff_noticed_window: Option<u64>,
 }
 
 /// The text a compile adds around the history (see [`Chef::layers`]).

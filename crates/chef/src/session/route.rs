@@ -1,31 +1,40 @@
 //! The dispatch entry point: every call the model makes goes through [`Chef::route`].
 //!
 //! ```text
-//! raw call ─▶ trim name ─▶ owned tool?  ───────────────────────────▶ gate ─▶ Owned
-//!                        └▶ compressed resolver (codes, q, case, separators, bags)
+//! raw call ─▶ trim name ─▶ owned tool? ──────────────────────────────▶ gate ─▶ Owned
+//!                        └▶ the resolver of the LATEST COMPILE's tools (codes, q, case,
+//!                           separators, bags): the map the model answered
 //!                             ├─ Meta ─────────────────────────────────────▶ Lookup
-//!                             ├─ Error ─▶ (a blocked lookalike?) ─▶ Blocked | Error
+//!                             ├─ Error ─▶ gate(the tool it is about) ─▶ Blocked
+//!                             │         ─▶ (a blocked lookalike?) ─▶ Blocked | Error
 //!                             └─ Call(real name)
 //!                                  ├─ load_toolkit ─▶ gate(loader, kit) ─▶ ToolkitLoaded
 //!                                  ├─ namespace ─▶ member ─▶ gate(group, member)
-//!                                  │                 ─▶ validate(member schema) ─▶ Call
-//!                                  └─ tool ─▶ gate(name, its toolkit) ──────────▶ Call
+//!                                  │     ─▶ validate(member schema) ─▶ still offered? ─▶ Call
+//!                                  └─ tool ─▶ gate(name, its toolkit)
+//!                                        ─▶ still offered? ────────────────────────▶ Call
 //! ```
 //!
 //! The gate always runs on the resolved real name (and the group it was reached through),
-//! so no spelling, code, namespace or toolkit route reaches a blocked tool.
+//! before the arguments are judged, so no spelling, code, namespace or toolkit route
+//! reaches a blocked tool, and no validation error teaches a blocked tool's parameters.
+//! "Still offered" matters only when the registry changed after the compile: the tool the
+//! model's list named must still be registered with the same schema, else the call is
+//! refused as made against a changed list.
 
-use chef_compress::Resolution;
-use chef_ir::{ToolCall, ToolCallId, ToolName};
+use std::sync::Arc;
+
+use chef_compress::{Resolution, ResolveError, validate::ArgumentValidator};
+use chef_ir::{ToolCall, ToolCallId, ToolDefinition, ToolName};
 use serde_json::Value;
 
 use super::{Chef, select::TurnTools};
 use crate::{
     announce::Channel,
-    error::RouteError,
+    error::{ChefError, RouteError},
     events::ChefEvent,
     gate::{self, MALFORMED_CALL_REASON},
-    namespace::{LOAD_TOOLKIT, NamespaceError},
+    namespace::{self, LOAD_TOOLKIT, NamespaceError, ToolGroup},
     owned,
 };
 
@@ -132,17 +141,57 @@ impl Routed {
 impl Chef {
     /// Classifies a model's call: the single dispatch entry point.
     ///
-    /// The call is resolved against the tools of the latest compile (a code, a real name in
-    /// any case or separator style, a namespace action, a toolkit tool, an owned tool), then
-    /// gated on the real name it reaches, then validated against the original schema.
+    /// The call is resolved against the tools of the **latest compile** — the list the
+    /// model answered — (a code, a real name in any case or separator style, a namespace
+    /// action, a toolkit tool, an owned tool), then gated on the real name it reaches, then
+    /// validated against the original schema. The gate comes first on every route: a call
+    /// of a blocked tool is answered [`Routed::Blocked`] whatever its arguments.
+    ///
+    /// If the registry changed between that compile and this call (an MCP server re-listed
+    /// its tools, say), the call still means what it meant in the list the model saw: it
+    /// reaches the tool that list named if that tool is still registered with the same
+    /// schema, and is otherwise refused with [`RouteError::ToolListChanged`] — never routed
+    /// to another tool. Before any compile, the current tools are used.
+    ///
     /// Loading a toolkit records it in the session (it appears from the next compile on,
-    /// and rides snapshots).
+    /// and rides snapshots). A tool of a toolkit loaded since the latest compile is
+    /// reachable by its exact name at once.
     pub fn route(&mut self, call: &ToolCall) -> Routed {
-        self.route_with(call, true)
+        let tools = match self.routing.clone() {
+            Some(tools) => tools,
+            None => match self.turn_tools() {
+                Ok(tools) => tools,
+                Err(e) => return unavailable(call, &e),
+            },
+        };
+        let routed = self.classify(call, &tools);
+        if let Routed::ToolkitLoaded { toolkit, tools, .. } = &routed {
+            self.commit_toolkit(toolkit, tools);
+        }
+        routed
     }
 
-    /// [`Chef::route`]; with `commit` false a toolkit load is classified but not recorded.
-    pub(crate) fn route_with(&mut self, call: &ToolCall, commit: bool) -> Routed {
+    /// Classifies a call exactly as [`Chef::route`] does — resolution against the latest
+    /// compile's tools, the gate and validation — but changes nothing: a `load_toolkit`
+    /// call is reported as [`Routed::ToolkitLoaded`] without loading the toolkit or
+    /// announcing it.
+    pub fn check_tool_call(&self, call: &ToolCall) -> Routed {
+        match self.routing_tools() {
+            Ok(tools) => self.classify(call, &tools),
+            Err(e) => unavailable(call, &e),
+        }
+    }
+
+    /// The tools calls are resolved against: those of the latest compile, else the
+    /// current selection.
+    pub(crate) fn routing_tools(&self) -> Result<Arc<TurnTools>, ChefError> {
+        match &self.routing {
+            Some(tools) => Ok(Arc::clone(tools)),
+            None => self.selection_now(),
+        }
+    }
+
+    fn classify(&self, call: &ToolCall, tools: &TurnTools) -> Routed {
         let id = call.id.clone();
         let name = call.name.as_str().trim();
         if name.is_empty() {
@@ -159,19 +208,20 @@ impl Chef {
             });
         }
 
-        let tools = match self.turn_tools() {
-            Ok(tools) => tools,
-            Err(e) => {
-                let reply = format!("The tool list could not be prepared: {e}");
-                return error(id, RouteError::Unavailable(e.to_string()), reply);
-            }
-        };
-
-        let resolution = resolve(&tools, name, &call.arguments);
-        let (real, args) = match resolution {
+        let (real, args) = match resolve(tools, name, &call.arguments) {
             Resolution::Call { name, args } => (ToolName::from(name), args),
             Resolution::Meta { result, .. } => return Routed::Lookup { id, reply: result },
             Resolution::Error(e) => {
+                // The gate before validation: a call that reached a blocked tool with bad
+                // arguments is refused as blocked, and the model is never taught the
+                // blocked tool's parameters.
+                if let Some(tool) = resolve_error_tool(&e) {
+                    let kit = tools.toolkit_of.get(tool).map(String::as_str);
+                    let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
+                    if let Some(blocked) = self.blocked(&names) {
+                        return blocked_outcome(self, id, &blocked);
+                    }
+                }
                 // A misspelt name of a blocked tool is reported as blocked: clearer for the
                 // model, and it is never taught the exact spelling of a blocked tool.
                 if let Some(blocked) = mentioned_names(name, &call.arguments)
@@ -180,17 +230,21 @@ impl Chef {
                 {
                     return blocked_outcome(self, id, &blocked);
                 }
+                if let Some(routed) = self.late_toolkit_call(call, name, tools) {
+                    return routed;
+                }
                 let reply = e.message();
                 return error(id, RouteError::Resolve(reply.clone()), reply);
             }
         };
 
         if real == LOAD_TOOLKIT {
-            return self.load_toolkit_call(id, &args, commit);
+            return self.classify_toolkit_load(id, &args);
         }
 
-        if self.pruner.is_namespace_call(real.as_str()) {
-            let member = match self.pruner.resolve_namespace(real.as_str(), &args) {
+        if tools.namespaces.iter().any(|g| g.name == real.as_str()) {
+            let member = match namespace::resolve_namespace(&tools.namespaces, real.as_str(), &args)
+            {
                 Ok(member) => member,
                 Err(e) => {
                     if let NamespaceError::UnknownAction { action, .. } = &e
@@ -211,6 +265,9 @@ impl Chef {
                 let reply = e.message();
                 return error(id, RouteError::Resolve(reply.clone()), reply);
             }
+            if !self.still_offered(tools, &member.tool_name, Origin::Namespace(&member.group)) {
+                return tool_list_changed(id, member.tool_name);
+            }
             return Routed::Call(RoutedCall {
                 id,
                 name: member.tool_name,
@@ -227,6 +284,13 @@ impl Chef {
         if let Some(blocked) = self.blocked(&names) {
             return blocked_outcome(self, id, &blocked);
         }
+        let origin = match &via {
+            Some(kit) => Origin::Toolkit(kit),
+            None => Origin::Flat,
+        };
+        if !self.still_offered(tools, &real, origin) {
+            return tool_list_changed(id, real);
+        }
         Routed::Call(RoutedCall {
             id,
             name: real,
@@ -235,17 +299,80 @@ impl Chef {
         })
     }
 
-    fn load_toolkit_call(&mut self, id: ToolCallId, args: &Value, commit: bool) -> Routed {
+    /// Whether `tool`, as the selection `tools` offered it, is still registered with the
+    /// same schema. Always true while the registry is the one the selection was made from.
+    fn still_offered(&self, tools: &TurnTools, tool: &ToolName, origin: Origin<'_>) -> bool {
+        if tools.key.epoch == self.epoch {
+            return true;
+        }
+        let find = |flat: &[ToolDefinition], namespaces: &[ToolGroup], toolkits: &[ToolGroup]| {
+            let list: &[ToolDefinition] = match origin {
+                Origin::Flat => flat,
+                Origin::Namespace(group) => namespaces
+                    .iter()
+                    .find(|g| g.name == group)
+                    .map_or(&[], |g| g.tools.as_slice()),
+                Origin::Toolkit(kit) => toolkits
+                    .iter()
+                    .find(|g| g.name == kit)
+                    .map_or(&[], |g| g.tools.as_slice()),
+            };
+            list.iter()
+                .find(|t| t.name == *tool)
+                .map(|t| t.input_schema.clone())
+        };
+        let shown = find(&tools.registry, &tools.namespaces, &tools.toolkits);
+        let now = find(
+            self.pruner.all_tools(),
+            self.pruner.namespaces(),
+            self.pruner.toolkits(),
+        );
+        shown.is_some() && shown == now
+    }
+
+    /// A call, by its exact name, of a tool of a toolkit loaded since the selection the
+    /// model answered (a model may load a toolkit and call one of its tools in one reply).
+    fn late_toolkit_call(&self, call: &ToolCall, name: &str, tools: &TurnTools) -> Option<Routed> {
+        let kit = self
+            .loaded_toolkits
+            .iter()
+            .filter(|k| !tools.key.loaded.contains(k))
+            .filter_map(|k| self.pruner.toolkits().iter().find(|g| &g.name == k))
+            .find(|g| g.tools.iter().any(|t| t.name == name))?;
+        let tool = kit.tools.iter().find(|t| t.name == name)?;
+        let id = call.id.clone();
+        if let Some(blocked) = self.blocked(&[name, &kit.name]) {
+            return Some(blocked_outcome(self, id, &blocked));
+        }
+        let args = match &call.arguments {
+            Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            other => other.clone(),
+        };
+        let checked =
+            ArgumentValidator::with_limits(name, &tool.input_schema, self.config.compress.limits())
+                .map_err(|e| e.to_string())
+                .and_then(|v| v.validate(&args).map_err(|e| e.message()));
+        Some(match checked {
+            Ok(()) => Routed::Call(RoutedCall {
+                id,
+                name: tool.name.clone(),
+                arguments: args,
+                via: Some(kit.name.clone()),
+            }),
+            Err(reply) => error(id, RouteError::Resolve(reply.clone()), reply),
+        })
+    }
+
+    fn classify_toolkit_load(&self, id: ToolCallId, args: &Value) -> Routed {
         if let Some(blocked) = self.blocked(&[LOAD_TOOLKIT]) {
             return blocked_outcome(self, id, &blocked);
         }
         let requested = args
             .get("toolkit_name")
             .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let kit = match self.pruner.extract_toolkit(&requested) {
-            Ok(kit) => kit.clone(),
+            .unwrap_or("");
+        let kit = match self.pruner.extract_toolkit(requested) {
+            Ok(kit) => kit,
             Err(e) => {
                 let reply = e.to_string();
                 return error(id, RouteError::Namespace(e), reply);
@@ -254,65 +381,121 @@ impl Chef {
         if let Some(blocked) = self.blocked(&[kit.name.as_str()]) {
             return blocked_outcome(self, id, &blocked);
         }
-        let tools: Vec<ToolName> = kit.tools.iter().map(|t| t.name.clone()).collect();
-        let names: Vec<&str> = tools.iter().map(ToolName::as_str).collect();
+        // Blocked tools are never listed as available (they stay on the wire list, which
+        // blocking never edits, and calls to them are refused).
+        let tools: Vec<ToolName> = kit
+            .tools
+            .iter()
+            .filter(|t| self.blocked(&[t.name.as_str()]).is_none())
+            .map(|t| t.name.clone())
+            .collect();
+        let held_back = kit.tools.len() - tools.len();
+        let listed = toolkit_tool_list(&tools, held_back);
         let already = self.loaded_toolkits.iter().any(|k| k == &kit.name);
-        if !already && commit {
-            self.loaded_toolkits.push(kit.name.clone());
-            if self.config.announce_tool_changes {
-                self.announce_internal(
-                    &format!("toolkit:{}", kit.name),
-                    format!(
-                        "Toolkit \"{}\" is loaded; these tools are now available: {}.",
-                        kit.name,
-                        names.join(", ")
-                    ),
-                    Channel::Auto,
-                );
-            }
-        }
         let reply = if already {
-            format!(
-                "Toolkit \"{}\" is already loaded. Its tools: {}.",
-                kit.name,
-                names.join(", ")
-            )
+            format!("Toolkit \"{}\" is already loaded. {listed}", kit.name)
         } else {
             format!(
-                "Loaded toolkit \"{}\". These tools are available from your next step: {}.",
-                kit.name,
-                names.join(", ")
+                "Loaded toolkit \"{}\". From your next step: {listed}",
+                kit.name
             )
         };
         Routed::ToolkitLoaded {
             id,
-            toolkit: kit.name,
+            toolkit: kit.name.clone(),
             tools,
             reply,
         }
     }
 
-    /// The first of `names` on the blocklist.
-    fn blocked(&self, names: &[&str]) -> Option<String> {
+    /// Records a toolkit load that [`classify`](Self::classify) reported.
+    fn commit_toolkit(&mut self, toolkit: &str, available: &[ToolName]) {
+        if self.loaded_toolkits.iter().any(|k| k == toolkit) {
+            return;
+        }
+        self.loaded_toolkits.push(toolkit.to_owned());
+        if self.config.announce_tool_changes {
+            let held_back = self
+                .pruner
+                .toolkits()
+                .iter()
+                .find(|k| k.name == toolkit)
+                .map_or(0, |k| k.tools.len().saturating_sub(available.len()));
+            self.announce_internal(
+                &format!("toolkit:{toolkit}"),
+                format!(
+                    "Toolkit \"{toolkit}\" is loaded. {}",
+                    toolkit_tool_list(available, held_back)
+                ),
+                Channel::Auto,
+            );
+        }
+    }
+
+    /// The first of `names` on the blocklist (matched ignoring case and separators).
+    pub(crate) fn blocked(&self, names: &[&str]) -> Option<String> {
         self.pruner
             .blocklist()
             .first_blocked(names.iter().copied())
             .map(str::to_owned)
     }
 
-    /// A blocklist entry that `name` spells with other case or separators.
+    /// The blocklist entry that `name` spells, with any case or separators.
     fn blocked_lookalike(&self, name: &str) -> Option<String> {
-        let key = lookalike_key(name);
-        if key.is_empty() {
-            return None;
-        }
-        self.pruner
-            .blocklist()
-            .entries()
-            .iter()
-            .find(|entry| lookalike_key(entry) == key)
-            .cloned()
+        self.pruner.blocklist().entry_for(name).map(str::to_owned)
     }
+}
+
+/// Where a routed tool came from in the selection.
+#[derive(Clone, Copy)]
+enum Origin<'a> {
+    Flat,
+    Namespace(&'a str),
+    Toolkit(&'a str),
+}
+
+/// "These tools are available: a, b." with the count of blocked ones left out.
+fn toolkit_tool_list(available: &[ToolName], held_back: usize) -> String {
+    let names: Vec<&str> = available.iter().map(ToolName::as_str).collect();
+    let mut text = if names.is_empty() {
+        "None of its tools is available now.".to_owned()
+    } else {
+        format!("These tools are available: {}.", names.join(", "))
+    };
+    if held_back > 0 {
+        text.push_str(&format!(
+            " {held_back} more of its tools {} blocked for now.",
+            if held_back == 1 { "is" } else { "are" }
+        ));
+    }
+    text
+}
+
+/// The real tool a resolve error is about, where it names one (bad arguments, an unusable
+/// schema).
+fn resolve_error_tool(e: &ResolveError) -> Option<&str> {
+    match e {
+        ResolveError::InvalidArguments(e) => Some(e.tool.as_str()),
+        ResolveError::UnusableSchema(e) => Some(e.tool()),
+        _ => None,
+    }
+}
+
+fn unavailable(call: &ToolCall, e: &ChefError) -> Routed {
+    let reply = format!("The tool list could not be prepared: {e}");
+    error(
+        call.id.clone(),
+        RouteError::Unavailable(e.to_string()),
+        reply,
+    )
+}
+
+fn tool_list_changed(id: ToolCallId, tool: ToolName) -> Routed {
+    let reply = format!(
+        "The tool list changed since your last request: \"{tool}\" is no longer offered as \
+         you saw it, so the call was not made. Use the tools of the next request."
+    );
+    error(id, RouteError::ToolListChanged { tool }, reply)
 }
 
 fn resolve(tools: &TurnTools, name: &str, args: &Value) -> Resolution {
@@ -350,15 +533,6 @@ fn mentioned_names(name: &str, arguments: &Value) -> Vec<String> {
         }
     }
     names
-}
-
-/// Letters and digits only, lower-cased: `Delete-File`, ` delete_file ` and `deleteFile`
-/// all give `deletefile`.
-fn lookalike_key(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 fn error(id: ToolCallId, error: RouteError, reply: String) -> Routed {

@@ -4,13 +4,14 @@
 //! epoch, the kept tool names, the loaded toolkits), so a turn whose tools did not move
 //! reuses the compressed set — same bytes, no work.
 
-use std::collections::BTreeMap;
+use std::{collections::BTreeMap, sync::Arc};
 
 use chef_compress::{Catalogue, Compressed, Level, Options, validate::ArgumentValidator};
 use chef_ir::{ToolDefinition, ToolName};
 
 use crate::{
     error::ChefError,
+    namespace::ToolGroup,
     owned,
     prune::{KeepReason, PrunePolicy, Pruner},
 };
@@ -41,6 +42,15 @@ pub(crate) struct TurnTools {
     pub(crate) members: BTreeMap<ToolName, ArgumentValidator>,
     /// The toolkit each loaded tool came from.
     pub(crate) toolkit_of: BTreeMap<ToolName, String>,
+    /// The registry this selection was made from: its flat tools, namespaces and
+    /// toolkits. A call is routed against the selection the model was shown; when the
+    /// registry has changed since, the tool the call reaches is checked against the
+    /// current registry (see the dispatch entry point).
+    pub(crate) registry: Arc<[ToolDefinition]>,
+    /// The namespaces of that registry.
+    pub(crate) namespaces: Vec<ToolGroup>,
+    /// The toolkits of that registry.
+    pub(crate) toolkits: Vec<ToolGroup>,
     /// Tools registered with `defer_loading`. Compression drops the flag (its wire tools
     /// carry name, description and schema only); it is put back on the wire tool of the
     /// same name, which exists at levels 0 and 1.
@@ -156,6 +166,9 @@ pub(crate) struct SelectInput<'a> {
     pub(crate) loaded: &'a [String],
     pub(crate) options: &'a Options,
     pub(crate) owned: &'a [ToolDefinition],
+    /// The session's allowlist: when set, no flat tool off it is kept, whatever the
+    /// policy (case-insensitive exact names).
+    pub(crate) allowlist: Option<&'a [String]>,
 }
 
 /// Chooses the flat tools to keep (before compression).
@@ -163,28 +176,72 @@ pub(crate) fn keep(
     input: &SelectInput<'_>,
 ) -> Result<Vec<(ToolDefinition, KeepReason)>, ChefError> {
     let pruner = input.pruner;
-    if !pruner.namespaces().is_empty() || !pruner.toolkits().is_empty() {
-        // Two-layer mode: the group tools replace the flat tools.
-        return Ok(pruner
+    let mut kept: Vec<(ToolDefinition, KeepReason)> = match (input.allowlist, input.policy) {
+        (Some(allowed), PrunePolicy::Ranked { top_k, always_keep }) => {
+            // Rank among the allowed tools only, so the allowlist never costs ranked slots.
+            let allowed = lowercase(allowed);
+            let everything = PrunePolicy::Ranked {
+                top_k: pruner.all_tools().len(),
+                always_keep: always_keep.clone(),
+            }
+            .apply(pruner, input.task)?;
+            let mut ranked = 0;
+            everything
+                .tools
+                .into_iter()
+                .zip(everything.reasons)
+                .filter(|(t, _)| allowed.contains(&t.name.as_str().to_lowercase()))
+                .filter(|(_, reason)| {
+                    if matches!(reason, KeepReason::Ranked { .. }) {
+                        ranked += 1;
+                        ranked <= *top_k
+                    } else {
+                        true
+                    }
+                })
+                .collect()
+        }
+        (allowlist, policy) => {
+            let result = policy.apply(pruner, input.task)?;
+            let allowed = allowlist.map(lowercase);
+            result
+                .tools
+                .into_iter()
+                .zip(result.reasons)
+                .filter(|(t, _)| {
+                    allowed
+                        .as_ref()
+                        .is_none_or(|a| a.contains(&t.name.as_str().to_lowercase()))
+                })
+                .collect()
+        }
+    };
+    // Namespaces and toolkits add their group tools beside the flat tools: a registry of
+    // both keeps both (the reference drops the flat tools in silence).
+    kept.extend(
+        pruner
             .group_tools()
             .into_iter()
-            .map(|t| (t, KeepReason::Universal))
-            .collect());
-    }
-    let result = input.policy.apply(pruner, input.task)?;
-    Ok(result.tools.into_iter().zip(result.reasons).collect())
+            .map(|t| (t, KeepReason::Universal)),
+    );
+    Ok(kept)
+}
+
+fn lowercase(names: &[String]) -> std::collections::BTreeSet<String> {
+    names.iter().map(|n| n.to_lowercase()).collect()
 }
 
 /// Builds the turn's tools, or returns `previous` when nothing it depends on changed.
 pub(crate) fn select(
     input: &SelectInput<'_>,
-    previous: Option<&std::sync::Arc<TurnTools>>,
+    previous: Option<&Arc<TurnTools>>,
     catalogue: &mut Option<RegistryCatalogue>,
-) -> Result<std::sync::Arc<TurnTools>, ChefError> {
+) -> Result<Arc<TurnTools>, ChefError> {
     // Steady state of the default policy: every flat tool is kept, so the key can be
     // checked against the registry's names without cloning 149 definitions per turn.
     if let Some(previous) = previous
         && matches!(input.policy, PrunePolicy::All)
+        && input.allowlist.is_none()
         && input.pruner.namespaces().is_empty()
         && input.pruner.toolkits().is_empty()
         && previous.key.epoch == input.epoch
@@ -195,7 +252,7 @@ pub(crate) fn select(
             .iter()
             .eq(input.pruner.all_tools().iter().map(|t| &t.name))
     {
-        return Ok(std::sync::Arc::clone(previous));
+        return Ok(Arc::clone(previous));
     }
     let kept = keep(input)?;
     let key = SelectionKey {
@@ -206,7 +263,7 @@ pub(crate) fn select(
     if let Some(previous) = previous
         && previous.key == key
     {
-        return Ok(std::sync::Arc::clone(previous));
+        return Ok(Arc::clone(previous));
     }
 
     let pruner = input.pruner;
@@ -260,6 +317,19 @@ pub(crate) fn select(
         )?)
     };
 
+    // Two tools of one name on the wire are refused by every provider. Registration
+    // refuses the clashes it can see; this catches the rest (a loaded toolkit's tool
+    // named like a level-2 compound tool, say) before anything is sent.
+    let mut on_wire = std::collections::BTreeSet::new();
+    let loaded_names = loaded.iter().flat_map(|l| l.tools().iter());
+    for tool in stable.tools().iter().chain(input.owned).chain(loaded_names) {
+        if !on_wire.insert(tool.name.as_str()) {
+            return Err(ChefError::DuplicateWireTool {
+                name: tool.name.clone(),
+            });
+        }
+    }
+
     // Levels 2–4 fold tools into compound or dispatcher tools: nothing to defer there.
     let one_to_one = matches!(input.options.level(), Level::Zero | Level::One);
     let deferred = stable_tools
@@ -269,7 +339,7 @@ pub(crate) fn select(
         .filter(|t| t.defer_loading)
         .map(|t| t.name.clone())
         .collect();
-    Ok(std::sync::Arc::new(TurnTools {
+    Ok(Arc::new(TurnTools {
         deferred,
         key,
         stable,
@@ -278,6 +348,9 @@ pub(crate) fn select(
         kept: kept.into_iter().map(|(t, r)| (t.name, r)).collect(),
         members,
         toolkit_of,
+        registry: Arc::clone(pruner.shared_tools()),
+        namespaces: pruner.namespaces().to_vec(),
+        toolkits: pruner.toolkits().to_vec(),
     }))
 }
 

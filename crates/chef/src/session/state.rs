@@ -1,6 +1,6 @@
 //! Snapshots of a session: everything that decides the next compile.
 
-use std::path::Path;
+use std::{path::Path, sync::Arc};
 
 use chef_ir::Message;
 use serde::{Deserialize, Serialize};
@@ -64,6 +64,25 @@ pub struct SessionState {
     pub dynamic_state: Option<crate::dynamic::DynamicState>,
 }
 
+/// How [`Chef::restore_with`] (and [`Chef::load_with`]) treat the snapshot.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RestoreOptions {
+    /// Take the snapshot's blocklist as it is, replacing the one in force (default: keep
+    /// the one in force and add the snapshot's entries).
+    pub snapshot_blocklist: bool,
+}
+
+impl RestoreOptions {
+    /// Replace the blocklist in force with the snapshot's, which may unblock tools
+    /// blocked since the save: only for a caller that means to restore that policy.
+    #[must_use]
+    pub fn with_snapshot_blocklist(mut self) -> Self {
+        self.snapshot_blocklist = true;
+        self
+    }
+}
+
 impl Chef {
     /// Captures everything that decides the next compile.
     pub fn snapshot(&self, label: Option<&str>) -> Snapshot<SessionState> {
@@ -99,8 +118,28 @@ impl Chef {
     /// Tools read from a snapshot file are parsed here, unless they are the same JSON as
     /// the tools this session has registered (then those are kept, nothing is parsed); a
     /// tools field that does not parse is [`SnapshotError::Corrupt`].
+    ///
+    /// Resuming never loosens policy: the blocklist in force now stays in force, and the
+    /// snapshot's entries are added to it (a tool blocked since the save stays blocked).
+    /// Ask for the snapshot's blocklist alone with [`restore_with`](Self::restore_with) and
+    /// [`RestoreOptions::with_snapshot_blocklist`]. The session's own pruning policy,
+    /// allowlist, task override and embedder (see [`set_prune_policy`](Self::set_prune_policy))
+    /// are settings, not state, and are kept.
+    ///
+    /// Nothing the snapshot holds is dropped: a snapshot with memory entries restored into
+    /// a session built without memory attaches a default [`Memory`](crate::memory::Memory)
+    /// holding them (a session with memory keeps its configuration and takes the entries).
     pub fn restore(&mut self, snapshot: &Snapshot<SessionState>) -> Result<&mut Self, ChefError> {
-        self.restore_from(snapshot, Origin::Bytes)
+        self.restore_from(snapshot, Origin::Bytes, RestoreOptions::default())
+    }
+
+    /// [`restore`](Self::restore) with options.
+    pub fn restore_with(
+        &mut self,
+        snapshot: &Snapshot<SessionState>,
+        options: RestoreOptions,
+    ) -> Result<&mut Self, ChefError> {
+        self.restore_from(snapshot, Origin::Bytes, options)
     }
 
     /// [`restore`](Self::restore), naming where the snapshot came from in errors.
@@ -108,6 +147,7 @@ impl Chef {
         &mut self,
         snapshot: &Snapshot<SessionState>,
         origin: Origin,
+        options: RestoreOptions,
     ) -> Result<&mut Self, ChefError> {
         let state = &snapshot.payload;
         let (tools, tools_json) = state
@@ -121,14 +161,37 @@ impl Chef {
         pruner.register_shared_tools(tools, tools_json)?;
         pruner.register_namespaces(state.namespaces.clone())?;
         pruner.register_toolkits(state.toolkits.clone())?;
-        pruner.set_blocked_tools(state.blocked.entries().iter().cloned());
+        // The snapshot's entries as saved (so a fresh session restores them exactly), then
+        // the entries in force that the snapshot lacks.
+        let mut blocked: Vec<String> = state.blocked.entries().to_vec();
+        if !options.snapshot_blocklist {
+            for entry in self.pruner.blocked_tools() {
+                if !state.blocked.entries().contains(entry) {
+                    blocked.push(entry.clone());
+                }
+            }
+        }
+        let widened = blocked != state.blocked.entries();
+        pruner.set_blocked_tools(blocked);
+        if let Some(embedder) = self.pruner.embedder().cloned() {
+            pruner.set_embedder(embedder);
+        }
         self.pruner = pruner;
         self.system = state.system.clone();
         self.history = state.history.clone();
         self.loaded_toolkits = state.loaded_toolkits.clone();
         self.announcements = state.announcements.clone();
-        if let (Some(memory), Some(saved)) = (self.memory.as_mut(), state.memory.clone()) {
-            memory.restore_state(saved);
+        if let Some(saved) = state.memory.clone() {
+            if self.memory.is_none() {
+                let mut memory = crate::memory::Memory::new();
+                for subscriber in &self.subscribers {
+                    super::bridge_memory_events(&mut memory, Arc::clone(subscriber));
+                }
+                self.memory = Some(memory);
+            }
+            if let Some(memory) = self.memory.as_mut() {
+                memory.restore_state(saved);
+            }
         }
         self.turn = state.turn;
         self.shown = state.shown_tools.clone();
@@ -138,6 +201,22 @@ impl Chef {
             Some(dynamic) => self.put_dynamic_state(dynamic),
             None => self.dynamic = None,
         }
+        if widened && self.config.announce_tool_changes {
+            // The snapshot's announcement of blocked tools predates the blocks kept now.
+            let entries = self.pruner.blocked_tools().to_vec();
+            if !entries.is_empty() {
+                self.announce_internal(
+                    "tools:blocked",
+                    format!(
+                        "These tools are blocked for now; calls to them will be refused: {}.",
+                        entries.join(", ")
+                    ),
+                    crate::announce::Channel::Auto,
+                );
+            }
+        }
+        self.routing = None;
+        self.unmatched_reported.clear();
         self.counts.clear();
         self.history_gen += 1;
         self.touch();
@@ -155,8 +234,18 @@ impl Chef {
     /// newer format version, gives a typed error and leaves the session untouched.
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<&mut Self, ChefError> {
         let path = path.as_ref();
+        self.load_with(path, RestoreOptions::default())
+    }
+
+    /// [`load`](Self::load) with options (see [`restore`](Self::restore)).
+    pub fn load_with(
+        &mut self,
+        path: impl AsRef<Path>,
+        options: RestoreOptions,
+    ) -> Result<&mut Self, ChefError> {
+        let path = path.as_ref();
         let snapshot: Snapshot<SessionState> = snapshot::load(path)?;
-        self.restore_from(&snapshot, Origin::File(path.to_path_buf()))
+        self.restore_from(&snapshot, Origin::File(path.to_path_buf()), options)
     }
 
     /// Saves a snapshot as session `session` in `backend` if `expect` holds (see
@@ -183,7 +272,11 @@ impl Chef {
         let Some(stored) = snapshot::store::load::<SessionState>(backend, session).await? else {
             return Ok(None);
         };
-        self.restore_from(&stored.value, Origin::Store(session.as_str().to_owned()))?;
+        self.restore_from(
+            &stored.value,
+            Origin::Store(session.as_str().to_owned()),
+            RestoreOptions::default(),
+        )?;
         Ok(Some(stored.version))
     }
 }

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use chef::{
     Chef, ChefConfig, ChefError, ChefEvent, CompiledGroups, KeepReason, NamespaceError, OwnedCall,
-    OwnedReply, PruneResult, Pruner, RegistryError, RouteError, Routed, Strategy, ToolGroup,
-    ToolsMode,
+    OwnedReply, PruneResult, Pruner, RegistryError, RestoreOptions, RouteError, Routed, Strategy,
+    ToolGroup, ToolsMode,
     gate::MALFORMED_CALL_REASON,
     memory::{Memory, SetOptions},
     snapshot,
@@ -401,21 +401,53 @@ fn item_12_compile_sends_every_flat_tool_unpruned() {
 }
 
 #[test]
-fn item_13_namespaces_replace_the_flat_tools() {
-    // 13. Flat tools plus a namespace: no flat tool in the payload.
+fn item_13_namespaces_sit_beside_the_flat_tools() {
+    // 13. Flat tools plus a namespace: the reference sends no flat tool.
+    // DIFFERS (deliberate, docs/ARCHITECTURE.md): a user who registers both means both, so
+    // the flat tools stay beside the namespace tools and `load_toolkit`: dropping 149 flat
+    // tools in silence because one toolkit was registered is never what was meant.
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(seed_tools()).unwrap();
     chef.register_namespaces(namespaces()).unwrap();
-    assert_eq!(wire_names(&mut chef), ["file_ops", "terminal"]);
+    // (Compression puts the compiled list in name order, as for flat tools alone.)
+    assert_eq!(
+        wire_names(&mut chef),
+        ["file_ops", "get_time", "read_file", "run_bash", "terminal"]
+    );
+    chef.register_toolkits(toolkits()).unwrap();
+    assert_eq!(
+        wire_names(&mut chef),
+        [
+            "file_ops",
+            "get_time",
+            "load_toolkit",
+            "read_file",
+            "run_bash",
+            "terminal"
+        ]
+    );
+    // Every kind of tool still routes.
+    assert!(matches!(
+        chef.route(&call("get_time", json!({}))),
+        Routed::Call(c) if c.via.is_none()
+    ));
+    assert!(matches!(
+        chef.route(&call("file_ops", json!({"action": "read_file", "args": {"path": "a"}}))),
+        Routed::Call(c) if c.via.as_deref() == Some("file_ops")
+    ));
+    assert!(matches!(
+        chef.route(&call("load_toolkit", json!({"toolkit_name": "Weather"}))),
+        Routed::ToolkitLoaded { .. }
+    ));
 }
 
 #[test]
-fn item_14_no_namespaces_falls_back_to_flat_tools() {
-    // 14. registerNamespaces([]) after namespaces (no toolkits) brings the flat tools back.
+fn item_14_no_namespaces_leaves_the_flat_tools() {
+    // 14. registerNamespaces([]) after namespaces (no toolkits): only the flat tools.
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(vec![tool("get_time", &[])]).unwrap();
     chef.register_namespaces(namespaces()).unwrap();
-    assert_eq!(wire_names(&mut chef), ["file_ops", "terminal"]);
+    assert_eq!(wire_names(&mut chef), ["file_ops", "get_time", "terminal"]);
     chef.register_namespaces(Vec::new()).unwrap();
     assert_eq!(wire_names(&mut chef), ["get_time"]);
 }
@@ -485,7 +517,7 @@ fn item_17_fresh_blocklist_is_empty_and_allows() {
     // DIFFERS: check_tool_call classifies the whole call (as route does, without side
     // effects), so "allowed" is Routed::Call with the resolved tool; a name that is no
     // registered tool is an Error for the model, not "allowed".
-    let mut chef = gated(Level::One);
+    let chef = gated(Level::One);
     assert!(chef.pruner().blocked_tools().is_empty());
     assert!(Pruner::default().blocked_tools().is_empty());
     match chef.check_tool_call(&call("anything", json!({}))) {
@@ -542,37 +574,29 @@ fn item_20_set_blocked_tools_replaces() {
 }
 
 #[test]
-fn item_21_entries_are_case_sensitive() {
-    // 21. Blocklist ["Delete_File"]: delete_file allowed, Delete_File blocked.
-    // chef matches entries exactly against the real tool a call resolves to. A call that
-    // resolves to no tool but spells a blocked entry (in any case or separator style) is
-    // reported as blocked rather than unknown, so the model is not taught the spelling.
+fn item_21_entries_match_any_case_and_separators() {
+    // 21. The reference: blocklist ["Delete_File"] leaves delete_file allowed.
+    // DIFFERS (deliberate): entries match real names the way route matches what a model
+    // writes, ignoring case and separators, so a differently cased entry never leaves the
+    // tool open. The reply names the real tool the call reached.
     let mut chef = gated(Level::One);
-    chef.set_blocked_tools(["Delete_File"]);
-    match chef.check_tool_call(&call("delete_file", json!({}))) {
-        Routed::Call(c) => assert_eq!(c.name.as_str(), "delete_file"),
-        other => panic!("{other:?}"),
-    }
-    for spelling in ["Delete_File", "DELETE_FILE"] {
+    let report = chef.set_blocked_tools(["Delete_File"]);
+    assert!(report.unmatched.is_empty(), "{report:?}");
+    for spelling in ["delete_file", "Delete_File", "DELETE_FILE", "delete-file"] {
         match chef.check_tool_call(&call(spelling, json!({}))) {
-            Routed::Blocked { name, reply, .. } => {
-                assert_eq!(name, "Delete_File");
-                assert_eq!(reply, "Tool \"Delete_File\" is currently blocked.");
+            Routed::Blocked { reply, .. } => {
+                assert!(reply.to_lowercase().contains("delete_file"), "{reply}");
             }
             other => panic!("{spelling}: {other:?}"),
         }
     }
-    // Blocking the real name blocks it under every spelling (see gate_bypass.rs).
-    chef.set_blocked_tools(["delete_file"]);
-    for spelling in ["delete_file", "Delete_File", "DELETE_FILE"] {
-        assert!(
-            matches!(
-                chef.check_tool_call(&call(spelling, json!({}))),
-                Routed::Blocked { .. }
-            ),
-            "{spelling}"
-        );
-    }
+    // An entry that names nothing is reported, not silently kept.
+    let report = chef.set_blocked_tools(["Delete_Fiel"]);
+    assert_eq!(report.unmatched, ["Delete_Fiel"]);
+    assert!(matches!(
+        chef.check_tool_call(&call("delete_file", json!({}))),
+        Routed::Call(_)
+    ));
 }
 
 #[test]
@@ -666,8 +690,11 @@ fn item_26_a_blocked_action_is_blocked_through_its_namespace() {
 }
 
 #[test]
-fn item_27_blocking_an_owned_tool_gates_the_call_not_handle_tool() {
-    // 27. Blocklist ["context"] under unified: the check blocks; handle_tool still runs.
+fn item_27_blocking_an_owned_tool_gates_the_call_and_handle_tool() {
+    // 27. Blocklist ["context"] under unified: the check blocks; the reference's
+    // handle_tool still runs.
+    // DIFFERS (deliberate): handle_tool is gated too, so an owned call built by hand never
+    // runs a blocked tool.
     let mut chef = unified();
     chef.set_blocked_tools(["context"]);
     let args = json!({"command": "view", "path": "notes/"});
@@ -679,6 +706,10 @@ fn item_27_blocking_an_owned_tool_gates_the_call_not_handle_tool() {
         chef.route(&call("context", args.clone())),
         Routed::Blocked { .. }
     ));
+    let reply = handle(&mut chef, "context", args.clone()).unwrap();
+    assert!(reply.is_error);
+    assert_eq!(reply.text, "Tool \"context\" is currently blocked.");
+    chef.set_blocked_tools(Vec::<String>::new());
     let reply = handle(&mut chef, "context", args).unwrap();
     assert_eq!(reply.text, "context://notes/ is empty.");
 }
@@ -699,7 +730,17 @@ fn item_28_the_blocklist_rides_snapshots() {
         fresh.check_tool_call(&call("write_file", json!({}))),
         Routed::Blocked { .. }
     ));
+    // DIFFERS (deliberate): resuming never loosens policy. Restoring the older snapshot
+    // adds its entries to the blocklist in force; the snapshot's list alone only when
+    // asked for.
     fresh.restore(&early).unwrap();
+    assert_eq!(
+        fresh.pruner().blocked_tools(),
+        ["delete_file", "write_file", "read_file"]
+    );
+    fresh
+        .restore_with(&early, RestoreOptions::default().with_snapshot_blocklist())
+        .unwrap();
     assert_eq!(fresh.pruner().blocked_tools(), ["delete_file"]);
     // Through the on-disk bytes as well.
     let bytes = snapshot::to_vec(&late).unwrap();
@@ -714,8 +755,10 @@ fn item_28_the_blocklist_rides_snapshots() {
 }
 
 #[test]
-fn item_29_a_snapshot_without_a_blocklist_clears_it() {
+fn item_29_a_snapshot_without_a_blocklist_clears_it_only_when_asked() {
     // 29. Restoring a snapshot with no blocklist field over ["stale"] gives [].
+    // DIFFERS (deliberate): only with the snapshot's policy asked for; by default the
+    // blocklist in force stays.
     let mut chef = gated(Level::One);
     let bytes = snapshot::to_vec(&chef.snapshot(None)).unwrap();
     let mut doc: Value = serde_json::from_slice(&bytes).unwrap();
@@ -723,7 +766,10 @@ fn item_29_a_snapshot_without_a_blocklist_clears_it() {
     assert!(payload.remove("blocked").is_some());
     let bytes = serde_json::to_vec(&doc).unwrap();
     chef.set_blocked_tools(["stale"]);
-    chef.restore(&snapshot::from_slice(&bytes).unwrap())
+    let old = snapshot::from_slice(&bytes).unwrap();
+    chef.restore(&old).unwrap();
+    assert_eq!(chef.pruner().blocked_tools(), ["stale"]);
+    chef.restore_with(&old, RestoreOptions::default().with_snapshot_blocklist())
         .unwrap();
     assert!(chef.pruner().blocked_tools().is_empty());
 }
@@ -1111,8 +1157,8 @@ fn item_50_memory_tools_come_last() {
         }
         let names = wire_names(&mut chef);
         assert_eq!(names[names.len() - 2..], ["create_memory", "modify_memory"]);
-        // Three flat tools, or two namespaces and the loader; then the two memory tools.
-        assert_eq!(names.len(), 5);
+        // Three flat tools (then two namespaces and the loader); then the memory tools.
+        assert_eq!(names.len(), if namespaced { 8 } else { 5 });
     }
 }
 
