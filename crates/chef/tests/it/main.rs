@@ -28,6 +28,7 @@ mod overflow;
 #[cfg(feature = "postgres")]
 mod pg;
 mod provider_goldens;
+mod seams;
 mod session;
 mod session_props;
 mod snapshot_file;
