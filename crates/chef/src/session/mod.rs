@@ -1060,16 +1060,20 @@ impl Chef {
             .as_mut()
             .map(Memory::take_expired)
             .unwrap_or_default();
-        let undo = Undo {
-            shown: self
-                .config
-                .announce_tool_changes
-                .then(|| self.shown.clone()),
-            announcements: self.announcements.clone(),
-            handoff_noticed_window: self.overflow.handoff_noticed_window,
+        let tools = match self.turn_tools() {
+            Ok(tools) => tools,
+            Err(e) => {
+                if let Some(memory) = self.memory.as_mut() {
+                    memory.unexpire(expired);
+                }
+                return Err(e);
+            }
         };
-        match self.compile_turn(target, &expired) {
-            Ok((payload, tools)) => {
+        let announcements = self.announcements.clone();
+        let handoff_noticed_window = self.overflow.handoff_noticed_window;
+        let shown_before = self.announce_tool_delta(&tools);
+        match self.compile_turn(target, &expired, Arc::clone(&tools)) {
+            Ok(payload) => {
                 if let Some(memory) = self.memory.as_mut() {
                     memory.finish_expired(&expired);
                     memory.advance_turn();
@@ -1086,11 +1090,11 @@ impl Chef {
                 if let Some(memory) = self.memory.as_mut() {
                     memory.unexpire(expired);
                 }
-                if let Some(shown) = undo.shown {
+                if let Some(shown) = shown_before {
                     self.shown = shown;
                 }
-                self.announcements = undo.announcements;
-                self.overflow.handoff_noticed_window = undo.handoff_noticed_window;
+                self.announcements = announcements;
+                self.overflow.handoff_noticed_window = handoff_noticed_window;
                 Err(e)
             }
         }
@@ -1101,9 +1105,8 @@ impl Chef {
         &mut self,
         target: Target,
         expired: &[crate::memory::MemoryEntry],
-    ) -> Result<(Payload, Arc<TurnTools>), ChefError> {
-        let tools = self.turn_tools()?;
-        self.announce_tool_delta(&tools);
+        tools: Arc<TurnTools>,
+    ) -> Result<Payload, ChefError> {
         let wire_tools = match self.wire_tools.take() {
             Some((owner, list)) if Arc::ptr_eq(&owner, &tools) => list,
             _ => tools.wire_tools(),
@@ -1144,15 +1147,14 @@ impl Chef {
             cache_issues: std::mem::take(&mut wire.cache_issues),
             reused_prefix,
         };
-        self.wire_tools = Some((Arc::clone(&tools), wire_tools));
-        let payload = Payload {
+        self.wire_tools = Some((tools, wire_tools));
+        Ok(Payload {
             target,
             body: wire.body,
             names: wire.names,
             notices: wire.notices,
             meta,
-        };
-        Ok((payload, tools))
+        })
     }
 
     /// The provider body of this turn: from the reused history prefix when one applies
@@ -1328,16 +1330,18 @@ impl Chef {
         Ok(lent)
     }
 
-    fn announce_tool_delta(&mut self, tools: &TurnTools) {
+    /// Announces a change in the reachable tools since the previous compile; returns the
+    /// names shown before (`None`: changes are not tracked), for a failed compile to put
+    /// back.
+    fn announce_tool_delta(&mut self, tools: &TurnTools) -> Option<Option<Vec<ToolName>>> {
         // Only tracked when announced: collecting and sorting every reachable name is
         // work a turn should not pay for otherwise.
         if !self.config.announce_tool_changes {
-            return;
+            return None;
         }
-        let now = tools.reachable();
-        let previous = self.shown.replace(now.clone());
-        let Some(previous) = previous else {
-            return;
+        let before = self.shown.replace(tools.reachable());
+        let (Some(previous), Some(now)) = (before.as_ref(), self.shown.as_ref()) else {
+            return Some(before);
         };
         // A blocked tool is never announced as available.
         let added: Vec<&str> = now
@@ -1361,11 +1365,6 @@ impl Chef {
             .filter(|n| now.binary_search(n).is_err())
             .map(ToolName::as_str)
             .collect();
-        if added.is_empty() && removed.is_empty() {
-            // No longer new: the last delta has been shown once.
-            self.retract_internal("tools:changed");
-            return;
-        }
         let mut text = Vec::new();
         if !added.is_empty() {
             text.push(format!("Tools now available: {}.", added.join(", ")));
@@ -1376,21 +1375,19 @@ impl Chef {
                 removed.join(", ")
             ));
         }
-        self.announce_internal("tools:changed", text.join(" "), Channel::Auto);
+        if text.is_empty() {
+            // No longer new: the last delta has been shown once.
+            self.retract_internal("tools:changed");
+        } else {
+            self.announce_internal("tools:changed", text.join(" "), Channel::Auto);
+        }
+        Some(before)
     }
 }
 
 /// Forwards `memory`'s change events to a session subscriber.
 fn bridge_memory_events(memory: &mut Memory, subscriber: Subscriber) {
     memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())));
-}
-
-/// What a failed compile puts back.
-struct Undo {
-    /// `None`: tool changes are not announced, so `shown` is not touched.
-    shown: Option<Option<Vec<ToolName>>>,
-    announcements: Announcements,
-    handoff_noticed_window: Option<u64>,
 }
 
 /// The text a compile adds around the history (see [`Chef::layers`]).

@@ -52,7 +52,9 @@ pub enum Routed {
         id: ToolCallId,
         /// The toolkit's name.
         toolkit: String,
-        /// The tools it adds.
+        /// The tools it makes available, in the toolkit's order. Blocked tools are left
+        /// out (they are still sent, as blocking never edits the tool list, and calls to
+        /// them are refused); the reply says how many.
         tools: Vec<ToolName>,
         /// The reply for the model.
         reply: String,
