@@ -75,7 +75,8 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     for call in script {
         // The loop's own view of the task, restated each turn after the user's words.
         chef.set_dynamic_state(&json!({"done": done}), Placement::LastUser)?;
-        let payload = chef.compile(Target::Anthropic)?; // send payload.body to the model
+        // Overflow (a requested new_context, a long history) runs first; then the bytes.
+        let payload = chef.compile_async(Target::Anthropic).await?; // send payload.body
         log.push(format!(
             "turn {}: {} bytes, tools {:?}, state {:?}",
             payload.meta.turn,
