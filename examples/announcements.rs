@@ -239,11 +239,16 @@ fn announcements_and_deltas(log: &mut Vec<String>) -> Result<(), Error> {
         pruned.tools == ["search_docs", "send_email"],
         format!("pruned for the email task: {:?}", pruned.tools),
     )?;
+    // send_email is on the wire again but blocked: it is never announced as available.
     ensure(
         pruned
             .tail
-            .contains("Tools now available: send_email. Tools no longer available: get_weather."),
-        format!("the delta is announced: {}", pruned.tail),
+            .contains("Tools no longer available: get_weather.")
+            && !pruned.tail.contains("Tools now available: send_email"),
+        format!(
+            "the delta is announced, without the blocked tool: {}",
+            pruned.tail
+        ),
     )?;
     ensure(
         pruned.prefix != base.prefix,

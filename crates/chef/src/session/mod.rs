@@ -292,6 +292,9 @@ pub struct Chef {
     routing: Option<Arc<TurnTools>>,
     /// Blocklist entries already reported in a compile's notices as matching nothing.
     unmatched_reported: std::collections::BTreeSet<String>,
+    /// The registry epoch the blocklist was last checked against (`None`: the blocklist
+    /// changed since).
+    unmatched_checked: Option<u64>,
     /// The session's allowlist (see [`Chef::set_allowlist`]).
     allowlist: Option<Vec<String>>,
     /// The task pruning ranks on instead of the conversation (see [`Chef::set_task`]).
@@ -351,6 +354,7 @@ impl Chef {
             injectors: Vec::new(),
             routing: None,
             unmatched_reported: std::collections::BTreeSet::new(),
+            unmatched_checked: None,
             allowlist: None,
             task_override: None,
         }
@@ -609,6 +613,7 @@ impl Chef {
     {
         self.pruner.set_blocked_tools(names);
         self.unmatched_reported.clear();
+        self.unmatched_checked = None;
         if self.config.announce_tool_changes {
             let blocked = self.pruner.blocked_tools().to_vec();
             if blocked.is_empty() {
@@ -1069,7 +1074,11 @@ impl Chef {
                 return Err(e);
             }
         };
-        let announcements = self.announcements.clone();
+        // Only the tool-change announcement moves the standing announcements here.
+        let announcements = self
+            .config
+            .announce_tool_changes
+            .then(|| self.announcements.clone());
         let handoff_noticed_window = self.overflow.handoff_noticed_window;
         let shown_before = self.announce_tool_delta(&tools);
         match self.compile_turn(target, &expired, Arc::clone(&tools)) {
@@ -1093,7 +1102,9 @@ impl Chef {
                 if let Some(shown) = shown_before {
                     self.shown = shown;
                 }
-                self.announcements = announcements;
+                if let Some(announcements) = announcements {
+                    self.announcements = announcements;
+                }
                 self.overflow.handoff_noticed_window = handoff_noticed_window;
                 Err(e)
             }
@@ -1122,7 +1133,15 @@ impl Chef {
             }
         }
         wire.notices.extend(pending);
-        for entry in self.unmatched_blocked_tools() {
+        // Checked once per blocklist and registry (the check reads every name).
+        let unmatched = if self.pruner.blocked_tools().is_empty()
+            || self.unmatched_checked == Some(self.epoch)
+        {
+            Vec::new()
+        } else {
+            self.unmatched_blocked_tools()
+        };
+        for entry in unmatched {
             if self.unmatched_reported.insert(entry.clone()) {
                 wire.notices.push(format!(
                     "blocklist entry \"{entry}\" matches no registered tool, namespace, \
@@ -1148,6 +1167,7 @@ impl Chef {
             reused_prefix,
         };
         self.wire_tools = Some((tools, wire_tools));
+        self.unmatched_checked = Some(self.epoch);
         Ok(Payload {
             target,
             body: wire.body,

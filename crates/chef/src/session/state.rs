@@ -217,6 +217,7 @@ impl Chef {
         }
         self.routing = None;
         self.unmatched_reported.clear();
+        self.unmatched_checked = None;
         self.counts.clear();
         self.history_gen += 1;
         self.touch();
