@@ -1,0 +1,122 @@
+//! What the gateway sends upstream is what `Chef::compile` makes of the same conversation,
+//! byte for byte, with the client's other fields appended; the same request twice gives
+//! the same bytes.
+
+use chef::{Chef, ChefConfig};
+use chef_compress::Level;
+use chef_ir::{Content, Message, Target, ToolResult};
+use serde_json::{Value, json};
+
+use crate::{
+    chat_reply,
+    harness::{Reply, Rig, anthropic_tools, chat_tools, encoded, tool_definitions},
+    messages_reply,
+};
+
+fn args() -> Value {
+    json!({"trackingNumber": "737U2663137"})
+}
+
+/// The library's own compile of the conversation both tests send: a user turn, the
+/// model's earlier call (as the model wrote it at level 3), its result, a new user turn.
+fn library_body(target: Target, call_id: &str) -> Vec<u8> {
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    chef.register_tools(tool_definitions()).unwrap();
+    chef.set_system_prompt(vec![Message::system("You track orders.")]);
+    chef.push(Message::user("Where is 737U2663137?"));
+    let mut call = encoded("get_order_details", args());
+    call.id = call_id.into();
+    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        call_id,
+        "In transit.",
+    )]));
+    chef.push(Message::user("When will it arrive?"));
+    chef.compile(target).unwrap().body
+}
+
+fn with_fields(mut body: Vec<u8>, fields: &str) -> Vec<u8> {
+    assert_eq!(body.pop(), Some(b'}'));
+    body.push(b',');
+    body.extend_from_slice(fields.as_bytes());
+    body.push(b'}');
+    body
+}
+
+fn chat_request() -> Value {
+    json!({"model": "gpt-test",
+        "messages": [
+            {"role": "system", "content": "You track orders."},
+            {"role": "user", "content": "Where is 737U2663137?"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "get_order_details", "arguments": args().to_string()}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "In transit."},
+            {"role": "user", "content": "When will it arrive?"}],
+        "tools": chat_tools()})
+}
+
+#[tokio::test]
+async fn chat_upstream_bytes_equal_the_library_compile() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(chat_reply(Some("Tomorrow."), &[])),
+            Reply::Json(chat_reply(Some("Tomorrow."), &[])),
+        ],
+    )
+    .await;
+    for _ in 0..2 {
+        let response = rig.openai("/v1/chat/completions", &chat_request()).await;
+        assert_eq!(response.status(), 200);
+    }
+    let seen = rig.script.seen();
+    let expected = with_fields(
+        library_body(Target::OpenAiChat, "call_1"),
+        r#""model":"gpt-test""#,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&seen[0].body),
+        String::from_utf8_lossy(&expected)
+    );
+    // Identical client requests, identical upstream bytes.
+    assert_eq!(seen[0].body, seen[1].body);
+    // The earlier call went upstream as the model wrote it, not under its real name.
+    let sent = String::from_utf8_lossy(&seen[0].body);
+    assert!(!sent.contains(r#""name":"get_order_details""#), "{sent}");
+}
+
+#[tokio::test]
+async fn messages_upstream_bytes_equal_the_library_compile() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(messages_reply(Some("Tomorrow."), &[])),
+            Reply::Json(messages_reply(Some("Tomorrow."), &[])),
+        ],
+    )
+    .await;
+    let request = json!({"model": "claude-test", "max_tokens": 512,
+        "system": "You track orders.",
+        "messages": [
+            {"role": "user", "content": "Where is 737U2663137?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+                "name": "get_order_details", "input": args()}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "In transit."},
+                {"type": "text", "text": "When will it arrive?"}]}],
+        "tools": anthropic_tools()});
+    for _ in 0..2 {
+        let response = rig.anthropic(&request).await;
+        assert_eq!(response.status(), 200);
+    }
+    let seen = rig.script.seen();
+    let expected = with_fields(
+        library_body(Target::Anthropic, "toolu_1"),
+        r#""model":"claude-test","max_tokens":512"#,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&seen[0].body),
+        String::from_utf8_lossy(&expected)
+    );
+    assert_eq!(seen[0].body, seen[1].body);
+}
