@@ -402,6 +402,7 @@ pub async fn serve(config: Config) -> std::io::Result<()> {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let listen = config.listen;
     let gateway = Gateway::new(config).map_err(std::io::Error::other)?;
