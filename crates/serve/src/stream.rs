@@ -247,7 +247,11 @@ impl Pump {
         let mut chunks = response.bytes_stream();
         loop {
             let t0 = Instant::now();
-            let next = tokio::time::timeout(idle, chunks.next()).await;
+            // A client that goes away while the upstream is quiet ends the round at once.
+            let next = tokio::select! {
+                next = tokio::time::timeout(idle, chunks.next()) => next,
+                () = self.tx.closed() => return Err(Stop::Gone),
+            };
             self.waited += t0.elapsed();
             let chunk = match next {
                 Err(_) => return Err(Stop::Error(upstream::timeout(api))),

@@ -3,7 +3,10 @@
 use std::{
     collections::VecDeque,
     net::SocketAddr,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
     time::Duration,
 };
 
@@ -30,6 +33,18 @@ pub enum Reply {
     Sse(Vec<String>),
     /// Never answers.
     Hang,
+    /// These SSE pieces, then silence; the flag is set when the response body is dropped
+    /// (the gateway closed the connection).
+    SseThenStall(Vec<String>, Arc<AtomicBool>),
+}
+
+/// Sets its flag when dropped.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// What the upstream received.
@@ -88,6 +103,25 @@ async fn scripted(State(script): State<Arc<Script>>, request: Request) -> Respon
             let stream = futures::stream::iter(pieces).then(|piece| async move {
                 tokio::time::sleep(Duration::from_millis(2)).await;
                 Ok::<_, std::convert::Infallible>(Bytes::from(piece))
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+            r
+        }
+        Some(Reply::SseThenStall(pieces, flag)) => {
+            let state = (VecDeque::from(pieces), DropFlag(flag));
+            let stream = futures::stream::unfold(state, |(mut pieces, guard)| async move {
+                match pieces.pop_front() {
+                    Some(piece) => Some((
+                        Ok::<_, std::convert::Infallible>(Bytes::from(piece)),
+                        (pieces, guard),
+                    )),
+                    None => {
+                        std::future::pending::<()>().await;
+                        None
+                    }
+                }
             });
             let mut r = Response::new(Body::from_stream(stream));
             r.headers_mut()

@@ -244,3 +244,33 @@ async fn a_truncated_stream_ends_with_an_error_event() {
     let body: Value = rig.anthropic(&request("again")).await.json().await.unwrap();
     assert_eq!(body["content"][0]["text"], "fine");
 }
+
+#[tokio::test]
+async fn a_client_that_goes_away_closes_the_upstream_stream() {
+    let full = messages_stream("Found.", "toolu_1", &order_call());
+    let head = full[..full.find("event: content_block_start").unwrap()].to_owned();
+    let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![Reply::SseThenStall(
+            vec![head],
+            std::sync::Arc::clone(&dropped),
+        )],
+    )
+    .await;
+    let mut body = request("Where is 737U2663137?");
+    body["stream"] = json!(true);
+    let mut response = rig.anthropic(&body).await;
+    // The message_start arrives; then the client hangs up mid-stream.
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("message_start"));
+    assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+    drop(response);
+    for _ in 0..100 {
+        if dropped.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the upstream stream was not closed after the client went away");
+}
