@@ -41,7 +41,6 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
-use chef::ChefEvent;
 use futures::StreamExt as _;
 use serde_json::{Map, Value};
 
@@ -61,6 +60,7 @@ pub struct Gateway {
     pub(crate) config: Config,
     pub(crate) client: reqwest::Client,
     pub(crate) metrics: Metrics,
+    pub(crate) pool: session::Pool,
 }
 
 /// The HTTP client could not be built (TLS roots).
@@ -79,6 +79,7 @@ impl Gateway {
             config,
             client,
             metrics: Metrics::default(),
+            pool: session::Pool::default(),
         }))
     }
 
@@ -212,29 +213,24 @@ async fn run(
     clock: &mut Clock,
 ) -> Result<Response, ApiError> {
     let bytes = read_limited(api, headers, body, gateway.config.max_body_bytes).await?;
-    let subscriber = Arc::clone(gateway);
-    let prepared = session::prepare_with(&gateway.config, api, &bytes, move |event| {
-        if let ChefEvent::Compress {
-            original_chars,
-            compressed_chars,
-            ..
-        } = event
-        {
-            subscriber
-                .metrics
-                .tool_block(*original_chars, *compressed_chars);
-        }
-    })?;
+    let mut prepared = session::prepare_with(&gateway.config, api, &bytes, Some(&gateway.pool))?;
+    if prepared.reused {
+        gateway.metrics.reused();
+    }
     if prepared.stream {
         return stream::run(Arc::clone(gateway), prepared, headers.clone(), clock).await;
     }
-    whole(gateway, prepared, headers, clock).await
+    let out = whole(gateway, &mut prepared, headers, clock).await;
+    let (before, after) = prepared.tool_chars();
+    gateway.metrics.tool_block(before, after);
+    gateway.pool.release(prepared);
+    out
 }
 
 /// A non-streaming request: rounds until the reply has no call the gateway answers itself.
 async fn whole(
     gateway: &Gateway,
-    mut prepared: Prepared,
+    prepared: &mut Prepared,
     headers: &HeaderMap,
     clock: &mut Clock,
 ) -> Result<Response, ApiError> {

@@ -33,6 +33,7 @@ pub struct Metrics {
     chars_before: AtomicU64,
     chars_after: AtomicU64,
     passthrough: AtomicU64,
+    reused: AtomicU64,
     overhead_buckets: [AtomicU64; 9],
     overhead_count: AtomicU64,
     overhead_micros: AtomicU64,
@@ -75,6 +76,11 @@ impl Metrics {
         self.chars_before
             .fetch_add(before as u64, Ordering::Relaxed);
         self.chars_after.fetch_add(after as u64, Ordering::Relaxed);
+    }
+
+    /// A request's session came from the pool.
+    pub fn reused(&self) {
+        self.reused.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A request was passed through unchanged.
@@ -168,6 +174,12 @@ impl Metrics {
         );
         let _ = writeln!(out, "# TYPE chef_passthrough_total counter");
         let _ = writeln!(out, "chef_passthrough_total {}", get(&self.passthrough));
+        let _ = writeln!(
+            out,
+            "# HELP chef_sessions_reused_total Requests served by a kept session made for the same tools."
+        );
+        let _ = writeln!(out, "# TYPE chef_sessions_reused_total counter");
+        let _ = writeln!(out, "chef_sessions_reused_total {}", get(&self.reused));
         let _ = writeln!(
             out,
             "# HELP chef_gateway_overhead_seconds Time the gateway spent on a client request, upstream time excluded."

@@ -2,6 +2,11 @@
 //! built from the config, each round compiled to upstream bytes, and each reply's tool calls
 //! routed.
 
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
 use chef::{Chef, ChefConfig, PrunePolicy, Routed};
 use chef_ir::{Content, Message, Role, ToolCall, ToolCallId, ToolResult, WireNames};
 use serde_json::{Map, Value};
@@ -23,6 +28,20 @@ pub struct Prepared {
     pub extras: Map<String, Value>,
     /// Whether the client asked for a stream.
     pub stream: bool,
+    /// The pool key (the tools' bytes) when the session may be kept for reuse.
+    key: Option<Arc<[u8]>>,
+    /// The tool block's size, before and after compression.
+    chars: Arc<ToolChars>,
+    /// Whether the session came from the pool (its tools already registered).
+    pub reused: bool,
+}
+
+impl Prepared {
+    /// Characters of the tool block before and after compression (`(0, 0)` before the
+    /// session's first compile).
+    pub fn tool_chars(&self) -> (usize, usize) {
+        self.chars.get()
+    }
 }
 
 impl std::fmt::Debug for Prepared {
@@ -62,17 +81,114 @@ pub fn chef_config(config: &Config) -> ChefConfig {
         .with_tool_change_announcements(config.announce_tool_changes)
 }
 
-/// Reads a client body and builds its session.
-pub fn prepare(config: &Config, api: Api, body: &[u8]) -> Result<Prepared, ApiError> {
-    prepare_with(config, api, body, |_| {})
+/// Characters of the client's tool block before and after compression, as the session's
+/// `Compress` event reported them when its tools were compressed.
+#[derive(Debug, Default)]
+pub struct ToolChars {
+    before: AtomicUsize,
+    after: AtomicUsize,
 }
 
-/// [`prepare`], with a subscriber to the session's events from its start.
+impl ToolChars {
+    /// `(before, after)`.
+    pub fn get(&self) -> (usize, usize) {
+        (
+            self.before.load(Ordering::Relaxed),
+            self.after.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A session whose tools are registered (and, after its first request, compressed and
+/// serialised), kept between requests that send the same tools.
+pub struct Pooled {
+    chef: Chef,
+    chars: Arc<ToolChars>,
+}
+
+/// Sessions kept by the exact bytes of the tools they were made for, so a request whose
+/// tools were seen before skips registering, compressing and serialising them. A session is
+/// emptied (system prompt and history) before it is kept; everything else a request could
+/// change is off in pooled sessions (tool-change announcements are not pooled at all).
+#[derive(Default)]
+pub struct Pool {
+    /// Tool sets, least recently used first.
+    sets: parking_lot::Mutex<Vec<ToolSet>>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("tool_sets", &self.sets.lock().len())
+            .finish()
+    }
+}
+
+/// The exact bytes of a tool set, and its idle sessions.
+type ToolSet = (Arc<[u8]>, Vec<Pooled>);
+
+/// Tool sets a pool keeps.
+const POOL_TOOL_SETS: usize = 8;
+/// Idle sessions a pool keeps per tool set.
+const POOL_IDLE: usize = 32;
+
+impl Pool {
+    fn take(&self, key: &[u8]) -> Option<Pooled> {
+        let mut sets = self.sets.lock();
+        let index = sets.iter().position(|(k, _)| **k == *key)?;
+        let entry = sets.remove(index);
+        let (key, mut idle) = entry;
+        let taken = idle.pop();
+        sets.push((key, idle));
+        taken
+    }
+
+    fn put(&self, key: Arc<[u8]>, pooled: Pooled) {
+        let mut sets = self.sets.lock();
+        match sets.iter_mut().find(|(k, _)| **k == *key) {
+            Some((_, idle)) => {
+                if idle.len() < POOL_IDLE {
+                    idle.push(pooled);
+                }
+            }
+            None => {
+                if sets.len() >= POOL_TOOL_SETS {
+                    sets.remove(0);
+                }
+                sets.push((key, vec![pooled]));
+            }
+        }
+    }
+
+    /// Keeps `prepared`'s session for the next request with the same tools.
+    pub fn release(&self, prepared: Prepared) {
+        let Some(key) = prepared.key else {
+            return;
+        };
+        let mut chef = prepared.chef;
+        chef.set_history(Vec::new());
+        chef.set_system_prompt(Vec::new());
+        self.put(
+            key,
+            Pooled {
+                chef,
+                chars: prepared.chars,
+            },
+        );
+    }
+}
+
+/// Reads a client body and builds its session (a fresh one).
+pub fn prepare(config: &Config, api: Api, body: &[u8]) -> Result<Prepared, ApiError> {
+    prepare_with(config, api, body, None)
+}
+
+/// [`prepare`], taking a session from `pool` when one was made for the same tools.
 pub fn prepare_with(
     config: &Config,
     api: Api,
     body: &[u8],
-    subscriber: impl Fn(&chef::ChefEvent) + Send + Sync + 'static,
+    pool: Option<&Pool>,
 ) -> Result<Prepared, ApiError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
@@ -127,11 +243,40 @@ pub fn prepare_with(
         .take_while(|m| m.role == Role::System && !m.positional)
         .count();
     let history = messages.split_off(lead);
-    let mut chef = Chef::new(chef_config(config));
-    chef.subscribe(subscriber);
-    chef.register_tools(request.tools)
-        .map_err(|e| invalid(api, format!("the tools cannot be used: {e}")))?;
-    chef.set_blocked_tools(config.blocked.iter().cloned());
+    // Tool-change announcements depend on what the session showed before: not pooled.
+    let pool = pool.filter(|_| !config.announce_tool_changes);
+    let key: Option<Arc<[u8]>> = match pool {
+        Some(_) => serde_json::to_vec(&request.tools).ok().map(Arc::from),
+        None => None,
+    };
+    let pooled = match (pool, &key) {
+        (Some(pool), Some(key)) => pool.take(key),
+        _ => None,
+    };
+    let reused = pooled.is_some();
+    let Pooled { mut chef, chars } = match pooled {
+        Some(pooled) => pooled,
+        None => {
+            let chars = Arc::new(ToolChars::default());
+            let mut chef = Chef::new(chef_config(config));
+            let sink = Arc::clone(&chars);
+            chef.subscribe(move |event| {
+                if let chef::ChefEvent::Compress {
+                    original_chars,
+                    compressed_chars,
+                    ..
+                } = event
+                {
+                    sink.before.store(*original_chars, Ordering::Relaxed);
+                    sink.after.store(*compressed_chars, Ordering::Relaxed);
+                }
+            });
+            chef.register_tools(request.tools)
+                .map_err(|e| invalid(api, format!("the tools cannot be used: {e}")))?;
+            chef.set_blocked_tools(config.blocked.iter().cloned());
+            Pooled { chef, chars }
+        }
+    };
     chef.set_system_prompt(messages);
     chef.set_history(history);
     let encoded = encode_history(&mut chef);
@@ -141,6 +286,9 @@ pub fn prepare_with(
         chef,
         extras,
         stream,
+        key,
+        chars,
+        reused,
     })
 }
 

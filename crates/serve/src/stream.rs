@@ -75,8 +75,12 @@ pub(crate) async fn run(
             writer: Writer::new(api, client_usage),
             waited,
         };
-        let ok = pump.run(prepared, first, names).await;
+        let mut prepared = prepared;
+        let ok = pump.run(&mut prepared, first, names).await;
         let total = started.elapsed();
+        let (before, after) = prepared.tool_chars();
+        pump.gateway.metrics.tool_block(before, after);
+        pump.gateway.pool.release(prepared);
         pump.gateway
             .metrics
             .overhead(total.saturating_sub(pump.waited));
@@ -152,12 +156,12 @@ impl Pump {
     /// Runs every round; true when the stream ended normally.
     async fn run(
         &mut self,
-        mut prepared: Prepared,
+        prepared: &mut Prepared,
         first: reqwest::Response,
         names: WireNames,
     ) -> bool {
         let api = prepared.api;
-        match self.rounds(&mut prepared, first, names).await {
+        match self.rounds(prepared, first, names).await {
             Ok(()) => true,
             Err(Stop::Gone) => {
                 tracing::info!(

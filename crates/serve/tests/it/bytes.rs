@@ -60,16 +60,27 @@ async fn chat_upstream_bytes_equal_the_library_compile() {
     let rig = Rig::start(
         "[chef]\nlevel = 3\n",
         vec![
+            Reply::Json(chat_reply(Some("Hello."), &[])),
             Reply::Json(chat_reply(Some("Tomorrow."), &[])),
             Reply::Json(chat_reply(Some("Tomorrow."), &[])),
         ],
     )
     .await;
+    // A different conversation with the same tools first: its session is kept and reused,
+    // and must leave nothing behind.
+    let mut other = chat_request();
+    other["messages"] = json!([{"role": "system", "content": "Another prompt."},
+        {"role": "user", "content": "Hello"}]);
+    assert_eq!(
+        rig.openai("/v1/chat/completions", &other).await.status(),
+        200
+    );
     for _ in 0..2 {
         let response = rig.openai("/v1/chat/completions", &chat_request()).await;
         assert_eq!(response.status(), 200);
     }
-    let seen = rig.script.seen();
+    let mut seen = rig.script.seen();
+    seen.remove(0);
     let expected = with_fields(
         library_body(Target::OpenAiChat, "call_1"),
         r#""model":"gpt-test""#,
@@ -83,6 +94,32 @@ async fn chat_upstream_bytes_equal_the_library_compile() {
     // The earlier call went upstream as the model wrote it, not under its real name.
     let sent = String::from_utf8_lossy(&seen[0].body);
     assert!(!sent.contains(r#""name":"get_order_details""#), "{sent}");
+    // The tool block is counted for every request, reused session or not.
+    let metrics = rig
+        .http
+        .get(rig.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let chars = |stage: &str| -> u64 {
+        let prefix = format!("chef_tool_block_chars_total{{stage=\"{stage}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (before, after) = (chars("before"), chars("after"));
+    assert!(before > 20 * after && after > 0, "{before} {after}");
+    assert_eq!(before % 3, 0, "three requests, the same tools: {before}");
+    assert!(
+        metrics.contains("chef_sessions_reused_total 2"),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]

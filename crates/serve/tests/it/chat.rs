@@ -8,14 +8,14 @@ use crate::{
     harness::{Reply, Rig, chat_tools, encoded, pieces, sse, sse_events, wire_tool_names},
 };
 
-fn request(user: &str) -> Value {
+pub(crate) fn request(user: &str) -> Value {
     json!({"model": "gpt-test", "temperature": 0.2,
         "messages": [{"role": "system", "content": "You track orders."},
                      {"role": "user", "content": user}],
         "tools": chat_tools()})
 }
 
-fn order_call() -> ToolCall {
+pub(crate) fn order_call() -> ToolCall {
     encoded(
         "get_order_details",
         json!({"trackingNumber": "737U2663137"}),
@@ -157,7 +157,7 @@ async fn a_blocked_tool_is_refused_inside_the_gateway() {
 
 /// Chat chunks of one reply: text in two deltas, then a call whose arguments arrive in
 /// pieces.
-fn chat_stream(text: &str, id: &str, call: &ToolCall) -> String {
+pub(crate) fn chat_stream(text: &str, id: &str, call: &ToolCall) -> String {
     let head = |delta: Value, finish: Value| {
         json!({"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1,
             "model": "gpt-test", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})

@@ -66,24 +66,37 @@ impl Seen {
 pub struct Script {
     replies: Mutex<VecDeque<Reply>>,
     seen: Mutex<Vec<Seen>>,
+    /// The reply once the queue is empty (load tests), instead of a 500.
+    fallback: Mutex<Option<Reply>>,
+    /// Whether to record what arrives (off for load tests).
+    quiet: AtomicBool,
 }
 
 impl Script {
     pub fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
+
+    /// Answers every request with `reply` once the queue is empty, recording nothing.
+    pub fn always(&self, reply: Reply) {
+        *self.fallback.lock().unwrap() = Some(reply);
+        self.quiet.store(true, Ordering::SeqCst);
+    }
 }
 
 async fn scripted(State(script): State<Arc<Script>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
-    script.seen.lock().unwrap().push(Seen {
-        method: parts.method.to_string(),
-        path: parts.uri.to_string(),
-        headers: parts.headers.clone(),
-        body,
-    });
-    let reply = script.replies.lock().unwrap().pop_front();
+    if !script.quiet.load(Ordering::SeqCst) {
+        script.seen.lock().unwrap().push(Seen {
+            method: parts.method.to_string(),
+            path: parts.uri.to_string(),
+            headers: parts.headers.clone(),
+            body,
+        });
+    }
+    let queued = script.replies.lock().unwrap().pop_front();
+    let reply = queued.or_else(|| script.fallback.lock().unwrap().clone());
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
         Some(Reply::Json(value)) => {
@@ -141,6 +154,7 @@ use futures::StreamExt as _;
 pub struct Rig {
     pub script: Arc<Script>,
     pub gateway: SocketAddr,
+    pub upstream: SocketAddr,
     pub http: reqwest::Client,
 }
 
@@ -171,6 +185,7 @@ impl Rig {
         Self {
             script,
             gateway: addr,
+            upstream: upstream_addr,
             http: reqwest::Client::new(),
         }
     }

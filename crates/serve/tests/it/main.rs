@@ -13,6 +13,7 @@ mod bytes;
 mod chat;
 mod harness;
 mod hostile;
+mod load;
 mod messages;
 mod responses;
 
