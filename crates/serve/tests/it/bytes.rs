@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use crate::{
     chat_reply,
-    harness::{Reply, Rig, anthropic_tools, chat_tools, encoded, tool_definitions},
-    messages_reply,
+    harness::{Reply, Rig, anthropic_tools, chat_tools, responses_tools, tool_definitions},
+    messages_reply, responses_reply,
 };
 
 fn args() -> Value {
@@ -20,11 +20,15 @@ fn args() -> Value {
 /// The library's own compile of the conversation both tests send: a user turn, the
 /// model's earlier call (as the model wrote it at level 3), its result, a new user turn.
 fn library_body(target: Target, call_id: &str) -> Vec<u8> {
-    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    library_body_at(Level::Three, target, call_id)
+}
+
+fn library_body_at(level: Level, target: Target, call_id: &str) -> Vec<u8> {
+    let mut chef = Chef::new(ChefConfig::default().with_level(level));
     chef.register_tools(tool_definitions()).unwrap();
     chef.set_system_prompt(vec![Message::system("You track orders.")]);
     chef.push(Message::user("Where is 737U2663137?"));
-    let mut call = encoded("get_order_details", args());
+    let mut call = chef.encode_call("get_order_details", args()).unwrap();
     call.id = call_id.into();
     chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
     chef.push(Message::tool_results(vec![ToolResult::text(
@@ -156,4 +160,95 @@ async fn messages_upstream_bytes_equal_the_library_compile() {
         String::from_utf8_lossy(&expected)
     );
     assert_eq!(seen[0].body, seen[1].body);
+}
+
+#[tokio::test]
+async fn every_level_replays_history_as_the_library_compiles_it() {
+    for (level, n) in [(Level::Zero, 0), (Level::One, 1), (Level::Two, 2)] {
+        let rig = Rig::start(
+            &format!("[chef]\nlevel = {n}\n"),
+            vec![Reply::Json(chat_reply(Some("Tomorrow."), &[]))],
+        )
+        .await;
+        let response = rig.openai("/v1/chat/completions", &chat_request()).await;
+        assert_eq!(response.status(), 200, "level {n}");
+        let expected = with_fields(
+            library_body_at(level, Target::OpenAiChat, "call_1"),
+            r#""model":"gpt-test""#,
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&rig.script.seen()[0].body),
+            String::from_utf8_lossy(&expected),
+            "level {n}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn responses_upstream_bytes_equal_the_library_compile() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![Reply::Json(responses_reply(Some("Tomorrow."), &[]))],
+    )
+    .await;
+    let request = json!({"model": "gpt-test", "instructions": "You track orders.",
+        "input": [
+            {"role": "user", "content": "Where is 737U2663137?"},
+            {"type": "function_call", "call_id": "call_1", "name": "get_order_details",
+                "arguments": args().to_string()},
+            {"type": "function_call_output", "call_id": "call_1", "output": "In transit."},
+            {"role": "user", "content": "When will it arrive?"}],
+        "tools": responses_tools(), "store": false});
+    let response = rig.openai("/v1/responses", &request).await;
+    assert_eq!(response.status(), 200);
+    let expected = with_fields(
+        library_body(Target::OpenAiResponses, "call_1"),
+        r#""model":"gpt-test","store":false"#,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&rig.script.seen()[0].body),
+        String::from_utf8_lossy(&expected)
+    );
+}
+
+#[tokio::test]
+async fn a_tool_choice_naming_a_real_tool_becomes_any_tool_at_level_3() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(chat_reply(Some("ok"), &[])),
+            Reply::Json(messages_reply(Some("ok"), &[])),
+        ],
+    )
+    .await;
+    let mut request = chat_request();
+    request["tool_choice"] = json!({"type": "function", "function": {"name": "get_order_details"}});
+    assert_eq!(
+        rig.openai("/v1/chat/completions", &request).await.status(),
+        200
+    );
+    let request = json!({"model": "claude-test", "max_tokens": 16,
+        "messages": [{"role": "user", "content": "hi"}], "tools": anthropic_tools(),
+        "tool_choice": {"type": "tool", "name": "get_order_details"}});
+    assert_eq!(rig.anthropic(&request).await.status(), 200);
+    let seen = rig.script.seen();
+    assert_eq!(seen[0].json()["tool_choice"], "required");
+    assert_eq!(seen[1].json()["tool_choice"], json!({"type": "any"}));
+}
+
+#[tokio::test]
+async fn a_tool_choice_naming_a_tool_on_the_wire_is_kept() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 1\n",
+        vec![Reply::Json(chat_reply(Some("ok"), &[]))],
+    )
+    .await;
+    let mut request = chat_request();
+    let choice = json!({"type": "function", "function": {"name": "get_order_details"}});
+    request["tool_choice"] = choice.clone();
+    assert_eq!(
+        rig.openai("/v1/chat/completions", &request).await.status(),
+        200
+    );
+    assert_eq!(rig.script.seen()[0].json()["tool_choice"], choice);
 }
