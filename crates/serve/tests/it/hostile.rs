@@ -227,3 +227,46 @@ async fn metrics_count_requests_rounds_and_outcomes() {
         "{text}"
     );
 }
+
+/// `chef serve --check` (chef_serve::cli): a bad key is named; an unreachable upstream
+/// fails the check; a reachable one passes.
+#[test]
+fn check_names_bad_keys_and_unreachable_upstreams() {
+    let dir = std::env::temp_dir().join(format!("chef-serve-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[limits]\nmax_internal_rounds = 99\n").unwrap();
+    let err = chef_serve::cli(Some(&bad), true).unwrap_err();
+    assert!(err.contains("limits.max_internal_rounds"), "{err}");
+    assert!(err.contains("bad.toml"), "{err}");
+
+    let unreachable = dir.join("unreachable.toml");
+    std::fs::write(
+        &unreachable,
+        "[upstream]\nopenai = \"http://127.0.0.1:9/v1\"\nanthropic = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let err = chef_serve::cli(Some(&unreachable), true).unwrap_err();
+    assert!(err.contains("openai") && err.contains("anthropic"), "{err}");
+
+    // A reachable upstream (any HTTP status counts).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming().take(2) {
+            let mut stream = stream.unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n");
+        }
+    });
+    let ok = dir.join("ok.toml");
+    std::fs::write(
+        &ok,
+        format!("[upstream]\nopenai = \"http://{addr}/v1\"\nanthropic = \"http://{addr}/v1\"\n"),
+    )
+    .unwrap();
+    chef_serve::cli(Some(&ok), true).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
