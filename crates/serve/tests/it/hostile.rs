@@ -270,3 +270,49 @@ fn check_names_bad_keys_and_unreachable_upstreams() {
     chef_serve::cli(Some(&ok), true).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[tokio::test]
+async fn streams_report_a_429_as_a_status_and_a_stall_as_an_error_event() {
+    use std::sync::{Arc, atomic::AtomicBool};
+    let head = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n";
+    let rig = Rig::start(
+        "[limits]\nupstream_timeout_secs = 1\n",
+        vec![
+            Reply::Status(
+                429,
+                vec![("retry-after", "3"), ("content-type", "application/json")],
+                r#"{"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":null}}"#
+                    .to_owned(),
+            ),
+            Reply::SseThenStall(vec![head.to_owned()], Arc::new(AtomicBool::new(false))),
+        ],
+    )
+    .await;
+    let mut body = small_chat();
+    body["stream"] = json!(true);
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 429);
+    assert_eq!(response.headers()["retry-after"], "3");
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["error"]["message"],
+        "slow down"
+    );
+
+    let started = Instant::now();
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The text that arrived was passed on; then the stall ends the stream with an error.
+    assert!(text.contains("\"content\":\"Hel\""), "{text}");
+    let last: Value = serde_json::from_str(
+        text.trim_end()
+            .rsplit("\n\n")
+            .next()
+            .unwrap()
+            .strip_prefix("data: ")
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["error"]["code"], "upstream_timeout", "{text}");
+}
