@@ -13,6 +13,9 @@
 //! prune = "all"
 //! blocked = ["github_delete_repository"]
 //!
+//! [memory]
+//! dir = "/var/lib/chef/sessions"
+//!
 //! [limits]
 //! max_body_bytes = 8388608
 //! max_tools = 1000
@@ -66,6 +69,14 @@ struct Raw {
     limits: RawLimits,
     #[serde(default)]
     log: RawLog,
+    #[serde(default)]
+    memory: RawMemory,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    dir: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -156,6 +167,9 @@ pub struct Config {
     pub upstream_timeout: Duration,
     /// The `tracing` filter (default `info`; `RUST_LOG` overrides it).
     pub log_filter: String,
+    /// Where each session's memory is kept (one directory per session id); `None`: no
+    /// memory tools.
+    pub memory_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -175,6 +189,7 @@ impl Default for Config {
             max_internal_rounds: 4,
             upstream_timeout: Duration::from_secs(300),
             log_filter: "info".to_owned(),
+            memory_dir: None,
         }
     }
 }
@@ -259,6 +274,15 @@ impl Config {
         }
         if let Some(filter) = raw.log.filter {
             config.log_filter = filter;
+        }
+        if let Some(dir) = raw.memory.dir {
+            if dir.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: "memory.dir",
+                    message: "must be a directory path".to_owned(),
+                });
+            }
+            config.memory_dir = Some(std::path::PathBuf::from(dir));
         }
         Ok(config)
     }

@@ -213,18 +213,67 @@ async fn run(
     clock: &mut Clock,
 ) -> Result<Response, ApiError> {
     let bytes = read_limited(api, headers, body, gateway.config.max_body_bytes).await?;
-    let mut prepared = session::prepare_with(&gateway.config, api, &bytes, Some(&gateway.pool))?;
+    let parsed = session::parse(&gateway.config, api, &bytes)?;
+    let (memory, session_id) = match &gateway.config.memory_dir {
+        Some(dir) => {
+            let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+            let id = parsed.session_id(header);
+            (Some(load_memory(api, dir, &id).await?), Some(id))
+        }
+        None => (None, None),
+    };
+    let mut prepared = session::build(&gateway.config, parsed, Some(&gateway.pool), memory)?;
     if prepared.reused {
         gateway.metrics.reused();
     }
-    if prepared.stream {
-        return stream::run(Arc::clone(gateway), prepared, headers.clone(), clock).await;
+    let out = if prepared.stream {
+        stream::run(Arc::clone(gateway), prepared, headers.clone(), clock).await
+    } else {
+        let out = whole(gateway, &mut prepared, headers, clock).await;
+        let (before, after) = prepared.tool_chars();
+        gateway.metrics.tool_block(before, after);
+        gateway.pool.release(prepared);
+        out
+    };
+    let mut out = out?;
+    if let Some(id) = session_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        out.headers_mut().insert(SESSION_HEADER, id);
     }
-    let out = whole(gateway, &mut prepared, headers, clock).await;
-    let (before, after) = prepared.tool_chars();
-    gateway.metrics.tool_block(before, after);
-    gateway.pool.release(prepared);
-    out
+    Ok(out)
+}
+
+/// The header a client may send to name its session (memory), and that the gateway
+/// answers with the id it used.
+pub const SESSION_HEADER: &str = "x-chef-session";
+
+/// Opens the session's store (`dir/ID`) and loads its memory.
+async fn load_memory(
+    api: Api,
+    dir: &std::path::Path,
+    id: &str,
+) -> Result<session::MemorySetup, ApiError> {
+    let failed = |what: &str| {
+        ApiError::new(
+            api,
+            Kind::Internal,
+            format!("the session's memory could not be {what}"),
+        )
+    };
+    let root = dir.join(id);
+    let store = tokio::task::spawn_blocking(move || chef::store::FsBackend::open(root))
+        .await
+        .map_err(|_| failed("opened"))?
+        .map_err(|e| {
+            tracing::warn!(error = %e, "memory store");
+            failed("opened")
+        })?;
+    let store: Arc<dyn chef::store::StorageBackend> = Arc::new(store);
+    let mut memory = chef::memory::Memory::new();
+    memory.load(&*store).await.map_err(|e| {
+        tracing::warn!(error = %e, "memory store");
+        failed("read")
+    })?;
+    Ok(session::MemorySetup { memory, store })
 }
 
 /// A non-streaming request: rounds until the reply has no call the gateway answers itself.
@@ -279,7 +328,8 @@ async fn whole(
                 None => usage = Some(round_usage.clone()),
             }
         }
-        let decisions = route_all(&mut prepared.chef, &message);
+        let mut decisions = route_all(&mut prepared.chef, &message);
+        session::answer_owned(&mut prepared.chef, &mut decisions).await;
         for (_, decision) in &decisions {
             gateway.metrics.outcome(decision_outcome(decision));
         }
@@ -309,6 +359,7 @@ pub(crate) fn decision_outcome(decision: &session::Decision) -> &'static str {
     match decision {
         session::Decision::Client { .. } => "call",
         session::Decision::Internal { outcome, .. } => outcome,
+        session::Decision::Owned(_) => "owned",
     }
 }
 

@@ -84,7 +84,7 @@ fn rewrite_chat(raw: &mut Value, by_id: &HashMap<&str, &Decision>) {
                     }
                     true
                 }
-                Some(Decision::Internal { .. }) => false,
+                Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
                 None => true,
             }
         });
@@ -119,7 +119,7 @@ fn rewrite_messages(raw: &mut Value, by_id: &HashMap<&str, &Decision>) {
                     any_call = true;
                     true
                 }
-                Some(Decision::Internal { .. }) => false,
+                Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
                 None => {
                     any_call = true;
                     true
@@ -153,7 +153,7 @@ fn rewrite_responses(raw: &mut Value, by_id: &HashMap<&str, &Decision>) {
                     }
                     true
                 }
-                Some(Decision::Internal { .. }) => false,
+                Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
                 None => true,
             }
         });

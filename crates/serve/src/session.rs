@@ -7,9 +7,10 @@ use std::sync::{
     atomic::{AtomicUsize, Ordering},
 };
 
-use chef::{Chef, ChefConfig, PrunePolicy, Routed};
+use chef::{Chef, ChefConfig, OwnedCall, PrunePolicy, Routed};
 use chef_ir::{Content, Message, Role, ToolCall, ToolCallId, ToolResult, WireNames};
 use serde_json::{Map, Value};
+use sha2::Digest as _;
 
 use crate::{
     api::{Api, ApiError, Kind},
@@ -190,6 +191,63 @@ pub fn prepare_with(
     body: &[u8],
     pool: Option<&Pool>,
 ) -> Result<Prepared, ApiError> {
+    build(config, parse(config, api, body)?, pool, None)
+}
+
+/// A client body read into the IR, before its session is built.
+#[derive(Debug)]
+pub struct Parsed {
+    api: Api,
+    system: Vec<Message>,
+    history: Vec<Message>,
+    tools: Vec<chef_ir::ToolDefinition>,
+    extras: Map<String, Value>,
+    stream: bool,
+}
+
+impl Parsed {
+    /// The session id for memory: the client's `x-chef-session` header when it is a valid
+    /// id, else one derived from the system prompt and the first user message (the same
+    /// conversation gets the same id on every turn).
+    pub fn session_id(&self, header: Option<&str>) -> String {
+        if let Some(id) = header.filter(|id| valid_session_id(id)) {
+            return id.to_owned();
+        }
+        let mut hasher = sha2::Sha256::new();
+        for message in &self.system {
+            hasher.update(message.text().as_bytes());
+            hasher.update([0]);
+        }
+        hasher.update([1]);
+        if let Some(first) = self.history.iter().find(|m| m.role == Role::User) {
+            hasher.update(first.text().as_bytes());
+        }
+        let digest = hasher.finalize();
+        let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        format!("c-{hex}")
+    }
+}
+
+/// 1 to 128 characters of `A-Z a-z 0-9 . _ -`, not starting with a dot.
+fn valid_session_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Memory for one session: its entries loaded from the session's store, and the store
+/// (memory writes go through to it before a tool answers).
+pub struct MemorySetup {
+    /// The entries.
+    pub memory: chef::memory::Memory,
+    /// The session's store.
+    pub store: Arc<dyn chef::store::StorageBackend>,
+}
+
+/// Reads a client body into the IR.
+pub fn parse(config: &Config, api: Api, body: &[u8]) -> Result<Parsed, ApiError> {
     let value: Value = serde_json::from_slice(body)
         .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
     let Value::Object(object) = &value else {
@@ -243,10 +301,37 @@ pub fn prepare_with(
         .take_while(|m| m.role == Role::System && !m.positional)
         .count();
     let history = messages.split_off(lead);
-    // Tool-change announcements depend on what the session showed before: not pooled.
-    let pool = pool.filter(|_| !config.announce_tool_changes);
+    Ok(Parsed {
+        api,
+        system: messages,
+        history,
+        tools: request.tools,
+        extras,
+        stream,
+    })
+}
+
+/// Builds the session of a parsed request: from `pool` when a session was kept for the
+/// same tools, else fresh; with `memory`, the memory tools are offered and answered.
+pub fn build(
+    config: &Config,
+    parsed: Parsed,
+    pool: Option<&Pool>,
+    memory: Option<MemorySetup>,
+) -> Result<Prepared, ApiError> {
+    let Parsed {
+        api,
+        system,
+        history,
+        tools,
+        extras,
+        stream,
+    } = parsed;
+    // Tool-change announcements depend on what the session showed before, and memory
+    // belongs to one session: neither is pooled.
+    let pool = pool.filter(|_| !config.announce_tool_changes && memory.is_none());
     let key: Option<Arc<[u8]>> = match pool {
-        Some(_) => serde_json::to_vec(&request.tools).ok().map(Arc::from),
+        Some(_) => serde_json::to_vec(&tools).ok().map(Arc::from),
         None => None,
     };
     let pooled = match (pool, &key) {
@@ -259,6 +344,12 @@ pub fn prepare_with(
         None => {
             let chars = Arc::new(ToolChars::default());
             let mut chef = Chef::new(chef_config(config));
+            if let Some(setup) = memory {
+                chef = chef
+                    .with_memory(setup.memory)
+                    .with_memory_store(Arc::clone(&setup.store))
+                    .with_store(setup.store);
+            }
             let sink = Arc::clone(&chars);
             chef.subscribe(move |event| {
                 if let chef::ChefEvent::Compress {
@@ -271,13 +362,13 @@ pub fn prepare_with(
                     sink.after.store(*compressed_chars, Ordering::Relaxed);
                 }
             });
-            chef.register_tools(request.tools)
+            chef.register_tools(tools)
                 .map_err(|e| invalid(api, format!("the tools cannot be used: {e}")))?;
             chef.set_blocked_tools(config.blocked.iter().cloned());
             Pooled { chef, chars }
         }
     };
-    chef.set_system_prompt(messages);
+    chef.set_system_prompt(system);
     chef.set_history(history);
     let encoded = encode_history(&mut chef);
     chef.set_history(encoded);
@@ -433,6 +524,9 @@ pub enum Decision {
         /// `lookup`, `error`, `blocked`, `toolkit` or `owned` (metrics, logs).
         outcome: &'static str,
     },
+    /// A library-owned tool (memory) the gateway answers through the session; becomes
+    /// `Internal` in [`answer_owned`].
+    Owned(OwnedCall),
 }
 
 /// Routes every call of `message` through the session.
@@ -446,6 +540,7 @@ pub fn route_all(chef: &mut Chef, message: &Message) -> Vec<(ToolCallId, Decisio
                     name: routed.name.as_str().to_owned(),
                     arguments: routed.arguments,
                 },
+                Routed::Owned(owned) if chef.memory().is_some() => Decision::Owned(owned),
                 Routed::Owned(owned) => Decision::Internal {
                     reply: format!(
                         "The tool {} is not available through this gateway.",
@@ -473,12 +568,37 @@ pub fn route_all(chef: &mut Chef, message: &Message) -> Vec<(ToolCallId, Decisio
         .collect()
 }
 
+/// Answers the round's owned-tool calls through the session (memory writes are persisted
+/// to the session's store before the reply is made).
+pub async fn answer_owned(chef: &mut Chef, decisions: &mut [(ToolCallId, Decision)]) {
+    for (_, decision) in decisions.iter_mut() {
+        let Decision::Owned(call) = decision else {
+            continue;
+        };
+        let (reply, is_error) = match chef.handle_tool(call).await {
+            Ok(reply) => (reply.text, reply.is_error),
+            Err(e) => {
+                tracing::warn!(tool = %call.name, error = %e, "owned tool failed");
+                (
+                    "The memory store failed; nothing was saved.".to_owned(),
+                    true,
+                )
+            }
+        };
+        *decision = Decision::Internal {
+            reply,
+            is_error,
+            outcome: "owned",
+        };
+    }
+}
+
 /// Whether a round's calls are all answered inside the gateway (so another round is due).
 pub fn all_internal(decisions: &[(ToolCallId, Decision)]) -> bool {
     !decisions.is_empty()
         && decisions
             .iter()
-            .all(|(_, d)| matches!(d, Decision::Internal { .. }))
+            .all(|(_, d)| !matches!(d, Decision::Client { .. }))
 }
 
 /// The tool message answering an internal round.
@@ -494,6 +614,10 @@ pub fn internal_results(decisions: &[(ToolCallId, Decision)]) -> Message {
                 ToolResult::text(id.clone(), reply.clone())
             }),
             Decision::Client { .. } => None,
+            Decision::Owned(call) => Some(ToolResult::error(
+                id.clone(),
+                format!("The tool {} was not answered.", call.name),
+            )),
         })
         .collect();
     Message::tool_results(results)

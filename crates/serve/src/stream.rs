@@ -226,7 +226,8 @@ impl Pump {
                     None => usage = Some(round_usage.clone()),
                 }
             }
-            let decisions = route_all(&mut prepared.chef, &message);
+            let mut decisions = route_all(&mut prepared.chef, &message);
+            crate::session::answer_owned(&mut prepared.chef, &mut decisions).await;
             for (_, decision) in &decisions {
                 self.gateway.metrics.outcome(decision_outcome(decision));
             }

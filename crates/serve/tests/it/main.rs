@@ -14,6 +14,7 @@ mod chat;
 mod harness;
 mod hostile;
 mod load;
+mod memory;
 mod messages;
 mod responses;
 
