@@ -260,6 +260,7 @@ pub fn parse(config: &Config, api: Api, body: &[u8]) -> Result<Parsed, ApiError>
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     let stream = extras.get("stream").and_then(Value::as_bool) == Some(true);
+    refuse_unsupported(api, &extras)?;
     let request = match api {
         Api::Messages => {
             let parsed = chef_anthropic::parse_request_value(&value, &WireNames::default())
@@ -381,6 +382,37 @@ pub fn build(
         chars,
         reused,
     })
+}
+
+/// Request fields the gateway cannot honour, refused rather than half-served: several Chat
+/// choices (only one is routed), and Responses conversation state kept upstream (the
+/// gateway would not see the earlier turns, and tool outputs for calls it cannot see would
+/// be dropped by the history repair).
+fn refuse_unsupported(api: Api, extras: &Map<String, Value>) -> Result<(), ApiError> {
+    if api == Api::Chat
+        && extras
+            .get("n")
+            .and_then(Value::as_u64)
+            .is_some_and(|n| n > 1)
+    {
+        return Err(invalid(
+            api,
+            "n > 1 is not supported by chef serve: send one request per choice",
+        ));
+    }
+    if api == Api::Responses {
+        for key in ["previous_response_id", "conversation"] {
+            if extras.get(key).is_some_and(|v| !v.is_null()) {
+                return Err(invalid(
+                    api,
+                    format!(
+                        "`{key}` is not supported by chef serve: send the whole conversation in `input`"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The history with every earlier call of a client tool written the way the model writes

@@ -316,3 +316,24 @@ async fn streams_report_a_429_as_a_status_and_a_stall_as_an_error_event() {
     .unwrap();
     assert_eq!(last["error"]["code"], "upstream_timeout", "{text}");
 }
+
+#[tokio::test]
+async fn fields_the_gateway_cannot_honour_are_refused() {
+    let rig = Rig::start("", vec![]).await;
+    let mut body = small_chat();
+    body["n"] = json!(2);
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 400);
+    assert_openai_error(&response.json().await.unwrap(), "invalid_request_error");
+    for key in ["previous_response_id", "conversation"] {
+        let body = json!({"model": "gpt-test", "input": "hi", key: "resp_1"});
+        let response = rig.openai("/v1/responses", &body).await;
+        assert_eq!(response.status(), 400);
+        let body: Value = response.json().await.unwrap();
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(key),
+            "{body}"
+        );
+    }
+    assert!(rig.script.seen().is_empty());
+}
