@@ -13,6 +13,11 @@
 //! prune = "all"
 //! blocked = ["github_delete_repository"]
 //!
+//! [[chef.announcements]]
+//! id = "freeze"
+//! text = "The repository is frozen for the release; do not open pull requests."
+//! channel = "auto"   # auto | system | user_tail
+//!
 //! [memory]
 //! dir = "/var/lib/chef/sessions"
 //!
@@ -99,6 +104,28 @@ struct RawChef {
     blocked: Vec<String>,
     announce_tool_changes: Option<bool>,
     cache: Option<bool>,
+    #[serde(default)]
+    announcements: Vec<RawAnnouncement>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnnouncement {
+    id: String,
+    text: String,
+    #[serde(default)]
+    channel: chef::Channel,
+}
+
+/// A standing note the gateway adds to every request (see `chef::Chef::announce`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announcement {
+    /// Its id.
+    pub id: String,
+    /// What the model is told.
+    pub text: String,
+    /// Where it goes.
+    pub channel: chef::Channel,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -157,6 +184,8 @@ pub struct Config {
     pub announce_tool_changes: bool,
     /// chef's cache breakpoints.
     pub cache: bool,
+    /// Announcements added to every request.
+    pub announcements: Vec<Announcement>,
     /// The largest request body accepted.
     pub max_body_bytes: usize,
     /// The most tools one request may declare.
@@ -184,6 +213,7 @@ impl Default for Config {
             blocked: Vec::new(),
             announce_tool_changes: false,
             cache: true,
+            announcements: Vec::new(),
             max_body_bytes: 8 * 1024 * 1024,
             max_tools: 1000,
             max_internal_rounds: 4,
@@ -252,6 +282,25 @@ impl Config {
         config.blocked = chef.blocked;
         config.announce_tool_changes = chef.announce_tool_changes.unwrap_or(false);
         config.cache = chef.cache.unwrap_or(true);
+        for announcement in chef.announcements {
+            if announcement.id.is_empty() || announcement.text.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: "chef.announcements",
+                    message: "each needs a non-empty `id` and `text`".to_owned(),
+                });
+            }
+            if config.announcements.iter().any(|a| a.id == announcement.id) {
+                return Err(ConfigError::Invalid {
+                    key: "chef.announcements",
+                    message: format!("the id {:?} is used twice", announcement.id),
+                });
+            }
+            config.announcements.push(Announcement {
+                id: announcement.id,
+                text: announcement.text,
+                channel: announcement.channel,
+            });
+        }
         let limits = raw.limits;
         if let Some(n) = limits.max_body_bytes {
             config.max_body_bytes = positive("limits.max_body_bytes", n)?;
@@ -424,6 +473,29 @@ mod tests {
             let err = Config::parse(text).unwrap_err().to_string();
             assert!(err.contains(key), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn announcements_read_and_duplicates_are_named() {
+        let config = Config::parse(
+            "[[chef.announcements]]\nid = \"a\"\ntext = \"Be brief.\"\nchannel = \"system\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.announcements[0].channel, chef::Channel::System);
+        let err = Config::parse(
+            "[[chef.announcements]]\nid = \"a\"\ntext = \"x\"\n[[chef.announcements]]\nid = \"a\"\ntext = \"y\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("chef.announcements") && err.contains("twice"),
+            "{err}"
+        );
+        let err =
+            Config::parse("[[chef.announcements]]\nid = \"a\"\ntext = \"x\"\nchannel = \"loud\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("loud"), "{err}");
     }
 
     #[test]

@@ -366,6 +366,9 @@ pub fn build(
             chef.register_tools(tools)
                 .map_err(|e| invalid(api, format!("the tools cannot be used: {e}")))?;
             chef.set_blocked_tools(config.blocked.iter().cloned());
+            for a in &config.announcements {
+                chef.announce(a.id.clone(), a.text.clone(), a.channel);
+            }
             Pooled { chef, chars }
         }
     };

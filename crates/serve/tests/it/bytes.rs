@@ -252,3 +252,48 @@ async fn a_tool_choice_naming_a_tool_on_the_wire_is_kept() {
     );
     assert_eq!(rig.script.seen()[0].json()["tool_choice"], choice);
 }
+
+#[tokio::test]
+async fn configured_announcements_reach_the_model_as_the_library_places_them() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n[[chef.announcements]]\nid = \"freeze\"\ntext = \"Orders are frozen today.\"\n",
+        vec![
+            Reply::Json(chat_reply(Some("ok"), &[])),
+            Reply::Json(chat_reply(Some("ok"), &[])),
+        ],
+    )
+    .await;
+    for _ in 0..2 {
+        assert_eq!(
+            rig.openai("/v1/chat/completions", &chat_request())
+                .await
+                .status(),
+            200
+        );
+    }
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    chef.register_tools(tool_definitions()).unwrap();
+    chef.announce("freeze", "Orders are frozen today.", chef::Channel::Auto);
+    chef.set_system_prompt(vec![Message::system("You track orders.")]);
+    chef.push(Message::user("Where is 737U2663137?"));
+    let mut call = chef.encode_call("get_order_details", args()).unwrap();
+    call.id = "call_1".into();
+    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        "call_1",
+        "In transit.",
+    )]));
+    chef.push(Message::user("When will it arrive?"));
+    let expected = with_fields(
+        chef.compile(Target::OpenAiChat).unwrap().body,
+        r#""model":"gpt-test""#,
+    );
+    let seen = rig.script.seen();
+    assert!(String::from_utf8_lossy(&seen[0].body).contains("Orders are frozen today."));
+    for s in &seen {
+        assert_eq!(
+            String::from_utf8_lossy(&s.body),
+            String::from_utf8_lossy(&expected)
+        );
+    }
+}
