@@ -236,7 +236,6 @@ impl Pump {
                 self.writer.finish(&raw, usage.as_ref());
                 return self.flush().await;
             }
-            self.writer.end_round();
             prepared.chef.push(message);
             prepared.chef.push(internal_results(&decisions));
         }
@@ -499,7 +498,6 @@ struct MessagesReader {
     assembler: Assembler,
     /// Upstream block index → client block index, for blocks passed through.
     passed: HashMap<u64, u64>,
-    error: Option<Value>,
 }
 
 impl MessagesReader {
@@ -508,7 +506,6 @@ impl MessagesReader {
         let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
         match kind {
             "error" => {
-                self.error = Some(value.clone());
                 return Err(upstream_error(Api::Messages, &value));
             }
             "message_start" => {
@@ -657,9 +654,6 @@ impl Writer {
         self.next_index += 1;
         index
     }
-
-    /// Between rounds: nothing to close (blocks and items are closed by their own events).
-    fn end_round(&mut self) {}
 
     fn error(&mut self, e: &ApiError) {
         match self.api {
