@@ -330,6 +330,7 @@ async fn whole(
         }
         let mut decisions = route_all(&mut prepared.chef, &message);
         session::answer_owned(&mut prepared.chef, &mut decisions).await;
+        session::defer_mixed(&mut decisions, round == max);
         for (_, decision) in &decisions {
             gateway.metrics.outcome(decision_outcome(decision));
         }

@@ -9,7 +9,9 @@ use std::{
 use crate::api::Api;
 
 const APIS: [Api; 3] = [Api::Chat, Api::Responses, Api::Messages];
-const OUTCOMES: [&str; 6] = ["call", "lookup", "error", "blocked", "toolkit", "owned"];
+const OUTCOMES: [&str; 7] = [
+    "call", "lookup", "error", "blocked", "toolkit", "owned", "deferred",
+];
 /// Upper bounds (seconds) of the gateway-overhead histogram.
 const BUCKETS: [f64; 9] = [
     0.000_25, 0.000_5, 0.001, 0.002, 0.005, 0.01, 0.025, 0.1, 1.0,
@@ -29,7 +31,7 @@ pub struct Metrics {
     requests: [AtomicU64; 3],
     errors: [AtomicU64; 3],
     rounds: AtomicU64,
-    outcomes: [AtomicU64; 6],
+    outcomes: [AtomicU64; 7],
     chars_before: AtomicU64,
     chars_after: AtomicU64,
     passthrough: AtomicU64,

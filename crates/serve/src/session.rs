@@ -556,7 +556,7 @@ pub enum Decision {
         reply: String,
         /// Whether it reports a failure.
         is_error: bool,
-        /// `lookup`, `error`, `blocked`, `toolkit` or `owned` (metrics, logs).
+        /// `lookup`, `error`, `blocked`, `toolkit`, `owned` or `deferred` (metrics, logs).
         outcome: &'static str,
     },
     /// A library-owned tool (memory) the gateway answers through the session; becomes
@@ -625,6 +625,34 @@ pub async fn answer_owned(chef: &mut Chef, decisions: &mut [(ToolCallId, Decisio
             is_error,
             outcome: "owned",
         };
+    }
+}
+
+/// What a call for the client is answered when the same reply holds calls the gateway
+/// answers: it is not run, and the model is asked to make it again.
+pub const DEFERRED_REPLY: &str = "Not run: another call of the same step had to be answered \
+     first. Call this tool again if you still need it.";
+
+/// A reply that mixes calls for the client with calls the gateway answers cannot go to the
+/// client whole: unless this is the last round allowed, the client's calls are answered
+/// [`DEFERRED_REPLY`] too, so the model hears every answer and makes the calls it still
+/// needs again. On the last round the client's calls are returned and the others dropped.
+pub fn defer_mixed(decisions: &mut [(ToolCallId, Decision)], last_round: bool) {
+    let client = decisions
+        .iter()
+        .filter(|(_, d)| matches!(d, Decision::Client { .. }))
+        .count();
+    if last_round || client == 0 || client == decisions.len() {
+        return;
+    }
+    for (_, decision) in decisions.iter_mut() {
+        if matches!(decision, Decision::Client { .. }) {
+            *decision = Decision::Internal {
+                reply: DEFERRED_REPLY.to_owned(),
+                is_error: false,
+                outcome: "deferred",
+            };
+        }
     }
 }
 

@@ -189,7 +189,7 @@ impl Pump {
         let max = self.gateway.config.max_internal_rounds;
         let mut usage: Option<Map<String, Value>> = None;
         let mut next = Some((first, first_names));
-        for _ in 0..max {
+        for round in 1..=max {
             let (response, names) = match next.take() {
                 Some(first) => first,
                 None => {
@@ -228,6 +228,7 @@ impl Pump {
             }
             let mut decisions = route_all(&mut prepared.chef, &message);
             crate::session::answer_owned(&mut prepared.chef, &mut decisions).await;
+            crate::session::defer_mixed(&mut decisions, round == max);
             for (_, decision) in &decisions {
                 self.gateway.metrics.outcome(decision_outcome(decision));
             }

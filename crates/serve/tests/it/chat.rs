@@ -288,3 +288,65 @@ async fn streaming_without_usage_asked_gets_no_usage_chunk() {
         true
     );
 }
+
+#[tokio::test]
+async fn a_reply_mixing_a_lookup_and_a_real_call_is_answered_whole_inside_first() {
+    let good = order_call();
+    let code = good.arguments["f"].as_str().unwrap().to_owned();
+    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let mixed = chat_reply(None, &[("call_q", &lookup), ("call_early", &good)]);
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(mixed.clone()),
+            Reply::Json(chat_reply(None, &[("call_1", &good)])),
+        ],
+    )
+    .await;
+    let body: Value = rig
+        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["id"], "call_1");
+    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+    // The model heard both answers: the lookup, and that its early call was not run.
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 2);
+    let second = seen[1].json();
+    let answer = |id: &str| {
+        second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["tool_call_id"] == id)
+            .unwrap()["content"]
+            .to_string()
+    };
+    assert!(answer("call_q").contains("trackingNumber"));
+    assert!(answer("call_early").contains("Not run"));
+
+    // With no round left, the client's call goes out and the lookup is dropped.
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n[limits]\nmax_internal_rounds = 1\n",
+        vec![Reply::Json(mixed)],
+    )
+    .await;
+    let body: Value = rig
+        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["id"], "call_early");
+    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+}
