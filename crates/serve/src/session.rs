@@ -329,8 +329,12 @@ pub fn build(
         stream,
     } = parsed;
     // Tool-change announcements depend on what the session showed before, and memory
-    // belongs to one session: neither is pooled.
-    let pool = pool.filter(|_| !config.announce_tool_changes && memory.is_none());
+    // belongs to one session: neither is pooled. With pruning the tools (and the codes) a
+    // request sees depend on its task, and earlier calls are encoded with the map of the
+    // session's latest compile: only unpruned sessions are kept.
+    let pool = pool.filter(|_| {
+        !config.announce_tool_changes && memory.is_none() && config.prune == Prune::All
+    });
     let key: Option<Arc<[u8]>> = match pool {
         Some(_) => serde_json::to_vec(&tools).ok().map(Arc::from),
         None => None,
