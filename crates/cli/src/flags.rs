@@ -50,6 +50,19 @@ pub(crate) enum Command {
     CompileMap(CompileMapArgs),
     /// Inspect session snapshots kept in a store, and move them between stores.
     Sessions(SessionsArgs),
+    /// Run the gateway: OpenAI and Anthropic APIs in front of their upstreams, every
+    /// request through a chef session (see docs/GATEWAY.md).
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The gateway's TOML config (default: every setting at its default).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Validate the config and reach each upstream, then exit.
+    #[arg(long)]
+    pub(crate) check: bool,
 }
 
 #[derive(Debug, Args)]

@@ -60,5 +60,8 @@ fn run(flags: Flags) -> Result<(), CliError> {
         Command::Recommend(args) => recommend::run(&args),
         Command::Resolve(args) => resolve::run(&args),
         Command::Sessions(args) => sessions::run(&args),
+        Command::Serve(args) => {
+            chef_serve::cli(args.config.as_deref(), args.check).map_err(CliError::Usage)
+        }
     }
 }

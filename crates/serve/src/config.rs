@@ -1,0 +1,520 @@
+//! The gateway's configuration: a TOML file, validated when it is read.
+//!
+//! ```toml
+//! listen = "127.0.0.1:8787"
+//!
+//! [upstream]
+//! openai = "https://api.openai.com/v1"
+//! anthropic = "https://api.anthropic.com/v1"
+//!
+//! [chef]
+//! level = 3
+//! map_style = "name+required"
+//! prune = "all"
+//! blocked = ["github_delete_repository"]
+//!
+//! [[chef.announcements]]
+//! id = "freeze"
+//! text = "The repository is frozen for the release; do not open pull requests."
+//! channel = "auto"   # auto | system | user_tail
+//!
+//! [memory]
+//! dir = "/var/lib/chef/sessions"
+//!
+//! [limits]
+//! max_body_bytes = 8388608
+//! max_tools = 1000
+//! max_internal_rounds = 4
+//! upstream_timeout_secs = 300
+//! ```
+//!
+//! Every table and key is optional; unknown keys are refused with their name.
+
+use std::{net::SocketAddr, path::Path, time::Duration};
+
+use chef_compress::{Level, MapStyle};
+use serde::Deserialize;
+
+/// The port `listen` defaults to.
+pub const DEFAULT_PORT: u16 = 8787;
+
+/// A configuration that cannot be used, with the key (or file) at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed, or a key is unknown or of the wrong type (toml names it).
+    #[error("{0}")]
+    Toml(String),
+    /// A key's value is out of range.
+    #[error("`{key}`: {message}")]
+    Invalid {
+        /// The dotted key.
+        key: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    listen: Option<String>,
+    #[serde(default)]
+    upstream: RawUpstream,
+    #[serde(default)]
+    chef: RawChef,
+    #[serde(default)]
+    limits: RawLimits,
+    #[serde(default)]
+    log: RawLog,
+    #[serde(default)]
+    memory: RawMemory,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    dir: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUpstream {
+    openai: Option<String>,
+    anthropic: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChef {
+    level: Option<u8>,
+    map_style: Option<String>,
+    prune: Option<String>,
+    top_k: Option<usize>,
+    always_keep: Option<Vec<String>>,
+    allow: Option<Vec<String>>,
+    #[serde(default)]
+    blocked: Vec<String>,
+    announce_tool_changes: Option<bool>,
+    cache: Option<bool>,
+    #[serde(default)]
+    announcements: Vec<RawAnnouncement>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnnouncement {
+    id: String,
+    text: String,
+    #[serde(default)]
+    channel: chef::Channel,
+}
+
+/// A standing note the gateway adds to every request (see `chef::Chef::announce`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Announcement {
+    /// Its id.
+    pub id: String,
+    /// What the model is told.
+    pub text: String,
+    /// Where it goes.
+    pub channel: chef::Channel,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    max_body_bytes: Option<usize>,
+    max_tools: Option<usize>,
+    max_internal_rounds: Option<u32>,
+    upstream_timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLog {
+    filter: Option<String>,
+}
+
+/// Which tools each request keeps before compression (see `chef::PrunePolicy`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prune {
+    /// Every tool the client sent.
+    All,
+    /// Tools that match the latest user message.
+    ByTask,
+    /// The `allow` list only.
+    Allowlist(Vec<String>),
+    /// The `top_k` best-ranked tools for the latest user message, plus `always_keep`.
+    Ranked {
+        /// How many ranked tools to keep.
+        top_k: usize,
+        /// Tools kept whatever the task.
+        always_keep: Vec<String>,
+    },
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where to listen (default `127.0.0.1:8787`).
+    pub listen: SocketAddr,
+    /// The OpenAI API base that replaces the client's `/v1` (default
+    /// `https://api.openai.com/v1`).
+    pub openai_base: String,
+    /// The Anthropic API base that replaces the client's `/v1` (default
+    /// `https://api.anthropic.com/v1`).
+    pub anthropic_base: String,
+    /// The compression level.
+    pub level: Level,
+    /// The level-3 map style (`None`: chef's choice).
+    pub map_style: Option<MapStyle>,
+    /// Pruning.
+    pub prune: Prune,
+    /// Tools, namespaces or toolkits refused by the gate.
+    pub blocked: Vec<String>,
+    /// Tell the model about tool changes (blocked tools).
+    pub announce_tool_changes: bool,
+    /// chef's cache breakpoints.
+    pub cache: bool,
+    /// Announcements added to every request.
+    pub announcements: Vec<Announcement>,
+    /// The largest request body accepted.
+    pub max_body_bytes: usize,
+    /// The most tools one request may declare.
+    pub max_tools: usize,
+    /// Upstream requests the gateway may make for one client request (the first included).
+    pub max_internal_rounds: u32,
+    /// How long one upstream request may take, streaming included.
+    pub upstream_timeout: Duration,
+    /// The `tracing` filter (default `info`; `RUST_LOG` overrides it).
+    pub log_filter: String,
+    /// Where each session's memory is kept (one directory per session id); `None`: no
+    /// memory tools.
+    pub memory_dir: Option<std::path::PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
+            openai_base: "https://api.openai.com/v1".to_owned(),
+            anthropic_base: "https://api.anthropic.com/v1".to_owned(),
+            level: Level::Three,
+            map_style: None,
+            prune: Prune::All,
+            blocked: Vec::new(),
+            announce_tool_changes: false,
+            cache: true,
+            announcements: Vec::new(),
+            max_body_bytes: 8 * 1024 * 1024,
+            max_tools: 1000,
+            max_internal_rounds: 4,
+            upstream_timeout: Duration::from_secs(300),
+            log_filter: "info".to_owned(),
+            memory_dir: None,
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(&text)
+    }
+
+    /// Parses and validates config text.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let raw: Raw = toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+        let mut config = Self::default();
+        if let Some(listen) = raw.listen {
+            config.listen = listen.parse().map_err(|e| ConfigError::Invalid {
+                key: "listen",
+                message: format!("{listen:?} is not an address:port ({e})"),
+            })?;
+        }
+        if let Some(url) = raw.upstream.openai {
+            config.openai_base = base_url("upstream.openai", &url)?;
+        }
+        if let Some(url) = raw.upstream.anthropic {
+            config.anthropic_base = base_url("upstream.anthropic", &url)?;
+        }
+        let chef = raw.chef;
+        if let Some(level) = chef.level {
+            config.level = Level::try_from(level).map_err(|e| ConfigError::Invalid {
+                key: "chef.level",
+                message: e.to_string(),
+            })?;
+            if config.level == Level::Four {
+                return Err(ConfigError::Invalid {
+                    key: "chef.level",
+                    message: "level 4 needs a compiled map, which the gateway does not load yet; \
+                              use 0 to 3"
+                        .to_owned(),
+                });
+            }
+        }
+        if let Some(style) = chef.map_style {
+            config.map_style = Some(style.parse().map_err(
+                |e: chef_compress::UnsupportedMapStyle| ConfigError::Invalid {
+                    key: "chef.map_style",
+                    message: e.to_string(),
+                },
+            )?);
+        }
+        config.prune = prune(
+            chef.prune.as_deref(),
+            chef.top_k,
+            chef.always_keep,
+            chef.allow,
+        )?;
+        config.blocked = chef.blocked;
+        config.announce_tool_changes = chef.announce_tool_changes.unwrap_or(false);
+        config.cache = chef.cache.unwrap_or(true);
+        for announcement in chef.announcements {
+            if announcement.id.is_empty() || announcement.text.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: "chef.announcements",
+                    message: "each needs a non-empty `id` and `text`".to_owned(),
+                });
+            }
+            if config.announcements.iter().any(|a| a.id == announcement.id) {
+                return Err(ConfigError::Invalid {
+                    key: "chef.announcements",
+                    message: format!("the id {:?} is used twice", announcement.id),
+                });
+            }
+            config.announcements.push(Announcement {
+                id: announcement.id,
+                text: announcement.text,
+                channel: announcement.channel,
+            });
+        }
+        let limits = raw.limits;
+        if let Some(n) = limits.max_body_bytes {
+            config.max_body_bytes = positive("limits.max_body_bytes", n)?;
+        }
+        if let Some(n) = limits.max_tools {
+            config.max_tools = positive("limits.max_tools", n)?;
+        }
+        if let Some(n) = limits.max_internal_rounds {
+            if !(1..=32).contains(&n) {
+                return Err(ConfigError::Invalid {
+                    key: "limits.max_internal_rounds",
+                    message: format!("{n} is outside 1..=32"),
+                });
+            }
+            config.max_internal_rounds = n;
+        }
+        if let Some(secs) = limits.upstream_timeout_secs {
+            config.upstream_timeout =
+                Duration::from_secs(positive("limits.upstream_timeout_secs", secs)?);
+        }
+        if let Some(filter) = raw.log.filter {
+            config.log_filter = filter;
+        }
+        if let Some(dir) = raw.memory.dir {
+            if dir.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: "memory.dir",
+                    message: "must be a directory path".to_owned(),
+                });
+            }
+            config.memory_dir = Some(std::path::PathBuf::from(dir));
+        }
+        Ok(config)
+    }
+}
+
+fn positive<T: PartialEq + Default + std::fmt::Display>(
+    key: &'static str,
+    n: T,
+) -> Result<T, ConfigError> {
+    if n == T::default() {
+        return Err(ConfigError::Invalid {
+            key,
+            message: "must be greater than 0".to_owned(),
+        });
+    }
+    Ok(n)
+}
+
+fn base_url(key: &'static str, url: &str) -> Result<String, ConfigError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| ConfigError::Invalid {
+        key,
+        message: format!("{url:?} is not a URL ({e})"),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(ConfigError::Invalid {
+            key,
+            message: format!("{url:?} is not an http(s) URL"),
+        });
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(ConfigError::Invalid {
+            key,
+            message: format!("{url:?} must not have a query or fragment"),
+        });
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+fn prune(
+    kind: Option<&str>,
+    top_k: Option<usize>,
+    always_keep: Option<Vec<String>>,
+    allow: Option<Vec<String>>,
+) -> Result<Prune, ConfigError> {
+    let unused = |key: &'static str, kind: &str| ConfigError::Invalid {
+        key,
+        message: format!("only used with a prune kind that takes it, not {kind:?}"),
+    };
+    let kind = kind.unwrap_or("all");
+    match kind {
+        "all" | "by_task" => {
+            if top_k.is_some() {
+                return Err(unused("chef.top_k", kind));
+            }
+            if always_keep.is_some() {
+                return Err(unused("chef.always_keep", kind));
+            }
+            if allow.is_some() {
+                return Err(unused("chef.allow", kind));
+            }
+            Ok(if kind == "all" {
+                Prune::All
+            } else {
+                Prune::ByTask
+            })
+        }
+        "allowlist" => {
+            if top_k.is_some() {
+                return Err(unused("chef.top_k", kind));
+            }
+            if always_keep.is_some() {
+                return Err(unused("chef.always_keep", kind));
+            }
+            Ok(Prune::Allowlist(allow.ok_or(ConfigError::Invalid {
+                key: "chef.allow",
+                message: "required with prune = \"allowlist\"".to_owned(),
+            })?))
+        }
+        "ranked" => {
+            if allow.is_some() {
+                return Err(unused("chef.allow", kind));
+            }
+            Ok(Prune::Ranked {
+                top_k: positive(
+                    "chef.top_k",
+                    top_k.ok_or(ConfigError::Invalid {
+                        key: "chef.top_k",
+                        message: "required with prune = \"ranked\"".to_owned(),
+                    })?,
+                )?,
+                always_keep: always_keep.unwrap_or_default(),
+            })
+        }
+        other => Err(ConfigError::Invalid {
+            key: "chef.prune",
+            message: format!("unknown kind {other:?} (expected all, by_task, allowlist or ranked)"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn defaults_listen_on_loopback_only() {
+        let config = Config::parse("").unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8787");
+        assert_eq!(config.level, Level::Three);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = Config::parse("[chef]\nlevle = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("levle"), "{err}");
+        let err = Config::parse("[limit]\n").unwrap_err().to_string();
+        assert!(err.contains("limit"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        for (text, key) in [
+            ("listen = \"localhost\"", "listen"),
+            ("[upstream]\nopenai = \"ftp://x\"", "upstream.openai"),
+            ("[chef]\nlevel = 9", "chef.level"),
+            ("[chef]\nmap_style = \"terse\"", "chef.map_style"),
+            ("[chef]\nprune = \"ranked\"", "chef.top_k"),
+            ("[chef]\ntop_k = 3", "chef.top_k"),
+            (
+                "[limits]\nmax_internal_rounds = 0",
+                "limits.max_internal_rounds",
+            ),
+            ("[limits]\nmax_body_bytes = 0", "limits.max_body_bytes"),
+        ] {
+            let err = Config::parse(text).unwrap_err().to_string();
+            assert!(err.contains(key), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn announcements_read_and_duplicates_are_named() {
+        let config = Config::parse(
+            "[[chef.announcements]]\nid = \"a\"\ntext = \"Be brief.\"\nchannel = \"system\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.announcements[0].channel, chef::Channel::System);
+        let err = Config::parse(
+            "[[chef.announcements]]\nid = \"a\"\ntext = \"x\"\n[[chef.announcements]]\nid = \"a\"\ntext = \"y\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("chef.announcements") && err.contains("twice"),
+            "{err}"
+        );
+        let err =
+            Config::parse("[[chef.announcements]]\nid = \"a\"\ntext = \"x\"\nchannel = \"loud\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("loud"), "{err}");
+    }
+
+    #[test]
+    fn a_full_config_reads() {
+        let config = Config::parse(
+            "listen = \"0.0.0.0:9000\"\n[upstream]\nopenai = \"http://127.0.0.1:1/v1/\"\n\
+             [chef]\nlevel = 2\nprune = \"ranked\"\ntop_k = 5\nblocked = [\"x\"]\n\
+             [limits]\nupstream_timeout_secs = 3\n",
+        )
+        .unwrap();
+        assert_eq!(config.openai_base, "http://127.0.0.1:1/v1");
+        assert_eq!(config.level, Level::Two);
+        assert_eq!(
+            config.prune,
+            Prune::Ranked {
+                top_k: 5,
+                always_keep: vec![]
+            }
+        );
+        assert_eq!(config.upstream_timeout, Duration::from_secs(3));
+    }
+}

@@ -1,0 +1,519 @@
+//! `chef serve`: a gateway that speaks OpenAI Chat Completions, OpenAI Responses and
+//! Anthropic Messages, runs every request through a chef session (pruning, compression,
+//! the gate, argument validation) and forwards it to the upstream of the same API.
+//!
+//! Per request: the client's body is read into the IR by the provider crates (fields chef
+//! does not compile are kept and sent on as received), a [`chef::Chef`] session is built
+//! from the config and the client's tools, compiled, and sent upstream. Every tool call in
+//! the reply is routed: a call of a real, allowed tool goes back to the client under its
+//! real name with validated arguments; lookups, argument errors, blocked tools and toolkit
+//! loads are answered by the gateway, which asks upstream again (at most
+//! `limits.max_internal_rounds` upstream requests per client request). See
+//! `docs/GATEWAY.md`.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = chef_serve::Config::parse("[chef]\nlevel = 3\n")?;
+//! let gateway = chef_serve::Gateway::new(config)?;
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! axum::serve(listener, chef_serve::router(gateway)).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod api;
+pub mod config;
+mod metrics;
+pub mod reply;
+pub mod session;
+mod stream;
+mod upstream;
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use axum::{
+    Router,
+    body::Body,
+    extract::{Request, State},
+    http::{HeaderMap, HeaderValue, StatusCode, header},
+    response::{IntoResponse, Response},
+    routing::{get, post},
+};
+use futures::StreamExt as _;
+use serde_json::{Map, Value};
+
+use crate::{
+    api::json_response,
+    session::{Prepared, all_internal, internal_results, parse_reply, route_all, upstream_body},
+};
+pub use crate::{
+    api::{Api, ApiError, Kind},
+    config::{Config, ConfigError},
+    metrics::Metrics,
+};
+
+/// The gateway: its config, the upstream HTTP client, and the counters.
+#[derive(Debug)]
+pub struct Gateway {
+    pub(crate) config: Config,
+    pub(crate) client: reqwest::Client,
+    pub(crate) metrics: Metrics,
+    pub(crate) pool: session::Pool,
+}
+
+/// The HTTP client could not be built (TLS roots).
+#[derive(Debug, thiserror::Error)]
+#[error("the upstream HTTP client could not be built: {0}")]
+pub struct ClientError(#[from] reqwest::Error);
+
+impl Gateway {
+    /// A gateway for `config`.
+    pub fn new(config: Config) -> Result<Arc<Self>, ClientError> {
+        let client = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build()?;
+        Ok(Arc::new(Self {
+            config,
+            client,
+            metrics: Metrics::default(),
+            pool: session::Pool::default(),
+        }))
+    }
+
+    /// The config.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The counters.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+}
+
+/// The routes: the three APIs, `/metrics`, and everything else passed through.
+pub fn router(gateway: Arc<Gateway>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(chat))
+        .route("/v1/responses", post(responses))
+        .route("/v1/messages", post(messages))
+        .route("/metrics", get(metrics))
+        .fallback(passthrough)
+        .with_state(gateway)
+}
+
+async fn chat(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
+    handle(g, Api::Chat, headers, body).await
+}
+
+async fn responses(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
+    handle(g, Api::Responses, headers, body).await
+}
+
+async fn messages(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
+    handle(g, Api::Messages, headers, body).await
+}
+
+async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
+    let mut response = g.metrics.render().into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    response
+}
+
+/// Reads a body of at most `limit` bytes.
+async fn read_limited(
+    api: Api,
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+) -> Result<Vec<u8>, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            api,
+            Kind::TooLarge,
+            format!("the request body is larger than {limit} bytes (limits.max_body_bytes)"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut out = Vec::with_capacity(declared.unwrap_or(0));
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|_| {
+            ApiError::new(
+                api,
+                Kind::InvalidRequest,
+                "the request body could not be read",
+            )
+        })?;
+        if out.len().saturating_add(chunk.len()) > limit {
+            return Err(too_large());
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// Time spent upstream during one client request, to report the gateway's own share.
+#[derive(Debug, Default)]
+pub(crate) struct Clock {
+    upstream: Duration,
+}
+
+async fn handle(gateway: Arc<Gateway>, api: Api, headers: HeaderMap, body: Body) -> Response {
+    let started = Instant::now();
+    gateway.metrics.request(api);
+    let mut clock = Clock::default();
+    let result = run(&gateway, api, &headers, body, &mut clock).await;
+    let response = result.unwrap_or_else(|e| {
+        tracing::warn!(api = api.name(), status = e.status().as_u16(), error = %e.message, "request failed");
+        e.into_response()
+    });
+    if !response.status().is_success() {
+        gateway.metrics.error(api);
+    }
+    // Streams account for themselves when they end.
+    if !is_event_stream(&response) {
+        gateway
+            .metrics
+            .overhead(started.elapsed().saturating_sub(clock.upstream));
+        tracing::info!(
+            api = api.name(),
+            status = response.status().as_u16(),
+            ms = started.elapsed().as_millis() as u64,
+            "request"
+        );
+    }
+    response
+}
+
+fn is_event_stream(response: &Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"))
+}
+
+async fn run(
+    gateway: &Arc<Gateway>,
+    api: Api,
+    headers: &HeaderMap,
+    body: Body,
+    clock: &mut Clock,
+) -> Result<Response, ApiError> {
+    let bytes = read_limited(api, headers, body, gateway.config.max_body_bytes).await?;
+    let parsed = session::parse(&gateway.config, api, &bytes)?;
+    let (memory, session_id) = match &gateway.config.memory_dir {
+        Some(dir) => {
+            let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+            let id = parsed.session_id(header);
+            (Some(load_memory(api, dir, &id).await?), Some(id))
+        }
+        None => (None, None),
+    };
+    let mut prepared = session::build(&gateway.config, parsed, Some(&gateway.pool), memory)?;
+    if prepared.reused {
+        gateway.metrics.reused();
+    }
+    let out = if prepared.stream {
+        stream::run(Arc::clone(gateway), prepared, headers.clone(), clock).await
+    } else {
+        let out = whole(gateway, &mut prepared, headers, clock).await;
+        let (before, after) = prepared.tool_chars();
+        gateway.metrics.tool_block(before, after);
+        gateway.pool.release(prepared);
+        out
+    };
+    let mut out = out?;
+    if let Some(id) = session_id.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        out.headers_mut().insert(SESSION_HEADER, id);
+    }
+    Ok(out)
+}
+
+/// The header a client may send to name its session (memory), and that the gateway
+/// answers with the id it used.
+pub const SESSION_HEADER: &str = "x-chef-session";
+
+/// Opens the session's store (`dir/ID`) and loads its memory.
+async fn load_memory(
+    api: Api,
+    dir: &std::path::Path,
+    id: &str,
+) -> Result<session::MemorySetup, ApiError> {
+    let failed = |what: &str| {
+        ApiError::new(
+            api,
+            Kind::Internal,
+            format!("the session's memory could not be {what}"),
+        )
+    };
+    let root = dir.join(id);
+    let store = tokio::task::spawn_blocking(move || chef::store::FsBackend::open(root))
+        .await
+        .map_err(|_| failed("opened"))?
+        .map_err(|e| {
+            tracing::warn!(error = %e, "memory store");
+            failed("opened")
+        })?;
+    let store: Arc<dyn chef::store::StorageBackend> = Arc::new(store);
+    let mut memory = chef::memory::Memory::new();
+    memory.load(&*store).await.map_err(|e| {
+        tracing::warn!(error = %e, "memory store");
+        failed("read")
+    })?;
+    Ok(session::MemorySetup { memory, store })
+}
+
+/// A non-streaming request: rounds until the reply has no call the gateway answers itself.
+async fn whole(
+    gateway: &Gateway,
+    prepared: &mut Prepared,
+    headers: &HeaderMap,
+    clock: &mut Clock,
+) -> Result<Response, ApiError> {
+    let api = prepared.api;
+    let mut usage: Option<Map<String, Value>> = None;
+    let max = gateway.config.max_internal_rounds;
+    for round in 1..=max {
+        let payload = prepared
+            .chef
+            .compile(api.target())
+            .map_err(|e| ApiError::new(api, Kind::InvalidRequest, e.to_string()))?;
+        let body = upstream_body(
+            api,
+            &payload.body,
+            &payload.names,
+            &payload.meta.wire_tools,
+            &prepared.extras,
+            false,
+        );
+        let t0 = Instant::now();
+        let response = upstream::post(gateway, api, headers, body).await;
+        let response = match response {
+            Ok(r) => r,
+            Err(e) => {
+                clock.upstream += t0.elapsed();
+                return Err(e);
+            }
+        };
+        if !response.status().is_success() {
+            let out = upstream::error_response(gateway, api, response).await;
+            clock.upstream += t0.elapsed();
+            gateway.metrics.round(t0.elapsed());
+            return Ok(out);
+        }
+        let bytes = upstream::read_body(gateway, api, response).await;
+        clock.upstream += t0.elapsed();
+        gateway.metrics.round(t0.elapsed());
+        let bytes = bytes?;
+        let mut raw: Value = serde_json::from_slice(&bytes).map_err(|_| {
+            ApiError::new(api, Kind::Upstream, "the upstream reply is not valid JSON")
+        })?;
+        let message = parse_reply(api, &raw, &payload.names)?;
+        if let Some(round_usage) = reply::usage_of(&raw) {
+            match usage.as_mut() {
+                Some(total) => reply::add_usage(total, round_usage),
+                None => usage = Some(round_usage.clone()),
+            }
+        }
+        let mut decisions = route_all(&mut prepared.chef, &message);
+        session::answer_owned(&mut prepared.chef, &mut decisions).await;
+        session::defer_mixed(&mut decisions, round == max);
+        for (_, decision) in &decisions {
+            gateway.metrics.outcome(decision_outcome(decision));
+        }
+        if !all_internal(&decisions) {
+            tracing::debug!(api = api.name(), round, "final round");
+            reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
+            return Ok(json_response(StatusCode::OK, &raw));
+        }
+        prepared.chef.push(message);
+        prepared.chef.push(internal_results(&decisions));
+    }
+    Err(rounds_exhausted(api, max))
+}
+
+pub(crate) fn rounds_exhausted(api: Api, max: u32) -> ApiError {
+    ApiError::new(
+        api,
+        Kind::Upstream,
+        format!(
+            "the model was still calling lookups or correcting calls after {max} upstream \
+             requests (limits.max_internal_rounds)"
+        ),
+    )
+}
+
+pub(crate) fn decision_outcome(decision: &session::Decision) -> &'static str {
+    match decision {
+        session::Decision::Client { .. } => "call",
+        session::Decision::Internal { outcome, .. } => outcome,
+        session::Decision::Owned(_) => "owned",
+    }
+}
+
+/// Any other path: sent to the upstream as it came (`/v1/…` maps onto the upstream base;
+/// the Anthropic upstream when the client sent `anthropic-version`).
+async fn passthrough(State(gateway): State<Arc<Gateway>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let api = if parts.headers.contains_key("anthropic-version") {
+        Api::Messages
+    } else {
+        Api::Chat
+    };
+    let Some(rest) = parts.uri.path().strip_prefix("/v1") else {
+        return json_response(
+            StatusCode::NOT_FOUND,
+            &api::error_body(api, Kind::InvalidRequest, "no such path on this gateway"),
+        );
+    };
+    let body = match read_limited(api, &parts.headers, body, gateway.config.max_body_bytes).await {
+        Ok(body) => body,
+        Err(e) => return e.into_response(),
+    };
+    gateway.metrics.passthrough();
+    let base = upstream::base_for_headers(&gateway, &parts.headers);
+    let mut url = format!("{base}{rest}");
+    if let Some(query) = parts.uri.query() {
+        url.push('?');
+        url.push_str(query);
+    }
+    let method = match reqwest::Method::from_bytes(parts.method.as_str().as_bytes()) {
+        Ok(m) => m,
+        Err(_) => {
+            return ApiError::new(api, Kind::InvalidRequest, "unsupported method").into_response();
+        }
+    };
+    let request = gateway
+        .client
+        .request(method, url)
+        .headers(upstream::forward_headers(&parts.headers))
+        .body(body);
+    match tokio::time::timeout(gateway.config.upstream_timeout, request.send()).await {
+        Err(_) => upstream::timeout(api).into_response(),
+        Ok(Err(e)) => ApiError::new(
+            api,
+            Kind::Upstream,
+            format!(
+                "the upstream could not be reached: {}",
+                upstream::transport_reason(&e)
+            ),
+        )
+        .into_response(),
+        Ok(Ok(response)) => upstream::passthrough_response(response),
+    }
+}
+
+/// Whether each upstream answers HTTP at all (`chef serve --check`): any status counts,
+/// since no credentials are sent.
+pub async fn check_upstreams(config: &Config) -> Vec<(&'static str, String, Result<u16, String>)> {
+    let client = match reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            return vec![("client", String::new(), Err(e.to_string()))];
+        }
+    };
+    let mut out = Vec::new();
+    for (name, base) in [
+        ("openai", &config.openai_base),
+        ("anthropic", &config.anthropic_base),
+    ] {
+        let url = format!("{base}/models");
+        let result = match client.get(&url).send().await {
+            Ok(r) => Ok(r.status().as_u16()),
+            Err(e) => Err(upstream::transport_reason(&e).to_owned()),
+        };
+        out.push((name, base.clone(), result));
+    }
+    out
+}
+
+/// Runs the gateway until Ctrl-C (or SIGTERM), then finishes the requests in flight.
+pub async fn serve(config: Config) -> std::io::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&config.log_filter));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .try_init();
+    let listen = config.listen;
+    let gateway = Gateway::new(config).map_err(std::io::Error::other)?;
+    let listener = tokio::net::TcpListener::bind(listen).await?;
+    tracing::info!(addr = %listener.local_addr()?, "chef serve listening");
+    axum::serve(listener, router(gateway))
+        .with_graceful_shutdown(shutdown_signal())
+        .await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}
+
+/// `chef serve [--config FILE] [--check]`: validates the config (errors name the key), then
+/// either checks the upstreams (`--check`, printing one line each) or runs the gateway until
+/// Ctrl-C. The `Err` text is one line for stderr.
+pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), String> {
+    let config = match config {
+        Some(path) => Config::load(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        None => Config::default(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    if check {
+        let results = runtime.block_on(check_upstreams(&config));
+        let mut failed = Vec::new();
+        println!("config: ok (listen {})", config.listen);
+        for (name, base, result) in results {
+            match result {
+                Ok(status) => println!("upstream {name}: {base} answered HTTP {status}"),
+                Err(e) => {
+                    println!("upstream {name}: {base} unreachable: {e}");
+                    failed.push(name);
+                }
+            }
+        }
+        if !failed.is_empty() {
+            return Err(format!("unreachable upstreams: {}", failed.join(", ")));
+        }
+        return Ok(());
+    }
+    runtime
+        .block_on(serve(config))
+        .map_err(|e| format!("serve: {e}"))
+}

@@ -1,0 +1,215 @@
+//! The final upstream reply, rewritten for the client: every tool call under its real name
+//! with validated arguments, calls the gateway answered itself left out, and usage summed
+//! over every round.
+
+use std::collections::HashMap;
+
+use chef_ir::ToolCallId;
+use serde_json::{Map, Value};
+
+use crate::{api::Api, session::Decision};
+
+/// Adds every number in `round`'s usage object into `total` (nested objects too).
+pub fn add_usage(total: &mut Map<String, Value>, round: &Map<String, Value>) {
+    for (key, value) in round {
+        match (total.get_mut(key), value) {
+            (Some(Value::Object(t)), Value::Object(r)) => add_usage(t, r),
+            (Some(t @ Value::Number(_)), Value::Number(r)) => {
+                if let (Some(a), Some(b)) = (t.as_u64(), r.as_u64()) {
+                    *t = Value::from(a.saturating_add(b));
+                } else if let (Some(a), Some(b)) = (t.as_f64(), r.as_f64()) {
+                    *t = Value::from(a + b);
+                }
+            }
+            (Some(_), _) => {}
+            (None, value) => {
+                total.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+/// The usage object of a reply (`usage`; Responses' `response.usage` is the same place in
+/// the response object).
+pub fn usage_of(raw: &Value) -> Option<&Map<String, Value>> {
+    raw.get("usage").and_then(Value::as_object)
+}
+
+/// Rewrites `raw` (the final round's reply) for the client.
+pub fn rewrite(
+    api: Api,
+    raw: &mut Value,
+    decisions: &[(ToolCallId, Decision)],
+    usage: Option<&Map<String, Value>>,
+) {
+    let by_id: HashMap<&str, &Decision> =
+        decisions.iter().map(|(id, d)| (id.as_str(), d)).collect();
+    match api {
+        Api::Chat => rewrite_chat(raw, &by_id),
+        Api::Messages => rewrite_messages(raw, &by_id),
+        Api::Responses => rewrite_responses(raw, &by_id),
+    }
+    if let (Some(usage), Some(object)) = (usage, raw.as_object_mut()) {
+        object.insert("usage".to_owned(), Value::Object(usage.clone()));
+    }
+}
+
+/// The compact JSON text of arguments (OpenAI sends arguments as text).
+pub fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        // A string is argument text the model wrote that was not JSON; chef's resolver
+        // never validates one, but keep it as it came.
+        Value::String(text) => text.clone(),
+        other => serde_json::to_string(other).unwrap_or_else(|_| "{}".to_owned()),
+    }
+}
+
+fn rewrite_chat(raw: &mut Value, by_id: &HashMap<&str, &Decision>) {
+    let Some(choice) = raw.pointer_mut("/choices/0") else {
+        return;
+    };
+    let mut emptied = false;
+    if let Some(Value::Array(calls)) = choice.pointer_mut("/message/tool_calls") {
+        calls.retain_mut(|call| {
+            let id = call.get("id").and_then(Value::as_str).unwrap_or("");
+            match by_id.get(id) {
+                Some(Decision::Client { name, arguments }) => {
+                    if let Some(function) = call.get_mut("function").and_then(Value::as_object_mut)
+                    {
+                        function.insert("name".to_owned(), Value::String(name.clone()));
+                        function.insert(
+                            "arguments".to_owned(),
+                            Value::String(arguments_text(arguments)),
+                        );
+                    }
+                    true
+                }
+                Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
+                None => true,
+            }
+        });
+        emptied = calls.is_empty();
+    }
+    if emptied {
+        if let Some(message) = choice.get_mut("message").and_then(Value::as_object_mut) {
+            message.remove("tool_calls");
+        }
+        if choice.get("finish_reason").and_then(Value::as_str) == Some("tool_calls")
+            && let Some(choice) = choice.as_object_mut()
+        {
+            choice.insert("finish_reason".to_owned(), Value::from("stop"));
+        }
+    }
+}
+
+fn rewrite_messages(raw: &mut Value, by_id: &HashMap<&str, &Decision>) {
+    let mut any_call = false;
+    if let Some(Value::Array(blocks)) = raw.get_mut("content") {
+        blocks.retain_mut(|block| {
+            if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+                return true;
+            }
+            let id = block.get("id").and_then(Value::as_str).unwrap_or("");
+            match by_id.get(id) {
+                Some(Decision::Client { name, arguments }) => {
+                    if let Some(block) = block.as_object_mut() {
+                        block.insert("name".to_owned(), Value::String(name.clone()));
+                        block.insert("input".to_owned(), arguments.clone());
+                    }
+                    any_call = true;
+                    true
+                }
+                Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
+                None => {
+                    any_call = true;
+                    true
+                }
+            }
+        });
+    }
+    if !any_call
+        && raw.get("stop_reason").and_then(Value::as_str) == Some("tool_use")
+        && let Some(object) = raw.as_object_mut()
+    {
+        object.insert("stop_reason".to_owned(), Value::from("end_turn"));
+    }
+}
+
+fn rewrite_responses(raw: &mut Value, by_id: &HashMap<&str, &Decision>) {
+    if let Some(Value::Array(items)) = raw.get_mut("output") {
+        items.retain_mut(|item| {
+            if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                return true;
+            }
+            let id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
+            match by_id.get(id) {
+                Some(Decision::Client { name, arguments }) => {
+                    if let Some(item) = item.as_object_mut() {
+                        item.insert("name".to_owned(), Value::String(name.clone()));
+                        item.insert(
+                            "arguments".to_owned(),
+                            Value::String(arguments_text(arguments)),
+                        );
+                    }
+                    true
+                }
+                Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
+                None => true,
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn usage_adds_nested_numbers() {
+        let mut total = json!({"prompt_tokens": 3, "details": {"cached": 1}})
+            .as_object()
+            .unwrap()
+            .clone();
+        let round = json!({"prompt_tokens": 4, "details": {"cached": 2}, "total_tokens": 9});
+        add_usage(&mut total, round.as_object().unwrap());
+        assert_eq!(
+            Value::Object(total),
+            json!({"prompt_tokens": 7, "details": {"cached": 3}, "total_tokens": 9})
+        );
+    }
+
+    #[test]
+    fn chat_calls_get_real_names_and_internal_ones_go() {
+        let mut raw = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": null, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{\"f\":\"x\"}"}},
+            {"id": "b", "type": "function", "function": {"name": "q", "arguments": "{}"}}
+        ]}}]});
+        let decisions = vec![
+            (
+                ToolCallId::new("a"),
+                Decision::Client {
+                    name: "files_read".to_owned(),
+                    arguments: json!({"path": "a"}),
+                },
+            ),
+            (
+                ToolCallId::new("b"),
+                Decision::Internal {
+                    reply: String::new(),
+                    is_error: false,
+                    outcome: "lookup",
+                },
+            ),
+        ];
+        rewrite(Api::Chat, &mut raw, &decisions, None);
+        assert_eq!(
+            raw.pointer("/choices/0/message/tool_calls").unwrap(),
+            &json!([{"id": "a", "type": "function", "function": {"name": "files_read", "arguments": "{\"path\":\"a\"}"}}])
+        );
+    }
+}

@@ -1,0 +1,737 @@
+//! One client request as a chef session: the client's body read into the IR, the session
+//! built from the config, each round compiled to upstream bytes, and each reply's tool calls
+//! routed.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicUsize, Ordering},
+};
+
+use chef::{Chef, ChefConfig, OwnedCall, PrunePolicy, Routed};
+use chef_ir::{Content, Message, Role, ToolCall, ToolCallId, ToolResult, WireNames};
+use serde_json::{Map, Value};
+use sha2::Digest as _;
+
+use crate::{
+    api::{Api, ApiError, Kind},
+    config::{Config, Prune},
+};
+
+/// A client request read and turned into a session.
+pub struct Prepared {
+    /// The client's API.
+    pub api: Api,
+    /// The session: the client's tools, system prompt and history.
+    pub chef: Chef,
+    /// The top-level fields chef does not compile (`model`, `max_tokens`, `stream`, …), in
+    /// the client's order, sent upstream as received (`tool_choice` adjusted to the wire
+    /// tools).
+    pub extras: Map<String, Value>,
+    /// Whether the client asked for a stream.
+    pub stream: bool,
+    /// The pool key (the tools' bytes) when the session may be kept for reuse.
+    key: Option<Arc<[u8]>>,
+    /// The tool block's size, before and after compression.
+    chars: Arc<ToolChars>,
+    /// Whether the session came from the pool (its tools already registered).
+    pub reused: bool,
+}
+
+impl Prepared {
+    /// Characters of the tool block before and after compression (`(0, 0)` before the
+    /// session's first compile).
+    pub fn tool_chars(&self) -> (usize, usize) {
+        self.chars.get()
+    }
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("api", &self.api)
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+fn invalid(api: Api, message: impl Into<String>) -> ApiError {
+    ApiError::new(api, Kind::InvalidRequest, message)
+}
+
+/// The session configuration the gateway's config asks for.
+pub fn chef_config(config: &Config) -> ChefConfig {
+    let mut options = chef_compress::Options::new().with_level(config.level);
+    if let Some(style) = config.map_style {
+        options = options.with_map_style(style);
+    }
+    let prune = match &config.prune {
+        Prune::All => PrunePolicy::All,
+        Prune::ByTask => PrunePolicy::ByTask,
+        Prune::Allowlist(names) => PrunePolicy::Allowlist {
+            names: names.clone(),
+        },
+        Prune::Ranked { top_k, always_keep } => PrunePolicy::Ranked {
+            top_k: *top_k,
+            always_keep: always_keep.clone(),
+        },
+    };
+    ChefConfig::default()
+        .with_compress(options)
+        .with_prune(prune)
+        .with_cache(config.cache)
+        .with_tool_change_announcements(config.announce_tool_changes)
+}
+
+/// Characters of the client's tool block before and after compression, as the session's
+/// `Compress` event reported them when its tools were compressed.
+#[derive(Debug, Default)]
+pub struct ToolChars {
+    before: AtomicUsize,
+    after: AtomicUsize,
+}
+
+impl ToolChars {
+    /// `(before, after)`.
+    pub fn get(&self) -> (usize, usize) {
+        (
+            self.before.load(Ordering::Relaxed),
+            self.after.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// A session whose tools are registered (and, after its first request, compressed and
+/// serialised), kept between requests that send the same tools.
+pub struct Pooled {
+    chef: Chef,
+    chars: Arc<ToolChars>,
+}
+
+/// Sessions kept by the exact bytes of the tools they were made for, so a request whose
+/// tools were seen before skips registering, compressing and serialising them. A session is
+/// emptied (system prompt and history) before it is kept; everything else a request could
+/// change is off in pooled sessions (tool-change announcements are not pooled at all).
+#[derive(Default)]
+pub struct Pool {
+    /// Tool sets, least recently used first.
+    sets: parking_lot::Mutex<Vec<ToolSet>>,
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool")
+            .field("tool_sets", &self.sets.lock().len())
+            .finish()
+    }
+}
+
+/// The exact bytes of a tool set, and its idle sessions.
+type ToolSet = (Arc<[u8]>, Vec<Pooled>);
+
+/// Tool sets a pool keeps.
+const POOL_TOOL_SETS: usize = 8;
+/// Idle sessions a pool keeps per tool set.
+const POOL_IDLE: usize = 32;
+
+impl Pool {
+    fn take(&self, key: &[u8]) -> Option<Pooled> {
+        let mut sets = self.sets.lock();
+        let index = sets.iter().position(|(k, _)| **k == *key)?;
+        let entry = sets.remove(index);
+        let (key, mut idle) = entry;
+        let taken = idle.pop();
+        sets.push((key, idle));
+        taken
+    }
+
+    fn put(&self, key: Arc<[u8]>, pooled: Pooled) {
+        let mut sets = self.sets.lock();
+        match sets.iter_mut().find(|(k, _)| **k == *key) {
+            Some((_, idle)) => {
+                if idle.len() < POOL_IDLE {
+                    idle.push(pooled);
+                }
+            }
+            None => {
+                if sets.len() >= POOL_TOOL_SETS {
+                    sets.remove(0);
+                }
+                sets.push((key, vec![pooled]));
+            }
+        }
+    }
+
+    /// Keeps `prepared`'s session for the next request with the same tools.
+    pub fn release(&self, prepared: Prepared) {
+        let Some(key) = prepared.key else {
+            return;
+        };
+        let mut chef = prepared.chef;
+        chef.set_history(Vec::new());
+        chef.set_system_prompt(Vec::new());
+        self.put(
+            key,
+            Pooled {
+                chef,
+                chars: prepared.chars,
+            },
+        );
+    }
+}
+
+/// Reads a client body and builds its session (a fresh one).
+pub fn prepare(config: &Config, api: Api, body: &[u8]) -> Result<Prepared, ApiError> {
+    prepare_with(config, api, body, None)
+}
+
+/// [`prepare`], taking a session from `pool` when one was made for the same tools.
+pub fn prepare_with(
+    config: &Config,
+    api: Api,
+    body: &[u8],
+    pool: Option<&Pool>,
+) -> Result<Prepared, ApiError> {
+    build(config, parse(config, api, body)?, pool, None)
+}
+
+/// A client body read into the IR, before its session is built.
+#[derive(Debug)]
+pub struct Parsed {
+    api: Api,
+    system: Vec<Message>,
+    history: Vec<Message>,
+    tools: Vec<chef_ir::ToolDefinition>,
+    extras: Map<String, Value>,
+    stream: bool,
+}
+
+impl Parsed {
+    /// The session id for memory: the client's `x-chef-session` header when it is a valid
+    /// id, else one derived from the system prompt and the first user message (the same
+    /// conversation gets the same id on every turn).
+    pub fn session_id(&self, header: Option<&str>) -> String {
+        if let Some(id) = header.filter(|id| valid_session_id(id)) {
+            return id.to_owned();
+        }
+        let mut hasher = sha2::Sha256::new();
+        for message in &self.system {
+            hasher.update(message.text().as_bytes());
+            hasher.update([0]);
+        }
+        hasher.update([1]);
+        if let Some(first) = self.history.iter().find(|m| m.role == Role::User) {
+            hasher.update(first.text().as_bytes());
+        }
+        let digest = hasher.finalize();
+        let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        format!("c-{hex}")
+    }
+}
+
+/// 1 to 128 characters of `A-Z a-z 0-9 . _ -`, not starting with a dot.
+fn valid_session_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// Memory for one session: its entries loaded from the session's store, and the store
+/// (memory writes go through to it before a tool answers).
+pub struct MemorySetup {
+    /// The entries.
+    pub memory: chef::memory::Memory,
+    /// The session's store.
+    pub store: Arc<dyn chef::store::StorageBackend>,
+}
+
+/// Reads a client body into the IR.
+pub fn parse(config: &Config, api: Api, body: &[u8]) -> Result<Parsed, ApiError> {
+    let value: Value = serde_json::from_slice(body)
+        .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
+    let Value::Object(object) = &value else {
+        return Err(invalid(api, "the request body must be a JSON object"));
+    };
+    let owned = api.owned_fields();
+    let extras: Map<String, Value> = object
+        .iter()
+        .filter(|(k, _)| !owned.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let stream = extras.get("stream").and_then(Value::as_bool) == Some(true);
+    refuse_unsupported(api, &extras)?;
+    let request = match api {
+        Api::Messages => {
+            let parsed = chef_anthropic::parse_request_value(&value, &WireNames::default())
+                .map_err(|e| invalid(api, e.to_string()))?;
+            let mut request = parsed.request;
+            // chef sessions have no prefill: the trailing assistant text goes back at the end
+            // of the history, where the Messages API reads it as one.
+            if let Some(prefill) = request.prefill.take() {
+                request.messages.push(Message::assistant(prefill));
+            }
+            request
+        }
+        Api::Chat => {
+            chef_openai::chat::parse_request(body).map_err(|e| invalid(api, e.to_string()))?
+        }
+        Api::Responses => {
+            chef_openai::responses::parse_request(body).map_err(|e| invalid(api, e.to_string()))?
+        }
+    };
+    if !request.native_tools.is_empty() {
+        return Err(invalid(
+            api,
+            "provider-native tools (web search, code execution, …) are not supported by chef serve yet",
+        ));
+    }
+    if request.tools.len() > config.max_tools {
+        return Err(invalid(
+            api,
+            format!(
+                "the request declares {} tools; the gateway accepts at most {} (limits.max_tools)",
+                request.tools.len(),
+                config.max_tools
+            ),
+        ));
+    }
+    let mut messages = request.messages;
+    let lead = messages
+        .iter()
+        .take_while(|m| m.role == Role::System && !m.positional)
+        .count();
+    let history = messages.split_off(lead);
+    Ok(Parsed {
+        api,
+        system: messages,
+        history,
+        tools: request.tools,
+        extras,
+        stream,
+    })
+}
+
+/// Builds the session of a parsed request: from `pool` when a session was kept for the
+/// same tools, else fresh; with `memory`, the memory tools are offered and answered.
+pub fn build(
+    config: &Config,
+    parsed: Parsed,
+    pool: Option<&Pool>,
+    memory: Option<MemorySetup>,
+) -> Result<Prepared, ApiError> {
+    let Parsed {
+        api,
+        system,
+        history,
+        tools,
+        extras,
+        stream,
+    } = parsed;
+    // Tool-change announcements depend on what the session showed before, and memory
+    // belongs to one session: neither is pooled. With pruning the tools (and the codes) a
+    // request sees depend on its task, and earlier calls are encoded with the map of the
+    // session's latest compile: only unpruned sessions are kept.
+    let pool = pool.filter(|_| {
+        !config.announce_tool_changes && memory.is_none() && config.prune == Prune::All
+    });
+    let key: Option<Arc<[u8]>> = match pool {
+        Some(_) => serde_json::to_vec(&tools).ok().map(Arc::from),
+        None => None,
+    };
+    let pooled = match (pool, &key) {
+        (Some(pool), Some(key)) => pool.take(key),
+        _ => None,
+    };
+    let reused = pooled.is_some();
+    let Pooled { mut chef, chars } = match pooled {
+        Some(pooled) => pooled,
+        None => {
+            let chars = Arc::new(ToolChars::default());
+            let mut chef = Chef::new(chef_config(config));
+            if let Some(setup) = memory {
+                chef = chef
+                    .with_memory(setup.memory)
+                    .with_memory_store(Arc::clone(&setup.store))
+                    .with_store(setup.store);
+            }
+            let sink = Arc::clone(&chars);
+            chef.subscribe(move |event| {
+                if let chef::ChefEvent::Compress {
+                    original_chars,
+                    compressed_chars,
+                    ..
+                } = event
+                {
+                    sink.before.store(*original_chars, Ordering::Relaxed);
+                    sink.after.store(*compressed_chars, Ordering::Relaxed);
+                }
+            });
+            chef.register_tools(tools)
+                .map_err(|e| invalid(api, format!("the tools cannot be used: {e}")))?;
+            chef.set_blocked_tools(config.blocked.iter().cloned());
+            for a in &config.announcements {
+                chef.announce(a.id.clone(), a.text.clone(), a.channel);
+            }
+            Pooled { chef, chars }
+        }
+    };
+    chef.set_system_prompt(system);
+    chef.set_history(history);
+    let encoded = encode_history(&mut chef);
+    chef.set_history(encoded);
+    Ok(Prepared {
+        api,
+        chef,
+        extras,
+        stream,
+        key,
+        chars,
+        reused,
+    })
+}
+
+/// Request fields the gateway cannot honour, refused rather than half-served: several Chat
+/// choices (only one is routed), and Responses conversation state kept upstream (the
+/// gateway would not see the earlier turns, and tool outputs for calls it cannot see would
+/// be dropped by the history repair).
+fn refuse_unsupported(api: Api, extras: &Map<String, Value>) -> Result<(), ApiError> {
+    if api == Api::Chat
+        && extras
+            .get("n")
+            .and_then(Value::as_u64)
+            .is_some_and(|n| n > 1)
+    {
+        return Err(invalid(
+            api,
+            "n > 1 is not supported by chef serve: send one request per choice",
+        ));
+    }
+    if api == Api::Responses {
+        for key in ["previous_response_id", "conversation"] {
+            if extras.get(key).is_some_and(|v| !v.is_null()) {
+                return Err(invalid(
+                    api,
+                    format!(
+                        "`{key}` is not supported by chef serve: send the whole conversation in `input`"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The history with every earlier call of a client tool written the way the model writes
+/// it at this level (`t` with the tool's code at level 3, the namespace tool at level 2):
+/// the client replays the real names the gateway gave it, and the model must see its own
+/// calls as it made them, or it learns to call tools that are not on the wire.
+fn encode_history(chef: &mut Chef) -> Vec<Message> {
+    let mut history = chef.history().to_vec();
+    let registered: std::collections::HashSet<String> = chef
+        .pruner()
+        .all_tools()
+        .iter()
+        .map(|t| t.name.as_str().to_owned())
+        .collect();
+    for message in &mut history {
+        if message.role != Role::Assistant {
+            continue;
+        }
+        for content in &mut message.content {
+            let Content::ToolCall(call) = content else {
+                continue;
+            };
+            if !registered.contains(call.name.as_str()) {
+                continue;
+            }
+            if let Some(encoded) = chef.encode_call(call.name.as_str(), call.arguments.clone()) {
+                call.name = encoded.name;
+                call.arguments = encoded.arguments;
+            }
+        }
+    }
+    history
+}
+
+/// The upstream body of one round: chef's compiled body with the client's other fields
+/// appended, in the client's order.
+///
+/// `tool_choice` naming a tool that is not on the wire this turn (at level 3 no real tool
+/// is) becomes "some tool" (`"required"`, Anthropic `{"type":"any"}`); a named tool on the
+/// wire is sent under its wire name.
+pub fn upstream_body(
+    api: Api,
+    compiled: &[u8],
+    payload_names: &WireNames,
+    wire_tools: &[chef_ir::ToolName],
+    extras: &Map<String, Value>,
+    force_stream_usage: bool,
+) -> Vec<u8> {
+    let mut extras = extras.clone();
+    if let Some(choice) = extras.get_mut("tool_choice") {
+        adjust_tool_choice(api, choice, payload_names, wire_tools);
+    }
+    if force_stream_usage && api == Api::Chat {
+        let options = extras
+            .entry("stream_options")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(options) = options {
+            options.insert("include_usage".to_owned(), Value::Bool(true));
+        }
+    }
+    splice(compiled, &extras)
+}
+
+/// `body` (a JSON object) with `extras` appended as members.
+pub fn splice(body: &[u8], extras: &Map<String, Value>) -> Vec<u8> {
+    if extras.is_empty() {
+        return body.to_vec();
+    }
+    let members = serde_json::to_vec(extras).unwrap_or_else(|_| b"{}".to_vec());
+    // `members` is `{…}`: its inside goes before `body`'s closing brace.
+    let inner = members
+        .get(1..members.len().saturating_sub(1))
+        .unwrap_or_default();
+    let Some(close) = body.iter().rposition(|&b| b == b'}') else {
+        return body.to_vec();
+    };
+    let head = body.get(..close).unwrap_or_default();
+    let empty = head.iter().rev().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    let mut out = Vec::with_capacity(body.len() + inner.len() + 1);
+    out.extend_from_slice(head);
+    if !empty {
+        out.push(b',');
+    }
+    out.extend_from_slice(inner);
+    out.push(b'}');
+    out
+}
+
+fn adjust_tool_choice(
+    api: Api,
+    choice: &mut Value,
+    names: &WireNames,
+    wire_tools: &[chef_ir::ToolName],
+) {
+    let named = match api {
+        Api::Chat => choice.pointer("/function/name"),
+        Api::Responses => choice
+            .get("name")
+            .filter(|_| choice.get("type").and_then(Value::as_str) == Some("function")),
+        Api::Messages => choice
+            .get("name")
+            .filter(|_| choice.get("type").and_then(Value::as_str) == Some("tool")),
+    };
+    let Some(name) = named.and_then(Value::as_str).map(str::to_owned) else {
+        return;
+    };
+    let on_wire = wire_tools.iter().any(|t| t.as_str() == name);
+    if on_wire {
+        let wire = names.to_wire(&name).to_owned();
+        let slot = match api {
+            Api::Chat => choice.pointer_mut("/function/name"),
+            Api::Responses | Api::Messages => choice.get_mut("name"),
+        };
+        if let Some(slot) = slot {
+            *slot = Value::String(wire);
+        }
+        return;
+    }
+    *choice = match api {
+        Api::Chat | Api::Responses => Value::String("required".to_owned()),
+        Api::Messages => serde_json::json!({"type": "any"}),
+    };
+}
+
+/// What the gateway does with one call of the model's reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Back to the client under the real name with validated arguments.
+    Client {
+        /// The real tool name.
+        name: String,
+        /// The validated arguments.
+        arguments: Value,
+    },
+    /// Answered inside the gateway with this reply.
+    Internal {
+        /// The reply for the model.
+        reply: String,
+        /// Whether it reports a failure.
+        is_error: bool,
+        /// `lookup`, `error`, `blocked`, `toolkit`, `owned` or `deferred` (metrics, logs).
+        outcome: &'static str,
+    },
+    /// A library-owned tool (memory) the gateway answers through the session; becomes
+    /// `Internal` in [`answer_owned`].
+    Owned(OwnedCall),
+}
+
+/// Routes every call of `message` through the session.
+pub fn route_all(chef: &mut Chef, message: &Message) -> Vec<(ToolCallId, Decision)> {
+    let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+    calls
+        .into_iter()
+        .map(|call| {
+            let decision = match chef.route(&call) {
+                Routed::Call(routed) => Decision::Client {
+                    name: routed.name.as_str().to_owned(),
+                    arguments: routed.arguments,
+                },
+                Routed::Owned(owned) if chef.memory().is_some() => Decision::Owned(owned),
+                Routed::Owned(owned) => Decision::Internal {
+                    reply: format!(
+                        "The tool {} is not available through this gateway.",
+                        owned.name
+                    ),
+                    is_error: true,
+                    outcome: "owned",
+                },
+                other => {
+                    let outcome = match &other {
+                        Routed::Lookup { .. } => "lookup",
+                        Routed::Blocked { .. } => "blocked",
+                        Routed::ToolkitLoaded { .. } => "toolkit",
+                        _ => "error",
+                    };
+                    Decision::Internal {
+                        reply: other.reply().unwrap_or_default().to_owned(),
+                        is_error: other.is_error(),
+                        outcome,
+                    }
+                }
+            };
+            (call.id, decision)
+        })
+        .collect()
+}
+
+/// Answers the round's owned-tool calls through the session (memory writes are persisted
+/// to the session's store before the reply is made).
+pub async fn answer_owned(chef: &mut Chef, decisions: &mut [(ToolCallId, Decision)]) {
+    for (_, decision) in decisions.iter_mut() {
+        let Decision::Owned(call) = decision else {
+            continue;
+        };
+        let (reply, is_error) = match chef.handle_tool(call).await {
+            Ok(reply) => (reply.text, reply.is_error),
+            Err(e) => {
+                tracing::warn!(tool = %call.name, error = %e, "owned tool failed");
+                (
+                    "The memory store failed; nothing was saved.".to_owned(),
+                    true,
+                )
+            }
+        };
+        *decision = Decision::Internal {
+            reply,
+            is_error,
+            outcome: "owned",
+        };
+    }
+}
+
+/// What a call for the client is answered when the same reply holds calls the gateway
+/// answers: it is not run, and the model is asked to make it again.
+pub const DEFERRED_REPLY: &str = "Not run: another call of the same step had to be answered \
+     first. Call this tool again if you still need it.";
+
+/// A reply that mixes calls for the client with calls the gateway answers cannot go to the
+/// client whole: unless this is the last round allowed, the client's calls are answered
+/// [`DEFERRED_REPLY`] too, so the model hears every answer and makes the calls it still
+/// needs again. On the last round the client's calls are returned and the others dropped.
+pub fn defer_mixed(decisions: &mut [(ToolCallId, Decision)], last_round: bool) {
+    let client = decisions
+        .iter()
+        .filter(|(_, d)| matches!(d, Decision::Client { .. }))
+        .count();
+    if last_round || client == 0 || client == decisions.len() {
+        return;
+    }
+    for (_, decision) in decisions.iter_mut() {
+        if matches!(decision, Decision::Client { .. }) {
+            *decision = Decision::Internal {
+                reply: DEFERRED_REPLY.to_owned(),
+                is_error: false,
+                outcome: "deferred",
+            };
+        }
+    }
+}
+
+/// Whether a round's calls are all answered inside the gateway (so another round is due).
+pub fn all_internal(decisions: &[(ToolCallId, Decision)]) -> bool {
+    !decisions.is_empty()
+        && decisions
+            .iter()
+            .all(|(_, d)| !matches!(d, Decision::Client { .. }))
+}
+
+/// The tool message answering an internal round.
+pub fn internal_results(decisions: &[(ToolCallId, Decision)]) -> Message {
+    let results = decisions
+        .iter()
+        .filter_map(|(id, d)| match d {
+            Decision::Internal {
+                reply, is_error, ..
+            } => Some(if *is_error {
+                ToolResult::error(id.clone(), reply.clone())
+            } else {
+                ToolResult::text(id.clone(), reply.clone())
+            }),
+            Decision::Client { .. } => None,
+            Decision::Owned(call) => Some(ToolResult::error(
+                id.clone(),
+                format!("The tool {} was not answered.", call.name),
+            )),
+        })
+        .collect();
+    Message::tool_results(results)
+}
+
+/// Parses an upstream reply (whole, or assembled from a stream) into the IR.
+pub fn parse_reply(api: Api, raw: &Value, names: &WireNames) -> Result<Message, ApiError> {
+    let bytes = serde_json::to_vec(raw).unwrap_or_default();
+    let bad = |e: String| {
+        ApiError::new(
+            api,
+            Kind::Upstream,
+            format!("the upstream reply could not be read: {e}"),
+        )
+    };
+    match api {
+        Api::Messages => chef_anthropic::parse_response_value(raw, names)
+            .map(|p| p.message)
+            .map_err(|e| bad(e.to_string())),
+        Api::Chat => chef_openai::chat::parse_response(&bytes, names)
+            .map(|p| p.message)
+            .map_err(|e| bad(e.to_string())),
+        Api::Responses => chef_openai::responses::parse_response(&bytes, names)
+            .map(|p| p.message)
+            .map_err(|e| bad(e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn splice_appends_members_in_order() {
+        let mut extras = Map::new();
+        extras.insert("model".to_owned(), Value::from("m"));
+        extras.insert("stream".to_owned(), Value::from(false));
+        assert_eq!(
+            splice(br#"{"messages":[]}"#, &extras),
+            br#"{"messages":[],"model":"m","stream":false}"#.to_vec()
+        );
+        assert_eq!(
+            splice(b"{}", &extras),
+            br#"{"model":"m","stream":false}"#.to_vec()
+        );
+        assert_eq!(splice(b"{}", &Map::new()), b"{}".to_vec());
+    }
+}

@@ -1,0 +1,188 @@
+//! Requests to the upstream API: the URL, the headers forwarded as received, and errors
+//! turned into the client's error shape.
+
+use axum::{
+    body::Body,
+    http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header},
+    response::Response,
+};
+use serde_json::Value;
+
+use crate::{
+    Gateway,
+    api::{Api, ApiError, Kind, error_body, json_response},
+};
+
+/// Request headers never forwarded: hop-by-hop headers, the ones the HTTP client sets
+/// itself, and `accept-encoding` (the gateway reads upstream bodies, so they come
+/// uncompressed).
+const DROPPED: [&str; 11] = [
+    "host",
+    "content-length",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "accept-encoding",
+];
+
+/// Response headers passed back to the client with an upstream error or a passthrough.
+const KEPT_RESPONSE: [&str; 4] = ["content-type", "retry-after", "request-id", "x-request-id"];
+
+/// The headers to send upstream: the client's, credentials included, minus [`DROPPED`].
+pub(crate) fn forward_headers(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::with_capacity(headers.len());
+    for (name, value) in headers {
+        if DROPPED.contains(&name.as_str()) {
+            continue;
+        }
+        out.append(name.clone(), value.clone());
+    }
+    out
+}
+
+/// The upstream base for a client path: Anthropic when the client sent `anthropic-version`
+/// or `x-api-key` without `authorization`, else OpenAI.
+pub(crate) fn base_for_headers<'g>(gateway: &'g Gateway, headers: &HeaderMap) -> &'g str {
+    let anthropic = headers.contains_key("anthropic-version")
+        || (headers.contains_key("x-api-key") && !headers.contains_key(header::AUTHORIZATION));
+    if anthropic {
+        &gateway.config.anthropic_base
+    } else {
+        &gateway.config.openai_base
+    }
+}
+
+/// The upstream base of an API.
+pub(crate) fn base_for_api(gateway: &Gateway, api: Api) -> &str {
+    if api.is_openai() {
+        &gateway.config.openai_base
+    } else {
+        &gateway.config.anthropic_base
+    }
+}
+
+/// Posts `body` to `api`'s upstream; a response of any status comes back, transport
+/// failures and timeouts as errors in the client's shape.
+pub(crate) async fn post(
+    gateway: &Gateway,
+    api: Api,
+    headers: &HeaderMap,
+    body: Vec<u8>,
+) -> Result<reqwest::Response, ApiError> {
+    let url = format!("{}{}", base_for_api(gateway, api), api.path());
+    let mut headers = forward_headers(headers);
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let request = gateway.client.post(url).headers(headers).body(body);
+    let sent = tokio::time::timeout(gateway.config.upstream_timeout, request.send()).await;
+    match sent {
+        Err(_) => Err(timeout(api)),
+        Ok(Err(e)) if e.is_timeout() => Err(timeout(api)),
+        Ok(Err(e)) => Err(ApiError::new(
+            api,
+            Kind::Upstream,
+            format!(
+                "the upstream could not be reached: {}",
+                transport_reason(&e)
+            ),
+        )),
+        Ok(Ok(response)) => Ok(response),
+    }
+}
+
+/// The upstream-timeout error.
+pub(crate) fn timeout(api: Api) -> ApiError {
+    ApiError::new(
+        api,
+        Kind::Timeout,
+        "the upstream did not answer within the configured timeout (limits.upstream_timeout_secs)",
+    )
+}
+
+/// A transport error without the URL's query or anything from the request.
+pub(crate) fn transport_reason(e: &reqwest::Error) -> &'static str {
+    if e.is_connect() {
+        "connection failed"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "the response body was cut off"
+    } else {
+        "request failed"
+    }
+}
+
+/// Reads a whole upstream body within the timeout.
+pub(crate) async fn read_body(
+    gateway: &Gateway,
+    api: Api,
+    response: reqwest::Response,
+) -> Result<bytes::Bytes, ApiError> {
+    match tokio::time::timeout(gateway.config.upstream_timeout, response.bytes()).await {
+        Err(_) => Err(timeout(api)),
+        Ok(Err(e)) if e.is_timeout() => Err(timeout(api)),
+        Ok(Err(e)) => Err(ApiError::new(
+            api,
+            Kind::Upstream,
+            format!(
+                "reading the upstream reply failed: {}",
+                transport_reason(&e)
+            ),
+        )),
+        Ok(Ok(bytes)) => Ok(bytes),
+    }
+}
+
+/// An upstream error status answered to the client: the upstream's own JSON error (same
+/// API, so same shape) with its status and `Retry-After`; a body that is not JSON is
+/// wrapped in the client's error shape.
+pub(crate) async fn error_response(
+    gateway: &Gateway,
+    api: Api,
+    response: reqwest::Response,
+) -> Response {
+    let status =
+        StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let retry_after = response.headers().get("retry-after").cloned();
+    let body = read_body(gateway, api, response).await.unwrap_or_default();
+    let mut out = match serde_json::from_slice::<Value>(&body) {
+        Ok(value) if value.get("error").is_some() => json_response(status, &value),
+        _ => {
+            let kind = if status.is_server_error() {
+                Kind::Upstream
+            } else {
+                Kind::InvalidRequest
+            };
+            let message = format!("the upstream answered {status}");
+            json_response(status, &error_body(api, kind, &message))
+        }
+    };
+    if let Some(value) = retry_after {
+        out.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    out
+}
+
+/// Passes a response through: status, the headers that describe the body, and the body
+/// streamed as it arrives.
+pub(crate) fn passthrough_response(response: reqwest::Response) -> Response {
+    let status =
+        StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let mut headers = HeaderMap::new();
+    for name in KEPT_RESPONSE {
+        if let Some(value) = response.headers().get(name) {
+            headers.insert(HeaderName::from_static(name), value.clone());
+        }
+    }
+    let mut out = Response::new(Body::from_stream(response.bytes_stream()));
+    *out.status_mut() = status;
+    *out.headers_mut() = headers;
+    out
+}

@@ -1,0 +1,299 @@
+//! What the gateway sends upstream is what `Chef::compile` makes of the same conversation,
+//! byte for byte, with the client's other fields appended; the same request twice gives
+//! the same bytes.
+
+use chef::{Chef, ChefConfig};
+use chef_compress::Level;
+use chef_ir::{Content, Message, Target, ToolResult};
+use serde_json::{Value, json};
+
+use crate::{
+    chat_reply,
+    harness::{Reply, Rig, anthropic_tools, chat_tools, responses_tools, tool_definitions},
+    messages_reply, responses_reply,
+};
+
+fn args() -> Value {
+    json!({"trackingNumber": "737U2663137"})
+}
+
+/// The library's own compile of the conversation both tests send: a user turn, the
+/// model's earlier call (as the model wrote it at level 3), its result, a new user turn.
+fn library_body(target: Target, call_id: &str) -> Vec<u8> {
+    library_body_at(Level::Three, target, call_id)
+}
+
+fn library_body_at(level: Level, target: Target, call_id: &str) -> Vec<u8> {
+    let mut chef = Chef::new(ChefConfig::default().with_level(level));
+    chef.register_tools(tool_definitions()).unwrap();
+    chef.set_system_prompt(vec![Message::system("You track orders.")]);
+    chef.push(Message::user("Where is 737U2663137?"));
+    let mut call = chef.encode_call("get_order_details", args()).unwrap();
+    call.id = call_id.into();
+    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        call_id,
+        "In transit.",
+    )]));
+    chef.push(Message::user("When will it arrive?"));
+    chef.compile(target).unwrap().body
+}
+
+fn with_fields(mut body: Vec<u8>, fields: &str) -> Vec<u8> {
+    assert_eq!(body.pop(), Some(b'}'));
+    body.push(b',');
+    body.extend_from_slice(fields.as_bytes());
+    body.push(b'}');
+    body
+}
+
+fn chat_request() -> Value {
+    json!({"model": "gpt-test",
+        "messages": [
+            {"role": "system", "content": "You track orders."},
+            {"role": "user", "content": "Where is 737U2663137?"},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+                "function": {"name": "get_order_details", "arguments": args().to_string()}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "In transit."},
+            {"role": "user", "content": "When will it arrive?"}],
+        "tools": chat_tools()})
+}
+
+#[tokio::test]
+async fn chat_upstream_bytes_equal_the_library_compile() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(chat_reply(Some("Hello."), &[])),
+            Reply::Json(chat_reply(Some("Tomorrow."), &[])),
+            Reply::Json(chat_reply(Some("Tomorrow."), &[])),
+        ],
+    )
+    .await;
+    // A different conversation with the same tools first: its session is kept and reused,
+    // and must leave nothing behind.
+    let mut other = chat_request();
+    other["messages"] = json!([{"role": "system", "content": "Another prompt."},
+        {"role": "user", "content": "Hello"}]);
+    assert_eq!(
+        rig.openai("/v1/chat/completions", &other).await.status(),
+        200
+    );
+    for _ in 0..2 {
+        let response = rig.openai("/v1/chat/completions", &chat_request()).await;
+        assert_eq!(response.status(), 200);
+    }
+    let mut seen = rig.script.seen();
+    seen.remove(0);
+    let expected = with_fields(
+        library_body(Target::OpenAiChat, "call_1"),
+        r#""model":"gpt-test""#,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&seen[0].body),
+        String::from_utf8_lossy(&expected)
+    );
+    // Identical client requests, identical upstream bytes.
+    assert_eq!(seen[0].body, seen[1].body);
+    // The earlier call went upstream as the model wrote it, not under its real name.
+    let sent = String::from_utf8_lossy(&seen[0].body);
+    assert!(!sent.contains(r#""name":"get_order_details""#), "{sent}");
+    // The tool block is counted for every request, reused session or not.
+    let metrics = rig
+        .http
+        .get(rig.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let chars = |stage: &str| -> u64 {
+        let prefix = format!("chef_tool_block_chars_total{{stage=\"{stage}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (before, after) = (chars("before"), chars("after"));
+    assert!(before > 20 * after && after > 0, "{before} {after}");
+    assert_eq!(before % 3, 0, "three requests, the same tools: {before}");
+    assert!(
+        metrics.contains("chef_sessions_reused_total 2"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
+async fn messages_upstream_bytes_equal_the_library_compile() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(messages_reply(Some("Tomorrow."), &[])),
+            Reply::Json(messages_reply(Some("Tomorrow."), &[])),
+        ],
+    )
+    .await;
+    let request = json!({"model": "claude-test", "max_tokens": 512,
+        "system": "You track orders.",
+        "messages": [
+            {"role": "user", "content": "Where is 737U2663137?"},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+                "name": "get_order_details", "input": args()}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "In transit."},
+                {"type": "text", "text": "When will it arrive?"}]}],
+        "tools": anthropic_tools()});
+    for _ in 0..2 {
+        let response = rig.anthropic(&request).await;
+        assert_eq!(response.status(), 200);
+    }
+    let seen = rig.script.seen();
+    let expected = with_fields(
+        library_body(Target::Anthropic, "toolu_1"),
+        r#""model":"claude-test","max_tokens":512"#,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&seen[0].body),
+        String::from_utf8_lossy(&expected)
+    );
+    assert_eq!(seen[0].body, seen[1].body);
+}
+
+#[tokio::test]
+async fn every_level_replays_history_as_the_library_compiles_it() {
+    for (level, n) in [(Level::Zero, 0), (Level::One, 1), (Level::Two, 2)] {
+        let rig = Rig::start(
+            &format!("[chef]\nlevel = {n}\n"),
+            vec![Reply::Json(chat_reply(Some("Tomorrow."), &[]))],
+        )
+        .await;
+        let response = rig.openai("/v1/chat/completions", &chat_request()).await;
+        assert_eq!(response.status(), 200, "level {n}");
+        let expected = with_fields(
+            library_body_at(level, Target::OpenAiChat, "call_1"),
+            r#""model":"gpt-test""#,
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&rig.script.seen()[0].body),
+            String::from_utf8_lossy(&expected),
+            "level {n}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn responses_upstream_bytes_equal_the_library_compile() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![Reply::Json(responses_reply(Some("Tomorrow."), &[]))],
+    )
+    .await;
+    let request = json!({"model": "gpt-test", "instructions": "You track orders.",
+        "input": [
+            {"role": "user", "content": "Where is 737U2663137?"},
+            {"type": "function_call", "call_id": "call_1", "name": "get_order_details",
+                "arguments": args().to_string()},
+            {"type": "function_call_output", "call_id": "call_1", "output": "In transit."},
+            {"role": "user", "content": "When will it arrive?"}],
+        "tools": responses_tools(), "store": false});
+    let response = rig.openai("/v1/responses", &request).await;
+    assert_eq!(response.status(), 200);
+    let expected = with_fields(
+        library_body(Target::OpenAiResponses, "call_1"),
+        r#""model":"gpt-test","store":false"#,
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&rig.script.seen()[0].body),
+        String::from_utf8_lossy(&expected)
+    );
+}
+
+#[tokio::test]
+async fn a_tool_choice_naming_a_real_tool_becomes_any_tool_at_level_3() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(chat_reply(Some("ok"), &[])),
+            Reply::Json(messages_reply(Some("ok"), &[])),
+        ],
+    )
+    .await;
+    let mut request = chat_request();
+    request["tool_choice"] = json!({"type": "function", "function": {"name": "get_order_details"}});
+    assert_eq!(
+        rig.openai("/v1/chat/completions", &request).await.status(),
+        200
+    );
+    let request = json!({"model": "claude-test", "max_tokens": 16,
+        "messages": [{"role": "user", "content": "hi"}], "tools": anthropic_tools(),
+        "tool_choice": {"type": "tool", "name": "get_order_details"}});
+    assert_eq!(rig.anthropic(&request).await.status(), 200);
+    let seen = rig.script.seen();
+    assert_eq!(seen[0].json()["tool_choice"], "required");
+    assert_eq!(seen[1].json()["tool_choice"], json!({"type": "any"}));
+}
+
+#[tokio::test]
+async fn a_tool_choice_naming_a_tool_on_the_wire_is_kept() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 1\n",
+        vec![Reply::Json(chat_reply(Some("ok"), &[]))],
+    )
+    .await;
+    let mut request = chat_request();
+    let choice = json!({"type": "function", "function": {"name": "get_order_details"}});
+    request["tool_choice"] = choice.clone();
+    assert_eq!(
+        rig.openai("/v1/chat/completions", &request).await.status(),
+        200
+    );
+    assert_eq!(rig.script.seen()[0].json()["tool_choice"], choice);
+}
+
+#[tokio::test]
+async fn configured_announcements_reach_the_model_as_the_library_places_them() {
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n[[chef.announcements]]\nid = \"freeze\"\ntext = \"Orders are frozen today.\"\n",
+        vec![
+            Reply::Json(chat_reply(Some("ok"), &[])),
+            Reply::Json(chat_reply(Some("ok"), &[])),
+        ],
+    )
+    .await;
+    for _ in 0..2 {
+        assert_eq!(
+            rig.openai("/v1/chat/completions", &chat_request())
+                .await
+                .status(),
+            200
+        );
+    }
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    chef.register_tools(tool_definitions()).unwrap();
+    chef.announce("freeze", "Orders are frozen today.", chef::Channel::Auto);
+    chef.set_system_prompt(vec![Message::system("You track orders.")]);
+    chef.push(Message::user("Where is 737U2663137?"));
+    let mut call = chef.encode_call("get_order_details", args()).unwrap();
+    call.id = "call_1".into();
+    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        "call_1",
+        "In transit.",
+    )]));
+    chef.push(Message::user("When will it arrive?"));
+    let expected = with_fields(
+        chef.compile(Target::OpenAiChat).unwrap().body,
+        r#""model":"gpt-test""#,
+    );
+    let seen = rig.script.seen();
+    assert!(String::from_utf8_lossy(&seen[0].body).contains("Orders are frozen today."));
+    for s in &seen {
+        assert_eq!(
+            String::from_utf8_lossy(&s.body),
+            String::from_utf8_lossy(&expected)
+        );
+    }
+}

@@ -1,0 +1,352 @@
+//! OpenAI Chat Completions through the gateway.
+
+use chef_ir::ToolCall;
+use serde_json::{Value, json};
+
+use crate::{
+    chat_reply,
+    harness::{Reply, Rig, chat_tools, encoded, pieces, sse, sse_events, wire_tool_names},
+};
+
+pub(crate) fn request(user: &str) -> Value {
+    json!({"model": "gpt-test", "temperature": 0.2,
+        "messages": [{"role": "system", "content": "You track orders."},
+                     {"role": "user", "content": user}],
+        "tools": chat_tools()})
+}
+
+pub(crate) fn order_call() -> ToolCall {
+    encoded(
+        "get_order_details",
+        json!({"trackingNumber": "737U2663137"}),
+    )
+}
+
+#[tokio::test]
+async fn a_t_call_reaches_the_client_under_its_real_name() {
+    let call = order_call();
+    assert_eq!(call.name.as_str(), "t");
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![Reply::Json(chat_reply(None, &[("call_1", &call)]))],
+    )
+    .await;
+    let response = rig
+        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["id"], "call_1");
+    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+    let args: Value =
+        serde_json::from_str(calls[0]["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"trackingNumber": "737U2663137"}));
+    assert_eq!(body["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(body["usage"]["total_tokens"], 15);
+
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].path, "/v1/chat/completions");
+    let sent = seen[0].json();
+    assert_eq!(wire_tool_names(&sent), ["t", "q"]);
+    assert_eq!(sent["model"], "gpt-test");
+    assert_eq!(sent["temperature"], 0.2);
+    assert!(sent.to_string().contains("<toolmap>"));
+    assert!(
+        !sent
+            .to_string()
+            .contains("\"parameters\":{\"type\":\"object\",\"properties\":{\"trackingNumber\"")
+    );
+    assert_eq!(
+        seen[0].headers.get("authorization").unwrap(),
+        "Bearer sk-test-secret"
+    );
+}
+
+#[tokio::test]
+async fn a_lookup_and_a_bad_argument_are_answered_inside_the_gateway() {
+    let good = order_call();
+    let code = good.arguments["f"].as_str().unwrap().to_owned();
+    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let bad = ToolCall::new("x", "t", json!({"f": code, "a": {}}));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(chat_reply(Some("Looking it up."), &[("call_q", &lookup)])),
+            Reply::Json(chat_reply(None, &[("call_bad", &bad)])),
+            Reply::Json(chat_reply(None, &[("call_good", &good)])),
+        ],
+    )
+    .await;
+    let response = rig
+        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap();
+    assert_eq!(calls[0]["id"], "call_good");
+    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+    // Usage adds up every round.
+    assert_eq!(body["usage"]["prompt_tokens"], 30);
+    assert_eq!(body["usage"]["completion_tokens"], 15);
+
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 3);
+    // Round 2 carries the lookup's answer, round 3 the validation error.
+    let second = seen[1].json();
+    let messages = second["messages"].as_array().unwrap();
+    let tool = messages
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "call_q")
+        .unwrap();
+    assert!(
+        tool["content"].to_string().contains("trackingNumber"),
+        "{tool}"
+    );
+    let third = seen[2].json();
+    let error = third["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == "call_bad")
+        .unwrap()
+        .to_string();
+    assert!(error.contains("trackingNumber"), "{error}");
+    // The model's own calls are replayed as it wrote them.
+    assert!(third.to_string().contains("\"name\":\"q\""));
+}
+
+#[tokio::test]
+async fn a_blocked_tool_is_refused_inside_the_gateway() {
+    let cancel = encoded("cancel_order", json!({"trackingNumber": "737U2663137"}));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\nblocked = [\"cancel_order\"]\n",
+        vec![
+            Reply::Json(chat_reply(None, &[("call_c", &cancel)])),
+            Reply::Json(chat_reply(Some("I cannot cancel orders."), &[])),
+        ],
+    )
+    .await;
+    let response = rig
+        .openai("/v1/chat/completions", &request("Cancel 737U2663137"))
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert!(body["choices"][0]["message"].get("tool_calls").is_none());
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        "I cannot cancel orders."
+    );
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 2);
+    let refusal = seen[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["tool_call_id"] == "call_c")
+        .unwrap()
+        .to_string();
+    assert!(refusal.contains("blocked"), "{refusal}");
+}
+
+/// Chat chunks of one reply: text in two deltas, then a call whose arguments arrive in
+/// pieces.
+pub(crate) fn chat_stream(text: &str, id: &str, call: &ToolCall) -> String {
+    let head = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1,
+            "model": "gpt-test", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let args = serde_json::to_string(&call.arguments).unwrap();
+    let (a, b) = args.split_at(args.len() / 2);
+    let mut events = vec![(
+        "",
+        head(json!({"role": "assistant", "content": ""}), Value::Null),
+    )];
+    if !text.is_empty() {
+        let (x, y) = text.split_at(text.len() / 2);
+        events.push(("", head(json!({"content": x}), Value::Null)));
+        events.push(("", head(json!({"content": y}), Value::Null)));
+    }
+    events.push((
+        "",
+        head(
+            json!({"tool_calls": [{"index": 0, "id": id, "type": "function",
+                "function": {"name": call.name.as_str(), "arguments": a}}]}),
+            Value::Null,
+        ),
+    ));
+    events.push((
+        "",
+        head(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": b}}]}),
+            Value::Null,
+        ),
+    ));
+    events.push(("", head(json!({}), json!("tool_calls"))));
+    events.push((
+        "",
+        json!({"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1,
+            "model": "gpt-test", "choices": [],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+    ));
+    let mut out = sse(&events);
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+#[tokio::test]
+async fn streaming_holds_call_deltas_and_emits_real_names() {
+    let good = order_call();
+    let code = good.arguments["f"].as_str().unwrap().to_owned();
+    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Sse(pieces(&chat_stream("Let me check.", "call_q", &lookup), 17)),
+            Reply::Sse(pieces(&chat_stream("Found it.", "call_1", &good), 23)),
+        ],
+    )
+    .await;
+    let mut body = request("Where is 737U2663137?");
+    body["stream"] = json!(true);
+    body["stream_options"] = json!({"include_usage": true});
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 200);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let text = response.text().await.unwrap();
+    let events = sse_events(&text);
+    assert_eq!(events.last().unwrap().1, "[DONE]");
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|(_, d)| serde_json::from_str(d).unwrap())
+        .collect();
+    let content: String = chunks
+        .iter()
+        .filter_map(|c| {
+            c.pointer("/choices/0/delta/content")
+                .and_then(Value::as_str)
+        })
+        .collect();
+    assert_eq!(content, "Let me check.Found it.");
+    let calls: Vec<&Value> = chunks
+        .iter()
+        .filter_map(|c| c.pointer("/choices/0/delta/tool_calls/0"))
+        .collect();
+    assert_eq!(calls.len(), 1, "{text}");
+    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+    assert_eq!(calls[0]["id"], "call_1");
+    assert_eq!(calls[0]["index"], 0);
+    assert!(!text.contains("\"name\":\"q\"") && !text.contains("\"name\":\"t\""));
+    let finish: Vec<&Value> = chunks
+        .iter()
+        .filter_map(|c| {
+            c.pointer("/choices/0/finish_reason")
+                .filter(|f| !f.is_null())
+        })
+        .collect();
+    assert_eq!(finish, [&json!("tool_calls")]);
+    let usage = chunks.iter().find_map(|c| c.get("usage")).unwrap();
+    assert_eq!(usage["total_tokens"], 30);
+    // Two upstream rounds, both streamed, with usage asked for.
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].json()["stream"], true);
+}
+
+#[tokio::test]
+async fn streaming_without_usage_asked_gets_no_usage_chunk() {
+    let good = order_call();
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![Reply::Sse(vec![chat_stream("", "call_1", &good)])],
+    )
+    .await;
+    let mut body = request("Where is 737U2663137?");
+    body["stream"] = json!(true);
+    let text = rig
+        .openai("/v1/chat/completions", &body)
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(!text.contains("\"usage\""), "{text}");
+    assert!(text.contains("get_order_details"));
+    // Upstream was asked for usage all the same (to add up rounds).
+    assert_eq!(
+        rig.script.seen()[0].json()["stream_options"]["include_usage"],
+        true
+    );
+}
+
+#[tokio::test]
+async fn a_reply_mixing_a_lookup_and_a_real_call_is_answered_whole_inside_first() {
+    let good = order_call();
+    let code = good.arguments["f"].as_str().unwrap().to_owned();
+    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let mixed = chat_reply(None, &[("call_q", &lookup), ("call_early", &good)]);
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(mixed.clone()),
+            Reply::Json(chat_reply(None, &[("call_1", &good)])),
+        ],
+    )
+    .await;
+    let body: Value = rig
+        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["id"], "call_1");
+    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+    // The model heard both answers: the lookup, and that its early call was not run.
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 2);
+    let second = seen[1].json();
+    let answer = |id: &str| {
+        second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["tool_call_id"] == id)
+            .unwrap()["content"]
+            .to_string()
+    };
+    assert!(answer("call_q").contains("trackingNumber"));
+    assert!(answer("call_early").contains("Not run"));
+
+    // With no round left, the client's call goes out and the lookup is dropped.
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n[limits]\nmax_internal_rounds = 1\n",
+        vec![Reply::Json(mixed)],
+    )
+    .await;
+    let body: Value = rig
+        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["id"], "call_early");
+    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+}

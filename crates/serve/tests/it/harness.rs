@@ -1,0 +1,339 @@
+//! A scripted upstream model server and a gateway in front of it, both on 127.0.0.1:0.
+
+use std::{
+    collections::VecDeque,
+    net::SocketAddr,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use axum::{
+    Router,
+    body::{Body, Bytes},
+    extract::{Request, State},
+    http::{HeaderMap, StatusCode, header},
+    response::{IntoResponse, Response},
+};
+use chef::{Chef, ChefConfig};
+use chef_compress::Level;
+use chef_ir::{ToolCall, ToolDefinition};
+use serde_json::{Value, json};
+
+/// One scripted reply.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// A JSON body with status 200.
+    Json(Value),
+    /// A status, extra headers and a raw body.
+    Status(u16, Vec<(&'static str, &'static str)>, String),
+    /// An SSE body sent in these pieces (each piece as one chunk).
+    Sse(Vec<String>),
+    /// Never answers.
+    Hang,
+    /// These SSE pieces, then silence; the flag is set when the response body is dropped
+    /// (the gateway closed the connection).
+    SseThenStall(Vec<String>, Arc<AtomicBool>),
+}
+
+/// Sets its flag when dropped.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// What the upstream received.
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Seen {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+}
+
+#[derive(Default)]
+pub struct Script {
+    replies: Mutex<VecDeque<Reply>>,
+    seen: Mutex<Vec<Seen>>,
+    /// The reply once the queue is empty (load tests), instead of a 500.
+    fallback: Mutex<Option<Reply>>,
+    /// Whether to record what arrives (off for load tests).
+    quiet: AtomicBool,
+}
+
+impl Script {
+    pub fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// Answers every request with `reply` once the queue is empty, recording nothing.
+    pub fn always(&self, reply: Reply) {
+        *self.fallback.lock().unwrap() = Some(reply);
+        self.quiet.store(true, Ordering::SeqCst);
+    }
+}
+
+async fn scripted(State(script): State<Arc<Script>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    if !script.quiet.load(Ordering::SeqCst) {
+        script.seen.lock().unwrap().push(Seen {
+            method: parts.method.to_string(),
+            path: parts.uri.to_string(),
+            headers: parts.headers.clone(),
+            body,
+        });
+    }
+    let queued = script.replies.lock().unwrap().pop_front();
+    let reply = queued.or_else(|| script.fallback.lock().unwrap().clone());
+    match reply {
+        None => (StatusCode::INTERNAL_SERVER_ERROR, "script exhausted").into_response(),
+        Some(Reply::Json(value)) => {
+            let mut r = serde_json::to_vec(&value).unwrap().into_response();
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, "application/json".parse().unwrap());
+            r
+        }
+        Some(Reply::Status(status, headers, body)) => {
+            let mut r = (StatusCode::from_u16(status).unwrap(), body).into_response();
+            for (k, v) in headers {
+                r.headers_mut().insert(k, v.parse().unwrap());
+            }
+            r
+        }
+        Some(Reply::Sse(pieces)) => {
+            let stream = futures::stream::iter(pieces).then(|piece| async move {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+                Ok::<_, std::convert::Infallible>(Bytes::from(piece))
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+            r
+        }
+        Some(Reply::SseThenStall(pieces, flag)) => {
+            let state = (VecDeque::from(pieces), DropFlag(flag));
+            let stream = futures::stream::unfold(state, |(mut pieces, guard)| async move {
+                match pieces.pop_front() {
+                    Some(piece) => Some((
+                        Ok::<_, std::convert::Infallible>(Bytes::from(piece)),
+                        (pieces, guard),
+                    )),
+                    None => {
+                        std::future::pending::<()>().await;
+                        None
+                    }
+                }
+            });
+            let mut r = Response::new(Body::from_stream(stream));
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+            r
+        }
+        Some(Reply::Hang) => {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            StatusCode::OK.into_response()
+        }
+    }
+}
+
+use futures::StreamExt as _;
+
+/// A running upstream and gateway.
+pub struct Rig {
+    pub script: Arc<Script>,
+    pub gateway: SocketAddr,
+    pub upstream: SocketAddr,
+    pub http: reqwest::Client,
+}
+
+impl Rig {
+    /// Starts both; `config` is extra gateway TOML (the `[upstream]` table is added).
+    pub async fn start(config: &str, replies: Vec<Reply>) -> Self {
+        let script = Arc::new(Script::default());
+        script.replies.lock().unwrap().extend(replies);
+        let app = Router::new()
+            .fallback(scripted)
+            .with_state(Arc::clone(&script));
+        let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let upstream_addr = upstream.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(upstream, app).await.unwrap() });
+
+        let text = format!(
+            "[upstream]\nopenai = \"http://{upstream_addr}/v1\"\nanthropic = \"http://{upstream_addr}/v1\"\n{config}"
+        );
+        let config = chef_serve::Config::parse(&text).unwrap();
+        let gateway = chef_serve::Gateway::new(config).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            axum::serve(listener, chef_serve::router(gateway))
+                .await
+                .unwrap()
+        });
+        Self {
+            script,
+            gateway: addr,
+            upstream: upstream_addr,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.gateway)
+    }
+
+    /// Posts JSON with the OpenAI credential header.
+    pub async fn openai(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.http
+            .post(self.url(path))
+            .header("authorization", "Bearer sk-test-secret")
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Posts JSON with the Anthropic credential headers.
+    pub async fn anthropic(&self, body: &Value) -> reqwest::Response {
+        self.http
+            .post(self.url("/v1/messages"))
+            .header("x-api-key", "sk-ant-test-secret")
+            .header("anthropic-version", "2023-06-01")
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+/// The 149 real tools of the workspace fixture.
+pub fn real_tools() -> Vec<Value> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/real-mcp-tools.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let tools: Vec<Value> = serde_json::from_str(&text).unwrap();
+    assert_eq!(tools.len(), 149);
+    tools
+}
+
+pub fn chat_tools() -> Value {
+    Value::Array(
+        real_tools()
+            .into_iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                "name": t["name"], "description": t["description"], "parameters": t["input_schema"]}})
+            })
+            .collect(),
+    )
+}
+
+pub fn responses_tools() -> Value {
+    Value::Array(
+        real_tools()
+            .into_iter()
+            .map(|t| {
+                json!({"type": "function", "name": t["name"], "description": t["description"],
+                "parameters": t["input_schema"]})
+            })
+            .collect(),
+    )
+}
+
+pub fn anthropic_tools() -> Value {
+    Value::Array(
+        real_tools()
+            .into_iter()
+            .map(|t| {
+                json!({"name": t["name"], "description": t["description"], "input_schema": t["input_schema"]})
+            })
+            .collect(),
+    )
+}
+
+pub fn tool_definitions() -> Vec<ToolDefinition> {
+    real_tools()
+        .into_iter()
+        .map(|t| {
+            ToolDefinition::new(t["name"].as_str().unwrap(), t["input_schema"].clone())
+                .with_description(t["description"].as_str().unwrap())
+        })
+        .collect()
+}
+
+/// The call a level-3 model writes for `name(args)`, from chef itself.
+pub fn encoded(name: &str, args: Value) -> ToolCall {
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    chef.register_tools(tool_definitions()).unwrap();
+    chef.encode_call(name, args).unwrap()
+}
+
+/// The names of the tools in an upstream body.
+pub fn wire_tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t.pointer("/function/name")
+                .or_else(|| t.get("name"))
+                .and_then(Value::as_str)
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// Server-sent events: `(event name or "", data)` pairs, as a client reads them.
+pub fn sse_events(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for block in text.split("\n\n") {
+        let mut event = String::new();
+        let mut data = String::new();
+        for line in block.lines() {
+            if let Some(v) = line.strip_prefix("event: ") {
+                event = v.to_owned();
+            } else if let Some(v) = line.strip_prefix("data: ") {
+                data = v.to_owned();
+            }
+        }
+        if !data.is_empty() {
+            out.push((event, data));
+        }
+    }
+    out
+}
+
+/// An SSE body from `(event, data)` pairs (event `""`: none).
+pub fn sse(events: &[(&str, Value)]) -> String {
+    let mut out = String::new();
+    for (event, data) in events {
+        if !event.is_empty() {
+            out.push_str(&format!("event: {event}\n"));
+        }
+        out.push_str(&format!("data: {data}\n\n"));
+    }
+    out
+}
+
+/// An SSE body cut into pieces of `n` bytes (to exercise the line decoder).
+pub fn pieces(text: &str, n: usize) -> Vec<String> {
+    text.as_bytes()
+        .chunks(n)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect()
+}

@@ -1,0 +1,339 @@
+//! Hostile input and a failing upstream: each answered in the API's own error shape, and
+//! the gateway stays up.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::{
+    chat_reply,
+    harness::{Reply, Rig},
+};
+
+fn small_chat() -> Value {
+    json!({"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}]})
+}
+
+fn small_messages() -> Value {
+    json!({"model": "claude-test", "max_tokens": 16,
+        "messages": [{"role": "user", "content": "hi"}]})
+}
+
+fn assert_openai_error(body: &Value, kind: &str) {
+    assert_eq!(body["error"]["type"], kind, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
+    assert!(body["error"].get("code").is_some());
+}
+
+fn assert_anthropic_error(body: &Value, kind: &str) {
+    assert_eq!(body["type"], "error", "{body}");
+    assert_eq!(body["error"]["type"], kind, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty())
+    );
+}
+
+async fn post_raw(rig: &Rig, path: &str, body: &'static str) -> (u16, Value) {
+    let response = rig
+        .http
+        .post(rig.url(path))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn malformed_json_is_a_400_in_each_shape() {
+    let rig = Rig::start("", vec![]).await;
+    let (status, body) = post_raw(&rig, "/v1/chat/completions", "{\"messages\": [").await;
+    assert_eq!(status, 400);
+    assert_openai_error(&body, "invalid_request_error");
+    let (status, body) = post_raw(&rig, "/v1/responses", "[1, 2]").await;
+    assert_eq!(status, 400);
+    assert_openai_error(&body, "invalid_request_error");
+    let (status, body) = post_raw(&rig, "/v1/messages", "not json").await;
+    assert_eq!(status, 400);
+    assert_anthropic_error(&body, "invalid_request_error");
+    // A body that is JSON but not a request of the API.
+    let (status, body) = post_raw(&rig, "/v1/messages", "{\"messages\": 3}").await;
+    assert_eq!(status, 400);
+    assert_anthropic_error(&body, "invalid_request_error");
+    assert!(rig.script.seen().is_empty());
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_a_413() {
+    let rig = Rig::start("[limits]\nmax_body_bytes = 1000\n", vec![]).await;
+    let big = json!({"model": "m", "messages": [{"role": "user", "content": "x".repeat(5000)}]});
+    let response = rig.openai("/v1/chat/completions", &big).await;
+    assert_eq!(response.status(), 413);
+    assert_openai_error(&response.json().await.unwrap(), "invalid_request_error");
+    let mut big = small_messages();
+    big["messages"][0]["content"] = json!("y".repeat(5000));
+    let response = rig.anthropic(&big).await;
+    assert_eq!(response.status(), 413);
+    assert_anthropic_error(&response.json().await.unwrap(), "request_too_large");
+    // Chunked, without a length up front.
+    let stream = futures::stream::iter((0..10).map(|_| Ok::<_, std::io::Error>(vec![b' '; 200])));
+    let response = rig
+        .http
+        .post(rig.url("/v1/chat/completions"))
+        .body(reqwest::Body::wrap_stream(stream))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 413);
+    assert!(rig.script.seen().is_empty());
+}
+
+#[tokio::test]
+async fn upstream_429_passes_retry_after_and_the_body_through() {
+    let limited = r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}"#;
+    let rig = Rig::start(
+        "",
+        vec![
+            Reply::Status(429, vec![("retry-after", "7"), ("content-type", "application/json")], limited.to_owned()),
+            Reply::Status(503, vec![], "<html>bad gateway</html>".to_owned()),
+            Reply::Status(404, vec![("content-type", "application/json")],
+                r#"{"error":{"message":"The model `nope` does not exist","type":"invalid_request_error","param":null,"code":"model_not_found"}}"#.to_owned()),
+            Reply::Status(529, vec![], r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.to_owned()),
+        ],
+    )
+    .await;
+    let response = rig.openai("/v1/chat/completions", &small_chat()).await;
+    assert_eq!(response.status(), 429);
+    assert_eq!(response.headers()["retry-after"], "7");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body, serde_json::from_str::<Value>(limited).unwrap());
+
+    let response = rig.openai("/v1/chat/completions", &small_chat()).await;
+    assert_eq!(response.status(), 503);
+    assert_openai_error(&response.json().await.unwrap(), "server_error");
+
+    let mut unknown = small_chat();
+    unknown["model"] = json!("nope");
+    let response = rig.openai("/v1/chat/completions", &unknown).await;
+    assert_eq!(response.status(), 404);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "model_not_found");
+
+    let response = rig.anthropic(&small_messages()).await;
+    assert_eq!(response.status(), 529);
+    assert_anthropic_error(&response.json().await.unwrap(), "overloaded_error");
+}
+
+#[tokio::test]
+async fn a_hanging_upstream_times_out_and_the_gateway_stays_up() {
+    let rig = Rig::start(
+        "[limits]\nupstream_timeout_secs = 1\n",
+        vec![
+            Reply::Hang,
+            Reply::Hang,
+            Reply::Json(chat_reply(Some("back"), &[])),
+        ],
+    )
+    .await;
+    let started = Instant::now();
+    let response = rig.openai("/v1/chat/completions", &small_chat()).await;
+    assert_eq!(response.status(), 504);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_openai_error(&response.json().await.unwrap(), "server_error");
+    let response = rig.anthropic(&small_messages()).await;
+    assert_eq!(response.status(), 504);
+    assert_anthropic_error(&response.json().await.unwrap(), "timeout_error");
+    let body: Value = rig
+        .openai("/v1/chat/completions", &small_chat())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], "back");
+}
+
+#[tokio::test]
+async fn an_unreachable_upstream_is_a_502() {
+    let config = chef_serve::Config::parse(
+        "[upstream]\nopenai = \"http://127.0.0.1:9/v1\"\nanthropic = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let gateway = chef_serve::Gateway::new(config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, chef_serve::router(gateway)).await });
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/v1/messages"))
+        .json(&small_messages())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 502);
+    assert_anthropic_error(&response.json().await.unwrap(), "api_error");
+}
+
+#[tokio::test]
+async fn other_paths_pass_through_with_credentials() {
+    let models = json!({"object": "list", "data": [{"id": "gpt-test", "object": "model"}]});
+    let rig = Rig::start("", vec![Reply::Json(models.clone())]).await;
+    let response = rig
+        .http
+        .get(rig.url("/v1/models?limit=5"))
+        .header("authorization", "Bearer sk-test-secret")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.json::<Value>().await.unwrap(), models);
+    let seen = rig.script.seen();
+    assert_eq!(seen[0].method, "GET");
+    assert_eq!(seen[0].path, "/v1/models?limit=5");
+    assert_eq!(seen[0].headers["authorization"], "Bearer sk-test-secret");
+}
+
+#[tokio::test]
+async fn metrics_count_requests_rounds_and_outcomes() {
+    let rig = Rig::start("", vec![Reply::Json(chat_reply(Some("hi"), &[]))]).await;
+    rig.openai("/v1/chat/completions", &small_chat()).await;
+    post_raw(&rig, "/v1/messages", "nope").await;
+    let text = rig
+        .http
+        .get(rig.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        text.contains("chef_requests_total{api=\"chat\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("chef_request_errors_total{api=\"messages\"} 1"),
+        "{text}"
+    );
+    assert!(text.contains("chef_upstream_rounds_total 1"), "{text}");
+    assert!(
+        text.contains("chef_gateway_overhead_seconds_count 2"),
+        "{text}"
+    );
+}
+
+/// `chef serve --check` (chef_serve::cli): a bad key is named; an unreachable upstream
+/// fails the check; a reachable one passes.
+#[test]
+fn check_names_bad_keys_and_unreachable_upstreams() {
+    let dir = std::env::temp_dir().join(format!("chef-serve-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[limits]\nmax_internal_rounds = 99\n").unwrap();
+    let err = chef_serve::cli(Some(&bad), true).unwrap_err();
+    assert!(err.contains("limits.max_internal_rounds"), "{err}");
+    assert!(err.contains("bad.toml"), "{err}");
+
+    let unreachable = dir.join("unreachable.toml");
+    std::fs::write(
+        &unreachable,
+        "[upstream]\nopenai = \"http://127.0.0.1:9/v1\"\nanthropic = \"http://127.0.0.1:9/v1\"\n",
+    )
+    .unwrap();
+    let err = chef_serve::cli(Some(&unreachable), true).unwrap_err();
+    assert!(err.contains("openai") && err.contains("anthropic"), "{err}");
+
+    // A reachable upstream (any HTTP status counts).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming().take(2) {
+            let mut stream = stream.unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n");
+        }
+    });
+    let ok = dir.join("ok.toml");
+    std::fs::write(
+        &ok,
+        format!("[upstream]\nopenai = \"http://{addr}/v1\"\nanthropic = \"http://{addr}/v1\"\n"),
+    )
+    .unwrap();
+    chef_serve::cli(Some(&ok), true).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn streams_report_a_429_as_a_status_and_a_stall_as_an_error_event() {
+    use std::sync::{Arc, atomic::AtomicBool};
+    let head = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n";
+    let rig = Rig::start(
+        "[limits]\nupstream_timeout_secs = 1\n",
+        vec![
+            Reply::Status(
+                429,
+                vec![("retry-after", "3"), ("content-type", "application/json")],
+                r#"{"error":{"message":"slow down","type":"rate_limit_error","param":null,"code":null}}"#
+                    .to_owned(),
+            ),
+            Reply::SseThenStall(vec![head.to_owned()], Arc::new(AtomicBool::new(false))),
+        ],
+    )
+    .await;
+    let mut body = small_chat();
+    body["stream"] = json!(true);
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 429);
+    assert_eq!(response.headers()["retry-after"], "3");
+    assert_eq!(
+        response.json::<Value>().await.unwrap()["error"]["message"],
+        "slow down"
+    );
+
+    let started = Instant::now();
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The text that arrived was passed on; then the stall ends the stream with an error.
+    assert!(text.contains("\"content\":\"Hel\""), "{text}");
+    let last: Value = serde_json::from_str(
+        text.trim_end()
+            .rsplit("\n\n")
+            .next()
+            .unwrap()
+            .strip_prefix("data: ")
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["error"]["code"], "upstream_timeout", "{text}");
+}
+
+#[tokio::test]
+async fn fields_the_gateway_cannot_honour_are_refused() {
+    let rig = Rig::start("", vec![]).await;
+    let mut body = small_chat();
+    body["n"] = json!(2);
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 400);
+    assert_openai_error(&response.json().await.unwrap(), "invalid_request_error");
+    for key in ["previous_response_id", "conversation"] {
+        let body = json!({"model": "gpt-test", "input": "hi", key: "resp_1"});
+        let response = rig.openai("/v1/responses", &body).await;
+        assert_eq!(response.status(), 400);
+        let body: Value = response.json().await.unwrap();
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains(key),
+            "{body}"
+        );
+    }
+    assert!(rig.script.seen().is_empty());
+}

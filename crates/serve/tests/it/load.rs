@@ -1,0 +1,147 @@
+//! Load: 200 concurrent streaming conversations through the gateway against the scripted
+//! upstream, no failed request, latency reported against the same load sent to the
+//! upstream directly. Ignored by default (timings on a shared debug build mean little):
+//!
+//! ```sh
+//! cargo test -p chef-serve --test it load -- --ignored --nocapture
+//! ```
+
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use serde_json::json;
+
+use crate::{
+    chat::{chat_stream, order_call, request},
+    harness::{Reply, Rig, pieces},
+};
+
+const CONVERSATIONS: usize = 200;
+const TURNS: usize = 2;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index]
+}
+
+async fn run(
+    http: &reqwest::Client,
+    url: &str,
+    body: &serde_json::Value,
+    expect: &str,
+) -> (Vec<Duration>, usize) {
+    let conversations = (0..CONVERSATIONS).map(|_| async {
+        let mut times = Vec::new();
+        let mut failed = 0;
+        for _ in 0..TURNS {
+            let t0 = Instant::now();
+            let ok = match http.post(url).json(body).send().await {
+                Ok(r) if r.status() == 200 => r.text().await.is_ok_and(|t| t.contains(expect)),
+                _ => false,
+            };
+            times.push(t0.elapsed());
+            failed += usize::from(!ok);
+        }
+        (times, failed)
+    });
+    let results = join_all(conversations).await;
+    let failed = results.iter().map(|(_, f)| f).sum();
+    let mut times: Vec<Duration> = results.into_iter().flat_map(|(t, _)| t).collect();
+    times.sort();
+    (times, failed)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "load test; run with --ignored --nocapture"]
+async fn two_hundred_concurrent_streaming_conversations() {
+    let call = order_call();
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n[limits]\nupstream_timeout_secs = 120\n",
+        vec![],
+    )
+    .await;
+    rig.script.always(Reply::Sse(pieces(
+        &chat_stream("Found it.", "call_1", &call),
+        64,
+    )));
+    let mut body = request("Where is 737U2663137?");
+    body["stream"] = json!(true);
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(CONVERSATIONS)
+        .build()
+        .unwrap();
+
+    let direct_url = format!("http://{}/v1/chat/completions", rig.upstream);
+    let (direct, direct_failed) = run(&http, &direct_url, &body, "[DONE]").await;
+    let started = Instant::now();
+    let (through, failed) = run(
+        &http,
+        &rig.url("/v1/chat/completions"),
+        &body,
+        "get_order_details",
+    )
+    .await;
+    let wall = started.elapsed();
+    let metrics = rig
+        .http
+        .get(rig.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let value = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(f64::NAN)
+    };
+    let overhead_mean =
+        value("chef_gateway_overhead_seconds_sum") / value("chef_gateway_overhead_seconds_count");
+    println!(
+        "load: {} requests ({CONVERSATIONS} concurrent conversations x {TURNS} turns), 149 tools at level 3, {:?} wall",
+        through.len(),
+        wall
+    );
+    println!(
+        "  direct to upstream: p50 {:?}  p99 {:?}  failed {direct_failed}",
+        percentile(&direct, 0.5),
+        percentile(&direct, 0.99)
+    );
+    println!(
+        "  through the gateway: p50 {:?}  p99 {:?}  failed {failed}",
+        percentile(&through, 0.5),
+        percentile(&through, 0.99)
+    );
+    println!(
+        "  added at p99: {:?}; gateway's own time per request (mean, /metrics): {:.2} ms",
+        percentile(&through, 0.99).saturating_sub(percentile(&direct, 0.99)),
+        overhead_mean * 1e3
+    );
+    assert_eq!(direct_failed, 0);
+    assert_eq!(failed, 0, "failed requests through the gateway");
+}
+
+/// Where a request's own time goes: reading the body into a session, and compiling it.
+#[test]
+#[ignore = "timing; run with --ignored --nocapture"]
+fn time_of_one_session() {
+    let body = serde_json::to_vec(&request("Where is 737U2663137?")).unwrap();
+    let config = chef_serve::Config::parse("[chef]\nlevel = 3\n").unwrap();
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let mut prepared =
+            chef_serve::session::prepare(&config, chef_serve::Api::Chat, &body).unwrap();
+        let t1 = Instant::now();
+        let payload = prepared.chef.compile(chef_ir::Target::OpenAiChat).unwrap();
+        let t2 = Instant::now();
+        println!(
+            "prepare {:?}  compile {:?}  ({} body bytes)",
+            t1 - t0,
+            t2 - t1,
+            payload.body.len()
+        );
+    }
+}

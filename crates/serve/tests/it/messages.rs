@@ -1,0 +1,276 @@
+//! Anthropic Messages through the gateway.
+
+use chef_ir::ToolCall;
+use serde_json::{Value, json};
+
+use crate::{
+    harness::{Reply, Rig, anthropic_tools, encoded, pieces, sse, sse_events, wire_tool_names},
+    messages_reply,
+};
+
+fn request(user: &str) -> Value {
+    json!({"model": "claude-test", "max_tokens": 1024, "system": "You track orders.",
+        "messages": [{"role": "user", "content": user}],
+        "tools": anthropic_tools()})
+}
+
+fn order_call() -> ToolCall {
+    encoded(
+        "get_order_details",
+        json!({"trackingNumber": "737U2663137"}),
+    )
+}
+
+#[tokio::test]
+async fn a_lookup_and_a_bad_argument_are_resolved_before_the_client_sees_a_call() {
+    let good = order_call();
+    let code = good.arguments["f"].as_str().unwrap().to_owned();
+    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let bad = ToolCall::new("x", "t", json!({"f": code, "a": {}}));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(messages_reply(None, &[("toolu_q", &lookup)])),
+            Reply::Json(messages_reply(None, &[("toolu_bad", &bad)])),
+            Reply::Json(messages_reply(Some("Checking."), &[("toolu_1", &good)])),
+        ],
+    )
+    .await;
+    let response = rig.anthropic(&request("Where is 737U2663137?")).await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    let content = body["content"].as_array().unwrap();
+    assert_eq!(content[0], json!({"type": "text", "text": "Checking."}));
+    assert_eq!(
+        content[1],
+        json!({"type": "tool_use", "id": "toolu_1", "name": "get_order_details",
+            "input": {"trackingNumber": "737U2663137"}})
+    );
+    assert_eq!(body["stop_reason"], "tool_use");
+    assert_eq!(
+        body["usage"],
+        json!({"input_tokens": 30, "output_tokens": 15})
+    );
+
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 3);
+    for s in &seen {
+        assert_eq!(s.path, "/v1/messages");
+        assert_eq!(s.headers["x-api-key"], "sk-ant-test-secret");
+        assert_eq!(s.headers["anthropic-version"], "2023-06-01");
+        assert_eq!(wire_tool_names(&s.json()), ["t", "q"]);
+        assert_eq!(s.json()["max_tokens"], 1024);
+    }
+    let last = seen[2].json();
+    let results: Vec<&Value> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().into_iter().flatten())
+        .filter(|b| b["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0]["tool_use_id"], "toolu_q");
+    assert!(results[0].get("is_error").is_none_or(|e| e == false));
+    assert_eq!(results[1]["tool_use_id"], "toolu_bad");
+    assert_eq!(results[1]["is_error"], true);
+    assert!(results[1].to_string().contains("trackingNumber"));
+}
+
+#[tokio::test]
+async fn a_blocked_tool_reached_through_its_code_is_refused() {
+    let cancel = encoded("cancel_order", json!({"trackingNumber": "1"}));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\nblocked = [\"cancel_order\"]\n",
+        vec![
+            Reply::Json(messages_reply(None, &[("toolu_c", &cancel)])),
+            Reply::Json(messages_reply(Some("That tool is blocked."), &[])),
+        ],
+    )
+    .await;
+    let body: Value = rig
+        .anthropic(&request("Cancel order 1"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        body["content"],
+        json!([{"type": "text", "text": "That tool is blocked."}])
+    );
+    assert_eq!(body["stop_reason"], "end_turn");
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[1].json().to_string().contains("blocked"));
+}
+
+/// The events of one streamed Messages reply: text, then a call in pieces.
+fn messages_stream(text: &str, id: &str, call: &ToolCall) -> String {
+    let args = serde_json::to_string(&call.arguments).unwrap();
+    let (a, b) = args.split_at(args.len() / 2);
+    sse(&[
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_s",
+            "type": "message", "role": "assistant", "model": "claude-test", "content": [],
+            "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        ),
+        ("ping", json!({"type": "ping"})),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": text}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1,
+            "content_block": {"type": "tool_use", "id": id, "name": call.name.as_str(), "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": a}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": b}}),
+        ),
+        (
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 1}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+            "usage": {"output_tokens": 5}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ])
+}
+
+#[tokio::test]
+async fn streaming_renumbers_blocks_across_rounds_and_emits_real_names() {
+    let good = order_call();
+    let code = good.arguments["f"].as_str().unwrap().to_owned();
+    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Sse(pieces(&messages_stream("Looking.", "toolu_q", &lookup), 13)),
+            Reply::Sse(pieces(&messages_stream("Found.", "toolu_1", &good), 31)),
+        ],
+    )
+    .await;
+    let mut body = request("Where is 737U2663137?");
+    body["stream"] = json!(true);
+    let text = rig.anthropic(&body).await.text().await.unwrap();
+    let events: Vec<(String, Value)> = sse_events(&text)
+        .into_iter()
+        .map(|(e, d)| (e, serde_json::from_str(&d).unwrap()))
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|(e, _)| e.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop"
+        ],
+        "{text}"
+    );
+    // One message_start only; blocks 0 and 1 are the two rounds' text, block 2 the call.
+    assert_eq!(events[2].1["delta"]["text"], "Looking.");
+    assert_eq!(events[5].1["index"], 1);
+    assert_eq!(events[5].1["delta"]["text"], "Found.");
+    assert_eq!(events[7].1["index"], 2);
+    assert_eq!(
+        events[7].1["content_block"],
+        json!({"type": "tool_use", "id": "toolu_1", "name": "get_order_details", "input": {}})
+    );
+    let partial: Value =
+        serde_json::from_str(events[8].1["delta"]["partial_json"].as_str().unwrap()).unwrap();
+    assert_eq!(partial, json!({"trackingNumber": "737U2663137"}));
+    assert_eq!(events[10].1["delta"]["stop_reason"], "tool_use");
+    assert_eq!(events[10].1["usage"]["output_tokens"], 10);
+    assert_eq!(events[10].1["usage"]["input_tokens"], 20);
+    assert_eq!(rig.script.seen().len(), 2);
+}
+
+#[tokio::test]
+async fn a_truncated_stream_ends_with_an_error_event() {
+    let good = order_call();
+    let full = messages_stream("Found.", "toolu_1", &good);
+    let cut = full[..full.find("event: message_delta").unwrap()].to_owned();
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Sse(vec![cut]),
+            Reply::Json(messages_reply(Some("fine"), &[])),
+        ],
+    )
+    .await;
+    let mut body = request("Where is 737U2663137?");
+    body["stream"] = json!(true);
+    let text = rig.anthropic(&body).await.text().await.unwrap();
+    let events = sse_events(&text);
+    let (event, data) = events.last().unwrap();
+    assert_eq!(event, "error");
+    let data: Value = serde_json::from_str(data).unwrap();
+    assert_eq!(data["type"], "error");
+    assert_eq!(data["error"]["type"], "api_error");
+    assert!(!text.contains("get_order_details"));
+    // The gateway is still up.
+    let body: Value = rig.anthropic(&request("again")).await.json().await.unwrap();
+    assert_eq!(body["content"][0]["text"], "fine");
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_closes_the_upstream_stream() {
+    let full = messages_stream("Found.", "toolu_1", &order_call());
+    let head = full[..full.find("event: content_block_start").unwrap()].to_owned();
+    let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![Reply::SseThenStall(
+            vec![head],
+            std::sync::Arc::clone(&dropped),
+        )],
+    )
+    .await;
+    let mut body = request("Where is 737U2663137?");
+    body["stream"] = json!(true);
+    let mut response = rig.anthropic(&body).await;
+    // The message_start arrives; then the client hangs up mid-stream.
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("message_start"));
+    assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+    drop(response);
+    for _ in 0..100 {
+        if dropped.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the upstream stream was not closed after the client went away");
+}

@@ -1,0 +1,170 @@
+//! OpenAI Responses through the gateway.
+
+use chef_ir::ToolCall;
+use serde_json::{Value, json};
+
+use crate::{
+    harness::{Reply, Rig, encoded, pieces, responses_tools, sse, sse_events, wire_tool_names},
+    responses_reply,
+};
+
+fn request(user: &str) -> Value {
+    json!({"model": "gpt-test", "instructions": "You track orders.", "input": user,
+        "tools": responses_tools(), "store": false})
+}
+
+fn order_call() -> ToolCall {
+    encoded(
+        "get_order_details",
+        json!({"trackingNumber": "737U2663137"}),
+    )
+}
+
+#[tokio::test]
+async fn a_lookup_is_answered_and_the_call_returns_under_its_real_name() {
+    let good = order_call();
+    let code = good.arguments["f"].as_str().unwrap().to_owned();
+    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Json(responses_reply(None, &[("call_q", &lookup)])),
+            Reply::Json(responses_reply(None, &[("call_1", &good)])),
+        ],
+    )
+    .await;
+    let response = rig
+        .openai("/v1/responses", &request("Where is 737U2663137?"))
+        .await;
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    let output = body["output"].as_array().unwrap();
+    assert_eq!(output.len(), 1);
+    assert_eq!(output[0]["type"], "function_call");
+    assert_eq!(output[0]["call_id"], "call_1");
+    assert_eq!(output[0]["name"], "get_order_details");
+    let args: Value = serde_json::from_str(output[0]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"trackingNumber": "737U2663137"}));
+    assert_eq!(body["usage"]["total_tokens"], 30);
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].path, "/v1/responses");
+    assert_eq!(wire_tool_names(&seen[0].json()), ["t", "q"]);
+    assert_eq!(seen[0].json()["store"], false);
+    let second = seen[1].json().to_string();
+    assert!(second.contains("function_call_output"), "{second}");
+}
+
+fn responses_stream(text: &str, id: &str, call: &ToolCall) -> String {
+    let args = serde_json::to_string(&call.arguments).unwrap();
+    let response = |status: &str, output: Value| {
+        json!({"id": "resp_s", "object": "response", "created_at": 1, "status": status,
+            "model": "gpt-test", "output": output,
+            "usage": if status == "completed" { json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}) } else { Value::Null }})
+    };
+    let message = json!({"type": "message", "id": "msg_s", "status": "completed", "role": "assistant",
+        "content": [{"type": "output_text", "text": text, "annotations": []}]});
+    let fc = json!({"type": "function_call", "id": "fc_s", "call_id": id, "name": call.name.as_str(),
+        "arguments": args, "status": "completed"});
+    sse(&[
+        (
+            "response.created",
+            json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress", json!([]))}),
+        ),
+        (
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+            "item": {"type": "message", "id": "msg_s", "status": "in_progress", "role": "assistant", "content": []}}),
+        ),
+        (
+            "response.output_text.delta",
+            json!({"type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_s",
+            "output_index": 0, "content_index": 0, "delta": text}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": message}),
+        ),
+        (
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "sequence_number": 4, "output_index": 1,
+            "item": {"type": "function_call", "id": "fc_s", "call_id": id, "name": call.name.as_str(), "arguments": "", "status": "in_progress"}}),
+        ),
+        (
+            "response.function_call_arguments.delta",
+            json!({"type": "response.function_call_arguments.delta", "sequence_number": 5,
+            "item_id": "fc_s", "output_index": 1, "delta": args}),
+        ),
+        (
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "sequence_number": 6, "output_index": 1, "item": fc}),
+        ),
+        (
+            "response.completed",
+            json!({"type": "response.completed", "sequence_number": 7,
+            "response": response("completed", json!([message, fc]))}),
+        ),
+    ])
+}
+
+#[tokio::test]
+async fn streaming_emits_text_then_the_real_call_and_one_completed_response() {
+    let good = order_call();
+    let code = good.arguments["f"].as_str().unwrap().to_owned();
+    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let rig = Rig::start(
+        "[chef]\nlevel = 3\n",
+        vec![
+            Reply::Sse(pieces(&responses_stream("Looking.", "call_q", &lookup), 19)),
+            Reply::Sse(pieces(&responses_stream("Found.", "call_1", &good), 41)),
+        ],
+    )
+    .await;
+    let mut body = request("Where is 737U2663137?");
+    body["stream"] = json!(true);
+    let text = rig
+        .openai("/v1/responses", &body)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let events: Vec<Value> = sse_events(&text)
+        .into_iter()
+        .map(|(_, d)| serde_json::from_str(&d).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.output_text.delta",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.output_text.delta",
+            "response.output_item.done",
+            "response.output_item.added",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+            "response.output_item.done",
+            "response.completed"
+        ],
+        "{text}"
+    );
+    let sequence: Vec<u64> = events
+        .iter()
+        .map(|e| e["sequence_number"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sequence, (0..13).collect::<Vec<_>>());
+    assert_eq!(events[6]["output_index"], 1);
+    assert_eq!(events[8]["output_index"], 2);
+    assert_eq!(events[8]["item"]["name"], "get_order_details");
+    let completed = &events[12]["response"];
+    assert_eq!(completed["id"], "resp_s");
+    let output = completed["output"].as_array().unwrap();
+    assert_eq!(output.len(), 3);
+    assert_eq!(output[2]["name"], "get_order_details");
+    assert_eq!(completed["usage"]["total_tokens"], 30);
+    assert!(!text.contains("\"name\":\"q\""));
+}
