@@ -815,9 +815,11 @@ impl Chef {
         tools.stable.code_for(name).ok().map(str::to_owned)
     }
 
-    /// The call a model would write for `name(args)` in the map of the latest compile (a
-    /// test and demo aid).
-    #[doc(hidden)]
+    /// The call a model would write for `name(args)` in the map of the latest compile
+    /// (before any compile, of the current tools): `t(f=<code>, a=args)` at level 3, the
+    /// compound op at level 2, the call itself at levels 0–1. `None` for a tool not in that
+    /// map. A host that replays history written with real names (a gateway, say) encodes
+    /// each earlier call with it; tests and demos use it to play the model.
     pub fn encode_call(&self, name: &str, args: serde_json::Value) -> Option<chef_ir::ToolCall> {
         let tools = self.routing_tools().ok()?;
         let encoded = tools.stable.encode_call_for_test(name, args).ok()?;
