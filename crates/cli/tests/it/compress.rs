@@ -329,3 +329,63 @@ fn compress_with_a_target_is_byte_identical_across_processes() {
         assert_eq!(run(), run(), "{target}");
     }
 }
+
+/// The corpus's tool list, reordered by `reorder`, written to `dir/name`.
+fn reordered_corpus(
+    dir: &std::path::Path,
+    name: &str,
+    reorder: impl Fn(&mut Vec<Value>),
+) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
+    let mut document: Value = serde_json::from_str(&text).unwrap();
+    let list = match &mut document {
+        Value::Object(map) => map.get_mut("tools").unwrap(),
+        other => other,
+    };
+    let Value::Array(tools) = list else {
+        panic!("the corpus is a tool list")
+    };
+    reorder(tools);
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(&document).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn a_reordered_catalogue_gives_byte_identical_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let reversed = reordered_corpus(dir.path(), "reversed.json", |t| t.reverse());
+    let rotated = reordered_corpus(dir.path(), "rotated.json", |t| t.rotate_left(50));
+    let map = fixture("real-mcp-tools.compiled-map.json");
+    let map = map.to_str().unwrap();
+    let corpus = fixture("real-mcp-tools.json");
+    let run = |path: &std::path::Path, flags: &[&str]| {
+        let mut args: Vec<std::ffi::OsString> = vec!["compress".into(), path.into()];
+        args.extend(flags.iter().map(Into::into));
+        let out = chef(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out.stdout
+    };
+    for flags in [
+        &["--level", "0"][..],
+        &["--level", "1"],
+        &["--level", "2"],
+        &["--level", "3"],
+        &["--level", "3", "--map-style", "distinct"],
+        &["--level", "4", "--compiled", map],
+    ] {
+        let reference = run(&corpus, flags);
+        let stats = &serde_json::from_slice::<Value>(&reference).unwrap()["stats"];
+        assert!(
+            stats["normalisations"].as_array().unwrap().len() > 1,
+            "the corpus has schemas to normalise in several tools"
+        );
+        for other in [&reversed, &rotated] {
+            assert!(
+                reference == run(other, flags),
+                "{flags:?} {}",
+                other.display()
+            );
+        }
+    }
+}
