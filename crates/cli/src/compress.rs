@@ -1,5 +1,5 @@
-//! `chef compress TOOLS [--level N] [--map-style S] [--model ID] [--objective O] [--tokens]
-//! [--compiled MAP.json [--require-compiled]] [--target T]`.
+//! `chef compress TOOLS [--level N] [--map-style S] [--max-tools N] [--model ID]
+//! [--objective O] [--tokens] [--compiled MAP.json [--require-compiled]] [--target T]`.
 //!
 //! # Format
 //!
@@ -29,14 +29,16 @@
 //! on the wire; each rename (and any other envelope notice) is one `chef: notice:` line on
 //! stderr, so stdout stays one JSON object.
 
-use chef_compress::{Compressed, Options};
+use std::path::Path;
+
+use chef_compress::{Compressed, Level, Options, validate::Limits};
 use chef_ir::{Target, ToolDefinition};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::{
     error::CliError,
-    flags::{CompressArgs, CompressionFlags},
+    flags::{CompiledFlags, CompressArgs, CompressionFlags, LimitFlags},
     output, tools,
 };
 
@@ -56,13 +58,52 @@ enum Tools<'a> {
     Provider(Value),
 }
 
-/// The library options for the shared level/style flags.
-pub(crate) fn options(flags: &CompressionFlags) -> Options {
-    let options = Options::new().with_level(flags.level);
-    match flags.map_style {
-        Some(style) => options.with_map_style(style),
-        None => options,
+/// The library limits for the shared `--max-tools` flag.
+pub(crate) fn limits(flags: &LimitFlags) -> Limits {
+    Limits {
+        max_tools: flags.max_tools,
+        ..Limits::default()
     }
+}
+
+/// The library options for the shared level, style, limit and compiled-map flags of the
+/// command compressing the catalogue at `tools`.
+///
+/// Level 4 without `--compiled`, or with a map that holds no line, is a usage error naming
+/// the flag (the library's own refusal does not know the command line).
+pub(crate) fn options(
+    tools: &Path,
+    flags: &CompressionFlags,
+    compiled: &CompiledFlags,
+) -> Result<Options, CliError> {
+    let mut options = Options::new()
+        .with_level(flags.level)
+        .with_limits(limits(&flags.limits));
+    if let Some(style) = flags.map_style {
+        options = options.with_map_style(style);
+    }
+    match &compiled.compiled {
+        Some(path) => {
+            let map = load_compiled(path)?;
+            if flags.level == Level::Four && map.is_empty() {
+                return Err(CliError::Usage(format!(
+                    "{}: the compiled map is empty; level 4 needs one `def` line per tool (`chef compile-map` writes them)",
+                    path.display()
+                )));
+            }
+            options = options
+                .with_compiled(map)
+                .with_require_compiled(compiled.require_compiled);
+        }
+        None if flags.level == Level::Four => {
+            return Err(CliError::Usage(format!(
+                "{}: level 4 needs a compiled map: pass --compiled MAP.json (`chef compile-map` writes one)",
+                tools.display()
+            )));
+        }
+        None => {}
+    }
+    Ok(options)
 }
 
 /// Reads a compiled map: a JSON object of tool name -> compiled line.
@@ -82,18 +123,14 @@ pub(crate) fn load_compiled(
 }
 
 pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
+    let mut options =
+        options(&args.tools, &args.compression, &args.compiled)?.with_token_counts(args.tokens);
     let definitions = tools::load(&args.tools)?;
-    let mut options = options(&args.compression).with_token_counts(args.tokens);
     if let Some(model) = &args.model {
         options = options.with_model(model.clone());
     }
     if let Some(objective) = args.objective {
         options = options.with_objective(objective);
-    }
-    if let Some(path) = &args.compiled {
-        options = options
-            .with_compiled(load_compiled(path)?)
-            .with_require_compiled(args.require_compiled);
     }
     let compressed: Compressed =
         chef_compress::compress(&definitions, &options).map_err(|source| CliError::Compress {

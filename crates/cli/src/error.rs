@@ -49,8 +49,8 @@ pub(crate) enum CliError {
         #[source]
         source: std::io::Error,
     },
-    /// The tools cannot be compressed (a schema refused, level 4 without a map, …).
-    #[error("{}: {source}", path.display())]
+    /// The tools cannot be compressed (a schema refused, too many tools, …).
+    #[error("{}: {source}{}", path.display(), compress_hint(source))]
     Compress {
         path: PathBuf,
         #[source]
@@ -119,6 +119,17 @@ pub(crate) enum CliError {
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
+}
+
+/// What to do about a compress error on the command line, when there is a flag for it
+/// (every command reporting [`CliError::Compress`] has `--max-tools`).
+fn compress_hint(source: &chef_compress::CompressError) -> &'static str {
+    match source {
+        chef_compress::CompressError::TooManyTools { .. } => {
+            " (raise the limit with --max-tools N)"
+        }
+        _ => "",
+    }
 }
 
 impl CliError {

@@ -259,27 +259,45 @@ pub(crate) struct CompressArgs {
     /// Also report o200k_base token counts of the original and compressed payload.
     #[arg(long)]
     pub(crate) tokens: bool,
-    /// A compiled map (JSON object: tool name -> `def` line), required at level 4,
-    /// optional at level 1. Lines that no longer fit their tool are dropped and listed.
-    #[arg(long, value_name = "MAP.json")]
-    pub(crate) compiled: Option<PathBuf>,
-    /// Fail when a tool has no usable compiled line (levels 1 and 4).
-    #[arg(long, requires = "compiled")]
-    pub(crate) require_compiled: bool,
+    #[command(flatten)]
+    pub(crate) compiled: CompiledFlags,
     /// Emit `tools` in this provider's envelope instead of chef's neutral shape.
     #[arg(long, value_name = "anthropic|openai|openai-responses|gemini", value_parser = parse_target)]
     pub(crate) target: Option<chef_ir::Target>,
 }
 
-/// Level and map style, shared by `compress` and `resolve`.
+/// Level, map style and limits, shared by `compress` and `resolve`.
 #[derive(Debug, Args)]
 pub(crate) struct CompressionFlags {
-    /// Compression level.
+    /// Compression level (4 needs --compiled).
     #[arg(long, value_name = "0|1|2|3|4", default_value = "1", value_parser = parse_level)]
     pub(crate) level: Level,
     /// Level-3 map style.
     #[arg(long, value_name = "name+required|explicit|signature|distinct", value_parser = parse_map_style)]
     pub(crate) map_style: Option<MapStyle>,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
+}
+
+/// The compiled map, shared by `compress` and `resolve`.
+#[derive(Debug, Args)]
+pub(crate) struct CompiledFlags {
+    /// A compiled map (JSON object: tool name -> `def` line, as `chef compile-map` writes
+    /// it), required at level 4, optional at level 1. Lines that no longer fit their tool
+    /// are dropped and listed.
+    #[arg(long, value_name = "MAP.json")]
+    pub(crate) compiled: Option<PathBuf>,
+    /// Fail when a tool has no usable compiled line (levels 1 and 4).
+    #[arg(long, requires = "compiled")]
+    pub(crate) require_compiled: bool,
+}
+
+/// Resource limits, shared by every command that compresses a catalogue.
+#[derive(Debug, Args)]
+pub(crate) struct LimitFlags {
+    /// The most tools a catalogue may hold.
+    #[arg(long, value_name = "N", default_value_t = chef_compress::validate::Limits::default().max_tools)]
+    pub(crate) max_tools: usize,
 }
 
 #[derive(Debug, Args)]
@@ -323,6 +341,8 @@ pub(crate) struct CompileMapArgs {
 pub(crate) struct RecommendArgs {
     /// A JSON file of tool definitions.
     pub(crate) tools: PathBuf,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
 }
 
 #[derive(Debug, Args)]
@@ -331,6 +351,8 @@ pub(crate) struct ResolveArgs {
     pub(crate) tools: PathBuf,
     #[command(flatten)]
     pub(crate) compression: CompressionFlags,
+    #[command(flatten)]
+    pub(crate) compiled: CompiledFlags,
     /// JSON lines, one call each: {"name": ..., "arguments": an object or a JSON string}.
     #[arg(long, value_name = "CALLS.jsonl")]
     pub(crate) calls: PathBuf,

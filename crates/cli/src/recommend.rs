@@ -1,22 +1,31 @@
-//! `chef recommend TOOLS`.
+//! `chef recommend TOOLS [--max-tools N]`.
 //!
 //! # Format
 //!
-//! One JSON object on stdout, the library's recommendation:
+//! One JSON object on stdout, the library's recommendation. `level1_tokens` is the
+//! o200k_base count of the level-1 block, the figure `chef compress TOOLS --level 1
+//! --tokens` prints as `compressed_tokens` (and `level1_chars` its `compressed_chars`):
 //!
 //! ```json
-//! {"level":3,"reason":"149 tools take ~42,713 tokens at level 1. …","tool_count":149,
-//!  "namespace_count":63,"ops_per_namespace":2.365,"level1_tokens":42713,…}
+//! {"level":3,"reason":"149 tools take 88,829 characters (21,147 o200k_base tokens) at level 1. …",
+//!  "tool_count":149,"namespace_count":63,"ops_per_namespace":2.365,"level1_chars":88829,
+//!  "level1_tokens":21147,…}
 //! ```
 
-use crate::{error::CliError, flags::RecommendArgs, output, tools};
+use chef_compress::ToolNamespace;
+
+use crate::{compress::limits, error::CliError, flags::RecommendArgs, output, tools};
 
 pub(crate) fn run(args: &RecommendArgs) -> Result<(), CliError> {
     let definitions = tools::load(&args.tools)?;
-    let advice =
-        chef_compress::recommend_level(&definitions).map_err(|source| CliError::Compress {
-            path: args.tools.clone(),
-            source,
-        })?;
+    let advice = chef_compress::recommend_level_with_limits(
+        &definitions,
+        ToolNamespace::split,
+        limits(&args.limits),
+    )
+    .map_err(|source| CliError::Compress {
+        path: args.tools.clone(),
+        source,
+    })?;
     output::json_line(&advice)
 }

@@ -1,4 +1,8 @@
-//! `chef resolve TOOLS --level N [--map-style S] --calls CALLS.jsonl`.
+//! `chef resolve TOOLS --level N [--map-style S] [--max-tools N]
+//! [--compiled MAP.json [--require-compiled]] --calls CALLS.jsonl`.
+//!
+//! The catalogue is compressed as `chef compress` with the same flags would compress it
+//! (level 4 needs `--compiled`), and each call is resolved against that.
 //!
 //! # Format
 //!
@@ -74,14 +78,13 @@ fn parse_calls(args: &ResolveArgs) -> Result<Vec<(String, Value)>, CliError> {
 }
 
 pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
+    let options = options(&args.tools, &args.compression, &args.compiled)?;
     let definitions = tools::load(&args.tools)?;
     let calls = parse_calls(args)?;
     let compressed =
-        chef_compress::compress(&definitions, &options(&args.compression)).map_err(|source| {
-            CliError::Compress {
-                path: args.tools.clone(),
-                source,
-            }
+        chef_compress::compress(&definitions, &options).map_err(|source| CliError::Compress {
+            path: args.tools.clone(),
+            source,
         })?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     for (name, arguments) in &calls {

@@ -553,14 +553,19 @@ fn render(
     if options.level == Level::Four && options.compiled.is_empty() {
         return Err(CompressError::NeedsCompiledMap);
     }
-    let normalisations: Vec<Normalisation> =
-        cores.iter().flat_map(|c| c.notes.iter().cloned()).collect();
     let original_chars = match cores.len() {
         0 => 2,
         n => cores.iter().map(|c| c.chars).sum::<usize>() + n + 1,
     };
 
     let order = sorted_order(cores, catalogue.len());
+    // In code order (tools sorted by name), each tool's notes in the order its schema walk
+    // met them: the same list whatever order the tools were given in.
+    let normalisations: Vec<Normalisation> = order
+        .iter()
+        .filter_map(|&at| cores.get(at))
+        .flat_map(|c| c.notes.iter().cloned())
+        .collect();
 
     // Namespaces in order of first appearance; members keep the sorted order. One pass
     // numbers the namespaces and counts their members, so each list is allocated once.

@@ -55,8 +55,9 @@
 //!
 //! - `compile`: `compile_tools` writes a level-4 compiled map with a caller-supplied
 //!   async `Completer` (any model client), verifying every line.
-//! - `tokens`: o200k_base token counts ([`tokens::count_o200k`]) and token figures in
-//!   [`Stats`] when asked for with `Options::with_token_counts`.
+//! - `tokens`: o200k_base token counts ([`tokens::count_o200k`]), token figures in
+//!   [`Stats`] when asked for with `Options::with_token_counts`, and the level-1 block's
+//!   o200k_base count in [`Recommendation::level1_tokens`].
 
 mod compile;
 mod compress;
@@ -95,7 +96,9 @@ pub use crate::{
         BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, POLICY, PolicyEntry, StyleSelection,
         select_map_style, select_map_style_with,
     },
-    recommend::{Recommendation, recommend_level, recommend_level_with},
+    recommend::{
+        Recommendation, recommend_level, recommend_level_with, recommend_level_with_limits,
+    },
     render::{first_sentence, flatten_schema, signature_line},
     resolve::{Resolution, ResolveError},
     stats::Stats,

@@ -1,8 +1,16 @@
 //! `recommend_level`: advice on which level suits a tool set (0, 1 or 3; never 2 or 4).
 //!
 //! The decision rests on the size of the level-1 block, not the tool count: a tool can be
-//! 20 tokens or 460. Below ~10,000 tokens (≈5% of a 200k window) reclaiming the block does
-//! not change what fits, so keeping the provider's own argument validation is worth more.
+//! 20 tokens or 460. It is measured in characters, which every build has and which do not
+//! depend on a provider's tokenizer: below 21,000 characters reclaiming the block does not
+//! change what fits, so keeping the provider's own argument validation is worth more.
+//!
+//! # Token figures
+//!
+//! With the `tokens` feature the level-1 block is also counted in o200k_base tokens,
+//! exactly as [`Stats::compressed_tokens`](crate::Stats::compressed_tokens) counts it (the
+//! figure `chef compress --level 1 --tokens` prints), and the reason quotes that count.
+//! Without it there is no token figure: the reason quotes characters only.
 
 use std::collections::HashSet;
 
@@ -13,21 +21,27 @@ use crate::{
     compress::compress,
     error::CompressError,
     options::{Level, Options, ToolNamespace},
+    validate::Limits,
 };
 
-/// Characters per token the estimate assumes (calibrated: 1.98 at 10 tools, 2.15 at 149).
-const CHARS_PER_TOKEN: f64 = 2.1;
-/// Level-1 blocks at or above this many tokens are worth moving to level 3.
-const THRESHOLD_TOKENS: usize = 10_000;
+/// Level-1 blocks of at least this many characters are worth moving to level 3.
+const THRESHOLD_CHARS: usize = 21_000;
 
 /// Advice from [`recommend_level`].
 ///
 /// # Format
 ///
 /// ```json
-/// {"level":3,"reason":"149 tools take ~42,713 tokens at level 1; …","tool_count":149,
-///  "namespace_count":63,"ops_per_namespace":2.365,"level1_tokens":42713,
+/// {"level":3,"reason":"149 tools take 88,829 characters (21,147 o200k_base tokens) at level 1. …",
+///  "tool_count":149,"namespace_count":63,"ops_per_namespace":2.365,"level1_chars":88829,
+///  "level1_tokens":21147,"level1_saved_pct":45.7,"level3_saved_pct":96.5,
 ///  "ambiguous_map_lines":101}
+/// ```
+///
+/// `level1_tokens` is present only with the `tokens` feature:
+///
+/// ```json
+/// {"level":3,"reason":"149 tools take 88,829 characters at level 1. …","tool_count":149,…}
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -42,8 +56,15 @@ pub struct Recommendation {
     pub namespace_count: usize,
     /// `tool_count / namespace_count` (0 when there are none).
     pub ops_per_namespace: f64,
-    /// Estimated tokens of the level-1 block (characters / 2.1).
-    pub level1_tokens: usize,
+    /// Characters of the level-1 block (wire tools as JSON plus the preamble), as
+    /// [`Stats::compressed_chars`](crate::Stats::compressed_chars) counts them; the
+    /// decision rests on this.
+    pub level1_chars: usize,
+    /// o200k_base tokens of the level-1 block, as
+    /// [`Stats::compressed_tokens`](crate::Stats::compressed_tokens) counts them (feature
+    /// `tokens`; `None` without it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub level1_tokens: Option<usize>,
     /// Level-1 character saving, percent.
     pub level1_saved_pct: f64,
     /// Level-3 character saving, percent.
@@ -83,6 +104,30 @@ pub fn recommend_level_with(
     tools: &[ToolDefinition],
     namespace_of: impl Fn(&str) -> ToolNamespace,
 ) -> Result<Recommendation, CompressError> {
+    recommend_level_with_limits(tools, namespace_of, Limits::default())
+}
+
+/// [`recommend_level_with`] under `limits` for the compressions it measures, for
+/// catalogues beyond the default [`Limits::max_tools`].
+///
+/// ```
+/// use chef_compress::{recommend_level_with_limits, CompressError, ToolNamespace, validate::Limits};
+/// use chef_ir::ToolDefinition;
+/// use serde_json::json;
+///
+/// let tools: Vec<_> = (0..3)
+///     .map(|i| ToolDefinition::new(format!("svc_op{i}"), json!({"type": "object"})))
+///     .collect();
+/// let two = Limits { max_tools: 2, ..Limits::default() };
+/// let refused = recommend_level_with_limits(&tools, ToolNamespace::split, two);
+/// assert!(matches!(refused, Err(CompressError::TooManyTools { count: 3, limit: 2 })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn recommend_level_with_limits(
+    tools: &[ToolDefinition],
+    namespace_of: impl Fn(&str) -> ToolNamespace,
+    limits: Limits,
+) -> Result<Recommendation, CompressError> {
     let tool_count = tools.len();
     let namespaces: HashSet<String> = tools
         .iter()
@@ -96,17 +141,21 @@ pub fn recommend_level_with(
         tool_count as f64 / namespace_count as f64
     };
 
-    let l1 = compress(tools, &Options::new().with_level(Level::One))?;
-    let l3 = compress(tools, &Options::new().with_level(Level::Three))?;
+    let base = Options::new().with_limits(limits);
+    let l1 = compress(tools, &count_tokens(base.clone().with_level(Level::One)))?;
+    let l3 = compress(tools, &base.with_level(Level::Three))?;
     let l1_stats = l1.stats();
     let l3_stats = l3.stats();
-    #[expect(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        reason = "a non-negative character count divided by 2.1 fits"
-    )]
-    let tokens = (l1_stats.compressed_chars as f64 / CHARS_PER_TOKEN + 0.5).floor() as usize;
+    let chars = l1_stats.compressed_chars;
+    let tokens = l1_stats.compressed_tokens;
+    let figure = match tokens {
+        Some(n) => format!(
+            "{} characters ({} o200k_base tokens)",
+            thousands(chars),
+            thousands(n)
+        ),
+        None => format!("{} characters", thousands(chars)),
+    };
     let ambiguous = l3_stats.ambiguous_map_lines.unwrap_or(0);
     let largest = l3_stats.largest_lookalike_group.unwrap_or(1);
 
@@ -116,31 +165,28 @@ pub fn recommend_level_with(
             "There are no tools, so there is nothing to compress: leave the tools alone."
                 .to_owned(),
         )
-    } else if tokens < THRESHOLD_TOKENS {
+    } else if chars < THRESHOLD_CHARS {
         if l1_stats.saved_pct <= 0.0 {
             (
                 Level::Zero,
                 format!(
-                    "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. level 3 does compress this ({:.1}%), but at ~{} tokens the block is too small to be worth giving up provider-side argument validation.",
+                    "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. level 3 does compress this ({:.1}%), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
                     l1_stats.saved_pct.abs(),
                     l3_stats.saved_pct,
-                    thousands(tokens)
                 ),
             )
         } else {
             (
                 Level::One,
                 format!(
-                    "The block is only ~{} tokens at level 1, which saves {:.1}%. Level 3 would be smaller, but not by enough to give up the provider's argument validation; move to level 3 when reclaiming the block changes what fits in the context window.",
-                    thousands(tokens),
+                    "The block is only {figure} at level 1, which saves {:.1}%. Level 3 would be smaller, but not by enough to give up the provider's argument validation; move to level 3 when reclaiming the block changes what fits in the context window.",
                     l1_stats.saved_pct
                 ),
             )
         }
     } else {
         let mut reason = format!(
-            "{tool_count} tools take ~{} tokens at level 1. Level 3 replaces them with two dispatcher tools plus a cached map ({:.1}% smaller than the original here); on the published 149-tool real corpus that was 41,648 tokens at level 1 against 2,980 at level 3, with 60/60 tasks across four providers and zero hallucinated names. The cost is a turn cost: ~0.3–1.7 lookups per task, about half an extra turn, and the provider no longer checks arguments, so keep validation on. Stay at level 1 if latency matters more than context.",
-            thousands(tokens),
+            "{tool_count} tools take {figure} at level 1. Level 3 replaces them with two dispatcher tools (`t` to call, `q` to look up) plus a map of codes in the system prompt, {:.1}% smaller than the original here. The cost is turns: the model may look a tool up before calling it, and the provider no longer checks arguments, so keep chef's validation on. Stay at level 1 if latency matters more than context.",
             l3_stats.saved_pct
         );
         #[expect(clippy::cast_precision_loss, reason = "tool counts are small")]
@@ -152,7 +198,7 @@ pub fn recommend_level_with(
             if largest > 1 {
                 reason.push_str(&format!(", the largest group being {largest}"));
             }
-            reason.push_str(". The tool name is then the model's only signal: use mapStyle: \"signature\", or compile a map for level 4 (`chef compile`, the counterpart of `npx toolgz compile`).");
+            reason.push_str(". The tool name is then the model's only signal: use the signature map style (`--map-style signature`, `MapStyle::Signature`), or write a compiled map with `chef compile-map` and use level 4 (`chef compress --level 4 --compiled MAP.json`).");
         }
         (Level::Three, reason)
     };
@@ -163,11 +209,24 @@ pub fn recommend_level_with(
         tool_count,
         namespace_count,
         ops_per_namespace,
+        level1_chars: chars,
         level1_tokens: tokens,
         level1_saved_pct: l1_stats.saved_pct,
         level3_saved_pct: l3_stats.saved_pct,
         ambiguous_map_lines: ambiguous,
     })
+}
+
+/// `options` with o200k_base token counts on (feature `tokens`).
+#[cfg(feature = "tokens")]
+fn count_tokens(options: Options) -> Options {
+    options.with_token_counts(true)
+}
+
+/// `options` unchanged: without the `tokens` feature there is no counter.
+#[cfg(not(feature = "tokens"))]
+fn count_tokens(options: Options) -> Options {
+    options
 }
 
 /// `42713` → `42,713`.

@@ -72,7 +72,9 @@ pub struct Stats {
     /// Level 4: the orphaned keys themselves, sorted.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub orphaned_compiled_names: Vec<String>,
-    /// Rewrites applied to schemas from the wild (`{tool, path, what}`), in tool order.
+    /// Rewrites applied to schemas from the wild (`{tool, path, what}`), in code order
+    /// (tools sorted by name, as the level-3 codes are; each tool's rewrites in the order
+    /// its schema walk met them), so the list does not depend on the input order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub normalisations: Vec<Normalisation>,
     /// o200k_base tokens of the input tools as JSON (feature `tokens`, when asked for).

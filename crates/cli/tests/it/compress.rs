@@ -180,7 +180,7 @@ fn compress_level_4_with_the_compiled_corpus_map() {
             .unwrap()
             .contains("```python\ndef accessorial_revenue_details(")
     );
-    // Level 4 without a map is refused with the library's message, exit status 2.
+    // Level 4 without a map is refused naming the flag, exit status 2.
     let out = chef([
         "compress".into(),
         fixture("real-mcp-tools.json").into_os_string(),
@@ -188,10 +188,11 @@ fn compress_level_4_with_the_compiled_corpus_map() {
         "4".into(),
     ]);
     assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        stderr(&out).contains("needs a compiled map"),
-        "{}",
-        stderr(&out)
+        err.contains("needs a compiled map") && err.contains("--compiled MAP.json"),
+        "{err}"
     );
 }
 
@@ -327,5 +328,164 @@ fn compress_with_a_target_is_byte_identical_across_processes() {
             .stdout
         };
         assert_eq!(run(), run(), "{target}");
+    }
+}
+
+/// The corpus's tool list, reordered by `reorder`, written to `dir/name`.
+fn reordered_corpus(
+    dir: &std::path::Path,
+    name: &str,
+    reorder: impl Fn(&mut Vec<Value>),
+) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
+    let mut document: Value = serde_json::from_str(&text).unwrap();
+    let list = match &mut document {
+        Value::Object(map) => map.get_mut("tools").unwrap(),
+        other => other,
+    };
+    let Value::Array(tools) = list else {
+        panic!("the corpus is a tool list")
+    };
+    reorder(tools);
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(&document).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn a_reordered_catalogue_gives_byte_identical_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let reversed = reordered_corpus(dir.path(), "reversed.json", |t| t.reverse());
+    let rotated = reordered_corpus(dir.path(), "rotated.json", |t| t.rotate_left(50));
+    let map = fixture("real-mcp-tools.compiled-map.json");
+    let map = map.to_str().unwrap();
+    let corpus = fixture("real-mcp-tools.json");
+    let run = |path: &std::path::Path, flags: &[&str]| {
+        let mut args: Vec<std::ffi::OsString> = vec!["compress".into(), path.into()];
+        args.extend(flags.iter().map(Into::into));
+        let out = chef(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        out.stdout
+    };
+    for flags in [
+        &["--level", "0"][..],
+        &["--level", "1"],
+        &["--level", "2"],
+        &["--level", "3"],
+        &["--level", "3", "--map-style", "distinct"],
+        &["--level", "4", "--compiled", map],
+    ] {
+        let reference = run(&corpus, flags);
+        let stats = &serde_json::from_slice::<Value>(&reference).unwrap()["stats"];
+        assert!(
+            stats["normalisations"].as_array().unwrap().len() > 1,
+            "the corpus has schemas to normalise in several tools"
+        );
+        for other in [&reversed, &rotated] {
+            assert!(
+                reference == run(other, flags),
+                "{flags:?} {}",
+                other.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn max_tools_lifts_the_tool_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.json");
+    let tools: Vec<Value> = (0..10_001)
+        .map(|i| serde_json::json!({"name": format!("svc_op{i}"), "inputSchema": {"type": "object"}}))
+        .collect();
+    std::fs::write(&path, serde_json::to_string(&tools).unwrap()).unwrap();
+    let run = |flags: &[&str]| {
+        let mut args: Vec<std::ffi::OsString> =
+            vec!["compress".into(), path.clone().into_os_string()];
+        args.extend(flags.iter().map(Into::into));
+        chef(args)
+    };
+
+    let out = run(&["--level", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("big.json")
+            && err.contains("10001 tools exceed the limit of 10000 tools")
+            && err.contains("--max-tools"),
+        "{err}"
+    );
+
+    let out = run(&["--level", "0", "--max-tools", "20000"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["stats"]["tool_count"], 10_001);
+
+    // Lowering it works too, and a value that is not a count is a usage error.
+    let corpus = fixture("real-mcp-tools.json");
+    let out = chef([
+        std::ffi::OsStr::new("compress"),
+        corpus.as_os_str(),
+        "--max-tools".as_ref(),
+        "100".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("149 tools exceed the limit of 100"),
+        "{}",
+        stderr(&out)
+    );
+    for bad in ["-1", "many", "", "1e6"] {
+        let out = chef([
+            std::ffi::OsStr::new("compress"),
+            corpus.as_os_str(),
+            format!("--max-tools={bad}").as_ref(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&out).contains("--max-tools"), "{bad:?}");
+    }
+}
+
+#[test]
+fn resolve_and_recommend_take_max_tools_too() {
+    let corpus = fixture("real-mcp-tools.json");
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.jsonl");
+    std::fs::write(
+        &calls,
+        "{\"name\":\"batch_geocode\",\"arguments\":{\"addresses\":[\"x\"]}}\n",
+    )
+    .unwrap();
+    let resolve = |max: &str| {
+        chef([
+            std::ffi::OsStr::new("resolve"),
+            corpus.as_os_str(),
+            "--calls".as_ref(),
+            calls.as_os_str(),
+            "--max-tools".as_ref(),
+            max.as_ref(),
+        ])
+    };
+    let recommend = |max: &str| {
+        chef([
+            std::ffi::OsStr::new("recommend"),
+            corpus.as_os_str(),
+            "--max-tools".as_ref(),
+            max.as_ref(),
+        ])
+    };
+    for out in [resolve("148"), recommend("148")] {
+        assert_eq!(out.status.code(), Some(2));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("149 tools exceed the limit of 148") && err.contains("--max-tools"),
+            "{err}"
+        );
+    }
+    for out in [resolve("149"), recommend("149")] {
+        assert!(out.status.success(), "{}", stderr(&out));
     }
 }

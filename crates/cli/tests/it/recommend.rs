@@ -17,7 +17,7 @@ fn recommend_prints_level_and_reason_first() {
         advice["reason"]
             .as_str()
             .unwrap()
-            .starts_with("149 tools take ~")
+            .starts_with("149 tools take ")
     );
     assert_eq!(advice["tool_count"], 149);
 }
@@ -35,4 +35,84 @@ fn recommend_on_a_small_terse_catalogue_says_leave_them_alone() {
     let advice: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(advice["level"], 0);
     assert!(advice["reason"].as_str().unwrap().contains("LARGER"));
+}
+
+/// `42713` → `42,713`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn recommend_counts_o200k_tokens_as_compress_prints_them() {
+    let corpus = fixture("real-mcp-tools.json");
+    let out = chef([std::ffi::OsStr::new("recommend"), corpus.as_os_str()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let advice: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let out = chef([
+        std::ffi::OsStr::new("compress"),
+        corpus.as_os_str(),
+        "--level".as_ref(),
+        "1".as_ref(),
+        "--tokens".as_ref(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let tokens = report["stats"]["compressed_tokens"].as_u64().unwrap();
+    let chars = report["stats"]["compressed_chars"].as_u64().unwrap();
+    assert_eq!(advice["level1_tokens"].as_u64(), Some(tokens));
+    assert_eq!(advice["level1_chars"].as_u64(), Some(chars));
+    let reason = advice["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(&format!(
+            "149 tools take {} characters ({} o200k_base tokens) at level 1.",
+            thousands(chars),
+            thousands(tokens)
+        )),
+        "{reason}"
+    );
+}
+
+#[test]
+fn recommend_names_real_commands_and_flags() {
+    let out = chef([
+        std::ffi::OsStr::new("recommend"),
+        fixture("real-mcp-tools.json").as_os_str(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let advice: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let reason = advice["reason"].as_str().unwrap();
+    // The corpus has lookalike map lines, so the reason gives its advice about the map.
+    assert!(reason.contains("Check your map"), "{reason}");
+    assert!(reason.contains("--map-style signature"), "{reason}");
+    assert!(reason.contains("`chef compile-map`"), "{reason}");
+    assert!(
+        reason.contains("`chef compress --level 4 --compiled MAP.json`"),
+        "{reason}"
+    );
+    // No JavaScript spelling, no command that does not exist, no figures from elsewhere.
+    for gone in [
+        "mapStyle",
+        "`chef compile`",
+        "npx",
+        "toolgz",
+        "41,648",
+        "2,980",
+        "60/60",
+    ] {
+        assert!(!reason.contains(gone), "{gone:?} in {reason}");
+    }
+    // Every `chef …` command the reason names is one the binary knows.
+    for command in reason.split("`chef ").skip(1) {
+        let name = command.split([' ', '`']).next().unwrap();
+        let out = chef([name, "--help"]);
+        assert!(out.status.success(), "`chef {name}` in {reason}");
+    }
 }

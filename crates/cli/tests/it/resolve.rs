@@ -122,3 +122,107 @@ fn resolve_with_a_missing_calls_file_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/definitely/not/here.jsonl: cannot read"));
 }
+
+/// `chef resolve` on the corpus with extra flags and the calls in `calls`.
+fn resolve_with(flags: &[&str], calls: &str) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("calls.jsonl");
+    std::fs::write(&path, calls).unwrap();
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "resolve".into(),
+        fixture("real-mcp-tools.json").into_os_string(),
+        "--calls".into(),
+        path.into_os_string(),
+    ];
+    args.extend(flags.iter().map(Into::into));
+    chef(args)
+}
+
+#[test]
+fn resolve_at_level_4_with_the_compiled_corpus_map() {
+    let map = fixture("real-mcp-tools.compiled-map.json");
+    let calls = [
+        json!({"name": "t", "arguments": {"f": "batch_geocode", "a": {"addresses": ["1 Main St"]}}}),
+        json!({"name": "q", "arguments": {"c": "batch_geocode"}}),
+        json!({"name": "t", "arguments": {"f": "batch_geocode", "a": {}}}),
+        json!({"name": "t", "arguments": {"f": "batch_geocod", "a": {"addresses": ["x"]}}}),
+    ];
+    let text: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    let out = lines(&resolve_with(
+        &[
+            "--level",
+            "4",
+            "--compiled",
+            map.to_str().unwrap(),
+            "--require-compiled",
+        ],
+        &text,
+    ));
+    assert_eq!(out.len(), 4);
+    assert_eq!(
+        out[0],
+        json!({"kind": "call", "name": "batch_geocode", "args": {"addresses": ["1 Main St"]}})
+    );
+    assert_eq!(out[1]["kind"], "meta");
+    let meta = out[1]["result"].as_str().unwrap();
+    assert!(
+        meta.starts_with("def batch_geocode(")
+            && meta.contains(
+                "\"geocode up to 100 addresses at once; single address use geocode_address\""
+            ),
+        "the compiled line's docstring: {meta}"
+    );
+    assert_eq!(out[2]["kind"], "error", "a required argument is missing");
+    assert!(out[2]["message"].as_str().unwrap().contains("addresses"));
+    assert_eq!(
+        out[3],
+        json!({"kind": "error", "message": "No function named \"batch_geocod\". Search with q(s=…).", "recoverable": true})
+    );
+}
+
+#[test]
+fn resolve_at_level_4_without_a_map_names_the_missing_flag() {
+    let text = format!(
+        "{}\n",
+        json!({"name": "t", "arguments": {"f": "batch_geocode"}})
+    );
+    let out = resolve_with(&["--level", "4"], &text);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("chef: ")
+            && err.contains("real-mcp-tools.json")
+            && err.contains("level 4 needs a compiled map")
+            && err.contains("--compiled MAP.json"),
+        "{err}"
+    );
+
+    // A map that holds no line is refused the same way, naming the map file.
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty-map.json");
+    std::fs::write(&empty, "{}").unwrap();
+    let out = resolve_with(
+        &["--level", "4", "--compiled", empty.to_str().unwrap()],
+        &text,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("empty-map.json") && err.contains("the compiled map is empty"),
+        "{err}"
+    );
+
+    // A map that is not a map: one line naming it.
+    std::fs::write(&empty, "[1]").unwrap();
+    let out = resolve_with(
+        &["--level", "4", "--compiled", empty.to_str().unwrap()],
+        &text,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not a compiled map"), "{err}");
+}

@@ -52,6 +52,40 @@ fn shuffled_and_reversed_input_gives_identical_bytes() {
 }
 
 #[test]
+fn shuffled_input_gives_identical_stats_normalisations_included() {
+    // Schemas from the wild in several tools, so `normalisations` has entries from more
+    // than one tool and their order could follow the input order.
+    let mut tools = real_tools();
+    for name in ["wild_c", "wild_a", "wild_b"] {
+        tools.push(tool(
+            name,
+            "",
+            json!({"type": "dict", "properties": {"x": {"type": "float"}, "n": {"type": "int"}}}),
+        ));
+    }
+    let mut reversed = tools.clone();
+    reversed.reverse();
+    for options in every_configuration() {
+        let reference = serde_json::to_string(compress(&tools, &options).unwrap().stats()).unwrap();
+        let others = [reversed.clone(), shuffled(&tools, 3), shuffled(&tools, 99)];
+        for other in &others {
+            let got = serde_json::to_string(compress(other, &options).unwrap().stats()).unwrap();
+            assert_eq!(reference, got, "{options:?}");
+        }
+    }
+    let c = compress(&shuffled(&tools, 5), &Options::new()).unwrap();
+    let named: Vec<&str> = c
+        .stats()
+        .normalisations
+        .iter()
+        .map(|n| n.tool.as_str())
+        .filter(|n| n.starts_with("wild_"))
+        .collect();
+    assert!(named.len() >= 6, "{named:?}");
+    assert!(named.is_sorted(), "{named:?}");
+}
+
+#[test]
 fn mixed_case_and_separator_names_sort_and_group_as_pinned() {
     let names = [
         "b_tool", "B_other", "a.x", "a_x", "a-x", "a1", "A_z", "alpha", "a_Z",
