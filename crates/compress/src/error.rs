@@ -86,7 +86,7 @@ pub enum CompressError {
     },
     /// Level 4 was asked for without a compiled map.
     #[error(
-        "level 4 needs a compiled map: compile one with `chef compile-map` (the counterpart of `npx toolgz compile`, or bring your own model to write it) and pass it in as the compiled map; levels 0–3 need nothing"
+        "level 4 needs a compiled map: write one with `chef compile-map` (or `compile_tools` with your own model) and pass it with `chef compress --compiled MAP.json` or `Options::with_compiled`; levels 0–3 need nothing"
     )]
     NeedsCompiledMap,
     /// `require_compiled` is on and some tools have no usable compiled line.

@@ -192,7 +192,7 @@ impl Serialize for MapStyle {
 
 /// A map style that does not exist (historic names such as `terse` or `nocode` included).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unsupported mapStyle: {style} (expected name+required, explicit, signature, distinct)")]
+#[error("unsupported map style: {style} (expected name+required, explicit, signature, distinct)")]
 pub struct UnsupportedMapStyle {
     /// What was asked for.
     pub style: String,

@@ -136,7 +136,7 @@ pub fn select_map_style_with(
                 map_style: CONSERVATIVE_DEFAULT,
                 requested_map_style: Some(style),
                 fallback_reason: Some(format!(
-                    "mapStyle \"{style}\" is measured unsafe on {}: {} (n={}, sweep {}). Using \"{CONSERVATIVE_DEFAULT}\" instead.",
+                    "map style \"{style}\" is measured unsafe on {}: {} (n={}, sweep {}). Using \"{CONSERVATIVE_DEFAULT}\" instead.",
                     b.model, b.reason, b.n, b.sweep
                 )),
             },

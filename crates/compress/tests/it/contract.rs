@@ -31,7 +31,7 @@ fn unknown_and_historic_map_styles_are_refused() {
         "banana", "name", "terse", "nocode", "grouped", "compact", "optional", "",
     ] {
         let err = MapStyle::from_str(bad).unwrap_err().to_string();
-        assert!(err.contains("unsupported mapStyle"), "{err}");
+        assert!(err.contains("unsupported map style"), "{err}");
         assert!(err.contains("name+required, explicit, signature"), "{err}");
     }
     for style in MapStyle::ALL {
@@ -103,7 +103,8 @@ fn level_4_needs_a_compiled_map() {
     assert!(matches!(err, CompressError::NeedsCompiledMap));
     let text = err.to_string();
     assert!(text.contains("needs a compiled map"), "{text}");
-    assert!(text.contains("npx toolgz compile"), "{text}");
+    assert!(text.contains("chef compile-map"), "{text}");
+    assert!(text.contains("Options::with_compiled"), "{text}");
 }
 
 #[test]
