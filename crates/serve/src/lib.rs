@@ -46,7 +46,7 @@ use serde_json::{Map, Value};
 
 use crate::{
     api::json_response,
-    session::{Prepared, all_internal, internal_results, parse_reply, route_all, upstream_body},
+    session::{Prepared, all_internal, internal_results, parse_reply, route_all},
 };
 pub use crate::{
     api::{Api, ApiError, Kind},
@@ -287,18 +287,7 @@ async fn whole(
     let mut usage: Option<Map<String, Value>> = None;
     let max = gateway.config.max_internal_rounds;
     for round in 1..=max {
-        let payload = prepared
-            .chef
-            .compile(api.target())
-            .map_err(|e| ApiError::new(api, Kind::InvalidRequest, e.to_string()))?;
-        let body = upstream_body(
-            api,
-            &payload.body,
-            &payload.names,
-            &payload.meta.wire_tools,
-            &prepared.extras,
-            false,
-        );
+        let (body, names) = session::compile_round(prepared, false)?;
         let t0 = Instant::now();
         let response = upstream::post(gateway, api, headers, body).await;
         let response = match response {
@@ -321,7 +310,7 @@ async fn whole(
         let mut raw: Value = serde_json::from_slice(&bytes).map_err(|_| {
             ApiError::new(api, Kind::Upstream, "the upstream reply is not valid JSON")
         })?;
-        let message = parse_reply(api, &raw, &payload.names)?;
+        let message = parse_reply(api, &raw, &names)?;
         if let Some(round_usage) = reply::usage_of(&raw) {
             match usage.as_mut() {
                 Some(total) => reply::add_usage(total, round_usage),

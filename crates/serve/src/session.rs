@@ -454,6 +454,28 @@ fn encode_history(chef: &mut Chef) -> Vec<Message> {
     history
 }
 
+/// Compiles one round of `prepared` and makes its upstream body; returns the body and the
+/// wire names to read the reply with. `stream` asks Chat for usage in the stream.
+pub(crate) fn compile_round(
+    prepared: &mut Prepared,
+    stream: bool,
+) -> Result<(Vec<u8>, WireNames), ApiError> {
+    let api = prepared.api;
+    let payload = prepared
+        .chef
+        .compile(api.target())
+        .map_err(|e| invalid(api, e.to_string()))?;
+    let body = upstream_body(
+        api,
+        &payload.body,
+        &payload.names,
+        &payload.meta.wire_tools,
+        &prepared.extras,
+        stream,
+    );
+    Ok((body, payload.names))
+}
+
 /// The upstream body of one round: chef's compiled body with the client's other fields
 /// appended, in the client's order.
 ///

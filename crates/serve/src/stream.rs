@@ -33,7 +33,7 @@ use crate::{
     Clock, Gateway,
     api::{Api, ApiError, Kind},
     decision_outcome, reply, rounds_exhausted,
-    session::{Prepared, all_internal, internal_results, parse_reply, route_all, upstream_body},
+    session::{Prepared, all_internal, compile_round, internal_results, parse_reply, route_all},
     upstream,
 };
 
@@ -54,7 +54,7 @@ pub(crate) async fn run(
             .and_then(Value::as_bool)
             == Some(true);
     let started = Instant::now();
-    let (body, names) = compile(&mut prepared)?;
+    let (body, names) = compile_round(&mut prepared, true)?;
     let t0 = Instant::now();
     let first = upstream::post(&gateway, api, &headers, body).await;
     clock.upstream += t0.elapsed();
@@ -110,23 +110,6 @@ pub(crate) async fn run(
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     Ok(response)
-}
-
-fn compile(prepared: &mut Prepared) -> Result<(Vec<u8>, WireNames), ApiError> {
-    let api = prepared.api;
-    let payload = prepared
-        .chef
-        .compile(api.target())
-        .map_err(|e| ApiError::new(api, Kind::InvalidRequest, e.to_string()))?;
-    let body = upstream_body(
-        api,
-        &payload.body,
-        &payload.names,
-        &payload.meta.wire_tools,
-        &prepared.extras,
-        true,
-    );
-    Ok((body, payload.names))
 }
 
 struct Pump {
@@ -193,7 +176,7 @@ impl Pump {
             let (response, names) = match next.take() {
                 Some(first) => first,
                 None => {
-                    let (body, names) = compile(prepared)?;
+                    let (body, names) = compile_round(prepared, true)?;
                     let t0 = Instant::now();
                     let response = upstream::post(&self.gateway, api, &self.headers, body).await;
                     self.waited += t0.elapsed();
