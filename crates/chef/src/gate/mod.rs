@@ -69,6 +69,26 @@ impl Blocklist {
             .map(String::as_str)
     }
 
+    /// The entries (in order, each once) that match none of `names`.
+    pub(crate) fn unmatched<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let mut exact = std::collections::BTreeSet::new();
+        let mut keys = std::collections::BTreeSet::new();
+        for name in names {
+            exact.insert(name);
+            keys.insert(name_key(name));
+        }
+        let mut unmatched: Vec<String> = Vec::new();
+        for entry in &self.entries {
+            let key = name_key(entry);
+            let matched =
+                exact.contains(entry.as_str()) || (!key.is_empty() && keys.contains(&key));
+            if !matched && !unmatched.contains(entry) {
+                unmatched.push(entry.clone());
+            }
+        }
+        unmatched
+    }
+
     /// The first of `names` that is blocked.
     pub fn first_blocked<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
         names.into_iter().find(|n| self.blocks(n))

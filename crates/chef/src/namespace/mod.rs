@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 pub use self::error::NamespaceError;
-use crate::{owned, prune::RegistryError};
+use crate::prune::RegistryError;
 
 /// The name of the toolkit loader tool.
 pub const LOAD_TOOLKIT: &str = "load_toolkit";
@@ -69,7 +69,7 @@ pub(crate) fn check_groups(
 ) -> Result<(), RegistryError> {
     let mut names: BTreeSet<&str> = others.iter().map(|g| g.name.as_str()).collect();
     for group in groups {
-        if group.name == LOAD_TOOLKIT || owned::is_owned_name(&group.name) {
+        if crate::prune::reserved_owner(&group.name).is_some() {
             return Err(RegistryError::ReservedName {
                 kind,
                 group: group.name.clone(),
@@ -100,7 +100,7 @@ pub(crate) fn check_groups(
                     tool: tool.name.clone(),
                 });
             }
-            if tool.name == LOAD_TOOLKIT || owned::is_owned_name(tool.name.as_str()) {
+            if crate::prune::reserved_owner(tool.name.as_str()).is_some() {
                 return Err(RegistryError::ReservedName {
                     kind,
                     group: group.name.clone(),

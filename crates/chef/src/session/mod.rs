@@ -615,19 +615,7 @@ impl Chef {
         self.unmatched_reported.clear();
         self.unmatched_checked = None;
         if self.config.announce_tool_changes {
-            let blocked = self.pruner.blocked_tools().to_vec();
-            if blocked.is_empty() {
-                self.retract_internal("tools:blocked");
-            } else {
-                self.announce_internal(
-                    "tools:blocked",
-                    format!(
-                        "These tools are blocked for now; calls to them will be refused: {}.",
-                        blocked.join(", ")
-                    ),
-                    Channel::Auto,
-                );
-            }
+            self.announce_blocked();
         }
         BlockReport {
             unmatched: self.unmatched_blocked_tools(),
@@ -639,21 +627,35 @@ impl Chef {
     pub fn unmatched_blocked_tools(&self) -> Vec<String> {
         let pruner = &self.pruner;
         let groups = pruner.namespaces().iter().chain(pruner.toolkits());
-        let mut names: Vec<&str> = pruner.all_tools().iter().map(|t| t.name.as_str()).collect();
-        for group in groups {
-            names.push(&group.name);
-            names.extend(group.tools.iter().map(|t| t.name.as_str()));
+        let members = groups.flat_map(|g| {
+            std::iter::once(g.name.as_str()).chain(g.tools.iter().map(|t| t.name.as_str()))
+        });
+        let names = pruner
+            .all_tools()
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(members)
+            .chain(crate::owned::OWNED_NAMES)
+            .chain([crate::namespace::LOAD_TOOLKIT]);
+        pruner.blocklist().unmatched(names)
+    }
+
+    /// States the blocklist in force in the `tools:blocked` announcement (retracted when
+    /// nothing is blocked).
+    pub(crate) fn announce_blocked(&mut self) {
+        let blocked = self.pruner.blocked_tools().to_vec();
+        if blocked.is_empty() {
+            self.retract_internal("tools:blocked");
+        } else {
+            self.announce_internal(
+                "tools:blocked",
+                format!(
+                    "These tools are blocked for now; calls to them will be refused: {}.",
+                    blocked.join(", ")
+                ),
+                Channel::Auto,
+            );
         }
-        names.extend(crate::owned::OWNED_NAMES);
-        names.push(crate::namespace::LOAD_TOOLKIT);
-        let mut unmatched: Vec<String> = Vec::new();
-        for entry in pruner.blocked_tools() {
-            let single = crate::gate::Blocklist::new([entry.as_str()]);
-            if !names.iter().any(|n| single.blocks(n)) && !unmatched.contains(entry) {
-                unmatched.push(entry.clone());
-            }
-        }
-        unmatched
     }
 
     // ---- pruning policy ----------------------------------------------------------------
@@ -783,18 +785,11 @@ impl Chef {
             self.owned = Some((owned_key, tools));
         }
         let owned = self.owned.as_ref().map_or(&[][..], |(_, t)| t.as_slice());
-        let input = SelectInput {
-            pruner: &self.pruner,
-            epoch: self.epoch,
-            policy: &self.config.prune,
-            task: &task,
-            loaded: &self.loaded_toolkits,
-            options: &self.config.compress,
-            owned,
-            allowlist: self.allowlist.as_deref(),
-        };
+        let mut catalogue = self.catalogue.take();
         let previous = self.tools.as_ref();
-        let fresh = select::select(&input, previous, &mut self.catalogue)?;
+        let fresh = select::select(&self.select_input(&task, owned), previous, &mut catalogue);
+        self.catalogue = catalogue;
+        let fresh = fresh?;
         if !previous.is_some_and(|p| Arc::ptr_eq(p, &fresh)) {
             let stats = fresh.stable.stats();
             self.emit(&ChefEvent::Compress {

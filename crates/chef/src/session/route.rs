@@ -307,24 +307,9 @@ impl Chef {
         if tools.key.epoch == self.epoch {
             return true;
         }
-        let find = |flat: &[ToolDefinition], namespaces: &[ToolGroup], toolkits: &[ToolGroup]| {
-            let list: &[ToolDefinition] = match origin {
-                Origin::Flat => flat,
-                Origin::Namespace(group) => namespaces
-                    .iter()
-                    .find(|g| g.name == group)
-                    .map_or(&[], |g| g.tools.as_slice()),
-                Origin::Toolkit(kit) => toolkits
-                    .iter()
-                    .find(|g| g.name == kit)
-                    .map_or(&[], |g| g.tools.as_slice()),
-            };
-            list.iter()
-                .find(|t| t.name == *tool)
-                .map(|t| t.input_schema.clone())
-        };
-        let shown = find(&tools.registry, &tools.namespaces, &tools.toolkits);
-        let now = find(
+        let shown = origin.schema(tool, &tools.registry, &tools.namespaces, &tools.toolkits);
+        let now = origin.schema(
+            tool,
             self.pruner.all_tools(),
             self.pruner.namespaces(),
             self.pruner.toolkits(),
@@ -454,6 +439,32 @@ enum Origin<'a> {
     Flat,
     Namespace(&'a str),
     Toolkit(&'a str),
+}
+
+impl Origin<'_> {
+    /// The input schema of `tool` where this origin says it lives in a registry.
+    fn schema<'r>(
+        self,
+        tool: &ToolName,
+        flat: &'r [ToolDefinition],
+        namespaces: &'r [ToolGroup],
+        toolkits: &'r [ToolGroup],
+    ) -> Option<&'r Value> {
+        let members = |groups: &'r [ToolGroup], name: &str| {
+            groups
+                .iter()
+                .find(|g| g.name == name)
+                .map_or(&[][..], |g| g.tools.as_slice())
+        };
+        let list = match self {
+            Self::Flat => flat,
+            Self::Namespace(group) => members(namespaces, group),
+            Self::Toolkit(kit) => members(toolkits, kit),
+        };
+        list.iter()
+            .find(|t| t.name == *tool)
+            .map(|t| &t.input_schema)
+    }
 }
 
 /// "These tools are available: a, b." with the count of blocked ones left out.

@@ -203,17 +203,7 @@ impl Chef {
         }
         if widened && self.config.announce_tool_changes {
             // The snapshot's announcement of blocked tools predates the blocks kept now.
-            let entries = self.pruner.blocked_tools().to_vec();
-            if !entries.is_empty() {
-                self.announce_internal(
-                    "tools:blocked",
-                    format!(
-                        "These tools are blocked for now; calls to them will be refused: {}.",
-                        entries.join(", ")
-                    ),
-                    crate::announce::Channel::Auto,
-                );
-            }
+            self.announce_blocked();
         }
         self.routing = None;
         self.unmatched_reported.clear();
