@@ -46,6 +46,7 @@
 mod audit;
 mod compile;
 mod error;
+pub mod layout;
 mod parse;
 mod repair;
 mod stream;

@@ -53,6 +53,7 @@
 
 mod compile;
 mod error;
+pub mod layout;
 mod parse;
 mod repair;
 mod schema;

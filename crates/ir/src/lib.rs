@@ -50,6 +50,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod interop;
+pub mod layout;
 mod load;
 mod message;
 mod request;

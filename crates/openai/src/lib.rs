@@ -55,6 +55,7 @@
 
 pub mod chat;
 mod error;
+pub mod layout;
 mod notice;
 pub mod responses;
 mod shared;

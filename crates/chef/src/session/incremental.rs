@@ -24,8 +24,7 @@
 
 use std::{collections::HashSet, sync::Arc};
 
-use chef_ir::{Message, Role, Target};
-use serde_json::value::RawValue;
+use chef_ir::{Message, Role, Target, layout};
 
 use super::{select::TurnTools, wire::target_slot};
 
@@ -179,71 +178,10 @@ pub(crate) fn breakpoint_in_suffix(messages: &[Message], head_len: usize, cache:
             .is_some_and(|m| m.iter().any(|m| m.cache_breakpoint))
 }
 
-/// The key of the messages array in each target's body.
-fn array_key(target: Target) -> &'static str {
-    match target {
-        Target::Anthropic | Target::OpenAiChat => "messages",
-        Target::OpenAiResponses => "input",
-        Target::Gemini => "contents",
-    }
-}
-
-/// The byte spans of the elements of the messages array of `body`, and the offset just
-/// after its `[`.
-pub(crate) fn elements(target: Target, body: &[u8]) -> Option<(usize, Vec<(usize, usize)>)> {
-    let array = messages_array(target, body)?;
-    let items: Vec<&RawValue> = serde_json::from_str(array.get()).ok()?;
-    let base = body.as_ptr() as usize;
-    let offset = |raw: &str| (raw.as_ptr() as usize).checked_sub(base);
-    let open = offset(array.get())? + 1;
-    let spans = items
-        .iter()
-        .map(|raw| offset(raw.get()).map(|start| (start, start + raw.get().len())))
-        .collect::<Option<Vec<_>>>()?;
-    Some((open, spans))
-}
-
-/// The messages array of a provider body, found without building a map of the body's
-/// top-level members. `None` when the body is not an object with that array (or a key
-/// needs unescaping, which no provider crate writes).
-fn messages_array(target: Target, body: &[u8]) -> Option<&RawValue> {
-    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
-
-    struct Member(&'static str);
-    impl<'de> Visitor<'de> for Member {
-        type Value = Option<&'de RawValue>;
-        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("a JSON object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut found = None;
-            while let Some(key) = map.next_key::<&'de str>()? {
-                if found.is_none() && key == self.0 {
-                    found = Some(map.next_value::<&'de RawValue>()?);
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            Ok(found)
-        }
-    }
-    impl<'de> DeserializeSeed<'de> for Member {
-        type Value = Option<&'de RawValue>;
-        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_map(self)
-        }
-    }
-
-    let mut de = serde_json::Deserializer::from_slice(body);
-    let array = Member(array_key(target)).deserialize(&mut de).ok()??;
-    de.end().ok()?;
-    Some(array)
-}
-
 /// Where the prefix elements go in the messages array of `body`: after its first
 /// `head_elems` elements (which must be followed by at least one more).
 pub(crate) fn prefix_insert(
-    target: Target,
+    key: &str,
     body: &[u8],
     head_elems: usize,
     prefix: &Arc<[u8]>,
@@ -261,10 +199,9 @@ pub(crate) fn prefix_insert(
         None => {
             let at = if head_elems == 0 {
                 // Only the array's start is needed.
-                let array = messages_array(target, body)?;
-                (array.get().as_ptr() as usize).checked_sub(body.as_ptr() as usize)? + 1
+                layout::array_start(body, key)?
             } else {
-                let (_, spans) = elements(target, body)?;
+                let (_, spans) = layout::elements(body, key)?;
                 spans.get(head_elems - 1)?.1
             };
             *array_head.lock() = body.get(..at).map(<[u8]>::to_vec);
@@ -288,8 +225,8 @@ pub(crate) fn prefix_insert(
 
 /// The prefix bytes of a compile of head + `history[..cut]`: its elements after the
 /// head's.
-pub(crate) fn prefix_bytes(target: Target, body: &[u8], head_elems: usize) -> Option<Arc<[u8]>> {
-    let (_, spans) = elements(target, body)?;
+pub(crate) fn prefix_bytes(key: &str, body: &[u8], head_elems: usize) -> Option<Arc<[u8]>> {
+    let (_, spans) = layout::elements(body, key)?;
     let (start, _) = *spans.get(head_elems)?;
     let (_, end) = *spans.last()?;
     body.get(start..end).map(Arc::from)

@@ -1250,7 +1250,7 @@ impl Chef {
             return Ok((None, lent));
         }
         let Some(insert) = incremental::prefix_insert(
-            target,
+            unspliced.messages_key,
             &unspliced.body,
             slot.head_elems,
             &slot.bytes,
@@ -1304,10 +1304,12 @@ impl Chef {
         prefix_messages.extend(self.history.get(..cut).unwrap_or_default().iter().cloned());
         let (with_prefix, lent) = compile(prefix_messages, lent);
         let with_prefix = with_prefix?;
-        let head_elems = incremental::elements(target, &head_only.body)
+        let head_elems = chef_ir::layout::elements(&head_only.body, head_only.messages_key)
             .and_then(|(_, s)| s.len().checked_sub(1));
-        let bytes = head_elems
-            .and_then(|n| incremental::prefix_bytes(target, &with_prefix.body, n).map(|b| (n, b)));
+        let bytes = head_elems.and_then(|n| {
+            incremental::prefix_bytes(with_prefix.messages_key, &with_prefix.body, n)
+                .map(|b| (n, b))
+        });
         let clean = head_only.notices.is_empty() && with_prefix.notices.is_empty();
         let Some((head_elems, bytes)) = bytes.filter(|_| clean) else {
             self.prefixes.refuse(target, generation, len);

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use chef_ir::{Request, Target, ToolPass, WireNames};
+use chef_ir::{Request, Target, ToolPass, WireNames, layout::Layout};
 
 use super::select::TurnTools;
 use crate::error::ChefError;
@@ -28,7 +28,7 @@ pub(crate) struct Wire {
     pub(crate) cache_issues: Vec<chef_anthropic::CacheIssue>,
 }
 
-fn provider<E: std::fmt::Display>(target: Target) -> impl FnOnce(E) -> ChefError {
+fn provider<E: std::fmt::Display>(target: Target) -> impl Fn(E) -> ChefError + Copy {
     move |e| ChefError::Provider {
         target,
         message: e.to_string(),
@@ -252,6 +252,8 @@ pub(crate) struct Unspliced {
     /// Whether every notice could be renumbered by the message offset given (always true
     /// for an offset of 0 or no notices).
     pub(crate) notices_shifted: bool,
+    /// The key of the body's messages array (from the provider crate).
+    pub(crate) messages_key: &'static str,
     pub(crate) cache_issues: Vec<chef_anthropic::CacheIssue>,
 }
 
@@ -300,71 +302,43 @@ impl Unspliced {
     }
 }
 
-/// Takes the wire tools out of a provider body that converted them, and serialises them
-/// unless `wanted` holds cached bytes that fit `names`. Returns whether there were any,
-/// and the fresh cache entry.
-fn take_tools<T: serde::Serialize>(
+/// Whether the layout holds tools, and the fresh cache entry when the tools' bytes are
+/// (re)made. Cached bytes that fit `names` serve as they are: when the provider crate
+/// skipped the tools, their notices are put back where it left room for them.
+fn tools_of<T: serde::Serialize>(
     target: Target,
     request: &Request,
-    tools: &mut Vec<T>,
-    names: &WireNames,
+    layout: &mut Layout<T>,
     wanted: ToolsWanted<'_>,
 ) -> Result<(bool, Option<CachedTools>), ChefError> {
-    let tools = std::mem::take(tools);
-    let serialise = match wanted {
-        ToolsWanted::Cached(cached) => !cached.fits(names),
-        ToolsWanted::Serialise => true,
-        ToolsWanted::Omit => false,
-    };
-    let fresh = if serialise && !tools.is_empty() {
-        Some(CachedTools::new(
-            target,
-            &tools,
-            request,
-            names,
-            Vec::new(),
-        )?)
-    } else {
-        None
-    };
-    Ok((!tools.is_empty(), fresh))
-}
-
-/// For a provider crate that can skip the tools: whether cached bytes turned out not to
-/// fit this compile's name table, so the tools need converting after all.
-fn refits(wanted: ToolsWanted<'_>, names: &WireNames) -> bool {
-    matches!(wanted, ToolsWanted::Cached(cached) if !cached.fits(names))
-}
-
-/// After a compile by a provider crate that can skip the tools (`tools` is what it
-/// converted, `converted` whether it was asked to): whether the body has tools, the fresh
-/// cache entry when they were converted, and the notices, with the cached tool notices
-/// put back where the provider crate left room for them when it skipped the tools.
-fn skippable_tools<T: serde::Serialize>(
-    target: Target,
-    request: &Request,
-    (tools, converted): (Vec<T>, bool),
-    names: &WireNames,
-    wanted: ToolsWanted<'_>,
-    notices: &mut Vec<String>,
-    tool_notices: &std::ops::Range<usize>,
-) -> Result<(bool, Option<CachedTools>), ChefError> {
+    let tools = std::mem::take(&mut layout.tools);
     match wanted {
-        ToolsWanted::Cached(cached) if !converted => {
-            let at = tool_notices.start.min(notices.len());
-            notices.splice(at..at, cached.notices.iter().cloned());
-            Ok((true, None))
-        }
         ToolsWanted::Omit => Ok((!tools.is_empty(), None)),
+        ToolsWanted::Cached(cached) if cached.fits(&layout.names) => {
+            if !layout.converted {
+                let at = layout.tool_notices.start.min(layout.notices.len());
+                layout
+                    .notices
+                    .splice(at..at, cached.notices.iter().cloned());
+            }
+            Ok((!layout.converted || !tools.is_empty(), None))
+        }
         ToolsWanted::Cached(_) | ToolsWanted::Serialise => {
             let fresh = if tools.is_empty() {
                 None
             } else {
-                let own = notices
-                    .get(tool_notices.clone())
+                let own = layout
+                    .notices
+                    .get(layout.tool_notices.clone())
                     .unwrap_or_default()
                     .to_vec();
-                Some(CachedTools::new(target, &tools, request, names, own)?)
+                Some(CachedTools::new(
+                    target,
+                    &tools,
+                    request,
+                    &layout.names,
+                    own,
+                )?)
             };
             Ok((!tools.is_empty(), fresh))
         }
@@ -375,8 +349,9 @@ fn skippable_tools<T: serde::Serialize>(
 ///
 /// `offset` is added to the message positions that notices name: the request is the
 /// suffix of a longer one whose first `offset` history messages were left out. Only
-/// notices known to be local can be renumbered; see [`Unspliced::notices_shifted`].
-/// `tools` says whether the tools' bytes are cached, wanted, or not needed.
+/// notices the provider crate knows to be local are renumbered; see
+/// [`Unspliced::notices_shifted`]. `tools` says whether the tools' bytes are cached,
+/// wanted, or not needed.
 pub(crate) fn compile_unspliced(
     target: Target,
     request: &Request,
@@ -387,227 +362,74 @@ pub(crate) fn compile_unspliced(
 ) -> Result<Unspliced, ChefError> {
     match target {
         Target::Anthropic => {
-            let mut c =
-                chef_anthropic::compile(request, &options.anthropic).map_err(provider(target))?;
-            let cache_issues = if audit {
-                cache_audit().audit(&c.body)
-            } else {
-                Vec::new()
-            };
-            let (has_tools, fresh_tools) =
-                take_tools(target, request, &mut c.body.tools, &c.names, tools)?;
-            let body = c.to_vec().map_err(provider(target))?;
-            // Anthropic's tools field comes last.
-            let tools_at = has_tools.then(|| body.len().saturating_sub(1));
-            Ok(Unspliced {
-                body,
-                prefix: None,
-                fresh_tools,
-                tools_at,
-                notices_shifted: offset == 0 || c.notices.is_empty(),
-                notices: c.notices.iter().map(ToString::to_string).collect(),
-                names: c.names,
-                cache_issues,
-            })
+            let audit = audit.then(cache_audit);
+            let (layout, cache_issues) =
+                chef_anthropic::layout::layout(request, &options.anthropic, offset, audit.as_ref())
+                    .map_err(provider(target))?;
+            unspliced(target, request, tools, layout, cache_issues)
         }
         Target::OpenAiChat => {
-            let (mut c, converted) = compile_skipping(
-                tools,
-                |pass| {
-                    chef_openai::chat::compile_with(request, &options.openai, pass)
-                        .map_err(provider(target))
-                },
-                |c| &c.names,
-            )?;
-            let wire_tools = std::mem::take(&mut c.body.tools);
-            let body = chef_openai::chat::to_vec(&c).map_err(provider(target))?;
-            skippable(
-                target,
-                request,
-                tools,
-                Skippable {
-                    body,
-                    // OpenAI's tools field comes first.
-                    tools_at: 1,
-                    tools: (wire_tools, converted),
-                    names: c.names,
-                    notices: openai_notices(&c.notices, &c.tool_notices, offset),
-                    tool_notices: c.tool_notices,
-                },
-            )
+            let layout = compile_skipping(tools, |pass| {
+                chef_openai::layout::chat(request, &options.openai, pass, offset)
+                    .map_err(provider(target))
+            })?;
+            unspliced(target, request, tools, layout, Vec::new())
         }
         Target::OpenAiResponses => {
-            let (mut c, converted) = compile_skipping(
-                tools,
-                |pass| {
-                    chef_openai::responses::compile_with(request, &options.openai, pass)
-                        .map_err(provider(target))
-                },
-                |c| &c.names,
-            )?;
-            let wire_tools = std::mem::take(&mut c.body.tools);
-            let body = chef_openai::responses::to_vec(&c).map_err(provider(target))?;
-            skippable(
-                target,
-                request,
-                tools,
-                Skippable {
-                    body,
-                    tools_at: 1,
-                    tools: (wire_tools, converted),
-                    names: c.names,
-                    notices: openai_notices(&c.notices, &c.tool_notices, offset),
-                    tool_notices: c.tool_notices,
-                },
-            )
+            let layout = compile_skipping(tools, |pass| {
+                chef_openai::layout::responses(request, &options.openai, pass, offset)
+                    .map_err(provider(target))
+            })?;
+            unspliced(target, request, tools, layout, Vec::new())
         }
         Target::Gemini => {
-            let (mut c, converted) = compile_skipping(
-                tools,
-                |pass| {
-                    chef_gemini::compile_with(request, &options.gemini, pass)
-                        .map_err(provider(target))
-                },
-                |c| &c.names,
-            )?;
-            let wire_tools = std::mem::take(&mut c.body.tools);
-            // Gemini's tools field follows the system instruction, when there is one.
-            let (body, at) = chef_gemini::to_vec_with_tools_at(&c).map_err(provider(target))?;
-            // A positional system message becomes a user content wherever it is: local.
-            let notices =
-                shifted_notices(&c.notices, &c.tool_notices, offset, |n, offset| match n {
-                    chef_gemini::Notice::PositionalSystemAsUser { message } => {
-                        *message += offset;
-                        true
-                    }
-                    _ => false,
-                });
-            skippable(
-                target,
-                request,
-                tools,
-                Skippable {
-                    body,
-                    tools_at: at,
-                    tools: (wire_tools, converted),
-                    names: c.names,
-                    notices,
-                    tool_notices: c.tool_notices,
-                },
-            )
+            let layout = compile_skipping(tools, |pass| {
+                chef_gemini::layout::layout(request, &options.gemini, pass, offset)
+                    .map_err(provider(target))
+            })?;
+            unspliced(target, request, tools, layout, Vec::new())
         }
     }
 }
 
-/// Compiles through a provider crate that can skip the tools: skipped while the cached
-/// bytes serve; converted when they are wanted, or when this turn's name table turns out
-/// not to fit the cached bytes (a second pass). Returns the compile and whether it
-/// converted the tools. `names` reads a compile's name table.
-fn compile_skipping<C>(
+/// Compiles through a provider crate, skipping the tools while the cached bytes serve;
+/// converted when they are wanted, or when this turn's name table turns out not to fit the
+/// cached bytes (a second pass).
+fn compile_skipping<T>(
     wanted: ToolsWanted<'_>,
-    compile: impl Fn(ToolPass) -> Result<C, ChefError>,
-    names: impl Fn(&C) -> &WireNames,
-) -> Result<(C, bool), ChefError> {
+    compile: impl Fn(ToolPass) -> Result<Layout<T>, ChefError>,
+) -> Result<Layout<T>, ChefError> {
     if wanted.convert() {
-        return Ok((compile(ToolPass::Convert)?, true));
+        return compile(ToolPass::Convert);
     }
-    let c = compile(ToolPass::Skip)?;
-    if refits(wanted, names(&c)) {
-        return Ok((compile(ToolPass::Convert)?, true));
+    let layout = compile(ToolPass::Skip)?;
+    if !layout.converted
+        && matches!(wanted, ToolsWanted::Cached(cached) if !cached.fits(&layout.names))
+    {
+        return compile(ToolPass::Convert);
     }
-    Ok((c, false))
+    Ok(layout)
 }
 
-/// Notices as text, renumbered by `offset` where `renumber` can (it returns whether it
-/// did), and whether all of them hold at that offset. Notices about the tools name no
-/// message: they hold at any offset.
-fn shifted_notices<N: Clone + std::fmt::Display>(
-    notices: &[N],
-    tool_notices: &std::ops::Range<usize>,
-    offset: usize,
-    renumber: impl Fn(&mut N, usize) -> bool,
-) -> (Vec<String>, bool) {
-    let mut all = true;
-    let text = notices
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            let mut n = n.clone();
-            if !tool_notices.contains(&i) && !renumber(&mut n, offset) {
-                all &= offset == 0;
-            }
-            n.to_string()
-        })
-        .collect();
-    (text, all)
-}
-
-/// [`shifted_notices`] for both OpenAI targets. A system message after the conversation
-/// started is folded into Responses' `instructions` wherever it is (system-placed
-/// dynamic state): local, so its notice is renumbered. Chat keeps system messages inline
-/// and never reports it.
-fn openai_notices(
-    notices: &[chef_openai::Notice],
-    tool_notices: &std::ops::Range<usize>,
-    offset: usize,
-) -> (Vec<String>, bool) {
-    shifted_notices(notices, tool_notices, offset, |n, offset| match n {
-        chef_openai::Notice::SystemHoisted { message } => {
-            *message += offset;
-            true
-        }
-        _ => false,
-    })
-}
-
-/// What a compile through a provider crate that can skip the tools hands to
-/// [`skippable`].
-struct Skippable<T> {
-    /// The body, without tools.
-    body: Vec<u8>,
-    /// Where the tools go in it.
-    tools_at: usize,
-    /// The tools it converted, and whether it was asked to.
-    tools: (Vec<T>, bool),
-    names: WireNames,
-    /// The notices as text, and whether they hold at the compile's offset.
-    notices: (Vec<String>, bool),
-    tool_notices: std::ops::Range<usize>,
-}
-
-/// The [`Unspliced`] of a compile by a provider crate that can skip the tools.
-fn skippable<T: serde::Serialize>(
+/// The [`Unspliced`] of a provider crate's layout.
+fn unspliced<T: serde::Serialize>(
     target: Target,
     request: &Request,
     wanted: ToolsWanted<'_>,
-    compiled: Skippable<T>,
+    mut layout: Layout<T>,
+    cache_issues: Vec<chef_anthropic::CacheIssue>,
 ) -> Result<Unspliced, ChefError> {
-    let Skippable {
-        body,
-        tools_at,
-        tools,
-        names,
-        notices: (mut notices, notices_shifted),
-        tool_notices,
-    } = compiled;
-    let (has_tools, fresh_tools) = skippable_tools(
-        target,
-        request,
-        tools,
-        &names,
-        wanted,
-        &mut notices,
-        &tool_notices,
-    )?;
+    let (has_tools, fresh_tools) = tools_of(target, request, &mut layout, wanted)?;
     Ok(Unspliced {
-        body,
+        body: layout.body,
         prefix: None,
         fresh_tools,
-        tools_at: has_tools.then_some(tools_at),
-        notices,
-        notices_shifted,
-        names,
-        cache_issues: Vec::new(),
+        tools_at: has_tools.then_some(layout.tools_at),
+        notices: layout.notices,
+        notices_shifted: layout.notices_shifted,
+        names: layout.names,
+        messages_key: layout.messages_key,
+        cache_issues,
     })
 }
 

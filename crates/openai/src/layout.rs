@@ -1,0 +1,99 @@
+//! Both OpenAI bodies laid out for a caller that splices bytes into them (see
+//! [`chef_ir::layout`]).
+
+use chef_ir::{Request, ToolPass, layout::Layout};
+
+use crate::{CompileOptions, Notice, Result, Tagged, chat, responses};
+
+/// The key of a Chat Completions body's messages array.
+pub const CHAT_MESSAGES_KEY: &str = "messages";
+/// The key of a Responses body's input items.
+pub const RESPONSES_INPUT_KEY: &str = "input";
+
+/// Compiles `request` for Chat Completions (see [`chat::compile_with`]) into a [`Layout`]:
+/// the body without its `tools` member, which goes back first, just after the opening `{`.
+///
+/// `offset` is how many history messages `request` left out in front. Chat keeps system
+/// messages inline, so no notice about a message is renumbered.
+///
+/// # Errors
+///
+/// As [`chat::compile_with`], and when the body cannot be serialised.
+pub fn chat<'a>(
+    request: &'a Request,
+    options: &CompileOptions,
+    pass: ToolPass,
+    offset: usize,
+) -> Result<Layout<Tagged<'a, chat::wire::Tool<'a>>>> {
+    let mut c = chat::compile_with(request, options, pass)?;
+    let tools = std::mem::take(&mut c.body.tools);
+    let body = chat::to_vec(&c)?;
+    Ok(finish(
+        body,
+        CHAT_MESSAGES_KEY,
+        (tools, pass),
+        c.names,
+        &c.notices,
+        c.tool_notices,
+        offset,
+    ))
+}
+
+/// Compiles `request` for Responses (see [`responses::compile_with`]) into a [`Layout`]:
+/// the body without its `tools` member, which goes back first, just after the opening `{`.
+///
+/// `offset` is how many history messages `request` left out in front. A system message
+/// after the conversation started is folded into `instructions` wherever it is, so its
+/// notice ([`Notice::SystemHoisted`]) is renumbered.
+///
+/// # Errors
+///
+/// As [`responses::compile_with`], and when the body cannot be serialised.
+pub fn responses<'a>(
+    request: &'a Request,
+    options: &CompileOptions,
+    pass: ToolPass,
+    offset: usize,
+) -> Result<Layout<Tagged<'a, responses::wire::Tool<'a>>>> {
+    let mut c = responses::compile_with(request, options, pass)?;
+    let tools = std::mem::take(&mut c.body.tools);
+    let body = responses::to_vec(&c)?;
+    Ok(finish(
+        body,
+        RESPONSES_INPUT_KEY,
+        (tools, pass),
+        c.names,
+        &c.notices,
+        c.tool_notices,
+        offset,
+    ))
+}
+
+/// The layout both targets share: tools first, notices renumbered where they are local.
+fn finish<T>(
+    body: Vec<u8>,
+    key: &'static str,
+    (tools, pass): (Vec<T>, ToolPass),
+    names: chef_ir::WireNames,
+    notices: &[Notice],
+    tool_notices: std::ops::Range<usize>,
+    offset: usize,
+) -> Layout<T> {
+    let (text, shifted) =
+        chef_ir::layout::shift_notices(notices, &tool_notices, offset, |n, offset| match n {
+            Notice::SystemHoisted { message } => {
+                *message += offset;
+                true
+            }
+            _ => false,
+        });
+    let mut layout = Layout::new(body, key, names);
+    // The tools field comes first.
+    layout.tools_at = 1;
+    layout.tools = tools;
+    layout.converted = pass == ToolPass::Convert;
+    layout.notices = text;
+    layout.tool_notices = tool_notices;
+    layout.notices_shifted = shifted;
+    layout
+}
