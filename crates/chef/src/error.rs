@@ -20,12 +20,13 @@ pub enum ChefError {
     #[error("unusable tool schema: {0}")]
     Schema(Box<chef_compress::validate::SchemaError>),
     /// A provider crate could not compile the request.
-    #[error("cannot compile for {target}: {message}")]
+    #[error("cannot compile for {target}: {source}")]
     Provider {
         /// The target.
         target: chef_ir::Target,
         /// The provider crate's error.
-        message: String,
+        #[source]
+        source: ProviderError,
     },
     /// Memory refused an operation.
     #[error(transparent)]
@@ -36,9 +37,10 @@ pub enum ChefError {
     /// A snapshot could not be saved or loaded.
     #[error(transparent)]
     Snapshot(#[from] SnapshotError),
-    /// The summariser failed.
+    /// Summarising the history failed around the summariser: its archive could not be
+    /// written.
     #[error("summarising history failed: {0}")]
-    Summarize(String),
+    Summarize(#[source] ArchiveError),
     /// Dynamic state could not be set.
     #[error(transparent)]
     DynamicState(#[from] crate::dynamic::DynamicStateError),
@@ -64,17 +66,59 @@ pub enum ChefError {
     NotOwned(String),
 }
 
+/// Why a provider crate could not compile a request (the `source` of
+/// [`ChefError::Provider`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// From `chef-anthropic`.
+    #[error(transparent)]
+    Anthropic(#[from] chef_anthropic::Error),
+    /// From `chef-openai` (Chat Completions or Responses).
+    #[error(transparent)]
+    OpenAi(#[from] chef_openai::Error),
+    /// From `chef-gemini`.
+    #[error(transparent)]
+    Gemini(#[from] chef_gemini::Error),
+    /// The tools could not be serialised.
+    #[error("cannot serialise the tools: {0}")]
+    Tools(#[source] serde_json::Error),
+    /// A body with tools was finished without their bytes (a runtime bug, reported rather
+    /// than sent).
+    #[error("the tools were neither serialised nor cached")]
+    ToolsMissing,
+}
+
+/// Why the summarised span could not be archived (the source of
+/// [`ChefError::Summarize`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArchiveError {
+    /// The replaced messages could not be serialised.
+    #[error("cannot serialise the archived messages: {0}")]
+    Serialize(#[source] serde_json::Error),
+    /// Every archive key for the window was taken.
+    #[error("no free archive key for window {window}")]
+    NoFreeKey {
+        /// The window whose span was archived.
+        window: u64,
+    },
+}
+
 /// Why a model's call was not routed to a tool. The reply for the model is carried beside
 /// it in [`Routed::Error`](crate::Routed::Error).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+///
+/// Equality compares the typed causes; two [`Unavailable`](Self::Unavailable) errors are
+/// equal when their causes read the same.
+#[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum RouteError {
     /// The call has no usable name.
     #[error("missing or empty tool name")]
     Malformed,
     /// The resolver could not map the call to a tool, or its arguments are invalid.
-    #[error("{0}")]
-    Resolve(String),
+    #[error(transparent)]
+    Resolve(#[from] chef_compress::ResolveError),
     /// A namespace or toolkit call could not be resolved.
     #[error(transparent)]
     Namespace(#[from] NamespaceError),
@@ -89,5 +133,20 @@ pub enum RouteError {
     },
     /// The tool list could not be built (a configuration problem, not the model's).
     #[error("tools unavailable: {0}")]
-    Unavailable(String),
+    Unavailable(#[source] std::sync::Arc<ChefError>),
+}
+
+impl PartialEq for RouteError {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Malformed, Self::Malformed) => true,
+            (Self::Resolve(a), Self::Resolve(b)) => a == b,
+            (Self::Namespace(a), Self::Namespace(b)) => a == b,
+            (Self::ToolListChanged { tool: a }, Self::ToolListChanged { tool: b }) => a == b,
+            (Self::Unavailable(a), Self::Unavailable(b)) => {
+                std::sync::Arc::ptr_eq(a, b) || a.to_string() == b.to_string()
+            }
+            _ => false,
+        }
+    }
 }

@@ -52,7 +52,7 @@ pub use chef_openai as openai;
 
 pub use crate::{
     announce::{Announcement, Announcements, Channel},
-    error::{ChefError, RouteError},
+    error::{ArchiveError, ChefError, ProviderError, RouteError},
     events::ChefEvent,
     gate::{BlockReport, Blocklist},
     namespace::{NamespaceCall, NamespaceError, ToolGroup},

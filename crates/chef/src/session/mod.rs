@@ -2,6 +2,7 @@
 
 mod assemble;
 mod dynamic;
+mod history;
 mod incremental;
 mod overflow;
 mod route;
@@ -28,7 +29,7 @@ use crate::{
     gate::BlockReport,
     memory::{Memory, MemoryStyle},
     namespace::ToolGroup,
-    overflow::{CountCache, HandoffBudget, OverflowConfig, OverflowState, Summarizer, Tokenizer},
+    overflow::{HandoffBudget, OverflowConfig, OverflowState, Summarizer, Tokenizer},
     owned::OwnedReply,
     owned::ToolsMode,
     prune::{KeepReason, PrunePolicy, Pruner, Strategy},
@@ -253,7 +254,7 @@ pub struct Chef {
     pub(crate) pruner: Pruner,
     epoch: u64,
     system: Vec<Message>,
-    history: Vec<Message>,
+    history: history::History,
     announcements: Announcements,
     pub(crate) memory: Option<Memory>,
     pub(crate) loaded_toolkits: Vec<String>,
@@ -275,14 +276,11 @@ pub struct Chef {
     new_context_requested: bool,
     subscribers: Vec<Subscriber>,
     overflow: OverflowState,
-    counts: CountCache,
     tokenizer: Option<Arc<dyn Tokenizer>>,
     summarizer: Option<Arc<dyn Summarizer>>,
     tool_bytes: wire::ToolBytes,
     audit_reported: std::collections::BTreeSet<String>,
     prefixes: incremental::Prefixes,
-    /// Bumped by every history change other than an append.
-    history_gen: u64,
     /// The dynamic state and its rendered block.
     dynamic: Option<(crate::dynamic::DynamicState, String)>,
     /// Context injectors, by name, in the order added.
@@ -328,7 +326,7 @@ impl Chef {
             config,
             epoch: 0,
             system: Vec::new(),
-            history: Vec::new(),
+            history: history::History::default(),
             announcements: Announcements::default(),
             memory: None,
             loaded_toolkits: Vec::new(),
@@ -343,13 +341,11 @@ impl Chef {
             new_context_requested: false,
             subscribers: Vec::new(),
             overflow: OverflowState::default(),
-            counts: CountCache::default(),
             tokenizer: None,
             summarizer: None,
             tool_bytes: wire::ToolBytes::default(),
             audit_reported: std::collections::BTreeSet::new(),
             prefixes: incremental::Prefixes::default(),
-            history_gen: 0,
             dynamic: None,
             injectors: Vec::new(),
             routing: None,
@@ -860,9 +856,7 @@ impl Chef {
 
     /// Replaces the history.
     pub fn set_history(&mut self, history: Vec<Message>) -> &mut Self {
-        self.history = history;
-        self.counts.clear();
-        self.history_gen += 1;
+        self.history.replace(history);
         self
     }
 
@@ -875,9 +869,7 @@ impl Chef {
     /// starts a new context window: the circuit breaker resets and the handoff notice may
     /// show again.
     pub fn clear_history(&mut self) -> &mut Self {
-        self.history.clear();
-        self.counts.clear();
-        self.history_gen += 1;
+        self.history.rewrite(Vec::clear);
         self.overflow.window += 1;
         self.overflow.consecutive_failures = 0;
         self.overflow.reported_tokens = None;
@@ -1191,7 +1183,7 @@ impl Chef {
         if reuse
             && self
                 .prefixes
-                .usable(target, tools, self.history_gen, self.history.len())
+                .usable(target, tools, self.history.generation(), self.history.len())
                 .is_some()
         {
             let (attempt, lent) =
@@ -1209,7 +1201,7 @@ impl Chef {
         if reuse
             && self
                 .prefixes
-                .may_try(target, self.history_gen, self.history.len())
+                .may_try(target, self.history.generation(), self.history.len())
         {
             let lent = std::mem::take(&mut request.tools);
             let lent = self.make_prefix(target, tools, layers, &full, lent, &options)?;
@@ -1275,7 +1267,7 @@ impl Chef {
         wire_tools: Vec<ToolDefinition>,
         options: &TargetOptions,
     ) -> Result<Vec<ToolDefinition>, ChefError> {
-        let (generation, len) = (self.history_gen, self.history.len());
+        let (generation, len) = (self.history.generation(), self.history.len());
         self.prefixes.set(target, None);
         let Some(cut) = incremental::find_cut(&self.history) else {
             self.prefixes.refuse(target, generation, len);

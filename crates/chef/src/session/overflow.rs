@@ -7,7 +7,7 @@ use chef_ir::{Message, Target};
 use super::{Chef, Payload};
 use crate::{
     announce::{Announcement, Channel},
-    error::ChefError,
+    error::{ArchiveError, ChefError},
     events::ChefEvent,
     overflow::{
         self, Budget, HANDOFF_ID, Heuristic, OverflowOutcome, OverflowState, Preserve, Summarizer,
@@ -22,7 +22,7 @@ impl Chef {
     #[must_use]
     pub fn with_tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
         self.tokenizer = Some(tokenizer);
-        self.counts.clear();
+        self.history.recount();
         self
     }
 
@@ -57,11 +57,11 @@ impl Chef {
         let trigger = limit.map(|l| l as f64 * config.trigger_ratio);
         let current = match (&self.tokenizer, self.overflow.reported_tokens) {
             (Some(tokenizer), reported) => {
-                let counted = self.counts.total(&self.history, tokenizer.as_ref());
+                let counted = self.history.tokens(tokenizer.as_ref());
                 counted.max(reported.unwrap_or(0))
             }
             (None, Some(reported)) => reported,
-            (None, None) => self.counts.total(&self.history, &Heuristic),
+            (None, None) => self.history.tokens(&Heuristic),
         };
         #[allow(
             clippy::cast_precision_loss,
@@ -135,8 +135,7 @@ impl Chef {
             });
             // Per-message counts, cached as the budget reads them.
             let tokenizer: &dyn Tokenizer = self.tokenizer.as_deref().unwrap_or(&Heuristic);
-            self.counts.total(&self.history, tokenizer);
-            let counts = self.counts.per_message();
+            let counts = self.history.tokens_per_message(tokenizer);
             let mut turn_tokens = |t: &overflow::Turn| -> u64 {
                 counts.get(t.start..t.end).map_or(0, |s| s.iter().sum())
             };
@@ -187,16 +186,16 @@ impl Chef {
             Some(text) => overflow::summary_message(text, next, window, archive.as_deref()),
             None => dropped_notice(replaced.len(), archive.as_deref()),
         };
-        let tail = self.history.split_off(split);
         let count = replaced.len() + pinned.len();
         let pinned_kept = pinned.len();
-        let mut history = Vec::with_capacity(1 + pinned.len() + tail.len());
-        history.push(lead);
-        history.extend(pinned);
-        history.extend(tail);
-        self.history = history;
-        self.counts.clear();
-        self.history_gen += 1;
+        self.history.rewrite(|history| {
+            let tail = history.split_off(split);
+            history.clear();
+            history.reserve(1 + pinned.len() + tail.len());
+            history.push(lead);
+            history.extend(pinned);
+            history.extend(tail);
+        });
         self.overflow.window = next;
         self.overflow.consecutive_failures = 0;
         self.overflow.reported_tokens = None;
@@ -247,9 +246,8 @@ impl Chef {
     /// Writes the replaced messages to `archive/window-<n>.json` (a fresh key if that one is
     /// taken, say by another lineage restored into this store) and returns its URI.
     async fn archive_span(&self, window: u64, span: &[Message]) -> Result<String, ChefError> {
-        let content = serde_json::to_string(span).map_err(|e| {
-            ChefError::Summarize(format!("cannot serialise the archived messages: {e}"))
-        })?;
+        let content = serde_json::to_string(span)
+            .map_err(|e| ChefError::Summarize(ArchiveError::Serialize(e)))?;
         let namespace = Namespace::ARCHIVE;
         for attempt in 0u32..100 {
             let name = if attempt == 0 {
@@ -271,9 +269,7 @@ impl Chef {
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(ChefError::Summarize(format!(
-            "no free archive key for window {window}"
-        )))
+        Err(ChefError::Summarize(ArchiveError::NoFreeKey { window }))
     }
 
     /// The handoff notice for this compile, when the budget is low and it has not been shown

@@ -163,7 +163,7 @@ impl Chef {
             Some(tools) => tools,
             None => match self.turn_tools() {
                 Ok(tools) => tools,
-                Err(e) => return unavailable(call, &e),
+                Err(e) => return unavailable(call, e),
             },
         };
         let routed = self.classify(call, &tools);
@@ -180,7 +180,7 @@ impl Chef {
     pub fn check_tool_call(&self, call: &ToolCall) -> Routed {
         match self.routing_tools() {
             Ok(tools) => self.classify(call, &tools),
-            Err(e) => unavailable(call, &e),
+            Err(e) => unavailable(call, e),
         }
     }
 
@@ -236,7 +236,7 @@ impl Chef {
                     return routed;
                 }
                 let reply = e.message();
-                return error(id, RouteError::Resolve(reply.clone()), reply);
+                return error(id, RouteError::Resolve(e), reply);
             }
         };
 
@@ -265,7 +265,11 @@ impl Chef {
                 && let Err(e) = validator.validate(&member.args)
             {
                 let reply = e.message();
-                return error(id, RouteError::Resolve(reply.clone()), reply);
+                return error(
+                    id,
+                    RouteError::Resolve(ResolveError::InvalidArguments(Box::new(e))),
+                    reply,
+                );
             }
             if !self.still_offered(tools, &member.tool_name, Origin::Namespace(&member.group)) {
                 return tool_list_changed(id, member.tool_name);
@@ -337,8 +341,16 @@ impl Chef {
         };
         let checked =
             ArgumentValidator::with_limits(name, &tool.input_schema, self.config.compress.limits())
-                .map_err(|e| e.to_string())
-                .and_then(|v| v.validate(&args).map_err(|e| e.message()));
+                .map_err(|e| {
+                    let reply = e.to_string();
+                    (ResolveError::UnusableSchema(Box::new(e)), reply)
+                })
+                .and_then(|v| {
+                    v.validate(&args).map_err(|e| {
+                        let reply = e.message();
+                        (ResolveError::InvalidArguments(Box::new(e)), reply)
+                    })
+                });
         Some(match checked {
             Ok(()) => Routed::Call(RoutedCall {
                 id,
@@ -346,7 +358,7 @@ impl Chef {
                 arguments: args,
                 via: Some(kit.name.clone()),
             }),
-            Err(reply) => error(id, RouteError::Resolve(reply.clone()), reply),
+            Err((e, reply)) => error(id, RouteError::Resolve(e), reply),
         })
     }
 
@@ -494,13 +506,9 @@ fn resolve_error_tool(e: &ResolveError) -> Option<&str> {
     }
 }
 
-fn unavailable(call: &ToolCall, e: &ChefError) -> Routed {
+fn unavailable(call: &ToolCall, e: ChefError) -> Routed {
     let reply = format!("The tool list could not be prepared: {e}");
-    error(
-        call.id.clone(),
-        RouteError::Unavailable(e.to_string()),
-        reply,
-    )
+    error(call.id.clone(), RouteError::Unavailable(Arc::new(e)), reply)
 }
 
 fn tool_list_changed(id: ToolCallId, tool: ToolName) -> Routed {

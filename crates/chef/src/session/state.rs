@@ -88,7 +88,7 @@ impl Chef {
     pub fn snapshot(&self, label: Option<&str>) -> Snapshot<SessionState> {
         let state = SessionState {
             system: self.system.clone(),
-            history: self.history.clone(),
+            history: self.history.to_vec(),
             tools: SnapshotTools::shared(
                 std::sync::Arc::clone(self.pruner.shared_tools()),
                 self.pruner.tools_json(),
@@ -178,7 +178,7 @@ impl Chef {
         }
         self.pruner = pruner;
         self.system = state.system.clone();
-        self.history = state.history.clone();
+        self.history.replace(state.history.clone());
         self.loaded_toolkits = state.loaded_toolkits.clone();
         self.announcements = state.announcements.clone();
         if let Some(saved) = state.memory.clone() {
@@ -208,8 +208,6 @@ impl Chef {
         self.routing = None;
         self.unmatched_reported.clear();
         self.unmatched_checked = None;
-        self.counts.clear();
-        self.history_gen += 1;
         self.touch();
         Ok(self)
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use chef_ir::{Request, Target, ToolPass, WireNames, layout::Layout};
 
 use super::select::TurnTools;
-use crate::error::ChefError;
+use crate::error::{ChefError, ProviderError};
 
 /// Per-target compile settings, passed through to the provider crates.
 #[derive(Debug, Clone, Default)]
@@ -28,10 +28,10 @@ pub(crate) struct Wire {
     pub(crate) cache_issues: Vec<chef_anthropic::CacheIssue>,
 }
 
-fn provider<E: std::fmt::Display>(target: Target) -> impl Fn(E) -> ChefError + Copy {
+fn provider<E: Into<ProviderError>>(target: Target) -> impl Fn(E) -> ChefError + Copy {
     move |e| ChefError::Provider {
         target,
-        message: e.to_string(),
+        source: e.into(),
     }
 }
 
@@ -83,7 +83,10 @@ impl CachedTools {
                 .collect()
         };
         Ok(Self {
-            bytes: serde_json::to_vec(tools).map_err(provider(target))?,
+            bytes: serde_json::to_vec(tools).map_err(|e| ChefError::Provider {
+                target,
+                source: ProviderError::Tools(e),
+            })?,
             notices,
             renamed,
         })
@@ -286,9 +289,9 @@ impl Unspliced {
             (None, None) => self.body,
             (None, Some(prefix)) => write_body(&self.body, None, Some(prefix)),
             (Some(at), prefix) => {
-                let cached = cache.get(target, key).ok_or_else(|| ChefError::Provider {
+                let cached = cache.get(target, key).ok_or(ChefError::Provider {
                     target,
-                    message: "the tools were neither serialised nor cached".to_owned(),
+                    source: ProviderError::ToolsMissing,
                 })?;
                 write_body(&self.body, Some((at, &cached.bytes)), prefix.as_ref())
             }

@@ -16,6 +16,7 @@ mod conformance_tools;
 mod crash;
 mod dense_prune;
 mod dynamic_state;
+mod errors;
 mod fuzz;
 mod gate_bypass;
 mod hostile;

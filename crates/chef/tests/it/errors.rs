@@ -1,0 +1,89 @@
+//! Errors keep their typed cause: a program can match on what went wrong, and
+//! `Error::source` walks to the provider crate's or the resolver's own error.
+
+use std::error::Error as _;
+
+use chef::{Chef, ChefConfig, ChefError, ProviderError, RouteError, Routed};
+use chef_compress::ResolveError;
+use chef_ir::{Content, Message, Role, Target, ToolCall, ToolDefinition};
+use serde_json::json;
+
+fn session() -> Chef {
+    let mut chef = Chef::new(ChefConfig::default());
+    chef.register_tools(vec![ToolDefinition::new(
+        "read_file",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+    )])
+    .unwrap();
+    chef.push(Message::user("Read the file."));
+    chef
+}
+
+fn route_error(chef: &mut Chef, call: ToolCall) -> (RouteError, String) {
+    match chef.route(&call) {
+        Routed::Error { error, reply, .. } => (error, reply),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_resolver_refusal_is_the_resolvers_typed_error() {
+    let mut chef = session();
+    chef.compile(Target::Anthropic).unwrap();
+
+    let (error, reply) = route_error(&mut chef, ToolCall::new("c1", "raed_file", json!({})));
+    let RouteError::Resolve(ResolveError::UnknownTool { name, .. }) = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(name, "raed_file");
+    // What the model reads is the resolver's own message.
+    assert_eq!(error.to_string(), reply);
+
+    let (error, reply) = route_error(
+        &mut chef,
+        ToolCall::new("c2", "read_file", json!({"path": 3})),
+    );
+    let RouteError::Resolve(ResolveError::InvalidArguments(e)) = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(e.tool.as_str(), "read_file");
+    assert_eq!(error.to_string(), reply);
+    assert_eq!(error.clone(), error);
+}
+
+#[test]
+fn a_provider_failure_keeps_the_provider_crates_error_as_its_source() {
+    let mut chef = session();
+    // Anthropic's system slot holds text only.
+    chef.set_system_prompt(vec![Message::new(
+        Role::System,
+        vec![Content::Unknown {
+            target: None,
+            value: json!({"type": "chart"}),
+        }],
+    )]);
+    let error = chef.compile(Target::Anthropic).unwrap_err();
+    let ChefError::Provider { target, source } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(*target, Target::Anthropic);
+    assert!(
+        matches!(
+            source,
+            ProviderError::Anthropic(chef_anthropic::Error::SystemContent { index: 0, .. })
+        ),
+        "{source:?}"
+    );
+    // The chain reaches the provider crate's error, and the text names both.
+    let cause = error.source().unwrap();
+    assert!(cause.downcast_ref::<ProviderError>().is_some());
+    assert!(
+        error
+            .to_string()
+            .starts_with("cannot compile for anthropic: "),
+        "{error}"
+    );
+    assert!(error.to_string().contains("system message 0"), "{error}");
+    // A failed compile changes nothing: the turn counter stays.
+    assert_eq!(chef.turn(), 0);
+}
