@@ -41,6 +41,56 @@ pub(crate) struct Parts<'a> {
     pub(crate) cache: bool,
 }
 
+/// The text a compile adds around the history (made by `Chef::layers`).
+pub(crate) struct Layers {
+    pub(crate) stable: String,
+    pub(crate) memory_system: Option<String>,
+    pub(crate) tail_memory: Option<String>,
+    pub(crate) tail_dynamic: Option<String>,
+    pub(crate) system_dynamic: Option<String>,
+    pub(crate) tail_announcements: String,
+    pub(crate) system_announcements: String,
+}
+
+impl Layers {
+    /// The system layers alone: what every request of this turn starts with.
+    pub(crate) fn head(&self, system: &[Message], cache: bool) -> Vec<Message> {
+        assemble(Parts {
+            system,
+            stable_system: Some(&self.stable),
+            memory_system: self.memory_system.as_deref(),
+            history: &[],
+            tail_memory: None,
+            tail_dynamic: None,
+            system_dynamic: None,
+            tail_announcements: "",
+            system_announcements: "",
+            cache,
+        })
+    }
+
+    /// The message list of a request: system layers, `history`, the tail stitch.
+    pub(crate) fn around(
+        &self,
+        system: &[Message],
+        history: &[Message],
+        cache: bool,
+    ) -> Vec<Message> {
+        assemble(Parts {
+            system,
+            stable_system: Some(&self.stable),
+            memory_system: self.memory_system.as_deref(),
+            history,
+            tail_memory: self.tail_memory.as_deref(),
+            tail_dynamic: self.tail_dynamic.as_deref(),
+            system_dynamic: self.system_dynamic.as_deref(),
+            tail_announcements: &self.tail_announcements,
+            system_announcements: &self.system_announcements,
+            cache,
+        })
+    }
+}
+
 /// Builds the message list of one request.
 pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
     let mut messages: Vec<Message> =

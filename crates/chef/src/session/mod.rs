@@ -1,26 +1,25 @@
 //! The session: [`Chef`], the state one agent conversation carries, and `compile`.
 
 mod assemble;
+mod compiler;
 mod dynamic;
 mod history;
-mod incremental;
 mod overflow;
 mod route;
 mod select;
 mod state;
-mod wire;
 
 use std::sync::Arc;
 
 use chef_ir::{Message, Request, Role, Target, ToolDefinition, ToolName, WireNames};
 use serde::{Deserialize, Serialize};
 
+pub use self::compiler::TargetOptions;
 use self::select::{SelectInput, TurnTools};
 pub use self::{
     assemble::ANCHOR_LINE,
     route::{OwnedCall, Routed, RoutedCall},
     state::{RestoreOptions, SessionState},
-    wire::TargetOptions,
 };
 use crate::{
     announce::{Announcement, Announcements, Channel},
@@ -265,9 +264,6 @@ pub struct Chef {
     /// The registry prepared for compression, for the current epoch (made on the first
     /// selection that needs compressing).
     catalogue: Option<select::RegistryCatalogue>,
-    /// The wire tool list of `tools`, lent to each compile's request and taken back, so a
-    /// turn whose tools did not change clones no tool definition.
-    wire_tools: Option<(Arc<TurnTools>, Vec<ToolDefinition>)>,
     shown: Option<Vec<ToolName>>,
     turn: u64,
     store: Arc<dyn StorageBackend>,
@@ -278,9 +274,9 @@ pub struct Chef {
     overflow: OverflowState,
     tokenizer: Option<Arc<dyn Tokenizer>>,
     summarizer: Option<Arc<dyn Summarizer>>,
-    tool_bytes: wire::ToolBytes,
+    /// The per-target caches of compiling (tool bytes, history prefixes).
+    compiler: compiler::TurnCompiler,
     audit_reported: std::collections::BTreeSet<String>,
-    prefixes: incremental::Prefixes,
     /// The dynamic state and its rendered block.
     dynamic: Option<(crate::dynamic::DynamicState, String)>,
     /// Context injectors, by name, in the order added.
@@ -333,7 +329,6 @@ impl Chef {
             tools: None,
             owned: None,
             catalogue: None,
-            wire_tools: None,
             shown: None,
             turn: 0,
             store: Arc::new(MemoryBackend::new()),
@@ -343,9 +338,8 @@ impl Chef {
             overflow: OverflowState::default(),
             tokenizer: None,
             summarizer: None,
-            tool_bytes: wire::ToolBytes::default(),
+            compiler: compiler::TurnCompiler::default(),
             audit_reported: std::collections::BTreeSet::new(),
-            prefixes: incremental::Prefixes::default(),
             dynamic: None,
             injectors: Vec::new(),
             routing: None,
@@ -948,7 +942,10 @@ impl Chef {
         extra: &[Announcement],
     ) -> Result<Request, ChefError> {
         let layers = self.layers(target, tools, extra)?;
-        Ok(Request::new(self.assemble_with(&layers, &self.history)).with_tools(wire_tools))
+        Ok(
+            Request::new(layers.around(&self.system, &self.history, self.config.cache))
+                .with_tools(wire_tools),
+        )
     }
 
     /// Everything around the history that a compile adds: the stable system text, the
@@ -959,7 +956,7 @@ impl Chef {
         target: Target,
         tools: &TurnTools,
         extra: &[Announcement],
-    ) -> Result<Layers, ChefError> {
+    ) -> Result<assemble::Layers, ChefError> {
         let mut stable = tools.preamble();
         let directory = self.pruner.directory_xml();
         if !directory.is_empty() {
@@ -987,7 +984,7 @@ impl Chef {
             }
         };
         let (tail_dynamic, system_dynamic) = self.dynamic_parts(target)?;
-        Ok(Layers {
+        Ok(assemble::Layers {
             stable,
             memory_system,
             tail_memory,
@@ -999,38 +996,6 @@ impl Chef {
             system_announcements: self
                 .announcements
                 .render_for(target, Channel::System, extra),
-        })
-    }
-
-    /// The system layers alone: what every request of this turn starts with.
-    fn assemble_head(&self, layers: &Layers) -> Vec<Message> {
-        assemble::assemble(assemble::Parts {
-            system: &self.system,
-            stable_system: Some(&layers.stable),
-            memory_system: layers.memory_system.as_deref(),
-            history: &[],
-            tail_memory: None,
-            tail_dynamic: None,
-            system_dynamic: None,
-            tail_announcements: "",
-            system_announcements: "",
-            cache: self.config.cache,
-        })
-    }
-
-    /// The message list of a request: system layers, `history`, the tail stitch.
-    fn assemble_with(&self, layers: &Layers, history: &[Message]) -> Vec<Message> {
-        assemble::assemble(assemble::Parts {
-            system: &self.system,
-            stable_system: Some(&layers.stable),
-            memory_system: layers.memory_system.as_deref(),
-            history,
-            tail_memory: layers.tail_memory.as_deref(),
-            tail_dynamic: layers.tail_dynamic.as_deref(),
-            system_dynamic: layers.system_dynamic.as_deref(),
-            tail_announcements: &layers.tail_announcements,
-            system_announcements: &layers.system_announcements,
-            cache: self.config.cache,
         })
     }
 
@@ -1107,15 +1072,24 @@ impl Chef {
         expired: &[crate::memory::MemoryEntry],
         tools: Arc<TurnTools>,
     ) -> Result<Payload, ChefError> {
-        let wire_tools = match self.wire_tools.take() {
-            Some((owner, list)) if Arc::ptr_eq(&owner, &tools) => list,
-            _ => tools.wire_tools(),
-        };
         let notice = self.handoff_notice(true);
         let pending = self.pending_overflow_notice();
         let layers = self.layers(target, &tools, notice.as_slice())?;
-        let (mut wire, wire_tools, reused_prefix) =
-            self.compile_body(target, &tools, &layers, wire_tools)?;
+        let compiler::CompiledTurn {
+            mut wire,
+            wire_tools,
+            reused_prefix,
+        } = self.compiler.compile(&compiler::TurnInput {
+            target,
+            tools: &tools,
+            layers: &layers,
+            system: &self.system,
+            history: &self.history,
+            generation: self.history.generation(),
+            options: &self.config.targets,
+            cache: self.config.cache,
+            audit: self.config.cache_audit,
+        })?;
         for issue in &wire.cache_issues {
             if self.audit_reported.insert(issue.dedupe_key.clone()) {
                 wire.notices.push(issue.to_string());
@@ -1140,7 +1114,7 @@ impl Chef {
         }
         let meta = PayloadMeta {
             turn: self.turn,
-            wire_tools: wire_tools.iter().map(|t| t.name.clone()).collect(),
+            wire_tools,
             kept: tools.kept.clone(),
             memory_keys: self
                 .memory
@@ -1155,7 +1129,6 @@ impl Chef {
             cache_issues: std::mem::take(&mut wire.cache_issues),
             reused_prefix,
         };
-        self.wire_tools = Some((tools, wire_tools));
         self.unmatched_checked = Some(self.epoch);
         Ok(Payload {
             target,
@@ -1164,181 +1137,6 @@ impl Chef {
             notices: wire.notices,
             meta,
         })
-    }
-
-    /// The provider body of this turn: from the reused history prefix when one applies
-    /// (see [`incremental`]), else a full compile (which may make a prefix for the next
-    /// turns). Returns the lent wire tools too.
-    fn compile_body(
-        &mut self,
-        target: Target,
-        tools: &Arc<TurnTools>,
-        layers: &Layers,
-        wire_tools: Vec<ToolDefinition>,
-    ) -> Result<(wire::Wire, Vec<ToolDefinition>, bool), ChefError> {
-        let options = self.config.targets.clone();
-        let audit = self.config.cache_audit;
-        let reuse = !audit;
-        let mut wire_tools = wire_tools;
-        if reuse
-            && self
-                .prefixes
-                .usable(target, tools, self.history.generation(), self.history.len())
-                .is_some()
-        {
-            let (attempt, lent) =
-                self.suffix_compile(target, tools, layers, wire_tools, &options)?;
-            wire_tools = lent;
-            if let Some(unspliced) = attempt {
-                let wire = unspliced.finish(target, &mut self.tool_bytes, tools)?;
-                return Ok((wire, wire_tools, true));
-            }
-        }
-        let mut request =
-            Request::new(self.assemble_with(layers, &self.history)).with_tools(wire_tools);
-        let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
-        let full = wire::compile_unspliced(target, &request, &options, audit, 0, cached)?;
-        if reuse
-            && self
-                .prefixes
-                .may_try(target, self.history.generation(), self.history.len())
-        {
-            let lent = std::mem::take(&mut request.tools);
-            let lent = self.make_prefix(target, tools, layers, &full, lent, &options)?;
-            request.tools = lent;
-        }
-        let wire = full.finish(target, &mut self.tool_bytes, tools)?;
-        Ok((wire, request.tools, false))
-    }
-
-    /// Compiles the system layers + `history[cut..]` and splices the prefix in. `None` when
-    /// this turn does not keep the conversion local.
-    fn suffix_compile(
-        &self,
-        target: Target,
-        tools: &Arc<TurnTools>,
-        layers: &Layers,
-        wire_tools: Vec<ToolDefinition>,
-        options: &TargetOptions,
-    ) -> Result<(Option<wire::Unspliced>, Vec<ToolDefinition>), ChefError> {
-        let Some(slot) = self.prefixes.slot(target) else {
-            return Ok((None, wire_tools));
-        };
-        let head = self.assemble_head(layers);
-        if head != slot.head || !incremental::suffix_ok(slot, &self.history) {
-            return Ok((None, wire_tools));
-        }
-        let suffix = self.history.get(slot.cut..).unwrap_or_default();
-        let messages = self.assemble_with(layers, suffix);
-        if !incremental::breakpoint_in_suffix(&messages, head.len(), self.config.cache) {
-            return Ok((None, wire_tools));
-        }
-        let mut request = Request::new(messages).with_tools(wire_tools);
-        let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
-        let compiled = wire::compile_unspliced(target, &request, options, false, slot.cut, cached);
-        let lent = std::mem::take(&mut request.tools);
-        let mut unspliced = compiled?;
-        if !unspliced.notices_shifted {
-            return Ok((None, lent));
-        }
-        let Some(insert) = incremental::prefix_insert(
-            unspliced.messages_key,
-            &unspliced.body,
-            slot.head_elems,
-            &slot.bytes,
-            &slot.array_head,
-        ) else {
-            return Ok((None, lent));
-        };
-        // Written into the body together with the tools, in one copy (`Unspliced::finish`).
-        unspliced.prefix = Some(insert);
-        Ok((Some(unspliced), lent))
-    }
-
-    /// Makes a prefix for `target` from this turn's history and checks it against this
-    /// turn's full compile; a mismatch (or no usable cut) refuses prefixes for this history
-    /// generation until it grows.
-    fn make_prefix(
-        &mut self,
-        target: Target,
-        tools: &Arc<TurnTools>,
-        layers: &Layers,
-        full: &wire::Unspliced,
-        wire_tools: Vec<ToolDefinition>,
-        options: &TargetOptions,
-    ) -> Result<Vec<ToolDefinition>, ChefError> {
-        let (generation, len) = (self.history.generation(), self.history.len());
-        self.prefixes.set(target, None);
-        let Some(cut) = incremental::find_cut(&self.history) else {
-            self.prefixes.refuse(target, generation, len);
-            return Ok(wire_tools);
-        };
-        let head = self.assemble_head(layers);
-        let compile = |messages: Vec<Message>, tools: Vec<ToolDefinition>| {
-            let mut request = Request::new(messages).with_tools(tools);
-            let out = wire::compile_unspliced(
-                target,
-                &request,
-                options,
-                false,
-                0,
-                wire::ToolsWanted::Omit,
-            );
-            (out, std::mem::take(&mut request.tools))
-        };
-        // The head's own elements: a request of the head and one user message has them plus
-        // one (a head alone may get a placeholder message from a provider crate).
-        let mut probe = head.clone();
-        probe.push(Message::user("."));
-        let (head_only, lent) = compile(probe, wire_tools);
-        let head_only = head_only?;
-        let mut prefix_messages = head.clone();
-        prefix_messages.extend(self.history.get(..cut).unwrap_or_default().iter().cloned());
-        let (with_prefix, lent) = compile(prefix_messages, lent);
-        let with_prefix = with_prefix?;
-        let head_elems = chef_ir::layout::elements(&head_only.body, head_only.messages_key)
-            .and_then(|(_, s)| s.len().checked_sub(1));
-        let bytes = head_elems.and_then(|n| {
-            incremental::prefix_bytes(with_prefix.messages_key, &with_prefix.body, n)
-                .map(|b| (n, b))
-        });
-        let clean = head_only.notices.is_empty() && with_prefix.notices.is_empty();
-        let Some((head_elems, bytes)) = bytes.filter(|_| clean) else {
-            self.prefixes.refuse(target, generation, len);
-            return Ok(lent);
-        };
-        let calls = self
-            .history
-            .get(..cut)
-            .unwrap_or_default()
-            .iter()
-            .flat_map(Message::tool_calls)
-            .map(|c| c.id.as_str().to_owned())
-            .collect();
-        self.prefixes.set(
-            target,
-            Some(incremental::Slot {
-                tools: Arc::clone(tools),
-                generation,
-                head,
-                cut,
-                head_elems,
-                bytes,
-                calls,
-                array_head: parking_lot::Mutex::new(None),
-            }),
-        );
-        // Check: this turn through the prefix must equal this turn compiled in full.
-        let (attempt, lent) = self.suffix_compile(target, tools, layers, lent, options)?;
-        let same = attempt.is_some_and(|a| {
-            let (body, tools_at) = a.without_tools();
-            *body == *full.body && tools_at == full.tools_at && a.notices == full.notices
-        });
-        if !same {
-            self.prefixes.set(target, None);
-            self.prefixes.refuse(target, generation, len);
-        }
-        Ok(lent)
     }
 
     /// Announces a change in the reachable tools since the previous compile; returns the
@@ -1399,17 +1197,6 @@ impl Chef {
 /// Forwards `memory`'s change events to a session subscriber.
 fn bridge_memory_events(memory: &mut Memory, subscriber: Subscriber) {
     memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())));
-}
-
-/// The text a compile adds around the history (see [`Chef::layers`]).
-struct Layers {
-    stable: String,
-    memory_system: Option<String>,
-    tail_memory: Option<String>,
-    tail_dynamic: Option<String>,
-    system_dynamic: Option<String>,
-    tail_announcements: String,
-    system_announcements: String,
 }
 
 fn memory_instruction(style: MemoryStyle) -> &'static str {

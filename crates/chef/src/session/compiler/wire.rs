@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use chef_ir::{Request, Target, ToolPass, WireNames, layout::Layout};
 
-use super::select::TurnTools;
+use super::PerTarget;
 use crate::error::{ChefError, ProviderError};
+use crate::session::select::TurnTools;
 
 /// Per-target compile settings, passed through to the provider crates.
 #[derive(Debug, Clone, Default)]
@@ -32,16 +33,6 @@ fn provider<E: Into<ProviderError>>(target: Target) -> impl Fn(E) -> ChefError +
     move |e| ChefError::Provider {
         target,
         source: e.into(),
-    }
-}
-
-/// The position of `target` in per-target arrays (`[_; 4]`).
-pub(crate) fn target_slot(target: Target) -> usize {
-    match target {
-        Target::Anthropic => 0,
-        Target::OpenAiChat => 1,
-        Target::OpenAiResponses => 2,
-        Target::Gemini => 3,
     }
 }
 
@@ -107,23 +98,20 @@ impl CachedTools {
 /// are most of a request's bytes and change rarely.
 #[derive(Default)]
 pub(crate) struct ToolBytes {
-    slots: [Option<(Arc<TurnTools>, CachedTools)>; 4],
+    slots: PerTarget<(Arc<TurnTools>, CachedTools)>,
 }
 
 impl ToolBytes {
     /// The cached tools for `key` on `target`, if that is what the slot holds.
     pub(crate) fn get(&self, target: Target, key: &Arc<TurnTools>) -> Option<&CachedTools> {
         self.slots
-            .get(target_slot(target))
-            .and_then(Option::as_ref)
+            .get(target)
             .filter(|(k, _)| Arc::ptr_eq(k, key))
             .map(|(_, cached)| cached)
     }
 
     fn set(&mut self, target: Target, key: &Arc<TurnTools>, cached: CachedTools) {
-        if let Some(slot) = self.slots.get_mut(target_slot(target)) {
-            *slot = Some((Arc::clone(key), cached));
-        }
+        self.slots.set(target, Some((Arc::clone(key), cached)));
     }
 }
 

@@ -26,7 +26,8 @@ use std::{collections::HashSet, sync::Arc};
 
 use chef_ir::{Message, Role, Target, layout};
 
-use super::{select::TurnTools, wire::target_slot};
+use super::{PerTarget, wire::PrefixInsert};
+use crate::session::select::TurnTools;
 
 /// Histories shorter than this are compiled in full.
 pub(crate) const MIN_HISTORY: usize = 24;
@@ -56,26 +57,22 @@ pub(crate) struct Slot {
 /// Per-target prefixes, and the generation for which making one failed.
 #[derive(Default)]
 pub(crate) struct Prefixes {
-    slots: [Option<Slot>; 4],
-    refused: [Option<(u64, usize)>; 4],
+    slots: PerTarget<Slot>,
+    refused: PerTarget<(u64, usize)>,
 }
 
 impl Prefixes {
     pub(crate) fn slot(&self, target: Target) -> Option<&Slot> {
-        self.slots.get(target_slot(target)).and_then(Option::as_ref)
+        self.slots.get(target)
     }
 
     pub(crate) fn set(&mut self, target: Target, slot: Option<Slot>) {
-        if let Some(s) = self.slots.get_mut(target_slot(target)) {
-            *s = slot;
-        }
+        self.slots.set(target, slot);
     }
 
     /// Records that no prefix could be made for this generation at this history length.
     pub(crate) fn refuse(&mut self, target: Target, generation: u64, len: usize) {
-        if let Some(r) = self.refused.get_mut(target_slot(target)) {
-            *r = Some((generation, len));
-        }
+        self.refused.set(target, Some((generation, len)));
     }
 
     /// Whether making a prefix is worth trying now.
@@ -83,7 +80,7 @@ impl Prefixes {
         if len < MIN_HISTORY {
             return false;
         }
-        match self.refused.get(target_slot(target)).copied().flatten() {
+        match self.refused.get(target).copied() {
             // Retry once the history has grown by a suffix's worth.
             Some((g, at)) if g == generation => len >= at + MAX_SUFFIX / 2,
             _ => true,
@@ -186,7 +183,7 @@ pub(crate) fn prefix_insert(
     head_elems: usize,
     prefix: &Arc<[u8]>,
     array_head: &parking_lot::Mutex<Option<Vec<u8>>>,
-) -> Option<super::wire::PrefixInsert> {
+) -> Option<PrefixInsert> {
     // A body that starts with the bytes found last time up to the insertion point has the
     // insertion point at the same place; only what follows it is checked.
     let known = array_head
@@ -216,7 +213,7 @@ pub(crate) fn prefix_insert(
     } else {
         next == Some(&b',')
     };
-    ok.then(|| super::wire::PrefixInsert {
+    ok.then(|| PrefixInsert {
         at,
         bytes: Arc::clone(prefix),
         comma_before: head_elems > 0,

@@ -1,0 +1,289 @@
+//! Step 4 of a turn: the assembled turn to provider bytes, reusing what earlier turns made.
+//!
+//! [`TurnCompiler`] owns every per-target cache a compile reads or fills, and nothing else
+//! writes them:
+//!
+//! * the serialised tools of the last compile ([`wire::ToolBytes`]), spliced into the body
+//!   while the tool selection is the same;
+//! * the wire tool list itself, lent to each compile's request and taken back, so a turn
+//!   whose tools did not change clones no tool definition;
+//! * the serialised history prefix ([`prefix::Prefixes`]), so a long conversation converts
+//!   only its last messages.
+//!
+//! It works on a borrowed [`TurnInput`]: what the session assembled for this turn. The
+//! provider crates lay the bodies out (`chef_*::layout`); this module only splices bytes
+//! where they say.
+
+mod prefix;
+mod wire;
+
+use std::sync::Arc;
+
+use chef_ir::{Message, Request, Target, ToolDefinition, ToolName};
+
+pub use self::wire::TargetOptions;
+pub(crate) use self::wire::Wire;
+use self::{prefix::Prefixes, wire::ToolBytes};
+use super::{assemble::Layers, select::TurnTools};
+use crate::error::ChefError;
+
+/// One value per provider target.
+pub(crate) struct PerTarget<T>([Option<T>; 4]);
+
+impl<T> Default for PerTarget<T> {
+    fn default() -> Self {
+        Self([None, None, None, None])
+    }
+}
+
+impl<T> PerTarget<T> {
+    fn index(target: Target) -> usize {
+        match target {
+            Target::Anthropic => 0,
+            Target::OpenAiChat => 1,
+            Target::OpenAiResponses => 2,
+            Target::Gemini => 3,
+        }
+    }
+
+    /// The value for `target`, if one is set.
+    pub(crate) fn get(&self, target: Target) -> Option<&T> {
+        self.0.get(Self::index(target)).and_then(Option::as_ref)
+    }
+
+    /// Sets (or, with `None`, clears) the value for `target`.
+    pub(crate) fn set(&mut self, target: Target, value: Option<T>) {
+        if let Some(slot) = self.0.get_mut(Self::index(target)) {
+            *slot = value;
+        }
+    }
+}
+
+/// What the session assembled for one compile, borrowed for its length.
+pub(crate) struct TurnInput<'a> {
+    pub(crate) target: Target,
+    /// The tools of the turn (their `Arc` is the key of the tool caches).
+    pub(crate) tools: &'a Arc<TurnTools>,
+    pub(crate) layers: &'a Layers,
+    /// The caller's system messages.
+    pub(crate) system: &'a [Message],
+    pub(crate) history: &'a [Message],
+    /// The history's generation (see `History`).
+    pub(crate) generation: u64,
+    pub(crate) options: &'a TargetOptions,
+    /// Place chef's cache breakpoints.
+    pub(crate) cache: bool,
+    /// Audit Anthropic requests (a full compile every turn: no prefix reuse).
+    pub(crate) audit: bool,
+}
+
+impl TurnInput<'_> {
+    fn head(&self) -> Vec<Message> {
+        self.layers.head(self.system, self.cache)
+    }
+
+    fn around(&self, history: &[Message]) -> Vec<Message> {
+        self.layers.around(self.system, history, self.cache)
+    }
+}
+
+/// A compiled turn.
+pub(crate) struct CompiledTurn {
+    pub(crate) wire: Wire,
+    /// The names of the tools sent, in wire order.
+    pub(crate) wire_tools: Vec<ToolName>,
+    /// Whether the body was made from a reused history prefix.
+    pub(crate) reused_prefix: bool,
+}
+
+/// The per-target caches of compiling (see the module docs).
+#[derive(Default)]
+pub(crate) struct TurnCompiler {
+    tool_bytes: ToolBytes,
+    /// The wire tool list of a selection, lent to each compile's request.
+    wire_tools: Option<(Arc<TurnTools>, Vec<ToolDefinition>)>,
+    prefixes: Prefixes,
+}
+
+impl TurnCompiler {
+    /// Compiles the turn: from the reused history prefix when one applies, else in full
+    /// (which may make a prefix for the next turns).
+    pub(crate) fn compile(&mut self, input: &TurnInput<'_>) -> Result<CompiledTurn, ChefError> {
+        let wire_tools = match self.wire_tools.take() {
+            Some((owner, list)) if Arc::ptr_eq(&owner, input.tools) => list,
+            _ => input.tools.wire_tools(),
+        };
+        let (wire, wire_tools, reused_prefix) = self.compile_body(input, wire_tools)?;
+        let names = wire_tools.iter().map(|t| t.name.clone()).collect();
+        self.wire_tools = Some((Arc::clone(input.tools), wire_tools));
+        Ok(CompiledTurn {
+            wire,
+            wire_tools: names,
+            reused_prefix,
+        })
+    }
+
+    /// The body of this turn, and the lent wire tools back.
+    fn compile_body(
+        &mut self,
+        input: &TurnInput<'_>,
+        wire_tools: Vec<ToolDefinition>,
+    ) -> Result<(Wire, Vec<ToolDefinition>, bool), ChefError> {
+        let TurnInput { target, tools, .. } = *input;
+        let reuse = !input.audit;
+        let mut wire_tools = wire_tools;
+        if reuse
+            && self
+                .prefixes
+                .usable(target, tools, input.generation, input.history.len())
+                .is_some()
+        {
+            let (attempt, lent) = self.suffix_compile(input, wire_tools)?;
+            wire_tools = lent;
+            if let Some(unspliced) = attempt {
+                let wire = unspliced.finish(target, &mut self.tool_bytes, tools)?;
+                return Ok((wire, wire_tools, true));
+            }
+        }
+        let mut request = Request::new(input.around(input.history)).with_tools(wire_tools);
+        let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
+        let full =
+            wire::compile_unspliced(target, &request, input.options, input.audit, 0, cached)?;
+        if reuse
+            && self
+                .prefixes
+                .may_try(target, input.generation, input.history.len())
+        {
+            let lent = std::mem::take(&mut request.tools);
+            request.tools = self.make_prefix(input, &full, lent)?;
+        }
+        let wire = full.finish(target, &mut self.tool_bytes, tools)?;
+        Ok((wire, request.tools, false))
+    }
+
+    /// Compiles the system layers + `history[cut..]` and splices the prefix in. `None` when
+    /// this turn does not keep the conversion local.
+    fn suffix_compile(
+        &self,
+        input: &TurnInput<'_>,
+        wire_tools: Vec<ToolDefinition>,
+    ) -> Result<(Option<wire::Unspliced>, Vec<ToolDefinition>), ChefError> {
+        let TurnInput { target, tools, .. } = *input;
+        let Some(slot) = self.prefixes.slot(target) else {
+            return Ok((None, wire_tools));
+        };
+        let head = input.head();
+        if head != slot.head || !prefix::suffix_ok(slot, input.history) {
+            return Ok((None, wire_tools));
+        }
+        let suffix = input.history.get(slot.cut..).unwrap_or_default();
+        let messages = input.around(suffix);
+        if !prefix::breakpoint_in_suffix(&messages, head.len(), input.cache) {
+            return Ok((None, wire_tools));
+        }
+        let mut request = Request::new(messages).with_tools(wire_tools);
+        let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
+        let compiled =
+            wire::compile_unspliced(target, &request, input.options, false, slot.cut, cached);
+        let lent = std::mem::take(&mut request.tools);
+        let mut unspliced = compiled?;
+        if !unspliced.notices_shifted {
+            return Ok((None, lent));
+        }
+        let Some(insert) = prefix::prefix_insert(
+            unspliced.messages_key,
+            &unspliced.body,
+            slot.head_elems,
+            &slot.bytes,
+            &slot.array_head,
+        ) else {
+            return Ok((None, lent));
+        };
+        // Written into the body together with the tools, in one copy (`Unspliced::finish`).
+        unspliced.prefix = Some(insert);
+        Ok((Some(unspliced), lent))
+    }
+
+    /// Makes a prefix for the target from this turn's history and checks it against this
+    /// turn's full compile; a mismatch (or no usable cut) refuses prefixes for this history
+    /// generation until it grows.
+    fn make_prefix(
+        &mut self,
+        input: &TurnInput<'_>,
+        full: &wire::Unspliced,
+        wire_tools: Vec<ToolDefinition>,
+    ) -> Result<Vec<ToolDefinition>, ChefError> {
+        let TurnInput { target, tools, .. } = *input;
+        let (generation, len) = (input.generation, input.history.len());
+        self.prefixes.set(target, None);
+        let Some(cut) = prefix::find_cut(input.history) else {
+            self.prefixes.refuse(target, generation, len);
+            return Ok(wire_tools);
+        };
+        let head = input.head();
+        let compile = |messages: Vec<Message>, tools: Vec<ToolDefinition>| {
+            let mut request = Request::new(messages).with_tools(tools);
+            let out = wire::compile_unspliced(
+                target,
+                &request,
+                input.options,
+                false,
+                0,
+                wire::ToolsWanted::Omit,
+            );
+            (out, std::mem::take(&mut request.tools))
+        };
+        // The head's own elements: a request of the head and one user message has them plus
+        // one (a head alone may get a placeholder message from a provider crate).
+        let mut probe = head.clone();
+        probe.push(Message::user("."));
+        let (head_only, lent) = compile(probe, wire_tools);
+        let head_only = head_only?;
+        let mut prefix_messages = head.clone();
+        prefix_messages.extend(input.history.get(..cut).unwrap_or_default().iter().cloned());
+        let (with_prefix, lent) = compile(prefix_messages, lent);
+        let with_prefix = with_prefix?;
+        let head_elems = chef_ir::layout::elements(&head_only.body, head_only.messages_key)
+            .and_then(|(_, s)| s.len().checked_sub(1));
+        let bytes = head_elems.and_then(|n| {
+            prefix::prefix_bytes(with_prefix.messages_key, &with_prefix.body, n).map(|b| (n, b))
+        });
+        let clean = head_only.notices.is_empty() && with_prefix.notices.is_empty();
+        let Some((head_elems, bytes)) = bytes.filter(|_| clean) else {
+            self.prefixes.refuse(target, generation, len);
+            return Ok(lent);
+        };
+        let calls = input
+            .history
+            .get(..cut)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(Message::tool_calls)
+            .map(|c| c.id.as_str().to_owned())
+            .collect();
+        self.prefixes.set(
+            target,
+            Some(prefix::Slot {
+                tools: Arc::clone(tools),
+                generation,
+                head,
+                cut,
+                head_elems,
+                bytes,
+                calls,
+                array_head: parking_lot::Mutex::new(None),
+            }),
+        );
+        // Check: this turn through the prefix must equal this turn compiled in full.
+        let (attempt, lent) = self.suffix_compile(input, lent)?;
+        let same = attempt.is_some_and(|a| {
+            let (body, tools_at) = a.without_tools();
+            *body == *full.body && tools_at == full.tools_at && a.notices == full.notices
+        });
+        if !same {
+            self.prefixes.set(target, None);
+            self.prefixes.refuse(target, generation, len);
+        }
+        Ok(lent)
+    }
+}
