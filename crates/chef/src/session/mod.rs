@@ -257,13 +257,9 @@ pub struct Chef {
     announcements: Announcements,
     pub(crate) memory: Option<Memory>,
     pub(crate) loaded_toolkits: Vec<String>,
-    tools: Option<Arc<TurnTools>>,
-    /// The owned tools and the settings they were made for (mode, memory's allowed keys,
-    /// handoff).
-    owned: Option<(OwnedKey, Vec<ToolDefinition>)>,
-    /// The registry prepared for compression, for the current epoch (made on the first
-    /// selection that needs compressing).
-    catalogue: Option<select::RegistryCatalogue>,
+    /// The tools of the turn and their caches (latest selection, owned tools, prepared
+    /// registry).
+    selection: select::Selection,
     shown: Option<Vec<ToolName>>,
     turn: u64,
     store: Arc<dyn StorageBackend>,
@@ -326,9 +322,7 @@ impl Chef {
             announcements: Announcements::default(),
             memory: None,
             loaded_toolkits: Vec::new(),
-            tools: None,
-            owned: None,
-            catalogue: None,
+            selection: select::Selection::default(),
             shown: None,
             turn: 0,
             store: Arc::new(MemoryBackend::new()),
@@ -535,7 +529,7 @@ impl Chef {
 
     fn touch(&mut self) {
         self.epoch += 1;
-        self.tools = None;
+        self.selection.forget();
     }
 
     // ---- tools ------------------------------------------------------------------------
@@ -729,31 +723,16 @@ impl Chef {
         )
     }
 
-    fn fresh_owned_tools(&self) -> Vec<ToolDefinition> {
-        select::owned_tools(
-            self.config.tools_mode,
-            self.memory.as_ref().map(|m| m.allowed_keys()),
-            self.config.overflow.handoff.is_some(),
-        )
-    }
-
     /// The current selection without caching it (for `&self` readers before any compile).
     pub(crate) fn selection_now(&self) -> Result<Arc<TurnTools>, ChefError> {
         let task = self.task();
-        let owned_key = self.owned_key();
-        let fresh;
-        let owned = match &self.owned {
-            Some((key, tools)) if *key == owned_key => tools.as_slice(),
-            _ => {
-                fresh = self.fresh_owned_tools();
-                fresh.as_slice()
-            }
-        };
-        let input = self.select_input(&task, owned);
-        select::select(&input, self.tools.as_ref(), &mut None)
+        self.selection
+            .peek(self.select_input(&task), &self.owned_key())
     }
 
-    fn select_input<'a>(&'a self, task: &'a str, owned: &'a [ToolDefinition]) -> SelectInput<'a> {
+    /// What a selection reads from the session (the owned tools come from the
+    /// [`select::Selection`]).
+    fn select_input<'a>(&'a self, task: &'a str) -> SelectInput<'a> {
         SelectInput {
             pruner: &self.pruner,
             epoch: self.epoch,
@@ -761,26 +740,21 @@ impl Chef {
             task,
             loaded: &self.loaded_toolkits,
             options: &self.config.compress,
-            owned,
+            owned: &[],
             allowlist: self.allowlist.as_deref(),
         }
     }
 
+    /// The tools of this turn, kept as the latest selection.
     pub(crate) fn turn_tools(&mut self) -> Result<Arc<TurnTools>, ChefError> {
         let task = self.task();
-        // The owned tools depend on three settings only; they are made again when one moves.
         let owned_key = self.owned_key();
-        if self.owned.as_ref().is_none_or(|(key, _)| *key != owned_key) {
-            let tools = self.fresh_owned_tools();
-            self.owned = Some((owned_key, tools));
-        }
-        let owned = self.owned.as_ref().map_or(&[][..], |(_, t)| t.as_slice());
-        let mut catalogue = self.catalogue.take();
-        let previous = self.tools.as_ref();
-        let fresh = select::select(&self.select_input(&task, owned), previous, &mut catalogue);
-        self.catalogue = catalogue;
-        let fresh = fresh?;
-        if !previous.is_some_and(|p| Arc::ptr_eq(p, &fresh)) {
+        // Lent out while it reads the session's settings, and put back whatever happens.
+        let mut selection = std::mem::take(&mut self.selection);
+        let chosen = selection.select(self.select_input(&task), owned_key);
+        self.selection = selection;
+        let (fresh, changed) = chosen?;
+        if changed {
             let stats = fresh.stable.stats();
             self.emit(&ChefEvent::Compress {
                 wire_tools: fresh.stable.tools().len(),
@@ -788,7 +762,6 @@ impl Chef {
                 compressed_chars: stats.compressed_chars,
             });
         }
-        self.tools = Some(Arc::clone(&fresh));
         Ok(fresh)
     }
 

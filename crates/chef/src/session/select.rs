@@ -171,6 +171,70 @@ pub(crate) struct SelectInput<'a> {
     pub(crate) allowlist: Option<&'a [String]>,
 }
 
+/// The tools of the turn and the caches that make them cheap: the latest selection, the
+/// registry prepared for compression, and the owned tools for the settings they were made
+/// for. The session only asks it for a selection and tells it when the registry moved.
+#[derive(Default)]
+pub(crate) struct Selection {
+    /// The latest selection (`None`: none yet, or the registry moved since).
+    last: Option<Arc<TurnTools>>,
+    /// The owned tools and the settings they were made for.
+    owned: Option<(super::OwnedKey, Vec<ToolDefinition>)>,
+    /// The registry prepared for compression, for its current epoch (made on the first
+    /// selection that needs compressing).
+    catalogue: Option<RegistryCatalogue>,
+}
+
+impl Selection {
+    /// Forgets the latest selection: the registry moved.
+    pub(crate) fn forget(&mut self) {
+        self.last = None;
+    }
+
+    /// The selection for `input` (its `owned` is ignored: the owned tools for `owned_key`
+    /// are used, made again when the key moved), kept as the latest. Returns whether it
+    /// differs from the previous one.
+    pub(crate) fn select(
+        &mut self,
+        input: SelectInput<'_>,
+        owned_key: super::OwnedKey,
+    ) -> Result<(Arc<TurnTools>, bool), ChefError> {
+        // The owned tools depend on three settings only; they are made again when one moves.
+        if self.owned.as_ref().is_none_or(|(key, _)| *key != owned_key) {
+            let tools = owned_tools_for(&owned_key);
+            self.owned = Some((owned_key, tools));
+        }
+        let owned = self.owned.as_ref().map_or(&[][..], |(_, t)| t.as_slice());
+        let input = SelectInput { owned, ..input };
+        let fresh = select(&input, self.last.as_ref(), &mut self.catalogue)?;
+        let changed = !self.last.as_ref().is_some_and(|p| Arc::ptr_eq(p, &fresh));
+        self.last = Some(Arc::clone(&fresh));
+        Ok((fresh, changed))
+    }
+
+    /// The selection for `input` as [`select`](Self::select) makes it, without keeping it
+    /// (for `&self` readers before any compile).
+    pub(crate) fn peek(
+        &self,
+        input: SelectInput<'_>,
+        owned_key: &super::OwnedKey,
+    ) -> Result<Arc<TurnTools>, ChefError> {
+        let fresh;
+        let owned = match &self.owned {
+            Some((key, tools)) if key == owned_key => tools.as_slice(),
+            _ => {
+                fresh = owned_tools_for(owned_key);
+                fresh.as_slice()
+            }
+        };
+        select(
+            &SelectInput { owned, ..input },
+            self.last.as_ref(),
+            &mut None,
+        )
+    }
+}
+
 /// Chooses the flat tools to keep (before compression).
 pub(crate) fn keep(
     input: &SelectInput<'_>,
@@ -355,6 +419,11 @@ pub(crate) fn select(
 }
 
 /// The owned tools compile emits for a mode.
+/// The owned tools for the settings `key` holds.
+fn owned_tools_for((mode, keys, handoff): &super::OwnedKey) -> Vec<ToolDefinition> {
+    owned_tools(*mode, keys.as_ref().map(|k| k.as_deref()), *handoff)
+}
+
 pub(crate) fn owned_tools(
     mode: owned::ToolsMode,
     memory_allowed_keys: Option<Option<&[String]>>,
