@@ -231,7 +231,7 @@ fn write_body(
 pub(crate) struct Unspliced {
     pub(crate) body: Vec<u8>,
     /// History-prefix elements to insert into `body`'s messages array (a suffix compile;
-    /// see `incremental`), written together with the tools so the body is copied once.
+    /// see `prefix`), written together with the tools so the body is copied once.
     pub(crate) prefix: Option<PrefixInsert>,
     /// Where the tools are inserted (`None`: the request has no tools).
     pub(crate) tools_at: Option<usize>,
