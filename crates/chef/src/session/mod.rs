@@ -220,7 +220,9 @@ pub struct PayloadMeta {
     /// [`ChefConfig::with_cache_audit`]).
     pub cache_issues: Vec<chef_anthropic::CacheIssue>,
     /// Whether the body reused the serialised history prefix of earlier turns instead of
-    /// compiling the whole history (the bytes are the same either way).
+    /// compiling the whole history (the bytes are the same either way). An optimisation's
+    /// trace for chef's own tests and profilers, not part of the supported API.
+    #[doc(hidden)]
     pub reused_prefix: bool,
 }
 
