@@ -270,6 +270,16 @@ pub struct OverflowState {
     pub handoff_noticed_window: Option<u64>,
 }
 
+impl OverflowState {
+    /// Starts the next context window: the circuit breaker resets, reported usage is
+    /// forgotten and the handoff notice may show again.
+    pub(crate) fn next_window(&mut self) {
+        self.window += 1;
+        self.consecutive_failures = 0;
+        self.reported_tokens = None;
+    }
+}
+
 /// What one overflow step did.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

@@ -839,9 +839,7 @@ impl Chef {
     /// show again.
     pub fn clear_history(&mut self) -> &mut Self {
         self.history.rewrite(Vec::clear);
-        self.overflow.window += 1;
-        self.overflow.consecutive_failures = 0;
-        self.overflow.reported_tokens = None;
+        self.overflow.next_window();
         self
     }
 

@@ -196,9 +196,7 @@ impl Chef {
             history.extend(pinned);
             history.extend(tail);
         });
-        self.overflow.window = next;
-        self.overflow.consecutive_failures = 0;
-        self.overflow.reported_tokens = None;
+        self.overflow.next_window();
         self.emit(&ChefEvent::Summarized {
             replaced: count,
             window: next,
