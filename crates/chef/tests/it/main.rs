@@ -1,12 +1,6 @@
 //! Integration tests for chef: the store (one conformance suite for every backend, plus
 //! file-system specifics), memory, snapshot files and crash safety.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test helpers fail loudly"
-)]
+#![cfg(test)]
 
 mod cache_audit;
 mod compile_cache;

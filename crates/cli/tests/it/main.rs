@@ -1,11 +1,5 @@
 //! Integration tests for the `chef` binary: each runs the real executable.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test helpers fail loudly"
-)]
+#![cfg(test)]
 
 mod compile_map;
 mod compress;

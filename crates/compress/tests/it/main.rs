@@ -1,12 +1,6 @@
 //! Integration tests for chef-compress: levels, resolve, validation, stats, recommendation,
 //! goldens.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test helpers fail loudly"
-)]
+#![cfg(test)]
 
 mod catalogue;
 mod contract;

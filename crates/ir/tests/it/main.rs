@@ -1,11 +1,5 @@
 //! Integration tests for chef-ir: serde round trips and tool loading.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test helpers fail loudly"
-)]
+#![cfg(test)]
 
 mod load;
 mod serde_roundtrip;

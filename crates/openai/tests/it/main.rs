@@ -1,11 +1,5 @@
 //! Integration tests for chef-openai: Chat Completions and Responses compile and parse.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing,
-    reason = "test helpers fail loudly"
-)]
+#![cfg(test)]
 
 mod chat;
 mod golden;
