@@ -1069,22 +1069,7 @@ impl Chef {
             }
         }
         wire.notices.extend(pending);
-        // Checked once per blocklist and registry (the check reads every name).
-        let unmatched = if self.pruner.blocked_tools().is_empty()
-            || self.unmatched_checked == Some(self.epoch)
-        {
-            Vec::new()
-        } else {
-            self.unmatched_blocked_tools()
-        };
-        for entry in unmatched {
-            if self.unmatched_reported.insert(entry.clone()) {
-                wire.notices.push(format!(
-                    "blocklist entry \"{entry}\" matches no registered tool, namespace, \
-                     toolkit or owned tool, so it blocks nothing (a typo?)"
-                ));
-            }
-        }
+        wire.notices.extend(self.unmatched_blocklist_notices());
         let meta = PayloadMeta {
             turn: self.turn,
             wire_tools,
@@ -1102,7 +1087,6 @@ impl Chef {
             cache_issues: std::mem::take(&mut wire.cache_issues),
             reused_prefix,
         };
-        self.unmatched_checked = Some(self.epoch);
         Ok(Payload {
             target,
             body: wire.body,
@@ -1110,6 +1094,26 @@ impl Chef {
             notices: wire.notices,
             meta,
         })
+    }
+
+    /// Notices for blocklist entries that match nothing, each reported once. Checked once
+    /// per blocklist and registry (the check reads every name).
+    fn unmatched_blocklist_notices(&mut self) -> Vec<String> {
+        if self.pruner.blocked_tools().is_empty() || self.unmatched_checked == Some(self.epoch) {
+            return Vec::new();
+        }
+        let unmatched = self.unmatched_blocked_tools();
+        self.unmatched_checked = Some(self.epoch);
+        unmatched
+            .into_iter()
+            .filter(|entry| self.unmatched_reported.insert(entry.clone()))
+            .map(|entry| {
+                format!(
+                    "blocklist entry \"{entry}\" matches no registered tool, namespace, \
+                     toolkit or owned tool, so it blocks nothing (a typo?)"
+                )
+            })
+            .collect()
     }
 
     /// Announces a change in the reachable tools since the previous compile; returns the
