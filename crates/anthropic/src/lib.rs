@@ -47,12 +47,14 @@ mod audit;
 mod compile;
 mod error;
 mod parse;
-mod repair;
 mod stream;
 mod tool_search;
 pub mod wire;
 
 pub use chef_ir as ir;
+/// History repair's placeholder texts and its report (from `chef-ir`, shared by every
+/// provider crate).
+pub use chef_ir::{PH_CONTINUES, PH_NO_RESULT, Repair};
 
 pub use crate::{
     audit::{CacheAudit, CacheIssue, IssueKind, Marker},
@@ -63,9 +65,8 @@ pub use crate::{
     error::{Error, Result},
     parse::{
         ParsedRequest, ParsedResponse, parse_request, parse_request_value, parse_response,
-        parse_response_value, request_to_ir,
+        parse_response_value, repair_history, request_to_ir,
     },
-    repair::{PH_CONTINUES, PH_NO_RESULT, Repair, repair_history},
     stream::{Assembler, SseDecoder, SseEvent},
     tool_search::{KeepLoaded, ToolSearch, ToolSearchSet, compose_tool_search},
 };

@@ -26,7 +26,7 @@
 //!   thinking cannot be expressed and is dropped. Every drop is a [`Notice`].
 //! - `Content::Unknown` for Gemini is sent back byte for byte; an Anthropic compaction
 //!   block (`{"type":"compaction","content":…}`) becomes a text part after
-//!   [`COMPACTION_HEADER`] so the summary is not lost; any other target's block is left out
+//!   [`COMPACTION_HEADER`](crate::COMPACTION_HEADER) so the summary is not lost; any other target's block is left out
 //!   with a notice.
 //!
 //! Tools: all function declarations sit in ONE `{functionDeclarations:[…]}` object, with
@@ -157,7 +157,7 @@ pub enum Notice {
         message: usize,
     },
     /// An Anthropic compaction summary was sent as a text part, after
-    /// [`COMPACTION_HEADER`].
+    /// [`crate::COMPACTION_HEADER`].
     CompactionAsText {
         /// Index of the message in the request.
         message: usize,
@@ -372,20 +372,12 @@ pub fn envelope<'a>(
     })
 }
 
-/// The header before an Anthropic compaction summary sent as text (providers.md §0.2).
-pub const COMPACTION_HEADER: &str = "[Summary of earlier conversation (compacted server-side)]";
-
 /// The instruction a prefill degrades to (providers.md §0.2 `PREFILL_ENFORCEMENT`): six
-/// lines, the prefill quoted verbatim (no escaping), no trailing newline.
+/// lines, the prefill quoted verbatim (no escaping), no trailing newline
+/// ([`chef_ir::prefill_enforcement`] with
+/// [`PrefillWording::Response`](chef_ir::PrefillWording::Response)).
 pub fn prefill_enforcement(prefill: &str) -> String {
-    format!(
-        "<ephemeral_message type=\"prefill_enforcement\">\n\
-         SYSTEM INSTRUCTION: your response must begin with exactly this text:\n\
-         \"{prefill}\"\n\
-         \n\
-         Do not write any introduction or acknowledgement first; start directly with the text above.\n\
-         </ephemeral_message>"
-    )
+    chef_ir::prefill_enforcement(prefill, chef_ir::PrefillWording::Response)
 }
 
 /// Serialises the body as compact JSON. Identical requests give identical bytes.
@@ -897,7 +889,7 @@ impl<'a> Cx<'_, 'a> {
                 // it as text (providers.md §3.4) rather than lose it.
                 match value.get("content").and_then(Value::as_str) {
                     Some(summary) => {
-                        out.push(Part::text(format!("{COMPACTION_HEADER}\n{summary}")));
+                        out.push(Part::text(chef_ir::compaction_text(summary)));
                         self.notices.push(Notice::CompactionAsText { message: i });
                     }
                     None => self.notices.push(Notice::ContentDropped {

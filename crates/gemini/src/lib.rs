@@ -54,22 +54,23 @@
 mod compile;
 mod error;
 mod parse;
-mod repair;
 mod schema;
 pub mod wire;
 
 pub use chef_ir as ir;
 /// What [`compile_with`] does with the tools (from `chef-ir`, shared by every provider crate).
 pub use chef_ir::ToolPass;
+/// The compaction header and history repair's placeholder texts (from `chef-ir`, shared by
+/// every provider crate).
+pub use chef_ir::{COMPACTION_HEADER, PH_CONTINUES, PH_NO_RESULT};
 
 pub use crate::{
     compile::{
-        COMPACTION_HEADER, CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode,
-        compile, compile_with, envelope, prefill_enforcement, to_vec, to_vec_with_tools_at,
+        CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode, compile,
+        compile_with, envelope, prefill_enforcement, to_vec, to_vec_with_tools_at,
     },
     error::{Error, Result},
     parse::{ParsedResponse, parse_request, parse_response, request_from_wire},
-    repair::{PH_CONTINUES, PH_NO_RESULT},
     schema::{MAX_DEPTH, clean_schema},
 };
 
