@@ -52,9 +52,15 @@
 #![warn(clippy::exhaustive_structs, clippy::exhaustive_enums)]
 
 mod compile;
+mod envelope;
 mod error;
+mod names;
+mod notice;
+mod options;
 mod parse;
+mod prefill;
 mod schema;
+mod serialise;
 pub mod wire;
 
 pub use chef_ir as ir;
@@ -65,13 +71,15 @@ pub use chef_ir::ToolPass;
 pub use chef_ir::{COMPACTION_HEADER, PH_CONTINUES, PH_NO_RESULT};
 
 pub use crate::{
-    compile::{
-        CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode, compile,
-        compile_with, envelope, prefill_enforcement, to_vec, to_vec_with_tools_at,
-    },
+    compile::{Compiled, compile, compile_with},
+    envelope::{Envelope, envelope},
     error::{Error, Result},
+    notice::Notice,
+    options::{CompileOptions, SchemaMode, ThinkingMode},
     parse::{ParsedResponse, parse_request, parse_response, request_from_wire},
+    prefill::prefill_enforcement,
     schema::{MAX_DEPTH, clean_schema},
+    serialise::{to_vec, to_vec_with_tools_at},
 };
 
 const _: fn() = || {
