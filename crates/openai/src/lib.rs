@@ -55,6 +55,7 @@
 
 pub mod chat;
 mod error;
+mod lowering;
 mod notice;
 pub mod responses;
 mod shared;
