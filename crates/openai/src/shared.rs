@@ -191,6 +191,36 @@ pub(crate) fn envelope_request(tools: &[chef_ir::ToolDefinition], preamble: &str
     Request::new(messages).with_tools(tools.to_vec())
 }
 
+/// The IR tool for a function tool read from a request body: its name as given, its
+/// parameters (an empty object schema when there are none) and its description.
+pub(crate) fn function_tool(
+    name: Cow<'_, str>,
+    description: Option<Cow<'_, str>>,
+    parameters: Option<Cow<'_, Value>>,
+) -> chef_ir::ToolDefinition {
+    let schema = parameters.map_or_else(chef_ir::ToolDefinition::empty_schema, Cow::into_owned);
+    let definition = chef_ir::ToolDefinition::new(name.into_owned(), schema);
+    match description {
+        Some(description) => definition.with_description(description),
+        None => definition,
+    }
+}
+
+/// What an input adapter returns: the messages read, repaired ([`repair_history`]), and
+/// the tools; a request body holds no prefill.
+pub(crate) fn parsed_request(
+    messages: Vec<Message>,
+    tools: Vec<chef_ir::ToolDefinition>,
+    native_tools: Vec<chef_ir::NativeTool>,
+) -> Request {
+    Request {
+        messages: repair_history(messages),
+        tools,
+        native_tools,
+        prefill: None,
+    }
+}
+
 /// Why the model stopped, as the API reports it.
 ///
 /// Chat Completions reports a `finish_reason`; Responses reports a `status`, refined by

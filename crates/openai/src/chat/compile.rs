@@ -59,7 +59,7 @@ pub struct Compiled<'a> {
 ///
 /// # Errors
 ///
-/// [`Error::MisplacedContent`] for a tool call outside an assistant message or a tool
+/// [`Error::MisplacedContent`](crate::Error::MisplacedContent) for a tool call outside an assistant message or a tool
 /// result outside a tool message.
 pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Compiled<'a>> {
     compile_with(request, options, ToolPass::Convert)
