@@ -6,7 +6,9 @@
 
 use std::{borrow::Cow, ops::Range};
 
-use chef_ir::{Message, Request, Role, Target, ToolCall, ToolPass, ToolResult, WireNames};
+use chef_ir::{
+    Attachment, Content, Message, Request, Role, Target, ToolCall, ToolPass, ToolResult, WireNames,
+};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -142,6 +144,30 @@ pub(crate) fn foreign(notices: &mut Vec<Notice>, index: usize, target: Option<Ta
         message: index,
         target,
     });
+}
+
+/// Reports what a tool message or result cannot carry and leaves out: content aimed at
+/// another target, thinking and redacted thinking. Other content is not reported here.
+pub(crate) fn left_out(notices: &mut Vec<Notice>, index: usize, content: &Content) {
+    match content {
+        Content::Unknown { target, .. } => foreign(notices, index, *target),
+        Content::Thinking { .. } => thinking_notices(notices, index, 1, 0),
+        Content::RedactedThinking { .. } => thinking_notices(notices, index, 0, 1),
+        _ => {}
+    }
+}
+
+/// Whether `attachment` is an image. Neither API takes an image's file name: one it has
+/// is reported as dropped.
+pub(crate) fn is_image(notices: &mut Vec<Notice>, index: usize, attachment: &Attachment) -> bool {
+    let image = attachment.media_type.starts_with("image/");
+    if image && let Some(name) = &attachment.filename {
+        notices.push(Notice::FilenameDropped {
+            message: index,
+            filename: name.clone(),
+        });
+    }
+    image
 }
 
 /// Reports thinking and redacted thinking blocks left out of message `index`.

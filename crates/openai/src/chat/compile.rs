@@ -12,7 +12,7 @@ use super::wire::{self, FileRef, FunctionDefinition, ImageUrl, MessageContent, P
 use crate::{
     error::Result,
     lowering::{
-        self, Lower, TextPart, call_arguments, compaction, foreign, misplaced, text_part,
+        self, Lower, TextPart, call_arguments, compaction, left_out, misplaced, text_part,
         thinking_notices,
     },
     notice::{Notice, PrefillPlacement},
@@ -342,9 +342,9 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiChat),
                     value,
                 } => self.spill.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => foreign(self.notices, index, *target),
-                Content::Thinking { .. } => thinking_notices(self.notices, index, 1, 0),
-                Content::RedactedThinking { .. } => thinking_notices(self.notices, index, 0, 1),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
                 Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
             }
         }
@@ -364,9 +364,9 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiChat),
                     value,
                 } => moved.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => foreign(self.notices, index, *target),
-                Content::Thinking { .. } => thinking_notices(self.notices, index, 1, 0),
-                Content::RedactedThinking { .. } => thinking_notices(self.notices, index, 0, 1),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
                 Content::ToolCall(_) | Content::ToolResult(_) => {
                     // Nested calls or results have no meaning inside a result; keep them
                     // visible as their JSON rather than lose them.
@@ -397,13 +397,7 @@ impl<'a> Builder<'a, '_> {
     fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {
         let media_type = attachment.media_type.as_str();
         let filename = attachment.filename.as_deref().map(Cow::Borrowed);
-        if media_type.starts_with("image/") {
-            if let Some(name) = &attachment.filename {
-                self.notices.push(Notice::FilenameDropped {
-                    message: index,
-                    filename: name.clone(),
-                });
-            }
+        if lowering::is_image(self.notices, index, attachment) {
             let url = match &attachment.source {
                 AttachmentSource::Base64 { data } => Cow::Owned(shared::data_url(media_type, data)),
                 AttachmentSource::Url { url } => Cow::Borrowed(url.as_str()),

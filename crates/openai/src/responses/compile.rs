@@ -15,7 +15,7 @@ use super::wire::{
 use crate::{
     error::{Error, Result},
     lowering::{
-        self, Lower, TextPart, call_arguments, compaction, foreign, misplaced, thinking_notices,
+        self, Lower, TextPart, call_arguments, compaction, left_out, misplaced, thinking_notices,
     },
     notice::{Notice, PrefillPlacement},
     shared::{self, CompileOptions, wire_name},
@@ -483,9 +483,9 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiResponses),
                     value,
                 } => self.items.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => foreign(self.notices, index, *target),
-                Content::Thinking { .. } => thinking_notices(self.notices, index, 1, 0),
-                Content::RedactedThinking { .. } => thinking_notices(self.notices, index, 0, 1),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
                 Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
             }
         }
@@ -504,9 +504,9 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiResponses),
                     value,
                 } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => foreign(self.notices, index, *target),
-                Content::Thinking { .. } => thinking_notices(self.notices, index, 1, 0),
-                Content::RedactedThinking { .. } => thinking_notices(self.notices, index, 0, 1),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
                 Content::ToolCall(_) | Content::ToolResult(_) => {
                     if let Ok(json) = serde_json::to_string(content) {
                         parts.push(Tagged::Known(Part::InputText {
@@ -544,13 +544,7 @@ impl<'a> Builder<'a, '_> {
         let file_id = by_url
             .filter(|url| shared::is_file_id(url))
             .map(Cow::Borrowed);
-        if media_type.starts_with("image/") {
-            if let Some(name) = &attachment.filename {
-                self.notices.push(Notice::FilenameDropped {
-                    message: index,
-                    filename: name.clone(),
-                });
-            }
+        if lowering::is_image(self.notices, index, attachment) {
             let image_url = match (&file_id, inline, by_url) {
                 (Some(_), _, _) => None,
                 (None, Some(data), _) => Some(data),
