@@ -713,11 +713,10 @@ impl<'a> Compiler<'a, '_> {
 const PDF: &str = "application/pdf";
 const IMAGE_TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
 
-/// The instruction a degraded prefill becomes (chef's own wording).
+/// The instruction a degraded prefill becomes (chef's own wording,
+/// [`chef_ir::PrefillWording::ReplyPrefix`]).
 pub fn prefill_instruction(prefill: &str) -> String {
-    format!(
-        "Begin your reply with exactly the text between the markers below, then continue from it without any preface.\n<reply_prefix>{prefill}</reply_prefix>"
-    )
+    chef_ir::prefill_enforcement(prefill, chef_ir::PrefillWording::ReplyPrefix)
 }
 
 /// Splits `data:<type>[;…];base64,<payload>` into the type and the payload.

@@ -48,12 +48,14 @@ mod compile;
 mod error;
 pub mod layout;
 mod parse;
-mod repair;
 mod stream;
 mod tool_search;
 pub mod wire;
 
 pub use chef_ir as ir;
+/// History repair's placeholder texts and its report (from `chef-ir`, shared by every
+/// provider crate).
+pub use chef_ir::{PH_CONTINUES, PH_NO_RESULT, Repair};
 
 pub use crate::{
     audit::{CacheAudit, CacheIssue, IssueKind, Marker},
@@ -64,9 +66,8 @@ pub use crate::{
     error::{Error, Result},
     parse::{
         ParsedRequest, ParsedResponse, parse_request, parse_request_value, parse_response,
-        parse_response_value, request_to_ir,
+        parse_response_value, repair_history, request_to_ir,
     },
-    repair::{PH_CONTINUES, PH_NO_RESULT, Repair, repair_history},
     stream::{Assembler, SseDecoder, SseEvent},
     tool_search::{KeepLoaded, ToolSearch, ToolSearchSet, compose_tool_search},
 };

@@ -16,15 +16,14 @@
 use std::collections::HashMap;
 
 use chef_ir::{
-    Attachment, AttachmentSource, Content, Message, NativeTool, Request, Role, Target, ToolCall,
-    ToolCallId, ToolDefinition, ToolName, ToolResult, WireNames,
+    Attachment, AttachmentSource, Content, Message, NativeTool, Repair, RepairOptions, Request,
+    Role, Target, ToolCall, ToolCallId, ToolDefinition, ToolName, ToolResult, WireNames,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::{
     error::{Error, Result},
-    repair::{Repair, repair_history},
     wire::{self, ContentBlock, Source, StopReason, Tool, ToolResultContent, Usage},
 };
 
@@ -288,6 +287,27 @@ pub struct ParsedRequest {
     pub request: Request,
     /// What the history repair changed (empty for a valid history).
     pub repairs: Vec<Repair>,
+}
+
+/// Repairs a history the way [`parse_request`] does: [`chef_ir::repair_history`] with all
+/// placeholder results of a turn in one tool message (one Anthropic user turn carries
+/// all of a turn's `tool_result` blocks). A valid history comes back unchanged with no
+/// repairs.
+///
+/// ```
+/// use chef_anthropic::{Repair, repair_history};
+/// use chef_ir::{Content, Message, ToolCall};
+/// use serde_json::json;
+///
+/// let call = ToolCall::new("c1", "search", json!({}));
+/// let history = vec![Message::user("go"), Message::assistant_with(vec![Content::ToolCall(call)])];
+/// let (repaired, repairs) = repair_history(history);
+/// assert_eq!(repaired.len(), 3);
+/// assert!(matches!(repairs[0], Repair::MissingResultInserted { .. }));
+/// ```
+pub fn repair_history(history: Vec<Message>) -> (Vec<Message>, Vec<Repair>) {
+    let repaired = chef_ir::repair_history(history, RepairOptions::new());
+    (repaired.messages, repaired.repairs)
 }
 
 /// Reads an Anthropic Messages request body into the IR (the input adapter), repairing the

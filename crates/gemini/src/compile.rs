@@ -26,17 +26,17 @@
 //!   thinking cannot be expressed and is dropped. Every drop is a [`Notice`].
 //! - `Content::Unknown` for Gemini is sent back byte for byte; an Anthropic compaction
 //!   block (`{"type":"compaction","content":…}`) becomes a text part after
-//!   [`COMPACTION_HEADER`] so the summary is not lost; any other target's block is left out
+//!   [`COMPACTION_HEADER`](crate::COMPACTION_HEADER) so the summary is not lost; any other target's block is left out
 //!   with a notice.
 //!
 //! Tools: all function declarations sit in ONE `{functionDeclarations:[…]}` object, with
-//! names mapped through [`WireNames`] under [`NameRule::GEMINI`] and parameters cleaned by
+//! names mapped through [`WireNames`] under [`NameRule::GEMINI`](chef_ir::NameRule::GEMINI) and parameters cleaned by
 //! [`clean_schema`](crate::clean_schema); native tools aimed at Gemini follow as their own
 //! tool objects.
 //!
 //! # Deliberate departures from the reference
 //!
-//! - **Prefill.** Gemini has no prefill. The instruction text [`prefill_enforcement`] is
+//! - **Prefill.** Gemini has no prefill. The instruction text [`prefill_enforcement`](crate::prefill_enforcement) is
 //!   appended as a NEW text part to the last content when it is a user content, else it
 //!   becomes a new trailing user content. The reference replaces an earlier user turn's
 //!   parts (dropping its attachments) and may rewrite a turn before the tail; this never
@@ -50,235 +50,19 @@
 use std::{borrow::Cow, collections::HashMap, ops::Range};
 
 use chef_ir::{
-    AttachmentSource, Content, Message, NameRule, Request, Role, Target, ToolDefinition, ToolPass,
-    ToolResult, WireNames,
+    AttachmentSource, Content, Message, Request, Role, Target, ToolPass, ToolResult, WireNames,
 };
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::{
+    envelope::declarations,
     error::{Error, Result},
-    schema::takes_parameters,
+    names::{renamed, table, wire_name},
+    notice::Notice,
+    options::{CompileOptions, ThinkingMode},
+    prefill,
     wire::{self, Blob, Data, FileData, FunctionCall, FunctionResponse, KnownPart, Part},
 };
-
-/// What becomes of thinking blocks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ThinkingMode {
-    /// Leave them out (spec default); each is reported with [`Notice::ThinkingDropped`].
-    #[default]
-    Drop,
-    /// Send `"<thinking>\n" + thinking + "\n</thinking>\n\n"` as a text part where the
-    /// block was (spec §3.5); signatures are dropped.
-    AsText,
-    /// Send `{text, thought: true, thoughtSignature}` parts, as Gemini returned them.
-    /// Use only for thinking that came from Gemini.
-    Native,
-}
-
-/// Which field carries a tool's parameters.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SchemaMode {
-    /// `parameters`, cleaned into the OpenAPI subset ([`clean_schema`](crate::clean_schema)).
-    #[default]
-    Parameters,
-    /// `parametersJsonSchema`, the schema verbatim (models that accept full JSON Schema).
-    JsonSchema,
-}
-
-/// Options for [`compile`] and [`envelope`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CompileOptions {
-    /// What becomes of thinking blocks.
-    pub thinking: ThinkingMode,
-    /// Which field carries a tool's parameters.
-    pub schema: SchemaMode,
-    /// Send tool-call ids as `functionCall.id` / `functionResponse.id`. Off by default:
-    /// Gemini pairs calls and responses by name and order, and ids from another provider
-    /// mean nothing to it.
-    pub call_ids: bool,
-}
-
-impl CompileOptions {
-    /// Sets the thinking mode.
-    #[must_use]
-    pub fn with_thinking(mut self, thinking: ThinkingMode) -> Self {
-        self.thinking = thinking;
-        self
-    }
-
-    /// Sets the schema mode.
-    #[must_use]
-    pub fn with_schema(mut self, schema: SchemaMode) -> Self {
-        self.schema = schema;
-        self
-    }
-
-    /// Sets whether call ids are sent.
-    #[must_use]
-    pub fn with_call_ids(mut self, on: bool) -> Self {
-        self.call_ids = on;
-        self
-    }
-}
-
-/// Something the request asked for that Gemini cannot express, and what was done instead.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Notice {
-    /// A positional system message was sent as a user content at its position.
-    PositionalSystemAsUser {
-        /// Index of the message in the request.
-        message: usize,
-    },
-    /// Non-text blocks of a system message were sent in a user content at its position
-    /// (`systemInstruction` is text only).
-    SystemContentMoved {
-        /// Index of the message in the request.
-        message: usize,
-    },
-    /// The prefill was degraded to an instruction in a user turn.
-    PrefillDegraded {
-        /// True when a new user content was added for it; false when it was appended to
-        /// the last user content.
-        new_content: bool,
-    },
-    /// A thinking block was left out ([`ThinkingMode::Drop`]).
-    ThinkingDropped {
-        /// Index of the message in the request.
-        message: usize,
-    },
-    /// A thinking block was sent as text and its signature left out.
-    ThinkingSignatureDropped {
-        /// Index of the message in the request.
-        message: usize,
-    },
-    /// An Anthropic compaction summary was sent as a text part, after
-    /// [`COMPACTION_HEADER`].
-    CompactionAsText {
-        /// Index of the message in the request.
-        message: usize,
-    },
-    /// A redacted-thinking block was left out (Gemini has no such part).
-    RedactedThinkingDropped {
-        /// Index of the message in the request.
-        message: usize,
-    },
-    /// A block in another provider's format (or a kind a tool result cannot hold) was left
-    /// out.
-    ContentDropped {
-        /// Index of the message in the request.
-        message: usize,
-        /// The block's target, when it had one.
-        target: Option<Target>,
-    },
-    /// An attachment's file name was left out (Gemini parts carry none).
-    FilenameDropped {
-        /// Index of the message in the request.
-        message: usize,
-    },
-    /// A message produced no part (Gemini refuses empty contents) and was left out.
-    EmptyMessageSkipped {
-        /// Index of the message in the request.
-        message: usize,
-    },
-    /// A tool result had no name and answers no call in the request; its call id was used
-    /// as the function name.
-    ToolResultUnnamed {
-        /// Index of the message in the request.
-        message: usize,
-        /// The call id it answers.
-        tool_call_id: String,
-    },
-    /// A tool asked for `defer_loading`; Gemini has no deferred loading, so it is declared
-    /// like any other.
-    DeferLoadingIgnored {
-        /// The tool's real name.
-        tool: String,
-    },
-    /// A native tool for other targets was left out.
-    NativeToolLeftOut {
-        /// Its index in `Request::native_tools`.
-        index: usize,
-        /// The targets it belongs to.
-        targets: Vec<Target>,
-    },
-    /// A tool name Gemini refuses is sent under another name (mapped back when parsing).
-    ToolRenamed {
-        /// The real name.
-        real: String,
-        /// The name on the wire.
-        wire: String,
-    },
-}
-
-impl std::fmt::Display for Notice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::PositionalSystemAsUser { message } => write!(
-                f,
-                "positional system message {message} sent as a user content (Gemini has no system role in contents)"
-            ),
-            Self::SystemContentMoved { message } => write!(
-                f,
-                "non-text blocks of system message {message} sent in a user content"
-            ),
-            Self::PrefillDegraded { new_content: true } => {
-                f.write_str("prefill degraded to an instruction in a new user content")
-            }
-            Self::PrefillDegraded { new_content: false } => {
-                f.write_str("prefill degraded to an instruction appended to the last user content")
-            }
-            Self::ThinkingDropped { message } => {
-                write!(f, "thinking in message {message} left out")
-            }
-            Self::ThinkingSignatureDropped { message } => write!(
-                f,
-                "thinking signature in message {message} left out (thinking sent as text)"
-            ),
-            Self::CompactionAsText { message } => {
-                write!(f, "compaction summary in message {message} sent as text")
-            }
-            Self::RedactedThinkingDropped { message } => {
-                write!(f, "redacted thinking in message {message} left out")
-            }
-            Self::ContentDropped { message, target } => match target {
-                Some(t) => write!(f, "{t} content in message {message} left out"),
-                None => write!(f, "content of unknown format in message {message} left out"),
-            },
-            Self::FilenameDropped { message } => {
-                write!(f, "attachment file name in message {message} left out")
-            }
-            Self::EmptyMessageSkipped { message } => {
-                write!(f, "message {message} has nothing Gemini can take; left out")
-            }
-            Self::ToolResultUnnamed {
-                message,
-                tool_call_id,
-            } => write!(
-                f,
-                "tool result {tool_call_id:?} in message {message} has no name and answers no call; its id is used as the name"
-            ),
-            Self::DeferLoadingIgnored { tool } => write!(
-                f,
-                "tool {tool:?} asks for defer_loading, which Gemini lacks; declared normally"
-            ),
-            Self::NativeToolLeftOut { index, targets } => {
-                write!(f, "native tool #{index} left out (targets:")?;
-                for t in targets {
-                    write!(f, " {t}")?;
-                }
-                f.write_str(")")
-            }
-            Self::ToolRenamed { real, wire } => {
-                write!(f, "tool {real:?} sent as {wire:?}")
-            }
-        }
-    }
-}
 
 /// A compiled request: the body, the name table to parse replies with, and the notices.
 #[derive(Debug, Clone, PartialEq)]
@@ -296,7 +80,7 @@ pub struct Compiled<'a> {
     /// later message of the same role would merge into it). `None` when no message has a
     /// breakpoint, or when `systemInstruction` holds a system message from after it.
     /// The body serialises `systemInstruction`, `tools`, then `contents`, so this prefix
-    /// is also a byte prefix of [`to_vec`]'s output up to that content.
+    /// is also a byte prefix of [`to_vec`](crate::to_vec)'s output up to that content.
     pub cache_prefix: Option<usize>,
     /// Which of [`notices`](Self::notices) are about the request's tools as declared
     /// ([`Notice::DeferLoadingIgnored`], [`Notice::NativeToolLeftOut`]): they depend on
@@ -304,131 +88,6 @@ pub struct Compiled<'a> {
     /// the whole name table) and precede those about messages. With [`ToolPass::Skip`]
     /// the range is empty, at the place they would take.
     pub tool_notices: Range<usize>,
-}
-
-/// Function tools (and a system preamble) in Gemini's shape, ready to merge into a body.
-///
-/// Serialises as `{"systemInstruction":{"parts":[{"text":preamble}]},
-/// "tools":[{"functionDeclarations":[…]}]}`; either key is absent when empty.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct Envelope<'a> {
-    /// The preamble as a system instruction.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub system_instruction: Option<wire::Content<'a>>,
-    /// One tool object holding every function declaration.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<wire::Tool<'a>>,
-    /// Real ↔ wire tool names.
-    #[serde(skip)]
-    pub names: WireNames,
-    /// Renamed and deferred tools.
-    #[serde(skip)]
-    pub notices: Vec<Notice>,
-}
-
-/// Wraps tool definitions (level-0 tools, or a compressed tool set) and an optional system
-/// preamble in Gemini's shape: compress.md §10.4 `forGemini`.
-///
-/// ```
-/// use chef_ir::ToolDefinition;
-/// use serde_json::json;
-///
-/// let tools = [ToolDefinition::new("lookup.get", json!({
-///     "type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": false
-/// }))];
-/// let env = chef_gemini::envelope(&tools, "", &Default::default())?;
-/// assert_eq!(serde_json::to_string(&env)?,
-///     r#"{"tools":[{"functionDeclarations":[{"name":"lookup.get","parameters":{"type":"object","properties":{"q":{"type":"string"}}}}]}]}"#);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn envelope<'a>(
-    tools: &'a [ToolDefinition],
-    preamble: &'a str,
-    options: &CompileOptions,
-) -> Result<Envelope<'a>> {
-    let names = if tools
-        .iter()
-        .all(|t| NameRule::GEMINI.accepts(t.name.as_str()))
-    {
-        WireNames::default()
-    } else {
-        WireNames::new(tools.iter().map(|t| &t.name), NameRule::GEMINI)
-    };
-    let mut notices = renamed(&names);
-    let decls = declarations(tools, &names, options, &mut notices)?;
-    let system_instruction =
-        (!preamble.is_empty()).then(|| wire::Content::without_role(vec![Part::text(preamble)]));
-    Ok(Envelope {
-        system_instruction,
-        tools: if decls.is_empty() {
-            Vec::new()
-        } else {
-            vec![wire::Tool::FunctionDeclarations(decls)]
-        },
-        names,
-        notices,
-    })
-}
-
-/// The header before an Anthropic compaction summary sent as text (providers.md §0.2).
-pub const COMPACTION_HEADER: &str = "[Summary of earlier conversation (compacted server-side)]";
-
-/// The instruction a prefill degrades to (providers.md §0.2 `PREFILL_ENFORCEMENT`): six
-/// lines, the prefill quoted verbatim (no escaping), no trailing newline.
-pub fn prefill_enforcement(prefill: &str) -> String {
-    format!(
-        "<ephemeral_message type=\"prefill_enforcement\">\n\
-         SYSTEM INSTRUCTION: your response must begin with exactly this text:\n\
-         \"{prefill}\"\n\
-         \n\
-         Do not write any introduction or acknowledgement first; start directly with the text above.\n\
-         </ephemeral_message>"
-    )
-}
-
-/// Serialises the body as compact JSON. Identical requests give identical bytes.
-pub fn to_vec(compiled: &Compiled<'_>) -> Result<Vec<u8>> {
-    to_vec_with_tools_at(compiled).map(|(bytes, _)| bytes)
-}
-
-/// Like [`to_vec`], also returning where the `tools` member starts: just after `{` and
-/// the `systemInstruction` member with its comma. When the body has no tools, inserting
-/// `"tools":[…],` there gives the body with them (for a caller that keeps the serialised
-/// tools of a [`ToolPass::Skip`] compile).
-///
-/// ```
-/// use chef_ir::{Message, Request};
-///
-/// let request = Request::new(vec![Message::system("Be terse."), Message::user("Hi")]);
-/// let compiled = chef_gemini::compile(&request, &Default::default())?;
-/// let (body, at) = chef_gemini::to_vec_with_tools_at(&compiled)?;
-/// assert_eq!(body, chef_gemini::to_vec(&compiled)?);
-/// assert!(body[at..].starts_with(br#""contents":"#));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn to_vec_with_tools_at(compiled: &Compiled<'_>) -> Result<(Vec<u8>, usize)> {
-    // The members in the order `wire::Request` declares (and derives) them; a test pins
-    // the bytes to its `Serialize`.
-    let body = &compiled.body;
-    let mut bytes = Vec::with_capacity(64 * 1024);
-    bytes.push(b'{');
-    if let Some(system) = &body.system_instruction {
-        bytes.extend_from_slice(b"\"systemInstruction\":");
-        serde_json::to_writer(&mut bytes, system).map_err(Error::Serialize)?;
-        bytes.push(b',');
-    }
-    let tools_at = bytes.len();
-    if !body.tools.is_empty() {
-        bytes.extend_from_slice(b"\"tools\":");
-        serde_json::to_writer(&mut bytes, &body.tools).map_err(Error::Serialize)?;
-        bytes.push(b',');
-    }
-    bytes.extend_from_slice(b"\"contents\":");
-    serde_json::to_writer(&mut bytes, &body.contents).map_err(Error::Serialize)?;
-    bytes.push(b'}');
-    Ok((bytes, tools_at))
 }
 
 /// Compiles a provider-neutral request into a Gemini `generateContent` body.
@@ -556,25 +215,12 @@ pub fn compile_with<'a>(
     }
 
     if let Some(prefill) = &request.prefill {
-        let part = Part::text(prefill_enforcement(prefill));
-        match pending.last_mut() {
-            Some(last) if last.role == wire::Role::USER => {
-                last.parts.push(part);
-                last.touched = true;
-                cx.notices
-                    .push(Notice::PrefillDegraded { new_content: false });
-            }
-            _ => {
-                pending.push(Pending {
-                    role: wire::Role::USER,
-                    parts: vec![part],
-                    last: request.messages.len(),
-                    touched: true,
-                });
-                cx.notices
-                    .push(Notice::PrefillDegraded { new_content: true });
-            }
-        }
+        prefill::degrade(
+            prefill,
+            &mut pending,
+            request.messages.len(),
+            &mut cx.notices,
+        );
     }
 
     let merged = pending;
@@ -640,11 +286,11 @@ fn tools<'a>(
 }
 
 /// A content before merging, with the last message it holds.
-struct Pending<'a> {
-    role: wire::Role,
-    parts: Vec<Part<'a>>,
-    last: usize,
-    touched: bool,
+pub(crate) struct Pending<'a> {
+    pub(crate) role: wire::Role,
+    pub(crate) parts: Vec<Part<'a>>,
+    pub(crate) last: usize,
+    pub(crate) touched: bool,
 }
 
 /// Appends parts to the last content when it has this role, else starts a new content.
@@ -668,78 +314,6 @@ fn push_parts<'a>(
     }
 }
 
-/// Every tool name the request mentions: offered tools, calls and results.
-fn table(request: &Request) -> WireNames {
-    let calls = request
-        .messages
-        .iter()
-        .flat_map(|m| &m.content)
-        .filter_map(|block| match block {
-            Content::ToolCall(call) => Some(&call.name),
-            Content::ToolResult(ToolResult {
-                name: Some(name), ..
-            }) => Some(name),
-            _ => None,
-        });
-    let mut all = request.tools.iter().map(|t| &t.name).chain(calls);
-    // Most catalogues need no renaming; skip building the table then.
-    if all.clone().all(|n| gemini_accepts(n.as_str())) {
-        return WireNames::default();
-    }
-    WireNames::new(all.by_ref(), NameRule::GEMINI)
-}
-
-/// The bytes [`NameRule::GEMINI`] allows after the first: letters, digits, `_`, `-`, `.`
-/// and `:`.
-#[allow(
-    clippy::indexing_slicing,
-    reason = "a const loop over the table's own length; `get_mut` is not const here"
-)]
-static GEMINI_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':');
-        b += 1;
-    }
-    table
-};
-
-/// [`NameRule::GEMINI`]'s test on bytes, inlined for the hot path (every tool name, every
-/// turn): a letter or `_` first, then bytes of [`GEMINI_BYTES`], 64 bytes at most.
-fn gemini_accepts(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    match bytes.split_first() {
-        Some((first, rest)) => {
-            bytes.len() <= NameRule::GEMINI.max_len
-                && (first.is_ascii_alphabetic() || *first == b'_')
-                && rest
-                    .iter()
-                    .all(|b| GEMINI_BYTES.get(usize::from(*b)).copied().unwrap_or(false))
-        }
-        None => false,
-    }
-}
-
-/// The wire name, borrowing the real name when it is sent unchanged.
-fn wire_name<'a>(names: &WireNames, real: &'a str) -> Cow<'a, str> {
-    match names.to_wire(real) {
-        wire if std::ptr::eq(wire, real) => Cow::Borrowed(real),
-        wire => Cow::Owned(wire.to_owned()),
-    }
-}
-
-fn renamed(names: &WireNames) -> Vec<Notice> {
-    names
-        .renamed()
-        .map(|(real, wire)| Notice::ToolRenamed {
-            real: real.to_owned(),
-            wire: wire.to_owned(),
-        })
-        .collect()
-}
-
 /// Call id → real tool name, over the whole request.
 fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
     messages
@@ -747,41 +321,6 @@ fn call_names(messages: &[Message]) -> HashMap<&str, &str> {
         .flat_map(Message::tool_calls)
         .map(|c| (c.id.as_str(), c.name.as_str()))
         .collect()
-}
-
-fn declarations<'a>(
-    tools: &'a [ToolDefinition],
-    names: &WireNames,
-    options: &CompileOptions,
-    notices: &mut Vec<Notice>,
-) -> Result<Vec<wire::FunctionDeclaration<'a>>> {
-    let mut decls = Vec::with_capacity(tools.len());
-    for tool in tools {
-        if !tool.input_schema.is_object() {
-            return Err(Error::SchemaNotObject {
-                tool: tool.name.to_string(),
-            });
-        }
-        if tool.defer_loading {
-            notices.push(Notice::DeferLoadingIgnored {
-                tool: tool.name.to_string(),
-            });
-        }
-        let mut decl = wire::FunctionDeclaration::new(wire_name(names, tool.name.as_str()));
-        decl.description =
-            (!tool.description.is_empty()).then_some(Cow::Borrowed(tool.description.as_str()));
-        match options.schema {
-            SchemaMode::Parameters => {
-                decl.parameters = takes_parameters(&tool.input_schema)
-                    .then_some(wire::Schema::Cleaned(&tool.input_schema));
-            }
-            SchemaMode::JsonSchema => {
-                decl.parameters_json_schema = Some(Cow::Borrowed(&tool.input_schema));
-            }
-        }
-        decls.push(decl);
-    }
-    Ok(decls)
 }
 
 /// Per-compile state for turning blocks into parts.
@@ -897,7 +436,7 @@ impl<'a> Cx<'_, 'a> {
                 // it as text (providers.md §3.4) rather than lose it.
                 match value.get("content").and_then(Value::as_str) {
                     Some(summary) => {
-                        out.push(Part::text(format!("{COMPACTION_HEADER}\n{summary}")));
+                        out.push(Part::text(chef_ir::compaction_text(summary)));
                         self.notices.push(Notice::CompactionAsText { message: i });
                     }
                     None => self.notices.push(Notice::ContentDropped {
@@ -966,20 +505,5 @@ impl<'a> Cx<'_, 'a> {
         out.push(Part::Known(KnownPart::new(Data::FunctionResponse(fr))));
         out.extend(extra);
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use chef_ir::NameRule;
-    use proptest::prelude::*;
-
-    use super::gemini_accepts;
-
-    proptest! {
-        #[test]
-        fn the_inlined_name_test_is_the_gemini_rule(name in "[a-zA-Z0-9_.:/ -]{0,70}|\\PC{0,8}") {
-            prop_assert_eq!(gemini_accepts(&name), NameRule::GEMINI.accepts(&name));
-        }
     }
 }

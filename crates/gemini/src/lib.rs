@@ -52,26 +52,35 @@
 #![warn(clippy::exhaustive_structs, clippy::exhaustive_enums)]
 
 mod compile;
+mod envelope;
 mod error;
 pub mod layout;
+mod names;
+mod notice;
+mod options;
 mod parse;
-mod repair;
+mod prefill;
 mod schema;
+mod serialise;
 pub mod wire;
 
 pub use chef_ir as ir;
 /// What [`compile_with`] does with the tools (from `chef-ir`, shared by every provider crate).
 pub use chef_ir::ToolPass;
+/// The compaction header and history repair's placeholder texts (from `chef-ir`, shared by
+/// every provider crate).
+pub use chef_ir::{COMPACTION_HEADER, PH_CONTINUES, PH_NO_RESULT};
 
 pub use crate::{
-    compile::{
-        COMPACTION_HEADER, CompileOptions, Compiled, Envelope, Notice, SchemaMode, ThinkingMode,
-        compile, compile_with, envelope, prefill_enforcement, to_vec, to_vec_with_tools_at,
-    },
+    compile::{Compiled, compile, compile_with},
+    envelope::{Envelope, envelope},
     error::{Error, Result},
+    notice::Notice,
+    options::{CompileOptions, SchemaMode, ThinkingMode},
     parse::{ParsedResponse, parse_request, parse_response, request_from_wire},
-    repair::{PH_CONTINUES, PH_NO_RESULT},
+    prefill::prefill_enforcement,
     schema::{MAX_DEPTH, clean_schema},
+    serialise::{to_vec, to_vec_with_tools_at},
 };
 
 const _: fn() = || {

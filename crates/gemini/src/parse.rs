@@ -24,14 +24,13 @@ use std::{
 };
 
 use chef_ir::{
-    Attachment, Content, Message, NativeTool, Request, Role, Target, ToolCall, ToolDefinition,
-    ToolResult, WireNames,
+    Attachment, Content, Message, NativeTool, RepairOptions, Request, Role, Target, ToolCall,
+    ToolDefinition, ToolResult, WireNames, repair_history,
 };
 use serde_json::{Map, Value};
 
 use crate::{
     error::{Error, Result},
-    repair::repair_history,
     wire::{self, Data, FunctionCall, FunctionResponse, KnownPart, Part},
 };
 
@@ -206,7 +205,9 @@ pub fn request_from_wire(body: &wire::Request) -> Request {
             }),
         }
     }
-    system.extend(repair_history(history));
+    // One tool message per content's function responses, so all placeholders of a turn
+    // go in one tool message too.
+    system.extend(repair_history(history, RepairOptions::new()).messages);
     Request {
         messages: system,
         tools,

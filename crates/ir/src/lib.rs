@@ -40,6 +40,12 @@
 //! - `async_openai043`: async-openai 0.43 chat-completions and responses tool types
 //!   (types only, no HTTP client).
 //!
+//! # What every provider does alike
+//!
+//! [`repair_history`] makes a parsed history one every provider accepts (each input
+//! adapter runs it, reporting a [`Repair`] per change), and [`compaction_text`] and
+//! [`prefill_enforcement`] are the texts that stand in for what a target cannot carry.
+//!
 //! # Byte stability
 //!
 //! Every type serialises its fields in declaration order, optional fields are omitted when
@@ -53,14 +59,18 @@ pub mod interop;
 pub mod layout;
 mod load;
 mod message;
+mod repair;
 mod request;
+mod stand_in;
 mod tool;
 mod wire_name;
 
 pub use crate::{
     load::{LoadError, LoadedTools, ToolLocation, ToolShape, load_tools, load_tools_from_str},
     message::{Attachment, AttachmentSource, Content, Message, Role, ToolResult},
+    repair::{PH_CONTINUES, PH_NO_RESULT, Repair, RepairOptions, Repaired, repair_history},
     request::{NativeTool, Request, Target, ToolPass},
+    stand_in::{COMPACTION_HEADER, PrefillWording, compaction_text, prefill_enforcement},
     tool::{ToolAnnotations, ToolCall, ToolCallId, ToolDefinition, ToolName},
     wire_name::{NameRule, WireNames},
 };

@@ -56,6 +56,7 @@
 pub mod chat;
 mod error;
 pub mod layout;
+mod lowering;
 mod notice;
 pub mod responses;
 mod shared;
@@ -63,13 +64,15 @@ mod tagged;
 
 /// What `compile_with` does with the tools (from `chef-ir`, shared by every provider crate).
 pub use chef_ir::ToolPass;
+/// The compaction header and history repair's placeholder texts (from `chef-ir`, shared by
+/// every provider crate).
+pub use chef_ir::{COMPACTION_HEADER, PH_CONTINUES, PH_NO_RESULT};
 
 pub use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
     shared::{
-        COMPACTION_HEADER, CompileOptions, PH_CONTINUES, PH_NO_RESULT, ParsedResponse, StopReason,
-        Usage, prefill_enforcement, repair_history,
+        CompileOptions, ParsedResponse, StopReason, Usage, prefill_enforcement, repair_history,
     },
     tagged::{KnownTags, Tagged},
 };

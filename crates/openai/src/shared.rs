@@ -1,9 +1,11 @@
 //! What the two OpenAI APIs share: options, argument text, data URLs, the prefill
-//! instruction, reply metadata and history repair.
+//! instruction, reply metadata and the history repair rule.
 
 use std::borrow::Cow;
 
-use chef_ir::{Content, Message, NameRule, Request, Role, ToolName, ToolResult, WireNames};
+use chef_ir::{
+    Content, Message, NameRule, RepairOptions, Request, ToolName, ToolResult, WireNames,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -33,18 +35,9 @@ impl CompileOptions {
     }
 }
 
-/// Content of the tool message inserted for a call that has no result (history repair).
-pub const PH_NO_RESULT: &str = "[No tool result available]";
-/// Content of the user message inserted where a history must start with a user turn.
-pub const PH_CONTINUES: &str = "[Conversation continues]";
-
-/// First line of the text that carries an Anthropic server-side compaction summary to
-/// OpenAI, which has no compaction block.
-pub const COMPACTION_HEADER: &str = "[Summary of earlier conversation (compacted server-side)]";
-
 /// The text for an Anthropic `compaction` block kept in the IR
 /// (`Content::Unknown { target: Some(Target::Anthropic), value: {"type":"compaction",
-/// "content": …} }`): [`COMPACTION_HEADER`], a line feed, the summary. `None` for any
+/// "content": …} }`): [`chef_ir::COMPACTION_HEADER`], a line feed, the summary. `None` for any
 /// other value.
 pub(crate) fn compaction_text(target: Option<chef_ir::Target>, value: &Value) -> Option<String> {
     if target != Some(chef_ir::Target::Anthropic)
@@ -53,11 +46,12 @@ pub(crate) fn compaction_text(target: Option<chef_ir::Target>, value: &Value) ->
         return None;
     }
     let summary = value.get("content").and_then(Value::as_str)?;
-    Some(format!("{COMPACTION_HEADER}\n{summary}"))
+    Some(chef_ir::compaction_text(summary))
 }
 
 /// The instruction that stands in for a prefill on APIs that cannot start the reply
-/// with given text.
+/// with given text ([`chef_ir::prefill_enforcement`] with
+/// [`PrefillWording::Reply`](chef_ir::PrefillWording::Reply)).
 ///
 /// Six lines joined by `"\n"`, no trailing newline; the prefill is quoted as is (no
 /// escaping), so the model sees exactly the text it must start with:
@@ -69,21 +63,7 @@ pub(crate) fn compaction_text(target: Option<chef_ir::Target>, value: &Value) ->
 /// assert!(text.ends_with("</ephemeral_message>"));
 /// ```
 pub fn prefill_enforcement(prefill: &str) -> String {
-    let mut out = String::with_capacity(prefill.len() + 256);
-    out.push_str("<ephemeral_message type=\"prefill_enforcement\">\n");
-    out.push_str(
-        "SYSTEM INSTRUCTION: your reply must begin with exactly the text below, character \
-         for character:\n",
-    );
-    out.push('"');
-    out.push_str(prefill);
-    out.push_str("\"\n\n");
-    out.push_str(
-        "Write no introduction, preamble or acknowledgement before it; continue directly \
-         from that text.\n",
-    );
-    out.push_str("</ephemeral_message>");
-    out
+    chef_ir::prefill_enforcement(prefill, chef_ir::PrefillWording::Reply)
 }
 
 /// The argument text sent for a call.
@@ -211,6 +191,36 @@ pub(crate) fn envelope_request(tools: &[chef_ir::ToolDefinition], preamble: &str
     Request::new(messages).with_tools(tools.to_vec())
 }
 
+/// The IR tool for a function tool read from a request body: its name as given, its
+/// parameters (an empty object schema when there are none) and its description.
+pub(crate) fn function_tool(
+    name: Cow<'_, str>,
+    description: Option<Cow<'_, str>>,
+    parameters: Option<Cow<'_, Value>>,
+) -> chef_ir::ToolDefinition {
+    let schema = parameters.map_or_else(chef_ir::ToolDefinition::empty_schema, Cow::into_owned);
+    let definition = chef_ir::ToolDefinition::new(name.into_owned(), schema);
+    match description {
+        Some(description) => definition.with_description(description),
+        None => definition,
+    }
+}
+
+/// What an input adapter returns: the messages read, repaired ([`repair_history`]), and
+/// the tools; a request body holds no prefill.
+pub(crate) fn parsed_request(
+    messages: Vec<Message>,
+    tools: Vec<chef_ir::ToolDefinition>,
+    native_tools: Vec<chef_ir::NativeTool>,
+) -> Request {
+    Request {
+        messages: repair_history(messages),
+        tools,
+        native_tools,
+        prefill: None,
+    }
+}
+
 /// Why the model stopped, as the API reports it.
 ///
 /// Chat Completions reports a `finish_reason`; Responses reports a `status`, refined by
@@ -271,97 +281,16 @@ pub struct ParsedResponse {
     pub usage: Option<Usage>,
 }
 
-/// Makes a history one the API accepts (the input adapters' repair step).
-///
-/// Three steps, in order:
-/// 1. A tool result whose call id was not seen in an earlier assistant turn is removed
-///    (a result with an empty id is kept); a tool message left empty goes too. If nothing
-///    but system messages is left of a non-empty history, a user message
-///    [`PH_CONTINUES`] is added.
-/// 2. For every assistant turn with calls, calls with no result before the next user or
-///    assistant message get a tool message [`PH_NO_RESULT`] right after the turn (one per
-///    id, in call order).
-/// 3. If the first non-system message is not a user message, a user message
-///    [`PH_CONTINUES`] is inserted before it.
+/// Makes a history one the API accepts (the input adapters' repair step):
+/// [`chef_ir::repair_history`] with each placeholder result in a tool message of its own,
+/// the shape both parsers give results (one Chat `tool` message, one Responses
+/// `function_call_output` item, per result). What was repaired is not reported.
 pub fn repair_history(messages: Vec<Message>) -> Vec<Message> {
-    if messages.is_empty() {
-        return messages;
-    }
-    let orphans_removed = remove_orphans(messages);
-    let answered = add_missing_results(orphans_removed);
-    user_first(answered)
-}
-
-fn remove_orphans(messages: Vec<Message>) -> Vec<Message> {
-    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
-    let mut out = Vec::with_capacity(messages.len());
-    for mut message in messages {
-        match message.role {
-            Role::Assistant => {
-                seen.extend(message.tool_calls().map(|c| c.id.as_str().to_owned()));
-                out.push(message);
-            }
-            Role::Tool => {
-                let before = message.content.len();
-                message.content.retain(|c| match c {
-                    Content::ToolResult(r) => {
-                        r.tool_call_id.as_str().is_empty() || seen.contains(r.tool_call_id.as_str())
-                    }
-                    _ => true,
-                });
-                if message.content.is_empty() && before > 0 {
-                    continue;
-                }
-                out.push(message);
-            }
-            Role::System | Role::User => out.push(message),
-        }
-    }
-    if out.iter().all(|m| m.role == Role::System) {
-        out.push(Message::user(PH_CONTINUES));
-    }
-    out
-}
-
-fn add_missing_results(messages: Vec<Message>) -> Vec<Message> {
-    let mut out = Vec::with_capacity(messages.len());
-    for (index, message) in messages.iter().enumerate() {
-        out.push(message.clone());
-        if message.role != Role::Assistant {
-            continue;
-        }
-        let mut missing: Vec<(&str, &ToolName)> = Vec::new();
-        for call in message.tool_calls() {
-            if !missing.iter().any(|(id, _)| *id == call.id.as_str()) {
-                missing.push((call.id.as_str(), &call.name));
-            }
-        }
-        for later in messages.iter().skip(index + 1) {
-            if matches!(later.role, Role::User | Role::Assistant) {
-                break;
-            }
-            for result in later.tool_results_iter() {
-                missing.retain(|(id, _)| *id != result.tool_call_id.as_str());
-            }
-        }
-        for (id, name) in missing {
-            let mut result = ToolResult::text(id, PH_NO_RESULT);
-            if !name.as_str().is_empty() {
-                result = result.with_name(name.clone());
-            }
-            out.push(Message::tool_results(vec![result]));
-        }
-    }
-    out
-}
-
-fn user_first(mut messages: Vec<Message>) -> Vec<Message> {
-    if let Some(first) = messages.iter().position(|m| m.role != Role::System)
-        && messages.get(first).is_some_and(|m| m.role != Role::User)
-    {
-        messages.insert(first, Message::user(PH_CONTINUES));
-    }
-    messages
+    chef_ir::repair_history(
+        messages,
+        RepairOptions::new().with_one_result_per_message(true),
+    )
+    .messages
 }
 
 #[cfg(test)]

@@ -10,7 +10,11 @@ use serde_json::{Map, Value};
 
 use super::wire::{self, FileRef, FunctionDefinition, ImageUrl, MessageContent, Part, Tagged};
 use crate::{
-    error::{Error, Result},
+    error::Result,
+    lowering::{
+        self, Lower, TextPart, call_arguments, compaction, left_out, misplaced, text_part,
+        thinking_notices,
+    },
     notice::{Notice, PrefillPlacement},
     shared::{self, CompileOptions, is_file_id, wire_name},
 };
@@ -55,7 +59,7 @@ pub struct Compiled<'a> {
 ///
 /// # Errors
 ///
-/// [`Error::MisplacedContent`] for a tool call outside an assistant message or a tool
+/// [`Error::MisplacedContent`](crate::Error::MisplacedContent) for a tool call outside an assistant message or a tool
 /// result outside a tool message.
 pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Compiled<'a>> {
     compile_with(request, options, ToolPass::Convert)
@@ -97,14 +101,12 @@ pub fn compile_with<'a>(
     options: &CompileOptions,
     pass: ToolPass,
 ) -> Result<Compiled<'a>> {
-    let mut notices = Vec::new();
-    let names = shared::wire_names(request, &mut notices);
-    let tools_from = notices.len();
-    let tools = match pass {
-        ToolPass::Convert => tools(request, &names, &mut notices),
-        ToolPass::Skip => Vec::new(),
-    };
-    let tool_notices = tools_from..notices.len();
+    let lowering::Start {
+        names,
+        mut notices,
+        tools,
+        tool_notices,
+    } = lowering::start(request, pass, tools);
     let mut builder = Builder {
         names: &names,
         options,
@@ -112,17 +114,7 @@ pub fn compile_with<'a>(
         messages: Vec::with_capacity(request.messages.len() + 1),
         spill: Vec::new(),
     };
-    let mut stable_messages = None;
-    for (index, message) in request.messages.iter().enumerate() {
-        if message.role != Role::Tool {
-            builder.flush_spill();
-        }
-        builder.message(index, message)?;
-        if message.cache_breakpoint {
-            stable_messages = Some(builder.messages.len());
-        }
-    }
-    builder.flush_spill();
+    let mut stable_messages = lowering::lower_all(&mut builder, &request.messages)?;
     let mut messages = builder.messages;
     if let Some(prefill) = &request.prefill {
         let placement = degrade_prefill(&mut messages, prefill);
@@ -164,16 +156,7 @@ fn tools<'a>(
     if !deferred.is_empty() {
         notices.push(Notice::DeferLoadingIgnored { tools: deferred });
     }
-    for (index, native) in request.native_tools.iter().enumerate() {
-        if native.targets.contains(&Target::OpenAiChat) {
-            out.push(Tagged::Unknown(Cow::Borrowed(&native.value)));
-        } else {
-            notices.push(Notice::NativeToolLeftOut {
-                index,
-                targets: native.targets.clone(),
-            });
-        }
-    }
+    lowering::native_tools(request, Target::OpenAiChat, notices, &mut out);
     out
 }
 
@@ -186,7 +169,7 @@ struct Builder<'a, 'b> {
     spill: Vec<Tagged<'a, Part<'a>>>,
 }
 
-impl<'a> Builder<'a, '_> {
+impl<'a> Lower<'a> for Builder<'a, '_> {
     fn message(&mut self, index: usize, message: &'a Message) -> Result<()> {
         match message.role {
             Role::System | Role::User => {
@@ -212,6 +195,22 @@ impl<'a> Builder<'a, '_> {
         Ok(())
     }
 
+    fn flush_spill(&mut self) {
+        if !self.spill.is_empty() {
+            let parts = std::mem::take(&mut self.spill);
+            self.messages.push(wire::Message::User {
+                content: MessageContent::Parts(parts),
+                name: None,
+            });
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.messages.len()
+    }
+}
+
+impl<'a> Builder<'a, '_> {
     fn user_content(&mut self, index: usize, message: &'a Message) -> Result<MessageContent<'a>> {
         let mut parts = Vec::with_capacity(message.content.len());
         let (mut thinking, mut redacted) = (0, 0);
@@ -226,7 +225,7 @@ impl<'a> Builder<'a, '_> {
                     value,
                 } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
                 Content::Unknown { target, value } => {
-                    if let Some(text) = self.compaction(index, *target, value) {
+                    if let Some(text) = compaction(self.notices, index, *target, value) {
                         parts.push(Tagged::Known(Part::Text { text }));
                     }
                 }
@@ -236,7 +235,7 @@ impl<'a> Builder<'a, '_> {
                 Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
             }
         }
-        self.thinking_notices(index, thinking, redacted);
+        thinking_notices(self.notices, index, thinking, redacted);
         Ok(collapse(parts))
     }
 
@@ -272,14 +271,7 @@ impl<'a> Builder<'a, '_> {
                 Content::RedactedThinking { .. } => redacted += 1,
                 Content::Attachment(_) => attachments += 1,
                 Content::ToolCall(call) => {
-                    let arguments =
-                        shared::arguments_to_text(&call.arguments).map_err(|source| {
-                            Error::Arguments {
-                                message: index,
-                                call_id: call.id.to_string(),
-                                source,
-                            }
-                        })?;
+                    let arguments = call_arguments(index, call)?;
                     tool_calls.push(Tagged::Known(wire::ToolCall::Function {
                         id: Cow::Borrowed(call.id.as_str()),
                         function: wire::FunctionCall {
@@ -301,7 +293,7 @@ impl<'a> Builder<'a, '_> {
                     _ => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
                 },
                 Content::Unknown { target, value } => {
-                    if let Some(text) = self.compaction(index, *target, value) {
+                    if let Some(text) = compaction(self.notices, index, *target, value) {
                         parts.push(Tagged::Known(Part::Text { text }));
                     }
                 }
@@ -317,7 +309,7 @@ impl<'a> Builder<'a, '_> {
             self.notices.push(Notice::ThinkingAsText { message: index });
             thinking = 0;
         }
-        self.thinking_notices(index, thinking, redacted);
+        thinking_notices(self.notices, index, thinking, redacted);
         if attachments > 0 {
             self.notices.push(Notice::AttachmentDropped {
                 message: index,
@@ -350,14 +342,9 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiChat),
                     value,
                 } => self.spill.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => {
-                    self.notices.push(Notice::ForeignContentDropped {
-                        message: index,
-                        target: *target,
-                    });
-                }
-                Content::Thinking { .. } => self.thinking_notices(index, 1, 0),
-                Content::RedactedThinking { .. } => self.thinking_notices(index, 0, 1),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
                 Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
             }
         }
@@ -366,12 +353,7 @@ impl<'a> Builder<'a, '_> {
 
     fn tool_result(&mut self, index: usize, result: &'a ToolResult) {
         let id = result.tool_call_id.as_str();
-        if result.is_error {
-            self.notices.push(Notice::ToolErrorFlagDropped {
-                message: index,
-                tool_call_id: id.to_owned(),
-            });
-        }
+        lowering::error_flag(self.notices, index, result);
         let mut texts = Vec::with_capacity(result.content.len());
         let mut moved = Vec::new();
         for content in &result.content {
@@ -382,14 +364,9 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiChat),
                     value,
                 } => moved.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => {
-                    self.notices.push(Notice::ForeignContentDropped {
-                        message: index,
-                        target: *target,
-                    });
-                }
-                Content::Thinking { .. } => self.thinking_notices(index, 1, 0),
-                Content::RedactedThinking { .. } => self.thinking_notices(index, 0, 1),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
                 Content::ToolCall(_) | Content::ToolResult(_) => {
                     // Nested calls or results have no meaning inside a result; keep them
                     // visible as their JSON rather than lose them.
@@ -417,26 +394,10 @@ impl<'a> Builder<'a, '_> {
         });
     }
 
-    fn flush_spill(&mut self) {
-        if !self.spill.is_empty() {
-            let parts = std::mem::take(&mut self.spill);
-            self.messages.push(wire::Message::User {
-                content: MessageContent::Parts(parts),
-                name: None,
-            });
-        }
-    }
-
     fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {
         let media_type = attachment.media_type.as_str();
         let filename = attachment.filename.as_deref().map(Cow::Borrowed);
-        if media_type.starts_with("image/") {
-            if let Some(name) = &attachment.filename {
-                self.notices.push(Notice::FilenameDropped {
-                    message: index,
-                    filename: name.clone(),
-                });
-            }
+        if lowering::is_image(self.notices, index, attachment) {
             let url = match &attachment.source {
                 AttachmentSource::Base64 { data } => Cow::Owned(shared::data_url(media_type, data)),
                 AttachmentSource::Url { url } => Cow::Borrowed(url.as_str()),
@@ -474,64 +435,26 @@ impl<'a> Builder<'a, '_> {
         };
         Tagged::Known(Part::File { file })
     }
+}
 
-    /// An Anthropic compaction summary as text (reported); any other foreign value is
-    /// left out (reported).
-    fn compaction(
-        &mut self,
-        index: usize,
-        target: Option<Target>,
-        value: &Value,
-    ) -> Option<Cow<'a, str>> {
-        if let Some(text) = shared::compaction_text(target, value) {
-            self.notices
-                .push(Notice::CompactionAsText { message: index });
-            return Some(Cow::Owned(text));
-        }
-        self.notices.push(Notice::ForeignContentDropped {
-            message: index,
-            target,
-        });
-        None
+impl<'a> TextPart<'a> for Part<'a> {
+    fn text(text: Cow<'a, str>) -> Self {
+        Part::Text { text }
     }
 
-    fn thinking_notices(&mut self, index: usize, thinking: usize, redacted: usize) {
-        if thinking > 0 {
-            self.notices.push(Notice::ThinkingDropped {
-                message: index,
-                blocks: thinking,
-            });
-        }
-        if redacted > 0 {
-            self.notices.push(Notice::RedactedThinkingDropped {
-                message: index,
-                blocks: redacted,
-            });
+    fn text_mut(&mut self) -> Option<&mut Cow<'a, str>> {
+        match self {
+            Part::Text { text } => Some(text),
+            _ => None,
         }
     }
 }
 
-fn text_part(text: &str) -> Tagged<'_, Part<'_>> {
-    Tagged::Known(Part::Text {
-        text: Cow::Borrowed(text),
-    })
-}
-
-/// One text part alone is sent as a plain string; no parts as `""`; anything else as a
-/// parts array (block boundaries and media order kept).
+/// Parts as message content (see [`lowering::lone_text`]).
 fn collapse<'a>(mut parts: Vec<Tagged<'a, Part<'a>>>) -> MessageContent<'a> {
-    match parts.as_mut_slice() {
-        [] => MessageContent::Text(Cow::Borrowed("")),
-        [Tagged::Known(Part::Text { text })] => MessageContent::Text(std::mem::take(text)),
-        _ => MessageContent::Parts(parts),
-    }
-}
-
-fn misplaced(index: usize, message: &Message, kind: &'static str) -> Error {
-    Error::MisplacedContent {
-        message: index,
-        role: message.role,
-        kind,
+    match lowering::lone_text(&mut parts) {
+        Some(text) => MessageContent::Text(text),
+        None => MessageContent::Parts(parts),
     }
 }
 
@@ -543,7 +466,7 @@ fn degrade_prefill(messages: &mut Vec<wire::Message<'_>>, prefill: &str) -> Pref
     if let Some(wire::Message::User { content, .. } | wire::Message::System { content, .. }) =
         messages.last_mut()
     {
-        append_text(content, &enforcement);
+        append_text(content, enforcement);
         return PrefillPlacement::Appended { wire_index };
     }
     messages.push(wire::Message::System {
@@ -557,29 +480,10 @@ fn degrade_prefill(messages: &mut Vec<wire::Message<'_>>, prefill: &str) -> Pref
 
 /// Appends `"\n\n" + text` to the last text of `content`, or adds a text part when there
 /// is none; other parts (media) are kept.
-fn append_text(content: &mut MessageContent<'_>, text: &str) {
+fn append_text(content: &mut MessageContent<'_>, text: String) {
     match content {
-        MessageContent::Text(existing) => {
-            let owned = existing.to_mut();
-            owned.push_str("\n\n");
-            owned.push_str(text);
-        }
-        MessageContent::Parts(parts) => {
-            let last_text = parts.iter_mut().rev().find_map(|p| match p {
-                Tagged::Known(Part::Text { text }) => Some(text),
-                _ => None,
-            });
-            match last_text {
-                Some(existing) => {
-                    let owned = existing.to_mut();
-                    owned.push_str("\n\n");
-                    owned.push_str(text);
-                }
-                None => parts.push(Tagged::Known(Part::Text {
-                    text: Cow::Owned(text.to_owned()),
-                })),
-            }
-        }
+        MessageContent::Text(existing) => lowering::append_paragraph(existing, &text),
+        MessageContent::Parts(parts) => lowering::append_to_parts(parts, text),
     }
 }
 
@@ -589,23 +493,9 @@ fn append_text(content: &mut MessageContent<'_>, text: &str) {
 pub(crate) fn write(compiled: &Compiled<'_>) -> Result<(Vec<u8>, Option<usize>)> {
     let body = &compiled.body;
     let mut buf = Vec::with_capacity(4096);
-    let mut prefix = None;
-    buf.push(b'{');
-    if !body.tools.is_empty() {
-        buf.extend_from_slice(b"\"tools\":");
-        serde_json::to_writer(&mut buf, &body.tools).map_err(Error::Serialize)?;
-        buf.push(b',');
-    }
+    lowering::open_body(&mut buf, &body.tools)?;
     buf.extend_from_slice(b"\"messages\":[");
-    for (i, message) in body.messages.iter().enumerate() {
-        if i > 0 {
-            buf.push(b',');
-        }
-        serde_json::to_writer(&mut buf, message).map_err(Error::Serialize)?;
-        if compiled.stable_messages == Some(i + 1) {
-            prefix = Some(buf.len());
-        }
-    }
+    let prefix = lowering::write_elements(&mut buf, &body.messages, compiled.stable_messages)?;
     buf.extend_from_slice(b"]}");
     Ok((buf, prefix))
 }

@@ -1,10 +1,9 @@
 //! Chat Completions JSON → IR: replies, and whole requests (the input adapter).
 
-use std::{borrow::Cow, collections::HashMap};
+use std::collections::HashMap;
 
 use chef_ir::{
-    Content, Message, NativeTool, Request, Role, Target, ToolCall, ToolDefinition, ToolName,
-    ToolResult, WireNames,
+    Content, Message, NativeTool, Request, Role, Target, ToolCall, ToolName, ToolResult, WireNames,
 };
 use serde_json::{Map, Value};
 
@@ -122,7 +121,7 @@ fn unknown(value: Value) -> Content {
 /// - Assistant text and refusal parts, function calls (arguments parsed as in
 ///   [`parse_response`]), and other tool-call types (kept verbatim).
 /// - Each `tool` message becomes a tool message with one result, named after its call.
-/// - Function tools become [`ToolDefinition`]s; other tool types become
+/// - Function tools become [`ToolDefinition`](chef_ir::ToolDefinition)s; other tool types become
 ///   [`NativeTool`]s for [`Target::OpenAiChat`].
 ///
 /// Names are taken as they are: a request body already holds real names.
@@ -182,28 +181,18 @@ fn request_from_wire(body: wire::Request<'_>) -> Request {
     let mut native_tools = Vec::new();
     for tool in body.tools {
         match tool {
-            Tagged::Known(wire::Tool::Function { function }) => {
-                let schema = function
-                    .parameters
-                    .map_or_else(ToolDefinition::empty_schema, Cow::into_owned);
-                let mut definition = ToolDefinition::new(function.name.into_owned(), schema);
-                if let Some(description) = function.description {
-                    definition = definition.with_description(description);
-                }
-                tools.push(definition);
-            }
+            Tagged::Known(wire::Tool::Function { function }) => tools.push(shared::function_tool(
+                function.name,
+                function.description,
+                function.parameters,
+            )),
             Tagged::Unknown(value) => native_tools.push(NativeTool {
                 targets: vec![Target::OpenAiChat],
                 value: value.into_owned(),
             }),
         }
     }
-    Request {
-        messages: shared::repair_history(messages),
-        tools,
-        native_tools,
-        prefill: None,
-    }
+    shared::parsed_request(messages, tools, native_tools)
 }
 
 fn user_content(content: MessageContent<'_>) -> Vec<Content> {

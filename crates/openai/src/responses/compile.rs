@@ -14,6 +14,9 @@ use super::wire::{
 };
 use crate::{
     error::{Error, Result},
+    lowering::{
+        self, Lower, TextPart, call_arguments, compaction, left_out, misplaced, thinking_notices,
+    },
     notice::{Notice, PrefillPlacement},
     shared::{self, CompileOptions, wire_name},
 };
@@ -108,14 +111,12 @@ pub fn compile_with<'a>(
     _options: &CompileOptions,
     pass: ToolPass,
 ) -> Result<Compiled<'a>> {
-    let mut notices = Vec::new();
-    let names = shared::wire_names(request, &mut notices);
-    let tools_from = notices.len();
-    let tools = match pass {
-        ToolPass::Convert => tools(request, &names, &mut notices),
-        ToolPass::Skip => Vec::new(),
-    };
-    let tool_notices = tools_from..notices.len();
+    let lowering::Start {
+        names,
+        mut notices,
+        tools,
+        tool_notices,
+    } = lowering::start(request, pass, tools);
     let mut builder = Builder {
         names: &names,
         notices: &mut notices,
@@ -124,17 +125,7 @@ pub fn compile_with<'a>(
         spill: Vec::new(),
         started: false,
     };
-    let mut stable_items = None;
-    for (index, message) in request.messages.iter().enumerate() {
-        if message.role != Role::Tool {
-            builder.flush_spill();
-        }
-        builder.message(index, message)?;
-        if message.cache_breakpoint {
-            stable_items = Some(builder.items.len());
-        }
-    }
-    builder.flush_spill();
+    let mut stable_items = lowering::lower_all(&mut builder, &request.messages)?;
     let Builder {
         mut items,
         mut instructions,
@@ -207,16 +198,7 @@ fn tools<'a>(
     if !ignored.is_empty() {
         notices.push(Notice::DeferLoadingIgnored { tools: ignored });
     }
-    for (index, native) in request.native_tools.iter().enumerate() {
-        if native.targets.contains(&Target::OpenAiResponses) {
-            out.push(Tagged::Unknown(Cow::Borrowed(&native.value)));
-        } else {
-            notices.push(Notice::NativeToolLeftOut {
-                index,
-                targets: native.targets.clone(),
-            });
-        }
-    }
+    lowering::native_tools(request, Target::OpenAiResponses, notices, &mut out);
     out
 }
 
@@ -268,7 +250,7 @@ fn same_text(parts: &[Tagged<'_, Part<'_>>], verbatim: &[Value]) -> bool {
         })
 }
 
-impl<'a> Builder<'a, '_> {
+impl<'a> Lower<'a> for Builder<'a, '_> {
     fn message(&mut self, index: usize, message: &'a Message) -> Result<()> {
         match message.role {
             Role::System => self.system(index, message)?,
@@ -289,6 +271,19 @@ impl<'a> Builder<'a, '_> {
         Ok(())
     }
 
+    fn flush_spill(&mut self) {
+        if !self.spill.is_empty() {
+            let parts = std::mem::take(&mut self.spill);
+            self.items.push(message_item("user", parts, Map::new()));
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
+impl<'a> Builder<'a, '_> {
     fn system(&mut self, index: usize, message: &'a Message) -> Result<()> {
         let text_only = message.content.iter().all(|c| {
             matches!(
@@ -309,7 +304,7 @@ impl<'a> Builder<'a, '_> {
             self.notices.push(Notice::SystemHoisted { message: index });
         }
         let (thinking, redacted) = count_thinking(message);
-        self.thinking_notices(index, thinking, redacted);
+        thinking_notices(self.notices, index, thinking, redacted);
         let mut texts = message.content.iter().filter_map(Content::as_text);
         let text = match (texts.next(), texts.next()) {
             (Some(one), None) => Cow::Borrowed(one),
@@ -336,7 +331,7 @@ impl<'a> Builder<'a, '_> {
                     value,
                 } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
                 Content::Unknown { target, value } => {
-                    if let Some(text) = self.compaction(index, *target, value) {
+                    if let Some(text) = compaction(self.notices, index, *target, value) {
                         parts.push(Tagged::Known(Part::InputText { text }));
                     }
                 }
@@ -346,7 +341,7 @@ impl<'a> Builder<'a, '_> {
                 Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
             }
         }
-        self.thinking_notices(index, thinking, redacted);
+        thinking_notices(self.notices, index, thinking, redacted);
         if parts.is_empty() {
             parts.push(input_text(""));
         }
@@ -376,14 +371,7 @@ impl<'a> Builder<'a, '_> {
                 }
                 Content::ToolCall(call) => {
                     self.close(&mut open);
-                    let arguments =
-                        shared::arguments_to_text(&call.arguments).map_err(|source| {
-                            Error::Arguments {
-                                message: index,
-                                call_id: call.id.to_string(),
-                                source,
-                            }
-                        })?;
+                    let arguments = call_arguments(index, call)?;
                     self.items
                         .push(Tagged::Known(Item::FunctionCall(FunctionCallItem {
                             call_id: Cow::Borrowed(call.id.as_str()),
@@ -426,7 +414,7 @@ impl<'a> Builder<'a, '_> {
                     }
                 }
                 Content::Unknown { target, value } => {
-                    if let Some(text) = self.compaction(index, *target, value) {
+                    if let Some(text) = compaction(self.notices, index, *target, value) {
                         open.get_or_insert_with(|| {
                             OpenMessage::opened(message_header.take().unwrap_or_default())
                         })
@@ -453,7 +441,7 @@ impl<'a> Builder<'a, '_> {
             self.items.push(message_item("assistant", parts, extra));
         }
         let (thinking, redacted) = count_thinking(message);
-        self.thinking_notices(index, thinking, redacted);
+        thinking_notices(self.notices, index, thinking, redacted);
         if attachments > 0 {
             self.notices.push(Notice::AttachmentDropped {
                 message: index,
@@ -495,9 +483,9 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiResponses),
                     value,
                 } => self.items.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => self.foreign(index, *target),
-                Content::Thinking { .. } => self.thinking_notices(index, 1, 0),
-                Content::RedactedThinking { .. } => self.thinking_notices(index, 0, 1),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
                 Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
             }
         }
@@ -506,12 +494,7 @@ impl<'a> Builder<'a, '_> {
 
     fn tool_result(&mut self, index: usize, result: &'a ToolResult) {
         let id = result.tool_call_id.as_str();
-        if result.is_error {
-            self.notices.push(Notice::ToolErrorFlagDropped {
-                message: index,
-                tool_call_id: id.to_owned(),
-            });
-        }
+        lowering::error_flag(self.notices, index, result);
         let mut parts = Vec::with_capacity(result.content.len());
         for content in &result.content {
             match content {
@@ -521,9 +504,9 @@ impl<'a> Builder<'a, '_> {
                     target: Some(Target::OpenAiResponses),
                     value,
                 } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, .. } => self.foreign(index, *target),
-                Content::Thinking { .. } => self.thinking_notices(index, 1, 0),
-                Content::RedactedThinking { .. } => self.thinking_notices(index, 0, 1),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
                 Content::ToolCall(_) | Content::ToolResult(_) => {
                     if let Ok(json) = serde_json::to_string(content) {
                         parts.push(Tagged::Known(Part::InputText {
@@ -533,10 +516,9 @@ impl<'a> Builder<'a, '_> {
                 }
             }
         }
-        let output = match parts.as_mut_slice() {
-            [] => MessageContent::Text(Cow::Borrowed("")),
-            [Tagged::Known(Part::InputText { text })] => MessageContent::Text(std::mem::take(text)),
-            _ => MessageContent::Parts(parts),
+        let output = match lowering::lone_text(&mut parts) {
+            Some(text) => MessageContent::Text(text),
+            None => MessageContent::Parts(parts),
         };
         self.items.push(Tagged::Known(Item::FunctionCallOutput(
             FunctionCallOutputItem {
@@ -545,13 +527,6 @@ impl<'a> Builder<'a, '_> {
                 extra: Map::new(),
             },
         )));
-    }
-
-    fn flush_spill(&mut self) {
-        if !self.spill.is_empty() {
-            let parts = std::mem::take(&mut self.spill);
-            self.items.push(message_item("user", parts, Map::new()));
-        }
     }
 
     fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {
@@ -569,13 +544,7 @@ impl<'a> Builder<'a, '_> {
         let file_id = by_url
             .filter(|url| shared::is_file_id(url))
             .map(Cow::Borrowed);
-        if media_type.starts_with("image/") {
-            if let Some(name) = &attachment.filename {
-                self.notices.push(Notice::FilenameDropped {
-                    message: index,
-                    filename: name.clone(),
-                });
-            }
+        if lowering::is_image(self.notices, index, attachment) {
             let image_url = match (&file_id, inline, by_url) {
                 (Some(_), _, _) => None,
                 (None, Some(data), _) => Some(data),
@@ -599,45 +568,6 @@ impl<'a> Builder<'a, '_> {
             filename,
         }))
     }
-
-    /// An Anthropic compaction summary as text (reported); any other foreign value is
-    /// left out (reported).
-    fn compaction(
-        &mut self,
-        index: usize,
-        target: Option<Target>,
-        value: &Value,
-    ) -> Option<Cow<'a, str>> {
-        if let Some(text) = shared::compaction_text(target, value) {
-            self.notices
-                .push(Notice::CompactionAsText { message: index });
-            return Some(Cow::Owned(text));
-        }
-        self.foreign(index, target);
-        None
-    }
-
-    fn foreign(&mut self, index: usize, target: Option<Target>) {
-        self.notices.push(Notice::ForeignContentDropped {
-            message: index,
-            target,
-        });
-    }
-
-    fn thinking_notices(&mut self, index: usize, thinking: usize, redacted: usize) {
-        if thinking > 0 {
-            self.notices.push(Notice::ThinkingDropped {
-                message: index,
-                blocks: thinking,
-            });
-        }
-        if redacted > 0 {
-            self.notices.push(Notice::RedactedThinkingDropped {
-                message: index,
-                blocks: redacted,
-            });
-        }
-    }
 }
 
 fn count_thinking(message: &Message) -> (usize, usize) {
@@ -648,10 +578,21 @@ fn count_thinking(message: &Message) -> (usize, usize) {
     })
 }
 
+impl<'a> TextPart<'a> for Part<'a> {
+    fn text(text: Cow<'a, str>) -> Self {
+        Part::InputText { text }
+    }
+
+    fn text_mut(&mut self) -> Option<&mut Cow<'a, str>> {
+        match self {
+            Part::InputText { text } => Some(text),
+            _ => None,
+        }
+    }
+}
+
 fn input_text(text: &str) -> Tagged<'_, Part<'_>> {
-    Tagged::Known(Part::InputText {
-        text: Cow::Borrowed(text),
-    })
+    lowering::text_part(text)
 }
 
 fn message_item<'a>(
@@ -664,14 +605,6 @@ fn message_item<'a>(
         content: MessageContent::Parts(parts),
         extra,
     }))
-}
-
-fn misplaced(index: usize, message: &Message, kind: &'static str) -> Error {
-    Error::MisplacedContent {
-        message: index,
-        role: message.role,
-        kind,
-    }
 }
 
 fn degrade_prefill<'a>(
@@ -692,20 +625,7 @@ fn degrade_prefill<'a>(
     }))) = items.last_mut()
         && role == "user"
     {
-        let last_text = parts.iter_mut().rev().find_map(|p| match p {
-            Tagged::Known(Part::InputText { text }) => Some(text),
-            _ => None,
-        });
-        match last_text {
-            Some(existing) => {
-                let owned = existing.to_mut();
-                owned.push_str("\n\n");
-                owned.push_str(&enforcement);
-            }
-            None => parts.push(Tagged::Known(Part::InputText {
-                text: Cow::Owned(enforcement),
-            })),
-        }
+        lowering::append_to_parts(parts, enforcement);
         return PrefillPlacement::Appended { wire_index };
     }
     items.push(message_item(
@@ -726,12 +646,7 @@ pub(crate) fn write(compiled: &Compiled<'_>) -> Result<(Vec<u8>, Option<usize>)>
     let body = &compiled.body;
     let mut buf = Vec::with_capacity(4096);
     let mut prefix = None;
-    buf.push(b'{');
-    if !body.tools.is_empty() {
-        buf.extend_from_slice(b"\"tools\":");
-        serde_json::to_writer(&mut buf, &body.tools).map_err(Error::Serialize)?;
-        buf.push(b',');
-    }
+    lowering::open_body(&mut buf, &body.tools)?;
     if let Some(instructions) = &body.instructions {
         buf.extend_from_slice(b"\"instructions\":");
         serde_json::to_writer(&mut buf, instructions).map_err(Error::Serialize)?;
@@ -747,14 +662,8 @@ pub(crate) fn write(compiled: &Compiled<'_>) -> Result<(Vec<u8>, Option<usize>)>
             if compiled.stable_items == Some(0) {
                 prefix = Some(buf.len());
             }
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                serde_json::to_writer(&mut buf, item).map_err(Error::Serialize)?;
-                if compiled.stable_items == Some(i + 1) {
-                    prefix = Some(buf.len());
-                }
+            if let Some(end) = lowering::write_elements(&mut buf, items, compiled.stable_items)? {
+                prefix = Some(end);
             }
             buf.push(b']');
         }

@@ -1,10 +1,10 @@
 //! Responses JSON → IR: replies, and whole requests (the input adapter).
 
-use std::{borrow::Cow, collections::HashMap};
+use std::collections::HashMap;
 
 use chef_ir::{
-    Attachment, Content, Message, NativeTool, Request, Role, Target, ToolCall, ToolDefinition,
-    ToolResult, WireNames,
+    Attachment, Content, Message, NativeTool, Request, Role, Target, ToolCall, ToolResult,
+    WireNames,
 };
 use serde_json::{Map, Value};
 
@@ -180,7 +180,7 @@ fn part(part: Tagged<'_, Part<'_>>) -> Content {
 /// - `function_call_output` items are joined to their calls by `call_id`: each becomes a
 ///   tool message right after the assistant turn holding the call, in call order.
 ///   Outputs with no call are dropped (history repair would drop them anyway).
-/// - Function tools become [`ToolDefinition`]s (with `defer_loading`); other tools
+/// - Function tools become [`ToolDefinition`](chef_ir::ToolDefinition)s (with `defer_loading`); other tools
 ///   become [`NativeTool`]s for [`Target::OpenAiResponses`].
 ///
 /// # Errors
@@ -313,27 +313,15 @@ fn request_from_wire(body: wire::Request<'_>) -> Request {
     let mut native_tools = Vec::new();
     for tool in body.tools {
         match tool {
-            Tagged::Known(wire::Tool::Function(function)) => {
-                let schema = function
-                    .parameters
-                    .map_or_else(ToolDefinition::empty_schema, Cow::into_owned);
-                let mut definition = ToolDefinition::new(function.name.into_owned(), schema)
-                    .with_defer_loading(function.defer_loading.unwrap_or(false));
-                if let Some(description) = function.description {
-                    definition = definition.with_description(description);
-                }
-                tools.push(definition);
-            }
+            Tagged::Known(wire::Tool::Function(function)) => tools.push(
+                shared::function_tool(function.name, function.description, function.parameters)
+                    .with_defer_loading(function.defer_loading.unwrap_or(false)),
+            ),
             Tagged::Unknown(value) => native_tools.push(NativeTool {
                 targets: vec![Target::OpenAiResponses],
                 value: value.into_owned(),
             }),
         }
     }
-    Request {
-        messages: shared::repair_history(messages),
-        tools,
-        native_tools,
-        prefill: None,
-    }
+    shared::parsed_request(messages, tools, native_tools)
 }
