@@ -87,7 +87,7 @@ impl std::fmt::Debug for Compressed {
     }
 }
 
-/// A call as a model would emit it (see [`Compressed::encode_call_for_test`]).
+/// A call as a model would emit it (see [`Compressed::encode_call`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EncodedCall {
     /// The wire tool name.
@@ -157,10 +157,15 @@ impl Compressed {
             })
     }
 
-    /// Builds the raw call a model would emit to invoke `name` with `args` (a test aid):
-    /// `name(args)` at levels 0–1, `alias(op, args)` at level 2, `t(f=code, a=args)` at 3.
-    /// [`resolve`](Self::resolve) of the result gives back `Call { name, args }`.
-    pub fn encode_call_for_test(&self, name: &str, args: Value) -> Result<EncodedCall, CodeError> {
+    /// Builds the raw call a model would emit to invoke `name` with `args`: `name(args)` at
+    /// levels 0–1, `alias(op, args)` at level 2, `t(f=code, a=args)` at 3–4.
+    /// [`resolve`](Self::resolve) of the result gives back `Call { name, args }`. A host that
+    /// replays history written with real names encodes each earlier call with it; tests
+    /// and demos use it to play the model.
+    ///
+    /// # Errors
+    /// [`CodeError::UnknownTool`] for a name not in this compression.
+    pub fn encode_call(&self, name: &str, args: Value) -> Result<EncodedCall, CodeError> {
         let entry = self
             .entry_by_name(name)
             .ok_or_else(|| CodeError::UnknownTool {
@@ -198,6 +203,16 @@ impl Compressed {
                 }
             }
         })
+    }
+
+    /// The former name of [`encode_call`](Self::encode_call), kept for callers not yet
+    /// moved to it.
+    ///
+    /// # Errors
+    /// As [`encode_call`](Self::encode_call).
+    #[doc(hidden)]
+    pub fn encode_call_for_test(&self, name: &str, args: Value) -> Result<EncodedCall, CodeError> {
+        self.encode_call(name, args)
     }
 
     /// The entry with exactly this real name (entries are sorted by the total order).
