@@ -93,7 +93,7 @@ pub enum ModelKind {
 // 149 tools of `real-mcp-tools.json`), with
 //
 //     CHEF_MINILM_DIR=… CHEF_STATIC_DIR=… \
-//         cargo run --release -p chef-dense --features dense --example dense_eval
+//         cargo run --release -p chef-devtools --features dense --bin dense_eval
 //
 // first the weight (`calibrate_weight`: best (recall@1 + MRR) / 2, never abstaining), then
 // `min_cosine` at that weight (`calibrate`: best (recall@5 + true abstention) / 2). The

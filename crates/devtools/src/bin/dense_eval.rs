@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! CHEF_MINILM_DIR=/path/to/all-MiniLM-L6-v2 CHEF_STATIC_DIR=/path/to/static \
-//!     cargo run --release -p chef-dense --features dense --example dense_eval
+//!     cargo run --release -p chef-devtools --features dense --bin dense_eval
 //! ```
 //!
 //! A model whose variable is unset is left out. For each hybrid, the dense weight

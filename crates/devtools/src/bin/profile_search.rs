@@ -3,11 +3,11 @@
 //! Run with:
 //!
 //! ```text
-//! cargo build --release -p chef-compress --example profile_search
+//! cargo build --release -p chef-devtools --bin profile_search
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::build_with' \
-//!     target/release/examples/profile_search build1 [ROUNDS]
+//!     target/release/profile_search build1 [ROUNDS]
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::search_with' \
-//!     target/release/examples/profile_search short|long [ROUNDS]
+//!     target/release/profile_search short|long [ROUNDS]
 //! ```
 //!
 //! Uses the bench's catalogue: the real 149-tool corpus replicated to 10,000 tools under

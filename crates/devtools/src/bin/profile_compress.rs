@@ -3,9 +3,9 @@
 //! Run with:
 //!
 //! ```text
-//! cargo build --release -p chef-compress --example profile_compress
+//! cargo build --release -p chef-devtools --bin profile_compress
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::compress::compress' \
-//!     target/release/examples/profile_compress [TOOLS] [ROUNDS]
+//!     target/release/profile_compress [TOOLS] [ROUNDS]
 //! ```
 //!
 //! Compresses the real 149-tool corpus (replicated with renamed tools up to `TOOLS`,

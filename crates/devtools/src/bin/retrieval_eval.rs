@@ -3,8 +3,8 @@
 //! Run with:
 //!
 //! ```text
-//! cargo run --release -p chef-compress --example retrieval_eval
-//! cargo run --release -p chef-compress --example retrieval_eval -- --misses   # also list misses
+//! cargo run --release -p chef-devtools --bin retrieval_eval
+//! cargo run --release -p chef-devtools --bin retrieval_eval -- --misses   # also list misses
 //! ```
 //!
 //! Data (all under `tests/fixtures/`):
