@@ -42,6 +42,17 @@
 //! (0.893) is not beaten on that set (MiniLM 0.880, static 0.853). On the 1,729-tool
 //! benchmark the issue cites (Python prototype figures): BM25 recall@1 0.65, MiniLM mixed
 //! at 0.7 0.75, a static model mixed at 0.5 0.69.
+//!
+// The models exist only with the `dense` feature; without it their names link to the
+// feature list above instead of to nothing.
+#![cfg_attr(
+    feature = "dense",
+    doc = "[`MiniLm`]: crate::MiniLm\n[`StaticEmbedder`]: crate::StaticEmbedder\n[`distill`]: crate::distill()"
+)]
+#![cfg_attr(
+    not(feature = "dense"),
+    doc = "[`MiniLm`]: #features\n[`StaticEmbedder`]: #features\n[`distill`]: #features"
+)]
 
 mod cache;
 #[cfg(feature = "dense")]

@@ -217,6 +217,8 @@ pub enum RetryOutcome {
 
 /// How many conflicts [`Memory::persist`] resolves on one key before it gives up with
 /// [`StoreError::Conflict`] (see [`Memory::with_persist_retries`]).
+///
+/// [`StoreError::Conflict`]: crate::store::StoreError::Conflict
 pub const DEFAULT_PERSIST_RETRIES: u32 = 3;
 
 /// The validation hook: `Err(reason)` refuses a validated write.
