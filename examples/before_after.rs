@@ -122,7 +122,7 @@ fn generate() -> Result<String, Box<dyn std::error::Error>> {
             writeln!(out, "System preamble:\n\n```text\n{}\n```\n", c.system())?;
         }
         let args = json!({"owner": "acme", "repo": "web", "title": "Flaky login test"});
-        let encoded = c.encode_call_for_test("github_create_issue", args.clone())?;
+        let encoded = c.encode_call("github_create_issue", args.clone())?;
         let resolved = match c.resolve(&encoded.name, &encoded.args) {
             Resolution::Call { name, args } => format!("call {name} {args}"),
             Resolution::Meta { result, .. } => format!("meta {result}"),

@@ -129,7 +129,7 @@ fn run() -> Result<Findings, Error> {
     )?;
 
     // A model's call at level 4, and back.
-    let encoded = l4.encode_call_for_test(CHANGED, json!({"schema_only": true}))?;
+    let encoded = l4.encode_call(CHANGED, json!({"schema_only": true}))?;
     log.push(format!("model writes {}({})", encoded.name, encoded.args));
     let call = resolution(l4.resolve(&encoded.name, &encoded.args));
     log.push(format!("  -> {call}"));

@@ -34,14 +34,25 @@
 //!
 //! # Which model
 //!
-//! Measured with the `dense_eval` example on the held-out half of our labelled set for the
-//! 149-tool corpus (`docs/PERFORMANCE.md`, "Dense + hybrid retrieval"), at the calibrated
-//! defaults: MiniLM (weight 0.6) recall@5 0.913 with 8% false and 83% true abstention at
-//! about 16 ms per request; the static model (weight 0.4) recall@5 0.893, 9% and 93%, at
-//! 0.06 ms; BM25F alone 0.820, 16% and 90%. Without abstention BM25F's recall@1 (0.893) is
-//! not beaten on that set (MiniLM 0.880, static 0.853). On the 1,729-tool benchmark the
-//! issue cites (Python prototype figures): BM25 recall@1 0.65, MiniLM mixed at 0.7 0.75, a
-//! static model mixed at 0.5 0.69.
+//! Measured with chef-devtools' `dense_eval` on the held-out half of our labelled set for
+//! the 149-tool corpus (`docs/PERFORMANCE.md`, "Dense + hybrid retrieval"), at the
+//! calibrated defaults: MiniLM (weight 0.6) recall@5 0.913 with 8% false and 83% true
+//! abstention at about 16 ms per request; the static model (weight 0.4) recall@5 0.893, 9%
+//! and 93%, at 0.06 ms; BM25F alone 0.820, 16% and 90%. Without abstention BM25F's recall@1
+//! (0.893) is not beaten on that set (MiniLM 0.880, static 0.853). On the 1,729-tool
+//! benchmark the issue cites (Python prototype figures): BM25 recall@1 0.65, MiniLM mixed
+//! at 0.7 0.75, a static model mixed at 0.5 0.69.
+//!
+// The models exist only with the `dense` feature; without it their names link to the
+// feature list above instead of to nothing.
+#![cfg_attr(
+    feature = "dense",
+    doc = "[`MiniLm`]: crate::MiniLm\n[`StaticEmbedder`]: crate::StaticEmbedder\n[`distill`]: crate::distill()"
+)]
+#![cfg_attr(
+    not(feature = "dense"),
+    doc = "[`MiniLm`]: #features\n[`StaticEmbedder`]: #features\n[`distill`]: #features"
+)]
 
 mod cache;
 #[cfg(feature = "dense")]

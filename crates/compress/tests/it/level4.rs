@@ -307,7 +307,7 @@ fn level_4_lookups_answer_with_function_names_never_codes() {
     );
     // Codes still resolve; encode emits a code.
     let encoded = c
-        .encode_call_for_test("sentry_list_issues", json!({"project": "p"}))
+        .encode_call("sentry_list_issues", json!({"project": "p"}))
         .unwrap();
     assert_eq!(
         encoded.args["f"],
@@ -389,7 +389,7 @@ fn the_compiled_corpus_map_leaves_no_ambiguous_lines() {
     insta::assert_snapshot!("real_corpus_level_4_preamble", l4.system());
     // Every tool round-trips at level 4.
     for t in &tools {
-        let encoded = l4.encode_call_for_test(t.name.as_str(), json!({})).unwrap();
+        let encoded = l4.encode_call(t.name.as_str(), json!({})).unwrap();
         match l4.resolve(&encoded.name, &encoded.args) {
             Resolution::Call { name, .. } => assert_eq!(name, t.name.as_str()),
             Resolution::Error(e) => assert!(

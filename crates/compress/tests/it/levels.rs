@@ -148,9 +148,7 @@ fn level_2_aliases_name_the_wire_tools_and_real_names_still_resolve() {
         c.tools()[1].description.starts_with("svc "),
         "real namespace name first"
     );
-    let encoded = c
-        .encode_call_for_test("svc_search", json!({"q": "x"}))
-        .unwrap();
+    let encoded = c.encode_call("svc_search", json!({"q": "x"})).unwrap();
     assert_eq!(encoded.name, "SVC");
     assert_eq!(encoded.args, json!({"op": "search", "args": {"q": "x"}}));
     for name in ["SVC", "svc"] {
@@ -298,9 +296,7 @@ fn every_style_round_trips_encoded_calls() {
         )
         .unwrap();
         let args = json!({"channel": "C1", "text": "hi"});
-        let e = c
-            .encode_call_for_test("slack_post_message", args.clone())
-            .unwrap();
+        let e = c.encode_call("slack_post_message", args.clone()).unwrap();
         assert_eq!(e.name, "t");
         assert_eq!(
             expect_call(c.resolve(&e.name, &e.args), "slack_post_message"),

@@ -27,7 +27,7 @@ proptest! {
         let c = compress(&tools, &options).unwrap();
         for t in &tools {
             let args = json!({"x": 7});
-            let e = c.encode_call_for_test(t.name.as_str(), args.clone()).unwrap();
+            let e = c.encode_call(t.name.as_str(), args.clone()).unwrap();
             prop_assert_eq!(expect_call(c.resolve(&e.name, &e.args), t.name.as_str()), args);
         }
     }

@@ -37,9 +37,7 @@ fn encoded_calls_round_trip_at_every_level() {
     let args = json!({"owner": "o", "repo": "r", "title": "t", "labels": ["a"]});
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
         let c = at(&tools3(), level);
-        let e = c
-            .encode_call_for_test("github_create_issue", args.clone())
-            .unwrap();
+        let e = c.encode_call("github_create_issue", args.clone()).unwrap();
         let got = expect_call(c.resolve(&e.name, &e.args), "github_create_issue");
         assert_eq!(
             serde_json::to_string(&got).unwrap(),
@@ -56,9 +54,7 @@ fn arguments_come_back_byte_identical_in_key_order() {
             .unwrap();
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
         let c = at(&tools3(), level);
-        let e = c
-            .encode_call_for_test("github_create_issue", args.clone())
-            .unwrap();
+        let e = c.encode_call("github_create_issue", args.clone()).unwrap();
         let got = expect_call(c.resolve(&e.name, &e.args), "github_create_issue");
         assert_eq!(
             serde_json::to_string(&got).unwrap(),
@@ -71,13 +67,11 @@ fn arguments_come_back_byte_identical_in_key_order() {
 fn missing_required_and_unknown_parameters_are_errors_at_every_level() {
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
         let c = at(&tools3(), level);
-        let e = c
-            .encode_call_for_test("github_search_issues", json!({}))
-            .unwrap();
+        let e = c.encode_call("github_search_issues", json!({})).unwrap();
         let m = expect_error(c.resolve(&e.name, &e.args));
         assert!(m.to_lowercase().contains("required"), "{level}: {m}");
         let e = c
-            .encode_call_for_test("github_search_issues", json!({"q": "x", "bogus": 1}))
+            .encode_call("github_search_issues", json!({"q": "x", "bogus": 1}))
             .unwrap();
         let m = expect_error(c.resolve(&e.name, &e.args));
         assert!(
@@ -110,7 +104,7 @@ fn every_real_tool_at_every_level_with_empty_args_only_ever_misses_required() {
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
         let c = at(&tools, level);
         for t in &tools {
-            let e = c.encode_call_for_test(t.name.as_str(), json!({})).unwrap();
+            let e = c.encode_call(t.name.as_str(), json!({})).unwrap();
             match c.resolve(&e.name, &e.args) {
                 Resolution::Call { name, .. } => assert_eq!(name, t.name.as_str()),
                 Resolution::Error(err) => {

@@ -136,7 +136,7 @@ fn conditional_requirements_are_enforced() {
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
         let c = at(std::slice::from_ref(&t), level);
         let call = |args| {
-            let e = c.encode_call_for_test("m_d", args).unwrap();
+            let e = c.encode_call("m_d", args).unwrap();
             c.resolve(&e.name, &e.args)
         };
         expect_call(call(json!({"operation": "list"})), "m_d");

@@ -70,9 +70,7 @@ fn wild_schemas_never_panic_at_any_level_or_style() {
                     &Options::new().with_level(level).with_map_style(style),
                 ) {
                     Ok(c) => {
-                        let e = c
-                            .encode_call_for_test(&format!("wild_{name}"), json!({}))
-                            .unwrap();
+                        let e = c.encode_call(&format!("wild_{name}"), json!({})).unwrap();
                         // Any outcome but a panic; a call or a model-readable error.
                         match c.resolve(&e.name, &e.args) {
                             Resolution::Call { .. } => {}

@@ -189,7 +189,7 @@ fn hybrid_ranks_heldout_requests_and_calibrated_abstention_works() {
 /// what calibration picks on the `calibrate` half of retrieval-149 for these two models:
 /// the dense weight by `dense::calibrate_weight`, then `min_cosine` at the default weight by
 /// `dense::calibrate`. If a model or the ranking changes, this fails until the defaults (and
-/// docs/PERFORMANCE.md, from the `dense_eval` example) are updated.
+/// docs/PERFORMANCE.md, from chef-devtools' `dense_eval`) are updated.
 ///
 /// The static model's best weights are a near tie (0.4 beats 0.2 and 0.3 by 0.001 of the
 /// objective, from ranks below the first), and CI distils the model afresh in every run

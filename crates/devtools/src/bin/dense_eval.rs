@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! CHEF_MINILM_DIR=/path/to/all-MiniLM-L6-v2 CHEF_STATIC_DIR=/path/to/static \
-//!     cargo run --release -p chef-dense --features dense --example dense_eval
+//!     cargo run --release -p chef-devtools --features dense --bin dense_eval
 //! ```
 //!
 //! A model whose variable is unset is left out. For each hybrid, the dense weight
@@ -20,17 +20,7 @@
 //! cold (every tool embedded, into an empty vector cache) and warm (a new embedder over
 //! the same on-disk cache, so the vectors are read back instead of computed).
 
-#![allow(
-    clippy::indexing_slicing,
-    reason = "serde_json::Value indexing yields Null for a missing key, it never panics; \
-              percentile indexes are clamped to the slice"
-)]
-
-use std::{
-    path::{Path, PathBuf},
-    sync::Arc,
-    time::Instant,
-};
+use std::{path::Path, sync::Arc, time::Instant};
 
 use chef_compress::search::{
     Abstention, CatalogIndex,
@@ -38,20 +28,8 @@ use chef_compress::search::{
     eval::{self, LabelledQuery, Metrics},
 };
 use chef_dense::{CachedEmbedder, VectorCache};
+use chef_devtools::{Error, load_labelled, load_tools, split, toolgz_scenarios};
 use chef_ir::ToolDefinition;
-use serde_json::Value;
-
-type Error = Box<dyn std::error::Error>;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-fn load_tools(name: &str) -> Result<Vec<ToolDefinition>, Error> {
-    Ok(chef_ir::load_tools_from_str(&std::fs::read_to_string(fixture(name))?)?.tools)
-}
 
 /// A ranker under test: the lexical index, or a hybrid (with its weight and threshold set).
 enum Ranker {
@@ -142,48 +120,15 @@ fn ms(since: Instant) -> f64 {
 fn main() -> Result<(), Error> {
     let real = load_tools("real-mcp-tools.json")?;
     let synthetic = load_tools("synthetic-100-tools.json")?;
-    let labelled: Vec<LabelledQuery> = std::fs::read_to_string(fixture("retrieval-149.jsonl"))?
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(serde_json::from_str)
-        .collect::<Result<_, _>>()?;
-    let part = |split: &str| -> Vec<LabelledQuery> {
-        labelled
-            .iter()
-            .filter(|q| q.split.as_deref() == Some(split))
-            .cloned()
-            .collect()
-    };
-    let (calibration, heldout) = (part("calibrate"), part("heldout"));
+    let labelled = load_labelled("retrieval-149.jsonl")?;
+    let (calibration, heldout) = (split(&labelled, "calibrate"), split(&labelled, "heldout"));
 
     // toolgz scenarios: (corpus, its tools, the request).
-    let scenarios: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("toolgz-scenarios.json"))?)?;
-    let mut toolgz: Vec<(String, Vec<ToolDefinition>, LabelledQuery)> = Vec::new();
-    for scenario in scenarios["scenarios"].as_array().into_iter().flatten() {
-        let prompt = scenario["prompt"].as_str().unwrap_or_default();
-        let expected: Vec<String> = scenario["expected"]
-            .as_array()
+    let toolgz: Vec<(String, Vec<ToolDefinition>, LabelledQuery)> =
+        toolgz_scenarios(&real, &synthetic)?
             .into_iter()
-            .flatten()
-            .filter_map(|e| e["name"].as_str().map(str::to_owned))
+            .map(|s| (s.corpus, s.tools, s.query))
             .collect();
-        let query = LabelledQuery::new(prompt, expected);
-        let corpus = scenario["corpus"].as_str().unwrap_or_default().to_owned();
-        let tools = match corpus.as_str() {
-            "real-149" => real.clone(),
-            "synthetic-100" => synthetic.clone(),
-            "synthetic-100-subset" => scenario["toolNames"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .filter_map(|n| synthetic.iter().find(|t| t.name == *n).cloned())
-                .collect(),
-            other => return Err(format!("unknown corpus {other:?}").into()),
-        };
-        toolgz.push((corpus, tools, query));
-    }
 
     let mut models: Vec<(&str, Option<Arc<dyn Embedder>>)> = vec![("lexical (BM25F)", None)];
     if let Some(dir) = std::env::var_os("CHEF_STATIC_DIR") {

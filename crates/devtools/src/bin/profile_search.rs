@@ -3,11 +3,11 @@
 //! Run with:
 //!
 //! ```text
-//! cargo build --release -p chef-compress --example profile_search
+//! cargo build --release -p chef-devtools --bin profile_search
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::build_with' \
-//!     target/release/examples/profile_search build1 [ROUNDS]
+//!     target/release/profile_search build1 [ROUNDS]
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::search::CatalogIndex::search_with' \
-//!     target/release/examples/profile_search short|long [ROUNDS]
+//!     target/release/profile_search short|long [ROUNDS]
 //! ```
 //!
 //! Uses the bench's catalogue: the real 149-tool corpus replicated to 10,000 tools under
@@ -33,11 +33,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "build".to_owned());
     let rounds: Option<usize> = args.next().map(|a| a.parse()).transpose()?;
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/real-mcp-tools.json"
-    );
-    let base = chef_ir::load_tools_from_str(&std::fs::read_to_string(path)?)?.tools;
+    let base = chef_devtools::load_tools("real-mcp-tools.json")?;
     let catalogue: Vec<_> = base
         .iter()
         .cycle()

@@ -3,9 +3,9 @@
 //! Run with:
 //!
 //! ```text
-//! cargo build --release -p chef --example profile_turn
+//! cargo build --release -p chef-devtools --bin profile_turn
 //! valgrind --tool=callgrind --toggle-collect='chef::session::Chef::compile' \
-//!     target/release/examples/profile_turn [TARGET] [TURNS]
+//!     target/release/profile_turn [TARGET] [TURNS]
 //! ```
 //!
 //! Each turn is what the `compile` bench times: push a user message, compile to bytes; the
@@ -17,7 +17,7 @@
     reason = "an example with broken setup should stop loudly"
 )]
 
-#[path = "../benches/support/session200.rs"]
+#[path = "../../../chef/benches/support/session200.rs"]
 mod support;
 
 use chef::{ChefConfig, ir::Message, ir::Target};

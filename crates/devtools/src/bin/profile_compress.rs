@@ -3,9 +3,9 @@
 //! Run with:
 //!
 //! ```text
-//! cargo build --release -p chef-compress --example profile_compress
+//! cargo build --release -p chef-devtools --bin profile_compress
 //! valgrind --tool=callgrind --toggle-collect='chef_compress::compress::compress' \
-//!     target/release/examples/profile_compress [TOOLS] [ROUNDS]
+//!     target/release/profile_compress [TOOLS] [ROUNDS]
 //! ```
 //!
 //! Compresses the real 149-tool corpus (replicated with renamed tools up to `TOOLS`,
@@ -20,11 +20,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let tools: usize = args.next().map_or(Ok(149), |a| a.parse())?;
     let rounds: usize = args.next().map_or(Ok(100), |a| a.parse())?;
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/real-mcp-tools.json"
-    );
-    let base = chef_ir::load_tools_from_str(&std::fs::read_to_string(path)?)?.tools;
+    let base = chef_devtools::load_tools("real-mcp-tools.json")?;
     let catalogue: Vec<_> = base
         .iter()
         .cycle()

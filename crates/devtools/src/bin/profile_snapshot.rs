@@ -1,14 +1,14 @@
 //! Where snapshot save + load of issue 9's session spends its time, part by part.
 //!
-//! Run with `cargo run --release -p chef --example profile_snapshot [ROUNDS [PART]]`.
+//! Run with `cargo run --release -p chef-devtools --bin profile_snapshot [ROUNDS [PART]]`.
 //! With PART, only the parts whose label starts with it run (for a profiler, say
-//! `valgrind --tool=callgrind target/release/examples/profile_snapshot 20 "save + load"`).
+//! `valgrind --tool=callgrind target/release/profile_snapshot 20 "save + load"`).
 #![allow(
     clippy::expect_used,
     reason = "an example with broken setup should stop loudly"
 )]
 
-#[path = "../benches/support/session200.rs"]
+#[path = "../../../chef/benches/support/session200.rs"]
 mod support;
 
 use std::time::Instant;

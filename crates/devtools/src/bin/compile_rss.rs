@@ -1,7 +1,7 @@
 //! Peak resident memory of a process doing 1,000 compiles of issue 9's session (200
 //! messages, 149 tools, 3 announcements, 10 memories), and where one compile's time goes.
 //!
-//! Run with `cargo run --release -p chef --example compile_rss [TARGET]` where TARGET is
+//! Run with `cargo run --release -p chef-devtools --bin compile_rss [TARGET]` where TARGET is
 //! `anthropic`, `openai-chat`, `openai-responses` or `gemini` (default: all four, 250
 //! compiles each). Prints VmHWM from `/proc/self/status` at the end (Linux only).
 #![allow(
@@ -9,7 +9,7 @@
     reason = "an example with broken setup should stop loudly"
 )]
 
-#[path = "../benches/support/session200.rs"]
+#[path = "../../../chef/benches/support/session200.rs"]
 mod support;
 
 use std::time::{Duration, Instant};

@@ -3,8 +3,8 @@
 //! Run with:
 //!
 //! ```text
-//! cargo run --release -p chef-compress --example retrieval_eval
-//! cargo run --release -p chef-compress --example retrieval_eval -- --misses   # also list misses
+//! cargo run --release -p chef-devtools --bin retrieval_eval
+//! cargo run --release -p chef-devtools --bin retrieval_eval -- --misses   # also list misses
 //! ```
 //!
 //! Data (all under `tests/fixtures/`):
@@ -17,41 +17,11 @@
 //!   `synthetic-100-subset` = the listed `toolNames` of the synthetic catalogue). Every
 //!   scenario has expected tools, so only false abstention applies there.
 
-#![allow(
-    clippy::indexing_slicing,
-    reason = "serde_json::Value indexing yields Null for a missing key, it never panics"
-)]
-
-use std::path::{Path, PathBuf};
-
 use chef_compress::search::{
     Abstention, CatalogIndex,
     eval::{self, LabelledQuery, Metrics},
 };
-use chef_ir::ToolDefinition;
-use serde_json::Value;
-
-type Error = Box<dyn std::error::Error>;
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-fn load_tools(name: &str) -> Result<Vec<ToolDefinition>, Error> {
-    let text = std::fs::read_to_string(fixture(name))?;
-    Ok(chef_ir::load_tools_from_str(&text)?.tools)
-}
-
-fn load_labelled(name: &str) -> Result<Vec<LabelledQuery>, Error> {
-    let text = std::fs::read_to_string(fixture(name))?;
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        out.push(serde_json::from_str(line)?);
-    }
-    Ok(out)
-}
+use chef_devtools::{Error, load_labelled, load_tools, split, toolgz_scenarios};
 
 fn row(label: &str, threshold: &str, m: &Metrics) {
     let abstain = if m.irrelevant == 0 {
@@ -103,14 +73,7 @@ fn main() -> Result<(), Error> {
     let default = real_index.options().abstention;
 
     let labelled = load_labelled("retrieval-149.jsonl")?;
-    let part = |split: &str| -> Vec<LabelledQuery> {
-        labelled
-            .iter()
-            .filter(|q| q.split.as_deref() == Some(split))
-            .cloned()
-            .collect()
-    };
-    let (calibration, heldout) = (part("calibrate"), part("heldout"));
+    let (calibration, heldout) = (split(&labelled, "calibrate"), split(&labelled, "heldout"));
     let (tuned, tuned_metrics) = eval::calibrate(&real_index, &calibration);
 
     println!(
@@ -137,38 +100,13 @@ fn main() -> Result<(), Error> {
         &eval::evaluate(&real_index, &heldout, &default),
     );
 
-    let scenarios: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("toolgz-scenarios.json"))?)?;
     let mut real_queries = Vec::new();
     let mut synthetic_results: Vec<(CatalogIndex, LabelledQuery)> = Vec::new();
-    for scenario in scenarios["scenarios"].as_array().into_iter().flatten() {
-        let prompt = scenario["prompt"].as_str().unwrap_or_default();
-        let expected: Vec<String> = scenario["expected"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e["name"].as_str().map(str::to_owned))
-            .collect();
-        let query = LabelledQuery::new(prompt, expected);
-        match scenario["corpus"].as_str() {
-            Some("real-149") => real_queries.push(query),
-            Some("synthetic-100") => {
-                synthetic_results.push((CatalogIndex::build(&synthetic), query));
-            }
-            Some("synthetic-100-subset") => {
-                let names: Vec<&str> = scenario["toolNames"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let subset: Vec<ToolDefinition> = names
-                    .iter()
-                    .filter_map(|n| synthetic.iter().find(|t| t.name == *n).cloned())
-                    .collect();
-                synthetic_results.push((CatalogIndex::build(&subset), query));
-            }
-            other => return Err(format!("unknown corpus {other:?}").into()),
+    for scenario in toolgz_scenarios(&real, &synthetic)? {
+        // Scenarios on the synthetic catalogue each get their own index (full or subset).
+        match scenario.corpus.as_str() {
+            "real-149" => real_queries.push(scenario.query),
+            _ => synthetic_results.push((CatalogIndex::build(&scenario.tools), scenario.query)),
         }
     }
     for (label, abstention) in [(never, Abstention::NEVER), (dflt.as_str(), default)] {

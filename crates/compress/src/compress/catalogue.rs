@@ -1,0 +1,417 @@
+//! The catalogue: tools checked and normalised once ([`Catalogue`]), each held as a shared
+//! [`ToolCore`] that every compression of the catalogue reads.
+
+use std::{
+    collections::{HashMap, HashSet},
+    ops::Range,
+    sync::{Arc, OnceLock},
+};
+
+use chef_ir::ToolDefinition;
+use serde_json::Value;
+
+use super::{Compressed, render};
+use crate::{
+    error::CompressError,
+    options::{Options, ToolNamespace},
+    order::compare_names,
+    render::{push_params, required_iter, signature_line},
+    source::{CatalogueText, count_chars, parse_schema},
+    validate::{
+        ArgumentValidator, Limits, Normalisation, NormalisedSchema, QUICK_MAX_DEPTH, RootDrops,
+        SchemaError, normalise_with_limits, quick_normalise,
+    },
+};
+
+/// One input tool, checked and normalised once per [`Catalogue`] and shared by every
+/// [`Compressed`] made from it (so a schema is parsed, and a validator compiled, at most once
+/// per catalogue however many selections of it are compressed).
+pub(crate) struct ToolCore {
+    /// The input definition, kept by a [`Catalogue`] (level 0 sends it as it is, and the
+    /// renderers read its schema when normalisation left it unchanged); `None` when
+    /// [`compress`] borrows it from its caller for the one compression it makes.
+    ///
+    /// [`compress`]: crate::compress()
+    pub(super) tool: Option<ToolDefinition>,
+    pub(crate) name: String,
+    pub(crate) description: String,
+    /// The normalised schema: what the validator compiles and the search index reads. Set
+    /// when normalisation changed the schema; otherwise parsed from `source` on first need
+    /// (most schemas need no change, and most tools of a large catalogue are never called
+    /// or searched).
+    pub(super) schema: OnceLock<Value>,
+    /// The schema's text in the catalogue's JSON, when it needed no normalisation.
+    pub(super) source: Option<SchemaSource>,
+    /// Compiled on first resolve (compiling is most of what a validator costs, and most
+    /// tools of a large catalogue are never called).
+    pub(super) validator: OnceLock<Result<ArgumentValidator, SchemaError>>,
+    /// Tags and annotation title, for the `q(s=…)` index.
+    pub(crate) tags: Vec<String>,
+    pub(crate) title: Option<String>,
+    /// The limits the validator is compiled with.
+    pub(super) limits: Limits,
+    /// What normalisation changed, for the statistics.
+    pub(super) notes: Vec<Normalisation>,
+    /// Characters of the tool's object in the catalogue's JSON (`serde_json` of the
+    /// definition): the tool's share of the statistics' `original_chars`.
+    pub(super) chars: usize,
+    /// Byte range of that object in the catalogue's text.
+    #[cfg_attr(
+        not(feature = "tokens"),
+        allow(dead_code, reason = "read for token counts")
+    )]
+    pub(super) object: Range<usize>,
+    /// The name's place in the catalogue's locale-free name order: selections sort by it.
+    pub(super) rank: u32,
+    /// The name's default namespace split ([`ToolNamespace::split`]).
+    pub(super) split: ToolNamespace,
+    /// That namespace's number in the catalogue (first appearance in input order).
+    pub(super) ns_id: u32,
+    /// The map line's body for the required-parameter styles: the required names joined by
+    /// `,` (`None` when there are none), rendered on first need.
+    pub(super) required_line: OnceLock<Option<String>>,
+    /// The map line's parameter list for the signature style, rendered on first need.
+    pub(super) params_line: OnceLock<String>,
+}
+
+/// Where a tool's schema can be parsed from.
+pub(super) struct SchemaSource {
+    pub(super) text: Arc<Vec<u8>>,
+    pub(super) range: Range<usize>,
+    /// Root keys normalisation drops.
+    pub(super) drops: RootDrops,
+}
+
+impl ToolCore {
+    /// The normalised schema, parsed from the catalogue's text on first use when it needed
+    /// no normalisation.
+    pub(crate) fn schema(&self) -> &Value {
+        self.schema.get_or_init(|| match &self.source {
+            Some(source) => {
+                let mut schema = parse_schema(&source.text, source.range.clone());
+                source.drops.apply(&mut schema);
+                schema
+            }
+            // Tools without a source are built with their schema set.
+            None => Value::Bool(false),
+        })
+    }
+
+    /// What the renderers read: the normalised schema where normalisation changed it, else
+    /// the input's own (the same document but for a `$schema` or an empty `required`, which
+    /// render as their absence does).
+    pub(super) fn view<'a>(&'a self, input: &'a ToolDefinition) -> &'a Value {
+        match &self.source {
+            Some(_) => &input.input_schema,
+            None => self.schema(),
+        }
+    }
+
+    /// The required parameters of `view` (this tool's [`view`](Self::view)) joined by `,`,
+    /// or `None` when there are none.
+    pub(super) fn required_line(&self, view: &Value) -> Option<&str> {
+        self.required_line
+            .get_or_init(|| {
+                let mut required = required_iter(view).peekable();
+                required.peek()?;
+                let mut line = String::new();
+                for (i, r) in required.enumerate() {
+                    if i > 0 {
+                        line.push(',');
+                    }
+                    line.push_str(r);
+                }
+                Some(line)
+            })
+            .as_deref()
+    }
+
+    /// The parameter list of the signature map style (`a,b?:int`) of `view` (this tool's
+    /// [`view`](Self::view)).
+    pub(super) fn params_line(&self, view: &Value) -> &str {
+        self.params_line.get_or_init(|| {
+            let mut line = String::new();
+            push_params(&mut line, view);
+            line
+        })
+    }
+
+    /// The tool's validator, compiled on first use; the compile error (a schema the
+    /// validator refuses even after normalisation and repair) is kept and returned on every
+    /// call.
+    pub(crate) fn validator(&self) -> Result<&ArgumentValidator, &SchemaError> {
+        self.validator
+            .get_or_init(|| {
+                let normalised = NormalisedSchema {
+                    schema: self.schema().clone(),
+                    notes: Vec::new(),
+                };
+                ArgumentValidator::from_normalised(&self.name, normalised, self.limits)
+            })
+            .as_ref()
+    }
+
+    pub(crate) fn signature(&self) -> String {
+        signature_line(&self.name, self.schema())
+    }
+}
+
+/// A tool catalogue checked and normalised once, to compress many times.
+///
+/// [`compress`] is `Catalogue::with_limits(tools, options.limits())?.compress(options)`. An
+/// agent runtime that compresses a different selection of the same registry every turn
+/// (task pruning) keeps one `Catalogue` and calls [`compress_subset`](Self::compress_subset):
+/// names are checked, schemas normalised, the statistics' character counts taken and the
+/// names ordered once, and each schema is parsed and each validator compiled at most once,
+/// shared by every [`Compressed`] made from the catalogue. The output is byte-identical to
+/// [`compress`] of the same tools.
+///
+/// ```
+/// use chef_compress::{Catalogue, Level, Options, compress};
+/// use chef_ir::ToolDefinition;
+/// use serde_json::json;
+///
+/// let tools: Vec<_> = ["github_search", "github_get_issue", "slack_post"]
+///     .into_iter()
+///     .map(|name| ToolDefinition::new(name, json!({"type": "object"})))
+///     .collect();
+/// let catalogue = Catalogue::new(&tools)?;
+/// let options = Options::new().with_level(Level::Three);
+/// let some = catalogue.compress_subset(&[2, 0], &options)?;
+/// let direct = compress(&[tools[2].clone(), tools[0].clone()], &options)?;
+/// assert_eq!(some.system(), direct.system());
+/// assert_eq!(some.stats(), direct.stats());
+/// # Ok::<(), chef_compress::CompressError>(())
+/// ```
+///
+/// [`compress`]: crate::compress()
+pub struct Catalogue {
+    /// In input order.
+    pub(super) cores: Vec<Arc<ToolCore>>,
+    /// How many distinct default namespaces the tools have.
+    pub(super) ns_count: usize,
+    pub(super) limits: Limits,
+    /// The catalogue's JSON text (`serde_json` of the input tools).
+    #[cfg_attr(
+        not(feature = "tokens"),
+        allow(dead_code, reason = "read for token counts")
+    )]
+    pub(super) text: Arc<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Catalogue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalogue")
+            .field("tools", &self.cores.len())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Catalogue {
+    /// Checks and normalises `tools` under the default [`Limits`].
+    ///
+    /// # Errors
+    /// The first problem, in input order: too many tools, an empty, over-long or duplicate
+    /// name, or a schema normalisation refuses (each naming the tool).
+    pub fn new(tools: &[ToolDefinition]) -> Result<Self, CompressError> {
+        Self::with_limits(tools, Limits::default())
+    }
+
+    /// Checks and normalises `tools` under `limits` (those of the [`Options`] it will be
+    /// compressed with; a compression under other limits prepares the tools again).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_limits(tools: &[ToolDefinition], limits: Limits) -> Result<Self, CompressError> {
+        Self::prepare(tools, limits, true)
+    }
+
+    /// Checks and normalises `tools`; `keep` keeps a copy of each definition in the
+    /// catalogue (else the one compression made from it must be given them).
+    pub(super) fn prepare(
+        tools: &[ToolDefinition],
+        limits: Limits,
+        keep: bool,
+    ) -> Result<Self, CompressError> {
+        if tools.len() > limits.max_tools {
+            return Err(CompressError::TooManyTools {
+                count: tools.len(),
+                limit: limits.max_tools,
+            });
+        }
+        // Normalise and check, in input order; the first failure wins.
+        let mut seen: HashSet<&str, rustc_hash::FxBuildHasher> =
+            HashSet::with_capacity_and_hasher(tools.len(), rustc_hash::FxBuildHasher);
+        let mut prepared = Vec::with_capacity(tools.len());
+        for (index, tool) in tools.iter().enumerate() {
+            let name = tool.name.as_str();
+            if name.len() > limits.max_tool_name_bytes {
+                return Err(CompressError::NameTooLong {
+                    index,
+                    bytes: name.len(),
+                    limit: limits.max_tool_name_bytes,
+                });
+            }
+            if name.is_empty() {
+                return Err(CompressError::MissingName { index });
+            }
+            if !seen.insert(name) {
+                return Err(CompressError::DuplicateName {
+                    name: name.to_owned(),
+                });
+            }
+            // Most schemas need no change: those are neither copied nor rebuilt here. The
+            // quick check accepts no `$ref` and nothing deeper than QUICK_MAX_DEPTH, so it
+            // is within the limits whenever the depth limit is at least that.
+            let quick = if limits.max_schema_depth >= QUICK_MAX_DEPTH {
+                quick_normalise(name, &tool.input_schema)
+            } else {
+                None
+            };
+            prepared.push(match quick {
+                Some(quick) => (Normalised::Unchanged { drops: quick.drops }, quick.notes),
+                None => {
+                    let NormalisedSchema { schema, notes } =
+                        normalise_with_limits(name, &tool.input_schema, &limits)?;
+                    (Normalised::Changed(schema), notes)
+                }
+            });
+        }
+
+        // Every schema passed the normaliser's nesting limit, so writing them is bounded.
+        let text = CatalogueText::write(tools);
+        let mut order: Vec<u32> = (0..u32::try_from(tools.len()).unwrap_or(u32::MAX)).collect();
+        order.sort_by(|&a, &b| {
+            let name = |i: u32| tools.get(i as usize).map_or("", |t| t.name.as_str());
+            compare_names(name(a), name(b))
+        });
+        let mut rank = vec![0_u32; tools.len()];
+        for (r, &i) in order.iter().enumerate() {
+            if let Some(slot) = rank.get_mut(i as usize) {
+                *slot = u32::try_from(r).unwrap_or(u32::MAX);
+            }
+        }
+
+        let mut ns_ids: HashMap<String, u32, rustc_hash::FxBuildHasher> = HashMap::default();
+        let mut cores = Vec::with_capacity(tools.len());
+        for (index, (tool, (normalised, notes))) in tools.iter().zip(prepared).enumerate() {
+            let split = ToolNamespace::split(tool.name.as_str());
+            let next = u32::try_from(ns_ids.len()).unwrap_or(u32::MAX);
+            let ns_id = *ns_ids.entry(split.ns.clone()).or_insert(next);
+            let object = text.objects.get(index).cloned().unwrap_or_default();
+            let (schema, source) = match normalised {
+                Normalised::Changed(schema) => (OnceLock::from(schema), None),
+                Normalised::Unchanged { drops } => (
+                    OnceLock::new(),
+                    text.schemas.get(index).map(|range| SchemaSource {
+                        text: Arc::clone(&text.bytes),
+                        range: range.clone(),
+                        drops,
+                    }),
+                ),
+            };
+            cores.push(Arc::new(ToolCore {
+                name: tool.name.as_str().to_owned(),
+                description: tool.description.clone(),
+                schema,
+                source,
+                validator: OnceLock::new(),
+                tags: tool.tags.clone(),
+                title: tool.annotations.title.clone(),
+                limits,
+                notes,
+                chars: text.bytes.get(object.clone()).map_or(0, count_chars),
+                object,
+                rank: rank.get(index).copied().unwrap_or(u32::MAX),
+                split,
+                ns_id,
+                required_line: OnceLock::new(),
+                params_line: OnceLock::new(),
+                tool: keep.then(|| tool.clone()),
+            }));
+        }
+        Ok(Self {
+            cores,
+            ns_count: ns_ids.len(),
+            limits,
+            text: text.bytes,
+        })
+    }
+
+    /// How many tools the catalogue holds.
+    pub fn len(&self) -> usize {
+        self.cores.len()
+    }
+
+    /// Whether the catalogue holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.cores.is_empty()
+    }
+
+    /// The tools, in input order.
+    pub fn tools(&self) -> impl Iterator<Item = &ToolDefinition> {
+        self.cores.iter().filter_map(|c| c.tool.as_ref())
+    }
+
+    /// Compresses every tool of the catalogue; the same as [`compress`] of its tools.
+    ///
+    /// # Errors
+    /// As [`compress`].
+    ///
+    /// [`compress`]: crate::compress()
+    pub fn compress(&self, options: &Options) -> Result<Compressed, CompressError> {
+        if options.limits != self.limits {
+            return Self::with_limits(&self.tools().cloned().collect::<Vec<_>>(), options.limits)?
+                .compress(options);
+        }
+        let inputs: Vec<&ToolDefinition> = self.tools().collect();
+        render(&self.cores, &inputs, self, options)
+    }
+
+    /// Compresses the tools at `indices` (input positions, in the order a `Vec` of them
+    /// would be given to [`compress`]); the same as [`compress`] of those tools.
+    ///
+    /// # Errors
+    /// [`CompressError::UnknownToolIndex`] for an index past the end,
+    /// [`CompressError::DuplicateName`] for an index given twice, and otherwise as
+    /// [`compress`].
+    ///
+    /// [`compress`]: crate::compress()
+    pub fn compress_subset(
+        &self,
+        indices: &[usize],
+        options: &Options,
+    ) -> Result<Compressed, CompressError> {
+        let mut taken = vec![false; self.cores.len()];
+        let mut cores = Vec::with_capacity(indices.len());
+        for &index in indices {
+            let (Some(core), Some(taken)) = (self.cores.get(index), taken.get_mut(index)) else {
+                return Err(CompressError::UnknownToolIndex {
+                    index,
+                    len: self.cores.len(),
+                });
+            };
+            if std::mem::replace(taken, true) {
+                return Err(CompressError::DuplicateName {
+                    name: core.name.clone(),
+                });
+            }
+            cores.push(Arc::clone(core));
+        }
+        let inputs: Vec<&ToolDefinition> = cores.iter().filter_map(|c| c.tool.as_ref()).collect();
+        if options.limits != self.limits {
+            let tools: Vec<ToolDefinition> = inputs.into_iter().cloned().collect();
+            return Self::with_limits(&tools, options.limits)?.compress(options);
+        }
+        render(&cores, &inputs, self, options)
+    }
+}
+
+/// How a tool's normalised schema is held while its catalogue is prepared.
+pub(super) enum Normalised {
+    /// The input schema is already normal (but for dropped top-level keys).
+    Unchanged { drops: RootDrops },
+    /// Normalisation rewrote it.
+    Changed(Value),
+}

@@ -1,0 +1,172 @@
+//! The calibration kit: measure the hybrid on labelled requests, and pick its dense weight
+//! and its abstention threshold.
+
+use super::{DenseError, HybridIndex};
+use crate::search::{
+    Hit,
+    eval::{LabelledQuery, MRR_DEPTH, Metrics},
+};
+
+/// The threshold that abstains on at least `share` (`0..=1`) of `best_cosines`, the
+/// highest cosines of requests known to be irrelevant to a catalogue
+/// ([`HybridIndex::best_cosine`]): the smallest value above that share of them, rounded
+/// up to 0.001. `-1` (never abstain) when there are none or `share` is 0.
+pub fn calibrate_min_cosine(best_cosines: &[f32], share: f32) -> f32 {
+    let mut sorted: Vec<f32> = best_cosines
+        .iter()
+        .copied()
+        .filter(|c| c.is_finite())
+        .collect();
+    let share = if share.is_finite() {
+        share.clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    let count = (share * sorted.len() as f32).ceil() as usize;
+    if count == 0 {
+        return -1.0;
+    }
+    sorted.sort_unstable_by(f32::total_cmp);
+    let Some(&at) = sorted.get(count - 1) else {
+        return -1.0;
+    };
+    // Strictly above the `count`-th smallest, so that it abstains too.
+    ((at * 1000.0).floor() + 1.0) / 1000.0
+}
+
+/// What the hybrid did with one labelled request, before any threshold.
+struct Outcome {
+    expected: usize,
+    ranks: Vec<usize>,
+    best_cosine: f32,
+}
+
+/// The 1-based ranks (within [`MRR_DEPTH`]) of `expected` tools among `hits`.
+fn ranks_of(hits: &[Hit], expected: &[String]) -> Vec<usize> {
+    hits.iter()
+        .enumerate()
+        .filter(|(_, h)| expected.iter().any(|e| h.tool.as_str() == e))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The outcomes of `queries` at each of `weights` (one list per weight); each request is
+/// embedded and matched once.
+fn outcomes_at(
+    index: &HybridIndex,
+    queries: &[LabelledQuery],
+    weights: &[f32],
+) -> Result<Vec<Vec<Outcome>>, DenseError> {
+    let mut per_weight: Vec<Vec<Outcome>> = weights
+        .iter()
+        .map(|_| Vec::with_capacity(queries.len()))
+        .collect();
+    for q in queries {
+        let scored = index.score(&q.query)?;
+        for (&w, outcomes) in weights.iter().zip(per_weight.iter_mut()) {
+            outcomes.push(match &scored {
+                Some(scored) => Outcome {
+                    expected: q.expected.len(),
+                    ranks: ranks_of(&index.rank(scored, MRR_DEPTH, w), &q.expected),
+                    best_cosine: scored.best_cosine,
+                },
+                // A blank request: nothing found, always abstains.
+                None => Outcome {
+                    expected: q.expected.len(),
+                    ranks: Vec::new(),
+                    best_cosine: f32::NEG_INFINITY,
+                },
+            });
+        }
+    }
+    Ok(per_weight)
+}
+
+fn outcomes(index: &HybridIndex, queries: &[LabelledQuery]) -> Result<Vec<Outcome>, DenseError> {
+    Ok(outcomes_at(index, queries, &[index.options.weight()])?
+        .into_iter()
+        .next()
+        .unwrap_or_default())
+}
+
+fn metrics(outcomes: &[Outcome], min_cosine: f32) -> Metrics {
+    crate::search::eval::score(
+        outcomes
+            .iter()
+            .map(|o| (o.expected, o.ranks.as_slice(), o.best_cosine < min_cosine)),
+    )
+}
+
+/// Measures the hybrid on labelled requests with the given threshold, with the same
+/// definitions as [`eval::evaluate`](crate::search::eval::evaluate).
+pub fn evaluate(
+    index: &HybridIndex,
+    queries: &[LabelledQuery],
+    min_cosine: f32,
+) -> Result<Metrics, DenseError> {
+    Ok(metrics(&outcomes(index, queries)?, min_cosine))
+}
+
+/// The threshold (from -0.10 to 0.95 in steps of 0.01, lowest first on ties) that
+/// maximises `(recall@5 + true abstention) / 2` on labelled requests, as
+/// [`eval::calibrate`](crate::search::eval::calibrate) does for the lexical index, with
+/// its metrics. The ranking uses the index's own dense weight.
+pub fn calibrate(
+    index: &HybridIndex,
+    queries: &[LabelledQuery],
+) -> Result<(f32, Metrics), DenseError> {
+    let outcomes = outcomes(index, queries)?;
+    let mut best: Option<(f64, f32, Metrics)> = None;
+    for step in -10..=95_i8 {
+        let threshold = f32::from(step) / 100.0;
+        let m = metrics(&outcomes, threshold);
+        let objective = if m.irrelevant == 0 {
+            m.recall_at_5
+        } else {
+            (m.recall_at_5 + m.true_abstention) / 2.0
+        };
+        if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
+            best = Some((objective, threshold, m));
+        }
+    }
+    Ok(best.map_or((-1.0, Metrics::default()), |(_, t, m)| (t, m)))
+}
+
+/// The dense weights [`calibrate_weight`] tries: 0.0 to 1.0 in steps of 0.1.
+pub const CALIBRATION_WEIGHTS: [f32; 11] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
+
+/// The metrics (never abstaining) of the hybrid at each weight of
+/// [`CALIBRATION_WEIGHTS`], in that order: the curve [`calibrate_weight`] picks from.
+pub fn weight_curve(
+    index: &HybridIndex,
+    queries: &[LabelledQuery],
+) -> Result<Vec<(f32, Metrics)>, DenseError> {
+    Ok(CALIBRATION_WEIGHTS
+        .iter()
+        .copied()
+        .zip(outcomes_at(index, queries, &CALIBRATION_WEIGHTS)?)
+        .map(|(w, outcomes)| (w, metrics(&outcomes, f32::NEG_INFINITY)))
+        .collect())
+}
+
+/// The dense weight (of [`CALIBRATION_WEIGHTS`]) that maximises the mean of recall@1 and
+/// MRR over the answerable labelled requests, never abstaining, with its metrics. Ties go
+/// to the lower weight (more lexical). Calibrate the threshold afterwards, at this weight
+/// ([`HybridIndex::with_dense_weight`], then [`calibrate`]).
+pub fn calibrate_weight(
+    index: &HybridIndex,
+    queries: &[LabelledQuery],
+) -> Result<(f32, Metrics), DenseError> {
+    let mut best: Option<(f64, f32, Metrics)> = None;
+    for (w, m) in weight_curve(index, queries)? {
+        let objective = (m.recall_at_1 + m.mrr) / 2.0;
+        if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
+            best = Some((objective, w, m));
+        }
+    }
+    Ok(
+        best.map_or((index.options.weight(), Metrics::default()), |(_, w, m)| {
+            (w, m)
+        }),
+    )
+}

@@ -1,0 +1,391 @@
+//! [`HybridIndex`]: the lexical index and one unit vector per tool, mixed per request.
+
+use std::sync::Arc;
+
+use chef_ir::{ToolDefinition, ToolName};
+use serde_json::Value;
+
+use super::{DenseError, Embedder, HybridOptions};
+use crate::search::{Abstention, CatalogIndex, Doc, Hit, SearchResults};
+
+/// The text a tool's vector is computed from: its name split into words, its description
+/// (and annotation title), and its parameter names (see the module docs).
+pub fn tool_text(tool: &ToolDefinition) -> String {
+    doc_text(&Doc {
+        name: tool.name.as_str(),
+        tags: &tool.tags,
+        description: &tool.description,
+        title: tool.annotations.title.as_deref(),
+        schema: &tool.input_schema,
+    })
+}
+
+/// At most this many characters of a tool's text are embedded (models truncate anyway).
+pub(super) const MAX_TOOL_TEXT: usize = 2_000;
+
+fn doc_text(doc: &Doc<'_>) -> String {
+    let mut text = String::new();
+    let mut previous_lower = false;
+    for c in doc.name.chars() {
+        if c == '_' || c == '-' || c == '.' || c == '/' || c == ' ' {
+            if !text.ends_with(' ') && !text.is_empty() {
+                text.push(' ');
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower {
+            text.push(' ');
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        text.extend(c.to_lowercase());
+    }
+    let text_len = text.trim_end().len();
+    text.truncate(text_len);
+    if let Some(title) = doc.title.filter(|t| !t.trim().is_empty()) {
+        text.push_str(" (");
+        text.push_str(title.trim());
+        text.push(')');
+    }
+    let description = doc.description.trim();
+    if !description.is_empty() {
+        text.push_str(": ");
+        text.push_str(description);
+    }
+    if let Some(Value::Object(properties)) = doc.schema.get("properties") {
+        let mut first = true;
+        for name in properties.keys() {
+            text.push_str(if first { ". Parameters: " } else { ", " });
+            text.push_str(name);
+            first = false;
+        }
+    }
+    if text.len() > MAX_TOOL_TEXT {
+        let mut end = MAX_TOOL_TEXT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+/// A catalogue index that mixes BM25F with a sentence-embedding model. Cheap to query from
+/// many threads at once (each query embeds the request once).
+#[derive(Debug, Clone)]
+pub struct HybridIndex {
+    lexical: CatalogIndex,
+    /// Unit vectors, `dim` floats per tool, in catalogue order.
+    vectors: Vec<f32>,
+    dim: usize,
+    embedder: Arc<dyn Embedder>,
+    pub(super) options: HybridOptions,
+}
+
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync + 'static>() {}
+    assert_send_sync::<HybridIndex>();
+    assert_send_sync::<DenseError>();
+};
+
+impl HybridIndex {
+    /// Builds the lexical index and embeds every tool's [`tool_text`] with
+    /// [`Embedder::embed_tools`].
+    pub fn build(
+        tools: &[ToolDefinition],
+        embedder: Arc<dyn Embedder>,
+        options: HybridOptions,
+    ) -> Result<Self, DenseError> {
+        Self::build_from(
+            tools.iter().map(|tool| Doc {
+                name: tool.name.as_str(),
+                tags: &tool.tags,
+                description: &tool.description,
+                title: tool.annotations.title.as_deref(),
+                schema: &tool.input_schema,
+            }),
+            embedder,
+            options,
+        )
+    }
+
+    pub(crate) fn build_from<'a>(
+        docs: impl IntoIterator<Item = Doc<'a>>,
+        embedder: Arc<dyn Embedder>,
+        options: HybridOptions,
+    ) -> Result<Self, DenseError> {
+        let docs: Vec<Doc<'a>> = docs.into_iter().collect();
+        let texts: Vec<String> = docs.iter().map(doc_text).collect();
+        let lexical = CatalogIndex::build_from(docs, &options.lexical);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let raw = if refs.is_empty() {
+            Vec::new()
+        } else {
+            embedder
+                .embed_tools(&refs)
+                .map_err(|source| DenseError::Embed {
+                    model: embedder.model_id().to_owned(),
+                    source,
+                })?
+        };
+        let (vectors, dim) = flatten(embedder.model_id(), refs.len(), raw, None)?;
+        Ok(Self {
+            lexical,
+            vectors,
+            dim,
+            embedder,
+            options,
+        })
+    }
+
+    /// The lexical index underneath.
+    pub fn lexical(&self) -> &CatalogIndex {
+        &self.lexical
+    }
+
+    /// The model.
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    /// The options the index was built with.
+    pub fn options(&self) -> &HybridOptions {
+        &self.options
+    }
+
+    /// The same index with another dense weight ([`HybridOptions::dense_weight`]); nothing
+    /// is embedded again.
+    #[must_use]
+    pub fn with_dense_weight(mut self, weight: f32) -> Self {
+        self.options.dense_weight = weight;
+        self
+    }
+
+    /// The same index with another abstention threshold ([`HybridOptions::min_cosine`]);
+    /// nothing is embedded again.
+    #[must_use]
+    pub fn with_min_cosine(mut self, min_cosine: f32) -> Self {
+        self.options.min_cosine = min_cosine;
+        self
+    }
+
+    /// The number of tools indexed.
+    pub fn len(&self) -> usize {
+        self.lexical.len()
+    }
+
+    /// True when the catalogue was empty.
+    pub fn is_empty(&self) -> bool {
+        self.lexical.is_empty()
+    }
+
+    /// The length of the model's vectors (0 for an empty catalogue).
+    pub fn dimensions(&self) -> usize {
+        self.dim
+    }
+
+    /// The best `k` tools for `query` by hybrid score, or none when the highest cosine is
+    /// below [`HybridOptions::min_cosine`].
+    ///
+    /// In the result, a hit's `score` is its hybrid score (`0..=1`), `coverage` and
+    /// `matched_terms` come from the lexical index (0 and empty when it matched no word),
+    /// `confidence` is the highest cosine over the catalogue, and `evidence` is the
+    /// lexical evidence.
+    pub fn search(&self, query: &str, k: usize) -> Result<SearchResults, DenseError> {
+        self.search_with(query, k, self.options.min_cosine)
+    }
+
+    /// Like [`search`](Self::search) with the threshold given per call (`-1`: never
+    /// abstain).
+    pub fn search_with(
+        &self,
+        query: &str,
+        k: usize,
+        min_cosine: f32,
+    ) -> Result<SearchResults, DenseError> {
+        let Some(scored) = self.score(query)? else {
+            return Ok(abstain(0.0, 0.0));
+        };
+        if k == 0 || scored.best_cosine < min_cosine {
+            return Ok(abstain(scored.best_cosine, scored.lexical.evidence));
+        }
+        let hits = self.rank(&scored, k, self.options.weight());
+        Ok(SearchResults {
+            hits,
+            abstained: false,
+            confidence: scored.best_cosine,
+            evidence: scored.lexical.evidence,
+        })
+    }
+
+    /// Both scores of every tool for `query`, before mixing; `None` for a blank request
+    /// or an empty catalogue.
+    pub(super) fn score(&self, query: &str) -> Result<Option<Scored>, DenseError> {
+        let n = self.len();
+        if query.trim().is_empty() || n == 0 {
+            return Ok(None);
+        }
+        let cosines = self.cosines(query)?;
+        let best_cosine = cosines.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let lexical = self.lexical.search_with(query, n, &Abstention::NEVER);
+        Ok(Some(Scored {
+            cosines,
+            lexical,
+            best_cosine,
+        }))
+    }
+
+    /// The best `k` tools by `w × cosine' + (1 − w) × bm25'` (see the module docs).
+    pub(super) fn rank(&self, scored: &Scored, k: usize, w: f32) -> Vec<Hit> {
+        let n = self.len();
+        let mut bm25 = vec![0.0_f32; n];
+        for hit in &scored.lexical.hits {
+            if let Some(slot) = bm25.get_mut(hit.index) {
+                *slot = hit.score;
+            }
+        }
+        let dense = min_max(&scored.cosines);
+        let sparse = min_max(&bm25);
+        let mut mixed: Vec<(f32, usize)> = dense
+            .iter()
+            .zip(&sparse)
+            .enumerate()
+            .map(|(i, (d, s))| (w * d + (1.0 - w) * s, i))
+            .collect();
+        let names = &self.lexical.names;
+        let name_of = |i: usize| names.get(i).map_or("", ToolName::as_str);
+        let better = |a: &(f32, usize), b: &(f32, usize)| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| name_of(a.1).cmp(name_of(b.1)))
+                .then(a.1.cmp(&b.1))
+        };
+        let k = k.min(n);
+        if k == 0 {
+            return Vec::new();
+        }
+        if k < n {
+            mixed.select_nth_unstable_by(k - 1, better);
+            mixed.truncate(k);
+        }
+        mixed.sort_unstable_by(better);
+
+        mixed
+            .into_iter()
+            .map(|(score, index)| {
+                let lexical_hit = scored.lexical.hits.iter().find(|h| h.index == index);
+                Hit {
+                    tool: names
+                        .get(index)
+                        .cloned()
+                        .unwrap_or_else(|| ToolName::new("")),
+                    index,
+                    score,
+                    coverage: lexical_hit.map_or(0.0, |h| h.coverage),
+                    matched_terms: lexical_hit
+                        .map(|h| h.matched_terms.clone())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+
+    /// The highest cosine between `query` and any tool (what abstention looks at); `-1`
+    /// for an empty catalogue or a blank request.
+    pub fn best_cosine(&self, query: &str) -> Result<f32, DenseError> {
+        if query.trim().is_empty() || self.is_empty() {
+            return Ok(-1.0);
+        }
+        Ok(self
+            .cosines(query)?
+            .into_iter()
+            .fold(f32::NEG_INFINITY, f32::max))
+    }
+
+    /// The cosine of `query` with every tool, in catalogue order.
+    pub fn cosines(&self, query: &str) -> Result<Vec<f32>, DenseError> {
+        let model = self.embedder.model_id();
+        let raw = self
+            .embedder
+            .embed(&[query])
+            .map_err(|source| DenseError::Embed {
+                model: model.to_owned(),
+                source,
+            })?;
+        let (q, _) = flatten(model, 1, raw, Some(self.dim))?;
+        Ok(self
+            .vectors
+            .chunks_exact(self.dim.max(1))
+            .map(|v| v.iter().zip(&q).map(|(a, b)| a * b).sum())
+            .collect())
+    }
+}
+
+/// One request's scores against every tool, before they are mixed.
+pub(super) struct Scored {
+    /// Cosine with each tool, in catalogue order.
+    cosines: Vec<f32>,
+    /// Every tool the lexical index matched (no abstention).
+    lexical: SearchResults,
+    /// The highest cosine (what abstention looks at).
+    pub(super) best_cosine: f32,
+}
+
+fn abstain(confidence: f32, evidence: f32) -> SearchResults {
+    SearchResults {
+        hits: Vec::new(),
+        abstained: true,
+        confidence,
+        evidence,
+    }
+}
+
+/// Checks and L2-normalises `raw` (one vector per text) into one flat array.
+fn flatten(
+    model: &str,
+    expected: usize,
+    raw: Vec<Vec<f32>>,
+    dim: Option<usize>,
+) -> Result<(Vec<f32>, usize), DenseError> {
+    if raw.len() != expected {
+        return Err(DenseError::WrongCount {
+            model: model.to_owned(),
+            expected,
+            got: raw.len(),
+        });
+    }
+    let dim = dim.or_else(|| raw.first().map(Vec::len)).unwrap_or(0);
+    let mut flat = Vec::with_capacity(dim * raw.len());
+    for v in raw {
+        if v.len() != dim || dim == 0 {
+            return Err(DenseError::WrongDimension {
+                model: model.to_owned(),
+                expected: dim,
+                got: v.len(),
+            });
+        }
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(DenseError::NonFinite {
+                model: model.to_owned(),
+            });
+        }
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        // A zero vector (a request made only of unknown tokens) stays zero: cosine 0.
+        let scale = if norm > 0.0 { 1.0 / norm } else { 0.0 };
+        flat.extend(v.iter().map(|x| x * scale));
+    }
+    Ok((flat, dim))
+}
+
+/// Min-max normalisation to `0..=1`; all zeros when every value is the same.
+fn min_max(values: &[f32]) -> Vec<f32> {
+    let (lo, hi) = values
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let span = hi - lo;
+    if span.is_nan() || span <= 0.0 {
+        return vec![0.0; values.len()];
+    }
+    values.iter().map(|v| (v - lo) / span).collect()
+}

@@ -1,0 +1,365 @@
+//! The hybrid index, its calibration and its use by `q(s=…)`.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::json;
+
+use super::{index::MAX_TOOL_TEXT, *};
+use crate::search::{Abstention, SearchResults, eval::LabelledQuery};
+
+fn tools() -> Vec<ToolDefinition> {
+    vec![
+        ToolDefinition::new(
+            "uber_request",
+            json!({"type": "object", "properties": {"destination": {"type": "string"}}}),
+        )
+        .with_description("Request a car to a destination."),
+        ToolDefinition::new("weather_now", json!({"type": "object"}))
+            .with_description("Current weather for a city."),
+        ToolDefinition::new("calendar_create_event", json!({"type": "object"}))
+            .with_description("Create a calendar event."),
+    ]
+}
+
+/// Three axes: transport, weather, calendar.
+fn table() -> WordTableEmbedder {
+    WordTableEmbedder::new("toy-v1", ModelKind::Static, 3)
+        .with_word("car", [1.0, 0.0, 0.0])
+        .with_word("ride", [0.9, 0.0, 0.1])
+        .with_word("destination", [0.8, 0.0, 0.2])
+        .with_word("weather", [0.0, 1.0, 0.0])
+        .with_word("rain", [0.1, 0.9, 0.0])
+        .with_word("calendar", [0.0, 0.0, 1.0])
+        .with_word("event", [0.0, 0.1, 0.9])
+        .with_word("meeting", [0.0, 0.0, 1.0])
+}
+
+fn index(options: HybridOptions) -> HybridIndex {
+    HybridIndex::build(&tools(), Arc::new(table()), options).unwrap()
+}
+
+fn top(found: &SearchResults) -> Vec<&str> {
+    found.hits.iter().map(|h| h.tool.as_str()).collect()
+}
+
+#[test]
+fn the_dense_score_finds_a_tool_that_shares_no_word_with_the_request() {
+    let hybrid = index(HybridOptions::for_kind(ModelKind::Static));
+    assert!(hybrid.lexical().search("will it rain", 3).abstained);
+    let found = hybrid.search("will it rain", 3).unwrap();
+    assert_eq!(top(&found)[0], "weather_now");
+    assert!(found.hits[0].matched_terms.is_empty());
+    assert!((found.confidence - 0.9 / (0.82_f32).sqrt()).abs() < 1e-4);
+}
+
+#[test]
+fn the_mix_is_min_max_normalised_and_weighted() {
+    // "event weather": cosines favour calendar (event) and weather equally-ish;
+    // BM25 sees both words. Check the exact mix for one tool.
+    let hybrid = index(HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0));
+    let query = "weather event";
+    let cos = hybrid.cosines(query).unwrap();
+    let lexical = hybrid.lexical().search_with(query, 3, &Abstention::NEVER);
+    let bm: Vec<f32> = (0..3)
+        .map(|i| {
+            lexical
+                .hits
+                .iter()
+                .find(|h| h.index == i)
+                .map_or(0.0, |h| h.score)
+        })
+        .collect();
+    let norm = |v: &[f32], i: usize| {
+        let lo = v.iter().copied().fold(f32::INFINITY, f32::min);
+        let hi = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        (v[i] - lo) / (hi - lo)
+    };
+    let found = hybrid.search(query, 3).unwrap();
+    let w = ModelKind::Static.default_dense_weight();
+    for hit in &found.hits {
+        let expected = w * norm(&cos, hit.index) + (1.0 - w) * norm(&bm, hit.index);
+        assert!((hit.score - expected).abs() < 1e-6, "{hit:?}");
+    }
+    // Weight 0 is BM25F order, weight 1 is cosine order.
+    let lexical_only = index(
+        HybridOptions::for_kind(ModelKind::Static)
+            .with_dense_weight(0.0)
+            .with_min_cosine(-1.0),
+    );
+    let lex_top = top(&lexical.clone()).first().map(|s| s.to_string());
+    assert_eq!(
+        top(&lexical_only.search(query, 3).unwrap())
+            .first()
+            .map(|s| s.to_string()),
+        lex_top
+    );
+    let dense_only = index(
+        HybridOptions::for_kind(ModelKind::Static)
+            .with_dense_weight(1.0)
+            .with_min_cosine(-1.0),
+    );
+    let best_cos = (0..3).max_by(|&a, &b| cos[a].total_cmp(&cos[b])).unwrap();
+    assert_eq!(dense_only.search(query, 1).unwrap().hits[0].index, best_cos);
+}
+
+#[test]
+fn the_dense_weight_changes_the_winner() {
+    // "car calendar": BM25 matches calendar_create_event on two fields (name and
+    // description) and uber only through nothing ("car" is in its description).
+    let q = "car destination calendar";
+    let heavy_dense = index(HybridOptions::for_kind(ModelKind::Static).with_dense_weight(1.0));
+    let light_dense = index(HybridOptions::for_kind(ModelKind::Static).with_dense_weight(0.0));
+    let dense_top = heavy_dense.search(q, 1).unwrap().hits[0].tool.clone();
+    let lexical_top = light_dense.search(q, 1).unwrap().hits[0].tool.clone();
+    assert_eq!(dense_top.as_str(), "uber_request");
+    assert_eq!(
+        lexical_top.as_str(),
+        light_dense
+            .lexical()
+            .search_with(q, 1, &Abstention::NEVER)
+            .hits[0]
+            .tool
+            .as_str()
+    );
+}
+
+#[test]
+fn abstains_on_the_highest_cosine_with_a_tunable_threshold() {
+    let hybrid = index(HybridOptions::for_kind(ModelKind::Static).with_min_cosine(0.5));
+    // Nothing in the table: a zero vector, cosine 0 everywhere.
+    let found = hybrid.search("bake a chocolate cake", 5).unwrap();
+    assert!(found.abstained && found.hits.is_empty());
+    assert_eq!(found.confidence, 0.0);
+    // Never abstaining still ranks (by BM25F and cosine ties, by name).
+    let all = hybrid
+        .search_with("bake a chocolate cake", 5, -1.0)
+        .unwrap();
+    assert_eq!(all.hits.len(), 3);
+    assert_eq!(
+        top(&all),
+        ["calendar_create_event", "uber_request", "weather_now"]
+    );
+    // A clear request passes; raise the threshold above its cosine and it abstains.
+    let clear = hybrid.search("car ride", 5).unwrap();
+    assert!(!clear.abstained);
+    assert!(
+        hybrid
+            .search_with("car ride", 5, clear.confidence + 0.001)
+            .unwrap()
+            .abstained
+    );
+    assert!(
+        !hybrid
+            .search_with("car ride", 5, clear.confidence)
+            .unwrap()
+            .abstained
+    );
+    assert!(hybrid.search("   ", 5).unwrap().abstained);
+    assert!(hybrid.search("car", 0).unwrap().hits.is_empty());
+}
+
+#[test]
+fn calibration_abstains_on_the_asked_share_of_irrelevant_requests() {
+    let cosines = [0.1, 0.35, 0.2, 0.3];
+    assert_eq!(calibrate_min_cosine(&cosines, 1.0), 0.351);
+    assert_eq!(calibrate_min_cosine(&cosines, 0.75), 0.301);
+    assert_eq!(calibrate_min_cosine(&cosines, 0.5), 0.201);
+    assert_eq!(calibrate_min_cosine(&cosines, 0.0), -1.0);
+    assert_eq!(calibrate_min_cosine(&[], 0.9), -1.0);
+    let t = calibrate_min_cosine(&cosines, 0.75);
+    assert_eq!(cosines.iter().filter(|&&c| c < t).count(), 3);
+}
+
+#[test]
+fn labelled_calibration_separates_relevant_from_irrelevant() {
+    let hybrid = index(HybridOptions::for_kind(ModelKind::Static));
+    let queries = [
+        LabelledQuery::new("need a ride", ["uber_request"]),
+        LabelledQuery::new("is rain coming", ["weather_now"]),
+        LabelledQuery::new("put a meeting in", ["calendar_create_event"]),
+        LabelledQuery::new("bake a chocolate cake", Vec::<String>::new()),
+    ];
+    let (threshold, m) = calibrate(&hybrid, &queries).unwrap();
+    assert_eq!((m.relevant, m.irrelevant), (3, 1));
+    assert_eq!(m.recall_at_1, 1.0);
+    assert_eq!(m.true_abstention, 1.0);
+    assert!(threshold > 0.0 && threshold <= 0.95, "{threshold}");
+    assert_eq!(evaluate(&hybrid, &queries, threshold).unwrap(), m);
+    let never = evaluate(&hybrid, &queries, -1.0).unwrap();
+    assert_eq!(never.true_abstention, 0.0);
+}
+
+#[test]
+fn weight_calibration_picks_the_lowest_weight_that_ranks_best() {
+    let hybrid = index(HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0));
+    let queries = [
+        // No word in common with any tool: only the cosine ranks it (at weight 0
+        // every tool scores 0 and the name order puts weather_now last).
+        LabelledQuery::new("will it rain", ["weather_now"]),
+        // No word in the table: a zero vector, so only BM25F ranks it (at weight 1
+        // every tool scores 0 again).
+        LabelledQuery::new("current city", ["weather_now"]),
+    ];
+    let curve = weight_curve(&hybrid, &queries).unwrap();
+    assert_eq!(curve.len(), CALIBRATION_WEIGHTS.len());
+    let r1: Vec<f64> = curve.iter().map(|(_, m)| m.recall_at_1).collect();
+    assert_eq!(r1[0], 0.5);
+    assert_eq!(r1[10], 0.5);
+    assert!(r1[1..10].iter().all(|&r| r == 1.0), "{r1:?}");
+    assert_eq!(curve[0].1.mrr, (1.0 + 1.0 / 3.0) / 2.0);
+    let (w, m) = calibrate_weight(&hybrid, &queries).unwrap();
+    assert_eq!(w, 0.1);
+    assert_eq!((m.recall_at_1, m.mrr), (1.0, 1.0));
+    // The weight is the index's own from then on, with nothing embedded again.
+    let tuned = hybrid.with_dense_weight(w).with_min_cosine(0.5);
+    assert_eq!(tuned.options().dense_weight, 0.1);
+    assert_eq!(evaluate(&tuned, &queries, -1.0).unwrap(), m);
+    assert!(tuned.search("current city", 1).unwrap().abstained);
+    assert_eq!(
+        tuned.search("will it rain", 1).unwrap().hits[0]
+            .tool
+            .as_str(),
+        "weather_now"
+    );
+}
+
+#[derive(Debug)]
+struct Broken {
+    calls: AtomicUsize,
+    reply: fn(usize) -> Vec<Vec<f32>>,
+}
+
+impl Embedder for Broken {
+    fn model_id(&self) -> &str {
+        "broken"
+    }
+    fn kind(&self) -> ModelKind {
+        ModelKind::Contextual
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        if texts.iter().any(|t| t.contains("fail")) {
+            return Err(EmbedError::new("refused"));
+        }
+        Ok((self.reply)(texts.len()))
+    }
+}
+
+#[test]
+fn a_misbehaving_model_is_a_typed_error() {
+    let build = |reply: fn(usize) -> Vec<Vec<f32>>| {
+        HybridIndex::build(
+            &tools(),
+            Arc::new(Broken {
+                calls: AtomicUsize::new(0),
+                reply,
+            }),
+            HybridOptions::for_kind(ModelKind::Contextual),
+        )
+    };
+    assert!(matches!(
+        build(|n| vec![vec![1.0]; n - 1]),
+        Err(DenseError::WrongCount {
+            expected: 3,
+            got: 2,
+            ..
+        })
+    ));
+    assert!(matches!(
+        build(|_| vec![vec![1.0], vec![1.0, 2.0], vec![1.0]]),
+        Err(DenseError::WrongDimension {
+            expected: 1,
+            got: 2,
+            ..
+        })
+    ));
+    assert!(matches!(
+        build(|n| vec![vec![f32::NAN]; n]),
+        Err(DenseError::NonFinite { .. })
+    ));
+    assert!(matches!(
+        build(|n| vec![Vec::new(); n]),
+        Err(DenseError::WrongDimension { .. })
+    ));
+    let ok = build(|n| vec![vec![1.0, 0.0]; n]).unwrap();
+    let err = ok.search("please fail", 3).unwrap_err();
+    assert_eq!(err.to_string(), "embedding model broken: refused");
+    assert_eq!(ok.dimensions(), 2);
+}
+
+#[test]
+fn tool_text_splits_the_name_and_lists_parameters() {
+    let tool = ToolDefinition::new(
+        "gdrive.sheetsAppend_rows",
+        json!({"type": "object", "properties": {"range": {}, "values": {}}}),
+    )
+    .with_description(" Append rows. ");
+    assert_eq!(
+        tool_text(&tool),
+        "gdrive sheets append rows: Append rows.. Parameters: range, values"
+    );
+    let bare = ToolDefinition::new("ping", json!({}));
+    assert_eq!(tool_text(&bare), "ping");
+    let long = ToolDefinition::new("x", json!({})).with_description("é".repeat(3_000));
+    assert!(tool_text(&long).len() <= MAX_TOOL_TEXT);
+}
+
+#[test]
+fn ranking_does_not_depend_on_catalogue_order() {
+    let mut reversed = tools();
+    reversed.reverse();
+    let a = index(HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0));
+    let b = HybridIndex::build(
+        &reversed,
+        Arc::new(table()),
+        HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0),
+    )
+    .unwrap();
+    for q in [
+        "car",
+        "weather event",
+        "nothing known",
+        "calendar ride rain",
+    ] {
+        assert_eq!(
+            top(&a.search(q, 3).unwrap()),
+            top(&b.search(q, 3).unwrap()),
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn q_search_uses_the_hybrid_when_an_embedder_is_set() {
+    let options = crate::Options::new().with_level(crate::Level::Three);
+    let plain = crate::compress(&tools(), &options).unwrap();
+    let meta = |c: &crate::Compressed, s: &str| match c.resolve("q", &json!({"s": s})) {
+        crate::Resolution::Meta { result, .. } => result,
+        other => panic!("{other:?}"),
+    };
+    assert!(meta(&plain, "will it rain").starts_with("No matches"));
+    let hybrid = plain.with_embedder(DenseConfig::new(Arc::new(table())));
+    let found = meta(&hybrid, "will it rain");
+    let first = found.lines().next().unwrap();
+    assert!(first.contains("weather_now"), "{found}");
+    // Abstention still applies: nothing in the table, nothing found.
+    assert!(meta(&hybrid, "bake a chocolate cake").starts_with("No matches"));
+}
+
+#[test]
+fn q_search_falls_back_to_lexical_when_the_model_fails() {
+    let options = crate::Options::new().with_level(crate::Level::Three);
+    let broken = Broken {
+        calls: AtomicUsize::new(0),
+        reply: |n| vec![Vec::new(); n],
+    };
+    let c = crate::compress(&tools(), &options)
+        .unwrap()
+        .with_embedder(DenseConfig::new(Arc::new(broken)));
+    match c.resolve("q", &json!({"s": "calendar event"})) {
+        crate::Resolution::Meta { result, .. } => {
+            assert!(result.contains("calendar_create_event"), "{result}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

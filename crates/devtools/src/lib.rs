@@ -1,0 +1,112 @@
+//! What the binaries of chef-devtools share: the repository's test fixtures, read the same
+//! way by every profiler and evaluator (`crates/devtools/src/bin/`).
+//!
+//! - `real-mcp-tools.json` (149 real tools) and `synthetic-100-tools.json`: catalogues.
+//! - `retrieval-149.jsonl`: requests for the 149-tool corpus with their expected tools,
+//!   plus requests no tool answers; each carries a `split`, `calibrate` or `heldout`.
+//! - `toolgz-scenarios.json`: the reference benchmark's prompts, each against its corpus
+//!   (`real-149`, `synthetic-100`, or `synthetic-100-subset`: the listed `toolNames` of
+//!   the synthetic catalogue).
+
+use std::path::{Path, PathBuf};
+
+use chef_compress::search::eval::LabelledQuery;
+use chef_ir::ToolDefinition;
+use serde_json::Value;
+
+/// The binaries' error: anything, reported by `main`.
+pub type Error = Box<dyn std::error::Error>;
+
+/// The path of a file of the repository's `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures")
+        .join(name)
+}
+
+/// The tools of a fixture catalogue, in its order.
+///
+/// # Errors
+/// The file cannot be read, or its tools cannot be loaded.
+pub fn load_tools(name: &str) -> Result<Vec<ToolDefinition>, Error> {
+    let text = std::fs::read_to_string(fixture(name))?;
+    Ok(chef_ir::load_tools_from_str(&text)?.tools)
+}
+
+/// The labelled requests of a JSON-lines fixture (blank lines skipped), in file order.
+///
+/// # Errors
+/// The file cannot be read, or a line is not a labelled request.
+pub fn load_labelled(name: &str) -> Result<Vec<LabelledQuery>, Error> {
+    let text = std::fs::read_to_string(fixture(name))?;
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        out.push(serde_json::from_str(line)?);
+    }
+    Ok(out)
+}
+
+/// The requests of `labelled` whose `split` is `split`, in order.
+pub fn split(labelled: &[LabelledQuery], split: &str) -> Vec<LabelledQuery> {
+    labelled
+        .iter()
+        .filter(|q| q.split.as_deref() == Some(split))
+        .cloned()
+        .collect()
+}
+
+/// One scenario of `toolgz-scenarios.json`: its corpus label, the tools it is asked
+/// against, and its request with the expected tools.
+pub struct Scenario {
+    /// `real-149`, `synthetic-100` or `synthetic-100-subset`.
+    pub corpus: String,
+    /// The corpus's tools (for a subset, the listed ones found in `synthetic`).
+    pub tools: Vec<ToolDefinition>,
+    /// The prompt and the names of its expected tools.
+    pub query: LabelledQuery,
+}
+
+/// The scenarios of `toolgz-scenarios.json`, in file order, each with its tools taken
+/// from `real` (`real-mcp-tools.json`) or `synthetic` (`synthetic-100-tools.json`).
+///
+/// # Errors
+/// The file cannot be read or parsed, or a scenario names an unknown corpus.
+pub fn toolgz_scenarios(
+    real: &[ToolDefinition],
+    synthetic: &[ToolDefinition],
+) -> Result<Vec<Scenario>, Error> {
+    let text = std::fs::read_to_string(fixture("toolgz-scenarios.json"))?;
+    let scenarios: Value = serde_json::from_str(&text)?;
+    let str_at = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    let array_at = |v: &Value, key: &str| {
+        v.get(key)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut out = Vec::new();
+    for scenario in array_at(&scenarios, "scenarios") {
+        let prompt = str_at(&scenario, "prompt").unwrap_or_default();
+        let expected: Vec<String> = array_at(&scenario, "expected")
+            .iter()
+            .filter_map(|e| str_at(e, "name"))
+            .collect();
+        let corpus = str_at(&scenario, "corpus").unwrap_or_default();
+        let tools = match corpus.as_str() {
+            "real-149" => real.to_vec(),
+            "synthetic-100" => synthetic.to_vec(),
+            "synthetic-100-subset" => array_at(&scenario, "toolNames")
+                .iter()
+                .filter_map(Value::as_str)
+                .filter_map(|n| synthetic.iter().find(|t| t.name == *n).cloned())
+                .collect(),
+            other => return Err(format!("unknown corpus {other:?}").into()),
+        };
+        out.push(Scenario {
+            corpus,
+            tools,
+            query: LabelledQuery::new(prompt, expected),
+        });
+    }
+    Ok(out)
+}
