@@ -195,7 +195,7 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-/// Loads the tools in a parsed JSON document. See the [module docs](self) for the shapes.
+/// Loads the tools in a parsed JSON document; [`ToolShape`] lists the shapes it detects.
 pub fn load_tools(document: &Value) -> Result<LoadedTools, LoadError> {
     let entries: &[Value] = match document {
         Value::Array(items) => items,

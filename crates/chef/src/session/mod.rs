@@ -782,7 +782,7 @@ impl Chef {
     /// each earlier call with it; tests and demos use it to play the model.
     pub fn encode_call(&self, name: &str, args: serde_json::Value) -> Option<chef_ir::ToolCall> {
         let tools = self.routing_tools().ok()?;
-        let encoded = tools.stable.encode_call_for_test(name, args).ok()?;
+        let encoded = tools.stable.encode_call(name, args).ok()?;
         Some(chef_ir::ToolCall::new(
             format!("call_{name}"),
             encoded.name,

@@ -205,16 +205,6 @@ impl Compressed {
         })
     }
 
-    /// The former name of [`encode_call`](Self::encode_call), kept for callers not yet
-    /// moved to it.
-    ///
-    /// # Errors
-    /// As [`encode_call`](Self::encode_call).
-    #[doc(hidden)]
-    pub fn encode_call_for_test(&self, name: &str, args: Value) -> Result<EncodedCall, CodeError> {
-        self.encode_call(name, args)
-    }
-
     /// The entry with exactly this real name (entries are sorted by the total order).
     pub(crate) fn entry_by_name(&self, name: &str) -> Option<&Entry> {
         self.entries

@@ -9,8 +9,8 @@
 //!
 //! | feature | module | converts |
 //! |---|---|---|
-//! | `rmcp3` | [`rmcp3`] | `rmcp::model::Tool` ↔ [`ToolDefinition`](crate::ToolDefinition), annotations, a routed [`ToolCall`](crate::ToolCall) → `CallToolRequestParams` |
-//! | `async_openai043` | [`async_openai043`] | [`ToolDefinition`](crate::ToolDefinition) → chat-completions and responses tools; their tool calls → [`ToolCall`](crate::ToolCall) |
+//! | `rmcp3` | `interop::rmcp3` | `rmcp::model::Tool` ↔ [`ToolDefinition`](crate::ToolDefinition), annotations, a routed [`ToolCall`](crate::ToolCall) → `CallToolRequestParams` |
+//! | `async_openai043` | `interop::async_openai043` | [`ToolDefinition`](crate::ToolDefinition) → chat-completions and responses tools; their tool calls → [`ToolCall`](crate::ToolCall) |
 //!
 //! Every feature builds alone (`.ci/run` checks each with `--no-default-features`).
 
