@@ -359,28 +359,27 @@ pub(crate) fn compile_unspliced(
                     .map_err(provider(target))?;
             unspliced(target, request, tools, layout, cache_issues)
         }
-        Target::OpenAiChat => {
-            let layout = compile_skipping(tools, |pass| {
-                chef_openai::layout::chat(request, &options.openai, pass, offset)
-                    .map_err(provider(target))
-            })?;
-            unspliced(target, request, tools, layout, Vec::new())
-        }
-        Target::OpenAiResponses => {
-            let layout = compile_skipping(tools, |pass| {
-                chef_openai::layout::responses(request, &options.openai, pass, offset)
-                    .map_err(provider(target))
-            })?;
-            unspliced(target, request, tools, layout, Vec::new())
-        }
-        Target::Gemini => {
-            let layout = compile_skipping(tools, |pass| {
-                chef_gemini::layout::layout(request, &options.gemini, pass, offset)
-                    .map_err(provider(target))
-            })?;
-            unspliced(target, request, tools, layout, Vec::new())
-        }
+        Target::OpenAiChat => skipping(target, request, tools, |pass| {
+            chef_openai::layout::chat(request, &options.openai, pass, offset)
+        }),
+        Target::OpenAiResponses => skipping(target, request, tools, |pass| {
+            chef_openai::layout::responses(request, &options.openai, pass, offset)
+        }),
+        Target::Gemini => skipping(target, request, tools, |pass| {
+            chef_gemini::layout::layout(request, &options.gemini, pass, offset)
+        }),
     }
+}
+
+/// The [`Unspliced`] of a compile through a provider crate that can skip the tools.
+fn skipping<T: serde::Serialize, E: Into<ProviderError>>(
+    target: Target,
+    request: &Request,
+    wanted: ToolsWanted<'_>,
+    layout: impl Fn(ToolPass) -> Result<Layout<T>, E>,
+) -> Result<Unspliced, ChefError> {
+    let layout = compile_skipping(wanted, |pass| layout(pass).map_err(provider(target)))?;
+    unspliced(target, request, wanted, layout, Vec::new())
 }
 
 /// Compiles through a provider crate, skipping the tools while the cached bytes serve;
