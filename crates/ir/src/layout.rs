@@ -87,10 +87,12 @@ pub fn shift_notices<N: Clone + std::fmt::Display>(
         .iter()
         .enumerate()
         .map(|(i, n)| {
-            let mut n = n.clone();
-            if !tool_notices.contains(&i) && !renumber(&mut n, offset) {
-                all &= offset == 0;
+            // Nothing moves at offset 0, and tool notices name no message.
+            if offset == 0 || tool_notices.contains(&i) {
+                return n.to_string();
             }
+            let mut n = n.clone();
+            all &= renumber(&mut n, offset);
             n.to_string()
         })
         .collect();

@@ -371,34 +371,27 @@ pub(crate) fn compile_unspliced(
     }
 }
 
-/// The [`Unspliced`] of a compile through a provider crate that can skip the tools.
+/// The [`Unspliced`] of a compile through a provider crate that can skip the tools:
+/// skipped while the cached bytes serve; converted when they are wanted, or when this
+/// turn's name table turns out not to fit the cached bytes (a second pass).
 fn skipping<T: serde::Serialize, E: Into<ProviderError>>(
     target: Target,
     request: &Request,
     wanted: ToolsWanted<'_>,
     layout: impl Fn(ToolPass) -> Result<Layout<T>, E>,
 ) -> Result<Unspliced, ChefError> {
-    let layout = compile_skipping(wanted, |pass| layout(pass).map_err(provider(target)))?;
-    unspliced(target, request, wanted, layout, Vec::new())
-}
-
-/// Compiles through a provider crate, skipping the tools while the cached bytes serve;
-/// converted when they are wanted, or when this turn's name table turns out not to fit the
-/// cached bytes (a second pass).
-fn compile_skipping<T>(
-    wanted: ToolsWanted<'_>,
-    compile: impl Fn(ToolPass) -> Result<Layout<T>, ChefError>,
-) -> Result<Layout<T>, ChefError> {
-    if wanted.convert() {
-        return compile(ToolPass::Convert);
-    }
-    let layout = compile(ToolPass::Skip)?;
-    if !layout.converted
-        && matches!(wanted, ToolsWanted::Cached(cached) if !cached.fits(&layout.names))
+    let compile = |pass| layout(pass).map_err(provider(target));
+    let mut compiled = compile(if wanted.convert() {
+        ToolPass::Convert
+    } else {
+        ToolPass::Skip
+    })?;
+    if !compiled.converted
+        && matches!(wanted, ToolsWanted::Cached(cached) if !cached.fits(&compiled.names))
     {
-        return compile(ToolPass::Convert);
+        compiled = compile(ToolPass::Convert)?;
     }
-    Ok(layout)
+    unspliced(target, request, wanted, compiled, Vec::new())
 }
 
 /// The [`Unspliced`] of a provider crate's layout.
