@@ -155,9 +155,10 @@ fn insert_missing(
     options: RepairOptions,
     repairs: &mut Vec<Repair>,
 ) -> Vec<Message> {
-    let mut out = Vec::with_capacity(history.len());
+    // The placeholders each assistant turn needs, by its index; the messages are moved,
+    // not copied, and a history with nothing missing comes back as it is.
+    let mut inserts: Vec<(usize, Vec<ToolResult>)> = Vec::new();
     for (i, message) in history.iter().enumerate() {
-        out.push(message.clone());
         if message.role != Role::Assistant || message.tool_calls().next().is_none() {
             continue;
         }
@@ -184,13 +185,28 @@ fn insert_missing(
             }
             placeholders.push(result);
         }
+        if !placeholders.is_empty() {
+            inserts.push((i, placeholders));
+        }
+    }
+    if inserts.is_empty() {
+        return history;
+    }
+    let added: usize = inserts.iter().map(|(_, p)| p.len()).sum();
+    let mut out = Vec::with_capacity(history.len() + added);
+    let mut inserts = inserts.into_iter().peekable();
+    for (i, message) in history.into_iter().enumerate() {
+        out.push(message);
+        let Some((_, placeholders)) = inserts.next_if(|(at, _)| *at == i) else {
+            continue;
+        };
         if options.one_result_per_message {
             out.extend(
                 placeholders
                     .into_iter()
                     .map(|r| Message::tool_results(vec![r])),
             );
-        } else if !placeholders.is_empty() {
+        } else {
             out.push(Message::tool_results(placeholders));
         }
     }
