@@ -7,8 +7,9 @@
 //!
 //! - [`MiniLm`] runs all-MiniLM-L6-v2 (or another BERT sentence-transformer with mean pooling)
 //!   through candle, from `config.json`, `model.safetensors` and `tokenizer.json`;
-//! - [`StaticEmbedder`] runs a static model2vec model through model2vec-rs, such as one made by
-//!   [`distill`] (`chef embed distill`) from MiniLM;
+//! - [`StaticEmbedder`] runs a static model in model2vec's format (a token embedding matrix;
+//!   a text is the mean of its tokens' rows), such as one made by [`distill`]
+//!   (`chef embed distill`) from MiniLM;
 //! - [`CachedEmbedder`] wraps either of them, with tool vectors kept in a [`VectorCache`], keyed
 //!   by model fingerprint and tool text, so a catalogue is embedded once.
 //!
@@ -29,7 +30,7 @@
 //! # Features
 //!
 //! - `dense`: the models ([`MiniLm`], [`StaticEmbedder`], [`load`] and [`distill`]), with
-//!   candle, tokenizers and model2vec-rs. Without it only the cache is built and [`load`]
+//!   candle-core, candle-nn and tokenizers. Without it only the cache is built and [`load`]
 //!   answers [`Error::NotBuilt`], so a default build of chef carries none of them.
 //!
 //! # Which model
@@ -54,6 +55,8 @@
     doc = "[`MiniLm`]: #features\n[`StaticEmbedder`]: #features\n[`distill`]: #features"
 )]
 
+#[cfg(feature = "dense")]
+mod bert;
 mod cache;
 #[cfg(feature = "dense")]
 mod distill;

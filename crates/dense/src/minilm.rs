@@ -8,12 +8,12 @@ use std::{
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use chef_compress::search::dense::{EmbedError, Embedder, ModelKind};
 use sha2::{Digest, Sha256};
 use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 
 use crate::{
+    bert::{Bert, Config},
     cache::hex,
     error::{Error, Result},
 };
@@ -28,7 +28,7 @@ const BATCH: usize = 16;
 /// A BERT sentence-embedding model run on the CPU: mean of the last hidden states over
 /// the real (unpadded) tokens.
 pub struct MiniLm {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     id: String,
     dir: PathBuf,
@@ -91,7 +91,7 @@ impl MiniLm {
 
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(|e| bad(&weights_path, e))?;
-        let model = BertModel::load(vb, &config).map_err(|e| bad(&weights_path, e))?;
+        let model = Bert::load(vb, &config).map_err(|e| bad(&weights_path, e))?;
         let mut tokenizer =
             Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| bad(&tokenizer_path, e))?;
         tokenizer.with_padding(Some(PaddingParams {
@@ -129,7 +129,7 @@ impl MiniLm {
         let ids = Tensor::from_vec(ids, (rows, cols), &Device::Cpu)?;
         let mask = Tensor::from_vec(mask, (rows, cols), &Device::Cpu)?;
         let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let hidden = self.model.forward(&ids, &types, &mask)?;
         let weights = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
         let summed = hidden.broadcast_mul(&weights)?.sum(1)?;
         let counts = weights.sum(1)?.clamp(1e-9, f64::MAX)?;
