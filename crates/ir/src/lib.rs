@@ -75,6 +75,24 @@ pub use crate::{
     wire_name::{NameRule, WireNames},
 };
 
+/// The kind of a JSON value with its article, for messages a model or a user reads:
+/// `"null"`, `"a boolean"`, `"a number"`, `"a string"`, `"an array"`, `"an object"`.
+///
+/// ```
+/// assert_eq!(chef_ir::json_kind(&serde_json::json!([1])), "an array");
+/// ```
+pub fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// `serde(skip_serializing_if)` helper: omit `false` flags.
 pub(crate) fn is_false(b: &bool) -> bool {
     !*b

@@ -203,7 +203,7 @@ pub fn load_tools(document: &Value) -> Result<LoadedTools, LoadError> {
             Some(Value::Array(items)) => items,
             Some(other) => {
                 return Err(LoadError::NotAToolList {
-                    found: json_type(other),
+                    found: crate::json_kind(other),
                 });
             }
             None if has_declarations(map) => std::slice::from_ref(document),
@@ -211,7 +211,7 @@ pub fn load_tools(document: &Value) -> Result<LoadedTools, LoadError> {
         },
         other => {
             return Err(LoadError::NotAToolList {
-                found: json_type(other),
+                found: crate::json_kind(other),
             });
         }
     };
@@ -252,7 +252,7 @@ fn load_entry(
     let Value::Object(map) = entry else {
         return Err(LoadError::NotAnObject {
             at,
-            found: json_type(entry),
+            found: crate::json_kind(entry),
         });
     };
 
@@ -273,7 +273,7 @@ fn load_entry(
             let Value::Object(decl) = declaration else {
                 return Err(LoadError::NotAnObject {
                     at,
-                    found: json_type(declaration),
+                    found: crate::json_kind(declaration),
                 });
             };
             let tool = read_tool(at, decl, "", Some("parameters"))?;
@@ -290,7 +290,7 @@ fn load_entry(
             return Err(invalid(
                 at,
                 "function",
-                format!("must be an object, found {}", json_type(function)),
+                format!("must be an object, found {}", crate::json_kind(function)),
             ));
         };
         (
@@ -364,7 +364,7 @@ fn read_tool(
             return Err(invalid(
                 at,
                 &field("name"),
-                format!("must be a string, found {}", json_type(other)),
+                format!("must be a string, found {}", crate::json_kind(other)),
             ));
         }
     };
@@ -376,7 +376,7 @@ fn read_tool(
             return Err(invalid(
                 at,
                 &field("description"),
-                format!("must be a string, found {}", json_type(other)),
+                format!("must be a string, found {}", crate::json_kind(other)),
             ));
         }
     };
@@ -388,7 +388,10 @@ fn read_tool(
             return Err(invalid(
                 at,
                 &field(key),
-                format!("must be a JSON Schema object, found {}", json_type(other)),
+                format!(
+                    "must be a JSON Schema object, found {}",
+                    crate::json_kind(other)
+                ),
             ));
         }
     };
@@ -402,7 +405,7 @@ fn read_tool(
                 other => Err(invalid(
                     at,
                     &field("tags"),
-                    format!("must hold strings, found {}", json_type(other)),
+                    format!("must hold strings, found {}", crate::json_kind(other)),
                 )),
             })
             .collect::<Result<_, _>>()?,
@@ -410,7 +413,10 @@ fn read_tool(
             return Err(invalid(
                 at,
                 &field("tags"),
-                format!("must be an array of strings, found {}", json_type(other)),
+                format!(
+                    "must be an array of strings, found {}",
+                    crate::json_kind(other)
+                ),
             ));
         }
     };
@@ -424,7 +430,7 @@ fn read_tool(
                 return Err(invalid(
                     at,
                     &field(key),
-                    format!("must be a boolean, found {}", json_type(other)),
+                    format!("must be a boolean, found {}", crate::json_kind(other)),
                 ));
             }
         }
@@ -456,16 +462,5 @@ fn invalid(at: ToolLocation, field: &str, problem: impl Into<String>) -> LoadErr
         at,
         field: field.to_owned(),
         problem: problem.into(),
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

@@ -311,18 +311,8 @@ async fn whole(
             ApiError::new(api, Kind::Upstream, "the upstream reply is not valid JSON")
         })?;
         let message = parse_reply(api, &raw, &names)?;
-        if let Some(round_usage) = reply::usage_of(&raw) {
-            match usage.as_mut() {
-                Some(total) => reply::add_usage(total, round_usage),
-                None => usage = Some(round_usage.clone()),
-            }
-        }
-        let mut decisions = route_all(&mut prepared.chef, &message);
-        session::answer_owned(&mut prepared.chef, &mut decisions).await;
-        session::defer_mixed(&mut decisions, round == max);
-        for (_, decision) in &decisions {
-            gateway.metrics.outcome(decision_outcome(decision));
-        }
+        reply::accumulate_usage(&mut usage, &raw);
+        let decisions = decide_round(gateway, &mut prepared.chef, &message, round == max).await;
         if !all_internal(&decisions) {
             tracing::debug!(api = api.name(), round, "final round");
             reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
@@ -345,7 +335,24 @@ pub(crate) fn rounds_exhausted(api: Api, max: u32) -> ApiError {
     )
 }
 
-pub(crate) fn decision_outcome(decision: &session::Decision) -> &'static str {
+/// What becomes of each tool call of one upstream round: routed, library-owned calls
+/// answered, a mixed round deferred as its place says; each outcome counted.
+pub(crate) async fn decide_round(
+    gateway: &Gateway,
+    chef: &mut chef::Chef,
+    message: &chef_ir::Message,
+    last_round: bool,
+) -> Vec<(chef_ir::ToolCallId, session::Decision)> {
+    let mut decisions = route_all(chef, message);
+    session::answer_owned(chef, &mut decisions).await;
+    session::defer_mixed(&mut decisions, last_round);
+    for (_, decision) in &decisions {
+        gateway.metrics.outcome(decision_outcome(decision));
+    }
+    decisions
+}
+
+fn decision_outcome(decision: &session::Decision) -> &'static str {
     match decision {
         session::Decision::Client { .. } => "call",
         session::Decision::Internal { outcome, .. } => outcome,

@@ -29,6 +29,16 @@ pub fn add_usage(total: &mut Map<String, Value>, round: &Map<String, Value>) {
     }
 }
 
+/// Adds the usage of `raw` (one round's reply) into `total`, the first round's as it is.
+pub fn accumulate_usage(total: &mut Option<Map<String, Value>>, raw: &Value) {
+    if let Some(round_usage) = usage_of(raw) {
+        match total.as_mut() {
+            Some(total) => add_usage(total, round_usage),
+            None => *total = Some(round_usage.clone()),
+        }
+    }
+}
+
 /// The usage object of a reply (`usage`; Responses' `response.usage` is the same place in
 /// the response object).
 pub fn usage_of(raw: &Value) -> Option<&Map<String, Value>> {

@@ -32,8 +32,8 @@ use tokio::sync::mpsc;
 use crate::{
     Clock, Gateway,
     api::{Api, ApiError, Kind},
-    decision_outcome, reply, rounds_exhausted,
-    session::{Prepared, all_internal, compile_round, internal_results, parse_reply, route_all},
+    decide_round, reply, rounds_exhausted,
+    session::{Prepared, all_internal, compile_round, internal_results, parse_reply},
     upstream,
 };
 
@@ -203,18 +203,9 @@ impl Pump {
             let mut raw = self.read_round(api, response).await?;
             self.gateway.metrics.round(t0.elapsed());
             let message = parse_reply(api, &raw, &names)?;
-            if let Some(round_usage) = reply::usage_of(&raw) {
-                match usage.as_mut() {
-                    Some(total) => reply::add_usage(total, round_usage),
-                    None => usage = Some(round_usage.clone()),
-                }
-            }
-            let mut decisions = route_all(&mut prepared.chef, &message);
-            crate::session::answer_owned(&mut prepared.chef, &mut decisions).await;
-            crate::session::defer_mixed(&mut decisions, round == max);
-            for (_, decision) in &decisions {
-                self.gateway.metrics.outcome(decision_outcome(decision));
-            }
+            reply::accumulate_usage(&mut usage, &raw);
+            let decisions =
+                decide_round(&self.gateway, &mut prepared.chef, &message, round == max).await;
             if !all_internal(&decisions) {
                 reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
                 self.writer.finish(&raw, usage.as_ref());

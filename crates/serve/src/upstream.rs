@@ -81,19 +81,32 @@ pub(crate) async fn post(
         HeaderValue::from_static("application/json"),
     );
     let request = gateway.client.post(url).headers(headers).body(body);
-    let sent = tokio::time::timeout(gateway.config.upstream_timeout, request.send()).await;
-    match sent {
+    within_timeout(
+        gateway,
+        api,
+        "the upstream could not be reached",
+        request.send(),
+    )
+    .await
+}
+
+/// Awaits an upstream transfer within the configured timeout; a failure becomes the
+/// client-shaped error `doing: reason` (a timeout, the timeout error).
+async fn within_timeout<T>(
+    gateway: &Gateway,
+    api: Api,
+    doing: &str,
+    transfer: impl std::future::Future<Output = reqwest::Result<T>>,
+) -> Result<T, ApiError> {
+    match tokio::time::timeout(gateway.config.upstream_timeout, transfer).await {
         Err(_) => Err(timeout(api)),
         Ok(Err(e)) if e.is_timeout() => Err(timeout(api)),
         Ok(Err(e)) => Err(ApiError::new(
             api,
             Kind::Upstream,
-            format!(
-                "the upstream could not be reached: {}",
-                transport_reason(&e)
-            ),
+            format!("{doing}: {}", transport_reason(&e)),
         )),
-        Ok(Ok(response)) => Ok(response),
+        Ok(Ok(value)) => Ok(value),
     }
 }
 
@@ -125,19 +138,13 @@ pub(crate) async fn read_body(
     api: Api,
     response: reqwest::Response,
 ) -> Result<bytes::Bytes, ApiError> {
-    match tokio::time::timeout(gateway.config.upstream_timeout, response.bytes()).await {
-        Err(_) => Err(timeout(api)),
-        Ok(Err(e)) if e.is_timeout() => Err(timeout(api)),
-        Ok(Err(e)) => Err(ApiError::new(
-            api,
-            Kind::Upstream,
-            format!(
-                "reading the upstream reply failed: {}",
-                transport_reason(&e)
-            ),
-        )),
-        Ok(Ok(bytes)) => Ok(bytes),
-    }
+    within_timeout(
+        gateway,
+        api,
+        "reading the upstream reply failed",
+        response.bytes(),
+    )
+    .await
 }
 
 /// An upstream error status answered to the client: the upstream's own JSON error (same

@@ -221,18 +221,11 @@ struct TopCheck {
     max_length: Option<u64>,
 }
 
-/// Keywords that never affect validity (format is an annotation in 2020-12, see module docs).
-const INERT: &[&str] = &[
-    "description",
-    "title",
-    "default",
-    "examples",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "$comment",
-    "format",
-];
+/// Keywords that never affect validity: the annotations, and `format` (an annotation in
+/// 2020-12, see module docs).
+fn inert(keyword: &str) -> bool {
+    keyword == "format" || normalise::ANNOTATIONS.contains(&keyword)
+}
 
 impl TopCheck {
     fn new(spec: &Value) -> Self {
@@ -258,7 +251,7 @@ impl TopCheck {
                     value.as_f64().is_some()
                 }
                 "minLength" | "maxLength" => value.as_u64().is_some(),
-                other => INERT.contains(&other),
+                other => inert(other),
             }),
             Value::Bool(accepts) => *accepts,
             _ => false,
@@ -312,7 +305,7 @@ fn is_flat(schema: &Value, top: &[TopCheck]) -> Option<Flat> {
         "properties" => value.is_object(),
         "required" => value.is_array(),
         "additionalProperties" => value.is_boolean(),
-        other => INERT.contains(&other),
+        other => inert(other),
     });
     (root_ok && top.iter().all(|t| t.flat)).then(|| Flat {
         no_keys: top.is_empty() && map.get("additionalProperties") == Some(&Value::Bool(false)),

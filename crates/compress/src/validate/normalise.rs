@@ -126,7 +126,7 @@ pub fn normalise_with_limits(
         other => {
             return Err(SchemaError::NotASchema {
                 tool: tool.to_owned(),
-                found: article_type(other).to_owned(),
+                found: chef_ir::json_kind(other).to_owned(),
             });
         }
     };
@@ -221,7 +221,7 @@ const COUNTS: &[&str] = &[
     "maxContains",
 ];
 /// Keywords that only annotate: a `$ref` with only these beside it is replaced by its target.
-const ANNOTATIONS: &[&str] = &[
+pub(super) const ANNOTATIONS: &[&str] = &[
     "description",
     "title",
     "default",
@@ -273,7 +273,7 @@ impl Walk<'_> {
             other => {
                 self.note(format!(
                     "{} is not a schema: accepts any value",
-                    article_type(other)
+                    chef_ir::json_kind(other)
                 ));
                 Value::Object(Map::new())
             }
@@ -348,7 +348,10 @@ impl Walk<'_> {
                         out.insert(key.clone(), Value::Object(normalised));
                     }
                     other => self.with_segment(key_str, |w| {
-                        w.note(format!("`{key_str}` is {}: removed", article_type(other)));
+                        w.note(format!(
+                            "`{key_str}` is {}: removed",
+                            chef_ir::json_kind(other)
+                        ));
                     }),
                 },
                 "items" => match value {
@@ -374,7 +377,10 @@ impl Walk<'_> {
                         out.insert(key.clone(), Value::Null);
                     }
                     other => self.with_segment(key_str, |w| {
-                        w.note(format!("`{key_str}` is {}: removed", article_type(other)));
+                        w.note(format!(
+                            "`{key_str}` is {}: removed",
+                            chef_ir::json_kind(other)
+                        ));
                     }),
                 },
                 "dependencies" => {
@@ -422,7 +428,10 @@ impl Walk<'_> {
                         ));
                     }),
                     other => self.with_segment("pattern", |w| {
-                        w.note(format!("`pattern` is {}: removed", article_type(other)));
+                        w.note(format!(
+                            "`pattern` is {}: removed",
+                            chef_ir::json_kind(other)
+                        ));
                     }),
                 },
                 "format" | "$anchor" | "$dynamicAnchor" => {
@@ -430,7 +439,10 @@ impl Walk<'_> {
                         out.insert(key.clone(), value.clone());
                     } else {
                         self.with_segment(key_str, |w| {
-                            w.note(format!("`{key_str}` is {}: removed", article_type(value)));
+                            w.note(format!(
+                                "`{key_str}` is {}: removed",
+                                chef_ir::json_kind(value)
+                            ));
                         });
                     }
                 }
@@ -439,7 +451,10 @@ impl Walk<'_> {
                         out.insert(key.clone(), value.clone());
                     } else {
                         self.with_segment(key_str, |w| {
-                            w.note(format!("`uniqueItems` is {}: removed", article_type(value)));
+                            w.note(format!(
+                                "`uniqueItems` is {}: removed",
+                                chef_ir::json_kind(value)
+                            ));
                         });
                     }
                 }
@@ -467,7 +482,10 @@ impl Walk<'_> {
                         out.insert(key.clone(), v);
                     }
                     other => self.with_segment(key_str, |w| {
-                        w.note(format!("`{key_str}` is {}: removed", article_type(other)));
+                        w.note(format!(
+                            "`{key_str}` is {}: removed",
+                            chef_ir::json_kind(other)
+                        ));
                     }),
                 },
                 _ if LISTS.contains(&key_str) => match value {
@@ -485,7 +503,10 @@ impl Walk<'_> {
                         out.insert(key.clone(), Value::Object(v));
                     }
                     other => self.with_segment(key_str, |w| {
-                        w.note(format!("`{key_str}` is {}: removed", article_type(other)));
+                        w.note(format!(
+                            "`{key_str}` is {}: removed",
+                            chef_ir::json_kind(other)
+                        ));
                     }),
                 },
                 _ if NUMBERS.contains(&key_str) => {
@@ -541,7 +562,10 @@ impl Walk<'_> {
             let mut rest = map.clone();
             rest.shift_remove("$ref");
             self.with_segment("$ref", |w| {
-                w.note(format!("`$ref` is {}: removed", article_type(reference)));
+                w.note(format!(
+                    "`$ref` is {}: removed",
+                    chef_ir::json_kind(reference)
+                ));
             });
             return Some(self.object(&rest, depth, false));
         };
@@ -623,7 +647,7 @@ impl Walk<'_> {
             Value::String(_) => vec![value],
             Value::Array(list) => list.iter().collect(),
             other => {
-                self.note(format!("`type` is {}: removed", article_type(other)));
+                self.note(format!("`type` is {}: removed", chef_ir::json_kind(other)));
                 return None;
             }
         };
@@ -778,7 +802,10 @@ impl Walk<'_> {
                 Some(Value::Bool(true))
             }
             other => {
-                self.note(format!("`required` is {}: removed", article_type(other)));
+                self.note(format!(
+                    "`required` is {}: removed",
+                    chef_ir::json_kind(other)
+                ));
                 None
             }
         }
@@ -861,7 +888,7 @@ impl Walk<'_> {
         let Value::Object(entries) = value else {
             self.note(format!(
                 "`dependencies` is {}: removed",
-                article_type(value)
+                chef_ir::json_kind(value)
             ));
             return;
         };
@@ -881,7 +908,7 @@ impl Walk<'_> {
                 other => self.note(format!(
                     "dependency of `{}` is {}: removed",
                     preview_str(name),
-                    article_type(other)
+                    chef_ir::json_kind(other)
                 )),
             }
         }
@@ -1105,22 +1132,10 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
     }
 }
 
-/// "a string", "an array", ... for messages.
-pub(crate) fn article_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn describe_list(v: &Value) -> &'static str {
     match v {
         Value::Array(_) => "an empty list",
-        other => article_type(other),
+        other => chef_ir::json_kind(other),
     }
 }
 

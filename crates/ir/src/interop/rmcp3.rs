@@ -135,7 +135,7 @@ impl TryFrom<&ToolDefinition> for mcp::Tool {
         let Value::Object(schema) = &def.input_schema else {
             return Err(ConversionError::SchemaNotAnObject {
                 name: def.name.as_str().to_owned(),
-                found: json_type(&def.input_schema),
+                found: crate::json_kind(&def.input_schema),
             });
         };
         let description = (!def.description.is_empty()).then(|| def.description.clone().into());
@@ -185,7 +185,7 @@ pub fn call_tool_params(
         Value::Object(map) => Some(map.clone()),
         other => {
             return Err(ConversionError::ArgumentsNotAnObject {
-                found: json_type(other),
+                found: crate::json_kind(other),
                 name,
             });
         }
@@ -212,17 +212,6 @@ impl TryFrom<ToolCall> for mcp::CallToolRequestParams {
 
     fn try_from(call: ToolCall) -> Result<Self, Self::Error> {
         Self::try_from(&call)
-    }
-}
-
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
