@@ -232,6 +232,33 @@ pub enum Notice {
     },
 }
 
+impl Notice {
+    /// Adds `offset` to the message this notice names, for a request that left its first
+    /// `offset` messages out; `false` for a notice that depends on more than its own
+    /// message (a hoisted positional system message, the breakpoints). Notices about the
+    /// tools or the prefill hold as they are.
+    pub(crate) fn renumber(&mut self, offset: usize) -> bool {
+        match self {
+            Self::ForeignContentLeftOut { message, .. }
+            | Self::ImageFilenameDropped { message, .. }
+            | Self::UnsupportedMediaType { message, .. }
+            | Self::ThoughtSignatureDropped { message } => {
+                *message += offset;
+                true
+            }
+            Self::NativeToolLeftOut { .. }
+            | Self::ToolRenamed { .. }
+            | Self::NoToolBreakpoint
+            | Self::PrefillDegraded
+            | Self::PrefillTrimmed { .. }
+            | Self::PrefillEmpty => true,
+            Self::PositionalHoisted { .. }
+            | Self::BreakpointDropped { .. }
+            | Self::TooManyBreakpoints { .. } => false,
+        }
+    }
+}
+
 impl fmt::Display for Notice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

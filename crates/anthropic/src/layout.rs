@@ -11,9 +11,11 @@ pub const MESSAGES_KEY: &str = "messages";
 /// member, which goes back last, just before the closing `}`.
 ///
 /// The tools are always converted (their names and notices come from the same pass).
-/// `offset` is how many history messages `request` left out in front: Anthropic's notices
-/// are not renumbered, so any notice makes [`Layout::notices_shifted`] false for an offset
-/// above 0. With `audit`, the request is also checked for volatile content inside its cached
+/// `offset` is how many history messages `request` left out in front: a notice about what
+/// happened inside one message (a foreign block, an image's file name, a media type, Gemini
+/// signatures) is renumbered by it; one that depends on other messages (a hoisted
+/// positional system message, the breakpoints) cannot be, and makes
+/// [`Layout::notices_shifted`] false for an offset above 0. With `audit`, the request is also checked for volatile content inside its cached
 /// prefix, tools included (see [`CacheAudit`]).
 ///
 /// # Errors
@@ -30,8 +32,12 @@ pub fn layout<'a>(
     let tools = std::mem::take(&mut c.body.tools);
     let body = c.to_vec()?;
     let no_tool_notices = 0..0;
-    let (notices, notices_shifted) =
-        chef_ir::layout::shift_notices(&c.notices, &no_tool_notices, offset, |_, _| false);
+    let (notices, notices_shifted) = chef_ir::layout::shift_notices(
+        &c.notices,
+        &no_tool_notices,
+        offset,
+        crate::Notice::renumber,
+    );
     let mut layout = Layout::new(body, MESSAGES_KEY, c.names);
     // The tools field comes last.
     layout.tools_at = layout.body.len().saturating_sub(1);

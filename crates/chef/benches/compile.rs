@@ -1,5 +1,7 @@
 //! Runtime compile benches (issue 9, "Performance"): one turn of a 200-message session
-//! with the 149-tool corpus, 3 announcements and 10 memories, per target; and snapshot
+//! with the 149-tool corpus, 3 announcements and 10 memories, per target, with a plain
+//! history, one with 1 tool result in 10 an error, and a realistic one (errors, images in
+//! tool results, thinking blocks, pinned messages; issue 24); and snapshot
 //! save + load (snapshot, encode, decode, restore) of that session without fsync.
 //!
 //! Run with `cargo bench -p chef --bench compile -- --warm-up-time 1 --measurement-time 3`.
@@ -22,9 +24,27 @@ use chef::{Chef, ChefConfig, ir::Message, ir::Target, snapshot};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn turns(c: &mut Criterion) {
-    let mut group = c.benchmark_group("compile_turn_200_messages_149_tools");
+    for (group, mix) in [
+        ("compile_turn_200_messages_149_tools", support::Mix::Plain),
+        (
+            "compile_turn_200_messages_149_tools_errors",
+            support::Mix::Errors,
+        ),
+        (
+            "compile_turn_200_messages_149_tools_realistic",
+            support::Mix::Realistic,
+        ),
+    ] {
+        turns_of(c, group, mix);
+    }
+}
+
+/// One group of turns on the 200 messages in `mix` (the turns themselves push a user
+/// message and an assistant reply, as in the plain group).
+fn turns_of(c: &mut Criterion, group: &str, mix: support::Mix) {
+    let mut group = c.benchmark_group(group);
     for target in Target::ALL {
-        let mut chef = support::session(ChefConfig::default());
+        let mut chef = support::session_mixed(ChefConfig::default(), mix);
         let base = chef.history().to_vec();
         chef.compile(target).expect("compiles");
         group.bench_function(format!("{target:?}"), |b| {

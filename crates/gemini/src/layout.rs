@@ -11,9 +11,11 @@ pub const CONTENTS_KEY: &str = "contents";
 /// `tools` member, which goes back after the system instruction when there is one, else
 /// first.
 ///
-/// `offset` is how many history messages `request` left out in front. A positional system
-/// message becomes a user content wherever it is, so its notice
-/// ([`Notice::PositionalSystemAsUser`]) is renumbered; other notices about messages are not.
+/// `offset` is how many history messages `request` left out in front. A notice about what
+/// happened inside one message (a positional system message sent as a user content,
+/// thinking, a dropped block or file name, a compaction summary) is renumbered by it; one
+/// that can change how contents merge or pair (a message skipped, system content moved,
+/// an unnamed tool result) is not, and makes [`Layout::notices_shifted`] false.
 ///
 /// # Errors
 ///
@@ -28,13 +30,7 @@ pub fn layout<'a>(
     let tools = std::mem::take(&mut c.body.tools);
     let (body, tools_at) = to_vec_with_tools_at(&c)?;
     let (notices, shifted) =
-        chef_ir::layout::shift_notices(&c.notices, &c.tool_notices, offset, |n, offset| match n {
-            Notice::PositionalSystemAsUser { message } => {
-                *message += offset;
-                true
-            }
-            _ => false,
-        });
+        chef_ir::layout::shift_notices(&c.notices, &c.tool_notices, offset, Notice::renumber);
     let mut layout = Layout::new(body, CONTENTS_KEY, c.names);
     layout.tools_at = tools_at;
     layout.tools = tools;

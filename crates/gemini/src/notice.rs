@@ -93,6 +93,33 @@ pub enum Notice {
     },
 }
 
+impl Notice {
+    /// Adds `offset` to the message this notice names, for a request that left its first
+    /// `offset` messages out; `false` for a notice that depends on more than its own
+    /// message (see [`crate::layout::layout`]). Notices about the tools hold as they are.
+    pub(crate) fn renumber(&mut self, offset: usize) -> bool {
+        match self {
+            Self::PositionalSystemAsUser { message }
+            | Self::ThinkingDropped { message }
+            | Self::ThinkingSignatureDropped { message }
+            | Self::CompactionAsText { message }
+            | Self::RedactedThinkingDropped { message }
+            | Self::ContentDropped { message, .. }
+            | Self::FilenameDropped { message, .. } => {
+                *message += offset;
+                true
+            }
+            Self::DeferLoadingIgnored { .. }
+            | Self::NativeToolLeftOut { .. }
+            | Self::ToolRenamed { .. }
+            | Self::PrefillDegraded { .. } => true,
+            Self::SystemContentMoved { .. }
+            | Self::EmptyMessageSkipped { .. }
+            | Self::ToolResultUnnamed { .. } => false,
+        }
+    }
+}
+
 impl std::fmt::Display for Notice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -13,8 +13,9 @@ pub const RESPONSES_INPUT_KEY: &str = "input";
 /// Compiles `request` for Chat Completions (see [`chat::compile_with`]) into a [`Layout`]:
 /// the body without its `tools` member, which goes back first, just after the opening `{`.
 ///
-/// `offset` is how many history messages `request` left out in front. Chat keeps system
-/// messages inline, so no notice about a message is renumbered.
+/// `offset` is how many history messages `request` left out in front: each notice about
+/// one message is renumbered by it; a degraded prefill's notice, which names a position in
+/// the wire messages, cannot be, and makes [`Layout::notices_shifted`] false.
 ///
 /// # Errors
 ///
@@ -42,9 +43,9 @@ pub fn chat<'a>(
 /// Compiles `request` for Responses (see [`responses::compile_with`]) into a [`Layout`]:
 /// the body without its `tools` member, which goes back first, just after the opening `{`.
 ///
-/// `offset` is how many history messages `request` left out in front. A system message
-/// after the conversation started is folded into `instructions` wherever it is, so its
-/// notice ([`Notice::SystemHoisted`]) is renumbered.
+/// `offset` is how many history messages `request` left out in front: each notice about
+/// one message is renumbered by it (a system message hoisted into `instructions` too,
+/// [`Notice::SystemHoisted`]); a degraded prefill's notice cannot be, as for [`chat`].
 ///
 /// # Errors
 ///
@@ -80,13 +81,7 @@ fn finish<T>(
     offset: usize,
 ) -> Layout<T> {
     let (text, shifted) =
-        chef_ir::layout::shift_notices(notices, &tool_notices, offset, |n, offset| match n {
-            Notice::SystemHoisted { message } => {
-                *message += offset;
-                true
-            }
-            _ => false,
-        });
+        chef_ir::layout::shift_notices(notices, &tool_notices, offset, Notice::renumber);
     let mut layout = Layout::new(body, key, names);
     // The tools field comes first.
     layout.tools_at = 1;

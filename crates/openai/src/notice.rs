@@ -127,6 +127,36 @@ pub enum Notice {
     },
 }
 
+impl Notice {
+    /// Adds `offset` to the message this notice names, for a request that left its first
+    /// `offset` messages out; `false` when the notice depends on more than its own message
+    /// (the prefill's wire position) and cannot be renumbered. Notices naming no message
+    /// hold as they are.
+    pub(crate) fn renumber(&mut self, offset: usize) -> bool {
+        match self {
+            Self::ThinkingDropped { message, .. }
+            | Self::RedactedThinkingDropped { message, .. }
+            | Self::ThinkingAsText { message }
+            | Self::AttachmentDropped { message, .. }
+            | Self::FilenameDropped { message, .. }
+            | Self::DocumentUrlAsText { message, .. }
+            | Self::ToolContentMoved { message, .. }
+            | Self::ToolErrorFlagDropped { message, .. }
+            | Self::ForeignContentDropped { message, .. }
+            | Self::CompactionAsText { message }
+            | Self::SystemHoisted { message }
+            | Self::SystemKeptInline { message } => {
+                *message += offset;
+                true
+            }
+            Self::ToolRenamed { .. }
+            | Self::NativeToolLeftOut { .. }
+            | Self::DeferLoadingIgnored { .. } => true,
+            Self::PrefillDegraded { .. } => false,
+        }
+    }
+}
+
 /// Where a degraded prefill's instruction was placed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

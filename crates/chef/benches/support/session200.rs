@@ -5,7 +5,7 @@
 
 use chef::{
     Channel, Chef, ChefConfig,
-    ir::{Content, Message, ToolCall, ToolResult},
+    ir::{Attachment, Content, Message, ToolCall, ToolResult},
     memory::{Memory, SetOptions},
 };
 use serde_json::json;
@@ -53,6 +53,52 @@ pub(crate) fn message(i: usize) -> Message {
     }
 }
 
+/// What the history's tool results and assistant turns hold besides the plain mix.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Mix {
+    /// [`message`] as it is.
+    Plain,
+    /// One tool result in ten an error (what a blocked call or a validation error gives).
+    Errors,
+    /// Errors as above, one tool result in ten with an image, thinking before one tool
+    /// call in three, and one user message in twenty pinned.
+    Realistic,
+}
+
+/// Message `i` of the plain mix, changed as `mix` says.
+pub(crate) fn message_mixed(i: usize, mix: Mix) -> Message {
+    let mut m = message(i);
+    let (call, errors, media) = (
+        i / 4,
+        !matches!(mix, Mix::Plain),
+        matches!(mix, Mix::Realistic),
+    );
+    match i % 4 {
+        0 if media && call % 20 == 9 => m = m.with_pinned(true),
+        1 if media && call % 3 == 0 => m.content.insert(
+            0,
+            Content::Thinking {
+                thinking: format!("Partner {i} needs the revenue lookup."),
+                signature: Some(format!("sig-{i}")),
+            },
+        ),
+        2 => {
+            if let Some(Content::ToolResult(result)) = m.content.first_mut() {
+                if errors && call % 10 == 4 {
+                    result.is_error = true;
+                } else if media && call % 10 == 8 {
+                    result.content.push(Content::Attachment(Attachment::base64(
+                        "image/png",
+                        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg==",
+                    )));
+                }
+            }
+        }
+        _ => {}
+    }
+    m
+}
+
 /// Ten memory entries.
 pub(crate) fn memory() -> Memory {
     let mut memory = Memory::new();
@@ -70,13 +116,18 @@ pub(crate) fn memory() -> Memory {
 
 /// The session: system prompt, 149 tools, 200 messages, 3 announcements, 10 memories.
 pub(crate) fn session(config: ChefConfig) -> Chef {
+    session_mixed(config, Mix::Plain)
+}
+
+/// [`session`] with its history in the given mix.
+pub(crate) fn session_mixed(config: ChefConfig, mix: Mix) -> Chef {
     let mut chef = Chef::new(config).with_memory(memory());
     chef.register_tools(corpus()).expect("unique names");
     chef.set_system_prompt(vec![Message::system(
         "You are a logistics analyst. Answer from the data sources; cite the tool you used.",
     )]);
     for i in 0..200 {
-        chef.push(message(i));
+        chef.push(message_mixed(i, mix));
     }
     chef.announce("env", "Working directory: /srv/reports", Channel::UserTail);
     chef.announce("clock", "It is 2026-11-29 21:00 UTC.", Channel::Auto);

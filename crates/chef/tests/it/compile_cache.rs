@@ -316,3 +316,88 @@ fn turns_with_cached_tool_bytes_equal_a_full_compile_with_its_notices() {
         }
     }
 }
+
+/// The realistic turns that once cost history-prefix reuse: 1 tool result in 10 an error
+/// (OpenAI has no error flag: a notice per error result), a tool result with an image (Chat
+/// moves it to a user message), thinking blocks (dropped or sent as text elsewhere than
+/// Anthropic), Gemini thought signatures and a pinned message. Every turn must give the
+/// provider crate's own bytes *and notices*, and on every target most turns must reuse
+/// the prefix, whose notices are put back in their place.
+#[test]
+fn error_results_images_and_thinking_keep_prefix_reuse_with_the_full_notices() {
+    use chef_ir::{Attachment, Content, ToolCall, ToolResult};
+    for target in Target::ALL {
+        let mut chef = support::session(ChefConfig::default());
+        let (mut reused, mut with_notices, turns) = (0, 0, 60);
+        for turn in 0..turns {
+            let id = format!("v{turn}");
+            chef.push(
+                Message::user(format!("Turn {turn}: and the next partner?")).with_pinned(turn == 7),
+            );
+            let mut assistant = Vec::new();
+            if turn % 3 == 0 {
+                assistant.push(Content::Thinking {
+                    thinking: format!("Partner {turn} needs a lookup."),
+                    signature: Some(format!("sig{turn}")),
+                });
+            }
+            assistant.push(Content::ToolCall(ToolCall::new(
+                id.clone(),
+                "accessorial_revenue_details",
+                serde_json::json!({"partner_name": format!("p{turn}")}),
+            )));
+            chef.push(Message::assistant_with(assistant));
+            let result = match turn % 10 {
+                4 => ToolResult::error(id, "partner not found"),
+                8 => ToolResult {
+                    content: vec![
+                        Content::text("chart attached"),
+                        Content::Attachment(Attachment::base64("image/png", "iVBORw0KGgo=")),
+                    ],
+                    ..ToolResult::text(id, "")
+                },
+                _ => ToolResult::text(id, "[]"),
+            };
+            chef.push(Message::tool_results(vec![result]));
+            if turn % 5 == 2 {
+                chef.push(Message::new(
+                    chef_ir::Role::Assistant,
+                    vec![Content::Text {
+                        text: format!("Signed answer {turn}."),
+                        thought_signature: Some(format!("g{turn}")),
+                    }],
+                ));
+            } else {
+                chef.push(Message::assistant(format!("Answered {turn}.")));
+            }
+            let (body, notices) = provider_bytes_and_notices(&mut chef, target);
+            let payload = chef.compile(target).unwrap();
+            reused += usize::from(payload.meta.reused_prefix);
+            with_notices += usize::from(!notices.is_empty());
+            assert!(
+                payload.body == body,
+                "{target:?} turn {turn} (reused {}):\n{}\n{}",
+                payload.meta.reused_prefix,
+                String::from_utf8_lossy(&payload.body),
+                String::from_utf8_lossy(&body)
+            );
+            assert_eq!(
+                payload.notices, notices,
+                "{target:?} turn {turn} (reused {})",
+                payload.meta.reused_prefix
+            );
+        }
+        // Prefixes are re-made now and then (each time checked against a full compile);
+        // every other turn reuses one.
+        assert!(
+            reused >= turns * 3 / 4,
+            "{target:?}: only {reused} of {turns} turns reused a prefix"
+        );
+        if target != Target::Anthropic {
+            assert!(
+                with_notices > turns / 2,
+                "{target:?}: the variants gave no notice"
+            );
+        }
+    }
+}

@@ -5,19 +5,22 @@
 //! ```text
 //! cargo build --release -p chef-devtools --bin profile_turn
 //! valgrind --tool=callgrind --toggle-collect='chef::session::Chef::compile' \
-//!     target/release/profile_turn [TARGET] [TURNS]
+//!     target/release/profile_turn [TARGET] [TURNS] [MIX]
 //! ```
 //!
 //! Each turn is what the `compile` bench times: push a user message, compile to bytes; the
 //! assistant's reply is pushed after, and every 50 turns the history is reset to its 200
 //! messages. Instructions per turn are the collected count divided by `TURNS` (default
 //! 500). TARGET is `anthropic` (default), `openai-chat`, `openai-responses` or `gemini`.
+//! MIX is the history's: `plain` (default), `errors` (1 tool result in 10 an error) or
+//! `realistic` (errors, images in tool results, thinking blocks, pinned messages).
 #![allow(
     clippy::expect_used,
     reason = "an example with broken setup should stop loudly"
 )]
 
 #[path = "../../../chef/benches/support/session200.rs"]
+#[allow(dead_code, reason = "shared with the benches and the other profilers")]
 mod support;
 
 use chef::{ChefConfig, ir::Message, ir::Target};
@@ -32,7 +35,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(other) => return Err(format!("unknown target {other:?}").into()),
     };
     let turns: usize = args.next().map_or(Ok(500), |a| a.parse())?;
-    let mut chef = support::session(ChefConfig::default());
+    let mix = match args.next().as_deref() {
+        None | Some("plain") => support::Mix::Plain,
+        Some("errors") => support::Mix::Errors,
+        Some("realistic") => support::Mix::Realistic,
+        Some(other) => return Err(format!("unknown mix {other:?}").into()),
+    };
+    let mut chef = support::session_mixed(ChefConfig::default(), mix);
     let base = chef.history().to_vec();
     let mut bytes = 0;
     let mut reused = 0;

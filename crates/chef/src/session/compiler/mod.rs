@@ -190,6 +190,16 @@ impl TurnCompiler {
         if !unspliced.notices_shifted {
             return Ok((None, lent));
         }
+        // The prefix's notices go after the head's and the tools'.
+        let at = slot.head_notices + unspliced.tool_notices;
+        if at > unspliced.notices.len() {
+            return Ok((None, lent));
+        }
+        if !slot.notices.is_empty() {
+            unspliced
+                .notices
+                .splice(at..at, slot.notices.iter().cloned());
+        }
         let Some(insert) = prefix::prefix_insert(
             unspliced.messages_key,
             &unspliced.body,
@@ -248,8 +258,14 @@ impl TurnCompiler {
         let bytes = head_elems.and_then(|n| {
             prefix::prefix_bytes(with_prefix.messages_key, &with_prefix.body, n).map(|b| (n, b))
         });
-        let clean = head_only.notices.is_empty() && with_prefix.notices.is_empty();
-        let Some((head_elems, bytes)) = bytes.filter(|_| clean) else {
+        // The prefix compile repeats the head's notices, then says what it did to the
+        // prefix's messages.
+        let head_notices = head_only.notices.len();
+        let prefix_notices = with_prefix
+            .notices
+            .strip_prefix(head_only.notices.as_slice())
+            .map(<[String]>::to_vec);
+        let Some(((head_elems, bytes), notices)) = bytes.zip(prefix_notices) else {
             self.prefixes.refuse(target, generation, len);
             return Ok(lent);
         };
@@ -270,6 +286,8 @@ impl TurnCompiler {
                 cut,
                 head_elems,
                 bytes,
+                head_notices,
+                notices,
                 calls,
                 array_head: parking_lot::Mutex::new(None),
             }),

@@ -11,8 +11,11 @@
 //! * the prefix holds no system message, no cache breakpoint and no positional flag, and
 //!   every tool call in it is answered in it (history repair has nothing to do across the
 //!   cut); no later tool result names a call of the prefix;
-//! * neither the prefix compile nor the suffix compile reports a notice (notices name
-//!   message positions, and a notice-free compile is one whose conversion was plain);
+//! * every notice of the suffix compile is one the provider crate renumbers by the cut
+//!   ([`chef_ir::layout::Layout::notices_shifted`]: a notice about what happened inside
+//!   one message, such as an error flag OpenAI has no place for); the prefix's own notices
+//!   are kept with its bytes and put back in their place, after those of the system
+//!   layers, so the notices are a full compile's too;
 //! * the system layers (preamble, directory, memory) are equal to those the prefix was
 //!   compiled with, the tool selection is the same `Arc`, and the history has only grown
 //!   since (a generation counter that `set_history`, `clear_history`, overflow and restore
@@ -46,6 +49,11 @@ pub(crate) struct Slot {
     pub(crate) head_elems: usize,
     /// The prefix's wire elements, comma-separated.
     pub(crate) bytes: Arc<[u8]>,
+    /// How many notices the system layers and the name table give (a compile of the head
+    /// alone, the tools left out): the prefix's notices follow them and the tool notices.
+    pub(crate) head_notices: usize,
+    /// The notices about the prefix's messages, in order.
+    pub(crate) notices: Vec<String>,
     /// Tool-call ids of the prefix.
     pub(crate) calls: HashSet<String>,
     /// The bytes of a suffix body up to and including its messages array's `[`, as found

@@ -240,6 +240,9 @@ pub(crate) struct Unspliced {
     pub(crate) fresh_tools: Option<CachedTools>,
     pub(crate) names: WireNames,
     pub(crate) notices: Vec<String>,
+    /// How many of `notices` are about the tools as declared, converted or put back from
+    /// the cache (they follow the renamed-tool notices; 0 when the tools were left out).
+    pub(crate) tool_notices: usize,
     /// Whether every notice could be renumbered by the message offset given (always true
     /// for an offset of 0 or no notices).
     pub(crate) notices_shifted: bool,
@@ -295,7 +298,8 @@ impl Unspliced {
 
 /// Whether the layout holds tools, and the fresh cache entry when the tools' bytes are
 /// (re)made. Cached bytes that fit `names` serve as they are: when the provider crate
-/// skipped the tools, their notices are put back where it left room for them.
+/// skipped the tools, their notices are put back where it left room for them (and
+/// `layout.tool_notices` then covers them).
 fn tools_of<T: serde::Serialize>(
     target: Target,
     request: &Request,
@@ -311,6 +315,7 @@ fn tools_of<T: serde::Serialize>(
                 layout
                     .notices
                     .splice(at..at, cached.notices.iter().cloned());
+                layout.tool_notices = at..at + cached.notices.len();
             }
             Ok((!layout.converted || !tools.is_empty(), None))
         }
@@ -408,6 +413,7 @@ fn unspliced<T: serde::Serialize>(
         prefix: None,
         fresh_tools,
         tools_at: has_tools.then_some(layout.tools_at),
+        tool_notices: layout.tool_notices.len(),
         notices: layout.notices,
         notices_shifted: layout.notices_shifted,
         names: layout.names,
