@@ -4,7 +4,10 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    harness::{Reply, Rig, anthropic_tools, encoded, pieces, sse, sse_events, wire_tool_names},
+    harness::{
+        Reply, Rig, anthropic_tools, bad_call_for, encoded, lookup_for, ok_json, order_call,
+        pieces, sse, sse_events, streamed, wire_tool_names,
+    },
     messages_reply,
 };
 
@@ -14,31 +17,18 @@ fn request(user: &str) -> Value {
         "tools": anthropic_tools()})
 }
 
-fn order_call() -> ToolCall {
-    encoded(
-        "get_order_details",
-        json!({"trackingNumber": "737U2663137"}),
-    )
-}
-
 #[tokio::test]
 async fn a_lookup_and_a_bad_argument_are_resolved_before_the_client_sees_a_call() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let bad = ToolCall::new("x", "t", json!({"f": code, "a": {}}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(messages_reply(None, &[("toolu_q", &lookup)])),
-            Reply::Json(messages_reply(None, &[("toolu_bad", &bad)])),
-            Reply::Json(messages_reply(Some("Checking."), &[("toolu_1", &good)])),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let bad = bad_call_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Json(messages_reply(None, &[("toolu_q", &lookup)])),
+        Reply::Json(messages_reply(None, &[("toolu_bad", &bad)])),
+        Reply::Json(messages_reply(Some("Checking."), &[("toolu_1", &good)])),
+    ])
     .await;
-    let response = rig.anthropic(&request("Where is 737U2663137?")).await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
+    let body = ok_json(rig.anthropic(&request("Where is 737U2663137?")).await).await;
     let content = body["content"].as_array().unwrap();
     assert_eq!(content[0], json!({"type": "text", "text": "Checking."}));
     assert_eq!(
@@ -163,18 +153,13 @@ fn messages_stream(text: &str, id: &str, call: &ToolCall) -> String {
 #[tokio::test]
 async fn streaming_renumbers_blocks_across_rounds_and_emits_real_names() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Sse(pieces(&messages_stream("Looking.", "toolu_q", &lookup), 13)),
-            Reply::Sse(pieces(&messages_stream("Found.", "toolu_1", &good), 31)),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Sse(pieces(&messages_stream("Looking.", "toolu_q", &lookup), 13)),
+        Reply::Sse(pieces(&messages_stream("Found.", "toolu_1", &good), 31)),
+    ])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let text = rig.anthropic(&body).await.text().await.unwrap();
     let events: Vec<(String, Value)> = sse_events(&text)
         .into_iter()
@@ -222,16 +207,12 @@ async fn a_truncated_stream_ends_with_an_error_event() {
     let good = order_call();
     let full = messages_stream("Found.", "toolu_1", &good);
     let cut = full[..full.find("event: message_delta").unwrap()].to_owned();
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Sse(vec![cut]),
-            Reply::Json(messages_reply(Some("fine"), &[])),
-        ],
-    )
+    let rig = Rig::level3(vec![
+        Reply::Sse(vec![cut]),
+        Reply::Json(messages_reply(Some("fine"), &[])),
+    ])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let text = rig.anthropic(&body).await.text().await.unwrap();
     let events = sse_events(&text);
     let (event, data) = events.last().unwrap();
@@ -250,16 +231,12 @@ async fn a_client_that_goes_away_closes_the_upstream_stream() {
     let full = messages_stream("Found.", "toolu_1", &order_call());
     let head = full[..full.find("event: content_block_start").unwrap()].to_owned();
     let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![Reply::SseThenStall(
-            vec![head],
-            std::sync::Arc::clone(&dropped),
-        )],
-    )
+    let rig = Rig::level3(vec![Reply::SseThenStall(
+        vec![head],
+        std::sync::Arc::clone(&dropped),
+    )])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let mut response = rig.anthropic(&body).await;
     // The message_start arrives; then the client hangs up mid-stream.
     let first = response.chunk().await.unwrap().unwrap();

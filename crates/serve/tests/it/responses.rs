@@ -4,7 +4,10 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    harness::{Reply, Rig, encoded, pieces, responses_tools, sse, sse_events, wire_tool_names},
+    harness::{
+        Reply, Rig, lookup_for, ok_json, order_call, pieces, responses_tools, sse, sse_events,
+        streamed, wire_tool_names,
+    },
     responses_reply,
 };
 
@@ -13,31 +16,20 @@ fn request(user: &str) -> Value {
         "tools": responses_tools(), "store": false})
 }
 
-fn order_call() -> ToolCall {
-    encoded(
-        "get_order_details",
-        json!({"trackingNumber": "737U2663137"}),
-    )
-}
-
 #[tokio::test]
 async fn a_lookup_is_answered_and_the_call_returns_under_its_real_name() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(responses_reply(None, &[("call_q", &lookup)])),
-            Reply::Json(responses_reply(None, &[("call_1", &good)])),
-        ],
+    let lookup = lookup_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Json(responses_reply(None, &[("call_q", &lookup)])),
+        Reply::Json(responses_reply(None, &[("call_1", &good)])),
+    ])
+    .await;
+    let body = ok_json(
+        rig.openai("/v1/responses", &request("Where is 737U2663137?"))
+            .await,
     )
     .await;
-    let response = rig
-        .openai("/v1/responses", &request("Where is 737U2663137?"))
-        .await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
     let output = body["output"].as_array().unwrap();
     assert_eq!(output.len(), 1);
     assert_eq!(output[0]["type"], "function_call");
@@ -110,18 +102,13 @@ fn responses_stream(text: &str, id: &str, call: &ToolCall) -> String {
 #[tokio::test]
 async fn streaming_emits_text_then_the_real_call_and_one_completed_response() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Sse(pieces(&responses_stream("Looking.", "call_q", &lookup), 19)),
-            Reply::Sse(pieces(&responses_stream("Found.", "call_1", &good), 41)),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Sse(pieces(&responses_stream("Looking.", "call_q", &lookup), 19)),
+        Reply::Sse(pieces(&responses_stream("Found.", "call_1", &good), 41)),
+    ])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let text = rig
         .openai("/v1/responses", &body)
         .await
