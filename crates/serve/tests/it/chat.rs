@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 use crate::{
     chat_reply,
     harness::{
-        Reply, Rig, bad_call_for, chat_calls, chat_tools, encoded, lookup_for, messages, ok_json,
-        pieces, sse, sse_events, streamed, tool_answer, wire_tool_names,
+        BLOCK_CANCEL, Reply, Rig, bad_call_for, chat_calls, chat_tools, encoded, lookup_for,
+        messages, pieces, sse, sse_events, streamed, tool_answer, wire_tool_names,
     },
 };
 
@@ -33,11 +33,9 @@ async fn a_t_call_reaches_the_client_under_its_real_name() {
     let call = order_call();
     assert_eq!(call.name.as_str(), "t");
     let rig = Rig::level3(vec![Reply::Json(chat_reply(None, &[("call_1", &call)]))]).await;
-    let body = ok_json(
-        rig.openai("/v1/chat/completions", &request("Where is 737U2663137?"))
-            .await,
-    )
-    .await;
+    let body = rig
+        .openai_ok("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await;
     assert_one_order_call(&body, "call_1");
     let calls = chat_calls(&body);
     let args: Value =
@@ -76,11 +74,9 @@ async fn a_lookup_and_a_bad_argument_are_answered_inside_the_gateway() {
         Reply::Json(chat_reply(None, &[("call_good", &good)])),
     ])
     .await;
-    let body = ok_json(
-        rig.openai("/v1/chat/completions", &request("Where is 737U2663137?"))
-            .await,
-    )
-    .await;
+    let body = rig
+        .openai_ok("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await;
     let calls = chat_calls(&body);
     assert_eq!(calls[0]["id"], "call_good");
     assert_eq!(calls[0]["function"]["name"], "get_order_details");
@@ -115,18 +111,16 @@ async fn a_lookup_and_a_bad_argument_are_answered_inside_the_gateway() {
 async fn a_blocked_tool_is_refused_inside_the_gateway() {
     let cancel = encoded("cancel_order", json!({"trackingNumber": "737U2663137"}));
     let rig = Rig::start(
-        "[chef]\nlevel = 3\nblocked = [\"cancel_order\"]\n",
+        BLOCK_CANCEL,
         vec![
             Reply::Json(chat_reply(None, &[("call_c", &cancel)])),
             Reply::Json(chat_reply(Some("I cannot cancel orders."), &[])),
         ],
     )
     .await;
-    let body = ok_json(
-        rig.openai("/v1/chat/completions", &request("Cancel 737U2663137"))
-            .await,
-    )
-    .await;
+    let body = rig
+        .openai_ok("/v1/chat/completions", &request("Cancel 737U2663137"))
+        .await;
     assert!(body["choices"][0]["message"].get("tool_calls").is_none());
     assert_eq!(
         body["choices"][0]["message"]["content"],

@@ -227,6 +227,16 @@ impl Rig {
             .unwrap()
     }
 
+    /// [`Rig::openai`], then the JSON body of its answer, which must be a 200.
+    pub async fn openai_ok(&self, path: &str, body: &Value) -> Value {
+        ok_json(self.openai(path, body).await).await
+    }
+
+    /// [`Rig::anthropic`], then the JSON body of its answer, which must be a 200.
+    pub async fn anthropic_ok(&self, body: &Value) -> Value {
+        ok_json(self.anthropic(body).await).await
+    }
+
     /// Posts JSON with the Anthropic credential headers.
     pub async fn anthropic(&self, body: &Value) -> reqwest::Response {
         self.http
@@ -242,6 +252,9 @@ impl Rig {
 
 /// The gateway configuration most tests use.
 pub const LEVEL_3: &str = "[chef]\nlevel = 3\n";
+
+/// Level 3 with `cancel_order` blocked.
+pub const BLOCK_CANCEL: &str = "[chef]\nlevel = 3\nblocked = [\"cancel_order\"]\n";
 
 /// The call a level-3 model writes for `get_order_details` of order 737U2663137.
 pub fn order_call() -> ToolCall {
@@ -407,6 +420,16 @@ pub fn sse(events: &[(&str, Value)]) -> String {
         out.push_str(&format!("data: {data}\n\n"));
     }
     out
+}
+
+/// An SSE body of events named after their `type` (as the Messages and Responses APIs name
+/// them).
+pub fn typed_sse(events: &[Value]) -> String {
+    let named: Vec<(&str, Value)> = events
+        .iter()
+        .map(|e| (e["type"].as_str().unwrap(), e.clone()))
+        .collect();
+    sse(&named)
 }
 
 /// An SSE body cut into pieces of `n` bytes (to exercise the line decoder).

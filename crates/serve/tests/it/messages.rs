@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use crate::{
     harness::{
-        Reply, Rig, anthropic_tools, bad_call_for, encoded, lookup_for, ok_json, order_call,
-        pieces, sse, sse_events, streamed, wire_tool_names,
+        BLOCK_CANCEL, Reply, Rig, anthropic_tools, bad_call_for, encoded, lookup_for, order_call,
+        pieces, sse_events, streamed, typed_sse, wire_tool_names,
     },
     messages_reply,
 };
@@ -28,7 +28,7 @@ async fn a_lookup_and_a_bad_argument_are_resolved_before_the_client_sees_a_call(
         Reply::Json(messages_reply(Some("Checking."), &[("toolu_1", &good)])),
     ])
     .await;
-    let body = ok_json(rig.anthropic(&request("Where is 737U2663137?")).await).await;
+    let body = rig.anthropic_ok(&request("Where is 737U2663137?")).await;
     let content = body["content"].as_array().unwrap();
     assert_eq!(content[0], json!({"type": "text", "text": "Checking."}));
     assert_eq!(
@@ -71,7 +71,7 @@ async fn a_lookup_and_a_bad_argument_are_resolved_before_the_client_sees_a_call(
 async fn a_blocked_tool_reached_through_its_code_is_refused() {
     let cancel = encoded("cancel_order", json!({"trackingNumber": "1"}));
     let rig = Rig::start(
-        "[chef]\nlevel = 3\nblocked = [\"cancel_order\"]\n",
+        BLOCK_CANCEL,
         vec![
             Reply::Json(messages_reply(None, &[("toolu_c", &cancel)])),
             Reply::Json(messages_reply(Some("That tool is blocked."), &[])),
@@ -98,55 +98,28 @@ async fn a_blocked_tool_reached_through_its_code_is_refused() {
 fn messages_stream(text: &str, id: &str, call: &ToolCall) -> String {
     let args = serde_json::to_string(&call.arguments).unwrap();
     let (a, b) = args.split_at(args.len() / 2);
-    sse(&[
-        (
-            "message_start",
-            json!({"type": "message_start", "message": {"id": "msg_s",
+    typed_sse(&[
+        json!({"type": "message_start", "message": {"id": "msg_s",
             "type": "message", "role": "assistant", "model": "claude-test", "content": [],
             "stop_reason": null, "stop_sequence": null,
             "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0,
+        json!({"type": "content_block_start", "index": 0,
             "content_block": {"type": "text", "text": ""}}),
-        ),
-        ("ping", json!({"type": "ping"})),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0,
+        json!({"type": "ping"}),
+        json!({"type": "content_block_delta", "index": 0,
             "delta": {"type": "text_delta", "text": text}}),
-        ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 0}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 1,
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1,
             "content_block": {"type": "tool_use", "id": id, "name": call.name.as_str(), "input": {}}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1,
+        json!({"type": "content_block_delta", "index": 1,
             "delta": {"type": "input_json_delta", "partial_json": a}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1,
+        json!({"type": "content_block_delta", "index": 1,
             "delta": {"type": "input_json_delta", "partial_json": b}}),
-        ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 1}),
-        ),
-        (
-            "message_delta",
-            json!({"type": "message_delta",
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta",
             "delta": {"stop_reason": "tool_use", "stop_sequence": null},
             "usage": {"output_tokens": 5}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
+        json!({"type": "message_stop"}),
     ])
 }
 

@@ -5,8 +5,8 @@ use serde_json::{Value, json};
 
 use crate::{
     harness::{
-        Reply, Rig, lookup_for, ok_json, order_call, pieces, responses_tools, sse, sse_events,
-        streamed, wire_tool_names,
+        Reply, Rig, lookup_for, order_call, pieces, responses_tools, sse_events, streamed,
+        typed_sse, wire_tool_names,
     },
     responses_reply,
 };
@@ -25,11 +25,9 @@ async fn a_lookup_is_answered_and_the_call_returns_under_its_real_name() {
         Reply::Json(responses_reply(None, &[("call_1", &good)])),
     ])
     .await;
-    let body = ok_json(
-        rig.openai("/v1/responses", &request("Where is 737U2663137?"))
-            .await,
-    )
-    .await;
+    let body = rig
+        .openai_ok("/v1/responses", &request("Where is 737U2663137?"))
+        .await;
     let output = body["output"].as_array().unwrap();
     assert_eq!(output.len(), 1);
     assert_eq!(output[0]["type"], "function_call");
@@ -58,44 +56,20 @@ fn responses_stream(text: &str, id: &str, call: &ToolCall) -> String {
         "content": [{"type": "output_text", "text": text, "annotations": []}]});
     let fc = json!({"type": "function_call", "id": "fc_s", "call_id": id, "name": call.name.as_str(),
         "arguments": args, "status": "completed"});
-    sse(&[
-        (
-            "response.created",
-            json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress", json!([]))}),
-        ),
-        (
-            "response.output_item.added",
-            json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+    typed_sse(&[
+        json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress", json!([]))}),
+        json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
             "item": {"type": "message", "id": "msg_s", "status": "in_progress", "role": "assistant", "content": []}}),
-        ),
-        (
-            "response.output_text.delta",
-            json!({"type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_s",
+        json!({"type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_s",
             "output_index": 0, "content_index": 0, "delta": text}),
-        ),
-        (
-            "response.output_item.done",
-            json!({"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": message}),
-        ),
-        (
-            "response.output_item.added",
-            json!({"type": "response.output_item.added", "sequence_number": 4, "output_index": 1,
+        json!({"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": message}),
+        json!({"type": "response.output_item.added", "sequence_number": 4, "output_index": 1,
             "item": {"type": "function_call", "id": "fc_s", "call_id": id, "name": call.name.as_str(), "arguments": "", "status": "in_progress"}}),
-        ),
-        (
-            "response.function_call_arguments.delta",
-            json!({"type": "response.function_call_arguments.delta", "sequence_number": 5,
+        json!({"type": "response.function_call_arguments.delta", "sequence_number": 5,
             "item_id": "fc_s", "output_index": 1, "delta": args}),
-        ),
-        (
-            "response.output_item.done",
-            json!({"type": "response.output_item.done", "sequence_number": 6, "output_index": 1, "item": fc}),
-        ),
-        (
-            "response.completed",
-            json!({"type": "response.completed", "sequence_number": 7,
+        json!({"type": "response.output_item.done", "sequence_number": 6, "output_index": 1, "item": fc}),
+        json!({"type": "response.completed", "sequence_number": 7,
             "response": response("completed", json!([message, fc]))}),
-        ),
     ])
 }
 
