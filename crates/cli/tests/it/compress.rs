@@ -1,7 +1,7 @@
 use serde_json::Value;
 
 use crate::{
-    assert_one_line_error, chef, fixture, on_corpus, one_line_error, stderr, stdout, write_file,
+    assert_one_line_error, chef, fixture, on_corpus, one_line_error, stderr, stdout, temp_file,
 };
 
 fn compress(args: &[&str]) -> Value {
@@ -114,8 +114,7 @@ fn compress_refuses_bad_flags_and_level_4() {
 
 #[test]
 fn compress_on_an_unusable_file_exits_2_with_one_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_file(dir.path(), "dup.json", r#"[{"name":"a"},{"name":"a"}]"#);
+    let (_dir, path) = temp_file("dup.json", r#"[{"name":"a"},{"name":"a"}]"#);
     for command in ["compress", "recommend"] {
         let out = chef([std::ffi::OsStr::new(command), path.as_os_str()]);
         assert_one_line_error(&out, &["dup.json", "duplicate tool name"]);
@@ -216,9 +215,7 @@ fn compress_with_a_target_emits_that_providers_tools_array() {
 
 #[test]
 fn compress_with_a_target_renames_refused_names_and_says_so_on_stderr() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_file(
-        dir.path(),
+    let (_dir, path) = temp_file(
         "dotted.json",
         r#"[{"name":"triangle_properties.get","inputSchema":{"type":"object"}}]"#,
     );
@@ -376,9 +373,7 @@ fn max_tools_lifts_the_tool_limit() {
 
 #[test]
 fn resolve_and_recommend_take_max_tools_too() {
-    let dir = tempfile::tempdir().unwrap();
-    let calls = write_file(
-        dir.path(),
+    let (_dir, calls) = temp_file(
         "calls.jsonl",
         "{\"name\":\"batch_geocode\",\"arguments\":{\"addresses\":[\"x\"]}}\n",
     );

@@ -72,6 +72,14 @@ pub(crate) fn assert_one_line_error(output: &Output, needles: &[&str]) {
     assert!(needles.iter().all(|n| err.contains(n)), "{err}");
 }
 
+/// A new temporary directory holding the file `name` with `contents`; returns the directory
+/// (keep it alive) and the file's path.
+pub(crate) fn temp_file(name: &str, contents: impl AsRef<[u8]>) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(dir.path(), name, contents);
+    (dir, path)
+}
+
 /// Writes `contents` to the file `name` in `dir`; returns its path.
 pub(crate) fn write_file(dir: &std::path::Path, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
     let path = dir.join(name);

@@ -2,7 +2,7 @@ use std::{ffi::OsString, path::Path};
 
 use serde_json::{Value, json};
 
-use crate::{chef, fixture, stderr, stdout, write_file};
+use crate::{chef, fixture, stderr, stdout, temp_file, write_file};
 
 fn search(tools: &Path, queries: &Path, extra: &[&str]) -> std::process::Output {
     let mut args: Vec<OsString> = vec![
@@ -23,9 +23,7 @@ fn lines(text: &str) -> Vec<Value> {
 
 #[test]
 fn search_ranks_tools_per_request_and_abstains_on_nonsense() {
-    let dir = tempfile::tempdir().unwrap();
-    let queries = write_file(
-        dir.path(),
+    let (_dir, queries) = temp_file(
         "q.jsonl",
         concat!(
             "{\"query\":\"add three new rows to the bottom of the tracker spreadsheet\"}\n",
@@ -145,8 +143,7 @@ fn unusable_tool_files_and_missing_files_exit_2() {
 
 #[test]
 fn an_empty_request_file_prints_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let queries = write_file(dir.path(), "empty.jsonl", "");
+    let (_dir, queries) = temp_file("empty.jsonl", "");
     let out = search(&fixture("synthetic-100-tools.json"), &queries, &[]);
     assert!(out.status.success());
     assert!(stdout(&out).is_empty());
