@@ -39,6 +39,9 @@ fn assert_anthropic_error(body: &Value, kind: &str) {
     );
 }
 
+/// Asserts a body is an error of the API's own shape, of a kind.
+type ErrorShape = fn(&Value, &str);
+
 async fn post_raw(rig: &Rig, path: &str, body: &'static str) -> (u16, Value) {
     let response = rig
         .http
@@ -55,7 +58,7 @@ async fn post_raw(rig: &Rig, path: &str, body: &'static str) -> (u16, Value) {
 #[tokio::test]
 async fn malformed_json_is_a_400_in_each_shape() {
     let rig = Rig::start("", vec![]).await;
-    let cases: [(&str, &'static str, fn(&Value, &str)); 4] = [
+    let cases: [(&str, &'static str, ErrorShape); 4] = [
         (
             "/v1/chat/completions",
             "{\"messages\": [",
