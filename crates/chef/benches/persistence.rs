@@ -8,10 +8,17 @@
     reason = "a bench with broken setup should stop loudly"
 )]
 
+#[path = "support/session200.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with the compile bench; only its memories are used here"
+)]
+mod support;
+
 use std::hint::black_box;
 
 use chef::ir::Message;
-use chef::memory::{Memory, MemoryState, MemoryStyle, SetOptions};
+use chef::memory::{MemoryState, MemoryStyle};
 use chef::snapshot::{self, Snapshot};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde::{Deserialize, Serialize};
@@ -22,20 +29,6 @@ struct SessionLike {
     announcements: Vec<(String, String)>,
     blocked_tools: Vec<String>,
     memory: MemoryState,
-}
-
-fn memory() -> Memory {
-    let mut memory = Memory::new();
-    for i in 0..10 {
-        memory
-            .set(
-                &format!("fact/{i:02}"),
-                format!("value {i}: {}", "some remembered detail ".repeat(4)),
-                SetOptions::new().with_description(format!("fact number {i}")),
-            )
-            .expect("valid key");
-    }
-    memory
 }
 
 fn session() -> Snapshot<SessionLike> {
@@ -55,7 +48,7 @@ fn session() -> Snapshot<SessionLike> {
             .map(|i| (format!("a{i}"), format!("announcement {i}")))
             .collect(),
         blocked_tools: vec!["delete_file".into()],
-        memory: memory().state(),
+        memory: support::memory().state(),
     })
     .with_created_turn(200)
 }
@@ -77,7 +70,7 @@ fn benches(c: &mut Criterion) {
             snapshot::load::<SessionLike>(&path).expect("loaded")
         })
     });
-    let memory = memory();
+    let memory = support::memory();
     c.bench_function("memory_render_block_10_entries", |b| {
         b.iter(|| black_box(&memory).render_block(MemoryStyle::Unified))
     });

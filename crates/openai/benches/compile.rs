@@ -13,7 +13,10 @@ use std::hint::black_box;
 
 use chef_ir::{Attachment, Content, Message, Request, ToolCall, ToolResult};
 use chef_openai::{CompileOptions, chat, responses};
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime,
+};
+use serde::Serialize;
 use serde_json::json;
 
 fn request() -> Request {
@@ -59,32 +62,43 @@ fn request() -> Request {
     Request::new(messages).with_tools(tools)
 }
 
+/// Benches compiling `request` to bytes with `compile_to_bytes`, as `{api}/compile_to_bytes`,
+/// and serialising the already-built `body` alone (the floor), as
+/// `{api}/floor_serde_json_to_vec`.
+fn bench_api(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    api: &str,
+    request: &Request,
+    compile_to_bytes: impl Fn(&Request) -> Vec<u8>,
+    body: &impl Serialize,
+) {
+    group.bench_function(format!("{api}/compile_to_bytes"), |b| {
+        b.iter(|| compile_to_bytes(black_box(request)));
+    });
+    group.bench_function(format!("{api}/floor_serde_json_to_vec"), |b| {
+        b.iter(|| serde_json::to_vec(black_box(body)).unwrap());
+    });
+}
+
 fn bench(c: &mut Criterion) {
     let request = request();
     let options = CompileOptions::default();
     let mut group = c.benchmark_group("openai");
 
+    let chat_bytes = |r: &Request| chat::to_vec(&chat::compile(r, &options).unwrap()).unwrap();
     let built = chat::compile(&request, &options).unwrap();
-    group.bench_function("chat/compile_to_bytes", |b| {
-        b.iter(|| {
-            let compiled = chat::compile(black_box(&request), &options).unwrap();
-            chat::to_vec(&compiled).unwrap()
-        });
-    });
-    group.bench_function("chat/floor_serde_json_to_vec", |b| {
-        b.iter(|| serde_json::to_vec(black_box(&built.body)).unwrap());
-    });
+    bench_api(&mut group, "chat", &request, chat_bytes, &built.body);
 
+    let responses_bytes =
+        |r: &Request| responses::to_vec(&responses::compile(r, &options).unwrap()).unwrap();
     let built = responses::compile(&request, &options).unwrap();
-    group.bench_function("responses/compile_to_bytes", |b| {
-        b.iter(|| {
-            let compiled = responses::compile(black_box(&request), &options).unwrap();
-            responses::to_vec(&compiled).unwrap()
-        });
-    });
-    group.bench_function("responses/floor_serde_json_to_vec", |b| {
-        b.iter(|| serde_json::to_vec(black_box(&built.body)).unwrap());
-    });
+    bench_api(
+        &mut group,
+        "responses",
+        &request,
+        responses_bytes,
+        &built.body,
+    );
     group.finish();
 }
 

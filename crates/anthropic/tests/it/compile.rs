@@ -16,6 +16,17 @@ fn call(id: &str, name: &str, args: Value) -> Content {
     Content::ToolCall(ToolCall::new(id, name, args))
 }
 
+/// A user turn: `text`, then these attachments.
+fn user_with(text: &str, attachments: Vec<Attachment>) -> Message {
+    let parts = std::iter::once(Content::text(text));
+    Message::new(
+        Role::User,
+        parts
+            .chain(attachments.into_iter().map(Content::Attachment))
+            .collect(),
+    )
+}
+
 fn tool(name: &str) -> ToolDefinition {
     ToolDefinition::new(name, json!({"type": "object", "properties": {}}))
 }
@@ -230,12 +241,9 @@ fn empty_text_beside_other_blocks_is_not_sent() {
 fn breakpoints_land_on_the_last_block_that_can_carry_one() {
     let request = Request::new(vec![
         Message::system("S").with_cache_breakpoint(true),
-        Message::new(
-            Role::User,
-            vec![
-                Content::text("look"),
-                Content::Attachment(Attachment::url("image/png", "https://x/a.png")),
-            ],
+        user_with(
+            "look",
+            vec![Attachment::url("image/png", "https://x/a.png")],
         )
         .with_cache_breakpoint(true),
         Message::assistant_with(vec![
@@ -429,17 +437,14 @@ fn arguments_keep_key_order_and_number_text_without_a_trip_through_doubles() {
 
 #[test]
 fn attachments_map_to_image_and_document_blocks() {
-    let request = Request::new(vec![Message::new(
-        Role::User,
+    let request = Request::new(vec![user_with(
+        "",
         vec![
-            Content::text(""),
-            Content::Attachment(Attachment::url("image/png", "https://x/a.png")),
-            Content::Attachment(
-                Attachment::url("application/pdf", "http://x/a.pdf").with_filename("a.pdf"),
-            ),
-            Content::Attachment(Attachment::base64("application/pdf", "JVBE")),
-            Content::Attachment(Attachment::url("image/jpeg", "data:image/jpeg;base64,/9j/")),
-            Content::Attachment(Attachment::base64("text/plain", "aGk=")),
+            Attachment::url("image/png", "https://x/a.png"),
+            Attachment::url("application/pdf", "http://x/a.pdf").with_filename("a.pdf"),
+            Attachment::base64("application/pdf", "JVBE"),
+            Attachment::url("image/jpeg", "data:image/jpeg;base64,/9j/"),
+            Attachment::base64("text/plain", "aGk="),
         ],
     )]);
     let c = compiled(&request);
@@ -511,12 +516,9 @@ fn prefill_trailing_whitespace_is_trimmed_and_reported() {
 
 #[test]
 fn with_thinking_on_the_prefill_degrades_into_the_last_user_turn_keeping_attachments() {
-    let request = Request::new(vec![Message::new(
-        Role::User,
-        vec![
-            Content::text("u"),
-            Content::Attachment(Attachment::base64("image/png", "AAAA")),
-        ],
+    let request = Request::new(vec![user_with(
+        "u",
+        vec![Attachment::base64("image/png", "AAAA")],
     )])
     .with_prefill("<answer>");
     let options = CompileOptions::default().with_thinking(Some(ThinkingConfig::enabled(2048)));

@@ -6,6 +6,8 @@ use chef::{
 };
 use chef_ir::{Message, Target};
 
+use crate::support::cache_issue_keys;
+
 #[test]
 fn the_cache_audit_reports_volatile_content_in_the_cached_prefix_once() {
     use chef::{Channel, MemoryPlacement};
@@ -28,12 +30,7 @@ fn the_cache_audit_reports_volatile_content_in_the_cached_prefix_once() {
     };
     let mut audited = build(true);
     let first = audited.compile(Target::Anthropic).expect("compile");
-    let keys: Vec<&str> = first
-        .meta
-        .cache_issues
-        .iter()
-        .map(|i| i.dedupe_key.as_str())
-        .collect();
+    let keys = cache_issue_keys(&first);
     // Memory in the system layers sits before that breakpoint; announcements share it.
     assert_eq!(keys, ["memory@prefix", "announcements@breakpoint-tail"]);
     assert!(

@@ -20,20 +20,12 @@ use chef::{
     overflow::HANDOFF_ID,
     snapshot,
 };
-use chef_ir::{Content, Message, Role, Target, ToolCall, ToolDefinition, ToolResult};
+use chef_ir::{Message, Role, Target, ToolCall, ToolDefinition};
 use serde_json::{Value, json};
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
-}
-
-fn chef() -> Chef {
-    Chef::new(ChefConfig::default().with_cache(false))
-}
+use crate::support::{
+    block_on, cache_issue_keys, chef, chef_with_user, inject_lines, push_tool_round,
+};
 
 fn texts(chef: &mut Chef, target: Target) -> Vec<(Role, bool, String)> {
     chef.request(target)
@@ -59,11 +51,33 @@ fn edited(
     snapshot::from_slice(&serde_json::to_vec(&json).unwrap()).unwrap()
 }
 
+/// The session's announcements as `(id, content, channel)`.
+fn announcements(chef: &Chef) -> Vec<(&str, &str, Channel)> {
+    chef.announcements()
+        .iter()
+        .map(|a| (a.id.as_str(), a.content.as_str(), a.channel))
+        .collect()
+}
+
+/// The OpenAI Chat text of a user turn `hi` after these user-tail announcements.
+fn tail_text(announced: &[(&str, &str)]) -> String {
+    let mut chef = chef_with_user("hi");
+    for (id, content) in announced {
+        chef.announce(*id, *content, Channel::UserTail);
+    }
+    texts(&mut chef, Target::OpenAiChat)[0].2.clone()
+}
+
+/// Asserts [`tail_text`] of `announced` contains `needle`.
+fn assert_tail_contains(announced: &[(&str, &str)], needle: &str) {
+    let text = tail_text(announced);
+    assert!(text.contains(needle), "{text}");
+}
+
 const TOOLS_ADDED: &str = "<announcements>\n<announcement id=\"tools:added\">\nTools newly available: read_file, grep\n</announcement>\n</announcements>";
 
 fn hi_with_added() -> Chef {
-    let mut chef = chef();
-    chef.push(Message::user("hi"));
+    let mut chef = chef_with_user("hi");
     chef.announce(
         "tools:added",
         "Tools newly available: read_file, grep",
@@ -80,13 +94,8 @@ fn item_79_upsert_replaces_content_and_channel_in_place() {
     chef.announce("a", "A1", Channel::Auto);
     chef.announce("b", "B1", Channel::Auto);
     chef.announce("a", "A2", Channel::System);
-    let got: Vec<(&str, &str, Channel)> = chef
-        .announcements()
-        .iter()
-        .map(|a| (a.id.as_str(), a.content.as_str(), a.channel))
-        .collect();
     assert_eq!(
-        got,
+        announcements(&chef),
         [("a", "A2", Channel::System), ("b", "B1", Channel::Auto)]
     );
 }
@@ -137,25 +146,16 @@ fn item_83_auto_on_gemini_and_responses_rides_the_user_tail() {
 
 #[test]
 fn item_84_ids_are_escaped_as_attributes() {
-    let mut chef = chef();
-    chef.push(Message::user("hi"));
-    chef.announce("x\"<&>", "c", Channel::UserTail);
-    let text = texts(&mut chef, Target::OpenAiChat)[0].2.clone();
-    assert!(
-        // `>` needs no escape inside a quoted attribute.
-        text.contains("<announcement id=\"x&quot;&lt;&amp;>\">"),
-        "{text}"
+    // `>` needs no escape inside a quoted attribute.
+    assert_tail_contains(
+        &[("x\"<&>", "c")],
+        "<announcement id=\"x&quot;&lt;&amp;>\">",
     );
 }
 
 #[test]
 fn item_85_one_block_per_channel_one_blank_line_between_order_kept() {
-    let mut chef = chef();
-    chef.push(Message::user("hi"));
-    chef.announce("a", "A", Channel::UserTail);
-    chef.announce("b", "B", Channel::UserTail);
-    chef.announce("a", "A2", Channel::UserTail);
-    let text = texts(&mut chef, Target::OpenAiChat)[0].2.clone();
+    let text = tail_text(&[("a", "A"), ("b", "B"), ("a", "A2")]);
     assert!(text.contains(
         "<announcements>\n<announcement id=\"a\">\nA2\n</announcement>\n\n<announcement id=\"b\">\nB\n</announcement>\n</announcements>"
     ), "{text}");
@@ -164,8 +164,7 @@ fn item_85_one_block_per_channel_one_blank_line_between_order_kept() {
 
 #[test]
 fn item_86_mixed_channels_on_openai_give_tail_block_then_system_message() {
-    let mut chef = chef();
-    chef.push(Message::user("hi"));
+    let mut chef = chef_with_user("hi");
     chef.announce("t", "tail", Channel::UserTail);
     chef.announce("s", "sys", Channel::System);
     let messages = texts(&mut chef, Target::OpenAiChat);
@@ -178,12 +177,8 @@ fn item_86_mixed_channels_on_openai_give_tail_block_then_system_message() {
 
 #[test]
 fn item_87_after_tool_results_a_new_user_turn_then_the_system_message() {
-    let mut chef = chef();
-    chef.push(Message::user("go"));
-    chef.push(Message::assistant_with(vec![Content::ToolCall(
-        ToolCall::new("c1", "read_file", json!({})),
-    )]));
-    chef.push(Message::tool_results(vec![ToolResult::text("c1", "ok")]));
+    let mut chef = chef_with_user("go");
+    push_tool_round(&mut chef, "c1", "read_file");
     chef.announce("t", "tail", Channel::UserTail);
     chef.announce("s", "sys", Channel::System);
     let messages = texts(&mut chef, Target::OpenAiChat);
@@ -226,10 +221,7 @@ fn item_89_an_injection_with_only_a_prefill_lands_before_it_with_the_announcemen
     let mut chef = chef();
     chef.push(Message::assistant("prefill"));
     chef.announce("a", "note", Channel::Auto);
-    chef.add_injector("ctx", |_: &InjectionView<'_>, out: &mut Injections| {
-        out.push("X");
-        Ok(())
-    });
+    inject_lines(&mut chef, "ctx", &["X"]);
     let messages = texts(&mut chef, Target::Anthropic);
     let roles: Vec<Role> = messages.iter().map(|m| m.0).collect();
     assert_eq!(roles, [Role::User, Role::System, Role::Assistant]);
@@ -244,14 +236,7 @@ fn item_89_an_injection_with_only_a_prefill_lands_before_it_with_the_announcemen
 
 #[test]
 fn item_90_empty_content_renders_an_empty_line() {
-    let mut chef = chef();
-    chef.push(Message::user("hi"));
-    chef.announce("e", "", Channel::UserTail);
-    let text = texts(&mut chef, Target::OpenAiChat)[0].2.clone();
-    assert!(
-        text.contains("<announcement id=\"e\">\n\n</announcement>"),
-        "{text}"
-    );
+    assert_tail_contains(&[("e", "")], "<announcement id=\"e\">\n\n</announcement>");
 }
 
 #[test]
@@ -290,13 +275,8 @@ fn item_92_restoring_duplicate_ids_keeps_the_last_content_at_the_first_place() {
     });
     let mut chef = chef();
     chef.restore(&snap).unwrap();
-    let got: Vec<(&str, &str, Channel)> = chef
-        .announcements()
-        .iter()
-        .map(|a| (a.id.as_str(), a.content.as_str(), a.channel))
-        .collect();
     assert_eq!(
-        got,
+        announcements(&chef),
         [("a", "3", Channel::System), ("b", "2", Channel::Auto)]
     );
 }
@@ -310,12 +290,7 @@ fn item_93_cache_audit_is_covered_by_the_cache_audit_tests() {
     chef.push(Message::user("hi").with_cache_breakpoint(true));
     chef.announce("t", "tail", Channel::UserTail);
     let first = chef.compile(Target::Anthropic).unwrap();
-    let keys: Vec<&str> = first
-        .meta
-        .cache_issues
-        .iter()
-        .map(|i| i.dedupe_key.as_str())
-        .collect();
+    let keys = cache_issue_keys(&first);
     assert_eq!(keys, ["announcements@breakpoint-tail"]);
     let second = chef.compile(Target::Anthropic).unwrap();
     assert!(!second.notices.iter().any(|n| n.starts_with("cache audit")));
@@ -488,8 +463,7 @@ fn item_103_a_snapshot_carries_its_label_tools_and_no_memory_without_memory() {
 
 #[test]
 fn item_104_snapshots_are_independent_copies_and_restore_is_repeatable() {
-    let mut chef = chef();
-    chef.push(Message::user("one"));
+    let mut chef = chef_with_user("one");
     let snap = chef.snapshot(None);
     chef.push(Message::user("two"));
     assert_eq!(snap.payload.history.len(), 1);
@@ -504,32 +478,28 @@ fn item_104_snapshots_are_independent_copies_and_restore_is_repeatable() {
 
 #[test]
 fn item_105_restore_rolls_back_everything_that_decides_the_next_compile() {
+    // Prompt `version`, tool `tool`, memory `k` = `version`, a user turn, state `step`
+    // at `placement`, reported usage `tokens`.
+    let set_all =
+        |chef: &mut Chef, version: &str, tool: &str, user: &str, step: u32, placement, tokens| {
+            chef.set_system_prompt(vec![Message::system(version)]);
+            chef.register_tools(vec![ToolDefinition::new(tool, json!({"type": "object"}))])
+                .unwrap();
+            chef.memory_mut()
+                .unwrap()
+                .set("k", version, SetOptions::new())
+                .unwrap();
+            chef.push(Message::user(user));
+            chef.set_dynamic_state(&json!({"step": step}), placement)
+                .unwrap();
+            chef.report_token_usage(tokens);
+        };
     let mut chef = Chef::new(ChefConfig::default()).with_memory(Memory::new());
-    chef.set_system_prompt(vec![Message::system("v1")]);
-    chef.register_tools(vec![ToolDefinition::new("a", json!({"type": "object"}))])
-        .unwrap();
-    chef.memory_mut()
-        .unwrap()
-        .set("k", "v1", SetOptions::new())
-        .unwrap();
-    chef.push(Message::user("hi"));
-    chef.set_dynamic_state(&json!({"step": 1}), Placement::System)
-        .unwrap();
-    chef.report_token_usage(42);
+    set_all(&mut chef, "v1", "a", "hi", 1, Placement::System, 42);
     chef.compile(Target::OpenAiChat).unwrap();
     let snap = chef.snapshot(None);
     let before = chef.request(Target::OpenAiChat).unwrap();
-    chef.set_system_prompt(vec![Message::system("v2")]);
-    chef.register_tools(vec![ToolDefinition::new("b", json!({"type": "object"}))])
-        .unwrap();
-    chef.memory_mut()
-        .unwrap()
-        .set("k", "v2", SetOptions::new())
-        .unwrap();
-    chef.push(Message::user("more"));
-    chef.set_dynamic_state(&json!({"step": 2}), Placement::LastUser)
-        .unwrap();
-    chef.report_token_usage(99);
+    set_all(&mut chef, "v2", "b", "more", 2, Placement::LastUser, 99);
     chef.restore(&snap).unwrap();
     assert_eq!(chef.request(Target::OpenAiChat).unwrap(), before);
     let state = chef.dynamic_state().unwrap();
@@ -545,8 +515,7 @@ fn item_105_restore_rolls_back_everything_that_decides_the_next_compile() {
 
 #[test]
 fn item_106_the_window_after_restore_is_the_snapshots() {
-    let mut chef = chef();
-    chef.push(Message::user("a"));
+    let mut chef = chef_with_user("a");
     chef.clear_history(); // window 1
     chef.push(Message::user("b"));
     let snap = chef.snapshot(None);
@@ -669,8 +638,7 @@ fn item_112_there_is_no_before_overflow_slot_the_loop_decides_whether_to_overflo
     // Reference: a `before-overflow` handler returning false skips a forced overflow. In
     // chef the overflow step is `Chef::overflow`, which the loop calls or does not; a forced
     // window stays requested until an overflow step acts on it.
-    let mut chef = chef();
-    chef.push(Message::user("hi"));
+    let mut chef = chef_with_user("hi");
     chef.request_new_context();
     chef.compile(Target::OpenAiChat).unwrap();
     assert!(chef.new_context_requested());
@@ -735,8 +703,7 @@ fn item_114_pinned_messages_follow_the_summary_and_the_stored_history_is_replace
 
 #[test]
 fn item_116_a_failing_injector_fails_the_compile_and_a_panicking_subscriber_is_its_own_business() {
-    let mut chef = chef();
-    chef.push(Message::user("q"));
+    let mut chef = chef_with_user("q");
     chef.add_injector("rag", |_: &InjectionView<'_>, _: &mut Injections| {
         Err("index offline".into())
     });
@@ -799,14 +766,8 @@ fn item_115_compile_start_precedes_compile_done_and_overflow_ends_once() {
 
 #[test]
 fn item_117_injections_accumulate_in_order_across_injectors() {
-    let mut chef = chef();
-    chef.push(Message::user("q"));
-    chef.add_injector("one", |_: &InjectionView<'_>, out: &mut Injections| {
-        out.push("A");
-        out.push("");
-        out.push("B");
-        Ok(())
-    });
+    let mut chef = chef_with_user("q");
+    inject_lines(&mut chef, "one", &["A", "", "B"]);
     chef.add_injector("two", |view: &InjectionView<'_>, out: &mut Injections| {
         // Injectors see the history about to be sent.
         out.push(format!("C after {} message(s)", view.history.len()));
@@ -820,10 +781,7 @@ fn item_117_injections_accumulate_in_order_across_injectors() {
         )
     );
     // Re-adding a name replaces the injector in place.
-    chef.add_injector("one", |_: &InjectionView<'_>, out: &mut Injections| {
-        out.push("Z");
-        Ok(())
-    });
+    inject_lines(&mut chef, "one", &["Z"]);
     assert_eq!(chef.injectors().collect::<Vec<_>>(), ["one", "two"]);
     let messages = texts(&mut chef, Target::OpenAiChat);
     assert!(messages[0].2.contains("<implicit_context>\nZ\n\nC after"));

@@ -23,6 +23,8 @@ use chef_compress::Level;
 use chef_ir::{Message, Target, ToolCall, ToolDefinition, ToolName};
 use serde_json::{Value, json};
 
+use crate::support::handoff_config;
+
 // ---- helpers ------------------------------------------------------------------------------
 
 fn tool(name: &str, tags: &[&str]) -> ToolDefinition {
@@ -184,16 +186,45 @@ fn context(chef: &mut Chef, arguments: Value) -> String {
     owned(chef, "context", arguments)
 }
 
+/// `context create` of `path`, holding `text`.
+fn create(chef: &mut Chef, path: &str, text: &str) -> String {
+    context(
+        chef,
+        json!({"command": "create", "path": path, "file_text": text}),
+    )
+}
+
+/// `context view` of `path`.
+fn view(chef: &mut Chef, path: &str) -> String {
+    context(chef, json!({"command": "view", "path": path}))
+}
+
+/// `context str_replace` of `old` by `new` in `path`.
+fn str_replace(chef: &mut Chef, path: &str, old: &str, new: &str) -> String {
+    context(
+        chef,
+        json!({"command": "str_replace", "path": path, "old_str": old, "new_str": new}),
+    )
+}
+
+/// `context rename` of `path` to `new_path`.
+fn rename(chef: &mut Chef, path: &str, new_path: &str) -> String {
+    context(
+        chef,
+        json!({"command": "rename", "path": path, "new_path": new_path}),
+    )
+}
+
 fn unified() -> Chef {
     Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified)).with_memory(Memory::new())
 }
 
-fn with_plan(chef: &mut Chef) {
-    let reply = context(
-        chef,
-        json!({"command": "create", "path": "notes/plan.md", "file_text": "line1\nline2\nline3"}),
-    );
+/// [`unified`] holding `notes/plan.md`: three lines.
+fn planned() -> Chef {
+    let mut chef = unified();
+    let reply = create(&mut chef, "notes/plan.md", "line1\nline2\nline3");
     assert_eq!(reply, "Created context://notes/plan.md.");
+    chef
 }
 
 fn events(chef: &mut Chef) -> Arc<Mutex<Vec<ChefEvent>>> {
@@ -782,6 +813,14 @@ fn grouped() -> Chef {
     chef
 }
 
+/// The error resolving a `file_ops` call with `arguments` in [`grouped`], which must fail.
+fn file_ops_error(arguments: &Value) -> NamespaceError {
+    grouped()
+        .pruner()
+        .resolve_namespace("file_ops", arguments)
+        .unwrap_err()
+}
+
 fn namespace_tool(chef: &Chef, name: &str) -> ToolDefinition {
     chef.pruner()
         .compile()
@@ -1038,10 +1077,7 @@ fn item_43_unknown_namespace() {
 #[test]
 fn item_44_unknown_action() {
     // 44. An unknown action lists the namespace's actions.
-    let err = grouped()
-        .pruner()
-        .resolve_namespace("file_ops", &json!({"action": "delete_file"}))
-        .unwrap_err();
+    let err = file_ops_error(&json!({"action": "delete_file"}));
     assert_eq!(
         err.to_string(),
         "Unknown action \"delete_file\" in namespace \"file_ops\". Available: read_file, write_file, search_files"
@@ -1051,10 +1087,7 @@ fn item_44_unknown_action() {
 #[test]
 fn item_45_a_non_string_action_is_empty() {
     // 45. {action: 5} reports Unknown action "".
-    let err = grouped()
-        .pruner()
-        .resolve_namespace("file_ops", &json!({"action": 5}))
-        .unwrap_err();
+    let err = file_ops_error(&json!({"action": 5}));
     assert!(err.to_string().contains("Unknown action \"\""), "{err}");
 }
 
@@ -1063,10 +1096,7 @@ fn item_46_actions_match_case_sensitively() {
     // 46. {action: "READ_FILE"} fails at the pruner.
     // (The dispatch entry point, Chef::route, still gates such a call by the real name;
     // see gate_bypass.rs.)
-    let err = grouped()
-        .pruner()
-        .resolve_namespace("file_ops", &json!({"action": "READ_FILE"}))
-        .unwrap_err();
+    let err = file_ops_error(&json!({"action": "READ_FILE"}));
     assert!(matches!(err, NamespaceError::UnknownAction { .. }), "{err}");
 }
 
@@ -1075,10 +1105,7 @@ fn item_47_malformed_argument_text() {
     // 47. arguments "not json".
     // DIFFERS: the reference lets the JSON parser's exception escape. chef returns a typed
     // NamespaceError::BadArguments whose text (for the model) says the JSON is invalid.
-    let err = grouped()
-        .pruner()
-        .resolve_namespace("file_ops", &json!("not json"))
-        .unwrap_err();
+    let err = file_ops_error(&json!("not json"));
     assert!(matches!(err, NamespaceError::BadArguments { .. }), "{err}");
     assert!(err.to_string().contains("not valid JSON"), "{err}");
 }
@@ -1212,23 +1239,14 @@ fn item_52_tools_mode_decides_the_owned_tools() {
     // legacy without memory: none; new_context's parameters.
     let mut chef = unified();
     assert_eq!(owned_names(&mut chef), ["context"]);
-    let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_tools_mode(ToolsMode::Unified)
-            .with_handoff(true),
-    )
-    .with_memory(Memory::new());
+    let mut chef = Chef::new(handoff_config()).with_memory(Memory::new());
     assert_eq!(owned_names(&mut chef), ["context", "new_context"]);
     let mut chef = Chef::new(ChefConfig::default());
     assert!(owned_names(&mut chef).is_empty());
     // DIFFERS: the reference's new_context has no `parameters` at all. Every provider
     // requires a parameter schema on a function tool, so chef sends the empty object
     // schema, which asks for nothing.
-    let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_tools_mode(ToolsMode::Unified)
-            .with_handoff(true),
-    );
+    let mut chef = Chef::new(handoff_config());
     let new_context = wire_tool(&mut chef, "new_context");
     assert_eq!(
         new_context.input_schema,
@@ -1325,10 +1343,7 @@ fn item_56_argument_errors_of_the_context_tool() {
 fn item_57_create_then_view_with_line_numbers() {
     // 57. create notes/plan.md, view with numbers, every address form alike.
     let mut chef = unified();
-    let reply = context(
-        &mut chef,
-        json!({"command": "create", "path": "notes/plan.md", "file_text": "line1\nline2"}),
-    );
+    let reply = create(&mut chef, "notes/plan.md", "line1\nline2");
     assert_eq!(reply, "Created context://notes/plan.md.");
     for path in [
         "notes/plan.md",
@@ -1337,7 +1352,7 @@ fn item_57_create_then_view_with_line_numbers() {
         "  notes/plan.md  ",
     ] {
         assert_eq!(
-            context(&mut chef, json!({"command": "view", "path": path})),
+            view(&mut chef, path),
             "     1\tline1\n     2\tline2",
             "{path:?}"
         );
@@ -1347,12 +1362,8 @@ fn item_57_create_then_view_with_line_numbers() {
 #[test]
 fn item_58_create_never_overwrites() {
     // 58. create on an existing path.
-    let mut chef = unified();
-    with_plan(&mut chef);
-    let reply = context(
-        &mut chef,
-        json!({"command": "create", "path": "notes/plan.md", "file_text": "x"}),
-    );
+    let mut chef = planned();
+    let reply = create(&mut chef, "notes/plan.md", "x");
     assert_eq!(
         reply,
         "Error: context://notes/plan.md already exists. Use str_replace to edit it, or delete it first."
@@ -1363,34 +1374,21 @@ fn item_58_create_never_overwrites() {
 fn item_59_str_replace_is_unique_and_literal() {
     // 59. An old_str found twice is refused; "$&X" is inserted literally.
     let mut chef = unified();
-    context(
-        &mut chef,
-        json!({"command": "create", "path": "notes/t", "file_text": "ab ab cd"}),
-    );
-    let reply = context(
-        &mut chef,
-        json!({"command": "str_replace", "path": "notes/t", "old_str": "ab", "new_str": "x"}),
-    );
+    create(&mut chef, "notes/t", "ab ab cd");
+    let reply = str_replace(&mut chef, "notes/t", "ab", "x");
     assert!(
         reply.starts_with("Error: old_str appears more than once in context://notes/t."),
         "{reply}"
     );
-    let reply = context(
-        &mut chef,
-        json!({"command": "str_replace", "path": "notes/t", "old_str": "cd", "new_str": "$&X"}),
-    );
+    let reply = str_replace(&mut chef, "notes/t", "cd", "$&X");
     assert_eq!(reply, "Edited context://notes/t.");
-    assert_eq!(
-        context(&mut chef, json!({"command": "view", "path": "notes/t"})),
-        "     1\tab ab $&X"
-    );
+    assert_eq!(view(&mut chef, "notes/t"), "     1\tab ab $&X");
 }
 
 #[test]
 fn item_60_insert_line_range_and_type() {
     // 60. insert_line out of range, "" and "1.5".
-    let mut chef = unified();
-    with_plan(&mut chef);
+    let mut chef = planned();
     let insert = |line: Value| json!({"command": "insert", "path": "notes/plan.md", "insert_line": line, "insert_text": "new"});
     assert_eq!(
         context(&mut chef, insert(json!(9))),
@@ -1412,10 +1410,7 @@ fn item_60_insert_line_range_and_type() {
         "Inserted into context://notes/plan.md."
     );
     assert_eq!(
-        context(
-            &mut chef,
-            json!({"command": "view", "path": "notes/plan.md"})
-        ),
+        view(&mut chef, "notes/plan.md"),
         "     1\tnew\n     2\tline1\n     3\tline2\n     4\tline3"
     );
 }
@@ -1424,10 +1419,7 @@ fn item_60_insert_line_range_and_type() {
 fn item_61_search_with_snippets() {
     // 61. search notes/ "MID": one match with a snippet; no hit.
     let mut chef = unified();
-    context(
-        &mut chef,
-        json!({"command": "create", "path": "notes/a.md", "file_text": "start mid end"}),
-    );
+    create(&mut chef, "notes/a.md", "start mid end");
     let reply = context(
         &mut chef,
         json!({"command": "search", "path": "notes/", "query": "MID"}),
@@ -1446,17 +1438,13 @@ fn item_61_search_with_snippets() {
 #[test]
 fn item_62_rename_and_directory_views() {
     // 62. rename into a sub-directory; view lists it; a directory path without slash lists.
-    let mut chef = unified();
-    with_plan(&mut chef);
-    let reply = context(
-        &mut chef,
-        json!({"command": "rename", "path": "notes/plan.md", "new_path": "notes/sub/plan2.md"}),
-    );
+    let mut chef = planned();
+    let reply = rename(&mut chef, "notes/plan.md", "notes/sub/plan2.md");
     assert_eq!(
         reply,
         "Renamed context://notes/plan.md to context://notes/sub/plan2.md."
     );
-    let listing = context(&mut chef, json!({"command": "view", "path": "notes"}));
+    let listing = view(&mut chef, "notes");
     assert!(
         listing.contains("- context://notes/sub/plan2.md"),
         "{listing}"
@@ -1465,7 +1453,7 @@ fn item_62_rename_and_directory_views() {
         !listing.contains("plan.md\n") && !listing.ends_with("/plan.md"),
         "{listing}"
     );
-    let listing = context(&mut chef, json!({"command": "view", "path": "notes/sub"}));
+    let listing = view(&mut chef, "notes/sub");
     assert_eq!(
         listing,
         "context://notes/sub/ (1 entry):\n- context://notes/sub/plan2.md"
@@ -1475,12 +1463,8 @@ fn item_62_rename_and_directory_views() {
 #[test]
 fn item_63_rename_stays_in_its_namespace() {
     // 63. rename into another namespace.
-    let mut chef = unified();
-    with_plan(&mut chef);
-    let reply = context(
-        &mut chef,
-        json!({"command": "rename", "path": "notes/plan.md", "new_path": "memory/plan"}),
-    );
+    let mut chef = planned();
+    let reply = rename(&mut chef, "notes/plan.md", "memory/plan");
     assert_eq!(
         reply,
         "Error: rename cannot move context://notes/plan.md into another namespace (context://memory/plan)."
@@ -1491,10 +1475,7 @@ fn item_63_rename_stays_in_its_namespace() {
 fn item_64_read_only_namespaces() {
     // 64. create vfs/x is refused and names the writable namespaces.
     let mut chef = unified();
-    let reply = context(
-        &mut chef,
-        json!({"command": "create", "path": "vfs/x", "file_text": "x"}),
-    );
+    let reply = create(&mut chef, "vfs/x", "x");
     assert_eq!(
         reply,
         "Error: context://vfs/x is read-only. This tool may write to: context://memory/, context://notes/."
@@ -1506,17 +1487,11 @@ fn item_65_unsafe_paths_are_refused() {
     // 65. Escaping or malformed paths; a directory path for create.
     let mut chef = unified();
     for raw in ["../x", "notes/../x", "notes//x", "mem:x/y", "notes\\x"] {
-        let reply = context(
-            &mut chef,
-            json!({"command": "create", "path": raw, "file_text": "x"}),
-        );
+        let reply = create(&mut chef, raw, "x");
         let expected = format!("Error: \"{raw}\" is not a context path: ");
         assert!(reply.starts_with(&expected), "{raw:?}: {reply}");
     }
-    let reply = context(
-        &mut chef,
-        json!({"command": "create", "path": "notes/x/", "file_text": "x"}),
-    );
+    let reply = create(&mut chef, "notes/x/", "x");
     assert_eq!(
         reply,
         "Error: context://notes/x/ is a directory. Name an entry to create."
@@ -1541,10 +1516,7 @@ fn item_66_deleting_nothing() {
 fn item_67_an_empty_vfs() {
     // 67. view context://vfs/ on an empty store.
     let mut chef = unified();
-    let reply = context(
-        &mut chef,
-        json!({"command": "view", "path": "context://vfs/"}),
-    );
+    let reply = view(&mut chef, "context://vfs/");
     assert_eq!(reply, "context://vfs/ is empty.");
 }
 
@@ -1557,12 +1529,9 @@ fn item_68_memory_through_the_context_tool() {
         json!({"command": "create", "path": "memory/lang", "file_text": "TypeScript", "description": "main language"}),
     );
     assert_eq!(reply, "Created context://memory/lang.");
+    assert_eq!(view(&mut chef, "memory/lang"), "TypeScript");
     assert_eq!(
-        context(&mut chef, json!({"command": "view", "path": "memory/lang"})),
-        "TypeScript"
-    );
-    assert_eq!(
-        context(&mut chef, json!({"command": "view", "path": "memory"})),
+        view(&mut chef, "memory"),
         "context://memory/ (1 entry):\n- context://memory/lang — main language"
     );
 }
@@ -1578,10 +1547,7 @@ fn item_69_the_access_policy_covers_every_memory_write() {
     memory.set("kept", "v", SetOptions::new()).unwrap();
     let mut chef = Chef::new(config).with_memory(memory);
     assert_eq!(
-        context(
-            &mut chef,
-            json!({"command": "create", "path": "memory/zz", "file_text": "x"})
-        ),
+        create(&mut chef, "memory/zz", "x"),
         "Error: context://memory/zz is read-only. This tool may write to: context://notes/."
     );
     assert_eq!(
@@ -1603,7 +1569,7 @@ fn item_69_the_access_policy_covers_every_memory_write() {
     }
     assert_eq!(chef.memory().unwrap().get("kept").unwrap().value(), "v");
     assert_eq!(
-        context(&mut chef, json!({"command": "view", "path": "memory/zz"})),
+        view(&mut chef, "memory/zz"),
         "Error: nothing is stored at context://memory/zz."
     );
 }
@@ -1734,10 +1700,7 @@ fn item_75_modify_memory_update() {
 fn item_76_a_renamed_memory_is_a_new_entry() {
     // 76. Memory rename: the destination starts with update count 1.
     let mut chef = unified();
-    context(
-        &mut chef,
-        json!({"command": "create", "path": "memory/old", "file_text": "v"}),
-    );
+    create(&mut chef, "memory/old", "v");
     owned(
         &mut chef,
         "modify_memory",
@@ -1745,10 +1708,7 @@ fn item_76_a_renamed_memory_is_a_new_entry() {
     );
     assert_eq!(chef.memory().unwrap().get("old").unwrap().update_count(), 2);
     assert_eq!(
-        context(
-            &mut chef,
-            json!({"command": "rename", "path": "memory/old", "new_path": "memory/new"})
-        ),
+        rename(&mut chef, "memory/old", "memory/new"),
         "Renamed context://memory/old to context://memory/new."
     );
     let memory = chef.memory().unwrap();
@@ -1764,11 +1724,7 @@ fn item_77_new_context_requests_a_fresh_window() {
     // The overflow step that consumes the request lands with the session's overflow
     // handling; here the pending request is checked (and request_new_context, the
     // host's way to ask, sets the same flag).
-    let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_tools_mode(ToolsMode::Unified)
-            .with_handoff(true),
-    );
+    let mut chef = Chef::new(handoff_config());
     assert_eq!(
         owned(&mut chef, "new_context", json!("{bad")),
         "Error: the tool arguments were not valid JSON."
@@ -1789,11 +1745,8 @@ fn item_77_new_context_requests_a_fresh_window() {
 fn item_78_recall_context_is_a_view() {
     // 78. recall_context{uri} gives the same text as context view.
     let mut chef = unified();
-    context(
-        &mut chef,
-        json!({"command": "create", "path": "notes/x", "file_text": "a\nb"}),
-    );
-    let viewed = context(&mut chef, json!({"command": "view", "path": "notes/x"}));
+    create(&mut chef, "notes/x", "a\nb");
+    let viewed = view(&mut chef, "notes/x");
     assert_eq!(
         owned(
             &mut chef,

@@ -8,14 +8,18 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use chef::snapshot::{self, Snapshot, SnapshotError};
-use chef::store::{Entry, Expect, FsBackend, Namespace, StorageBackend, StoreKey};
+use chef::store::{Entry, FsBackend, Namespace, StorageBackend};
 use serde::{Deserialize, Serialize};
 
+use crate::support::{Rng, bare_runtime, child_dir, child_test, increment_counter, key};
+
 const CHILD_ENV: &str = "CHEF_CRASH_CHILD_DIR";
+/// The store key of the counter the child processes increment.
+const COUNTER: &str = "crash/counter";
 const ROUNDS: usize = 200;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -33,21 +37,14 @@ fn snapshot_path(dir: &Path) -> PathBuf {
     dir.join("snap/session.json")
 }
 
-fn counter_key() -> StoreKey {
-    StoreKey::new("crash/counter").unwrap()
-}
-
 /// The child's entry point; a no-op unless the parent test started this process.
 #[test]
 #[ignore = "entry point of the writer process that crash::sigkill_at_random_points_never_tears_state spawns"]
 fn crash_child_process() {
-    let Some(dir) = std::env::var_os(CHILD_ENV) else {
+    let Some(dir) = child_dir(CHILD_ENV) else {
         return;
     };
-    let dir = PathBuf::from(dir);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let runtime = bare_runtime();
     let store = FsBackend::open(dir.join("store")).unwrap();
     let path = snapshot_path(&dir);
     let mut n = match snapshot::load::<CrashPayload>(&path) {
@@ -82,24 +79,11 @@ fn save_snapshot(path: &Path, n: u64) {
 
 /// The store entry is its own counter, incremented with compare-and-set.
 fn increment_store_counter(runtime: &tokio::runtime::Runtime, store: &FsBackend) {
-    let k = runtime.block_on(async {
-        let current = store.get(&Namespace::MEMORY, &counter_key()).await.unwrap();
-        let k = current
-            .as_ref()
-            .map_or(0, |c| c.value.content().parse::<u64>().unwrap())
-            + 1;
-        let entry = Entry::new(k.to_string()).with_meta("blob", blob(k));
-        store
-            .put(
-                &Namespace::MEMORY,
-                &counter_key(),
-                entry,
-                Expect::from_read(current.as_ref()),
-            )
-            .await
-            .unwrap();
-        k
-    });
+    let k = runtime
+        .block_on(increment_counter(store, &key(COUNTER), |k| {
+            Entry::new(k.to_string()).with_meta("blob", blob(k))
+        }))
+        .unwrap();
     report(&format!("@K {k}"));
 }
 
@@ -108,17 +92,6 @@ fn report(line: &str) {
     use std::io::Write;
     let mut stderr = std::io::stderr().lock();
     stderr.write_all(format!("{line}\n").as_bytes()).unwrap();
-}
-
-/// xorshift64: enough randomness for kill timing, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 fn count_temps(dir: &Path) -> usize {
@@ -145,16 +118,14 @@ fn count_temps(dir: &Path) -> usize {
 fn sigkill_at_random_points_never_tears_state() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("snap")).unwrap();
-    let exe = std::env::current_exe().unwrap();
     let seed = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_nanos() as u64
         | 1;
+    // xorshift64: enough randomness for kill timing, no dependency.
     let mut rng = Rng(seed);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
+    let runtime = bare_runtime();
     let reader_store = FsBackend::open(dir.path().join("store")).unwrap();
     let check_temps = Path::new("/proc/self").exists();
 
@@ -162,16 +133,7 @@ fn sigkill_at_random_points_never_tears_state() {
     let mut kills_mid_write = 0;
     for round in 0..ROUNDS {
         let ctx = format!("round {round}, seed {seed}");
-        let mut child = Command::new(&exe)
-            .args([
-                "crash::crash_child_process",
-                "--exact",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, dir.path())
-            .stdin(Stdio::null())
+        let mut child = child_test("crash::crash_child_process", CHILD_ENV, dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -237,7 +199,7 @@ fn sigkill_at_random_points_never_tears_state() {
 
         // Store entry: the same rule.
         let confirmed = stored.unwrap_or(store_state).max(store_state);
-        match runtime.block_on(reader_store.get(&Namespace::MEMORY, &counter_key())) {
+        match runtime.block_on(reader_store.get(&Namespace::MEMORY, &key(COUNTER))) {
             Ok(Some(entry)) => {
                 let n: u64 = entry.value.content().parse().unwrap();
                 assert!(

@@ -10,13 +10,11 @@ use chef::{
     memory::{Memory, SetOptions},
     snapshot,
 };
-use chef_ir::{Content, Message, Role, Target, ToolCall, ToolResult};
+use chef_ir::{Message, Role, Target};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-fn chef() -> Chef {
-    Chef::new(ChefConfig::default().with_cache(false))
-}
+use crate::support::{chef, chef_with_user, inject_lines, push_tool_round};
 
 fn texts(chef: &mut Chef, target: Target) -> Vec<(Role, String)> {
     chef.request(target)
@@ -33,12 +31,26 @@ fn body(chef: &mut Chef, target: Target) -> Value {
 
 const A1: &str = "<dynamic_state>\n  <a>1</a>\n</dynamic_state>";
 
+/// Sets the state `{"a": "1"}` (rendered [`A1`]) at `placement`.
+fn set_a1(chef: &mut Chef, placement: Placement) {
+    chef.set_dynamic_state(&json!({"a": "1"}), placement)
+        .unwrap();
+}
+
+/// A session with system prompt `S`, a user turn `q` and the state [`A1`] placed in the
+/// system layer.
+fn system_state_after_q() -> Chef {
+    let mut chef = chef();
+    chef.set_system_prompt(vec![Message::system("S")]);
+    chef.push(Message::user("q"));
+    set_a1(&mut chef, Placement::System);
+    chef
+}
+
 #[test]
 fn item_8_last_user_state_is_stitched_with_the_anchor() {
-    let mut chef = chef();
-    chef.push(Message::user("q"));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    let mut chef = chef_with_user("q");
+    set_a1(&mut chef, Placement::LastUser);
     let body = body(&mut chef, Target::OpenAiChat);
     assert_eq!(
         body["messages"][0]["content"],
@@ -57,8 +69,7 @@ fn item_9_memory_then_state_then_anchor() {
     )
     .with_memory(memory);
     chef.push(Message::user("q"));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    set_a1(&mut chef, Placement::LastUser);
     let messages = texts(&mut chef, Target::OpenAiChat);
     let last = &messages.last().unwrap().1;
     let at = |needle: &str| last.find(needle).unwrap();
@@ -69,15 +80,8 @@ fn item_9_memory_then_state_then_anchor() {
 
 #[test]
 fn item_10_system_placement_folds_injected_context_into_its_message() {
-    let mut chef = chef();
-    chef.set_system_prompt(vec![Message::system("S")]);
-    chef.push(Message::user("q"));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::System)
-        .unwrap();
-    chef.add_injector("rag", |_: &InjectionView<'_>, out: &mut Injections| {
-        out.push("RAG");
-        Ok(())
-    });
+    let mut chef = system_state_after_q();
+    inject_lines(&mut chef, "rag", &["RAG"]);
     let body = body(&mut chef, Target::OpenAiChat);
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 3);
@@ -95,18 +99,9 @@ fn item_10_system_placement_folds_injected_context_into_its_message() {
 
 #[test]
 fn item_11_injections_alone_bring_the_anchor() {
-    let mut chef = chef();
-    chef.push(Message::user("q"));
-    chef.add_injector("one", |_: &InjectionView<'_>, out: &mut Injections| {
-        out.push("A");
-        out.push("");
-        out.push("B");
-        Ok(())
-    });
-    chef.add_injector("two", |_: &InjectionView<'_>, out: &mut Injections| {
-        out.push("C");
-        Ok(())
-    });
+    let mut chef = chef_with_user("q");
+    inject_lines(&mut chef, "one", &["A", "", "B"]);
+    inject_lines(&mut chef, "two", &["C"]);
     let messages = texts(&mut chef, Target::OpenAiChat);
     assert_eq!(
         messages[0].1,
@@ -116,14 +111,9 @@ fn item_11_injections_alone_bring_the_anchor() {
 
 #[test]
 fn item_12_after_tool_results_the_state_is_a_new_user_turn() {
-    let mut chef = chef();
-    chef.push(Message::user("q"));
-    chef.push(Message::assistant_with(vec![Content::ToolCall(
-        ToolCall::new("c", "f", json!({})),
-    )]));
-    chef.push(Message::tool_results(vec![ToolResult::text("c", "ok")]));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    let mut chef = chef_with_user("q");
+    push_tool_round(&mut chef, "c", "f");
+    set_a1(&mut chef, Placement::LastUser);
     // The IR gets a new user turn after the tool results…
     let roles: Vec<Role> = texts(&mut chef, Target::Anthropic)
         .into_iter()
@@ -143,11 +133,9 @@ fn item_12_after_tool_results_the_state_is_a_new_user_turn() {
 
 #[test]
 fn item_13_a_trailing_assistant_stays_last() {
-    let mut chef = chef();
-    chef.push(Message::user("q"));
+    let mut chef = chef_with_user("q");
     chef.push(Message::assistant("answer"));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    set_a1(&mut chef, Placement::LastUser);
     let messages = texts(&mut chef, Target::Anthropic);
     assert_eq!(messages.len(), 2);
     assert!(messages[0].1.starts_with("q\n\n<dynamic_state>"));
@@ -156,10 +144,8 @@ fn item_13_a_trailing_assistant_stays_last() {
 
 #[test]
 fn item_15_an_empty_user_turn_gets_a_leading_blank_line() {
-    let mut chef = chef();
-    chef.push(Message::user(""));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    let mut chef = chef_with_user("");
+    set_a1(&mut chef, Placement::LastUser);
     let messages = texts(&mut chef, Target::OpenAiChat);
     assert!(messages[0].1.starts_with("\n\n<dynamic_state>"));
 }
@@ -214,15 +200,12 @@ fn struct_fields_keep_their_declared_order() {
 
 #[test]
 fn null_clears_and_clearing_removes_the_block() {
-    let mut chef = chef();
-    chef.push(Message::user("q"));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    let mut chef = chef_with_user("q");
+    set_a1(&mut chef, Placement::LastUser);
     assert!(chef.clear_dynamic_state());
     assert!(!chef.clear_dynamic_state());
     assert_eq!(texts(&mut chef, Target::OpenAiChat)[0].1, "q");
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    set_a1(&mut chef, Placement::LastUser);
     chef.set_dynamic_state(&Value::Null, Placement::LastUser)
         .unwrap();
     assert!(chef.dynamic_state().is_none());
@@ -232,8 +215,7 @@ fn null_clears_and_clearing_removes_the_block() {
 #[test]
 fn a_state_that_is_not_json_is_refused_and_the_old_one_kept() {
     let mut chef = chef();
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    set_a1(&mut chef, Placement::LastUser);
     // A map with non-string keys cannot be a JSON object.
     let bad: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into_iter().collect();
     let err = chef
@@ -276,10 +258,8 @@ fn a_schema_checks_the_state_before_it_is_set() {
 fn the_state_rides_snapshot_files_and_old_files_have_none() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
-    let mut chef = chef();
-    chef.push(Message::user("q"));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::System)
-        .unwrap();
+    let mut chef = chef_with_user("q");
+    set_a1(&mut chef, Placement::System);
     chef.save(&path, None).unwrap();
     let expected = chef.request(Target::Gemini).unwrap();
 
@@ -302,11 +282,7 @@ fn the_state_rides_snapshot_files_and_old_files_have_none() {
 
 #[test]
 fn every_target_places_system_state_after_the_history() {
-    let mut chef = chef();
-    chef.set_system_prompt(vec![Message::system("S")]);
-    chef.push(Message::user("q"));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::System)
-        .unwrap();
+    let mut chef = system_state_after_q();
     let state = format!("CURRENT TASK STATE:\n{A1}");
     // Anthropic hoists it into `system` (a cache hazard the audit reports).
     let anthropic = body(&mut chef, Target::Anthropic);
@@ -333,16 +309,14 @@ fn every_target_places_system_state_after_the_history() {
 fn the_cache_audit_reports_system_placed_state_on_anthropic() {
     let mut chef = Chef::new(ChefConfig::default().with_cache_audit(true));
     chef.push(Message::user("q"));
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::System)
-        .unwrap();
+    set_a1(&mut chef, Placement::System);
     let payload = chef.compile(Target::Anthropic).unwrap();
     assert!(
         !payload.meta.cache_issues.is_empty(),
         "{:?}",
         payload.notices
     );
-    chef.set_dynamic_state(&json!({"a": "1"}), Placement::LastUser)
-        .unwrap();
+    set_a1(&mut chef, Placement::LastUser);
     let payload = chef.compile(Target::Anthropic).unwrap();
     assert!(
         payload.meta.cache_issues.is_empty(),

@@ -206,6 +206,25 @@ where
 
 const SHORT: u32 = 512;
 
+/// One fuzz target as two tests: `$short` runs `$few` cases in the default suite; `$long`,
+/// ignored, runs `$many`. `$body` runs the target for `$cases` cases.
+macro_rules! fuzz_tests {
+    ($short:ident, $long:ident, [$few:expr, $many:expr], |$cases:ident| $body:block) => {
+        #[test]
+        fn $short() {
+            let $cases: u32 = $few;
+            $body
+        }
+
+        #[test]
+        #[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
+        fn $long() {
+            let $cases: u32 = $many;
+            $body
+        }
+    };
+}
+
 fn fixture_text(name: &str) -> String {
     std::fs::read_to_string(crate::fixture(name)).unwrap()
 }
@@ -231,16 +250,12 @@ fn load_tool_file(bytes: Vec<u8>) {
     let _ = chef::ir::load_tools_from_str(&text);
 }
 
-#[test]
-fn tool_file_loading_never_panics() {
-    run("load", SHORT, bytes(tool_file_seeds()), load_tool_file);
-}
-
-#[test]
-#[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
-fn fuzz_tool_file_loading() {
-    run("load", 200_000, bytes(tool_file_seeds()), load_tool_file);
-}
+fuzz_tests!(
+    tool_file_loading_never_panics,
+    fuzz_tool_file_loading,
+    [SHORT, 200_000],
+    |cases| { run("load", cases, bytes(tool_file_seeds()), load_tool_file) }
+);
 
 // ---- schema normalisation ----------------------------------------------------------
 
@@ -275,16 +290,12 @@ fn schemas() -> impl Strategy<Value = Value> {
     ]
 }
 
-#[test]
-fn schema_normalisation_never_panics() {
-    run("normalise", SHORT, schemas(), normalise);
-}
-
-#[test]
-#[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
-fn fuzz_schema_normalisation() {
-    run("normalise", 200_000, schemas(), normalise);
-}
+fuzz_tests!(
+    schema_normalisation_never_panics,
+    fuzz_schema_normalisation,
+    [SHORT, 200_000],
+    |cases| { run("normalise", cases, schemas(), normalise) }
+);
 
 // ---- compress + resolve ------------------------------------------------------------
 
@@ -374,39 +385,27 @@ fn compressed_fixture() -> Vec<chef_compress::Compressed> {
         .collect()
 }
 
-#[test]
-fn compress_and_resolve_arbitrary_tool_sets_never_panic() {
-    run("compress", 128, tool_sets(), compress_and_resolve);
-}
+fuzz_tests!(
+    compress_and_resolve_arbitrary_tool_sets_never_panic,
+    fuzz_compress_arbitrary_tool_sets,
+    [128, 20_000],
+    |cases| { run("compress", cases, tool_sets(), compress_and_resolve) }
+);
 
-#[test]
-fn resolve_with_arbitrary_names_and_arguments_never_panics() {
-    let compressed = compressed_fixture();
-    run(
-        "resolve",
-        SHORT,
-        calls_against_fixture(),
-        resolve_fixture(&compressed),
-    );
-}
-
-#[test]
-#[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
-fn fuzz_compress_arbitrary_tool_sets() {
-    run("compress", 20_000, tool_sets(), compress_and_resolve);
-}
-
-#[test]
-#[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
-fn fuzz_resolve() {
-    let compressed = compressed_fixture();
-    run(
-        "resolve",
-        200_000,
-        calls_against_fixture(),
-        resolve_fixture(&compressed),
-    );
-}
+fuzz_tests!(
+    resolve_with_arbitrary_names_and_arguments_never_panics,
+    fuzz_resolve,
+    [SHORT, 200_000],
+    |cases| {
+        let compressed = compressed_fixture();
+        run(
+            "resolve",
+            cases,
+            calls_against_fixture(),
+            resolve_fixture(&compressed),
+        )
+    }
+);
 
 // ---- snapshot loading --------------------------------------------------------------
 
@@ -429,16 +428,12 @@ fn load_snapshot(bytes: Vec<u8>) {
     }
 }
 
-#[test]
-fn snapshot_loading_never_panics() {
-    run("snapshot", SHORT, bytes(snapshot_seeds()), load_snapshot);
-}
-
-#[test]
-#[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
-fn fuzz_snapshot_loading() {
-    run("snapshot", 150_000, bytes(snapshot_seeds()), load_snapshot);
-}
+fuzz_tests!(
+    snapshot_loading_never_panics,
+    fuzz_snapshot_loading,
+    [SHORT, 150_000],
+    |cases| { run("snapshot", cases, bytes(snapshot_seeds()), load_snapshot) }
+);
 
 // ---- provider response parsing -----------------------------------------------------
 
@@ -471,25 +466,17 @@ fn wire_names() -> (WireNames, WireNames) {
     )
 }
 
-#[test]
-fn provider_response_parsing_never_panics() {
-    let names = wire_names();
-    run(
-        "parse",
-        SHORT,
-        bytes(response_seeds()),
-        parse_everywhere(&names),
-    );
-}
-
-#[test]
-#[ignore = "long fuzz run: cargo test --release -- --ignored fuzz"]
-fn fuzz_provider_response_parsing() {
-    let names = wire_names();
-    run(
-        "parse",
-        250_000,
-        bytes(response_seeds()),
-        parse_everywhere(&names),
-    );
-}
+fuzz_tests!(
+    provider_response_parsing_never_panics,
+    fuzz_provider_response_parsing,
+    [SHORT, 250_000],
+    |cases| {
+        let names = wire_names();
+        run(
+            "parse",
+            cases,
+            bytes(response_seeds()),
+            parse_everywhere(&names),
+        )
+    }
+);

@@ -7,41 +7,11 @@ use std::time::Instant;
 use chef::{Chef, ChefConfig, Routed};
 use chef_compress::{Level, Options, Resolution};
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
-use serde_json::{Map, Value, json};
+use serde_json::json;
+
+use crate::support::{dismantle, nested, obj};
 
 const LEVELS: [Level; 4] = [Level::Zero, Level::One, Level::Two, Level::Three];
-
-/// `{"a":{"a":...{"a":1}}}`, `depth` objects deep, built without recursion.
-fn nested(depth: usize) -> Value {
-    let mut v = json!(1);
-    for _ in 0..depth {
-        let mut m = Map::new();
-        m.insert("a".into(), v);
-        v = Value::Object(m);
-    }
-    v
-}
-
-/// Drops a deeply nested value without recursion. serde_json's `Drop` for `Value` recurses,
-/// so a caller that builds a 10,000-deep value must also take it apart; chef's job is only
-/// to never clone, serialise or drop such a value recursively itself.
-fn dismantle(value: Value) {
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Object(map) => stack.extend(map.into_iter().map(|(_, v)| v)),
-            Value::Array(list) => stack.extend(list),
-            _ => {}
-        }
-    }
-}
-
-/// `{key: value}` without `json!` (which clones its arguments recursively).
-fn obj(key: &str, value: Value) -> Value {
-    let mut m = Map::new();
-    m.insert(key.into(), value);
-    Value::Object(m)
-}
 
 /// The same nesting as JSON text.
 fn nested_text(depth: usize) -> String {
@@ -177,18 +147,9 @@ fn a_ref_cycle_is_bounded_work() {
     }
 }
 
-#[test]
-fn a_one_megabyte_tool_name() {
-    let name = "n".repeat(1024 * 1024);
-    let text = format!(r#"[{{"name":"{name}","inputSchema":{{"type":"object"}}}}]"#);
-    let start = Instant::now();
-    let loaded = chef_ir::load_tools_from_str(&text);
-    println!(
-        "load: {:?} in {:?}",
-        loaded.as_ref().map(|l| l.tools.len()),
-        start.elapsed()
-    );
-    let tools = vec![ToolDefinition::new(name.clone(), json!({"type": "object"}))];
+/// Compresses `tools` at every level, then registers them in a new session, printing how
+/// long each took and whether it succeeded; returns the session.
+fn timed_compress_and_register(tools: Vec<ToolDefinition>) -> Chef {
     for level in LEVELS {
         let start = Instant::now();
         let r = chef_compress::compress(&tools, &Options::new().with_level(level));
@@ -202,6 +163,22 @@ fn a_one_megabyte_tool_name() {
     let start = Instant::now();
     let r = chef.register_tools(tools);
     println!("register: ok={} in {:?}", r.is_ok(), start.elapsed());
+    chef
+}
+
+#[test]
+fn a_one_megabyte_tool_name() {
+    let name = "n".repeat(1024 * 1024);
+    let text = format!(r#"[{{"name":"{name}","inputSchema":{{"type":"object"}}}}]"#);
+    let start = Instant::now();
+    let loaded = chef_ir::load_tools_from_str(&text);
+    println!(
+        "load: {:?} in {:?}",
+        loaded.as_ref().map(|l| l.tools.len()),
+        start.elapsed()
+    );
+    let tools = vec![ToolDefinition::new(name.clone(), json!({"type": "object"}))];
+    let mut chef = timed_compress_and_register(tools);
     let _ = chef.route(&ToolCall::new("c", name.as_str(), json!({})));
     for target in Target::ALL {
         let start = Instant::now();
@@ -237,19 +214,7 @@ fn load_one_hundred_thousand_tools() {
             .map_err(|e| e.to_string()),
         start.elapsed()
     );
-    for level in LEVELS {
-        let start = Instant::now();
-        let r = chef_compress::compress(&tools, &Options::new().with_level(level));
-        println!(
-            "compress {level:?}: ok={} in {:?}",
-            r.is_ok(),
-            start.elapsed()
-        );
-    }
-    let mut chef = Chef::new(ChefConfig::default());
-    let start = Instant::now();
-    let r = chef.register_tools(tools);
-    println!("register: ok={} in {:?}", r.is_ok(), start.elapsed());
+    let mut chef = timed_compress_and_register(tools);
     chef.push(Message::user("hi"));
     let start = Instant::now();
     let r = chef.compile(Target::Anthropic);

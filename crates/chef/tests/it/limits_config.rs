@@ -12,10 +12,29 @@ use chef_compress::{
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
 use serde_json::{Map, Value, json};
 
+use crate::support::nested;
+
 const LEVELS: [Level; 4] = [Level::Zero, Level::One, Level::Two, Level::Three];
 
 fn limited(limits: Limits) -> Options {
     Options::new().with_limits(limits)
+}
+
+/// What compressing `tools` at each level gives, which must be an error.
+fn errors_at_every_level(tools: &[ToolDefinition]) -> Vec<CompressError> {
+    LEVELS
+        .into_iter()
+        .map(|level| chef_compress::compress(tools, &Options::new().with_level(level)).unwrap_err())
+        .collect()
+}
+
+/// Asserts compressing `$tools` fails at every level with an error matching `$pattern`.
+macro_rules! assert_refused_at_every_level {
+    ($tools:expr, $pattern:pat) => {
+        for err in errors_at_every_level($tools) {
+            assert!(matches!(err, $pattern), "{err}");
+        }
+    };
 }
 
 fn session(options: Options, tools: Vec<ToolDefinition>) -> Chef {
@@ -30,16 +49,6 @@ fn search_tool() -> ToolDefinition {
         "search_docs",
         json!({"type": "object", "properties": {"q": {"type": "string"}, "filter": {}}, "required": ["q"]}),
     )
-}
-
-fn nested(depth: usize) -> Value {
-    let mut v = json!(1);
-    for _ in 0..depth {
-        let mut m = Map::new();
-        m.insert("a".into(), v);
-        v = Value::Object(m);
-    }
-    v
 }
 
 fn argument_problem(options: &Options, args: &Value) -> ArgumentProblem {
@@ -190,19 +199,13 @@ fn tool_count_is_configurable() {
 #[test]
 fn one_hundred_thousand_tools_are_refused_by_default() {
     let tools = many_tools(100_000);
-    for level in LEVELS {
-        let err = chef_compress::compress(&tools, &Options::new().with_level(level)).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                CompressError::TooManyTools {
-                    count: 100_000,
-                    limit: 10_000
-                }
-            ),
-            "{err}"
-        );
-    }
+    assert_refused_at_every_level!(
+        &tools,
+        CompressError::TooManyTools {
+            count: 100_000,
+            limit: 10_000
+        }
+    );
     let mut chef = session(Options::new(), tools);
     assert!(matches!(
         chef.compile(Target::Anthropic),
@@ -217,19 +220,15 @@ fn tool_name_length_is_configurable() {
         ToolDefinition::new("ok_tool", json!({"type": "object"})),
         ToolDefinition::new(megabyte.as_str(), json!({"type": "object"})),
     ];
-    for level in LEVELS {
-        let err = chef_compress::compress(&tools, &Options::new().with_level(level)).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                CompressError::NameTooLong {
-                    index: 1,
-                    bytes: 1_048_576,
-                    limit: 1024
-                }
-            ),
-            "{err}"
-        );
+    assert_refused_at_every_level!(
+        &tools,
+        CompressError::NameTooLong {
+            index: 1,
+            bytes: 1_048_576,
+            limit: 1024
+        }
+    );
+    for err in errors_at_every_level(&tools) {
         // The message does not echo the name.
         assert!(err.to_string().len() < 200);
     }

@@ -2,6 +2,9 @@
 //! file-system specifics), memory, snapshot files and crash safety.
 #![cfg(test)]
 
+#[macro_use]
+mod support;
+
 mod cache_audit;
 mod compile_cache;
 mod concurrency;

@@ -21,41 +21,18 @@ use chef::store::{
 use chef::{Chef, ChefConfig, ChefEvent, OwnedCall, OwnedReply, ToolsMode};
 use serde_json::{Value, json};
 
-macro_rules! retry_suite {
-    ($backend:ident => $make:expr) => {
-        retry_suite!($backend => optional Some($make));
-    };
-    ($backend:ident => optional $make:expr) => {
-        mod $backend {
-            retry_suite!(@cases $make;
-                disjoint_keys_never_conflict,
-                a_write_whose_fact_is_unchanged_underneath_is_reapplied,
-                the_same_change_made_twice_is_applied_once,
-                an_edit_of_a_key_changed_underneath_is_refused_and_never_overwrites,
-                a_create_racing_a_create_is_refused_unless_it_is_the_same_fact,
-                remove_against_modify_is_refused_both_ways,
-                a_rename_never_deletes_its_source_unless_the_destination_was_saved,
-                a_lost_acknowledgement_is_not_written_twice,
-                an_exhausted_retry_budget_is_a_typed_conflict,
-                direct_writes_keep_conflicting_except_a_delete_of_a_gone_key
-            );
-        }
-    };
-    (@cases $make:expr; $($case:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn $case() {
-                let Some(fixture) = $make else { return };
-                crate::memory_retry::$case(std::sync::Arc::clone(&fixture.store)).await;
-            }
-        )*
-    };
-}
-
-retry_suite!(memory_backend => crate::store_conformance::memory());
-retry_suite!(fs_backend => crate::store_conformance::file_system());
-#[cfg(feature = "postgres")]
-retry_suite!(pg_backend => optional crate::pg::fixture().await);
+backend_suite!(memory_retry, worker_threads = 2;
+    disjoint_keys_never_conflict,
+    a_write_whose_fact_is_unchanged_underneath_is_reapplied,
+    the_same_change_made_twice_is_applied_once,
+    an_edit_of_a_key_changed_underneath_is_refused_and_never_overwrites,
+    a_create_racing_a_create_is_refused_unless_it_is_the_same_fact,
+    remove_against_modify_is_refused_both_ways,
+    a_rename_never_deletes_its_source_unless_the_destination_was_saved,
+    a_lost_acknowledgement_is_not_written_twice,
+    an_exhausted_retry_budget_is_a_typed_conflict,
+    direct_writes_keep_conflicting_except_a_delete_of_a_gone_key
+);
 
 /// One session (one worker's view), its memory loaded from `store` and written through.
 struct Session {
@@ -66,6 +43,11 @@ struct Session {
 impl Session {
     async fn open(store: &Arc<dyn StorageBackend>) -> Self {
         Self::open_with(store, Memory::new()).await
+    }
+
+    /// Two sessions (two workers) on `store`.
+    async fn two(store: &Arc<dyn StorageBackend>) -> (Self, Self) {
+        (Self::open(store).await, Self::open(store).await)
     }
 
     async fn open_with(store: &Arc<dyn StorageBackend>, mut memory: Memory) -> Self {
@@ -117,6 +99,18 @@ impl Session {
         .await
     }
 
+    async fn rename(&mut self, from: &str, to: &str) -> OwnedReply {
+        let (path, new_path) = (
+            format!("context://memory/{from}"),
+            format!("context://memory/{to}"),
+        );
+        self.call(
+            "context",
+            json!({"command": "rename", "path": path, "new_path": new_path}),
+        )
+        .await
+    }
+
     async fn delete(&mut self, k: &str) -> OwnedReply {
         let path = format!("context://memory/{k}");
         self.call("context", json!({"command": "delete", "path": path}))
@@ -154,9 +148,14 @@ fn assert_ok(reply: &OwnedReply) {
     assert!(!reply.is_error, "{}", reply.text);
 }
 
+/// Asserts the tool refused, saying `why`.
+fn assert_refused(reply: &OwnedReply, why: &str) {
+    assert!(reply.is_error);
+    assert!(reply.text.contains(why), "{}", reply.text);
+}
+
 pub(crate) async fn disjoint_keys_never_conflict(store: Arc<dyn StorageBackend>) {
-    let mut a = Session::open(&store).await;
-    let mut b = Session::open(&store).await;
+    let (mut a, mut b) = Session::two(&store).await;
     for i in 0..3 {
         assert_ok(&a.create(&format!("a{i}"), "from a").await);
         assert_ok(&b.create(&format!("b{i}"), "from b").await);
@@ -215,8 +214,7 @@ pub(crate) async fn a_write_whose_fact_is_unchanged_underneath_is_reapplied(
 
 pub(crate) async fn the_same_change_made_twice_is_applied_once(store: Arc<dyn StorageBackend>) {
     seed(&store, "tz", "UTC").await;
-    let mut a = Session::open(&store).await;
-    let mut b = Session::open(&store).await;
+    let (mut a, mut b) = Session::two(&store).await;
     assert_ok(&b.replace("tz", "UTC", "CET").await);
     let after_b = stored(&store, "tz").await.unwrap();
     assert_ok(&a.replace("tz", "UTC", "CET").await);
@@ -238,20 +236,15 @@ pub(crate) async fn an_edit_of_a_key_changed_underneath_is_refused_and_never_ove
     store: Arc<dyn StorageBackend>,
 ) {
     seed(&store, "plan", "step one").await;
-    let mut a = Session::open(&store).await;
-    let mut b = Session::open(&store).await;
+    let (mut a, mut b) = Session::two(&store).await;
     assert_ok(&b.replace("plan", "step one", "step one, then two").await);
 
     // A's model never saw B's value; its edit (which would still apply textually) must not
     // be merged into it, nor overwrite it.
     let reply = a.replace("plan", "step one", "step 1").await;
-    assert!(reply.is_error);
-    assert!(
-        reply
-            .text
-            .contains("context://memory/plan was changed by someone else meanwhile"),
-        "{}",
-        reply.text
+    assert_refused(
+        &reply,
+        "context://memory/plan was changed by someone else meanwhile",
     );
     assert_eq!(
         stored(&store, "plan").await.unwrap().value(),
@@ -272,18 +265,10 @@ pub(crate) async fn an_edit_of_a_key_changed_underneath_is_refused_and_never_ove
 pub(crate) async fn a_create_racing_a_create_is_refused_unless_it_is_the_same_fact(
     store: Arc<dyn StorageBackend>,
 ) {
-    let mut a = Session::open(&store).await;
-    let mut b = Session::open(&store).await;
+    let (mut a, mut b) = Session::two(&store).await;
     assert_ok(&b.create("lang", "Rust").await);
     let reply = a.create("lang", "Go").await;
-    assert!(reply.is_error);
-    assert!(
-        reply
-            .text
-            .contains("context://memory/lang was created by someone else"),
-        "{}",
-        reply.text
-    );
+    assert_refused(&reply, "context://memory/lang was created by someone else");
     assert_eq!(stored(&store, "lang").await.unwrap().value(), "Rust");
     assert_eq!(a.value("lang").as_deref(), Some("Rust"));
 
@@ -306,8 +291,7 @@ pub(crate) async fn a_create_racing_a_create_is_refused_unless_it_is_the_same_fa
 pub(crate) async fn remove_against_modify_is_refused_both_ways(store: Arc<dyn StorageBackend>) {
     seed(&store, "x", "one").await;
     seed(&store, "y", "one").await;
-    let mut a = Session::open(&store).await;
-    let mut b = Session::open(&store).await;
+    let (mut a, mut b) = Session::two(&store).await;
 
     // B edits x, then A (which saw "one") removes it: refused, B's edit stays.
     assert_ok(&b.replace("x", "one", "two").await);
@@ -324,14 +308,7 @@ pub(crate) async fn remove_against_modify_is_refused_both_ways(store: Arc<dyn St
             json!({"action": "update", "key": "y", "value": "resurrected"}),
         )
         .await;
-    assert!(reply.is_error);
-    assert!(
-        reply
-            .text
-            .contains("context://memory/y was deleted by someone else"),
-        "{}",
-        reply.text
-    );
+    assert_refused(&reply, "context://memory/y was deleted by someone else");
     assert!(stored(&store, "y").await.is_none());
     assert_eq!(a.value("y"), None);
     assert!(a.retries().is_empty());
@@ -341,23 +318,10 @@ pub(crate) async fn a_rename_never_deletes_its_source_unless_the_destination_was
     store: Arc<dyn StorageBackend>,
 ) {
     seed(&store, "old", "keep me").await;
-    let mut a = Session::open(&store).await;
-    let mut b = Session::open(&store).await;
+    let (mut a, mut b) = Session::two(&store).await;
     assert_ok(&b.create("new", "taken").await);
-    let reply = a
-        .call(
-            "context",
-            json!({"command": "rename", "path": "context://memory/old", "new_path": "context://memory/new"}),
-        )
-        .await;
-    assert!(reply.is_error);
-    assert!(
-        reply
-            .text
-            .contains("context://memory/old was not saved either"),
-        "{}",
-        reply.text
-    );
+    let reply = a.rename("old", "new").await;
+    assert_refused(&reply, "context://memory/old was not saved either");
     assert_eq!(stored(&store, "old").await.unwrap().value(), "keep me");
     assert_eq!(stored(&store, "new").await.unwrap().value(), "taken");
     assert_eq!(a.value("old").as_deref(), Some("keep me"));

@@ -14,6 +14,8 @@ use chef::{
 use chef_ir::{Content, Message, Role, Target, ToolCall, ToolResult};
 use serde_json::json;
 
+use crate::support::{block_on, handoff_config};
+
 /// A summariser that answers from a script and records what it was given.
 #[derive(Default)]
 struct Scripted {
@@ -60,9 +62,17 @@ fn ok(text: &str) -> Result<String, SummarizerError> {
 
 /// A session with a small window over a heuristic count: ten 400-char turns overflow it.
 fn chef(window: u64) -> Chef {
-    Chef::new(
-        ChefConfig::default().with_overflow(OverflowConfig::default().with_context_window(window)),
-    )
+    overflowing(OverflowConfig::default().with_context_window(window))
+}
+
+/// A 1,000-token window, otherwise the default overflow configuration.
+fn window_1000() -> OverflowConfig {
+    OverflowConfig::default().with_context_window(1_000)
+}
+
+/// A session with this overflow configuration.
+fn overflowing(config: OverflowConfig) -> Chef {
+    Chef::new(ChefConfig::default().with_overflow(config))
 }
 
 fn fill(chef: &mut Chef, turns: usize) {
@@ -77,14 +87,6 @@ fn fill(chef: &mut Chef, turns: usize) {
 
 fn texts(chef: &Chef) -> Vec<String> {
     chef.history().iter().map(Message::text).collect()
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-        .block_on(f)
 }
 
 #[test]
@@ -218,12 +220,7 @@ fn three_failures_open_the_breaker_until_the_history_is_cleared() {
 fn new_context_forces_a_summary_of_everything_before_the_last_turn() {
     let summarizer = Scripted::new(vec![ok("short")]);
     // No context window at all: only forced overflows happen.
-    let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_tools_mode(ToolsMode::Unified)
-            .with_handoff(true),
-    )
-    .with_summarizer(summarizer.clone());
+    let mut chef = Chef::new(handoff_config()).with_summarizer(summarizer.clone());
     fill(&mut chef, 2);
     chef.push(Message::user("next task"));
     assert!(matches!(
@@ -258,7 +255,7 @@ fn without_a_summarizer_older_turns_are_archived_and_readable() {
     let mut chef = Chef::new(
         ChefConfig::default()
             .with_tools_mode(ToolsMode::Unified)
-            .with_overflow(OverflowConfig::default().with_context_window(1_000)),
+            .with_overflow(window_1000()),
     );
     fill(&mut chef, 10);
     let outcome = block_on(chef.overflow()).expect("overflow");
@@ -299,15 +296,9 @@ fn a_reported_usage_over_the_trigger_triggers_and_is_consumed() {
 fn a_tokenizer_keeps_recent_turns_within_a_ratio_of_the_trigger() {
     let summarizer = Scripted::new(vec![ok("s")]);
     // 100 tokens per message; trigger 700; keep within 0.3 × 700 = 210 → two messages.
-    let mut chef = Chef::new(
-        ChefConfig::default().with_overflow(
-            OverflowConfig::default()
-                .with_context_window(1_000)
-                .with_preserve(Preserve::Ratio(0.3)),
-        ),
-    )
-    .with_tokenizer(Arc::new(|_: &Message| 100))
-    .with_summarizer(summarizer.clone());
+    let mut chef = overflowing(window_1000().with_preserve(Preserve::Ratio(0.3)))
+        .with_tokenizer(Arc::new(|_: &Message| 100))
+        .with_summarizer(summarizer.clone());
     fill(&mut chef, 4);
     assert_eq!(chef.budget().current, 800);
     assert!(matches!(
@@ -320,14 +311,8 @@ fn a_tokenizer_keeps_recent_turns_within_a_ratio_of_the_trigger() {
 #[test]
 fn large_tool_results_reach_the_summarizer_as_a_stub() {
     let summarizer = Scripted::new(vec![ok("s")]);
-    let mut chef = Chef::new(
-        ChefConfig::default().with_overflow(
-            OverflowConfig::default()
-                .with_context_window(1_000)
-                .with_tool_result_stub_threshold(100),
-        ),
-    )
-    .with_summarizer(summarizer.clone());
+    let mut chef = overflowing(window_1000().with_tool_result_stub_threshold(100))
+        .with_summarizer(summarizer.clone());
     chef.push(Message::assistant_with(vec![Content::ToolCall(
         ToolCall::new("c1", "fetch_page", json!({})),
     )]));

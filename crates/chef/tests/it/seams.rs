@@ -11,7 +11,7 @@ use std::sync::Arc;
 use chef::{
     Chef, ChefConfig, ChefError, KeepReason, OwnedCall, PrunePolicy, RegistryError, RestoreOptions,
     RouteError, Routed, ToolGroup, ToolsMode,
-    compress::search::dense::{DenseConfig, ModelKind, WordTableEmbedder},
+    compress::search::dense::DenseConfig,
     dynamic::{InjectError, InjectionView, Injections},
     memory::{Memory, SetOptions, Ttl},
     store::{Expect, MemoryBackend, StoreKey},
@@ -19,6 +19,8 @@ use chef::{
 use chef_compress::{Level, Options};
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
+
+use crate::support::{handoff_config, toy_table, two_tools};
 
 const LEVELS: [Level; 5] = [
     Level::Zero,
@@ -57,6 +59,21 @@ fn session(level: Level) -> Chef {
 fn with_tool(mut tools: Vec<ToolDefinition>, tool: ToolDefinition) -> Vec<ToolDefinition> {
     tools.push(tool);
     tools
+}
+
+/// The call the model writes for `name(args)` at the session's level.
+fn encoded(chef: &Chef, name: &str, args: Value) -> ToolCall {
+    chef.encode_call(name, args).unwrap()
+}
+
+/// Asserts the model's call of `gdrive_upload_file` is blocked; returns that call.
+fn assert_upload_blocked(chef: &mut Chef, level: Level) -> ToolCall {
+    let call = encoded(chef, "gdrive_upload_file", json!({"file_name": "a"}));
+    assert!(
+        matches!(chef.route(&call), Routed::Blocked { .. }),
+        "{level:?}"
+    );
+    call
 }
 
 fn called(routed: &Routed) -> Option<&str> {
@@ -282,12 +299,7 @@ async fn a_blocked_owned_tool_is_refused_on_every_route() {
     assert!(chef.memory().unwrap().is_empty());
 
     // The unified context tool and the handoff tool.
-    let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_tools_mode(ToolsMode::Unified)
-            .with_handoff(true),
-    )
-    .with_memory(Memory::new());
+    let mut chef = Chef::new(handoff_config()).with_memory(Memory::new());
     chef.set_blocked_tools(["context", "new_context"]);
     let write = json!({"command": "create", "path": "memory/lang", "file_text": "Rust"});
     assert!(matches!(
@@ -442,13 +454,7 @@ async fn a_tool_blocked_now_stays_blocked_after_loading_an_older_save() {
         chef.load(&path).unwrap();
         assert_eq!(chef.pruner().blocked_tools(), ["gdrive_upload_file"]);
         chef.compile(Target::Gemini).unwrap();
-        let call = chef
-            .encode_call("gdrive_upload_file", json!({"file_name": "a"}))
-            .unwrap();
-        assert!(
-            matches!(chef.route(&call), Routed::Blocked { .. }),
-            "{level:?}"
-        );
+        let call = assert_upload_blocked(&mut chef, level);
         chef.load_from_store(&store, &key).await.unwrap();
         assert!(matches!(chef.route(&call), Routed::Blocked { .. }));
 
@@ -489,21 +495,7 @@ fn memory_in_a_snapshot_is_restored_into_a_session_built_without_memory() {
 }
 
 fn embedder() -> DenseConfig {
-    let table = WordTableEmbedder::new("toy", ModelKind::Static, 2)
-        .with_word("car", [1.0, 0.0])
-        .with_word("ride", [0.9, 0.1])
-        .with_word("weather", [0.0, 1.0])
-        .with_word("rain", [0.1, 0.9]);
-    DenseConfig::new(Arc::new(table))
-}
-
-fn two_tools() -> Vec<ToolDefinition> {
-    vec![
-        ToolDefinition::new("uber_request", json!({"type": "object"}))
-            .with_description("Request a car to a destination."),
-        ToolDefinition::new("weather_now", json!({"type": "object"}))
-            .with_description("Current weather for a city."),
-    ]
+    DenseConfig::new(Arc::new(toy_table()))
 }
 
 // ---- 10. hybrid ranking and the pruning policy, from the session ----------------------------
@@ -576,13 +568,7 @@ fn a_blocklist_entry_in_other_case_blocks_and_a_typo_is_reported() {
         // Once, not every turn.
         let second = chef.compile(Target::OpenAiResponses).unwrap();
         assert!(!second.notices.iter().any(|n| n.contains("uplaod")));
-        let call = chef
-            .encode_call("gdrive_upload_file", json!({"file_name": "a"}))
-            .unwrap();
-        assert!(
-            matches!(chef.route(&call), Routed::Blocked { .. }),
-            "{level:?}"
-        );
+        assert_upload_blocked(&mut chef, level);
     }
 }
 
@@ -609,9 +595,7 @@ fn flat_tools_and_a_toolkit_are_sent_together() {
         let call = chef.encode_call("active_locations", json!({})).unwrap();
         assert_eq!(called(&chef.route(&call)), Some("active_locations"));
         // The loader, as the model writes it at this level (a code at 3, `load(op…)` at 2).
-        let load = chef
-            .encode_call("load_toolkit", json!({"toolkit_name": "weather"}))
-            .unwrap();
+        let load = encoded(&chef, "load_toolkit", json!({"toolkit_name": "weather"}));
         assert!(
             matches!(chef.route(&load), Routed::ToolkitLoaded { .. }),
             "{level:?}"
@@ -670,11 +654,7 @@ fn a_toolkit_load_and_its_announcement_leave_blocked_tools_out() {
 
 #[tokio::test]
 async fn the_readme_loop_acts_on_new_context() {
-    let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_tools_mode(ToolsMode::Unified)
-            .with_handoff(true),
-    );
+    let mut chef = Chef::new(handoff_config());
     chef.register_tools(two_tools()).unwrap();
     for i in 0..3 {
         chef.push(Message::user(format!("step {i}")));

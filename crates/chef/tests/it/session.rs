@@ -8,6 +8,8 @@ use chef_compress::Level;
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
 
+use crate::support::handoff_config;
+
 fn corpus() -> Vec<ToolDefinition> {
     let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.json")).unwrap();
     chef_ir::load_tools_from_str(&text).unwrap().tools
@@ -379,12 +381,7 @@ fn owned_tools_follow_the_mode() {
     assert!(names(&mut Chef::new(ChefConfig::default())).is_empty());
     let mut legacy = Chef::new(ChefConfig::default()).with_memory(Memory::new());
     assert_eq!(names(&mut legacy), ["create_memory", "modify_memory"]);
-    let mut unified = Chef::new(
-        ChefConfig::default()
-            .with_tools_mode(ToolsMode::Unified)
-            .with_handoff(true),
-    )
-    .with_memory(Memory::new());
+    let mut unified = Chef::new(handoff_config()).with_memory(Memory::new());
     assert_eq!(names(&mut unified), ["context", "new_context"]);
 }
 

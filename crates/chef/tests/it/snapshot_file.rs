@@ -3,10 +3,12 @@
 use std::collections::BTreeMap;
 use std::fs;
 
-use chef::memory::{Memory, MemoryState, SetOptions};
+use chef::memory::MemoryState;
 use chef::snapshot::{self, FORMAT_VERSION, Snapshot, SnapshotError};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
+
+use crate::support::memory_with;
 
 /// A stand-in for the session snapshot: the shapes it will hold (messages with free-form
 /// JSON, announcements in order, a blocklist, memory state, counters).
@@ -21,14 +23,7 @@ struct Payload {
 }
 
 fn payload() -> Payload {
-    let mut memory = Memory::new();
-    memory
-        .set(
-            "lang",
-            "Rust \u{1F980}",
-            SetOptions::new().with_description("d"),
-        )
-        .unwrap();
+    let memory = memory_with("lang", "Rust \u{1F980}", "d");
     let history = vec![
         chef::ir::Message::system("You are careful.").with_cache_breakpoint(true),
         chef::ir::Message::user("hi \"there\" <b>"),

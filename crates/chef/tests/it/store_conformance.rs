@@ -1,8 +1,8 @@
 //! One backend-conformance suite, run against every `StorageBackend`.
 //!
 //! Each case is a plain async function over `Arc<dyn StorageBackend>`; the
-//! `conformance_suite!` macro instantiates every case as a `#[tokio::test]` for one backend.
-//! Adding a backend is one more `conformance_suite!` line. The PostgreSQL backend (feature
+//! `backend_suite!` macro (in `support.rs`) instantiates every case as a `#[tokio::test]` for
+//! each backend. Adding a backend is one more line there. The PostgreSQL backend (feature
 //! `postgres`) runs the same cases against a real server (see `pg.rs`), each in a fresh
 //! schema, and skips loudly when no server is available.
 
@@ -14,6 +14,8 @@ use chef::store::{
     Entry, Expect, FsBackend, MemoryBackend, Namespace, StorageBackend, StoreError, StoreKey,
 };
 use tempfile::TempDir;
+
+use crate::support::{content, increment_retrying, key};
 
 /// A backend under test plus whatever must live as long as it (a temp directory).
 pub(crate) struct Fixture {
@@ -54,52 +56,24 @@ pub(crate) fn file_system() -> Fixture {
     }
 }
 
-macro_rules! conformance_suite {
-    ($backend:ident => $make:expr) => {
-        conformance_suite!($backend => optional Some($make));
-    };
-    ($backend:ident => optional $make:expr) => {
-        mod $backend {
-            conformance_suite!(@cases $make;
-                put_then_get_returns_the_entry_and_its_version,
-                every_write_changes_the_version,
-                compare_and_set_refuses_stale_writes_and_changes_nothing,
-                expect_any_overwrites_whatever_is_stored,
-                delete_honours_its_expectation,
-                a_recreated_key_never_reuses_a_version,
-                list_filters_by_prefix_and_sorts_by_bytes,
-                scan_returns_entries_with_versions_in_key_order,
-                namespaces_are_isolated,
-                unusual_but_valid_keys_round_trip,
-                concurrent_writers_that_retry_lose_no_update,
-                concurrent_creators_exactly_one_wins,
-                a_second_holder_is_refused_while_the_lease_holds,
-                an_expired_lease_is_taken_over_and_the_old_grant_is_dead,
-                concurrent_claimers_exactly_one_wins,
-                a_saved_session_loads_with_its_version_and_stale_saves_conflict
-            );
-        }
-    };
-    (@cases $make:expr; $($case:ident),* $(,)?) => {
-        $(
-            #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-            async fn $case() {
-                // `None`: no server for this backend; the fixture said so loudly.
-                let Some(fixture) = $make else { return };
-                crate::store_conformance::$case(std::sync::Arc::clone(&fixture.store)).await;
-            }
-        )*
-    };
-}
-
-conformance_suite!(memory_backend => crate::store_conformance::memory());
-conformance_suite!(fs_backend => crate::store_conformance::file_system());
-#[cfg(feature = "postgres")]
-conformance_suite!(pg_backend => optional crate::pg::fixture().await);
-
-fn key(k: &str) -> StoreKey {
-    StoreKey::new(k).unwrap()
-}
+backend_suite!(store_conformance, worker_threads = 4;
+    put_then_get_returns_the_entry_and_its_version,
+    every_write_changes_the_version,
+    compare_and_set_refuses_stale_writes_and_changes_nothing,
+    expect_any_overwrites_whatever_is_stored,
+    delete_honours_its_expectation,
+    a_recreated_key_never_reuses_a_version,
+    list_filters_by_prefix_and_sorts_by_bytes,
+    scan_returns_entries_with_versions_in_key_order,
+    namespaces_are_isolated,
+    unusual_but_valid_keys_round_trip,
+    concurrent_writers_that_retry_lose_no_update,
+    concurrent_creators_exactly_one_wins,
+    a_second_holder_is_refused_while_the_lease_holds,
+    an_expired_lease_is_taken_over_and_the_old_grant_is_dead,
+    concurrent_claimers_exactly_one_wins,
+    a_saved_session_loads_with_its_version_and_stale_saves_conflict
+);
 
 fn expect_conflict<T: std::fmt::Debug>(result: Result<T, StoreError>, want_current: Option<u64>) {
     match result {
@@ -343,16 +317,7 @@ pub(crate) async fn namespaces_are_isolated(store: Arc<dyn StorageBackend>) {
             .await
             .unwrap();
     }
-    assert_eq!(
-        store
-            .get(&Namespace::NOTES, &k)
-            .await
-            .unwrap()
-            .unwrap()
-            .value
-            .content(),
-        "notes-1"
-    );
+    assert_eq!(content(&*store, &Namespace::NOTES, &k).await, "notes-1");
     assert!(
         store
             .delete(&Namespace::NOTES, &k, Expect::Any)
@@ -360,26 +325,8 @@ pub(crate) async fn namespaces_are_isolated(store: Arc<dyn StorageBackend>) {
             .unwrap()
     );
     assert!(store.get(&Namespace::NOTES, &k).await.unwrap().is_none());
-    assert_eq!(
-        store
-            .get(&Namespace::MEMORY, &k)
-            .await
-            .unwrap()
-            .unwrap()
-            .value
-            .content(),
-        "memory-0"
-    );
-    assert_eq!(
-        store
-            .get(&custom, &k)
-            .await
-            .unwrap()
-            .unwrap()
-            .value
-            .content(),
-        "team-1-4"
-    );
+    assert_eq!(content(&*store, &Namespace::MEMORY, &k).await, "memory-0");
+    assert_eq!(content(&*store, &custom, &k).await, "team-1-4");
     assert_eq!(
         store.list(&Namespace::VFS, "").await.unwrap(),
         std::slice::from_ref(&k)
@@ -411,27 +358,9 @@ pub(crate) async fn unusual_but_valid_keys_round_trip(store: Arc<dyn StorageBack
         .await
         .unwrap();
     for k in keys {
-        assert_eq!(
-            store
-                .get(&ns, &key(k))
-                .await
-                .unwrap()
-                .unwrap()
-                .value
-                .content(),
-            k
-        );
+        assert_eq!(content(&*store, &ns, &key(k)).await, k);
     }
-    assert_eq!(
-        store
-            .get(&ns, &key("big"))
-            .await
-            .unwrap()
-            .unwrap()
-            .value
-            .content(),
-        big
-    );
+    assert_eq!(content(&*store, &ns, &key("big")).await, big);
     assert_eq!(store.list(&ns, "").await.unwrap().len(), keys.len() + 1);
 }
 
@@ -443,25 +372,11 @@ pub(crate) async fn concurrent_writers_that_retry_lose_no_update(store: Arc<dyn 
     let mut handles = Vec::new();
     for _ in 0..TASKS {
         let store = Arc::clone(&store);
-        let (ns, k) = (ns.clone(), k.clone());
+        let k = k.clone();
         handles.push(tokio::spawn(async move {
             let mut conflicts = 0u64;
             for _ in 0..INCREMENTS {
-                loop {
-                    let read = store.get(&ns, &k).await.unwrap();
-                    let n: u64 = read
-                        .as_ref()
-                        .map_or(0, |r| r.value.content().parse().unwrap());
-                    let expect = Expect::from_read(read.as_ref());
-                    match store
-                        .put(&ns, &k, Entry::new((n + 1).to_string()), expect)
-                        .await
-                    {
-                        Ok(_) => break,
-                        Err(e) if e.is_conflict() => conflicts += 1,
-                        Err(e) => panic!("{e}"),
-                    }
-                }
+                conflicts += increment_retrying(&*store, &k).await;
             }
             conflicts
         }));

@@ -7,8 +7,17 @@ use chef::store::{
     Entry, Expect, FsBackend, KeyProblem, Namespace, StorageBackend, StoreError, StoreKey,
 };
 
-fn key(k: &str) -> StoreKey {
-    StoreKey::new(k).unwrap()
+use crate::support::{content, increment_retrying, key};
+
+/// Puts `content` at key `k` of `ns`.
+async fn put(
+    store: &FsBackend,
+    ns: &Namespace,
+    k: &str,
+    content: &str,
+    expect: Expect,
+) -> Result<u64, StoreError> {
+    store.put(ns, &key(k), Entry::new(content), expect).await
 }
 
 fn assert_refused<T: std::fmt::Debug>(result: Result<T, StoreError>, want: KeyProblem) {
@@ -16,6 +25,18 @@ fn assert_refused<T: std::fmt::Debug>(result: Result<T, StoreError>, want: KeyPr
         Err(StoreError::InvalidKey(e)) => assert_eq!(e.problem, want, "{e}"),
         other => panic!("expected an invalid-key error, got {other:?}"),
     }
+}
+
+/// Asserts a read of key `get` and a blind write of key `put` in `ns` are both refused with
+/// `want`.
+async fn assert_get_and_put_refused(
+    store: &FsBackend,
+    ns: &Namespace,
+    [get, put_key]: [&str; 2],
+    want: KeyProblem,
+) {
+    assert_refused(store.get(ns, &key(get)).await, want);
+    assert_refused(put(store, ns, put_key, "x", Expect::Any).await, want);
 }
 
 #[tokio::test]
@@ -32,15 +53,15 @@ async fn an_entry_file_is_a_compact_json_envelope_with_the_version_first() {
         fs::read_to_string(&path).unwrap(),
         format!(r#"{{"version":{v},"content":"TS","meta":{{"description":"d"}}}}"#)
     );
-    store
-        .put(
-            &Namespace::NOTES,
-            &key("sub/plan.md"),
-            Entry::new("# plan"),
-            Expect::Absent,
-        )
-        .await
-        .unwrap();
+    put(
+        &store,
+        &Namespace::NOTES,
+        "sub/plan.md",
+        "# plan",
+        Expect::Absent,
+    )
+    .await
+    .unwrap();
     let note = fs::read_to_string(store.root().join("notes/sub.d/plan.md.json")).unwrap();
     assert!(note.ends_with(r##","content":"# plan"}"##), "{note}");
 }
@@ -50,13 +71,7 @@ async fn entries_survive_reopening_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let v = {
         let store = FsBackend::open(dir.path()).unwrap();
-        store
-            .put(
-                &Namespace::NOTES,
-                &key("a/b"),
-                Entry::new("kept"),
-                Expect::Absent,
-            )
+        put(&store, &Namespace::NOTES, "a/b", "kept", Expect::Absent)
             .await
             .unwrap()
     };
@@ -86,21 +101,13 @@ async fn symlinks_out_of_the_root_are_refused_and_nothing_is_written_outside() {
     // A directory link inside a namespace.
     fs::create_dir_all(root.join("notes")).unwrap();
     symlink(outside.path(), root.join("notes/evil.d")).unwrap();
-    assert_refused(
-        store.get(&Namespace::NOTES, &key("evil/secret")).await,
+    assert_get_and_put_refused(
+        &store,
+        &Namespace::NOTES,
+        ["evil/secret", "evil/planted"],
         KeyProblem::Symlink,
-    );
-    assert_refused(
-        store
-            .put(
-                &Namespace::NOTES,
-                &key("evil/planted"),
-                Entry::new("x"),
-                Expect::Any,
-            )
-            .await,
-        KeyProblem::Symlink,
-    );
+    )
+    .await;
     assert_refused(
         store
             .delete(&Namespace::NOTES, &key("evil/secret"), Expect::Any)
@@ -112,21 +119,13 @@ async fn symlinks_out_of_the_root_are_refused_and_nothing_is_written_outside() {
 
     // A namespace directory that is a link.
     symlink(outside.path(), root.join("vfs")).unwrap();
-    assert_refused(
-        store.get(&Namespace::VFS, &key("secret")).await,
+    assert_get_and_put_refused(
+        &store,
+        &Namespace::VFS,
+        ["secret", "planted"],
         KeyProblem::Symlink,
-    );
-    assert_refused(
-        store
-            .put(
-                &Namespace::VFS,
-                &key("planted"),
-                Entry::new("x"),
-                Expect::Any,
-            )
-            .await,
-        KeyProblem::Symlink,
-    );
+    )
+    .await;
 
     // An entry file that is a link.
     fs::create_dir_all(root.join("memory")).unwrap();
@@ -135,21 +134,13 @@ async fn symlinks_out_of_the_root_are_refused_and_nothing_is_written_outside() {
         root.join("memory/lang.json"),
     )
     .unwrap();
-    assert_refused(
-        store.get(&Namespace::MEMORY, &key("lang")).await,
+    assert_get_and_put_refused(
+        &store,
+        &Namespace::MEMORY,
+        ["lang", "lang"],
         KeyProblem::Symlink,
-    );
-    assert_refused(
-        store
-            .put(
-                &Namespace::MEMORY,
-                &key("lang"),
-                Entry::new("x"),
-                Expect::Any,
-            )
-            .await,
-        KeyProblem::Symlink,
-    );
+    )
+    .await;
 
     let mut outside_names: Vec<_> = fs::read_dir(outside.path())
         .unwrap()
@@ -190,16 +181,13 @@ async fn something_else_in_the_way_of_a_key_is_refused() {
     let store = FsBackend::open(dir.path()).unwrap();
     fs::create_dir_all(store.root().join("notes/a.json")).unwrap();
     fs::write(store.root().join("notes/b.d"), "not a directory").unwrap();
-    assert_refused(
-        store.get(&Namespace::NOTES, &key("a")).await,
+    assert_get_and_put_refused(
+        &store,
+        &Namespace::NOTES,
+        ["a", "b/c"],
         KeyProblem::NotAnEntry,
-    );
-    assert_refused(
-        store
-            .put(&Namespace::NOTES, &key("b/c"), Entry::new("x"), Expect::Any)
-            .await,
-        KeyProblem::NotAnEntry,
-    );
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -220,34 +208,15 @@ async fn a_corrupt_entry_is_a_typed_error_and_only_a_blind_write_replaces_it() {
             other => panic!("{body:?}: {other:?}"),
         }
         assert!(matches!(
-            store
-                .put(
-                    &Namespace::MEMORY,
-                    &key("lang"),
-                    Entry::new("x"),
-                    Expect::Absent
-                )
-                .await,
+            put(&store, &Namespace::MEMORY, "lang", "x", Expect::Absent).await,
             Err(StoreError::Corrupt { .. })
         ));
     }
-    store
-        .put(
-            &Namespace::MEMORY,
-            &key("lang"),
-            Entry::new("fixed"),
-            Expect::Any,
-        )
+    put(&store, &Namespace::MEMORY, "lang", "fixed", Expect::Any)
         .await
         .unwrap();
     assert_eq!(
-        store
-            .get(&Namespace::MEMORY, &key("lang"))
-            .await
-            .unwrap()
-            .unwrap()
-            .value
-            .content(),
+        content(&store, &Namespace::MEMORY, &key("lang")).await,
         "fixed"
     );
 }
@@ -256,13 +225,7 @@ async fn a_corrupt_entry_is_a_typed_error_and_only_a_blind_write_replaces_it() {
 async fn foreign_and_hidden_files_are_not_listed() {
     let dir = tempfile::tempdir().unwrap();
     let store = FsBackend::open(dir.path()).unwrap();
-    store
-        .put(
-            &Namespace::NOTES,
-            &key("real"),
-            Entry::new("x"),
-            Expect::Absent,
-        )
+    put(&store, &Namespace::NOTES, "real", "x", Expect::Absent)
         .await
         .unwrap();
     let ns_dir = store.root().join("notes");
@@ -310,25 +273,7 @@ async fn two_handles_on_one_root_keep_compare_and_set() {
         let k = k.clone();
         handles.push(tokio::spawn(async move {
             for _ in 0..10 {
-                loop {
-                    let read = store.get(&Namespace::MEMORY, &k).await.unwrap();
-                    let n: u64 = read
-                        .as_ref()
-                        .map_or(0, |r| r.value.content().parse().unwrap());
-                    match store
-                        .put(
-                            &Namespace::MEMORY,
-                            &k,
-                            Entry::new((n + 1).to_string()),
-                            Expect::from_read(read.as_ref()),
-                        )
-                        .await
-                    {
-                        Ok(_) => break,
-                        Err(e) if e.is_conflict() => {}
-                        Err(e) => panic!("{e}"),
-                    }
-                }
+                increment_retrying(&*store, &k).await;
             }
         }));
     }
@@ -349,13 +294,7 @@ fn the_backend_works_outside_a_tokio_runtime() {
     let dir = tempfile::tempdir().unwrap();
     let store = FsBackend::open(dir.path()).unwrap();
     let fut = async {
-        store
-            .put(
-                &Namespace::NOTES,
-                &key("x"),
-                Entry::new("y"),
-                Expect::Absent,
-            )
+        put(&store, &Namespace::NOTES, "x", "y", Expect::Absent)
             .await
             .unwrap();
         store

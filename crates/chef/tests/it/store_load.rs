@@ -23,7 +23,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write as _};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,8 @@ use chef::ir::Message;
 use chef::memory::{Memory, SetOptions};
 use chef::store::{Expect, FsBackend, StorageBackend, StoreError, StoreKey};
 use chef::{Chef, ChefConfig, ChefError};
+
+use crate::support::{Rng, child_test};
 
 const CHILD_ENV: &str = "CHEF_LOAD_CHILD";
 const LEASE_TTL: Duration = Duration::from_millis(800);
@@ -74,20 +76,6 @@ async fn open(backend: &str) -> Arc<dyn StorageBackend> {
 
 fn new_chef() -> Chef {
     Chef::new(ChefConfig::default()).with_memory(Memory::new())
-}
-
-/// A small xorshift generator: deterministic per seed, no dependency.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % (n as u64)).unwrap()
-    }
 }
 
 /// One turn on `session`: load, apply, save with compare-and-set. `Ok(None)` when the
@@ -196,20 +184,8 @@ struct Stats {
 }
 
 fn spawn_worker(plan: &Plan, stats: &Arc<Mutex<Stats>>) -> Child {
-    let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
-        .args([
-            "store_load::load_worker",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-            "--nocapture",
-        ])
-        .env(
-            CHILD_ENV,
-            format!("{}|{}|{}", plan.sessions, plan.turns, plan.backend),
-        )
-        .stdin(Stdio::null())
+    let spec = format!("{}|{}|{}", plan.sessions, plan.turns, plan.backend);
+    let mut child = child_test("store_load::load_worker", CHILD_ENV, spec)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -333,6 +309,19 @@ fn run(plan: &Plan) -> Stats {
     stats
 }
 
+/// Runs the plan `plan` makes for a backend on a fresh PostgreSQL schema; `None` (nothing
+/// run) when there is no server.
+#[cfg(feature = "postgres")]
+async fn run_on_postgres(plan: impl FnOnce(String) -> Plan) -> Option<Stats> {
+    let (_store, guard) = crate::pg::backend().await?;
+    let plan = plan(format!("pg:{}:{}", guard.schema, guard.url));
+    Some(
+        tokio::task::spawn_blocking(move || run(&plan))
+            .await
+            .unwrap(),
+    )
+}
+
 #[test]
 fn killed_workers_lose_and_duplicate_no_turn_on_the_file_system() {
     let dir = tempfile::tempdir().unwrap();
@@ -352,21 +341,17 @@ fn killed_workers_lose_and_duplicate_no_turn_on_the_file_system() {
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_workers_lose_and_duplicate_no_turn_on_postgres() {
-    let Some((_store, guard)) = crate::pg::backend().await else {
-        return;
-    };
-    let plan = Plan {
-        backend: format!("pg:{}:{}", guard.schema, guard.url),
+    let plan = |backend| Plan {
+        backend,
         workers: 4,
         sessions: 24,
         turns: 8,
         kills: 6,
         timeout: Duration::from_secs(120),
     };
-    let stats = tokio::task::spawn_blocking(move || run(&plan))
-        .await
-        .unwrap();
-    assert!(stats.turns <= 24 * 8);
+    if let Some(stats) = run_on_postgres(plan).await {
+        assert!(stats.turns <= 24 * 8);
+    }
 }
 
 /// The full run: 8 worker processes x 200 sessions x 50 turns on PostgreSQL.
@@ -374,18 +359,13 @@ async fn killed_workers_lose_and_duplicate_no_turn_on_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "the full load run (about a minute); run on purpose, see the module docs"]
 async fn full_load() {
-    let Some((_store, guard)) = crate::pg::backend().await else {
-        return;
-    };
-    let plan = Plan {
-        backend: format!("pg:{}:{}", guard.schema, guard.url),
+    run_on_postgres(|backend| Plan {
+        backend,
         workers: 8,
         sessions: 200,
         turns: 50,
         kills: 40,
         timeout: Duration::from_secs(1200),
-    };
-    tokio::task::spawn_blocking(move || run(&plan))
-        .await
-        .unwrap();
+    })
+    .await;
 }

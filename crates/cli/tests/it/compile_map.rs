@@ -251,6 +251,14 @@ fn summary(out: &Output) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// Asserts each `(key, count)` of the run's summary.
+#[track_caller]
+fn assert_counts(report: &Value, expected: &[(&str, u64)]) {
+    for (key, count) in expected {
+        assert_eq!(report[key], *count, "{key}");
+    }
+}
+
 #[test]
 fn every_failure_has_a_clear_outcome_and_nothing_verified_is_lost() {
     let dir = tempfile::tempdir().unwrap();
@@ -333,11 +341,16 @@ fn every_failure_has_a_clear_outcome_and_nothing_verified_is_lost() {
         reasons["h_hang"],
         "model call failed: no reply within 0.5s (2 attempts)"
     );
-    assert_eq!(report["tools"], 8);
-    assert_eq!(report["compiled"], 5);
-    assert_eq!(report["reused"], 0);
-    assert_eq!(report["rejected"], 3);
-    assert_eq!(report["fell_back_to_signature"], 3);
+    assert_counts(
+        &report,
+        &[
+            ("tools", 8),
+            ("compiled", 5),
+            ("reused", 0),
+            ("rejected", 3),
+            ("fell_back_to_signature", 3),
+        ],
+    );
     assert_eq!(report["retried"], 2, "d_renamed and e_invented asked twice");
     assert_eq!(
         report["transport_retries"], 5,
@@ -425,11 +438,16 @@ fn a_second_run_compiles_only_missing_and_stale_tools() {
         2,
         "one request per missing or stale tool"
     );
-    assert_eq!(report["reused"], 2);
-    assert_eq!(report["stale"], 1);
-    assert_eq!(report["orphaned"], 1);
-    assert_eq!(report["compiled"], 2);
-    assert_eq!(report["fell_back_to_signature"], 0);
+    assert_counts(
+        &report,
+        &[
+            ("reused", 2),
+            ("stale", 1),
+            ("orphaned", 1),
+            ("compiled", 2),
+            ("fell_back_to_signature", 0),
+        ],
+    );
     let after = read_map(&dir.path().join("map.json"));
     assert_eq!(after["a_one"], before["a_one"], "kept byte for byte");
     assert_eq!(after["c_three"], before["c_three"]);
@@ -443,8 +461,7 @@ fn a_second_run_compiles_only_missing_and_stale_tools() {
     let closed = format!("http://{}/v1", second.addr);
     drop(second);
     let report = summary(&run(&mut command(dir.path(), &closed, &[])));
-    assert_eq!(report["requests"], 0);
-    assert_eq!(report["reused"], 4);
+    assert_counts(&report, &[("requests", 0), ("reused", 4)]);
     let bytes = std::fs::read_to_string(dir.path().join("map.json")).unwrap();
     assert!(bytes.ends_with("}\n") && bytes.lines().count() == 1);
 }
@@ -490,8 +507,7 @@ fn a_killed_run_keeps_every_line_verified_before_it() {
 
     let again = Server::start(&[]);
     let report = summary(&run(&mut command(dir.path(), &again.endpoint(), &[])));
-    assert_eq!(report["reused"], 2);
-    assert_eq!(report["compiled"], 1);
+    assert_counts(&report, &[("reused", 2), ("compiled", 1)]);
     assert_eq!(again.seen().len(), 1);
     assert_eq!(read_map(&map_path).len(), 3);
 }

@@ -1,12 +1,11 @@
 use serde_json::Value;
 
-use crate::{chef, fixture, stderr, stdout};
+use crate::{
+    assert_one_line_error, chef, fixture, on_corpus, one_line_error, stderr, stdout, temp_file,
+};
 
 fn compress(args: &[&str]) -> Value {
-    let corpus = fixture("real-mcp-tools.json");
-    let mut all = vec!["compress".into(), corpus.into_os_string()];
-    all.extend(args.iter().map(Into::into));
-    let out = chef(all);
+    let out = on_corpus("compress", args);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert_eq!(text.lines().count(), 1, "one JSON object on one line");
@@ -92,66 +91,33 @@ fn compress_map_style_model_and_objective() {
 
 #[test]
 fn compress_is_byte_identical_across_processes() {
-    let corpus = fixture("real-mcp-tools.json");
     for level in ["0", "1", "2", "3"] {
-        let run = || {
-            stdout(&chef([
-                std::ffi::OsStr::new("compress"),
-                corpus.as_os_str(),
-                "--level".as_ref(),
-                level.as_ref(),
-            ]))
-        };
+        let run = || stdout(&on_corpus("compress", &["--level", level]));
         assert_eq!(run(), run(), "level {level}");
     }
 }
 
 #[test]
 fn compress_refuses_bad_flags_and_level_4() {
-    let corpus = fixture("real-mcp-tools.json");
     for bad in [
         ["--level", "9"],
         ["--map-style", "banana"],
         ["--objective", "speed"],
     ] {
-        let out = chef([
-            std::ffi::OsStr::new("compress"),
-            corpus.as_os_str(),
-            bad[0].as_ref(),
-            bad[1].as_ref(),
-        ]);
+        let out = on_corpus("compress", &[bad[0], bad[1]]);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(stdout(&out).is_empty());
     }
-    let out = chef([
-        std::ffi::OsStr::new("compress"),
-        corpus.as_os_str(),
-        "--level".as_ref(),
-        "4".as_ref(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("real-mcp-tools.json") && err.contains("needs a compiled map"),
-        "{err}"
-    );
+    let out = on_corpus("compress", &["--level", "4"]);
+    assert_one_line_error(&out, &["real-mcp-tools.json", "needs a compiled map"]);
 }
 
 #[test]
 fn compress_on_an_unusable_file_exits_2_with_one_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("dup.json");
-    std::fs::write(&path, r#"[{"name":"a"},{"name":"a"}]"#).unwrap();
+    let (_dir, path) = temp_file("dup.json", r#"[{"name":"a"},{"name":"a"}]"#);
     for command in ["compress", "recommend"] {
         let out = chef([std::ffi::OsStr::new(command), path.as_os_str()]);
-        assert_eq!(out.status.code(), Some(2));
-        let err = stderr(&out);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(
-            err.contains("dup.json") && err.contains("duplicate tool name"),
-            "{err}"
-        );
+        assert_one_line_error(&out, &["dup.json", "duplicate tool name"]);
     }
 }
 
@@ -181,19 +147,8 @@ fn compress_level_4_with_the_compiled_corpus_map() {
             .contains("```python\ndef accessorial_revenue_details(")
     );
     // Level 4 without a map is refused naming the flag, exit status 2.
-    let out = chef([
-        "compress".into(),
-        fixture("real-mcp-tools.json").into_os_string(),
-        "--level".into(),
-        "4".into(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("needs a compiled map") && err.contains("--compiled MAP.json"),
-        "{err}"
-    );
+    let out = on_corpus("compress", &["--level", "4"]);
+    assert_one_line_error(&out, &["needs a compiled map", "--compiled MAP.json"]);
 }
 
 #[test]
@@ -260,13 +215,10 @@ fn compress_with_a_target_emits_that_providers_tools_array() {
 
 #[test]
 fn compress_with_a_target_renames_refused_names_and_says_so_on_stderr() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("dotted.json");
-    std::fs::write(
-        &path,
+    let (_dir, path) = temp_file(
+        "dotted.json",
         r#"[{"name":"triangle_properties.get","inputSchema":{"type":"object"}}]"#,
-    )
-    .unwrap();
+    );
     for (target, pointer) in [
         ("anthropic", "/tools/0/name"),
         ("openai", "/tools/0/function/name"),
@@ -298,14 +250,8 @@ fn compress_with_a_target_renames_refused_names_and_says_so_on_stderr() {
 
 #[test]
 fn compress_refuses_an_unknown_target_as_a_usage_error() {
-    let corpus = fixture("real-mcp-tools.json");
     for bad in ["claude", "Anthropic", ""] {
-        let out = chef([
-            std::ffi::OsStr::new("compress"),
-            corpus.as_os_str(),
-            "--target".as_ref(),
-            bad.as_ref(),
-        ]);
+        let out = on_corpus("compress", &["--target", bad]);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(stdout(&out).is_empty());
         assert!(stderr(&out).contains("--target"), "{bad:?}");
@@ -314,19 +260,8 @@ fn compress_refuses_an_unknown_target_as_a_usage_error() {
 
 #[test]
 fn compress_with_a_target_is_byte_identical_across_processes() {
-    let corpus = fixture("real-mcp-tools.json");
     for target in ["anthropic", "openai", "openai-responses", "gemini"] {
-        let run = || {
-            chef([
-                std::ffi::OsStr::new("compress"),
-                corpus.as_os_str(),
-                "--level".as_ref(),
-                "1".as_ref(),
-                "--target".as_ref(),
-                target.as_ref(),
-            ])
-            .stdout
-        };
+        let run = || on_corpus("compress", &["--level", "1", "--target", target]).stdout;
         assert_eq!(run(), run(), "{target}");
     }
 }
@@ -407,10 +342,8 @@ fn max_tools_lifts_the_tool_limit() {
     };
 
     let out = run(&["--level", "0"]);
-    assert_eq!(out.status.code(), Some(2));
+    let err = one_line_error(&out);
     assert!(stdout(&out).is_empty());
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.contains("big.json")
             && err.contains("10001 tools exceed the limit of 10000 tools")
@@ -424,13 +357,7 @@ fn max_tools_lifts_the_tool_limit() {
     assert_eq!(report["stats"]["tool_count"], 10_001);
 
     // Lowering it works too, and a value that is not a count is a usage error.
-    let corpus = fixture("real-mcp-tools.json");
-    let out = chef([
-        std::ffi::OsStr::new("compress"),
-        corpus.as_os_str(),
-        "--max-tools".as_ref(),
-        "100".as_ref(),
-    ]);
+    let out = on_corpus("compress", &["--max-tools", "100"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("149 tools exceed the limit of 100"),
@@ -438,11 +365,7 @@ fn max_tools_lifts_the_tool_limit() {
         stderr(&out)
     );
     for bad in ["-1", "many", "", "1e6"] {
-        let out = chef([
-            std::ffi::OsStr::new("compress"),
-            corpus.as_os_str(),
-            format!("--max-tools={bad}").as_ref(),
-        ]);
+        let out = on_corpus("compress", &[&format!("--max-tools={bad}")]);
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
         assert!(stderr(&out).contains("--max-tools"), "{bad:?}");
     }
@@ -450,40 +373,15 @@ fn max_tools_lifts_the_tool_limit() {
 
 #[test]
 fn resolve_and_recommend_take_max_tools_too() {
-    let corpus = fixture("real-mcp-tools.json");
-    let dir = tempfile::tempdir().unwrap();
-    let calls = dir.path().join("calls.jsonl");
-    std::fs::write(
-        &calls,
+    let (_dir, calls) = temp_file(
+        "calls.jsonl",
         "{\"name\":\"batch_geocode\",\"arguments\":{\"addresses\":[\"x\"]}}\n",
-    )
-    .unwrap();
-    let resolve = |max: &str| {
-        chef([
-            std::ffi::OsStr::new("resolve"),
-            corpus.as_os_str(),
-            "--calls".as_ref(),
-            calls.as_os_str(),
-            "--max-tools".as_ref(),
-            max.as_ref(),
-        ])
-    };
-    let recommend = |max: &str| {
-        chef([
-            std::ffi::OsStr::new("recommend"),
-            corpus.as_os_str(),
-            "--max-tools".as_ref(),
-            max.as_ref(),
-        ])
-    };
+    );
+    let calls = calls.to_str().unwrap();
+    let resolve = |max: &str| on_corpus("resolve", &["--calls", calls, "--max-tools", max]);
+    let recommend = |max: &str| on_corpus("recommend", &["--max-tools", max]);
     for out in [resolve("148"), recommend("148")] {
-        assert_eq!(out.status.code(), Some(2));
-        let err = stderr(&out);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(
-            err.contains("149 tools exceed the limit of 148") && err.contains("--max-tools"),
-            "{err}"
-        );
+        assert_one_line_error(&out, &["149 tools exceed the limit of 148", "--max-tools"]);
     }
     for out in [resolve("149"), recommend("149")] {
         assert!(out.status.success(), "{}", stderr(&out));

@@ -1,13 +1,10 @@
 use serde_json::Value;
 
-use crate::{chef, fixture, stderr, stdout};
+use crate::{chef, on_corpus, stderr, stdout};
 
 #[test]
 fn recommend_prints_level_and_reason_first() {
-    let out = chef([
-        std::ffi::OsStr::new("recommend"),
-        fixture("real-mcp-tools.json").as_os_str(),
-    ]);
+    let out = on_corpus("recommend", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let advice: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let keys: Vec<_> = advice.as_object().unwrap().keys().cloned().collect();
@@ -52,17 +49,10 @@ fn thousands(n: u64) -> String {
 
 #[test]
 fn recommend_counts_o200k_tokens_as_compress_prints_them() {
-    let corpus = fixture("real-mcp-tools.json");
-    let out = chef([std::ffi::OsStr::new("recommend"), corpus.as_os_str()]);
+    let out = on_corpus("recommend", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let advice: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    let out = chef([
-        std::ffi::OsStr::new("compress"),
-        corpus.as_os_str(),
-        "--level".as_ref(),
-        "1".as_ref(),
-        "--tokens".as_ref(),
-    ]);
+    let out = on_corpus("compress", &["--level", "1", "--tokens"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let tokens = report["stats"]["compressed_tokens"].as_u64().unwrap();
@@ -82,10 +72,7 @@ fn recommend_counts_o200k_tokens_as_compress_prints_them() {
 
 #[test]
 fn recommend_names_real_commands_and_flags() {
-    let out = chef([
-        std::ffi::OsStr::new("recommend"),
-        fixture("real-mcp-tools.json").as_os_str(),
-    ]);
+    let out = on_corpus("recommend", &[]);
     assert!(out.status.success(), "{}", stderr(&out));
     let advice: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let reason = advice["reason"].as_str().unwrap();

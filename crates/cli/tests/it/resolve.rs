@@ -1,23 +1,16 @@
 use serde_json::{Value, json};
 
-use crate::{chef, fixture, stderr, stdout};
+use crate::{
+    assert_one_line_error, chef, fixture, on_corpus, one_line_error, stderr, stdout, write_file,
+};
 
+/// `chef resolve` on the corpus at `level` (and map style `style`) with the calls in `calls`.
 fn resolve(level: &str, style: Option<&str>, calls: &str) -> std::process::Output {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
-    std::fs::write(&path, calls).unwrap();
-    let mut args: Vec<std::ffi::OsString> = vec![
-        "resolve".into(),
-        fixture("real-mcp-tools.json").into_os_string(),
-        "--level".into(),
-        level.into(),
-        "--calls".into(),
-        path.into_os_string(),
-    ];
+    let mut flags = vec!["--level", level];
     if let Some(style) = style {
-        args.extend(["--map-style".into(), style.into()]);
+        flags.extend(["--map-style", style]);
     }
-    chef(args)
+    resolve_with(&flags, calls)
 }
 
 fn lines(out: &std::process::Output) -> Vec<Value> {
@@ -111,14 +104,10 @@ fn a_bad_calls_line_exits_2_naming_the_line() {
 
 #[test]
 fn resolve_with_a_missing_calls_file_exits_2() {
-    let out = chef([
-        std::ffi::OsStr::new("resolve"),
-        fixture("real-mcp-tools.json").as_os_str(),
-        "--level".as_ref(),
-        "3".as_ref(),
-        "--calls".as_ref(),
-        "/definitely/not/here.jsonl".as_ref(),
-    ]);
+    let out = on_corpus(
+        "resolve",
+        &["--level", "3", "--calls", "/definitely/not/here.jsonl"],
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/definitely/not/here.jsonl: cannot read"));
 }
@@ -126,8 +115,7 @@ fn resolve_with_a_missing_calls_file_exits_2() {
 /// `chef resolve` on the corpus with extra flags and the calls in `calls`.
 fn resolve_with(flags: &[&str], calls: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("calls.jsonl");
-    std::fs::write(&path, calls).unwrap();
+    let path = write_file(dir.path(), "calls.jsonl", calls);
     let mut args: Vec<std::ffi::OsString> = vec![
         "resolve".into(),
         fixture("real-mcp-tools.json").into_os_string(),
@@ -187,10 +175,8 @@ fn resolve_at_level_4_without_a_map_names_the_missing_flag() {
         json!({"name": "t", "arguments": {"f": "batch_geocode"}})
     );
     let out = resolve_with(&["--level", "4"], &text);
-    assert_eq!(out.status.code(), Some(2));
+    let err = one_line_error(&out);
     assert!(stdout(&out).is_empty());
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with("chef: ")
             && err.contains("real-mcp-tools.json")
@@ -201,19 +187,12 @@ fn resolve_at_level_4_without_a_map_names_the_missing_flag() {
 
     // A map that holds no line is refused the same way, naming the map file.
     let dir = tempfile::tempdir().unwrap();
-    let empty = dir.path().join("empty-map.json");
-    std::fs::write(&empty, "{}").unwrap();
+    let empty = write_file(dir.path(), "empty-map.json", "{}");
     let out = resolve_with(
         &["--level", "4", "--compiled", empty.to_str().unwrap()],
         &text,
     );
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("empty-map.json") && err.contains("the compiled map is empty"),
-        "{err}"
-    );
+    assert_one_line_error(&out, &["empty-map.json", "the compiled map is empty"]);
 
     // A map that is not a map: one line naming it.
     std::fs::write(&empty, "[1]").unwrap();
@@ -221,8 +200,6 @@ fn resolve_at_level_4_without_a_map_names_the_missing_flag() {
         &["--level", "4", "--compiled", empty.to_str().unwrap()],
         &text,
     );
-    assert_eq!(out.status.code(), Some(2));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = one_line_error(&out);
     assert!(err.contains("not a compiled map"), "{err}");
 }

@@ -2,7 +2,7 @@ use std::{ffi::OsString, path::Path};
 
 use serde_json::{Value, json};
 
-use crate::{chef, fixture, stderr, stdout};
+use crate::{chef, fixture, stderr, stdout, temp_file, write_file};
 
 fn search(tools: &Path, queries: &Path, extra: &[&str]) -> std::process::Output {
     let mut args: Vec<OsString> = vec![
@@ -23,18 +23,15 @@ fn lines(text: &str) -> Vec<Value> {
 
 #[test]
 fn search_ranks_tools_per_request_and_abstains_on_nonsense() {
-    let dir = tempfile::tempdir().unwrap();
-    let queries = dir.path().join("q.jsonl");
-    std::fs::write(
-        &queries,
+    let (_dir, queries) = temp_file(
+        "q.jsonl",
         concat!(
             "{\"query\":\"add three new rows to the bottom of the tracker spreadsheet\"}\n",
             "\n",
             "{\"query\":\"bake a chocolate cake\",\"note\":\"extra keys are ignored\"}\n",
             "{\"query\":\"turn these geographic coordinates into a human readable street address\"}\n",
         ),
-    )
-    .unwrap();
+    );
     let out = search(&fixture("real-mcp-tools.json"), &queries, &["--top", "3"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let answers = lines(&stdout(&out));
@@ -116,10 +113,8 @@ fn unusable_request_files_exit_2_naming_file_and_line() {
 #[test]
 fn unusable_tool_files_and_missing_files_exit_2() {
     let dir = tempfile::tempdir().unwrap();
-    let queries = dir.path().join("q.jsonl");
-    std::fs::write(&queries, "{\"query\":\"x\"}\n").unwrap();
-    let bad_tools = dir.path().join("tools.json");
-    std::fs::write(&bad_tools, "[{\"description\":\"no name\"}]").unwrap();
+    let queries = write_file(dir.path(), "q.jsonl", "{\"query\":\"x\"}\n");
+    let bad_tools = write_file(dir.path(), "tools.json", "[{\"description\":\"no name\"}]");
 
     let out = search(&bad_tools, &queries, &[]);
     assert_eq!(out.status.code(), Some(2));
@@ -137,8 +132,7 @@ fn unusable_tool_files_and_missing_files_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("absent.jsonl: cannot read"));
 
-    let binary = dir.path().join("binary.jsonl");
-    std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+    let binary = write_file(dir.path(), "binary.jsonl", [0xff, 0xfe, 0x00]);
     let out = search(&fixture("real-mcp-tools.json"), &binary, &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("binary.jsonl"));
@@ -149,9 +143,7 @@ fn unusable_tool_files_and_missing_files_exit_2() {
 
 #[test]
 fn an_empty_request_file_prints_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let queries = dir.path().join("empty.jsonl");
-    std::fs::write(&queries, "").unwrap();
+    let (_dir, queries) = temp_file("empty.jsonl", "");
     let out = search(&fixture("synthetic-100-tools.json"), &queries, &[]);
     assert!(out.status.success());
     assert!(stdout(&out).is_empty());
@@ -160,8 +152,7 @@ fn an_empty_request_file_prints_nothing() {
 #[test]
 fn search_with_a_model_dir_that_holds_no_model_exits_2_naming_it() {
     let dir = tempfile::tempdir().unwrap();
-    let queries = dir.path().join("q.jsonl");
-    std::fs::write(&queries, "{\"query\":\"book a ride\"}\n").unwrap();
+    let queries = write_file(dir.path(), "q.jsonl", "{\"query\":\"book a ride\"}\n");
     let model = dir.path().join("no-model-here");
     std::fs::create_dir(&model).unwrap();
     let out = search(
@@ -183,8 +174,7 @@ fn search_with_a_model_dir_that_holds_no_model_exits_2_naming_it() {
 #[test]
 fn calibrate_and_cache_flags_need_a_model() {
     let dir = tempfile::tempdir().unwrap();
-    let queries = dir.path().join("q.jsonl");
-    std::fs::write(&queries, "{\"query\":\"bake a cake\"}\n").unwrap();
+    let queries = write_file(dir.path(), "q.jsonl", "{\"query\":\"bake a cake\"}\n");
     let tools = fixture("real-mcp-tools.json");
     let out = chef([
         OsString::from("search"),

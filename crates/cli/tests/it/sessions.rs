@@ -37,13 +37,18 @@ fn run(args: &[&OsStr]) -> std::process::Output {
     chef(args)
 }
 
-fn ls(store: &str) -> Vec<Value> {
-    let out = run(&[
+/// `chef sessions ls --store STORE`.
+fn ls_output(store: impl AsRef<OsStr>) -> std::process::Output {
+    run(&[
         "sessions".as_ref(),
         "ls".as_ref(),
         "--store".as_ref(),
         store.as_ref(),
-    ]);
+    ])
+}
+
+fn ls(store: &str) -> Vec<Value> {
+    let out = ls_output(store);
     assert!(out.status.success(), "{}", stderr(&out));
     stdout(&out)
         .lines()
@@ -171,19 +176,9 @@ fn sessions_commands_report_bad_input_with_status_2() {
         "{}",
         stderr(&missing)
     );
-    let no_dir = run(&[
-        "sessions".as_ref(),
-        "ls".as_ref(),
-        "--store".as_ref(),
-        dir.path().join("absent").as_os_str(),
-    ]);
+    let no_dir = ls_output(dir.path().join("absent"));
     assert_eq!(no_dir.status.code(), Some(2));
-    let scheme = run(&[
-        "sessions".as_ref(),
-        "ls".as_ref(),
-        "--store".as_ref(),
-        "s3://x".as_ref(),
-    ]);
+    let scheme = ls_output("s3://x");
     assert_eq!(scheme.status.code(), Some(2));
     // A bundle with one bad line imports nothing.
     let bundle = dir.path().join("bad.jsonl");
@@ -203,12 +198,7 @@ fn sessions_commands_report_bad_input_with_status_2() {
 #[cfg(not(feature = "postgres"))]
 #[test]
 fn a_postgres_store_needs_the_feature() {
-    let out = run(&[
-        "sessions".as_ref(),
-        "ls".as_ref(),
-        "--store".as_ref(),
-        "postgres://chef@127.0.0.1:1/x".as_ref(),
-    ]);
+    let out = ls_output("postgres://chef@127.0.0.1:1/x");
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("--features postgres"),

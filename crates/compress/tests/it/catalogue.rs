@@ -7,7 +7,7 @@ use chef_ir::ToolDefinition;
 use proptest::prelude::*;
 use serde_json::json;
 
-use crate::{real_tools, tool, tools3};
+use crate::{real_tools, three, tool, tools3};
 
 /// The real corpus, the spec's verbose tools (dropped `$schema`) and schemas normalisation
 /// rewrites, so a selection carries normalisation notes.
@@ -39,11 +39,7 @@ fn options() -> Vec<Options> {
         MapStyle::Signature,
         MapStyle::Distinct,
     ] {
-        all.push(
-            Options::new()
-                .with_level(Level::Three)
-                .with_map_style(style),
-        );
+        all.push(three().with_map_style(style));
     }
     all
 }
@@ -123,7 +119,7 @@ proptest! {
 fn a_selection_that_repeats_or_overruns_the_catalogue_is_a_typed_error() {
     let tools = tools3();
     let catalogue = Catalogue::new(&tools).unwrap();
-    let options = Options::new().with_level(Level::Three);
+    let options = three();
     assert!(matches!(
         catalogue.compress_subset(&[0, 3], &options),
         Err(CompressError::UnknownToolIndex { index: 3, len: 3 })
@@ -181,7 +177,7 @@ fn options_with_other_limits_are_honoured_not_ignored() {
 fn compressions_of_one_catalogue_resolve_independently() {
     let tools = real_tools();
     let catalogue = Catalogue::new(&tools).unwrap();
-    let options = Options::new().with_level(Level::Three);
+    let options = three();
     let geocode = tools
         .iter()
         .position(|t| t.name.as_str() == "batch_geocode")

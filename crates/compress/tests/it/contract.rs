@@ -6,7 +6,7 @@ use chef_compress::{CompressError, Level, MapStyle, Objective, Options, ToolName
 use chef_ir::ToolDefinition;
 use serde_json::json;
 
-use crate::{at, expect_call, tool, tools3, wire};
+use crate::{LEVELS, at, expect_call, tool, tools3, wire};
 
 #[test]
 fn levels_parse_exactly_and_unknown_levels_are_refused() {
@@ -90,7 +90,7 @@ fn a_tool_without_a_schema_works_at_level_3() {
 
 #[test]
 fn an_empty_tool_list_compresses_at_every_level() {
-    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+    for level in LEVELS {
         let c = at(&[], level);
         assert_eq!(c.stats().tool_count, 0);
         assert_eq!(c.stats().saved_pct, 0.0);

@@ -3,7 +3,7 @@
 use chef_compress::{Level, MapStyle, Options, compress};
 use serde_json::json;
 
-use crate::{at, real_tools, shuffled, synthetic_tools, tool, wire};
+use crate::{at, real_tools, shuffled, synthetic_tools, three, tool, wire};
 
 fn every_configuration() -> Vec<Options> {
     let mut all = vec![
@@ -15,11 +15,7 @@ fn every_configuration() -> Vec<Options> {
         Options::new().with_level(Level::Two),
     ];
     for style in MapStyle::ALL {
-        all.push(
-            Options::new()
-                .with_level(Level::Three)
-                .with_map_style(style),
-        );
+        all.push(three().with_map_style(style));
     }
     all
 }

@@ -2,20 +2,14 @@
 
 use std::collections::{HashMap, HashSet};
 
-use chef_compress::{Level, MapStyle, Options, compress};
+use chef_compress::{MapStyle, compress};
 use chef_ir::ToolDefinition;
 use serde_json::{Value, json};
 
-use crate::{real_tools, shuffled, synthetic_tools, tool};
+use crate::{real_tools, shuffled, styled, synthetic_tools, three, tool};
 
 fn distinct(tools: &[ToolDefinition]) -> chef_compress::Compressed {
-    compress(
-        tools,
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Distinct),
-    )
-    .unwrap()
+    styled(tools, MapStyle::Distinct)
 }
 
 fn map_lines(system: &str) -> Vec<&str> {
@@ -104,7 +98,7 @@ fn no_map_line_is_ambiguous_on_the_real_and_synthetic_corpora() {
 #[test]
 fn lines_start_from_the_default_style_and_only_lookalikes_grow() {
     let tools = real_tools();
-    let plain = compress(&tools, &Options::new().with_level(Level::Three)).unwrap();
+    let plain = compress(&tools, &three()).unwrap();
     let c = distinct(&tools);
     let (plain_lines, lines) = (map_lines(plain.system()), map_lines(c.system()));
     assert_eq!(plain_lines.len(), lines.len());
@@ -181,8 +175,7 @@ fn the_style_parses_and_prints_as_distinct() {
 fn the_real_corpus_distinct_map_stays_under_2000_o200k_tokens() {
     let c = compress(
         &real_tools(),
-        &Options::new()
-            .with_level(Level::Three)
+        &three()
             .with_map_style(MapStyle::Distinct)
             .with_token_counts(true),
     )

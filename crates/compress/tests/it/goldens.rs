@@ -2,7 +2,7 @@
 
 use chef_compress::{Level, MapStyle, Options, compress};
 
-use crate::{real_tools, tools3};
+use crate::{real_tools, three, tools3};
 
 fn golden(options: &Options) -> String {
     let c = compress(&real_tools(), options).unwrap();
@@ -20,64 +20,28 @@ fn golden(options: &Options) -> String {
     )
 }
 
-#[test]
-fn real_corpus_level_0() {
-    insta::assert_snapshot!(golden(&Options::new().with_level(Level::Zero)));
+/// One snapshot test per entry, named after it: the real corpus under these options.
+macro_rules! golden_tests {
+    ($($name:ident: $options:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                insta::assert_snapshot!(golden(&$options));
+            }
+        )*
+    };
 }
 
-#[test]
-fn real_corpus_level_1() {
-    insta::assert_snapshot!(golden(&Options::new().with_level(Level::One)));
-}
-
-#[test]
-fn real_corpus_level_1_without_signature_prefix() {
-    insta::assert_snapshot!(golden(
-        &Options::new()
-            .with_level(Level::One)
-            .with_signature_prefix(false)
-    ));
-}
-
-#[test]
-fn real_corpus_level_2() {
-    insta::assert_snapshot!(golden(&Options::new().with_level(Level::Two)));
-}
-
-#[test]
-fn real_corpus_level_3_name_required() {
-    insta::assert_snapshot!(golden(
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::NameRequired)
-    ));
-}
-
-#[test]
-fn real_corpus_level_3_explicit() {
-    insta::assert_snapshot!(golden(
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Explicit)
-    ));
-}
-
-#[test]
-fn real_corpus_level_3_signature() {
-    insta::assert_snapshot!(golden(
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Signature)
-    ));
-}
-
-#[test]
-fn real_corpus_level_3_distinct() {
-    insta::assert_snapshot!(golden(
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Distinct)
-    ));
+golden_tests! {
+    real_corpus_level_0: Options::new().with_level(Level::Zero);
+    real_corpus_level_1: Options::new().with_level(Level::One);
+    real_corpus_level_1_without_signature_prefix:
+        Options::new().with_level(Level::One).with_signature_prefix(false);
+    real_corpus_level_2: Options::new().with_level(Level::Two);
+    real_corpus_level_3_name_required: three().with_map_style(MapStyle::NameRequired);
+    real_corpus_level_3_explicit: three().with_map_style(MapStyle::Explicit);
+    real_corpus_level_3_signature: three().with_map_style(MapStyle::Signature);
+    real_corpus_level_3_distinct: three().with_map_style(MapStyle::Distinct);
 }
 
 #[test]
@@ -87,7 +51,7 @@ fn tools3_at_every_level() {
         ("level 0", Options::new().with_level(Level::Zero)),
         ("level 1", Options::new().with_level(Level::One)),
         ("level 2", Options::new().with_level(Level::Two)),
-        ("level 3", Options::new().with_level(Level::Three)),
+        ("level 3", three()),
     ] {
         let c = compress(&tools3(), &options).unwrap();
         out.push_str(&format!(

@@ -13,7 +13,7 @@ use chef_compress::{
 use chef_ir::ToolDefinition;
 use serde_json::json;
 
-use crate::{fixture, real_tools, tool, tools3};
+use crate::{fixture, real_tools, three, tool, tools3};
 
 fn compiled_corpus_map() -> BTreeMap<String, String> {
     serde_json::from_str(
@@ -318,7 +318,7 @@ fn level_4_lookups_answer_with_function_names_never_codes() {
         Resolution::Call { .. }
     ));
     // Level 3 on the same tools still answers with codes.
-    let l3 = compress(&pair(), &Options::new().with_level(Level::Three)).unwrap();
+    let l3 = compress(&pair(), &three()).unwrap();
     let Resolution::Meta { result, .. } = l3.resolve("q", &json!({"s": "bug"})) else {
         panic!()
     };
@@ -341,7 +341,7 @@ fn distinct_docstrings_remove_lookalikes() {
             json!({"type": "object", "properties": {"id": {}}, "required": ["id"]}),
         ),
     ];
-    let l3 = compress(&tools, &Options::new().with_level(Level::Three)).unwrap();
+    let l3 = compress(&tools, &three()).unwrap();
     assert_eq!(l3.stats().ambiguous_map_lines, Some(2));
     let l4 = level4(
         &tools,
@@ -362,7 +362,7 @@ fn distinct_docstrings_remove_lookalikes() {
 #[test]
 fn the_compiled_corpus_map_leaves_no_ambiguous_lines() {
     let tools = real_tools();
-    let l3 = compress(&tools, &Options::new().with_level(Level::Three)).unwrap();
+    let l3 = compress(&tools, &three()).unwrap();
     assert_eq!(l3.stats().ambiguous_map_lines, Some(101));
     let options = Options::new()
         .with_level(Level::Four)

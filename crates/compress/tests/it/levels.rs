@@ -1,9 +1,10 @@
 //! What each level puts on the wire (spec §3, checklist 34–65).
 
 use chef_compress::{Level, MapStyle, Options, compress};
+use chef_ir::ToolDefinition;
 use serde_json::json;
 
-use crate::{at, expect_call, expect_error, expect_meta, svc_search, tool, tools3, wire};
+use crate::{at, expect_call, expect_error, expect_meta, styled, svc_search, tool, tools3, wire};
 
 #[test]
 fn level_0_is_passthrough_with_no_preamble() {
@@ -206,44 +207,33 @@ fn level_3_has_two_dispatcher_tools_and_a_cached_map() {
     assert!(!c.system().ends_with('\n'));
 }
 
-#[test]
-fn default_style_omits_optional_names_and_leaves_bare_lines_bare() {
+/// TOOLS3 and `stripe_get_balance` (described `description`), which requires nothing.
+fn tools3_and_balance(description: &str) -> Vec<ToolDefinition> {
     let mut tools = tools3();
     tools.push(tool(
         "stripe_get_balance",
-        "Balance.",
+        description,
         json!({"type": "object", "properties": {"currency": {"type": "string"}}}),
     ));
+    tools
+}
+
+#[test]
+fn default_style_omits_optional_names_and_leaves_bare_lines_bare() {
+    let tools = tools3_and_balance("Balance.");
     let c = at(&tools, Level::Three);
     assert!(!c.system().contains("body"));
     assert!(c.system().contains("\nc0 stripe_get_balance\n"));
-    let named = compress(
-        &tools,
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::NameRequired),
-    )
-    .unwrap();
+    let named = styled(&tools, MapStyle::NameRequired);
     assert_eq!(named.system(), c.system());
 }
 
 #[test]
 fn explicit_style_marks_tools_with_no_required_arguments() {
-    let mut tools = tools3();
-    tools.push(tool(
-        "stripe_get_balance",
-        "",
-        json!({"type": "object", "properties": {"currency": {"type": "string"}}}),
-    ));
+    let mut tools = tools3_and_balance("");
     tools.push(tool("svc_needs_none", "", json!({})));
     let default = at(&tools, Level::Three);
-    let explicit = compress(
-        &tools,
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Explicit),
-    )
-    .unwrap();
+    let explicit = styled(&tools, MapStyle::Explicit);
     let map = explicit.system();
     assert!(map.contains("\nc0 stripe_get_balance ()\n"), "{map}");
     assert!(map.contains("\nd0 svc_needs_none ()\n"), "{map}");
@@ -255,13 +245,7 @@ fn explicit_style_marks_tools_with_no_required_arguments() {
 
 #[test]
 fn signature_style_shows_every_parameter() {
-    let c = compress(
-        &tools3(),
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Signature),
-    )
-    .unwrap();
+    let c = styled(&tools3(), MapStyle::Signature);
     assert!(
         c.system()
             .contains("\na0 github_create_issue(owner,repo,title,body?,labels?:string[])\n")
@@ -288,13 +272,7 @@ fn map_style_does_not_change_levels_0_to_2() {
 #[test]
 fn every_style_round_trips_encoded_calls() {
     for style in MapStyle::ALL {
-        let c = compress(
-            &tools3(),
-            &Options::new()
-                .with_level(Level::Three)
-                .with_map_style(style),
-        )
-        .unwrap();
+        let c = styled(&tools3(), style);
         let args = json!({"channel": "C1", "text": "hi"});
         let e = c.encode_call("slack_post_message", args.clone()).unwrap();
         assert_eq!(e.name, "t");

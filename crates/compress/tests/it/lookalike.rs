@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
-use chef_compress::{Level, MapStyle, Options, compress};
+use chef_compress::{Level, MapStyle};
 use serde_json::json;
 
-use crate::{at, real_tools, tool};
+use crate::{at, real_tools, styled, tool};
 
 fn manage(n: usize) -> Vec<chef_ir::ToolDefinition> {
     (0..n)
@@ -58,13 +58,7 @@ fn lookalike_stats_are_absent_below_level_3() {
 fn the_signature_style_tells_enum_values_apart() {
     let tools = manage(3);
     let named = at(&tools, Level::Three);
-    let sig = compress(
-        &tools,
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Signature),
-    )
-    .unwrap();
+    let sig = styled(&tools, MapStyle::Signature);
     assert_eq!(named.stats().ambiguous_map_lines, Some(3));
     assert_eq!(sig.stats().ambiguous_map_lines, Some(0));
 }
@@ -72,13 +66,7 @@ fn the_signature_style_tells_enum_values_apart() {
 #[test]
 fn lookalike_stats_match_a_recount_from_the_rendered_map() {
     for style in MapStyle::ALL {
-        let c = compress(
-            &real_tools(),
-            &Options::new()
-                .with_level(Level::Three)
-                .with_map_style(style),
-        )
-        .unwrap();
+        let c = styled(&real_tools(), style);
         let mut groups: HashMap<String, usize> = HashMap::new();
         let body_of = |line: &str| -> String {
             match style {
@@ -111,13 +99,7 @@ fn real_corpus_lookalikes_match_the_reference_figures() {
     let c = at(&real_tools(), Level::Three);
     assert_eq!(c.stats().ambiguous_map_lines, Some(101));
     assert_eq!(c.stats().largest_lookalike_group, Some(66));
-    let sig = compress(
-        &real_tools(),
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Signature),
-    )
-    .unwrap();
+    let sig = styled(&real_tools(), MapStyle::Signature);
     assert_eq!(sig.stats().ambiguous_map_lines, Some(56));
     assert_eq!(sig.stats().largest_lookalike_group, Some(12));
 }

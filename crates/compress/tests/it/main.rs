@@ -23,7 +23,7 @@ mod wild;
 
 use std::path::PathBuf;
 
-use chef_compress::{Compressed, Level, Options, Resolution, compress};
+use chef_compress::{Compressed, Level, MapStyle, Options, Resolution, compress};
 use chef_ir::ToolDefinition;
 use serde_json::{Value, json};
 
@@ -122,6 +122,35 @@ pub(crate) fn svc_search() -> ToolDefinition {
             },
             "required": ["q"]
         }),
+    )
+}
+
+/// Every level with a text map (level 4 needs a compiled one).
+pub(crate) const LEVELS: [Level; 4] = [Level::Zero, Level::One, Level::Two, Level::Three];
+
+/// What resolving the model's call of `name(args)` gives: the call encoded as the model
+/// writes it at `c`'s level, then resolved.
+pub(crate) fn resolve_encoded(c: &Compressed, name: &str, args: Value) -> Resolution {
+    let e = c.encode_call(name, args).unwrap();
+    c.resolve(&e.name, &e.args)
+}
+
+/// Level 3 options, otherwise the defaults.
+pub(crate) fn three() -> Options {
+    Options::new().with_level(Level::Three)
+}
+
+/// Compresses at level 3 with map style `style`.
+pub(crate) fn styled(tools: &[ToolDefinition], style: MapStyle) -> Compressed {
+    compress(tools, &three().with_map_style(style)).unwrap()
+}
+
+/// `github_create_review`: a required `event`, one of three upper-case values.
+pub(crate) fn review_tool(description: &str) -> ToolDefinition {
+    tool(
+        "github_create_review",
+        description,
+        json!({"type": "object", "properties": {"event": {"type": "string", "enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]}}, "required": ["event"]}),
     )
 }
 

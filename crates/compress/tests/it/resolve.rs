@@ -4,7 +4,10 @@ use chef_compress::{Level, MapStyle, Options, Resolution, ResolveError, compress
 use chef_ir::ToolDefinition;
 use serde_json::{Value, json};
 
-use crate::{at, expect_call, expect_error, expect_meta, real_tools, svc_search, tool, tools3};
+use crate::{
+    LEVELS, at, expect_call, expect_error, expect_meta, real_tools, resolve_encoded, review_tool,
+    styled, svc_search, three, tool, tools3,
+};
 
 fn l3() -> chef_compress::Compressed {
     at(&tools3(), Level::Three)
@@ -32,19 +35,27 @@ fn sheet_args() -> Value {
     json!({"spreadsheet_id": "1AbC", "range": "Log!A1:C1"})
 }
 
-#[test]
-fn encoded_calls_round_trip_at_every_level() {
-    let args = json!({"owner": "o", "repo": "r", "title": "t", "labels": ["a"]});
-    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+/// Asserts a `github_create_issue` call with `args`, encoded at each level and resolved,
+/// gives back `args` as the same JSON text.
+fn assert_issue_round_trips(args: &Value) {
+    for level in LEVELS {
         let c = at(&tools3(), level);
-        let e = c.encode_call("github_create_issue", args.clone()).unwrap();
-        let got = expect_call(c.resolve(&e.name, &e.args), "github_create_issue");
+        let got = expect_call(
+            resolve_encoded(&c, "github_create_issue", args.clone()),
+            "github_create_issue",
+        );
         assert_eq!(
             serde_json::to_string(&got).unwrap(),
-            serde_json::to_string(&args).unwrap(),
+            serde_json::to_string(args).unwrap(),
             "{level}"
         );
     }
+}
+
+#[test]
+fn encoded_calls_round_trip_at_every_level() {
+    let args = json!({"owner": "o", "repo": "r", "title": "t", "labels": ["a"]});
+    assert_issue_round_trips(&args);
 }
 
 #[test]
@@ -52,20 +63,12 @@ fn arguments_come_back_byte_identical_in_key_order() {
     let args: Value =
         serde_json::from_str(r#"{"title":"t","repo":"r","owner":"o","body":"ü 😀 \u0001"}"#)
             .unwrap();
-    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
-        let c = at(&tools3(), level);
-        let e = c.encode_call("github_create_issue", args.clone()).unwrap();
-        let got = expect_call(c.resolve(&e.name, &e.args), "github_create_issue");
-        assert_eq!(
-            serde_json::to_string(&got).unwrap(),
-            serde_json::to_string(&args).unwrap()
-        );
-    }
+    assert_issue_round_trips(&args);
 }
 
 #[test]
 fn missing_required_and_unknown_parameters_are_errors_at_every_level() {
-    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+    for level in LEVELS {
         let c = at(&tools3(), level);
         let e = c.encode_call("github_search_issues", json!({})).unwrap();
         let m = expect_error(c.resolve(&e.name, &e.args));
@@ -83,7 +86,7 @@ fn missing_required_and_unknown_parameters_are_errors_at_every_level() {
 
 #[test]
 fn hallucinated_tool_names_are_recoverable_errors() {
-    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+    for level in LEVELS {
         let c = at(&tools3(), level);
         let m = expect_error(c.resolve("totally_made_up", &json!({})));
         assert!(m.len() > 10, "{m}");
@@ -101,7 +104,7 @@ fn hallucinated_tool_names_are_recoverable_errors() {
 #[test]
 fn every_real_tool_at_every_level_with_empty_args_only_ever_misses_required() {
     let tools = real_tools();
-    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+    for level in LEVELS {
         let c = at(&tools, level);
         for t in &tools {
             let e = c.encode_call(t.name.as_str(), json!({})).unwrap();
@@ -239,13 +242,7 @@ fn leniency_8_real_name_instead_of_a_code_in_f() {
 #[test]
 fn leniency_9_separator_and_case_drift_in_names_and_codes() {
     for style in MapStyle::ALL {
-        let c = compress(
-            &gdrive(),
-            &Options::new()
-                .with_level(Level::Three)
-                .with_map_style(style),
-        )
-        .unwrap();
+        let c = styled(&gdrive(), style);
         for sep in [".", ":", "/", "-", " ", ""] {
             let f = format!("gdrive{sep}sheets_append_rows");
             expect_call(
@@ -288,13 +285,7 @@ fn leniency_9_names_that_normalise_to_two_tools_resolve_to_neither() {
 #[test]
 fn leniency_10_lookup_tool_routed_through_the_dispatcher() {
     for style in MapStyle::ALL {
-        let c = compress(
-            &gdrive(),
-            &Options::new()
-                .with_level(Level::Three)
-                .with_map_style(style),
-        )
-        .unwrap();
+        let c = styled(&gdrive(), style);
         let m = expect_meta(c.resolve("t", &json!({"f": "q", "a": {"s": "append"}})));
         assert!(m.contains("gdrive_sheets_append_rows"), "{m}");
         let code = c.code_for("coding_task_result").unwrap();
@@ -387,11 +378,7 @@ fn leniency_13_near_miss_parameter_names_are_answered_not_remapped() {
 
 #[test]
 fn leniency_14_wrong_case_enum_values_are_answered_with_the_exact_spelling() {
-    let review = tool(
-        "github_create_review",
-        "Review.",
-        json!({"type": "object", "properties": {"event": {"type": "string", "enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]}}, "required": ["event"]}),
-    );
+    let review = review_tool("Review.");
     let c = at(&[review], Level::Three);
     let m = expect_error(c.resolve("t", &json!({"f": "a0", "a": {"event": "approve"}})));
     assert!(m.contains("APPROVE"), "{m}");
@@ -477,20 +464,12 @@ fn q_ranks_tools_best_first_and_lists_code_order_when_blank() {
 
 #[test]
 fn search_limit_caps_the_hits() {
-    let c = compress(
-        &tools3(),
-        &Options::new().with_level(Level::Three).with_search_limit(1),
-    )
-    .unwrap();
+    let c = compress(&tools3(), &three().with_search_limit(1)).unwrap();
     assert_eq!(
         expect_meta(c.resolve("q", &json!({"s": ""}))),
         "a0 = github_create_issue(owner,repo,title,body?,labels?:string[])"
     );
-    let none = compress(
-        &tools3(),
-        &Options::new().with_level(Level::Three).with_search_limit(0),
-    )
-    .unwrap();
+    let none = compress(&tools3(), &three().with_search_limit(0)).unwrap();
     assert_eq!(
         expect_meta(none.resolve("q", &json!({"s": "github"}))),
         "No matches for \"github\"."
@@ -499,11 +478,7 @@ fn search_limit_caps_the_hits() {
 
 #[test]
 fn validation_off_passes_any_arguments() {
-    let c = compress(
-        &tools3(),
-        &Options::new().with_level(Level::Three).with_validate(false),
-    )
-    .unwrap();
+    let c = compress(&tools3(), &three().with_validate(false)).unwrap();
     let args = expect_call(
         c.resolve("t", &json!({"f": "a1", "a": {"bogus": 1}})),
         "github_search_issues",

@@ -1,19 +1,13 @@
 //! Map-style selection through `compress` (spec §9, checklist 151–155).
 
-use chef_compress::{Level, MapStyle, Objective, Options, compress};
+use chef_compress::{MapStyle, Objective, Options, compress};
 
-use crate::{tools3, wire};
+use crate::{styled, three, tools3, wire};
 
 #[test]
 fn no_model_means_the_default_style_byte_for_byte() {
-    let plain = compress(&tools3(), &Options::new().with_level(Level::Three)).unwrap();
-    let explicit_default = compress(
-        &tools3(),
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::NameRequired),
-    )
-    .unwrap();
+    let plain = compress(&tools3(), &three()).unwrap();
+    let explicit_default = styled(&tools3(), MapStyle::NameRequired);
     assert_eq!(plain.stats().map_style, MapStyle::NameRequired);
     assert_eq!(wire(&plain), wire(&explicit_default));
 }
@@ -22,8 +16,7 @@ fn no_model_means_the_default_style_byte_for_byte() {
 fn a_model_and_cost_objective_pick_the_measured_style_silently() {
     let c = compress(
         &tools3(),
-        &Options::new()
-            .with_level(Level::Three)
+        &three()
             .with_model("gpt-5.6-sol")
             .with_objective(Objective::Cost),
     )
@@ -52,15 +45,11 @@ fn a_model_and_cost_objective_pick_the_measured_style_silently() {
 #[test]
 fn a_model_without_an_objective_or_a_row_gets_the_default() {
     for options in [
-        Options::new()
-            .with_level(Level::Three)
-            .with_model("gpt-5.6-sol"),
-        Options::new()
-            .with_level(Level::Three)
+        three().with_model("gpt-5.6-sol"),
+        three()
             .with_model("grok-4.5")
             .with_objective(Objective::Cost),
-        Options::new()
-            .with_level(Level::Three)
+        three()
             .with_model("unknown-model")
             .with_objective(Objective::Cost),
     ] {
@@ -73,8 +62,7 @@ fn a_model_without_an_objective_or_a_row_gets_the_default() {
 fn an_explicit_style_beats_the_policy() {
     let c = compress(
         &tools3(),
-        &Options::new()
-            .with_level(Level::Three)
+        &three()
             .with_model("gpt-5.6-sol")
             .with_objective(Objective::Cost)
             .with_map_style(MapStyle::Signature),

@@ -3,7 +3,7 @@
 use chef_compress::{Level, MapStyle, Options, compress};
 use serde_json::json;
 
-use crate::{at, real_tools, tool, tools3};
+use crate::{at, real_tools, styled, three, tool, tools3};
 
 fn round_pct(original: usize, compressed: usize) -> f64 {
     ((1.0 - compressed as f64 / original as f64) * 1000.0 + 0.5).floor() / 10.0
@@ -77,13 +77,7 @@ fn real_corpus_meets_the_size_floors() {
 
 #[test]
 fn stats_serialise_in_a_fixed_key_order() {
-    let c = compress(
-        &tools3(),
-        &Options::new()
-            .with_level(Level::Three)
-            .with_map_style(MapStyle::Explicit),
-    )
-    .unwrap();
+    let c = styled(&tools3(), MapStyle::Explicit);
     let keys: Vec<String> = serde_json::to_value(c.stats())
         .unwrap()
         .as_object()
@@ -114,13 +108,7 @@ fn token_counts_are_reported_when_asked_for() {
     let tools = real_tools();
     let plain = at(&tools, Level::Three);
     assert_eq!(plain.stats().original_tokens, None);
-    let c = compress(
-        &tools,
-        &Options::new()
-            .with_level(Level::Three)
-            .with_token_counts(true),
-    )
-    .unwrap();
+    let c = compress(&tools, &three().with_token_counts(true)).unwrap();
     let original = c.stats().original_tokens.unwrap();
     let compressed = c.stats().compressed_tokens.unwrap();
     let expected_original =

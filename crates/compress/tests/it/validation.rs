@@ -4,7 +4,9 @@
 use chef_compress::{Level, Resolution, ResolveError};
 use serde_json::json;
 
-use crate::{at, expect_call, expect_error, svc_search, tool, tools3};
+use crate::{
+    LEVELS, at, expect_call, expect_error, resolve_encoded, review_tool, svc_search, tool, tools3,
+};
 
 #[test]
 fn a_near_miss_for_a_missing_required_parameter_names_both() {
@@ -38,11 +40,7 @@ fn a_near_miss_unknown_parameter_suggests_the_accepted_name() {
 
 #[test]
 fn a_wrong_case_enum_value_gets_the_exact_spelling() {
-    let review = tool(
-        "github_create_review",
-        "",
-        json!({"type": "object", "properties": {"event": {"type": "string", "enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]}}, "required": ["event"]}),
-    );
+    let review = review_tool("");
     let c = at(&[review], Level::One);
     let m = expect_error(c.resolve("github_create_review", &json!({"event": "approve"})));
     assert!(m.contains("APPROVE"), "{m}");
@@ -133,12 +131,9 @@ fn conditional_requirements_are_enforced() {
             ]
         }),
     );
-    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+    for level in LEVELS {
         let c = at(std::slice::from_ref(&t), level);
-        let call = |args| {
-            let e = c.encode_call("m_d", args).unwrap();
-            c.resolve(&e.name, &e.args)
-        };
+        let call = |args| resolve_encoded(&c, "m_d", args);
         expect_call(call(json!({"operation": "list"})), "m_d");
         let m = expect_error(call(json!({"operation": "delete", "id": "1"})));
         assert!(m.contains("_confirmed"), "{level}: {m}");

@@ -4,7 +4,7 @@
 use chef_compress::{CompressError, Level, MapStyle, Options, Resolution, compress};
 use serde_json::{Value, json};
 
-use crate::{expect_call, tool};
+use crate::{LEVELS, expect_call, tool};
 
 fn wild_schemas() -> Vec<(&'static str, Value)> {
     let long = "x".repeat(100_000);
@@ -63,7 +63,7 @@ fn wild_schemas_never_panic_at_any_level_or_style() {
             "A tool. From the wild.",
             schema,
         )];
-        for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+        for level in LEVELS {
             for style in MapStyle::ALL {
                 match compress(
                     &tools,

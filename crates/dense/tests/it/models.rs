@@ -37,22 +37,27 @@ fn model_dir(var: &str) -> Option<PathBuf> {
     }
 }
 
+/// The model in the directory `var` names, loaded by `load` once per test run (`None`
+/// when the directory is not set, see [`model_dir`]).
+fn loaded_once<M>(
+    cell: &'static OnceLock<Option<Arc<M>>>,
+    var: &str,
+    load: impl FnOnce(&Path) -> M,
+) -> Option<Arc<M>> {
+    cell.get_or_init(|| model_dir(var).map(|dir| Arc::new(load(&dir))))
+        .clone()
+}
+
 fn minilm() -> Option<Arc<MiniLm>> {
     static MODEL: OnceLock<Option<Arc<MiniLm>>> = OnceLock::new();
-    MODEL
-        .get_or_init(|| {
-            model_dir("CHEF_MINILM_DIR").map(|dir| Arc::new(MiniLm::load(&dir).unwrap()))
-        })
-        .clone()
+    loaded_once(&MODEL, "CHEF_MINILM_DIR", |dir| MiniLm::load(dir).unwrap())
 }
 
 fn static_model() -> Option<Arc<StaticEmbedder>> {
     static MODEL: OnceLock<Option<Arc<StaticEmbedder>>> = OnceLock::new();
-    MODEL
-        .get_or_init(|| {
-            model_dir("CHEF_STATIC_DIR").map(|dir| Arc::new(StaticEmbedder::load(&dir).unwrap()))
-        })
-        .clone()
+    loaded_once(&MODEL, "CHEF_STATIC_DIR", |dir| {
+        StaticEmbedder::load(dir).unwrap()
+    })
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {

@@ -8,7 +8,7 @@ use chef_ir::{
 };
 use serde_json::{Value, json};
 
-use crate::{body, compile};
+use crate::{assert_notice, body, compile};
 
 fn call(id: &str, name: &str, args: Value) -> Content {
     Content::ToolCall(ToolCall::new(id, name, args))
@@ -16,6 +16,45 @@ fn call(id: &str, name: &str, args: Value) -> Content {
 
 fn with(request: &Request, options: CompileOptions) -> Value {
     serde_json::to_value(&chef_gemini::compile(request, &options).unwrap().body).unwrap()
+}
+
+/// The assistant calling each `(id, name)`, with no arguments.
+fn calls(calls: &[(&str, &str)]) -> Message {
+    Message::assistant_with(
+        calls
+            .iter()
+            .map(|(id, name)| call(id, name, json!({})))
+            .collect(),
+    )
+}
+
+/// A user turn: `text`, then these attachments.
+fn user_with(text: &str, attachments: Vec<Attachment>) -> Message {
+    let parts = std::iter::once(Content::text(text))
+        .chain(attachments.into_iter().map(Content::Attachment));
+    Message::new(Role::User, parts.collect())
+}
+
+/// A user turn `q`, the assistant's call `id` of `name` (no arguments), and its result.
+fn one_call_round(id: &str, name: &str, result: &str) -> Vec<Message> {
+    vec![
+        Message::user("q"),
+        Message::assistant_with(vec![call(id, name, json!({}))]),
+        Message::tool_results(vec![ToolResult::text(id, result)]),
+    ]
+}
+
+/// Compiles `request` with default options, asserting the whole body is `expected`.
+#[track_caller]
+fn compiles_to(request: &Request, expected: Value) -> chef_gemini::Compiled<'_> {
+    let compiled = compile(request);
+    assert_eq!(json_body(&compiled), expected);
+    compiled
+}
+
+/// The compiled body as a JSON value.
+fn json_body(compiled: &chef_gemini::Compiled<'_>) -> Value {
+    serde_json::to_value(&compiled.body).unwrap()
 }
 
 #[test]
@@ -45,11 +84,7 @@ fn h70_system_messages_go_to_system_instruction_and_assistant_becomes_model() {
 fn h71_h72_results_are_wrapped_as_output_or_error_and_never_reparsed() {
     let request = Request::new(vec![
         Message::user("q"),
-        Message::assistant_with(vec![
-            call("c1", "get_weather", json!({})),
-            call("c2", "read", json!({})),
-            call("c3", "count", json!({})),
-        ]),
+        calls(&[("c1", "get_weather"), ("c2", "read"), ("c3", "count")]),
         Message::tool_results(vec![
             ToolResult::text("c1", r#"{"temp":15.0,"unit":"celsius"}"#),
             ToolResult::error("c2", "File not found"),
@@ -97,7 +132,7 @@ fn h73_a_result_without_a_name_takes_the_name_of_the_call_it_answers() {
         Message::tool_results(vec![ToolResult::text("stray", "y")]),
     ]);
     let compiled = compile(&request);
-    let b = serde_json::to_value(&compiled.body).unwrap();
+    let b = json_body(&compiled);
     assert_eq!(
         b["contents"][2]["parts"][0]["functionResponse"]["name"],
         "lookup"
@@ -107,10 +142,13 @@ fn h73_a_result_without_a_name_takes_the_name_of_the_call_it_answers() {
         b["contents"][2]["parts"][1]["functionResponse"]["name"],
         "stray"
     );
-    assert!(compiled.notices.contains(&Notice::ToolResultUnnamed {
-        message: 3,
-        tool_call_id: "stray".into()
-    }));
+    assert_notice(
+        &compiled,
+        &Notice::ToolResultUnnamed {
+            message: 3,
+            tool_call_id: "stray".into(),
+        },
+    );
 }
 
 #[test]
@@ -149,11 +187,7 @@ fn non_object_arguments_are_a_typed_error() {
 fn h75_parallel_results_merge_into_one_user_content_and_roles_alternate() {
     let request = Request::new(vec![
         Message::user("q"),
-        Message::assistant_with(vec![
-            call("1", "a", json!({})),
-            call("2", "b", json!({})),
-            call("3", "c", json!({})),
-        ]),
+        calls(&[("1", "a"), ("2", "b"), ("3", "c")]),
         Message::tool_results(vec![ToolResult::text("1", "x")]),
         Message::tool_results(vec![ToolResult::text("2", "y")]),
         Message::tool_results(vec![ToolResult::text("3", "z")]),
@@ -246,16 +280,8 @@ fn h78_thinking_is_dropped_by_default_and_reported() {
     let compiled = compile(&request);
     let text = crate::text(&compiled);
     assert!(!text.contains("thought"), "{text}");
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::ThinkingDropped { message: 1 })
-    );
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::RedactedThinkingDropped { message: 1 })
-    );
+    assert_notice(&compiled, &Notice::ThinkingDropped { message: 1 });
+    assert_notice(&compiled, &Notice::RedactedThinkingDropped { message: 1 });
 }
 
 #[test]
@@ -263,16 +289,12 @@ fn h78_thinking_as_text_is_a_text_part_before_the_call() {
     let request = thinking_turn();
     let options = CompileOptions::default().with_thinking(ThinkingMode::AsText);
     let compiled = chef_gemini::compile(&request, &options).unwrap();
-    let b = serde_json::to_value(&compiled.body).unwrap();
+    let b = json_body(&compiled);
     assert_eq!(
         b["contents"][1]["parts"],
         json!([{"text": "<thinking>\nT\n</thinking>\n\n"}, {"functionCall": {"name": "f", "args": {}}}])
     );
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::ThinkingSignatureDropped { message: 1 })
-    );
+    assert_notice(&compiled, &Notice::ThinkingSignatureDropped { message: 1 });
 }
 
 #[test]
@@ -287,19 +309,18 @@ fn native_thinking_is_a_thought_part_with_its_signature() {
 
 #[test]
 fn h79_attachments_become_inline_data_or_file_data() {
-    let request = Request::new(vec![Message::new(
-        Role::User,
+    let request = Request::new(vec![user_with(
+        "look",
         vec![
-            Content::text("look"),
-            Content::Attachment(Attachment::base64("image/png", "AAA").with_filename("a.png")),
-            Content::Attachment(Attachment::url("image/jpeg", "https://x.test/a.jpg")),
-            Content::Attachment(Attachment::url("application/pdf", "gs://bucket/c.pdf")),
-            Content::Attachment(Attachment::url("", "data:image/gif;base64,R0lG")),
+            Attachment::base64("image/png", "AAA").with_filename("a.png"),
+            Attachment::url("image/jpeg", "https://x.test/a.jpg"),
+            Attachment::url("application/pdf", "gs://bucket/c.pdf"),
+            Attachment::url("", "data:image/gif;base64,R0lG"),
         ],
     )]);
     let compiled = compile(&request);
     assert_eq!(
-        serde_json::to_value(&compiled.body).unwrap()["contents"][0]["parts"],
+        json_body(&compiled)["contents"][0]["parts"],
         json!([
             {"text": "look"},
             {"inlineData": {"mimeType": "image/png", "data": "AAA"}},
@@ -308,11 +329,7 @@ fn h79_attachments_become_inline_data_or_file_data() {
             {"inlineData": {"mimeType": "image/gif", "data": "R0lG"}}
         ])
     );
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::FilenameDropped { message: 0 })
-    );
+    assert_notice(&compiled, &Notice::FilenameDropped { message: 0 });
     let bad = Request::new(vec![Message::new(
         Role::User,
         vec![Content::Attachment(Attachment::url(
@@ -348,35 +365,29 @@ fn c29_a_positional_system_message_becomes_user_content_in_place() {
         Message::system("ANN").with_positional(true),
         Message::system("SYS"),
     ]);
-    let compiled = compile(&request);
-    assert_eq!(
-        serde_json::to_value(&compiled.body).unwrap(),
+    let compiled = compiles_to(
+        &request,
         json!({
             "systemInstruction": {"parts": [{"text": "SYS"}]},
             "contents": [{"role": "user", "parts": [{"text": "u"}, {"text": "ANN"}]}]
-        })
+        }),
     );
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::PositionalSystemAsUser { message: 1 })
-    );
+    assert_notice(&compiled, &Notice::PositionalSystemAsUser { message: 1 });
 }
 
 #[test]
 fn d39_prefill_is_a_new_part_on_the_last_user_turn_and_attachments_survive() {
-    let request = Request::new(vec![Message::new(
-        Role::User,
+    let request = Request::new(vec![user_with(
+        "u",
         vec![
-            Content::text("u"),
-            Content::Attachment(Attachment::base64("image/png", "AAA")),
-            Content::Attachment(Attachment::url("application/pdf", "gs://b/c.pdf")),
+            Attachment::base64("image/png", "AAA"),
+            Attachment::url("application/pdf", "gs://b/c.pdf"),
         ],
     )])
     .with_prefill("PRE");
     let compiled = compile(&request);
     assert_eq!(
-        serde_json::to_value(&compiled.body).unwrap()["contents"],
+        json_body(&compiled)["contents"],
         json!([{"role": "user", "parts": [
             {"text": "u"},
             {"inlineData": {"mimeType": "image/png", "data": "AAA"}},
@@ -384,29 +395,20 @@ fn d39_prefill_is_a_new_part_on_the_last_user_turn_and_attachments_survive() {
             {"text": prefill_enforcement("PRE")}
         ]}])
     );
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::PrefillDegraded { new_content: false })
-    );
+    assert_notice(&compiled, &Notice::PrefillDegraded { new_content: false });
 }
 
 #[test]
 fn d40_prefill_without_a_user_turn_adds_one_instead_of_touching_the_system_instruction() {
     let request = Request::new(vec![Message::system("S")]).with_prefill("PRE");
-    let compiled = compile(&request);
-    assert_eq!(
-        serde_json::to_value(&compiled.body).unwrap(),
+    let compiled = compiles_to(
+        &request,
         json!({
             "systemInstruction": {"parts": [{"text": "S"}]},
             "contents": [{"role": "user", "parts": [{"text": prefill_enforcement("PRE")}]}]
-        })
+        }),
     );
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::PrefillDegraded { new_content: true })
-    );
+    assert_notice(&compiled, &Notice::PrefillDegraded { new_content: true });
 }
 
 #[test]
@@ -433,12 +435,7 @@ fn d41_prefill_lands_on_the_last_user_turn_only() {
 
 #[test]
 fn d42_prefill_after_tool_results_never_rewrites_an_earlier_turn() {
-    let request = Request::new(vec![
-        Message::user("q"),
-        Message::assistant_with(vec![call("c", "f", json!({}))]),
-        Message::tool_results(vec![ToolResult::text("c", "r")]),
-    ])
-    .with_prefill("PRE");
+    let request = Request::new(one_call_round("c", "f", "r")).with_prefill("PRE");
     let b = body(&request);
     assert_eq!(b["contents"][0]["parts"], json!([{"text": "q"}]));
     assert_eq!(
@@ -495,7 +492,7 @@ fn all_function_declarations_share_one_tool_object_and_native_tools_follow() {
         ]);
     let compiled = compile(&request);
     assert_eq!(
-        serde_json::to_value(&compiled.body).unwrap()["tools"],
+        json_body(&compiled)["tools"],
         json!([
             {"functionDeclarations": [
                 {"name": "a", "description": "A.", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}},
@@ -505,15 +502,14 @@ fn all_function_declarations_share_one_tool_object_and_native_tools_follow() {
             {"codeExecution": {}}
         ])
     );
-    assert!(compiled.notices.contains(&Notice::NativeToolLeftOut {
-        index: 1,
-        targets: vec![Target::Anthropic]
-    }));
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::DeferLoadingIgnored { tool: "b".into() })
+    assert_notice(
+        &compiled,
+        &Notice::NativeToolLeftOut {
+            index: 1,
+            targets: vec![Target::Anthropic],
+        },
     );
+    assert_notice(&compiled, &Notice::DeferLoadingIgnored { tool: "b".into() });
     let bad = Request::new(vec![]).with_native_tools(vec![NativeTool {
         targets: vec![Target::Gemini],
         value: json!("googleSearch"),
@@ -554,7 +550,7 @@ fn refused_names_are_mapped_everywhere_and_reported() {
     let wire = compiled.names.to_wire("my tool/v2").to_owned();
     assert_ne!(wire, "my tool/v2");
     assert!(chef_ir::NameRule::GEMINI.accepts(&wire));
-    let b = serde_json::to_value(&compiled.body).unwrap();
+    let b = json_body(&compiled);
     assert_eq!(
         b["tools"][0]["functionDeclarations"][0]["name"],
         wire.as_str()
@@ -567,10 +563,13 @@ fn refused_names_are_mapped_everywhere_and_reported() {
         b["contents"][2]["parts"][0]["functionResponse"]["name"],
         wire.as_str()
     );
-    assert!(compiled.notices.contains(&Notice::ToolRenamed {
-        real: "my tool/v2".into(),
-        wire: wire.clone()
-    }));
+    assert_notice(
+        &compiled,
+        &Notice::ToolRenamed {
+            real: "my tool/v2".into(),
+            wire: wire.clone(),
+        },
+    );
     // Dots and colons are fine on Gemini: no renaming.
     let dotted = Request::new(vec![]).with_tools(vec![ToolDefinition::new("a.b:c", json!({}))]);
     assert!(compile(&dotted).names.is_identity());
@@ -578,11 +577,7 @@ fn refused_names_are_mapped_everywhere_and_reported() {
 
 #[test]
 fn call_ids_are_sent_only_when_asked() {
-    let request = Request::new(vec![
-        Message::user("q"),
-        Message::assistant_with(vec![call("c1", "f", json!({}))]),
-        Message::tool_results(vec![ToolResult::text("c1", "r")]),
-    ]);
+    let request = Request::new(one_call_round("c1", "f", "r"));
     assert!(!crate::text(&compile(&request)).contains("c1"));
     let b = with(&request, CompileOptions::default().with_call_ids(true));
     assert_eq!(b["contents"][1]["parts"][0]["functionCall"]["id"], "c1");
@@ -607,7 +602,7 @@ fn what_gemini_cannot_take_is_left_out_and_reported() {
         Message::user(""),
     ]);
     let compiled = compile(&request);
-    let b = serde_json::to_value(&compiled.body).unwrap();
+    let b = json_body(&compiled);
     assert_eq!(
         b["contents"],
         json!([
@@ -688,14 +683,10 @@ fn h80_an_anthropic_compaction_summary_survives_as_text() {
     )]);
     let compiled = compile(&request);
     assert_eq!(
-        serde_json::to_value(&compiled.body).unwrap()["contents"][0]["parts"],
+        json_body(&compiled)["contents"][0]["parts"],
         json!([{"text": format!("{}\nSUM", chef_gemini::COMPACTION_HEADER)}, {"text": "u"}])
     );
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::CompactionAsText { message: 0 })
-    );
+    assert_notice(&compiled, &Notice::CompactionAsText { message: 0 });
 }
 
 #[test]
@@ -710,20 +701,15 @@ fn non_text_system_content_moves_to_a_user_turn_in_place() {
         ),
         Message::user("q"),
     ]);
-    let compiled = compile(&request);
-    assert_eq!(
-        serde_json::to_value(&compiled.body).unwrap(),
+    let compiled = compiles_to(
+        &request,
         json!({
             "systemInstruction": {"parts": [{"text": "S"}]},
             "contents": [{"role": "user", "parts": [
                 {"inlineData": {"mimeType": "application/pdf", "data": "PDF"}},
                 {"text": "q"}
             ]}]
-        })
+        }),
     );
-    assert!(
-        compiled
-            .notices
-            .contains(&Notice::SystemContentMoved { message: 0 })
-    );
+    assert_notice(&compiled, &Notice::SystemContentMoved { message: 0 });
 }

@@ -11,7 +11,7 @@ mod schema;
 
 use std::path::PathBuf;
 
-use chef_gemini::{CompileOptions, Compiled};
+use chef_gemini::{CompileOptions, Compiled, Notice};
 use chef_ir::{Request, ToolDefinition};
 use serde_json::Value;
 
@@ -48,4 +48,10 @@ pub(crate) fn body(request: &Request) -> Value {
 /// The compiled body as compact JSON text.
 pub(crate) fn text(compiled: &Compiled<'_>) -> String {
     String::from_utf8(chef_gemini::to_vec(compiled).unwrap()).unwrap()
+}
+
+/// Asserts the compile reported `notice`.
+#[track_caller]
+pub(crate) fn assert_notice(compiled: &Compiled<'_>, notice: &Notice) {
+    assert!(compiled.notices.contains(notice), "{:?}", compiled.notices);
 }

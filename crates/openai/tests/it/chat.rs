@@ -4,7 +4,9 @@ use chef_ir::{Attachment, Content, Message, Request, Role, Target, ToolCall, Too
 use chef_openai::{CompileOptions, Notice, PrefillPlacement, chat, prefill_enforcement};
 use serde_json::json;
 
-use crate::{chat_json, chat_json_with};
+use crate::{
+    chat_json, chat_json_with, prefilled_after_tool_result, prefilled_image, result_with_image,
+};
 
 #[test]
 fn roles_and_contents_pass_through_unchanged() {
@@ -166,19 +168,12 @@ fn a_document_by_url_is_named_in_text_rather_than_sent_as_an_empty_file_part() {
         body["messages"][0]["content"],
         json!("[Attachment y.pdf (application/pdf): https://x/y.pdf]")
     );
-    assert!(
-        notices
-            .iter()
-            .any(|n| matches!(n, Notice::DocumentUrlAsText { .. }))
-    );
+    assert_any_notice!(notices, Notice::DocumentUrlAsText { .. });
 }
 
 #[test]
 fn media_in_a_tool_result_moves_to_a_user_message_after_the_tool_messages() {
-    let mut result = ToolResult::text("c1", "see image");
-    result
-        .content
-        .push(Content::Attachment(Attachment::base64("image/png", "AAA")));
+    let result = result_with_image("c1", "see image");
     let request = Request::new(vec![
         Message::user("q"),
         Message::assistant_with(vec![
@@ -202,11 +197,7 @@ fn media_in_a_tool_result_moves_to_a_user_message_after_the_tool_messages() {
         json!([{"type":"text","text":"[Media from the result of tool call c1]"},
                {"type":"image_url","image_url":{"url":"data:image/png;base64,AAA"}}])
     );
-    assert!(
-        notices
-            .iter()
-            .any(|n| matches!(n, Notice::ToolContentMoved { .. }))
-    );
+    assert_any_notice!(notices, Notice::ToolContentMoved { .. });
 }
 
 #[test]
@@ -282,15 +273,7 @@ fn prefill_after_a_system_message_lands_there() {
 #[test]
 fn prefill_never_loses_attachments_issue_7() {
     // Checklist 32: the reference replaces the parts with a string and loses the image.
-    let request = Request::new(vec![Message::new(
-        Role::User,
-        vec![
-            Content::text("u"),
-            Content::Attachment(Attachment::base64("image/png", "AAA")),
-        ],
-    )])
-    .with_prefill("PRE");
-    let (body, _) = chat_json(&request);
+    let (body, _) = chat_json(&prefilled_image(Some("u")));
     assert_eq!(
         body["messages"][0]["content"],
         json!([
@@ -299,12 +282,7 @@ fn prefill_never_loses_attachments_issue_7() {
         ])
     );
     // Media only: a text part is added after the media.
-    let request = Request::new(vec![Message::new(
-        Role::User,
-        vec![Content::Attachment(Attachment::base64("image/png", "AAA"))],
-    )])
-    .with_prefill("PRE");
-    let (body, _) = chat_json(&request);
+    let (body, _) = chat_json(&prefilled_image(None));
     assert_eq!(
         body["messages"][0]["content"][1],
         json!({"type":"text","text": prefill_enforcement("PRE")})
@@ -314,13 +292,7 @@ fn prefill_never_loses_attachments_issue_7() {
 #[test]
 fn prefill_after_tool_results_does_not_rewrite_an_earlier_user_turn() {
     // Checklist 33 quirk: the reference appends to `q`, changing a cached message.
-    let request = Request::new(vec![
-        Message::user("q"),
-        Message::assistant_with(vec![Content::ToolCall(ToolCall::new("c", "f", json!({})))]),
-        Message::tool_results(vec![ToolResult::text("c", "r")]),
-    ])
-    .with_prefill("PRE");
-    let (body, notices) = chat_json(&request);
+    let (body, notices) = chat_json(&prefilled_after_tool_result());
     assert_eq!(body["messages"][0], json!({"role":"user","content":"q"}));
     assert_eq!(
         body["messages"][3],

@@ -1,6 +1,13 @@
 //! Integration tests for chef-openai: Chat Completions and Responses compile and parse.
 #![cfg(test)]
 
+/// Asserts some notice in `$notices` matches `$pattern`.
+macro_rules! assert_any_notice {
+    ($notices:expr, $pattern:pat) => {
+        assert!($notices.iter().any(|n| matches!(n, $pattern)))
+    };
+}
+
 mod chat;
 mod golden;
 mod input;
@@ -10,9 +17,9 @@ mod roundtrip;
 
 use std::path::PathBuf;
 
-use chef_ir::Request;
+use chef_ir::{Attachment, Content, Message, Request, Role, ToolCall, ToolResult};
 use chef_openai::{CompileOptions, Notice};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A file under the workspace's `tests/fixtures`.
 pub(crate) fn fixture(name: &str) -> PathBuf {
@@ -44,4 +51,32 @@ pub(crate) fn responses_json(request: &Request) -> (Value, Vec<Notice>) {
     let compiled = chef_openai::responses::compile(request, &CompileOptions::default()).unwrap();
     let bytes = chef_openai::responses::to_vec(&compiled).unwrap();
     (serde_json::from_slice(&bytes).unwrap(), compiled.notices)
+}
+
+/// A small PNG attachment, `AAA`.
+pub(crate) fn png() -> Content {
+    Content::Attachment(Attachment::base64("image/png", "AAA"))
+}
+
+/// One user turn, `text` (none: no text part) then [`png`], with the prefill `PRE`.
+pub(crate) fn prefilled_image(text: Option<&str>) -> Request {
+    let parts = text.map(Content::text).into_iter().chain([png()]).collect();
+    Request::new(vec![Message::new(Role::User, parts)]).with_prefill("PRE")
+}
+
+/// A user turn `q`, the assistant's call `c` of `f`, its result `r`, then the prefill `PRE`.
+pub(crate) fn prefilled_after_tool_result() -> Request {
+    Request::new(vec![
+        Message::user("q"),
+        Message::assistant_with(vec![Content::ToolCall(ToolCall::new("c", "f", json!({})))]),
+        Message::tool_results(vec![ToolResult::text("c", "r")]),
+    ])
+    .with_prefill("PRE")
+}
+
+/// The result of call `id`: `text`, then [`png`].
+pub(crate) fn result_with_image(id: &str, text: &str) -> ToolResult {
+    let mut result = ToolResult::text(id, text);
+    result.content.push(png());
+    result
 }

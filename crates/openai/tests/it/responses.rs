@@ -7,7 +7,7 @@ use chef_ir::{
 use chef_openai::{CompileOptions, Notice, PrefillPlacement, prefill_enforcement, responses};
 use serde_json::json;
 
-use crate::responses_json;
+use crate::{prefilled_after_tool_result, prefilled_image, responses_json, result_with_image};
 
 fn reasoning(id: &str) -> Content {
     Content::Unknown {
@@ -192,10 +192,7 @@ fn user_attachments_become_input_image_and_input_file() {
 
 #[test]
 fn media_in_a_tool_result_stays_in_its_output() {
-    let mut result = ToolResult::text("c", "chart");
-    result
-        .content
-        .push(Content::Attachment(Attachment::base64("image/png", "AAA")));
+    let result = result_with_image("c", "chart");
     let request = Request::new(vec![
         Message::user("q"),
         Message::assistant_with(vec![Content::ToolCall(ToolCall::new("c", "f", json!({})))]),
@@ -233,15 +230,7 @@ fn thinking_and_flags_never_appear() {
 #[test]
 fn prefill_lands_on_the_last_user_item_keeping_its_media() {
     // Checklist 36.
-    let request = Request::new(vec![Message::new(
-        Role::User,
-        vec![
-            Content::text(""),
-            Content::Attachment(Attachment::base64("image/png", "AAA")),
-        ],
-    )])
-    .with_prefill("PRE");
-    let (body, notices) = responses_json(&request);
+    let (body, notices) = responses_json(&prefilled_image(Some("")));
     assert_eq!(
         body["input"][0]["content"],
         json!([
@@ -252,12 +241,7 @@ fn prefill_lands_on_the_last_user_item_keeping_its_media() {
     assert!(notices.contains(&Notice::PrefillDegraded {
         into: PrefillPlacement::Appended { wire_index: 0 }
     }));
-    let request = Request::new(vec![Message::new(
-        Role::User,
-        vec![Content::Attachment(Attachment::base64("image/png", "AAA"))],
-    )])
-    .with_prefill("PRE");
-    let (body, _) = responses_json(&request);
+    let (body, _) = responses_json(&prefilled_image(None));
     assert_eq!(
         body["input"][0]["content"][1],
         json!({"type":"input_text","text": prefill_enforcement("PRE")})
@@ -278,13 +262,7 @@ fn prefill_with_no_input_goes_to_instructions() {
 
 #[test]
 fn prefill_after_tool_output_is_a_new_system_item() {
-    let request = Request::new(vec![
-        Message::user("q"),
-        Message::assistant_with(vec![Content::ToolCall(ToolCall::new("c", "f", json!({})))]),
-        Message::tool_results(vec![ToolResult::text("c", "r")]),
-    ])
-    .with_prefill("PRE");
-    let (body, _) = responses_json(&request);
+    let (body, _) = responses_json(&prefilled_after_tool_result());
     assert_eq!(body["input"][0]["content"][0]["text"], json!("q"));
     assert_eq!(
         body["input"][3],

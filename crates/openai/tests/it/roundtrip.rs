@@ -1,6 +1,6 @@
 //! Property: IR → wire bytes → IR round-trips for the content each API can express.
 
-use chef_ir::{Attachment, Content, Message, Request, Role, ToolCall, ToolResult};
+use chef_ir::{Attachment, Content, Message, Request, Role, Target, ToolCall, ToolResult};
 use chef_openai::{CompileOptions, chat, responses};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -74,24 +74,34 @@ fn conversation(with_media: bool) -> impl Strategy<Value = Vec<Message>> {
     })
 }
 
+/// `request` compiled for `api` with default options, serialised, and parsed back.
+fn through(api: Target, request: &Request) -> Request {
+    let options = CompileOptions::default();
+    match api {
+        Target::OpenAiChat => {
+            let bytes = chat::to_vec(&chat::compile(request, &options).unwrap()).unwrap();
+            chat::parse_request(&bytes).unwrap()
+        }
+        Target::OpenAiResponses => {
+            let bytes = responses::to_vec(&responses::compile(request, &options).unwrap()).unwrap();
+            responses::parse_request(&bytes).unwrap()
+        }
+        other => panic!("{other} is not an OpenAI API"),
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
     fn chat_round_trips(messages in conversation(true)) {
         let request = Request::new(messages);
-        let compiled = chat::compile(&request, &CompileOptions::default()).unwrap();
-        let bytes = chat::to_vec(&compiled).unwrap();
-        let back = chat::parse_request(&bytes).unwrap();
-        prop_assert_eq!(back.messages, request.messages);
+        prop_assert_eq!(through(Target::OpenAiChat, &request).messages, request.messages);
     }
 
     #[test]
     fn responses_round_trips(messages in conversation(true)) {
         let request = Request::new(messages);
-        let compiled = responses::compile(&request, &CompileOptions::default()).unwrap();
-        let bytes = responses::to_vec(&compiled).unwrap();
-        let back = responses::parse_request(&bytes).unwrap();
-        prop_assert_eq!(back.messages, request.messages);
+        prop_assert_eq!(through(Target::OpenAiResponses, &request).messages, request.messages);
     }
 }

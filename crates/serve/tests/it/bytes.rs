@@ -24,8 +24,19 @@ fn library_body(target: Target, call_id: &str) -> Vec<u8> {
 }
 
 fn library_body_at(level: Level, target: Target, call_id: &str) -> Vec<u8> {
+    library_body_with(level, target, call_id, |_| {})
+}
+
+/// The same, with `setup` run on the session once its tools are registered.
+fn library_body_with(
+    level: Level,
+    target: Target,
+    call_id: &str,
+    setup: impl FnOnce(&mut Chef),
+) -> Vec<u8> {
     let mut chef = Chef::new(ChefConfig::default().with_level(level));
     chef.register_tools(tool_definitions()).unwrap();
+    setup(&mut chef);
     chef.set_system_prompt(vec![Message::system("You track orders.")]);
     chef.push(Message::user("Where is 737U2663137?"));
     let mut call = chef.encode_call("get_order_details", args()).unwrap();
@@ -37,6 +48,15 @@ fn library_body_at(level: Level, target: Target, call_id: &str) -> Vec<u8> {
     )]));
     chef.push(Message::user("When will it arrive?"));
     chef.compile(target).unwrap().body
+}
+
+/// Asserts two bodies are the same bytes, showing them as text when they are not.
+fn assert_same_text(sent: &[u8], expected: &[u8], case: &str) {
+    assert_eq!(
+        String::from_utf8_lossy(sent),
+        String::from_utf8_lossy(expected),
+        "{case}"
+    );
 }
 
 fn with_fields(mut body: Vec<u8>, fields: &str) -> Vec<u8> {
@@ -61,14 +81,11 @@ fn chat_request() -> Value {
 
 #[tokio::test]
 async fn chat_upstream_bytes_equal_the_library_compile() {
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(chat_reply(Some("Hello."), &[])),
-            Reply::Json(chat_reply(Some("Tomorrow."), &[])),
-            Reply::Json(chat_reply(Some("Tomorrow."), &[])),
-        ],
-    )
+    let rig = Rig::level3(vec![
+        Reply::Json(chat_reply(Some("Hello."), &[])),
+        Reply::Json(chat_reply(Some("Tomorrow."), &[])),
+        Reply::Json(chat_reply(Some("Tomorrow."), &[])),
+    ])
     .await;
     // A different conversation with the same tools first: its session is kept and reused,
     // and must leave nothing behind.
@@ -89,25 +106,14 @@ async fn chat_upstream_bytes_equal_the_library_compile() {
         library_body(Target::OpenAiChat, "call_1"),
         r#""model":"gpt-test""#,
     );
-    assert_eq!(
-        String::from_utf8_lossy(&seen[0].body),
-        String::from_utf8_lossy(&expected)
-    );
+    assert_same_text(&seen[0].body, &expected, "");
     // Identical client requests, identical upstream bytes.
     assert_eq!(seen[0].body, seen[1].body);
     // The earlier call went upstream as the model wrote it, not under its real name.
     let sent = String::from_utf8_lossy(&seen[0].body);
     assert!(!sent.contains(r#""name":"get_order_details""#), "{sent}");
     // The tool block is counted for every request, reused session or not.
-    let metrics = rig
-        .http
-        .get(rig.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = rig.metrics().await;
     let chars = |stage: &str| -> u64 {
         let prefix = format!("chef_tool_block_chars_total{{stage=\"{stage}\"}} ");
         metrics
@@ -128,13 +134,10 @@ async fn chat_upstream_bytes_equal_the_library_compile() {
 
 #[tokio::test]
 async fn messages_upstream_bytes_equal_the_library_compile() {
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(messages_reply(Some("Tomorrow."), &[])),
-            Reply::Json(messages_reply(Some("Tomorrow."), &[])),
-        ],
-    )
+    let rig = Rig::level3(vec![
+        Reply::Json(messages_reply(Some("Tomorrow."), &[])),
+        Reply::Json(messages_reply(Some("Tomorrow."), &[])),
+    ])
     .await;
     let request = json!({"model": "claude-test", "max_tokens": 512,
         "system": "You track orders.",
@@ -155,10 +158,7 @@ async fn messages_upstream_bytes_equal_the_library_compile() {
         library_body(Target::Anthropic, "toolu_1"),
         r#""model":"claude-test","max_tokens":512"#,
     );
-    assert_eq!(
-        String::from_utf8_lossy(&seen[0].body),
-        String::from_utf8_lossy(&expected)
-    );
+    assert_same_text(&seen[0].body, &expected, "");
     assert_eq!(seen[0].body, seen[1].body);
 }
 
@@ -176,21 +176,13 @@ async fn every_level_replays_history_as_the_library_compiles_it() {
             library_body_at(level, Target::OpenAiChat, "call_1"),
             r#""model":"gpt-test""#,
         );
-        assert_eq!(
-            String::from_utf8_lossy(&rig.script.seen()[0].body),
-            String::from_utf8_lossy(&expected),
-            "level {n}"
-        );
+        assert_same_text(&rig.script.seen()[0].body, &expected, &format!("level {n}"));
     }
 }
 
 #[tokio::test]
 async fn responses_upstream_bytes_equal_the_library_compile() {
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![Reply::Json(responses_reply(Some("Tomorrow."), &[]))],
-    )
-    .await;
+    let rig = Rig::level3(vec![Reply::Json(responses_reply(Some("Tomorrow."), &[]))]).await;
     let request = json!({"model": "gpt-test", "instructions": "You track orders.",
         "input": [
             {"role": "user", "content": "Where is 737U2663137?"},
@@ -205,21 +197,15 @@ async fn responses_upstream_bytes_equal_the_library_compile() {
         library_body(Target::OpenAiResponses, "call_1"),
         r#""model":"gpt-test","store":false"#,
     );
-    assert_eq!(
-        String::from_utf8_lossy(&rig.script.seen()[0].body),
-        String::from_utf8_lossy(&expected)
-    );
+    assert_same_text(&rig.script.seen()[0].body, &expected, "");
 }
 
 #[tokio::test]
 async fn a_tool_choice_naming_a_real_tool_becomes_any_tool_at_level_3() {
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(chat_reply(Some("ok"), &[])),
-            Reply::Json(messages_reply(Some("ok"), &[])),
-        ],
-    )
+    let rig = Rig::level3(vec![
+        Reply::Json(chat_reply(Some("ok"), &[])),
+        Reply::Json(messages_reply(Some("ok"), &[])),
+    ])
     .await;
     let mut request = chat_request();
     request["tool_choice"] = json!({"type": "function", "function": {"name": "get_order_details"}});
@@ -271,29 +257,13 @@ async fn configured_announcements_reach_the_model_as_the_library_places_them() {
             200
         );
     }
-    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
-    chef.register_tools(tool_definitions()).unwrap();
-    chef.announce("freeze", "Orders are frozen today.", chef::Channel::Auto);
-    chef.set_system_prompt(vec![Message::system("You track orders.")]);
-    chef.push(Message::user("Where is 737U2663137?"));
-    let mut call = chef.encode_call("get_order_details", args()).unwrap();
-    call.id = "call_1".into();
-    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
-    chef.push(Message::tool_results(vec![ToolResult::text(
-        "call_1",
-        "In transit.",
-    )]));
-    chef.push(Message::user("When will it arrive?"));
-    let expected = with_fields(
-        chef.compile(Target::OpenAiChat).unwrap().body,
-        r#""model":"gpt-test""#,
-    );
+    let library = library_body_with(Level::Three, Target::OpenAiChat, "call_1", |chef| {
+        chef.announce("freeze", "Orders are frozen today.", chef::Channel::Auto);
+    });
+    let expected = with_fields(library, r#""model":"gpt-test""#);
     let seen = rig.script.seen();
     assert!(String::from_utf8_lossy(&seen[0].body).contains("Orders are frozen today."));
     for s in &seen {
-        assert_eq!(
-            String::from_utf8_lossy(&s.body),
-            String::from_utf8_lossy(&expected)
-        );
+        assert_same_text(&s.body, &expected, "");
     }
 }

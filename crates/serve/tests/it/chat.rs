@@ -5,7 +5,10 @@ use serde_json::{Value, json};
 
 use crate::{
     chat_reply,
-    harness::{Reply, Rig, chat_tools, encoded, pieces, sse, sse_events, wire_tool_names},
+    harness::{
+        BLOCK_CANCEL, Reply, Rig, bad_call_for, chat_calls, chat_tools, encoded, lookup_for,
+        messages, pieces, sse, sse_events, streamed, tool_answer, wire_tool_names,
+    },
 };
 
 pub(crate) fn request(user: &str) -> Value {
@@ -15,33 +18,26 @@ pub(crate) fn request(user: &str) -> Value {
         "tools": chat_tools()})
 }
 
-pub(crate) fn order_call() -> ToolCall {
-    encoded(
-        "get_order_details",
-        json!({"trackingNumber": "737U2663137"}),
-    )
+pub(crate) use crate::harness::order_call;
+
+/// Asserts the reply carries exactly one call, `id`, under the real tool name.
+fn assert_one_order_call(body: &Value, id: &str) {
+    let calls = chat_calls(body);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0]["id"], id);
+    assert_eq!(calls[0]["function"]["name"], "get_order_details");
 }
 
 #[tokio::test]
 async fn a_t_call_reaches_the_client_under_its_real_name() {
     let call = order_call();
     assert_eq!(call.name.as_str(), "t");
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![Reply::Json(chat_reply(None, &[("call_1", &call)]))],
-    )
-    .await;
-    let response = rig
-        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
+    let rig = Rig::level3(vec![Reply::Json(chat_reply(None, &[("call_1", &call)]))]).await;
+    let body = rig
+        .openai_ok("/v1/chat/completions", &request("Where is 737U2663137?"))
         .await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
-    let calls = body["choices"][0]["message"]["tool_calls"]
-        .as_array()
-        .unwrap();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0]["id"], "call_1");
-    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+    assert_one_order_call(&body, "call_1");
+    let calls = chat_calls(&body);
     let args: Value =
         serde_json::from_str(calls[0]["function"]["arguments"].as_str().unwrap()).unwrap();
     assert_eq!(args, json!({"trackingNumber": "737U2663137"}));
@@ -70,26 +66,18 @@ async fn a_t_call_reaches_the_client_under_its_real_name() {
 #[tokio::test]
 async fn a_lookup_and_a_bad_argument_are_answered_inside_the_gateway() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let bad = ToolCall::new("x", "t", json!({"f": code, "a": {}}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(chat_reply(Some("Looking it up."), &[("call_q", &lookup)])),
-            Reply::Json(chat_reply(None, &[("call_bad", &bad)])),
-            Reply::Json(chat_reply(None, &[("call_good", &good)])),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let bad = bad_call_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Json(chat_reply(Some("Looking it up."), &[("call_q", &lookup)])),
+        Reply::Json(chat_reply(None, &[("call_bad", &bad)])),
+        Reply::Json(chat_reply(None, &[("call_good", &good)])),
+    ])
     .await;
-    let response = rig
-        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
+    let body = rig
+        .openai_ok("/v1/chat/completions", &request("Where is 737U2663137?"))
         .await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
-    let calls = body["choices"][0]["message"]["tool_calls"]
-        .as_array()
-        .unwrap();
+    let calls = chat_calls(&body);
     assert_eq!(calls[0]["id"], "call_good");
     assert_eq!(calls[0]["function"]["name"], "get_order_details");
     // Usage adds up every round.
@@ -100,8 +88,7 @@ async fn a_lookup_and_a_bad_argument_are_answered_inside_the_gateway() {
     assert_eq!(seen.len(), 3);
     // Round 2 carries the lookup's answer, round 3 the validation error.
     let second = seen[1].json();
-    let messages = second["messages"].as_array().unwrap();
-    let tool = messages
+    let tool = messages(&second)
         .iter()
         .find(|m| m["role"] == "tool" && m["tool_call_id"] == "call_q")
         .unwrap();
@@ -110,9 +97,7 @@ async fn a_lookup_and_a_bad_argument_are_answered_inside_the_gateway() {
         "{tool}"
     );
     let third = seen[2].json();
-    let error = third["messages"]
-        .as_array()
-        .unwrap()
+    let error = messages(&third)
         .iter()
         .find(|m| m["role"] == "tool" && m["tool_call_id"] == "call_bad")
         .unwrap()
@@ -126,18 +111,16 @@ async fn a_lookup_and_a_bad_argument_are_answered_inside_the_gateway() {
 async fn a_blocked_tool_is_refused_inside_the_gateway() {
     let cancel = encoded("cancel_order", json!({"trackingNumber": "737U2663137"}));
     let rig = Rig::start(
-        "[chef]\nlevel = 3\nblocked = [\"cancel_order\"]\n",
+        BLOCK_CANCEL,
         vec![
             Reply::Json(chat_reply(None, &[("call_c", &cancel)])),
             Reply::Json(chat_reply(Some("I cannot cancel orders."), &[])),
         ],
     )
     .await;
-    let response = rig
-        .openai("/v1/chat/completions", &request("Cancel 737U2663137"))
+    let body = rig
+        .openai_ok("/v1/chat/completions", &request("Cancel 737U2663137"))
         .await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
     assert!(body["choices"][0]["message"].get("tool_calls").is_none());
     assert_eq!(
         body["choices"][0]["message"]["content"],
@@ -145,13 +128,7 @@ async fn a_blocked_tool_is_refused_inside_the_gateway() {
     );
     let seen = rig.script.seen();
     assert_eq!(seen.len(), 2);
-    let refusal = seen[1].json()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["tool_call_id"] == "call_c")
-        .unwrap()
-        .to_string();
+    let refusal = tool_answer(&seen[1].json(), "call_c").to_string();
     assert!(refusal.contains("blocked"), "{refusal}");
 }
 
@@ -203,18 +180,13 @@ pub(crate) fn chat_stream(text: &str, id: &str, call: &ToolCall) -> String {
 #[tokio::test]
 async fn streaming_holds_call_deltas_and_emits_real_names() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Sse(pieces(&chat_stream("Let me check.", "call_q", &lookup), 17)),
-            Reply::Sse(pieces(&chat_stream("Found it.", "call_1", &good), 23)),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Sse(pieces(&chat_stream("Let me check.", "call_q", &lookup), 17)),
+        Reply::Sse(pieces(&chat_stream("Found it.", "call_1", &good), 23)),
+    ])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let mut body = streamed(request("Where is 737U2663137?"));
     body["stream_options"] = json!({"include_usage": true});
     let response = rig.openai("/v1/chat/completions", &body).await;
     assert_eq!(response.status(), 200);
@@ -267,13 +239,8 @@ async fn streaming_holds_call_deltas_and_emits_real_names() {
 #[tokio::test]
 async fn streaming_without_usage_asked_gets_no_usage_chunk() {
     let good = order_call();
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![Reply::Sse(vec![chat_stream("", "call_1", &good)])],
-    )
-    .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let rig = Rig::level3(vec![Reply::Sse(vec![chat_stream("", "call_1", &good)])]).await;
+    let body = streamed(request("Where is 737U2663137?"));
     let text = rig
         .openai("/v1/chat/completions", &body)
         .await
@@ -292,42 +259,22 @@ async fn streaming_without_usage_asked_gets_no_usage_chunk() {
 #[tokio::test]
 async fn a_reply_mixing_a_lookup_and_a_real_call_is_answered_whole_inside_first() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
+    let lookup = lookup_for(&good);
     let mixed = chat_reply(None, &[("call_q", &lookup), ("call_early", &good)]);
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(mixed.clone()),
-            Reply::Json(chat_reply(None, &[("call_1", &good)])),
-        ],
-    )
+    let rig = Rig::level3(vec![
+        Reply::Json(mixed.clone()),
+        Reply::Json(chat_reply(None, &[("call_1", &good)])),
+    ])
     .await;
-    let body: Value = rig
-        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let calls = body["choices"][0]["message"]["tool_calls"]
-        .as_array()
-        .unwrap();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0]["id"], "call_1");
-    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+    let body = rig
+        .openai_json("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await;
+    assert_one_order_call(&body, "call_1");
     // The model heard both answers: the lookup, and that its early call was not run.
     let seen = rig.script.seen();
     assert_eq!(seen.len(), 2);
     let second = seen[1].json();
-    let answer = |id: &str| {
-        second["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|m| m["tool_call_id"] == id)
-            .unwrap()["content"]
-            .to_string()
-    };
+    let answer = |id: &str| tool_answer(&second, id)["content"].to_string();
     assert!(answer("call_q").contains("trackingNumber"));
     assert!(answer("call_early").contains("Not run"));
 
@@ -337,16 +284,8 @@ async fn a_reply_mixing_a_lookup_and_a_real_call_is_answered_whole_inside_first(
         vec![Reply::Json(mixed)],
     )
     .await;
-    let body: Value = rig
-        .openai("/v1/chat/completions", &request("Where is 737U2663137?"))
-        .await
-        .json()
-        .await
-        .unwrap();
-    let calls = body["choices"][0]["message"]["tool_calls"]
-        .as_array()
-        .unwrap();
-    assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0]["id"], "call_early");
-    assert_eq!(calls[0]["function"]["name"], "get_order_details");
+    let body = rig
+        .openai_json("/v1/chat/completions", &request("Where is 737U2663137?"))
+        .await;
+    assert_one_order_call(&body, "call_early");
 }

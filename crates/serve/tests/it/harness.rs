@@ -190,8 +190,30 @@ impl Rig {
         }
     }
 
+    /// Starts both with chef at level 3 and no other configuration.
+    pub async fn level3(replies: Vec<Reply>) -> Self {
+        Self::start(LEVEL_3, replies).await
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.gateway)
+    }
+
+    /// The gateway's `/metrics` text.
+    pub async fn metrics(&self) -> String {
+        self.http
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
+    /// Posts JSON with the OpenAI credential header and reads the JSON answer.
+    pub async fn openai_json(&self, path: &str, body: &Value) -> Value {
+        self.openai(path, body).await.json().await.unwrap()
     }
 
     /// Posts JSON with the OpenAI credential header.
@@ -205,6 +227,16 @@ impl Rig {
             .unwrap()
     }
 
+    /// [`Rig::openai`], then the JSON body of its answer, which must be a 200.
+    pub async fn openai_ok(&self, path: &str, body: &Value) -> Value {
+        ok_json(self.openai(path, body).await).await
+    }
+
+    /// [`Rig::anthropic`], then the JSON body of its answer, which must be a 200.
+    pub async fn anthropic_ok(&self, body: &Value) -> Value {
+        ok_json(self.anthropic(body).await).await
+    }
+
     /// Posts JSON with the Anthropic credential headers.
     pub async fn anthropic(&self, body: &Value) -> reqwest::Response {
         self.http
@@ -216,6 +248,66 @@ impl Rig {
             .await
             .unwrap()
     }
+}
+
+/// The gateway configuration most tests use.
+pub const LEVEL_3: &str = "[chef]\nlevel = 3\n";
+
+/// Level 3 with `cancel_order` blocked.
+pub const BLOCK_CANCEL: &str = "[chef]\nlevel = 3\nblocked = [\"cancel_order\"]\n";
+
+/// The call a level-3 model writes for `get_order_details` of order 737U2663137.
+pub fn order_call() -> ToolCall {
+    encoded(
+        "get_order_details",
+        json!({"trackingNumber": "737U2663137"}),
+    )
+}
+
+/// The lookup (`q`) a level-3 model writes for the tool behind `good`'s code.
+pub fn lookup_for(good: &ToolCall) -> ToolCall {
+    ToolCall::new("x", "q", json!({"c": tool_code(good)}))
+}
+
+/// A call to `good`'s tool code with an argument the tool does not take.
+pub fn bad_call_for(good: &ToolCall) -> ToolCall {
+    ToolCall::new("x", "t", json!({"f": tool_code(good), "a": {}}))
+}
+
+fn tool_code(call: &ToolCall) -> String {
+    call.arguments["f"].as_str().unwrap().to_owned()
+}
+
+/// The JSON body of a response that must be a 200.
+pub async fn ok_json(response: reqwest::Response) -> Value {
+    assert_eq!(response.status(), 200);
+    response.json().await.unwrap()
+}
+
+/// `body` with `"stream": true`.
+pub fn streamed(mut body: Value) -> Value {
+    body["stream"] = json!(true);
+    body
+}
+
+/// The messages of an upstream Chat body.
+pub fn messages(body: &Value) -> &Vec<Value> {
+    body["messages"].as_array().unwrap()
+}
+
+/// The message answering call `id` in an upstream Chat body.
+pub fn tool_answer<'a>(body: &'a Value, id: &str) -> &'a Value {
+    messages(body)
+        .iter()
+        .find(|m| m["tool_call_id"] == id)
+        .unwrap()
+}
+
+/// The tool calls of a Chat reply's first choice.
+pub fn chat_calls(body: &Value) -> &Vec<Value> {
+    body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap()
 }
 
 /// The 149 real tools of the workspace fixture.
@@ -328,6 +420,16 @@ pub fn sse(events: &[(&str, Value)]) -> String {
         out.push_str(&format!("data: {data}\n\n"));
     }
     out
+}
+
+/// An SSE body of events named after their `type` (as the Messages and Responses APIs name
+/// them).
+pub fn typed_sse(events: &[Value]) -> String {
+    let named: Vec<(&str, Value)> = events
+        .iter()
+        .map(|e| (e["type"].as_str().unwrap(), e.clone()))
+        .collect();
+    sse(&named)
 }
 
 /// An SSE body cut into pieces of `n` bytes (to exercise the line decoder).

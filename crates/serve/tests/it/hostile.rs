@@ -39,6 +39,9 @@ fn assert_anthropic_error(body: &Value, kind: &str) {
     );
 }
 
+/// Asserts a body is an error of the API's own shape, of a kind.
+type ErrorShape = fn(&Value, &str);
+
 async fn post_raw(rig: &Rig, path: &str, body: &'static str) -> (u16, Value) {
     let response = rig
         .http
@@ -55,19 +58,22 @@ async fn post_raw(rig: &Rig, path: &str, body: &'static str) -> (u16, Value) {
 #[tokio::test]
 async fn malformed_json_is_a_400_in_each_shape() {
     let rig = Rig::start("", vec![]).await;
-    let (status, body) = post_raw(&rig, "/v1/chat/completions", "{\"messages\": [").await;
-    assert_eq!(status, 400);
-    assert_openai_error(&body, "invalid_request_error");
-    let (status, body) = post_raw(&rig, "/v1/responses", "[1, 2]").await;
-    assert_eq!(status, 400);
-    assert_openai_error(&body, "invalid_request_error");
-    let (status, body) = post_raw(&rig, "/v1/messages", "not json").await;
-    assert_eq!(status, 400);
-    assert_anthropic_error(&body, "invalid_request_error");
-    // A body that is JSON but not a request of the API.
-    let (status, body) = post_raw(&rig, "/v1/messages", "{\"messages\": 3}").await;
-    assert_eq!(status, 400);
-    assert_anthropic_error(&body, "invalid_request_error");
+    let cases: [(&str, &'static str, ErrorShape); 4] = [
+        (
+            "/v1/chat/completions",
+            "{\"messages\": [",
+            assert_openai_error,
+        ),
+        ("/v1/responses", "[1, 2]", assert_openai_error),
+        ("/v1/messages", "not json", assert_anthropic_error),
+        // A body that is JSON but not a request of the API.
+        ("/v1/messages", "{\"messages\": 3}", assert_anthropic_error),
+    ];
+    for (path, raw, assert_error) in cases {
+        let (status, body) = post_raw(&rig, path, raw).await;
+        assert_eq!(status, 400, "{path} {raw}");
+        assert_error(&body, "invalid_request_error");
+    }
     assert!(rig.script.seen().is_empty());
 }
 
@@ -204,15 +210,7 @@ async fn metrics_count_requests_rounds_and_outcomes() {
     let rig = Rig::start("", vec![Reply::Json(chat_reply(Some("hi"), &[]))]).await;
     rig.openai("/v1/chat/completions", &small_chat()).await;
     post_raw(&rig, "/v1/messages", "nope").await;
-    let text = rig
-        .http
-        .get(rig.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = rig.metrics().await;
     assert!(
         text.contains("chef_requests_total{api=\"chat\"} 1"),
         "{text}"

@@ -9,11 +9,10 @@
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
-use serde_json::json;
 
 use crate::{
     chat::{chat_stream, order_call, request},
-    harness::{Reply, Rig, pieces},
+    harness::{Reply, Rig, pieces, streamed},
 };
 
 const CONVERSATIONS: usize = 200;
@@ -64,8 +63,7 @@ async fn two_hundred_concurrent_streaming_conversations() {
         &chat_stream("Found it.", "call_1", &call),
         64,
     )));
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(CONVERSATIONS)
         .build()
@@ -82,15 +80,7 @@ async fn two_hundred_concurrent_streaming_conversations() {
     )
     .await;
     let wall = started.elapsed();
-    let metrics = rig
-        .http
-        .get(rig.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = rig.metrics().await;
     let value = |name: &str| -> f64 {
         metrics
             .lines()

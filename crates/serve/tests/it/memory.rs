@@ -27,15 +27,20 @@ async fn post(rig: &Rig, body: &Value, session: Option<&str>) -> reqwest::Respon
     request.send().await.unwrap()
 }
 
+/// The model saving that the user writes Rust.
+fn create_memory_call() -> ToolCall {
+    ToolCall::new(
+        "x",
+        "create_memory",
+        json!({"key": "lang", "value": "Rust"}),
+    )
+}
+
 #[tokio::test]
 async fn memory_the_model_writes_is_kept_for_its_session_only() {
     let dir = std::env::temp_dir().join(format!("chef-serve-memory-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let create = ToolCall::new(
-        "x",
-        "create_memory",
-        json!({"key": "lang", "value": "Rust"}),
-    );
+    let create = create_memory_call();
     let rig = Rig::start(
         &format!("[chef]\nlevel = 3\n[memory]\ndir = \"{}\"\n", dir.display()),
         vec![
@@ -92,18 +97,11 @@ async fn memory_the_model_writes_is_kept_for_its_session_only() {
 
 #[tokio::test]
 async fn without_memory_configured_an_owned_call_is_answered_not_available() {
-    let create = ToolCall::new(
-        "x",
-        "create_memory",
-        json!({"key": "lang", "value": "Rust"}),
-    );
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(chat_reply(None, &[("call_m", &create)])),
-            Reply::Json(chat_reply(Some("ok"), &[])),
-        ],
-    )
+    let create = create_memory_call();
+    let rig = Rig::level3(vec![
+        Reply::Json(chat_reply(None, &[("call_m", &create)])),
+        Reply::Json(chat_reply(Some("ok"), &[])),
+    ])
     .await;
     let response = post(&rig, &request("I write Rust."), None).await;
     assert_eq!(response.status(), 200);

@@ -4,7 +4,10 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    harness::{Reply, Rig, anthropic_tools, encoded, pieces, sse, sse_events, wire_tool_names},
+    harness::{
+        BLOCK_CANCEL, Reply, Rig, anthropic_tools, bad_call_for, encoded, lookup_for, order_call,
+        pieces, sse_events, streamed, typed_sse, wire_tool_names,
+    },
     messages_reply,
 };
 
@@ -14,31 +17,18 @@ fn request(user: &str) -> Value {
         "tools": anthropic_tools()})
 }
 
-fn order_call() -> ToolCall {
-    encoded(
-        "get_order_details",
-        json!({"trackingNumber": "737U2663137"}),
-    )
-}
-
 #[tokio::test]
 async fn a_lookup_and_a_bad_argument_are_resolved_before_the_client_sees_a_call() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let bad = ToolCall::new("x", "t", json!({"f": code, "a": {}}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(messages_reply(None, &[("toolu_q", &lookup)])),
-            Reply::Json(messages_reply(None, &[("toolu_bad", &bad)])),
-            Reply::Json(messages_reply(Some("Checking."), &[("toolu_1", &good)])),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let bad = bad_call_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Json(messages_reply(None, &[("toolu_q", &lookup)])),
+        Reply::Json(messages_reply(None, &[("toolu_bad", &bad)])),
+        Reply::Json(messages_reply(Some("Checking."), &[("toolu_1", &good)])),
+    ])
     .await;
-    let response = rig.anthropic(&request("Where is 737U2663137?")).await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
+    let body = rig.anthropic_ok(&request("Where is 737U2663137?")).await;
     let content = body["content"].as_array().unwrap();
     assert_eq!(content[0], json!({"type": "text", "text": "Checking."}));
     assert_eq!(
@@ -81,7 +71,7 @@ async fn a_lookup_and_a_bad_argument_are_resolved_before_the_client_sees_a_call(
 async fn a_blocked_tool_reached_through_its_code_is_refused() {
     let cancel = encoded("cancel_order", json!({"trackingNumber": "1"}));
     let rig = Rig::start(
-        "[chef]\nlevel = 3\nblocked = [\"cancel_order\"]\n",
+        BLOCK_CANCEL,
         vec![
             Reply::Json(messages_reply(None, &[("toolu_c", &cancel)])),
             Reply::Json(messages_reply(Some("That tool is blocked."), &[])),
@@ -108,73 +98,41 @@ async fn a_blocked_tool_reached_through_its_code_is_refused() {
 fn messages_stream(text: &str, id: &str, call: &ToolCall) -> String {
     let args = serde_json::to_string(&call.arguments).unwrap();
     let (a, b) = args.split_at(args.len() / 2);
-    sse(&[
-        (
-            "message_start",
-            json!({"type": "message_start", "message": {"id": "msg_s",
+    typed_sse(&[
+        json!({"type": "message_start", "message": {"id": "msg_s",
             "type": "message", "role": "assistant", "model": "claude-test", "content": [],
             "stop_reason": null, "stop_sequence": null,
             "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 0,
+        json!({"type": "content_block_start", "index": 0,
             "content_block": {"type": "text", "text": ""}}),
-        ),
-        ("ping", json!({"type": "ping"})),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 0,
+        json!({"type": "ping"}),
+        json!({"type": "content_block_delta", "index": 0,
             "delta": {"type": "text_delta", "text": text}}),
-        ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 0}),
-        ),
-        (
-            "content_block_start",
-            json!({"type": "content_block_start", "index": 1,
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1,
             "content_block": {"type": "tool_use", "id": id, "name": call.name.as_str(), "input": {}}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1,
+        json!({"type": "content_block_delta", "index": 1,
             "delta": {"type": "input_json_delta", "partial_json": a}}),
-        ),
-        (
-            "content_block_delta",
-            json!({"type": "content_block_delta", "index": 1,
+        json!({"type": "content_block_delta", "index": 1,
             "delta": {"type": "input_json_delta", "partial_json": b}}),
-        ),
-        (
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": 1}),
-        ),
-        (
-            "message_delta",
-            json!({"type": "message_delta",
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "message_delta",
             "delta": {"stop_reason": "tool_use", "stop_sequence": null},
             "usage": {"output_tokens": 5}}),
-        ),
-        ("message_stop", json!({"type": "message_stop"})),
+        json!({"type": "message_stop"}),
     ])
 }
 
 #[tokio::test]
 async fn streaming_renumbers_blocks_across_rounds_and_emits_real_names() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Sse(pieces(&messages_stream("Looking.", "toolu_q", &lookup), 13)),
-            Reply::Sse(pieces(&messages_stream("Found.", "toolu_1", &good), 31)),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Sse(pieces(&messages_stream("Looking.", "toolu_q", &lookup), 13)),
+        Reply::Sse(pieces(&messages_stream("Found.", "toolu_1", &good), 31)),
+    ])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let text = rig.anthropic(&body).await.text().await.unwrap();
     let events: Vec<(String, Value)> = sse_events(&text)
         .into_iter()
@@ -222,16 +180,12 @@ async fn a_truncated_stream_ends_with_an_error_event() {
     let good = order_call();
     let full = messages_stream("Found.", "toolu_1", &good);
     let cut = full[..full.find("event: message_delta").unwrap()].to_owned();
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Sse(vec![cut]),
-            Reply::Json(messages_reply(Some("fine"), &[])),
-        ],
-    )
+    let rig = Rig::level3(vec![
+        Reply::Sse(vec![cut]),
+        Reply::Json(messages_reply(Some("fine"), &[])),
+    ])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let text = rig.anthropic(&body).await.text().await.unwrap();
     let events = sse_events(&text);
     let (event, data) = events.last().unwrap();
@@ -250,16 +204,12 @@ async fn a_client_that_goes_away_closes_the_upstream_stream() {
     let full = messages_stream("Found.", "toolu_1", &order_call());
     let head = full[..full.find("event: content_block_start").unwrap()].to_owned();
     let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![Reply::SseThenStall(
-            vec![head],
-            std::sync::Arc::clone(&dropped),
-        )],
-    )
+    let rig = Rig::level3(vec![Reply::SseThenStall(
+        vec![head],
+        std::sync::Arc::clone(&dropped),
+    )])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let mut response = rig.anthropic(&body).await;
     // The message_start arrives; then the client hangs up mid-stream.
     let first = response.chunk().await.unwrap().unwrap();

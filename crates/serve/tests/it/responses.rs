@@ -4,7 +4,10 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    harness::{Reply, Rig, encoded, pieces, responses_tools, sse, sse_events, wire_tool_names},
+    harness::{
+        Reply, Rig, lookup_for, order_call, pieces, responses_tools, sse_events, streamed,
+        typed_sse, wire_tool_names,
+    },
     responses_reply,
 };
 
@@ -13,31 +16,18 @@ fn request(user: &str) -> Value {
         "tools": responses_tools(), "store": false})
 }
 
-fn order_call() -> ToolCall {
-    encoded(
-        "get_order_details",
-        json!({"trackingNumber": "737U2663137"}),
-    )
-}
-
 #[tokio::test]
 async fn a_lookup_is_answered_and_the_call_returns_under_its_real_name() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Json(responses_reply(None, &[("call_q", &lookup)])),
-            Reply::Json(responses_reply(None, &[("call_1", &good)])),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Json(responses_reply(None, &[("call_q", &lookup)])),
+        Reply::Json(responses_reply(None, &[("call_1", &good)])),
+    ])
     .await;
-    let response = rig
-        .openai("/v1/responses", &request("Where is 737U2663137?"))
+    let body = rig
+        .openai_ok("/v1/responses", &request("Where is 737U2663137?"))
         .await;
-    assert_eq!(response.status(), 200);
-    let body: Value = response.json().await.unwrap();
     let output = body["output"].as_array().unwrap();
     assert_eq!(output.len(), 1);
     assert_eq!(output[0]["type"], "function_call");
@@ -66,62 +56,33 @@ fn responses_stream(text: &str, id: &str, call: &ToolCall) -> String {
         "content": [{"type": "output_text", "text": text, "annotations": []}]});
     let fc = json!({"type": "function_call", "id": "fc_s", "call_id": id, "name": call.name.as_str(),
         "arguments": args, "status": "completed"});
-    sse(&[
-        (
-            "response.created",
-            json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress", json!([]))}),
-        ),
-        (
-            "response.output_item.added",
-            json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+    typed_sse(&[
+        json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress", json!([]))}),
+        json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
             "item": {"type": "message", "id": "msg_s", "status": "in_progress", "role": "assistant", "content": []}}),
-        ),
-        (
-            "response.output_text.delta",
-            json!({"type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_s",
+        json!({"type": "response.output_text.delta", "sequence_number": 2, "item_id": "msg_s",
             "output_index": 0, "content_index": 0, "delta": text}),
-        ),
-        (
-            "response.output_item.done",
-            json!({"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": message}),
-        ),
-        (
-            "response.output_item.added",
-            json!({"type": "response.output_item.added", "sequence_number": 4, "output_index": 1,
+        json!({"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": message}),
+        json!({"type": "response.output_item.added", "sequence_number": 4, "output_index": 1,
             "item": {"type": "function_call", "id": "fc_s", "call_id": id, "name": call.name.as_str(), "arguments": "", "status": "in_progress"}}),
-        ),
-        (
-            "response.function_call_arguments.delta",
-            json!({"type": "response.function_call_arguments.delta", "sequence_number": 5,
+        json!({"type": "response.function_call_arguments.delta", "sequence_number": 5,
             "item_id": "fc_s", "output_index": 1, "delta": args}),
-        ),
-        (
-            "response.output_item.done",
-            json!({"type": "response.output_item.done", "sequence_number": 6, "output_index": 1, "item": fc}),
-        ),
-        (
-            "response.completed",
-            json!({"type": "response.completed", "sequence_number": 7,
+        json!({"type": "response.output_item.done", "sequence_number": 6, "output_index": 1, "item": fc}),
+        json!({"type": "response.completed", "sequence_number": 7,
             "response": response("completed", json!([message, fc]))}),
-        ),
     ])
 }
 
 #[tokio::test]
 async fn streaming_emits_text_then_the_real_call_and_one_completed_response() {
     let good = order_call();
-    let code = good.arguments["f"].as_str().unwrap().to_owned();
-    let lookup = ToolCall::new("x", "q", json!({"c": code}));
-    let rig = Rig::start(
-        "[chef]\nlevel = 3\n",
-        vec![
-            Reply::Sse(pieces(&responses_stream("Looking.", "call_q", &lookup), 19)),
-            Reply::Sse(pieces(&responses_stream("Found.", "call_1", &good), 41)),
-        ],
-    )
+    let lookup = lookup_for(&good);
+    let rig = Rig::level3(vec![
+        Reply::Sse(pieces(&responses_stream("Looking.", "call_q", &lookup), 19)),
+        Reply::Sse(pieces(&responses_stream("Found.", "call_1", &good), 41)),
+    ])
     .await;
-    let mut body = request("Where is 737U2663137?");
-    body["stream"] = json!(true);
+    let body = streamed(request("Where is 737U2663137?"));
     let text = rig
         .openai("/v1/responses", &body)
         .await

@@ -3,7 +3,7 @@
 use chef_compress::validate::ArgumentProblem;
 use serde_json::json;
 
-use super::{message, problem, validator};
+use super::{assert_message, message, problem, validator};
 
 fn search_issues() -> chef_compress::validate::ArgumentValidator {
     validator(
@@ -23,10 +23,11 @@ fn search_issues() -> chef_compress::validate::ArgumentValidator {
 #[test]
 fn missing_required_with_rename_hint_matches_the_reference() {
     let v = search_issues();
-    assert_eq!(
-        message(&v, json!({"query": "memory leak"})),
+    assert_message(
+        &v,
+        json!({"query": "memory leak"}),
         "Missing required parameter \"q\" for github_search_issues. Required: q. \
-         You passed \"query\" — did you mean \"q\"? Rename it."
+         You passed \"query\" — did you mean \"q\"? Rename it.",
     );
     assert_eq!(
         problem(&v, json!({"query": "memory leak"})),
@@ -42,19 +43,21 @@ fn missing_required_with_rename_hint_matches_the_reference() {
 #[test]
 fn missing_required_is_reported_before_unrelated_unknown_keys() {
     let v = search_issues();
-    assert_eq!(
-        message(&v, json!({"wibble": 1, "wobble": 2})),
-        "Missing required parameter \"q\" for github_search_issues. Required: q."
+    assert_message(
+        &v,
+        json!({"wibble": 1, "wobble": 2}),
+        "Missing required parameter \"q\" for github_search_issues. Required: q.",
     );
 }
 
 #[test]
 fn unknown_parameter_with_suggestion_matches_the_reference() {
     let v = search_issues();
-    assert_eq!(
-        message(&v, json!({"q": "ok", "pageSize": 10})),
+    assert_message(
+        &v,
+        json!({"q": "ok", "pageSize": 10}),
         "Unknown parameter \"pageSize\" for github_search_issues. Accepted: q, sort, per_page. \
-         Did you mean \"per_page\"?"
+         Did you mean \"per_page\"?",
     );
     assert!(v.validate(&json!({"q": "ok", "per_page": 10})).is_ok());
 }
@@ -65,13 +68,15 @@ fn unknown_parameter_reports_the_first_unknown_key_in_argument_order() {
         "t",
         json!({"type": "object", "properties": {"limit": {"type": "integer"}}}),
     );
-    assert_eq!(
-        message(&v, json!({"zzz": 1, "Limit": 5})),
-        "Unknown parameter \"zzz\" for t. Accepted: limit."
+    assert_message(
+        &v,
+        json!({"zzz": 1, "Limit": 5}),
+        "Unknown parameter \"zzz\" for t. Accepted: limit.",
     );
-    assert_eq!(
-        message(&v, json!({"Limit": 5, "zzz": 1})),
-        "Unknown parameter \"Limit\" for t. Accepted: limit. Did you mean \"limit\"?"
+    assert_message(
+        &v,
+        json!({"Limit": 5, "zzz": 1}),
+        "Unknown parameter \"Limit\" for t. Accepted: limit. Did you mean \"limit\"?",
     );
 }
 
@@ -83,10 +88,11 @@ fn wrong_case_enum_value_gets_the_exact_spelling() {
             "event": {"type": "string", "enum": ["APPROVE", "REQUEST_CHANGES", "COMMENT"]}
         }}),
     );
-    assert_eq!(
-        message(&v, json!({"event": "approve"})),
+    assert_message(
+        &v,
+        json!({"event": "approve"}),
         "Invalid value for \"event\" on github_create_review: expected one of APPROVE, \
-         REQUEST_CHANGES, COMMENT. Use exactly \"APPROVE\"."
+         REQUEST_CHANGES, COMMENT. Use exactly \"APPROVE\".",
     );
     match problem(&v, json!({"event": "approve"})) {
         ArgumentProblem::InvalidEnum {
@@ -103,10 +109,11 @@ fn wrong_case_enum_value_gets_the_exact_spelling() {
         other => panic!("unexpected {other:?}"),
     }
     // No case slip: the value received is named instead.
-    assert_eq!(
-        message(&v, json!({"event": "LGTM"})),
+    assert_message(
+        &v,
+        json!({"event": "LGTM"}),
         "Invalid value for \"event\" on github_create_review: expected one of APPROVE, \
-         REQUEST_CHANGES, COMMENT; received \"LGTM\"."
+         REQUEST_CHANGES, COMMENT; received \"LGTM\".",
     );
 }
 
@@ -129,18 +136,20 @@ fn conditional_requirements_are_listed_with_duplicates() {
             ]
         }),
     );
-    assert_eq!(
-        message(&v, json!({"operation": "delete", "id": "x"})),
-        "Missing required parameter \"_c\" for m_d. Required: operation, _c, _c, id, _c."
+    assert_message(
+        &v,
+        json!({"operation": "delete", "id": "x"}),
+        "Missing required parameter \"_c\" for m_d. Required: operation, _c, _c, id, _c.",
     );
     assert!(v.validate(&json!({"operation": "list"})).is_ok());
     assert!(
         v.validate(&json!({"operation": "delete", "id": "x", "_c": true}))
             .is_ok()
     );
-    assert_eq!(
-        message(&v, json!({"operation": "purge", "_c": true})),
-        "Missing required parameter \"id\" for m_d. Required: operation, _c, id."
+    assert_message(
+        &v,
+        json!({"operation": "purge", "_c": true}),
+        "Missing required parameter \"id\" for m_d. Required: operation, _c, id.",
     );
 }
 
@@ -153,9 +162,10 @@ fn missing_required_lists_every_required_name() {
             "title": {"type": "string"}, "body": {"type": "string"}
         }, "required": ["owner", "repo", "title"]}),
     );
-    assert_eq!(
-        message(&v, json!({"owner": "o", "repo": "r"})),
-        "Missing required parameter \"title\" for github_create_issue. Required: owner, repo, title."
+    assert_message(
+        &v,
+        json!({"owner": "o", "repo": "r"}),
+        "Missing required parameter \"title\" for github_create_issue. Required: owner, repo, title.",
     );
 }
 
@@ -258,9 +268,10 @@ fn union_types_are_checked_in_full() {
     );
     assert!(v.validate(&json!({"x": "a"})).is_ok());
     assert!(v.validate(&json!({"x": null})).is_ok());
-    assert_eq!(
-        message(&v, json!({"x": 5})),
-        "Parameter \"x\" on t must be a string or null; received an integer."
+    assert_message(
+        &v,
+        json!({"x": 5}),
+        "Parameter \"x\" on t must be a string or null; received an integer.",
     );
 }
 
@@ -282,9 +293,10 @@ fn conditions_follow_json_schema_beyond_the_reference_subset() {
         v.validate(&json!({"path": "/etc/x", "force": true}))
             .is_ok()
     );
-    assert_eq!(
-        message(&v, json!({"path": "/etc/x"})),
-        "Missing required parameter \"force\" for t. Required: force."
+    assert_message(
+        &v,
+        json!({"path": "/etc/x"}),
+        "Missing required parameter \"force\" for t. Required: force.",
     );
     assert!(v.validate(&json!({"path": "/home/x", "dry": true})).is_ok());
     assert!(matches!(
@@ -296,9 +308,10 @@ fn conditions_follow_json_schema_beyond_the_reference_subset() {
 #[test]
 fn arguments_that_are_not_an_object_are_refused() {
     let v = search_issues();
-    assert_eq!(
-        message(&v, json!([1, 2])),
-        "Arguments for github_search_issues must be a JSON object; received an array."
+    assert_message(
+        &v,
+        json!([1, 2]),
+        "Arguments for github_search_issues must be a JSON object; received an array.",
     );
 }
 

@@ -21,6 +21,12 @@ pub(crate) fn message(v: &ArgumentValidator, args: Value) -> String {
         .message()
 }
 
+/// Asserts the call `args` fails with exactly the model-facing message `want`.
+#[track_caller]
+pub(crate) fn assert_message(v: &ArgumentValidator, args: Value, want: &str) {
+    assert_eq!(message(v, args), want);
+}
+
 /// The typed problem of a call that must fail.
 pub(crate) fn problem(v: &ArgumentValidator, args: Value) -> ArgumentProblem {
     v.validate(&args)

@@ -6,7 +6,7 @@ use chef_compress::validate::{
 };
 use serde_json::{Value, json};
 
-use super::{message, problem, validator};
+use super::{assert_message, problem, validator};
 
 fn notes(tool: &str, schema: Value) -> Vec<Normalisation> {
     normalise_schema(tool, &schema).unwrap().notes
@@ -34,9 +34,10 @@ fn missing_type_is_read_from_structure() {
     assert!(has_note(n, "properties.l", "read as `array`"));
     assert!(n.iter().all(|note| note.tool == "t"));
     // The inferred type is what validation applies.
-    assert_eq!(
-        message(&v, json!({"o": "x"})),
-        "Parameter \"o\" on t must be an object; received a string."
+    assert_message(
+        &v,
+        json!({"o": "x"}),
+        "Parameter \"o\" on t must be an object; received a string.",
     );
 }
 
@@ -87,13 +88,15 @@ fn non_standard_type_names_mean_their_standard_types() {
         )
         .is_ok()
     );
-    assert_eq!(
-        message(&v, json!({"f": "1.5"})),
-        "Parameter \"f\" on ship must be a number; received a string."
+    assert_message(
+        &v,
+        json!({"f": "1.5"}),
+        "Parameter \"f\" on ship must be a number; received a string.",
     );
-    assert_eq!(
-        message(&v, json!({"d": []})),
-        "Parameter \"d\" on ship must be an object; received an array."
+    assert_message(
+        &v,
+        json!({"d": []}),
+        "Parameter \"d\" on ship must be an object; received an array.",
     );
 }
 
@@ -157,9 +160,10 @@ fn finite_references_are_inlined_for_rendering() {
         "properties.from",
         "reference `#/$defs/address` inlined"
     ));
-    assert_eq!(
-        message(&v, json!({"from": {}})),
-        "Missing required parameter \"from.city\" for t. Required: city."
+    assert_message(
+        &v,
+        json!({"from": {}}),
+        "Missing required parameter \"from.city\" for t. Required: city.",
     );
 }
 
@@ -185,10 +189,11 @@ fn recursive_references_stay_references_the_validator_follows() {
     let deep_ok = json!({"root": {"name": "a", "kids": [{"name": "b", "kids": [{"name": "c", "kids": []}]}]}});
     assert!(v.validate(&deep_ok).is_ok());
     let deep_bad = json!({"root": {"kids": [{"kids": [{"nam": "c"}]}]}});
-    assert_eq!(
-        message(&v, deep_bad),
+    assert_message(
+        &v,
+        deep_bad,
         "Unknown parameter \"root.kids[0].kids[0].nam\" for tree. Accepted: name, kids. \
-         Did you mean \"name\"?"
+         Did you mean \"name\"?",
     );
 }
 
@@ -202,9 +207,10 @@ fn a_reference_to_the_whole_document_is_followed() {
         v.validate(&json!({"n": 1, "next": {"n": 2, "next": {"n": 3}}}))
             .is_ok()
     );
-    assert_eq!(
-        message(&v, json!({"next": {"next": {"n": "x"}}})),
-        "Parameter \"next.next.n\" on t must be an integer; received a string."
+    assert_message(
+        &v,
+        json!({"next": {"next": {"n": "x"}}}),
+        "Parameter \"next.next.n\" on t must be an integer; received a string.",
     );
 }
 
@@ -247,9 +253,10 @@ fn a_top_level_reference_is_the_schema() {
     );
     assert_eq!(v.parameters(), ["q"]);
     assert_eq!(v.required(), ["q"]);
-    assert_eq!(
-        message(&v, json!({})),
-        "Missing required parameter \"q\" for t. Required: q."
+    assert_message(
+        &v,
+        json!({}),
+        "Missing required parameter \"q\" for t. Required: q.",
     );
     assert!(has_note(v.normalisations(), "", "top-level reference"));
     assert!(has_note(v.normalisations(), "$schema", "draft-07"));
@@ -263,13 +270,15 @@ fn enums_of_numbers_validate_by_value() {
     );
     assert!(v.validate(&json!({"level": 2, "ratio": 1.5})).is_ok());
     assert!(v.validate(&json!({"level": 2.0})).is_ok());
-    assert_eq!(
-        message(&v, json!({"level": 4})),
-        "Invalid value for \"level\" on t: expected one of 1, 2, 3; received 4."
+    assert_message(
+        &v,
+        json!({"level": 4}),
+        "Invalid value for \"level\" on t: expected one of 1, 2, 3; received 4.",
     );
-    assert_eq!(
-        message(&v, json!({"level": "2"})),
-        "Invalid value for \"level\" on t: expected one of 1, 2, 3; received \"2\"."
+    assert_message(
+        &v,
+        json!({"level": "2"}),
+        "Invalid value for \"level\" on t: expected one of 1, 2, 3; received \"2\".",
     );
     assert!(
         notes(
@@ -325,21 +334,25 @@ fn non_ascii_names_validate_and_render() {
         json!({"type": "object", "properties": {"größe": {"type": "number"}, "名前": {"type": "string"}}, "required": ["名前"]}),
     );
     assert!(v.validate(&json!({"名前": "x", "größe": 1})).is_ok());
-    assert_eq!(
-        message(&v, json!({"名前": "x", "grösse": 1})),
-        "Unknown parameter \"grösse\" for données. Accepted: größe, 名前."
+    assert_message(
+        &v,
+        json!({"名前": "x", "grösse": 1}),
+        "Unknown parameter \"grösse\" for données. Accepted: größe, 名前.",
     );
-    assert_eq!(
-        message(&v, json!({"名前": "x", "GRÖSSE": 1})),
-        "Unknown parameter \"GRÖSSE\" for données. Accepted: größe, 名前."
+    assert_message(
+        &v,
+        json!({"名前": "x", "GRÖSSE": 1}),
+        "Unknown parameter \"GRÖSSE\" for données. Accepted: größe, 名前.",
     );
-    assert_eq!(
-        message(&v, json!({"名前": "x", "Größe": 1})),
-        "Unknown parameter \"Größe\" for données. Accepted: größe, 名前. Did you mean \"größe\"?"
+    assert_message(
+        &v,
+        json!({"名前": "x", "Größe": 1}),
+        "Unknown parameter \"Größe\" for données. Accepted: größe, 名前. Did you mean \"größe\"?",
     );
-    assert_eq!(
-        message(&v, json!({"größe": "1"})),
-        "Missing required parameter \"名前\" for données. Required: 名前."
+    assert_message(
+        &v,
+        json!({"größe": "1"}),
+        "Missing required parameter \"名前\" for données. Required: 名前.",
     );
 }
 
@@ -357,9 +370,10 @@ fn required_naming_absent_properties_declares_them() {
     ));
     // The tool stays callable: `ghost` is accepted, and required.
     assert!(v.validate(&json!({"a": "x", "ghost": 1})).is_ok());
-    assert_eq!(
-        message(&v, json!({"a": "x"})),
-        "Missing required parameter \"ghost\" for t. Required: a, ghost."
+    assert_message(
+        &v,
+        json!({"a": "x"}),
+        "Missing required parameter \"ghost\" for t. Required: a, ghost.",
     );
 }
 
@@ -541,9 +555,10 @@ fn a_schema_that_admits_extra_keys_is_not_closed_by_the_reference_rule() {
                "additionalProperties": {"type": "integer"}}),
     );
     assert!(v.validate(&json!({"a": "x", "extra": 1})).is_ok());
-    assert_eq!(
-        message(&v, json!({"a": "x", "extra": "no"})),
-        "Parameter \"extra\" on t must be an integer; received a string."
+    assert_message(
+        &v,
+        json!({"a": "x", "extra": "no"}),
+        "Parameter \"extra\" on t must be an integer; received a string.",
     );
     let v = validator(
         "t",
@@ -653,8 +668,9 @@ fn python_style_tuples_become_prefix_items() {
         json!([{"type": "number"}, {"type": "number"}])
     );
     assert!(v.validate(&json!({"point": [1.5, 2]})).is_ok());
-    assert_eq!(
-        message(&v, json!({"point": [1.5, "2"]})),
-        "Parameter \"point[1]\" on t must be a number; received a string."
+    assert_message(
+        &v,
+        json!({"point": [1.5, "2"]}),
+        "Parameter \"point[1]\" on t must be a number; received a string.",
     );
 }
