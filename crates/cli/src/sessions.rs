@@ -10,7 +10,7 @@
 //! JSON Lines, one session per line, sorted by id:
 //!
 //! ```json
-//! {"id":"support/42","version":17,"snapshot":{"format":"chef-snapshot","format_version":1,"created_turn":3,"payload":{}}}
+//! {"id":"support/42","version":17,"snapshot":{"format":"chef-snapshot","format_version":2,"created_turn":3,"payload":{},"checksum":"crc32:…"}}
 //! ```
 //!
 //! `snapshot` is the session's snapshot exactly as the snapshot file format has it;

@@ -5,17 +5,22 @@
 //! One compact JSON object, followed by a newline:
 //!
 //! ```json
-//! {"format":"chef-snapshot","format_version":1,"label":"before deploy","created_turn":12,"payload":{"history":[]}}
+//! {"format":"chef-snapshot","format_version":2,"label":"before deploy","created_turn":12,"payload":{"history":[]},"checksum":"crc32:a7fd36ed"}
 //! ```
 //!
 //! * `format` is always `"chef-snapshot"`: it tells a snapshot from any other JSON file.
 //! * `format_version` is [`FORMAT_VERSION`]. A reader refuses a newer version with
-//!   [`SnapshotError::NewerVersion`] instead of misreading it; older versions will be read
-//!   by converting them.
+//!   [`SnapshotError::NewerVersion`] instead of misreading it, and reads every older one.
 //! * `label` (left out when there is none) and `created_turn` describe the snapshot.
 //!   `created_turn` is a turn count, not a clock, so two saves of the same state are
 //!   byte-identical.
 //! * `payload` is the caller's value.
+//! * `checksum` is always the last member: `crc32:` and the CRC-32 (IEEE) of every byte of
+//!   the file before its `,"checksum"`, as 8 lowercase hex digits. A file whose checksum
+//!   does not match, or a version-2 file without one, is [`SnapshotError::Corrupt`]: a bit
+//!   flipped anywhere in a file (a message's text included) is found, where it would
+//!   otherwise load as a different conversation. Version-1 files (written before the
+//!   checksum) have none and still load.
 //!
 //! Unknown fields, at the top level and wherever the payload type tolerates them, are
 //! ignored, so a file written by a newer build of the same format version still loads.
@@ -38,7 +43,11 @@ use crate::fsutil;
 /// The value of the `format` field.
 pub const FORMAT: &str = "chef-snapshot";
 /// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u64 = 1;
+pub const FORMAT_VERSION: u64 = 2;
+
+/// What comes before the checksum's hex digits, and after them.
+const CHECKSUM_HEAD: &[u8] = b",\"checksum\":\"crc32:";
+const CHECKSUM_TAIL: &[u8] = b"\"}";
 
 /// A snapshot: the caller's payload plus what describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,8 +128,41 @@ pub fn to_vec<T: Serialize>(snapshot: &Snapshot<T>) -> Result<Vec<u8>, SnapshotE
         payload: &snapshot.payload,
     })
     .map_err(|source| SnapshotError::Serialize { source })?;
+    // The object's closing brace makes way for the checksum member.
+    if bytes.pop() != Some(b'}') {
+        return Err(SnapshotError::Serialize {
+            source: serde::ser::Error::custom("the envelope did not serialise to an object"),
+        });
+    }
+    let crc = crc32fast::hash(&bytes);
+    bytes.extend_from_slice(CHECKSUM_HEAD);
+    bytes.extend_from_slice(format!("{crc:08x}").as_bytes());
+    bytes.extend_from_slice(CHECKSUM_TAIL);
     bytes.push(b'\n');
     Ok(bytes)
+}
+
+/// Whether the bytes end with a checksum member, and if so whether it matches: `None` when
+/// there is none, `Some(Err(_))` with what is wrong when it does not match.
+fn checksum(bytes: &[u8]) -> Option<Result<(), String>> {
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    let trimmed = bytes.get(..end)?;
+    let rest = trimmed.strip_suffix(CHECKSUM_TAIL)?;
+    let at = rest.len().checked_sub(8)?;
+    let (covered, hex) = (rest.get(..at)?, rest.get(at..)?);
+    let covered = covered.strip_suffix(CHECKSUM_HEAD)?;
+    let found = std::str::from_utf8(hex).ok()?;
+    let computed = format!("{:08x}", crc32fast::hash(covered));
+    Some(if found == computed {
+        Ok(())
+    } else {
+        Err(format!(
+            "checksum mismatch: the file says crc32:{found}, its content gives crc32:{computed}"
+        ))
+    })
 }
 
 /// Decode the file format's bytes.
@@ -162,6 +204,17 @@ pub(super) fn decode<T: DeserializeOwned>(
     bytes: &[u8],
     origin: Origin,
 ) -> Result<Snapshot<T>, SnapshotError> {
+    // A checksum that does not match: corrupt, whatever the rest looks like.
+    let checked = match checksum(bytes) {
+        Some(Err(message)) => {
+            return Err(SnapshotError::Corrupt {
+                origin,
+                source: serde_json::Error::custom(message),
+            });
+        }
+        Some(Ok(())) => true,
+        None => false,
+    };
     // serde also reads structs from JSON arrays; a snapshot is always an object.
     if let Some(first) = bytes.iter().find(|b| !b.is_ascii_whitespace())
         && *first != b'{'
@@ -190,6 +243,14 @@ pub(super) fn decode<T: DeserializeOwned>(
         }
     };
     check_header(envelope.format.as_deref(), envelope.format_version, &origin)?;
+    if !checked && envelope.format_version.is_some_and(|v| v >= 2) {
+        return Err(SnapshotError::Corrupt {
+            origin,
+            source: serde_json::Error::custom(
+                "no checksum: a version-2 snapshot ends with its checksum member",
+            ),
+        });
+    }
     Ok(Snapshot {
         label: envelope.label,
         created_turn: envelope.created_turn,
@@ -214,7 +275,7 @@ fn check_header(
             found,
             supported: FORMAT_VERSION,
         }),
-        Some(1) => Ok(()),
+        Some(1 | 2) => Ok(()),
         Some(_) | None => Err(SnapshotError::Corrupt {
             origin: origin.clone(),
             source: serde_json::Error::custom("missing or invalid format_version"),

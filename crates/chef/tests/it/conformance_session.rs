@@ -48,7 +48,10 @@ fn edited(
         .and_then(|o| o.values_mut().find(|v| v.get("history").is_some()))
         .unwrap();
     edit(payload);
-    snapshot::from_slice(&serde_json::to_vec(&json).unwrap()).unwrap()
+    snapshot::from_slice(&crate::support::resealed(
+        &serde_json::to_vec(&json).unwrap(),
+    ))
+    .unwrap()
 }
 
 /// The session's announcements as `(id, content, channel)`.

@@ -795,7 +795,7 @@ fn item_29_a_snapshot_without_a_blocklist_clears_it_only_when_asked() {
     let mut doc: Value = serde_json::from_slice(&bytes).unwrap();
     let payload = doc["payload"].as_object_mut().unwrap();
     assert!(payload.remove("blocked").is_some());
-    let bytes = serde_json::to_vec(&doc).unwrap();
+    let bytes = crate::support::resealed(&serde_json::to_vec(&doc).unwrap());
     chef.set_blocked_tools(["stale"]);
     let old = snapshot::from_slice(&bytes).unwrap();
     chef.restore(&old).unwrap();

@@ -274,8 +274,10 @@ fn the_state_rides_snapshot_files_and_old_files_have_none() {
         .as_object_mut()
         .unwrap()
         .remove("dynamic_state");
-    let snap: snapshot::Snapshot<chef::SessionState> =
-        snapshot::from_slice(&serde_json::to_vec(&json).unwrap()).unwrap();
+    let snap: snapshot::Snapshot<chef::SessionState> = snapshot::from_slice(
+        &crate::support::resealed(&serde_json::to_vec(&json).unwrap()),
+    )
+    .unwrap();
     other.restore(&snap).unwrap();
     assert!(other.dynamic_state().is_none());
 }

@@ -30,6 +30,7 @@ mod seams;
 mod session;
 mod session_props;
 mod snapshot_file;
+mod snapshot_integrity;
 mod snapshot_tools;
 mod store_conformance;
 mod store_fs;

@@ -65,14 +65,14 @@ fn the_envelope_is_pinned_and_saving_twice_gives_identical_bytes() {
     let bytes = snapshot::to_vec(&snap()).unwrap();
     assert_eq!(bytes, snapshot::to_vec(&snap()).unwrap());
     let text = String::from_utf8(bytes).unwrap();
-    assert!(text.starts_with(r#"{"format":"chef-snapshot","format_version":1,"label":"before risky tool call","created_turn":12,"payload":{"#));
+    assert!(text.starts_with(r#"{"format":"chef-snapshot","format_version":2,"label":"before risky tool call","created_turn":12,"payload":{"#));
     assert!(text.ends_with("}\n"));
     insta::assert_snapshot!(text);
     // No label: the field is left out.
     let unlabeled = snapshot::to_vec(&Snapshot::new(1u8)).unwrap();
     assert_eq!(
         unlabeled,
-        b"{\"format\":\"chef-snapshot\",\"format_version\":1,\"created_turn\":0,\"payload\":1}\n"
+        b"{\"format\":\"chef-snapshot\",\"format_version\":2,\"created_turn\":0,\"payload\":1,\"checksum\":\"crc32:c7db5ad1\"}\n"
     );
 }
 
@@ -98,18 +98,18 @@ fn unknown_fields_are_tolerated() {
 fn a_newer_format_version_is_refused_with_both_versions() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
-    fs::write(&path, r#"{"format":"chef-snapshot","format_version":2,"created_turn":0,"payload":{"new":"shape"}}"#).unwrap();
+    fs::write(&path, r#"{"format":"chef-snapshot","format_version":3,"created_turn":0,"payload":{"new":"shape"}}"#).unwrap();
     match snapshot::load::<Payload>(&path) {
         Err(SnapshotError::NewerVersion {
             found, supported, ..
         }) => {
-            assert_eq!((found, supported), (2, FORMAT_VERSION));
+            assert_eq!((found, supported), (3, FORMAT_VERSION));
         }
         other => panic!("{other:?}"),
     }
     let err = snapshot::load::<Payload>(&path).unwrap_err().to_string();
     assert!(
-        err.contains("format version 2") && err.contains("s.json"),
+        err.contains("format version 3") && err.contains("s.json"),
         "{err}"
     );
 }

@@ -37,7 +37,7 @@ fn the_tools_field_is_the_v1_array_of_tool_definitions() {
     let chef = session();
     let bytes = snapshot::to_vec(&chef.snapshot(None)).unwrap();
     let file: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    assert_eq!(file["format_version"], 1);
+    assert_eq!(file["format_version"], 2);
     assert_eq!(
         serde_json::to_string(&file["payload"]["tools"]).unwrap(),
         serde_json::to_string(&tools()).unwrap(),
@@ -118,7 +118,7 @@ fn file_with_tools(tools: &str) -> Vec<u8> {
     let text = String::from_utf8(bytes).unwrap();
     let good = serde_json::to_string(&self::tools()).unwrap();
     assert!(text.contains(&good));
-    text.replacen(&good, tools, 1).into_bytes()
+    crate::support::resealed(text.replacen(&good, tools, 1).as_bytes())
 }
 
 #[test]

@@ -255,3 +255,19 @@ pub(crate) async fn increment_retrying(store: &dyn StorageBackend, key: &StoreKe
         }
     }
 }
+
+/// A snapshot file whose JSON a test edited (and re-serialised), with its checksum made
+/// again over the edited bytes: the file a writer of such content would leave, so the
+/// checks behind the checksum (field shapes, tools, versions) are what the test reaches.
+pub(crate) fn resealed(file: &[u8]) -> Vec<u8> {
+    let text = std::str::from_utf8(file).expect("a snapshot file is UTF-8");
+    let (covered, _) = text
+        .trim_end()
+        .rsplit_once(r#","checksum":"crc32:"#)
+        .expect("a version-2 file ends with its checksum");
+    format!(
+        "{covered},\"checksum\":\"crc32:{:08x}\"}}\n",
+        crc32fast::hash(covered.as_bytes())
+    )
+    .into_bytes()
+}
