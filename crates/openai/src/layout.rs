@@ -45,7 +45,7 @@ pub fn chat<'a>(
 ///
 /// `offset` is how many history messages `request` left out in front: each notice about
 /// one message is renumbered by it (a system message hoisted into `instructions` too,
-/// [`Notice::SystemHoisted`]); a degraded prefill's notice cannot be, as for [`chat`].
+/// [`Notice::SystemHoisted`]); a degraded prefill's notice cannot be, as for [`chat()`].
 ///
 /// # Errors
 ///
