@@ -140,6 +140,7 @@ fn sigkill_at_random_points_never_tears_state() {
             .unwrap();
         let stderr = child.stderr.take().unwrap();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (progress_tx, progress_rx) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
             let (mut saved, mut stored, mut other) = (None, None, Vec::new());
             let mut stderr = BufReader::new(stderr);
@@ -152,18 +153,24 @@ fn sigkill_at_random_points_never_tears_state() {
                     let _ = ready_tx.send(());
                 } else if let Some(n) = line.strip_prefix("@S ") {
                     saved = n.parse::<u64>().ok();
+                    let _ = progress_tx.send(());
                 } else if let Some(n) = line.strip_prefix("@K ") {
                     stored = n.parse::<u64>().ok();
+                    let _ = progress_tx.send(());
                 } else {
                     other.push(line.to_owned());
                 }
             }
             (saved, stored, other)
         });
-        // Most kills land among the writes (after the writer is ready); every fourth lands
+        // Most kills land among the writes: after the writer is ready and has reported a
+        // write, so every such round makes progress however slow the machine is (a fixed
+        // delay once left a loaded machine with "too little progress"); the random delay
+        // then lands the kill among the writes that follow. Every fourth kill lands
         // anywhere, start-up and its temp-file cleaning included.
         if round % 4 != 0 {
-            let _ = ready_rx.recv_timeout(Duration::from_secs(10));
+            let _ = ready_rx.recv_timeout(Duration::from_secs(30));
+            let _ = progress_rx.recv_timeout(Duration::from_secs(30));
         }
         std::thread::sleep(Duration::from_micros(rng.next() % 16_000));
         let exited_early = child.try_wait().unwrap();
@@ -227,7 +234,8 @@ fn sigkill_at_random_points_never_tears_state() {
             }
         }
     }
-    // The writers made progress, and kills did land inside writes (a temp file was left).
+    // The writers made progress (at least one write in each of the 150 rounds that wait
+    // for one), and kills did land inside writes (a temp file was left).
     eprintln!(
         "crash test: {snap_state} snapshot saves, {store_state} store writes, {kills_mid_write} kills inside a write (seed {seed})"
     );
