@@ -97,19 +97,9 @@ impl StaticEmbedder {
             .map_err(|e| bad(&weights_path, e))?;
         let (table, dims) = embeddings(&tensors).map_err(|e| bad(&weights_path, e))?;
         let rows = table.len() / dims.max(1);
-        let weights_of =
-            |name: &str| -> candle_core::Result<Option<Tensor>> { Ok(tensors.get(name).cloned()) };
-        let token_weights = weights_of("weights")
-            .and_then(|t| {
-                t.map(|t| t.to_dtype(DType::F32)?.flatten_all()?.to_vec1())
-                    .transpose()
-            })
+        let token_weights = tensor_values::<f32>(&tensors, "weights", DType::F32)
             .map_err(|e| bad(&weights_path, e))?;
-        let mapping = weights_of("mapping")
-            .and_then(|t| {
-                t.map(|t| t.to_dtype(DType::I64)?.flatten_all()?.to_vec1::<i64>())
-                    .transpose()
-            })
+        let mapping = tensor_values::<i64>(&tensors, "mapping", DType::I64)
             .map_err(|e| bad(&weights_path, e))?
             .map(|m| {
                 m.into_iter()
@@ -206,6 +196,19 @@ fn embeddings(tensors: &HashMap<String, Tensor>) -> candle_core::Result<(Vec<f32
         candle_core::bail!("embeddings are {:?}; f32 or f16 expected", matrix.dtype());
     }
     Ok((matrix.to_dtype(DType::F32)?.flatten_all()?.to_vec1()?, dims))
+}
+
+/// The tensor `name` flattened to values of `T` (converted to `dtype`); `None` when the file
+/// has no such tensor.
+fn tensor_values<T: candle_core::WithDType>(
+    tensors: &HashMap<String, Tensor>,
+    name: &str,
+    dtype: DType,
+) -> candle_core::Result<Option<Vec<T>>> {
+    tensors
+        .get(name)
+        .map(|t| t.to_dtype(dtype)?.flatten_all()?.to_vec1::<T>())
+        .transpose()
 }
 
 /// The unknown token of a `tokenizer.json`'s model (`model.unk_token`, or a Unigram
