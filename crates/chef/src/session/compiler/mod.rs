@@ -195,11 +195,6 @@ impl TurnCompiler {
         if at > unspliced.notices.len() {
             return Ok((None, lent));
         }
-        if !slot.notices.is_empty() {
-            unspliced
-                .notices
-                .splice(at..at, slot.notices.iter().cloned());
-        }
         let Some(insert) = prefix::prefix_insert(
             unspliced.messages_key,
             &unspliced.body,
@@ -209,6 +204,11 @@ impl TurnCompiler {
         ) else {
             return Ok((None, lent));
         };
+        if !slot.notices.is_empty() {
+            unspliced
+                .notices
+                .splice(at..at, slot.notices.iter().cloned());
+        }
         // Written into the body together with the tools, in one copy (`Unspliced::finish`).
         unspliced.prefix = Some(insert);
         Ok((Some(unspliced), lent))
