@@ -188,19 +188,26 @@ fn reused_history_prefixes_equal_the_provider_crates_own_bytes() {
             let expected = provider_bytes(&mut chef, target);
             let payload = chef.compile(target).unwrap();
             reused += usize::from(payload.meta.reused_prefix);
-            assert!(
-                payload.body == expected,
-                "{target:?} turn {turn} (reused {}):\n{}\n{}",
-                payload.meta.reused_prefix,
-                String::from_utf8_lossy(&payload.body),
-                String::from_utf8_lossy(&expected)
-            );
+            assert_body(&payload, &expected, turn);
         }
         assert!(
             reused >= 15,
             "{target:?}: only {reused} of 40 turns reused a prefix"
         );
     }
+}
+
+/// A turn's body equals the provider crate's own bytes; on failure both bodies are shown,
+/// with whether the turn reused a history prefix.
+fn assert_body(payload: &chef::Payload, expected: &[u8], turn: usize) {
+    assert!(
+        payload.body == expected,
+        "{:?} turn {turn} (reused {}):\n{}\n{}",
+        payload.target,
+        payload.meta.reused_prefix,
+        String::from_utf8_lossy(&payload.body),
+        String::from_utf8_lossy(expected)
+    );
 }
 
 /// The provider crate's own bytes and notices for the request chef assembles now.
@@ -374,13 +381,7 @@ fn error_results_images_and_thinking_keep_prefix_reuse_with_the_full_notices() {
             let payload = chef.compile(target).unwrap();
             reused += usize::from(payload.meta.reused_prefix);
             with_notices += usize::from(!notices.is_empty());
-            assert!(
-                payload.body == body,
-                "{target:?} turn {turn} (reused {}):\n{}\n{}",
-                payload.meta.reused_prefix,
-                String::from_utf8_lossy(&payload.body),
-                String::from_utf8_lossy(&body)
-            );
+            assert_body(&payload, &body, turn);
             assert_eq!(
                 payload.notices, notices,
                 "{target:?} turn {turn} (reused {})",
