@@ -253,6 +253,9 @@ type Subscriber = Arc<dyn Fn(&ChefEvent) + Send + Sync>;
 pub struct Chef {
     pub(crate) config: ChefConfig,
     pub(crate) pruner: Pruner,
+    /// Which `Chef` value this is, process-wide (a journal tells its session's appends from
+    /// another session's; a restore keeps it).
+    instance: u64,
     epoch: u64,
     system: Vec<Message>,
     history: history::History,
@@ -312,12 +315,19 @@ const _: fn() = || {
     assert_send_sync::<Routed>();
 };
 
+/// A new [`Chef::instance`] number.
+fn next_instance() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 impl Chef {
     /// A session with this configuration and nothing registered.
     pub fn new(config: ChefConfig) -> Self {
         Self {
             pruner: Pruner::new(config.strategy),
             config,
+            instance: next_instance(),
             epoch: 0,
             system: Vec::new(),
             history: history::History::default(),

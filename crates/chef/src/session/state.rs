@@ -13,7 +13,7 @@ use crate::{
     memory::MemoryState,
     namespace::ToolGroup,
     overflow::OverflowState,
-    snapshot::{self, Origin, Snapshot, SnapshotError, SnapshotTools},
+    snapshot::{self, Origin, Snapshot, SnapshotError, SnapshotTools, journal},
     store::{Expect, StorageBackend, StoreKey},
 };
 
@@ -143,7 +143,7 @@ impl Chef {
     }
 
     /// [`restore`](Self::restore), naming where the snapshot came from in errors.
-    fn restore_from(
+    pub(crate) fn restore_from(
         &mut self,
         snapshot: &Snapshot<SessionState>,
         origin: Origin,
@@ -210,6 +210,33 @@ impl Chef {
         self.unmatched_checked = None;
         self.touch();
         Ok(self)
+    }
+
+    /// Where the history and registry stand, for a journal to tell an append from a rewrite.
+    pub(crate) fn journal_mark(&self) -> journal::Mark {
+        journal::Mark {
+            instance: self.instance,
+            epoch: self.epoch,
+            generation: self.history.generation(),
+            len: self.history.len(),
+        }
+    }
+
+    /// The serialised parts of the state a journal delta can set (see [`journal::FIELDS`]),
+    /// as [`snapshot`](Self::snapshot) would serialise them, without copying the history.
+    pub(crate) fn journal_fields(&self) -> Result<journal::Fields, serde_json::Error> {
+        let memory = self.memory.as_ref().map(crate::memory::Memory::state);
+        Ok(journal::Fields([
+            serde_json::to_vec(&self.system)?,
+            serde_json::to_vec(&self.loaded_toolkits)?,
+            serde_json::to_vec(self.pruner.blocklist())?,
+            serde_json::to_vec(&self.announcements)?,
+            serde_json::to_vec(&memory)?,
+            serde_json::to_vec(&self.shown)?,
+            serde_json::to_vec(&self.new_context_requested)?,
+            serde_json::to_vec(&self.overflow)?,
+            serde_json::to_vec(&self.dynamic_state())?,
+        ]))
     }
 
     /// Saves a snapshot to `path` atomically and durably (temp file, fsync, rename, fsync

@@ -12,6 +12,13 @@ pub enum Origin {
     Bytes,
     /// A session stored in a [`StorageBackend`](crate::store::StorageBackend), by id.
     Store(String),
+    /// A record of a session's [journal](super::journal).
+    Journal {
+        /// The session id.
+        session: String,
+        /// The record number.
+        seq: u64,
+    },
 }
 
 impl SnapshotError {
@@ -27,6 +34,9 @@ impl fmt::Display for Origin {
             Self::File(path) => write!(f, "snapshot file {}", path.display()),
             Self::Bytes => f.write_str("snapshot bytes"),
             Self::Store(id) => write!(f, "stored session {id:?}"),
+            Self::Journal { session, seq } => {
+                write!(f, "journal record {seq} of session {session:?}")
+            }
         }
     }
 }

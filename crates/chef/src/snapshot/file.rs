@@ -128,23 +128,51 @@ pub fn to_vec<T: Serialize>(snapshot: &Snapshot<T>) -> Result<Vec<u8>, SnapshotE
         payload: &snapshot.payload,
     })
     .map_err(|source| SnapshotError::Serialize { source })?;
-    // The object's closing brace makes way for the checksum member.
+    seal(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Ends a serialised JSON object with its checksum member and a newline (the snapshot
+/// file's rule, also used by journal records): the object's closing brace makes way for
+/// `,"checksum":"crc32:…"}`.
+pub(super) fn seal(bytes: &mut Vec<u8>) -> Result<(), SnapshotError> {
     if bytes.pop() != Some(b'}') {
         return Err(SnapshotError::Serialize {
             source: serde::ser::Error::custom("the envelope did not serialise to an object"),
         });
     }
-    let crc = crc32fast::hash(&bytes);
+    let crc = crc32fast::hash(bytes);
     bytes.extend_from_slice(CHECKSUM_HEAD);
-    bytes.extend_from_slice(format!("{crc:08x}").as_bytes());
+    write_hex(bytes, crc);
     bytes.extend_from_slice(CHECKSUM_TAIL);
     bytes.push(b'\n');
-    Ok(bytes)
+    Ok(())
+}
+
+/// Appends `crc` as 8 lowercase hex digits.
+fn write_hex(bytes: &mut Vec<u8>, crc: u32) {
+    for shift in (0..8).rev() {
+        let nibble = ((crc >> (shift * 4)) & 0xf) as u8;
+        bytes.push(if nibble < 10 { b'0' + nibble } else { b'a' + nibble - 10 });
+    }
+}
+
+/// The 8 hex digits of a sealed object's checksum member, unchecked (`None`: no checksum
+/// member at its end).
+pub(super) fn checksum_digits(bytes: &[u8]) -> Option<&str> {
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1);
+    let rest = bytes.get(..end)?.strip_suffix(CHECKSUM_TAIL)?;
+    let at = rest.len().checked_sub(8)?;
+    rest.get(..at)?.strip_suffix(CHECKSUM_HEAD)?;
+    std::str::from_utf8(rest.get(at..)?).ok()
 }
 
 /// Whether the bytes end with a checksum member, and if so whether it matches: `None` when
 /// there is none, `Some(Err(_))` with what is wrong when it does not match.
-fn checksum(bytes: &[u8]) -> Option<Result<(), String>> {
+pub(super) fn checksum(bytes: &[u8]) -> Option<Result<(), String>> {
     let end = bytes
         .iter()
         .rposition(|b| !b.is_ascii_whitespace())
@@ -155,7 +183,9 @@ fn checksum(bytes: &[u8]) -> Option<Result<(), String>> {
     let (covered, hex) = (rest.get(..at)?, rest.get(at..)?);
     let covered = covered.strip_suffix(CHECKSUM_HEAD)?;
     let found = std::str::from_utf8(hex).ok()?;
-    let computed = format!("{:08x}", crc32fast::hash(covered));
+    let mut computed = Vec::with_capacity(8);
+    write_hex(&mut computed, crc32fast::hash(covered));
+    let computed = String::from_utf8_lossy(&computed);
     Some(if found == computed {
         Ok(())
     } else {

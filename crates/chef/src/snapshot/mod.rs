@@ -9,6 +9,7 @@
 
 mod error;
 pub mod file;
+pub mod journal;
 pub mod store;
 mod tools;
 

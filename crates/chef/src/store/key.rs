@@ -221,6 +221,9 @@ impl Namespace {
     pub const ARCHIVE: Self = Self(Cow::Borrowed("archive"));
     /// Session snapshots, one entry per session id (see [`crate::snapshot::store`]).
     pub const SESSIONS: Self = Self(Cow::Borrowed("sessions"));
+    /// Session journals: a full snapshot now and then and one record per saved turn (see
+    /// [`crate::snapshot::journal`]).
+    pub const JOURNAL: Self = Self(Cow::Borrowed("journal"));
     /// Session leases kept by the default lease implementation (see [`super::Lease`]).
     pub const LEASES: Self = Self(Cow::Borrowed("leases"));
 

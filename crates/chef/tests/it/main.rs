@@ -17,6 +17,7 @@ mod errors;
 mod fuzz;
 mod gate_bypass;
 mod hostile;
+mod journal;
 mod limits;
 mod limits_config;
 mod load;

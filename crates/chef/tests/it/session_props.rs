@@ -156,3 +156,46 @@ proptest! {
         prop_assert_eq!(chef.compile(target).unwrap().body, other.compile(target).unwrap().body);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The journal replays to the state a snapshot of the live session holds, whatever ran
+    /// between saves (appends, rewrites, registry-free state changes, compactions every few
+    /// records), and the resumed session compiles the live session's next request.
+    #[test]
+    fn a_journal_replays_to_the_live_state_after_every_save(
+        ops in proptest::collection::vec((op(), any::<bool>()), 0..30),
+        max_records in 0u64..4,
+        last in 0u8..4,
+    ) {
+        use std::sync::Arc;
+        use chef::snapshot::{self, journal::{self, CompactPolicy, Journal}};
+        use chef::store::{MemoryBackend, StorageBackend, StoreKey};
+
+        let backend: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+        let id = StoreKey::new("prop/session").unwrap();
+        let policy = CompactPolicy::default().with_max_records(max_records);
+        let mut journal = Journal::new(Arc::clone(&backend), id.clone()).with_policy(policy);
+        let mut chef = session();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        for (op, save) in &ops {
+            apply(&mut chef, op);
+            if *save {
+                rt.block_on(journal.save(&chef)).unwrap();
+                let replayed = rt.block_on(journal::read(backend.as_ref(), &id)).unwrap().unwrap();
+                let want = snapshot::to_vec(&chef.snapshot(None)).unwrap();
+                let got = snapshot::to_vec(&replayed.snapshot).unwrap();
+                prop_assert!(want == got, "{}\n!=\n{}", String::from_utf8_lossy(&want), String::from_utf8_lossy(&got));
+            }
+        }
+        rt.block_on(journal.save(&chef)).unwrap();
+        let mut other = Chef::new(config()).with_memory(Memory::new());
+        rt.block_on(Journal::new(Arc::clone(&backend), id.clone()).load(&mut other)).unwrap().unwrap();
+        let target = target(last);
+        prop_assert_eq!(chef.compile(target).unwrap().body, other.compile(target).unwrap().body);
+        chef.push(Message::user("again"));
+        other.push(Message::user("again"));
+        prop_assert_eq!(chef.compile(target).unwrap().body, other.compile(target).unwrap().body);
+    }
+}

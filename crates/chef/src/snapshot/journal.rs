@@ -1,0 +1,774 @@
+//! Append-only session persistence: a journal of records in a [`StorageBackend`].
+//!
+//! Saving a whole snapshot after every turn costs what the *session* holds; a journal costs
+//! what the *turn* added. A [`Journal`] keeps one session as a sequence of records in
+//! [`Namespace::JOURNAL`]:
+//!
+//! * a **full record** is a snapshot in the [snapshot file format](super::file), written by
+//!   the first save, after the history was rewritten (compaction, overflow, `set_history`),
+//!   after the registry changed, after the journal was handed another session, and whenever
+//!   the records since the last full one grow past the [`CompactPolicy`];
+//! * a **delta record** holds only what changed since the record before it: the messages
+//!   appended, the turn, and each other part of the session state (system prompt, memory,
+//!   announcements, blocklist, loaded toolkits, shown tools, overflow bookkeeping, dynamic
+//!   state, the `new_context` request) whose serialised form changed.
+//!
+//! [`Journal::load`] replays the latest full record and the deltas after it into the state
+//! a [`Chef::snapshot`] of the saving session gave, so the restored session compiles the
+//! same next request, byte for byte, as the live one would have.
+//!
+//! # Keys and record format
+//!
+//! Record `n` of session `id` is the entry `id/` + `n` as 20 decimal digits (so a session
+//! id must not itself end in a segment of 20 digits, or its records would sit beside
+//! another session's). A delta record is one compact JSON object and a newline:
+//!
+//! ```json
+//! {"format":"chef-journal","format_version":1,"seq":7,"prev":"crc32:1c291ca3","turn":7,"from":12,"append":[…],"set":{"memory":{…}},"checksum":"crc32:0d4a1f9e"}
+//! ```
+//!
+//! `prev` is the checksum of record `seq - 1` and `from` the history length the appended
+//! messages start at: a record that does not continue the one before it is refused, never
+//! applied to the wrong state. Every record ends with the checksum member of the snapshot
+//! format (CRC-32 of the bytes before it).
+//!
+//! # Crash safety and writers
+//!
+//! Each record is one store entry, written with [`Expect::Absent`], so a record is either
+//! wholly there or not at all on every backend (the file-system backend writes a temporary
+//! file, syncs and renames it; PostgreSQL commits a row). A damaged **last** record (a torn
+//! append on a backend without atomic writes, or damage at rest) is dropped by
+//! [`Journal::load`], which deletes it and says so in [`Loaded::dropped`]; the session
+//! resumes from the record before it. Damage anywhere else is [`SnapshotError::Corrupt`]:
+//! nothing is skipped silently.
+//!
+//! A journal has one writer at a time. Two writers appending to the same session collide
+//! on the same record number and the second gets a conflict
+//! ([`SnapshotError::is_conflict`]): reload, re-apply, save. A compaction keeps the records
+//! since the previous full record, so a writer up to one compaction behind still collides;
+//! workers that may drive the same session concurrently should hold its lease
+//! ([`StorageBackend::claim_lease`]), as `chef serve` does.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+//! use std::sync::Arc;
+//! use chef::snapshot::journal::Journal;
+//! use chef::store::{MemoryBackend, StoreKey};
+//! use chef::{Chef, ChefConfig};
+//! use chef_ir::{Message, Target};
+//!
+//! let backend = Arc::new(MemoryBackend::new());
+//! let id = StoreKey::new("support/42")?;
+//! let mut chef = Chef::new(ChefConfig::default());
+//! let mut journal = Journal::new(backend.clone(), id.clone());
+//! for text in ["hello", "and again"] {
+//!     chef.push(Message::user(text));
+//!     chef.compile(Target::Anthropic)?;
+//!     journal.save(&chef).await?; // a full record, then a delta of one message
+//! }
+//!
+//! // Another process resumes the session.
+//! let mut resumed = Chef::new(ChefConfig::default());
+//! let loaded = Journal::new(backend, id).load(&mut resumed).await?.expect("saved");
+//! assert_eq!(loaded.records, 2);
+//! assert_eq!(resumed.history(), chef.history());
+//! assert_eq!(resumed.compile(Target::Anthropic)?.body, chef.compile(Target::Anthropic)?.body);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # })?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chef_ir::Message;
+use serde::Deserialize;
+use serde::de::Error as _;
+use serde_json::value::RawValue;
+
+use super::error::{Origin, SnapshotError};
+use super::file::{self, Snapshot};
+use crate::error::ChefError;
+use crate::session::{Chef, SessionState};
+use crate::store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey, Versioned};
+
+/// The `format` of a delta record.
+pub const JOURNAL_FORMAT: &str = "chef-journal";
+/// The delta-record format version this build writes and the newest it reads.
+pub const JOURNAL_FORMAT_VERSION: u64 = 1;
+
+/// Digits of a record number in its key.
+const SEQ_DIGITS: usize = 20;
+
+/// When [`Journal::save`] writes a full record instead of a delta.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompactPolicy {
+    /// At most this many delta records after a full one (default 64).
+    pub max_records: u64,
+    /// At most this many bytes of delta records after a full one, as a percentage of the
+    /// full record's size (default 100: once the deltas weigh as much as the snapshot,
+    /// replaying them costs more than reading a new one).
+    pub max_bytes_percent: u64,
+}
+
+impl Default for CompactPolicy {
+    fn default() -> Self {
+        Self {
+            max_records: 64,
+            max_bytes_percent: 100,
+        }
+    }
+}
+
+impl CompactPolicy {
+    /// Sets [`max_records`](Self::max_records) (0: every save writes a full record).
+    #[must_use]
+    pub fn with_max_records(mut self, records: u64) -> Self {
+        self.max_records = records;
+        self
+    }
+
+    /// Sets [`max_bytes_percent`](Self::max_bytes_percent).
+    #[must_use]
+    pub fn with_max_bytes_percent(mut self, percent: u64) -> Self {
+        self.max_bytes_percent = percent;
+        self
+    }
+}
+
+/// What one [`Journal::save`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Saved {
+    /// The record's number.
+    pub seq: u64,
+    /// Whether it is a full record (a snapshot) rather than a delta.
+    pub full: bool,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// Records older than the previous full record deleted by this save's compaction.
+    pub pruned: usize,
+}
+
+/// What [`Journal::load`] (or [`read`]) found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Loaded {
+    /// The number of the last record applied.
+    pub seq: u64,
+    /// The number of the full record the replay started from.
+    pub full_seq: u64,
+    /// Records applied: the full one and the deltas after it.
+    pub records: usize,
+    /// The number of a damaged last record that was dropped (deleted by
+    /// [`Journal::load`], left in place by [`read`]).
+    pub dropped: Option<u64>,
+}
+
+/// A replayed journal: the session state and what was read.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Replayed {
+    /// The state, as a snapshot at the last record's turn.
+    pub snapshot: Snapshot<SessionState>,
+    /// What was read.
+    pub loaded: Loaded,
+}
+
+/// The parts of [`SessionState`] a delta record can set, in record order. The history is
+/// appended (`from`/`append`), the turn is always written, and the registry (tools,
+/// namespaces, toolkits) changes only with a full record.
+pub(crate) const FIELDS: [&str; 9] = [
+    "system",
+    "loaded_toolkits",
+    "blocked",
+    "announcements",
+    "memory",
+    "shown_tools",
+    "new_context_requested",
+    "overflow",
+    "dynamic_state",
+];
+
+/// The serialised form of each of [`FIELDS`], in that order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fields(pub(crate) [Vec<u8>; FIELDS.len()]);
+
+impl Fields {
+    /// The fields of a state read back from a journal or snapshot.
+    pub(crate) fn of_state(state: &SessionState) -> Result<Self, serde_json::Error> {
+        let memory = state.memory.as_ref();
+        Ok(Self([
+            serde_json::to_vec(&state.system)?,
+            serde_json::to_vec(&state.loaded_toolkits)?,
+            serde_json::to_vec(&state.blocked)?,
+            serde_json::to_vec(&state.announcements)?,
+            serde_json::to_vec(&memory)?,
+            serde_json::to_vec(&state.shown_tools)?,
+            serde_json::to_vec(&state.new_context_requested)?,
+            serde_json::to_vec(&state.overflow)?,
+            serde_json::to_vec(&state.dynamic_state)?,
+        ]))
+    }
+}
+
+/// Sets one of [`FIELDS`] of `state` from its serialised form.
+fn set_field(state: &mut SessionState, name: &str, raw: &RawValue) -> serde_json::Result<()> {
+    let text = raw.get();
+    match name {
+        "system" => state.system = serde_json::from_str(text)?,
+        "loaded_toolkits" => state.loaded_toolkits = serde_json::from_str(text)?,
+        "blocked" => state.blocked = serde_json::from_str(text)?,
+        "announcements" => state.announcements = serde_json::from_str(text)?,
+        "memory" => state.memory = serde_json::from_str(text)?,
+        "shown_tools" => state.shown_tools = serde_json::from_str(text)?,
+        "new_context_requested" => state.new_context_requested = serde_json::from_str(text)?,
+        "overflow" => state.overflow = serde_json::from_str(text)?,
+        "dynamic_state" => state.dynamic_state = serde_json::from_str(text)?,
+        other => {
+            return Err(serde_json::Error::custom(format_args!(
+                "unknown field {other:?} in a delta record"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Where a session's history and registry stand, to tell an append from a rewrite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mark {
+    /// Which `Chef` value (a process-wide counter; a restore keeps it).
+    pub(crate) instance: u64,
+    /// The registry epoch.
+    pub(crate) epoch: u64,
+    /// The history generation (the same while the history only grew).
+    pub(crate) generation: u64,
+    /// The history length.
+    pub(crate) len: usize,
+}
+
+/// The state the journal's last record describes, as this process knows it.
+struct Image {
+    mark: Mark,
+    fields: Fields,
+}
+
+/// Where the journal stands: the next record and what the records since the last full
+/// one weigh.
+struct Head {
+    next: u64,
+    /// The checksum digits of record `next - 1`.
+    last_checksum: String,
+    full_seq: u64,
+    /// The full record before `full_seq` (kept by compaction; records before it go).
+    prev_full_seq: Option<u64>,
+    full_bytes: usize,
+    deltas: u64,
+    delta_bytes: usize,
+    /// `None` until this journal saved or loaded a session.
+    image: Option<Image>,
+}
+
+/// One session's journal in a store (see the module docs).
+pub struct Journal {
+    backend: Arc<dyn StorageBackend>,
+    session: StoreKey,
+    policy: CompactPolicy,
+    head: Option<Head>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal")
+            .field("session", &self.session)
+            .field("policy", &self.policy)
+            .field("next", &self.head.as_ref().map(|h| h.next))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Journal {
+    /// The journal of `session` in `backend`, with the default [`CompactPolicy`]. Nothing is
+    /// read until [`load`](Self::load) or [`save`](Self::save).
+    pub fn new(backend: Arc<dyn StorageBackend>, session: StoreKey) -> Self {
+        Self {
+            backend,
+            session,
+            policy: CompactPolicy::default(),
+            head: None,
+        }
+    }
+
+    /// Sets the compaction policy.
+    #[must_use]
+    pub fn with_policy(mut self, policy: CompactPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The session id.
+    pub fn session(&self) -> &StoreKey {
+        &self.session
+    }
+
+    /// The number the next saved record gets (`None` before a load or save).
+    pub fn next_seq(&self) -> Option<u64> {
+        self.head.as_ref().map(|h| h.next)
+    }
+
+    /// Replays the journal into `chef` (see [`Chef::restore`]: a failed load leaves the
+    /// session unchanged) and makes later saves continue it. `None`, with the session
+    /// untouched, when the store has no record of this session. A damaged last record is
+    /// deleted and reported in [`Loaded::dropped`].
+    pub async fn load(&mut self, chef: &mut Chef) -> Result<Option<Loaded>, ChefError> {
+        let Some(found) = replay(self.backend.as_ref(), &self.session).await? else {
+            return Ok(None);
+        };
+        let fields = Fields::of_state(&found.replayed.snapshot.payload)
+            .map_err(|source| SnapshotError::Serialize { source })?;
+        chef.restore_from(
+            &found.replayed.snapshot,
+            Origin::Journal {
+                session: self.session.as_str().to_owned(),
+                seq: found.replayed.loaded.seq,
+            },
+            crate::session::RestoreOptions::default(),
+        )?;
+        if let Some((seq, version)) = found.dropped_version {
+            let key = record_key(&self.session, seq)?;
+            self.backend
+                .delete(&Namespace::JOURNAL, &key, Expect::Version(version))
+                .await
+                .map_err(SnapshotError::from)?;
+        }
+        self.head = Some(Head {
+            image: Some(Image {
+                mark: chef.journal_mark(),
+                fields,
+            }),
+            ..found.head
+        });
+        Ok(Some(found.replayed.loaded))
+    }
+
+    /// Appends what changed in `chef` since the last record this journal wrote or loaded:
+    /// a delta record, or a full record when one is due (see the module docs). The first
+    /// save of a journal that was neither loaded nor saved before reads where the stored
+    /// journal ends (a new session starts at record 1).
+    ///
+    /// A conflict ([`SnapshotError::is_conflict`]) means another writer appended first:
+    /// nothing was written and this journal is unchanged; load again before saving.
+    pub async fn save(&mut self, chef: &Chef) -> Result<Saved, ChefError> {
+        if self.head.is_none() {
+            self.head = Some(self.find_end().await?);
+        }
+        let Some(head) = self.head.as_ref() else {
+            unreachable!("set above")
+        };
+        let mark = chef.journal_mark();
+        let fields = chef
+            .journal_fields()
+            .map_err(|source| SnapshotError::Serialize { source })?;
+        let delta = match &head.image {
+            Some(image) if !self.compaction_due(head) => {
+                let continues = image.mark.instance == mark.instance
+                    && image.mark.epoch == mark.epoch
+                    && image.mark.generation == mark.generation
+                    && image.mark.len <= mark.len;
+                continues.then(|| {
+                    encode_delta(
+                        head.next,
+                        &head.last_checksum,
+                        chef.turn(),
+                        image.mark.len,
+                        chef.history().get(image.mark.len..).unwrap_or_default(),
+                        &image.fields,
+                        &fields,
+                    )
+                })
+            }
+            _ => None,
+        };
+        let (bytes, full) = match delta {
+            Some(bytes) => (bytes?, false),
+            None => (file::to_vec(&chef.snapshot(None))?, true),
+        };
+        let seq = head.next;
+        let checksum = file::checksum_digits(&bytes).unwrap_or_default().to_owned();
+        let size = bytes.len();
+        let text = String::from_utf8(bytes).map_err(|e| SnapshotError::Serialize {
+            source: serde_json::Error::custom(e),
+        })?;
+        let entry = Entry::new(text)
+            .with_meta("kind", if full { "full" } else { "delta" })
+            .with_meta("turn", chef.turn());
+        let key = record_key(&self.session, seq)?;
+        self.backend
+            .put(&Namespace::JOURNAL, &key, entry, Expect::Absent)
+            .await
+            .map_err(SnapshotError::from)?;
+
+        let Some(head) = self.head.as_mut() else {
+            unreachable!("set above")
+        };
+        let keep_from = (full && head.full_seq > 0).then_some(head.full_seq);
+        head.next = seq + 1;
+        head.last_checksum = checksum;
+        head.image = Some(Image { mark, fields });
+        if full {
+            head.prev_full_seq = keep_from;
+            head.full_seq = seq;
+            head.full_bytes = size;
+            head.deltas = 0;
+            head.delta_bytes = 0;
+        } else {
+            head.deltas += 1;
+            head.delta_bytes += size;
+        }
+        // Compaction: the records before the previous full one are no longer needed by a
+        // load, nor by a writer less than one compaction behind.
+        let pruned = match head.prev_full_seq {
+            Some(keep) if full => self.prune_before(keep).await?,
+            _ => 0,
+        };
+        Ok(Saved {
+            seq,
+            full,
+            bytes: size,
+            pruned,
+        })
+    }
+
+    fn compaction_due(&self, head: &Head) -> bool {
+        head.deltas >= self.policy.max_records
+            || head.delta_bytes as u128 * 100
+                >= head.full_bytes as u128 * u128::from(self.policy.max_bytes_percent)
+    }
+
+    /// The head of the stored journal, for a first save without a load: record 1 of a new
+    /// session, or after the last stored record (whose state this journal does not know,
+    /// so the save will be a full record).
+    async fn find_end(&self) -> Result<Head, ChefError> {
+        let keys = self
+            .backend
+            .list(&Namespace::JOURNAL, &prefix(&self.session))
+            .await
+            .map_err(SnapshotError::from)?;
+        let last = keys
+            .iter()
+            .filter_map(|k| record_seq(&self.session, k))
+            .max()
+            .unwrap_or(0);
+        Ok(Head {
+            next: last + 1,
+            last_checksum: String::new(),
+            full_seq: 0,
+            prev_full_seq: None,
+            full_bytes: 0,
+            deltas: 0,
+            delta_bytes: 0,
+            image: None,
+        })
+    }
+
+    /// Deletes this session's records numbered below `keep`; returns how many.
+    async fn prune_before(&self, keep: u64) -> Result<usize, ChefError> {
+        let keys = self
+            .backend
+            .list(&Namespace::JOURNAL, &prefix(&self.session))
+            .await
+            .map_err(SnapshotError::from)?;
+        let mut pruned = 0;
+        for key in keys {
+            if record_seq(&self.session, &key).is_some_and(|seq| seq < keep)
+                && self
+                    .backend
+                    .delete(&Namespace::JOURNAL, &key, Expect::Any)
+                    .await
+                    .map_err(SnapshotError::from)?
+            {
+                pruned += 1;
+            }
+        }
+        Ok(pruned)
+    }
+}
+
+/// Reads and replays session `session`'s journal without changing anything (a damaged last
+/// record is left in place and reported in [`Loaded::dropped`]); `None` when the store has
+/// no record of it.
+pub async fn read(
+    backend: &(impl StorageBackend + ?Sized),
+    session: &StoreKey,
+) -> Result<Option<Replayed>, SnapshotError> {
+    Ok(replay(backend, session).await?.map(|found| found.replayed))
+}
+
+/// The ids of the sessions that have a journal in `backend`, sorted.
+pub async fn list(backend: &(impl StorageBackend + ?Sized)) -> Result<Vec<StoreKey>, StoreError> {
+    let mut ids: Vec<StoreKey> = Vec::new();
+    for key in backend.list(&Namespace::JOURNAL, "").await? {
+        let Some((id, seq)) = key.as_str().rsplit_once('/') else {
+            continue;
+        };
+        if is_seq(seq) && ids.last().is_none_or(|last| last.as_str() != id) {
+            ids.push(StoreKey::new(id)?);
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    Ok(ids)
+}
+
+/// Deletes every record of session `session`; returns how many.
+pub async fn delete(
+    backend: &(impl StorageBackend + ?Sized),
+    session: &StoreKey,
+) -> Result<usize, StoreError> {
+    let mut deleted = 0;
+    for key in backend.list(&Namespace::JOURNAL, &prefix(session)).await? {
+        if record_seq(session, &key).is_some()
+            && backend
+                .delete(&Namespace::JOURNAL, &key, Expect::Any)
+                .await?
+        {
+            deleted += 1;
+        }
+    }
+    Ok(deleted)
+}
+
+fn prefix(session: &StoreKey) -> String {
+    format!("{session}/")
+}
+
+fn is_seq(segment: &str) -> bool {
+    segment.len() == SEQ_DIGITS && segment.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The record number of `key` when it is one of `session`'s records.
+fn record_seq(session: &StoreKey, key: &StoreKey) -> Option<u64> {
+    let seq = key
+        .as_str()
+        .strip_prefix(session.as_str())?
+        .strip_prefix('/')?;
+    if is_seq(seq) { seq.parse().ok() } else { None }
+}
+
+fn record_key(session: &StoreKey, seq: u64) -> Result<StoreKey, SnapshotError> {
+    Ok(StoreKey::new(format!("{session}/{seq:020}")).map_err(StoreError::from)?)
+}
+
+/// A delta record's bytes, sealed; `None` is never returned (the `Option` of the caller
+/// says whether a delta applies).
+fn encode_delta(
+    seq: u64,
+    prev: &str,
+    turn: u64,
+    from: usize,
+    append: &[Message],
+    before: &Fields,
+    now: &Fields,
+) -> Result<Vec<u8>, SnapshotError> {
+    let serialize = |source| SnapshotError::Serialize { source };
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"{\"format\":\"");
+    out.extend_from_slice(JOURNAL_FORMAT.as_bytes());
+    out.extend_from_slice(b"\",\"format_version\":");
+    out.extend_from_slice(JOURNAL_FORMAT_VERSION.to_string().as_bytes());
+    out.extend_from_slice(
+        format!(
+            ",\"seq\":{seq},\"prev\":\"crc32:{prev}\",\"turn\":{turn},\"from\":{from},\"append\":"
+        )
+        .as_bytes(),
+    );
+    serde_json::to_writer(&mut out, append).map_err(serialize)?;
+    let mut first = true;
+    for ((name, old), new) in FIELDS.iter().zip(&before.0).zip(&now.0) {
+        if old == new {
+            continue;
+        }
+        out.extend_from_slice(if first { b",\"set\":{\"" } else { b",\"" });
+        first = false;
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+        out.extend_from_slice(new);
+    }
+    if !first {
+        out.push(b'}');
+    }
+    out.push(b'}');
+    file::seal(&mut out)?;
+    Ok(out)
+}
+
+#[derive(Deserialize)]
+struct Delta {
+    format: String,
+    format_version: u64,
+    seq: u64,
+    prev: String,
+    turn: u64,
+    from: usize,
+    #[serde(default)]
+    append: Vec<Message>,
+    #[serde(default)]
+    set: BTreeMap<String, Box<RawValue>>,
+}
+
+/// A replay and what a writer continuing it needs.
+struct Found {
+    replayed: Replayed,
+    head: Head,
+    /// The dropped last record's number and version, to delete it.
+    dropped_version: Option<(u64, u64)>,
+}
+
+fn is_full(content: &str) -> bool {
+    content.starts_with("{\"format\":\"chef-snapshot\"")
+}
+
+async fn replay(
+    backend: &(impl StorageBackend + ?Sized),
+    session: &StoreKey,
+) -> Result<Option<Found>, SnapshotError> {
+    let mut records: Vec<(u64, Versioned<Entry>)> = backend
+        .scan(&Namespace::JOURNAL, &prefix(session))
+        .await?
+        .into_iter()
+        .filter_map(|(key, entry)| record_seq(session, &key).map(|seq| (seq, entry)))
+        .collect();
+    records.sort_by_key(|(seq, _)| *seq);
+    let Some(last) = records.last() else {
+        return Ok(None);
+    };
+    let origin = |seq| Origin::Journal {
+        session: session.as_str().to_owned(),
+        seq,
+    };
+    let corrupt = |seq, message: String| SnapshotError::Corrupt {
+        origin: origin(seq),
+        source: serde_json::Error::custom(message),
+    };
+    // A damaged last record is what a torn append leaves: drop it.
+    let last_seq = last.0;
+    let mut dropped_version = None;
+    if !matches!(
+        file::checksum(last.1.value.content().as_bytes()),
+        Some(Ok(()))
+    ) {
+        dropped_version = Some((last_seq, last.1.version));
+        records.pop();
+    }
+    let Some(start) = records
+        .iter()
+        .rposition(|(_, e)| is_full(e.value.content()))
+    else {
+        return match records.first() {
+            None => Ok(None),
+            Some((seq, _)) => Err(corrupt(*seq, "the journal has no full record".to_owned())),
+        };
+    };
+    let (before, from_full) = records.split_at(start);
+    let prev_full_seq = before
+        .iter()
+        .rev()
+        .find(|(_, e)| is_full(e.value.content()))
+        .map(|(seq, _)| *seq);
+    let Some(((full_seq, full), deltas_after)) = from_full.split_first() else {
+        unreachable!("`start` is the position of a record")
+    };
+    let full_seq = *full_seq;
+    let mut snapshot: Snapshot<SessionState> =
+        file::decode(full.value.content().as_bytes(), origin(full_seq))?;
+    let full_bytes = full.value.content().len();
+    let mut last_checksum = file::checksum_digits(full.value.content().as_bytes())
+        .unwrap_or_default()
+        .to_owned();
+    let (mut seq, mut delta_bytes) = (full_seq, 0usize);
+    for (at, entry) in deltas_after {
+        let content = entry.value.content();
+        if *at != seq + 1 {
+            return Err(corrupt(*at, format!("record {} is missing", seq + 1)));
+        }
+        match file::checksum(content.as_bytes()) {
+            Some(Ok(())) => {}
+            Some(Err(message)) => return Err(corrupt(*at, message)),
+            None => return Err(corrupt(*at, "no checksum".to_owned())),
+        }
+        let delta: Delta =
+            serde_json::from_str(content).map_err(|source| SnapshotError::Corrupt {
+                origin: origin(*at),
+                source,
+            })?;
+        if delta.format != JOURNAL_FORMAT {
+            return Err(corrupt(
+                *at,
+                format!("format {:?} in the journal", delta.format),
+            ));
+        }
+        if delta.format_version > JOURNAL_FORMAT_VERSION {
+            return Err(SnapshotError::NewerVersion {
+                origin: origin(*at),
+                found: delta.format_version,
+                supported: JOURNAL_FORMAT_VERSION,
+            });
+        }
+        if delta.seq != *at || delta.prev.strip_prefix("crc32:") != Some(last_checksum.as_str()) {
+            return Err(corrupt(
+                *at,
+                format!("record {at} does not continue record {seq}"),
+            ));
+        }
+        let state = &mut snapshot.payload;
+        if delta.from != state.history.len() {
+            return Err(corrupt(
+                *at,
+                format!(
+                    "record {at} appends at message {} to a history of {}",
+                    delta.from,
+                    state.history.len()
+                ),
+            ));
+        }
+        state.history.extend(delta.append);
+        state.turn = delta.turn;
+        for (name, raw) in &delta.set {
+            set_field(state, name, raw).map_err(|source| SnapshotError::Corrupt {
+                origin: origin(*at),
+                source,
+            })?;
+        }
+        snapshot.created_turn = delta.turn;
+        last_checksum = file::checksum_digits(content.as_bytes())
+            .unwrap_or_default()
+            .to_owned();
+        delta_bytes += content.len();
+        seq = *at;
+    }
+    let records_applied = from_full.len();
+    let deltas = (records_applied - 1) as u64;
+    Ok(Some(Found {
+        replayed: Replayed {
+            snapshot,
+            loaded: Loaded {
+                seq,
+                full_seq,
+                records: records_applied,
+                dropped: dropped_version.map(|(s, _)| s),
+            },
+        },
+        head: Head {
+            next: seq + 1,
+            last_checksum,
+            full_seq,
+            prev_full_seq,
+            full_bytes,
+            deltas,
+            delta_bytes,
+            image: None,
+        },
+        dropped_version,
+    }))
+}
