@@ -226,12 +226,14 @@ impl Chef {
     /// as [`snapshot`](Self::snapshot) would serialise them, without copying the history.
     pub(crate) fn journal_fields(&self) -> Result<journal::Fields, serde_json::Error> {
         let memory = self.memory.as_ref().map(crate::memory::Memory::state);
+        let memory = memory.as_ref();
         Ok(journal::Fields([
             serde_json::to_vec(&self.system)?,
             serde_json::to_vec(&self.loaded_toolkits)?,
             serde_json::to_vec(self.pruner.blocklist())?,
             serde_json::to_vec(&self.announcements)?,
-            serde_json::to_vec(&memory)?,
+            serde_json::to_vec(&memory.map(|m| &m.entries))?,
+            serde_json::to_vec(&memory.map(|m| m.turn))?,
             serde_json::to_vec(&self.shown)?,
             serde_json::to_vec(&self.new_context_requested)?,
             serde_json::to_vec(&self.overflow)?,

@@ -153,7 +153,11 @@ pub(super) fn seal(bytes: &mut Vec<u8>) -> Result<(), SnapshotError> {
 fn write_hex(bytes: &mut Vec<u8>, crc: u32) {
     for shift in (0..8).rev() {
         let nibble = ((crc >> (shift * 4)) & 0xf) as u8;
-        bytes.push(if nibble < 10 { b'0' + nibble } else { b'a' + nibble - 10 });
+        bytes.push(if nibble < 10 {
+            b'0' + nibble
+        } else {
+            b'a' + nibble - 10
+        });
     }
 }
 

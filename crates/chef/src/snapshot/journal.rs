@@ -89,6 +89,7 @@ use serde_json::value::RawValue;
 use super::error::{Origin, SnapshotError};
 use super::file::{self, Snapshot};
 use crate::error::ChefError;
+use crate::memory::{MemoryEntry, MemoryState};
 use crate::session::{Chef, SessionState};
 use crate::store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey, Versioned};
 
@@ -179,12 +180,14 @@ pub struct Replayed {
 /// The parts of [`SessionState`] a delta record can set, in record order. The history is
 /// appended (`from`/`append`), the turn is always written, and the registry (tools,
 /// namespaces, toolkits) changes only with a full record.
-pub(crate) const FIELDS: [&str; 9] = [
+pub(crate) const FIELDS: [&str; 10] = [
     "system",
     "loaded_toolkits",
     "blocked",
     "announcements",
-    "memory",
+    // Memory in two parts: its turn counter moves every compile, its entries seldom.
+    "memory_entries",
+    "memory_turn",
     "shown_tools",
     "new_context_requested",
     "overflow",
@@ -204,7 +207,8 @@ impl Fields {
             serde_json::to_vec(&state.loaded_toolkits)?,
             serde_json::to_vec(&state.blocked)?,
             serde_json::to_vec(&state.announcements)?,
-            serde_json::to_vec(&memory)?,
+            serde_json::to_vec(&memory.map(|m| &m.entries))?,
+            serde_json::to_vec(&memory.map(|m| m.turn))?,
             serde_json::to_vec(&state.shown_tools)?,
             serde_json::to_vec(&state.new_context_requested)?,
             serde_json::to_vec(&state.overflow)?,
@@ -221,7 +225,19 @@ fn set_field(state: &mut SessionState, name: &str, raw: &RawValue) -> serde_json
         "loaded_toolkits" => state.loaded_toolkits = serde_json::from_str(text)?,
         "blocked" => state.blocked = serde_json::from_str(text)?,
         "announcements" => state.announcements = serde_json::from_str(text)?,
-        "memory" => state.memory = serde_json::from_str(text)?,
+        "memory_entries" => {
+            let entries: Option<Vec<MemoryEntry>> = serde_json::from_str(text)?;
+            let turn = state.memory.as_ref().map_or(0, |m| m.turn);
+            state.memory = entries.map(|entries| MemoryState { entries, turn });
+        }
+        "memory_turn" => {
+            if let (Some(memory), Some(turn)) = (
+                state.memory.as_mut(),
+                serde_json::from_str::<Option<u64>>(text)?,
+            ) {
+                memory.turn = turn;
+            }
+        }
         "shown_tools" => state.shown_tools = serde_json::from_str(text)?,
         "new_context_requested" => state.new_context_requested = serde_json::from_str(text)?,
         "overflow" => state.overflow = serde_json::from_str(text)?,
@@ -734,7 +750,14 @@ async fn replay(
         }
         state.history.extend(delta.append);
         state.turn = delta.turn;
-        for (name, raw) in &delta.set {
+        // In FIELDS order (memory entries before the memory turn), then anything unknown.
+        let mut set = delta.set;
+        let mut ordered: Vec<_> = FIELDS
+            .iter()
+            .filter_map(|name| set.remove_entry(*name))
+            .collect();
+        ordered.extend(set);
+        for (name, raw) in &ordered {
             set_field(state, name, raw).map_err(|source| SnapshotError::Corrupt {
                 origin: origin(*at),
                 source,
