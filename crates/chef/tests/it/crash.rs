@@ -1,18 +1,26 @@
-//! Crash safety (issue 11): SIGKILL a writer at random points, 200 times; every load sees
-//! the previous or the new state, never a torn or empty file, and temp files do not pile up.
+//! Crash safety (issues 11 and 24): SIGKILL a writer at random points, 200 times; every load
+//! sees the previous or the new state, never a torn or empty file, and temp files do not
+//! pile up. The writer saves a snapshot file, increments a store entry and appends a turn to
+//! a session journal (compacting every 8 records, so kills land in compactions too).
 //!
 //! The writer is this test binary itself, re-executed with `CHEF_CRASH_CHILD_DIR` set and
 //! filtered to the ignored `crash_child_process` entry point. It reports each completed
-//! write on stderr (`@S n` after saving snapshot n, `@K k` after writing store counter k), so the
-//! parent knows the last state that was durably written before the kill.
+//! write on stderr (`@S n` after saving snapshot n, `@K k` after writing store counter k,
+//! `@J j` after journaling turn j), so the parent knows the last state that was durably
+//! written before the kill.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::sync::Arc;
+
+use chef::snapshot::journal::{self, CompactPolicy, Journal};
 use chef::snapshot::{self, Snapshot, SnapshotError};
 use chef::store::{Entry, FsBackend, Namespace, StorageBackend};
+use chef::{Chef, ChefConfig};
+use chef_ir::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::support::{Rng, bare_runtime, child_dir, child_test, increment_counter, key};
@@ -20,6 +28,8 @@ use crate::support::{Rng, bare_runtime, child_dir, child_test, increment_counter
 const CHILD_ENV: &str = "CHEF_CRASH_CHILD_DIR";
 /// The store key of the counter the child processes increment.
 const COUNTER: &str = "crash/counter";
+/// The session the child processes journal.
+const SESSION: &str = "crash/session";
 const ROUNDS: usize = 200;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -31,6 +41,11 @@ struct CrashPayload {
 
 fn blob(n: u64) -> String {
     format!("{n:016}|").repeat(64 * 1024 / 17)
+}
+
+/// The text of journaled message `j` (1-based): about 1 KiB, so writes take a while.
+fn journal_text(j: usize) -> String {
+    format!("{j}|{}", "journaled ".repeat(100))
 }
 
 fn snapshot_path(dir: &Path) -> PathBuf {
@@ -45,7 +60,11 @@ fn crash_child_process() {
         return;
     };
     let runtime = bare_runtime();
-    let store = FsBackend::open(dir.join("store")).unwrap();
+    let store = Arc::new(FsBackend::open(dir.join("store")).unwrap());
+    let mut chef = Chef::new(ChefConfig::default());
+    let mut journal = Journal::new(store.clone(), key(SESSION))
+        .with_policy(CompactPolicy::default().with_max_records(8));
+    runtime.block_on(journal.load(&mut chef)).unwrap();
     let path = snapshot_path(&dir);
     let mut n = match snapshot::load::<CrashPayload>(&path) {
         Ok(snap) => snap.payload.counter,
@@ -64,7 +83,16 @@ fn crash_child_process() {
             save_snapshot(&path, n);
             increment_store_counter(&runtime, &store);
         }
+        journal_turn(&runtime, &mut chef, &mut journal);
     }
+}
+
+/// Appends one message and journals the turn.
+fn journal_turn(runtime: &tokio::runtime::Runtime, chef: &mut Chef, journal: &mut Journal) {
+    let j = chef.history().len() + 1;
+    chef.push(Message::user(journal_text(j)));
+    runtime.block_on(journal.save(chef)).unwrap();
+    report(&format!("@J {j}"));
 }
 
 fn save_snapshot(path: &Path, n: u64) {
@@ -129,7 +157,7 @@ fn sigkill_at_random_points_never_tears_state() {
     let reader_store = FsBackend::open(dir.path().join("store")).unwrap();
     let check_temps = Path::new("/proc/self").exists();
 
-    let (mut snap_state, mut store_state) = (0u64, 0u64);
+    let (mut snap_state, mut store_state, mut journal_state) = (0u64, 0u64, 0usize);
     let mut kills_mid_write = 0;
     for round in 0..ROUNDS {
         let ctx = format!("round {round}, seed {seed}");
@@ -142,7 +170,7 @@ fn sigkill_at_random_points_never_tears_state() {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (progress_tx, progress_rx) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
-            let (mut saved, mut stored, mut other) = (None, None, Vec::new());
+            let (mut saved, mut stored, mut journaled, mut other) = (None, None, None, Vec::new());
             let mut stderr = BufReader::new(stderr);
             let mut line = String::new();
             // A kill can cut the last report short: only newline-terminated lines count.
@@ -157,11 +185,13 @@ fn sigkill_at_random_points_never_tears_state() {
                 } else if let Some(n) = line.strip_prefix("@K ") {
                     stored = n.parse::<u64>().ok();
                     let _ = progress_tx.send(());
+                } else if let Some(n) = line.strip_prefix("@J ") {
+                    journaled = n.parse::<usize>().ok();
                 } else {
                     other.push(line.to_owned());
                 }
             }
-            (saved, stored, other)
+            (saved, stored, journaled, other)
         });
         // Most kills land among the writes: after the writer is ready and has reported a
         // write, so every such round makes progress however slow the machine is (a fixed
@@ -176,7 +206,7 @@ fn sigkill_at_random_points_never_tears_state() {
         let exited_early = child.try_wait().unwrap();
         child.kill().unwrap(); // SIGKILL on Unix
         child.wait().unwrap();
-        let (saved, stored, other) = reader.join().unwrap();
+        let (saved, stored, journaled, other) = reader.join().unwrap();
         assert!(
             exited_early.is_none(),
             "{ctx}: writer exited on its own: {other:?}"
@@ -220,6 +250,27 @@ fn sigkill_at_random_points_never_tears_state() {
             Err(e) => panic!("{ctx}: store entry did not load: {e:?}"),
         }
 
+        // Journal: the same rule, every message intact, no record dropped (the file-system
+        // store writes each record whole or not at all).
+        let confirmed = journaled.unwrap_or(journal_state).max(journal_state);
+        match runtime.block_on(journal::read(&reader_store, &key(SESSION))) {
+            Ok(Some(replayed)) => {
+                let history = &replayed.snapshot.payload.history;
+                let j = history.len();
+                assert!(
+                    j == confirmed || j == confirmed + 1,
+                    "{ctx}: journal has {j} turns, confirmed {confirmed}"
+                );
+                assert_eq!(replayed.loaded.dropped, None, "{ctx}");
+                for (i, message) in history.iter().enumerate() {
+                    assert_eq!(message.text(), journal_text(i + 1), "{ctx}: message {i}");
+                }
+                journal_state = j;
+            }
+            Ok(None) => assert_eq!(confirmed, 0, "{ctx}: journal vanished"),
+            Err(e) => panic!("{ctx}: journal did not load: {e:?}"),
+        }
+
         // Temp files: at most the one the killed writer left (each writer cleans the
         // previous writer's on open and on save).
         if check_temps {
@@ -237,10 +288,10 @@ fn sigkill_at_random_points_never_tears_state() {
     // The writers made progress (at least one write in each of the 150 rounds that wait
     // for one), and kills did land inside writes (a temp file was left).
     eprintln!(
-        "crash test: {snap_state} snapshot saves, {store_state} store writes, {kills_mid_write} kills inside a write (seed {seed})"
+        "crash test: {snap_state} snapshot saves, {store_state} store writes, {journal_state} journaled turns, {kills_mid_write} kills inside a write (seed {seed})"
     );
     assert!(
-        snap_state >= 5 && store_state >= 5,
+        snap_state >= 5 && store_state >= 5 && journal_state >= 5,
         "too little progress (seed {seed})"
     );
     assert!(
