@@ -15,12 +15,21 @@
 //!
 //! `snapshot` is the session's snapshot exactly as the snapshot file format has it;
 //! `version` is informational (the target store assigns its own).
+//!
+//! # Journaled sessions
+//!
+//! Sessions saved with a [`Journal`](chef::snapshot::journal::Journal) are read too: `ls`
+//! lists them with a `journal` member (the last record, the full record replay starts from,
+//! the records replayed, a dropped damaged last record), `show` prints the replayed state as
+//! a snapshot, and `export` writes it as a bundle line whose `version` is the last record's
+//! number. `import` stores every line as a plain snapshot. An id kept both ways is shown and
+//! exported from its plain snapshot.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use chef::snapshot;
+use chef::snapshot::{self, journal};
 use chef::store::{Expect, FsBackend, StorageBackend, StoreError, StoreKey};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -69,6 +78,18 @@ struct Listed<'a> {
     version: u64,
     created_turn: Option<u64>,
     bytes: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    journal: Option<JournalInfo>,
+}
+
+/// What `ls` says of a journaled session.
+#[derive(Serialize)]
+struct JournalInfo {
+    seq: u64,
+    full_seq: u64,
+    records: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dropped: Option<u64>,
 }
 
 /// One line of a bundle.
@@ -168,20 +189,92 @@ async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> 
                 .get("created_turn")
                 .and_then(Value::as_u64),
             bytes: stored.value.content().len(),
+            journal: None,
+        })?;
+    }
+    for id in journal::list(store).await.map_err(store_err(url))? {
+        let Some((replayed, bytes)) = replay(store, url, &id).await? else {
+            continue;
+        };
+        let loaded = &replayed.loaded;
+        output::json_line(&Listed {
+            id: id.as_str(),
+            version: loaded.seq,
+            created_turn: Some(replayed.snapshot.created_turn),
+            bytes: bytes.len(),
+            journal: Some(JournalInfo {
+                seq: loaded.seq,
+                full_seq: loaded.full_seq,
+                records: loaded.records,
+                dropped: loaded.dropped,
+            }),
         })?;
     }
     Ok(())
 }
 
-async fn show(store: &dyn StorageBackend, url: &StoreUrl, id: &str) -> Result<(), CliError> {
-    let id = key(id)?;
-    let stored = snapshot::store::load_raw(store, &id)
+/// A journaled session replayed, with its state in the snapshot file format; `None` when
+/// it has no journal.
+async fn replay(
+    store: &dyn StorageBackend,
+    url: &StoreUrl,
+    id: &StoreKey,
+) -> Result<Option<(journal::Replayed, String)>, CliError> {
+    let corrupt = |e: &dyn std::fmt::Display| CliError::CorruptSession {
+        id: id.as_str().to_owned(),
+        problem: e.to_string(),
+    };
+    let replayed = match journal::read(store, id).await {
+        Ok(Some(replayed)) => replayed,
+        Ok(None) => return Ok(None),
+        Err(chef::snapshot::SnapshotError::Store(e)) => return Err(store_err(url)(e)),
+        Err(e) => return Err(corrupt(&ErrorChain(&e))),
+    };
+    let bytes = snapshot::to_vec(&replayed.snapshot).map_err(|e| corrupt(&e))?;
+    let text = String::from_utf8(bytes).map_err(|e| corrupt(&e))?;
+    Ok(Some((replayed, text)))
+}
+
+/// An error and its sources, on one line.
+struct ErrorChain<'a>(&'a dyn std::error::Error);
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(e) = source {
+            write!(f, ": {e}")?;
+            source = e.source();
+        }
+        Ok(())
+    }
+}
+
+/// The session's snapshot text and version: the plain stored snapshot, else the replayed
+/// journal (version: its last record's number).
+async fn load_any(
+    store: &dyn StorageBackend,
+    url: &StoreUrl,
+    id: &StoreKey,
+) -> Result<(String, u64), CliError> {
+    if let Some(stored) = snapshot::store::load_raw(store, id)
         .await
         .map_err(store_err(url))?
-        .ok_or_else(|| CliError::SessionNotFound {
+    {
+        return Ok((stored.value, stored.version));
+    }
+    match replay(store, url, id).await? {
+        Some((replayed, text)) => Ok((text, replayed.loaded.seq)),
+        None => Err(CliError::SessionNotFound {
             id: id.as_str().to_owned(),
-        })?;
-    output::text(&stored.value)
+        }),
+    }
+}
+
+async fn show(store: &dyn StorageBackend, url: &StoreUrl, id: &str) -> Result<(), CliError> {
+    let id = key(id)?;
+    let (text, _) = load_any(store, url, &id).await?;
+    output::text(&text)
 }
 
 async fn export(
@@ -192,26 +285,25 @@ async fn export(
 ) -> Result<(), CliError> {
     let store_error = store_err(url);
     let ids: Vec<StoreKey> = if ids.is_empty() {
-        snapshot::store::list(store).await.map_err(&store_error)?
+        let mut all = snapshot::store::list(store).await.map_err(&store_error)?;
+        all.extend(journal::list(store).await.map_err(&store_error)?);
+        all.sort();
+        all.dedup();
+        all
     } else {
         ids.iter().map(|id| key(id)).collect::<Result<_, _>>()?
     };
     let mut bundle = Vec::new();
     for id in ids {
-        let stored = snapshot::store::load_raw(store, &id)
-            .await
-            .map_err(&store_error)?
-            .ok_or_else(|| CliError::SessionNotFound {
-                id: id.as_str().to_owned(),
-            })?;
+        let (text, version) = load_any(store, url, &id).await?;
         let snapshot: Value =
-            serde_json::from_str(&stored.value).map_err(|e| CliError::CorruptSession {
+            serde_json::from_str(&text).map_err(|e| CliError::CorruptSession {
                 id: id.as_str().to_owned(),
                 problem: e.to_string(),
             })?;
         let line = BundleLine {
             id,
-            version: Some(stored.version),
+            version: Some(version),
             snapshot,
         };
         serde_json::to_writer(&mut bundle, &line).map_err(|e| CliError::Write(e.into()))?;

@@ -245,3 +245,59 @@ fn sessions_move_from_the_file_system_to_postgres_and_back() {
     round_trip(a.to_str().unwrap(), &pg, dir.path());
     round_trip(&pg, c.to_str().unwrap(), dir.path());
 }
+
+/// A session saved as a journal is listed, shown as its replayed snapshot, exported and
+/// imported as a plain snapshot that restores the same session.
+#[test]
+fn journaled_sessions_are_listed_shown_and_exported() {
+    use std::sync::Arc;
+
+    use chef::ir::{Message, Target};
+    use chef::snapshot::journal::Journal;
+    use chef::{Chef, ChefConfig};
+
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let store: Arc<dyn StorageBackend> = Arc::new(FsBackend::open(&a).unwrap());
+    let mut live = Chef::new(ChefConfig::default());
+    runtime().block_on(async {
+        let mut journal = Journal::new(Arc::clone(&store), StoreKey::new("worker/7").unwrap());
+        for text in ["first", "second", "third"] {
+            live.push(Message::user(text));
+            live.compile(Target::Anthropic).unwrap();
+            journal.save(&live).await.unwrap();
+        }
+    });
+    let store_arg = a.to_str().unwrap();
+    let listed = ls(store_arg);
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], "worker/7");
+    assert_eq!(listed[0]["created_turn"], 3);
+    assert_eq!(
+        listed[0]["journal"],
+        json!({"seq": 3, "full_seq": 1, "records": 3})
+    );
+    // `show` prints the state a snapshot of the live session holds, byte for byte.
+    let shown = show(store_arg, "worker/7");
+    let want = snapshot::to_vec(&live.snapshot(None)).unwrap();
+    assert_eq!(shown.as_bytes(), want.as_slice());
+    // Exported and imported elsewhere, it is a plain snapshot that resumes the session.
+    let bundle = dir.path().join("bundle.jsonl");
+    export(store_arg, &bundle);
+    let b = dir.path().join("b");
+    let out = import(b.to_str().unwrap(), &bundle, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(show(b.to_str().unwrap(), "worker/7"), shown);
+    let mut resumed = Chef::new(ChefConfig::default());
+    runtime().block_on(async {
+        let backend = FsBackend::open(&b).unwrap();
+        resumed
+            .load_from_store(&backend, &StoreKey::new("worker/7").unwrap())
+            .await
+            .unwrap();
+    });
+    assert_eq!(
+        resumed.compile(Target::Gemini).unwrap().body,
+        live.compile(Target::Gemini).unwrap().body
+    );
+}
