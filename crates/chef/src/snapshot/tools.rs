@@ -121,9 +121,68 @@ impl SnapshotTools {
             Repr::Parsed { tools, json } => Ok((Arc::clone(tools), json.clone())),
             Repr::Unparsed(raw) => match registry_json() {
                 Some(own) if own.get() == raw.get() => Ok((Arc::clone(registry), Some(own))),
-                _ => Ok((parse(raw)?, None)),
+                _ => match known::find(raw) {
+                    Some(tools) => Ok((tools, None)),
+                    None => {
+                        let tools = parse(raw)?;
+                        known::remember(&tools, raw);
+                        Ok((tools, None))
+                    }
+                },
             },
         }
+    }
+}
+
+/// Tool lists parsed from snapshots that some session in this process still holds, so that
+/// restoring another snapshot with the same tools into a fresh session (a gateway or worker
+/// resuming many sessions of one catalogue) shares them instead of parsing them again.
+///
+/// Entries are weak: a list lives only as long as a session holds it, and the table keeps
+/// at most [`CAPACITY`](known::CAPACITY) lists. A hit is decided by the whole JSON text,
+/// byte for byte (its CRC-32 only picks the candidates), so it registers exactly what
+/// parsing would have.
+mod known {
+    use std::sync::{Arc, Weak};
+
+    use chef_ir::ToolDefinition;
+    use parking_lot::Mutex;
+    use serde_json::value::RawValue;
+
+    pub(super) const CAPACITY: usize = 16;
+
+    struct Known {
+        crc: u32,
+        /// The text the tools were parsed from (kept until the tools are gone).
+        text: Arc<RawValue>,
+        tools: Weak<[ToolDefinition]>,
+    }
+
+    static KNOWN: Mutex<Vec<Known>> = Mutex::new(Vec::new());
+
+    /// The tools of a live list parsed from the same text as `raw`.
+    pub(super) fn find(raw: &RawValue) -> Option<Arc<[ToolDefinition]>> {
+        let crc = crc32fast::hash(raw.get().as_bytes());
+        let known = KNOWN.lock();
+        known
+            .iter()
+            .filter(|k| k.crc == crc && k.text.get() == raw.get())
+            .find_map(|k| k.tools.upgrade())
+    }
+
+    /// Remembers a list just parsed from `raw`, forgetting lists no session holds.
+    pub(super) fn remember(tools: &Arc<[ToolDefinition]>, raw: &Arc<RawValue>) {
+        let crc = crc32fast::hash(raw.get().as_bytes());
+        let mut known = KNOWN.lock();
+        known.retain(|k| k.tools.strong_count() > 0);
+        if known.len() >= CAPACITY {
+            known.remove(0);
+        }
+        known.push(Known {
+            crc,
+            text: Arc::clone(raw),
+            tools: Arc::downgrade(tools),
+        });
     }
 }
 

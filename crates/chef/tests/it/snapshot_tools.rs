@@ -231,3 +231,50 @@ fn a_newer_version_is_refused_even_when_its_payload_would_fit() {
         Err(SnapshotError::NotASnapshot { .. })
     ));
 }
+
+/// Fresh sessions restoring snapshots of one catalogue share its parsed tools while any of
+/// them holds them (a gateway resuming many sessions parses a catalogue once); the same
+/// tools written differently are parsed on their own; the bytes compiled are the same.
+#[test]
+fn fresh_sessions_restoring_one_catalogue_share_its_parsed_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let mut chef = session();
+    chef.register_tools(vec![
+        ToolDefinition::new("share_probe_a", json!({"type": "object"})),
+        ToolDefinition::new(
+            "share_probe_b",
+            json!({"type": "object", "properties": {"q": {}}}),
+        ),
+    ])
+    .unwrap();
+    chef.save(&path, None).unwrap();
+    let expected = chef.compile(Target::OpenAiChat).unwrap().body;
+
+    let mut first = Chef::new(ChefConfig::default());
+    first.load(&path).unwrap();
+    let mut second = Chef::new(ChefConfig::default());
+    second.load(&path).unwrap();
+    assert_eq!(registry_address(&first), registry_address(&second));
+    assert_eq!(second.compile(Target::OpenAiChat).unwrap().body, expected);
+
+    // The same tools, pretty-printed: equal once parsed, but not the same text.
+    let pretty_path = dir.path().join("pretty.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let compact = serde_json::to_string(&file["payload"]["tools"]).unwrap();
+    let pretty = serde_json::to_string_pretty(&file["payload"]["tools"]).unwrap();
+    assert!(text.contains(&compact));
+    let edited = text.replacen(&compact, &pretty, 1);
+    std::fs::write(&pretty_path, crate::support::resealed(edited.as_bytes())).unwrap();
+    let mut third = Chef::new(ChefConfig::default());
+    third.load(&pretty_path).unwrap();
+    assert_eq!(third.pruner().all_tools(), first.pruner().all_tools());
+    assert_eq!(third.compile(Target::OpenAiChat).unwrap().body, expected);
+
+    // Once no session holds them, a restore parses them again and still compiles the same.
+    drop((first, second, third));
+    let mut later = Chef::new(ChefConfig::default());
+    later.load(&path).unwrap();
+    assert_eq!(later.compile(Target::OpenAiChat).unwrap().body, expected);
+}
