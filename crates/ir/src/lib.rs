@@ -55,7 +55,6 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod content_de;
 pub mod interop;
 pub mod layout;
 mod load;

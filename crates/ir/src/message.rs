@@ -121,10 +121,7 @@ impl ToolResult {
 }
 
 /// One block of a message's content, in order.
-///
-/// Written as an object tagged by `type` (`{"type":"text","text":"…"}`); read back without
-/// buffering when the tag comes first, as chef writes it (see `content_de.rs`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     /// Plain text.
