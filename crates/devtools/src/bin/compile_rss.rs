@@ -18,13 +18,9 @@ use std::time::{Duration, Instant};
 use chef::{ChefConfig, ir::Message, ir::Target};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let targets: Vec<Target> = match std::env::args().nth(1).as_deref() {
+    let targets: Vec<Target> = match std::env::args().nth(1) {
         None => Target::ALL.to_vec(),
-        Some("anthropic") => vec![Target::Anthropic],
-        Some("openai-chat") => vec![Target::OpenAiChat],
-        Some("openai-responses") => vec![Target::OpenAiResponses],
-        Some("gemini") => vec![Target::Gemini],
-        Some(other) => return Err(format!("unknown target {other:?}").into()),
+        Some(name) => vec![chef_devtools::target(&name)?],
     };
     let per_target = 1000 / targets.len();
     let mut chef = support::session(ChefConfig::default());

@@ -27,13 +27,9 @@ use chef::{ChefConfig, ir::Message, ir::Target};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let target = match args.next().as_deref() {
-        None | Some("anthropic") => Target::Anthropic,
-        Some("openai-chat") => Target::OpenAiChat,
-        Some("openai-responses") => Target::OpenAiResponses,
-        Some("gemini") => Target::Gemini,
-        Some(other) => return Err(format!("unknown target {other:?}").into()),
-    };
+    let target = args
+        .next()
+        .map_or(Ok(Target::Anthropic), |name| chef_devtools::target(&name))?;
     let turns: usize = args.next().map_or(Ok(500), |a| a.parse())?;
     let mix = match args.next().as_deref() {
         None | Some("plain") => support::Mix::Plain,
