@@ -610,17 +610,18 @@ mod tests {
         for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
             let report = build(level, Target::Anthropic).unwrap();
             let text = render_text(&report);
-            assert!(text.contains("SCRIPTED"));
-            assert!(text.contains("REFUSED"), "{text}");
-            assert!(text.contains("Created context://memory/units."), "{text}");
-            assert!(text.contains("error fed back to the model"), "{text}");
-            assert!(text.contains("next request byte-identical: true"), "{text}");
-            assert!(
-                text.contains("the load is announced to the model: true"),
-                "{text}"
-            );
-            assert!(text.contains("over: true"), "{text}");
-            assert!(text.contains("archive/window-0.json"), "{text}");
+            for step in [
+                "SCRIPTED",
+                "REFUSED",
+                "Created context://memory/units.",
+                "error fed back to the model",
+                "next request byte-identical: true",
+                "the load is announced to the model: true",
+                "over: true",
+                "archive/window-0.json",
+            ] {
+                assert!(text.contains(step), "{step:?} missing at {level:?}: {text}");
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ use chef_anthropic::{CompileOptions, Compiled, compile};
 use chef_ir::Request;
 use serde_json::Value;
 
-pub(crate) use fixtures::{conversation, fixture, real_tools};
+pub(crate) use fixtures::{conversation, real_tools};
 
 /// Compiles with default options.
 pub(crate) fn compiled(request: &Request) -> Compiled<'_> {

@@ -18,6 +18,8 @@ use std::{
 
 #[path = "../../../../tests/support/fixtures.rs"]
 mod fixtures;
+#[path = "../../../../tests/support/recommend.rs"]
+mod recommend_support;
 
 pub(crate) use fixtures::fixture;
 

@@ -17,7 +17,6 @@ use chef_compress::search::{
     eval::{self, LabelledQuery, Metrics},
 };
 use chef_dense::{MiniLm, ModelFormat, StaticEmbedder};
-use chef_ir::ToolDefinition;
 
 use crate::fixtures::{fixture, real_tools};
 

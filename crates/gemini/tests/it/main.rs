@@ -16,7 +16,7 @@ use chef_gemini::{CompileOptions, Compiled, Notice};
 use chef_ir::Request;
 use serde_json::Value;
 
-pub(crate) use fixtures::{conversation, fixture, real_tools as corpus};
+pub(crate) use fixtures::{conversation, real_tools as corpus};
 
 /// Compiles with default options.
 pub(crate) fn compile(request: &Request) -> Compiled<'_> {

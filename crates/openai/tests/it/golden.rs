@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::{
     child::{child_output, print_for_parent},
-    fixture, tool_heavy,
+    real_tools, tool_heavy,
 };
 
 fn chat_bytes(request: &Request) -> String {
@@ -19,11 +19,6 @@ fn chat_bytes(request: &Request) -> String {
 fn responses_bytes(request: &Request) -> String {
     let compiled = responses::compile(request, &CompileOptions::default()).unwrap();
     String::from_utf8(responses::to_vec(&compiled).unwrap()).unwrap()
-}
-
-fn real_tools() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
 }
 
 /// Function tools, deferred tools and the search server tools of both providers.

@@ -24,7 +24,7 @@ use chef_ir::{Attachment, Content, Message, Request, Role, ToolCall, ToolResult}
 use chef_openai::{CompileOptions, Notice};
 use serde_json::{Value, json};
 
-pub(crate) use fixtures::{conversation as tool_heavy, fixture};
+pub(crate) use fixtures::{conversation as tool_heavy, real_tools};
 
 /// Chat body as JSON, with its notices.
 pub(crate) fn chat_json(request: &Request) -> (Value, Vec<Notice>) {
