@@ -4,13 +4,9 @@
 //! Run with `cargo run --release -p chef-devtools --bin compile_rss [TARGET]` where TARGET is
 //! `anthropic`, `openai-chat`, `openai-responses` or `gemini` (default: all four, 250
 //! compiles each). Prints VmHWM from `/proc/self/status` at the end (Linux only).
-#![allow(
-    clippy::expect_used,
-    reason = "an example with broken setup should stop loudly"
-)]
-
 #[path = "../../../chef/benches/support/session200.rs"]
 #[allow(dead_code, reason = "shared with the benches and profile_turn")]
+#[allow(clippy::expect_used, reason = "a broken fixture should stop loudly")]
 mod support;
 
 use std::time::{Duration, Instant};

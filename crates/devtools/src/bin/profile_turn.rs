@@ -14,13 +14,9 @@
 //! 500). TARGET is `anthropic` (default), `openai-chat`, `openai-responses` or `gemini`.
 //! MIX is the history's: `plain` (default), `errors` (1 tool result in 10 an error) or
 //! `realistic` (errors, images in tool results, thinking blocks, pinned messages).
-#![allow(
-    clippy::expect_used,
-    reason = "an example with broken setup should stop loudly"
-)]
-
 #[path = "../../../chef/benches/support/session200.rs"]
 #[allow(dead_code, reason = "shared with the benches and the other profilers")]
+#[allow(clippy::expect_used, reason = "a broken fixture should stop loudly")]
 mod support;
 
 use chef::{ChefConfig, ir::Message, ir::Target};
