@@ -16,6 +16,8 @@ mod stream;
 mod child;
 #[path = "../../../../tests/support/fixtures.rs"]
 mod fixtures;
+#[path = "../../../../tests/support/messages.rs"]
+mod messages;
 
 use chef_anthropic::{CompileOptions, Compiled, compile};
 use chef_ir::Request;

@@ -11,6 +11,8 @@ mod schema;
 
 #[path = "../../../../tests/support/fixtures.rs"]
 mod fixtures;
+#[path = "../../../../tests/support/messages.rs"]
+mod messages;
 
 use chef_gemini::{CompileOptions, Compiled, Notice};
 use chef_ir::Request;
