@@ -165,29 +165,15 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
             json!({"s": "active customer sites"}),
         ));
     }
-    let typo = encode(
-        &mut chef,
-        "active_locations",
-        json!({"schema_onyl": true}),
-        "c1",
-    )?;
-    let good = encode(
-        &mut chef,
-        "active_locations",
-        json!({"schema_only": true}),
-        "c2",
-    )?;
+    let mut encoded = |id: &str, name: &str, args: Value| encode(&mut chef, name, args, id);
+    let typo = encoded("c1", "active_locations", json!({"schema_onyl": true}))?;
+    let good = encoded("c2", "active_locations", json!({"schema_only": true}))?;
     let memory = ToolCall::new(
         "c3",
         "create_memory",
         json!({"key": "units", "value": "kilometres", "description": "distance units the user wants"}),
     );
-    let cancel = encode(
-        &mut chef,
-        "cancel_order",
-        json!({"trackingNumber": "999U123"}),
-        "c4",
-    )?;
+    let cancel = encoded("c4", "cancel_order", json!({"trackingNumber": "999U123"}))?;
     script.extend([typo, good, memory, cancel]);
 
     for call in &script {
