@@ -165,29 +165,15 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
             json!({"s": "active customer sites"}),
         ));
     }
-    let typo = encode(
-        &mut chef,
-        "active_locations",
-        json!({"schema_onyl": true}),
-        "c1",
-    )?;
-    let good = encode(
-        &mut chef,
-        "active_locations",
-        json!({"schema_only": true}),
-        "c2",
-    )?;
+    let mut encoded = |id: &str, name: &str, args: Value| encode(&mut chef, name, args, id);
+    let typo = encoded("c1", "active_locations", json!({"schema_onyl": true}))?;
+    let good = encoded("c2", "active_locations", json!({"schema_only": true}))?;
     let memory = ToolCall::new(
         "c3",
         "create_memory",
         json!({"key": "units", "value": "kilometres", "description": "distance units the user wants"}),
     );
-    let cancel = encode(
-        &mut chef,
-        "cancel_order",
-        json!({"trackingNumber": "999U123"}),
-        "c4",
-    )?;
+    let cancel = encoded("c4", "cancel_order", json!({"trackingNumber": "999U123"}))?;
     script.extend([typo, good, memory, cancel]);
 
     for call in &script {
@@ -610,17 +596,18 @@ mod tests {
         for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
             let report = build(level, Target::Anthropic).unwrap();
             let text = render_text(&report);
-            assert!(text.contains("SCRIPTED"));
-            assert!(text.contains("REFUSED"), "{text}");
-            assert!(text.contains("Created context://memory/units."), "{text}");
-            assert!(text.contains("error fed back to the model"), "{text}");
-            assert!(text.contains("next request byte-identical: true"), "{text}");
-            assert!(
-                text.contains("the load is announced to the model: true"),
-                "{text}"
-            );
-            assert!(text.contains("over: true"), "{text}");
-            assert!(text.contains("archive/window-0.json"), "{text}");
+            for step in [
+                "SCRIPTED",
+                "REFUSED",
+                "Created context://memory/units.",
+                "error fed back to the model",
+                "next request byte-identical: true",
+                "the load is announced to the model: true",
+                "over: true",
+                "archive/window-0.json",
+            ] {
+                assert!(text.contains(step), "{step:?} missing at {level:?}: {text}");
+            }
         }
     }
 }

@@ -667,23 +667,15 @@ fn last_line(bytes: &[u8]) -> Option<String> {
         .map(clip)
 }
 
-/// Writes `value` as compact JSON plus a newline to a temp file beside `path`, then
-/// renames it over `path`, so a reader never sees half a catalogue.
+/// Writes `value` as compact JSON plus a newline over `path` (see
+/// [`output::write_atomic`]), so a reader never sees half a catalogue.
 fn write_atomically(path: &Path, value: &Value) -> Result<(), CliError> {
-    let failed = |source| CliError::WriteFile {
+    let mut bytes = serde_json::to_vec(value).map_err(|e| CliError::WriteFile {
         path: path.to_owned(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut bytes = serde_json::to_vec(value).map_err(|e| failed(e.into()))?;
+        source: e.into(),
+    })?;
     bytes.push(b'\n');
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
-    std::io::Write::write_all(&mut file, &bytes).map_err(failed)?;
-    file.persist(path).map_err(|e| failed(e.error))?;
-    Ok(())
+    output::write_atomic(path, &bytes)
 }
 
 #[cfg(test)]

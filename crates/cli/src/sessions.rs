@@ -25,7 +25,7 @@
 //! number. `import` stores every line as a plain snapshot. An id kept both ways is shown and
 //! exported from its plain snapshot.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -310,25 +310,9 @@ async fn export(
         bundle.push(b'\n');
     }
     match out {
-        Some(path) => write_atomic(path, &bundle),
+        Some(path) => output::write_atomic(path, &bundle),
         None => output::text(&String::from_utf8_lossy(&bundle)),
     }
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let err = |source| CliError::WriteFile {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    tmp.write_all(bytes).map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
 }
 
 /// Summary printed by `import`.

@@ -10,6 +10,51 @@ use std::{collections::BTreeMap, fmt, str::FromStr, sync::Arc};
 
 use serde::{Serialize, Serializer};
 
+/// For an enum whose variants have names: `as_str` (the name), `FromStr` (exactly the
+/// names, anything else the error type with what was asked for in its one field), and
+/// `Display` and `Serialize` as the name (`"name+required"`).
+macro_rules! named {
+    (
+        $ty:ident, $error:ident { $field:ident },
+        #[doc = $doc:literal]
+        $($variant:ident => $name:literal),+ $(,)?
+    ) => {
+        impl $ty {
+            #[doc = $doc]
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)+
+                }
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = $error;
+
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($name => Ok(Self::$variant),)+
+                    _ => Err($error {
+                        $field: s.to_owned(),
+                    }),
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl Serialize for $ty {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
 /// How hard to compress.
 ///
 /// | level | wire tools | names the model sees | provider enforces the schema |
@@ -149,45 +194,15 @@ impl MapStyle {
         Self::Signature,
         Self::Distinct,
     ];
+}
 
+named! {
+    MapStyle, UnsupportedMapStyle { style },
     /// The style's name (`name+required`, `explicit`, `signature`, `distinct`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::NameRequired => "name+required",
-            Self::Explicit => "explicit",
-            Self::Signature => "signature",
-            Self::Distinct => "distinct",
-        }
-    }
-}
-
-impl FromStr for MapStyle {
-    type Err = UnsupportedMapStyle;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "name+required" => Ok(Self::NameRequired),
-            "explicit" => Ok(Self::Explicit),
-            "signature" => Ok(Self::Signature),
-            "distinct" => Ok(Self::Distinct),
-            _ => Err(UnsupportedMapStyle {
-                style: s.to_owned(),
-            }),
-        }
-    }
-}
-
-impl fmt::Display for MapStyle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for MapStyle {
-    /// Serialises as its name (`"name+required"`).
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
+    NameRequired => "name+required",
+    Explicit => "explicit",
+    Signature => "signature",
+    Distinct => "distinct",
 }
 
 /// A map style that does not exist (historic names such as `terse` or `nocode` included).
@@ -208,40 +223,11 @@ pub enum Objective {
     Cost,
 }
 
-impl Objective {
+named! {
+    Objective, UnsupportedObjective { objective },
     /// The objective's name (`occupancy`, `cost`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Occupancy => "occupancy",
-            Self::Cost => "cost",
-        }
-    }
-}
-
-impl FromStr for Objective {
-    type Err = UnsupportedObjective;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "occupancy" => Ok(Self::Occupancy),
-            "cost" => Ok(Self::Cost),
-            _ => Err(UnsupportedObjective {
-                objective: s.to_owned(),
-            }),
-        }
-    }
-}
-
-impl fmt::Display for Objective {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for Objective {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
-    }
+    Occupancy => "occupancy",
+    Cost => "cost",
 }
 
 /// An objective that does not exist.

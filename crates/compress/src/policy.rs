@@ -165,6 +165,18 @@ mod tests {
         sweep: "2026-01-01",
     }];
 
+    /// The selection for an occupancy request, with `some-model-1`'s explicit style
+    /// recorded as broken.
+    fn with_broken(requested: Option<MapStyle>, model: Option<&str>) -> StyleSelection {
+        select_map_style_with(
+            requested,
+            model,
+            Objective::Occupancy,
+            POLICY,
+            SYNTHETIC_BROKEN,
+        )
+    }
+
     #[test]
     fn every_policy_row_is_selected_for_its_model_and_objective() {
         for row in POLICY {
@@ -200,13 +212,7 @@ mod tests {
 
     #[test]
     fn a_broken_pair_falls_back_and_says_why() {
-        let s = select_map_style_with(
-            Some(MapStyle::Explicit),
-            Some("some-model-1"),
-            Objective::Occupancy,
-            POLICY,
-            SYNTHETIC_BROKEN,
-        );
+        let s = with_broken(Some(MapStyle::Explicit), Some("some-model-1"));
         assert_eq!(s.map_style, CONSERVATIVE_DEFAULT);
         assert_eq!(s.requested_map_style, Some(MapStyle::Explicit));
         let reason = s.fallback_reason.unwrap();
@@ -218,13 +224,7 @@ mod tests {
             (MapStyle::Explicit, None),
             (MapStyle::Signature, Some("some-model-1")),
         ] {
-            let s = select_map_style_with(
-                Some(style),
-                model,
-                Objective::Occupancy,
-                POLICY,
-                SYNTHETIC_BROKEN,
-            );
+            let s = with_broken(Some(style), model);
             assert_eq!(s.map_style, style);
             assert_eq!(s.requested_map_style, None);
             assert_eq!(s.fallback_reason, None);

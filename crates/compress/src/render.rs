@@ -208,18 +208,7 @@ pub fn flatten_schema(schema: &Value) -> Value {
     let Value::Object(map) = schema else {
         return chef_ir::ToolDefinition::empty_schema();
     };
-    let mut out = Map::with_capacity(map.len() + 1);
-    for (key, value) in map {
-        if DROP.contains(&key.as_str()) {
-            continue;
-        }
-        let flat = match key.as_str() {
-            "properties" => flatten_properties(value),
-            "items" => flatten_property(value),
-            _ => value.clone(),
-        };
-        out.insert(key.clone(), flat);
-    }
+    let mut out = flatten_members(map, false);
     let has_type = out.get("type").is_some_and(|t| match t {
         Value::Null | Value::Bool(false) => false,
         Value::String(s) => !s.is_empty(),
@@ -247,30 +236,32 @@ fn flatten_properties(value: &Value) -> Value {
 
 fn flatten_property(value: &Value) -> Value {
     match value {
-        Value::Object(map) => {
-            let mut out = Map::with_capacity(map.len());
-            for (key, v) in map {
-                if DROP.contains(&key.as_str()) {
-                    continue;
-                }
-                let flat = match key.as_str() {
-                    "properties" => flatten_properties(v),
-                    "items" => flatten_property(v),
-                    "anyOf" | "oneOf" | "allOf" => match v {
-                        Value::Array(options) => {
-                            Value::Array(options.iter().map(flatten_property).collect())
-                        }
-                        other => other.clone(),
-                    },
-                    _ => v.clone(),
-                };
-                out.insert(key.clone(), flat);
-            }
-            Value::Object(out)
-        }
+        Value::Object(map) => Value::Object(flatten_members(map, true)),
         Value::Array(items) => Value::Array(items.iter().map(flatten_property).collect()),
         other => other.clone(),
     }
+}
+
+/// A schema object's members without the prose ones ([`DROP`]), with `properties` and
+/// `items` flattened, and, in a nested schema (not at the top level), the options of
+/// `anyOf`, `oneOf` and `allOf` too.
+fn flatten_members(map: &Map<String, Value>, nested: bool) -> Map<String, Value> {
+    let mut out = Map::with_capacity(map.len() + 1);
+    for (key, value) in map {
+        if DROP.contains(&key.as_str()) {
+            continue;
+        }
+        let flat = match (key.as_str(), value) {
+            ("properties", _) => flatten_properties(value),
+            ("items", _) => flatten_property(value),
+            ("anyOf" | "oneOf" | "allOf", Value::Array(options)) if nested => {
+                Value::Array(options.iter().map(flatten_property).collect())
+            }
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), flat);
+    }
+    out
 }
 
 /// The shortest prefix of `text` ending in `.`, `!` or `?` that is followed by whitespace

@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-use chef_compress::search::eval::LabelledQuery;
-use chef_ir::ToolDefinition;
+use chef_compress::search::eval::{LabelledQuery, Metrics};
+use chef_ir::{Target, ToolDefinition};
 use serde_json::Value;
 
 /// The binaries' error: anything, reported by `main`.
@@ -53,6 +53,40 @@ pub fn split(labelled: &[LabelledQuery], split: &str) -> Vec<LabelledQuery> {
         .filter(|q| q.split.as_deref() == Some(split))
         .cloned()
         .collect()
+}
+
+/// The target a profiler's TARGET argument names: `anthropic`, `openai-chat`,
+/// `openai-responses` or `gemini`.
+///
+/// # Errors
+/// Any other name.
+pub fn target(name: &str) -> Result<Target, Error> {
+    Ok(match name {
+        "anthropic" => Target::Anthropic,
+        "openai-chat" => Target::OpenAiChat,
+        "openai-responses" => Target::OpenAiResponses,
+        "gemini" => Target::Gemini,
+        other => return Err(format!("unknown target {other:?}").into()),
+    })
+}
+
+/// The evaluators' table cells for `m`: relevant requests, recall@1, recall@5, MRR,
+/// false abstention, and true abstention (`n/a` without irrelevant requests), joined by
+/// ` | ` (the row's own cells go around them).
+pub fn metrics_cells(m: &Metrics) -> String {
+    let abstain = if m.irrelevant == 0 {
+        "n/a".to_owned()
+    } else {
+        format!("{:.1}% of {}", 100.0 * m.true_abstention, m.irrelevant)
+    };
+    format!(
+        "{} | {:.3} | {:.3} | {:.3} | {:.1}% | {abstain}",
+        m.relevant,
+        m.recall_at_1,
+        m.recall_at_5,
+        m.mrr,
+        100.0 * m.false_abstention,
+    )
 }
 
 /// One scenario of `toolgz-scenarios.json`: its corpus label, the tools it is asked

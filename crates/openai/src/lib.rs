@@ -53,6 +53,54 @@
 //! numbers exactly as serde_json holds them.
 #![warn(clippy::exhaustive_structs, clippy::exhaustive_enums)]
 
+/// `to_vec`, `to_vec_with_prefix` and `envelope` for an API module (`chat`, `responses`),
+/// over its own `Compiled`, `compile` and `compile::write`. `prefix` ends the doc of
+/// `to_vec_with_prefix` (what the stable prefix covers), `envelope` that of `envelope`
+/// (the body it gives).
+macro_rules! serialisers {
+    (prefix: $prefix:literal, envelope: $envelope:literal $(,)?) => {
+        /// The compact JSON bytes of a compiled body. Identical input gives identical bytes.
+        ///
+        /// # Errors
+        ///
+        /// [`crate::Error::Serialize`], which values built from `serde_json::Value` cannot
+        /// trigger.
+        pub fn to_vec(compiled: &Compiled<'_>) -> Result<Vec<u8>> {
+            compile::write(compiled).map(|(bytes, _)| bytes)
+        }
+
+        #[doc = concat!(
+            "Like [`to_vec`], also returning the length in bytes of the cache-stable prefix: ",
+            $prefix
+        )]
+        ///
+        /// # Errors
+        ///
+        /// As [`to_vec`].
+        pub fn to_vec_with_prefix(compiled: &Compiled<'_>) -> Result<(Vec<u8>, Option<usize>)> {
+            compile::write(compiled)
+        }
+
+        #[doc = concat!(
+            "Envelopes tool definitions (and an optional system preamble, e.g. a compression \
+             map) as ",
+            $envelope
+        )]
+        ///
+        /// # Errors
+        ///
+        /// As [`compile`] (no error is possible for tools alone).
+        pub fn envelope(
+            tools: &[chef_ir::ToolDefinition],
+            system_preamble: &str,
+        ) -> Result<(Vec<u8>, Vec<crate::Notice>)> {
+            let request = crate::shared::envelope_request(tools, system_preamble);
+            let compiled = compile(&request, &crate::CompileOptions::default())?;
+            Ok((to_vec(&compiled)?, compiled.notices))
+        }
+    };
+}
+
 pub mod chat;
 mod error;
 pub mod layout;

@@ -108,85 +108,83 @@ impl Metrics {
     pub fn render(&self) -> String {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let mut out = String::new();
-        let _ = writeln!(out, "# HELP chef_requests_total Client requests by API.");
-        let _ = writeln!(out, "# TYPE chef_requests_total counter");
-        for (api, c) in APIS.iter().zip(&self.requests) {
-            let _ = writeln!(
-                out,
-                "chef_requests_total{{api=\"{}\"}} {}",
-                api.name(),
-                get(c)
-            );
+        for (name, help, counters) in [
+            (
+                "chef_requests_total",
+                "Client requests by API.",
+                &self.requests,
+            ),
+            (
+                "chef_request_errors_total",
+                "Client requests answered with an error, by API.",
+                &self.errors,
+            ),
+        ] {
+            family(&mut out, name, help, "counter");
+            for (api, c) in APIS.iter().zip(counters) {
+                let _ = writeln!(out, "{name}{{api=\"{}\"}} {}", api.name(), get(c));
+            }
         }
-        let _ = writeln!(
-            out,
-            "# HELP chef_request_errors_total Client requests answered with an error, by API."
+        family(
+            &mut out,
+            "chef_upstream_rounds_total",
+            "Upstream requests made for client requests.",
+            "counter",
         );
-        let _ = writeln!(out, "# TYPE chef_request_errors_total counter");
-        for (api, c) in APIS.iter().zip(&self.errors) {
-            let _ = writeln!(
-                out,
-                "chef_request_errors_total{{api=\"{}\"}} {}",
-                api.name(),
-                get(c)
-            );
-        }
-        let _ = writeln!(
-            out,
-            "# HELP chef_upstream_rounds_total Upstream requests made for client requests."
-        );
-        let _ = writeln!(out, "# TYPE chef_upstream_rounds_total counter");
         let _ = writeln!(out, "chef_upstream_rounds_total {}", get(&self.rounds));
-        let _ = writeln!(
-            out,
-            "# HELP chef_upstream_seconds_total Wall time spent waiting for upstream rounds."
+        family(
+            &mut out,
+            "chef_upstream_seconds_total",
+            "Wall time spent waiting for upstream rounds.",
+            "counter",
         );
-        let _ = writeln!(out, "# TYPE chef_upstream_seconds_total counter");
         let _ = writeln!(
             out,
             "chef_upstream_seconds_total {}",
             get(&self.upstream_micros) as f64 / 1e6
         );
-        let _ = writeln!(
-            out,
-            "# HELP chef_routed_total Tool calls by routed outcome."
+        family(
+            &mut out,
+            "chef_routed_total",
+            "Tool calls by routed outcome.",
+            "counter",
         );
-        let _ = writeln!(out, "# TYPE chef_routed_total counter");
         for (outcome, c) in OUTCOMES.iter().zip(&self.outcomes) {
             let _ = writeln!(out, "chef_routed_total{{outcome=\"{outcome}\"}} {}", get(c));
         }
-        let _ = writeln!(
-            out,
-            "# HELP chef_tool_block_chars_total Characters of the tool block before and after compression."
+        family(
+            &mut out,
+            "chef_tool_block_chars_total",
+            "Characters of the tool block before and after compression.",
+            "counter",
         );
-        let _ = writeln!(out, "# TYPE chef_tool_block_chars_total counter");
-        let _ = writeln!(
-            out,
-            "chef_tool_block_chars_total{{stage=\"before\"}} {}",
-            get(&self.chars_before)
+        for (stage, c) in [("before", &self.chars_before), ("after", &self.chars_after)] {
+            let _ = writeln!(
+                out,
+                "chef_tool_block_chars_total{{stage=\"{stage}\"}} {}",
+                get(c)
+            );
+        }
+        family(
+            &mut out,
+            "chef_passthrough_total",
+            "Requests passed to the upstream unchanged.",
+            "counter",
         );
-        let _ = writeln!(
-            out,
-            "chef_tool_block_chars_total{{stage=\"after\"}} {}",
-            get(&self.chars_after)
-        );
-        let _ = writeln!(
-            out,
-            "# HELP chef_passthrough_total Requests passed to the upstream unchanged."
-        );
-        let _ = writeln!(out, "# TYPE chef_passthrough_total counter");
         let _ = writeln!(out, "chef_passthrough_total {}", get(&self.passthrough));
-        let _ = writeln!(
-            out,
-            "# HELP chef_sessions_reused_total Requests served by a kept session made for the same tools."
+        family(
+            &mut out,
+            "chef_sessions_reused_total",
+            "Requests served by a kept session made for the same tools.",
+            "counter",
         );
-        let _ = writeln!(out, "# TYPE chef_sessions_reused_total counter");
         let _ = writeln!(out, "chef_sessions_reused_total {}", get(&self.reused));
-        let _ = writeln!(
-            out,
-            "# HELP chef_gateway_overhead_seconds Time the gateway spent on a client request, upstream time excluded."
+        family(
+            &mut out,
+            "chef_gateway_overhead_seconds",
+            "Time the gateway spent on a client request, upstream time excluded.",
+            "histogram",
         );
-        let _ = writeln!(out, "# TYPE chef_gateway_overhead_seconds histogram");
         for (bound, c) in BUCKETS.iter().zip(&self.overhead_buckets) {
             let _ = writeln!(
                 out,
@@ -207,6 +205,12 @@ impl Metrics {
         let _ = writeln!(out, "chef_gateway_overhead_seconds_count {count}");
         out
     }
+}
+
+/// A metric family's `# HELP` and `# TYPE` lines.
+fn family(out: &mut String, name: &str, help: &str, kind: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 fn micros(d: Duration) -> u64 {

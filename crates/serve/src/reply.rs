@@ -82,21 +82,11 @@ fn rewrite_chat(raw: &mut Value, by_id: &HashMap<&str, &Decision>) {
     if let Some(Value::Array(calls)) = choice.pointer_mut("/message/tool_calls") {
         calls.retain_mut(|call| {
             let id = call.get("id").and_then(Value::as_str).unwrap_or("");
-            match by_id.get(id) {
-                Some(Decision::Client { name, arguments }) => {
-                    if let Some(function) = call.get_mut("function").and_then(Value::as_object_mut)
-                    {
-                        function.insert("name".to_owned(), Value::String(name.clone()));
-                        function.insert(
-                            "arguments".to_owned(),
-                            Value::String(arguments_text(arguments)),
-                        );
-                    }
-                    true
-                }
-                Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
-                None => true,
-            }
+            let decision = by_id.get(id).copied();
+            restore_openai_call(
+                call.get_mut("function").and_then(Value::as_object_mut),
+                decision,
+            )
         });
         emptied = calls.is_empty();
     }
@@ -152,21 +142,32 @@ fn rewrite_responses(raw: &mut Value, by_id: &HashMap<&str, &Decision>) {
                 return true;
             }
             let id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
-            match by_id.get(id) {
-                Some(Decision::Client { name, arguments }) => {
-                    if let Some(item) = item.as_object_mut() {
-                        item.insert("name".to_owned(), Value::String(name.clone()));
-                        item.insert(
-                            "arguments".to_owned(),
-                            Value::String(arguments_text(arguments)),
-                        );
-                    }
-                    true
-                }
-                Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
-                None => true,
-            }
+            let decision = by_id.get(id).copied();
+            restore_openai_call(item.as_object_mut(), decision)
         });
+    }
+}
+
+/// Whether an OpenAI call (a Chat `function`, a Responses `function_call` item) stays in
+/// the reply: a client's call does, with its real name and argument text put back in
+/// `fields`; one chef answered itself does not; a call chef did not see stays as it is.
+fn restore_openai_call(
+    fields: Option<&mut Map<String, Value>>,
+    decision: Option<&Decision>,
+) -> bool {
+    match decision {
+        Some(Decision::Client { name, arguments }) => {
+            if let Some(fields) = fields {
+                fields.insert("name".to_owned(), Value::String(name.clone()));
+                fields.insert(
+                    "arguments".to_owned(),
+                    Value::String(arguments_text(arguments)),
+                );
+            }
+            true
+        }
+        Some(Decision::Internal { .. } | Decision::Owned(_)) => false,
+        None => true,
     }
 }
 

@@ -289,6 +289,22 @@ fn truncated(api: Api) -> Stop {
     ))
 }
 
+/// The members of the array `raw[key]` whose `type` is `kind` (a buffered reply's tool
+/// calls: Messages `content` blocks of type `tool_use`, Responses `output` items of type
+/// `function_call`), in order.
+fn typed(raw: &Value, key: &str, kind: &str) -> Vec<Value> {
+    raw.get(key)
+        .and_then(Value::as_array)
+        .map(|members| {
+            members
+                .iter()
+                .filter(|m| m.get("type").and_then(Value::as_str) == Some(kind))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn event_json(api: Api, event: &SseEvent) -> Result<Value, Stop> {
     serde_json::from_str(&event.data).map_err(|e| bad_stream(api, &e))
 }
@@ -742,17 +758,7 @@ impl Writer {
     }
 
     fn messages_finish(&mut self, raw: &Value, usage: Option<&Map<String, Value>>) {
-        let calls: Vec<Value> = raw
-            .get("content")
-            .and_then(Value::as_array)
-            .map(|blocks| {
-                blocks
-                    .iter()
-                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
+        let calls = typed(raw, "content", "tool_use");
         for call in calls {
             let index = self.next_block();
             let input = call.get("input").cloned().unwrap_or_else(|| json!({}));
@@ -836,17 +842,7 @@ impl Writer {
     }
 
     fn responses_finish(&mut self, raw: &Value, usage: Option<&Map<String, Value>>) {
-        let calls: Vec<Value> = raw
-            .get("output")
-            .and_then(Value::as_array)
-            .map(|items| {
-                items
-                    .iter()
-                    .filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call"))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
+        let calls = typed(raw, "output", "function_call");
         for call in calls {
             let index = self.next_block();
             let item_id = call.get("id").cloned().unwrap_or(Value::Null);

@@ -10,22 +10,10 @@ use chef_ir::{
 };
 use serde_json::{Value, json};
 
-use crate::{body, compiled};
-
-fn call(id: &str, name: &str, args: Value) -> Content {
-    Content::ToolCall(ToolCall::new(id, name, args))
-}
-
-/// A user turn: `text`, then these attachments.
-fn user_with(text: &str, attachments: Vec<Attachment>) -> Message {
-    let parts = std::iter::once(Content::text(text));
-    Message::new(
-        Role::User,
-        parts
-            .chain(attachments.into_iter().map(Content::Attachment))
-            .collect(),
-    )
-}
+use crate::{
+    body, compiled,
+    messages::{call, user_with},
+};
 
 fn tool(name: &str) -> ToolDefinition {
     ToolDefinition::new(name, json!({"type": "object", "properties": {}}))

@@ -1,10 +1,11 @@
 //! Identical input gives identical bytes: twice in one process, and across processes.
 
-use std::process::Command;
-
 use chef_ir::{NameRule, ToolName, WireNames};
 
-use crate::{compiled, conversation, real_tools};
+use crate::{
+    child::{child_output, print_for_parent},
+    compiled, conversation, real_tools,
+};
 
 fn fixture_bytes() -> Vec<u8> {
     let mut request = conversation();
@@ -23,35 +24,11 @@ const CHILD: &str = "CHEF_ANTHROPIC_DETERMINISM_CHILD";
 #[test]
 #[ignore = "child half of two_processes_give_identical_bytes"]
 fn child_prints_fixture_bytes() {
-    if std::env::var_os(CHILD).is_some() {
-        println!(
-            "<<<BYTES{}BYTES>>>",
-            String::from_utf8(fixture_bytes()).unwrap()
-        );
-    }
+    print_for_parent(CHILD, &String::from_utf8(fixture_bytes()).unwrap());
 }
 
 fn child_bytes() -> String {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "determinism::child_prints_fixture_bytes",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, "1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let start = stdout.find("<<<BYTES").expect("child printed its bytes") + "<<<BYTES".len();
-    let end = stdout.find("BYTES>>>").unwrap();
-    stdout[start..end].to_owned()
+    child_output("determinism::child_prints_fixture_bytes", CHILD)
 }
 
 #[test]

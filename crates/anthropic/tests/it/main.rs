@@ -12,30 +12,18 @@ mod repair;
 mod roundtrip;
 mod stream;
 
-use std::path::PathBuf;
+#[path = "../../../../tests/support/child.rs"]
+mod child;
+#[path = "../../../../tests/support/fixtures.rs"]
+mod fixtures;
+#[path = "../../../../tests/support/messages.rs"]
+mod messages;
 
 use chef_anthropic::{CompileOptions, Compiled, compile};
 use chef_ir::Request;
 use serde_json::Value;
 
-/// A file under the workspace's `tests/fixtures`.
-pub(crate) fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-/// The shared tool-heavy conversation.
-pub(crate) fn conversation() -> Request {
-    let text = std::fs::read_to_string(fixture("conversation-tool-heavy.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-/// The 149-tool corpus.
-pub(crate) fn real_tools() -> Vec<chef_ir::ToolDefinition> {
-    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
-}
+pub(crate) use fixtures::{conversation, real_tools};
 
 /// Compiles with default options.
 pub(crate) fn compiled(request: &Request) -> Compiled<'_> {

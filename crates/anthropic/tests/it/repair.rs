@@ -1,17 +1,9 @@
 //! History repair (spec providers.md §4, checklist I).
 
 use chef_anthropic::{PH_CONTINUES, PH_NO_RESULT, Repair, repair_history};
-use chef_ir::{Content, Message, Role, ToolCall, ToolResult};
-use serde_json::json;
+use chef_ir::{Content, Message, Role, ToolResult};
 
-fn assistant_calls(calls: &[(&str, &str)]) -> Message {
-    Message::assistant_with(
-        calls
-            .iter()
-            .map(|(id, name)| Content::ToolCall(ToolCall::new(*id, *name, json!({}))))
-            .collect(),
-    )
-}
+use crate::messages::assistant_calls;
 
 fn result(id: &str) -> Message {
     Message::tool_results(vec![ToolResult::text(id, "r")])

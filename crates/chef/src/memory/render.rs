@@ -54,42 +54,32 @@ pub(crate) fn render_block(
         push_entry(&mut out, entry);
     }
     out.push_str("</memory>");
-    match allowed {
+    let (kind, keys, advice) = match allowed {
         Some(allowed) if !allowed.is_empty() => {
             let keys = escaped_list(allowed.iter().map(String::as_str));
             match style {
-                MemoryStyle::Unified => {
-                    let _ = write!(
-                        out,
-                        "\n\nWritable memory keys: {keys}. A write to any other key under context://memory/ is refused."
-                    );
-                }
-                MemoryStyle::Legacy => {
-                    let _ = write!(
-                        out,
-                        "\n\nAllowed memory keys: {keys}. The memory tools refuse any other key."
-                    );
-                }
+                MemoryStyle::Unified => (
+                    "Writable",
+                    keys,
+                    "A write to any other key under context://memory/ is refused.",
+                ),
+                MemoryStyle::Legacy => ("Allowed", keys, "The memory tools refuse any other key."),
             }
         }
-        _ => {
-            let keys = escaped_list(entries.iter().map(|e| e.key().as_str()));
+        _ => (
+            "Existing",
+            escaped_list(entries.iter().map(|e| e.key().as_str())),
             match style {
                 MemoryStyle::Unified => {
-                    let _ = write!(
-                        out,
-                        "\n\nExisting memory keys: {keys}. To change one of these facts, edit context://memory/<key> with the context tool instead of creating a second key for it."
-                    );
+                    "To change one of these facts, edit context://memory/<key> with the context tool instead of creating a second key for it."
                 }
                 MemoryStyle::Legacy => {
-                    let _ = write!(
-                        out,
-                        "\n\nExisting memory keys: {keys}. To change one of these facts, update its key with modify_memory instead of creating a second key for it."
-                    );
+                    "To change one of these facts, update its key with modify_memory instead of creating a second key for it."
                 }
-            }
-        }
-    }
+            },
+        ),
+    };
+    let _ = write!(out, "\n\n{kind} memory keys: {keys}. {advice}");
     Some(out)
 }
 

@@ -21,6 +21,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{Map, Value};
 
+use crate::fixtures::{fixture_text, real_tools as fixture_tools};
+
 /// Keys the parsers look for, so generated objects reach past the first `match`.
 const KEYS: &[&str] = &[
     "type",
@@ -223,16 +225,6 @@ macro_rules! fuzz_tests {
             $body
         }
     };
-}
-
-fn fixture_text(name: &str) -> String {
-    std::fs::read_to_string(crate::fixture(name)).unwrap()
-}
-
-fn fixture_tools() -> Vec<ToolDefinition> {
-    chef::ir::load_tools_from_str(&fixture_text("real-mcp-tools.json"))
-        .unwrap()
-        .tools
 }
 
 // ---- tool-file loading -------------------------------------------------------------

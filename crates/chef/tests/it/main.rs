@@ -41,9 +41,9 @@ mod store_pg;
 mod store_processes;
 mod tool_search;
 
-/// A file under the workspace's `tests/fixtures`.
-pub(crate) fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
+#[path = "../../../../tests/support/child.rs"]
+mod child;
+#[path = "../../../../tests/support/fixtures.rs"]
+mod fixtures;
+
+pub(crate) use fixtures::fixture;

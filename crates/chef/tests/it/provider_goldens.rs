@@ -12,7 +12,10 @@
 use chef_compress::{Compressed, Level, Options};
 use chef_ir::{Message, Request, Target};
 
-use crate::fixture;
+use crate::{
+    child::{child_output, print_for_parent},
+    fixture,
+};
 
 const LEVELS: [Level; 3] = [Level::Zero, Level::One, Level::Three];
 
@@ -133,8 +136,6 @@ fn the_same_request_compiles_to_the_same_bytes_twice() {
 }
 
 const DUMP_ENV: &str = "CHEF_PROVIDER_GOLDENS_DUMP";
-const BEGIN: &str = "<<<chef-provider-bytes>>>";
-const END: &str = "<<<end-chef-provider-bytes>>>";
 
 /// Every compiled body, in a fixed order, one per line.
 fn all_bodies() -> String {
@@ -155,27 +156,14 @@ fn all_bodies() -> String {
 fn dump_bodies_for_another_process() {
     let bodies = all_bodies();
     assert_eq!(bodies.lines().count(), 12);
-    if std::env::var_os(DUMP_ENV).is_some() {
-        println!("{BEGIN}{bodies}{END}");
-    }
+    print_for_parent(DUMP_ENV, &bodies);
 }
 
 #[test]
 fn bytes_are_identical_across_processes() {
-    let exe = std::env::current_exe().unwrap();
-    let output = std::process::Command::new(exe)
-        .args([
-            "provider_goldens::dump_bodies_for_another_process",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(DUMP_ENV, "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let start = stdout.find(BEGIN).unwrap() + BEGIN.len();
-    let end = stdout.find(END).unwrap();
-    assert_eq!(&stdout[start..end], all_bodies());
+    let child = child_output(
+        "provider_goldens::dump_bodies_for_another_process",
+        DUMP_ENV,
+    );
+    assert_eq!(child, all_bodies());
 }

@@ -1,6 +1,6 @@
 use serde_json::Value;
 
-use crate::{chef, fixture, stderr, stdout};
+use crate::{assert_one_line_error, chef, fixture, stderr, stdout, write_file};
 
 #[test]
 fn inspect_reports_the_bundled_corpus() {
@@ -52,18 +52,13 @@ fn a_bad_file_exits_2_with_one_line_naming_file_and_problem() {
         ),
     ];
     for (name, text, problem) in cases {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
+        let path = write_file(dir.path(), name, text);
         let out = chef([
             "tools".into(),
             "inspect".into(),
             path.clone().into_os_string(),
         ]);
-        assert_eq!(out.status.code(), Some(2), "{name}");
-        let err = stderr(&out);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(name), "{err}");
-        assert!(err.contains(problem), "{err}");
+        assert_one_line_error(&out, &[name, problem]);
         assert!(stdout(&out).is_empty());
     }
     let out = chef(["tools", "inspect", "/definitely/not/here.json"]);

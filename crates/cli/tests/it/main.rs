@@ -16,12 +16,12 @@ use std::{
     process::{Command, Output},
 };
 
-/// A file under the workspace's `tests/fixtures`.
-pub(crate) fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
+#[path = "../../../../tests/support/fixtures.rs"]
+mod fixtures;
+#[path = "../../../../tests/support/recommend.rs"]
+mod recommend_support;
+
+pub(crate) use fixtures::fixture;
 
 /// Runs `chef <command> <the 149-tool corpus> <flags>`.
 pub(crate) fn on_corpus(command: &str, flags: &[&str]) -> Output {

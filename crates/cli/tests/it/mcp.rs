@@ -11,12 +11,7 @@ use crate::{chef, stderr, stdout};
 /// binaries, but not when given a test-name filter: then an edited example is not rebuilt,
 /// which this catches rather than testing a stale server.
 fn test_server() -> String {
-    let chef = PathBuf::from(env!("CARGO_BIN_EXE_chef"));
-    let path = chef
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(format!("mcp_test_server{}", std::env::consts::EXE_SUFFIX));
+    let path = built_example("mcp_test_server");
     let rebuild = "run `cargo build -p chef-cli --example mcp_test_server`, or `cargo test -p chef-cli` without a filter";
     let built = std::fs::metadata(&path)
         .and_then(|m| m.modified())
@@ -31,6 +26,29 @@ fn test_server() -> String {
     let path = path.to_str().unwrap();
     assert!(!path.contains(['\'', '"', '\\']), "{path}");
     format!("'{path}'")
+}
+
+/// Where `cargo test` builds the package's example `name`: next to the chef binary.
+fn built_example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_chef"))
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Checks the report's first server failed and its second answered; returns the first
+/// one's error.
+fn first_failed_second_ok(report: &Value) -> &Value {
+    let servers = report["servers"].as_array().unwrap();
+    assert_eq!(servers[0]["status"], "failed", "{report}");
+    assert_eq!(servers[1]["status"], "ok", "{report}");
+    &servers[0]["error"]
+}
+
+/// `--server` for a command other than the test server, `NAME=COMMAND`.
+fn command_server(spec: &str) -> String {
+    format!("--server={spec}")
 }
 
 fn server(name: &str, flags: &str) -> String {
@@ -215,22 +233,16 @@ fn without_prefixes_a_name_clash_fails_the_second_server_and_names_both() {
 #[test]
 fn a_command_that_does_not_exist_is_named_and_the_others_still_report() {
     let (code, report, err) = inspect(&[
-        "--server".into(),
-        "ghost=/definitely/not/an/mcp-server --flag".into(),
+        command_server("ghost=/definitely/not/an/mcp-server --flag"),
         server("files", "--set files"),
     ]);
     assert_eq!(code, Some(2));
-    let servers = report["servers"].as_array().unwrap();
-    assert_eq!(servers[0]["name"], "ghost");
-    assert_eq!(servers[0]["status"], "failed");
+    assert_eq!(report["servers"][0]["name"], "ghost");
+    let error = first_failed_second_ok(&report).as_str().unwrap();
     assert!(
-        servers[0]["error"]
-            .as_str()
-            .unwrap()
-            .contains("cannot start `/definitely/not/an/mcp-server`"),
+        error.contains("cannot start `/definitely/not/an/mcp-server`"),
         "{report}"
     );
-    assert_eq!(servers[1]["status"], "ok");
     assert_eq!(report["tools"], 3);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
@@ -244,20 +256,16 @@ fn a_command_that_does_not_exist_is_named_and_the_others_still_report() {
 #[test]
 fn a_server_that_hangs_hits_the_timeout_and_is_named() {
     let (code, report, err) = inspect(&[
-        "--server".into(),
-        "slow=sleep 100".into(),
+        command_server("slow=sleep 100"),
         server("files", "--set files"),
         "--timeout".into(),
         "1".into(),
     ]);
     assert_eq!(code, Some(2));
-    let servers = report["servers"].as_array().unwrap();
-    assert_eq!(servers[0]["status"], "failed");
     assert_eq!(
-        servers[0]["error"],
+        first_failed_second_ok(&report),
         "no answer within 1s during the MCP handshake"
     );
-    assert_eq!(servers[1]["status"], "ok");
     assert!(
         err.contains("mcp server \"slow\": no answer within 1s"),
         "{err}"
@@ -269,13 +277,10 @@ fn a_malformed_tool_list_is_named() {
     let (code, report, err) =
         inspect(&[server("broken", "--malformed"), server("git", "--set git")]);
     assert_eq!(code, Some(2), "{err}");
-    let servers = report["servers"].as_array().unwrap();
-    assert_eq!(servers[0]["status"], "failed");
     assert_eq!(
-        servers[0]["error"],
+        first_failed_second_ok(&report),
         "tools/list failed: the reply is not an MCP tool list"
     );
-    assert_eq!(servers[1]["status"], "ok");
     assert_eq!(report["tools"], 4);
     assert!(err.contains("mcp server \"broken\""), "{err}");
 }
@@ -294,8 +299,7 @@ fn pages_that_loop_are_named_instead_of_listed_forever() {
 #[test]
 fn a_server_that_prints_garbage_is_named() {
     let (code, report, err) = inspect(&[
-        "--server".into(),
-        "noise=sh -c 'echo this is not JSON-RPC; echo neither is this; sleep 3'".into(),
+        command_server("noise=sh -c 'echo this is not JSON-RPC; echo neither is this; sleep 3'"),
         "--timeout".into(),
         "1".into(),
     ]);
@@ -359,12 +363,7 @@ fn usage_errors_exit_2_before_starting_anything() {
 
 #[test]
 fn the_mcp_agent_loop_example_dispatches_to_the_server_and_refuses_the_destructive_tool() {
-    let chef = PathBuf::from(env!("CARGO_BIN_EXE_chef"));
-    let example = chef
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(format!("mcp_agent_loop{}", std::env::consts::EXE_SUFFIX));
+    let example = built_example("mcp_agent_loop");
     let out = std::process::Command::new(&example)
         .output()
         .unwrap_or_else(|e| {

@@ -1,6 +1,10 @@
 use serde_json::Value;
 
-use crate::{chef, on_corpus, stderr, stdout};
+use crate::{
+    chef, on_corpus,
+    recommend_support::{NEVER_SAID, thousands},
+    stderr, stdout,
+};
 
 #[test]
 fn recommend_prints_level_and_reason_first() {
@@ -32,19 +36,6 @@ fn recommend_on_a_small_terse_catalogue_says_leave_them_alone() {
     let advice: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(advice["level"], 0);
     assert!(advice["reason"].as_str().unwrap().contains("LARGER"));
-}
-
-/// `42713` → `42,713`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[test]
@@ -85,15 +76,7 @@ fn recommend_names_real_commands_and_flags() {
         "{reason}"
     );
     // No JavaScript spelling, no command that does not exist, no figures from elsewhere.
-    for gone in [
-        "mapStyle",
-        "`chef compile`",
-        "npx",
-        "toolgz",
-        "41,648",
-        "2,980",
-        "60/60",
-    ] {
+    for gone in NEVER_SAID {
         assert!(!reason.contains(gone), "{gone:?} in {reason}");
     }
     // Every `chef …` command the reason names is one the binary knows.

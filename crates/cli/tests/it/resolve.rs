@@ -91,13 +91,7 @@ fn a_bad_calls_line_exits_2_naming_the_line() {
         ),
     ] {
         let out = resolve("3", None, text);
-        assert_eq!(out.status.code(), Some(2), "{text:?}");
-        let err = stderr(&out);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(
-            err.contains("calls.jsonl") && err.contains(problem),
-            "{err}"
-        );
+        assert_one_line_error(&out, &["calls.jsonl", problem]);
         assert!(stdout(&out).is_empty(), "nothing printed before the check");
     }
 }

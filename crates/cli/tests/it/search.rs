@@ -2,7 +2,7 @@ use std::{ffi::OsString, path::Path};
 
 use serde_json::{Value, json};
 
-use crate::{chef, fixture, stderr, stdout, temp_file, write_file};
+use crate::{assert_one_line_error, chef, fixture, stderr, stdout, temp_file, write_file};
 
 fn search(tools: &Path, queries: &Path, extra: &[&str]) -> std::process::Output {
     let mut args: Vec<OsString> = vec![
@@ -76,7 +76,6 @@ fn search_output_is_byte_identical_across_runs_and_defaults_to_five() {
 
 #[test]
 fn unusable_request_files_exit_2_naming_file_and_line() {
-    let dir = tempfile::tempdir().unwrap();
     let cases = [
         (
             "not-json.jsonl",
@@ -96,13 +95,9 @@ fn unusable_request_files_exit_2_naming_file_and_line() {
         ("array.jsonl", "[\"query\"]\n", ":1: expected an object"),
     ];
     for (name, text, problem) in cases {
-        let path = dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
+        let (_dir, path) = temp_file(name, text);
         let out = search(&fixture("real-mcp-tools.json"), &path, &[]);
-        assert_eq!(out.status.code(), Some(2), "{name}");
-        let err = stderr(&out);
-        assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(&format!("{name}{problem}")), "{err}");
+        assert_one_line_error(&out, &[&format!("{name}{problem}")]);
         assert!(
             stdout(&out).is_empty(),
             "nothing is printed before the file is checked"

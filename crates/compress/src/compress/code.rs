@@ -135,13 +135,17 @@ mod tests {
 
     #[test]
     fn code_prefixes_are_bijective_base_26() {
-        assert_eq!(code_prefix(0), "a");
-        assert_eq!(code_prefix(25), "z");
-        assert_eq!(code_prefix(26), "aa");
-        assert_eq!(code_prefix(27), "ab");
-        assert_eq!(code_prefix(51), "az");
-        assert_eq!(code_prefix(52), "ba");
-        assert_eq!(code_prefix(701), "zz");
-        assert_eq!(code_prefix(702), "aaa");
+        for (index, prefix) in [
+            (0, "a"),
+            (25, "z"),
+            (26, "aa"),
+            (27, "ab"),
+            (51, "az"),
+            (52, "ba"),
+            (701, "zz"),
+            (702, "aaa"),
+        ] {
+            assert_eq!(code_prefix(index), prefix, "{index}");
+        }
     }
 }

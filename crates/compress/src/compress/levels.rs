@@ -249,13 +249,7 @@ pub(super) fn level3_preamble(
             .entry(system.get(body).unwrap_or_default())
             .or_default() += 1;
     }
-    let ambiguous = counts.values().filter(|&&n| n >= 2).sum();
-    let largest = counts
-        .values()
-        .copied()
-        .filter(|&n| n >= 2)
-        .max()
-        .unwrap_or(1);
+    let (ambiguous, largest) = lookalikes(counts.values().copied());
     drop(counts);
     system.push_str("\n</toolmap>\n");
     system.push_str(match style {
@@ -266,6 +260,16 @@ pub(super) fn level3_preamble(
     });
     system.push_str(text::INVOKE_HINT_3);
     (system, (ambiguous, largest))
+}
+
+/// The lookalike figures from how many tools share each map line body: the tools whose
+/// body another tool shares, and the size of the largest such group (1 when none repeat).
+fn lookalikes(group_sizes: impl Iterator<Item = usize>) -> (usize, usize) {
+    group_sizes
+        .filter(|&n| n >= 2)
+        .fold((0, 1), |(ambiguous, largest), n| {
+            (ambiguous + n, largest.max(n))
+        })
 }
 
 /// A rendered level-4 map line and the index of its entry.
@@ -309,13 +313,7 @@ pub(super) fn level4_preamble(
             lines.push((m, line));
         }
     }
-    let ambiguous = bodies.values().filter(|&&n| n >= 2).sum();
-    let largest = bodies
-        .values()
-        .copied()
-        .filter(|&n| n >= 2)
-        .max()
-        .unwrap_or(1);
+    let (ambiguous, largest) = lookalikes(bodies.values().copied());
 
     let mut system =
         String::with_capacity(lines.iter().map(|(_, l)| l.len() + 1).sum::<usize>() + 256);

@@ -198,18 +198,24 @@ pub fn calibrate(index: &CatalogIndex, queries: &[LabelledQuery]) -> (Abstention
                         min_coverage: f32::from(step) / 100.0,
                         ..settings
                     };
-                    let m = metrics(&outcomes, &abstention);
-                    let objective = if m.irrelevant == 0 {
-                        m.recall_at_5
-                    } else {
-                        (m.recall_at_5 + m.true_abstention) / 2.0
-                    };
-                    if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
-                        best = Some((objective, abstention, m));
-                    }
+                    keep_best(&mut best, abstention, metrics(&outcomes, &abstention));
                 }
             }
         }
     }
     best.map_or((Abstention::NEVER, Metrics::default()), |(_, a, m)| (a, m))
+}
+
+/// Keeps `setting` as a calibration's `best` when its metrics `m` score higher on the
+/// objective, `(recall@5 + true abstention) / 2` (recall@5 alone without irrelevant
+/// requests); on a tie the setting tried first stays.
+pub(crate) fn keep_best<T>(best: &mut Option<(f64, T, Metrics)>, setting: T, m: Metrics) {
+    let objective = if m.irrelevant == 0 {
+        m.recall_at_5
+    } else {
+        (m.recall_at_5 + m.true_abstention) / 2.0
+    };
+    if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
+        *best = Some((objective, setting, m));
+    }
 }

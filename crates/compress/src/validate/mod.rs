@@ -756,36 +756,18 @@ impl ArgumentValidator {
                 let limit = whole_number(*multiple_of);
                 out_of_range(path, Bound::MultipleOf, &limit, instance)
             }
-            ValidationErrorKind::MinLength { limit } => ArgumentProblem::TooShort {
-                path,
-                measure: Measure::Characters,
-                limit: *limit,
-            },
-            ValidationErrorKind::MaxLength { limit } => ArgumentProblem::TooLong {
-                path,
-                measure: Measure::Characters,
-                limit: *limit,
-            },
-            ValidationErrorKind::MinItems { limit } => ArgumentProblem::TooShort {
-                path,
-                measure: Measure::Items,
-                limit: *limit,
-            },
-            ValidationErrorKind::MaxItems { limit } => ArgumentProblem::TooLong {
-                path,
-                measure: Measure::Items,
-                limit: *limit,
-            },
-            ValidationErrorKind::MinProperties { limit } => ArgumentProblem::TooShort {
-                path,
-                measure: Measure::Properties,
-                limit: *limit,
-            },
-            ValidationErrorKind::MaxProperties { limit } => ArgumentProblem::TooLong {
-                path,
-                measure: Measure::Properties,
-                limit: *limit,
-            },
+            ValidationErrorKind::MinLength { limit } => {
+                too_short(path, Measure::Characters, *limit)
+            }
+            ValidationErrorKind::MaxLength { limit } => too_long(path, Measure::Characters, *limit),
+            ValidationErrorKind::MinItems { limit } => too_short(path, Measure::Items, *limit),
+            ValidationErrorKind::MaxItems { limit } => too_long(path, Measure::Items, *limit),
+            ValidationErrorKind::MinProperties { limit } => {
+                too_short(path, Measure::Properties, *limit)
+            }
+            ValidationErrorKind::MaxProperties { limit } => {
+                too_long(path, Measure::Properties, *limit)
+            }
             ValidationErrorKind::Pattern { pattern } => ArgumentProblem::PatternMismatch {
                 path,
                 pattern: pattern.clone(),
@@ -1082,6 +1064,26 @@ fn invalid_enum(path: ParamPath, allowed: &[Value], received: &Value) -> Argumen
         allowed: allowed.to_vec(),
         received: preview(received, 80),
         exact,
+    }
+}
+
+/// A string, array or object smaller than its lower bound (`minLength`, `minItems`,
+/// `minProperties`).
+fn too_short(path: ParamPath, measure: Measure, limit: u64) -> ArgumentProblem {
+    ArgumentProblem::TooShort {
+        path,
+        measure,
+        limit,
+    }
+}
+
+/// A string, array or object larger than its upper bound (`maxLength`, `maxItems`,
+/// `maxProperties`).
+fn too_long(path: ParamPath, measure: Measure, limit: u64) -> ArgumentProblem {
+    ArgumentProblem::TooLong {
+        path,
+        measure,
+        limit,
     }
 }
 

@@ -434,25 +434,18 @@ impl Walk<'_> {
                         ));
                     }),
                 },
-                "format" | "$anchor" | "$dynamicAnchor" => {
-                    if value.is_string() {
+                "format" | "$anchor" | "$dynamicAnchor" | "uniqueItems" => {
+                    let well_typed = if key_str == "uniqueItems" {
+                        value.is_boolean()
+                    } else {
+                        value.is_string()
+                    };
+                    if well_typed {
                         out.insert(key.clone(), value.clone());
                     } else {
                         self.with_segment(key_str, |w| {
                             w.note(format!(
                                 "`{key_str}` is {}: removed",
-                                chef_ir::json_kind(value)
-                            ));
-                        });
-                    }
-                }
-                "uniqueItems" => {
-                    if value.is_boolean() {
-                        out.insert(key.clone(), value.clone());
-                    } else {
-                        self.with_segment(key_str, |w| {
-                            w.note(format!(
-                                "`uniqueItems` is {}: removed",
                                 chef_ir::json_kind(value)
                             ));
                         });

@@ -21,29 +21,22 @@ mod validate;
 mod validation;
 mod wild;
 
-use std::path::PathBuf;
+#[path = "../../../../tests/support/fixtures.rs"]
+mod fixtures;
+#[path = "../../../../tests/support/recommend.rs"]
+mod recommend_support;
 
 use chef_compress::{Compressed, Level, MapStyle, Options, Resolution, compress};
 use chef_ir::ToolDefinition;
 use serde_json::{Value, json};
 
-/// A file under the workspace's `tests/fixtures`.
-pub(crate) fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-/// The 149 real MCP tools, in file order.
-pub(crate) fn real_tools() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
-}
+pub(crate) use fixtures::{fixture, real_tools};
 
 /// The synthetic 100-tool catalogue, in file order.
 pub(crate) fn synthetic_tools() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(fixture("synthetic-100-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
+    chef_ir::load_tools_from_str(&fixtures::fixture_text("synthetic-100-tools.json"))
+        .unwrap()
+        .tools
 }
 
 /// A tool from a name, description and schema.

@@ -4,7 +4,11 @@ use chef_compress::{Level, Options, compress, recommend_level};
 use chef_ir::ToolDefinition;
 use serde_json::json;
 
-use crate::{at, real_tools, tool};
+use crate::{
+    at, real_tools,
+    recommend_support::{self, NEVER_SAID},
+    tool,
+};
 
 fn verbose(ns: usize, per: usize) -> Vec<ToolDefinition> {
     let mut out = Vec::new();
@@ -85,30 +89,14 @@ fn the_real_corpus_gets_level_3_with_a_map_warning() {
         r.reason
             .contains("`chef compress --level 4 --compiled MAP.json`")
     );
-    for gone in [
-        "mapStyle",
-        "`chef compile`",
-        "npx",
-        "toolgz",
-        "41,648",
-        "2,980",
-        "60/60",
-    ] {
+    for gone in NEVER_SAID {
         assert!(!r.reason.contains(gone), "{gone:?} in {}", r.reason);
     }
 }
 
 /// `42713` → `42,713`.
 fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    recommend_support::thousands(n as u64)
 }
 
 #[test]

@@ -13,6 +13,11 @@ fn l3() -> chef_compress::Compressed {
     at(&tools3(), Level::Three)
 }
 
+/// `t` called with the code (or name) `f` alone, no arguments.
+fn by_code(c: &chef_compress::Compressed, f: &str) -> Resolution {
+    c.resolve("t", &json!({"f": f}))
+}
+
 /// The spec's separator fixture: two gdrive sheet tools and `coding_task_result`.
 fn gdrive() -> Vec<ToolDefinition> {
     let sheet = json!({"type": "object", "properties": {"spreadsheet_id": {"type": "string"}, "range": {"type": "string"}}, "required": ["spreadsheet_id", "range"]});
@@ -275,11 +280,11 @@ fn leniency_9_separator_and_case_drift_in_names_and_codes() {
 fn leniency_9_names_that_normalise_to_two_tools_resolve_to_neither() {
     let tools = vec![tool("a_b", "", json!({})), tool("a.b", "", json!({}))];
     let c = at(&tools, Level::Three);
-    expect_error(c.resolve("t", &json!({"f": "ab"})));
-    expect_error(c.resolve("t", &json!({"f": "A-B"})));
+    expect_error(by_code(&c, "ab"));
+    expect_error(by_code(&c, "A-B"));
     // An exact real name still wins only through its code.
     let code = c.code_for("a_b").unwrap().to_owned();
-    expect_call(c.resolve("t", &json!({"f": code})), "a_b");
+    expect_call(by_code(&c, &code), "a_b");
 }
 
 #[test]
@@ -317,26 +322,26 @@ fn leniency_11_dispatcher_nested_in_itself_one_level() {
 fn leniency_12_near_miss_codes_get_a_suggestion_not_a_call() {
     let c = l3();
     assert_eq!(
-        expect_error(c.resolve("t", &json!({"f": "a0x"}))),
+        expect_error(by_code(&c, "a0x")),
         "No map code \"a0x\". Search with q(s=…). Did you mean \"a0\"? Use it exactly as written in <toolmap>."
     );
     assert_eq!(
-        expect_error(c.resolve("t", &json!({"f": "zz9"}))),
+        expect_error(by_code(&c, "zz9")),
         "No map code \"zz9\". Search with q(s=…)."
     );
-    let m = expect_error(c.resolve("t", &json!({"f": "a0 github_create_issue"})));
+    let m = expect_error(by_code(&c, "a0 github_create_issue"));
     assert!(
         m.ends_with("Did you mean \"a0\"? Use it exactly as written in <toolmap>."),
         "{m}"
     );
-    match c.resolve("t", &json!({"f": "b00"})) {
+    match by_code(&c, "b00") {
         Resolution::Error(ResolveError::UnknownCode { code, suggestion }) => {
             assert_eq!(code, "b00");
             assert_eq!(suggestion.as_deref(), Some("b0"));
         }
         other => panic!("{other:?}"),
     }
-    let m = expect_error(c.resolve("t", &json!({"f": "gdrive.delete_everything"})));
+    let m = expect_error(by_code(&c, "gdrive.delete_everything"));
     assert!(
         m.contains("No map code") || m.contains("Did you mean"),
         "{m}"
@@ -356,7 +361,7 @@ fn near_miss_suggestions_agree_with_a_full_scan() {
         "c1 n2_op", "x", "bb", "ba1",
     ] {
         let expected = nearest(written, codes.iter().map(String::as_str), 55);
-        let got = match c.resolve("t", &json!({"f": written})) {
+        let got = match by_code(&c, written) {
             Resolution::Error(ResolveError::UnknownCode { suggestion, .. }) => suggestion,
             Resolution::Call { .. } => continue,
             other => panic!("{other:?}"),
@@ -509,7 +514,7 @@ fn a_real_tool_named_t_or_q_is_reachable_only_through_its_code() {
     let args = expect_call(c.resolve("t", &json!({"f": code, "a": {"x": 1}})), "t");
     assert_eq!(args, json!({"x": 1}));
     let code = c.code_for("q").unwrap().to_owned();
-    expect_call(c.resolve("t", &json!({"f": code})), "q");
+    expect_call(by_code(&c, &code), "q");
     // The bare name `q` is the lookup tool.
     expect_meta(c.resolve("q", &json!({"s": "called"})));
 }

@@ -9,12 +9,7 @@ use chef_ir::ToolDefinition;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use crate::fixture;
-
-fn real_tools() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
-}
+use crate::{fixture, real_tools};
 
 fn labelled(split: &str) -> Vec<LabelledQuery> {
     std::fs::read_to_string(fixture("retrieval-149.jsonl"))

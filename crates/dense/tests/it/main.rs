@@ -5,3 +5,6 @@
 mod cache;
 #[cfg(feature = "dense")]
 mod models;
+
+#[path = "../../../../tests/support/fixtures.rs"]
+mod fixtures;

@@ -17,7 +17,8 @@ use chef_compress::search::{
     eval::{self, LabelledQuery, Metrics},
 };
 use chef_dense::{MiniLm, ModelFormat, StaticEmbedder};
-use chef_ir::ToolDefinition;
+
+use crate::fixtures::{fixture, real_tools};
 
 fn model_dir(var: &str) -> Option<PathBuf> {
     match std::env::var_os(var) {
@@ -64,17 +65,6 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
     dot / (norm(a) * norm(b))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-fn real_tools() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
 }
 
 /// The `calibrate` and `heldout` halves of retrieval-149.

@@ -4,13 +4,9 @@
 //! Run with `cargo run --release -p chef-devtools --bin compile_rss [TARGET]` where TARGET is
 //! `anthropic`, `openai-chat`, `openai-responses` or `gemini` (default: all four, 250
 //! compiles each). Prints VmHWM from `/proc/self/status` at the end (Linux only).
-#![allow(
-    clippy::expect_used,
-    reason = "an example with broken setup should stop loudly"
-)]
-
 #[path = "../../../chef/benches/support/session200.rs"]
 #[allow(dead_code, reason = "shared with the benches and profile_turn")]
+#[allow(clippy::expect_used, reason = "a broken fixture should stop loudly")]
 mod support;
 
 use std::time::{Duration, Instant};
@@ -18,13 +14,9 @@ use std::time::{Duration, Instant};
 use chef::{ChefConfig, ir::Message, ir::Target};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let targets: Vec<Target> = match std::env::args().nth(1).as_deref() {
+    let targets: Vec<Target> = match std::env::args().nth(1) {
         None => Target::ALL.to_vec(),
-        Some("anthropic") => vec![Target::Anthropic],
-        Some("openai-chat") => vec![Target::OpenAiChat],
-        Some("openai-responses") => vec![Target::OpenAiResponses],
-        Some("gemini") => vec![Target::Gemini],
-        Some(other) => return Err(format!("unknown target {other:?}").into()),
+        Some(name) => vec![chef_devtools::target(&name)?],
     };
     let per_target = 1000 / targets.len();
     let mut chef = support::session(ChefConfig::default());

@@ -28,7 +28,7 @@ use chef_compress::search::{
     eval::{self, LabelledQuery, Metrics},
 };
 use chef_dense::{CachedEmbedder, VectorCache};
-use chef_devtools::{Error, load_labelled, load_tools, split, toolgz_scenarios};
+use chef_devtools::{Error, load_labelled, load_tools, metrics_cells, split, toolgz_scenarios};
 use chef_ir::ToolDefinition;
 
 /// A ranker under test: the lexical index, or a hybrid (with its weight and threshold set).
@@ -83,18 +83,9 @@ fn percentiles(samples: &mut [f64]) -> (f64, f64) {
 }
 
 fn row(label: &str, data: &str, threshold: &str, m: &Metrics, timing: &str) {
-    let abstain = if m.irrelevant == 0 {
-        "n/a".to_owned()
-    } else {
-        format!("{:.1}% of {}", 100.0 * m.true_abstention, m.irrelevant)
-    };
     println!(
-        "| {label} | {data} | {threshold} | {} | {:.3} | {:.3} | {:.3} | {:.1}% | {abstain} | {timing} |",
-        m.relevant,
-        m.recall_at_1,
-        m.recall_at_5,
-        m.mrr,
-        100.0 * m.false_abstention,
+        "| {label} | {data} | {threshold} | {} | {timing} |",
+        metrics_cells(m)
     );
 }
 

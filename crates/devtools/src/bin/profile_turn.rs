@@ -14,26 +14,18 @@
 //! 500). TARGET is `anthropic` (default), `openai-chat`, `openai-responses` or `gemini`.
 //! MIX is the history's: `plain` (default), `errors` (1 tool result in 10 an error) or
 //! `realistic` (errors, images in tool results, thinking blocks, pinned messages).
-#![allow(
-    clippy::expect_used,
-    reason = "an example with broken setup should stop loudly"
-)]
-
 #[path = "../../../chef/benches/support/session200.rs"]
 #[allow(dead_code, reason = "shared with the benches and the other profilers")]
+#[allow(clippy::expect_used, reason = "a broken fixture should stop loudly")]
 mod support;
 
 use chef::{ChefConfig, ir::Message, ir::Target};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let target = match args.next().as_deref() {
-        None | Some("anthropic") => Target::Anthropic,
-        Some("openai-chat") => Target::OpenAiChat,
-        Some("openai-responses") => Target::OpenAiResponses,
-        Some("gemini") => Target::Gemini,
-        Some(other) => return Err(format!("unknown target {other:?}").into()),
-    };
+    let target = args
+        .next()
+        .map_or(Ok(Target::Anthropic), |name| chef_devtools::target(&name))?;
     let turns: usize = args.next().map_or(Ok(500), |a| a.parse())?;
     let mix = match args.next().as_deref() {
         None | Some("plain") => support::Mix::Plain,

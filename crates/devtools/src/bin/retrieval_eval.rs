@@ -21,22 +21,10 @@ use chef_compress::search::{
     Abstention, CatalogIndex,
     eval::{self, LabelledQuery, Metrics},
 };
-use chef_devtools::{Error, load_labelled, load_tools, split, toolgz_scenarios};
+use chef_devtools::{Error, load_labelled, load_tools, metrics_cells, split, toolgz_scenarios};
 
 fn row(label: &str, threshold: &str, m: &Metrics) {
-    let abstain = if m.irrelevant == 0 {
-        "n/a".to_owned()
-    } else {
-        format!("{:.1}% of {}", 100.0 * m.true_abstention, m.irrelevant)
-    };
-    println!(
-        "| {label} | {threshold} | {} | {:.3} | {:.3} | {:.3} | {:.1}% | {abstain} |",
-        m.relevant,
-        m.recall_at_1,
-        m.recall_at_5,
-        m.mrr,
-        100.0 * m.false_abstention,
-    );
+    println!("| {label} | {threshold} | {} |", metrics_cells(m));
 }
 
 fn describe(a: &Abstention) -> String {

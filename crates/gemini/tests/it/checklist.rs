@@ -8,31 +8,13 @@ use chef_ir::{
 };
 use serde_json::{Value, json};
 
-use crate::{assert_notice, body, compile};
-
-fn call(id: &str, name: &str, args: Value) -> Content {
-    Content::ToolCall(ToolCall::new(id, name, args))
-}
+use crate::{
+    assert_notice, body, compile,
+    messages::{assistant_calls as calls, call, user_with},
+};
 
 fn with(request: &Request, options: CompileOptions) -> Value {
     serde_json::to_value(&chef_gemini::compile(request, &options).unwrap().body).unwrap()
-}
-
-/// The assistant calling each `(id, name)`, with no arguments.
-fn calls(calls: &[(&str, &str)]) -> Message {
-    Message::assistant_with(
-        calls
-            .iter()
-            .map(|(id, name)| call(id, name, json!({})))
-            .collect(),
-    )
-}
-
-/// A user turn: `text`, then these attachments.
-fn user_with(text: &str, attachments: Vec<Attachment>) -> Message {
-    let parts = std::iter::once(Content::text(text))
-        .chain(attachments.into_iter().map(Content::Attachment));
-    Message::new(Role::User, parts.collect())
 }
 
 /// A user turn `q`, the assistant's call `id` of `name` (no arguments), and its result.

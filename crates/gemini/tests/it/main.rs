@@ -9,31 +9,16 @@ mod parse;
 mod roundtrip;
 mod schema;
 
-use std::path::PathBuf;
+#[path = "../../../../tests/support/fixtures.rs"]
+mod fixtures;
+#[path = "../../../../tests/support/messages.rs"]
+mod messages;
 
 use chef_gemini::{CompileOptions, Compiled, Notice};
-use chef_ir::{Request, ToolDefinition};
+use chef_ir::Request;
 use serde_json::Value;
 
-/// A file under the workspace's `tests/fixtures`.
-pub(crate) fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-/// The shared tool-heavy conversation.
-pub(crate) fn conversation() -> Request {
-    serde_json::from_str(&std::fs::read_to_string(fixture("conversation-tool-heavy.json")).unwrap())
-        .unwrap()
-}
-
-/// The 149 real MCP tools.
-pub(crate) fn corpus() -> Vec<ToolDefinition> {
-    chef_ir::load_tools_from_str(&std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap())
-        .unwrap()
-        .tools
-}
+pub(crate) use fixtures::{conversation, real_tools as corpus};
 
 /// Compiles with default options.
 pub(crate) fn compile(request: &Request) -> Compiled<'_> {

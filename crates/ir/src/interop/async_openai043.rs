@@ -177,11 +177,7 @@ impl From<&ToolDefinition> for ChatCompletionTools {
     }
 }
 
-impl From<ToolDefinition> for ChatCompletionTools {
-    fn from(def: ToolDefinition) -> Self {
-        Self::from(&def)
-    }
-}
+by_reference!(From<ToolDefinition> for ChatCompletionTools);
 
 // --- tools out: responses ---
 
@@ -206,11 +202,7 @@ impl From<&ToolDefinition> for Tool {
     }
 }
 
-impl From<ToolDefinition> for Tool {
-    fn from(def: ToolDefinition) -> Self {
-        Self::from(&def)
-    }
-}
+by_reference!(From<ToolDefinition> for Tool);
 
 // --- calls in: chat completions ---
 
@@ -222,13 +214,7 @@ impl TryFrom<&ChatCompletionMessageToolCall> for ToolCall {
     }
 }
 
-impl TryFrom<ChatCompletionMessageToolCall> for ToolCall {
-    type Error = ConversionError;
-
-    fn try_from(call: ChatCompletionMessageToolCall) -> Result<Self, Self::Error> {
-        Self::try_from(&call)
-    }
-}
+by_reference!(TryFrom<ChatCompletionMessageToolCall> for ToolCall, ConversionError);
 
 impl TryFrom<&ChatCompletionMessageToolCalls> for ToolCall {
     type Error = ConversionError;
@@ -247,13 +233,7 @@ impl TryFrom<&ChatCompletionMessageToolCalls> for ToolCall {
     }
 }
 
-impl TryFrom<ChatCompletionMessageToolCalls> for ToolCall {
-    type Error = ConversionError;
-
-    fn try_from(call: ChatCompletionMessageToolCalls) -> Result<Self, Self::Error> {
-        Self::try_from(&call)
-    }
-}
+by_reference!(TryFrom<ChatCompletionMessageToolCalls> for ToolCall, ConversionError);
 
 // --- calls in: responses ---
 
@@ -273,41 +253,29 @@ fn responses_call(
     function_call(call_id, name, arguments)
 }
 
-/// The call's id is its `call_id` (the id a `function_call_output` answers), not the item id.
-impl TryFrom<&FunctionToolCall> for ToolCall {
-    type Error = ConversionError;
+/// `TryFrom<&T> for ToolCall` for the Responses call types (`function_call` items: the
+/// input one and the one a response holds), which carry the same fields.
+macro_rules! responses_call_from {
+    ($($ty:ty),+) => {$(
+        /// The call's id is its `call_id` (the id a `function_call_output` answers), not
+        /// the item id.
+        impl TryFrom<&$ty> for ToolCall {
+            type Error = ConversionError;
 
-    fn try_from(call: &FunctionToolCall) -> Result<Self, Self::Error> {
-        responses_call(
-            &call.call_id,
-            call.namespace.as_ref(),
-            &call.name,
-            &call.arguments,
-        )
-    }
+            fn try_from(call: &$ty) -> Result<Self, Self::Error> {
+                responses_call(
+                    &call.call_id,
+                    call.namespace.as_ref(),
+                    &call.name,
+                    &call.arguments,
+                )
+            }
+        }
+    )+};
 }
 
-impl TryFrom<FunctionToolCall> for ToolCall {
-    type Error = ConversionError;
-
-    fn try_from(call: FunctionToolCall) -> Result<Self, Self::Error> {
-        Self::try_from(&call)
-    }
-}
-
-/// The call's id is its `call_id` (the id a `function_call_output` answers), not the item id.
-impl TryFrom<&FunctionToolCallResource> for ToolCall {
-    type Error = ConversionError;
-
-    fn try_from(call: &FunctionToolCallResource) -> Result<Self, Self::Error> {
-        responses_call(
-            &call.call_id,
-            call.namespace.as_ref(),
-            &call.name,
-            &call.arguments,
-        )
-    }
-}
+responses_call_from!(FunctionToolCall, FunctionToolCallResource);
+by_reference!(TryFrom<FunctionToolCall> for ToolCall, ConversionError);
 
 // --- calls out, to replay an assistant turn ---
 

@@ -14,6 +14,30 @@
 //!
 //! Every feature builds alone (`.ci/run` checks each with `--no-default-features`).
 
+/// A conversion of an owned value by way of the one from a reference:
+/// `by_reference!(From<T> for U)` implements `From<T> for U` as `U::from(&t)`, and
+/// `by_reference!(TryFrom<T> for U, E)` implements `TryFrom<T> for U` (error `E`) as
+/// `U::try_from(&t)`.
+#[cfg(any(feature = "async_openai043", feature = "rmcp3"))]
+macro_rules! by_reference {
+    (From<$from:ty> for $to:ty) => {
+        impl From<$from> for $to {
+            fn from(value: $from) -> Self {
+                Self::from(&value)
+            }
+        }
+    };
+    (TryFrom<$from:ty> for $to:ty, $error:ty) => {
+        impl TryFrom<$from> for $to {
+            type Error = $error;
+
+            fn try_from(value: $from) -> Result<Self, Self::Error> {
+                Self::try_from(&value)
+            }
+        }
+    };
+}
+
 #[cfg(feature = "async_openai043")]
 #[cfg_attr(docsrs, doc(cfg(feature = "async_openai043")))]
 pub mod async_openai043;

@@ -79,11 +79,7 @@ impl From<&mcp::ToolAnnotations> for ToolAnnotations {
     }
 }
 
-impl From<mcp::ToolAnnotations> for ToolAnnotations {
-    fn from(a: mcp::ToolAnnotations) -> Self {
-        Self::from(&a)
-    }
-}
+by_reference!(From<mcp::ToolAnnotations> for ToolAnnotations);
 
 impl From<&ToolAnnotations> for mcp::ToolAnnotations {
     fn from(a: &ToolAnnotations) -> Self {
@@ -97,11 +93,7 @@ impl From<&ToolAnnotations> for mcp::ToolAnnotations {
     }
 }
 
-impl From<ToolAnnotations> for mcp::ToolAnnotations {
-    fn from(a: ToolAnnotations) -> Self {
-        Self::from(&a)
-    }
-}
+by_reference!(From<ToolAnnotations> for mcp::ToolAnnotations);
 
 impl From<&mcp::Tool> for ToolDefinition {
     fn from(tool: &mcp::Tool) -> Self {
@@ -122,11 +114,7 @@ impl From<&mcp::Tool> for ToolDefinition {
     }
 }
 
-impl From<mcp::Tool> for ToolDefinition {
-    fn from(tool: mcp::Tool) -> Self {
-        Self::from(&tool)
-    }
-}
+by_reference!(From<mcp::Tool> for ToolDefinition);
 
 impl TryFrom<&ToolDefinition> for mcp::Tool {
     type Error = ConversionError;
@@ -152,13 +140,7 @@ impl TryFrom<&ToolDefinition> for mcp::Tool {
     }
 }
 
-impl TryFrom<ToolDefinition> for mcp::Tool {
-    type Error = ConversionError;
-
-    fn try_from(def: ToolDefinition) -> Result<Self, Self::Error> {
-        Self::try_from(&def)
-    }
-}
+by_reference!(TryFrom<ToolDefinition> for mcp::Tool, ConversionError);
 
 /// The `tools/call` parameters for `arguments`, sent to the tool a server knows as `name`.
 ///
@@ -207,13 +189,7 @@ impl TryFrom<&ToolCall> for mcp::CallToolRequestParams {
     }
 }
 
-impl TryFrom<ToolCall> for mcp::CallToolRequestParams {
-    type Error = ConversionError;
-
-    fn try_from(call: ToolCall) -> Result<Self, Self::Error> {
-        Self::try_from(&call)
-    }
-}
+by_reference!(TryFrom<ToolCall> for mcp::CallToolRequestParams, ConversionError);
 
 #[cfg(test)]
 mod tests {

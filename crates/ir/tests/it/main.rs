@@ -4,11 +4,7 @@
 mod load;
 mod serde_roundtrip;
 
-use std::path::PathBuf;
+#[path = "../../../../tests/support/fixtures.rs"]
+mod fixtures;
 
-/// A file under the workspace's `tests/fixtures`.
-pub(crate) fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
+pub(crate) use fixtures::fixture;

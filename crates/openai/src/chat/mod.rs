@@ -21,39 +21,11 @@ pub use self::{
 };
 use crate::error::Result;
 
-/// The compact JSON bytes of a compiled body. Identical input gives identical bytes.
-///
-/// # Errors
-///
-/// [`crate::Error::Serialize`], which values built from `serde_json::Value` cannot
-/// trigger.
-pub fn to_vec(compiled: &Compiled<'_>) -> Result<Vec<u8>> {
-    compile::write(compiled).map(|(bytes, _)| bytes)
-}
-
-/// Like [`to_vec`], also returning the length in bytes of the cache-stable prefix: the
-/// bytes up to the end of the last message within [`Compiled::stable_messages`]. A caller
-/// can keep those bytes between turns and compare them instead of re-serialising.
-///
-/// # Errors
-///
-/// As [`to_vec`].
-pub fn to_vec_with_prefix(compiled: &Compiled<'_>) -> Result<(Vec<u8>, Option<usize>)> {
-    compile::write(compiled)
-}
-
-/// Envelopes tool definitions (and an optional system preamble, e.g. a compression
-/// map) as a Chat Completions body: `{"tools":[…],"messages":[{"role":"system",…}]}`.
-/// An empty preamble gives `"messages":[]`.
-///
-/// # Errors
-///
-/// As [`compile`] (no error is possible for tools alone).
-pub fn envelope(
-    tools: &[chef_ir::ToolDefinition],
-    system_preamble: &str,
-) -> Result<(Vec<u8>, Vec<crate::Notice>)> {
-    let request = crate::shared::envelope_request(tools, system_preamble);
-    let compiled = compile(&request, &crate::CompileOptions::default())?;
-    Ok((to_vec(&compiled)?, compiled.notices))
+serialisers! {
+    prefix: "the bytes up to the end of the last message within \
+             [`Compiled::stable_messages`]. A caller can keep those bytes between turns and \
+             compare them instead of re-serialising.",
+    envelope: "a Chat Completions body: \
+               `{\"tools\":[…],\"messages\":[{\"role\":\"system\",…}]}`. An empty preamble gives \
+               `\"messages\":[]`.",
 }

@@ -323,13 +323,11 @@ impl<'a> Builder<'a, '_> {
         let mut parts = Vec::with_capacity(message.content.len());
         let (mut thinking, mut redacted) = (0, 0);
         for content in &message.content {
+            if let Some(part) = self.part(index, content) {
+                parts.push(part);
+                continue;
+            }
             match content {
-                Content::Text { text, .. } => parts.push(input_text(text)),
-                Content::Attachment(attachment) => parts.push(self.attachment(index, attachment)),
-                Content::Unknown {
-                    target: Some(Target::OpenAiResponses),
-                    value,
-                } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
                 Content::Unknown { target, value } => {
                     if let Some(text) = compaction(self.notices, index, *target, value) {
                         parts.push(Tagged::Known(Part::InputText { text }));
@@ -339,6 +337,8 @@ impl<'a> Builder<'a, '_> {
                 Content::RedactedThinking { .. } => redacted += 1,
                 Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
                 Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
+                // Sent by `part`.
+                Content::Text { .. } | Content::Attachment(_) => {}
             }
         }
         thinking_notices(self.notices, index, thinking, redacted);
@@ -497,13 +497,13 @@ impl<'a> Builder<'a, '_> {
         lowering::error_flag(self.notices, index, result);
         let mut parts = Vec::with_capacity(result.content.len());
         for content in &result.content {
+            if let Some(part) = self.part(index, content) {
+                parts.push(part);
+                continue;
+            }
             match content {
-                Content::Text { text, .. } => parts.push(input_text(text)),
-                Content::Attachment(attachment) => parts.push(self.attachment(index, attachment)),
-                Content::Unknown {
-                    target: Some(Target::OpenAiResponses),
-                    value,
-                } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
+                // Sent by `part`.
+                Content::Text { .. } | Content::Attachment(_) => {}
                 other @ (Content::Unknown { .. }
                 | Content::Thinking { .. }
                 | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
@@ -527,6 +527,21 @@ impl<'a> Builder<'a, '_> {
                 extra: Map::new(),
             },
         )));
+    }
+
+    /// The input part of text, media or this target's own content, which a user message
+    /// and a tool result send alike; `None` for any other content, which the caller
+    /// handles itself.
+    fn part(&mut self, index: usize, content: &'a Content) -> Option<Tagged<'a, Part<'a>>> {
+        Some(match content {
+            Content::Text { text, .. } => input_text(text),
+            Content::Attachment(attachment) => self.attachment(index, attachment),
+            Content::Unknown {
+                target: Some(Target::OpenAiResponses),
+                value,
+            } => Tagged::Unknown(Cow::Borrowed(value)),
+            _ => return None,
+        })
     }
 
     fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {

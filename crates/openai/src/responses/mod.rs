@@ -75,37 +75,7 @@ pub fn tool_search() -> chef_ir::NativeTool {
     }
 }
 
-/// The compact JSON bytes of a compiled body. Identical input gives identical bytes.
-///
-/// # Errors
-///
-/// [`crate::Error::Serialize`], which values built from `serde_json::Value` cannot
-/// trigger.
-pub fn to_vec(compiled: &Compiled<'_>) -> Result<Vec<u8>> {
-    compile::write(compiled).map(|(bytes, _)| bytes)
-}
-
-/// Like [`to_vec`], also returning the length in bytes of the cache-stable prefix:
-/// `tools`, `instructions` and the items within [`Compiled::stable_items`].
-///
-/// # Errors
-///
-/// As [`to_vec`].
-pub fn to_vec_with_prefix(compiled: &Compiled<'_>) -> Result<(Vec<u8>, Option<usize>)> {
-    compile::write(compiled)
-}
-
-/// Envelopes tool definitions (and an optional system preamble, e.g. a compression
-/// map) as a Responses body: `{"tools":[…],"instructions":…,"input":[]}`.
-///
-/// # Errors
-///
-/// As [`compile`] (no error is possible for tools alone).
-pub fn envelope(
-    tools: &[chef_ir::ToolDefinition],
-    system_preamble: &str,
-) -> Result<(Vec<u8>, Vec<crate::Notice>)> {
-    let request = crate::shared::envelope_request(tools, system_preamble);
-    let compiled = compile(&request, &crate::CompileOptions::default())?;
-    Ok((to_vec(&compiled)?, compiled.notices))
+serialisers! {
+    prefix: "`tools`, `instructions` and the items within [`Compiled::stable_items`].",
+    envelope: "a Responses body: `{\"tools\":[…],\"instructions\":…,\"input\":[]}`.",
 }

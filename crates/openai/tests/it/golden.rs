@@ -6,7 +6,10 @@ use chef_ir::{
 use chef_openai::{CompileOptions, chat, responses};
 use serde_json::json;
 
-use crate::{fixture, tool_heavy};
+use crate::{
+    child::{child_output, print_for_parent},
+    real_tools, tool_heavy,
+};
 
 fn chat_bytes(request: &Request) -> String {
     let compiled = chat::compile(request, &CompileOptions::default()).unwrap();
@@ -16,11 +19,6 @@ fn chat_bytes(request: &Request) -> String {
 fn responses_bytes(request: &Request) -> String {
     let compiled = responses::compile(request, &CompileOptions::default()).unwrap();
     String::from_utf8(responses::to_vec(&compiled).unwrap()).unwrap()
-}
-
-fn real_tools() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
 }
 
 /// Function tools, deferred tools and the search server tools of both providers.
@@ -136,8 +134,6 @@ fn wire_names_do_not_depend_on_tool_order() {
 }
 
 const DUMP_ENV: &str = "CHEF_OPENAI_DUMP_BYTES";
-const BEGIN: &str = "<<<chef-openai-bytes>>>";
-const END: &str = "<<<end>>>";
 
 /// Prints the compiled bytes when run as the child of
 /// `bytes_are_identical_across_processes`; on its own it checks that both bodies compile.
@@ -149,32 +145,16 @@ fn dump_bytes_for_another_process() {
         responses_bytes(&tool_heavy())
     );
     assert!(bytes.len() > 1000);
-    if std::env::var_os(DUMP_ENV).is_some() {
-        println!("{BEGIN}{bytes}{END}");
-    }
+    print_for_parent(DUMP_ENV, &bytes);
 }
 
 #[test]
 fn bytes_are_identical_across_processes() {
-    let exe = std::env::current_exe().unwrap();
-    let output = std::process::Command::new(exe)
-        .args([
-            "golden::dump_bytes_for_another_process",
-            "--exact",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(DUMP_ENV, "1")
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let start = stdout.find(BEGIN).unwrap() + BEGIN.len();
-    let end = stdout.find(END).unwrap();
+    let child = child_output("golden::dump_bytes_for_another_process", DUMP_ENV);
     let here = format!(
         "{}\n{}",
         chat_bytes(&tool_heavy()),
         responses_bytes(&tool_heavy())
     );
-    assert_eq!(&stdout[start..end], here);
+    assert_eq!(child, here);
 }

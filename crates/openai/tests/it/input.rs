@@ -12,6 +12,11 @@ fn result(id: &str, text: &str) -> Message {
     Message::tool_results(vec![ToolResult::text(id, text)])
 }
 
+/// The placeholder result repair adds for call `id` of `name`, which had none.
+fn placeholder(id: &str, name: &str) -> Message {
+    Message::tool_results(vec![ToolResult::text(id, PH_NO_RESULT).with_name(name)])
+}
+
 fn roles(messages: &[Message]) -> Vec<Role> {
     messages.iter().map(|m| m.role).collect()
 }
@@ -57,10 +62,7 @@ fn repair_adds_placeholders_for_missing_results_right_after_the_call() {
         roles(&fixed),
         [Role::User, Role::Assistant, Role::Tool, Role::Tool]
     );
-    assert_eq!(
-        fixed[2],
-        Message::tool_results(vec![ToolResult::text("c2", PH_NO_RESULT).with_name("b")])
-    );
+    assert_eq!(fixed[2], placeholder("c2", "b"));
     assert_eq!(fixed[3], result("c1", "r"));
 
     let fixed = repair_history(vec![
@@ -69,10 +71,7 @@ fn repair_adds_placeholders_for_missing_results_right_after_the_call() {
         Message::user("x"),
         result("c1", "late"),
     ]);
-    assert_eq!(
-        fixed[2],
-        Message::tool_results(vec![ToolResult::text("c1", PH_NO_RESULT).with_name("f")])
-    );
+    assert_eq!(fixed[2], placeholder("c1", "f"));
     assert_eq!(fixed[4], result("c1", "late"));
 
     let fixed = repair_history(vec![

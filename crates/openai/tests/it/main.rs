@@ -15,24 +15,16 @@ mod parse;
 mod responses;
 mod roundtrip;
 
-use std::path::PathBuf;
+#[path = "../../../../tests/support/child.rs"]
+mod child;
+#[path = "../../../../tests/support/fixtures.rs"]
+mod fixtures;
 
 use chef_ir::{Attachment, Content, Message, Request, Role, ToolCall, ToolResult};
 use chef_openai::{CompileOptions, Notice};
 use serde_json::{Value, json};
 
-/// A file under the workspace's `tests/fixtures`.
-pub(crate) fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
-        .join(name)
-}
-
-/// The shared tool-heavy conversation.
-pub(crate) fn tool_heavy() -> Request {
-    let text = std::fs::read_to_string(fixture("conversation-tool-heavy.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
+pub(crate) use fixtures::{conversation as tool_heavy, real_tools};
 
 /// Chat body as JSON, with its notices.
 pub(crate) fn chat_json(request: &Request) -> (Value, Vec<Notice>) {

@@ -8,9 +8,9 @@ use chef_ir::{Content, Message, Target, ToolResult};
 use serde_json::{Value, json};
 
 use crate::{
-    chat_reply,
-    harness::{Reply, Rig, anthropic_tools, chat_tools, responses_tools, tool_definitions},
-    messages_reply, responses_reply,
+    chat_says,
+    harness::{Rig, anthropic_tools, chat_tools, responses_tools, tool_definitions},
+    messages_says, responses_says,
 };
 
 fn args() -> Value {
@@ -82,9 +82,9 @@ fn chat_request() -> Value {
 #[tokio::test]
 async fn chat_upstream_bytes_equal_the_library_compile() {
     let rig = Rig::level3(vec![
-        Reply::Json(chat_reply(Some("Hello."), &[])),
-        Reply::Json(chat_reply(Some("Tomorrow."), &[])),
-        Reply::Json(chat_reply(Some("Tomorrow."), &[])),
+        chat_says("Hello."),
+        chat_says("Tomorrow."),
+        chat_says("Tomorrow."),
     ])
     .await;
     // A different conversation with the same tools first: its session is kept and reused,
@@ -134,11 +134,7 @@ async fn chat_upstream_bytes_equal_the_library_compile() {
 
 #[tokio::test]
 async fn messages_upstream_bytes_equal_the_library_compile() {
-    let rig = Rig::level3(vec![
-        Reply::Json(messages_reply(Some("Tomorrow."), &[])),
-        Reply::Json(messages_reply(Some("Tomorrow."), &[])),
-    ])
-    .await;
+    let rig = Rig::level3(vec![messages_says("Tomorrow."), messages_says("Tomorrow.")]).await;
     let request = json!({"model": "claude-test", "max_tokens": 512,
         "system": "You track orders.",
         "messages": [
@@ -167,7 +163,7 @@ async fn every_level_replays_history_as_the_library_compiles_it() {
     for (level, n) in [(Level::Zero, 0), (Level::One, 1), (Level::Two, 2)] {
         let rig = Rig::start(
             &format!("[chef]\nlevel = {n}\n"),
-            vec![Reply::Json(chat_reply(Some("Tomorrow."), &[]))],
+            vec![chat_says("Tomorrow.")],
         )
         .await;
         let response = rig.openai("/v1/chat/completions", &chat_request()).await;
@@ -182,7 +178,7 @@ async fn every_level_replays_history_as_the_library_compiles_it() {
 
 #[tokio::test]
 async fn responses_upstream_bytes_equal_the_library_compile() {
-    let rig = Rig::level3(vec![Reply::Json(responses_reply(Some("Tomorrow."), &[]))]).await;
+    let rig = Rig::level3(vec![responses_says("Tomorrow.")]).await;
     let request = json!({"model": "gpt-test", "instructions": "You track orders.",
         "input": [
             {"role": "user", "content": "Where is 737U2663137?"},
@@ -202,11 +198,7 @@ async fn responses_upstream_bytes_equal_the_library_compile() {
 
 #[tokio::test]
 async fn a_tool_choice_naming_a_real_tool_becomes_any_tool_at_level_3() {
-    let rig = Rig::level3(vec![
-        Reply::Json(chat_reply(Some("ok"), &[])),
-        Reply::Json(messages_reply(Some("ok"), &[])),
-    ])
-    .await;
+    let rig = Rig::level3(vec![chat_says("ok"), messages_says("ok")]).await;
     let mut request = chat_request();
     request["tool_choice"] = json!({"type": "function", "function": {"name": "get_order_details"}});
     assert_eq!(
@@ -224,11 +216,7 @@ async fn a_tool_choice_naming_a_real_tool_becomes_any_tool_at_level_3() {
 
 #[tokio::test]
 async fn a_tool_choice_naming_a_tool_on_the_wire_is_kept() {
-    let rig = Rig::start(
-        "[chef]\nlevel = 1\n",
-        vec![Reply::Json(chat_reply(Some("ok"), &[]))],
-    )
-    .await;
+    let rig = Rig::start("[chef]\nlevel = 1\n", vec![chat_says("ok")]).await;
     let mut request = chat_request();
     let choice = json!({"type": "function", "function": {"name": "get_order_details"}});
     request["tool_choice"] = choice.clone();
@@ -244,8 +232,8 @@ async fn configured_announcements_reach_the_model_as_the_library_places_them() {
     let rig = Rig::start(
         "[chef]\nlevel = 3\n[[chef.announcements]]\nid = \"freeze\"\ntext = \"Orders are frozen today.\"\n",
         vec![
-            Reply::Json(chat_reply(Some("ok"), &[])),
-            Reply::Json(chat_reply(Some("ok"), &[])),
+            chat_says("ok"),
+            chat_says("ok"),
         ],
     )
     .await;

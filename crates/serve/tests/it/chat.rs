@@ -4,7 +4,7 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    chat_reply,
+    chat_reply, chat_says,
     harness::{
         BLOCK_CANCEL, Reply, Rig, bad_call_for, chat_calls, chat_tools, encoded, lookup_for,
         messages, pieces, sse, sse_events, streamed, tool_answer, wire_tool_names,
@@ -114,7 +114,7 @@ async fn a_blocked_tool_is_refused_inside_the_gateway() {
         BLOCK_CANCEL,
         vec![
             Reply::Json(chat_reply(None, &[("call_c", &cancel)])),
-            Reply::Json(chat_reply(Some("I cannot cancel orders."), &[])),
+            chat_says("I cannot cancel orders."),
         ],
     )
     .await;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::{
-    chat_reply,
+    chat_says,
     harness::{Reply, Rig},
 };
 
@@ -142,11 +142,7 @@ async fn upstream_429_passes_retry_after_and_the_body_through() {
 async fn a_hanging_upstream_times_out_and_the_gateway_stays_up() {
     let rig = Rig::start(
         "[limits]\nupstream_timeout_secs = 1\n",
-        vec![
-            Reply::Hang,
-            Reply::Hang,
-            Reply::Json(chat_reply(Some("back"), &[])),
-        ],
+        vec![Reply::Hang, Reply::Hang, chat_says("back")],
     )
     .await;
     let started = Instant::now();
@@ -207,7 +203,7 @@ async fn other_paths_pass_through_with_credentials() {
 
 #[tokio::test]
 async fn metrics_count_requests_rounds_and_outcomes() {
-    let rig = Rig::start("", vec![Reply::Json(chat_reply(Some("hi"), &[]))]).await;
+    let rig = Rig::start("", vec![chat_says("hi")]).await;
     rig.openai("/v1/chat/completions", &small_chat()).await;
     post_raw(&rig, "/v1/messages", "nope").await;
     let text = rig.metrics().await;

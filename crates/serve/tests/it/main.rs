@@ -40,6 +40,21 @@ pub fn chat_reply(text: Option<&str>, calls: &[(&str, &chef_ir::ToolCall)]) -> V
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 }
 
+/// A whole reply of each API that only says `text`, as the scripted upstream sends it.
+pub fn chat_says(text: &str) -> harness::Reply {
+    harness::Reply::Json(chat_reply(Some(text), &[]))
+}
+
+/// See [`chat_says`].
+pub fn messages_says(text: &str) -> harness::Reply {
+    harness::Reply::Json(messages_reply(Some(text), &[]))
+}
+
+/// See [`chat_says`].
+pub fn responses_says(text: &str) -> harness::Reply {
+    harness::Reply::Json(responses_reply(Some(text), &[]))
+}
+
 /// A whole Messages reply.
 pub fn messages_reply(text: Option<&str>, calls: &[(&str, &chef_ir::ToolCall)]) -> Value {
     let mut content = Vec::new();

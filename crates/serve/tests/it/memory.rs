@@ -5,7 +5,7 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    chat_reply,
+    chat_reply, chat_says,
     harness::{Reply, Rig, chat_tools, wire_tool_names},
 };
 
@@ -45,9 +45,9 @@ async fn memory_the_model_writes_is_kept_for_its_session_only() {
         &format!("[chef]\nlevel = 3\n[memory]\ndir = \"{}\"\n", dir.display()),
         vec![
             Reply::Json(chat_reply(None, &[("call_m", &create)])),
-            Reply::Json(chat_reply(Some("Noted."), &[])),
-            Reply::Json(chat_reply(Some("You use Rust."), &[])),
-            Reply::Json(chat_reply(Some("Hello."), &[])),
+            chat_says("Noted."),
+            chat_says("You use Rust."),
+            chat_says("Hello."),
         ],
     )
     .await;
@@ -100,7 +100,7 @@ async fn without_memory_configured_an_owned_call_is_answered_not_available() {
     let create = create_memory_call();
     let rig = Rig::level3(vec![
         Reply::Json(chat_reply(None, &[("call_m", &create)])),
-        Reply::Json(chat_reply(Some("ok"), &[])),
+        chat_says("ok"),
     ])
     .await;
     let response = post(&rig, &request("I write Rust."), None).await;

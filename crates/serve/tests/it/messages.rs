@@ -8,7 +8,7 @@ use crate::{
         BLOCK_CANCEL, Reply, Rig, anthropic_tools, bad_call_for, encoded, lookup_for, order_call,
         pieces, sse_events, streamed, typed_sse, wire_tool_names,
     },
-    messages_reply,
+    messages_reply, messages_says,
 };
 
 fn request(user: &str) -> Value {
@@ -74,7 +74,7 @@ async fn a_blocked_tool_reached_through_its_code_is_refused() {
         BLOCK_CANCEL,
         vec![
             Reply::Json(messages_reply(None, &[("toolu_c", &cancel)])),
-            Reply::Json(messages_reply(Some("That tool is blocked."), &[])),
+            messages_says("That tool is blocked."),
         ],
     )
     .await;
@@ -180,11 +180,7 @@ async fn a_truncated_stream_ends_with_an_error_event() {
     let good = order_call();
     let full = messages_stream("Found.", "toolu_1", &good);
     let cut = full[..full.find("event: message_delta").unwrap()].to_owned();
-    let rig = Rig::level3(vec![
-        Reply::Sse(vec![cut]),
-        Reply::Json(messages_reply(Some("fine"), &[])),
-    ])
-    .await;
+    let rig = Rig::level3(vec![Reply::Sse(vec![cut]), messages_says("fine")]).await;
     let body = streamed(request("Where is 737U2663137?"));
     let text = rig.anthropic(&body).await.text().await.unwrap();
     let events = sse_events(&text);

@@ -4,7 +4,7 @@
 use super::{DenseError, HybridIndex};
 use crate::search::{
     Hit,
-    eval::{LabelledQuery, MRR_DEPTH, Metrics},
+    eval::{self, LabelledQuery, MRR_DEPTH, Metrics},
 };
 
 /// The threshold that abstains on at least `share` (`0..=1`) of `best_cosines`, the
@@ -119,15 +119,7 @@ pub fn calibrate(
     let mut best: Option<(f64, f32, Metrics)> = None;
     for step in -10..=95_i8 {
         let threshold = f32::from(step) / 100.0;
-        let m = metrics(&outcomes, threshold);
-        let objective = if m.irrelevant == 0 {
-            m.recall_at_5
-        } else {
-            (m.recall_at_5 + m.true_abstention) / 2.0
-        };
-        if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
-            best = Some((objective, threshold, m));
-        }
+        eval::keep_best(&mut best, threshold, metrics(&outcomes, threshold));
     }
     Ok(best.map_or((-1.0, Metrics::default()), |(_, t, m)| (t, m)))
 }
