@@ -90,7 +90,7 @@ use super::error::{Origin, SnapshotError};
 use super::file::{self, Snapshot};
 use crate::error::ChefError;
 use crate::memory::{MemoryEntry, MemoryState};
-use crate::session::{Chef, SessionState};
+use crate::session::{Chef, RestoreOptions, SessionState};
 use crate::store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey, Versioned};
 
 /// The `format` of a delta record.
@@ -336,21 +336,23 @@ impl Journal {
     /// Replays the journal into `chef` (see [`Chef::restore`]: a failed load leaves the
     /// session unchanged) and makes later saves continue it. `None`, with the session
     /// untouched, when the store has no record of this session. A damaged last record is
-    /// deleted and reported in [`Loaded::dropped`].
+    /// deleted (before the session is touched) and reported in [`Loaded::dropped`].
     pub async fn load(&mut self, chef: &mut Chef) -> Result<Option<Loaded>, ChefError> {
+        self.load_with(chef, RestoreOptions::default()).await
+    }
+
+    /// [`load`](Self::load) with [`RestoreOptions`] (for example the snapshot's blocklist
+    /// as it is, see [`Chef::restore_with`]).
+    pub async fn load_with(
+        &mut self,
+        chef: &mut Chef,
+        options: RestoreOptions,
+    ) -> Result<Option<Loaded>, ChefError> {
         let Some(found) = replay(self.backend.as_ref(), &self.session).await? else {
             return Ok(None);
         };
         let fields = Fields::of_state(&found.replayed.snapshot.payload)
             .map_err(|source| SnapshotError::Serialize { source })?;
-        chef.restore_from(
-            &found.replayed.snapshot,
-            Origin::Journal {
-                session: self.session.as_str().to_owned(),
-                seq: found.replayed.loaded.seq,
-            },
-            crate::session::RestoreOptions::default(),
-        )?;
         if let Some((seq, version)) = found.dropped_version {
             let key = record_key(&self.session, seq)?;
             self.backend
@@ -358,6 +360,16 @@ impl Journal {
                 .await
                 .map_err(SnapshotError::from)?;
         }
+        chef.restore_from(
+            &found.replayed.snapshot,
+            Origin::Journal {
+                session: self.session.as_str().to_owned(),
+                seq: found.replayed.loaded.seq,
+            },
+            options,
+        )?;
+        // What the records describe (not what the restore made of it: a blocklist widened
+        // by the restore differs, and the next delta records the difference).
         self.head = Some(Head {
             image: Some(Image {
                 mark: chef.journal_mark(),
@@ -376,12 +388,32 @@ impl Journal {
     /// A conflict ([`SnapshotError::is_conflict`]) means another writer appended first:
     /// nothing was written and this journal is unchanged; load again before saving.
     pub async fn save(&mut self, chef: &Chef) -> Result<Saved, ChefError> {
-        if self.head.is_none() {
-            self.head = Some(self.find_end().await?);
-        }
-        let Some(head) = self.head.as_ref() else {
-            unreachable!("set above")
+        let mut head = match self.head.take() {
+            Some(head) => head,
+            None => self.find_end().await?,
         };
+        let appended = self.append(&mut head, chef).await;
+        let prune_before = head.prev_full_seq;
+        self.head = Some(head);
+        let (seq, full, bytes) = appended?;
+        // Compaction: the records before the previous full one are no longer needed by a
+        // load, nor by a writer less than one compaction behind. (An error here comes after
+        // the record was written: the journal is saved and continues.)
+        let pruned = match prune_before {
+            Some(keep) if full => self.prune_before(keep).await?,
+            _ => 0,
+        };
+        Ok(Saved {
+            seq,
+            full,
+            bytes,
+            pruned,
+        })
+    }
+
+    /// Writes the next record and moves `head` past it; on failure `head` is unchanged.
+    /// Returns the record's number, whether it is full, and its size.
+    async fn append(&self, head: &mut Head, chef: &Chef) -> Result<(u64, bool, usize), ChefError> {
         let mark = chef.journal_mark();
         let fields = chef
             .journal_fields()
@@ -425,15 +457,11 @@ impl Journal {
             .await
             .map_err(SnapshotError::from)?;
 
-        let Some(head) = self.head.as_mut() else {
-            unreachable!("set above")
-        };
-        let keep_from = (full && head.full_seq > 0).then_some(head.full_seq);
         head.next = seq + 1;
         head.last_checksum = checksum;
         head.image = Some(Image { mark, fields });
         if full {
-            head.prev_full_seq = keep_from;
+            head.prev_full_seq = (head.full_seq > 0).then_some(head.full_seq);
             head.full_seq = seq;
             head.full_bytes = size;
             head.deltas = 0;
@@ -442,18 +470,7 @@ impl Journal {
             head.deltas += 1;
             head.delta_bytes += size;
         }
-        // Compaction: the records before the previous full one are no longer needed by a
-        // load, nor by a writer less than one compaction behind.
-        let pruned = match head.prev_full_seq {
-            Some(keep) if full => self.prune_before(keep).await?,
-            _ => 0,
-        };
-        Ok(Saved {
-            seq,
-            full,
-            bytes: size,
-            pruned,
-        })
+        Ok((seq, full, size))
     }
 
     fn compaction_due(&self, head: &Head) -> bool {
@@ -693,7 +710,7 @@ async fn replay(
         .find(|(_, e)| is_full(e.value.content()))
         .map(|(seq, _)| *seq);
     let Some(((full_seq, full), deltas_after)) = from_full.split_first() else {
-        unreachable!("`start` is the position of a record")
+        return Ok(None); // `start` is a record's position: not reached
     };
     let full_seq = *full_seq;
     let mut snapshot: Snapshot<SessionState> =

@@ -64,6 +64,22 @@ fn main() {
         fresh.restore(&read).expect("restores");
         std::hint::black_box(fresh);
     });
+    time("load into fresh (cold)", &mut || {
+        let read = snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok");
+        let mut fresh = chef::Chef::new(ChefConfig::default());
+        fresh.restore(&read).expect("restores");
+        std::hint::black_box(fresh);
+    });
+    // Another session of the process holds the catalogue (a gateway resuming sessions).
+    let mut holder = chef::Chef::new(ChefConfig::default());
+    holder.restore(&read).expect("restores");
+    time("load into fresh (catalogue held)", &mut || {
+        let read = snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok");
+        let mut fresh = chef::Chef::new(ChefConfig::default());
+        fresh.restore(&read).expect("restores");
+        std::hint::black_box(fresh);
+    });
+    drop(holder);
     time("save + load (same tools)", &mut || {
         let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("ok");
         let read = snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok");
