@@ -7,7 +7,8 @@
 //! * a **full record** is a snapshot in the [snapshot file format](super::file), written by
 //!   the first save, after the history was rewritten (compaction, overflow, `set_history`),
 //!   after the registry changed, after the journal was handed another session, and whenever
-//!   the records since the last full one grow past the [`CompactPolicy`];
+//!   the records since the last full one grow past the [`CompactPolicy`] (64 deltas, or
+//!   deltas as heavy as the full record);
 //! * a **delta record** holds only what changed since the record before it: the messages
 //!   appended, the turn, and each other part of the session state (system prompt, memory,
 //!   announcements, blocklist, loaded toolkits, shown tools, overflow bookkeeping, dynamic
@@ -666,16 +667,15 @@ async fn replay(
     backend: &(impl StorageBackend + ?Sized),
     session: &StoreKey,
 ) -> Result<Option<Found>, SnapshotError> {
-    let mut records: Vec<(u64, Versioned<Entry>)> = backend
-        .scan(&Namespace::JOURNAL, &prefix(session))
+    // The keys alone first, then the records from the newest back to the newest full one:
+    // a replay reads what it applies, not the generation a compaction keeps behind it.
+    let mut keys: Vec<(u64, StoreKey)> = backend
+        .list(&Namespace::JOURNAL, &prefix(session))
         .await?
         .into_iter()
-        .filter_map(|(key, entry)| record_seq(session, &key).map(|seq| (seq, entry)))
+        .filter_map(|key| record_seq(session, &key).map(|seq| (seq, key)))
         .collect();
-    records.sort_by_key(|(seq, _)| *seq);
-    let Some(last) = records.last() else {
-        return Ok(None);
-    };
+    keys.sort_by_key(|(seq, _)| *seq);
     let origin = |seq| Origin::Journal {
         session: session.as_str().to_owned(),
         seq,
@@ -684,31 +684,39 @@ async fn replay(
         origin: origin(seq),
         source: serde_json::Error::custom(message),
     };
-    // A damaged last record is what a torn append leaves: drop it.
-    let last_seq = last.0;
+    let mut records: Vec<(u64, Versioned<Entry>)> = Vec::new();
     let mut dropped_version = None;
-    if !matches!(
-        file::checksum(last.1.value.content().as_bytes()),
-        Some(Ok(()))
-    ) {
-        dropped_version = Some((last_seq, last.1.version));
-        records.pop();
-    }
-    let Some(start) = records
-        .iter()
-        .rposition(|(_, e)| is_full(e.value.content()))
-    else {
-        return match records.first() {
-            None => Ok(None),
-            Some((seq, _)) => Err(corrupt(*seq, "the journal has no full record".to_owned())),
+    for (seq, key) in keys.iter().rev() {
+        // Gone since the listing: pruned by a compaction that wrote a newer full record.
+        let Some(entry) = backend.get(&Namespace::JOURNAL, key).await? else {
+            continue;
         };
+        let content = entry.value.content();
+        // A damaged last record is what a torn append leaves: drop it.
+        if records.is_empty()
+            && dropped_version.is_none()
+            && !matches!(file::checksum(content.as_bytes()), Some(Ok(())))
+        {
+            dropped_version = Some((*seq, entry.version));
+            continue;
+        }
+        let full = is_full(content);
+        records.push((*seq, entry));
+        if full {
+            break;
+        }
+    }
+    records.reverse();
+    let Some((first_seq, first)) = records.first() else {
+        return Ok(None);
     };
-    let (before, from_full) = records.split_at(start);
-    let prev_full_seq = before
-        .iter()
-        .rev()
-        .find(|(_, e)| is_full(e.value.content()))
-        .map(|(seq, _)| *seq);
+    if !is_full(first.value.content()) {
+        return Err(corrupt(
+            *first_seq,
+            "the journal has no full record".to_owned(),
+        ));
+    }
+    let from_full = records.as_slice();
     let Some(((full_seq, full), deltas_after)) = from_full.split_first() else {
         return Ok(None); // `start` is a record's position: not reached
     };
@@ -803,7 +811,7 @@ async fn replay(
             next: seq + 1,
             last_checksum,
             full_seq,
-            prev_full_seq,
+            prev_full_seq: None,
             full_bytes,
             deltas,
             delta_bytes,

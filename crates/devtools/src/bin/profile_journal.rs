@@ -127,16 +127,17 @@ fn main() {
             ));
         }
         let dir = tempfile::tempdir().expect("temp dir");
+        let mut on_disk = None;
         for r in 0..rounds.div_ceil(4) {
             let store = FsBackend::open(dir.path().join(r.to_string())).expect("opens");
-            round(
+            on_disk = Some(round(
                 &rt,
                 messages,
                 Arc::new(store),
                 CompactPolicy::default(),
                 &mut synced,
                 &mut Vec::new(),
-            );
+            ));
         }
         let mean_bytes = bytes.iter().sum::<usize>() / bytes.len().max(1);
         for (label, v) in [
@@ -152,33 +153,37 @@ fn main() {
             );
         }
         println!("{messages:>5} messages  delta record {mean_bytes} bytes on average");
-        let (backend, id) = last.expect("at least one round");
-        let replays = rounds.max(5);
-        let start = Instant::now();
-        for _ in 0..replays {
-            std::hint::black_box(
-                rt.block_on(journal::read(backend.as_ref(), &id))
-                    .expect("reads"),
+        for (label, (backend, id)) in [
+            ("memory", last.expect("at least one round")),
+            ("fs", on_disk.expect("at least one round")),
+        ] {
+            let replays = rounds.max(5);
+            let start = Instant::now();
+            for _ in 0..replays {
+                std::hint::black_box(
+                    rt.block_on(journal::read(backend.as_ref(), &id))
+                        .expect("reads"),
+                );
+            }
+            let read = start.elapsed() / u32::try_from(replays).unwrap_or(1);
+            let start = Instant::now();
+            for _ in 0..replays {
+                let mut fresh = Chef::new(ChefConfig::default());
+                rt.block_on(Journal::new(Arc::clone(&backend), id.clone()).load(&mut fresh))
+                    .expect("loads");
+            }
+            let load = start.elapsed() / u32::try_from(replays).unwrap_or(1);
+            let records = rt
+                .block_on(journal::read(backend.as_ref(), &id))
+                .expect("reads")
+                .expect("a journal")
+                .loaded
+                .records;
+            println!(
+                "{messages:>5} messages  replay of {records} records ({label}): read {:.2} ms, load into a fresh session {:.2} ms",
+                read.as_secs_f64() * 1e3,
+                load.as_secs_f64() * 1e3
             );
         }
-        let read = start.elapsed() / u32::try_from(replays).unwrap_or(1);
-        let start = Instant::now();
-        for _ in 0..replays {
-            let mut fresh = Chef::new(ChefConfig::default());
-            rt.block_on(Journal::new(Arc::clone(&backend), id.clone()).load(&mut fresh))
-                .expect("loads");
-        }
-        let load = start.elapsed() / u32::try_from(replays).unwrap_or(1);
-        let records = rt
-            .block_on(journal::read(backend.as_ref(), &id))
-            .expect("reads")
-            .expect("a journal")
-            .loaded
-            .records;
-        println!(
-            "{messages:>5} messages  replay of {records} records: read {:.2} ms, load into a fresh session {:.2} ms",
-            read.as_secs_f64() * 1e3,
-            load.as_secs_f64() * 1e3
-        );
     }
 }
