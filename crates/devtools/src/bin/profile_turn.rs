@@ -5,14 +5,14 @@
 //! ```text
 //! cargo build --release -p chef-devtools --bin profile_turn
 //! valgrind --tool=callgrind --toggle-collect='chef::session::Chef::compile' \
-//!     target/release/profile_turn [TARGET] [TURNS] [MIX]
+//!     target/release/profile_turn [TARGET] [TURNS] [MIX] [MESSAGES]
 //! ```
 //!
 //! Each turn is what the `compile` bench times: push a user message, compile to bytes; the
-//! assistant's reply is pushed after, and every 50 turns the history is reset to its 200
-//! messages. Instructions per turn are the collected count divided by `TURNS` (default
-//! 500). TARGET is `anthropic` (default), `openai-chat`, `openai-responses` or `gemini`.
-//! MIX is the history's: `plain` (default), `errors` (1 tool result in 10 an error) or
+//! assistant's reply is pushed after, and every 50 turns the history is reset to its
+//! MESSAGES messages (default 200; issue 24's long session has 2000). Instructions per turn
+//! are the collected count divided by `TURNS` (default 500). TARGET is `anthropic`
+//! (default), `openai-chat`, `openai-responses` or `gemini`. MIX is the history's: `plain` (default), `errors` (1 tool result in 10 an error) or
 //! `realistic` (errors, images in tool results, thinking blocks, pinned messages).
 #![allow(
     clippy::expect_used,
@@ -41,7 +41,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("realistic") => support::Mix::Realistic,
         Some(other) => return Err(format!("unknown mix {other:?}").into()),
     };
-    let mut chef = support::session_mixed(ChefConfig::default(), mix);
+    let messages: usize = args.next().map_or(Ok(200), |a| a.parse())?;
+    let mut chef = support::session_sized(ChefConfig::default(), mix, messages);
     let base = chef.history().to_vec();
     let mut bytes = 0;
     let mut reused = 0;
