@@ -4,7 +4,7 @@
 
 #[path = "../../benches/support/session200.rs"]
 #[allow(dead_code, reason = "shared with the bench and the example")]
-mod support;
+pub(super) mod support;
 
 use chef::{Channel, Chef, ChefConfig, MemoryPlacement, memory::SetOptions};
 use chef_ir::{Message, Target};

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use chef_ir::{Message, Request, Target, ToolDefinition, ToolName};
 
 pub use self::wire::TargetOptions;
-pub(crate) use self::wire::Wire;
+pub(crate) use self::wire::{Spliced, Wire};
 use self::{prefix::Prefixes, wire::ToolBytes};
 use super::{assemble::Layers, select::TurnTools};
 use crate::error::ChefError;

@@ -27,6 +27,7 @@
 
 use std::{collections::HashSet, sync::Arc};
 
+use bytes::Bytes;
 use chef_ir::{Message, Role, Target, layout};
 
 use super::{PerTarget, wire::PrefixInsert};
@@ -47,8 +48,9 @@ pub(crate) struct Slot {
     pub(crate) cut: usize,
     /// Wire elements the system layers alone produce (OpenAI Chat's system messages).
     pub(crate) head_elems: usize,
-    /// The prefix's wire elements, comma-separated.
-    pub(crate) bytes: Arc<[u8]>,
+    /// The prefix's wire elements, comma-separated (shared with every body spliced from
+    /// them: a chunked body holds them without a copy).
+    pub(crate) bytes: Bytes,
     /// How many notices the system layers and the name table give (a compile of the head
     /// alone, the tools left out): the prefix's notices follow them and the tool notices.
     pub(crate) head_notices: usize,
@@ -189,7 +191,7 @@ pub(crate) fn prefix_insert(
     key: &str,
     body: &[u8],
     head_elems: usize,
-    prefix: &Arc<[u8]>,
+    prefix: &Bytes,
     array_head: &parking_lot::Mutex<Option<Vec<u8>>>,
 ) -> Option<PrefixInsert> {
     // A body that starts with the bytes found last time up to the insertion point has the
@@ -223,16 +225,16 @@ pub(crate) fn prefix_insert(
     };
     ok.then(|| PrefixInsert {
         at,
-        bytes: Arc::clone(prefix),
+        bytes: prefix.clone(),
         comma_before: head_elems > 0,
     })
 }
 
 /// The prefix bytes of a compile of head + `history[..cut]`: its elements after the
 /// head's.
-pub(crate) fn prefix_bytes(key: &str, body: &[u8], head_elems: usize) -> Option<Arc<[u8]>> {
+pub(crate) fn prefix_bytes(key: &str, body: &[u8], head_elems: usize) -> Option<Bytes> {
     let (_, spans) = layout::elements(body, key)?;
     let (start, _) = *spans.get(head_elems)?;
     let (_, end) = *spans.last()?;
-    body.get(start..end).map(Arc::from)
+    body.get(start..end).map(Bytes::copy_from_slice)
 }
