@@ -5,7 +5,7 @@
 //! ```text
 //! cargo build --release -p chef-devtools --bin profile_turn
 //! valgrind --tool=callgrind --toggle-collect='chef::session::Chef::compile' \
-//!     target/release/profile_turn [TARGET] [TURNS] [MIX] [MESSAGES]
+//!     target/release/profile_turn [TARGET] [TURNS] [MIX] [MESSAGES] [BODY]
 //! ```
 //!
 //! Each turn is what the `compile` bench times: push a user message, compile to bytes; the
@@ -13,7 +13,9 @@
 //! MESSAGES messages (default 200; issue 24's long session has 2000). Instructions per turn
 //! are the collected count divided by `TURNS` (default 500). TARGET is `anthropic`
 //! (default), `openai-chat`, `openai-responses` or `gemini`. MIX is the history's: `plain` (default), `errors` (1 tool result in 10 an error) or
-//! `realistic` (errors, images in tool results, thinking blocks, pinned messages).
+//! `realistic` (errors, images in tool results, thinking blocks, pinned messages). BODY is
+//! `vec` (default: `Chef::compile`) or `chunks` (`Chef::compile_chunked`; collect with
+//! `--toggle-collect='chef::session::Chef::compile_chunked'`).
 #![allow(
     clippy::expect_used,
     reason = "an example with broken setup should stop loudly"
@@ -23,7 +25,7 @@
 #[allow(dead_code, reason = "shared with the benches and the other profilers")]
 mod support;
 
-use chef::{ChefConfig, ir::Message, ir::Target};
+use chef::{Chef, ChefConfig, PayloadMeta, ir::Message, ir::Target};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -42,19 +44,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some(other) => return Err(format!("unknown mix {other:?}").into()),
     };
     let messages: usize = args.next().map_or(Ok(200), |a| a.parse())?;
+    let chunked = match args.next().as_deref() {
+        None | Some("vec") => false,
+        Some("chunks") => true,
+        Some(other) => return Err(format!("unknown body form {other:?}").into()),
+    };
     let mut chef = support::session_sized(ChefConfig::default(), mix, messages);
+    // The body's length and the meta, from the form asked for.
+    let compile = |chef: &mut Chef| -> Result<(usize, PayloadMeta), chef::ChefError> {
+        if chunked {
+            let payload = chef.compile_chunked(target)?;
+            Ok((payload.body.len(), payload.meta))
+        } else {
+            let payload = chef.compile(target)?;
+            Ok((payload.body.len(), payload.meta))
+        }
+    };
     let base = chef.history().to_vec();
     let mut bytes = 0;
     let mut reused = 0;
     for i in 0..turns {
         if i % 50 == 0 {
             chef.set_history(base.clone());
-            chef.compile(target)?;
+            compile(&mut chef)?;
         }
         chef.push(Message::user(format!("And partner {i}?")));
-        let payload = chef.compile(target)?;
-        bytes += payload.body.len();
-        reused += usize::from(payload.meta.reused_prefix);
+        let (len, meta) = compile(&mut chef)?;
+        bytes += len;
+        reused += usize::from(meta.reused_prefix);
         chef.push(Message::assistant(format!("Partner {i} is in line.")));
     }
     println!("turns: {turns}, reused the prefix: {reused}, body bytes: {bytes}");
