@@ -211,7 +211,10 @@ fn assert_body(payload: &chef::Payload, expected: &[u8], turn: usize) {
 }
 
 /// The provider crate's own bytes and notices for the request chef assembles now.
-fn provider_bytes_and_notices(chef: &mut Chef, target: Target) -> (Vec<u8>, Vec<String>) {
+pub(super) fn provider_bytes_and_notices(
+    chef: &mut Chef,
+    target: Target,
+) -> (Vec<u8>, Vec<String>) {
     let request = chef.request(target).unwrap();
     let options = chef.config().targets.clone();
     fn strings<N: ToString>(notices: &[N]) -> Vec<String> {

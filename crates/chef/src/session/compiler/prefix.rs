@@ -22,8 +22,11 @@
 //!   bump).
 //!
 //! When a prefix is first made, the turn is also compiled in full and the two bodies are
-//! compared; a mismatch drops the prefix for this history generation. Anything unusual falls
-//! back to the full compile.
+//! compared; a mismatch drops the prefix for this history generation. Once the suffix has
+//! grown past [`MAX_SUFFIX`], the prefix is grown to a later cut by compiling only the
+//! messages between the two cuts, and the turn through the grown prefix is compared with
+//! the turn through the old one (so a long conversation never compiles its whole history
+//! again while it only grows). Anything unusual falls back to the full compile.
 
 use std::{collections::HashSet, sync::Arc};
 
@@ -97,6 +100,20 @@ impl Prefixes {
         }
     }
 
+    /// The slot for this turn when it would be usable but for its suffix having grown past
+    /// [`MAX_SUFFIX`]: one to grow over the messages that followed its cut.
+    pub(crate) fn extendable(
+        &self,
+        target: Target,
+        tools: &Arc<TurnTools>,
+        generation: u64,
+        len: usize,
+    ) -> Option<&Slot> {
+        self.slot(target).filter(|s| {
+            Arc::ptr_eq(&s.tools, tools) && s.generation == generation && len > s.cut + MAX_SUFFIX
+        })
+    }
+
     /// The usable slot for this turn, if any.
     pub(crate) fn usable(
         &self,
@@ -116,13 +133,24 @@ impl Prefixes {
 
 /// The latest cut in `history` that keeps the conversion local (see the module docs).
 pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
+    find_cut_after(history, 0, &HashSet::new())
+}
+
+/// The latest cut after `from` that keeps the conversion local, where `history[..from]` is
+/// a prefix that does on its own and whose tool calls are `prefix_calls` (a prefix grown
+/// over the messages that followed it; `from` 0 for a first one).
+pub(crate) fn find_cut_after(
+    history: &[Message],
+    from: usize,
+    prefix_calls: &HashSet<String>,
+) -> Option<usize> {
     // closed[i]: history[..i] is a valid prefix on its own.
     let mut open: HashSet<&str> = HashSet::new();
     let mut seen: HashSet<&str> = HashSet::new();
     let mut best = None;
     let last = history.len().saturating_sub(KEEP_SUFFIX);
-    for (i, message) in history.iter().enumerate() {
-        if i > 0 && i <= last && open.is_empty() && message.role == Role::User {
+    for (i, message) in history.iter().enumerate().skip(from) {
+        if i > from && i <= last && open.is_empty() && message.role == Role::User {
             let boundary = history
                 .get(i - 1)
                 .is_some_and(|p| p.role == Role::Assistant && p.tool_calls().next().is_none());
@@ -134,7 +162,7 @@ pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
             break;
         }
         for call in message.tool_calls() {
-            if !seen.insert(call.id.as_str()) {
+            if prefix_calls.contains(call.id.as_str()) || !seen.insert(call.id.as_str()) {
                 break;
             }
             open.insert(call.id.as_str());
@@ -150,7 +178,7 @@ pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
     let cut = best?;
     // No later result may name a call of the prefix.
     let calls: HashSet<&str> = history
-        .get(..cut)?
+        .get(from..cut)?
         .iter()
         .flat_map(Message::tool_calls)
         .map(|c| c.id.as_str())
@@ -159,7 +187,10 @@ pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
         .get(cut..)?
         .iter()
         .flat_map(Message::tool_results_iter)
-        .any(|r| calls.contains(r.tool_call_id.as_str()));
+        .any(|r| {
+            let id = r.tool_call_id.as_str();
+            calls.contains(id) || prefix_calls.contains(id)
+        });
     (!crosses).then_some(cut)
 }
 
