@@ -51,6 +51,11 @@ impl<T> PerTarget<T> {
         self.0.get(Self::index(target)).and_then(Option::as_ref)
     }
 
+    /// The value for `target`, taken out (the slot is left empty).
+    pub(crate) fn take(&mut self, target: Target) -> Option<T> {
+        self.0.get_mut(Self::index(target)).and_then(Option::take)
+    }
+
     /// Sets (or, with `None`, clears) the value for `target`.
     pub(crate) fn set(&mut self, target: Target, value: Option<T>) {
         if let Some(slot) = self.0.get_mut(Self::index(target)) {
@@ -250,7 +255,8 @@ impl TurnCompiler {
         };
         // This turn through the old prefix: what the grown one must give.
         let (old, lent) = self.suffix_compile(input, wire_tools)?;
-        let (Some(old), Some(slot)) = (old, self.prefixes.slot(target)) else {
+        // Taken out: a prefix that fails to grow is dropped (the full path makes another).
+        let (Some(old), Some(mut slot)) = (old, self.prefixes.take(target)) else {
             return Ok((None, lent));
         };
         // The head (equal to the slot's: the old prefix served) and the messages between
@@ -272,36 +278,22 @@ impl TurnCompiler {
         let bytes = prefix::prefix_bytes(between.messages_key, &between.body, slot.head_elems);
         let notices = between.notices.get(slot.head_notices..);
         let (Some(bytes), Some(notices), true) = (bytes, notices, between.notices_shifted) else {
-            self.prefixes.set(target, None);
             return Ok((None, lent));
         };
         let mut joined = Vec::with_capacity(slot.bytes.len() + 1 + bytes.len());
         joined.extend_from_slice(&slot.bytes);
         joined.push(b',');
         joined.extend_from_slice(&bytes);
-        let mut calls = slot.calls.clone();
-        calls.extend(
+        slot.cut = cut;
+        slot.bytes = joined.into();
+        slot.notices.extend(notices.iter().cloned());
+        slot.calls.extend(
             grown
                 .iter()
                 .flat_map(Message::tool_calls)
                 .map(|c| c.id.as_str().to_owned()),
         );
-        let mut all_notices = slot.notices.clone();
-        all_notices.extend(notices.iter().cloned());
-        let array_head = slot.array_head.lock().clone();
-        let grown_slot = prefix::Slot {
-            tools: Arc::clone(&slot.tools),
-            generation: slot.generation,
-            head: slot.head.clone(),
-            cut,
-            head_elems: slot.head_elems,
-            bytes: joined.into(),
-            head_notices: slot.head_notices,
-            notices: all_notices,
-            calls,
-            array_head: parking_lot::Mutex::new(array_head),
-        };
-        self.prefixes.set(target, Some(grown_slot));
+        self.prefixes.set(target, Some(slot));
         let (attempt, lent) = self.suffix_compile(input, lent)?;
         let same = attempt.as_ref().is_some_and(|a| {
             let ((body, tools_at), (old_body, old_tools_at)) =

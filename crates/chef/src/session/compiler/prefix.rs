@@ -38,7 +38,8 @@ use crate::session::select::TurnTools;
 
 /// Histories shorter than this are compiled in full.
 pub(crate) const MIN_HISTORY: usize = 24;
-/// A prefix is re-made once this many messages follow its cut.
+/// A prefix is grown to a later cut (or made again) once more messages than this follow its
+/// cut.
 pub(crate) const MAX_SUFFIX: usize = 48;
 /// A new cut leaves at least this many messages after it.
 const KEEP_SUFFIX: usize = 2;
@@ -81,6 +82,11 @@ impl Prefixes {
 
     pub(crate) fn set(&mut self, target: Target, slot: Option<Slot>) {
         self.slots.set(target, slot);
+    }
+
+    /// The slot of `target`, taken out.
+    pub(crate) fn take(&mut self, target: Target) -> Option<Slot> {
+        self.slots.take(target)
     }
 
     /// Records that no prefix could be made for this generation at this history length.

@@ -182,7 +182,6 @@ enum Insert<'a> {
 }
 
 /// One piece of a spliced body, in body order (see [`pieces`]).
-#[derive(Clone)]
 enum Piece<'a> {
     /// `body[range]` of the freshly compiled body.
     Fresh(std::ops::Range<usize>),
