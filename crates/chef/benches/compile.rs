@@ -1,14 +1,17 @@
 //! Runtime compile benches (issue 9, "Performance"): one turn of a 200-message session
 //! with the 149-tool corpus, 3 announcements and 10 memories, per target, with a plain
 //! history, one with 1 tool result in 10 an error, and a realistic one (errors, images in
-//! tool results, thinking blocks, pinned messages; issue 24); and snapshot
-//! save + load (snapshot, encode, decode, restore) of that session without fsync.
+//! tool results, thinking blocks, pinned messages; issue 24); the plain turn at 200 and
+//! 2,000 messages with the body contiguous (`compile`) and chunked (`compile_chunked`,
+//! issue 24 part 3); and snapshot save + load (snapshot, encode, decode, restore) of that
+//! session without fsync.
 //!
 //! Run with `cargo bench -p chef --bench compile -- --warm-up-time 1 --measurement-time 3`.
 //!
 //! A turn is: push a user message, compile to bytes. The assistant's reply is pushed
-//! outside the timed section, and every 50 turns the history is reset to the 200
-//! messages (untimed, followed by one untimed compile) so the session stays at its size.
+//! outside the timed section, and every 50 turns the history is reset to its 200 (or
+//! 2,000) messages (untimed, followed by one untimed compile) so the session stays at its
+//! size.
 #![allow(
     clippy::expect_used,
     reason = "a bench with broken setup should stop loudly"
@@ -35,16 +38,43 @@ fn turns(c: &mut Criterion) {
             support::Mix::Realistic,
         ),
     ] {
-        turns_of(c, group, mix);
+        turns_of(c, group, mix, 200, Form::Contiguous);
+    }
+    // Issue 24 part 3: the long session, and the body as chunks.
+    for (group, messages, form) in [
+        (
+            "compile_turn_200_messages_149_tools_chunked",
+            200,
+            Form::Chunked,
+        ),
+        (
+            "compile_turn_2000_messages_149_tools",
+            2000,
+            Form::Contiguous,
+        ),
+        (
+            "compile_turn_2000_messages_149_tools_chunked",
+            2000,
+            Form::Chunked,
+        ),
+    ] {
+        turns_of(c, group, support::Mix::Plain, messages, form);
     }
 }
 
-/// One group of turns on the 200 messages in `mix` (the turns themselves push a user
+/// The body's form: `compile` or `compile_chunked`.
+#[derive(Clone, Copy)]
+enum Form {
+    Contiguous,
+    Chunked,
+}
+
+/// One group of turns on `messages` messages in `mix` (the turns themselves push a user
 /// message and an assistant reply, as in the plain group).
-fn turns_of(c: &mut Criterion, group: &str, mix: support::Mix) {
+fn turns_of(c: &mut Criterion, group: &str, mix: support::Mix, messages: usize, form: Form) {
     let mut group = c.benchmark_group(group);
     for target in Target::ALL {
-        let mut chef = support::session_mixed(ChefConfig::default(), mix);
+        let mut chef = support::session_sized(ChefConfig::default(), mix, messages);
         let base = chef.history().to_vec();
         chef.compile(target).expect("compiles");
         group.bench_function(format!("{target:?}"), |b| {
@@ -57,8 +87,16 @@ fn turns_of(c: &mut Criterion, group: &str, mix: support::Mix) {
                     }
                     let start = Instant::now();
                     chef.push(Message::user(format!("And partner {i}?")));
-                    let payload = chef.compile(target).expect("compiles");
-                    black_box(&payload.body);
+                    match form {
+                        Form::Contiguous => {
+                            let payload = chef.compile(target).expect("compiles");
+                            black_box(&payload.body);
+                        }
+                        Form::Chunked => {
+                            let payload = chef.compile_chunked(target).expect("compiles");
+                            black_box(&payload.body);
+                        }
+                    }
                     total += start.elapsed();
                     chef.push(Message::assistant(format!("Partner {i} is in line.")));
                 }

@@ -44,6 +44,7 @@ pub mod snapshot;
 pub mod store;
 pub mod tool_search;
 
+pub use bytes;
 pub use chef_anthropic as anthropic;
 pub use chef_compress as compress;
 pub use chef_gemini as gemini;
@@ -65,8 +66,8 @@ pub use crate::{
         CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
     },
     session::{
-        ANCHOR_LINE, Chef, ChefConfig, MemoryPlacement, OwnedCall, Payload, PayloadMeta,
-        RestoreOptions, Routed, RoutedCall, SessionState, TargetOptions,
+        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, MemoryPlacement, OwnedCall,
+        Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall, SessionState, TargetOptions,
     },
 };
 

@@ -121,12 +121,18 @@ pub(crate) fn session(config: ChefConfig) -> Chef {
 
 /// [`session`] with its history in the given mix.
 pub(crate) fn session_mixed(config: ChefConfig, mix: Mix) -> Chef {
+    session_sized(config, mix, 200)
+}
+
+/// [`session_mixed`] with `messages` history messages instead of 200 (the 2,000-message
+/// turn of issue 24).
+pub(crate) fn session_sized(config: ChefConfig, mix: Mix, messages: usize) -> Chef {
     let mut chef = Chef::new(config).with_memory(memory());
     chef.register_tools(corpus()).expect("unique names");
     chef.set_system_prompt(vec![Message::system(
         "You are a logistics analyst. Answer from the data sources; cite the tool you used.",
     )]);
-    for i in 0..200 {
+    for i in 0..messages {
         chef.push(message_mixed(i, mix));
     }
     chef.announce("env", "Working directory: /srv/reports", Channel::UserTail);

@@ -1,6 +1,7 @@
 //! The session: [`Chef`], the state one agent conversation carries, and `compile`.
 
 mod assemble;
+mod body;
 mod compiler;
 mod dynamic;
 mod history;
@@ -14,6 +15,8 @@ use std::sync::Arc;
 use chef_ir::{Message, Request, Role, Target, ToolDefinition, ToolName, WireNames};
 use serde::{Deserialize, Serialize};
 
+pub use self::body::ChunkedBody;
+use self::compiler::Spliced;
 pub use self::compiler::TargetOptions;
 use self::select::{SelectInput, TurnTools};
 pub use self::{
@@ -185,19 +188,47 @@ impl ChefConfig {
 }
 
 /// One compiled request, ready to send.
+///
+/// `B` is the body's form: a contiguous `Vec<u8>` from [`Chef::compile`] (the default),
+/// or a [`ChunkedBody`] from [`Chef::compile_chunked`] ([`ChunkedPayload`]), which shares
+/// the bytes chef caches across turns instead of copying them. Both hold the same bytes,
+/// and everything else in the payload is the same for either.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct Payload {
+pub struct Payload<B = Vec<u8>> {
     /// The target.
     pub target: Target,
     /// The request body (compact JSON).
-    pub body: Vec<u8>,
+    pub body: B,
     /// Real ↔ wire tool names, for parsing the reply.
     pub names: WireNames,
     /// What the provider crate could not express as asked.
     pub notices: Vec<String>,
     /// Bookkeeping about this compile (never sent).
     pub meta: PayloadMeta,
+}
+
+/// A compiled request whose body is a [`ChunkedBody`]: see [`Chef::compile_chunked`].
+pub type ChunkedPayload = Payload<ChunkedBody>;
+
+impl<B> Payload<B> {
+    /// The payload with its body changed by `f`.
+    fn map_body<C>(self, f: impl FnOnce(B) -> C) -> Payload<C> {
+        Payload {
+            target: self.target,
+            body: f(self.body),
+            names: self.names,
+            notices: self.notices,
+            meta: self.meta,
+        }
+    }
+}
+
+impl From<ChunkedPayload> for Payload {
+    /// The payload with its body joined (one copy).
+    fn from(payload: ChunkedPayload) -> Self {
+        payload.map_body(|body| body.to_vec())
+    }
 }
 
 /// Bookkeeping about one compile.
@@ -312,6 +343,7 @@ const _: fn() = || {
     fn assert_send_sync<T: Send + Sync + 'static>() {}
     assert_send_sync::<Chef>();
     assert_send_sync::<Payload>();
+    assert_send_sync::<ChunkedPayload>();
     assert_send_sync::<Routed>();
 };
 
@@ -993,6 +1025,37 @@ impl Chef {
     /// changes nothing: memory entries it would have expired are kept, announcements and
     /// the turn counter stay as they were.
     pub fn compile(&mut self, target: Target) -> Result<Payload, ChefError> {
+        Ok(self.compile_spliced(target)?.map_body(Spliced::into_vec))
+    }
+
+    /// [`compile`](Self::compile) with the body as chunks: the bytes this turn compiled
+    /// afresh, and the bytes chef keeps across turns (the serialised tools and history
+    /// prefix) shared rather than copied into one buffer. For long conversations, where
+    /// copying the unchanged prefix is a large part of a turn; send it with vectored writes
+    /// or as a streaming HTTP body (see [`ChunkedBody`]).
+    ///
+    /// The body's bytes are those `compile` would return, and everything else is the same
+    /// as `compile`: notices, names, meta, events, the turn counter, a failure that
+    /// changes nothing.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::{Message, Target};
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.push(Message::user("hi"));
+    /// let payload = chef.compile_chunked(Target::Anthropic)?;
+    /// let mut sent = Vec::new();
+    /// payload.body.write_to(&mut sent)?; // vectored writes
+    /// assert_eq!(sent.len(), payload.body.len());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compile_chunked(&mut self, target: Target) -> Result<ChunkedPayload, ChefError> {
+        Ok(self.compile_spliced(target)?.map_body(Spliced::into_chunks))
+    }
+
+    /// [`compile`](Self::compile) up to the body's form.
+    fn compile_spliced(&mut self, target: Target) -> Result<Payload<Spliced>, ChefError> {
         self.emit(&ChefEvent::CompileStart {
             target,
             turn: self.turn,
@@ -1054,7 +1117,7 @@ impl Chef {
         target: Target,
         expired: &[crate::memory::MemoryEntry],
         tools: Arc<TurnTools>,
-    ) -> Result<Payload, ChefError> {
+    ) -> Result<Payload<Spliced>, ChefError> {
         let notice = self.handoff_notice(true);
         let pending = self.pending_overflow_notice();
         let layers = self.layers(target, &tools, notice.as_slice())?;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use chef_ir::{Message, Target};
 
-use super::{Chef, Payload};
+use super::{Chef, ChunkedPayload, Payload};
 use crate::{
     announce::{Announcement, Channel},
     error::{ArchiveError, ChefError},
@@ -80,6 +80,16 @@ impl Chef {
     pub async fn compile_async(&mut self, target: Target) -> Result<Payload, ChefError> {
         self.overflow().await?;
         self.compile(target)
+    }
+
+    /// [`compile_async`](Self::compile_async) with the body as chunks: overflow, then
+    /// [`compile_chunked`](Chef::compile_chunked).
+    pub async fn compile_chunked_async(
+        &mut self,
+        target: Target,
+    ) -> Result<ChunkedPayload, ChefError> {
+        self.overflow().await?;
+        self.compile_chunked(target)
     }
 
     /// The overflow step: summarises (or archives and drops) older turns when the history

@@ -4,7 +4,7 @@
 
 #[path = "../../benches/support/session200.rs"]
 #[allow(dead_code, reason = "shared with the bench and the example")]
-mod support;
+pub(super) mod support;
 
 use chef::{Channel, Chef, ChefConfig, MemoryPlacement, memory::SetOptions};
 use chef_ir::{Message, Target};
@@ -211,7 +211,10 @@ fn assert_body(payload: &chef::Payload, expected: &[u8], turn: usize) {
 }
 
 /// The provider crate's own bytes and notices for the request chef assembles now.
-fn provider_bytes_and_notices(chef: &mut Chef, target: Target) -> (Vec<u8>, Vec<String>) {
+pub(super) fn provider_bytes_and_notices(
+    chef: &mut Chef,
+    target: Target,
+) -> (Vec<u8>, Vec<String>) {
     let request = chef.request(target).unwrap();
     let options = chef.config().targets.clone();
     fn strings<N: ToString>(notices: &[N]) -> Vec<String> {

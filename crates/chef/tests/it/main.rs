@@ -6,6 +6,7 @@
 mod support;
 
 mod cache_audit;
+mod chunked_body;
 mod compile_cache;
 mod concurrency;
 mod conformance_session;

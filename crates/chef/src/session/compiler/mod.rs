@@ -22,7 +22,7 @@ use std::sync::Arc;
 use chef_ir::{Message, Request, Target, ToolDefinition, ToolName};
 
 pub use self::wire::TargetOptions;
-pub(crate) use self::wire::Wire;
+pub(crate) use self::wire::{Spliced, Wire};
 use self::{prefix::Prefixes, wire::ToolBytes};
 use super::{assemble::Layers, select::TurnTools};
 use crate::error::ChefError;
@@ -49,6 +49,11 @@ impl<T> PerTarget<T> {
     /// The value for `target`, if one is set.
     pub(crate) fn get(&self, target: Target) -> Option<&T> {
         self.0.get(Self::index(target)).and_then(Option::as_ref)
+    }
+
+    /// The value for `target`, taken out (the slot is left empty).
+    pub(crate) fn take(&mut self, target: Target) -> Option<T> {
+        self.0.get_mut(Self::index(target)).and_then(Option::take)
     }
 
     /// Sets (or, with `None`, clears) the value for `target`.
@@ -145,6 +150,14 @@ impl TurnCompiler {
                 return Ok((wire, wire_tools, true));
             }
         }
+        if reuse {
+            let (attempt, lent) = self.grow_prefix(input, wire_tools)?;
+            wire_tools = lent;
+            if let Some(unspliced) = attempt {
+                let wire = unspliced.finish(target, &mut self.tool_bytes, tools)?;
+                return Ok((wire, wire_tools, true));
+            }
+        }
         let mut request = Request::new(input.around(input.history)).with_tools(wire_tools);
         let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
         let full =
@@ -212,6 +225,86 @@ impl TurnCompiler {
         // Written into the body together with the tools, in one copy (`Unspliced::finish`).
         unspliced.prefix = Some(insert);
         Ok((Some(unspliced), lent))
+    }
+
+    /// Grows the target's prefix to a later cut once its suffix is past
+    /// [`prefix::MAX_SUFFIX`], compiling only the messages between the two cuts instead of
+    /// the whole history, and compiles this turn through it. The grown prefix is kept only
+    /// if this turn through it equals this turn through the old one (which is what a full
+    /// compile gives); otherwise the prefix is dropped and `None` sends the turn to the
+    /// full compile, which makes a new one.
+    fn grow_prefix(
+        &mut self,
+        input: &TurnInput<'_>,
+        wire_tools: Vec<ToolDefinition>,
+    ) -> Result<(Option<wire::Unspliced>, Vec<ToolDefinition>), ChefError> {
+        let TurnInput {
+            target,
+            tools,
+            history,
+            ..
+        } = *input;
+        let Some(slot) = self
+            .prefixes
+            .extendable(target, tools, input.generation, history.len())
+        else {
+            return Ok((None, wire_tools));
+        };
+        let Some(cut) = prefix::find_cut_after(history, slot.cut, &slot.calls) else {
+            return Ok((None, wire_tools));
+        };
+        // This turn through the old prefix: what the grown one must give.
+        let (old, lent) = self.suffix_compile(input, wire_tools)?;
+        // Taken out: a prefix that fails to grow is dropped (the full path makes another).
+        let (Some(old), Some(mut slot)) = (old, self.prefixes.take(target)) else {
+            return Ok((None, lent));
+        };
+        // The head (equal to the slot's: the old prefix served) and the messages between
+        // the cuts, numbered from the old cut as in a full compile.
+        let grown = history.get(slot.cut..cut).unwrap_or_default();
+        let mut messages = slot.head.clone();
+        messages.extend(grown.iter().cloned());
+        let mut request = Request::new(messages).with_tools(lent);
+        let compiled = wire::compile_unspliced(
+            target,
+            &request,
+            input.options,
+            false,
+            slot.cut,
+            wire::ToolsWanted::Omit,
+        );
+        let lent = std::mem::take(&mut request.tools);
+        let between = compiled?;
+        let bytes = prefix::prefix_bytes(between.messages_key, &between.body, slot.head_elems);
+        let notices = between.notices.get(slot.head_notices..);
+        let (Some(bytes), Some(notices), true) = (bytes, notices, between.notices_shifted) else {
+            return Ok((None, lent));
+        };
+        let mut joined = Vec::with_capacity(slot.bytes.len() + 1 + bytes.len());
+        joined.extend_from_slice(&slot.bytes);
+        joined.push(b',');
+        joined.extend_from_slice(&bytes);
+        slot.cut = cut;
+        slot.bytes = joined.into();
+        slot.notices.extend(notices.iter().cloned());
+        slot.calls.extend(
+            grown
+                .iter()
+                .flat_map(Message::tool_calls)
+                .map(|c| c.id.as_str().to_owned()),
+        );
+        self.prefixes.set(target, Some(slot));
+        let (attempt, lent) = self.suffix_compile(input, lent)?;
+        let same = attempt.as_ref().is_some_and(|a| {
+            let ((body, tools_at), (old_body, old_tools_at)) =
+                (a.without_tools(), old.without_tools());
+            body == old_body && tools_at == old_tools_at && a.notices == old.notices
+        });
+        if !same {
+            self.prefixes.set(target, None);
+            return Ok((None, lent));
+        }
+        Ok((attempt, lent))
     }
 
     /// Makes a prefix for the target from this turn's history and checks it against this

@@ -22,11 +22,15 @@
 //!   bump).
 //!
 //! When a prefix is first made, the turn is also compiled in full and the two bodies are
-//! compared; a mismatch drops the prefix for this history generation. Anything unusual falls
-//! back to the full compile.
+//! compared; a mismatch drops the prefix for this history generation. Once the suffix has
+//! grown past [`MAX_SUFFIX`], the prefix is grown to a later cut by compiling only the
+//! messages between the two cuts, and the turn through the grown prefix is compared with
+//! the turn through the old one (so a long conversation never compiles its whole history
+//! again while it only grows). Anything unusual falls back to the full compile.
 
 use std::{collections::HashSet, sync::Arc};
 
+use bytes::Bytes;
 use chef_ir::{Message, Role, Target, layout};
 
 use super::{PerTarget, wire::PrefixInsert};
@@ -34,7 +38,8 @@ use crate::session::select::TurnTools;
 
 /// Histories shorter than this are compiled in full.
 pub(crate) const MIN_HISTORY: usize = 24;
-/// A prefix is re-made once this many messages follow its cut.
+/// A prefix is grown to a later cut (or made again) once more messages than this follow its
+/// cut.
 pub(crate) const MAX_SUFFIX: usize = 48;
 /// A new cut leaves at least this many messages after it.
 const KEEP_SUFFIX: usize = 2;
@@ -47,8 +52,9 @@ pub(crate) struct Slot {
     pub(crate) cut: usize,
     /// Wire elements the system layers alone produce (OpenAI Chat's system messages).
     pub(crate) head_elems: usize,
-    /// The prefix's wire elements, comma-separated.
-    pub(crate) bytes: Arc<[u8]>,
+    /// The prefix's wire elements, comma-separated (shared with every body spliced from
+    /// them: a chunked body holds them without a copy).
+    pub(crate) bytes: Bytes,
     /// How many notices the system layers and the name table give (a compile of the head
     /// alone, the tools left out): the prefix's notices follow them and the tool notices.
     pub(crate) head_notices: usize,
@@ -78,6 +84,11 @@ impl Prefixes {
         self.slots.set(target, slot);
     }
 
+    /// The slot of `target`, taken out.
+    pub(crate) fn take(&mut self, target: Target) -> Option<Slot> {
+        self.slots.take(target)
+    }
+
     /// Records that no prefix could be made for this generation at this history length.
     pub(crate) fn refuse(&mut self, target: Target, generation: u64, len: usize) {
         self.refused.set(target, Some((generation, len)));
@@ -93,6 +104,20 @@ impl Prefixes {
             Some((g, at)) if g == generation => len >= at + MAX_SUFFIX / 2,
             _ => true,
         }
+    }
+
+    /// The slot for this turn when it would be usable but for its suffix having grown past
+    /// [`MAX_SUFFIX`]: one to grow over the messages that followed its cut.
+    pub(crate) fn extendable(
+        &self,
+        target: Target,
+        tools: &Arc<TurnTools>,
+        generation: u64,
+        len: usize,
+    ) -> Option<&Slot> {
+        self.slot(target).filter(|s| {
+            Arc::ptr_eq(&s.tools, tools) && s.generation == generation && len > s.cut + MAX_SUFFIX
+        })
     }
 
     /// The usable slot for this turn, if any.
@@ -114,13 +139,24 @@ impl Prefixes {
 
 /// The latest cut in `history` that keeps the conversion local (see the module docs).
 pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
+    find_cut_after(history, 0, &HashSet::new())
+}
+
+/// The latest cut after `from` that keeps the conversion local, where `history[..from]` is
+/// a prefix that does on its own and whose tool calls are `prefix_calls` (a prefix grown
+/// over the messages that followed it; `from` 0 for a first one).
+pub(crate) fn find_cut_after(
+    history: &[Message],
+    from: usize,
+    prefix_calls: &HashSet<String>,
+) -> Option<usize> {
     // closed[i]: history[..i] is a valid prefix on its own.
     let mut open: HashSet<&str> = HashSet::new();
     let mut seen: HashSet<&str> = HashSet::new();
     let mut best = None;
     let last = history.len().saturating_sub(KEEP_SUFFIX);
-    for (i, message) in history.iter().enumerate() {
-        if i > 0 && i <= last && open.is_empty() && message.role == Role::User {
+    for (i, message) in history.iter().enumerate().skip(from) {
+        if i > from && i <= last && open.is_empty() && message.role == Role::User {
             let boundary = history
                 .get(i - 1)
                 .is_some_and(|p| p.role == Role::Assistant && p.tool_calls().next().is_none());
@@ -132,7 +168,7 @@ pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
             break;
         }
         for call in message.tool_calls() {
-            if !seen.insert(call.id.as_str()) {
+            if prefix_calls.contains(call.id.as_str()) || !seen.insert(call.id.as_str()) {
                 break;
             }
             open.insert(call.id.as_str());
@@ -148,7 +184,7 @@ pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
     let cut = best?;
     // No later result may name a call of the prefix.
     let calls: HashSet<&str> = history
-        .get(..cut)?
+        .get(from..cut)?
         .iter()
         .flat_map(Message::tool_calls)
         .map(|c| c.id.as_str())
@@ -157,7 +193,10 @@ pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
         .get(cut..)?
         .iter()
         .flat_map(Message::tool_results_iter)
-        .any(|r| calls.contains(r.tool_call_id.as_str()));
+        .any(|r| {
+            let id = r.tool_call_id.as_str();
+            calls.contains(id) || prefix_calls.contains(id)
+        });
     (!crosses).then_some(cut)
 }
 
@@ -189,7 +228,7 @@ pub(crate) fn prefix_insert(
     key: &str,
     body: &[u8],
     head_elems: usize,
-    prefix: &Arc<[u8]>,
+    prefix: &Bytes,
     array_head: &parking_lot::Mutex<Option<Vec<u8>>>,
 ) -> Option<PrefixInsert> {
     // A body that starts with the bytes found last time up to the insertion point has the
@@ -223,16 +262,16 @@ pub(crate) fn prefix_insert(
     };
     ok.then(|| PrefixInsert {
         at,
-        bytes: Arc::clone(prefix),
+        bytes: prefix.clone(),
         comma_before: head_elems > 0,
     })
 }
 
 /// The prefix bytes of a compile of head + `history[..cut]`: its elements after the
 /// head's.
-pub(crate) fn prefix_bytes(key: &str, body: &[u8], head_elems: usize) -> Option<Arc<[u8]>> {
+pub(crate) fn prefix_bytes(key: &str, body: &[u8], head_elems: usize) -> Option<Bytes> {
     let (_, spans) = layout::elements(body, key)?;
     let (start, _) = *spans.get(head_elems)?;
     let (_, end) = *spans.last()?;
-    body.get(start..end).map(Arc::from)
+    body.get(start..end).map(Bytes::copy_from_slice)
 }

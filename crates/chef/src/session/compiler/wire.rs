@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use chef_ir::{Request, Target, ToolPass, WireNames, layout::Layout};
 
 use super::PerTarget;
 use crate::error::{ChefError, ProviderError};
-use crate::session::select::TurnTools;
+use crate::session::{body::ChunkedBody, select::TurnTools};
 
 /// Per-target compile settings, passed through to the provider crates.
 #[derive(Debug, Clone, Default)]
@@ -23,7 +24,7 @@ pub struct TargetOptions {
 
 /// The provider's view of one compiled request.
 pub(crate) struct Wire {
-    pub(crate) body: Vec<u8>,
+    pub(crate) body: Spliced,
     pub(crate) names: WireNames,
     pub(crate) notices: Vec<String>,
     pub(crate) cache_issues: Vec<chef_anthropic::CacheIssue>,
@@ -40,7 +41,8 @@ fn provider<E: Into<ProviderError>>(target: Target) -> impl Fn(E) -> ChefError +
 /// splices it in.
 #[derive(Debug, Clone)]
 pub(crate) struct CachedTools {
-    bytes: Vec<u8>,
+    /// The serialised tools array (shared with every body spliced from it).
+    bytes: Bytes,
     /// The notices about the tools as declared, for the targets whose crates can leave the
     /// tools out (OpenAI and Gemini): a compile that skips the tools gets them from here,
     /// at the place the provider crate keeps for them.
@@ -74,10 +76,12 @@ impl CachedTools {
                 .collect()
         };
         Ok(Self {
-            bytes: serde_json::to_vec(tools).map_err(|e| ChefError::Provider {
-                target,
-                source: ProviderError::Tools(e),
-            })?,
+            bytes: serde_json::to_vec(tools)
+                .map_err(|e| ChefError::Provider {
+                    target,
+                    source: ProviderError::Tools(e),
+                })?
+                .into(),
             notices,
             renamed,
         })
@@ -145,7 +149,7 @@ impl<'c> ToolsWanted<'c> {
 #[derive(Debug, Clone)]
 pub(crate) struct PrefixInsert {
     pub(crate) at: usize,
-    pub(crate) bytes: Arc<[u8]>,
+    pub(crate) bytes: Bytes,
     pub(crate) comma_before: bool,
 }
 
@@ -168,23 +172,34 @@ fn extend_in_pieces(out: &mut Vec<u8>, bytes: &[u8]) {
     }
 }
 
-/// One insertion [`write_body`] makes.
+/// One insertion [`pieces`] makes.
 enum Insert<'a> {
     /// `"tools":<json>` between top-level members: just after `{` or just before the
     /// closing `}`, with the comma on the side that needs it.
-    Tools(&'a [u8]),
+    Tools(&'a Bytes),
     /// History-prefix elements inside the messages array.
     Prefix(&'a PrefixInsert),
 }
 
-/// `body` with the tools and the prefix elements inserted, in one copy.
-fn write_body(
+/// One piece of a spliced body, in body order (see [`pieces`]).
+enum Piece<'a> {
+    /// `body[range]` of the freshly compiled body.
+    Fresh(std::ops::Range<usize>),
+    /// A separator.
+    Static(&'static [u8]),
+    /// Cached bytes: the tools or the history prefix.
+    Cached(&'a Bytes),
+}
+
+/// The pieces of `body` with the tools and the prefix elements inserted, in order, to
+/// `each`: the one description of a spliced body that both its contiguous and its chunked
+/// form are written from. Empty fresh ranges are left out.
+fn pieces<'a>(
     body: &[u8],
-    tools: Option<(usize, &[u8])>,
-    prefix: Option<&PrefixInsert>,
-) -> Vec<u8> {
-    let extra = tools.map_or(0, |(_, t)| t.len() + 10) + prefix.map_or(0, PrefixInsert::len);
-    let mut out = Vec::with_capacity(body.len() + extra);
+    tools: Option<(usize, &'a Bytes)>,
+    prefix: Option<&'a PrefixInsert>,
+    mut each: impl FnMut(Piece<'a>),
+) {
     // At most two insertions, written in offset order.
     let mut inserts = [
         tools.map(|(at, json)| (at, Insert::Tools(json))),
@@ -198,33 +213,118 @@ fn write_body(
     let mut cursor = 0;
     for (at, insert) in inserts.into_iter().flatten() {
         let at = at.min(body.len()).max(cursor);
-        extend_in_pieces(&mut out, body.get(cursor..at).unwrap_or_default());
+        if cursor < at {
+            each(Piece::Fresh(cursor..at));
+        }
         cursor = at;
         match insert {
             Insert::Tools(json) => {
                 let (head, tail) = body.split_at(at);
                 let at_end = tail == b"}";
-                if at_end && head.len() > 1 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(b"\"tools\":");
-                extend_in_pieces(&mut out, json);
+                each(Piece::Static(if at_end && head.len() > 1 {
+                    b",\"tools\":"
+                } else {
+                    b"\"tools\":"
+                }));
+                each(Piece::Cached(json));
                 if !at_end && tail.len() > 1 {
-                    out.push(b',');
+                    each(Piece::Static(b","));
                 }
             }
             Insert::Prefix(p) if p.comma_before => {
-                out.push(b',');
-                extend_in_pieces(&mut out, &p.bytes);
+                each(Piece::Static(b","));
+                each(Piece::Cached(&p.bytes));
             }
             Insert::Prefix(p) => {
-                extend_in_pieces(&mut out, &p.bytes);
-                out.push(b',');
+                each(Piece::Cached(&p.bytes));
+                each(Piece::Static(b","));
             }
         }
     }
-    extend_in_pieces(&mut out, body.get(cursor..).unwrap_or_default());
+    if cursor < body.len() {
+        each(Piece::Fresh(cursor..body.len()));
+    }
+}
+
+/// `body` with the tools and the prefix elements inserted, in one copy.
+fn write_body(
+    body: &[u8],
+    tools: Option<(usize, &Bytes)>,
+    prefix: Option<&PrefixInsert>,
+) -> Vec<u8> {
+    let extra = tools.map_or(0, |(_, t)| t.len() + 10) + prefix.map_or(0, PrefixInsert::len);
+    let mut out = Vec::with_capacity(body.len() + extra);
+    pieces(body, tools, prefix, |piece| match piece {
+        Piece::Fresh(range) => extend_in_pieces(&mut out, body.get(range).unwrap_or_default()),
+        Piece::Static(bytes) => out.extend_from_slice(bytes),
+        Piece::Cached(bytes) => extend_in_pieces(&mut out, bytes),
+    });
     out
+}
+
+/// A finished body not yet written out: the fresh body and the cached bytes it takes, to
+/// be made contiguous ([`Spliced::into_vec`], one copy) or chunked
+/// ([`Spliced::into_chunks`], no copy of the body or the cached bytes).
+pub(crate) struct Spliced {
+    body: Vec<u8>,
+    tools: Option<(usize, Bytes)>,
+    prefix: Option<PrefixInsert>,
+}
+
+impl Spliced {
+    /// The body's length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        let mut len = 0;
+        pieces(
+            &self.body,
+            self.tools.as_ref().map(|(at, b)| (*at, b)),
+            self.prefix.as_ref(),
+            |piece| {
+                len += match piece {
+                    Piece::Fresh(range) => range.len(),
+                    Piece::Static(bytes) => bytes.len(),
+                    Piece::Cached(bytes) => bytes.len(),
+                };
+            },
+        );
+        len
+    }
+
+    /// The contiguous body: the fresh body itself when nothing is inserted, else one copy.
+    pub(crate) fn into_vec(self) -> Vec<u8> {
+        match (&self.tools, &self.prefix) {
+            (None, None) => self.body,
+            (tools, prefix) => write_body(
+                &self.body,
+                tools.as_ref().map(|(at, b)| (*at, b)),
+                prefix.as_ref(),
+            ),
+        }
+    }
+
+    /// The chunked body: slices of the fresh body and the cached bytes, shared.
+    pub(crate) fn into_chunks(self) -> ChunkedBody {
+        let Self {
+            body,
+            tools,
+            prefix,
+        } = self;
+        let fresh = Bytes::from(body);
+        let mut chunks = Vec::with_capacity(8);
+        pieces(
+            &fresh,
+            tools.as_ref().map(|(at, b)| (*at, b)),
+            prefix.as_ref(),
+            |piece| {
+                chunks.push(match piece {
+                    Piece::Fresh(range) => fresh.slice(range),
+                    Piece::Static(bytes) => Bytes::from_static(bytes),
+                    Piece::Cached(bytes) => bytes.clone(),
+                });
+            },
+        );
+        ChunkedBody::from_chunks(chunks)
+    }
 }
 
 /// A provider body with its `tools` field left out, and where to put it back.
@@ -266,7 +366,8 @@ impl Unspliced {
     }
 
     /// The finished body, with the tools bytes spliced in: those this compile serialised
-    /// (which then replace the cached ones) or the cached ones.
+    /// (which then replace the cached ones) or the cached ones. Nothing is copied yet: the
+    /// caller writes the [`Spliced`] body out in the form it wants.
     pub(crate) fn finish(
         self,
         target: Target,
@@ -276,16 +377,20 @@ impl Unspliced {
         if let Some(fresh) = self.fresh_tools {
             cache.set(target, key, fresh);
         }
-        let body = match (self.tools_at, &self.prefix) {
-            (None, None) => self.body,
-            (None, Some(prefix)) => write_body(&self.body, None, Some(prefix)),
-            (Some(at), prefix) => {
+        let tools = match self.tools_at {
+            None => None,
+            Some(at) => {
                 let cached = cache.get(target, key).ok_or(ChefError::Provider {
                     target,
                     source: ProviderError::ToolsMissing,
                 })?;
-                write_body(&self.body, Some((at, &cached.bytes)), prefix.as_ref())
+                Some((at, cached.bytes.clone()))
             }
+        };
+        let body = Spliced {
+            body: self.body,
+            tools,
+            prefix: self.prefix,
         };
         Ok(Wire {
             body,
@@ -491,7 +596,7 @@ mod tests {
                 assert_eq!(hit.notices_shifted, full.notices_shifted, "{target:?}");
                 assert_eq!(hit.names, full.names, "{target:?}");
                 let splice = |u: &super::Unspliced| {
-                    write_body(&u.body, u.tools_at.map(|at| (at, &cached.bytes[..])), None)
+                    write_body(&u.body, u.tools_at.map(|at| (at, &cached.bytes)), None)
                 };
                 assert_eq!(splice(&hit), splice(&full), "{target:?}");
             }
