@@ -83,7 +83,57 @@ impl RestoreOptions {
     }
 }
 
+/// [`SessionState`] borrowed from a live session, for writing a snapshot without copying
+/// the history: it serialises to the same bytes as [`Chef::snapshot`]'s state (the same
+/// members in the same order with the same skipping rules; a test pins it).
+#[derive(Serialize)]
+pub(crate) struct SessionStateRef<'a> {
+    system: &'a [Message],
+    history: &'a [Message],
+    tools: SnapshotTools,
+    namespaces: &'a [ToolGroup],
+    toolkits: &'a [ToolGroup],
+    loaded_toolkits: &'a [String],
+    blocked: &'a Blocklist,
+    announcements: &'a Announcements,
+    memory: Option<MemoryState>,
+    turn: u64,
+    shown_tools: Option<&'a [chef_ir::ToolName]>,
+    new_context_requested: bool,
+    overflow: &'a OverflowState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dynamic_state: Option<&'a crate::dynamic::DynamicState>,
+}
+
 impl Chef {
+    /// The state [`snapshot`](Self::snapshot) captures, borrowed, at the current turn.
+    pub(crate) fn snapshot_ref(&self, label: Option<&str>) -> Snapshot<SessionStateRef<'_>> {
+        let state = SessionStateRef {
+            system: &self.system,
+            history: &self.history[..],
+            tools: SnapshotTools::shared(
+                std::sync::Arc::clone(self.pruner.shared_tools()),
+                self.pruner.tools_json(),
+            ),
+            namespaces: self.pruner.namespaces(),
+            toolkits: self.pruner.toolkits(),
+            loaded_toolkits: &self.loaded_toolkits,
+            blocked: self.pruner.blocklist(),
+            announcements: &self.announcements,
+            memory: self.memory.as_ref().map(crate::memory::Memory::state),
+            turn: self.turn,
+            shown_tools: self.shown.as_deref(),
+            new_context_requested: self.new_context_requested,
+            overflow: &self.overflow,
+            dynamic_state: self.dynamic_state(),
+        };
+        let snapshot = Snapshot::new(state).with_created_turn(self.turn);
+        match label {
+            Some(label) => snapshot.with_label(label),
+            None => snapshot,
+        }
+    }
+
     /// Captures everything that decides the next compile.
     pub fn snapshot(&self, label: Option<&str>) -> Snapshot<SessionState> {
         let state = SessionState {
@@ -244,7 +294,7 @@ impl Chef {
     /// Saves a snapshot to `path` atomically and durably (temp file, fsync, rename, fsync
     /// of the directory).
     pub fn save(&self, path: impl AsRef<Path>, label: Option<&str>) -> Result<(), ChefError> {
-        snapshot::save(path, &self.snapshot(label))?;
+        snapshot::save(path, &self.snapshot_ref(label))?;
         Ok(())
     }
 
@@ -277,7 +327,7 @@ impl Chef {
         session: &StoreKey,
         expect: Expect,
     ) -> Result<u64, ChefError> {
-        Ok(snapshot::store::save(backend, session, &self.snapshot(None), expect).await?)
+        Ok(snapshot::store::save(backend, session, &self.snapshot_ref(None), expect).await?)
     }
 
     /// Loads session `session` from `backend` and restores it; returns its version, or

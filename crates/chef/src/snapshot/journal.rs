@@ -441,7 +441,7 @@ impl Journal {
         };
         let (bytes, full) = match delta {
             Some(bytes) => (bytes?, false),
-            None => (file::to_vec(&chef.snapshot(None))?, true),
+            None => (file::to_vec(&chef.snapshot_ref(None))?, true),
         };
         let seq = head.next;
         let checksum = file::checksum_digits(&bytes).unwrap_or_default().to_owned();

@@ -139,6 +139,10 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("session.json");
         chef.save(&path, Some("prop")).unwrap();
+        // `save` writes from the live session without copying it: the same bytes as the
+        // owned snapshot.
+        let owned = chef::snapshot::to_vec(&chef.snapshot(Some("prop"))).unwrap();
+        prop_assert_eq!(std::fs::read(&path).unwrap(), owned);
         // A fresh session parses the snapshot's tools; one with the same tools registered
         // keeps its own (the bytes match) and parses nothing.
         let mut other = Chef::new(config()).with_memory(Memory::new());
