@@ -276,19 +276,18 @@ impl Chef {
     /// as [`snapshot`](Self::snapshot) would serialise them, without copying the history.
     pub(crate) fn journal_fields(&self) -> Result<journal::Fields, serde_json::Error> {
         let memory = self.memory.as_ref().map(crate::memory::Memory::state);
-        let memory = memory.as_ref();
-        Ok(journal::Fields([
-            serde_json::to_vec(&self.system)?,
-            serde_json::to_vec(&self.loaded_toolkits)?,
-            serde_json::to_vec(self.pruner.blocklist())?,
-            serde_json::to_vec(&self.announcements)?,
-            serde_json::to_vec(&memory.map(|m| &m.entries))?,
-            serde_json::to_vec(&memory.map(|m| m.turn))?,
-            serde_json::to_vec(&self.shown)?,
-            serde_json::to_vec(&self.new_context_requested)?,
-            serde_json::to_vec(&self.overflow)?,
-            serde_json::to_vec(&self.dynamic_state())?,
-        ]))
+        journal::FieldsOf {
+            system: &self.system,
+            loaded_toolkits: &self.loaded_toolkits,
+            blocked: self.pruner.blocklist(),
+            announcements: &self.announcements,
+            memory: memory.as_ref(),
+            shown_tools: self.shown.as_deref(),
+            new_context_requested: self.new_context_requested,
+            overflow: &self.overflow,
+            dynamic_state: self.dynamic_state(),
+        }
+        .encode()
     }
 
     /// Saves a snapshot to `path` atomically and durably (temp file, fsync, rename, fsync

@@ -199,22 +199,53 @@ pub(crate) const FIELDS: [&str; 10] = [
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fields(pub(crate) [Vec<u8>; FIELDS.len()]);
 
+/// The parts of a session state a delta can set, borrowed (from a live session or from a
+/// state read back), to serialise them the one way.
+pub(crate) struct FieldsOf<'a> {
+    pub(crate) system: &'a [Message],
+    pub(crate) loaded_toolkits: &'a [String],
+    pub(crate) blocked: &'a crate::gate::Blocklist,
+    pub(crate) announcements: &'a crate::announce::Announcements,
+    pub(crate) memory: Option<&'a MemoryState>,
+    pub(crate) shown_tools: Option<&'a [chef_ir::ToolName]>,
+    pub(crate) new_context_requested: bool,
+    pub(crate) overflow: &'a crate::overflow::OverflowState,
+    pub(crate) dynamic_state: Option<&'a crate::dynamic::DynamicState>,
+}
+
+impl FieldsOf<'_> {
+    /// Each part serialised, in [`FIELDS`] order, as the snapshot serialises it.
+    pub(crate) fn encode(&self) -> Result<Fields, serde_json::Error> {
+        Ok(Fields([
+            serde_json::to_vec(self.system)?,
+            serde_json::to_vec(self.loaded_toolkits)?,
+            serde_json::to_vec(self.blocked)?,
+            serde_json::to_vec(self.announcements)?,
+            serde_json::to_vec(&self.memory.map(|m| &m.entries))?,
+            serde_json::to_vec(&self.memory.map(|m| m.turn))?,
+            serde_json::to_vec(&self.shown_tools)?,
+            serde_json::to_vec(&self.new_context_requested)?,
+            serde_json::to_vec(self.overflow)?,
+            serde_json::to_vec(&self.dynamic_state)?,
+        ]))
+    }
+}
+
 impl Fields {
     /// The fields of a state read back from a journal or snapshot.
     pub(crate) fn of_state(state: &SessionState) -> Result<Self, serde_json::Error> {
-        let memory = state.memory.as_ref();
-        Ok(Self([
-            serde_json::to_vec(&state.system)?,
-            serde_json::to_vec(&state.loaded_toolkits)?,
-            serde_json::to_vec(&state.blocked)?,
-            serde_json::to_vec(&state.announcements)?,
-            serde_json::to_vec(&memory.map(|m| &m.entries))?,
-            serde_json::to_vec(&memory.map(|m| m.turn))?,
-            serde_json::to_vec(&state.shown_tools)?,
-            serde_json::to_vec(&state.new_context_requested)?,
-            serde_json::to_vec(&state.overflow)?,
-            serde_json::to_vec(&state.dynamic_state)?,
-        ]))
+        FieldsOf {
+            system: &state.system,
+            loaded_toolkits: &state.loaded_toolkits,
+            blocked: &state.blocked,
+            announcements: &state.announcements,
+            memory: state.memory.as_ref(),
+            shown_tools: state.shown_tools.as_deref(),
+            new_context_requested: state.new_context_requested,
+            overflow: &state.overflow,
+            dynamic_state: state.dynamic_state.as_ref(),
+        }
+        .encode()
     }
 }
 

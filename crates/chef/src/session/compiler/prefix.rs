@@ -106,6 +106,13 @@ impl Prefixes {
         }
     }
 
+    /// The slot for this target when it was made for these tools and this history
+    /// generation.
+    fn current(&self, target: Target, tools: &Arc<TurnTools>, generation: u64) -> Option<&Slot> {
+        self.slot(target)
+            .filter(|s| Arc::ptr_eq(&s.tools, tools) && s.generation == generation)
+    }
+
     /// The slot for this turn when it would be usable but for its suffix having grown past
     /// [`MAX_SUFFIX`]: one to grow over the messages that followed its cut.
     pub(crate) fn extendable(
@@ -115,9 +122,8 @@ impl Prefixes {
         generation: u64,
         len: usize,
     ) -> Option<&Slot> {
-        self.slot(target).filter(|s| {
-            Arc::ptr_eq(&s.tools, tools) && s.generation == generation && len > s.cut + MAX_SUFFIX
-        })
+        self.current(target, tools, generation)
+            .filter(|s| len > s.cut + MAX_SUFFIX)
     }
 
     /// The usable slot for this turn, if any.
@@ -128,12 +134,8 @@ impl Prefixes {
         generation: u64,
         len: usize,
     ) -> Option<&Slot> {
-        self.slot(target).filter(|s| {
-            Arc::ptr_eq(&s.tools, tools)
-                && s.generation == generation
-                && len > s.cut
-                && len - s.cut <= MAX_SUFFIX
-        })
+        self.current(target, tools, generation)
+            .filter(|s| len > s.cut && len - s.cut <= MAX_SUFFIX)
     }
 }
 
