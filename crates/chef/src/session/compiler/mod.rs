@@ -140,8 +140,8 @@ impl TurnCompiler {
         if reuse
             && self
                 .prefixes
-                .usable(target, tools, input.generation, input.history.len())
-                .is_some()
+                .current(target, tools, input.generation, input.history.len())
+                .is_some_and(|(_, fit)| fit == prefix::Fit::Usable)
         {
             let (attempt, lent) = self.suffix_compile(input, wire_tools)?;
             wire_tools = lent;
@@ -244,9 +244,9 @@ impl TurnCompiler {
             history,
             ..
         } = *input;
-        let Some(slot) = self
-            .prefixes
-            .extendable(target, tools, input.generation, history.len())
+        let Some((slot, prefix::Fit::Outgrown)) =
+            self.prefixes
+                .current(target, tools, input.generation, history.len())
         else {
             return Ok((None, wire_tools));
         };

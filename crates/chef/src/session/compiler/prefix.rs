@@ -68,6 +68,17 @@ pub(crate) struct Slot {
     pub(crate) array_head: parking_lot::Mutex<Option<Vec<u8>>>,
 }
 
+/// How a slot fits this turn's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fit {
+    /// Nothing follows its cut (or the history is shorter): not usable.
+    None,
+    /// At most [`MAX_SUFFIX`] messages follow its cut: usable.
+    Usable,
+    /// More than [`MAX_SUFFIX`] follow: one to grow over the messages after its cut.
+    Outgrown,
+}
+
 /// Per-target prefixes, and the generation for which making one failed.
 #[derive(Default)]
 pub(crate) struct Prefixes {
@@ -107,35 +118,23 @@ impl Prefixes {
     }
 
     /// The slot for this target when it was made for these tools and this history
-    /// generation.
-    fn current(&self, target: Target, tools: &Arc<TurnTools>, generation: u64) -> Option<&Slot> {
-        self.slot(target)
-            .filter(|s| Arc::ptr_eq(&s.tools, tools) && s.generation == generation)
-    }
-
-    /// The slot for this turn when it would be usable but for its suffix having grown past
-    /// [`MAX_SUFFIX`]: one to grow over the messages that followed its cut.
-    pub(crate) fn extendable(
+    /// generation, and how it fits a history of `len` messages.
+    pub(crate) fn current(
         &self,
         target: Target,
         tools: &Arc<TurnTools>,
         generation: u64,
         len: usize,
-    ) -> Option<&Slot> {
-        self.current(target, tools, generation)
-            .filter(|s| len > s.cut + MAX_SUFFIX)
-    }
-
-    /// The usable slot for this turn, if any.
-    pub(crate) fn usable(
-        &self,
-        target: Target,
-        tools: &Arc<TurnTools>,
-        generation: u64,
-        len: usize,
-    ) -> Option<&Slot> {
-        self.current(target, tools, generation)
-            .filter(|s| len > s.cut && len - s.cut <= MAX_SUFFIX)
+    ) -> Option<(&Slot, Fit)> {
+        let slot = self
+            .slot(target)
+            .filter(|s| Arc::ptr_eq(&s.tools, tools) && s.generation == generation)?;
+        let fit = match len.checked_sub(slot.cut) {
+            Some(0) | None => Fit::None,
+            Some(suffix) if suffix <= MAX_SUFFIX => Fit::Usable,
+            Some(_) => Fit::Outgrown,
+        };
+        Some((slot, fit))
     }
 }
 
