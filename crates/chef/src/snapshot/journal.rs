@@ -80,6 +80,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::sync::Arc;
 
 use chef_ir::Message;
@@ -308,9 +309,8 @@ struct Head {
     next: u64,
     /// The checksum digits of record `next - 1`.
     last_checksum: String,
+    /// The newest full record (0: not known, as after `find_end`).
     full_seq: u64,
-    /// The full record before `full_seq` (kept by compaction; records before it go).
-    prev_full_seq: Option<u64>,
     full_bytes: usize,
     deltas: u64,
     delta_bytes: usize,
@@ -424,16 +424,19 @@ impl Journal {
             Some(head) => head,
             None => self.find_end().await?,
         };
+        let previous_full = head.full_seq;
         let appended = self.append(&mut head, chef).await;
-        let prune_before = head.prev_full_seq;
         self.head = Some(head);
         let (seq, full, bytes) = appended?;
         // Compaction: the records before the previous full one are no longer needed by a
         // load, nor by a writer less than one compaction behind. (An error here comes after
         // the record was written: the journal is saved and continues.)
-        let pruned = match prune_before {
-            Some(keep) if full => self.prune_before(keep).await?,
-            _ => 0,
+        let pruned = if full && previous_full > 0 {
+            delete_records(self.backend.as_ref(), &self.session, Some(previous_full))
+                .await
+                .map_err(SnapshotError::from)?
+        } else {
+            0
         };
         Ok(Saved {
             seq,
@@ -493,7 +496,6 @@ impl Journal {
         head.last_checksum = checksum;
         head.image = Some(Image { mark, fields });
         if full {
-            head.prev_full_seq = (head.full_seq > 0).then_some(head.full_seq);
             head.full_seq = seq;
             head.full_bytes = size;
             head.deltas = 0;
@@ -529,34 +531,11 @@ impl Journal {
             next: last + 1,
             last_checksum: String::new(),
             full_seq: 0,
-            prev_full_seq: None,
             full_bytes: 0,
             deltas: 0,
             delta_bytes: 0,
             image: None,
         })
-    }
-
-    /// Deletes this session's records numbered below `keep`; returns how many.
-    async fn prune_before(&self, keep: u64) -> Result<usize, ChefError> {
-        let keys = self
-            .backend
-            .list(&Namespace::JOURNAL, &prefix(&self.session))
-            .await
-            .map_err(SnapshotError::from)?;
-        let mut pruned = 0;
-        for key in keys {
-            if record_seq(&self.session, &key).is_some_and(|seq| seq < keep)
-                && self
-                    .backend
-                    .delete(&Namespace::JOURNAL, &key, Expect::Any)
-                    .await
-                    .map_err(SnapshotError::from)?
-            {
-                pruned += 1;
-            }
-        }
-        Ok(pruned)
     }
 }
 
@@ -577,7 +556,7 @@ pub async fn list(backend: &(impl StorageBackend + ?Sized)) -> Result<Vec<StoreK
         let Some((id, seq)) = key.as_str().rsplit_once('/') else {
             continue;
         };
-        if is_seq(seq) && ids.last().is_none_or(|last| last.as_str() != id) {
+        if is_seq(seq) {
             ids.push(StoreKey::new(id)?);
         }
     }
@@ -591,9 +570,18 @@ pub async fn delete(
     backend: &(impl StorageBackend + ?Sized),
     session: &StoreKey,
 ) -> Result<usize, StoreError> {
+    delete_records(backend, session, None).await
+}
+
+/// Deletes `session`'s records numbered below `below` (all with `None`); returns how many.
+async fn delete_records(
+    backend: &(impl StorageBackend + ?Sized),
+    session: &StoreKey,
+    below: Option<u64>,
+) -> Result<usize, StoreError> {
     let mut deleted = 0;
     for key in backend.list(&Namespace::JOURNAL, &prefix(session)).await? {
-        if record_seq(session, &key).is_some()
+        if record_seq(session, &key).is_some_and(|seq| below.is_none_or(|below| seq < below))
             && backend
                 .delete(&Namespace::JOURNAL, &key, Expect::Any)
                 .await?
@@ -625,8 +613,8 @@ fn record_key(session: &StoreKey, seq: u64) -> Result<StoreKey, SnapshotError> {
     Ok(StoreKey::new(format!("{session}/{seq:020}")).map_err(StoreError::from)?)
 }
 
-/// A delta record's bytes, sealed; `None` is never returned (the `Option` of the caller
-/// says whether a delta applies).
+/// A delta record's bytes, sealed: the messages `append`ed at history length `from`, and
+/// each field of `now` that differs from `before`.
 fn encode_delta(
     seq: u64,
     prev: &str,
@@ -638,16 +626,11 @@ fn encode_delta(
 ) -> Result<Vec<u8>, SnapshotError> {
     let serialize = |source| SnapshotError::Serialize { source };
     let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"{\"format\":\"");
-    out.extend_from_slice(JOURNAL_FORMAT.as_bytes());
-    out.extend_from_slice(b"\",\"format_version\":");
-    out.extend_from_slice(JOURNAL_FORMAT_VERSION.to_string().as_bytes());
-    out.extend_from_slice(
-        format!(
-            ",\"seq\":{seq},\"prev\":\"crc32:{prev}\",\"turn\":{turn},\"from\":{from},\"append\":"
-        )
-        .as_bytes(),
-    );
+    write!(
+        out,
+        "{{\"format\":\"{JOURNAL_FORMAT}\",\"format_version\":{JOURNAL_FORMAT_VERSION},\"seq\":{seq},\"prev\":\"crc32:{prev}\",\"turn\":{turn},\"from\":{from},\"append\":"
+    )
+    .map_err(|e| serialize(serde_json::Error::io(e)))?;
     serde_json::to_writer(&mut out, append).map_err(serialize)?;
     let mut first = true;
     for ((name, old), new) in FIELDS.iter().zip(&before.0).zip(&now.0) {
@@ -738,20 +721,16 @@ async fn replay(
         }
     }
     records.reverse();
-    let Some((first_seq, first)) = records.first() else {
+    let Some(((full_seq, full), deltas_after)) = records.split_first() else {
         return Ok(None);
     };
-    if !is_full(first.value.content()) {
+    let full_seq = *full_seq;
+    if !is_full(full.value.content()) {
         return Err(corrupt(
-            *first_seq,
+            full_seq,
             "the journal has no full record".to_owned(),
         ));
     }
-    let from_full = records.as_slice();
-    let Some(((full_seq, full), deltas_after)) = from_full.split_first() else {
-        return Ok(None); // `start` is a record's position: not reached
-    };
-    let full_seq = *full_seq;
     let mut snapshot: Snapshot<SessionState> =
         file::decode(full.value.content().as_bytes(), origin(full_seq))?;
     let full_bytes = full.value.content().len();
@@ -826,8 +805,8 @@ async fn replay(
         delta_bytes += content.len();
         seq = *at;
     }
-    let records_applied = from_full.len();
-    let deltas = (records_applied - 1) as u64;
+    let records_applied = records.len();
+    let deltas = deltas_after.len() as u64;
     Ok(Some(Found {
         replayed: Replayed {
             snapshot,
@@ -842,7 +821,6 @@ async fn replay(
             next: seq + 1,
             last_checksum,
             full_seq,
-            prev_full_seq: None,
             full_bytes,
             deltas,
             delta_bytes,
