@@ -213,13 +213,7 @@ impl ChatClient {
         } else if e.is_connect() {
             format!("cannot connect to {}", self.url)
         } else {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(s) = source {
-                text = format!("{text}: {s}");
-                source = s.source();
-            }
-            text
+            crate::error::chain(e)
         };
         Failure {
             message,

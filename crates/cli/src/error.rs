@@ -164,3 +164,15 @@ impl CliError {
         }
     }
 }
+
+/// An error and its sources on one line, `outer: inner: innermost`.
+pub(crate) fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
+}

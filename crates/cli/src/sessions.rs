@@ -228,26 +228,11 @@ async fn replay(
         Ok(Some(replayed)) => replayed,
         Ok(None) => return Ok(None),
         Err(chef::snapshot::SnapshotError::Store(e)) => return Err(store_err(url)(e)),
-        Err(e) => return Err(corrupt(&ErrorChain(&e))),
+        Err(e) => return Err(corrupt(&crate::error::chain(&e))),
     };
     let bytes = snapshot::to_vec(&replayed.snapshot).map_err(|e| corrupt(&e))?;
     let text = String::from_utf8(bytes).map_err(|e| corrupt(&e))?;
     Ok(Some((replayed, text)))
-}
-
-/// An error and its sources, on one line.
-struct ErrorChain<'a>(&'a dyn std::error::Error);
-
-impl std::fmt::Display for ErrorChain<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut source = self.0.source();
-        while let Some(e) = source {
-            write!(f, ": {e}")?;
-            source = e.source();
-        }
-        Ok(())
-    }
 }
 
 /// The session's snapshot text and version: the plain stored snapshot, else the replayed
