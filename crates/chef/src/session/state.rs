@@ -84,8 +84,8 @@ impl RestoreOptions {
 }
 
 /// [`SessionState`] borrowed from a live session, for writing a snapshot without copying
-/// the history: it serialises to the same bytes as [`Chef::snapshot`]'s state (the same
-/// members in the same order with the same skipping rules; a test pins it).
+/// the history. [`Chef::snapshot`] is this, owned; both serialise to the same bytes (the
+/// same members in the same order with the same skipping rules; a test pins it).
 #[derive(Serialize)]
 pub(crate) struct SessionStateRef<'a> {
     system: &'a [Message],
@@ -103,6 +103,27 @@ pub(crate) struct SessionStateRef<'a> {
     overflow: &'a OverflowState,
     #[serde(skip_serializing_if = "Option::is_none")]
     dynamic_state: Option<&'a crate::dynamic::DynamicState>,
+}
+
+impl From<SessionStateRef<'_>> for SessionState {
+    fn from(state: SessionStateRef<'_>) -> Self {
+        Self {
+            system: state.system.to_vec(),
+            history: state.history.to_vec(),
+            tools: state.tools,
+            namespaces: state.namespaces.to_vec(),
+            toolkits: state.toolkits.to_vec(),
+            loaded_toolkits: state.loaded_toolkits.to_vec(),
+            blocked: state.blocked.clone(),
+            announcements: state.announcements.clone(),
+            memory: state.memory,
+            turn: state.turn,
+            shown_tools: state.shown_tools.map(<[_]>::to_vec),
+            new_context_requested: state.new_context_requested,
+            overflow: state.overflow.clone(),
+            dynamic_state: state.dynamic_state.cloned(),
+        }
+    }
 }
 
 impl Chef {
@@ -136,29 +157,15 @@ impl Chef {
 
     /// Captures everything that decides the next compile.
     pub fn snapshot(&self, label: Option<&str>) -> Snapshot<SessionState> {
-        let state = SessionState {
-            system: self.system.clone(),
-            history: self.history.to_vec(),
-            tools: SnapshotTools::shared(
-                std::sync::Arc::clone(self.pruner.shared_tools()),
-                self.pruner.tools_json(),
-            ),
-            namespaces: self.pruner.namespaces().to_vec(),
-            toolkits: self.pruner.toolkits().to_vec(),
-            loaded_toolkits: self.loaded_toolkits.clone(),
-            blocked: self.pruner.blocklist().clone(),
-            announcements: self.announcements.clone(),
-            memory: self.memory.as_ref().map(crate::memory::Memory::state),
-            turn: self.turn,
-            shown_tools: self.shown.clone(),
-            new_context_requested: self.new_context_requested,
-            overflow: self.overflow.clone(),
-            dynamic_state: self.dynamic_state().cloned(),
-        };
-        let snapshot = Snapshot::new(state).with_created_turn(self.turn);
-        match label {
-            Some(label) => snapshot.with_label(label),
-            None => snapshot,
+        let Snapshot {
+            label,
+            created_turn,
+            payload,
+        } = self.snapshot_ref(label);
+        Snapshot {
+            label,
+            created_turn,
+            payload: SessionState::from(payload),
         }
     }
 
