@@ -173,8 +173,9 @@ impl Chef {
     /// registrations are refused leaves the session untouched.
     ///
     /// Tools read from a snapshot file are parsed here, unless they are the same JSON as
-    /// the tools this session has registered (then those are kept, nothing is parsed); a
-    /// tools field that does not parse is [`SnapshotError::Corrupt`].
+    /// the tools this session has registered (then those are kept, nothing is parsed) or as
+    /// tools another session of this process restored and still holds (then those are
+    /// shared); a tools field that does not parse is [`SnapshotError::Corrupt`].
     ///
     /// Resuming never loosens policy: the blocklist in force now stays in force, and the
     /// snapshot's entries are added to it (a tool blocked since the save stays blocked).
