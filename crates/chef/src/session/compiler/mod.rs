@@ -264,16 +264,7 @@ impl TurnCompiler {
         let grown = history.get(slot.cut..cut).unwrap_or_default();
         let mut messages = slot.head.clone();
         messages.extend(grown.iter().cloned());
-        let mut request = Request::new(messages).with_tools(lent);
-        let compiled = wire::compile_unspliced(
-            target,
-            &request,
-            input.options,
-            false,
-            slot.cut,
-            wire::ToolsWanted::Omit,
-        );
-        let lent = std::mem::take(&mut request.tools);
+        let (compiled, lent) = compile_lent(input, messages, lent, slot.cut);
         let between = compiled?;
         let bytes = prefix::prefix_bytes(between.messages_key, &between.body, slot.head_elems);
         let notices = between.notices.get(slot.head_notices..);
@@ -324,18 +315,7 @@ impl TurnCompiler {
             return Ok(wire_tools);
         };
         let head = input.head();
-        let compile = |messages: Vec<Message>, tools: Vec<ToolDefinition>| {
-            let mut request = Request::new(messages).with_tools(tools);
-            let out = wire::compile_unspliced(
-                target,
-                &request,
-                input.options,
-                false,
-                0,
-                wire::ToolsWanted::Omit,
-            );
-            (out, std::mem::take(&mut request.tools))
-        };
+        let compile = |messages, tools| compile_lent(input, messages, tools, 0);
         // The head's own elements: a request of the head and one user message has them plus
         // one (a head alone may get a placeholder message from a provider crate).
         let mut probe = head.clone();
@@ -397,4 +377,24 @@ impl TurnCompiler {
         }
         Ok(lent)
     }
+}
+
+/// Compiles `messages` for the turn's target without the tools (numbered from message
+/// `offset`, as in a full compile), lending `tools` to the request and handing them back.
+fn compile_lent(
+    input: &TurnInput<'_>,
+    messages: Vec<Message>,
+    tools: Vec<ToolDefinition>,
+    offset: usize,
+) -> (Result<wire::Unspliced, ChefError>, Vec<ToolDefinition>) {
+    let mut request = Request::new(messages).with_tools(tools);
+    let out = wire::compile_unspliced(
+        input.target,
+        &request,
+        input.options,
+        false,
+        offset,
+        wire::ToolsWanted::Omit,
+    );
+    (out, std::mem::take(&mut request.tools))
 }
