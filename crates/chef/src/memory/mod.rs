@@ -286,6 +286,26 @@ impl Memory {
         Self::default()
     }
 
+    /// A copy for a forked session ([`Chef::fork`](crate::Chef::fork)): the entries, turn,
+    /// settings, hook and what was last synced with a store (so the fork's writes are
+    /// based on the same versions), without the subscribers.
+    pub(crate) fn fork(&self) -> Self {
+        Self {
+            entries: self.entries.clone(),
+            turn: self.turn,
+            default_ttl: self.default_ttl,
+            allowed_keys: self.allowed_keys.clone(),
+            validator: self.validator.clone(),
+            subscribers: Vec::new(),
+            next_subscription: self.next_subscription,
+            synced: self.synced.clone(),
+            unsaved: self.unsaved.clone(),
+            host_written: self.host_written.clone(),
+            persist_retries: self.persist_retries,
+            rendered: parking_lot::Mutex::new(self.rendered.lock().clone()),
+        }
+    }
+
     /// Give writes with [`Ttl::Default`] a TTL of `turns`.
     #[must_use]
     pub fn with_default_ttl(mut self, turns: u64) -> Self {

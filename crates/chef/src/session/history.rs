@@ -29,6 +29,15 @@ impl std::ops::Deref for History {
 }
 
 impl History {
+    /// A copy: the messages, generation and counts.
+    pub(crate) fn fork(&self) -> Self {
+        Self {
+            messages: self.messages.clone(),
+            generation: self.generation,
+            counts: self.counts.clone(),
+        }
+    }
+
     /// The generation: the same while the history has only grown.
     pub(crate) fn generation(&self) -> u64 {
         self.generation

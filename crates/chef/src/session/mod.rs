@@ -388,6 +388,83 @@ impl Chef {
         }
     }
 
+    /// An independent session that starts where this one is, sharing what was prepared from
+    /// the tools instead of preparing it again.
+    ///
+    /// The fork has a copy of everything a snapshot carries (the configuration, the
+    /// registry, blocklist and allowlist, loaded toolkits, announcements, system prompt,
+    /// history, memory, dynamic state, overflow state and turn counter) plus the context
+    /// injectors, tokenizer and summarizer. What was prepared from the tools is shared, not
+    /// copied: the parsed tool definitions, the search index, the compressed tool list of
+    /// the latest selection and each target's serialised tools. So a fork of a session that
+    /// has compiled once compiles its next turn without registering, compressing or
+    /// serialising the catalogue again: serve many conversations from one prepared
+    /// template.
+    ///
+    /// ```
+    /// # use chef::{Chef, ChefConfig};
+    /// # use chef_ir::{Message, Target, ToolDefinition};
+    /// # use serde_json::json;
+    /// let mut template = Chef::new(ChefConfig::default());
+    /// template.register_tools(vec![ToolDefinition::new(
+    ///     "get_weather",
+    ///     json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    /// )
+    /// .with_description("Weather for a city")])?;
+    /// template.compile(Target::Anthropic)?; // prepares the tools once
+    ///
+    /// let mut session = template.fork();
+    /// session.push(Message::user("Weather in Oslo?"));
+    /// let payload = session.compile(Target::Anthropic)?;
+    /// # assert!(!payload.body.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// After the fork the two sessions change independently: a message, registration or
+    /// blocklist change in one never reaches the other. Not carried:
+    /// - event subscribers, of the session and of its memory: subscribe to the fork;
+    /// - history prefixes kept for reuse between turns: the fork makes its own.
+    ///
+    /// Shared, since they are storage that many sessions may use: the `context` tool's
+    /// store ([`with_store`](Self::with_store)) and the memory write-through store
+    /// ([`with_memory_store`](Self::with_memory_store)). Two sessions writing the same
+    /// memory keys to one store are resolved as for workers sharing it. A
+    /// [`Journal`](crate::snapshot::journal::Journal) tells a fork from its parent: give
+    /// each its own key.
+    #[must_use]
+    pub fn fork(&self) -> Self {
+        Self {
+            config: self.config.clone(),
+            pruner: self.pruner.clone(),
+            instance: next_instance(),
+            epoch: self.epoch,
+            system: self.system.clone(),
+            history: self.history.fork(),
+            announcements: self.announcements.clone(),
+            memory: self.memory.as_ref().map(Memory::fork),
+            loaded_toolkits: self.loaded_toolkits.clone(),
+            selection: self.selection.fork(),
+            shown: self.shown.clone(),
+            turn: self.turn,
+            store: Arc::clone(&self.store),
+            memory_store: self.memory_store.clone(),
+            new_context_requested: self.new_context_requested,
+            subscribers: Vec::new(),
+            overflow: self.overflow.clone(),
+            tokenizer: self.tokenizer.clone(),
+            summarizer: self.summarizer.clone(),
+            compiler: self.compiler.fork(),
+            audit_reported: self.audit_reported.clone(),
+            dynamic: self.dynamic.clone(),
+            injectors: self.injectors.clone(),
+            routing: self.routing.clone(),
+            unmatched_reported: self.unmatched_reported.clone(),
+            unmatched_checked: self.unmatched_checked,
+            allowlist: self.allowlist.clone(),
+            task_override: self.task_override.clone(),
+        }
+    }
+
     /// Uses `store` for the `context` tool's namespaces other than memory (default: an
     /// in-memory store owned by this session).
     #[must_use]

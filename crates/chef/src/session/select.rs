@@ -128,11 +128,11 @@ impl std::fmt::Debug for RegistryCatalogue {
 fn compress_kept(
     kept: &[ToolDefinition],
     input: &SelectInput<'_>,
-    catalogue: &mut Option<RegistryCatalogue>,
+    catalogue: &mut Option<Arc<RegistryCatalogue>>,
 ) -> Result<Compressed, ChefError> {
     let registry = input.pruner.all_tools();
     if catalogue.as_ref().is_none_or(|c| c.epoch != input.epoch) {
-        *catalogue = Some(RegistryCatalogue {
+        *catalogue = Some(Arc::new(RegistryCatalogue {
             epoch: input.epoch,
             catalogue: Catalogue::with_limits(registry, input.options.limits()).ok(),
             index: registry
@@ -140,13 +140,13 @@ fn compress_kept(
                 .enumerate()
                 .map(|(i, t)| (t.name.clone(), i))
                 .collect(),
-        });
+        }));
     }
     let Some(RegistryCatalogue {
         catalogue: Some(prepared),
         index,
         ..
-    }) = catalogue.as_ref()
+    }) = catalogue.as_deref()
     else {
         return Ok(chef_compress::compress(kept, input.options)?);
     };
@@ -182,10 +182,19 @@ pub(crate) struct Selection {
     owned: Option<(super::OwnedKey, Vec<ToolDefinition>)>,
     /// The registry prepared for compression, for its current epoch (made on the first
     /// selection that needs compressing).
-    catalogue: Option<RegistryCatalogue>,
+    catalogue: Option<Arc<RegistryCatalogue>>,
 }
 
 impl Selection {
+    /// The same caches, shared (a forked session starts from its parent's selection).
+    pub(crate) fn fork(&self) -> Self {
+        Self {
+            last: self.last.clone(),
+            owned: self.owned.clone(),
+            catalogue: self.catalogue.clone(),
+        }
+    }
+
     /// Forgets the latest selection: the registry moved.
     pub(crate) fn forget(&mut self) {
         self.last = None;
@@ -299,7 +308,7 @@ fn lowercase(names: &[String]) -> std::collections::BTreeSet<String> {
 pub(crate) fn select(
     input: &SelectInput<'_>,
     previous: Option<&Arc<TurnTools>>,
-    catalogue: &mut Option<RegistryCatalogue>,
+    catalogue: &mut Option<Arc<RegistryCatalogue>>,
 ) -> Result<Arc<TurnTools>, ChefError> {
     // Steady state of the default policy: every flat tool is kept, so the key can be
     // checked against the registry's names without cloning 149 definitions per turn.

@@ -15,6 +15,7 @@ mod crash;
 mod dense_prune;
 mod dynamic_state;
 mod errors;
+mod fork;
 mod fuzz;
 mod gate_bypass;
 mod hostile;

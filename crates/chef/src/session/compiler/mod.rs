@@ -28,6 +28,7 @@ use super::{assemble::Layers, select::TurnTools};
 use crate::error::ChefError;
 
 /// One value per provider target.
+#[derive(Clone)]
 pub(crate) struct PerTarget<T>([Option<T>; 4]);
 
 impl<T> Default for PerTarget<T> {
@@ -111,6 +112,16 @@ pub(crate) struct TurnCompiler {
 }
 
 impl TurnCompiler {
+    /// The caches a forked session starts with: the serialised tools of each target (shared
+    /// bytes), but not the history prefixes (made again from the fork's own turns).
+    pub(crate) fn fork(&self) -> Self {
+        Self {
+            tool_bytes: self.tool_bytes.fork(),
+            wire_tools: None,
+            prefixes: Prefixes::default(),
+        }
+    }
+
     /// Compiles the turn: from the reused history prefix when one applies, else in full
     /// (which may make a prefix for the next turns).
     pub(crate) fn compile(&mut self, input: &TurnInput<'_>) -> Result<CompiledTurn, ChefError> {

@@ -106,6 +106,13 @@ pub(crate) struct ToolBytes {
 }
 
 impl ToolBytes {
+    /// The same cached tools (their bytes shared).
+    pub(crate) fn fork(&self) -> Self {
+        Self {
+            slots: self.slots.clone(),
+        }
+    }
+
     /// The cached tools for `key` on `target`, if that is what the slot holds.
     pub(crate) fn get(&self, target: Target, key: &Arc<TurnTools>) -> Option<&CachedTools> {
         self.slots
