@@ -69,6 +69,8 @@ pub enum Kind {
     InvalidRequest,
     /// The body is too large (413).
     TooLarge,
+    /// No such route (404).
+    NotFound,
     /// The upstream could not be reached or answered nonsense (502).
     Upstream,
     /// The upstream took too long (504).
@@ -82,6 +84,7 @@ impl Kind {
         match self {
             Self::InvalidRequest => StatusCode::BAD_REQUEST,
             Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::NotFound => StatusCode::NOT_FOUND,
             Self::Upstream => StatusCode::BAD_GATEWAY,
             Self::Timeout => StatusCode::GATEWAY_TIMEOUT,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
@@ -91,7 +94,8 @@ impl Kind {
     /// The error `type` of each API.
     fn type_name(self, api: Api) -> &'static str {
         match (self, api.is_openai()) {
-            (Self::InvalidRequest, _) => "invalid_request_error",
+            (Self::InvalidRequest, _) | (Self::NotFound, true) => "invalid_request_error",
+            (Self::NotFound, false) => "not_found_error",
             (Self::TooLarge, true) => "invalid_request_error",
             (Self::TooLarge, false) => "request_too_large",
             (Self::Timeout, false) => "timeout_error",
@@ -105,6 +109,7 @@ impl Kind {
         match self {
             Self::InvalidRequest => "invalid_request",
             Self::TooLarge => "request_too_large",
+            Self::NotFound => "not_found",
             Self::Upstream => "upstream_error",
             Self::Timeout => "upstream_timeout",
             Self::Internal => "gateway_error",

@@ -30,7 +30,7 @@
 //!
 //! Every table and key is optional; unknown keys are refused with their name.
 
-use std::{net::SocketAddr, path::Path, time::Duration};
+use std::{collections::BTreeMap, net::SocketAddr, path::Path, sync::Arc, time::Duration};
 
 use chef_compress::{Level, MapStyle};
 use serde::Deserialize;
@@ -55,8 +55,8 @@ pub enum ConfigError {
     /// A key's value is out of range.
     #[error("`{key}`: {message}")]
     Invalid {
-        /// The dotted key.
-        key: &'static str,
+        /// The dotted key (`policy.NAME.KEY` for a policy's).
+        key: String,
         /// What is wrong with it.
         message: String,
     },
@@ -76,6 +76,59 @@ struct Raw {
     log: RawLog,
     #[serde(default)]
     memory: RawMemory,
+    #[serde(default)]
+    policy: Vec<toml::Table>,
+}
+
+/// A `[[policy]]` table: its own keys, and the `[chef]` keys it sets.
+struct RawPolicy {
+    name: String,
+    route: Option<String>,
+    keys: Vec<String>,
+    chef: RawChef,
+}
+
+impl RawPolicy {
+    fn read(mut table: toml::Table, index: usize) -> Result<Self, ConfigError> {
+        let Some(toml::Value::String(name)) = table.remove("name") else {
+            return Err(ConfigError::Invalid {
+                key: format!("policy[{index}].name"),
+                message: "each [[policy]] needs a `name` (a string)".to_owned(),
+            });
+        };
+        let invalid = |key: &str, message: &str| ConfigError::Invalid {
+            key: format!("policy.{name}.{key}"),
+            message: message.to_owned(),
+        };
+        let route = match table.remove("route") {
+            None => None,
+            Some(toml::Value::String(route)) => Some(route),
+            Some(_) => return Err(invalid("route", "must be a string")),
+        };
+        let keys = match table.remove("keys") {
+            None => Vec::new(),
+            Some(toml::Value::Array(items)) => items
+                .into_iter()
+                .map(|item| match item {
+                    toml::Value::String(key) => Ok(key),
+                    _ => Err(invalid("keys", "must be a list of strings")),
+                })
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(invalid("keys", "must be a list of strings")),
+        };
+        // What is left are `[chef]` keys; an unknown one is named by toml.
+        let chef =
+            RawChef::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Invalid {
+                key: format!("policy.{name}"),
+                message: e.to_string(),
+            })?;
+        Ok(Self {
+            name,
+            route,
+            keys,
+            chef,
+        })
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -100,12 +153,11 @@ struct RawChef {
     top_k: Option<usize>,
     always_keep: Option<Vec<String>>,
     allow: Option<Vec<String>>,
-    #[serde(default)]
-    blocked: Vec<String>,
+    blocked: Option<Vec<String>>,
     announce_tool_changes: Option<bool>,
     cache: Option<bool>,
-    #[serde(default)]
-    announcements: Vec<RawAnnouncement>,
+    announcements: Option<Vec<RawAnnouncement>>,
+    compiled_map: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,6 +178,34 @@ pub struct Announcement {
     pub text: String,
     /// Where it goes.
     pub channel: chef::Channel,
+}
+
+/// A named policy: the `[chef]` settings for requests sent under its route
+/// (`/ROUTE/v1/…`) or with one of its client keys.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Its name, in logs and metrics.
+    pub name: String,
+    /// The first path segment that selects it (`None`: keys only).
+    pub route: Option<String>,
+    /// SHA-256 fingerprints (`sha256:` and 64 lowercase hex digits) of the client API keys
+    /// that select it (`Authorization: Bearer KEY` or `x-api-key: KEY`).
+    pub keys: Vec<String>,
+    /// The whole configuration for its requests: the file's, with the policy's keys set.
+    pub config: Arc<Config>,
+}
+
+/// The fingerprint a policy's `keys` list for a client API key: `sha256:` and the hex
+/// SHA-256 of the key's bytes (`printf %s "$KEY" | sha256sum`).
+pub fn key_fingerprint(key: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(key.as_bytes());
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -186,6 +266,12 @@ pub struct Config {
     pub cache: bool,
     /// Announcements added to every request.
     pub announcements: Vec<Announcement>,
+    /// The compiled map for level 4 (real tool name → compiled line), read from
+    /// `compiled_map`; at level 1 its verified docstrings are used too.
+    pub compiled_map: Option<Arc<BTreeMap<String, String>>>,
+    /// Policies chosen per route or per client key, each a copy of this config with its own
+    /// `[chef]` keys set (see [`Config::policy_for`]).
+    pub policies: Vec<Policy>,
     /// The largest request body accepted.
     pub max_body_bytes: usize,
     /// The most tools one request may declare.
@@ -214,6 +300,8 @@ impl Default for Config {
             announce_tool_changes: false,
             cache: true,
             announcements: Vec::new(),
+            compiled_map: None,
+            policies: Vec::new(),
             max_body_bytes: 8 * 1024 * 1024,
             max_tools: 1000,
             max_internal_rounds: 4,
@@ -240,7 +328,7 @@ impl Config {
         let mut config = Self::default();
         if let Some(listen) = raw.listen {
             config.listen = listen.parse().map_err(|e| ConfigError::Invalid {
-                key: "listen",
+                key: "listen".to_owned(),
                 message: format!("{listen:?} is not an address:port ({e})"),
             })?;
         }
@@ -250,57 +338,7 @@ impl Config {
         if let Some(url) = raw.upstream.anthropic {
             config.anthropic_base = base_url("upstream.anthropic", &url)?;
         }
-        let chef = raw.chef;
-        if let Some(level) = chef.level {
-            config.level = Level::try_from(level).map_err(|e| ConfigError::Invalid {
-                key: "chef.level",
-                message: e.to_string(),
-            })?;
-            if config.level == Level::Four {
-                return Err(ConfigError::Invalid {
-                    key: "chef.level",
-                    message: "level 4 needs a compiled map, which the gateway does not load yet; \
-                              use 0 to 3"
-                        .to_owned(),
-                });
-            }
-        }
-        if let Some(style) = chef.map_style {
-            config.map_style = Some(style.parse().map_err(
-                |e: chef_compress::UnsupportedMapStyle| ConfigError::Invalid {
-                    key: "chef.map_style",
-                    message: e.to_string(),
-                },
-            )?);
-        }
-        config.prune = prune(
-            chef.prune.as_deref(),
-            chef.top_k,
-            chef.always_keep,
-            chef.allow,
-        )?;
-        config.blocked = chef.blocked;
-        config.announce_tool_changes = chef.announce_tool_changes.unwrap_or(false);
-        config.cache = chef.cache.unwrap_or(true);
-        for announcement in chef.announcements {
-            if announcement.id.is_empty() || announcement.text.trim().is_empty() {
-                return Err(ConfigError::Invalid {
-                    key: "chef.announcements",
-                    message: "each needs a non-empty `id` and `text`".to_owned(),
-                });
-            }
-            if config.announcements.iter().any(|a| a.id == announcement.id) {
-                return Err(ConfigError::Invalid {
-                    key: "chef.announcements",
-                    message: format!("the id {:?} is used twice", announcement.id),
-                });
-            }
-            config.announcements.push(Announcement {
-                id: announcement.id,
-                text: announcement.text,
-                channel: announcement.channel,
-            });
-        }
+        apply_chef(&mut config, raw.chef, "chef")?;
         let limits = raw.limits;
         if let Some(n) = limits.max_body_bytes {
             config.max_body_bytes = positive("limits.max_body_bytes", n)?;
@@ -311,7 +349,7 @@ impl Config {
         if let Some(n) = limits.max_internal_rounds {
             if !(1..=32).contains(&n) {
                 return Err(ConfigError::Invalid {
-                    key: "limits.max_internal_rounds",
+                    key: "limits.max_internal_rounds".to_owned(),
                     message: format!("{n} is outside 1..=32"),
                 });
             }
@@ -327,43 +365,215 @@ impl Config {
         if let Some(dir) = raw.memory.dir {
             if dir.trim().is_empty() {
                 return Err(ConfigError::Invalid {
-                    key: "memory.dir",
+                    key: "memory.dir".to_owned(),
                     message: "must be a directory path".to_owned(),
                 });
             }
             config.memory_dir = Some(std::path::PathBuf::from(dir));
         }
+        let mut policies = Vec::with_capacity(raw.policy.len());
+        for (index, table) in raw.policy.into_iter().enumerate() {
+            let policy = RawPolicy::read(table, index)?;
+            policies.push(read_policy(&config, policy, &policies)?);
+        }
+        config.policies = policies;
         Ok(config)
+    }
+
+    /// The configuration for a request: the policy of its route (the first path segment
+    /// before `/v1`), else the first policy listing its API key's fingerprint, else this
+    /// one. Returns the policy's index in [`policies`](Self::policies) too.
+    pub fn policy_for(&self, route: Option<&str>, api_key: Option<&str>) -> Option<usize> {
+        if let Some(route) = route {
+            return self
+                .policies
+                .iter()
+                .position(|p| p.route.as_deref() == Some(route));
+        }
+        let fingerprint = key_fingerprint(api_key?);
+        self.policies
+            .iter()
+            .position(|p| p.keys.contains(&fingerprint))
     }
 }
 
-fn positive<T: PartialEq + Default + std::fmt::Display>(
-    key: &'static str,
-    n: T,
-) -> Result<T, ConfigError> {
+/// Sets `config`'s chef settings from a `[chef]` table (or a policy's keys), naming keys
+/// under `prefix`.
+fn apply_chef(config: &mut Config, chef: RawChef, prefix: &str) -> Result<(), ConfigError> {
+    let key = |name: &str| format!("{prefix}.{name}");
+    if let Some(level) = chef.level {
+        config.level = Level::try_from(level).map_err(|e| ConfigError::Invalid {
+            key: key("level"),
+            message: e.to_string(),
+        })?;
+    }
+    if let Some(style) = chef.map_style {
+        config.map_style = Some(style.parse().map_err(
+            |e: chef_compress::UnsupportedMapStyle| ConfigError::Invalid {
+                key: key("map_style"),
+                message: e.to_string(),
+            },
+        )?);
+    }
+    if let Some(path) = chef.compiled_map {
+        config.compiled_map = Some(Arc::new(read_compiled_map(&path).map_err(|message| {
+            ConfigError::Invalid {
+                key: key("compiled_map"),
+                message,
+            }
+        })?));
+    }
+    if config.level == Level::Four && config.compiled_map.is_none() {
+        return Err(ConfigError::Invalid {
+            key: key("level"),
+            message: "level 4 needs a compiled map: set `compiled_map` to the JSON file \
+                      `chef compile-map` writes"
+                .to_owned(),
+        });
+    }
+    let inherits = chef.prune.is_none()
+        && chef.top_k.is_none()
+        && chef.always_keep.is_none()
+        && chef.allow.is_none();
+    if !inherits {
+        config.prune = prune(
+            prefix,
+            chef.prune.as_deref(),
+            chef.top_k,
+            chef.always_keep,
+            chef.allow,
+        )?;
+    }
+    if let Some(blocked) = chef.blocked {
+        config.blocked = blocked;
+    }
+    if let Some(on) = chef.announce_tool_changes {
+        config.announce_tool_changes = on;
+    }
+    if let Some(on) = chef.cache {
+        config.cache = on;
+    }
+    if let Some(announcements) = chef.announcements {
+        config.announcements.clear();
+        for announcement in announcements {
+            if announcement.id.is_empty() || announcement.text.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: key("announcements"),
+                    message: "each needs a non-empty `id` and `text`".to_owned(),
+                });
+            }
+            if config.announcements.iter().any(|a| a.id == announcement.id) {
+                return Err(ConfigError::Invalid {
+                    key: key("announcements"),
+                    message: format!("the id {:?} is used twice", announcement.id),
+                });
+            }
+            config.announcements.push(Announcement {
+                id: announcement.id,
+                text: announcement.text,
+                channel: announcement.channel,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A `[[policy]]`: the file's configuration with the policy's chef keys set.
+fn read_policy(base: &Config, raw: RawPolicy, earlier: &[Policy]) -> Result<Policy, ConfigError> {
+    let name = raw.name;
+    let valid = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 64
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+    };
+    if !valid(&name) {
+        return Err(ConfigError::Invalid {
+            key: "policy.name".to_owned(),
+            message: format!("{name:?}: 1 to 64 characters of A-Z a-z 0-9 - _"),
+        });
+    }
+    let prefix = format!("policy.{name}");
+    let invalid = |what: &str, message: String| ConfigError::Invalid {
+        key: format!("{prefix}.{what}"),
+        message,
+    };
+    if earlier.iter().any(|p| p.name == name) {
+        return Err(invalid("name", "the name is used twice".to_owned()));
+    }
+    if let Some(route) = &raw.route {
+        if !valid(route) || route == "v1" || route == "metrics" {
+            return Err(invalid(
+                "route",
+                format!("{route:?}: 1 to 64 characters of A-Z a-z 0-9 - _, not `v1` or `metrics`"),
+            ));
+        }
+        if let Some(other) = earlier.iter().find(|p| p.route.as_ref() == Some(route)) {
+            return Err(invalid(
+                "route",
+                format!("{route:?} is the route of policy {:?} too", other.name),
+            ));
+        }
+    }
+    if raw.route.is_none() && raw.keys.is_empty() {
+        return Err(invalid(
+            "route",
+            "a policy needs a `route`, `keys`, or both".to_owned(),
+        ));
+    }
+    for key in &raw.keys {
+        let hex = key.strip_prefix("sha256:").unwrap_or_default();
+        if hex.len() != 64 || !hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return Err(invalid(
+                "keys",
+                "each is `sha256:` and 64 lowercase hex digits, the SHA-256 of the key \
+                 (`printf %s \"$KEY\" | sha256sum`); keys themselves are never written in the config"
+                    .to_owned(),
+            ));
+        }
+    }
+    let mut config = base.clone();
+    apply_chef(&mut config, raw.chef, &prefix)?;
+    Ok(Policy {
+        name,
+        route: raw.route,
+        keys: raw.keys,
+        config: Arc::new(config),
+    })
+}
+
+/// Reads a compiled map file: a JSON object of real tool name → compiled line.
+fn read_compiled_map(path: &str) -> Result<BTreeMap<String, String>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    serde_json::from_str(&text).map_err(|e| {
+        format!("{path} is not a compiled map (a JSON object of tool name to line): {e}")
+    })
+}
+
+fn positive<T: PartialEq + Default + std::fmt::Display>(key: &str, n: T) -> Result<T, ConfigError> {
     if n == T::default() {
         return Err(ConfigError::Invalid {
-            key,
+            key: key.to_owned(),
             message: "must be greater than 0".to_owned(),
         });
     }
     Ok(n)
 }
 
-fn base_url(key: &'static str, url: &str) -> Result<String, ConfigError> {
+fn base_url(key: &str, url: &str) -> Result<String, ConfigError> {
     let parsed = reqwest::Url::parse(url).map_err(|e| ConfigError::Invalid {
-        key,
+        key: key.to_owned(),
         message: format!("{url:?} is not a URL ({e})"),
     })?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(ConfigError::Invalid {
-            key,
+            key: key.to_owned(),
             message: format!("{url:?} is not an http(s) URL"),
         });
     }
     if parsed.query().is_some() || parsed.fragment().is_some() {
         return Err(ConfigError::Invalid {
-            key,
+            key: key.to_owned(),
             message: format!("{url:?} must not have a query or fragment"),
         });
     }
@@ -371,26 +581,28 @@ fn base_url(key: &'static str, url: &str) -> Result<String, ConfigError> {
 }
 
 fn prune(
+    prefix: &str,
     kind: Option<&str>,
     top_k: Option<usize>,
     always_keep: Option<Vec<String>>,
     allow: Option<Vec<String>>,
 ) -> Result<Prune, ConfigError> {
-    let unused = |key: &'static str, kind: &str| ConfigError::Invalid {
-        key,
+    let key = |name: &str| format!("{prefix}.{name}");
+    let unused = |name: &str, kind: &str| ConfigError::Invalid {
+        key: key(name),
         message: format!("only used with a prune kind that takes it, not {kind:?}"),
     };
     let kind = kind.unwrap_or("all");
     match kind {
         "all" | "by_task" => {
             if top_k.is_some() {
-                return Err(unused("chef.top_k", kind));
+                return Err(unused("top_k", kind));
             }
             if always_keep.is_some() {
-                return Err(unused("chef.always_keep", kind));
+                return Err(unused("always_keep", kind));
             }
             if allow.is_some() {
-                return Err(unused("chef.allow", kind));
+                return Err(unused("allow", kind));
             }
             Ok(if kind == "all" {
                 Prune::All
@@ -400,25 +612,27 @@ fn prune(
         }
         "allowlist" => {
             if top_k.is_some() {
-                return Err(unused("chef.top_k", kind));
+                return Err(unused("top_k", kind));
             }
             if always_keep.is_some() {
-                return Err(unused("chef.always_keep", kind));
+                return Err(unused("always_keep", kind));
             }
-            Ok(Prune::Allowlist(allow.ok_or(ConfigError::Invalid {
-                key: "chef.allow",
-                message: "required with prune = \"allowlist\"".to_owned(),
+            Ok(Prune::Allowlist(allow.ok_or_else(|| {
+                ConfigError::Invalid {
+                    key: key("allow"),
+                    message: "required with prune = \"allowlist\"".to_owned(),
+                }
             })?))
         }
         "ranked" => {
             if allow.is_some() {
-                return Err(unused("chef.allow", kind));
+                return Err(unused("allow", kind));
             }
             Ok(Prune::Ranked {
                 top_k: positive(
-                    "chef.top_k",
-                    top_k.ok_or(ConfigError::Invalid {
-                        key: "chef.top_k",
+                    &key("top_k"),
+                    top_k.ok_or_else(|| ConfigError::Invalid {
+                        key: key("top_k"),
                         message: "required with prune = \"ranked\"".to_owned(),
                     })?,
                 )?,
@@ -426,7 +640,7 @@ fn prune(
             })
         }
         other => Err(ConfigError::Invalid {
-            key: "chef.prune",
+            key: key("prune"),
             message: format!("unknown kind {other:?} (expected all, by_task, allowlist or ranked)"),
         }),
     }

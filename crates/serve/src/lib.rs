@@ -36,7 +36,7 @@ use std::{
 use axum::{
     Router,
     body::Body,
-    extract::{Request, State},
+    extract::{Path, Request, State},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
     routing::{get, post},
@@ -60,7 +60,9 @@ pub struct Gateway {
     pub(crate) config: Config,
     pub(crate) client: reqwest::Client,
     pub(crate) metrics: Metrics,
-    pub(crate) pool: session::Pool,
+    /// The template pool of the file's `[chef]` settings, then one per policy (templates
+    /// are made under one policy's settings).
+    pub(crate) pools: Vec<session::Pool>,
 }
 
 /// The HTTP client could not be built (TLS roots).
@@ -76,10 +78,12 @@ impl Gateway {
             .pool_idle_timeout(Duration::from_secs(60))
             .build()?;
         Ok(Arc::new(Self {
-            config,
             client,
             metrics: Metrics::default(),
-            pool: session::Pool::default(),
+            pools: (0..=config.policies.len())
+                .map(|_| session::Pool::default())
+                .collect(),
+            config,
         }))
     }
 
@@ -92,6 +96,51 @@ impl Gateway {
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
     }
+
+    /// The settings and template pool for a request sent under `route` (the path segment
+    /// before `/v1`) with these headers: see [`Config::policy_for`]. An unknown route is a
+    /// 404 in the API's shape.
+    fn policy(
+        &self,
+        api: Api,
+        route: Option<&str>,
+        headers: &HeaderMap,
+    ) -> Result<(&Config, usize, &str), ApiError> {
+        let key = api_key(headers);
+        match self.config.policy_for(route, key) {
+            Some(i) => match self.config.policies.get(i) {
+                Some(policy) => Ok((&policy.config, i + 1, &policy.name)),
+                None => Err(no_route(api)),
+            },
+            None if route.is_some() => Err(no_route(api)),
+            None => Ok((&self.config, 0, "default")),
+        }
+    }
+
+    /// Offers a finished request's session to the pool it was made under.
+    pub(crate) fn release(&self, prepared: Prepared) {
+        if let Some(pool) = self.pools.get(prepared.pool) {
+            pool.release(prepared);
+        }
+    }
+}
+
+/// The client's API key: `Authorization: Bearer KEY`, else `x-api-key`.
+fn api_key(headers: &HeaderMap) -> Option<&str> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::trim);
+    bearer.or_else(|| headers.get("x-api-key").and_then(|v| v.to_str().ok()))
+}
+
+fn no_route(api: Api) -> ApiError {
+    ApiError::new(
+        api,
+        Kind::NotFound,
+        "no such route on this gateway (see the `route` of each [[policy]] in its config)",
+    )
 }
 
 /// The routes: the three APIs, `/metrics`, and everything else passed through.
@@ -100,21 +149,51 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/v1/chat/completions", post(chat))
         .route("/v1/responses", post(responses))
         .route("/v1/messages", post(messages))
+        .route("/{route}/v1/chat/completions", post(chat_routed))
+        .route("/{route}/v1/responses", post(responses_routed))
+        .route("/{route}/v1/messages", post(messages_routed))
         .route("/metrics", get(metrics))
         .fallback(passthrough)
         .with_state(gateway)
 }
 
 async fn chat(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
-    handle(g, Api::Chat, headers, body).await
+    handle(g, Api::Chat, None, headers, body).await
 }
 
 async fn responses(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
-    handle(g, Api::Responses, headers, body).await
+    handle(g, Api::Responses, None, headers, body).await
 }
 
 async fn messages(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
-    handle(g, Api::Messages, headers, body).await
+    handle(g, Api::Messages, None, headers, body).await
+}
+
+async fn chat_routed(
+    State(g): State<Arc<Gateway>>,
+    Path(route): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    handle(g, Api::Chat, Some(route), headers, body).await
+}
+
+async fn responses_routed(
+    State(g): State<Arc<Gateway>>,
+    Path(route): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    handle(g, Api::Responses, Some(route), headers, body).await
+}
+
+async fn messages_routed(
+    State(g): State<Arc<Gateway>>,
+    Path(route): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    handle(g, Api::Messages, Some(route), headers, body).await
 }
 
 async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
@@ -171,11 +250,17 @@ pub(crate) struct Clock {
     upstream: Duration,
 }
 
-async fn handle(gateway: Arc<Gateway>, api: Api, headers: HeaderMap, body: Body) -> Response {
+async fn handle(
+    gateway: Arc<Gateway>,
+    api: Api,
+    route: Option<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let started = Instant::now();
     gateway.metrics.request(api);
     let mut clock = Clock::default();
-    let result = run(&gateway, api, &headers, body, &mut clock).await;
+    let result = run(&gateway, api, route.as_deref(), &headers, body, &mut clock).await;
     let response = result.unwrap_or_else(|e| {
         tracing::warn!(api = api.name(), status = e.status().as_u16(), error = %e.message, "request failed");
         e.into_response()
@@ -208,12 +293,16 @@ fn is_event_stream(response: &Response) -> bool {
 async fn run(
     gateway: &Arc<Gateway>,
     api: Api,
+    route: Option<&str>,
     headers: &HeaderMap,
     body: Body,
     clock: &mut Clock,
 ) -> Result<Response, ApiError> {
+    let (config, pool_index, policy) = gateway.policy(api, route, headers)?;
+    let pool = gateway.pools.get(pool_index);
     let bytes = read_limited(api, headers, body, gateway.config.max_body_bytes).await?;
-    let parsed = session::parse(&gateway.config, api, &bytes)?;
+    tracing::debug!(api = api.name(), policy, "policy");
+    let parsed = session::parse_with(config, api, &bytes, pool)?;
     let (memory, session_id) = match &gateway.config.memory_dir {
         Some(dir) => {
             let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
@@ -222,7 +311,8 @@ async fn run(
         }
         None => (None, None),
     };
-    let mut prepared = session::build(&gateway.config, parsed, Some(&gateway.pool), memory)?;
+    let mut prepared = session::build(config, parsed, memory)?;
+    prepared.pool = pool_index;
     if prepared.reused {
         gateway.metrics.reused();
     }
@@ -232,7 +322,7 @@ async fn run(
         let out = whole(gateway, &mut prepared, headers, clock).await;
         let (before, after) = prepared.tool_chars();
         gateway.metrics.tool_block(before, after);
-        gateway.pool.release(prepared);
+        gateway.release(prepared);
         out
     };
     let mut out = out?;
@@ -369,7 +459,20 @@ async fn passthrough(State(gateway): State<Arc<Gateway>>, request: Request) -> R
     } else {
         Api::Chat
     };
-    let Some(rest) = parts.uri.path().strip_prefix("/v1") else {
+    // `/ROUTE/v1/…` of a policy's route is the same path as `/v1/…`.
+    let path = parts.uri.path();
+    let path = gateway
+        .config
+        .policies
+        .iter()
+        .filter_map(|p| p.route.as_deref())
+        .find_map(|route| {
+            path.strip_prefix('/')
+                .and_then(|p| p.strip_prefix(route))
+                .filter(|rest| rest.starts_with("/v1"))
+        })
+        .unwrap_or(path);
+    let Some(rest) = path.strip_prefix("/v1") else {
         return json_response(
             StatusCode::NOT_FOUND,
             &api::error_body(api, Kind::InvalidRequest, "no such path on this gateway"),
@@ -495,6 +598,18 @@ pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), String> 
         let results = runtime.block_on(check_upstreams(&config));
         let mut failed = Vec::new();
         println!("config: ok (listen {})", config.listen);
+        for policy in &config.policies {
+            let route = policy
+                .route
+                .as_deref()
+                .map_or_else(String::new, |r| format!(" route /{r}/v1/…"));
+            println!(
+                "policy {}:{route} {} key(s), level {}",
+                policy.name,
+                policy.keys.len(),
+                policy.config.level.as_u8()
+            );
+        }
         for (name, base, result) in results {
             match result {
                 Ok(status) => println!("upstream {name}: {base} answered HTTP {status}"),

@@ -33,8 +33,10 @@ pub struct Prepared {
     key: Option<Arc<[u8]>>,
     /// The tool block's size, before and after compression.
     chars: Arc<ToolChars>,
-    /// Whether the session came from the pool (its tools already registered).
+    /// Whether the session is a fork of a pooled template (its tools already registered).
     pub reused: bool,
+    /// Which of the gateway's pools it may go back to (its policy's).
+    pub(crate) pool: usize,
 }
 
 impl Prepared {
@@ -63,6 +65,9 @@ pub fn chef_config(config: &Config) -> ChefConfig {
     let mut options = chef_compress::Options::new().with_level(config.level);
     if let Some(style) = config.map_style {
         options = options.with_map_style(style);
+    }
+    if let Some(map) = &config.compiled_map {
+        options = options.with_compiled(map.iter().map(|(k, v)| (k.clone(), v.clone())));
     }
     let prune = match &config.prune {
         Prune::All => PrunePolicy::All,
@@ -100,17 +105,21 @@ impl ToolChars {
     }
 }
 
-/// A session whose tools are registered (and, after its first request, compressed and
-/// serialised), kept between requests that send the same tools.
-pub struct Pooled {
+/// A prepared session for one tool set: its tools registered, and for each target it has
+/// compiled for, compressed and serialised. Every request that sends the same tools gets a
+/// [`Chef::fork`] of it, which shares all of that instead of doing it again.
+pub struct Template {
     chef: Chef,
     chars: Arc<ToolChars>,
+    /// The targets the template has compiled for (their tool bytes are cached in it).
+    warm: Vec<chef_ir::Target>,
 }
 
-/// Sessions kept by the exact bytes of the tools they were made for, so a request whose
-/// tools were seen before skips registering, compressing and serialising them. A session is
-/// emptied (system prompt and history) before it is kept; everything else a request could
-/// change is off in pooled sessions (tool-change announcements are not pooled at all).
+/// Templates kept by the exact bytes of the tools they were made for (the client's `tools`
+/// text as sent), so a request whose tools were seen before skips parsing, registering,
+/// compressing and serialising them. A template holds no system prompt, history or
+/// memory; everything else a request could change is off where templates are used
+/// (tool-change announcements, pruning other than `all`, memory: see [`pooled`]).
 #[derive(Default)]
 pub struct Pool {
     /// Tool sets, least recently used first.
@@ -125,57 +134,61 @@ impl std::fmt::Debug for Pool {
     }
 }
 
-/// The exact bytes of a tool set, and its idle sessions.
-type ToolSet = (Arc<[u8]>, Vec<Pooled>);
+/// The exact bytes of a tool set, and its template.
+type ToolSet = (Arc<[u8]>, Arc<Template>);
 
 /// Tool sets a pool keeps.
-const POOL_TOOL_SETS: usize = 8;
-/// Idle sessions a pool keeps per tool set.
-const POOL_IDLE: usize = 32;
+const POOL_TOOL_SETS: usize = 16;
+
+/// Whether requests under `config` may use a template: a session's tools and codes must not
+/// depend on the request (pruning other than `all` picks per task), on what it showed
+/// before (tool-change announcements), or on the conversation (memory).
+pub fn pooled(config: &Config) -> bool {
+    !config.announce_tool_changes && config.memory_dir.is_none() && config.prune == Prune::All
+}
 
 impl Pool {
-    fn take(&self, key: &[u8]) -> Option<Pooled> {
+    /// The template for these tool bytes, marked most recently used.
+    fn get(&self, key: &[u8]) -> Option<(Arc<[u8]>, Arc<Template>)> {
         let mut sets = self.sets.lock();
         let index = sets.iter().position(|(k, _)| **k == *key)?;
         let entry = sets.remove(index);
-        let (key, mut idle) = entry;
-        let taken = idle.pop();
-        sets.push((key, idle));
-        taken
+        let found = (Arc::clone(&entry.0), Arc::clone(&entry.1));
+        sets.push(entry);
+        Some(found)
     }
 
-    fn put(&self, key: Arc<[u8]>, pooled: Pooled) {
-        let mut sets = self.sets.lock();
-        match sets.iter_mut().find(|(k, _)| **k == *key) {
-            Some((_, idle)) => {
-                if idle.len() < POOL_IDLE {
-                    idle.push(pooled);
-                }
-            }
-            None => {
-                if sets.len() >= POOL_TOOL_SETS {
-                    sets.remove(0);
-                }
-                sets.push((key, vec![pooled]));
-            }
-        }
-    }
-
-    /// Keeps `prepared`'s session for the next request with the same tools.
+    /// Keeps `prepared`'s session as the template of its tools when it has compiled for a
+    /// target the kept template has not (or none is kept).
     pub fn release(&self, prepared: Prepared) {
         let Some(key) = prepared.key else {
             return;
         };
+        let target = prepared.api.target();
+        let mut sets = self.sets.lock();
+        let kept = sets.iter().position(|(k, _)| **k == *key);
+        let warm = match kept.and_then(|i| sets.get(i)) {
+            Some((_, template)) if template.warm.contains(&target) => return,
+            // A fork of the kept template: it holds that template's targets too.
+            Some((_, template)) if prepared.reused => template.warm.clone(),
+            _ => Vec::new(),
+        };
         let mut chef = prepared.chef;
         chef.set_history(Vec::new());
         chef.set_system_prompt(Vec::new());
-        self.put(
-            key,
-            Pooled {
-                chef,
-                chars: prepared.chars,
-            },
-        );
+        let mut warm = warm;
+        warm.push(target);
+        let template = Arc::new(Template {
+            chef,
+            chars: prepared.chars,
+            warm,
+        });
+        if let Some(index) = kept {
+            sets.remove(index);
+        } else if sets.len() >= POOL_TOOL_SETS {
+            sets.remove(0);
+        }
+        sets.push((key, template));
     }
 }
 
@@ -184,14 +197,32 @@ pub fn prepare(config: &Config, api: Api, body: &[u8]) -> Result<Prepared, ApiEr
     prepare_with(config, api, body, None)
 }
 
-/// [`prepare`], taking a session from `pool` when one was made for the same tools.
+/// [`prepare`], forking the template `pool` keeps for the same tools when there is one.
 pub fn prepare_with(
     config: &Config,
     api: Api,
     body: &[u8],
     pool: Option<&Pool>,
 ) -> Result<Prepared, ApiError> {
-    build(config, parse(config, api, body)?, pool, None)
+    build(config, parse_with(config, api, body, pool)?, None)
+}
+
+/// Where a parsed request's tools are.
+enum Tools {
+    /// Parsed from the body; with the pool key (the tools' bytes) when the session may
+    /// become a template.
+    Parsed(Vec<chef_ir::ToolDefinition>, Option<Arc<[u8]>>),
+    /// Not parsed: the pool has a template for the same bytes.
+    Template(Arc<[u8]>, Arc<Template>),
+}
+
+impl std::fmt::Debug for Tools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Parsed(tools, _) => write!(f, "Parsed({} tools)", tools.len()),
+            Self::Template(..) => f.write_str("Template"),
+        }
+    }
 }
 
 /// A client body read into the IR, before its session is built.
@@ -200,7 +231,7 @@ pub struct Parsed {
     api: Api,
     system: Vec<Message>,
     history: Vec<Message>,
-    tools: Vec<chef_ir::ToolDefinition>,
+    tools: Tools,
     extras: Map<String, Value>,
     stream: bool,
 }
@@ -248,21 +279,114 @@ pub struct MemorySetup {
 
 /// Reads a client body into the IR.
 pub fn parse(config: &Config, api: Api, body: &[u8]) -> Result<Parsed, ApiError> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
-    let Value::Object(object) = &value else {
-        return Err(invalid(api, "the request body must be a JSON object"));
+    parse_with(config, api, body, None)
+}
+
+/// The members of a JSON object, in order, their values unparsed.
+struct Members<'a>(Vec<(String, &'a serde_json::value::RawValue)>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Members<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = Members<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: serde::de::MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> Result<Self::Value, M::Error> {
+                let mut members = Vec::new();
+                while let Some(member) =
+                    map.next_entry::<String, &'de serde_json::value::RawValue>()?
+                {
+                    members.push(member);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Visit(std::marker::PhantomData))
+    }
+}
+
+/// `{…}` made of `members` (a key given twice: its last value, as a JSON reader keeps).
+fn object_of<'a>(
+    members: impl Iterator<Item = &'a (String, &'a serde_json::value::RawValue)>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.push(b'{');
+    for (key, value) in members {
+        if out.len() > 1 {
+            out.push(b',');
+        }
+        // A `String` always serialises.
+        let _ = serde_json::to_writer(&mut out, key);
+        out.push(b':');
+        out.extend_from_slice(value.get().as_bytes());
+    }
+    out.push(b'}');
+    out
+}
+
+/// [`parse`], without parsing the tools when `pool` has a template for the same tool bytes
+/// (the request's session is then a fork of it: see [`build`]).
+pub fn parse_with(
+    config: &Config,
+    api: Api,
+    body: &[u8],
+    pool: Option<&Pool>,
+) -> Result<Parsed, ApiError> {
+    // One pass that only finds the members: the tools (most of a request's bytes) are
+    // parsed only when no template has them.
+    let members: Members<'_> = match serde_json::from_slice(body) {
+        Ok(members) => members,
+        Err(e) if e.is_data() => {
+            return Err(invalid(api, "the request body must be a JSON object"));
+        }
+        Err(e) => {
+            return Err(invalid(
+                api,
+                format!("the request body is not valid JSON: {e}"),
+            ));
+        }
     };
+    let members = members.0;
     let owned = api.owned_fields();
-    let extras: Map<String, Value> = object
-        .iter()
-        .filter(|(k, _)| !owned.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let mut extras = Map::new();
+    for (key, raw) in &members {
+        if owned.contains(&key.as_str()) {
+            continue;
+        }
+        let value: Value = serde_json::from_str(raw.get())
+            .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
+        extras.insert(key.clone(), value);
+    }
     let stream = extras.get("stream").and_then(Value::as_bool) == Some(true);
     refuse_unsupported(api, &extras)?;
+    let pool = pool.filter(|_| pooled(config));
+    let tools_raw = members
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "tools")
+        .map(|(_, raw)| raw.get());
+    let key: Option<Arc<[u8]>> = pool.and(tools_raw).map(|raw| Arc::from(raw.as_bytes()));
+    let template = match (pool, &key) {
+        (Some(pool), Some(key)) => pool.get(key),
+        _ => None,
+    };
+    let reduced;
+    let read = match &template {
+        Some(_) => {
+            reduced = object_of(members.iter().filter(|(k, _)| k != "tools"));
+            &reduced[..]
+        }
+        None => body,
+    };
     let request = match api {
         Api::Messages => {
+            let value: Value = serde_json::from_slice(read)
+                .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
             let parsed = chef_anthropic::parse_request_value(&value, &WireNames::default())
                 .map_err(|e| invalid(api, e.to_string()))?;
             let mut request = parsed.request;
@@ -274,10 +398,10 @@ pub fn parse(config: &Config, api: Api, body: &[u8]) -> Result<Parsed, ApiError>
             request
         }
         Api::Chat => {
-            chef_openai::chat::parse_request(body).map_err(|e| invalid(api, e.to_string()))?
+            chef_openai::chat::parse_request(read).map_err(|e| invalid(api, e.to_string()))?
         }
         Api::Responses => {
-            chef_openai::responses::parse_request(body).map_err(|e| invalid(api, e.to_string()))?
+            chef_openai::responses::parse_request(read).map_err(|e| invalid(api, e.to_string()))?
         }
     };
     if !request.native_tools.is_empty() {
@@ -296,6 +420,12 @@ pub fn parse(config: &Config, api: Api, body: &[u8]) -> Result<Parsed, ApiError>
             ),
         ));
     }
+    let tools = match template {
+        // The template was made from a request with the same tool bytes, which passed the
+        // checks above.
+        Some((key, template)) => Tools::Template(key, template),
+        None => Tools::Parsed(request.tools, key),
+    };
     let mut messages = request.messages;
     let lead = messages
         .iter()
@@ -306,18 +436,17 @@ pub fn parse(config: &Config, api: Api, body: &[u8]) -> Result<Parsed, ApiError>
         api,
         system: messages,
         history,
-        tools: request.tools,
+        tools,
         extras,
         stream,
     })
 }
 
-/// Builds the session of a parsed request: from `pool` when a session was kept for the
-/// same tools, else fresh; with `memory`, the memory tools are offered and answered.
+/// Builds the session of a parsed request: a fork of the pool's template when the request
+/// found one, else fresh; with `memory`, the memory tools are offered and answered.
 pub fn build(
     config: &Config,
     parsed: Parsed,
-    pool: Option<&Pool>,
     memory: Option<MemorySetup>,
 ) -> Result<Prepared, ApiError> {
     let Parsed {
@@ -328,27 +457,17 @@ pub fn build(
         extras,
         stream,
     } = parsed;
-    // Tool-change announcements depend on what the session showed before, and memory
-    // belongs to one session: neither is pooled. With pruning the tools (and the codes) a
-    // request sees depend on its task, and earlier calls are encoded with the map of the
-    // session's latest compile: only unpruned sessions are kept.
-    let pool = pool.filter(|_| {
-        !config.announce_tool_changes && memory.is_none() && config.prune == Prune::All
-    });
-    let key: Option<Arc<[u8]>> = match pool {
-        Some(_) => serde_json::to_vec(&tools).ok().map(Arc::from),
-        None => None,
-    };
-    let pooled = match (pool, &key) {
-        (Some(pool), Some(key)) => pool.take(key),
-        _ => None,
-    };
-    let reused = pooled.is_some();
-    let Pooled { mut chef, chars } = match pooled {
-        Some(pooled) => pooled,
-        None => {
+    let (mut chef, chars, key, reused) = match tools {
+        Tools::Template(key, template) => (
+            template.chef.fork(),
+            Arc::clone(&template.chars),
+            Some(key),
+            true,
+        ),
+        Tools::Parsed(tools, key) => {
             let chars = Arc::new(ToolChars::default());
             let mut chef = Chef::new(chef_config(config));
+            let key = key.filter(|_| memory.is_none());
             if let Some(setup) = memory {
                 chef = chef
                     .with_memory(setup.memory)
@@ -373,7 +492,7 @@ pub fn build(
             for a in &config.announcements {
                 chef.announce(a.id.clone(), a.text.clone(), a.channel);
             }
-            Pooled { chef, chars }
+            (chef, chars, key, false)
         }
     };
     chef.set_system_prompt(system);
@@ -388,6 +507,7 @@ pub fn build(
         key,
         chars,
         reused,
+        pool: 0,
     })
 }
 
@@ -456,7 +576,7 @@ fn encode_history(chef: &mut Chef) -> Vec<Message> {
 
 /// Compiles one round of `prepared` and makes its upstream body; returns the body and the
 /// wire names to read the reply with. `stream` asks Chat for usage in the stream.
-pub(crate) fn compile_round(
+pub fn compile_round(
     prepared: &mut Prepared,
     stream: bool,
 ) -> Result<(Vec<u8>, WireNames), ApiError> {

@@ -80,7 +80,7 @@ pub(crate) async fn run(
         let total = started.elapsed();
         let (before, after) = prepared.tool_chars();
         pump.gateway.metrics.tool_block(before, after);
-        pump.gateway.pool.release(prepared);
+        pump.gateway.release(prepared);
         pump.gateway
             .metrics
             .overhead(total.saturating_sub(pump.waited));

@@ -71,6 +71,18 @@ async fn two_hundred_concurrent_streaming_conversations() {
 
     let direct_url = format!("http://{}/v1/chat/completions", rig.upstream);
     let (direct, direct_failed) = run(&http, &direct_url, &body, "[DONE]").await;
+    // The first request of a tool set prepares its template (parses, registers, compresses
+    // and serialises the tools); every later request with the same tools forks it.
+    let cold = Instant::now();
+    let first = http
+        .post(rig.url("/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    assert!(first.text().await.unwrap().contains("get_order_details"));
+    let cold = cold.elapsed();
     let started = Instant::now();
     let (through, failed) = run(
         &http,
@@ -95,6 +107,7 @@ async fn two_hundred_concurrent_streaming_conversations() {
         through.len(),
         wall
     );
+    println!("  first request of the tool set (prepares its template): {cold:?}");
     println!(
         "  direct to upstream: p50 {:?}  p99 {:?}  failed {direct_failed}",
         percentile(&direct, 0.5),
@@ -114,24 +127,31 @@ async fn two_hundred_concurrent_streaming_conversations() {
     assert_eq!(failed, 0, "failed requests through the gateway");
 }
 
-/// Where a request's own time goes: reading the body into a session, and compiling it.
+/// Where a request's own time goes: reading the body into a session, and compiling it; a
+/// fresh session, then forks of the template the first request left in the pool.
 #[test]
 #[ignore = "timing; run with --ignored --nocapture"]
 fn time_of_one_session() {
     let body = serde_json::to_vec(&request("Where is 737U2663137?")).unwrap();
     let config = chef_serve::Config::parse("[chef]\nlevel = 3\n").unwrap();
-    for _ in 0..3 {
+    let pool = chef_serve::session::Pool::default();
+    for round in 0..6 {
         let t0 = Instant::now();
         let mut prepared =
-            chef_serve::session::prepare(&config, chef_serve::Api::Chat, &body).unwrap();
+            chef_serve::session::prepare_with(&config, chef_serve::Api::Chat, &body, Some(&pool))
+                .unwrap();
         let t1 = Instant::now();
-        let payload = prepared.chef.compile(chef_ir::Target::OpenAiChat).unwrap();
+        let (upstream, _) = chef_serve::session::compile_round(&mut prepared, true).unwrap();
         let t2 = Instant::now();
         println!(
-            "prepare {:?}  compile {:?}  ({} body bytes)",
+            "{} prepare {:?}  compile {:?}  ({} body bytes in, {} out)",
+            if prepared.reused { "fork " } else { "fresh" },
             t1 - t0,
             t2 - t1,
-            payload.body.len()
+            body.len(),
+            upstream.len()
         );
+        assert_eq!(prepared.reused, round > 0);
+        pool.release(prepared);
     }
 }

@@ -16,6 +16,7 @@ mod hostile;
 mod load;
 mod memory;
 mod messages;
+mod policy;
 mod responses;
 
 use serde_json::{Value, json};
