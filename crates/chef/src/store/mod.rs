@@ -51,6 +51,7 @@ mod lease;
 mod memory_backend;
 #[cfg(feature = "postgres")]
 mod postgres;
+mod scoped;
 
 use std::time::Duration;
 
@@ -68,6 +69,7 @@ pub use self::lease::{Lease, MAX_HOLDER_BYTES};
 pub use self::memory_backend::MemoryBackend;
 #[cfg(feature = "postgres")]
 pub use self::postgres::{PG_SCHEMA_VERSION, PgBackend, PgOptions};
+pub use self::scoped::Scoped;
 
 /// One stored value: text content plus free-form JSON metadata.
 ///

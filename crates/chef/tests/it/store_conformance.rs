@@ -56,6 +56,34 @@ pub(crate) fn file_system() -> Fixture {
     }
 }
 
+/// A [`Scoped`](chef::store::Scoped) view of a memory backend whose neighbouring scopes hold
+/// entries under the same keys and namespaces the cases use: each case must see only its
+/// own.
+pub(crate) async fn scoped() -> Fixture {
+    let shared: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+    for scope in ["neighbour", "s"] {
+        let view = chef::store::Scoped::new(Arc::clone(&shared), scope).unwrap();
+        for namespace in [Namespace::NOTES, Namespace::MEMORY, Namespace::SESSIONS] {
+            for key in ["a", "b", "k", "notes/a", "session"] {
+                let key = chef::store::StoreKey::new(key).unwrap();
+                view.put(
+                    &namespace,
+                    &key,
+                    chef::store::Entry::new("noise"),
+                    chef::store::Expect::Any,
+                )
+                .await
+                .unwrap();
+            }
+        }
+    }
+    Fixture {
+        store: Arc::new(chef::store::Scoped::new(shared, "s/case").unwrap()),
+        _dir: None,
+        _guard: None,
+    }
+}
+
 backend_suite!(store_conformance, worker_threads = 4;
     put_then_get_returns_the_entry_and_its_version,
     every_write_changes_the_version,

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 /// Instantiates every case, an async fn over `Arc<dyn StorageBackend>` in module
 /// `crate::$cases`, as one `#[tokio::test]` per backend: modules `memory_backend`,
-/// `fs_backend` and, with the `postgres` feature, `pg_backend` (a case returns at once when
+/// `fs_backend`, `scoped_backend` and, with the `postgres` feature, `pg_backend` (a case returns at once when
 /// there is no server; the fixture says so loudly).
 macro_rules! backend_suite {
     ($cases:ident, worker_threads = $threads:tt; $($case:ident),* $(,)?) => {
@@ -25,6 +25,8 @@ macro_rules! backend_suite {
             Some(crate::store_conformance::memory()), $cases; $($case),*);
         backend_suite!(@backend fs_backend, $threads,
             Some(crate::store_conformance::file_system()), $cases; $($case),*);
+        backend_suite!(@backend scoped_backend, $threads,
+            Some(crate::store_conformance::scoped().await), $cases; $($case),*);
         #[cfg(feature = "postgres")]
         backend_suite!(@backend pg_backend, $threads,
             crate::pg::fixture().await, $cases; $($case),*);
