@@ -135,6 +135,8 @@ impl RawPolicy {
 #[serde(deny_unknown_fields)]
 struct RawMemory {
     dir: Option<String>,
+    url: Option<String>,
+    tools: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -283,8 +285,14 @@ pub struct Config {
     /// The `tracing` filter (default `info`; `RUST_LOG` overrides it).
     pub log_filter: String,
     /// Where each session's memory is kept (one directory per session id); `None`: no
-    /// memory tools.
+    /// memory tools, unless `memory_url` is set.
     pub memory_dir: Option<std::path::PathBuf>,
+    /// A PostgreSQL URL: every session's memory in that database, each session in its own
+    /// key space (`chef::store::Scoped`), shared by every gateway instance using it.
+    pub memory_url: Option<String>,
+    /// The tools memory is offered through: `create_memory` / `modify_memory` (default), or
+    /// chef's unified `context` tool.
+    pub memory_tools: chef::ToolsMode,
 }
 
 impl Default for Config {
@@ -308,11 +316,18 @@ impl Default for Config {
             upstream_timeout: Duration::from_secs(300),
             log_filter: "info".to_owned(),
             memory_dir: None,
+            memory_url: None,
+            memory_tools: chef::ToolsMode::Legacy,
         }
     }
 }
 
 impl Config {
+    /// Whether sessions have memory (`[memory] dir` or `url`).
+    pub fn has_memory(&self) -> bool {
+        self.memory_dir.is_some() || self.memory_url.is_some()
+    }
+
     /// Reads and validates a config file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -370,6 +385,41 @@ impl Config {
                 });
             }
             config.memory_dir = Some(std::path::PathBuf::from(dir));
+        }
+        if let Some(url) = raw.memory.url {
+            if config.memory_dir.is_some() {
+                return Err(ConfigError::Invalid {
+                    key: "memory.url".to_owned(),
+                    message: "set `dir` or `url`, not both".to_owned(),
+                });
+            }
+            if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                return Err(ConfigError::Invalid {
+                    key: "memory.url".to_owned(),
+                    message: "must be a postgres:// or postgresql:// URL".to_owned(),
+                });
+            }
+            if !cfg!(feature = "postgres") {
+                return Err(ConfigError::Invalid {
+                    key: "memory.url".to_owned(),
+                    message: "this chef was built without PostgreSQL support (cargo feature \
+                              `postgres`)"
+                        .to_owned(),
+                });
+            }
+            config.memory_url = Some(url);
+        }
+        if let Some(tools) = raw.memory.tools {
+            config.memory_tools = match tools.as_str() {
+                "memory" => chef::ToolsMode::Legacy,
+                "context" => chef::ToolsMode::Unified,
+                other => {
+                    return Err(ConfigError::Invalid {
+                        key: "memory.tools".to_owned(),
+                        message: format!("unknown {other:?} (expected memory or context)"),
+                    });
+                }
+            };
         }
         let mut policies = Vec::with_capacity(raw.policy.len());
         for (index, table) in raw.policy.into_iter().enumerate() {

@@ -55,7 +55,6 @@ pub use crate::{
 };
 
 /// The gateway: its config, the upstream HTTP client, and the counters.
-#[derive(Debug)]
 pub struct Gateway {
     pub(crate) config: Config,
     pub(crate) client: reqwest::Client,
@@ -63,6 +62,32 @@ pub struct Gateway {
     /// The template pool of the file's `[chef]` settings, then one per policy (templates
     /// are made under one policy's settings).
     pub(crate) pools: Vec<session::Pool>,
+    /// The PostgreSQL store of `[memory] url`, once connected.
+    shared_store: tokio::sync::OnceCell<Arc<dyn chef::store::StorageBackend>>,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("config", &self.config)
+            .field("metrics", &self.metrics)
+            .field("pools", &self.pools)
+            .field("shared_store", &self.shared_store.initialized())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(feature = "postgres")]
+async fn connect_store(url: &str) -> Result<Arc<dyn chef::store::StorageBackend>, String> {
+    let store = chef::store::PgBackend::connect(url)
+        .await
+        .map_err(|e| format!("cannot connect to the memory database: {e}"))?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn connect_store(_url: &str) -> Result<Arc<dyn chef::store::StorageBackend>, String> {
+    Err("this chef was built without PostgreSQL support (cargo feature `postgres`)".to_owned())
 }
 
 /// The HTTP client could not be built (TLS roots).
@@ -80,6 +105,7 @@ impl Gateway {
         Ok(Arc::new(Self {
             client,
             metrics: Metrics::default(),
+            shared_store: tokio::sync::OnceCell::new(),
             pools: (0..=config.policies.len())
                 .map(|_| session::Pool::default())
                 .collect(),
@@ -95,6 +121,20 @@ impl Gateway {
     /// The counters.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The store every session's memory shares (`[memory] url`), connected on first use; a
+    /// failed connection is tried again by the next request.
+    async fn shared_store(&self) -> Result<Arc<dyn chef::store::StorageBackend>, String> {
+        let url = self
+            .config
+            .memory_url
+            .as_deref()
+            .ok_or_else(|| "no memory store is configured".to_owned())?;
+        self.shared_store
+            .get_or_try_init(|| connect_store(url))
+            .await
+            .map(Arc::clone)
     }
 
     /// The settings and template pool for a request sent under `route` (the path segment
@@ -303,13 +343,12 @@ async fn run(
     let bytes = read_limited(api, headers, body, gateway.config.max_body_bytes).await?;
     tracing::debug!(api = api.name(), policy, "policy");
     let parsed = session::parse_with(config, api, &bytes, pool)?;
-    let (memory, session_id) = match &gateway.config.memory_dir {
-        Some(dir) => {
-            let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-            let id = parsed.session_id(header);
-            (Some(load_memory(api, dir, &id).await?), Some(id))
-        }
-        None => (None, None),
+    let (memory, session_id) = if gateway.config.has_memory() {
+        let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+        let id = parsed.session_id(header);
+        (Some(load_memory(gateway, api, &id).await?), Some(id))
+    } else {
+        (None, None)
     };
     let mut prepared = session::build(config, parsed, memory)?;
     prepared.pool = pool_index;
@@ -336,10 +375,11 @@ async fn run(
 /// answers with the id it used.
 pub const SESSION_HEADER: &str = "x-chef-session";
 
-/// Opens the session's store (`dir/ID`) and loads its memory.
+/// Opens the session's store (`dir/ID`, or its scope `ID` of the PostgreSQL database) and
+/// loads its memory.
 async fn load_memory(
+    gateway: &Gateway,
     api: Api,
-    dir: &std::path::Path,
     id: &str,
 ) -> Result<session::MemorySetup, ApiError> {
     let failed = |what: &str| {
@@ -349,15 +389,30 @@ async fn load_memory(
             format!("the session's memory could not be {what}"),
         )
     };
-    let root = dir.join(id);
-    let store = tokio::task::spawn_blocking(move || chef::store::FsBackend::open(root))
-        .await
-        .map_err(|_| failed("opened"))?
-        .map_err(|e| {
-            tracing::warn!(error = %e, "memory store");
-            failed("opened")
-        })?;
-    let store: Arc<dyn chef::store::StorageBackend> = Arc::new(store);
+    let store: Arc<dyn chef::store::StorageBackend> = match &gateway.config.memory_dir {
+        Some(dir) => {
+            let root = dir.join(id);
+            let store = tokio::task::spawn_blocking(move || chef::store::FsBackend::open(root))
+                .await
+                .map_err(|_| failed("opened"))?
+                .map_err(|e| {
+                    tracing::warn!(error = %e, "memory store");
+                    failed("opened")
+                })?;
+            Arc::new(store)
+        }
+        None => {
+            let shared = gateway.shared_store().await.map_err(|e| {
+                tracing::warn!(error = %e, "memory store");
+                failed("opened")
+            })?;
+            let scoped = chef::store::Scoped::new(shared, id).map_err(|e| {
+                tracing::warn!(error = %e, "memory store");
+                failed("opened")
+            })?;
+            Arc::new(scoped)
+        }
+    };
     let mut memory = chef::memory::Memory::new();
     memory.load(&*store).await.map_err(|e| {
         tracing::warn!(error = %e, "memory store");

@@ -81,6 +81,7 @@ pub fn chef_config(config: &Config) -> ChefConfig {
         },
     };
     ChefConfig::default()
+        .with_tools_mode(config.memory_tools)
         .with_compress(options)
         .with_prune(prune)
         .with_cache(config.cache)
@@ -144,7 +145,7 @@ const POOL_TOOL_SETS: usize = 16;
 /// depend on the request (pruning other than `all` picks per task), on what it showed
 /// before (tool-change announcements), or on the conversation (memory).
 pub fn pooled(config: &Config) -> bool {
-    !config.announce_tool_changes && config.memory_dir.is_none() && config.prune == Prune::All
+    !config.announce_tool_changes && !config.has_memory() && config.prune == Prune::All
 }
 
 impl Pool {

@@ -110,3 +110,97 @@ async fn without_memory_configured_an_owned_call_is_answered_not_available() {
     assert_eq!(wire_tool_names(&seen[0].json()), ["t", "q"]);
     assert!(seen[1].json().to_string().contains("not available"));
 }
+
+/// The PostgreSQL server of `CHEF_PG_URL` (`.ci/run` starts one); `None` after saying
+/// loudly that the test is skipped, unless `CHEF_PG_REQUIRED=1`, which makes it fail.
+fn pg_url() -> Option<String> {
+    match std::env::var("CHEF_PG_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            assert!(
+                std::env::var("CHEF_PG_REQUIRED").as_deref() != Ok("1"),
+                "CHEF_PG_REQUIRED=1 but CHEF_PG_URL is not set"
+            );
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
+                "\n*** SKIPPED: no PostgreSQL (CHEF_PG_URL unset): gateway memory in PostgreSQL ***\n"
+            );
+            None
+        }
+    }
+}
+
+#[tokio::test]
+async fn two_gateways_share_a_sessions_memory_through_postgres() {
+    let Some(url) = pg_url() else { return };
+    if !cfg!(feature = "postgres") {
+        // The config refuses the url: say so, in the test of that refusal below.
+        return;
+    }
+    let session = format!(
+        "pg-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let config = format!("[chef]\nlevel = 3\n[memory]\nurl = \"{url}\"\ntools = \"context\"\n");
+    let create = ToolCall::new(
+        "x",
+        "context",
+        json!({"command": "create", "path": "context://memory/lang", "file_text": "Rust"}),
+    );
+    let first = Rig::start(
+        &config,
+        vec![
+            Reply::Json(chat_reply(None, &[("call_m", &create)])),
+            chat_says("Noted."),
+        ],
+    )
+    .await;
+    let second = Rig::start(&config, vec![chat_says("You use Rust."), chat_says("Hi.")]).await;
+
+    let response = post(&first, &request("I write Rust."), Some(&session)).await;
+    assert_eq!(response.status(), 200);
+    let seen = first.script.seen();
+    let tools = wire_tool_names(&seen[0].json());
+    assert!(tools.contains(&"context".to_owned()), "{tools:?}");
+    let answer = crate::harness::tool_answer(&seen[1].json(), "call_m").clone();
+    assert_eq!(
+        answer["content"], "Created context://memory/lang.",
+        "{answer}"
+    );
+
+    // Another gateway instance, the same database: the same session sees it, another not.
+    let response = post(&second, &request("What do I use?"), Some(&session)).await;
+    assert_eq!(response.status(), 200);
+    let shown = String::from_utf8_lossy(&second.script.seen()[0].body).into_owned();
+    assert!(shown.contains("Rust"), "{shown}");
+    let other = format!("{session}-other");
+    let response = post(&second, &request("What do I use?"), Some(&other)).await;
+    assert_eq!(response.status(), 200);
+    let shown = String::from_utf8_lossy(&second.script.seen()[1].body).into_owned();
+    assert!(!shown.contains("Rust"), "{shown}");
+}
+
+#[test]
+fn memory_config_is_checked() {
+    for (text, key) in [
+        (
+            "[memory]\ndir = \"/tmp/x\"\nurl = \"postgres://a@b/c\"\n",
+            "memory.url",
+        ),
+        ("[memory]\nurl = \"mysql://a@b/c\"\n", "memory.url"),
+        (
+            "[memory]\ndir = \"/tmp/x\"\ntools = \"all\"\n",
+            "memory.tools",
+        ),
+    ] {
+        let err = chef_serve::Config::parse(text).unwrap_err().to_string();
+        assert!(err.contains(key), "{text}: {err}");
+    }
+    let parsed = chef_serve::Config::parse("[memory]\nurl = \"postgres://a@b/c\"\n");
+    assert_eq!(parsed.is_ok(), cfg!(feature = "postgres"), "{parsed:?}");
+}
