@@ -284,9 +284,11 @@ async fn read_limited(
     Ok(out)
 }
 
-/// Time spent upstream during one client request, to report the gateway's own share.
-#[derive(Debug, Default)]
+/// When the gateway had a client request's whole body, and the time spent upstream since,
+/// to report the gateway's own share (waits for the client and the upstream excluded).
+#[derive(Debug)]
 pub(crate) struct Clock {
+    started: Instant,
     upstream: Duration,
 }
 
@@ -299,7 +301,10 @@ async fn handle(
 ) -> Response {
     let started = Instant::now();
     gateway.metrics.request(api);
-    let mut clock = Clock::default();
+    let mut clock = Clock {
+        started,
+        upstream: Duration::ZERO,
+    };
     let result = run(&gateway, api, route.as_deref(), &headers, body, &mut clock).await;
     let response = result.unwrap_or_else(|e| {
         tracing::warn!(api = api.name(), status = e.status().as_u16(), error = %e.message, "request failed");
@@ -312,7 +317,7 @@ async fn handle(
     if !is_event_stream(&response) {
         gateway
             .metrics
-            .overhead(started.elapsed().saturating_sub(clock.upstream));
+            .overhead(clock.started.elapsed().saturating_sub(clock.upstream));
         tracing::info!(
             api = api.name(),
             status = response.status().as_u16(),
@@ -341,6 +346,8 @@ async fn run(
     let (config, pool_index, policy) = gateway.policy(api, route, headers)?;
     let pool = gateway.pools.get(pool_index);
     let bytes = read_limited(api, headers, body, gateway.config.max_body_bytes).await?;
+    // The gateway's own time starts once the client has sent its body.
+    clock.started = Instant::now();
     tracing::debug!(api = api.name(), policy, "policy");
     let parsed = session::parse_with(config, api, &bytes, pool)?;
     let (memory, session_id) = if gateway.config.has_memory() {

@@ -53,7 +53,8 @@ pub(crate) async fn run(
             .and_then(|o| o.get("include_usage"))
             .and_then(Value::as_bool)
             == Some(true);
-    let started = Instant::now();
+    // From the request's arrival: reading and preparing it count too.
+    let started = clock.started;
     let (body, names) = compile_round(&mut prepared, true)?;
     let t0 = Instant::now();
     let first = upstream::post(&gateway, api, &headers, body).await;
