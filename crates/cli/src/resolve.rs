@@ -1,8 +1,14 @@
 //! `chef resolve TOOLS --level N [--map-style S] [--max-tools N]
-//! [--compiled MAP.json [--require-compiled]] --calls CALLS.jsonl`.
+//! [--compiled MAP.json [--require-compiled]] [--target T] --calls CALLS.jsonl`.
 //!
 //! The catalogue is compressed as `chef compress` with the same flags would compress it
-//! (level 4 needs `--compiled`), and each call is resolved against that.
+//! (level 4 needs `--compiled`), and each call is resolved against that. With `--target`,
+//! a call may also name a tool as `chef compress --target T` sent it: a name the provider
+//! refuses goes on the wire renamed (`timezone.convert` as `timezone_convert` for
+//! `openai`), and that wire name resolves to the real tool. A wire name that as written
+//! also reaches another tool is an error naming both. At levels 3–4 the real names are not
+//! on the wire (`t` and `q` are), and a sanitised real name is accepted there anyway as
+//! separator drift.
 //!
 //! # Format
 //!
@@ -86,9 +92,13 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
             path: args.tools.clone(),
             source,
         })?;
+    let names = args
+        .target
+        .map(|target| compressed.wire_names(target))
+        .unwrap_or_default();
     let mut out = io::BufWriter::new(io::stdout().lock());
     for (name, arguments) in &calls {
-        let resolution = compressed.resolve(name, arguments);
+        let resolution = compressed.resolve_wire(name, arguments, &names);
         let line = match &resolution {
             Resolution::Call { name, args } => Line::Call { name, args },
             Resolution::Meta { result, .. } => Line::Meta { result },

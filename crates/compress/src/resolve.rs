@@ -20,6 +20,7 @@
 
 use std::borrow::Cow;
 
+use chef_ir::{Target, WireNames};
 use serde_json::{Map, Value};
 
 use crate::{
@@ -106,6 +107,19 @@ pub enum ResolveError {
     /// can be checked, so none is dispatched.
     #[error("{}", self.message())]
     UnusableSchema(Box<SchemaError>),
+    /// [`Compressed::resolve_wire`]: the name is the wire name a target gave one tool
+    /// (`wire_of`), and as written it also reaches another tool (`reaches`). Nothing is
+    /// dispatched: either tool could be meant.
+    #[error("{}", self.message())]
+    AmbiguousWireName {
+        /// The name the model called.
+        name: String,
+        /// The real tool the target's name table sends under `name`.
+        wire_of: String,
+        /// The other real tool `name` reaches as written (its exact name, or at levels 3–4
+        /// a code or a name with other case or separators).
+        reaches: String,
+    },
 }
 
 impl ResolveError {
@@ -146,6 +160,13 @@ impl ResolveError {
                 "Tool \"{}\" cannot be called: its input schema is unusable ({e}). Use another tool.",
                 e.tool()
             ),
+            Self::AmbiguousWireName {
+                name,
+                wire_of,
+                reaches,
+            } => format!(
+                "The name \"{name}\" could mean two tools: \"{wire_of}\" (sent to you as \"{name}\") or \"{reaches}\". Nothing was called; call the one you mean by a name that means only it."
+            ),
         }
     }
 
@@ -159,7 +180,8 @@ impl ResolveError {
             | Self::UnknownFunction { .. }
             | Self::UnknownOperation { .. }
             | Self::UnknownDescribedOperation { .. }
-            | Self::InvalidArguments(_) => true,
+            | Self::InvalidArguments(_)
+            | Self::AmbiguousWireName { .. } => true,
             Self::UnusableSchema(_) => false,
         }
     }
@@ -226,6 +248,75 @@ impl Compressed {
             Level::Two => self.resolve_namespace(name, args),
             Level::Three | Level::Four => self.resolve_dispatch(name, args),
         }
+    }
+
+    /// [`resolve`](Self::resolve) for a call that may use the names a target put on the
+    /// wire: `names` is that target's table ([`wire_names`](Self::wire_names), or the
+    /// `names` of the payload the model answered), and a name it renamed
+    /// (`timezone_convert` for `timezone.convert` under OpenAI's rule) is resolved as the
+    /// real name it stands for. Any other name is resolved as it is.
+    ///
+    /// A wire name that, as written, also reaches another tool of this set (its exact
+    /// name, or at levels 3–4 a code or a name with other case or separators) is refused
+    /// with [`ResolveError::AmbiguousWireName`], naming both tools: nothing is guessed.
+    ///
+    /// At levels 3–4 the real names are not on the wire (only `t` and `q`), so a table
+    /// made from this set changes nothing; a sanitised real name is still accepted there as
+    /// separator drift, as [`resolve`](Self::resolve) does.
+    ///
+    /// ```
+    /// use chef_compress::{compress, Options, Resolution};
+    /// use chef_ir::{Target, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let tools = [ToolDefinition::new("timezone.convert", json!({"type": "object"}))];
+    /// let c = compress(&tools, &Options::new())?; // level 1: real names on the wire
+    /// let names = c.wire_names(Target::OpenAiChat);
+    /// assert_eq!(names.to_wire("timezone.convert"), "timezone_convert");
+    /// assert!(matches!(c.resolve("timezone_convert", &json!({})), Resolution::Error(_)));
+    /// let Resolution::Call { name, .. } = c.resolve_wire("timezone_convert", &json!({}), &names) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(name, "timezone.convert");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolve_wire(&self, name: &str, args: &Value, names: &WireNames) -> Resolution {
+        let real = names.to_real(name);
+        if real == name {
+            return self.resolve(name, args);
+        }
+        if let Some(other) = self.tool_for_name(name)
+            && other != real
+        {
+            return Resolution::Error(ResolveError::AmbiguousWireName {
+                name: name.to_owned(),
+                wire_of: real.to_owned(),
+                reaches: other.to_owned(),
+            });
+        }
+        self.resolve(real, args)
+    }
+
+    /// The name table `target`'s provider crate builds for this set's wire tools
+    /// ([`tools`](Self::tools)): the same table the provider's `envelope` and `compile`
+    /// use (and `chef compress --target` reports), for [`resolve_wire`](Self::resolve_wire).
+    pub fn wire_names(&self, target: Target) -> WireNames {
+        WireNames::new(self.tools.iter().map(|t| &t.name), target.name_rule())
+    }
+
+    /// The real tool that `written`, used as the tool name of a call, reaches in this set:
+    /// at levels 0–1 the tool of exactly that name; at levels 3–4 the tool of that code or
+    /// real name (with case and separator drift, as [`resolve`](Self::resolve) accepts
+    /// it), never the dispatcher `t` or `q` itself. `None` at level 2, where a call names
+    /// a namespace, and for a name that reaches no tool.
+    pub fn tool_for_name(&self, written: &str) -> Option<&str> {
+        let entry = match self.level {
+            Level::Zero | Level::One => self.entry_by_name(written),
+            Level::Two => None,
+            Level::Three | Level::Four if written == "t" || written == "q" => None,
+            Level::Three | Level::Four => self.lookup(written),
+        };
+        entry.map(|e| e.name.as_str())
     }
 
     fn call(&self, entry: &Entry, args: Cow<'_, Value>) -> Resolution {

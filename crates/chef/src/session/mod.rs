@@ -316,6 +316,9 @@ pub struct Chef {
     /// The tools of the latest compile (or `request`): what the model answers, so what
     /// `route` resolves against.
     routing: Option<Arc<TurnTools>>,
+    /// The name table of the latest compile (or `request`): `route` reads a wire name the
+    /// target gave a tool (`timezone_convert` for `timezone.convert`) as that tool.
+    routing_names: WireNames,
     /// Blocklist entries already reported in a compile's notices as matching nothing.
     unmatched_reported: std::collections::BTreeSet<String>,
     /// The registry epoch the blocklist was last checked against (`None`: the blocklist
@@ -381,6 +384,7 @@ impl Chef {
             dynamic: None,
             injectors: Vec::new(),
             routing: None,
+            routing_names: WireNames::default(),
             unmatched_reported: std::collections::BTreeSet::new(),
             unmatched_checked: None,
             allowlist: None,
@@ -946,6 +950,7 @@ impl Chef {
         let notice = self.handoff_notice(false);
         let request = self.build_request(target, &tools, tools.wire_tools(), notice.as_slice())?;
         self.routing = Some(tools);
+        self.routing_names = request_names(&request, target);
         Ok(request)
     }
 
@@ -1088,6 +1093,7 @@ impl Chef {
                     memory.advance_turn();
                 }
                 self.routing = Some(tools);
+                self.routing_names = payload.names.clone();
                 self.turn += 1;
                 self.emit(&ChefEvent::CompileDone {
                     target,
@@ -1247,6 +1253,27 @@ impl Chef {
 /// Forwards `memory`'s change events to a session subscriber.
 fn bridge_memory_events(memory: &mut Memory, subscriber: Subscriber) {
     memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())));
+}
+
+/// The name table `target`'s provider crate builds for `request`: its tools and the tools
+/// its history calls (and, for OpenAI and Gemini, names its tool results), under the
+/// target's rule. What a compile's [`Payload::names`] holds, for [`Chef::request`].
+fn request_names(request: &Request, target: Target) -> WireNames {
+    let named = request
+        .messages
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|c| match c {
+            chef_ir::Content::ToolCall(call) => Some(&call.name),
+            chef_ir::Content::ToolResult(chef_ir::ToolResult {
+                name: Some(name), ..
+            }) if target != Target::Anthropic => Some(name),
+            _ => None,
+        });
+    WireNames::new(
+        request.tools.iter().map(|t| &t.name).chain(named),
+        target.name_rule(),
+    )
 }
 
 fn memory_instruction(style: MemoryStyle) -> &'static str {

@@ -146,7 +146,11 @@ impl Chef {
     /// The call is resolved against the tools of the **latest compile** — the list the
     /// model answered — (a code, a real name in any case or separator style, a namespace
     /// action, a toolkit tool, an owned tool), then gated on the real name it reaches, then
-    /// validated against the original schema. The gate comes first on every route: a call
+    /// validated against the original schema. A call named as that compile's target put a
+    /// tool on the wire (`timezone_convert` for `timezone.convert` under OpenAI's name rule:
+    /// a call recovered from text, or built from the raw reply) reaches that tool, as the
+    /// real name does; a wire name that as written also reaches another tool is refused
+    /// with [`ResolveError::AmbiguousWireName`](chef_compress::ResolveError::AmbiguousWireName). The gate comes first on every route: a call
     /// of a blocked tool is answered [`Routed::Blocked`] whatever its arguments.
     ///
     /// If the registry changed between that compile and this call (an MCP server re-listed
@@ -209,6 +213,16 @@ impl Chef {
                 arguments: call.arguments.clone(),
             });
         }
+
+        // A name the latest compile's target gave a tool on the wire (a dotted name sent
+        // sanitised) is that tool, unless as written it also reaches another one.
+        let name = match self.from_wire(name, tools) {
+            Ok(name) => name,
+            Err(e) => {
+                let reply = e.message();
+                return error(id, RouteError::Resolve(e), reply);
+            }
+        };
 
         let (real, args) = match resolve(tools, name, &call.arguments) {
             Resolution::Call { name, args } => (ToolName::from(name), args),
@@ -303,6 +317,38 @@ impl Chef {
             arguments: args,
             via,
         })
+    }
+
+    /// The real name for `name` when it is a wire name the latest compile's target gave a
+    /// tool (renamed because the target refuses the real name), else `name` itself.
+    ///
+    /// # Errors
+    /// [`ResolveError::AmbiguousWireName`] when `name`, as written, also reaches another
+    /// tool of the selection (a loaded toolkit's tool sent as `a_b` beside a map tool
+    /// named `a_b`, say).
+    fn from_wire<'a>(&'a self, name: &'a str, tools: &TurnTools) -> Result<&'a str, ResolveError> {
+        let real = self.routing_names.to_real(name);
+        if real == name {
+            return Ok(name);
+        }
+        let reaches = if tools.toolkit_of.contains_key(name) {
+            Some(name)
+        } else {
+            tools.stable.tool_for_name(name).or_else(|| {
+                tools
+                    .loaded
+                    .as_ref()
+                    .and_then(|loaded| loaded.tool_for_name(name))
+            })
+        };
+        match reaches {
+            Some(other) if other != real => Err(ResolveError::AmbiguousWireName {
+                name: name.to_owned(),
+                wire_of: real.to_owned(),
+                reaches: other.to_owned(),
+            }),
+            _ => Ok(real),
+        }
     }
 
     /// Whether `tool`, as the selection `tools` offered it, is still registered with the

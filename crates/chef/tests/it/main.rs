@@ -41,6 +41,7 @@ mod store_load;
 mod store_pg;
 mod store_processes;
 mod tool_search;
+mod wire_names;
 
 #[path = "../../../../tests/support/child.rs"]
 mod child;

@@ -20,6 +20,7 @@ mod stats;
 mod validate;
 mod validation;
 mod wild;
+mod wire_names;
 
 #[path = "../../../../tests/support/fixtures.rs"]
 mod fixtures;
