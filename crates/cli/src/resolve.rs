@@ -24,7 +24,12 @@
 //! {"kind":"call","name":"github_create_issue","args":{"owner":"o","repo":"r","title":"t"}}
 //! {"kind":"meta","result":"a0 = github_create_issue(owner,repo,title,body?,labels?:string[]) — …"}
 //! {"kind":"error","message":"No map code \"zz9\". Search with q(s=…).","recoverable":true}
+//! {"kind":"error","message":"Missing required parameter …","recoverable":true,"tool":"github_create_issue"}
 //! ```
+//!
+//! An error about one tool (arguments its schema refuses, a schema that cannot be used)
+//! names it in `tool`, the real name, so a program never reads it out of `message`; an
+//! error that reached no tool (an unknown name or code) has no `tool`.
 
 use std::io::{self, Write};
 
@@ -37,9 +42,20 @@ use crate::{compress::options, error::CliError, flags::ResolveArgs, tools};
 #[derive(Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Line<'a> {
-    Call { name: &'a str, args: &'a Value },
-    Meta { result: &'a str },
-    Error { message: String, recoverable: bool },
+    Call {
+        name: &'a str,
+        args: &'a Value,
+    },
+    Meta {
+        result: &'a str,
+    },
+    Error {
+        message: String,
+        recoverable: bool,
+        /// The real tool the error is about (refused arguments, an unusable schema).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool: Option<&'a str>,
+    },
 }
 
 fn parse_calls(args: &ResolveArgs) -> Result<Vec<(String, Value)>, CliError> {
@@ -105,6 +121,7 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
             Resolution::Error(e) => Line::Error {
                 message: e.message(),
                 recoverable: e.recoverable(),
+                tool: e.tool(),
             },
         };
         serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;

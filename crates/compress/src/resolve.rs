@@ -170,6 +170,43 @@ impl ResolveError {
         }
     }
 
+    /// The real tool this error is about, where it is about one tool: the tool whose
+    /// arguments were refused ([`InvalidArguments`](Self::InvalidArguments)) or whose
+    /// schema is unusable ([`UnusableSchema`](Self::UnusableSchema)).
+    ///
+    /// `None` when the call reached no tool (an unknown name, code, function or
+    /// operation) or could mean two ([`AmbiguousWireName`](Self::AmbiguousWireName), whose
+    /// fields name both). The model-facing [`message`](Self::message) names the tool too;
+    /// a program reads it here instead of parsing the text.
+    ///
+    /// ```
+    /// # use chef_compress::{compress, Level, Options, Resolution};
+    /// # use chef_ir::ToolDefinition;
+    /// # use serde_json::json;
+    /// let tools = [ToolDefinition::new("timezone.convert", json!({
+    ///     "type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]
+    /// }))];
+    /// let c = compress(&tools, &Options::new().with_level(Level::Three))?;
+    /// let Resolution::Error(e) = c.resolve("t", &json!({"f": "a0", "a": {}})) else { panic!() };
+    /// assert_eq!(e.tool(), Some("timezone.convert"));
+    /// let Resolution::Error(e) = c.resolve("t", &json!({"f": "zz9"})) else { panic!() };
+    /// assert_eq!(e.tool(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Self::InvalidArguments(e) => Some(&e.tool),
+            Self::UnusableSchema(e) => Some(e.tool()),
+            Self::UnknownTool { .. }
+            | Self::UnknownCode { .. }
+            | Self::UnknownFunction { .. }
+            | Self::UnknownOperation { .. }
+            | Self::UnknownDescribedOperation { .. }
+            | Self::AmbiguousWireName { .. } => None,
+        }
+    }
+
     /// Whether the model can plausibly succeed by retrying. Errors about the model's input
     /// are recoverable; a tool whose schema cannot be compiled is not (no retry of that
     /// tool can succeed).

@@ -138,6 +138,36 @@ impl Routed {
     pub fn is_error(&self) -> bool {
         matches!(self, Self::Blocked { .. } | Self::Error { .. })
     }
+
+    /// The real tool this outcome is about, as a field rather than inside the reply's
+    /// text: the tool a [`Call`](Self::Call) dispatches, the owned tool an
+    /// [`Owned`](Self::Owned) call names, and for an [`Error`](Self::Error) the tool its
+    /// error names ([`RouteError::tool`]: refused arguments, an unusable schema, a tool no
+    /// longer offered). `None` for lookups, toolkit loads, blocked calls (whose `name` is
+    /// the blocklist entry that matched) and errors that reached no tool.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig, Routed};
+    /// use chef_ir::{ToolCall, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.register_tools(vec![ToolDefinition::new("timezone.convert", json!({
+    ///     "type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]
+    /// }))])?;
+    /// let routed = chef.route(&ToolCall::new("c1", "timezone.convert", json!({})));
+    /// assert!(matches!(routed, Routed::Error { .. }));
+    /// assert_eq!(routed.tool(), Some("timezone.convert"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Self::Call(c) => Some(c.name.as_str()),
+            Self::Owned(c) => Some(&c.name),
+            Self::Error { error, .. } => error.tool(),
+            Self::ToolkitLoaded { .. } | Self::Lookup { .. } | Self::Blocked { .. } => None,
+        }
+    }
 }
 
 impl Chef {
@@ -231,7 +261,7 @@ impl Chef {
                 // The gate before validation: a call that reached a blocked tool with bad
                 // arguments is refused as blocked, and the model is never taught the
                 // blocked tool's parameters.
-                if let Some(tool) = resolve_error_tool(&e) {
+                if let Some(tool) = e.tool() {
                     let kit = tools.toolkit_of.get(tool).map(String::as_str);
                     let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
                     if let Some(blocked) = self.blocked(&names) {
@@ -540,16 +570,6 @@ fn toolkit_tool_list(available: &[ToolName], held_back: usize) -> String {
         ));
     }
     text
-}
-
-/// The real tool a resolve error is about, where it names one (bad arguments, an unusable
-/// schema).
-fn resolve_error_tool(e: &ResolveError) -> Option<&str> {
-    match e {
-        ResolveError::InvalidArguments(e) => Some(e.tool.as_str()),
-        ResolveError::UnusableSchema(e) => Some(e.tool()),
-        _ => None,
-    }
 }
 
 fn unavailable(call: &ToolCall, e: ChefError) -> Routed {

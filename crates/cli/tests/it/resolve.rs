@@ -51,6 +51,9 @@ fn resolve_prints_one_line_per_call_in_order() {
     );
     assert_eq!(out[4]["kind"], "error");
     assert!(out[4]["message"].as_str().unwrap().contains("bogus"));
+    // Issue 26: an error about one tool names it as a field; one that reached no tool
+    // (out[3]) has no `tool` at all.
+    assert_eq!(out[4]["tool"], "batch_geocode");
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod catalogue;
 mod contract;
 mod determinism;
 mod distinct;
+mod error_tool;
 mod goldens;
 mod level4;
 mod levels;

@@ -73,6 +73,7 @@ fn openai_sends_dotted_and_slashed_names_sanitised_and_resolve_wire_reads_them_b
         panic!("expected an argument error")
     };
     assert!(matches!(e, ResolveError::InvalidArguments(_)), "{e:?}");
+    assert_eq!(e.tool(), Some("timezone.convert"));
     // Gemini accepts dots, so it sends `timezone.convert` as it is; the slash is renamed.
     let gemini = c.wire_names(Target::Gemini);
     assert_eq!(gemini.to_wire("timezone.convert"), "timezone.convert");
@@ -108,6 +109,7 @@ fn a_wire_name_that_also_names_another_tool_is_refused_naming_both() {
             }
         );
         assert!(e.recoverable());
+        assert_eq!(e.tool(), None);
         assert!(e.message().contains("\"a.b\"") && e.message().contains("\"a_b\""));
         // The set's own table never sends a name that collides: `a.b` gets a hashed name.
         let own = c.wire_names(Target::OpenAiChat);
