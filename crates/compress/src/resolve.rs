@@ -11,7 +11,8 @@
 //! merged); a code or a real name used as the tool name; a real name in `f`; separator and
 //! case drift in names and codes (`gdrive.sheets_append_rows`, `GDrive-Sheets_Append_Rows`)
 //! unless two tools normalise to the same key; the lookup tool routed through the
-//! dispatcher (`t(f="q", …)`) and the dispatcher nested in itself (one level). Near-miss
+//! dispatcher (`t(f="q", …)`) and the dispatcher nested in itself (one level); `q` with
+//! both a code in `c` and a text in `s` searches the text. Near-miss
 //! codes, parameter names and enum spellings are not accepted but answered with the exact
 //! spelling to use. Levels 0–1 match names exactly.
 //!
@@ -498,8 +499,12 @@ impl Compressed {
         self.call(entry, bag)
     }
 
+    /// `q`: `c` looks a code (or name) up, `s` searches. A call with both a search text
+    /// and a `c` searches the text: small models put a code or a real name in `c` beside
+    /// the question they mean, and answering the code alone drops the question.
     fn answer_lookup(&self, args: &Value) -> Resolution {
-        if args.get("c").is_some() {
+        let has_text = matches!(args.get("s"), Some(Value::String(s)) if !s.trim().is_empty());
+        if args.get("c").is_some() && !has_text {
             let c = as_text(args.get("c"));
             return match self.lookup(&c) {
                 Some(e) if self.level == Level::Four => Resolution::Meta {
