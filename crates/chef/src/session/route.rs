@@ -207,6 +207,63 @@ impl Chef {
         routed
     }
 
+    /// Turns the tool calls an assistant reply wrote as text (a fenced JSON block, a bare
+    /// JSON object, `<tool_call>` tags: see [`chef_ir::find_text_calls`]) into ordinary
+    /// tool calls, in place, before the reply is pushed and its calls routed; returns how
+    /// many it recovered. Opt-in: a reply not passed here is routed exactly as parsed.
+    ///
+    /// This is [`chef_ir::recover_text_calls`] with the session's history for the ids
+    /// (`text-call-N`, unique in the conversation) and the latest compile's name table for
+    /// the names: a wire name the model copied (`timezone_convert`) becomes the real name,
+    /// unless it could mean two tools, when it is left as written and [`route`](Self::route)
+    /// refuses it naming both. Each recovered call then goes through `route` like a native
+    /// one: codes, real names, a code used as the function name, the gate, validation.
+    /// A reply that already holds native calls, or no text that parses as a call, is left
+    /// as it is.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig, Routed};
+    /// use chef_compress::Level;
+    /// use chef_ir::{Message, Target, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    /// chef.register_tools(vec![ToolDefinition::new("get_weather", json!({
+    ///     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+    /// }))])?;
+    /// chef.push(Message::user("Weather in Oslo?"));
+    /// chef.compile(Target::OpenAiChat)?;
+    /// // A small model answered with text, not with native tool_calls:
+    /// let mut reply = Message::assistant(
+    ///     "```json\n{\"name\": \"t\", \"arguments\": {\"f\": \"a0\", \"a\": {\"city\": \"Oslo\"}}}\n```",
+    /// );
+    /// assert_eq!(chef.recover_text_calls(&mut reply), 1);
+    /// let call = reply.tool_calls().next().cloned().unwrap();
+    /// chef.push(reply);
+    /// let Routed::Call(routed) = chef.route(&call) else { panic!() };
+    /// assert_eq!(routed.name.as_str(), "get_weather");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn recover_text_calls(&self, reply: &mut chef_ir::Message) -> usize {
+        let recovered =
+            chef_ir::recover_text_calls(reply, &chef_ir::WireNames::default(), self.history());
+        if recovered == 0 || self.routing_names.is_identity() {
+            return recovered;
+        }
+        let Ok(tools) = self.routing_tools() else {
+            return recovered;
+        };
+        for content in &mut reply.content {
+            if let chef_ir::Content::ToolCall(call) = content
+                && let Ok(real) = self.from_wire(call.name.as_str(), &tools)
+                && real != call.name.as_str()
+            {
+                call.name = ToolName::from(real);
+            }
+        }
+        recovered
+    }
+
     /// Classifies a call exactly as [`Chef::route`] does — resolution against the latest
     /// compile's tools, the gate and validation — but changes nothing: a `load_toolkit`
     /// call is reported as [`Routed::ToolkitLoaded`] without loading the toolkit or

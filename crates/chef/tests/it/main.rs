@@ -40,6 +40,7 @@ mod store_load;
 #[cfg(feature = "postgres")]
 mod store_pg;
 mod store_processes;
+mod text_calls;
 mod tool_search;
 mod wire_names;
 
