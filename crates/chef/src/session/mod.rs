@@ -836,6 +836,37 @@ impl Chef {
         ))
     }
 
+    /// A Chat Completions `response_format` that constrains the reply to one call of the
+    /// latest compile's wire tools (at level 3: `t` or `q`), named as that compile put them
+    /// on the wire: [`chef_openai::chat::response_format`] for the turn. For models and
+    /// servers that do not emit native tool calls (llama.cpp turns the schema into a
+    /// grammar): add it to the body of [`compile`](Self::compile)`(Target::OpenAiChat)` as
+    /// `response_format`, and recover the reply's JSON content with
+    /// [`recover_text_calls`](Self::recover_text_calls). Call it after that compile (its
+    /// name table is the one used). `None` when the turn has no tools or its tools cannot
+    /// be built.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_compress::Level;
+    /// use chef_ir::{Message, Target, ToolDefinition};
+    /// use serde_json::{Value, json};
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    /// chef.register_tools(vec![ToolDefinition::new("get_weather", json!({"type": "object"}))])?;
+    /// chef.push(Message::user("Weather in Oslo?"));
+    /// let payload = chef.compile(Target::OpenAiChat)?;
+    /// let mut body: Value = serde_json::from_slice(&payload.body)?;
+    /// body["model"] = json!("qwen2.5-coder-1.5b");
+    /// body["response_format"] = serde_json::to_value(chef.response_format().unwrap())?;
+    /// assert_eq!(body["response_format"]["json_schema"]["schema"]["properties"]["name"]["enum"], json!(["t", "q"]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn response_format(&self) -> Option<chef_openai::chat::wire::ResponseFormat> {
+        let tools = self.routing_tools().ok()?;
+        chef_openai::chat::response_format(&tools.wire_tools(), &self.routing_names)
+    }
+
     /// The task text for pruning: the override set with [`set_task`](Self::set_task), else
     /// the latest user message's text.
     fn task(&self) -> String {

@@ -187,3 +187,55 @@ fn a_recovered_wire_name_is_the_real_tool() {
     assert_eq!(call.name.as_str(), "timezone.convert");
     assert_eq!(routed_call(&mut chef, &call).0, "timezone.convert");
 }
+
+/// Issue 26, item 5: the turn's `response_format` (golden bytes), added to the compiled
+/// body; a reply that follows it (the call as the message's JSON content) is recovered and
+/// routed.
+#[test]
+fn a_constrained_reply_is_recovered_and_routed() {
+    let mut chef = level3();
+    let payload = chef.compile(Target::OpenAiChat).unwrap();
+    let format = chef.response_format().unwrap();
+    let bytes = serde_json::to_vec(&format).unwrap();
+    insta::assert_snapshot!(String::from_utf8(bytes.clone()).unwrap());
+    assert_eq!(
+        serde_json::to_vec(&chef.response_format().unwrap()).unwrap(),
+        bytes
+    );
+    // The enum is exactly the body's wire tools.
+    let format = serde_json::to_value(&format).unwrap();
+    let schema = format["json_schema"]["schema"].clone();
+    let body: Value = serde_json::from_slice(&payload.body).unwrap();
+    let wire: Vec<Value> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].clone())
+        .collect();
+    assert_eq!(schema["properties"]["name"]["enum"], Value::Array(wire));
+    // The user adds it (and the model) to the body.
+    let mut sent = body;
+    sent["model"] = json!("qwen2.5-coder-1.5b");
+    sent["response_format"] = format;
+    assert_eq!(sent["response_format"]["type"], "json_schema");
+    // A reply the schema allows, as llama.cpp returns it: the call is the content.
+    let code = chef.code_for("batch_geocode").unwrap();
+    let content = json!({"name": "t", "arguments": {"f": code, "a": {"addresses": ["1 Main St"]}}})
+        .to_string();
+    let reply_value: Value = serde_json::from_str(&content).unwrap();
+    chef_compress::validate::ArgumentValidator::new("tool_call", &schema)
+        .unwrap()
+        .validate(&reply_value)
+        .unwrap();
+    let mut reply = chef::openai::chat::parse_response(&chat_reply(&content), &payload.names)
+        .unwrap()
+        .message;
+    assert_eq!(chef.recover_text_calls(&mut reply), 1);
+    assert_eq!(reply.content.len(), 1, "nothing but the call");
+    let call = reply.tool_calls().next().cloned().unwrap();
+    let (name, args) = routed_call(&mut chef, &call);
+    assert_eq!(
+        (name.as_str(), args),
+        ("batch_geocode", json!({"addresses": ["1 Main St"]}))
+    );
+}
