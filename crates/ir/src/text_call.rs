@@ -9,31 +9,7 @@
 //! native calls. Both are pure and opt-in: nothing calls them for you, and a reply not
 //! passed to them is exactly what the provider crate parsed.
 //!
-//! # What is recognised
-//!
-//! A *call object* is a JSON object with a non-empty string `name` and, optionally,
-//! `arguments` (or `parameters`): an object, a string holding a JSON object, `null`, or
-//! absent (`{}`). OpenAI's own shape, `{"type": "function", "function": {"name": …,
-//! "arguments": "…"}}`, is a call object too.
-//!
-//! - `<tool_call>…</tool_call>`: one or more call objects (or arrays of them) between the
-//!   tags, optionally inside a fence; other keys beside `name` and `arguments` are
-//!   ignored. A last tag the model did not close holds one call object.
-//! - A fenced block (three backticks, info string empty, `json` or `tool_call`) whose whole
-//!   content is one or more call objects, or arrays of them.
-//! - A bare call object (or array of them) anywhere else in the text.
-//!
-//! Fenced and bare objects must look like a call and nothing else: their keys are `name`,
-//! `arguments`, `parameters`, `id` and `type` only (`{"name": "Ada", "age": 36}` is data,
-//! not a call).
-//!
-//! # What is not
-//!
-//! JSON that is not a call object (no `name`, a name that is not a string, arguments that
-//! are neither an object nor a string holding one), JSON that does not parse (comments,
-//! trailing commas, a cut-off object), fences in any other language (a Python example that
-//! builds a dict is left alone, and nothing inside it is scanned), and call-like JSON nested
-//! inside other JSON. None of it is an error: it stays text, unchanged.
+//! What is recognised, and what is left as text, is documented on [`find_text_calls`].
 
 use std::{collections::HashSet, ops::Range};
 
@@ -75,8 +51,38 @@ const CLOSE_TAG: &str = "</tool_call>";
 const FENCE: &str = "```";
 
 /// Finds the tool calls written in `text`: `<tool_call>` tags, fenced JSON blocks and bare
-/// JSON objects (see the [module docs](self) for exactly what is recognised), in text
-/// order, without overlaps. Text that holds no call gives an empty list; nothing panics.
+/// JSON objects, in text order, without overlaps. Text that holds no call gives an empty
+/// list; nothing panics.
+///
+/// # What is recognised
+///
+/// A *call object* is a JSON object with a non-empty string `name` and, optionally,
+/// `arguments` (or `parameters`): an object, a string holding a JSON object, `null`, or
+/// absent (`{}`). OpenAI's own shape, `{"type": "function", "function": {"name": …,
+/// "arguments": "…"}}`, is a call object too.
+///
+/// - `<tool_call>…</tool_call>`: one or more call objects (or arrays of them) between the
+///   tags, optionally inside a fence; other keys beside `name` and `arguments` are
+///   ignored. A last tag the model did not close holds one call object.
+/// - A fenced block (three backticks, info string empty, `json` or `tool_call`) whose whole
+///   content is one or more call objects, or arrays of them.
+/// - A bare call object (or array of them) anywhere else in the text.
+///
+/// Fenced and bare objects must look like a call and nothing else: their keys are `name`,
+/// `arguments`, `parameters`, `id` and `type` only (`{"name": "Ada", "age": 36}` is data,
+/// not a call).
+///
+/// # What is not
+///
+/// JSON that is not a call object (no `name`, a name that is not a string, arguments that
+/// are neither an object nor a string holding one), JSON that does not parse (comments,
+/// trailing commas, a cut-off object), fences in any other language (a Python example that
+/// builds a dict is left alone, and nothing inside it is scanned), and call-like JSON nested
+/// inside other JSON. None of it is an error: it stays text, unchanged. The bare-object
+/// scan tries at most 256 positions of one text (each try may read to its end), so a long
+/// reply full of braces costs bounded work; calls in tags and fences are always found.
+///
+/// # Example
 ///
 /// ```
 /// use chef_ir::find_text_calls;
@@ -410,10 +416,7 @@ fn bare_blocks(
             at = hole.end;
             continue;
         }
-        let Some(offset) = text
-            .get(at..)
-            .and_then(|rest| rest.find(|c| c == '{' || c == '['))
-        else {
+        let Some(offset) = text.get(at..).and_then(|rest| rest.find(['{', '['])) else {
             break;
         };
         let start = at + offset;

@@ -255,7 +255,7 @@ impl Chef {
         };
         for content in &mut reply.content {
             if let chef_ir::Content::ToolCall(call) = content
-                && let Ok(real) = self.from_wire(call.name.as_str(), &tools)
+                && let Ok(real) = self.real_name_of_wire(call.name.as_str(), &tools)
                 && real != call.name.as_str()
             {
                 call.name = ToolName::from(real);
@@ -303,7 +303,7 @@ impl Chef {
 
         // A name the latest compile's target gave a tool on the wire (a dotted name sent
         // sanitised) is that tool, unless as written it also reaches another one.
-        let name = match self.from_wire(name, tools) {
+        let name = match self.real_name_of_wire(name, tools) {
             Ok(name) => name,
             Err(e) => {
                 let reply = e.message();
@@ -413,7 +413,11 @@ impl Chef {
     /// [`ResolveError::AmbiguousWireName`] when `name`, as written, also reaches another
     /// tool of the selection (a loaded toolkit's tool sent as `a_b` beside a map tool
     /// named `a_b`, say).
-    fn from_wire<'a>(&'a self, name: &'a str, tools: &TurnTools) -> Result<&'a str, ResolveError> {
+    fn real_name_of_wire<'a>(
+        &'a self,
+        name: &'a str,
+        tools: &TurnTools,
+    ) -> Result<&'a str, ResolveError> {
         let real = self.routing_names.to_real(name);
         if real == name {
             return Ok(name);
