@@ -176,12 +176,15 @@ impl Chef {
     /// The call is resolved against the tools of the **latest compile** — the list the
     /// model answered — (a code, a real name in any case or separator style, a namespace
     /// action, a toolkit tool, an owned tool), then gated on the real name it reaches, then
-    /// validated against the original schema. A call named as that compile's target put a
-    /// tool on the wire (`timezone_convert` for `timezone.convert` under OpenAI's name rule:
-    /// a call recovered from text, or built from the raw reply) reaches that tool, as the
-    /// real name does; a wire name that as written also reaches another tool is refused
-    /// with [`ResolveError::AmbiguousWireName`](chef_compress::ResolveError::AmbiguousWireName). The gate comes first on every route: a call
+    /// validated against the original schema. The gate comes first on every route: a call
     /// of a blocked tool is answered [`Routed::Blocked`] whatever its arguments.
+    ///
+    /// A call named as that compile's target put a tool on the wire (`timezone_convert` for
+    /// `timezone.convert` under OpenAI's name rule: a call recovered from text, or built
+    /// from the raw reply) reaches that tool, as the real name does. A wire name that as
+    /// written also reaches another tool is refused with
+    /// [`ResolveError::AmbiguousWireName`](chef_compress::ResolveError::AmbiguousWireName),
+    /// or answered [`Routed::Blocked`] when either tool is blocked.
     ///
     /// If the registry changed between that compile and this call (an MCP server re-listed
     /// its tools, say), the call still means what it meant in the list the model saw: it
@@ -306,6 +309,15 @@ impl Chef {
         let name = match self.real_name_of_wire(name, tools) {
             Ok(name) => name,
             Err(e) => {
+                // The gate first: the reply names both tools, and a blocked tool's name is
+                // never taught.
+                if let ResolveError::AmbiguousWireName {
+                    wire_of, reaches, ..
+                } = &e
+                    && let Some(blocked) = self.blocked(&[wire_of, reaches])
+                {
+                    return blocked_outcome(self, id, &blocked);
+                }
                 let reply = e.message();
                 return error(id, RouteError::Resolve(e), reply);
             }

@@ -138,3 +138,32 @@ fn a_toolkit_tool_s_wire_name_that_is_also_a_map_tool_is_refused_naming_both() {
     );
     expect_call(chef.route(&ToolCall::new("c3", "a.b", json!({}))), "a.b");
 }
+
+#[test]
+fn an_ambiguous_wire_name_involving_a_blocked_tool_is_blocked_not_explained() {
+    for blocked in ["a.b", "a_b", "A-B"] {
+        let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+        chef.register_tools(vec![ToolDefinition::new("a_b", json!({"type": "object"}))])
+            .unwrap();
+        chef.register_toolkits(vec![ToolGroup::new(
+            "kit",
+            "A toolkit",
+            vec![ToolDefinition::new("a.b", json!({"type": "object"}))],
+        )])
+        .unwrap();
+        chef.push(Message::user("go"));
+        chef.compile(Target::OpenAiChat).unwrap();
+        let load = ToolCall::new("c0", "load_toolkit", json!({"toolkit_name": "kit"}));
+        assert!(matches!(chef.route(&load), Routed::ToolkitLoaded { .. }));
+        chef.compile(Target::OpenAiChat).unwrap();
+        chef.set_blocked_tools([blocked]);
+        match chef.route(&ToolCall::new("c1", "a_b", json!({}))) {
+            Routed::Blocked { name, reply, .. } => {
+                // Blocklist entries match ignoring separators, so either entry blocks both.
+                assert!(name == "a.b" || name == "a_b", "{name}");
+                assert!(!reply.contains("could mean"), "{reply}");
+            }
+            other => panic!("expected Blocked for {blocked}, got {other:?}"),
+        }
+    }
+}
