@@ -136,6 +136,22 @@ pub enum RouteError {
     Unavailable(#[source] std::sync::Arc<ChefError>),
 }
 
+impl RouteError {
+    /// The real tool this error is about, where it is about one: the tool whose arguments
+    /// were refused or whose schema is unusable ([`ResolveError::tool`]), or the tool that
+    /// is no longer offered as the model saw it. `None` for a call that reached no tool.
+    ///
+    /// [`ResolveError::tool`]: chef_compress::ResolveError::tool
+    #[must_use]
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Self::Resolve(e) => e.tool(),
+            Self::ToolListChanged { tool } => Some(tool.as_str()),
+            Self::Malformed | Self::Namespace(_) | Self::Unavailable(_) => None,
+        }
+    }
+}
+
 impl PartialEq for RouteError {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {

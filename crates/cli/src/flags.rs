@@ -356,6 +356,10 @@ pub(crate) struct ResolveArgs {
     /// JSON lines, one call each: {"name": ..., "arguments": an object or a JSON string}.
     #[arg(long, value_name = "CALLS.jsonl")]
     pub(crate) calls: PathBuf,
+    /// Also accept the tool names this provider was sent (`chef compress --target`): a name
+    /// it refuses, such as `timezone.convert`, goes on the wire renamed (`timezone_convert`).
+    #[arg(long, value_name = "anthropic|openai|openai-responses|gemini", value_parser = parse_target)]
+    pub(crate) target: Option<chef_ir::Target>,
 }
 
 #[derive(Debug, Args)]

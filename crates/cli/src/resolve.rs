@@ -1,8 +1,14 @@
 //! `chef resolve TOOLS --level N [--map-style S] [--max-tools N]
-//! [--compiled MAP.json [--require-compiled]] --calls CALLS.jsonl`.
+//! [--compiled MAP.json [--require-compiled]] [--target T] --calls CALLS.jsonl`.
 //!
 //! The catalogue is compressed as `chef compress` with the same flags would compress it
-//! (level 4 needs `--compiled`), and each call is resolved against that.
+//! (level 4 needs `--compiled`), and each call is resolved against that. With `--target`,
+//! a call may also name a tool as `chef compress --target T` sent it: a name the provider
+//! refuses goes on the wire renamed (`timezone.convert` as `timezone_convert` for
+//! `openai`), and that wire name resolves to the real tool. A wire name that as written
+//! also reaches another tool is an error naming both. At levels 3–4 the real names are not
+//! on the wire (`t` and `q` are), and a sanitised real name is accepted there anyway as
+//! separator drift.
 //!
 //! # Format
 //!
@@ -18,7 +24,12 @@
 //! {"kind":"call","name":"github_create_issue","args":{"owner":"o","repo":"r","title":"t"}}
 //! {"kind":"meta","result":"a0 = github_create_issue(owner,repo,title,body?,labels?:string[]) — …"}
 //! {"kind":"error","message":"No map code \"zz9\". Search with q(s=…).","recoverable":true}
+//! {"kind":"error","message":"Missing required parameter …","recoverable":true,"tool":"github_create_issue"}
 //! ```
+//!
+//! An error about one tool (arguments its schema refuses, a schema that cannot be used)
+//! names it in `tool`, the real name, so a program never reads it out of `message`; an
+//! error that reached no tool (an unknown name or code) has no `tool`.
 
 use std::io::{self, Write};
 
@@ -31,9 +42,20 @@ use crate::{compress::options, error::CliError, flags::ResolveArgs, tools};
 #[derive(Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum Line<'a> {
-    Call { name: &'a str, args: &'a Value },
-    Meta { result: &'a str },
-    Error { message: String, recoverable: bool },
+    Call {
+        name: &'a str,
+        args: &'a Value,
+    },
+    Meta {
+        result: &'a str,
+    },
+    Error {
+        message: String,
+        recoverable: bool,
+        /// The real tool the error is about (refused arguments, an unusable schema).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool: Option<&'a str>,
+    },
 }
 
 fn parse_calls(args: &ResolveArgs) -> Result<Vec<(String, Value)>, CliError> {
@@ -86,15 +108,20 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
             path: args.tools.clone(),
             source,
         })?;
+    let names = args
+        .target
+        .map(|target| compressed.wire_names(target))
+        .unwrap_or_default();
     let mut out = io::BufWriter::new(io::stdout().lock());
     for (name, arguments) in &calls {
-        let resolution = compressed.resolve(name, arguments);
+        let resolution = compressed.resolve_wire(name, arguments, &names);
         let line = match &resolution {
             Resolution::Call { name, args } => Line::Call { name, args },
             Resolution::Meta { result, .. } => Line::Meta { result },
             Resolution::Error(e) => Line::Error {
                 message: e.message(),
                 recoverable: e.recoverable(),
+                tool: e.tool(),
             },
         };
         serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;

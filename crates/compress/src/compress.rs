@@ -550,6 +550,7 @@ mod tests {
                 "{error:?}"
             );
             assert!(!error.recoverable());
+            assert_eq!(error.tool(), Some("a_x"));
             let message = error.message();
             assert!(message.starts_with("Tool \"a_x\" cannot be called: its input schema is unusable (the input schema of tool a_x cannot be compiled: "), "{message}");
         }

@@ -11,7 +11,8 @@
 //! merged); a code or a real name used as the tool name; a real name in `f`; separator and
 //! case drift in names and codes (`gdrive.sheets_append_rows`, `GDrive-Sheets_Append_Rows`)
 //! unless two tools normalise to the same key; the lookup tool routed through the
-//! dispatcher (`t(f="q", …)`) and the dispatcher nested in itself (one level). Near-miss
+//! dispatcher (`t(f="q", …)`) and the dispatcher nested in itself (one level); `q` with
+//! both a code in `c` and a text in `s` searches the text. Near-miss
 //! codes, parameter names and enum spellings are not accepted but answered with the exact
 //! spelling to use. Levels 0–1 match names exactly.
 //!
@@ -20,6 +21,7 @@
 
 use std::borrow::Cow;
 
+use chef_ir::{Target, WireNames};
 use serde_json::{Map, Value};
 
 use crate::{
@@ -106,6 +108,19 @@ pub enum ResolveError {
     /// can be checked, so none is dispatched.
     #[error("{}", self.message())]
     UnusableSchema(Box<SchemaError>),
+    /// [`Compressed::resolve_wire`]: the name is the wire name a target gave one tool
+    /// (`wire_of`), and as written it also reaches another tool (`reaches`). Nothing is
+    /// dispatched: either tool could be meant.
+    #[error("{}", self.message())]
+    AmbiguousWireName {
+        /// The name the model called.
+        name: String,
+        /// The real tool the target's name table sends under `name`.
+        wire_of: String,
+        /// The other real tool `name` reaches as written (its exact name, or at levels 3–4
+        /// a code or a name with other case or separators).
+        reaches: String,
+    },
 }
 
 impl ResolveError {
@@ -146,6 +161,50 @@ impl ResolveError {
                 "Tool \"{}\" cannot be called: its input schema is unusable ({e}). Use another tool.",
                 e.tool()
             ),
+            Self::AmbiguousWireName {
+                name,
+                wire_of,
+                reaches,
+            } => format!(
+                "The name \"{name}\" could mean two tools: \"{wire_of}\" (sent to you as \"{name}\") or \"{reaches}\". Nothing was called; call the one you mean by a name that means only it."
+            ),
+        }
+    }
+
+    /// The real tool this error is about, where it is about one tool: the tool whose
+    /// arguments were refused ([`InvalidArguments`](Self::InvalidArguments)) or whose
+    /// schema is unusable ([`UnusableSchema`](Self::UnusableSchema)).
+    ///
+    /// `None` when the call reached no tool (an unknown name, code, function or
+    /// operation) or could mean two ([`AmbiguousWireName`](Self::AmbiguousWireName), whose
+    /// fields name both). The model-facing [`message`](Self::message) names the tool too;
+    /// a program reads it here instead of parsing the text.
+    ///
+    /// ```
+    /// # use chef_compress::{compress, Level, Options, Resolution};
+    /// # use chef_ir::ToolDefinition;
+    /// # use serde_json::json;
+    /// let tools = [ToolDefinition::new("timezone.convert", json!({
+    ///     "type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]
+    /// }))];
+    /// let c = compress(&tools, &Options::new().with_level(Level::Three))?;
+    /// let Resolution::Error(e) = c.resolve("t", &json!({"f": "a0", "a": {}})) else { panic!() };
+    /// assert_eq!(e.tool(), Some("timezone.convert"));
+    /// let Resolution::Error(e) = c.resolve("t", &json!({"f": "zz9"})) else { panic!() };
+    /// assert_eq!(e.tool(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Self::InvalidArguments(e) => Some(&e.tool),
+            Self::UnusableSchema(e) => Some(e.tool()),
+            Self::UnknownTool { .. }
+            | Self::UnknownCode { .. }
+            | Self::UnknownFunction { .. }
+            | Self::UnknownOperation { .. }
+            | Self::UnknownDescribedOperation { .. }
+            | Self::AmbiguousWireName { .. } => None,
         }
     }
 
@@ -159,7 +218,8 @@ impl ResolveError {
             | Self::UnknownFunction { .. }
             | Self::UnknownOperation { .. }
             | Self::UnknownDescribedOperation { .. }
-            | Self::InvalidArguments(_) => true,
+            | Self::InvalidArguments(_)
+            | Self::AmbiguousWireName { .. } => true,
             Self::UnusableSchema(_) => false,
         }
     }
@@ -226,6 +286,75 @@ impl Compressed {
             Level::Two => self.resolve_namespace(name, args),
             Level::Three | Level::Four => self.resolve_dispatch(name, args),
         }
+    }
+
+    /// [`resolve`](Self::resolve) for a call that may use the names a target put on the
+    /// wire: `names` is that target's table ([`wire_names`](Self::wire_names), or the
+    /// `names` of the payload the model answered), and a name it renamed
+    /// (`timezone_convert` for `timezone.convert` under OpenAI's rule) is resolved as the
+    /// real name it stands for. Any other name is resolved as it is.
+    ///
+    /// A wire name that, as written, also reaches another tool of this set (its exact
+    /// name, or at levels 3–4 a code or a name with other case or separators) is refused
+    /// with [`ResolveError::AmbiguousWireName`], naming both tools: nothing is guessed.
+    ///
+    /// At levels 3–4 the real names are not on the wire (only `t` and `q`), so a table
+    /// made from this set changes nothing; a sanitised real name is still accepted there as
+    /// separator drift, as [`resolve`](Self::resolve) does.
+    ///
+    /// ```
+    /// use chef_compress::{compress, Options, Resolution};
+    /// use chef_ir::{Target, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let tools = [ToolDefinition::new("timezone.convert", json!({"type": "object"}))];
+    /// let c = compress(&tools, &Options::new())?; // level 1: real names on the wire
+    /// let names = c.wire_names(Target::OpenAiChat);
+    /// assert_eq!(names.to_wire("timezone.convert"), "timezone_convert");
+    /// assert!(matches!(c.resolve("timezone_convert", &json!({})), Resolution::Error(_)));
+    /// let Resolution::Call { name, .. } = c.resolve_wire("timezone_convert", &json!({}), &names) else {
+    ///     panic!()
+    /// };
+    /// assert_eq!(name, "timezone.convert");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolve_wire(&self, name: &str, args: &Value, names: &WireNames) -> Resolution {
+        let real = names.to_real(name);
+        if real == name {
+            return self.resolve(name, args);
+        }
+        if let Some(other) = self.tool_for_name(name)
+            && other != real
+        {
+            return Resolution::Error(ResolveError::AmbiguousWireName {
+                name: name.to_owned(),
+                wire_of: real.to_owned(),
+                reaches: other.to_owned(),
+            });
+        }
+        self.resolve(real, args)
+    }
+
+    /// The name table `target`'s provider crate builds for this set's wire tools
+    /// ([`tools`](Self::tools)): the same table the provider's `envelope` and `compile`
+    /// use (and `chef compress --target` reports), for [`resolve_wire`](Self::resolve_wire).
+    pub fn wire_names(&self, target: Target) -> WireNames {
+        WireNames::new(self.tools.iter().map(|t| &t.name), target.name_rule())
+    }
+
+    /// The real tool that `written`, used as the tool name of a call, reaches in this set:
+    /// at levels 0–1 the tool of exactly that name; at levels 3–4 the tool of that code or
+    /// real name (with case and separator drift, as [`resolve`](Self::resolve) accepts
+    /// it), never the dispatcher `t` or `q` itself. `None` at level 2, where a call names
+    /// a namespace, and for a name that reaches no tool.
+    pub fn tool_for_name(&self, written: &str) -> Option<&str> {
+        let entry = match self.level {
+            Level::Zero | Level::One => self.entry_by_name(written),
+            Level::Two => None,
+            Level::Three | Level::Four if written == "t" || written == "q" => None,
+            Level::Three | Level::Four => self.lookup(written),
+        };
+        entry.map(|e| e.name.as_str())
     }
 
     fn call(&self, entry: &Entry, args: Cow<'_, Value>) -> Resolution {
@@ -370,8 +499,12 @@ impl Compressed {
         self.call(entry, bag)
     }
 
+    /// `q`: `c` looks a code (or name) up, `s` searches. A call with both a search text
+    /// and a `c` searches the text: small models put a code or a real name in `c` beside
+    /// the question they mean, and answering the code alone drops the question.
     fn answer_lookup(&self, args: &Value) -> Resolution {
-        if args.get("c").is_some() {
+        let has_text = matches!(args.get("s"), Some(Value::String(s)) if !s.trim().is_empty());
+        if args.get("c").is_some() && !has_text {
             let c = as_text(args.get("c"));
             return match self.lookup(&c) {
                 Some(e) if self.level == Level::Four => Resolution::Meta {

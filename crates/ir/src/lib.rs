@@ -46,6 +46,14 @@
 //! adapter runs it, reporting a [`Repair`] per change), and [`compaction_text`] and
 //! [`prefill_enforcement`] are the texts that stand in for what a target cannot carry.
 //!
+//! # Tool calls written as text
+//!
+//! Models that do not emit native tool calls (small local models behind an
+//! OpenAI-compatible server) write them into the reply's text: fenced JSON, a bare JSON
+//! object, `<tool_call>` tags. [`find_text_calls`] finds them and [`recover_text_calls`]
+//! turns them into ordinary tool calls of a parsed reply; both are opt-in (nothing calls
+//! them for you).
+//!
 //! # Byte stability
 //!
 //! Every type serialises its fields in declaration order, optional fields are omitted when
@@ -62,6 +70,7 @@ mod message;
 mod repair;
 mod request;
 mod stand_in;
+mod text_call;
 mod tool;
 mod wire_name;
 
@@ -71,6 +80,9 @@ pub use crate::{
     repair::{PH_CONTINUES, PH_NO_RESULT, Repair, RepairOptions, Repaired, repair_history},
     request::{NativeTool, Request, Target, ToolPass},
     stand_in::{COMPACTION_HEADER, PrefillWording, compaction_text, prefill_enforcement},
+    text_call::{
+        TEXT_CALL_ID_PREFIX, TextCall, TextCallBlock, find_text_calls, recover_text_calls,
+    },
     tool::{ToolAnnotations, ToolCall, ToolCallId, ToolDefinition, ToolName},
     wire_name::{NameRule, WireNames},
 };

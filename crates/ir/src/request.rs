@@ -47,6 +47,23 @@ impl Target {
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|t| t.as_str() == name)
     }
+
+    /// The tool names this target accepts: the rule its provider crate builds the
+    /// [`WireNames`](crate::WireNames) table with.
+    ///
+    /// ```
+    /// use chef_ir::{NameRule, Target};
+    /// assert_eq!(Target::OpenAiChat.name_rule(), NameRule::OPENAI);
+    /// assert!(Target::Gemini.name_rule().accepts("timezone.convert"));
+    /// assert!(!Target::Anthropic.name_rule().accepts("timezone.convert"));
+    /// ```
+    pub fn name_rule(self) -> crate::NameRule {
+        match self {
+            Self::Anthropic => crate::NameRule::ANTHROPIC,
+            Self::OpenAiChat | Self::OpenAiResponses => crate::NameRule::OPENAI,
+            Self::Gemini => crate::NameRule::GEMINI,
+        }
+    }
 }
 
 impl fmt::Display for Target {

@@ -316,6 +316,9 @@ pub struct Chef {
     /// The tools of the latest compile (or `request`): what the model answers, so what
     /// `route` resolves against.
     routing: Option<Arc<TurnTools>>,
+    /// The name table of the latest compile (or `request`): `route` reads a wire name the
+    /// target gave a tool (`timezone_convert` for `timezone.convert`) as that tool.
+    routing_names: WireNames,
     /// Blocklist entries already reported in a compile's notices as matching nothing.
     unmatched_reported: std::collections::BTreeSet<String>,
     /// The registry epoch the blocklist was last checked against (`None`: the blocklist
@@ -381,6 +384,7 @@ impl Chef {
             dynamic: None,
             injectors: Vec::new(),
             routing: None,
+            routing_names: WireNames::default(),
             unmatched_reported: std::collections::BTreeSet::new(),
             unmatched_checked: None,
             allowlist: None,
@@ -909,6 +913,37 @@ impl Chef {
         ))
     }
 
+    /// A Chat Completions `response_format` that constrains the reply to one call of the
+    /// latest compile's wire tools (at level 3: `t` or `q`), named as that compile put them
+    /// on the wire: [`chef_openai::chat::response_format`] for the turn. For models and
+    /// servers that do not emit native tool calls (llama.cpp turns the schema into a
+    /// grammar): add it to the body of [`compile`](Self::compile)`(Target::OpenAiChat)` as
+    /// `response_format`, and recover the reply's JSON content with
+    /// [`recover_text_calls`](Self::recover_text_calls). Call it after that compile (its
+    /// name table is the one used). `None` when the turn has no tools or its tools cannot
+    /// be built.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_compress::Level;
+    /// use chef_ir::{Message, Target, ToolDefinition};
+    /// use serde_json::{Value, json};
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    /// chef.register_tools(vec![ToolDefinition::new("get_weather", json!({"type": "object"}))])?;
+    /// chef.push(Message::user("Weather in Oslo?"));
+    /// let payload = chef.compile(Target::OpenAiChat)?;
+    /// let mut body: Value = serde_json::from_slice(&payload.body)?;
+    /// body["model"] = json!("qwen2.5-coder-1.5b");
+    /// body["response_format"] = serde_json::to_value(chef.response_format().unwrap())?;
+    /// assert_eq!(body["response_format"]["json_schema"]["schema"]["properties"]["name"]["enum"], json!(["t", "q"]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn response_format(&self) -> Option<chef_openai::chat::wire::ResponseFormat> {
+        let tools = self.routing_tools().ok()?;
+        chef_openai::chat::response_format(&tools.wire_tools(), &self.routing_names)
+    }
+
     /// The task text for pruning: the override set with [`set_task`](Self::set_task), else
     /// the latest user message's text.
     fn task(&self) -> String {
@@ -1023,6 +1058,7 @@ impl Chef {
         let notice = self.handoff_notice(false);
         let request = self.build_request(target, &tools, tools.wire_tools(), notice.as_slice())?;
         self.routing = Some(tools);
+        self.routing_names = request_names(&request, target);
         Ok(request)
     }
 
@@ -1165,6 +1201,7 @@ impl Chef {
                     memory.advance_turn();
                 }
                 self.routing = Some(tools);
+                self.routing_names = payload.names.clone();
                 self.turn += 1;
                 self.emit(&ChefEvent::CompileDone {
                     target,
@@ -1324,6 +1361,27 @@ impl Chef {
 /// Forwards `memory`'s change events to a session subscriber.
 fn bridge_memory_events(memory: &mut Memory, subscriber: Subscriber) {
     memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())));
+}
+
+/// The name table `target`'s provider crate builds for `request`: its tools and the tools
+/// its history calls (and, for OpenAI and Gemini, names its tool results), under the
+/// target's rule. What a compile's [`Payload::names`] holds, for [`Chef::request`].
+fn request_names(request: &Request, target: Target) -> WireNames {
+    let named = request
+        .messages
+        .iter()
+        .flat_map(|m| m.content.iter())
+        .filter_map(|c| match c {
+            chef_ir::Content::ToolCall(call) => Some(&call.name),
+            chef_ir::Content::ToolResult(chef_ir::ToolResult {
+                name: Some(name), ..
+            }) if target != Target::Anthropic => Some(name),
+            _ => None,
+        });
+    WireNames::new(
+        request.tools.iter().map(|t| &t.name).chain(named),
+        target.name_rule(),
+    )
 }
 
 fn memory_instruction(style: MemoryStyle) -> &'static str {

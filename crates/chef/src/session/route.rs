@@ -138,6 +138,36 @@ impl Routed {
     pub fn is_error(&self) -> bool {
         matches!(self, Self::Blocked { .. } | Self::Error { .. })
     }
+
+    /// The real tool this outcome is about, as a field rather than inside the reply's
+    /// text: the tool a [`Call`](Self::Call) dispatches, the owned tool an
+    /// [`Owned`](Self::Owned) call names, and for an [`Error`](Self::Error) the tool its
+    /// error names ([`RouteError::tool`]: refused arguments, an unusable schema, a tool no
+    /// longer offered). `None` for lookups, toolkit loads, blocked calls (whose `name` is
+    /// the blocklist entry that matched) and errors that reached no tool.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig, Routed};
+    /// use chef_ir::{ToolCall, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.register_tools(vec![ToolDefinition::new("timezone.convert", json!({
+    ///     "type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]
+    /// }))])?;
+    /// let routed = chef.route(&ToolCall::new("c1", "timezone.convert", json!({})));
+    /// assert!(matches!(routed, Routed::Error { .. }));
+    /// assert_eq!(routed.tool(), Some("timezone.convert"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn tool(&self) -> Option<&str> {
+        match self {
+            Self::Call(c) => Some(c.name.as_str()),
+            Self::Owned(c) => Some(&c.name),
+            Self::Error { error, .. } => error.tool(),
+            Self::ToolkitLoaded { .. } | Self::Lookup { .. } | Self::Blocked { .. } => None,
+        }
+    }
 }
 
 impl Chef {
@@ -148,6 +178,13 @@ impl Chef {
     /// action, a toolkit tool, an owned tool), then gated on the real name it reaches, then
     /// validated against the original schema. The gate comes first on every route: a call
     /// of a blocked tool is answered [`Routed::Blocked`] whatever its arguments.
+    ///
+    /// A call named as that compile's target put a tool on the wire (`timezone_convert` for
+    /// `timezone.convert` under OpenAI's name rule: a call recovered from text, or built
+    /// from the raw reply) reaches that tool, as the real name does. A wire name that as
+    /// written also reaches another tool is refused with
+    /// [`ResolveError::AmbiguousWireName`](chef_compress::ResolveError::AmbiguousWireName),
+    /// or answered [`Routed::Blocked`] when either tool is blocked.
     ///
     /// If the registry changed between that compile and this call (an MCP server re-listed
     /// its tools, say), the call still means what it meant in the list the model saw: it
@@ -171,6 +208,63 @@ impl Chef {
             self.commit_toolkit(toolkit, tools);
         }
         routed
+    }
+
+    /// Turns the tool calls an assistant reply wrote as text (a fenced JSON block, a bare
+    /// JSON object, `<tool_call>` tags: see [`chef_ir::find_text_calls`]) into ordinary
+    /// tool calls, in place, before the reply is pushed and its calls routed; returns how
+    /// many it recovered. Opt-in: a reply not passed here is routed exactly as parsed.
+    ///
+    /// This is [`chef_ir::recover_text_calls`] with the session's history for the ids
+    /// (`text-call-N`, unique in the conversation) and the latest compile's name table for
+    /// the names: a wire name the model copied (`timezone_convert`) becomes the real name,
+    /// unless it could mean two tools, when it is left as written and [`route`](Self::route)
+    /// refuses it naming both. Each recovered call then goes through `route` like a native
+    /// one: codes, real names, a code used as the function name, the gate, validation.
+    /// A reply that already holds native calls, or no text that parses as a call, is left
+    /// as it is.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig, Routed};
+    /// use chef_compress::Level;
+    /// use chef_ir::{Message, Target, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    /// chef.register_tools(vec![ToolDefinition::new("get_weather", json!({
+    ///     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]
+    /// }))])?;
+    /// chef.push(Message::user("Weather in Oslo?"));
+    /// chef.compile(Target::OpenAiChat)?;
+    /// // A small model answered with text, not with native tool_calls:
+    /// let mut reply = Message::assistant(
+    ///     "```json\n{\"name\": \"t\", \"arguments\": {\"f\": \"a0\", \"a\": {\"city\": \"Oslo\"}}}\n```",
+    /// );
+    /// assert_eq!(chef.recover_text_calls(&mut reply), 1);
+    /// let call = reply.tool_calls().next().cloned().unwrap();
+    /// chef.push(reply);
+    /// let Routed::Call(routed) = chef.route(&call) else { panic!() };
+    /// assert_eq!(routed.name.as_str(), "get_weather");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn recover_text_calls(&self, reply: &mut chef_ir::Message) -> usize {
+        let recovered =
+            chef_ir::recover_text_calls(reply, &chef_ir::WireNames::default(), self.history());
+        if recovered == 0 || self.routing_names.is_identity() {
+            return recovered;
+        }
+        let Ok(tools) = self.routing_tools() else {
+            return recovered;
+        };
+        for content in &mut reply.content {
+            if let chef_ir::Content::ToolCall(call) = content
+                && let Ok(real) = self.real_name_of_wire(call.name.as_str(), &tools)
+                && real != call.name.as_str()
+            {
+                call.name = ToolName::from(real);
+            }
+        }
+        recovered
     }
 
     /// Classifies a call exactly as [`Chef::route`] does — resolution against the latest
@@ -210,6 +304,25 @@ impl Chef {
             });
         }
 
+        // A name the latest compile's target gave a tool on the wire (a dotted name sent
+        // sanitised) is that tool, unless as written it also reaches another one.
+        let name = match self.real_name_of_wire(name, tools) {
+            Ok(name) => name,
+            Err(e) => {
+                // The gate first: the reply names both tools, and a blocked tool's name is
+                // never taught.
+                if let ResolveError::AmbiguousWireName {
+                    wire_of, reaches, ..
+                } = &e
+                    && let Some(blocked) = self.blocked(&[wire_of, reaches])
+                {
+                    return blocked_outcome(self, id, &blocked);
+                }
+                let reply = e.message();
+                return error(id, RouteError::Resolve(e), reply);
+            }
+        };
+
         let (real, args) = match resolve(tools, name, &call.arguments) {
             Resolution::Call { name, args } => (ToolName::from(name), args),
             Resolution::Meta { result, .. } => return Routed::Lookup { id, reply: result },
@@ -217,7 +330,7 @@ impl Chef {
                 // The gate before validation: a call that reached a blocked tool with bad
                 // arguments is refused as blocked, and the model is never taught the
                 // blocked tool's parameters.
-                if let Some(tool) = resolve_error_tool(&e) {
+                if let Some(tool) = e.tool() {
                     let kit = tools.toolkit_of.get(tool).map(String::as_str);
                     let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
                     if let Some(blocked) = self.blocked(&names) {
@@ -303,6 +416,42 @@ impl Chef {
             arguments: args,
             via,
         })
+    }
+
+    /// The real name for `name` when it is a wire name the latest compile's target gave a
+    /// tool (renamed because the target refuses the real name), else `name` itself.
+    ///
+    /// # Errors
+    /// [`ResolveError::AmbiguousWireName`] when `name`, as written, also reaches another
+    /// tool of the selection (a loaded toolkit's tool sent as `a_b` beside a map tool
+    /// named `a_b`, say).
+    fn real_name_of_wire<'a>(
+        &'a self,
+        name: &'a str,
+        tools: &TurnTools,
+    ) -> Result<&'a str, ResolveError> {
+        let real = self.routing_names.to_real(name);
+        if real == name {
+            return Ok(name);
+        }
+        let reaches = if tools.toolkit_of.contains_key(name) {
+            Some(name)
+        } else {
+            tools.stable.tool_for_name(name).or_else(|| {
+                tools
+                    .loaded
+                    .as_ref()
+                    .and_then(|loaded| loaded.tool_for_name(name))
+            })
+        };
+        match reaches {
+            Some(other) if other != real => Err(ResolveError::AmbiguousWireName {
+                name: name.to_owned(),
+                wire_of: real.to_owned(),
+                reaches: other.to_owned(),
+            }),
+            _ => Ok(real),
+        }
     }
 
     /// Whether `tool`, as the selection `tools` offered it, is still registered with the
@@ -494,16 +643,6 @@ fn toolkit_tool_list(available: &[ToolName], held_back: usize) -> String {
         ));
     }
     text
-}
-
-/// The real tool a resolve error is about, where it names one (bad arguments, an unusable
-/// schema).
-fn resolve_error_tool(e: &ResolveError) -> Option<&str> {
-    match e {
-        ResolveError::InvalidArguments(e) => Some(e.tool.as_str()),
-        ResolveError::UnusableSchema(e) => Some(e.tool()),
-        _ => None,
-    }
 }
 
 fn unavailable(call: &ToolCall, e: ChefError) -> Routed {

@@ -264,6 +264,7 @@ impl Chef {
             self.announce_blocked();
         }
         self.routing = None;
+        self.routing_names = chef_ir::WireNames::default();
         self.unmatched_reported.clear();
         self.unmatched_checked = None;
         self.touch();

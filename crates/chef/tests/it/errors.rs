@@ -87,3 +87,61 @@ fn a_provider_failure_keeps_the_provider_crates_error_as_its_source() {
     // A failed compile changes nothing: the turn counter stays.
     assert_eq!(chef.turn(), 0);
 }
+
+/// Issue 26: the tool an error is about is a field of the outcome, at every level and
+/// through every route (a dispatcher code, a real name, a namespace member, a tool no
+/// longer offered), never only inside the reply's text.
+#[test]
+fn an_error_about_a_tool_names_it_as_a_field() {
+    for level in [
+        chef_compress::Level::Zero,
+        chef_compress::Level::One,
+        chef_compress::Level::Three,
+    ] {
+        let mut chef = Chef::new(ChefConfig::default().with_level(level));
+        chef.register_tools(vec![ToolDefinition::new(
+            "files.read",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        )])
+        .unwrap();
+        chef.push(Message::user("Read the file."));
+        chef.compile(Target::OpenAiChat).unwrap();
+        let bad = chef.encode_call("files.read", json!({"path": 3})).unwrap();
+        let routed = chef.route(&bad);
+        assert!(routed.is_error(), "{level}: {routed:?}");
+        assert_eq!(routed.tool(), Some("files.read"), "{level}: {routed:?}");
+        let Routed::Error { error, .. } = &routed else {
+            panic!("{routed:?}");
+        };
+        assert_eq!(error.tool(), Some("files.read"));
+        // A call that reaches no tool names none.
+        let unknown = chef.route(&ToolCall::new("c9", "nothing_like_it", json!({})));
+        assert!(unknown.is_error());
+        assert_eq!(unknown.tool(), None, "{level}");
+        // A dispatched call names its tool too.
+        let good = chef
+            .encode_call("files.read", json!({"path": "/x"}))
+            .unwrap();
+        assert_eq!(chef.route(&good).tool(), Some("files.read"));
+    }
+}
+
+#[test]
+fn a_tool_no_longer_offered_is_named_by_the_error() {
+    let mut chef = session();
+    chef.compile(Target::Anthropic).unwrap();
+    chef.register_tools(vec![ToolDefinition::new(
+        "read_file",
+        json!({"type": "object", "properties": {"file": {"type": "string"}}}),
+    )])
+    .unwrap();
+    let (error, _) = route_error(
+        &mut chef,
+        ToolCall::new("c1", "read_file", json!({"path": "/x"})),
+    );
+    assert!(
+        matches!(error, RouteError::ToolListChanged { .. }),
+        "{error:?}"
+    );
+    assert_eq!(error.tool(), Some("read_file"));
+}

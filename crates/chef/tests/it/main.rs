@@ -41,7 +41,9 @@ mod store_load;
 #[cfg(feature = "postgres")]
 mod store_pg;
 mod store_processes;
+mod text_calls;
 mod tool_search;
+mod wire_names;
 
 #[path = "../../../../tests/support/child.rs"]
 mod child;

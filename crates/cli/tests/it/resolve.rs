@@ -51,6 +51,9 @@ fn resolve_prints_one_line_per_call_in_order() {
     );
     assert_eq!(out[4]["kind"], "error");
     assert!(out[4]["message"].as_str().unwrap().contains("bogus"));
+    // Issue 26: an error about one tool names it as a field; one that reached no tool
+    // (out[3]) has no `tool` at all.
+    assert_eq!(out[4]["tool"], "batch_geocode");
 }
 
 #[test]
@@ -196,4 +199,61 @@ fn resolve_at_level_4_without_a_map_names_the_missing_flag() {
     );
     let err = one_line_error(&out);
     assert!(err.contains("not a compiled map"), "{err}");
+}
+
+/// Issue 26: `--target` accepts the names that target was sent (a dotted or slashed name
+/// sanitised), as `chef compress --target` reports them.
+#[test]
+fn resolve_with_a_target_accepts_that_target_s_wire_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = write_file(
+        dir.path(),
+        "tools.json",
+        json!({"tools": [
+            {"name": "timezone.convert", "inputSchema": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}},
+            {"name": "files/read", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
+        ]})
+        .to_string(),
+    );
+    let calls = [
+        json!({"name": "timezone_convert", "arguments": {"tz": "UTC"}}),
+        json!({"name": "files_read", "arguments": "{\"path\":\"/x\"}"}),
+        json!({"name": "timezone.convert", "arguments": {"tz": "UTC"}}),
+    ];
+    let text: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    let calls_path = write_file(dir.path(), "calls.jsonl", text);
+    let run = |flags: &[&str]| {
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "resolve".into(),
+            tools.clone().into_os_string(),
+            "--calls".into(),
+            calls_path.clone().into_os_string(),
+        ];
+        args.extend(flags.iter().map(Into::into));
+        chef(args)
+    };
+    for target in ["openai", "openai-responses", "anthropic"] {
+        let out = lines(&run(&["--level", "1", "--target", target]));
+        assert_eq!(
+            out[0],
+            json!({"kind": "call", "name": "timezone.convert", "args": {"tz": "UTC"}}),
+            "{target}"
+        );
+        assert_eq!(out[1]["name"], "files/read", "{target}");
+        assert_eq!(out[2]["name"], "timezone.convert", "{target}");
+    }
+    // Without --target the wire names are unknown at level 1, as before.
+    let out = lines(&run(&["--level", "1"]));
+    assert_eq!(out[0]["message"], "No tool named \"timezone_convert\".");
+    // Gemini accepts the dot, so only the slash was renamed for it.
+    let out = lines(&run(&["--level", "1", "--target", "gemini"]));
+    assert_eq!(out[0]["kind"], "error");
+    assert_eq!(out[1]["name"], "files/read");
+    // At level 3 a sanitised name is separator drift, with or without --target.
+    let out = lines(&run(&["--level", "3", "--target", "openai"]));
+    assert_eq!(out[0]["name"], "timezone.convert");
+    // The target is parsed as `chef compress --target` parses it.
+    let out = run(&["--level", "1", "--target", "openai-chat"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown target"), "{}", stderr(&out));
 }

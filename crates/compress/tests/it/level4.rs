@@ -305,6 +305,16 @@ fn level_4_lookups_answer_with_function_names_never_codes() {
         result.contains("def sentry_list_issues(project)") && result.contains("List errors."),
         "{result}"
     );
+    // Issue 26: a function name in `c` beside a search text searches the text.
+    let Resolution::Meta { result: both, .. } =
+        c.resolve("q", &json!({"c": "sentry_list_issues", "s": "bug"}))
+    else {
+        panic!()
+    };
+    let Resolution::Meta { result: search, .. } = c.resolve("q", &json!({"s": "bug"})) else {
+        panic!()
+    };
+    assert_eq!(both, search);
     // Codes still resolve; encode emits a code.
     let encoded = c
         .encode_call("sentry_list_issues", json!({"project": "p"}))

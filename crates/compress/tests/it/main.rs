@@ -6,6 +6,7 @@ mod catalogue;
 mod contract;
 mod determinism;
 mod distinct;
+mod error_tool;
 mod goldens;
 mod level4;
 mod levels;
@@ -20,6 +21,7 @@ mod stats;
 mod validate;
 mod validation;
 mod wild;
+mod wire_names;
 
 #[path = "../../../../tests/support/fixtures.rs"]
 mod fixtures;

@@ -429,10 +429,46 @@ fn q_expands_a_code_to_signature_and_full_description() {
         expect_error(c.resolve("q", &json!({"c": "zz99"}))),
         "No map code \"zz99\". Search with q(s=…)."
     );
-    // `c` wins over `s`.
+    // A blank or absent search text leaves the lookup to `c`.
+    for s in [json!(""), json!("  "), json!(null), json!(0)] {
+        assert!(
+            expect_meta(c.resolve("q", &json!({"c": "b0", "s": s})))
+                .starts_with("b0 = slack_post_message("),
+            "{s}"
+        );
+    }
+}
+
+/// Issue 26: a small model called `q` with a code (or a real name) in `c` beside the
+/// question it meant in `s`; the text is searched, not the code looked up and the
+/// question dropped.
+#[test]
+fn q_with_a_code_and_a_search_text_searches_the_text() {
+    let c = l3();
+    let search = expect_meta(c.resolve("q", &json!({"s": "slack"})));
+    assert_eq!(search, "b0 = slack_post_message(channel,text,thread_ts?)");
+    for code in ["a0", "github_create_issue", "zz99", ""] {
+        let both = json!({"c": code, "s": "slack"});
+        assert_eq!(expect_meta(c.resolve("q", &both)), search, "{both}");
+        // Routed through the dispatcher, nested or flat.
+        assert_eq!(
+            expect_meta(c.resolve("t", &json!({"f": "q", "a": both}))),
+            search
+        );
+        assert_eq!(
+            expect_meta(c.resolve("t", &json!({"f": "q", "c": code, "s": "slack"}))),
+            search
+        );
+    }
+    // The lookup alone still expands the code, and an unknown one is still an error.
     assert!(
-        expect_meta(c.resolve("q", &json!({"c": "b0", "s": "github"})))
-            .starts_with("b0 = slack_post_message(")
+        expect_meta(c.resolve("q", &json!({"c": "a0"}))).starts_with("a0 = github_create_issue(")
+    );
+    expect_error(c.resolve("q", &json!({"c": "zz99"})));
+    // A question nothing fits is answered as a search, never as a code error.
+    assert_eq!(
+        expect_meta(c.resolve("q", &json!({"c": "a0", "s": "bake a cake"}))),
+        "No matches for \"bake a cake\"."
     );
 }
 

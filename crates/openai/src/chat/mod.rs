@@ -10,14 +10,19 @@
 //! messages; a document by `http(s)` URL is named in a text part; a prefill becomes an
 //! instruction; cache breakpoints are not sent (OpenAI caches prefixes on its own) but
 //! [`Compiled::stable_messages`] says where the stable prefix ends.
+//!
+//! For models that write tool calls as text, [`response_format`] builds a
+//! `response_format` that constrains the reply to one call of the request's tools.
 
 mod compile;
 mod parse;
+mod response_format;
 pub mod wire;
 
 pub use self::{
     compile::{Compiled, compile, compile_with},
     parse::{parse_request, parse_response},
+    response_format::{TOOL_CALL_FORMAT, response_format},
 };
 use crate::error::Result;
 

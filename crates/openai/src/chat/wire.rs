@@ -313,3 +313,50 @@ pub struct CompletionTokensDetails {
     #[serde(default)]
     pub reasoning_tokens: u64,
 }
+
+/// `response_format`: "An object specifying the format that the model must output."
+/// Only the `json_schema` kind ("Structured Outputs"), which chef builds for a turn's
+/// tools with [`response_format`](super::response_format).
+///
+/// Serialises to `{"type":"json_schema","json_schema":{"name":…,"description":…,
+/// "schema":{…},"strict":false}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ResponseFormat {
+    /// "JSON Schema response format. Used to generate structured JSON responses."
+    JsonSchema {
+        /// "Structured Outputs configuration options, including a JSON Schema."
+        json_schema: JsonSchemaFormat,
+    },
+}
+
+/// The `json_schema` member of a [`ResponseFormat`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct JsonSchemaFormat {
+    /// "The name of the response format. Must be a-z, A-Z, 0-9, or contain underscores
+    /// and dashes, with a maximum length of 64."
+    pub name: String,
+    /// "A description of what the response format is for, used by the model to
+    /// determine how to respond in the format."
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// "The schema for the response format, described as a JSON Schema object."
+    pub schema: Value,
+    /// "Whether to enable strict schema adherence when generating the output."
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strict: Option<bool>,
+}
+
+impl JsonSchemaFormat {
+    /// A format with a name and a schema, no description, `strict` unset.
+    pub fn new(name: impl Into<String>, schema: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: None,
+            schema,
+            strict: None,
+        }
+    }
+}

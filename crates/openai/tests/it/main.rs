@@ -12,6 +12,7 @@ mod chat;
 mod golden;
 mod input;
 mod parse;
+mod response_format;
 mod responses;
 mod roundtrip;
 

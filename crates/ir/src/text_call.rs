@@ -1,0 +1,700 @@
+//! Tool calls a model wrote as text instead of as native tool calls.
+//!
+//! Small and local models (a 1.5B coder model behind llama.cpp's OpenAI-compatible
+//! server, say) often answer a tool list with the call written into the message text:
+//! a fenced JSON block, a bare JSON object, or Qwen/Hermes-style `<tool_call>` tags. The
+//! server never fills the native `tool_calls`, so the provider crates parse a text reply.
+//! [`find_text_calls`] finds such calls in a text, and [`recover_text_calls`] turns them
+//! into ordinary [`Content::ToolCall`] blocks of a parsed reply, so that they route like
+//! native calls. Both are pure and opt-in: nothing calls them for you, and a reply not
+//! passed to them is exactly what the provider crate parsed.
+//!
+//! What is recognised, and what is left as text, is documented on [`find_text_calls`].
+
+use std::{collections::HashSet, ops::Range};
+
+use serde_json::{Map, Value};
+
+use crate::{
+    message::{Content, Message, Role},
+    tool::{ToolCall, ToolName},
+    wire_name::WireNames,
+};
+
+/// One tool call found in text, with the name as the model wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextCall {
+    /// The tool name as written (trimmed).
+    pub name: String,
+    /// The arguments: always a JSON object (`{}` when the call gave none).
+    pub arguments: Value,
+}
+
+/// A piece of text that holds tool calls: a tag pair, a fenced block or a bare object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextCallBlock {
+    /// Where the piece is in the text, in bytes: the tags or fences included.
+    pub span: Range<usize>,
+    /// The calls it holds, in order (at least one).
+    pub calls: Vec<TextCall>,
+}
+
+/// The prefix of the ids [`recover_text_calls`] gives the calls it recovers.
+pub const TEXT_CALL_ID_PREFIX: &str = "text-call-";
+
+/// How many positions of a text the bare-object scan tries to parse JSON at: a bound on
+/// the work a long reply full of braces can cause (each try may read to the end).
+const MAX_BARE_ATTEMPTS: usize = 256;
+
+const OPEN_TAG: &str = "<tool_call>";
+const CLOSE_TAG: &str = "</tool_call>";
+const FENCE: &str = "```";
+
+/// Finds the tool calls written in `text`: `<tool_call>` tags, fenced JSON blocks and bare
+/// JSON objects, in text order, without overlaps. Text that holds no call gives an empty
+/// list; nothing panics.
+///
+/// # What is recognised
+///
+/// A *call object* is a JSON object with a non-empty string `name` and, optionally,
+/// `arguments` (or `parameters`): an object, a string holding a JSON object, `null`, or
+/// absent (`{}`). OpenAI's own shape, `{"type": "function", "function": {"name": …,
+/// "arguments": "…"}}`, is a call object too.
+///
+/// - `<tool_call>…</tool_call>`: one or more call objects (or arrays of them) between the
+///   tags, optionally inside a fence; other keys beside `name` and `arguments` are
+///   ignored. A last tag the model did not close holds one call object.
+/// - A fenced block (three backticks, info string empty, `json` or `tool_call`) whose whole
+///   content is one or more call objects, or arrays of them.
+/// - A bare call object (or array of them) anywhere else in the text.
+///
+/// Fenced and bare objects must look like a call and nothing else: their keys are `name`,
+/// `arguments`, `parameters`, `id` and `type` only (`{"name": "Ada", "age": 36}` is data,
+/// not a call).
+///
+/// # What is not
+///
+/// JSON that is not a call object (no `name`, a name that is not a string, arguments that
+/// are neither an object nor a string holding one), JSON that does not parse (comments,
+/// trailing commas, a cut-off object), fences in any other language (a Python example that
+/// builds a dict is left alone, and nothing inside it is scanned), and call-like JSON nested
+/// inside other JSON. None of it is an error: it stays text, unchanged. The bare-object
+/// scan tries at most 256 positions of one text (each try may read to its end), so a long
+/// reply full of braces costs bounded work; calls in tags and fences are always found.
+///
+/// # Example
+///
+/// ```
+/// use chef_ir::find_text_calls;
+/// use serde_json::json;
+///
+/// let text = "Converting now.\n```json\n{\"name\": \"t\", \"arguments\": {\"f\": \"a0\"}}\n```";
+/// let found = find_text_calls(text);
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].calls[0].name, "t");
+/// assert_eq!(found[0].calls[0].arguments, json!({"f": "a0"}));
+/// assert_eq!(&text[..found[0].span.start], "Converting now.\n");
+/// ```
+pub fn find_text_calls(text: &str) -> Vec<TextCallBlock> {
+    let mut blocks = tag_blocks(text);
+    // Fences outside the tags; a fence in another language is skipped whole.
+    let mut skipped: Vec<Range<usize>> = Vec::new();
+    for (span, content, info) in fences(text) {
+        if overlaps(&blocks, &span) {
+            continue;
+        }
+        let info = info.trim().to_ascii_lowercase();
+        if matches!(info.as_str(), "" | "json" | "tool_call")
+            && let Some(calls) = calls_in(content, Shape::Strict)
+        {
+            blocks.push(TextCallBlock { span, calls });
+        } else {
+            skipped.push(span);
+        }
+    }
+    blocks.sort_by_key(|b| b.span.start);
+    let bare = bare_blocks(text, &blocks, &skipped);
+    blocks.extend(bare);
+    blocks.sort_by_key(|b| b.span.start);
+    blocks
+}
+
+/// Turns the tool calls an assistant `message` wrote as text into
+/// [`Content::ToolCall`] blocks, in place, and returns how many it recovered.
+///
+/// Each text block holding calls ([`find_text_calls`]) is split: the prose before,
+/// between and after the calls stays as text blocks (pieces that are only whitespace are
+/// left out), and each call becomes a tool call whose name is mapped through `names` (the
+/// wire-name table of the request the model answered, as the provider parsers map native
+/// calls) and whose id is `text-call-N`: the first such number not taken by a call in
+/// `history` or `message`, so ids are deterministic and unique in the conversation.
+///
+/// Nothing changes, and 0 is returned, when the message is not an assistant message, when
+/// it already holds native tool calls (text beside them is the model's prose, not a call),
+/// or when no text holds a call. Text blocks carrying a Gemini thought signature are left
+/// as they are (the signature covers the text as sent).
+///
+/// ```
+/// use chef_ir::{Content, Message, WireNames, recover_text_calls};
+/// use serde_json::json;
+///
+/// let mut reply = Message::assistant(
+///     "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>",
+/// );
+/// assert_eq!(recover_text_calls(&mut reply, &WireNames::default(), &[]), 1);
+/// let call = reply.tool_calls().next().unwrap();
+/// assert_eq!((call.id.as_str(), call.name.as_str()), ("text-call-0", "get_weather"));
+/// assert_eq!(call.arguments, json!({"city": "Oslo"}));
+/// assert!(reply.content.iter().all(|c| !matches!(c, Content::Text { .. })));
+/// ```
+pub fn recover_text_calls(message: &mut Message, names: &WireNames, history: &[Message]) -> usize {
+    if message.role != Role::Assistant || message.tool_calls().next().is_some() {
+        return 0;
+    }
+    let found: Vec<Vec<TextCallBlock>> = message
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text {
+                text,
+                thought_signature: None,
+            } => find_text_calls(text),
+            _ => Vec::new(),
+        })
+        .collect();
+    if found.iter().all(Vec::is_empty) {
+        return 0;
+    }
+    let mut ids = Ids::new(history.iter().chain(std::iter::once(&*message)));
+    let mut recovered = 0;
+    let old = std::mem::take(&mut message.content);
+    for (content, blocks) in old.into_iter().zip(found) {
+        let text = match content {
+            Content::Text { text, .. } if !blocks.is_empty() => text,
+            other => {
+                message.content.push(other);
+                continue;
+            }
+        };
+        let mut at = 0;
+        for block in blocks {
+            push_prose(&mut message.content, text.get(at..block.span.start));
+            for call in block.calls {
+                let name = ToolName::from(names.to_real(&call.name));
+                message.content.push(Content::ToolCall(ToolCall::new(
+                    ids.next(),
+                    name,
+                    call.arguments,
+                )));
+                recovered += 1;
+            }
+            at = block.span.end;
+        }
+        push_prose(&mut message.content, text.get(at..));
+    }
+    recovered
+}
+
+fn push_prose(content: &mut Vec<Content>, piece: Option<&str>) {
+    if let Some(piece) = piece.filter(|p| !p.trim().is_empty()) {
+        content.push(Content::text(piece));
+    }
+}
+
+/// `text-call-N` ids, skipping those already taken.
+struct Ids {
+    taken: HashSet<String>,
+    next: usize,
+}
+
+impl Ids {
+    fn new<'a>(messages: impl Iterator<Item = &'a Message>) -> Self {
+        let taken = messages
+            .flat_map(Message::tool_calls)
+            .map(|c| c.id.as_str().to_owned())
+            .collect();
+        Self { taken, next: 0 }
+    }
+
+    fn next(&mut self) -> String {
+        loop {
+            let id = format!("{TEXT_CALL_ID_PREFIX}{}", self.next);
+            self.next += 1;
+            if self.taken.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+/// How strictly an object must look like a call.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Inside `<tool_call>` tags: the tags say it is a call; other keys are ignored.
+    Tagged,
+    /// Fenced or bare: only a call's own keys.
+    Strict,
+}
+
+/// Reads one call object (see the module docs).
+fn as_call(value: &Value, shape: Shape) -> Option<TextCall> {
+    let object = value.as_object()?;
+    if let Some(Value::Object(function)) = object.get("function") {
+        let outer_ok = object
+            .keys()
+            .all(|k| matches!(k.as_str(), "function" | "id" | "type"));
+        return if outer_ok || shape == Shape::Tagged {
+            as_call(&Value::Object(function.clone()), shape)
+        } else {
+            None
+        };
+    }
+    if shape == Shape::Strict
+        && !object.keys().all(|k| {
+            matches!(
+                k.as_str(),
+                "name" | "arguments" | "parameters" | "id" | "type"
+            )
+        })
+    {
+        return None;
+    }
+    let name = object.get("name")?.as_str()?.trim();
+    if name.is_empty() {
+        return None;
+    }
+    let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(object @ Value::Object(_)) => object.clone(),
+        Some(Value::String(text)) if text.trim().is_empty() => Value::Object(Map::new()),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(object @ Value::Object(_)) => object,
+            _ => return None,
+        },
+        Some(_) => return None,
+    };
+    Some(TextCall {
+        name: name.to_owned(),
+        arguments,
+    })
+}
+
+/// The calls in one JSON value: a call object, or a non-empty array of them.
+fn calls_of(value: &Value, shape: Shape) -> Option<Vec<TextCall>> {
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            items.iter().map(|item| as_call(item, shape)).collect()
+        }
+        Value::Array(_) => None,
+        other => as_call(other, shape).map(|call| vec![call]),
+    }
+}
+
+/// The calls in `content` when all of it (whitespace aside) is one or more JSON values,
+/// each a call or an array of calls.
+fn calls_in(content: &str, shape: Shape) -> Option<Vec<TextCall>> {
+    let mut stream = serde_json::Deserializer::from_str(content).into_iter::<Value>();
+    let mut calls = Vec::new();
+    for value in stream.by_ref() {
+        calls.extend(calls_of(&value.ok()?, shape)?);
+    }
+    let rest = content.get(stream.byte_offset()..)?;
+    (!calls.is_empty() && rest.trim().is_empty()).then_some(calls)
+}
+
+/// One JSON value at the start of `text` (after whitespace), and the byte offset after it.
+fn value_at(text: &str) -> Option<(Value, usize)> {
+    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    match stream.next() {
+        Some(Ok(value)) => Some((value, stream.byte_offset())),
+        _ => None,
+    }
+}
+
+/// `<tool_call>` blocks.
+fn tag_blocks(text: &str) -> Vec<TextCallBlock> {
+    let mut blocks = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|rest| rest.find(OPEN_TAG)) {
+        let start = from + found;
+        let body = start + OPEN_TAG.len();
+        let rest = text.get(body..).unwrap_or_default();
+        if let Some(close) = rest.find(CLOSE_TAG) {
+            let end = body + close + CLOSE_TAG.len();
+            let inner = rest.get(..close).unwrap_or_default();
+            if let Some(calls) = calls_in(unfenced(inner), Shape::Tagged) {
+                blocks.push(TextCallBlock {
+                    span: start..end,
+                    calls,
+                });
+            }
+            from = end;
+        } else {
+            // An unclosed last tag: one call object right after it.
+            if let Some((value, used)) = value_at(rest)
+                && let Some(calls) = calls_of(&value, Shape::Tagged)
+            {
+                blocks.push(TextCallBlock {
+                    span: start..body + used,
+                    calls,
+                });
+            }
+            break;
+        }
+    }
+    blocks
+}
+
+/// The content of a fence wrapping all of `inner` (tag content written as a fenced block),
+/// else `inner`.
+fn unfenced(inner: &str) -> &str {
+    let trimmed = inner.trim();
+    match trimmed
+        .strip_prefix(FENCE)
+        .and_then(|rest| rest.strip_suffix(FENCE))
+    {
+        Some(body) => body.split_once('\n').map_or(body, |(_, content)| content),
+        None => inner,
+    }
+}
+
+/// Fenced blocks: (span with the fences, content, info string).
+fn fences(text: &str) -> Vec<(Range<usize>, &str, &str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text.get(from..).and_then(|rest| rest.find(FENCE)) {
+        let start = from + found;
+        let after = start + FENCE.len();
+        let rest = text.get(after..).unwrap_or_default();
+        let Some(line_end) = rest.find('\n') else {
+            break;
+        };
+        let info = rest.get(..line_end).unwrap_or_default();
+        if info.contains('`') {
+            // Not an opening fence (inline code, or four backticks): move on.
+            from = after;
+            continue;
+        }
+        let body = after + line_end + 1;
+        let Some(close) = text.get(body..).and_then(|rest| rest.find(FENCE)) else {
+            break;
+        };
+        let end = body + close + FENCE.len();
+        out.push((
+            start..end,
+            text.get(body..body + close).unwrap_or_default(),
+            info,
+        ));
+        from = end;
+    }
+    out
+}
+
+fn overlaps(blocks: &[TextCallBlock], span: &Range<usize>) -> bool {
+    blocks
+        .iter()
+        .any(|b| b.span.start < span.end && span.start < b.span.end)
+}
+
+/// Bare call objects (or arrays of them) outside `taken` and `skipped`.
+fn bare_blocks(
+    text: &str,
+    taken: &[TextCallBlock],
+    skipped: &[Range<usize>],
+) -> Vec<TextCallBlock> {
+    let mut holes: Vec<Range<usize>> = taken
+        .iter()
+        .map(|b| b.span.clone())
+        .chain(skipped.iter().cloned())
+        .collect();
+    holes.sort_by_key(|r| r.start);
+    let mut blocks = Vec::new();
+    let mut attempts = 0;
+    let mut at = 0;
+    while at < text.len() && attempts < MAX_BARE_ATTEMPTS {
+        if let Some(hole) = holes.iter().find(|h| h.start <= at && at < h.end) {
+            at = hole.end;
+            continue;
+        }
+        let Some(offset) = text.get(at..).and_then(|rest| rest.find(['{', '['])) else {
+            break;
+        };
+        let start = at + offset;
+        if let Some(hole) = holes.iter().find(|h| h.start <= start && start < h.end) {
+            at = hole.end;
+            continue;
+        }
+        attempts += 1;
+        // The value may not run into a hole (a fence or a tag after it).
+        let limit = holes
+            .iter()
+            .map(|h| h.start)
+            .filter(|&s| s > start)
+            .min()
+            .unwrap_or(text.len());
+        match text.get(start..limit).and_then(value_at) {
+            Some((value, used)) => {
+                let end = start + used;
+                if let Some(calls) = calls_of(&value, Shape::Strict) {
+                    blocks.push(TextCallBlock {
+                        span: start..end,
+                        calls,
+                    });
+                }
+                // JSON that is not a call is skipped whole: nothing nested in it is a call.
+                at = end;
+            }
+            None => at = start + 1,
+        }
+    }
+    blocks
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn names(text: &str) -> Vec<Vec<String>> {
+        find_text_calls(text)
+            .into_iter()
+            .map(|b| b.calls.into_iter().map(|c| c.name).collect())
+            .collect()
+    }
+
+    #[test]
+    fn a_fenced_json_block_is_a_call() {
+        let text = "I will convert it.\n```json\n{\"name\": \"t\", \"arguments\": {\"f\": \"a0\", \"a\": {\"tz\": \"UTC\"}}}\n```\nDone.";
+        let found = find_text_calls(text);
+        assert_eq!(found.len(), 1);
+        let block = &found[0];
+        assert_eq!(
+            block.calls,
+            vec![TextCall {
+                name: "t".into(),
+                arguments: json!({"f": "a0", "a": {"tz": "UTC"}})
+            }]
+        );
+        assert_eq!(&text[..block.span.start], "I will convert it.\n");
+        assert_eq!(&text[block.span.end..], "\nDone.");
+    }
+
+    #[test]
+    fn parameters_and_arguments_as_a_json_string_are_accepted() {
+        for text in [
+            "```json\n{\"name\": \"t\", \"parameters\": {\"f\": \"a0\"}}\n```",
+            "```\n{\"name\": \"t\", \"arguments\": \"{\\\"f\\\": \\\"a0\\\"}\"}\n```",
+            "{\"type\": \"function\", \"function\": {\"name\": \"t\", \"arguments\": \"{\\\"f\\\":\\\"a0\\\"}\"}}",
+            "<tool_call>{\"name\": \"t\", \"arguments\": {\"f\": \"a0\"}, \"why\": \"tags allow extra keys\"}</tool_call>",
+        ] {
+            let found = find_text_calls(text);
+            assert_eq!(found.len(), 1, "{text}");
+            assert_eq!(found[0].calls[0].arguments, json!({"f": "a0"}), "{text}");
+            assert_eq!(found[0].span, 0..text.len(), "{text}");
+        }
+    }
+
+    #[test]
+    fn absent_or_null_arguments_are_an_empty_object() {
+        for text in [
+            "{\"name\": \"list_sites\"}",
+            "{\"name\": \"list_sites\", \"arguments\": null}",
+            "{\"name\": \"list_sites\", \"arguments\": \"\"}",
+        ] {
+            let found = find_text_calls(text);
+            assert_eq!(found[0].calls[0].arguments, json!({}), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_bare_object_in_prose_is_a_call() {
+        let text =
+            "Sure: {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}} — on it.";
+        let found = find_text_calls(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            &text[found[0].span.clone()],
+            "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}"
+        );
+    }
+
+    #[test]
+    fn qwen_tool_call_tags_are_calls_with_or_without_a_close_or_a_fence() {
+        let text = "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n<tool_call>\n```json\n{\"name\": \"b\", \"arguments\": {\"x\": 1}}\n```\n</tool_call>\n<tool_call>\n{\"name\": \"c\", \"arguments\": {}}";
+        assert_eq!(names(text), vec![vec!["a"], vec!["b"], vec!["c"]]);
+        let found = find_text_calls(text);
+        assert_eq!(found[1].calls[0].arguments, json!({"x": 1}));
+        assert_eq!(found[2].span.end, text.len());
+    }
+
+    #[test]
+    fn several_calls_in_one_reply_keep_their_order() {
+        let text = "```json\n{\"name\": \"a\"}\n{\"name\": \"b\"}\n```\nthen [{\"name\": \"c\"}, {\"name\": \"d\"}] and <tool_call>{\"name\": \"e\"}</tool_call>";
+        assert_eq!(names(text), vec![vec!["a", "b"], vec!["c", "d"], vec!["e"]]);
+    }
+
+    #[test]
+    fn json_that_is_not_a_call_is_ignored() {
+        for text in [
+            "{\"arguments\": {\"x\": 1}}",
+            "{\"name\": 3, \"arguments\": {}}",
+            "{\"name\": \"\", \"arguments\": {}}",
+            "{\"name\": [\"t\"]}",
+            "{\"name\": \"Ada\", \"age\": 36}",
+            "{\"name\": \"t\", \"arguments\": [1, 2]}",
+            "{\"name\": \"t\", \"arguments\": \"not json\"}",
+            "{\"result\": {\"name\": \"t\", \"arguments\": {}}}",
+            "[{\"name\": \"t\"}, 3]",
+            "[]",
+            "```python\nprint({\"name\": \"t\", \"arguments\": {}})\n```",
+            "```json\n{\"name\": \"t\", \"arguments\": {},}\n```",
+            "```json\n// a comment\n{\"name\": \"t\"}\n```",
+            "<tool_call>{\"name\": \"t\", \"arguments\": {</tool_call>",
+            "{\"name\": \"t\", \"arguments\": {\"cut\": ",
+            "plain prose with {braces} and [brackets] and ``` stray fences",
+            "",
+        ] {
+            assert!(find_text_calls(text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn hostile_text_never_panics() {
+        let deep = "[".repeat(10_000);
+        let braces = "{\"a".repeat(5_000);
+        for text in [
+            deep.as_str(),
+            braces.as_str(),
+            "<tool_call>",
+            "<tool_call></tool_call>",
+            "```",
+            "```json",
+            "```json\n",
+            "é{\"name\":\"t\"}é",
+            "{\"name\":\"t\"}<tool_call>{\"name\":\"u\"}",
+        ] {
+            let _ = find_text_calls(text);
+        }
+        assert_eq!(names("é{\"name\":\"t\"}é"), vec![vec!["t"]]);
+    }
+
+    #[test]
+    fn recovery_splits_prose_and_numbers_ids_past_the_history() {
+        let history = vec![Message::assistant_with(vec![Content::ToolCall(
+            ToolCall::new("text-call-0", "x", json!({})),
+        )])];
+        let mut reply = Message::assistant(
+            "Looking it up.\n```json\n{\"name\": \"timezone_convert\", \"arguments\": {\"tz\": \"UTC\"}}\n```\nThen: {\"name\": \"search\"}",
+        );
+        let names = WireNames::new(
+            &[ToolName::from("timezone.convert"), ToolName::from("search")],
+            crate::NameRule::OPENAI,
+        );
+        assert_eq!(recover_text_calls(&mut reply, &names, &history), 2);
+        assert_eq!(
+            reply.content,
+            vec![
+                Content::text("Looking it up.\n"),
+                Content::ToolCall(ToolCall::new(
+                    "text-call-1",
+                    "timezone.convert",
+                    json!({"tz": "UTC"})
+                )),
+                Content::text("\nThen: "),
+                Content::ToolCall(ToolCall::new("text-call-2", "search", json!({}))),
+            ]
+        );
+    }
+
+    /// Text made of the pieces calls are written with, in any order.
+    fn callish() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let piece = prop::sample::select(vec![
+            "{",
+            "}",
+            "[",
+            "]",
+            "\"name\"",
+            ":",
+            "\"t\"",
+            ",",
+            "\"arguments\"",
+            "{}",
+            "\"a0\"",
+            "<tool_call>",
+            "</tool_call>",
+            "```",
+            "```json\n",
+            "\n",
+            " ",
+            "é",
+            "prose",
+            "{\"name\": \"t\", \"arguments\": {\"f\": \"a0\"}}",
+        ]);
+        prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
+    proptest::proptest! {
+        /// Whatever the text: no panic; blocks in order, apart, on character boundaries;
+        /// and recovery keeps every byte outside the blocks (whitespace-only pieces
+        /// aside), so nothing the model wrote is dropped.
+        #[test]
+        fn recovery_never_panics_and_never_drops_text(text in callish()) {
+            let found = find_text_calls(&text);
+            let mut end = 0;
+            for block in &found {
+                proptest::prop_assert!(block.span.start >= end);
+                proptest::prop_assert!(block.span.start < block.span.end);
+                proptest::prop_assert!(text.get(block.span.clone()).is_some());
+                proptest::prop_assert!(!block.calls.is_empty());
+                end = block.span.end;
+            }
+            let mut message = Message::assistant(text.clone());
+            let recovered = recover_text_calls(&mut message, &WireNames::default(), &[]);
+            proptest::prop_assert_eq!(
+                recovered,
+                found.iter().map(|b| b.calls.len()).sum::<usize>()
+            );
+            let mut kept = String::new();
+            let mut at = 0;
+            for block in &found {
+                let piece = &text[at..block.span.start];
+                if !piece.trim().is_empty() {
+                    kept.push_str(piece);
+                }
+                at = block.span.end;
+            }
+            if !text[at..].trim().is_empty() {
+                kept.push_str(&text[at..]);
+            }
+            if recovered == 0 {
+                proptest::prop_assert_eq!(message, Message::assistant(text.clone()));
+            } else {
+                proptest::prop_assert_eq!(message.text(), kept);
+            }
+        }
+    }
+
+    #[test]
+    fn recovery_leaves_other_messages_alone() {
+        let call = "{\"name\": \"t\"}";
+        let untouched = [
+            Message::user(call),
+            Message::assistant("no call here"),
+            Message::assistant_with(vec![
+                Content::text(call),
+                Content::ToolCall(ToolCall::new("c1", "native", json!({}))),
+            ]),
+            Message::assistant_with(vec![Content::Text {
+                text: call.to_owned(),
+                thought_signature: Some("sig".to_owned()),
+            }]),
+        ];
+        for message in untouched {
+            let mut copy = message.clone();
+            assert_eq!(recover_text_calls(&mut copy, &WireNames::default(), &[]), 0);
+            assert_eq!(copy, message);
+        }
+    }
+}
