@@ -462,6 +462,7 @@ impl Chef {
             dynamic: self.dynamic.clone(),
             injectors: self.injectors.clone(),
             routing: self.routing.clone(),
+            routing_names: self.routing_names.clone(),
             unmatched_reported: self.unmatched_reported.clone(),
             unmatched_checked: self.unmatched_checked,
             allowlist: self.allowlist.clone(),
