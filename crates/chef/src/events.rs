@@ -30,6 +30,11 @@ pub enum ChefEvent {
         original_chars: usize,
         /// Characters of the compressed tools and preamble.
         compressed_chars: usize,
+        /// o200k_base tokens of the original tools, when the compression options count
+        /// them (`Options::with_token_counts`, feature `tokens`).
+        original_tokens: Option<usize>,
+        /// o200k_base tokens of the compressed tools and preamble, when counted.
+        compressed_tokens: Option<usize>,
     },
     /// Memory changed (set, deleted or expired).
     Memory(MemoryEvent),

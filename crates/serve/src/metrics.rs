@@ -34,6 +34,8 @@ pub struct Metrics {
     outcomes: [AtomicU64; 7],
     chars_before: AtomicU64,
     chars_after: AtomicU64,
+    tokens_before: AtomicU64,
+    tokens_after: AtomicU64,
     passthrough: AtomicU64,
     reused: AtomicU64,
     overhead_buckets: [AtomicU64; 9],
@@ -78,6 +80,13 @@ impl Metrics {
         self.chars_before
             .fetch_add(before as u64, Ordering::Relaxed);
         self.chars_after.fetch_add(after as u64, Ordering::Relaxed);
+    }
+
+    /// A tool block of `before` o200k tokens was sent as `after` tokens.
+    pub fn tool_tokens(&self, before: usize, after: usize) {
+        self.tokens_before
+            .fetch_add(before as u64, Ordering::Relaxed);
+        self.tokens_after.fetch_add(after as u64, Ordering::Relaxed);
     }
 
     /// A request's session came from the pool.
@@ -162,6 +171,22 @@ impl Metrics {
             let _ = writeln!(
                 out,
                 "chef_tool_block_chars_total{{stage=\"{stage}\"}} {}",
+                get(c)
+            );
+        }
+        family(
+            &mut out,
+            "chef_tool_block_tokens_total",
+            "o200k tokens of the tool block before and after compression (requests whose tool set has a template: counted once per tool set).",
+            "counter",
+        );
+        for (stage, c) in [
+            ("before", &self.tokens_before),
+            ("after", &self.tokens_after),
+        ] {
+            let _ = writeln!(
+                out,
+                "chef_tool_block_tokens_total{{stage=\"{stage}\"}} {}",
                 get(c)
             );
         }

@@ -45,6 +45,12 @@ impl Prepared {
     pub fn tool_chars(&self) -> (usize, usize) {
         self.chars.get()
     }
+
+    /// o200k tokens of the tool block before and after compression, when counted: for
+    /// sessions made from (or becoming) a template, once per tool set.
+    pub fn tool_tokens(&self) -> Option<(usize, usize)> {
+        self.chars.tokens()
+    }
 }
 
 impl std::fmt::Debug for Prepared {
@@ -94,6 +100,10 @@ pub fn chef_config(config: &Config) -> ChefConfig {
 pub struct ToolChars {
     before: AtomicUsize,
     after: AtomicUsize,
+    /// o200k tokens, `before + 1` and `after + 1` (0: not counted). Counted for sessions
+    /// that become templates only: once per tool set, not per request.
+    tokens_before: AtomicUsize,
+    tokens_after: AtomicUsize,
 }
 
 impl ToolChars {
@@ -103,6 +113,13 @@ impl ToolChars {
             self.before.load(Ordering::Relaxed),
             self.after.load(Ordering::Relaxed),
         )
+    }
+
+    /// `(before, after)` in o200k tokens, when counted.
+    pub fn tokens(&self) -> Option<(usize, usize)> {
+        let before = self.tokens_before.load(Ordering::Relaxed).checked_sub(1)?;
+        let after = self.tokens_after.load(Ordering::Relaxed).checked_sub(1)?;
+        Some((before, after))
     }
 }
 
@@ -467,8 +484,14 @@ pub fn build(
         ),
         Tools::Parsed(tools, key) => {
             let chars = Arc::new(ToolChars::default());
-            let mut chef = Chef::new(chef_config(config));
             let key = key.filter(|_| memory.is_none());
+            // A session that becomes a template counts its tool block's tokens, once.
+            let mut session_config = chef_config(config);
+            if key.is_some() {
+                let options = session_config.compress.clone().with_token_counts(true);
+                session_config = session_config.with_compress(options);
+            }
+            let mut chef = Chef::new(session_config);
             if let Some(setup) = memory {
                 chef = chef
                     .with_memory(setup.memory)
@@ -480,11 +503,17 @@ pub fn build(
                 if let chef::ChefEvent::Compress {
                     original_chars,
                     compressed_chars,
+                    original_tokens,
+                    compressed_tokens,
                     ..
                 } = event
                 {
                     sink.before.store(*original_chars, Ordering::Relaxed);
                     sink.after.store(*compressed_chars, Ordering::Relaxed);
+                    if let (Some(before), Some(after)) = (original_tokens, compressed_tokens) {
+                        sink.tokens_before.store(before + 1, Ordering::Relaxed);
+                        sink.tokens_after.store(after + 1, Ordering::Relaxed);
+                    }
                 }
             });
             chef.register_tools(tools)

@@ -81,6 +81,9 @@ pub(crate) async fn run(
         let total = started.elapsed();
         let (before, after) = prepared.tool_chars();
         pump.gateway.metrics.tool_block(before, after);
+        if let Some((before, after)) = prepared.tool_tokens() {
+            pump.gateway.metrics.tool_tokens(before, after);
+        }
         pump.gateway.release(prepared);
         pump.gateway
             .metrics

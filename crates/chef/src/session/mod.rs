@@ -886,6 +886,8 @@ impl Chef {
                 wire_tools: fresh.stable.tools().len(),
                 original_chars: stats.original_chars,
                 compressed_chars: stats.compressed_chars,
+                original_tokens: stats.original_tokens,
+                compressed_tokens: stats.compressed_tokens,
             });
         }
         Ok(fresh)

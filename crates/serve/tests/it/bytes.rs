@@ -126,6 +126,23 @@ async fn chat_upstream_bytes_equal_the_library_compile() {
     let (before, after) = (chars("before"), chars("after"));
     assert!(before > 20 * after && after > 0, "{before} {after}");
     assert_eq!(before % 3, 0, "three requests, the same tools: {before}");
+    // o200k tokens too, counted once for the tool set and reported for every request.
+    let tokens = |stage: &str| -> u64 {
+        let prefix = format!("chef_tool_block_tokens_total{{stage=\"{stage}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (before_tokens, after_tokens) = (tokens("before"), tokens("after"));
+    assert!(
+        before_tokens > 10 * after_tokens && after_tokens > 0,
+        "{before_tokens} {after_tokens}"
+    );
+    assert_eq!(before_tokens % 3, 0, "{before_tokens}");
+    assert!(before_tokens < before, "tokens are fewer than characters");
     assert!(
         metrics.contains("chef_sessions_reused_total 2"),
         "{metrics}"

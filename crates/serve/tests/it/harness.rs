@@ -29,8 +29,10 @@ pub enum Reply {
     Json(Value),
     /// A status, extra headers and a raw body.
     Status(u16, Vec<(&'static str, &'static str)>, String),
-    /// An SSE body sent in these pieces (each piece as one chunk).
+    /// An SSE body sent in these pieces (each piece as one chunk, 2 ms apart).
     Sse(Vec<String>),
+    /// An SSE body sent in these pieces with no pause between them.
+    SseNow(Vec<String>),
     /// Never answers.
     Hang,
     /// These SSE pieces, then silence; the flag is set when the response body is dropped
@@ -122,6 +124,14 @@ async fn scripted(State(script): State<Arc<Script>>, request: Request) -> Respon
                 .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
             r
         }
+        Some(Reply::SseNow(pieces)) => {
+            let stream = futures::stream::iter(pieces)
+                .map(|piece| Ok::<_, std::convert::Infallible>(Bytes::from(piece)));
+            let mut r = Response::new(Body::from_stream(stream));
+            r.headers_mut()
+                .insert(header::CONTENT_TYPE, "text/event-stream".parse().unwrap());
+            r
+        }
         Some(Reply::SseThenStall(pieces, flag)) => {
             let state = (VecDeque::from(pieces), DropFlag(flag));
             let stream = futures::stream::unfold(state, |(mut pieces, guard)| async move {
@@ -168,7 +178,11 @@ impl Rig {
             .with_state(Arc::clone(&script));
         let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let upstream_addr = upstream.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(upstream, app).await.unwrap() });
+        tokio::spawn(async move {
+            axum::serve(chef_serve::no_delay(upstream), app)
+                .await
+                .unwrap()
+        });
 
         let text = format!(
             "[upstream]\nopenai = \"http://{upstream_addr}/v1\"\nanthropic = \"http://{upstream_addr}/v1\"\n{config}"
@@ -178,7 +192,7 @@ impl Rig {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move {
-            axum::serve(listener, chef_serve::router(gateway))
+            axum::serve(chef_serve::no_delay(listener), chef_serve::router(gateway))
                 .await
                 .unwrap()
         });

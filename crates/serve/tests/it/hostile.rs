@@ -171,7 +171,9 @@ async fn an_unreachable_upstream_is_a_502() {
     let gateway = chef_serve::Gateway::new(config).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, chef_serve::router(gateway)).await });
+    tokio::spawn(async move {
+        axum::serve(chef_serve::no_delay(listener), chef_serve::router(gateway)).await
+    });
     let response = reqwest::Client::new()
         .post(format!("http://{addr}/v1/messages"))
         .json(&small_messages())
