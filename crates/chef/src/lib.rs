@@ -36,6 +36,7 @@ mod fsutil;
 pub mod gate;
 pub mod memory;
 pub mod namespace;
+pub mod notices;
 pub mod overflow;
 pub mod owned;
 pub mod prune;

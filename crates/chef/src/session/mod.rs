@@ -202,7 +202,10 @@ pub struct Payload<B = Vec<u8>> {
     pub body: B,
     /// Real ↔ wire tool names, for parsing the reply.
     pub names: WireNames,
-    /// What the provider crate could not express as asked.
+    /// What the provider crate could not express as asked, one line per cause: repeats
+    /// that differ only in the message and ids they name (one per error result in a
+    /// loop) are folded into the first, which says how many more and which messages
+    /// ([`notices::fold`](crate::notices::fold)).
     pub notices: Vec<String>,
     /// Bookkeeping about this compile (never sent).
     pub meta: PayloadMeta,
@@ -1253,6 +1256,8 @@ impl Chef {
             cache: self.config.cache,
             audit: self.config.cache_audit,
         })?;
+        // One line per cause (an error result per loop turn would otherwise add one each).
+        wire.notices = crate::notices::fold(std::mem::take(&mut wire.notices));
         for issue in &wire.cache_issues {
             if self.audit_reported.insert(issue.dedupe_key.clone()) {
                 wire.notices.push(issue.to_string());

@@ -210,7 +210,8 @@ fn assert_body(payload: &chef::Payload, expected: &[u8], turn: usize) {
     );
 }
 
-/// The provider crate's own bytes and notices for the request chef assembles now.
+/// The provider crate's own bytes and notices for the request chef assembles now (the
+/// notices folded one line per cause, as chef reports them: `chef::notices::fold`).
 pub(super) fn provider_bytes_and_notices(
     chef: &mut Chef,
     target: Target,
@@ -218,7 +219,7 @@ pub(super) fn provider_bytes_and_notices(
     let request = chef.request(target).unwrap();
     let options = chef.config().targets.clone();
     fn strings<N: ToString>(notices: &[N]) -> Vec<String> {
-        notices.iter().map(ToString::to_string).collect()
+        chef::notices::fold(notices.iter().map(ToString::to_string).collect())
     }
     match target {
         Target::Gemini => {
@@ -403,5 +404,34 @@ fn error_results_images_and_thinking_keep_prefix_reuse_with_the_full_notices() {
                 "{target:?}: the variants gave no notice"
             );
         }
+    }
+}
+
+/// A loop whose every turn ends in an error result (a blocked call, a validation error):
+/// OpenAI has no error flag, and each compile says so once, naming how many results, not
+/// once per result.
+#[test]
+fn error_results_give_one_notice_per_cause_not_one_per_result() {
+    use chef_ir::{Content, ToolCall, ToolResult};
+    for target in [Target::OpenAiChat, Target::OpenAiResponses] {
+        let mut chef = Chef::new(ChefConfig::default());
+        chef.push(Message::user("Go."));
+        let mut last = Vec::new();
+        for turn in 0..30 {
+            let id = format!("call_{turn}");
+            let call = ToolCall::new(id.as_str(), "lookup", serde_json::json!({}));
+            chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+            chef.push(Message::tool_results(vec![ToolResult::error(
+                id, "refused",
+            )]));
+            last = chef.compile(target).unwrap().notices;
+        }
+        let errors: Vec<&String> = last.iter().filter(|n| n.contains("is an error")).collect();
+        assert_eq!(errors.len(), 1, "{target:?}: {last:?}");
+        assert!(
+            errors[0].contains("(and 29 more like it: messages "),
+            "{target:?}: {}",
+            errors[0]
+        );
     }
 }
