@@ -6,8 +6,6 @@
 //! keeps the first line of each cause and says how many more messages it applies to and
 //! which; a cause is the line with its message number and quoted ids left out.
 
-use std::fmt::Write as _;
-
 /// How many of a folded cause's other message numbers are listed.
 const LISTED: usize = 8;
 
@@ -28,99 +26,238 @@ const LISTED: usize = 8;
 /// ]);
 /// ```
 pub fn fold(notices: Vec<String>) -> Vec<String> {
-    // Most compiles have no repeated cause: keep them untouched.
-    let mut groups: Vec<(String, String, Vec<u64>)> = Vec::new();
-    let mut order: Vec<Result<usize, String>> = Vec::with_capacity(notices.len());
-    for notice in notices {
-        match split(&notice) {
-            Some((message, rest)) => {
-                let cause = cause_of(rest);
-                match groups.iter_mut().find(|(c, _, _)| *c == cause) {
-                    Some((_, _, more)) => more.push(message),
-                    None => {
-                        order.push(Ok(groups.len()));
-                        groups.push((cause, notice, Vec::new()));
-                    }
-                }
-            }
-            None => order.push(Err(notice)),
-        }
-    }
-    let mut groups: Vec<Option<(String, Vec<u64>)>> = groups
-        .into_iter()
-        .map(|(_, first, more)| Some((first, more)))
-        .collect();
-    order
-        .into_iter()
-        .filter_map(|slot| match slot {
-            Err(line) => Some(line),
-            Ok(i) => groups
-                .get_mut(i)
-                .and_then(Option::take)
-                .map(|(first, more)| folded(first, &more)),
-        })
-        .collect()
+    fold_known(notices, None)
 }
 
-/// `first`, with how many more messages share its cause and which.
+/// A notice's message number and cause: the hash of its cause and where the cause's two
+/// parts end and start in the notice (see [`cause_parts`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Key {
+    message: u64,
+    hash: u64,
+    /// Where the text after `message N: ` starts, and the cause's first part ends.
+    rest_start: usize,
+    before_end: usize,
+    /// Where the cause's second part starts.
+    after_start: usize,
+}
+
+impl Key {
+    fn parts<'a>(&self, notice: &'a str) -> (&'a str, &'a str) {
+        (
+            notice
+                .get(self.rest_start..self.before_end)
+                .unwrap_or_default(),
+            notice.get(self.after_start..).unwrap_or_default(),
+        )
+    }
+}
+
+/// The key of a notice that names a message (`None` for any other line).
+pub(crate) fn key_of(notice: &str) -> Option<Key> {
+    let (message, rest) = split(notice)?;
+    let offset = notice.len() - rest.len();
+    let (before, after) = cause_parts(rest);
+    Some(Key {
+        message,
+        hash: hash_parts((before, after)),
+        rest_start: offset,
+        before_end: offset + before.len(),
+        after_start: notice.len() - after.len(),
+    })
+}
+
+/// [`fold`], with the keys of `notices[at..at + keys.len()]` known already (a history
+/// prefix's notices, the same every turn the prefix is reused: their keys are made once).
+pub(crate) fn fold_known(
+    notices: Vec<String>,
+    known: Option<(usize, &[Option<Key>])>,
+) -> Vec<String> {
+    let known = known.filter(|(at, keys)| at.saturating_add(keys.len()) <= notices.len());
+    // Each compile runs this over the whole request's notices (a long session has a
+    // hundred or more): no allocation unless a cause repeats.
+    let mut groups: Vec<Group> = Vec::new();
+    // Per notice: whether it repeats an earlier one's cause (made on the first repeat).
+    let mut repeats: Vec<bool> = Vec::new();
+    for (i, notice) in notices.iter().enumerate() {
+        let key = match known {
+            Some((at, keys)) if i >= at && i - at < keys.len() => {
+                keys.get(i - at).copied().flatten()
+            }
+            _ => key_of(notice),
+        };
+        let Some(key) = key else {
+            continue;
+        };
+        debug_assert_eq!(Some(key), key_of(notice), "a known notice key is stale");
+        let parts = key.parts(notice);
+        let earlier = groups.iter_mut().find(|g| {
+            g.hash == key.hash
+                && notices
+                    .get(g.first)
+                    .is_some_and(|first| g.key.parts(first) == parts)
+        });
+        match earlier {
+            Some(group) => {
+                group.more.push(key.message);
+                if repeats.is_empty() {
+                    repeats = vec![false; notices.len()];
+                }
+                if let Some(slot) = repeats.get_mut(i) {
+                    *slot = true;
+                }
+            }
+            None => groups.push(Group {
+                hash: key.hash,
+                first: i,
+                key,
+                more: Vec::new(),
+            }),
+        }
+    }
+    if repeats.is_empty() {
+        return notices;
+    }
+    let mut groups = groups
+        .into_iter()
+        .filter(|g| !g.more.is_empty())
+        .map(|g| (g.first, g.more))
+        .peekable();
+    let mut notices = notices;
+    let mut i = 0;
+    notices.retain_mut(|notice| {
+        let at = i;
+        i += 1;
+        if repeats.get(at).copied().unwrap_or(false) {
+            return false;
+        }
+        if let Some((_, more)) = groups.next_if(|(first, _)| *first == at) {
+            *notice = folded(std::mem::take(notice), &more);
+        }
+        true
+    });
+    notices
+}
+
+/// Notices of one cause: its hash, its first notice and that notice's key, and the other
+/// messages it applies to.
+struct Group {
+    hash: u64,
+    first: usize,
+    key: Key,
+    more: Vec<u64>,
+}
+
+/// `first`, with how many more messages share its cause and which. (Numbers are written
+/// by hand: `write!` costs more than the rest of the fold.)
 fn folded(mut first: String, more: &[u64]) -> String {
     if more.is_empty() {
         return first;
     }
-    let _ = write!(first, " (and {} more like it: message", more.len());
-    if more.len() > 1 {
-        first.push('s');
-    }
-    for (i, n) in more.iter().take(LISTED).enumerate() {
-        first.push_str(if i == 0 { " " } else { ", " });
-        let _ = write!(first, "{n}");
+    first.push_str(" (and ");
+    push_number(&mut first, more.len() as u64);
+    first.push_str(if more.len() > 1 {
+        " more like it: messages "
+    } else {
+        " more like it: message "
+    });
+    for (i, &n) in more.iter().take(LISTED).enumerate() {
+        if i > 0 {
+            first.push_str(", ");
+        }
+        push_number(&mut first, n);
     }
     if more.len() > LISTED {
         let others = more.len() - LISTED;
-        let _ = write!(first, ", … and {others} other");
-        if others > 1 {
-            first.push('s');
-        }
+        first.push_str(", … and ");
+        push_number(&mut first, others as u64);
+        first.push_str(if others > 1 { " others" } else { " other" });
     }
     first.push(')');
     first
 }
 
+/// Appends `n` in decimal.
+fn push_number(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        if let Some(d) = digits.get_mut(at) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    for &d in digits.get(at..).unwrap_or_default() {
+        out.push(char::from(d));
+    }
+}
+
 /// `message N: REST` → `(N, REST)`.
 fn split(notice: &str) -> Option<(u64, &str)> {
     let rest = notice.strip_prefix("message ")?;
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    let number = rest.get(..digits)?.parse().ok()?;
+    let mut number: u64 = 0;
+    let mut digits = 0;
+    for &b in rest.as_bytes() {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        number = number.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        digits += 1;
+    }
+    if digits == 0 {
+        return None;
+    }
     let rest = rest.get(digits..)?.strip_prefix(": ")?;
     Some((number, rest))
 }
 
-/// `rest` with the text of each quoted string (an id, a name) left out, so notices that
-/// differ only there share a cause. Quotes are those of Rust's `{:?}`: `\"` inside does not
-/// end one.
-fn cause_of(rest: &str) -> String {
-    let mut cause = String::with_capacity(rest.len());
-    let mut quoted = false;
-    let mut escaped = false;
-    for c in rest.chars() {
-        if quoted {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => {
-                    quoted = false;
-                    cause.push('"');
-                }
-                _ => {}
+/// `rest` without the text of its first quoted string (an id, a name): the parts before
+/// and after it, quotes kept. Notices that differ only there share a cause. Quotes are
+/// those of Rust's `{:?}`: an escaped `\"` inside does not end one.
+fn cause_parts(rest: &str) -> (&str, &str) {
+    let bytes = rest.as_bytes();
+    let Some(open) = bytes.iter().position(|&b| b == b'"') else {
+        return (rest, "");
+    };
+    let mut at = open + 1;
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'\\' => at += 2,
+            b'"' => {
+                // Both cuts are at ASCII quotes: character boundaries.
+                return (
+                    rest.get(..=open).unwrap_or_default(),
+                    rest.get(at..).unwrap_or_default(),
+                );
             }
-        } else {
-            if c == '"' {
-                quoted = true;
-            }
-            cause.push(c);
+            _ => at += 1,
         }
     }
-    cause
+    (rest, "")
+}
+
+/// A hash of a cause's two parts, eight bytes at a time (equal parts, equal hashes).
+fn hash_parts((before, after): (&str, &str)) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = 0u64;
+    for part in [before, after] {
+        let bytes = part.as_bytes();
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            h = (h.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        for &b in words.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+        h = (h.rotate_left(5) ^ 0xff).wrapping_mul(K);
+    }
+    h
 }
 
 #[cfg(test)]

@@ -1257,7 +1257,8 @@ impl Chef {
             audit: self.config.cache_audit,
         })?;
         // One line per cause (an error result per loop turn would otherwise add one each).
-        wire.notices = crate::notices::fold(std::mem::take(&mut wire.notices));
+        let known = wire.prefix_keys.as_ref().map(|(at, keys)| (*at, &keys[..]));
+        wire.notices = crate::notices::fold_known(std::mem::take(&mut wire.notices), known);
         for issue in &wire.cache_issues {
             if self.audit_reported.insert(issue.dedupe_key.clone()) {
                 wire.notices.push(issue.to_string());

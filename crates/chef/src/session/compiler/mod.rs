@@ -232,6 +232,7 @@ impl TurnCompiler {
             unspliced
                 .notices
                 .splice(at..at, slot.notices.iter().cloned());
+            unspliced.prefix_keys = Some((at, slot.notice_keys()));
         }
         // Written into the body together with the tools, in one copy (`Unspliced::finish`).
         unspliced.prefix = Some(insert);
@@ -289,6 +290,7 @@ impl TurnCompiler {
         slot.cut = cut;
         slot.bytes = joined.into();
         slot.notices.extend(notices.iter().cloned());
+        slot.keys = std::sync::OnceLock::new();
         slot.calls.extend(
             grown
                 .iter()
@@ -372,6 +374,7 @@ impl TurnCompiler {
                 bytes,
                 head_notices,
                 notices,
+                keys: std::sync::OnceLock::new(),
                 calls,
                 array_head: parking_lot::Mutex::new(None),
             }),

@@ -60,6 +60,9 @@ pub(crate) struct Slot {
     pub(crate) head_notices: usize,
     /// The notices about the prefix's messages, in order.
     pub(crate) notices: Vec<String>,
+    /// Their fold keys (`crate::notices::fold`), made on first use: reset whenever
+    /// `notices` changes.
+    pub(crate) keys: std::sync::OnceLock<Arc<[Option<crate::notices::Key>]>>,
     /// Tool-call ids of the prefix.
     pub(crate) calls: HashSet<String>,
     /// The bytes of a suffix body up to and including its messages array's `[`, as found
@@ -84,6 +87,18 @@ pub(crate) enum Fit {
 pub(crate) struct Prefixes {
     slots: PerTarget<Slot>,
     refused: PerTarget<(u64, usize)>,
+}
+
+impl Slot {
+    /// The fold keys of the prefix's notices, made once.
+    pub(crate) fn notice_keys(&self) -> Arc<[Option<crate::notices::Key>]> {
+        Arc::clone(self.keys.get_or_init(|| {
+            self.notices
+                .iter()
+                .map(|n| crate::notices::key_of(n))
+                .collect()
+        }))
+    }
 }
 
 impl Prefixes {

@@ -27,6 +27,8 @@ pub(crate) struct Wire {
     pub(crate) body: Spliced,
     pub(crate) names: WireNames,
     pub(crate) notices: Vec<String>,
+    /// Where the history prefix's notices are in `notices`, with their fold keys.
+    pub(crate) prefix_keys: Option<(usize, Arc<[Option<crate::notices::Key>]>)>,
     pub(crate) cache_issues: Vec<chef_anthropic::CacheIssue>,
 }
 
@@ -356,6 +358,8 @@ pub(crate) struct Unspliced {
     /// The key of the body's messages array (from the provider crate).
     pub(crate) messages_key: &'static str,
     pub(crate) cache_issues: Vec<chef_anthropic::CacheIssue>,
+    /// Where the history prefix's notices were put in `notices`, with their fold keys.
+    pub(crate) prefix_keys: Option<(usize, Arc<[Option<crate::notices::Key>]>)>,
 }
 
 impl Unspliced {
@@ -403,6 +407,7 @@ impl Unspliced {
             body,
             names: self.names,
             notices: self.notices,
+            prefix_keys: self.prefix_keys,
             cache_issues: self.cache_issues,
         })
     }
@@ -531,6 +536,7 @@ fn unspliced<T: serde::Serialize>(
         names: layout.names,
         messages_key: layout.messages_key,
         cache_issues,
+        prefix_keys: None,
     })
 }
 
