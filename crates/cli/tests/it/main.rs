@@ -4,6 +4,7 @@
 mod compile_map;
 mod compress;
 mod demo;
+mod eval;
 mod inspect;
 mod mcp;
 mod recommend;
