@@ -79,6 +79,18 @@ pub(crate) struct Trace {
     pub(crate) wall_ms: u64,
 }
 
+/// The flags that change what a scenario measures besides its setting; a rerun resumes
+/// only lines made with the same ones.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RunParams {
+    pub(crate) model: String,
+    pub(crate) max_calls: u32,
+    /// `--recover-text-calls`.
+    pub(crate) text_recovery: bool,
+    /// `--constrain`.
+    pub(crate) constrained: bool,
+}
+
 /// One line of the run file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Record {
@@ -109,10 +121,12 @@ pub(crate) struct Record {
     pub(crate) http_status: Option<u16>,
     /// Why a timeout, HTTP error or unparsable reply happened.
     pub(crate) detail: Option<String>,
+    #[serde(flatten)]
+    pub(crate) run: RunParams,
 }
 
 /// Grades one scenario's trace under `setting`.
-pub(crate) fn grade(setting: &str, scenario: &Scenario, trace: Trace) -> Record {
+pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: Trace) -> Record {
     let expected_first = scenario.expected.first();
     let mut first_tool = None;
     let mut arguments = None;
@@ -177,6 +191,7 @@ pub(crate) fn grade(setting: &str, scenario: &Scenario, trace: Trace) -> Record 
         wall_ms: trace.wall_ms,
         http_status,
         detail,
+        run: run.clone(),
     }
 }
 
@@ -231,6 +246,16 @@ mod tests {
             completion_tokens: Some(10),
             wall_ms: 5,
         }
+    }
+
+    fn grade(setting: &str, scenario: &Scenario, trace: Trace) -> Record {
+        let run = RunParams {
+            model: "m".to_owned(),
+            max_calls: 2,
+            text_recovery: false,
+            constrained: true,
+        };
+        super::grade(&run, setting, scenario, trace)
     }
 
     fn dispatched(tool: &str, arguments: Value) -> End {
@@ -400,6 +425,12 @@ mod tests {
         );
         let line = serde_json::to_string(&record).unwrap();
         assert!(line.contains(r#""outcome":"right""#), "{line}");
+        assert!(
+            line.ends_with(
+                r#""model":"m","max_calls":2,"text_recovery":false,"constrained":true}"#
+            ),
+            "{line}"
+        );
         let back: Record = serde_json::from_str(&line).unwrap();
         assert_eq!(back, record);
         for (outcome, word) in [

@@ -33,7 +33,7 @@ use reqwest::{StatusCode, header};
 use serde_json::{Value, json};
 
 use self::{
-    grade::{End, Outcome, Record, Trace, ValidationError},
+    grade::{End, Outcome, Record, RunParams, Trace, ValidationError},
     scenario::Scenario,
     setting::Setting,
 };
@@ -480,14 +480,40 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         }
         None => (None, Vec::new()),
     };
+    let params = RunParams {
+        model: args.model.clone(),
+        max_calls: args.max_calls,
+        text_recovery: args.recover_text_calls,
+        constrained: args.constrain,
+    };
     let ids: BTreeSet<&str> = scenarios.iter().map(|s| s.id.as_str()).collect();
     let mut records: Vec<Record> = Vec::new();
     let mut done = HashSet::new();
     for record in earlier {
-        if labels.contains(&record.setting)
-            && ids.contains(record.scenario.as_str())
-            && done.insert((record.setting.clone(), record.scenario.clone()))
-        {
+        if !labels.contains(&record.setting) || !ids.contains(record.scenario.as_str()) {
+            continue;
+        }
+        if record.run != params {
+            let RunParams {
+                model,
+                max_calls,
+                text_recovery,
+                constrained,
+            } = &record.run;
+            return Err(CliError::Usage(format!(
+                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}; \
+                 rerun with those flags, label this setting differently (name=LABEL) or choose another --out",
+                args.out.as_deref().unwrap_or(Path::new("")).display(),
+                record.setting,
+                if *text_recovery {
+                    " --recover-text-calls"
+                } else {
+                    ""
+                },
+                if *constrained { " --constrain" } else { "" },
+            )));
+        }
+        if done.insert((record.setting.clone(), record.scenario.clone())) {
             records.push(record);
         }
     }
@@ -526,7 +552,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             let (mut right, mut failed) = (0_usize, 0_usize);
             for (setting, scenario) in &todo {
                 let trace = run_one(&cx, setting, tools_for(&tools, scenario), scenario).await?;
-                let record = grade::grade(&setting.label, scenario, trace);
+                let record = grade::grade(&params, &setting.label, scenario, trace);
                 match record.outcome {
                     Outcome::Right => right += 1,
                     Outcome::Timeout | Outcome::HttpError | Outcome::Unparsable => failed += 1,

@@ -301,7 +301,8 @@ mod tests {
             "args_match": if outcome == Outcome::Right { json!(true) } else { json!(null) },
             "model_calls": 1, "lookups": 0, "malformed_calls": 0, "validation_errors": [],
             "recovered_text_calls": 0, "first_prompt_tokens": tokens, "prompt_tokens": tokens,
-            "completion_tokens": 1, "wall_ms": wall, "http_status": null, "detail": null
+            "completion_tokens": 1, "wall_ms": wall, "http_status": null, "detail": null,
+            "model": "m", "max_calls": 2, "text_recovery": false, "constrained": false
         }))
         .unwrap()
     }
