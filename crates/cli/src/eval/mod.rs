@@ -350,17 +350,18 @@ impl RunFile {
         ))
     }
 
+    /// The records of a run file's bytes. Lines are split on bytes, not text, so a line
+    /// cut inside a multi-byte character is still removed exactly.
     fn read(path: &Path, bytes: &[u8]) -> Result<Vec<Record>, CliError> {
-        let text = String::from_utf8_lossy(bytes);
         let mut records = Vec::new();
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let lines: Vec<&[u8]> = bytes.split_inclusive(|b| *b == b'\n').collect();
         for (index, line) in lines.iter().enumerate() {
-            if line.trim().is_empty() {
+            if line.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
-            match serde_json::from_str::<Record>(line) {
+            match serde_json::from_slice::<Record>(line) {
                 Ok(record) => records.push(record),
-                Err(_) if index + 1 == lines.len() && !line.ends_with('\n') => {
+                Err(_) if index + 1 == lines.len() && !line.ends_with(b"\n") => {
                     let keep = bytes.len().saturating_sub(line.len());
                     output::write_atomic(path, bytes.get(..keep).unwrap_or_default())?;
                     eprintln!(
@@ -580,4 +581,80 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         output::write_atomic(path, report::svg(&rows, &title).as_bytes())?;
     }
     output::text(&report::table(&rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(scenario: &str) -> String {
+        let record = grade::grade(
+            &RunParams {
+                model: "m".to_owned(),
+                max_calls: 2,
+                text_recovery: false,
+                constrained: false,
+            },
+            "level=3",
+            &Scenario {
+                id: scenario.to_owned(),
+                prompt: "p".to_owned(),
+                expected: vec!["a".to_owned()],
+                arguments: None,
+                results: std::collections::BTreeMap::new(),
+                default_result: "ok".to_owned(),
+                tool_names: None,
+            },
+            Trace {
+                end: End::Unparsable {
+                    detail: "réponse coupée …".to_owned(),
+                },
+                model_calls: 1,
+                lookups: 0,
+                malformed_calls: 0,
+                validation_errors: Vec::new(),
+                recovered_text_calls: 0,
+                first_prompt_tokens: None,
+                prompt_tokens: None,
+                completion_tokens: None,
+                wall_ms: 1,
+            },
+        );
+        format!("{}\n", serde_json::to_string(&record).unwrap())
+    }
+
+    #[test]
+    fn a_run_file_cut_inside_a_character_loses_only_its_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.jsonl");
+        let whole = format!("{}{}", line("one"), line("two"));
+        // Cut inside the three bytes of "…" in the second line.
+        let cut = whole.rfind('…').unwrap() + 1;
+        std::fs::write(&path, &whole.as_bytes()[..cut]).unwrap();
+        let (mut file, records) = RunFile::open(&path).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].scenario, "one");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), line("one"));
+        file.append(&records[0]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{}{}", line("one"), line("one"))
+        );
+    }
+
+    #[test]
+    fn a_broken_line_before_the_last_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.jsonl");
+        std::fs::write(
+            &path,
+            format!("{}{{\"x\":1}}\n{}", line("one"), line("two")),
+        )
+        .unwrap();
+        let Err(CliError::Queries { line, problem, .. }) = RunFile::open(&path) else {
+            panic!("a broken line must be refused");
+        };
+        assert_eq!(line, 2);
+        assert!(problem.contains("not a chef eval record"), "{problem}");
+    }
 }
