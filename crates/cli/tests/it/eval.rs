@@ -1,25 +1,24 @@
-//! `chef eval` against a chat-completions server started on 127.0.0.1 inside the test: a
-//! hand-written HTTP/1.1 responder (as in `compile_map.rs`) that replies per scenario from
-//! a script — right and wrong tools, lookups, refused calls, garbage, text calls, hangs
+//! `chef eval` against a chat-completions server started on 127.0.0.1 inside the test
+//! ([`scripted_http`](crate::scripted_http), shared with `compile_map.rs`) that replies per
+//! scenario from a script — right and wrong tools, lookups, refused calls, garbage, text calls, hangs
 //! and errors — so the harness's grading is checked before any real model is used.
 
 use std::{
     collections::HashMap,
-    io::{BufRead as _, BufReader, Read as _, Write as _},
-    net::{SocketAddr, TcpListener, TcpStream},
+    net::TcpStream,
     path::{Path, PathBuf},
     process::{Command, Output},
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::{Arc, Mutex},
     thread,
     time::Duration,
 };
 
 use serde_json::{Value, json};
 
-use crate::{stderr, stdout};
+use crate::{
+    scripted_http::{Listener, Request, respond},
+    stderr, stdout,
+};
 
 /// What the server answers to one request.
 #[derive(Debug, Clone)]
@@ -52,49 +51,30 @@ struct Seen {
 /// A scripted chat-completions server. Each prompt's replies are used in order, the last
 /// one repeating; an unscripted prompt gets text and no call.
 struct Server {
-    addr: SocketAddr,
+    listener: Listener,
     seen: Arc<Mutex<Vec<Seen>>>,
-    stop: Arc<AtomicBool>,
 }
 
 impl Server {
     fn start(script: &[(&str, Vec<Reply>)]) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
         let queues: HashMap<String, Vec<Reply>> = script
             .iter()
             .map(|(prompt, replies)| ((*prompt).to_owned(), replies.clone()))
             .collect();
-        let queues = Arc::new(Mutex::new(queues));
-        let (seen2, stop2) = (Arc::clone(&seen), Arc::clone(&stop));
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stop2.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
-                let (seen, queues) = (Arc::clone(&seen2), Arc::clone(&queues));
-                thread::spawn(move || handle(stream, &seen, &queues));
-            }
-        });
-        Self { addr, seen, stop }
+        let queues = Mutex::new(queues);
+        let seen2 = Arc::clone(&seen);
+        let listener =
+            Listener::start(move |stream, request| handle(stream, &request, &seen2, &queues));
+        Self { listener, seen }
     }
 
     fn endpoint(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        self.listener.endpoint()
     }
 
     fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
     }
 }
 
@@ -136,31 +116,13 @@ fn offers(body: &Value, wire_name: &str) -> bool {
         .is_some_and(|tools| tools.iter().any(|t| t["function"]["name"] == wire_name))
 }
 
-fn handle(stream: TcpStream, seen: &Mutex<Vec<Seen>>, queues: &Mutex<HashMap<String, Vec<Reply>>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-        return; // the wake-up connection
-    }
-    let mut length = 0;
-    let mut authorization = None;
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (name, value) = line.split_once(':').unwrap();
-        match name.to_ascii_lowercase().as_str() {
-            "content-length" => length = value.trim().parse().unwrap(),
-            "authorization" => authorization = Some(value.trim().to_owned()),
-            _ => {}
-        }
-    }
-    let mut bytes = vec![0; length];
-    reader.read_exact(&mut bytes).unwrap();
-    let body: Value = serde_json::from_slice(&bytes).unwrap();
+fn handle(
+    stream: TcpStream,
+    request: &Request,
+    seen: &Mutex<Vec<Seen>>,
+    queues: &Mutex<HashMap<String, Vec<Reply>>>,
+) {
+    let body: Value = serde_json::from_slice(&request.body).unwrap();
     let prompt = body["messages"]
         .as_array()
         .unwrap()
@@ -187,10 +149,12 @@ fn handle(stream: TcpStream, seen: &Mutex<Vec<Seen>>, queues: &Mutex<HashMap<Str
     };
     seen.lock().unwrap().push(Seen {
         prompt,
-        authorization,
+        authorization: request.authorization.clone(),
         body: body.clone(),
     });
-    let usage = json!({"prompt_tokens": bytes.len() / 4, "completion_tokens": 7, "total_tokens": bytes.len() / 4 + 7});
+    let tokens = request.body.len() / 4;
+    let usage =
+        json!({"prompt_tokens": tokens, "completion_tokens": 7, "total_tokens": tokens + 7});
     let completion = |message: Value| {
         json!({"id": "c1", "object": "chat.completion", "choices": [
             {"index": 0, "message": message, "finish_reason": "stop"}
@@ -226,14 +190,7 @@ fn handle(stream: TcpStream, seen: &Mutex<Vec<Seen>>, queues: &Mutex<HashMap<Str
             return;
         }
     };
-    let head = format!(
-        "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        text.len()
-    );
-    let mut stream = stream;
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(text.as_bytes());
-    let _ = stream.flush();
+    respond(stream, status, &[], &text);
 }
 
 fn tools_json() -> Value {

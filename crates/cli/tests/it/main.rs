@@ -9,6 +9,7 @@ mod inspect;
 mod mcp;
 mod recommend;
 mod resolve;
+mod scripted_http;
 mod search;
 mod sessions;
 
