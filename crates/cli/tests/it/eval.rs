@@ -685,3 +685,73 @@ fn a_refused_key_stops_the_run_and_bad_flags_send_nothing() {
     }
     assert_eq!(server.seen().len(), 1, "no request for unusable flags");
 }
+
+#[test]
+fn the_toolgz_scenarios_run_on_the_149_tool_corpus_at_two_levels() {
+    let daily = "I need the day-by-day Lost Freight rollup for each FC, not the weekly one. Pull that data source.";
+    let detail = "Give me the row-level eDemand records, one row per order — not the weekly summary numbers.";
+    let server = Server::start(&[
+        (daily, vec![Reply::Call("scorecard_lf_daily", json!({}))]),
+        (detail, vec![Reply::Call("scorecard_lf_daily", json!({}))]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
+        .arg("eval")
+        .arg("--tools")
+        .arg(crate::fixture("real-mcp-tools.json"))
+        .arg("--scenarios")
+        .arg(crate::fixture("toolgz-scenarios.json"))
+        .args(["--endpoint", &server.endpoint(), "--model", "scripted-1"])
+        .args([
+            "--setting",
+            "level=1",
+            "--setting",
+            "level=3,style=distinct",
+        ])
+        .args(["--limit", "2", "--out"])
+        .arg(&run)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    success(&out);
+    assert!(
+        stderr(&out)
+            .contains("10 scenario(s) name tools that are not in TOOLS and are skipped: acc-"),
+        "{}",
+        stderr(&out)
+    );
+    let records = records(&run);
+    let got: Vec<(&str, &str, &str)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["setting"].as_str().unwrap(),
+                r["scenario"].as_str().unwrap(),
+                r["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("level=1", "real-daily-vs-weekly", "right"),
+            ("level=1", "real-rollup-vs-detail", "wrong_tool"),
+            ("level=3,style=distinct", "real-daily-vs-weekly", "right"),
+            (
+                "level=3,style=distinct",
+                "real-rollup-vs-detail",
+                "wrong_tool"
+            ),
+        ]
+    );
+    // Level 1 sends 149 tools, level 3 two and a map: its first request is far smaller.
+    let tokens = |i: usize| records[i]["first_prompt_tokens"].as_u64().unwrap();
+    assert!(tokens(2) * 3 < tokens(0), "{} vs {}", tokens(2), tokens(0));
+    let level1 = server
+        .seen()
+        .into_iter()
+        .find(|s| !offers(&s.body, "t"))
+        .unwrap();
+    assert_eq!(level1.body["tools"].as_array().unwrap().len(), 149);
+}
