@@ -308,7 +308,7 @@ fn reply_text(bytes: &[u8]) -> Result<String, String> {
 }
 
 /// `": <first 200 characters of the body>"`, or nothing for an empty body.
-fn snippet(bytes: &[u8]) -> String {
+pub(crate) fn snippet(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if text.is_empty() {

@@ -48,6 +48,11 @@ pub(crate) enum Command {
     /// chat-completions endpoint; every line is verified, the file is resumable.
     #[command(name = "compile-map")]
     CompileMap(CompileMapArgs),
+    /// Measure settings on a model behind an OpenAI-compatible endpoint: an agent loop per
+    /// scenario through chef, graded mechanically; JSON Lines per run (resumable), a
+    /// summary table and an SVG chart (see docs/EVAL.md).
+    #[command(long_about = crate::eval::LONG_ABOUT)]
+    Eval(EvalArgs),
     /// Inspect session snapshots kept in a store, and move them between stores.
     Sessions(SessionsArgs),
     /// Run the gateway: OpenAI and Anthropic APIs in front of their upstreams, every
@@ -338,6 +343,61 @@ pub(crate) struct CompileMapArgs {
 }
 
 #[derive(Debug, Args)]
+pub(crate) struct EvalArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    #[arg(long, value_name = "TOOLS")]
+    pub(crate) tools: PathBuf,
+    /// The scenarios: a toolgz scenario file (`{"scenarios":[…]}`), a JSON array, or JSON
+    /// Lines of `{"id","prompt","expected":["tool",…],"arguments":{…},"result":"…"}`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) scenarios: PathBuf,
+    /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended unless the
+    /// URL already ends with it), e.g. http://127.0.0.1:8080/v1. The key, if any, is read
+    /// from OPENAI_API_KEY.
+    #[arg(long, value_name = "URL")]
+    pub(crate) endpoint: String,
+    /// The model id sent with each request.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: String,
+    /// A setting to measure, repeatable: comma-separated key=value pairs, `level`
+    /// required. Keys: level=0..4, style=name+required|explicit|signature|distinct,
+    /// prune=all|task|ranked:K, compiled=MAP.json (required at level 4), name=LABEL.
+    /// E.g. `level=3,style=distinct`, `level=1,prune=ranked:10`,
+    /// `level=4,compiled=map.json`. [default: level=1 and level=3]
+    #[arg(long = "setting", value_name = "SPEC", value_parser = crate::eval::setting::parse)]
+    pub(crate) settings: Vec<crate::eval::setting::Setting>,
+    /// The wire format of the requests; the eval speaks Chat Completions only.
+    #[arg(long, value_name = "openai", default_value = "openai", value_parser = parse_eval_target)]
+    pub(crate) target: chef_ir::Target,
+    /// Model calls per scenario: lookups and refused calls are answered and the model is
+    /// asked again, up to this many requests.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub(crate) max_calls: u32,
+    /// Seconds one request may take, reply included; past it the scenario is a timeout.
+    #[arg(long, value_name = "S", default_value = "120", value_parser = crate::mcp::parse_timeout)]
+    pub(crate) timeout: std::time::Duration,
+    /// Append one JSON line per (setting, scenario) here; pairs already in the file are
+    /// not run again.
+    #[arg(long, value_name = "RUN.jsonl")]
+    pub(crate) out: Option<PathBuf>,
+    /// Write a chart of accuracy against first-request prompt tokens, one point per
+    /// setting.
+    #[arg(long, value_name = "CHART.svg")]
+    pub(crate) svg: Option<PathBuf>,
+    /// Use only the first N scenarios (of those whose tools are in TOOLS).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) limit: Option<u32>,
+    /// Turn tool calls the model wrote as text (fenced JSON, a bare JSON object,
+    /// `<tool_call>` tags) into tool calls before routing them.
+    #[arg(long)]
+    pub(crate) recover_text_calls: bool,
+    /// Send a JSON-schema `response_format` that constrains the reply to one call of the
+    /// turn's tools (recover the reply with --recover-text-calls).
+    #[arg(long)]
+    pub(crate) constrain: bool,
+}
+
+#[derive(Debug, Args)]
 pub(crate) struct RecommendArgs {
     /// A JSON file of tool definitions.
     pub(crate) tools: PathBuf,
@@ -379,6 +439,15 @@ fn parse_target(s: &str) -> Result<chef_ir::Target, String> {
     chef_ir::Target::from_name(s).ok_or_else(|| {
         format!("unknown target {s:?} (expected anthropic, openai, openai-responses or gemini)")
     })
+}
+
+fn parse_eval_target(s: &str) -> Result<chef_ir::Target, String> {
+    match parse_target(s)? {
+        chef_ir::Target::OpenAiChat => Ok(chef_ir::Target::OpenAiChat),
+        other => Err(format!(
+            "chef eval sends Chat Completions requests: --target openai only (not {other})"
+        )),
+    }
 }
 
 fn parse_level(s: &str) -> Result<Level, String> {

@@ -11,6 +11,7 @@ mod compress;
 mod demo;
 mod embed;
 mod error;
+mod eval;
 mod flags;
 mod inspect;
 mod mcp;
@@ -57,6 +58,7 @@ fn run(flags: Flags) -> Result<(), CliError> {
         } => mcp::run(&args),
         Command::Compress(args) => compress::run(&args),
         Command::CompileMap(args) => compile_map::run(&args),
+        Command::Eval(args) => eval::run(&args),
         Command::Recommend(args) => recommend::run(&args),
         Command::Resolve(args) => resolve::run(&args),
         Command::Sessions(args) => sessions::run(&args),

@@ -1,23 +1,24 @@
 //! `chef compile-map` against a chat-completions server started on 127.0.0.1 inside the
-//! test: a hand-written HTTP/1.1 responder with a scripted reply per tool and request.
+//! test ([`scripted_http`](crate::scripted_http)) with a scripted reply per tool and
+//! request.
 
 use std::{
     collections::{BTreeMap, HashMap},
-    io::{BufRead as _, BufReader, Read as _, Write as _},
-    net::{SocketAddr, TcpListener, TcpStream},
+    net::TcpStream,
     path::{Path, PathBuf},
     process::{Command, Output, Stdio},
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicBool, Ordering},
-    },
+    sync::{Arc, Mutex},
     thread,
     time::{Duration, Instant},
 };
 
 use serde_json::{Value, json};
 
-use crate::{chef, stderr, stdout};
+use crate::{
+    chef,
+    scripted_http::{Listener, Request, respond},
+    stderr, stdout,
+};
 
 /// What the server does with one request.
 #[derive(Debug, Clone)]
@@ -47,38 +48,26 @@ struct Seen {
 /// A scripted chat-completions server. Each tool's replies are used in order, the last
 /// one repeating; a tool without a script gets `Good`.
 struct Server {
-    addr: SocketAddr,
+    listener: Listener,
     seen: Arc<Mutex<Vec<Seen>>>,
-    stop: Arc<AtomicBool>,
 }
 
 impl Server {
     fn start(script: &[(&str, &[Reply])]) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
         let queues: HashMap<String, Vec<Reply>> = script
             .iter()
             .map(|(tool, replies)| ((*tool).to_owned(), replies.to_vec()))
             .collect();
-        let queues = Arc::new(Mutex::new(queues));
-        let (seen2, stop2) = (Arc::clone(&seen), Arc::clone(&stop));
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                if stop2.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
-                let (seen, queues) = (Arc::clone(&seen2), Arc::clone(&queues));
-                thread::spawn(move || handle(stream, &seen, &queues));
-            }
-        });
-        Self { addr, seen, stop }
+        let queues = Mutex::new(queues);
+        let seen2 = Arc::clone(&seen);
+        let listener =
+            Listener::start(move |stream, request| handle(stream, request, &seen2, &queues));
+        Self { listener, seen }
     }
 
     fn endpoint(&self) -> String {
-        format!("http://{}/v1", self.addr)
+        self.listener.endpoint()
     }
 
     fn seen(&self) -> Vec<Seen> {
@@ -90,44 +79,13 @@ impl Server {
     }
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        // Wake the accept loop so it sees the flag.
-        let _ = TcpStream::connect(self.addr);
-    }
-}
-
-fn handle(stream: TcpStream, seen: &Mutex<Vec<Seen>>, queues: &Mutex<HashMap<String, Vec<Reply>>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-        return; // the wake-up connection
-    }
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or_default()
-        .to_owned();
-    let mut length = 0;
-    let mut authorization = None;
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).unwrap();
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (name, value) = line.split_once(':').unwrap();
-        match name.to_ascii_lowercase().as_str() {
-            "content-length" => length = value.trim().parse().unwrap(),
-            "authorization" => authorization = Some(value.trim().to_owned()),
-            _ => {}
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).unwrap();
-    let body: Value = serde_json::from_slice(&body).unwrap();
+fn handle(
+    stream: TcpStream,
+    request: Request,
+    seen: &Mutex<Vec<Seen>>,
+    queues: &Mutex<HashMap<String, Vec<Reply>>>,
+) {
+    let body: Value = serde_json::from_slice(&request.body).unwrap();
     let user = body["messages"][1]["content"].as_str().unwrap().to_owned();
     // The tool asked for is the last `name — "…" params: …` line.
     let tool_line = user
@@ -147,12 +105,11 @@ fn handle(stream: TcpStream, seen: &Mutex<Vec<Seen>>, queues: &Mutex<HashMap<Str
     };
     seen.lock().unwrap().push(Seen {
         tool: tool.clone(),
-        path,
-        authorization,
+        path: request.path,
+        authorization: request.authorization,
         body,
         at: Instant::now(),
     });
-    let mut stream = stream;
     let completion = |content: &str| {
         json!({"id": "c1", "object": "chat.completion", "choices": [
             {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
@@ -173,17 +130,11 @@ fn handle(stream: TcpStream, seen: &Mutex<Vec<Seen>>, queues: &Mutex<HashMap<Str
             return;
         }
     };
-    let mut head = format!(
-        "HTTP/1.1 {status} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    if let Some(after) = retry_after {
-        head.push_str(&format!("Retry-After: {after}\r\n"));
-    }
-    head.push_str("\r\n");
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(body.as_bytes());
-    let _ = stream.flush();
+    let headers: Vec<(&str, &str)> = retry_after
+        .map(|after| ("Retry-After", after))
+        .into_iter()
+        .collect();
+    respond(stream, status, &headers, &body);
 }
 
 /// The right line for a tool, from its prompt line `name — "…" params: a*, b`: required
@@ -458,7 +409,7 @@ fn a_second_run_compiles_only_missing_and_stale_tools() {
     );
 
     // Nothing left to do: no request at all (the endpoint is not even listening).
-    let closed = format!("http://{}/v1", second.addr);
+    let closed = second.endpoint();
     drop(second);
     let report = summary(&run(&mut command(dir.path(), &closed, &[])));
     assert_counts(&report, &[("requests", 0), ("reused", 4)]);

@@ -4,10 +4,12 @@
 mod compile_map;
 mod compress;
 mod demo;
+mod eval;
 mod inspect;
 mod mcp;
 mod recommend;
 mod resolve;
+mod scripted_http;
 mod search;
 mod sessions;
 

@@ -1,0 +1,449 @@
+//! Mechanical grading: what one scenario's loop did ([`Trace`]) becomes one run-file
+//! line ([`Record`]). Pure: no I/O, no clock.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::scenario::Scenario;
+
+/// How a scenario ended, as one word in the run file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Outcome {
+    /// The first dispatched call is the expected tool (or, when no tool is expected, no
+    /// call was made).
+    Right,
+    /// The first dispatched call is another tool (or a tool when none was expected).
+    WrongTool,
+    /// The model answered without calling a tool.
+    NoCall,
+    /// `--max-calls` ran out while the model's latest calls were refused (unknown tool
+    /// or code, invalid arguments, a blocked tool).
+    Malformed,
+    /// `--max-calls` ran out while the model was still looking tools up.
+    LookupsExhausted,
+    /// No reply within `--timeout`.
+    Timeout,
+    /// The endpoint answered with an HTTP error status, or could not be reached.
+    HttpError,
+    /// A 200 reply that is not a chat completion.
+    Unparsable,
+}
+
+/// A call `route` refused for its arguments or schema, with the tool it is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ValidationError {
+    /// The real tool, when the error names one.
+    pub(crate) tool: Option<String>,
+    /// The reply chef gave the model.
+    pub(crate) message: String,
+}
+
+/// How the loop stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum End {
+    /// `route` returned a dispatchable call: the first one, graded.
+    Dispatched { tool: String, arguments: Value },
+    /// A reply with no tool call.
+    NoCall,
+    /// `--max-calls` replies without a dispatched call; whether the latest reply had a
+    /// call refused.
+    Exhausted { last_refused: bool },
+    /// The request timed out.
+    Timeout { detail: String },
+    /// An HTTP error status or a connection failure.
+    HttpError { status: Option<u16>, detail: String },
+    /// A 200 body that is not a chat completion.
+    Unparsable { detail: String },
+}
+
+/// What one scenario's loop did.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Trace {
+    pub(crate) end: End,
+    /// Requests sent (each counts, failed ones included).
+    pub(crate) model_calls: u32,
+    /// Calls answered as lookups (`q`, `describe_op`, toolkit loads).
+    pub(crate) lookups: u32,
+    /// Calls `route` refused (errors and blocked tools).
+    pub(crate) malformed_calls: u32,
+    /// Of those, the argument and schema errors.
+    pub(crate) validation_errors: Vec<ValidationError>,
+    /// Calls recovered from the reply's text (`--recover-text-calls`).
+    pub(crate) recovered_text_calls: u32,
+    /// The first reply's `usage.prompt_tokens`.
+    pub(crate) first_prompt_tokens: Option<u64>,
+    /// Sums over the replies that reported `usage`.
+    pub(crate) prompt_tokens: Option<u64>,
+    pub(crate) completion_tokens: Option<u64>,
+    pub(crate) wall_ms: u64,
+}
+
+/// The flags that change what a scenario measures besides its setting; a rerun resumes
+/// only lines made with the same ones.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct RunParams {
+    pub(crate) model: String,
+    pub(crate) max_calls: u32,
+    /// `--recover-text-calls`.
+    pub(crate) text_recovery: bool,
+    /// `--constrain`.
+    pub(crate) constrained: bool,
+}
+
+/// One line of the run file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Record {
+    pub(crate) setting: String,
+    pub(crate) scenario: String,
+    pub(crate) outcome: Outcome,
+    /// The expected tools, in order (the first is graded).
+    pub(crate) expected: Vec<String>,
+    /// The real tool of the first dispatched call.
+    pub(crate) first_tool: Option<String>,
+    /// Its arguments, as validated.
+    pub(crate) arguments: Option<Value>,
+    /// A call was dispatched, so its arguments validated against the original schema.
+    pub(crate) args_valid: bool,
+    /// The expected arguments are a subset of the call's (only when the right tool was
+    /// called and the scenario lists arguments).
+    pub(crate) args_match: Option<bool>,
+    pub(crate) model_calls: u32,
+    pub(crate) lookups: u32,
+    pub(crate) malformed_calls: u32,
+    pub(crate) validation_errors: Vec<ValidationError>,
+    pub(crate) recovered_text_calls: u32,
+    pub(crate) first_prompt_tokens: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
+    pub(crate) completion_tokens: Option<u64>,
+    pub(crate) wall_ms: u64,
+    /// The HTTP status of an `http_error` (none for a connection failure).
+    pub(crate) http_status: Option<u16>,
+    /// Why a timeout, HTTP error or unparsable reply happened.
+    pub(crate) detail: Option<String>,
+    #[serde(flatten)]
+    pub(crate) run: RunParams,
+}
+
+/// Grades one scenario's trace under `setting`.
+pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: Trace) -> Record {
+    let expected_first = scenario.expected.first();
+    let mut first_tool = None;
+    let mut arguments = None;
+    let mut args_match = None;
+    let mut http_status = None;
+    let mut detail = None;
+    let outcome = match trace.end {
+        End::Dispatched {
+            tool,
+            arguments: args,
+        } => {
+            let outcome = if expected_first == Some(&tool) {
+                args_match = scenario
+                    .arguments
+                    .as_ref()
+                    .map(|want| arguments_match(want, &args));
+                Outcome::Right
+            } else {
+                Outcome::WrongTool
+            };
+            first_tool = Some(tool);
+            arguments = Some(args);
+            outcome
+        }
+        End::NoCall if expected_first.is_none() => Outcome::Right,
+        End::NoCall => Outcome::NoCall,
+        End::Exhausted { last_refused: true } => Outcome::Malformed,
+        End::Exhausted {
+            last_refused: false,
+        } => Outcome::LookupsExhausted,
+        End::Timeout { detail: d } => {
+            detail = Some(d);
+            Outcome::Timeout
+        }
+        End::HttpError { status, detail: d } => {
+            http_status = status;
+            detail = Some(d);
+            Outcome::HttpError
+        }
+        End::Unparsable { detail: d } => {
+            detail = Some(d);
+            Outcome::Unparsable
+        }
+    };
+    Record {
+        setting: setting.to_owned(),
+        scenario: scenario.id.clone(),
+        outcome,
+        expected: scenario.expected.clone(),
+        args_valid: first_tool.is_some(),
+        first_tool,
+        arguments,
+        args_match,
+        model_calls: trace.model_calls,
+        lookups: trace.lookups,
+        malformed_calls: trace.malformed_calls,
+        validation_errors: trace.validation_errors,
+        recovered_text_calls: trace.recovered_text_calls,
+        first_prompt_tokens: trace.first_prompt_tokens,
+        prompt_tokens: trace.prompt_tokens,
+        completion_tokens: trace.completion_tokens,
+        wall_ms: trace.wall_ms,
+        http_status,
+        detail,
+        run: run.clone(),
+    }
+}
+
+/// Whether every expected argument is in `actual` with a matching value: two strings
+/// match after trimming and lower-casing, any other value must be equal (the number 12
+/// does not match the string "12"). Keys `actual` has beyond those are ignored.
+pub(crate) fn arguments_match(expected: &Map<String, Value>, actual: &Value) -> bool {
+    let Some(actual) = actual.as_object() else {
+        return expected.is_empty();
+    };
+    expected
+        .iter()
+        .all(|(key, want)| match (want, actual.get(key)) {
+            (Value::String(w), Some(Value::String(a))) => {
+                w.trim().to_lowercase() == a.trim().to_lowercase()
+            }
+            (w, Some(a)) => w == a,
+            (_, None) => false,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn scenario(expected: &[&str], arguments: Option<Value>) -> Scenario {
+        Scenario {
+            id: "s1".to_owned(),
+            prompt: "do it".to_owned(),
+            expected: expected.iter().map(|s| (*s).to_owned()).collect(),
+            arguments: arguments.map(|a| a.as_object().unwrap().clone()),
+            results: BTreeMap::new(),
+            default_result: "ok".to_owned(),
+            tool_names: None,
+        }
+    }
+
+    fn trace(end: End) -> Trace {
+        Trace {
+            end,
+            model_calls: 1,
+            lookups: 0,
+            malformed_calls: 0,
+            validation_errors: Vec::new(),
+            recovered_text_calls: 0,
+            first_prompt_tokens: Some(100),
+            prompt_tokens: Some(100),
+            completion_tokens: Some(10),
+            wall_ms: 5,
+        }
+    }
+
+    fn grade(setting: &str, scenario: &Scenario, trace: Trace) -> Record {
+        let run = RunParams {
+            model: "m".to_owned(),
+            max_calls: 2,
+            text_recovery: false,
+            constrained: true,
+        };
+        super::grade(&run, setting, scenario, trace)
+    }
+
+    fn dispatched(tool: &str, arguments: Value) -> End {
+        End::Dispatched {
+            tool: tool.to_owned(),
+            arguments,
+        }
+    }
+
+    #[test]
+    fn every_ending_gets_its_own_outcome() {
+        let weather = scenario(&["get_weather"], None);
+        let nothing = scenario(&[], None);
+        let cases = [
+            (
+                &weather,
+                dispatched("get_weather", json!({})),
+                Outcome::Right,
+            ),
+            (
+                &weather,
+                dispatched("get_time", json!({})),
+                Outcome::WrongTool,
+            ),
+            (
+                &nothing,
+                dispatched("get_time", json!({})),
+                Outcome::WrongTool,
+            ),
+            (&weather, End::NoCall, Outcome::NoCall),
+            (&nothing, End::NoCall, Outcome::Right),
+            (
+                &weather,
+                End::Exhausted { last_refused: true },
+                Outcome::Malformed,
+            ),
+            (
+                &weather,
+                End::Exhausted {
+                    last_refused: false,
+                },
+                Outcome::LookupsExhausted,
+            ),
+            (
+                &weather,
+                End::Timeout {
+                    detail: "no reply within 1s".to_owned(),
+                },
+                Outcome::Timeout,
+            ),
+            (
+                &weather,
+                End::HttpError {
+                    status: Some(500),
+                    detail: "HTTP 500".to_owned(),
+                },
+                Outcome::HttpError,
+            ),
+            (
+                &weather,
+                End::Unparsable {
+                    detail: "not JSON".to_owned(),
+                },
+                Outcome::Unparsable,
+            ),
+        ];
+        for (scenario, end, want) in cases {
+            let record = grade("level=3", scenario, trace(end.clone()));
+            assert_eq!(record.outcome, want, "{end:?}");
+            assert_eq!(
+                record.args_valid,
+                matches!(end, End::Dispatched { .. }),
+                "{end:?}"
+            );
+            assert_eq!(record.setting, "level=3");
+            assert_eq!(record.scenario, "s1");
+        }
+    }
+
+    #[test]
+    fn failures_keep_their_reason_and_status() {
+        let record = grade(
+            "x",
+            &scenario(&["a"], None),
+            trace(End::HttpError {
+                status: Some(503),
+                detail: "HTTP 503: busy".to_owned(),
+            }),
+        );
+        assert_eq!(record.http_status, Some(503));
+        assert_eq!(record.detail.as_deref(), Some("HTTP 503: busy"));
+        assert_eq!(record.first_tool, None);
+    }
+
+    #[test]
+    fn only_the_first_expected_tool_is_graded() {
+        let two_step = scenario(&["get_options", "schedule"], None);
+        let first = grade("x", &two_step, trace(dispatched("get_options", json!({}))));
+        assert_eq!(first.outcome, Outcome::Right);
+        let second = grade("x", &two_step, trace(dispatched("schedule", json!({}))));
+        assert_eq!(second.outcome, Outcome::WrongTool);
+    }
+
+    #[test]
+    fn expected_arguments_are_matched_as_a_subset_on_the_right_tool_only() {
+        let s = scenario(&["get_weather"], Some(json!({"city": " oslo ", "days": 3})));
+        let right = grade(
+            "x",
+            &s,
+            trace(dispatched(
+                "get_weather",
+                json!({"city": "Oslo", "days": 3, "units": "metric"}),
+            )),
+        );
+        assert_eq!(right.args_match, Some(true));
+        assert_eq!(right.first_tool.as_deref(), Some("get_weather"));
+        let wrong_value = grade(
+            "x",
+            &s,
+            trace(dispatched(
+                "get_weather",
+                json!({"city": "Oslo", "days": "3"}),
+            )),
+        );
+        assert_eq!(wrong_value.args_match, Some(false));
+        let wrong_tool = grade(
+            "x",
+            &s,
+            trace(dispatched("get_time", json!({"city": "Oslo", "days": 3}))),
+        );
+        assert_eq!(wrong_tool.args_match, None);
+        let no_args = grade(
+            "x",
+            &scenario(&["get_weather"], None),
+            trace(dispatched("get_weather", json!({}))),
+        );
+        assert_eq!(no_args.args_match, None);
+    }
+
+    #[test]
+    fn argument_matching_follows_the_toolgz_rule() {
+        let want = |v: Value| v.as_object().unwrap().clone();
+        for (expected, actual, matches) in [
+            (json!({"a": "X "}), json!({"a": "x"}), true),
+            (json!({"a": 12}), json!({"a": "12"}), false),
+            (json!({"a": 12}), json!({"a": 12, "b": 1}), true),
+            (json!({"a": [1, 2]}), json!({"a": [1, 2]}), true),
+            (json!({"a": {"b": "X"}}), json!({"a": {"b": "x"}}), false),
+            (json!({"a": 1}), json!({}), false),
+            (json!({"a": 1}), json!("not an object"), false),
+            (json!({}), json!(null), true),
+        ] {
+            assert_eq!(
+                arguments_match(&want(expected.clone()), &actual),
+                matches,
+                "{expected} vs {actual}"
+            );
+        }
+    }
+
+    #[test]
+    fn records_round_trip_through_their_json_line() {
+        let record = grade(
+            "level=1",
+            &scenario(&["a"], None),
+            trace(dispatched("a", json!({"x": 1}))),
+        );
+        let line = serde_json::to_string(&record).unwrap();
+        assert!(line.contains(r#""outcome":"right""#), "{line}");
+        assert!(
+            line.ends_with(
+                r#""model":"m","max_calls":2,"text_recovery":false,"constrained":true}"#
+            ),
+            "{line}"
+        );
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, record);
+        for (outcome, word) in [
+            (Outcome::Right, "right"),
+            (Outcome::WrongTool, "wrong_tool"),
+            (Outcome::NoCall, "no_call"),
+            (Outcome::Malformed, "malformed"),
+            (Outcome::LookupsExhausted, "lookups_exhausted"),
+            (Outcome::Timeout, "timeout"),
+            (Outcome::HttpError, "http_error"),
+            (Outcome::Unparsable, "unparsable"),
+        ] {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), json!(word));
+        }
+    }
+}

@@ -1,0 +1,660 @@
+//! `chef eval --tools TOOLS --scenarios FILE --endpoint URL --model NAME [--setting SPEC …]
+//! [--target openai] [--max-calls N] [--timeout S] [--out RUN.jsonl] [--svg CHART.svg]
+//! [--limit N] [--recover-text-calls] [--constrain]`.
+//!
+//! Measures chef settings on a real model: for each (setting, scenario) a [`Chef`] holds
+//! the tools at that setting, compiles the harness system prompt and the scenario's
+//! prompt for Chat Completions, sends it to the endpoint, parses the reply and routes its
+//! calls. A lookup (`q`), a refused call (unknown tool or code, invalid arguments) or a
+//! blocked tool is answered with chef's reply and the model is asked again, up to
+//! `--max-calls` requests; the first call `route` dispatches is graded and answered with
+//! the scenario's scripted result, and the scenario ends. Nothing real is ever
+//! dispatched. Grading ([`grade`]) is mechanical, and every scenario gets one line:
+//! a timeout, an HTTP error or an unparsable reply is an outcome, never dropped.
+//! docs/EVAL.md describes the outcomes, the files and how to run it.
+
+pub(crate) mod grade;
+pub(crate) mod report;
+pub(crate) mod scenario;
+pub(crate) mod setting;
+
+use std::{
+    collections::{BTreeSet, HashSet},
+    io::Write as _,
+    path::Path,
+    time::Instant,
+};
+
+use chef::{Chef, RouteError, Routed};
+use chef_compress::ResolveError;
+use chef_ir::{Message, Target, ToolCall, ToolDefinition, ToolResult};
+use indicatif::{ProgressBar, ProgressStyle};
+use reqwest::{StatusCode, header};
+use serde_json::{Value, json};
+
+use self::{
+    grade::{End, Outcome, Record, RunParams, Trace, ValidationError},
+    scenario::Scenario,
+    setting::Setting,
+};
+use crate::{
+    compile_map::{chat_url, snippet},
+    error::CliError,
+    flags::EvalArgs,
+    output, tools,
+};
+
+/// The environment variable holding the API key.
+pub(crate) const KEY_ENV: &str = "OPENAI_API_KEY";
+
+/// The harness system prompt; chef appends its own preamble (the level-3 tool map, …).
+pub(crate) const SYSTEM_PROMPT: &str = "You work in an operations role with access to tools. \
+Use the tools to complete the user's request. Do not ask clarifying questions: make \
+reasonable assumptions and act. Finish with a one-line summary.";
+
+/// `chef eval --help`.
+pub(crate) const LONG_ABOUT: &str = "\
+Measure chef settings on a model behind an OpenAI-compatible chat-completions endpoint.
+
+For each setting and scenario, chef compiles the harness system prompt and the scenario's
+prompt with the tools at that setting, sends it (temperature 0), parses the reply and
+routes its tool calls. Lookups (q) and refused calls are answered and the model asked
+again, up to --max-calls requests; the first dispatched call is graded and answered with
+the scenario's scripted result. Nothing real is dispatched.
+
+Outcomes: right, wrong_tool, no_call, malformed, lookups_exhausted, timeout, http_error,
+unparsable. Every scenario gets one JSON line in --out (appended; pairs already there are
+skipped on a rerun), a summary table per setting goes to stdout, --svg draws accuracy
+against first-request prompt tokens. HTTP 401, 403 and 404 stop the run (exit status 1).
+The key is read from OPENAI_API_KEY (unset or empty: no Authorization header).
+See docs/EVAL.md.";
+
+/// A request that got no usable reply.
+#[derive(Debug)]
+enum SendError {
+    /// Recorded as the scenario's outcome.
+    Outcome(End),
+    /// Every request will be refused (bad key, unknown model or path): stop the run.
+    Fatal(String),
+}
+
+/// What every scenario shares.
+struct Context<'a> {
+    http: reqwest::Client,
+    url: String,
+    key: Option<String>,
+    args: &'a EvalArgs,
+}
+
+impl Context<'_> {
+    async fn send(&self, body: Vec<u8>) -> Result<Vec<u8>, SendError> {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json")
+            .body(body);
+        if let Some(key) = &self.key {
+            request = request.bearer_auth(key);
+        }
+        let response = request.send().await.map_err(|e| self.transport(&e))?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(|e| self.transport(&e))?;
+        if status.is_success() {
+            return Ok(bytes.to_vec());
+        }
+        let detail = format!("HTTP {status}{}", snippet(&bytes));
+        if matches!(
+            status,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
+        ) {
+            return Err(SendError::Fatal(detail));
+        }
+        Err(SendError::Outcome(End::HttpError {
+            status: Some(status.as_u16()),
+            detail,
+        }))
+    }
+
+    fn transport(&self, e: &reqwest::Error) -> SendError {
+        SendError::Outcome(if e.is_timeout() {
+            End::Timeout {
+                detail: format!("no reply within {}s", self.args.timeout.as_secs_f64()),
+            }
+        } else if e.is_connect() {
+            End::HttpError {
+                status: None,
+                detail: format!("cannot connect to {}", self.url),
+            }
+        } else {
+            End::HttpError {
+                status: None,
+                detail: crate::error::chain(e),
+            }
+        })
+    }
+
+    /// The request body: chef's compiled Chat Completions body with the model,
+    /// temperature 0 and, with `--constrain`, the turn's `response_format`.
+    fn body(&self, chef: &Chef, compiled: &[u8]) -> Result<Vec<u8>, CliError> {
+        let mut body: Value = serde_json::from_slice(compiled)
+            .map_err(|e| CliError::Usage(format!("chef compiled an unreadable body: {e}")))?;
+        if let Some(object) = body.as_object_mut() {
+            object.insert("model".to_owned(), json!(self.args.model));
+            object.insert("temperature".to_owned(), json!(0));
+            if self.args.constrain
+                && let Some(format) = chef.response_format()
+            {
+                let format = serde_json::to_value(format).map_err(|e| {
+                    CliError::Usage(format!("cannot serialise the response_format: {e}"))
+                })?;
+                object.insert("response_format".to_owned(), format);
+            }
+        }
+        serde_json::to_vec(&body).map_err(|e| CliError::Write(e.into()))
+    }
+}
+
+/// A session holding `tools` at `setting`, with the system prompt.
+fn session(setting: &Setting, tools: Vec<ToolDefinition>) -> Result<Chef, CliError> {
+    let mut chef = Chef::new(setting.config()?);
+    chef.register_tools(tools)
+        .map_err(|e| CliError::Usage(format!("setting {}: {e}", setting.label)))?;
+    chef.set_system_prompt(vec![Message::system(SYSTEM_PROMPT)]);
+    Ok(chef)
+}
+
+/// The catalogue's tools a scenario offers: its `toolNames` in that order, else all.
+fn tools_for(all: &[ToolDefinition], scenario: &Scenario) -> Vec<ToolDefinition> {
+    match &scenario.tool_names {
+        Some(names) => names
+            .iter()
+            .filter_map(|n| all.iter().find(|t| t.name.as_str() == n))
+            .cloned()
+            .collect(),
+        None => all.to_vec(),
+    }
+}
+
+/// Whether a refused call was refused for its arguments or its tool's schema.
+fn validation_error(error: &RouteError) -> bool {
+    matches!(
+        error,
+        RouteError::Resolve(ResolveError::InvalidArguments(_) | ResolveError::UnusableSchema(_))
+    )
+}
+
+/// One scenario's agent loop under one setting.
+async fn run_one(
+    cx: &Context<'_>,
+    setting: &Setting,
+    tools: Vec<ToolDefinition>,
+    scenario: &Scenario,
+) -> Result<Trace, CliError> {
+    let started = Instant::now();
+    let mut chef = session(setting, tools)?;
+    chef.push(Message::user(scenario.prompt.clone()));
+    let mut trace = Trace {
+        end: End::NoCall,
+        model_calls: 0,
+        lookups: 0,
+        malformed_calls: 0,
+        validation_errors: Vec::new(),
+        recovered_text_calls: 0,
+        first_prompt_tokens: None,
+        prompt_tokens: None,
+        completion_tokens: None,
+        wall_ms: 0,
+    };
+    let mut last_refused = false;
+    trace.end = loop {
+        if trace.model_calls >= cx.args.max_calls {
+            break End::Exhausted { last_refused };
+        }
+        let payload = chef.compile(Target::OpenAiChat).map_err(|e| {
+            CliError::Usage(format!(
+                "setting {}: scenario {}: chef cannot compile the request: {e}",
+                setting.label, scenario.id
+            ))
+        })?;
+        let body = cx.body(&chef, &payload.body)?;
+        trace.model_calls += 1;
+        let bytes = match cx.send(body).await {
+            Ok(bytes) => bytes,
+            Err(SendError::Outcome(end)) => break end,
+            Err(SendError::Fatal(detail)) => {
+                return Err(CliError::Endpoint(format!(
+                    "{} refused the request: {detail}",
+                    cx.url
+                )));
+            }
+        };
+        let parsed = match chef::openai::chat::parse_response(&bytes, &payload.names) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                break End::Unparsable {
+                    detail: format!("{e}{}", snippet(&bytes)),
+                };
+            }
+        };
+        if let Some(usage) = parsed.usage {
+            if trace.model_calls == 1 {
+                trace.first_prompt_tokens = Some(usage.input_tokens);
+            }
+            trace.prompt_tokens = Some(trace.prompt_tokens.unwrap_or(0) + usage.input_tokens);
+            trace.completion_tokens =
+                Some(trace.completion_tokens.unwrap_or(0) + usage.output_tokens);
+        }
+        let mut reply = parsed.message;
+        if cx.args.recover_text_calls {
+            let recovered = chef.recover_text_calls(&mut reply);
+            trace.recovered_text_calls += u32::try_from(recovered).unwrap_or(u32::MAX);
+        }
+        let calls: Vec<ToolCall> = reply.tool_calls().cloned().collect();
+        chef.push(reply);
+        if calls.is_empty() {
+            break End::NoCall;
+        }
+        let mut results = Vec::with_capacity(calls.len());
+        let mut dispatched = None;
+        last_refused = false;
+        for call in &calls {
+            match chef.route(call) {
+                Routed::Call(call) => {
+                    dispatched = Some(call);
+                    break;
+                }
+                Routed::Lookup { id, reply } | Routed::ToolkitLoaded { id, reply, .. } => {
+                    trace.lookups += 1;
+                    results.push(ToolResult::text(id, reply));
+                }
+                Routed::Blocked { id, reply, .. } => {
+                    trace.malformed_calls += 1;
+                    last_refused = true;
+                    results.push(ToolResult::error(id, reply));
+                }
+                Routed::Error { id, error, reply } => {
+                    trace.malformed_calls += 1;
+                    last_refused = true;
+                    if validation_error(&error) {
+                        trace.validation_errors.push(ValidationError {
+                            tool: error.tool().map(str::to_owned),
+                            message: reply.clone(),
+                        });
+                    }
+                    results.push(ToolResult::error(id, reply));
+                }
+                Routed::Owned(call) => {
+                    // No library-owned tool is configured in an eval; refuse rather than
+                    // run one.
+                    trace.malformed_calls += 1;
+                    last_refused = true;
+                    results.push(ToolResult::error(
+                        call.id,
+                        format!("{} is not available here.", call.name),
+                    ));
+                }
+            }
+        }
+        if let Some(call) = dispatched {
+            let result = scenario.result_for(call.name.as_str()).to_owned();
+            chef.push(Message::tool_results(vec![ToolResult::text(
+                call.id.clone(),
+                result,
+            )]));
+            break End::Dispatched {
+                tool: call.name.as_str().to_owned(),
+                arguments: call.arguments,
+            };
+        }
+        chef.push(Message::tool_results(results));
+    };
+    trace.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(trace)
+}
+
+/// The run file: records read at the start, lines appended as scenarios finish.
+struct RunFile {
+    path: std::path::PathBuf,
+    file: std::fs::File,
+}
+
+impl RunFile {
+    /// Opens `path` for appending and returns its records. A last line cut short (a run
+    /// killed mid-write) is removed; any other unreadable line is an error.
+    fn open(path: &Path) -> Result<(Self, Vec<Record>), CliError> {
+        let records = match std::fs::read(path) {
+            Ok(bytes) => Self::read(path, &bytes)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(source) => {
+                return Err(CliError::Read {
+                    path: path.to_owned(),
+                    source,
+                });
+            }
+        };
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|source| CliError::WriteFile {
+                path: path.to_owned(),
+                source,
+            })?;
+        Ok((
+            Self {
+                path: path.to_owned(),
+                file,
+            },
+            records,
+        ))
+    }
+
+    /// The records of a run file's bytes. Lines are split on bytes, not text, so a line
+    /// cut inside a multi-byte character is still removed exactly.
+    fn read(path: &Path, bytes: &[u8]) -> Result<Vec<Record>, CliError> {
+        let mut records = Vec::new();
+        let lines: Vec<&[u8]> = bytes.split_inclusive(|b| *b == b'\n').collect();
+        for (index, line) in lines.iter().enumerate() {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            match serde_json::from_slice::<Record>(line) {
+                Ok(record) => records.push(record),
+                Err(_) if index + 1 == lines.len() && !line.ends_with(b"\n") => {
+                    let keep = bytes.len().saturating_sub(line.len());
+                    output::write_atomic(path, bytes.get(..keep).unwrap_or_default())?;
+                    eprintln!(
+                        "chef: notice: {}: dropped an incomplete last line (its scenario runs again)",
+                        path.display()
+                    );
+                }
+                Err(e) => {
+                    return Err(CliError::Queries {
+                        path: path.to_owned(),
+                        line: index + 1,
+                        problem: format!(
+                            "not a chef eval record ({e}); move the file away or choose another --out"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(records)
+    }
+
+    /// Appends one record as one write, and flushes it to disk.
+    fn append(&mut self, record: &Record) -> Result<(), CliError> {
+        let mut line = serde_json::to_vec(record).map_err(|e| CliError::Write(e.into()))?;
+        line.push(b'\n');
+        let err = |source| CliError::WriteFile {
+            path: self.path.clone(),
+            source,
+        };
+        self.file.write_all(&line).map_err(err)?;
+        self.file.sync_data().map_err(err)
+    }
+}
+
+fn progress_bar(total: usize) -> ProgressBar {
+    let bar = ProgressBar::new(u64::try_from(total).unwrap_or(u64::MAX));
+    if let Ok(style) =
+        ProgressStyle::with_template("{spinner} {bar:30} {pos}/{len} scenarios  {msg}  [{elapsed}]")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// Keeps the scenarios whose expected tools (and `toolNames`) are all in the catalogue;
+/// names the others in one notice.
+fn in_catalogue(all: Vec<Scenario>, tools: &[ToolDefinition]) -> Vec<Scenario> {
+    let names: HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let (keep, skipped): (Vec<_>, Vec<_>) = all.into_iter().partition(|s| {
+        s.expected.iter().all(|n| names.contains(n.as_str()))
+            && s.tool_names
+                .iter()
+                .flatten()
+                .all(|n| names.contains(n.as_str()))
+    });
+    if !skipped.is_empty() {
+        let ids: Vec<&str> = skipped.iter().take(5).map(|s| s.id.as_str()).collect();
+        let more = if skipped.len() > ids.len() {
+            ", …"
+        } else {
+            ""
+        };
+        eprintln!(
+            "chef: notice: {} scenario(s) name tools that are not in TOOLS and are skipped: {}{more}",
+            skipped.len(),
+            ids.join(", ")
+        );
+    }
+    keep
+}
+
+pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
+    debug_assert_eq!(args.target, Target::OpenAiChat);
+    let tools = tools::load(&args.tools)?;
+    let mut scenarios = in_catalogue(scenario::load(&args.scenarios)?, &tools);
+    if scenarios.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{}: no scenario's tools are in {}",
+            args.scenarios.display(),
+            args.tools.display()
+        )));
+    }
+    if let Some(limit) = args.limit {
+        scenarios.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    }
+    let settings = if args.settings.is_empty() {
+        setting::defaults()
+    } else {
+        args.settings.clone()
+    };
+    let mut labels = Vec::with_capacity(settings.len());
+    for setting in &settings {
+        if labels.contains(&setting.label) {
+            return Err(CliError::Usage(format!(
+                "two settings are labelled {:?}; give one a name=LABEL",
+                setting.label
+            )));
+        }
+        labels.push(setting.label.clone());
+        // Every setting must compile before any request is sent.
+        let mut chef = session(setting, tools.clone())?;
+        chef.push(Message::user("check"));
+        chef.compile(Target::OpenAiChat).map_err(|e| {
+            CliError::Usage(format!(
+                "setting {}: chef cannot compile the tools: {e}",
+                setting.label
+            ))
+        })?;
+    }
+    let url = chat_url(&args.endpoint)?;
+    let key = std::env::var(KEY_ENV).ok().filter(|k| !k.is_empty());
+
+    let (mut file, earlier) = match &args.out {
+        Some(path) => {
+            let (file, records) = RunFile::open(path)?;
+            (Some(file), records)
+        }
+        None => (None, Vec::new()),
+    };
+    let params = RunParams {
+        model: args.model.clone(),
+        max_calls: args.max_calls,
+        text_recovery: args.recover_text_calls,
+        constrained: args.constrain,
+    };
+    let ids: BTreeSet<&str> = scenarios.iter().map(|s| s.id.as_str()).collect();
+    let mut records: Vec<Record> = Vec::new();
+    let mut done = HashSet::new();
+    for record in earlier {
+        if !labels.contains(&record.setting) || !ids.contains(record.scenario.as_str()) {
+            continue;
+        }
+        if record.run != params {
+            let RunParams {
+                model,
+                max_calls,
+                text_recovery,
+                constrained,
+            } = &record.run;
+            return Err(CliError::Usage(format!(
+                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}; \
+                 rerun with those flags, label this setting differently (name=LABEL) or choose another --out",
+                args.out.as_deref().unwrap_or(Path::new("")).display(),
+                record.setting,
+                if *text_recovery {
+                    " --recover-text-calls"
+                } else {
+                    ""
+                },
+                if *constrained { " --constrain" } else { "" },
+            )));
+        }
+        if done.insert((record.setting.clone(), record.scenario.clone())) {
+            records.push(record);
+        }
+    }
+    let todo: Vec<(&Setting, &Scenario)> = settings
+        .iter()
+        .flat_map(|setting| scenarios.iter().map(move |s| (setting, s)))
+        .filter(|(setting, s)| !done.contains(&(setting.label.clone(), s.id.clone())))
+        .collect();
+    if !done.is_empty() {
+        eprintln!(
+            "chef: notice: {} of {} runs are already in the run file; running {}",
+            done.len(),
+            done.len() + todo.len(),
+            todo.len()
+        );
+    }
+
+    if !todo.is_empty() {
+        let http = reqwest::Client::builder()
+            .timeout(args.timeout)
+            .user_agent(concat!("chef/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| CliError::Endpoint(format!("cannot build the HTTP client: {e}")))?;
+        let cx = Context {
+            http,
+            url,
+            key,
+            args,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(CliError::Runtime)?;
+        let bar = progress_bar(todo.len());
+        let result = runtime.block_on(async {
+            let (mut right, mut failed) = (0_usize, 0_usize);
+            for (setting, scenario) in &todo {
+                let trace = run_one(&cx, setting, tools_for(&tools, scenario), scenario).await?;
+                let record = grade::grade(&params, &setting.label, scenario, trace);
+                match record.outcome {
+                    Outcome::Right => right += 1,
+                    Outcome::Timeout | Outcome::HttpError | Outcome::Unparsable => failed += 1,
+                    _ => {}
+                }
+                if let Some(file) = file.as_mut() {
+                    file.append(&record)?;
+                }
+                records.push(record);
+                bar.inc(1);
+                bar.set_message(format!(
+                    "{} · right {right} · failed {failed}",
+                    setting.label
+                ));
+            }
+            Ok::<(), CliError>(())
+        });
+        bar.finish_and_clear();
+        result?;
+    }
+
+    let rows = report::summarize(&labels, &records);
+    if let Some(path) = &args.svg {
+        let title = format!("chef eval: {}, {} scenarios", args.model, scenarios.len());
+        output::write_atomic(path, report::svg(&rows, &title).as_bytes())?;
+    }
+    output::text(&report::table(&rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(scenario: &str) -> String {
+        let record = grade::grade(
+            &RunParams {
+                model: "m".to_owned(),
+                max_calls: 2,
+                text_recovery: false,
+                constrained: false,
+            },
+            "level=3",
+            &Scenario {
+                id: scenario.to_owned(),
+                prompt: "p".to_owned(),
+                expected: vec!["a".to_owned()],
+                arguments: None,
+                results: std::collections::BTreeMap::new(),
+                default_result: "ok".to_owned(),
+                tool_names: None,
+            },
+            Trace {
+                end: End::Unparsable {
+                    detail: "réponse coupée …".to_owned(),
+                },
+                model_calls: 1,
+                lookups: 0,
+                malformed_calls: 0,
+                validation_errors: Vec::new(),
+                recovered_text_calls: 0,
+                first_prompt_tokens: None,
+                prompt_tokens: None,
+                completion_tokens: None,
+                wall_ms: 1,
+            },
+        );
+        format!("{}\n", serde_json::to_string(&record).unwrap())
+    }
+
+    #[test]
+    fn a_run_file_cut_inside_a_character_loses_only_its_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.jsonl");
+        let whole = format!("{}{}", line("one"), line("two"));
+        // Cut inside the three bytes of "…" in the second line.
+        let cut = whole.rfind('…').unwrap() + 1;
+        std::fs::write(&path, &whole.as_bytes()[..cut]).unwrap();
+        let (mut file, records) = RunFile::open(&path).unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].scenario, "one");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), line("one"));
+        file.append(&records[0]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{}{}", line("one"), line("one"))
+        );
+    }
+
+    #[test]
+    fn a_broken_line_before_the_last_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.jsonl");
+        std::fs::write(
+            &path,
+            format!("{}{{\"x\":1}}\n{}", line("one"), line("two")),
+        )
+        .unwrap();
+        let Err(CliError::Queries { line, problem, .. }) = RunFile::open(&path) else {
+            panic!("a broken line must be refused");
+        };
+        assert_eq!(line, 2);
+        assert!(problem.contains("not a chef eval record"), "{problem}");
+    }
+}

@@ -1,0 +1,204 @@
+//! `--setting SPEC`: one configuration of chef to evaluate.
+//!
+//! A spec is comma-separated `key=value` pairs, `level` required:
+//!
+//! | key | values | default |
+//! |---|---|---|
+//! | `level` | `0`–`4` | required |
+//! | `style` | `name+required`, `explicit`, `signature`, `distinct` (level 3) | chef's default |
+//! | `prune` | `all`, `task`, `ranked:K` | `all` |
+//! | `compiled` | a compiled map (`chef compile-map` writes one); required at level 4 | none |
+//! | `name` | the label in the run file, the table and the chart | the spec without `name` |
+//!
+//! So `level=3,style=distinct`, `level=1,prune=ranked:10`, `level=4,compiled=map.json`.
+
+use std::{collections::BTreeMap, path::PathBuf};
+
+use chef::{ChefConfig, PrunePolicy};
+use chef_compress::{Level, MapStyle, Options};
+
+use crate::error::CliError;
+
+/// How tools are pruned before compression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Prune {
+    /// Every tool.
+    All,
+    /// chef's task pruning on the scenario's prompt.
+    Task,
+    /// The K tools that rank best for the prompt.
+    Ranked(usize),
+}
+
+/// One parsed `--setting`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Setting {
+    /// The label: `name=`, else the spec as given minus `name`.
+    pub(crate) label: String,
+    pub(crate) level: Level,
+    pub(crate) style: Option<MapStyle>,
+    pub(crate) prune: Prune,
+    pub(crate) compiled: Option<PathBuf>,
+}
+
+/// The settings used when no `--setting` is given: level 1 and level 3.
+pub(crate) fn defaults() -> Vec<Setting> {
+    ["level=1", "level=3"]
+        .into_iter()
+        .filter_map(|s| parse(s).ok())
+        .collect()
+}
+
+/// Parses a spec (clap's value parser for `--setting`).
+pub(crate) fn parse(spec: &str) -> Result<Setting, String> {
+    let mut level = None;
+    let mut style = None;
+    let mut prune = Prune::All;
+    let mut compiled = None;
+    let mut name = None;
+    let mut label_parts = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| format!("{part:?} is not key=value (in setting {spec:?})"))?;
+        let (key, value) = (key.trim(), value.trim());
+        if !seen.insert(key.to_owned()) {
+            return Err(format!("{key} given twice in setting {spec:?}"));
+        }
+        match key {
+            "level" => {
+                level = Some(
+                    value
+                        .parse::<Level>()
+                        .map_err(|e: chef_compress::UnsupportedLevel| e.to_string())?,
+                );
+            }
+            "style" => {
+                style = Some(
+                    value
+                        .parse::<MapStyle>()
+                        .map_err(|e: chef_compress::UnsupportedMapStyle| e.to_string())?,
+                );
+            }
+            "prune" => prune = parse_prune(value)?,
+            "compiled" if !value.is_empty() => compiled = Some(PathBuf::from(value)),
+            "name" if !value.is_empty() => name = Some(value.to_owned()),
+            "compiled" | "name" => return Err(format!("{key} is empty in setting {spec:?}")),
+            other => {
+                return Err(format!(
+                    "unknown key {other:?} in setting {spec:?} (expected level, style, prune, compiled or name)"
+                ));
+            }
+        }
+        if key != "name" {
+            label_parts.push(format!("{key}={value}"));
+        }
+    }
+    let level = level.ok_or_else(|| format!("setting {spec:?} has no level=N"))?;
+    if level == Level::Four && compiled.is_none() {
+        return Err(format!(
+            "setting {spec:?}: level 4 needs compiled=MAP.json (`chef compile-map` writes one)"
+        ));
+    }
+    Ok(Setting {
+        label: name.unwrap_or_else(|| label_parts.join(",")),
+        level,
+        style,
+        prune,
+        compiled,
+    })
+}
+
+fn parse_prune(value: &str) -> Result<Prune, String> {
+    match value {
+        "all" => Ok(Prune::All),
+        "task" => Ok(Prune::Task),
+        _ => {
+            let k = value
+                .strip_prefix("ranked:")
+                .and_then(|k| k.parse::<usize>().ok())
+                .filter(|k| *k > 0)
+                .ok_or_else(|| {
+                    format!("prune={value:?}: expected all, task or ranked:K (K at least 1)")
+                })?;
+            Ok(Prune::Ranked(k))
+        }
+    }
+}
+
+impl Setting {
+    /// The chef configuration for this setting, its compiled map read from disk.
+    pub(crate) fn config(&self) -> Result<ChefConfig, CliError> {
+        let mut options = Options::new().with_level(self.level);
+        if let Some(style) = self.style {
+            options = options.with_map_style(style);
+        }
+        if let Some(path) = &self.compiled {
+            let map: BTreeMap<String, String> = crate::compress::load_compiled(path)?;
+            if self.level == Level::Four && map.is_empty() {
+                return Err(CliError::Usage(format!(
+                    "{}: the compiled map is empty; level 4 needs one `def` line per tool",
+                    path.display()
+                )));
+            }
+            options = options.with_compiled(map);
+        }
+        let prune = match self.prune {
+            Prune::All => PrunePolicy::All,
+            Prune::Task => PrunePolicy::ByTask,
+            Prune::Ranked(top_k) => PrunePolicy::Ranked {
+                top_k,
+                always_keep: Vec::new(),
+            },
+        };
+        Ok(ChefConfig::default()
+            .with_compress(options)
+            .with_prune(prune))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_into_settings_with_readable_labels() {
+        let s = parse("level=3, style=distinct").unwrap();
+        assert_eq!(
+            (s.label.as_str(), s.level, s.style, &s.prune),
+            (
+                "level=3,style=distinct",
+                Level::Three,
+                Some(MapStyle::Distinct),
+                &Prune::All
+            )
+        );
+        let s = parse("level=1,prune=ranked:10,name=small").unwrap();
+        assert_eq!((s.label.as_str(), &s.prune), ("small", &Prune::Ranked(10)));
+        let s = parse("level=4,compiled=map.json").unwrap();
+        assert_eq!(s.compiled, Some(PathBuf::from("map.json")));
+        assert_eq!(parse("prune=task,level=0").unwrap().prune, Prune::Task);
+        let labels: Vec<_> = defaults().into_iter().map(|s| s.label).collect();
+        assert_eq!(labels, ["level=1", "level=3"]);
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong() {
+        for (spec, want) in [
+            ("style=distinct", "no level"),
+            ("level=9", "9"),
+            ("level=3,style=fancy", "fancy"),
+            ("level=3,prune=ranked:0", "ranked:K"),
+            ("level=3,prune=some", "ranked:K"),
+            ("level=3,colour=red", "unknown key"),
+            ("level=3,level=1", "twice"),
+            ("level3", "not key=value"),
+            ("level=4", "compiled=MAP.json"),
+            ("level=1,name=", "empty"),
+        ] {
+            let err = parse(spec).unwrap_err();
+            assert!(err.contains(want), "{spec}: {err}");
+        }
+    }
+}

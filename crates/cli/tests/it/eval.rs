@@ -1,0 +1,757 @@
+//! `chef eval` against a chat-completions server started on 127.0.0.1 inside the test
+//! ([`scripted_http`](crate::scripted_http), shared with `compile_map.rs`) that replies per
+//! scenario from a script — right and wrong tools, lookups, refused calls, garbage, text calls, hangs
+//! and errors — so the harness's grading is checked before any real model is used.
+
+use std::{
+    collections::HashMap,
+    net::TcpStream,
+    path::{Path, PathBuf},
+    process::{Command, Output},
+    sync::{Arc, Mutex},
+    thread,
+    time::Duration,
+};
+
+use serde_json::{Value, json};
+
+use crate::{
+    scripted_http::{Listener, Request, respond},
+    stderr, stdout,
+};
+
+/// What the server answers to one request.
+#[derive(Debug, Clone)]
+enum Reply {
+    /// A native call of this real tool with these arguments, written as the request's
+    /// tools call it: `t(f=<code>, a=args)` when the request offers `t`, else by name.
+    Call(&'static str, Value),
+    /// A native `q(c=<code of this tool>)` lookup.
+    Lookup(&'static str),
+    /// A native call with this wire name and these arguments, as they are.
+    Wire(&'static str, Value),
+    /// Assistant text, no native call.
+    Text(&'static str),
+    /// 200 with this body as it is.
+    Raw(&'static str),
+    /// This status with an error body.
+    Status(u16),
+    /// Read the request, answer nothing for this long, then close.
+    Hang(Duration),
+}
+
+/// One request the server saw.
+#[derive(Debug, Clone)]
+struct Seen {
+    prompt: String,
+    authorization: Option<String>,
+    body: Value,
+}
+
+/// A scripted chat-completions server. Each prompt's replies are used in order, the last
+/// one repeating; an unscripted prompt gets text and no call.
+struct Server {
+    listener: Listener,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl Server {
+    fn start(script: &[(&str, Vec<Reply>)]) -> Self {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let queues: HashMap<String, Vec<Reply>> = script
+            .iter()
+            .map(|(prompt, replies)| ((*prompt).to_owned(), replies.clone()))
+            .collect();
+        let queues = Mutex::new(queues);
+        let seen2 = Arc::clone(&seen);
+        let listener =
+            Listener::start(move |stream, request| handle(stream, &request, &seen2, &queues));
+        Self { listener, seen }
+    }
+
+    fn endpoint(&self) -> String {
+        self.listener.endpoint()
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// A message's text: a string, or the concatenated text parts.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// The level-3 code of `tool` in the request's `<toolmap>` (`a1 get_weather city`).
+fn code_of(body: &Value, tool: &str) -> String {
+    let system: String = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .map(|m| text_of(&m["content"]))
+        .collect();
+    system
+        .lines()
+        .find_map(|l| {
+            let mut words = l.split_whitespace();
+            let code = words.next()?;
+            (words.next() == Some(tool)).then(|| code.to_owned())
+        })
+        .unwrap_or_else(|| panic!("no code for {tool} in {system}"))
+}
+
+fn offers(body: &Value, wire_name: &str) -> bool {
+    body["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["function"]["name"] == wire_name))
+}
+
+fn handle(
+    stream: TcpStream,
+    request: &Request,
+    seen: &Mutex<Vec<Seen>>,
+    queues: &Mutex<HashMap<String, Vec<Reply>>>,
+) {
+    let body: Value = serde_json::from_slice(&request.body).unwrap();
+    let prompt = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| text_of(&m["content"]))
+        .unwrap();
+    // Each prompt's script runs once per kind of request (level 3's `t`/`q`, or real
+    // names), so two settings each see it from the start.
+    let coded = offers(&body, "t");
+    let reply = {
+        let mut queues = queues.lock().unwrap();
+        let key = format!("{prompt}\u{0}{coded}");
+        if !queues.contains_key(&key)
+            && let Some(script) = queues.get(&prompt).cloned()
+        {
+            queues.insert(key.clone(), script);
+        }
+        match queues.get_mut(&key) {
+            Some(q) if q.len() > 1 => q.remove(0),
+            Some(q) => q.first().cloned().unwrap_or(Reply::Text("done")),
+            None => Reply::Text("unscripted"),
+        }
+    };
+    seen.lock().unwrap().push(Seen {
+        prompt,
+        authorization: request.authorization.clone(),
+        body: body.clone(),
+    });
+    let tokens = request.body.len() / 4;
+    let usage =
+        json!({"prompt_tokens": tokens, "completion_tokens": 7, "total_tokens": tokens + 7});
+    let completion = |message: Value| {
+        json!({"id": "c1", "object": "chat.completion", "choices": [
+            {"index": 0, "message": message, "finish_reason": "stop"}
+        ], "usage": usage})
+        .to_string()
+    };
+    let call = |name: &str, args: &Value| {
+        completion(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": name, "arguments": args.to_string()}}
+        ]}))
+    };
+    let (status, text) = match reply {
+        Reply::Call(tool, args) if coded => (
+            200,
+            call("t", &json!({"f": code_of(&body, tool), "a": args})),
+        ),
+        Reply::Call(tool, args) => (200, call(tool, &args)),
+        Reply::Lookup(tool) if coded => (200, call("q", &json!({"c": code_of(&body, tool)}))),
+        // Without a map there is no `q`: the lookup is a call of an unknown tool.
+        Reply::Lookup(tool) => (200, call("q", &json!({"c": tool}))),
+        Reply::Wire(name, args) => (200, call(name, &args)),
+        Reply::Text(text) => (
+            200,
+            completion(json!({"role": "assistant", "content": text})),
+        ),
+        Reply::Raw(text) => (200, text.to_owned()),
+        Reply::Status(status) => (
+            status,
+            json!({"error": {"message": "scripted failure"}}).to_string(),
+        ),
+        Reply::Hang(time) => {
+            thread::sleep(time);
+            return;
+        }
+    };
+    respond(stream, status, &[], &text);
+}
+
+fn tools_json() -> Value {
+    json!([
+        {"name": "get_weather", "description": "Current weather for a city.", "input_schema": {"type": "object", "properties": {"city": {"type": "string"}, "units": {"type": "string", "enum": ["metric", "imperial"]}}, "required": ["city"]}},
+        {"name": "get_time", "description": "Current time in a time zone.", "input_schema": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}},
+        {"name": "send_email", "description": "Send an email.", "input_schema": {"type": "object", "properties": {"to": {"type": "string"}, "body": {"type": "string"}}, "required": ["to", "body"]}}
+    ])
+}
+
+const FENCED: &str =
+    "```json\n{\"name\": \"t\", \"arguments\": {\"f\": \"a1\", \"a\": {\"city\": \"Oslo\"}}}\n```";
+
+/// The scenarios (JSON Lines) and the script for each, keyed by prompt.
+fn scenarios() -> (String, Vec<(&'static str, Vec<Reply>)>) {
+    let oslo = || json!({"city": "Oslo"});
+    let rows: Vec<(&str, &str, Value, Vec<Reply>)> = vec![
+        (
+            "right",
+            "weather in Oslo, please",
+            json!({"expected": ["get_weather"], "arguments": {"city": "oslo"}, "result": "12 C"}),
+            vec![Reply::Call("get_weather", oslo())],
+        ),
+        (
+            "wrong",
+            "what is the weather in Bergen",
+            json!({"expected": ["get_weather"]}),
+            vec![Reply::Call("get_time", json!({"tz": "Europe/Oslo"}))],
+        ),
+        (
+            "lookup",
+            "what time is it in Oslo",
+            json!({"expected": ["get_time"], "arguments": {"tz": "Europe/Oslo"}}),
+            vec![
+                Reply::Lookup("get_time"),
+                Reply::Call("get_time", json!({"tz": "Europe/Oslo"})),
+            ],
+        ),
+        (
+            "corrected",
+            "email bob that I am late",
+            json!({"expected": ["send_email"]}),
+            vec![
+                Reply::Call("send_email", json!({"to": "bob"})),
+                Reply::Call("send_email", json!({"to": "bob", "body": "late"})),
+            ],
+        ),
+        (
+            "garbage",
+            "garbage please",
+            json!({"expected": ["get_time"]}),
+            vec![Reply::Raw("<html>not a completion</html>")],
+        ),
+        (
+            "silent",
+            "say nothing useful",
+            json!({"expected": ["get_time"]}),
+            vec![Reply::Text("I would rather not.")],
+        ),
+        (
+            "fenced",
+            "weather in Oslo as text",
+            json!({"expected": ["get_weather"]}),
+            vec![Reply::Text(FENCED)],
+        ),
+        (
+            "hang",
+            "this one hangs",
+            json!({"expected": ["get_time"]}),
+            vec![Reply::Hang(Duration::from_secs(3))],
+        ),
+        (
+            "fail",
+            "the server fails",
+            json!({"expected": ["get_time"]}),
+            vec![Reply::Status(500)],
+        ),
+        (
+            "badcode",
+            "call a code that does not exist",
+            json!({"expected": ["get_time"]}),
+            vec![Reply::Wire("t", json!({"f": "zz9", "a": {}}))],
+        ),
+        (
+            "curious",
+            "only ever look things up",
+            json!({"expected": ["get_time"]}),
+            vec![Reply::Lookup("get_time")],
+        ),
+        (
+            "none",
+            "tell me a joke",
+            json!({"expected": []}),
+            vec![Reply::Text("Why did the chicken cross the road?")],
+        ),
+    ];
+    let mut lines = String::new();
+    let mut script = Vec::new();
+    for (id, prompt, mut fields, replies) in rows {
+        fields["id"] = json!(id);
+        fields["prompt"] = json!(prompt);
+        lines.push_str(&fields.to_string());
+        lines.push('\n');
+        script.push((prompt, replies));
+    }
+    (lines, script)
+}
+
+fn files(dir: &Path) -> (PathBuf, PathBuf) {
+    let tools = dir.join("tools.json");
+    std::fs::write(&tools, tools_json().to_string()).unwrap();
+    let (lines, _) = scenarios();
+    let scenarios = dir.join("scenarios.jsonl");
+    std::fs::write(&scenarios, lines).unwrap();
+    (tools, scenarios)
+}
+
+fn command(dir: &Path, endpoint: &str, extra: &[&str]) -> Command {
+    let (tools, scenarios) = files(dir);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_chef"));
+    cmd.arg("eval")
+        .arg("--tools")
+        .arg(tools)
+        .arg("--scenarios")
+        .arg(scenarios)
+        .args([
+            "--endpoint",
+            endpoint,
+            "--model",
+            "scripted-1",
+            "--timeout",
+            "0.5",
+        ])
+        .args(extra)
+        .env_remove("OPENAI_API_KEY");
+    cmd
+}
+
+fn records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn by_scenario(records: &[Value]) -> HashMap<String, Value> {
+    records
+        .iter()
+        .map(|r| (r["scenario"].as_str().unwrap().to_owned(), r.clone()))
+        .collect()
+}
+
+#[track_caller]
+fn success(out: &Output) -> String {
+    assert!(out.status.success(), "{}", stderr(out));
+    stdout(out)
+}
+
+#[test]
+fn every_scripted_reply_is_graded_as_what_it_is() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let out = command(dir.path(), &server.endpoint(), &["--setting", "level=3"])
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let table = success(&out);
+    let records = records(&run);
+    assert_eq!(records.len(), 12, "one line per scenario, none dropped");
+    let r = by_scenario(&records);
+    let outcome = |id: &str| r[id]["outcome"].as_str().unwrap().to_owned();
+    for (id, want) in [
+        ("right", "right"),
+        ("wrong", "wrong_tool"),
+        ("lookup", "right"),
+        ("corrected", "right"),
+        ("garbage", "unparsable"),
+        ("silent", "no_call"),
+        ("fenced", "no_call"),
+        ("hang", "timeout"),
+        ("fail", "http_error"),
+        ("badcode", "malformed"),
+        ("curious", "lookups_exhausted"),
+        ("none", "right"),
+    ] {
+        assert_eq!(outcome(id), want, "{id}: {}", r[id]);
+        assert_eq!(r[id]["setting"], "level=3");
+    }
+    // The right call: graded on the real tool, arguments matched ignoring case.
+    assert_eq!(r["right"]["first_tool"], "get_weather");
+    assert_eq!(r["right"]["arguments"], json!({"city": "Oslo"}));
+    assert_eq!(r["right"]["args_valid"], true);
+    assert_eq!(r["right"]["args_match"], true);
+    assert_eq!(r["right"]["model_calls"], 1);
+    assert!(r["right"]["first_prompt_tokens"].as_u64().unwrap() > 50);
+    assert_eq!(r["right"]["completion_tokens"], 7);
+    assert_eq!(r["wrong"]["first_tool"], "get_time");
+    assert_eq!(r["wrong"]["args_match"], Value::Null);
+    // A lookup, then the call: two model calls, one lookup, tokens summed.
+    assert_eq!(
+        (
+            &r["lookup"]["model_calls"],
+            &r["lookup"]["lookups"],
+            &r["lookup"]["args_match"]
+        ),
+        (&json!(2), &json!(1), &json!(true))
+    );
+    assert_eq!(r["lookup"]["completion_tokens"], 14);
+    assert!(
+        r["lookup"]["prompt_tokens"].as_u64().unwrap()
+            > r["lookup"]["first_prompt_tokens"].as_u64().unwrap()
+    );
+    // A validation error, then the corrected call.
+    assert_eq!(r["corrected"]["model_calls"], 2);
+    assert_eq!(r["corrected"]["malformed_calls"], 1);
+    let errors = r["corrected"]["validation_errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["tool"], "send_email");
+    assert!(
+        errors[0]["message"].as_str().unwrap().contains("body"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(
+        r["corrected"]["arguments"],
+        json!({"to": "bob", "body": "late"})
+    );
+    // Failures keep why.
+    assert!(
+        r["garbage"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not a completion")
+    );
+    assert_eq!(r["fail"]["http_status"], 500);
+    assert!(
+        r["hang"]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no reply within 0.5s")
+    );
+    assert_eq!(r["hang"]["model_calls"], 1);
+    // Refused twice: the budget of two calls is spent.
+    assert_eq!(
+        (
+            &r["badcode"]["model_calls"],
+            &r["badcode"]["malformed_calls"]
+        ),
+        (&json!(2), &json!(2))
+    );
+    assert_eq!(r["badcode"]["validation_errors"], json!([]));
+    assert_eq!(
+        (&r["curious"]["model_calls"], &r["curious"]["lookups"]),
+        (&json!(2), &json!(2))
+    );
+    assert_eq!(r["fenced"]["recovered_text_calls"], 0);
+    // Every request is chef's compiled body with the model and temperature 0, no key.
+    for seen in server.seen() {
+        assert_eq!(seen.body["model"], "scripted-1");
+        assert_eq!(seen.body["temperature"], 0);
+        assert!(seen.body.get("response_format").is_none());
+        assert!(offers(&seen.body, "t") && offers(&seen.body, "q"));
+        assert_eq!(seen.authorization, None);
+    }
+    // The lookup's answer went back to the model as a tool message.
+    let second = server
+        .seen()
+        .into_iter()
+        .filter(|s| s.prompt == "what time is it in Oslo")
+        .nth(1)
+        .unwrap();
+    let tool_msg = second.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .cloned()
+        .unwrap();
+    assert!(
+        text_of(&tool_msg["content"]).contains("get_time"),
+        "{tool_msg}"
+    );
+    // The summary table counts the same.
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 2, "{table}");
+    let cells: Vec<&str> = lines[1].split_whitespace().collect();
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    let cell = |name: &str| cells[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(cells[0], "level=3");
+    assert_eq!(cell("right"), "4/12");
+    assert_eq!(cell("args_valid"), "4/12");
+    assert_eq!(cell("args_match"), "2/2");
+    assert_eq!(cell("wrong_tool"), "1");
+    assert_eq!(cell("malformed"), "1");
+    assert_eq!(cell("no_call"), "2");
+    assert_eq!(cell("lookups_exhausted"), "1");
+    assert_eq!(cell("timeout"), "1");
+    assert_eq!(cell("http_error"), "1");
+    assert_eq!(cell("unparsable"), "1");
+    assert_eq!(cell("calls"), "16");
+    assert_eq!(cell("lookups"), "3");
+}
+
+#[test]
+fn a_call_written_as_text_counts_only_when_recovered() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let out = command(
+        dir.path(),
+        &server.endpoint(),
+        &[
+            "--setting",
+            "level=3",
+            "--recover-text-calls",
+            "--constrain",
+            "--limit",
+            "7",
+        ],
+    )
+    .arg("--out")
+    .arg(&run)
+    .output()
+    .unwrap();
+    success(&out);
+    let r = by_scenario(&records(&run));
+    assert_eq!(r.len(), 7, "--limit 7");
+    assert_eq!(r["fenced"]["outcome"], "right", "{}", r["fenced"]);
+    assert_eq!(r["fenced"]["recovered_text_calls"], 1);
+    assert_eq!(r["fenced"]["first_tool"], "get_weather");
+    assert_eq!(r["silent"]["outcome"], "no_call");
+    for seen in server.seen() {
+        assert_eq!(
+            seen.body["response_format"]["json_schema"]["schema"]["properties"]["name"]["enum"],
+            json!(["t", "q"])
+        );
+    }
+}
+
+#[test]
+fn a_second_run_sends_nothing_for_finished_pairs_and_draws_the_same_chart() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let svg = dir.path().join("chart.svg");
+    let flags = [
+        "--setting",
+        "level=1",
+        "--setting",
+        "level=3,name=coded",
+        "--limit",
+        "3",
+    ];
+    let go = || {
+        command(dir.path(), &server.endpoint(), &flags)
+            .arg("--out")
+            .arg(&run)
+            .arg("--svg")
+            .arg(&svg)
+            .output()
+            .unwrap()
+    };
+    let first_table = success(&go());
+    let first_svg = std::fs::read_to_string(&svg).unwrap();
+    let sent = server.seen().len();
+    // right (1 call) + wrong (1) + lookup: level 1 has no `q`, so the scripted lookup is
+    // a refused call there and the second reply a right call (2); the same at level 3.
+    assert_eq!(sent, 8, "{first_table}");
+    let first = records(&run);
+    assert_eq!(first.len(), 6);
+    let level1: Vec<&Value> = first.iter().filter(|r| r["setting"] == "level=1").collect();
+    assert_eq!(level1.len(), 3);
+    assert!(server.seen().iter().any(|s| offers(&s.body, "get_weather")));
+
+    let again = go();
+    let second_table = success(&again);
+    assert_eq!(server.seen().len(), sent, "no request for a finished pair");
+    assert!(
+        stderr(&again).contains("6 of 6 runs are already in the run file"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(records(&run), first, "nothing appended");
+    assert_eq!(second_table, first_table);
+    let second_svg = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(second_svg, first_svg, "same records, same bytes");
+    assert_well_formed(&first_svg);
+    assert!(first_svg.contains(">level=1 ("), "{first_svg}");
+    assert!(first_svg.contains(">coded ("), "{first_svg}");
+
+    // A run killed mid-line: the cut line is dropped and only its pair runs again.
+    let text = std::fs::read_to_string(&run).unwrap();
+    let cut = text.len() - 20;
+    std::fs::write(&run, &text[..cut]).unwrap();
+    let third = go();
+    success(&third);
+    assert!(
+        stderr(&third).contains("incomplete last line"),
+        "{}",
+        stderr(&third)
+    );
+    let after = records(&run);
+    assert_eq!(after.len(), 6);
+    assert_eq!(after[..5], first[..5]);
+    assert_eq!(
+        (&after[5]["setting"], &after[5]["scenario"]),
+        (&json!("coded"), &json!("lookup"))
+    );
+    let rerun: Vec<String> = server.seen()[sent..]
+        .iter()
+        .map(|s| s.prompt.clone())
+        .collect();
+    assert!(!rerun.is_empty());
+    assert!(
+        rerun.iter().all(|p| p == "what time is it in Oslo"),
+        "{rerun:?}"
+    );
+}
+
+/// Every element opened is closed, in order, and the document is one `<svg>` element.
+fn assert_well_formed(svg: &str) {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = svg;
+    let mut roots = 0;
+    while let Some(start) = rest.find('<') {
+        let end = rest[start..].find('>').expect("tag closes") + start;
+        let tag = &rest[start + 1..end];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop().as_deref(), Some(name), "mismatched </{name}>");
+        } else {
+            let name = tag.split_whitespace().next().unwrap().trim_end_matches('/');
+            if stack.is_empty() {
+                roots += 1;
+            }
+            if !tag.ends_with('/') {
+                stack.push(name.to_owned());
+            }
+        }
+        assert!(!rest[start + 1..end].contains('<'), "stray < in {tag}");
+        rest = &rest[end + 1..];
+    }
+    assert!(stack.is_empty(), "unclosed {stack:?}");
+    assert_eq!(roots, 1);
+    assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+}
+
+#[test]
+fn a_refused_key_stops_the_run_and_bad_flags_send_nothing() {
+    let server = Server::start(&[("weather in Oslo, please", vec![Reply::Status(401)])]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let out = command(dir.path(), &server.endpoint(), &["--setting", "level=3"])
+        .arg("--out")
+        .arg(&run)
+        .env("OPENAI_API_KEY", "sk-test-secret")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("401"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("sk-test-secret"));
+    assert_eq!(server.seen().len(), 1, "stopped at the first refusal");
+    assert_eq!(
+        server.seen()[0].authorization.as_deref(),
+        Some("Bearer sk-test-secret")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&run).unwrap(),
+        "",
+        "no line for a refused run"
+    );
+
+    for (extra, want) in [
+        (vec!["--setting", "level=4"], "compiled=MAP.json"),
+        (vec!["--setting", "level=3,prune=x"], "ranked:K"),
+        (vec!["--target", "anthropic"], "--target openai only"),
+        (
+            vec!["--setting", "level=3", "--setting", "level=3"],
+            "labelled",
+        ),
+    ] {
+        let out = command(dir.path(), &server.endpoint(), &extra)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{extra:?}: {}", stderr(&out));
+    }
+    assert_eq!(server.seen().len(), 1, "no request for unusable flags");
+}
+
+#[test]
+fn the_toolgz_scenarios_run_on_the_149_tool_corpus_at_two_levels() {
+    let daily = "I need the day-by-day Lost Freight rollup for each FC, not the weekly one. Pull that data source.";
+    let detail = "Give me the row-level eDemand records, one row per order — not the weekly summary numbers.";
+    let server = Server::start(&[
+        (daily, vec![Reply::Call("scorecard_lf_daily", json!({}))]),
+        (detail, vec![Reply::Call("scorecard_lf_daily", json!({}))]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
+        .arg("eval")
+        .arg("--tools")
+        .arg(crate::fixture("real-mcp-tools.json"))
+        .arg("--scenarios")
+        .arg(crate::fixture("toolgz-scenarios.json"))
+        .args(["--endpoint", &server.endpoint(), "--model", "scripted-1"])
+        .args([
+            "--setting",
+            "level=1",
+            "--setting",
+            "level=3,style=distinct",
+        ])
+        .args(["--limit", "2", "--out"])
+        .arg(&run)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    success(&out);
+    assert!(
+        stderr(&out)
+            .contains("10 scenario(s) name tools that are not in TOOLS and are skipped: acc-"),
+        "{}",
+        stderr(&out)
+    );
+    let records = records(&run);
+    let got: Vec<(&str, &str, &str)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["setting"].as_str().unwrap(),
+                r["scenario"].as_str().unwrap(),
+                r["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("level=1", "real-daily-vs-weekly", "right"),
+            ("level=1", "real-rollup-vs-detail", "wrong_tool"),
+            ("level=3,style=distinct", "real-daily-vs-weekly", "right"),
+            (
+                "level=3,style=distinct",
+                "real-rollup-vs-detail",
+                "wrong_tool"
+            ),
+        ]
+    );
+    // Level 1 sends 149 tools, level 3 two and a map: its first request is far smaller.
+    let tokens = |i: usize| records[i]["first_prompt_tokens"].as_u64().unwrap();
+    assert!(tokens(2) * 3 < tokens(0), "{} vs {}", tokens(2), tokens(0));
+    let level1 = server
+        .seen()
+        .into_iter()
+        .find(|s| !offers(&s.body, "t"))
+        .unwrap();
+    assert_eq!(level1.body["tools"].as_array().unwrap().len(), 149);
+}
