@@ -376,6 +376,11 @@ pub(crate) struct EvalArgs {
     /// Seconds one request may take, reply included; past it the scenario is a timeout.
     #[arg(long, value_name = "S", default_value = "120", value_parser = crate::mcp::parse_timeout)]
     pub(crate) timeout: std::time::Duration,
+    /// The most tokens the model may write per request (`max_tokens`): a small model that
+    /// does not stop would otherwise write until the context is full. A reply cut short
+    /// is graded as what it holds (usually malformed or no call).
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_tokens: u32,
     /// Append one JSON line per (setting, scenario) here; pairs already in the file are
     /// not run again.
     #[arg(long, value_name = "RUN.jsonl")]

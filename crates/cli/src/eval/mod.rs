@@ -135,13 +135,14 @@ impl Context<'_> {
     }
 
     /// The request body: chef's compiled Chat Completions body with the model,
-    /// temperature 0 and, with `--constrain`, the turn's `response_format`.
+    /// temperature 0, `max_tokens` and, with `--constrain`, the turn's `response_format`.
     fn body(&self, chef: &Chef, compiled: &[u8]) -> Result<Vec<u8>, CliError> {
         let mut body: Value = serde_json::from_slice(compiled)
             .map_err(|e| CliError::Usage(format!("chef compiled an unreadable body: {e}")))?;
         if let Some(object) = body.as_object_mut() {
             object.insert("model".to_owned(), json!(self.args.model));
             object.insert("temperature".to_owned(), json!(0));
+            object.insert("max_tokens".to_owned(), json!(self.args.max_tokens));
             if self.args.constrain
                 && let Some(format) = chef.response_format()
             {
