@@ -114,8 +114,9 @@ async fn chat_upstream_bytes_equal_the_library_compile() {
     assert!(!sent.contains(r#""name":"get_order_details""#), "{sent}");
     // The tool block is counted for every request, reused session or not.
     let metrics = rig.metrics().await;
-    let chars = |stage: &str| -> u64 {
-        let prefix = format!("chef_tool_block_chars_total{{stage=\"{stage}\"}} ");
+    // A counter of the tool-block family `unit` (chars or tokens) at `stage`.
+    let block = |unit: &str, stage: &str| -> u64 {
+        let prefix = format!("chef_tool_block_{unit}_total{{stage=\"{stage}\"}} ");
         metrics
             .lines()
             .find_map(|l| l.strip_prefix(prefix.as_str()))
@@ -123,20 +124,11 @@ async fn chat_upstream_bytes_equal_the_library_compile() {
             .parse()
             .unwrap()
     };
-    let (before, after) = (chars("before"), chars("after"));
+    let (before, after) = (block("chars", "before"), block("chars", "after"));
     assert!(before > 20 * after && after > 0, "{before} {after}");
     assert_eq!(before % 3, 0, "three requests, the same tools: {before}");
     // o200k tokens too, counted once for the tool set and reported for every request.
-    let tokens = |stage: &str| -> u64 {
-        let prefix = format!("chef_tool_block_tokens_total{{stage=\"{stage}\"}} ");
-        metrics
-            .lines()
-            .find_map(|l| l.strip_prefix(prefix.as_str()))
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    let (before_tokens, after_tokens) = (tokens("before"), tokens("after"));
+    let (before_tokens, after_tokens) = (block("tokens", "before"), block("tokens", "after"));
     assert!(
         before_tokens > 10 * after_tokens && after_tokens > 0,
         "{before_tokens} {after_tokens}"
