@@ -77,7 +77,14 @@ pub(crate) struct Trace {
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) completion_tokens: Option<u64>,
     pub(crate) wall_ms: u64,
+    /// What the model wrote, one entry per reply: its text, then each native tool call as
+    /// `name(arguments)`, before any recovery or routing (each cut to
+    /// [`REPLY_CHARS`] characters).
+    pub(crate) replies: Vec<String>,
 }
+
+/// The most characters of one reply a record keeps.
+pub(crate) const REPLY_CHARS: usize = 1000;
 
 /// The flags that change what a scenario measures besides its setting; a rerun resumes
 /// only lines made with the same ones.
@@ -121,6 +128,9 @@ pub(crate) struct Record {
     pub(crate) http_status: Option<u16>,
     /// Why a timeout, HTTP error or unparsable reply happened.
     pub(crate) detail: Option<String>,
+    /// What the model wrote, one entry per reply (see [`Trace::replies`]).
+    #[serde(default)]
+    pub(crate) replies: Vec<String>,
     #[serde(flatten)]
     pub(crate) run: RunParams,
 }
@@ -191,6 +201,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         wall_ms: trace.wall_ms,
         http_status,
         detail,
+        replies: trace.replies,
         run: run.clone(),
     }
 }
@@ -245,6 +256,7 @@ mod tests {
             prompt_tokens: Some(100),
             completion_tokens: Some(10),
             wall_ms: 5,
+            replies: vec!["```json\n{\"name\": \"t\"}\n```".to_owned()],
         }
     }
 

@@ -156,6 +156,29 @@ impl Context<'_> {
     }
 }
 
+/// What the model wrote in `reply`: its text, then each tool call as `name(arguments)`,
+/// cut to [`grade::REPLY_CHARS`] characters.
+fn written(reply: &Message) -> String {
+    let mut out = reply.text();
+    for call in reply.tool_calls() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(call.name.as_str());
+        out.push('(');
+        out.push_str(&call.arguments.to_string());
+        out.push(')');
+    }
+    match out.char_indices().nth(grade::REPLY_CHARS) {
+        Some((at, _)) => {
+            out.truncate(at);
+            out.push('…');
+            out
+        }
+        None => out,
+    }
+}
+
 /// A session holding `tools` at `setting`, with the system prompt.
 fn session(setting: &Setting, tools: Vec<ToolDefinition>) -> Result<Chef, CliError> {
     let mut chef = Chef::new(setting.config()?);
@@ -206,6 +229,7 @@ async fn run_one(
         prompt_tokens: None,
         completion_tokens: None,
         wall_ms: 0,
+        replies: Vec::new(),
     };
     let mut last_refused = false;
     trace.end = loop {
@@ -247,6 +271,7 @@ async fn run_one(
                 Some(trace.completion_tokens.unwrap_or(0) + usage.output_tokens);
         }
         let mut reply = parsed.message;
+        trace.replies.push(written(&reply));
         if cx.args.recover_text_calls {
             let recovered = chef.recover_text_calls(&mut reply);
             trace.recovered_text_calls += u32::try_from(recovered).unwrap_or(u32::MAX);
@@ -619,6 +644,7 @@ mod tests {
                 prompt_tokens: None,
                 completion_tokens: None,
                 wall_ms: 1,
+                replies: Vec::new(),
             },
         );
         format!("{}\n", serde_json::to_string(&record).unwrap())

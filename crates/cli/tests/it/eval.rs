@@ -451,6 +451,9 @@ fn every_scripted_reply_is_graded_as_what_it_is() {
         (&json!(2), &json!(2))
     );
     assert_eq!(r["fenced"]["recovered_text_calls"], 0);
+    // What the model wrote is kept, so a miss can be read afterwards.
+    assert_eq!(r["fenced"]["replies"], json!([FENCED]));
+    assert_eq!(r["silent"]["replies"], json!(["I would rather not."]));
     // Every request is chef's compiled body with the model and temperature 0, no key.
     for seen in server.seen() {
         assert_eq!(seen.body["model"], "scripted-1");
