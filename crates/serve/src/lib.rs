@@ -183,57 +183,31 @@ fn no_route(api: Api) -> ApiError {
     )
 }
 
-/// The routes: the three APIs, `/metrics`, and everything else passed through.
+/// The routes: the three APIs (also under a policy's route, `/ROUTE/v1/…`), `/metrics`,
+/// and everything else passed through.
 pub fn router(gateway: Arc<Gateway>) -> Router {
     Router::new()
-        .route("/v1/chat/completions", post(chat))
-        .route("/v1/responses", post(responses))
-        .route("/v1/messages", post(messages))
-        .route("/{route}/v1/chat/completions", post(chat_routed))
-        .route("/{route}/v1/responses", post(responses_routed))
-        .route("/{route}/v1/messages", post(messages_routed))
+        .route("/v1/chat/completions", endpoint(Api::Chat))
+        .route("/v1/responses", endpoint(Api::Responses))
+        .route("/v1/messages", endpoint(Api::Messages))
+        .route("/{route}/v1/chat/completions", endpoint(Api::Chat))
+        .route("/{route}/v1/responses", endpoint(Api::Responses))
+        .route("/{route}/v1/messages", endpoint(Api::Messages))
         .route("/metrics", get(metrics))
         .fallback(passthrough)
         .with_state(gateway)
 }
 
-async fn chat(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
-    handle(g, Api::Chat, None, headers, body).await
-}
-
-async fn responses(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
-    handle(g, Api::Responses, None, headers, body).await
-}
-
-async fn messages(State(g): State<Arc<Gateway>>, headers: HeaderMap, body: Body) -> Response {
-    handle(g, Api::Messages, None, headers, body).await
-}
-
-async fn chat_routed(
-    State(g): State<Arc<Gateway>>,
-    Path(route): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    handle(g, Api::Chat, Some(route), headers, body).await
-}
-
-async fn responses_routed(
-    State(g): State<Arc<Gateway>>,
-    Path(route): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    handle(g, Api::Responses, Some(route), headers, body).await
-}
-
-async fn messages_routed(
-    State(g): State<Arc<Gateway>>,
-    Path(route): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
-    handle(g, Api::Messages, Some(route), headers, body).await
+/// `POST` of one API, with the policy route when the path has one.
+fn endpoint(api: Api) -> axum::routing::MethodRouter<Arc<Gateway>> {
+    post(
+        move |State(g): State<Arc<Gateway>>,
+              route: Option<Path<String>>,
+              headers: HeaderMap,
+              body: Body| async move {
+            handle(g, api, route.map(|Path(route)| route), headers, body).await
+        },
+    )
 }
 
 async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
