@@ -83,6 +83,25 @@ pub(crate) struct Trace {
     pub(crate) replies: Vec<String>,
 }
 
+impl Trace {
+    /// A trace that ended with `end` and counted nothing yet.
+    pub(crate) fn new(end: End) -> Self {
+        Self {
+            end,
+            model_calls: 0,
+            lookups: 0,
+            malformed_calls: 0,
+            validation_errors: Vec::new(),
+            recovered_text_calls: 0,
+            first_prompt_tokens: None,
+            prompt_tokens: None,
+            completion_tokens: None,
+            wall_ms: 0,
+            replies: Vec::new(),
+        }
+    }
+}
+
 /// The most characters of one reply a record keeps.
 pub(crate) const REPLY_CHARS: usize = 1000;
 
@@ -246,17 +265,13 @@ mod tests {
 
     fn trace(end: End) -> Trace {
         Trace {
-            end,
             model_calls: 1,
-            lookups: 0,
-            malformed_calls: 0,
-            validation_errors: Vec::new(),
-            recovered_text_calls: 0,
             first_prompt_tokens: Some(100),
             prompt_tokens: Some(100),
             completion_tokens: Some(10),
             wall_ms: 5,
             replies: vec!["```json\n{\"name\": \"t\"}\n```".to_owned()],
+            ..Trace::new(end)
         }
     }
 

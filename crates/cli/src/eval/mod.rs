@@ -218,19 +218,7 @@ async fn run_one(
     let started = Instant::now();
     let mut chef = session(setting, tools)?;
     chef.push(Message::user(scenario.prompt.clone()));
-    let mut trace = Trace {
-        end: End::NoCall,
-        model_calls: 0,
-        lookups: 0,
-        malformed_calls: 0,
-        validation_errors: Vec::new(),
-        recovered_text_calls: 0,
-        first_prompt_tokens: None,
-        prompt_tokens: None,
-        completion_tokens: None,
-        wall_ms: 0,
-        replies: Vec::new(),
-    };
+    let mut trace = Trace::new(End::NoCall);
     let mut last_refused = false;
     trace.end = loop {
         if trace.model_calls >= cx.args.max_calls {
@@ -632,19 +620,11 @@ mod tests {
                 tool_names: None,
             },
             Trace {
-                end: End::Unparsable {
-                    detail: "réponse coupée …".to_owned(),
-                },
                 model_calls: 1,
-                lookups: 0,
-                malformed_calls: 0,
-                validation_errors: Vec::new(),
-                recovered_text_calls: 0,
-                first_prompt_tokens: None,
-                prompt_tokens: None,
-                completion_tokens: None,
                 wall_ms: 1,
-                replies: Vec::new(),
+                ..Trace::new(End::Unparsable {
+                    detail: "réponse coupée …".to_owned(),
+                })
             },
         );
         format!("{}\n", serde_json::to_string(&record).unwrap())

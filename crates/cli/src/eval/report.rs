@@ -2,6 +2,8 @@
 
 use std::{collections::BTreeMap, fmt::Write as _};
 
+use chef::namespace::escape_xml;
+
 use super::grade::{Outcome, Record};
 
 /// One setting's totals.
@@ -173,21 +175,6 @@ fn nice_ceiling(x: f64) -> f64 {
     }
 }
 
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// The chart: accuracy (% right) against the mean prompt tokens of the first request,
 /// one labelled point per setting. The same rows give the same bytes. A setting whose
 /// endpoint reported no usage sits at 0 tokens, labelled "(no usage)".
@@ -215,7 +202,7 @@ pub(crate) fn svg(rows: &[Row], title: &str) -> String {
         s,
         r#"<text x="{:.1}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
         WIDTH / 2.0,
-        escape(title)
+        escape_xml(title)
     );
     // Axes.
     let _ = writeln!(
@@ -264,8 +251,11 @@ pub(crate) fn svg(rows: &[Row], title: &str) -> String {
     );
     for row in rows {
         let (x, label) = match row.mean_first_prompt_tokens {
-            Some(t) => (x_of(t), escape(&row.setting)),
-            None => (x_of(0.0), format!("{} (no usage)", escape(&row.setting))),
+            Some(t) => (x_of(t), escape_xml(&row.setting)),
+            None => (
+                x_of(0.0),
+                format!("{} (no usage)", escape_xml(&row.setting)),
+            ),
         };
         let y = y_of(row.accuracy());
         let _ = writeln!(
