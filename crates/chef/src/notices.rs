@@ -4,7 +4,8 @@
 //! tool result "call_7" is an error, sent without an error flag"). A long loop with many
 //! error results would then carry one such line per result in every compile. [`fold`]
 //! keeps the first line of each cause and says how many more messages it applies to and
-//! which; a cause is the line with its message number and quoted ids left out.
+//! which; a cause is the line with its message number and its first quoted string (the id
+//! or name it is about) left out.
 
 /// How many of a folded cause's other message numbers are listed.
 const LISTED: usize = 8;
@@ -92,7 +93,7 @@ pub(crate) fn fold_known(
         debug_assert_eq!(Some(key), key_of(notice), "a known notice key is stale");
         let parts = key.parts(notice);
         let earlier = groups.iter_mut().find(|g| {
-            g.hash == key.hash
+            g.key.hash == key.hash
                 && notices
                     .get(g.first)
                     .is_some_and(|first| g.key.parts(first) == parts)
@@ -108,7 +109,6 @@ pub(crate) fn fold_known(
                 }
             }
             None => groups.push(Group {
-                hash: key.hash,
                 first: i,
                 key,
                 more: Vec::new(),
@@ -139,10 +139,9 @@ pub(crate) fn fold_known(
     notices
 }
 
-/// Notices of one cause: its hash, its first notice and that notice's key, and the other
-/// messages it applies to.
+/// Notices of one cause: its first notice and that notice's key, and the other messages it
+/// applies to.
 struct Group {
-    hash: u64,
     first: usize,
     key: Key,
     more: Vec<u64>,
