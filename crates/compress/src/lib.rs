@@ -100,7 +100,7 @@ pub use crate::{
         Recommendation, recommend_level, recommend_level_with, recommend_level_with_limits,
     },
     render::{first_sentence, flatten_schema, signature_line},
-    resolve::{Resolution, ResolveError},
+    resolve::{Resolution, ResolveError, real_name_of_wire},
     stats::Stats,
 };
 

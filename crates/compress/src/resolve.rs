@@ -319,20 +319,10 @@ impl Compressed {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn resolve_wire(&self, name: &str, args: &Value, names: &WireNames) -> Resolution {
-        let real = names.to_real(name);
-        if real == name {
-            return self.resolve(name, args);
+        match real_name_of_wire(name, names, || self.tool_for_name(name)) {
+            Ok(real) => self.resolve(real, args),
+            Err(e) => Resolution::Error(e),
         }
-        if let Some(other) = self.tool_for_name(name)
-            && other != real
-        {
-            return Resolution::Error(ResolveError::AmbiguousWireName {
-                name: name.to_owned(),
-                wire_of: real.to_owned(),
-                reaches: other.to_owned(),
-            });
-        }
-        self.resolve(real, args)
     }
 
     /// The name table `target`'s provider crate builds for this set's wire tools
@@ -562,5 +552,31 @@ fn with_description(head: String, description: &str) -> String {
         head
     } else {
         format!("{head} — {description}")
+    }
+}
+
+/// The real name for `name` when `names` says it is the wire name a target gave a tool,
+/// else `name` itself. `reaches` says which tool `name`, as written, reaches in the tool set
+/// the call is resolved against (asked only when `name` is a renamed tool's wire name).
+///
+/// # Errors
+/// [`ResolveError::AmbiguousWireName`] when it reaches another tool than the one renamed
+/// to it: nothing is guessed.
+pub fn real_name_of_wire<'a>(
+    name: &'a str,
+    names: &'a WireNames,
+    reaches: impl FnOnce() -> Option<&'a str>,
+) -> Result<&'a str, ResolveError> {
+    let real = names.to_real(name);
+    if real == name {
+        return Ok(name);
+    }
+    match reaches() {
+        Some(other) if other != real => Err(ResolveError::AmbiguousWireName {
+            name: name.to_owned(),
+            wire_of: real.to_owned(),
+            reaches: other.to_owned(),
+        }),
+        _ => Ok(real),
     }
 }

@@ -428,30 +428,19 @@ impl Chef {
     fn real_name_of_wire<'a>(
         &'a self,
         name: &'a str,
-        tools: &TurnTools,
+        tools: &'a TurnTools,
     ) -> Result<&'a str, ResolveError> {
-        let real = self.routing_names.to_real(name);
-        if real == name {
-            return Ok(name);
-        }
-        let reaches = if tools.toolkit_of.contains_key(name) {
-            Some(name)
-        } else {
+        chef_compress::real_name_of_wire(name, &self.routing_names, || {
+            if tools.toolkit_of.contains_key(name) {
+                return Some(name);
+            }
             tools.stable.tool_for_name(name).or_else(|| {
                 tools
                     .loaded
                     .as_ref()
                     .and_then(|loaded| loaded.tool_for_name(name))
             })
-        };
-        match reaches {
-            Some(other) if other != real => Err(ResolveError::AmbiguousWireName {
-                name: name.to_owned(),
-                wire_of: real.to_owned(),
-                reaches: other.to_owned(),
-            }),
-            _ => Ok(real),
-        }
+        })
     }
 
     /// Whether `tool`, as the selection `tools` offered it, is still registered with the
