@@ -89,8 +89,9 @@ fn a_gated_tool_is_blocked_under_its_wire_name_too() {
     assert!(matches!(chef.route(&tz), Routed::Blocked { .. }));
 }
 
-#[test]
-fn a_toolkit_tool_s_wire_name_that_is_also_a_map_tool_is_refused_naming_both() {
+/// A level-3 session with a map tool `a_b` and, loaded and compiled, a toolkit tool `a.b`
+/// (sent on the wire as `a_b`), and that compile.
+fn map_tool_beside_loaded_toolkit_tool() -> (Chef, chef::Payload) {
     let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
     chef.register_tools(vec![ToolDefinition::new("a_b", json!({"type": "object"}))])
         .unwrap();
@@ -105,6 +106,12 @@ fn a_toolkit_tool_s_wire_name_that_is_also_a_map_tool_is_refused_naming_both() {
     let load = ToolCall::new("c0", "load_toolkit", json!({"toolkit_name": "kit"}));
     assert!(matches!(chef.route(&load), Routed::ToolkitLoaded { .. }));
     let payload = chef.compile(Target::OpenAiChat).unwrap();
+    (chef, payload)
+}
+
+#[test]
+fn a_toolkit_tool_s_wire_name_that_is_also_a_map_tool_is_refused_naming_both() {
+    let (mut chef, payload) = map_tool_beside_loaded_toolkit_tool();
     // The toolkit's tool goes on the wire beside `t` and `q`, renamed; the map's `a_b`
     // is not on the wire, so the table gives `a.b` the name `a_b`.
     assert_eq!(payload.names.to_wire("a.b"), "a_b");
@@ -142,20 +149,7 @@ fn a_toolkit_tool_s_wire_name_that_is_also_a_map_tool_is_refused_naming_both() {
 #[test]
 fn an_ambiguous_wire_name_involving_a_blocked_tool_is_blocked_not_explained() {
     for blocked in ["a.b", "a_b", "A-B"] {
-        let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
-        chef.register_tools(vec![ToolDefinition::new("a_b", json!({"type": "object"}))])
-            .unwrap();
-        chef.register_toolkits(vec![ToolGroup::new(
-            "kit",
-            "A toolkit",
-            vec![ToolDefinition::new("a.b", json!({"type": "object"}))],
-        )])
-        .unwrap();
-        chef.push(Message::user("go"));
-        chef.compile(Target::OpenAiChat).unwrap();
-        let load = ToolCall::new("c0", "load_toolkit", json!({"toolkit_name": "kit"}));
-        assert!(matches!(chef.route(&load), Routed::ToolkitLoaded { .. }));
-        chef.compile(Target::OpenAiChat).unwrap();
+        let (mut chef, _) = map_tool_beside_loaded_toolkit_tool();
         chef.set_blocked_tools([blocked]);
         match chef.route(&ToolCall::new("c1", "a_b", json!({}))) {
             Routed::Blocked { name, reply, .. } => {
