@@ -299,7 +299,102 @@ fn group(
             l4_line: String::new(),
         });
     }
+    if dispatcher && !options.pinned_codes.is_empty() {
+        namespaces = pin_codes(namespaces, &mut entries, options);
+    }
     (namespaces, entries)
+}
+
+/// A free place in a pinned namespace: a code reserved for a tool that is not here.
+pub(crate) const HOLE: u32 = u32::MAX;
+
+/// Recodes `entries` so that pinned tools keep their codes and no other tool takes a pinned
+/// code (see [`Options::with_pinned_codes`]); returns the namespaces indexed by code letter,
+/// with [`HOLE`]s at reserved places and empty namespaces at reserved letters.
+fn pin_codes(
+    namespaces: Vec<Namespace>,
+    entries: &mut [Entry],
+    options: &Options,
+) -> Vec<Namespace> {
+    let pins = &*options.pinned_codes;
+    // Pins further out than this cannot come from a real history of this many tools.
+    let bound = pins.len() + entries.len();
+    let parse =
+        |code: &str| crate::lookup::parse_code(code).filter(|&(n, o)| n < bound && o < bound);
+    // Letter → the first op index no pin reserves.
+    let mut reserved: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    for code in pins.values() {
+        if let Some((ni, oi)) = parse(code) {
+            let next = reserved.entry(ni).or_insert(0);
+            *next = (*next).max(oi + 1);
+        }
+    }
+    // A pinned name's namespace is a function of the name, so a namespace keeps its letter
+    // even when none of the tools that held it is here now. Each namespace takes the letter
+    // of its first pin (in name order) that no earlier namespace took; new letters come
+    // after every reserved one.
+    let mut pinned_letters: HashMap<String, Vec<usize>> = HashMap::new();
+    for (name, code) in pins.iter() {
+        if let Some((ni, _)) = parse(code) {
+            let ns = match &options.namespace_of {
+                Some(f) => f(name).ns,
+                None => ToolNamespace::split(name).ns,
+            };
+            pinned_letters.entry(ns).or_default().push(ni);
+        }
+    }
+    let mut taken = std::collections::BTreeSet::new();
+    let mut letters: Vec<usize> = Vec::with_capacity(namespaces.len());
+    let mut next_letter = reserved.keys().next_back().map_or(0, |n| n + 1);
+    for ns in &namespaces {
+        let pinned = pinned_letters
+            .get(&ns.name)
+            .and_then(|l| l.iter().copied().find(|ni| !taken.contains(ni)));
+        let letter = pinned.unwrap_or_else(|| {
+            next_letter += 1;
+            next_letter - 1
+        });
+        taken.insert(letter);
+        letters.push(letter);
+    }
+    let mut out: Vec<Namespace> = (0..next_letter)
+        .map(|_| Namespace {
+            name: String::new(),
+            alias: String::new(),
+            members: Vec::new(),
+        })
+        .collect();
+    for (ns, letter) in namespaces.into_iter().zip(letters) {
+        let mut slots: Vec<u32> = vec![HOLE; reserved.get(&letter).copied().unwrap_or(0)];
+        let mut fresh: Vec<u32> = Vec::new();
+        for &m in &ns.members {
+            let Some(e) = entries.get(m as usize) else {
+                continue;
+            };
+            match pins.get(&e.name).and_then(|c| parse(c)) {
+                Some((ni, oi)) if ni == letter && slots.get(oi) == Some(&HOLE) => {
+                    if let Some(slot) = slots.get_mut(oi) {
+                        *slot = m;
+                    }
+                }
+                _ => fresh.push(m),
+            }
+        }
+        slots.extend(fresh);
+        for (oi, &m) in slots.iter().enumerate() {
+            if let Some(e) = entries.get_mut(m as usize) {
+                e.code = Code::new(letter, oi);
+                e.ns = u32::try_from(letter).unwrap_or(u32::MAX);
+            }
+        }
+        if let Some(place) = out.get_mut(letter) {
+            *place = Namespace {
+                members: slots,
+                ..ns
+            };
+        }
+    }
+    out
 }
 
 /// What the level's renderer made.

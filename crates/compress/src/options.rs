@@ -319,6 +319,7 @@ pub struct Options {
     pub(crate) count_tokens: bool,
     pub(crate) compiled: Arc<BTreeMap<String, String>>,
     pub(crate) require_compiled: bool,
+    pub(crate) pinned_codes: Arc<BTreeMap<String, String>>,
     pub(crate) limits: crate::validate::Limits,
 }
 
@@ -337,6 +338,7 @@ impl Default for Options {
             count_tokens: false,
             compiled: Arc::default(),
             require_compiled: false,
+            pinned_codes: Arc::default(),
             limits: crate::validate::Limits::default(),
         }
     }
@@ -357,6 +359,7 @@ impl fmt::Debug for Options {
             .field("count_tokens", &self.count_tokens)
             .field("compiled", &self.compiled.len())
             .field("require_compiled", &self.require_compiled)
+            .field("pinned_codes", &self.pinned_codes.len())
             .field("limits", &self.limits)
             .finish()
     }
@@ -488,6 +491,39 @@ impl Options {
     pub fn with_require_compiled(mut self, on: bool) -> Self {
         self.require_compiled = on;
         self
+    }
+
+    /// Codes that must not move: real tool name → the level-3/4 code it had
+    /// ([`Compressed::codes`](crate::Compressed::codes) of an earlier compression, or every
+    /// code ever issued).
+    ///
+    /// At levels 3–4 a tool named here keeps its code, and **no other tool is given a code
+    /// in this map**, even when the tool it belonged to is gone: a call written against an
+    /// earlier map then reaches the same tool or none, never another one. New tools take
+    /// fresh codes after the pinned ones (a new namespace takes a new letter), and the map
+    /// lists tools in code order. A pin is not applied (and its code stays reserved) when
+    /// it is not a code (`a0`, `ab12`), when its letter is not its namespace's (a namespace
+    /// takes the letter of its first pin in name order that no earlier namespace took), or
+    /// when it lies further out than the number of pins and tools (so a hostile map cannot
+    /// make a compression allocate without bound).
+    /// Ignored at levels 0–2. Empty by default: codes follow the sorted order.
+    #[must_use]
+    pub fn with_pinned_codes<K, V>(mut self, pins: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.pinned_codes = Arc::new(
+            pins.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        );
+        self
+    }
+
+    /// The pinned codes (empty unless set).
+    pub fn pinned_codes(&self) -> &BTreeMap<String, String> {
+        &self.pinned_codes
     }
 
     /// The compiled map (empty unless set).

@@ -45,7 +45,8 @@ impl std::ops::Deref for Entry {
 pub(crate) struct Namespace {
     pub(crate) name: String,
     pub(crate) alias: String,
-    /// Entry indices, in sorted order; the position is the code's number.
+    /// Entry indices, in sorted order; the position is the code's number. With pinned
+    /// codes, `HOLE` marks a place reserved for a tool that is not in this compression.
     pub(crate) members: Vec<u32>,
 }
 

@@ -11,6 +11,7 @@ mod goldens;
 mod level4;
 mod levels;
 mod lookalike;
+mod pinned;
 mod properties;
 mod recommend;
 mod resolve;
