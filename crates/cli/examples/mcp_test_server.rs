@@ -18,6 +18,11 @@
 //! - `--malformed`: skip rmcp and answer by hand, with a `tools/list` result whose tools
 //!   are not MCP tools (one has no name, one's schema is a string).
 //! - `--crash MESSAGE`: print MESSAGE on stderr and exit 3 before speaking MCP.
+//! - `--extra`: three more tools for `chef mcp serve`'s tests: `sleep` (waits `seconds`,
+//!   sending a progress notification every 50 ms), `grow` (adds a tool `grown_N` and sends
+//!   `tools/list_changed`) and `crash` (exits at once, as a killed server would).
+//! - `--refuse-if FILE`: exit 4 before speaking MCP while FILE exists (a server that does
+//!   not come back until the test removes FILE).
 //!
 //! `tools/call` echoes the tool name and arguments back as text.
 #![allow(
@@ -28,14 +33,14 @@
     reason = "a test server: fails loudly on misuse"
 )]
 
-use std::{borrow::Cow, sync::Arc};
+use std::{borrow::Cow, sync::Arc, time::Duration};
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Cursor,
-        Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-        Tool, ToolAnnotations, object,
+        Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+        ServerCapabilities, ServerConfig, Tool, ToolAnnotations, object,
     },
     service::RequestContext,
 };
@@ -43,12 +48,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 struct TestServer {
-    tools: Vec<Tool>,
+    tools: std::sync::RwLock<Vec<Tool>>,
     page_size: usize,
     loop_cursor: bool,
 }
 
-fn tool(name: &'static str, description: &'static str, properties: Value) -> Tool {
+fn tool(name: impl Into<Cow<'static, str>>, description: &'static str, properties: Value) -> Tool {
     Tool::new(
         name,
         description,
@@ -110,10 +115,31 @@ fn tool_set(set: &str) -> Vec<Tool> {
     }
 }
 
+fn extra_tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "sleep",
+            "Wait, reporting progress.",
+            Arc::new(object(json!({
+                "type": "object",
+                "properties": {"seconds": {"type": "number"}},
+                "required": ["seconds"]
+            }))),
+        ),
+        tool("grow", "Add a tool.", json!({})),
+        tool("crash", "Exit at once.", json!({})),
+    ]
+}
+
 impl ServerHandler for TestServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("chef-mcp-test-server", "0.1.0"))
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("chef-mcp-test-server", "0.1.0"))
     }
 
     async fn list_tools(
@@ -127,13 +153,13 @@ impl ServerHandler for TestServer {
                 .map_err(|_| ErrorData::invalid_params("bad cursor", None))?,
             None => 0,
         };
-        let end = (start + self.page_size).min(self.tools.len());
-        let mut result = ListToolsResult::with_all_items(
-            self.tools.get(start..end).unwrap_or_default().to_vec(),
-        );
+        let tools = self.tools.read().unwrap().clone();
+        let end = (start + self.page_size).min(tools.len());
+        let mut result =
+            ListToolsResult::with_all_items(tools.get(start..end).unwrap_or_default().to_vec());
         if self.loop_cursor {
             result.next_cursor = Some(Cursor::from("0"));
-        } else if end < self.tools.len() {
+        } else if end < tools.len() {
             result.next_cursor = Some(Cursor::from(end.to_string()));
         }
         Ok(result)
@@ -142,13 +168,51 @@ impl ServerHandler for TestServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name: Cow<'_, str> = request.name;
-        if !self.tools.iter().any(|t| t.name == name) {
+        if !self.tools.read().unwrap().iter().any(|t| t.name == name) {
             return Err(ErrorData::invalid_params(format!("no tool {name}"), None));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
+        match name.as_ref() {
+            "crash" => std::process::exit(1),
+            "grow" => {
+                let added = {
+                    let mut tools = self.tools.write().unwrap();
+                    let name = format!("grown_{}", tools.len());
+                    tools.push(tool(name.clone(), "A tool that grow added.", json!({})));
+                    name
+                };
+                let _ = context.peer.notify_tool_list_changed().await;
+                return Ok(CallToolResult::success(vec![ContentBlock::text(added)]).into());
+            }
+            "sleep" => {
+                let seconds = arguments["seconds"].as_f64().unwrap_or(0.0);
+                let token = context.meta.get_progress_token();
+                let steps = (seconds / 0.05).ceil() as u32;
+                for step in 0..steps {
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                        () = context.ct.cancelled() => {
+                            eprintln!("sleep cancelled");
+                            return Err(ErrorData::internal_error("cancelled", None));
+                        }
+                    }
+                    if let Some(token) = &token {
+                        let _ = context
+                            .peer
+                            .notify_progress(
+                                ProgressNotificationParam::new(token.clone(), f64::from(step + 1))
+                                    .with_total(f64::from(steps)),
+                            )
+                            .await;
+                    }
+                }
+                return Ok(CallToolResult::success(vec![ContentBlock::text("slept")]).into());
+            }
+            _ => {}
+        }
         Ok(CallToolResult::success(vec![ContentBlock::text(format!("{name} {arguments}"))]).into())
     }
 }
@@ -190,6 +254,7 @@ async fn main() {
     let mut set = String::from("files");
     let mut page_size = usize::MAX;
     let mut loop_cursor = false;
+    let mut extra = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -203,6 +268,14 @@ async fn main() {
             }
             "--loop-cursor" => loop_cursor = true,
             "--malformed" => return serve_malformed().await,
+            "--extra" => extra = true,
+            "--refuse-if" => {
+                let file = args.next().expect("--refuse-if FILE");
+                if std::path::Path::new(&file).exists() {
+                    eprintln!("refusing to start while {file} exists");
+                    std::process::exit(4);
+                }
+            }
             "--crash" => {
                 eprintln!("{}", args.next().unwrap_or_default());
                 std::process::exit(3);
@@ -210,8 +283,12 @@ async fn main() {
             other => panic!("unknown flag {other:?}"),
         }
     }
+    let mut tools = tool_set(&set);
+    if extra {
+        tools.extend(extra_tools());
+    }
     let server = TestServer {
-        tools: tool_set(&set),
+        tools: std::sync::RwLock::new(tools),
         page_size,
         loop_cursor,
     };

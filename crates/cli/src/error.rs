@@ -116,6 +116,9 @@ pub(crate) enum CliError {
     /// The hybrid index failed (the model misbehaved or the cache is unusable).
     #[error("{0}")]
     Hybrid(#[from] chef_compress::search::dense::DenseError),
+    /// `chef mcp serve` could not run (the host's transport or the listener failed).
+    #[error("chef mcp serve: {0}")]
+    McpServe(String),
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
@@ -159,7 +162,8 @@ impl CliError {
             | Self::Endpoint(_)
             | Self::Store { .. }
             | Self::CorruptSession { .. }
-            | Self::Hybrid(_) => 1,
+            | Self::Hybrid(_)
+            | Self::McpServe(_) => 1,
             Self::Interrupted(_) => 130,
         }
     }

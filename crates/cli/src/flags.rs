@@ -218,6 +218,26 @@ pub(crate) enum McpCommand {
     /// Start MCP servers over stdio, list their tools, and report the combined catalogue.
     #[command(long_about = crate::mcp::LONG_ABOUT)]
     Inspect(McpInspectArgs),
+    /// Serve MCP to a host in front of many MCP servers: compressed, searchable, validated
+    /// and gated.
+    #[command(long_about = crate::mcp_serve::LONG_ABOUT)]
+    Serve(McpServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpServeArgs {
+    /// The TOML file naming the upstream servers and the mode (see --help).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: PathBuf,
+    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio.
+    #[arg(long, value_name = "ADDR", conflicts_with = "check")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// Start every upstream once, report its tools and each mode's size, and exit.
+    #[arg(long)]
+    pub(crate) check: bool,
+    /// With --check: also count o200k_base tokens (offline estimate).
+    #[arg(long, requires = "check")]
+    pub(crate) tokens: bool,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,7 @@ mod eval;
 mod flags;
 mod inspect;
 mod mcp;
+mod mcp_serve;
 mod output;
 mod recommend;
 mod resolve;
@@ -56,6 +57,9 @@ fn run(flags: Flags) -> Result<(), CliError> {
         Command::Mcp {
             command: McpCommand::Inspect(args),
         } => mcp::run(&args),
+        Command::Mcp {
+            command: McpCommand::Serve(args),
+        } => mcp_serve::run(&args),
         Command::Compress(args) => compress::run(&args),
         Command::CompileMap(args) => compile_map::run(&args),
         Command::Eval(args) => eval::run(&args),

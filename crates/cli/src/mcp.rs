@@ -135,10 +135,10 @@ pub(crate) fn parse_timeout(value: &str) -> Result<Duration, String> {
 
 /// How a server's tool is named in the combined catalogue.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct NameFormat(Vec<Piece>);
+pub(crate) struct NameFormat(Vec<Piece>);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Piece {
+pub(crate) enum Piece {
     Text(String),
     Server,
     Tool,
@@ -147,7 +147,7 @@ enum Piece {
 impl NameFormat {
     /// Parses a format with `{server}` and `{tool}` placeholders; `{tool}` is required,
     /// since without it every tool of a server would get the same name.
-    fn parse(format: &str) -> Result<Self, String> {
+    pub(crate) fn parse(format: &str) -> Result<Self, String> {
         let mut pieces = Vec::new();
         let mut rest = format;
         while !rest.is_empty() {
@@ -178,7 +178,7 @@ impl NameFormat {
         Ok(Self(pieces))
     }
 
-    fn apply(&self, server: &str, tool: &str) -> String {
+    pub(crate) fn apply(&self, server: &str, tool: &str) -> String {
         self.0
             .iter()
             .map(|piece| match piece {
@@ -632,7 +632,7 @@ async fn list_tools(
 }
 
 /// rmcp's handshake errors, without the transport's type name.
-fn handshake_message(error: &ClientInitializeError) -> String {
+pub(crate) fn handshake_message(error: &ClientInitializeError) -> String {
     match error {
         ClientInitializeError::TransportError { error, context } => {
             format!("cannot {context}: {}", error.error)
@@ -644,21 +644,21 @@ fn handshake_message(error: &ClientInitializeError) -> String {
     }
 }
 
-fn client_config() -> ClientConfig {
+pub(crate) fn client_config() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("chef", env!("CARGO_PKG_VERSION")),
     )
 }
 
-fn clip(text: &str) -> String {
+pub(crate) fn clip(text: &str) -> String {
     match text.char_indices().nth(MESSAGE_LIMIT) {
         Some((i, _)) => format!("{}…", text.get(..i).unwrap_or(text)),
         None => text.to_owned(),
     }
 }
 
-fn last_line(bytes: &[u8]) -> Option<String> {
+pub(crate) fn last_line(bytes: &[u8]) -> Option<String> {
     String::from_utf8_lossy(bytes)
         .lines()
         .rev()

@@ -10,7 +10,7 @@ use crate::{chef, stderr, stdout};
 /// The MCP test server example. `cargo test` builds a package's examples next to its
 /// binaries, but not when given a test-name filter: then an edited example is not rebuilt,
 /// which this catches rather than testing a stale server.
-fn test_server() -> String {
+pub(crate) fn test_server() -> String {
     let path = built_example("mcp_test_server");
     let rebuild = "run `cargo build -p chef-cli --example mcp_test_server`, or `cargo test -p chef-cli` without a filter";
     let built = std::fs::metadata(&path)

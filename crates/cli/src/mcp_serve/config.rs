@@ -1,0 +1,276 @@
+//! `chef-mcp.toml`: what `chef mcp serve` fronts and how it shows it to the host.
+//!
+//! ```toml
+//! mode = "dispatch"               # minify | dispatch | search   (default dispatch)
+//! map_style = "distinct"          # dispatch: the code map's style (default: chef's choice)
+//! compiled_map = "map.json"       # dispatch: a level-4 map (chef compile-map), relative to this file
+//! prefix_format = "{server}_{tool}"
+//! blocklist = ["git_push", "files_*"]   # refused at call time; the tool list does not change
+//! call_timeout = 60               # seconds per forwarded call
+//! start_timeout = 10              # seconds for an upstream to start and list its tools
+//! search_limit = 8                # results per q
+//!
+//! [[server]]
+//! name = "files"
+//! command = "python3 files_server.py --root ."   # split like a shell, run directly
+//! env = { LOG = "warn" }
+//! cwd = "."
+//! ```
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use serde::Deserialize;
+
+use crate::mcp::NameFormat;
+
+/// How the host sees the upstream tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Every tool, level 1: short descriptions, full schemas.
+    Minify,
+    /// chef's dispatcher: `t` (whose description carries the code map) and `q`.
+    Dispatch,
+    /// `t` and `q` only, no map: the host finds tools with `q`.
+    Search,
+}
+
+impl Mode {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Minify => "minify",
+            Self::Dispatch => "dispatch",
+            Self::Search => "search",
+        }
+    }
+
+    pub(crate) const ALL: [Self; 3] = [Self::Minify, Self::Dispatch, Self::Search];
+}
+
+/// One upstream MCP server.
+#[derive(Debug, Clone)]
+pub(crate) struct Upstream {
+    pub(crate) name: String,
+    /// The program and its arguments.
+    pub(crate) argv: Vec<String>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+/// A checked configuration.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) mode: Mode,
+    pub(crate) map_style: Option<chef_compress::MapStyle>,
+    pub(crate) compiled_map: Option<BTreeMap<String, String>>,
+    pub(crate) prefix_format: NameFormat,
+    pub(crate) blocklist: Vec<String>,
+    pub(crate) call_timeout: Duration,
+    pub(crate) start_timeout: Duration,
+    pub(crate) search_limit: usize,
+    pub(crate) servers: Vec<Upstream>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    mode: Option<String>,
+    map_style: Option<String>,
+    compiled_map: Option<PathBuf>,
+    prefix_format: Option<String>,
+    #[serde(default)]
+    blocklist: Vec<String>,
+    call_timeout: Option<f64>,
+    start_timeout: Option<f64>,
+    search_limit: Option<usize>,
+    #[serde(default, rename = "server")]
+    servers: Vec<RawServer>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    name: String,
+    command: Option<String>,
+    args: Option<Vec<String>>,
+    url: Option<String>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+}
+
+/// Reads and checks `path`. The error names the file and the key.
+pub(crate) fn read(path: &Path) -> Result<Config, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn seconds(key: &str, value: Option<f64>, default: f64) -> Result<Duration, String> {
+    let s = value.unwrap_or(default);
+    if !s.is_finite() || s <= 0.0 {
+        return Err(format!(
+            "{key} must be a number of seconds above 0 (got {s})"
+        ));
+    }
+    Duration::try_from_secs_f64(s).map_err(|e| format!("{key}: {e}"))
+}
+
+/// Parses a configuration whose relative paths are under `base`.
+pub(crate) fn parse(text: &str, base: &Path) -> Result<Config, String> {
+    let raw: Raw = toml::from_str(text).map_err(|e| e.to_string())?;
+    let mode = match raw.mode.as_deref().unwrap_or("dispatch") {
+        "minify" => Mode::Minify,
+        "dispatch" => Mode::Dispatch,
+        "search" => Mode::Search,
+        other => {
+            return Err(format!(
+                "mode {other:?} is not one of minify, dispatch, search"
+            ));
+        }
+    };
+    let map_style = raw
+        .map_style
+        .as_deref()
+        .map(|s| {
+            s.parse::<chef_compress::MapStyle>()
+                .map_err(|e| format!("map_style: {e}"))
+        })
+        .transpose()?;
+    let compiled_map = match &raw.compiled_map {
+        None => None,
+        Some(file) => {
+            let file = base.join(file);
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| format!("compiled_map: cannot read {}: {e}", file.display()))?;
+            let map: BTreeMap<String, String> = serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "compiled_map: {} is not a JSON object of tool name to line: {e}",
+                    file.display()
+                )
+            })?;
+            Some(map)
+        }
+    };
+    if compiled_map.is_some() && mode != Mode::Dispatch {
+        return Err("compiled_map is used only with mode = \"dispatch\"".to_owned());
+    }
+    let prefix_format =
+        NameFormat::parse(raw.prefix_format.as_deref().unwrap_or("{server}_{tool}"))
+            .map_err(|e| e.replace("--prefix-format", "prefix_format"))?;
+    if raw.servers.is_empty() {
+        return Err("no [[server]]: name at least one upstream MCP server".to_owned());
+    }
+    let mut names = HashSet::new();
+    let mut servers = Vec::with_capacity(raw.servers.len());
+    for s in raw.servers {
+        let at = format!("server {:?}", s.name);
+        if let Some(c) = s
+            .name
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+        {
+            return Err(format!(
+                "{at}: a name may hold only letters, digits and `-` (found {c:?}): it becomes part of tool names"
+            ));
+        }
+        if s.name.is_empty() {
+            return Err("a [[server]] has an empty name".to_owned());
+        }
+        if !names.insert(s.name.clone()) {
+            return Err(format!("{at} is named twice"));
+        }
+        if s.url.is_some() {
+            return Err(format!(
+                "{at}: url upstreams (streamable HTTP) are not supported yet; run the server over stdio with command"
+            ));
+        }
+        let mut argv = match &s.command {
+            Some(c) => {
+                shell_words::split(c).map_err(|e| format!("{at}: cannot split command: {e}"))?
+            }
+            None => return Err(format!("{at}: needs command")),
+        };
+        argv.extend(s.args.unwrap_or_default());
+        if argv.is_empty() {
+            return Err(format!("{at}: command is empty"));
+        }
+        servers.push(Upstream {
+            name: s.name,
+            argv,
+            env: s.env,
+            cwd: s.cwd.map(|c| base.join(c)),
+        });
+    }
+    Ok(Config {
+        mode,
+        map_style,
+        compiled_map,
+        prefix_format,
+        blocklist: raw.blocklist,
+        call_timeout: seconds("call_timeout", raw.call_timeout, 60.0)?,
+        start_timeout: seconds("start_timeout", raw.start_timeout, 10.0)?,
+        search_limit: raw.search_limit.unwrap_or(8).max(1),
+        servers,
+    })
+}
+
+impl Config {
+    /// Whether the blocklist refuses `name` (exact, or a pattern ending in `*`).
+    pub(crate) fn blocked(&self, name: &str) -> bool {
+        self.blocklist.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => p == name,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_parses_and_bad_ones_name_the_key() {
+        let c = parse(
+            "mode = \"search\"\nblocklist = [\"git_*\"]\n[[server]]\nname = \"git\"\ncommand = \"git-mcp --x 'a b'\"\n",
+            Path::new("/etc"),
+        )
+        .unwrap();
+        assert_eq!(c.mode, Mode::Search);
+        assert_eq!(c.servers[0].argv, ["git-mcp", "--x", "a b"]);
+        assert!(c.blocked("git_push"));
+        assert!(!c.blocked("files_read"));
+        for (text, needle) in [
+            (
+                "mode = \"all\"\n[[server]]\nname=\"a\"\ncommand=\"x\"",
+                "mode \"all\"",
+            ),
+            ("", "no [[server]]"),
+            ("[[server]]\nname=\"a b\"\ncommand=\"x\"", "letters, digits"),
+            (
+                "[[server]]\nname=\"a\"\ncommand=\"x\"\n[[server]]\nname=\"a\"\ncommand=\"y\"",
+                "named twice",
+            ),
+            ("[[server]]\nname=\"a\"", "needs command"),
+            (
+                "call_timeout = 0\n[[server]]\nname=\"a\"\ncommand=\"x\"",
+                "call_timeout",
+            ),
+            (
+                "colour = 1\n[[server]]\nname=\"a\"\ncommand=\"x\"",
+                "colour",
+            ),
+            (
+                "prefix_format = \"{server}\"\n[[server]]\nname=\"a\"\ncommand=\"x\"",
+                "prefix_format",
+            ),
+        ] {
+            let e = parse(text, Path::new(".")).unwrap_err();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+}

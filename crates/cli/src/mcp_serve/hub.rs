@@ -1,0 +1,554 @@
+//! The proxy's state: the upstreams' tools, what the host sees, and how a host's call is
+//! resolved, checked, gated and routed.
+//!
+//! Every change of an upstream's tool list rebuilds one immutable [`View`] (the catalogue
+//! compressed for the mode, the advertised tool list, the route of every tool). Codes are
+//! pinned across rebuilds (`Options::with_pinned_codes` with every code ever issued), so a
+//! call written against an earlier list reaches the same tool or none, never another one.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use chef_compress::{Compressed, Level, Options, Resolution, ResolveError};
+use chef_ir::ToolDefinition;
+use parking_lot::{Mutex, RwLock};
+use rmcp::{
+    ErrorData, Peer, RoleClient, RoleServer,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, ContentBlock,
+        ProgressNotificationParam, ProgressToken, RequestMetaObject, ServerResult, Tool,
+    },
+    service::{PeerRequestOptions, RequestHandle},
+};
+use serde_json::{Value, json};
+
+use super::config::{Config, Mode};
+
+/// An upstream's state, for the status resource and for calls to its tools.
+#[derive(Debug, Clone)]
+pub(crate) enum Status {
+    Starting { attempt: u32 },
+    Up { tools: usize, since: Instant },
+    Down { reason: String, retry_in: Duration },
+}
+
+impl Status {
+    fn describe(&self) -> String {
+        match self {
+            Self::Starting { attempt } => format!("starting (attempt {attempt})"),
+            Self::Up { tools, since } => {
+                format!("up: {tools} tools, for {} s", since.elapsed().as_secs())
+            }
+            Self::Down { reason, retry_in } => {
+                format!(
+                    "down: {reason}; next try in {:.1} s",
+                    retry_in.as_secs_f64()
+                )
+            }
+        }
+    }
+}
+
+/// Where a host-visible tool goes.
+#[derive(Debug, Clone)]
+struct Route {
+    server: String,
+    tool: String,
+}
+
+/// What the host sees now.
+pub(crate) struct View {
+    pub(crate) generation: u64,
+    compressed: Option<Compressed>,
+    routes: HashMap<String, Route>,
+    /// Normalised name (lower case, no separators) → real name, for minify's name drift;
+    /// `None` when two tools normalise alike.
+    loose: HashMap<String, Option<String>>,
+    pub(crate) advertised: Arc<Vec<Tool>>,
+    advertised_json: String,
+}
+
+/// The proxy.
+pub(crate) struct Hub {
+    pub(crate) config: Config,
+    view: RwLock<Arc<View>>,
+    /// The latest tool list of every upstream that is up, by server, in the server's order.
+    lists: Mutex<BTreeMap<String, Vec<Tool>>>,
+    status: Mutex<BTreeMap<String, Status>>,
+    peers: Mutex<HashMap<String, Peer<RoleClient>>>,
+    /// Every code ever issued (real name → code).
+    pins: Mutex<BTreeMap<String, String>>,
+    hosts: Mutex<Vec<Peer<RoleServer>>>,
+    /// Upstream progress token → the host and the host's own token.
+    progress: Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>,
+    /// Serialises rebuilds, so views and pins advance together.
+    rebuilding: tokio::sync::Mutex<()>,
+    /// Servers whose first start has ended (up or failed); `ready` turns true when all have,
+    /// so a host's first `tools/list` does not see an empty list while they start.
+    settled: Mutex<std::collections::HashSet<String>>,
+    ready: tokio::sync::watch::Sender<bool>,
+}
+
+/// Normalises a name for loose matching.
+fn loose_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The compression options for `mode`.
+fn options(config: &Config, mode: Mode) -> Options {
+    let mut o = Options::new().with_search_limit(config.search_limit);
+    match mode {
+        Mode::Minify => o = o.with_level(Level::One),
+        Mode::Dispatch | Mode::Search => {
+            o = o.with_level(Level::Three);
+            if let (Mode::Dispatch, Some(map)) = (mode, &config.compiled_map) {
+                o = o.with_level(Level::Four).with_compiled(map.clone());
+            }
+            if let Some(style) = config.map_style {
+                o = o.with_map_style(style);
+            }
+        }
+    }
+    o
+}
+
+/// The named tools (definition and MCP tool, in server order), their routes, and the
+/// collisions skipped (as log lines).
+type Combined = (
+    Vec<(ToolDefinition, Tool)>,
+    HashMap<String, Route>,
+    Vec<String>,
+);
+
+/// Names every upstream's tools with the prefix format; a name taken by an earlier server
+/// skips the later tool (logged).
+fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
+    let mut tools = Vec::new();
+    let mut routes: HashMap<String, Route> = HashMap::new();
+    let mut skipped = Vec::new();
+    for server in &config.servers {
+        let Some(list) = lists.get(&server.name) else {
+            continue;
+        };
+        for tool in list {
+            let name = config.prefix_format.apply(&server.name, &tool.name);
+            if let Some(first) = routes.get(&name) {
+                skipped.push(format!(
+                    "tool {:?} of {:?} is named {name:?}, as is {:?} of {:?}: skipped",
+                    tool.name, server.name, first.tool, first.server
+                ));
+                continue;
+            }
+            let mut renamed = tool.clone();
+            renamed.name = name.clone().into();
+            let def = ToolDefinition::from(&renamed);
+            routes.insert(
+                name,
+                Route {
+                    server: server.name.clone(),
+                    tool: tool.name.to_string(),
+                },
+            );
+            tools.push((def, renamed));
+        }
+    }
+    (tools, routes, skipped)
+}
+
+/// The tool list the host sees for `compressed` in `mode`; `originals` by name keeps
+/// minify's titles and annotations.
+fn advertise(mode: Mode, compressed: &Compressed, originals: &HashMap<&str, &Tool>) -> Vec<Tool> {
+    let mut out = Vec::new();
+    for def in compressed.tools() {
+        let Ok(mut tool) = Tool::try_from(def) else {
+            continue;
+        };
+        match mode {
+            Mode::Minify => {
+                if let Some(original) = originals.get(def.name.as_str()) {
+                    tool.title.clone_from(&original.title);
+                    tool.annotations.clone_from(&original.annotations);
+                    tool.output_schema.clone_from(&original.output_schema);
+                }
+            }
+            Mode::Dispatch if def.name.as_str() == "t" => {
+                let map = compressed.system();
+                let description = format!("{}\n\n{map}", def.description);
+                tool.description = Some(description.into());
+            }
+            Mode::Search if def.name.as_str() == "t" => {
+                tool.description = Some(
+                    "Call a tool that q found: f = its code (or name), a = its arguments as q \
+                     showed them. Search with q first; there is no map."
+                        .into(),
+                );
+            }
+            _ => {}
+        }
+        out.push(tool);
+    }
+    out
+}
+
+impl Hub {
+    pub(crate) fn new(config: Config) -> Arc<Self> {
+        let status = config
+            .servers
+            .iter()
+            .map(|s| (s.name.clone(), Status::Starting { attempt: 1 }))
+            .collect();
+        Arc::new(Self {
+            config,
+            view: RwLock::new(Arc::new(View {
+                generation: 0,
+                compressed: None,
+                routes: HashMap::new(),
+                loose: HashMap::new(),
+                advertised: Arc::new(Vec::new()),
+                advertised_json: String::new(),
+            })),
+            lists: Mutex::new(BTreeMap::new()),
+            status: Mutex::new(status),
+            peers: Mutex::new(HashMap::new()),
+            pins: Mutex::new(BTreeMap::new()),
+            hosts: Mutex::new(Vec::new()),
+            progress: Mutex::new(HashMap::new()),
+            rebuilding: tokio::sync::Mutex::new(()),
+            settled: Mutex::new(std::collections::HashSet::new()),
+            ready: tokio::sync::watch::Sender::new(false),
+        })
+    }
+
+    /// Marks `server`'s first start as over.
+    fn settle(&self, server: &str) {
+        let mut settled = self.settled.lock();
+        settled.insert(server.to_owned());
+        if settled.len() >= self.config.servers.len() {
+            self.ready.send_replace(true);
+        }
+    }
+
+    /// Waits (at most the start timeout and a second) until every upstream's first start is
+    /// over, so the first tool list is complete.
+    pub(crate) async fn wait_ready(&self) {
+        let mut rx = self.ready.subscribe();
+        let limit = self.config.start_timeout + Duration::from_secs(1);
+        let _ = tokio::time::timeout(limit, rx.wait_for(|ready| *ready)).await;
+    }
+
+    pub(crate) fn view(&self) -> Arc<View> {
+        Arc::clone(&self.view.read())
+    }
+
+    pub(crate) fn set_status(&self, server: &str, status: Status) {
+        self.status.lock().insert(server.to_owned(), status);
+    }
+
+    /// The status resource's text: one line per upstream.
+    pub(crate) fn status_text(&self) -> String {
+        let view = self.view();
+        let mut out = format!(
+            "chef mcp serve: mode {}, {} tools visible (generation {})\n",
+            self.config.mode.as_str(),
+            view.routes.len(),
+            view.generation
+        );
+        for (name, status) in self.status.lock().iter() {
+            out.push_str(&format!("{name}: {}\n", status.describe()));
+        }
+        out
+    }
+
+    pub(crate) fn add_host(&self, peer: Peer<RoleServer>) {
+        self.hosts.lock().push(peer);
+    }
+
+    /// An upstream came up (or relisted): its peer and tools.
+    pub(crate) async fn publish(&self, server: &str, peer: Peer<RoleClient>, tools: Vec<Tool>) {
+        self.peers.lock().insert(server.to_owned(), peer);
+        self.set_status(
+            server,
+            Status::Up {
+                tools: tools.len(),
+                since: Instant::now(),
+            },
+        );
+        self.lists.lock().insert(server.to_owned(), tools);
+        self.rebuild().await;
+        self.settle(server);
+    }
+
+    /// An upstream went away: its tools are withdrawn until it returns.
+    pub(crate) async fn withdraw(&self, server: &str, status: Status) {
+        self.peers.lock().remove(server);
+        self.set_status(server, status);
+        let had = self.lists.lock().remove(server).is_some();
+        if had {
+            self.rebuild().await;
+        }
+        self.settle(server);
+    }
+
+    /// Recompiles the view; tells the hosts when what they see changed.
+    pub(crate) async fn rebuild(&self) {
+        let _one = self.rebuilding.lock().await;
+        let lists = self.lists.lock().clone();
+        let (tools, routes, skipped) = combine(&self.config, &lists);
+        for line in skipped {
+            tracing::warn!("{line}");
+        }
+        let defs: Vec<ToolDefinition> = tools.iter().map(|(d, _)| d.clone()).collect();
+        let originals: HashMap<&str, &Tool> =
+            tools.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
+        let pins = self.pins.lock().clone();
+        let options = options(&self.config, self.config.mode).with_pinned_codes(pins);
+        let compressed = match chef_compress::compress(&defs, &options) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(
+                    "cannot compress the upstream tools: {e}; the host keeps the previous list"
+                );
+                return;
+            }
+        };
+        self.pins.lock().extend(
+            compressed
+                .codes()
+                .map(|(name, code)| (name.to_owned(), code.to_owned())),
+        );
+        let advertised = advertise(self.config.mode, &compressed, &originals);
+        let advertised_json = serde_json::to_string(&advertised).unwrap_or_default();
+        let mut loose: HashMap<String, Option<String>> = HashMap::new();
+        for name in routes.keys() {
+            loose
+                .entry(loose_key(name))
+                .and_modify(|v| *v = None)
+                .or_insert_with(|| Some(name.clone()));
+        }
+        let changed;
+        {
+            let mut view = self.view.write();
+            changed = view.generation > 0 && view.advertised_json != advertised_json;
+            let generation = view.generation + 1;
+            *view = Arc::new(View {
+                generation,
+                compressed: Some(compressed),
+                routes,
+                loose,
+                advertised: Arc::new(advertised),
+                advertised_json,
+            });
+        }
+        if changed {
+            tracing::info!("the tool list changed; telling the host");
+            let hosts = self.hosts.lock().clone();
+            let mut alive = Vec::with_capacity(hosts.len());
+            for host in hosts {
+                if host.notify_tool_list_changed().await.is_ok() {
+                    alive.push(host);
+                }
+            }
+            *self.hosts.lock() = alive;
+        }
+    }
+
+    fn tool_error(text: impl Into<String>) -> CallToolResponse {
+        CallToolResult::error(vec![ContentBlock::text(text.into())]).into()
+    }
+
+    /// Answers a host's `tools/call`.
+    pub(crate) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        host: Peer<RoleServer>,
+        meta: &RequestMetaObject,
+        cancelled: impl std::future::Future<Output = ()>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.wait_ready().await;
+        let view = self.view();
+        let Some(compressed) = &view.compressed else {
+            return Ok(Self::tool_error(
+                "No upstream MCP server is up yet; read the chef://status resource, then try again.",
+            ));
+        };
+        let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        let mut written = request.name.to_string();
+        if compressed.level() == Level::One
+            && !view.routes.contains_key(&written)
+            && let Some(Some(real)) = view.loose.get(&loose_key(&written))
+        {
+            written.clone_from(real);
+        }
+        let (name, args) = match compressed.resolve(&written, &args) {
+            Resolution::Call { name, args } => (name, args),
+            Resolution::Meta { result, .. } => {
+                return Ok(CallToolResult::success(vec![ContentBlock::text(result)]).into());
+            }
+            Resolution::Error(e) => return Ok(Self::tool_error(self.explain(&e))),
+        };
+        if self.config.blocked(&name) {
+            return Ok(Self::tool_error(format!(
+                "Tool {name} is blocked by this proxy's policy: do not call it again; do the task another way or tell the user."
+            )));
+        }
+        let Some(route) = view.routes.get(&name).cloned() else {
+            return Ok(Self::tool_error(format!(
+                "Tool {name} is not available now."
+            )));
+        };
+        drop(view);
+        let peer = self.peers.lock().get(&route.server).cloned();
+        let Some(peer) = peer else {
+            return Ok(Self::tool_error(format!(
+                "Tool {name} is not available now: server {} is {}.",
+                route.server,
+                self.status
+                    .lock()
+                    .get(&route.server)
+                    .map_or("unknown".to_owned(), Status::describe)
+            )));
+        };
+        let params = chef_ir::interop::rmcp3::call_tool_params(route.tool.clone(), &args)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let handle: RequestHandle<RoleClient> = peer
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .map_err(|e| {
+                ErrorData::internal_error(format!("server {}: {e}", route.server), None)
+            })?;
+        let upstream_token = handle.progress_token.clone();
+        if let Some(token) = meta.get_progress_token() {
+            self.progress
+                .lock()
+                .insert(upstream_token.clone(), (host, token));
+        }
+        let timeout = self.config.call_timeout;
+        let id = handle.id.clone();
+        let cancel_peer = peer.clone();
+        let outcome = tokio::select! {
+            r = tokio::time::timeout(timeout, handle.await_response()) => Some(r),
+            () = cancelled => None,
+        };
+        self.progress.lock().remove(&upstream_token);
+        let send_cancel = |reason: &'static str| async move {
+            let _ = cancel_peer
+                .send_notification(rmcp::model::ClientNotification::CancelledNotification(
+                    rmcp::model::CancelledNotification::new(
+                        rmcp::model::CancelledNotificationParam::new(
+                            Some(id),
+                            Some(reason.to_owned()),
+                        ),
+                    ),
+                ))
+                .await;
+        };
+        match outcome {
+            None => {
+                send_cancel("cancelled by the host").await;
+                Err(ErrorData::internal_error("cancelled", None))
+            }
+            Some(Err(_)) => {
+                send_cancel("chef mcp serve: call timeout").await;
+                Ok(Self::tool_error(format!(
+                    "Tool {name} did not answer within {:.0} s (server {}); the call was cancelled.",
+                    timeout.as_secs_f64(),
+                    route.server
+                )))
+            }
+            Some(Ok(Err(rmcp::ServiceError::McpError(e)))) => Err(e),
+            Some(Ok(Err(e))) => Ok(Self::tool_error(format!(
+                "Tool {name} failed: server {}: {e}",
+                route.server
+            ))),
+            Some(Ok(Ok(ServerResult::CallToolResult(r)))) => Ok(r.into()),
+            Some(Ok(Ok(ServerResult::InputRequiredResult(r)))) => Ok(r.into()),
+            Some(Ok(Ok(ServerResult::CreateTaskResult(r)))) => Ok(r.into()),
+            Some(Ok(Ok(other))) => Ok(Self::tool_error(format!(
+                "Tool {name}: server {} answered with something that is not a tool result ({})",
+                route.server,
+                crate::mcp::clip(&serde_json::to_string(&other).unwrap_or_default())
+            ))),
+        }
+    }
+
+    /// The model's text for a resolve error; a code or name issued earlier whose tool is gone
+    /// says so.
+    fn explain(&self, e: &ResolveError) -> String {
+        let gone = match e {
+            ResolveError::UnknownCode { code, .. } => self
+                .pins
+                .lock()
+                .iter()
+                .find(|(_, c)| *c == code)
+                .map(|(name, _)| name.clone()),
+            ResolveError::UnknownTool { name, .. } => {
+                self.pins.lock().contains_key(name).then(|| name.clone())
+            }
+            _ => None,
+        };
+        match gone {
+            Some(name) => {
+                let server = self
+                    .config
+                    .servers
+                    .iter()
+                    .find(|s| name.starts_with(&self.config.prefix_format.apply(&s.name, "")))
+                    .map(|s| {
+                        let status = self
+                            .status
+                            .lock()
+                            .get(&s.name)
+                            .map_or("unknown".to_owned(), Status::describe);
+                        format!(" (server {}: {status})", s.name)
+                    })
+                    .unwrap_or_default();
+                format!(
+                    "Tool {name} is not available now{server}; it may return. Use another tool or try later."
+                )
+            }
+            None => e.message(),
+        }
+    }
+
+    /// Forwards an upstream's progress to the host whose call it is.
+    pub(crate) async fn progress(&self, mut params: ProgressNotificationParam) {
+        let target = self.progress.lock().get(&params.progress_token).cloned();
+        if let Some((host, token)) = target {
+            params.progress_token = token;
+            let _ = host.notify_progress(params).await;
+        }
+    }
+
+    /// The catalogue as `chef mcp serve --check` reports it: per mode, tool count and the
+    /// advertised list as JSON.
+    pub(crate) fn check_report(
+        config: &Config,
+        lists: &BTreeMap<String, Vec<Tool>>,
+    ) -> Result<Vec<(Mode, usize, String)>, String> {
+        let (tools, _, _) = combine(config, lists);
+        let defs: Vec<ToolDefinition> = tools.iter().map(|(d, _)| d.clone()).collect();
+        let originals: HashMap<&str, &Tool> =
+            tools.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
+        let mut out = Vec::new();
+        for mode in Mode::ALL {
+            let mode_options = options(config, mode);
+            let c = chef_compress::compress(&defs, &mode_options).map_err(|e| e.to_string())?;
+            let list = advertise(mode, &c, &originals);
+            out.push((
+                mode,
+                list.len(),
+                serde_json::to_string(&json!({ "tools": list })).unwrap_or_default(),
+            ));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,272 @@
+//! `chef mcp serve --config chef-mcp.toml [--http ADDR] [--check [--tokens]]`: one MCP server in
+//! front of many.
+//!
+//! The host (Claude Code, Cursor, any MCP client) connects to chef over stdio (or streamable
+//! HTTP on loopback with `--http`); chef starts the configured upstream servers, names their
+//! tools `{server}_{tool}`, and shows them to the host as the mode says (`minify`,
+//! `dispatch`, `search`; see [`config`]). Every call is resolved by chef (codes, names with
+//! case or separator drift, argument repair), validated against the tool's original schema,
+//! gated by the blocklist and forwarded to its upstream; results, errors and progress come
+//! back as the upstream sent them. Logs go to stderr (`RUST_LOG`, default `info`): stdout is
+//! the stdio transport.
+
+pub(crate) mod config;
+pub(crate) mod hub;
+mod upstream;
+
+use std::{collections::BTreeMap, net::SocketAddr, sync::Arc};
+
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt,
+    model::{
+        CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult,
+        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+        ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+    },
+    service::{NotificationContext, RequestContext},
+};
+use serde_json::json;
+
+use self::hub::Hub;
+use crate::{error::CliError, flags::McpServeArgs};
+
+/// `--help` text for `chef mcp serve`.
+pub(crate) const LONG_ABOUT: &str = "\
+Serve MCP to a host (Claude Code, Cursor, Claude Desktop, VS Code, any MCP client) in front of
+the upstream MCP servers named in a TOML file, with chef's compression, search, validation
+and blocklist.
+
+    chef mcp serve --config chef-mcp.toml              # MCP over stdio (what hosts start)
+    chef mcp serve --config chef-mcp.toml --http 127.0.0.1:8931   # streamable HTTP at /mcp
+    chef mcp serve --config chef-mcp.toml --check      # start upstreams, list, report, exit
+
+chef-mcp.toml:
+
+    mode = \"dispatch\"        # minify: every tool, short descriptions, full schemas
+                             # dispatch: t (its description holds the code map) and q
+                             # search: t and q only; q returns the tools' signatures
+    blocklist = [\"git_push\", \"shell_*\"]   # refused when called; the list does not change
+    call_timeout = 60        # seconds (also: start_timeout, search_limit, map_style,
+                             # compiled_map, prefix_format)
+    [[server]]
+    name = \"files\"
+    command = \"npx -y @modelcontextprotocol/server-filesystem .\"
+    env = { DEBUG = \"0\" }
+
+Tools are named {server}_{tool}. An upstream that fails to start or dies is restarted with
+a growing pause (0.5 s doubling to 30 s); meanwhile its tools are withdrawn and the host
+is sent tools/list_changed. Codes never move: a tool that stays keeps its code, and a code
+is never given to another tool. The resource chef://status shows every upstream's state.
+
+--check starts every upstream once, prints one JSON object (per server: status and tools;
+per mode: tools advertised and their size, o200k tokens with --tokens) and exits: 0 if every
+upstream answered, 2 if any failed or the config is invalid.";
+
+/// The handler one host connection talks to.
+#[derive(Clone)]
+struct Host {
+    hub: Arc<Hub>,
+}
+
+const STATUS_URI: &str = "chef://status";
+
+impl ServerHandler for Host {
+    fn get_info(&self) -> ServerConfig {
+        let instructions = match self.hub.config.mode {
+            config::Mode::Minify => "Tools from several MCP servers, named {server}_{tool}.",
+            config::Mode::Dispatch => {
+                "Tools from several MCP servers behind two tools: call one with t(f=<code from t's map>, a={arguments}); search with q(s=\"what you need\")."
+            }
+            config::Mode::Search => {
+                "Tools from several MCP servers behind two tools: find one with q(s=\"what you need\"), then call it with t(f=<code>, a={arguments})."
+            }
+        };
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("chef-mcp", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.hub.add_host(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.hub.wait_ready().await;
+        let view = self.hub.view();
+        Ok(ListToolsResult::with_all_items(view.advertised.to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let ct = context.ct.clone();
+        self.hub
+            .call(request, context.peer.clone(), &context.meta, async move {
+                ct.cancelled().await;
+            })
+            .await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new(STATUS_URI, "status")
+                .with_description("Every upstream MCP server's state: up (with its tool count), starting, or down (why, and when chef tries again).")
+                .with_mime_type("text/plain"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != STATUS_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}; chef serves {STATUS_URI}", request.uri),
+                None,
+            ));
+        }
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(
+            self.hub.status_text(),
+            STATUS_URI,
+        )])
+        .into())
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+/// `chef mcp serve`.
+pub(crate) fn run(args: &McpServeArgs) -> Result<(), CliError> {
+    let config = config::read(&args.config).map_err(CliError::Usage)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)?;
+    if args.check {
+        return runtime.block_on(check(config, args.tokens));
+    }
+    init_logging();
+    runtime.block_on(serve(config, args.http))
+}
+
+async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), CliError> {
+    let hub = Hub::new(config);
+    for spec in hub.config.servers.clone() {
+        tokio::spawn(upstream::supervise(Arc::clone(&hub), spec));
+    }
+    match http {
+        None => {
+            let host = Host {
+                hub: Arc::clone(&hub),
+            };
+            let running = host.serve(rmcp::transport::stdio()).await.map_err(|e| {
+                CliError::McpServe(format!("MCP handshake with the host failed: {e}"))
+            })?;
+            let _ = running.waiting().await;
+            Ok(())
+        }
+        Some(addr) => {
+            use rmcp::transport::streamable_http_server::{
+                StreamableHttpServerConfig, StreamableHttpService,
+                session::local::LocalSessionManager,
+            };
+            if !addr.ip().is_loopback() {
+                return Err(CliError::Usage(format!(
+                    "--http {addr}: chef mcp serve listens on loopback only (127.0.0.1 or ::1)"
+                )));
+            }
+            let factory_hub = Arc::clone(&hub);
+            let service = StreamableHttpService::new(
+                move || {
+                    Ok(Host {
+                        hub: Arc::clone(&factory_hub),
+                    })
+                },
+                Arc::new(LocalSessionManager::default()),
+                StreamableHttpServerConfig::default(),
+            );
+            let router = axum::Router::new().nest_service("/mcp", service);
+            let listener = tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|e| CliError::McpServe(format!("cannot listen on {addr}: {e}")))?;
+            let local = listener.local_addr().unwrap_or(addr);
+            tracing::info!("serving MCP at http://{local}/mcp");
+            eprintln!("chef mcp serve: http://{local}/mcp");
+            axum::serve(listener, router)
+                .await
+                .map_err(|e| CliError::McpServe(format!("the HTTP server stopped: {e}")))
+        }
+    }
+}
+
+/// `--check`: start each upstream once, list, report every mode's size, stop.
+async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
+    let hub = Hub::new(config.clone());
+    let mut servers = Vec::new();
+    let mut lists: BTreeMap<String, Vec<rmcp::model::Tool>> = BTreeMap::new();
+    let mut failed = Vec::new();
+    for spec in &config.servers {
+        match upstream::list_once(&hub, spec).await {
+            Ok(tools) => {
+                servers.push(json!({"name": spec.name, "status": "ok", "tools": tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()}));
+                lists.insert(spec.name.clone(), tools);
+            }
+            Err(e) => {
+                failed.push(spec.name.clone());
+                eprintln!("chef: mcp server {:?}: {e}", spec.name);
+                servers.push(json!({"name": spec.name, "status": "failed", "error": e}));
+            }
+        }
+    }
+    let report = Hub::check_report(&config, &lists).map_err(CliError::McpServe)?;
+    let mut modes: Vec<serde_json::Value> = Vec::with_capacity(report.len());
+    for (mode, count, text) in &report {
+        let mut m = serde_json::Map::new();
+        m.insert("mode".into(), json!(mode.as_str()));
+        m.insert("tools".into(), json!(count));
+        m.insert("bytes".into(), json!(text.len()));
+        if tokens {
+            let n = chef_compress::tokens::count_o200k(text).ok_or(CliError::Tokenizer)?;
+            m.insert("o200k_tokens".into(), json!(n));
+        }
+        modes.push(serde_json::Value::Object(m));
+    }
+    let out = json!({
+        "mode": config.mode.as_str(),
+        "servers": servers,
+        "modes": modes,
+    });
+    crate::output::json_line(&out)?;
+    if !failed.is_empty() {
+        return Err(CliError::McpServersFailed {
+            failed,
+            total: config.servers.len(),
+        });
+    }
+    Ok(())
+}

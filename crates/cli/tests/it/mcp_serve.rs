@@ -1,0 +1,189 @@
+//! `chef mcp serve` with rmcp's client as the host, over stdio, in front of two copies of the
+//! `mcp_test_server` example. (The official Python SDK drives the same proxy in
+//! `tests/mcp_sdk/test_mcp_serve.py`, which `.ci/run` runs: list changes, a killed upstream,
+//! progress and HTTP are checked there.)
+
+use std::process::Stdio;
+
+use rmcp::{
+    ServiceExt,
+    model::{CallToolRequestParams, CallToolResult},
+};
+use serde_json::{Value, json};
+
+use crate::{chef, mcp::test_server, stderr, stdout};
+
+fn config(dir: &std::path::Path, mode: &str, extra: &str) -> std::path::PathBuf {
+    let server = test_server();
+    let path = dir.join(format!("chef-mcp-{mode}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "mode = \"{mode}\"\nblocklist = [\"git_push\"]\n{extra}\n\
+             [[server]]\nname = \"files\"\ncommand = \"{}\"\n\
+             [[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
+            format!("{server} --set files").replace('"', "\\\""),
+            server.replace('"', "\\\"")
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+fn call(name: &str, args: Value) -> CallToolRequestParams {
+    let Value::Object(args) = args else {
+        panic!("{args}")
+    };
+    CallToolRequestParams::new(name.to_owned()).with_arguments(args)
+}
+
+#[test]
+fn an_rmcp_host_lists_calls_and_is_refused_through_the_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        for mode in ["dispatch", "minify"] {
+            let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+                .args(["mcp", "serve", "--config"])
+                .arg(config(dir.path(), mode, ""))
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+            let host = ().serve(io).await.unwrap();
+            let tools = host.list_all_tools().await.unwrap();
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+            let (read, blocked) = if mode == "dispatch" {
+                assert_eq!(names, ["t", "q"], "{mode}");
+                let map = tools[0].description.as_deref().unwrap();
+                let code = map
+                    .lines()
+                    .find_map(|l| l.strip_suffix(" files_read_file path"))
+                    .or_else(|| {
+                        map.lines()
+                            .find(|l| l.contains(" files_read_file"))
+                            .and_then(|l| l.split(' ').next())
+                    })
+                    .unwrap_or_else(|| panic!("no files_read_file in {map}"))
+                    .to_owned();
+                // By code and by name.
+                let r = host
+                    .call_tool(call("t", json!({"f": code, "a": {"path": "x"}})))
+                    .await
+                    .unwrap();
+                assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
+                (
+                    call("t", json!({"f": "files_read_file", "a": {"path": 5}})),
+                    call("t", json!({"f": "git_push", "a": {}})),
+                )
+            } else {
+                assert_eq!(names.len(), 7, "{names:?}");
+                assert!(names.contains(&"git_search") && names.contains(&"files_search"));
+                let r = host
+                    .call_tool(call("files_read_file", json!({"path": "x"})))
+                    .await
+                    .unwrap();
+                assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
+                (
+                    call("files_read_file", json!({"path": 5})),
+                    call("git_push", json!({})),
+                )
+            };
+            // A validation error and a blocked call: tool errors the model can read.
+            let r = host.call_tool(read).await.unwrap();
+            assert_eq!(r.is_error, Some(true), "{mode}");
+            assert!(
+                text(&r).contains("\"path\"") && text(&r).contains("string"),
+                "{}",
+                text(&r)
+            );
+            let r = host.call_tool(blocked).await.unwrap();
+            assert_eq!(r.is_error, Some(true), "{mode}");
+            assert!(text(&r).contains("blocked"), "{}", text(&r));
+            // The status resource.
+            let status = host
+                .read_resource(rmcp::model::ReadResourceRequestParams::new("chef://status"))
+                .await
+                .unwrap();
+            let body = serde_json::to_string(&status).unwrap();
+            assert!(body.contains("files: up: 3 tools"), "{body}");
+            let _ = host.cancel().await;
+            let _ = child.wait().await;
+        }
+    });
+}
+
+#[test]
+fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = config(dir.path(), "search", "");
+    let out = chef([
+        "mcp",
+        "serve",
+        "--config",
+        path.to_str().unwrap(),
+        "--check",
+        "--tokens",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let modes = report["modes"].as_array().unwrap();
+    assert_eq!(modes.len(), 3);
+    assert_eq!(modes[0]["mode"], "minify");
+    assert_eq!(modes[0]["tools"], 7);
+    assert_eq!(modes[1]["tools"], 2);
+    // Dispatch carries the map; search does not; minify carries every schema.
+    let tokens: Vec<u64> = modes
+        .iter()
+        .map(|m| m["o200k_tokens"].as_u64().unwrap())
+        .collect();
+    assert!(tokens[0] > tokens[1] && tokens[1] > tokens[2], "{tokens:?}");
+
+    // One upstream that cannot start: reported, the other still listed, exit 2.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        format!(
+            "[[server]]\nname = \"dead\"\ncommand = \"{} --crash boom\"\n[[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
+            test_server().replace('"', "\\\""),
+            test_server().replace('"', "\\\"")
+        ),
+    )
+    .unwrap();
+    let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
+    assert_eq!(out.status.code(), Some(2));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["servers"][0]["status"], "failed");
+    assert!(
+        report["servers"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("boom"),
+        "{report}"
+    );
+    assert_eq!(report["servers"][1]["status"], "ok");
+
+    // A bad config: one line naming the problem, exit 2.
+    std::fs::write(&bad, "mode = \"everything\"\n").unwrap();
+    let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("mode \"everything\""),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,0 +1,265 @@
+"""`chef mcp serve` driven by the official Python MCP SDK (`mcp` from PyPI), unmodified.
+
+Usage: python test_mcp_serve.py CHEF_BINARY MCP_TEST_SERVER_BINARY
+
+The proxy fronts two copies of the repo's rmcp test server (`files` with the extra tools,
+`git`). Checked, over stdio in each mode and over streamable HTTP:
+  - the advertised tools per mode (minify: every tool; dispatch: t with the map, and q;
+    search: t and q, no map);
+  - calls by code and by name (and with case/separator drift in minify);
+  - q finds a tool;
+  - a validation error and a blocked call come back as tool errors (isError);
+  - progress notifications reach the caller;
+  - an upstream that changes its tool list: tools/list_changed reaches the host, the new
+    tool is listed and callable, and every earlier code stays where it was;
+  - an upstream killed mid-session: its tools are withdrawn (and announced), the other
+    server keeps working, chef://status says why, and when it is back its codes are
+    unchanged.
+Exit status 0 when every check passed; every failure is printed.
+"""
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+CHEF, SERVER = sys.argv[1], sys.argv[2]
+FAILURES = []
+
+
+def check(cond, what):
+    if cond:
+        print(f"ok   {what}")
+    else:
+        print(f"FAIL {what}")
+        FAILURES.append(what)
+
+
+def config(directory, mode, refuse_file):
+    path = os.path.join(directory, f"chef-mcp-{mode}.toml")
+    with open(path, "w") as f:
+        f.write(
+            f"""mode = "{mode}"
+blocklist = ["git_push"]
+call_timeout = 20
+[[server]]
+name = "files"
+command = "'{SERVER}' --set files --extra --refuse-if '{refuse_file}'"
+[[server]]
+name = "git"
+command = "'{SERVER}' --set git"
+"""
+        )
+    return path
+
+
+def text(result):
+    return "".join(getattr(c, "text", "") for c in result.content)
+
+
+def code_map(description):
+    """`code name` pairs from t's description."""
+    return dict(
+        (m.group(2), m.group(1))
+        for m in re.finditer(r"^([a-z]+\d+) ([A-Za-z0-9_]+)", description, re.M)
+    )
+
+
+class Notes:
+    def __init__(self):
+        self.list_changed = 0
+
+    async def __call__(self, message):
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/tools/list_changed":
+            self.list_changed += 1
+
+
+async def wait_for(predicate, seconds, step=0.2):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if await predicate():
+            return True
+        await asyncio.sleep(step)
+    return False
+
+
+async def t_description(session):
+    tools = (await session.list_tools()).tools
+    return next(t.description for t in tools if t.name == "t")
+
+
+async def dispatch(directory):
+    refuse = os.path.join(directory, "refuse")
+    params = StdioServerParameters(
+        command=CHEF, args=["mcp", "serve", "--config", config(directory, "dispatch", refuse)]
+    )
+    notes = Notes()
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, message_handler=notes) as session:
+            await session.initialize()
+
+            async def both_up():
+                return "git_status" in await t_description(session) and "files_read_file" in await t_description(session)
+
+            check(await wait_for(both_up, 20), "dispatch: both upstreams' tools reach the map")
+            tools = (await session.list_tools()).tools
+            check(sorted(t.name for t in tools) == ["q", "t"], "dispatch: the host sees t and q")
+            codes = code_map(await t_description(session))
+            check("files_read_file" in codes and "git_push" in codes, f"dispatch: codes in t's description {codes}")
+
+            r = await session.call_tool("q", {"s": "read a text file"})
+            check("files_read_file" in text(r), "dispatch: q finds files_read_file")
+
+            r = await session.call_tool("t", {"f": codes["files_read_file"], "a": {"path": "README.md"}})
+            check(not r.is_error and text(r) == 'read_file {"path":"README.md"}', f"dispatch: call by code: {text(r)}")
+            r = await session.call_tool("t", {"f": "files_read_file", "a": {"path": "a.txt"}})
+            check(not r.is_error and "a.txt" in text(r), "dispatch: call by real name")
+
+            r = await session.call_tool("t", {"f": codes["files_read_file"], "a": {"path": 5}})
+            check(r.is_error and "path" in text(r), f"dispatch: a validation error is a tool error: {text(r)}")
+            r = await session.call_tool("t", {"f": codes["git_push"], "a": {}})
+            check(r.is_error and "blocked" in text(r), f"dispatch: the blocklist refuses git_push: {text(r)}")
+
+            progress = []
+
+            async def on_progress(value, total, message):
+                progress.append(value)
+
+            r = await session.call_tool(
+                "t", {"f": codes["files_sleep"], "a": {"seconds": 0.3}}, progress_callback=on_progress
+            )
+            check(not r.is_error and text(r) == "slept", "dispatch: a slow call completes")
+            check(len(progress) >= 2, f"dispatch: progress reaches the host ({len(progress)} notifications)")
+
+            before = notes.list_changed
+            r = await session.call_tool("t", {"f": codes["files_grow"], "a": {}})
+            grown = text(r)
+
+            async def announced():
+                return notes.list_changed > before
+
+            check(await wait_for(announced, 10), "list change: tools/list_changed reaches the host")
+            now = code_map(await t_description(session))
+            check(f"files_{grown}" in now, f"list change: the new tool files_{grown} is in the map")
+            check(all(now.get(k) == v for k, v in codes.items()), "list change: every earlier code is unchanged")
+            r = await session.call_tool("t", {"f": now.get(f"files_{grown}", "?"), "a": {}})
+            check(not r.is_error and grown in text(r), "list change: the new tool is callable")
+
+            # Kill the files server (it will not come back while `refuse` exists).
+            open(refuse, "w").close()
+            before = notes.list_changed
+            r = await session.call_tool("t", {"f": codes["files_crash"], "a": {}})
+            check(r.is_error, f"kill: the call that killed the server is an error: {text(r)}")
+
+            async def withdrawn():
+                return "files_read_file" not in await t_description(session)
+
+            check(await wait_for(withdrawn, 10), "kill: the dead server's tools are withdrawn")
+            async def withdrawal_announced():
+                return notes.list_changed > before
+
+            check(await wait_for(withdrawal_announced, 5), "kill: the withdrawal is announced")
+            r = await session.call_tool("t", {"f": codes["git_status"], "a": {}})
+            check(not r.is_error and text(r).startswith("status"), "kill: the other server keeps working")
+            r = await session.call_tool("t", {"f": codes["files_read_file"], "a": {"path": "x"}})
+            check(r.is_error and "not available" in text(r), f"kill: a withdrawn tool's code says so: {text(r)}")
+            status = await session.read_resource("chef://status")
+            status_text = "".join(getattr(c, "text", "") for c in status.contents)
+            check("files: " in status_text and ("down" in status_text or "starting" in status_text), f"kill: chef://status says files is down: {status_text!r}")
+
+            os.remove(refuse)
+
+            async def back():
+                return "files_read_file" in await t_description(session)
+
+            check(await wait_for(back, 30), "kill: the server comes back")
+            again = code_map(await t_description(session))
+            check(all(again.get(k) == v for k, v in codes.items() if k.startswith("files_") and k != f"files_{grown}"), "kill: its codes are unchanged")
+            r = await session.call_tool("t", {"f": codes["files_read_file"], "a": {"path": "b"}})
+            check(not r.is_error and "b" in text(r), "kill: its tools work again")
+
+
+async def minify(directory):
+    params = StdioServerParameters(
+        command=CHEF, args=["mcp", "serve", "--config", config(directory, "minify", "/nonexistent")]
+    )
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+
+            async def listed():
+                names = {t.name for t in (await session.list_tools()).tools}
+                return "files_read_file" in names and "git_status" in names
+
+            check(await wait_for(listed, 20), "minify: every upstream tool is listed")
+            tools = (await session.list_tools()).tools
+            check(len(tools) == 10, f"minify: 10 tools ({len(tools)})")
+            schema = next(t for t in tools if t.name == "files_write_file").input_schema
+            check(set(schema.get("properties", {})) == {"path", "text"}, "minify: schemas are kept")
+            r = await session.call_tool("files_read_file", {"path": "p"})
+            check(not r.is_error and text(r) == 'read_file {"path":"p"}', "minify: call by name")
+            r = await session.call_tool("Files-Read-File", {"path": "p"})
+            check(not r.is_error and "read_file" in text(r), f"minify: case and separator drift: {text(r)}")
+            r = await session.call_tool("git_push", {"force": True})
+            check(r.is_error and "blocked" in text(r), "minify: blocked")
+
+
+async def search_over_http(directory):
+    cfg = config(directory, "search", "/nonexistent")
+    proc = subprocess.Popen(
+        [CHEF, "mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = None
+        deadline = time.monotonic() + 20
+        while url is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            m = re.search(r"chef mcp serve: (http://\S+/mcp)", line)
+            if m:
+                url = m.group(1)
+        check(url is not None, "http: the proxy prints its URL")
+        if url is None:
+            return
+        async with streamable_http_client(url) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                tools = (await session.list_tools()).tools
+                check(sorted(t.name for t in tools) == ["q", "t"], "search over http: t and q")
+                t = next(t for t in tools if t.name == "t")
+                check("files_read_file" not in (t.description or ""), "search: no map in t")
+
+                async def found():
+                    r = await session.call_tool("q", {"s": "show the working tree status"})
+                    return "git_status" in text(r)
+
+                check(await wait_for(found, 20), "search over http: q finds git_status")
+                r = await session.call_tool("t", {"f": "git_status", "a": {}})
+                check(not r.is_error and text(r).startswith("status"), f"search over http: call by name {text(r)}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+async def main():
+    with tempfile.TemporaryDirectory() as directory:
+        await dispatch(directory)
+        await minify(directory)
+        await search_over_http(directory)
+    if FAILURES:
+        print(f"{len(FAILURES)} checks failed", file=sys.stderr)
+        sys.exit(1)
+    print("all checks passed")
+
+
+asyncio.run(main())
