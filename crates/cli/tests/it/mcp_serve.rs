@@ -187,3 +187,48 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_call_past_call_timeout_is_cancelled_and_answered_with_a_tool_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("slow.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "mode = \"minify\"\ncall_timeout = 0.3\n[[server]]\nname = \"files\"\ncommand = \"{} --set files --extra\"\n",
+            test_server().replace('"', "\\\"")
+        ),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+            .args(["mcp", "serve", "--config"])
+            .arg(&path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let host = ().serve(io).await.unwrap();
+        let r = host
+            .call_tool(call("files_sleep", json!({"seconds": 5})))
+            .await
+            .unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert!(text(&r).contains("did not answer within"), "{}", text(&r));
+        // The upstream is still there for the next call.
+        let r = host
+            .call_tool(call("files_sleep", json!({"seconds": 0.05})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r), "slept");
+        let _ = host.cancel().await;
+        let _ = child.wait().await;
+    });
+}
