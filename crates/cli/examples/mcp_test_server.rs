@@ -20,7 +20,8 @@
 //! - `--crash MESSAGE`: print MESSAGE on stderr and exit 3 before speaking MCP.
 //! - `--extra`: three more tools for `chef mcp serve`'s tests: `sleep` (waits `seconds`,
 //!   sending a progress notification every 50 ms), `grow` (adds a tool `grown_N` and sends
-//!   `tools/list_changed`) and `crash` (exits at once, as a killed server would).
+//!   `tools/list_changed`), `crash` (exits at once, as a killed server would) and `hang`
+//!   (blocks the whole server: it answers nothing more, pings included).
 //! - `--refuse-if FILE`: exit 4 before speaking MCP while FILE exists (a server that does
 //!   not come back until the test removes FILE).
 //!
@@ -128,6 +129,7 @@ fn extra_tools() -> Vec<Tool> {
         ),
         tool("grow", "Add a tool.", json!({})),
         tool("crash", "Exit at once.", json!({})),
+        tool("hang", "Stop answering anything.", json!({})),
     ]
 }
 
@@ -177,6 +179,8 @@ impl ServerHandler for TestServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         match name.as_ref() {
             "crash" => std::process::exit(1),
+            // The runtime has one thread: blocking it stops every answer.
+            "hang" => std::thread::sleep(Duration::from_secs(3600)),
             "grow" => {
                 let added = {
                     let mut tools = self.tools.write().unwrap();

@@ -8,6 +8,7 @@
 //! blocklist = ["git_push", "files_*"]   # refused at call time; the tool list does not change
 //! call_timeout = 60               # seconds per forwarded call
 //! start_timeout = 10              # seconds for an upstream to start and list its tools
+//! ping_interval = 15              # seconds between pings; no answer within start_timeout: restart
 //! search_limit = 8                # results per q
 //!
 //! [[server]]
@@ -70,6 +71,9 @@ pub(crate) struct Config {
     pub(crate) blocklist: Vec<String>,
     pub(crate) call_timeout: Duration,
     pub(crate) start_timeout: Duration,
+    /// How often a live upstream is pinged; one that does not answer within the start
+    /// timeout is restarted.
+    pub(crate) ping_interval: Duration,
     pub(crate) search_limit: usize,
     pub(crate) servers: Vec<Upstream>,
 }
@@ -85,6 +89,7 @@ struct Raw {
     blocklist: Vec<String>,
     call_timeout: Option<f64>,
     start_timeout: Option<f64>,
+    ping_interval: Option<f64>,
     search_limit: Option<usize>,
     #[serde(default, rename = "server")]
     servers: Vec<RawServer>,
@@ -214,6 +219,7 @@ pub(crate) fn parse(text: &str, base: &Path) -> Result<Config, String> {
         blocklist: raw.blocklist,
         call_timeout: seconds("call_timeout", raw.call_timeout, 60.0)?,
         start_timeout: seconds("start_timeout", raw.start_timeout, 10.0)?,
+        ping_interval: seconds("ping_interval", raw.ping_interval, 15.0)?,
         search_limit: raw.search_limit.unwrap_or(8).max(1),
         servers,
     })

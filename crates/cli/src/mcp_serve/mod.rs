@@ -46,14 +46,15 @@ chef-mcp.toml:
                              # dispatch: t (its description holds the code map) and q
                              # search: t and q only; q returns the tools' signatures
     blocklist = [\"git_push\", \"shell_*\"]   # refused when called; the list does not change
-    call_timeout = 60        # seconds (also: start_timeout, search_limit, map_style,
-                             # compiled_map, prefix_format)
+    call_timeout = 60        # seconds (also: start_timeout, ping_interval, search_limit,
+                             # map_style, compiled_map, prefix_format)
     [[server]]
     name = \"files\"
     command = \"npx -y @modelcontextprotocol/server-filesystem .\"
     env = { DEBUG = \"0\" }
 
-Tools are named {server}_{tool}. An upstream that fails to start or dies is restarted with
+Tools are named {server}_{tool}. An upstream that fails to start, dies, or stops answering
+pings is restarted with
 a growing pause (0.5 s doubling to 30 s); meanwhile its tools are withdrawn and the host
 is sent tools/list_changed. Codes never move: a tool that stays keeps its code, and a code
 is never given to another tool. The resource chef://status shows every upstream's state.

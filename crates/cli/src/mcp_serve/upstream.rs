@@ -10,7 +10,7 @@ use std::{
 
 use rmcp::{
     ClientHandler, Peer, RoleClient, ServiceExt,
-    model::{ClientConfig, PaginatedRequestParams, ProgressNotificationParam, Tool},
+    model::{ClientConfig, ClientRequest, PaginatedRequestParams, ProgressNotificationParam, Tool},
     service::{NotificationContext, RunningService},
 };
 use tokio::{io::AsyncReadExt, process::Command, sync::mpsc};
@@ -204,8 +204,26 @@ pub(crate) async fn supervise(hub: Arc<Hub>, spec: Upstream) {
                 let peer = service.peer().clone();
                 hub.publish(&spec.name, peer.clone(), tools).await;
                 let mut waiting = tokio::spawn(service.waiting());
+                let mut ping = tokio::time::interval(hub.config.ping_interval);
+                ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                ping.tick().await;
                 let reason = loop {
                     tokio::select! {
+                        _ = ping.tick() => {
+                            let answer = tokio::time::timeout(
+                                hub.config.start_timeout,
+                                peer.send_request(ClientRequest::PingRequest(Default::default())),
+                            )
+                            .await;
+                            match answer {
+                                Ok(Ok(_)) => {}
+                                Ok(Err(e)) => break format!("ping failed: {}", clip(&e.to_string())),
+                                Err(_) => break format!(
+                                    "stopped answering (no ping reply within {:.1} s)",
+                                    hub.config.start_timeout.as_secs_f64()
+                                ),
+                            }
+                        }
                         _ = &mut waiting => break "the connection closed".to_owned(),
                         status = child.wait() => break match status {
                             Ok(s) => format!("the server exited ({s})"),

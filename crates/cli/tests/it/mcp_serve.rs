@@ -232,3 +232,74 @@ fn a_call_past_call_timeout_is_cancelled_and_answered_with_a_tool_error() {
         let _ = child.wait().await;
     });
 }
+
+#[test]
+fn an_upstream_that_stops_answering_is_withdrawn_and_restarted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hang.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "mode = \"minify\"\ncall_timeout = 0.3\nping_interval = 0.2\nstart_timeout = 0.5\n\
+             [[server]]\nname = \"files\"\ncommand = \"{0} --set files --extra\"\n\
+             [[server]]\nname = \"git\"\ncommand = \"{0} --set git\"\n",
+            test_server().replace('"', "\\\"")
+        ),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+            .args(["mcp", "serve", "--config"])
+            .arg(&path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let host = ().serve(io).await.unwrap();
+        let status = |host: &rmcp::service::RunningService<rmcp::RoleClient, ()>| {
+            let peer = host.peer().clone();
+            async move {
+                let r = peer
+                    .read_resource(rmcp::model::ReadResourceRequestParams::new("chef://status"))
+                    .await
+                    .unwrap();
+                serde_json::to_string(&r).unwrap()
+            }
+        };
+        let r = host.call_tool(call("files_hang", json!({}))).await.unwrap();
+        assert!(text(&r).contains("did not answer within"), "{}", text(&r));
+        // The pings go unanswered: the server is restarted, its tools withdrawn meanwhile.
+        let mut seen_down = false;
+        let mut back = false;
+        for _ in 0..100 {
+            let s = status(&host).await;
+            if s.contains("stopped answering") {
+                seen_down = true;
+            }
+            if seen_down && s.contains("files: up") {
+                back = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(seen_down, "{}", status(&host).await);
+        assert!(back, "{}", status(&host).await);
+        // git never stopped; files works again.
+        let r = host.call_tool(call("git_status", json!({}))).await.unwrap();
+        assert_ne!(r.is_error, Some(true), "{}", text(&r));
+        let r = host
+            .call_tool(call("files_read_file", json!({"path": "x"})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
+        let _ = host.cancel().await;
+        let _ = child.wait().await;
+    });
+}

@@ -202,7 +202,7 @@ async def minify(directory):
 
             check(await wait_for(listed, 20), "minify: every upstream tool is listed")
             tools = (await session.list_tools()).tools
-            check(len(tools) == 10, f"minify: 10 tools ({len(tools)})")
+            check(len(tools) == 11, f"minify: 11 tools ({len(tools)})")
             schema = next(t for t in tools if t.name == "files_write_file").input_schema
             check(set(schema.get("properties", {})) == {"path", "text"}, "minify: schemas are kept")
             r = await session.call_tool("files_read_file", {"path": "p"})
