@@ -15,6 +15,7 @@
     clippy::unwrap_used,
     clippy::indexing_slicing,
     clippy::print_stdout,
+    clippy::panic,
     reason = "a measuring tool: fails loudly"
 )]
 
