@@ -16,6 +16,11 @@
 //! command = "python3 files_server.py --root ."   # split like a shell, run directly
 //! env = { LOG = "warn" }
 //! cwd = "."
+//!
+//! [[server]]
+//! name = "remote"
+//! url = "https://mcp.example.com/mcp"            # streamable HTTP
+//! headers = { Authorization = "Bearer …" }
 //! ```
 
 use std::{
@@ -51,14 +56,28 @@ impl Mode {
     pub(crate) const ALL: [Self; 3] = [Self::Minify, Self::Dispatch, Self::Search];
 }
 
+/// How chef reaches an upstream.
+#[derive(Debug, Clone)]
+pub(crate) enum Transport {
+    /// A child process speaking MCP over its stdin and stdout.
+    Command {
+        /// The program and its arguments.
+        argv: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP endpoint.
+    Url {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
 /// One upstream MCP server.
 #[derive(Debug, Clone)]
 pub(crate) struct Upstream {
     pub(crate) name: String,
-    /// The program and its arguments.
-    pub(crate) argv: Vec<String>,
-    pub(crate) env: BTreeMap<String, String>,
-    pub(crate) cwd: Option<PathBuf>,
+    pub(crate) transport: Transport,
 }
 
 /// A checked configuration.
@@ -105,6 +124,8 @@ struct RawServer {
     #[serde(default)]
     env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
 }
 
 /// Reads and checks `path`. The error names the file and the key.
@@ -189,26 +210,54 @@ pub(crate) fn parse(text: &str, base: &Path) -> Result<Config, String> {
         if !names.insert(s.name.clone()) {
             return Err(format!("{at} is named twice"));
         }
-        if s.url.is_some() {
-            return Err(format!(
-                "{at}: url upstreams (streamable HTTP) are not supported yet; run the server over stdio with command"
-            ));
-        }
-        let mut argv = match &s.command {
-            Some(c) => {
-                shell_words::split(c).map_err(|e| format!("{at}: cannot split command: {e}"))?
+        let transport = match (&s.command, &s.url) {
+            (Some(_), Some(_)) => return Err(format!("{at}: give command or url, not both")),
+            (None, None) => {
+                return Err(format!(
+                    "{at}: needs command (stdio) or url (streamable HTTP)"
+                ));
             }
-            None => return Err(format!("{at}: needs command")),
+            (None, Some(url)) => {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(format!(
+                        "{at}: url {url:?} must start with http:// or https://"
+                    ));
+                }
+                if s.args.is_some() || !s.env.is_empty() || s.cwd.is_some() {
+                    return Err(format!("{at}: args, env and cwd go with command, not url"));
+                }
+                for (name, value) in &s.headers {
+                    if name.parse::<axum::http::HeaderName>().is_err()
+                        || value.parse::<axum::http::HeaderValue>().is_err()
+                    {
+                        return Err(format!("{at}: header {name:?} is not a valid HTTP header"));
+                    }
+                }
+                Transport::Url {
+                    url: url.clone(),
+                    headers: s.headers,
+                }
+            }
+            (Some(c), None) => {
+                if !s.headers.is_empty() {
+                    return Err(format!("{at}: headers go with url, not command"));
+                }
+                let mut argv = shell_words::split(c)
+                    .map_err(|e| format!("{at}: cannot split command: {e}"))?;
+                argv.extend(s.args.unwrap_or_default());
+                if argv.is_empty() {
+                    return Err(format!("{at}: command is empty"));
+                }
+                Transport::Command {
+                    argv,
+                    env: s.env,
+                    cwd: s.cwd.map(|c| base.join(c)),
+                }
+            }
         };
-        argv.extend(s.args.unwrap_or_default());
-        if argv.is_empty() {
-            return Err(format!("{at}: command is empty"));
-        }
         servers.push(Upstream {
             name: s.name,
-            argv,
-            env: s.env,
-            cwd: s.cwd.map(|c| base.join(c)),
+            transport,
         });
     }
     Ok(Config {
@@ -247,7 +296,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.mode, Mode::Search);
-        assert_eq!(c.servers[0].argv, ["git-mcp", "--x", "a b"]);
+        assert!(
+            matches!(&c.servers[0].transport, Transport::Command { argv, .. } if argv == &["git-mcp", "--x", "a b"])
+        );
         assert!(c.blocked("git_push"));
         assert!(!c.blocked("files_read"));
         for (text, needle) in [
@@ -262,6 +313,15 @@ mod tests {
                 "named twice",
             ),
             ("[[server]]\nname=\"a\"", "needs command"),
+            ("[[server]]\nname=\"a\"\nurl=\"ftp://x\"", "http://"),
+            (
+                "[[server]]\nname=\"a\"\nurl=\"http://x\"\ncommand=\"y\"",
+                "not both",
+            ),
+            (
+                "[[server]]\nname=\"a\"\nurl=\"http://x\"\nheaders={\"a b\"=\"c\"}",
+                "header",
+            ),
             (
                 "call_timeout = 0\n[[server]]\nname=\"a\"\ncommand=\"x\"",
                 "call_timeout",

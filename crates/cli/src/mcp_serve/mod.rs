@@ -52,6 +52,9 @@ chef-mcp.toml:
     name = \"files\"
     command = \"npx -y @modelcontextprotocol/server-filesystem .\"
     env = { DEBUG = \"0\" }
+    [[server]]
+    name = \"remote\"
+    url = \"https://mcp.example.com/mcp\"     # streamable HTTP; headers = { ... } optional
 
 Tools are named {server}_{tool}. An upstream that fails to start, dies, or stops answering
 pings is restarted with

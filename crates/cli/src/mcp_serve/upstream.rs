@@ -16,7 +16,7 @@ use rmcp::{
 use tokio::{io::AsyncReadExt, process::Command, sync::mpsc};
 
 use super::{
-    config::Upstream,
+    config::{Transport, Upstream},
     hub::{Hub, Status},
 };
 use crate::mcp::{client_config, clip, handshake_message, last_line};
@@ -79,7 +79,8 @@ pub(crate) async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, Strin
 
 struct Started {
     service: RunningService<RoleClient, Handler>,
-    child: tokio::process::Child,
+    /// The process, for stdio upstreams.
+    child: Option<tokio::process::Child>,
     stderr: Arc<parking_lot::Mutex<Vec<u8>>>,
     relist: mpsc::Receiver<()>,
     tools: Vec<Tool>,
@@ -87,55 +88,61 @@ struct Started {
 
 /// Starts `spec`, shakes hands and lists its tools within the start timeout.
 async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, String> {
-    let (program, args) = spec
-        .argv
-        .split_first()
-        .ok_or_else(|| "empty command".to_owned())?;
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .envs(&spec.env)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(cwd) = &spec.cwd {
-        command.current_dir(cwd);
-    }
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot start {program:?}: {e}"))?;
-    let stderr = Arc::new(parking_lot::Mutex::new(Vec::new()));
-    if let Some(mut pipe) = child.stderr.take() {
-        let tail = Arc::clone(&stderr);
-        let server = spec.name.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = pipe.read(&mut buf).await {
-                let Some(chunk) = buf.get(..n).filter(|c| !c.is_empty()) else {
-                    break;
-                };
-                for line in String::from_utf8_lossy(chunk).lines() {
-                    tracing::debug!(server = %server, "stderr: {line}");
-                }
-                let mut tail = tail.lock();
-                tail.extend_from_slice(chunk);
-                let excess = tail.len().saturating_sub(STDERR_TAIL);
-                tail.drain(..excess);
-            }
-        });
-    }
-    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-        return Err("the child's stdio pipes are missing".to_owned());
-    };
     let (tx, relist) = mpsc::channel(1);
     let handler = Handler {
         hub: Arc::downgrade(hub),
         relist: tx,
     };
+    let stderr = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let (connecting, mut child) = match &spec.transport {
+        Transport::Command { argv, env, cwd } => {
+            let (program, args) = argv
+                .split_first()
+                .ok_or_else(|| "empty command".to_owned())?;
+            let mut command = Command::new(program);
+            command
+                .args(args)
+                .envs(env)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .kill_on_drop(true);
+            if let Some(cwd) = cwd {
+                command.current_dir(cwd);
+            }
+            let mut child = command
+                .spawn()
+                .map_err(|e| format!("cannot start {program:?}: {e}"))?;
+            if let Some(pipe) = child.stderr.take() {
+                keep_stderr(pipe, Arc::clone(&stderr), spec.name.clone());
+            }
+            let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+                return Err("the child's stdio pipes are missing".to_owned());
+            };
+            let connecting: futures::future::BoxFuture<'static, _> =
+                Box::pin(handler.serve((stdout, stdin)));
+            (connecting, Some(child))
+        }
+        Transport::Url { url, headers } => {
+            use rmcp::transport::{
+                StreamableHttpClientTransport,
+                streamable_http_client::StreamableHttpClientTransportConfig,
+            };
+            install_crypto_provider();
+            let headers = headers
+                .iter()
+                .filter_map(|(k, v)| Some((k.parse().ok()?, v.parse().ok()?)))
+                .collect();
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
+            );
+            let connecting: futures::future::BoxFuture<'static, _> =
+                Box::pin(handler.serve(transport));
+            (connecting, None)
+        }
+    };
     let session = async {
-        let service = handler
-            .serve((stdout, stdin))
+        let service = connecting
             .await
             .map_err(|e| format!("MCP handshake failed: {}", handshake_message(&e)))?;
         let tools = list_all(service.peer()).await?;
@@ -147,29 +154,57 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, String> {
             Some(line) => format!("{reason} (stderr: {line})"),
             None => reason,
         };
-    match outcome {
-        Ok(Ok((service, tools))) => Ok(Started {
-            service,
-            child,
-            stderr,
-            relist,
-            tools,
-        }),
-        Ok(Err(reason)) => {
-            let _ = child.kill().await;
-            Err(failure(reason, &stderr))
+    let reason = match outcome {
+        Ok(Ok((service, tools))) => {
+            return Ok(Started {
+                service,
+                child,
+                stderr,
+                relist,
+                tools,
+            });
         }
-        Err(_) => {
-            let _ = child.kill().await;
-            Err(failure(
-                format!(
-                    "no tool list within {:.1} s",
-                    hub.config.start_timeout.as_secs_f64()
-                ),
-                &stderr,
-            ))
-        }
+        Ok(Err(reason)) => reason,
+        Err(_) => format!(
+            "no tool list within {:.1} s",
+            hub.config.start_timeout.as_secs_f64()
+        ),
+    };
+    if let Some(child) = &mut child {
+        let _ = child.kill().await;
     }
+    Err(failure(reason, &stderr))
+}
+
+/// rmcp's HTTP client is built without a TLS crypto provider: give rustls ring's, once.
+fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// Keeps the tail of a child's stderr (for the status) and logs its lines at debug level.
+fn keep_stderr(
+    mut pipe: tokio::process::ChildStderr,
+    tail: Arc<parking_lot::Mutex<Vec<u8>>>,
+    server: String,
+) {
+    tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = pipe.read(&mut buf).await {
+            let Some(chunk) = buf.get(..n).filter(|c| !c.is_empty()) else {
+                break;
+            };
+            for line in String::from_utf8_lossy(chunk).lines() {
+                tracing::debug!(server = %server, "stderr: {line}");
+            }
+            let mut tail = tail.lock();
+            tail.extend_from_slice(chunk);
+            let excess = tail.len().saturating_sub(STDERR_TAIL);
+            tail.drain(..excess);
+        }
+    });
 }
 
 /// Starts `spec` once, lists its tools and stops it (`--check`).
@@ -179,8 +214,20 @@ pub(crate) async fn list_once(hub: &Arc<Hub>, spec: &Upstream) -> Result<Vec<Too
     } = start(hub, spec).await?;
     let tools = list_all(service.peer()).await;
     let _ = service.cancel().await;
-    let _ = child.kill().await;
+    if let Some(child) = &mut child {
+        let _ = child.kill().await;
+    }
     tools
+}
+
+/// Waits for a stdio upstream's process to exit; never ends for an HTTP one.
+async fn exited(
+    child: &mut Option<tokio::process::Child>,
+) -> std::io::Result<std::process::ExitStatus> {
+    match child {
+        Some(child) => child.wait().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Runs one upstream for as long as the proxy runs.
@@ -225,7 +272,7 @@ pub(crate) async fn supervise(hub: Arc<Hub>, spec: Upstream) {
                             }
                         }
                         _ = &mut waiting => break "the connection closed".to_owned(),
-                        status = child.wait() => break match status {
+                        status = exited(&mut child) => break match status {
                             Ok(s) => format!("the server exited ({s})"),
                             Err(e) => format!("the server was lost: {e}"),
                         },
@@ -241,7 +288,9 @@ pub(crate) async fn supervise(hub: Arc<Hub>, spec: Upstream) {
                     }
                 };
                 waiting.abort();
-                let _ = child.kill().await;
+                if let Some(child) = &mut child {
+                    let _ = child.kill().await;
+                }
                 if up_at.elapsed() >= STABLE {
                     backoff = FIRST_BACKOFF;
                     attempt = 0;

@@ -303,3 +303,82 @@ fn an_upstream_that_stops_answering_is_withdrawn_and_restarted() {
         let _ = child.wait().await;
     });
 }
+
+#[test]
+fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
+    // The upstream is another chef mcp serve, in minify mode over HTTP, in front of the git
+    // test server.
+    let dir = tempfile::tempdir().unwrap();
+    let inner = dir.path().join("inner.toml");
+    std::fs::write(
+        &inner,
+        format!(
+            "mode = \"minify\"\n[[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
+            test_server().replace('"', "\\\"")
+        ),
+    )
+    .unwrap();
+    let mut upstream = std::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+        .args(["mcp", "serve", "--http", "127.0.0.1:0", "--config"])
+        .arg(&inner)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines =
+        std::io::BufRead::lines(std::io::BufReader::new(upstream.stderr.take().unwrap()));
+    let url = lines
+        .find_map(|l| {
+            l.unwrap()
+                .split_once("chef mcp serve: ")
+                .map(|(_, url)| url.trim().to_owned())
+        })
+        .unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    let outer = dir.path().join("outer.toml");
+    std::fs::write(
+        &outer,
+        format!("mode = \"minify\"\n[[server]]\nname = \"remote\"\nurl = \"{url}\"\nheaders = {{ X-Test = \"1\" }}\n"),
+    )
+    .unwrap();
+    let out = chef([
+        "mcp",
+        "serve",
+        "--config",
+        outer.to_str().unwrap(),
+        "--check",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        report["servers"][0]["tools"],
+        json!(["git_commit", "git_push", "git_search", "git_status"]),
+        "{report}"
+    );
+    // A call through both proxies.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+            .args(["mcp", "serve", "--config"])
+            .arg(&outer)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let host = ().serve(io).await.unwrap();
+        let r = host
+            .call_tool(call("remote_git_commit", json!({"message": "m"})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r), r#"commit {"message":"m"}"#);
+        let _ = host.cancel().await;
+        let _ = child.wait().await;
+    });
+    let _ = upstream.kill();
+    let _ = upstream.wait();
+}
