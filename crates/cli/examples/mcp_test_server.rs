@@ -18,8 +18,9 @@
 //! - `--malformed`: skip rmcp and answer by hand, with a `tools/list` result whose tools
 //!   are not MCP tools (one has no name, one's schema is a string).
 //! - `--crash MESSAGE`: print MESSAGE on stderr and exit 3 before speaking MCP.
-//! - `--extra`: three more tools for `chef mcp serve`'s tests: `sleep` (waits `seconds`,
-//!   sending a progress notification every 50 ms), `grow` (adds a tool `grown_N` and sends
+//! - `--extra`: more tools for `chef mcp serve`'s tests: `sleep` (waits `seconds`,
+//!   sending a progress notification every 50 ms; when cancelled, it writes the file named
+//!   by `$MCP_TEST_CANCELLED_FILE`, if set), `grow` (adds a tool `grown_N` and sends
 //!   `tools/list_changed`), `crash` (exits at once, as a killed server would) and `hang`
 //!   (blocks the whole server: it answers nothing more, pings included).
 //! - `--refuse-if FILE`: exit 4 before speaking MCP while FILE exists (a server that does
@@ -200,6 +201,9 @@ impl ServerHandler for TestServer {
                         () = tokio::time::sleep(Duration::from_millis(50)) => {}
                         () = context.ct.cancelled() => {
                             eprintln!("sleep cancelled");
+                            if let Ok(file) = std::env::var("MCP_TEST_CANCELLED_FILE") {
+                                std::fs::write(file, "sleep cancelled").expect("marker file");
+                            }
                             return Err(ErrorData::internal_error("cancelled", None));
                         }
                     }

@@ -382,3 +382,63 @@ fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
     let _ = upstream.kill();
     let _ = upstream.wait();
 }
+
+#[test]
+fn the_hosts_cancellation_reaches_the_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("cancelled");
+    let path = dir.path().join("cancel.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "mode = \"minify\"\n[[server]]\nname = \"files\"\ncommand = \"{} --set files --extra\"\nenv = {{ MCP_TEST_CANCELLED_FILE = \"{}\" }}\n",
+            test_server().replace('"', "\\\""),
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+            .args(["mcp", "serve", "--config"])
+            .arg(&path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let host = ().serve(io).await.unwrap();
+        let handle = host
+            .peer()
+            .send_cancellable_request(
+                rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+                    call("files_sleep", json!({"seconds": 30})),
+                )),
+                rmcp::service::PeerRequestOptions::no_options(),
+            )
+            .await
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!marker.exists());
+        handle
+            .cancel(Some("the user changed their mind".into()))
+            .await
+            .unwrap();
+        let mut seen = false;
+        for _ in 0..100 {
+            if marker.exists() {
+                seen = true;
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(seen, "the upstream's sleep was never cancelled");
+        let _ = host.cancel().await;
+        let _ = child.wait().await;
+    });
+}
