@@ -55,7 +55,7 @@ pub use chef_openai as openai;
 pub use crate::{
     announce::{Announcement, Announcements, Channel},
     error::{ArchiveError, ChefError, ProviderError, RouteError},
-    events::ChefEvent,
+    events::{ChefEvent, Compiled, Subscription},
     gate::{BlockReport, Blocklist},
     namespace::{NamespaceCall, NamespaceError, ToolGroup},
     overflow::{

@@ -2,7 +2,7 @@
 
 mod assemble;
 mod body;
-mod compiler;
+pub(crate) mod compiler;
 mod dynamic;
 mod history;
 mod overflow;
@@ -27,7 +27,7 @@ pub use self::{
 use crate::{
     announce::{Announcement, Announcements, Channel},
     error::ChefError,
-    events::ChefEvent,
+    events::{ChefEvent, Compiled, Subscription},
     gate::BlockReport,
     memory::{Memory, MemoryStyle},
     namespace::ToolGroup,
@@ -261,6 +261,7 @@ pub struct PayloadMeta {
 }
 
 type Subscriber = Arc<dyn Fn(&ChefEvent) + Send + Sync>;
+type CompiledHook = Arc<dyn Fn(&Compiled<'_>) + Send + Sync>;
 
 /// One agent session: tools, conversation, announcements, memory.
 ///
@@ -305,7 +306,11 @@ pub struct Chef {
     /// Where owned-tool memory writes are persisted as they are made (write-through).
     memory_store: Option<Arc<dyn StorageBackend>>,
     new_context_requested: bool,
-    subscribers: Vec<Subscriber>,
+    subscribers: Vec<(Subscription, Subscriber)>,
+    /// Each event subscriber's subscription to the attached memory's events.
+    memory_bridges: Vec<(Subscription, crate::memory::SubscriptionId)>,
+    compiled_hooks: Vec<(Subscription, CompiledHook)>,
+    next_subscription: u64,
     overflow: OverflowState,
     tokenizer: Option<Arc<dyn Tokenizer>>,
     summarizer: Option<Arc<dyn Summarizer>>,
@@ -379,6 +384,9 @@ impl Chef {
             memory_store: None,
             new_context_requested: false,
             subscribers: Vec::new(),
+            memory_bridges: Vec::new(),
+            compiled_hooks: Vec::new(),
+            next_subscription: 0,
             overflow: OverflowState::default(),
             tokenizer: None,
             summarizer: None,
@@ -457,6 +465,9 @@ impl Chef {
             memory_store: self.memory_store.clone(),
             new_context_requested: self.new_context_requested,
             subscribers: Vec::new(),
+            memory_bridges: Vec::new(),
+            compiled_hooks: Vec::new(),
+            next_subscription: 0,
             overflow: self.overflow.clone(),
             tokenizer: self.tokenizer.clone(),
             summarizer: self.summarizer.clone(),
@@ -610,9 +621,7 @@ impl Chef {
     /// Attaches memory (enables the memory tools in legacy mode and the memory layer).
     #[must_use]
     pub fn with_memory(mut self, mut memory: Memory) -> Self {
-        for subscriber in &self.subscribers {
-            bridge_memory_events(&mut memory, Arc::clone(subscriber));
-        }
+        self.memory_bridges = bridge_all(&self.subscribers, &mut memory);
         self.memory = Some(memory);
         self.touch();
         self
@@ -638,20 +647,103 @@ impl Chef {
         self.memory.as_mut()
     }
 
-    /// Subscribes to session events.
+    /// Subscribes to session events, until [`unsubscribe`](Self::unsubscribe).
     ///
     /// Memory changes (set, deleted, expired) arrive as [`ChefEvent::Memory`], whether the
     /// memory was attached before or after subscribing.
-    pub fn subscribe(&mut self, subscriber: impl Fn(&ChefEvent) + Send + Sync + 'static) {
+    ///
+    /// ```
+    /// use std::sync::{Arc, atomic::{AtomicUsize, Ordering}};
+    /// use chef::{Chef, ChefConfig, ChefEvent};
+    /// use chef_ir::{Message, Target};
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// let done = Arc::new(AtomicUsize::new(0));
+    /// let seen = Arc::clone(&done);
+    /// let subscription = chef.subscribe(move |event| {
+    ///     if matches!(event, ChefEvent::CompileDone { .. }) {
+    ///         seen.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// });
+    /// chef.push(Message::user("hi"));
+    /// chef.compile(Target::Anthropic)?;
+    /// assert!(chef.unsubscribe(subscription));
+    /// chef.compile(Target::Anthropic)?;
+    /// assert_eq!(done.load(Ordering::Relaxed), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn subscribe(
+        &mut self,
+        subscriber: impl Fn(&ChefEvent) + Send + Sync + 'static,
+    ) -> Subscription {
         let subscriber: Subscriber = Arc::new(subscriber);
+        let id = self.next_subscription();
         if let Some(memory) = self.memory.as_mut() {
-            bridge_memory_events(memory, Arc::clone(&subscriber));
+            let bridge = bridge_memory_events(memory, Arc::clone(&subscriber));
+            self.memory_bridges.push((id, bridge));
         }
-        self.subscribers.push(subscriber);
+        self.subscribers.push((id, subscriber));
+        id
+    }
+
+    /// Calls `hook` at the end of every successful compile (after
+    /// [`ChefEvent::CompileDone`]) with the compiled request, borrowed: the body (read
+    /// in place, piece by piece), names, notices and meta. For logging the exact bytes
+    /// sent, metrics on the payload, or a cache audit of your own. A hook cannot change the
+    /// request, so the bytes stay the same for the same input. Ends with
+    /// [`unsubscribe`](Self::unsubscribe).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::{Message, Target};
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// let last = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = Arc::clone(&last);
+    /// chef.on_compiled(move |compiled| *sink.lock().unwrap() = compiled.body_to_vec());
+    /// chef.push(Message::user("hi"));
+    /// let payload = chef.compile(Target::OpenAiChat)?;
+    /// assert_eq!(*last.lock().unwrap(), payload.body);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_compiled(
+        &mut self,
+        hook: impl Fn(&Compiled<'_>) + Send + Sync + 'static,
+    ) -> Subscription {
+        let id = self.next_subscription();
+        self.compiled_hooks.push((id, Arc::new(hook)));
+        id
+    }
+
+    /// Ends a subscription made with [`subscribe`](Self::subscribe) or
+    /// [`on_compiled`](Self::on_compiled) (its memory events too); `false` when it was not
+    /// there (already ended, or made on another session).
+    pub fn unsubscribe(&mut self, subscription: Subscription) -> bool {
+        let before = self.subscribers.len() + self.compiled_hooks.len();
+        self.subscribers.retain(|(id, _)| *id != subscription);
+        self.compiled_hooks.retain(|(id, _)| *id != subscription);
+        let memory = self.memory.as_mut();
+        let mut bridges = std::mem::take(&mut self.memory_bridges);
+        if let Some(memory) = memory {
+            bridges.retain(|(id, bridge)| {
+                *id != subscription || {
+                    memory.unsubscribe(*bridge);
+                    false
+                }
+            });
+        }
+        self.memory_bridges = bridges;
+        before != self.subscribers.len() + self.compiled_hooks.len()
+    }
+
+    fn next_subscription(&mut self) -> Subscription {
+        self.next_subscription += 1;
+        Subscription(self.next_subscription)
     }
 
     pub(crate) fn emit(&self, event: &ChefEvent) {
-        for s in &self.subscribers {
+        for (_, s) in &self.subscribers {
             s(event);
         }
     }
@@ -1213,6 +1305,18 @@ impl Chef {
                     target,
                     bytes: payload.body.len(),
                 });
+                if !self.compiled_hooks.is_empty() {
+                    let compiled = Compiled {
+                        target,
+                        body: &payload.body,
+                        names: &payload.names,
+                        notices: &payload.notices,
+                        meta: &payload.meta,
+                    };
+                    for (_, hook) in &self.compiled_hooks {
+                        hook(&compiled);
+                    }
+                }
                 Ok(payload)
             }
             Err(e) => {
@@ -1368,8 +1472,22 @@ impl Chef {
 }
 
 /// Forwards `memory`'s change events to a session subscriber.
-fn bridge_memory_events(memory: &mut Memory, subscriber: Subscriber) {
-    memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())));
+fn bridge_memory_events(
+    memory: &mut Memory,
+    subscriber: Subscriber,
+) -> crate::memory::SubscriptionId {
+    memory.subscribe(move |event| subscriber(&ChefEvent::Memory(event.clone())))
+}
+
+/// Subscribes every session subscriber to `memory`'s events; the bridges, for unsubscribing.
+fn bridge_all(
+    subscribers: &[(Subscription, Subscriber)],
+    memory: &mut Memory,
+) -> Vec<(Subscription, crate::memory::SubscriptionId)> {
+    subscribers
+        .iter()
+        .map(|(id, s)| (*id, bridge_memory_events(memory, Arc::clone(s))))
+        .collect()
 }
 
 /// The name table `target`'s provider crate builds for `request`: its tools and the tools

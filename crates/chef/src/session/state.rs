@@ -1,6 +1,6 @@
 //! Snapshots of a session: everything that decides the next compile.
 
-use std::{path::Path, sync::Arc};
+use std::path::Path;
 
 use chef_ir::Message;
 use serde::{Deserialize, Serialize};
@@ -242,9 +242,7 @@ impl Chef {
         if let Some(saved) = state.memory.clone() {
             if self.memory.is_none() {
                 let mut memory = crate::memory::Memory::new();
-                for subscriber in &self.subscribers {
-                    super::bridge_memory_events(&mut memory, Arc::clone(subscriber));
-                }
+                self.memory_bridges = super::bridge_all(&self.subscribers, &mut memory);
                 self.memory = Some(memory);
             }
             if let Some(memory) = self.memory.as_mut() {

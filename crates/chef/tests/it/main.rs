@@ -18,6 +18,7 @@ mod errors;
 mod fork;
 mod fuzz;
 mod gate_bypass;
+mod hooks;
 mod hostile;
 mod journal;
 mod limits;

@@ -299,6 +299,21 @@ impl Spliced {
         len
     }
 
+    /// Calls `each` with the body's bytes in order, piece by piece, copying nothing.
+    pub(crate) fn for_each_piece(&self, mut each: impl FnMut(&[u8])) {
+        let body = &self.body;
+        pieces(
+            body,
+            self.tools.as_ref().map(|(at, b)| (*at, b)),
+            self.prefix.as_ref(),
+            |piece| match piece {
+                Piece::Fresh(range) => each(body.get(range).unwrap_or_default()),
+                Piece::Static(bytes) => each(bytes),
+                Piece::Cached(bytes) => each(bytes),
+            },
+        );
+    }
+
     /// The contiguous body: the fresh body itself when nothing is inserted, else one copy.
     pub(crate) fn into_vec(self) -> Vec<u8> {
         match (&self.tools, &self.prefix) {
