@@ -17,7 +17,8 @@ The proxies, each started as its users start it and driven by the official MCP P
     list_servers(filter=...), a substring match on server names, descriptions and tags.
     The ranked list taken for it is the tools of the servers that filter returns, in
     list_commands order;
-  - tool-guardian 0.8.1 (PyPI, pure Python): search_capabilities(query=..., limit=10).
+  - tool-guardian 0.8.1 (PyPI, pure Python): search_capabilities(query=...) (its default
+    limit, 8 hits, as chef's q).
 
 Measured per proxy: the advertised tools/list (tools, o200k tokens of the compact JSON of
 its tools array, counted by `chef tools inspect --tokens`), and over
@@ -49,7 +50,7 @@ PINS = ["mcp==2.3.0", "lazy-mcp==2.7.2", "tool-guardian==0.8.1"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "real-mcp-tools.json")
 REQUESTS = os.path.join(ROOT, "tests", "fixtures", "retrieval-149.jsonl")
-DEPTH = 10  # results asked of every search tool
+DEPTH = 10  # ranked names kept per request (every search tool here answers at most 8)
 
 
 # ---------------------------------------------------------------- the venv
@@ -196,8 +197,9 @@ def guardian_proxy(args, corpus, work):
         "command": [os.path.join(sys.prefix, "bin", "tool-guardian"), "--config", path],
         # Its state (call log, spill archive) under a throwaway home, not the user's.
         "env": {"HOME": home, "TOOL_GUARDIAN_CALL_LOG": os.path.join(home, "calls.jsonl")},
-        "search": ("search_capabilities", lambda query: {"query": query, "limit": DEPTH}),
-        "search_desc": "search_capabilities(query, limit): keyword score (name hit > "
+        # Its default limit, 8, as chef's q (search_limit = 8).
+        "search": ("search_capabilities", lambda query: {"query": query}),
+        "search_desc": "search_capabilities(query): keyword score (name hit > "
         "server-name hit > description hit), best first; nothing when no word matches",
     }
 
