@@ -25,6 +25,12 @@
 //!   (blocks the whole server: it answers nothing more, pings included).
 //! - `--refuse-if FILE`: exit 4 before speaking MCP while FILE exists (a server that does
 //!   not come back until the test removes FILE).
+//! - `--catalogue FILE [--only-prefix P]`: serve the tools of FILE instead of `--set`'s, a
+//!   JSON array of tool definitions (`name`, `description`, and `inputSchema` or
+//!   `input_schema`; e.g. `tests/fixtures/real-mcp-tools.json`). With `--only-prefix P`,
+//!   only the tools of server P: those whose `server` field is P (name kept), or whose
+//!   name starts with `P_` (that prefix stripped), so that a proxy naming the server P
+//!   re-adds it. `scripts/proxy-compare/compare.py` runs one such server per prefix.
 //!
 //! `tools/call` echoes the tool name and arguments back as text.
 #![allow(
@@ -225,6 +231,38 @@ impl ServerHandler for TestServer {
     }
 }
 
+/// The tools of a catalogue file (a JSON array of tool definitions), all or server
+/// `prefix`'s: those whose `server` field is `prefix`, or whose name starts with
+/// `{prefix}_` (stripped).
+fn catalogue_tools(file: &str, prefix: Option<&str>) -> Vec<Tool> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let defs: Vec<Value> = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut tools = Vec::new();
+    for def in defs {
+        let full = def["name"].as_str().expect("a tool name").to_owned();
+        let name = match prefix {
+            None => full,
+            Some(p) if def["server"].as_str() == Some(p) => full,
+            Some(p) => match full.strip_prefix(&format!("{p}_")) {
+                Some(rest) => rest.to_owned(),
+                None => continue,
+            },
+        };
+        let schema = def
+            .get("inputSchema")
+            .or_else(|| def.get("input_schema"))
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object"}));
+        let mut tool = Tool::new(name, "", Arc::new(object(schema)));
+        tool.description = def["description"]
+            .as_str()
+            .map(|d| Cow::Owned(d.to_owned()));
+        tools.push(tool);
+    }
+    assert!(!tools.is_empty(), "no tools in {file} for {prefix:?}");
+    tools
+}
+
 /// Answers by hand: a valid handshake, then a `tools/list` that is not a tool list.
 async fn serve_malformed() {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
@@ -263,6 +301,8 @@ async fn main() {
     let mut page_size = usize::MAX;
     let mut loop_cursor = false;
     let mut extra = false;
+    let mut catalogue: Option<String> = None;
+    let mut only_prefix: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -277,6 +317,8 @@ async fn main() {
             "--loop-cursor" => loop_cursor = true,
             "--malformed" => return serve_malformed().await,
             "--extra" => extra = true,
+            "--catalogue" => catalogue = Some(args.next().expect("--catalogue FILE")),
+            "--only-prefix" => only_prefix = Some(args.next().expect("--only-prefix P")),
             "--refuse-if" => {
                 let file = args.next().expect("--refuse-if FILE");
                 if std::path::Path::new(&file).exists() {
@@ -291,7 +333,13 @@ async fn main() {
             other => panic!("unknown flag {other:?}"),
         }
     }
-    let mut tools = tool_set(&set);
+    let mut tools = match &catalogue {
+        Some(file) => catalogue_tools(file, only_prefix.as_deref()),
+        None => {
+            assert!(only_prefix.is_none(), "--only-prefix needs --catalogue");
+            tool_set(&set)
+        }
+    };
     if extra {
         tools.extend(extra_tools());
     }
