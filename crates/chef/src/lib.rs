@@ -34,6 +34,7 @@ mod error;
 pub mod events;
 mod fsutil;
 pub mod gate;
+pub mod guardrail;
 pub mod memory;
 pub mod namespace;
 pub mod notices;
