@@ -16,6 +16,12 @@
 //!   (`real-149` = `real-mcp-tools.json`, `synthetic-100` = `synthetic-100-tools.json`,
 //!   `synthetic-100-subset` = the listed `toolNames` of the synthetic catalogue). Every
 //!   scenario has expected tools, so only false abstention applies there.
+//! - `nestful-tools.json` and `nestful.jsonl`: the public NESTFUL set (173 tools, 1,300
+//!   requests needing 2 to 7 tools each, no unanswerable request), converted by
+//!   `scripts/retrieval-sets/fetch-nestful.py`; never tuned on, reported per part.
+//!
+//! After the tables it prints the curves of the opt-in second stage (sibling re-ranking,
+//! `IndexOptions::rerank`) for both scopes, with the weight picked on the calibrate half.
 
 use chef_compress::search::{
     Abstention, CatalogIndex, RerankScope,
