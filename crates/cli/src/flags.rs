@@ -26,7 +26,8 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
-    /// Rank a catalogue's tools for each request in a JSON Lines file.
+    /// Rank a catalogue's tools for each request in a JSON Lines file, or measure the
+    /// ranking on labelled requests (--eval).
     Search(SearchArgs),
     /// Work with embedding models (for `chef search --model`).
     Embed {
