@@ -26,7 +26,8 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: ToolsCommand,
     },
-    /// Rank a catalogue's tools for each request in a JSON Lines file.
+    /// Rank a catalogue's tools for each request in a JSON Lines file, or measure the
+    /// ranking on labelled requests (--eval).
     Search(SearchArgs),
     /// Work with embedding models (for `chef search --model`).
     Embed {
@@ -129,11 +130,28 @@ pub(crate) struct SearchArgs {
     /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
     pub(crate) tools: PathBuf,
     /// A JSON Lines file of requests, one `{"query":"…"}` object per line.
-    #[arg(long, required_unless_present = "calibrate")]
+    #[arg(long, required_unless_present_any = ["calibrate", "eval"])]
     pub(crate) queries: Option<PathBuf>,
     /// How many tools to list per request, best first.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
     pub(crate) top: u16,
+    /// Instead of searching, measure the ranker on a labelled JSON Lines file (one
+    /// `{"query":"…","expected":["tool",…]}` per line; `"expected":[]` for a request no
+    /// tool answers) and print one JSON object: recall@1, recall@5, MRR (depth 10), false
+    /// abstention (over answerable requests) and true abstention (over the others, null
+    /// without any), lexical or, with --model, hybrid, at the ranker's abstention setting.
+    #[arg(
+        long,
+        value_name = "LABELS.jsonl",
+        conflicts_with_all = ["queries", "calibrate"]
+    )]
+    pub(crate) eval: Option<PathBuf>,
+    /// With --eval: measure only the lines whose `"split"` is NAME (e.g. `heldout`).
+    #[arg(long, value_name = "NAME", requires = "eval")]
+    pub(crate) split: Option<String>,
+    /// Never abstain: rank every request (with --eval, the figures of the ranking alone).
+    #[arg(long, conflicts_with = "min_cosine")]
+    pub(crate) never_abstain: bool,
     #[command(flatten)]
     pub(crate) dense: DenseFlags,
 }

@@ -32,6 +32,28 @@
 //! ```json
 //! {"model":"minilm-mean-256:99f704468154fc61","kind":"contextual","tools":149,"irrelevant":60,"abstain_share":0.9,"min_cosine":0.373}
 //! ```
+//!
+//! # Measuring (`--eval LABELS.jsonl`)
+//!
+//! `--eval` reads labelled requests, one per line, in the form of
+//! `tests/fixtures/retrieval-149.jsonl` (`chef_compress::search::eval::LabelledQuery`; other
+//! keys are ignored):
+//!
+//! ```json
+//! {"query":"which files are in my drive folder","expected":["gdrive_list_files"],"split":"heldout"}
+//! {"query":"bake a chocolate cake","expected":[]}
+//! ```
+//!
+//! and prints one JSON object with the figures the evaluators of this repository report
+//! (`chef_compress::search::eval` has the definitions): recall@1, recall@5, MRR to depth 10,
+//! false abstention over the answerable requests and true abstention over the others (null
+//! when there are none), at the ranker's abstention setting (the default, `--min-cosine`,
+//! or none with `--never-abstain`). `--split NAME` keeps only the lines of that split. A
+//! label naming a tool the catalogue does not have stops the command (exit status 2):
+//!
+//! ```json
+//! {"ranker":"lexical","abstention":"default","tools":149,"requests":105,"relevant":75,"irrelevant":30,"recall_at_1":0.8,"recall_at_5":0.82,"mrr":0.815,"false_abstention":0.16,"true_abstention":0.9}
+//! ```
 
 use std::{
     io::{self, BufWriter, Write},
@@ -41,8 +63,9 @@ use std::{
 use std::sync::Arc;
 
 use chef_compress::search::{
-    CatalogIndex,
+    Abstention, CatalogIndex,
     dense::{self, Embedder, HybridIndex, HybridOptions},
+    eval::{self, LabelledQuery, Metrics},
 };
 use chef_ir::ToolDefinition;
 use serde::Serialize;
@@ -163,24 +186,33 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
             source,
         })?
         .tools;
+    if let Some(path) = &args.eval {
+        let labelled = parse_labelled(path, &read(path)?, &tools, args.split.as_deref())?;
+        let ranker = ranker(&tools, args)?;
+        return evaluate(&ranker, &labelled, tools.len(), args);
+    }
     let requests = match (&args.dense.calibrate, &args.queries) {
         (Some(path), _) | (None, Some(path)) => path,
         (None, None) => return Err(CliError::Usage("--queries is required".to_owned())),
     };
     let queries = parse_queries(requests, &read(requests)?)?;
 
-    let ranker = match &args.dense.model {
-        Some(dir) => Ranker::Hybrid(hybrid(&tools, dir, &args.dense)?),
-        None => Ranker::Lexical(CatalogIndex::build(&tools)),
-    };
+    let ranker = ranker(&tools, args)?;
     if let (Some(_), Ranker::Hybrid(index)) = (&args.dense.calibrate, &ranker) {
         return calibrate(index, &queries, args.dense.abstain_share);
     }
     let mut out = BufWriter::new(io::stdout().lock());
+    let k = usize::from(args.top);
     for query in &queries {
         let found = match &ranker {
-            Ranker::Lexical(index) => index.search(query, usize::from(args.top)),
-            Ranker::Hybrid(index) => index.search(query, usize::from(args.top))?,
+            Ranker::Lexical(index) if args.never_abstain => {
+                index.search_with(query, k, &Abstention::NEVER)
+            }
+            Ranker::Lexical(index) => index.search(query, k),
+            Ranker::Hybrid(index) if args.never_abstain => {
+                index.search_with(query, k, f32::NEG_INFINITY)?
+            }
+            Ranker::Hybrid(index) => index.search(query, k)?,
         };
         let answer = Answer {
             query,
@@ -190,6 +222,134 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
         out.write_all(b"\n").map_err(write_error)?;
     }
     out.flush().map_err(write_error)
+}
+
+/// The lexical index over `tools`, or the hybrid one when `--model` names a model.
+fn ranker(tools: &[ToolDefinition], args: &SearchArgs) -> Result<Ranker, CliError> {
+    Ok(match &args.dense.model {
+        Some(dir) => Ranker::Hybrid(hybrid(tools, dir, &args.dense)?),
+        None => Ranker::Lexical(CatalogIndex::build(tools)),
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct Evaluation<'a> {
+    ranker: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dense_weight: Option<f32>,
+    /// `default`, `none`, or for the hybrid the `min_cosine` used.
+    abstention: String,
+    tools: usize,
+    requests: usize,
+    relevant: usize,
+    irrelevant: usize,
+    recall_at_1: f64,
+    recall_at_5: f64,
+    mrr: f64,
+    false_abstention: f64,
+    /// None without irrelevant requests.
+    true_abstention: Option<f64>,
+}
+
+/// Prints the metrics of `ranker` on `labelled` (`--eval`).
+fn evaluate(
+    ranker: &Ranker,
+    labelled: &[LabelledQuery],
+    tools: usize,
+    args: &SearchArgs,
+) -> Result<(), CliError> {
+    let round = |x: f64| (x * 1e6).round() / 1e6;
+    let (name, model, weight, abstention, m): (_, _, _, _, Metrics) = match ranker {
+        Ranker::Lexical(index) => {
+            let (label, setting) = if args.never_abstain {
+                ("none", Abstention::NEVER)
+            } else {
+                ("default", index.options().abstention)
+            };
+            let m = eval::evaluate(index, labelled, &setting);
+            ("lexical", None, None, label.to_owned(), m)
+        }
+        Ranker::Hybrid(index) => {
+            let (label, threshold) = if args.never_abstain {
+                ("none".to_owned(), f32::NEG_INFINITY)
+            } else {
+                let t = index.options().min_cosine;
+                (format!("min_cosine {t}"), t)
+            };
+            let m = dense::evaluate(index, labelled, threshold)?;
+            let model = Some(index.embedder().model_id());
+            (
+                "hybrid",
+                model,
+                Some(index.options().dense_weight),
+                label,
+                m,
+            )
+        }
+    };
+    let line = Evaluation {
+        ranker: name,
+        model,
+        dense_weight: weight,
+        abstention,
+        tools,
+        requests: labelled.len(),
+        relevant: m.relevant,
+        irrelevant: m.irrelevant,
+        recall_at_1: round(m.recall_at_1),
+        recall_at_5: round(m.recall_at_5),
+        mrr: round(m.mrr),
+        false_abstention: round(m.false_abstention),
+        true_abstention: (m.irrelevant > 0).then(|| round(m.true_abstention)),
+    };
+    let mut out = io::stdout().lock();
+    serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
+    out.write_all(b"\n").map_err(write_error)
+}
+
+/// The labelled requests of every non-blank line (of `split` only, when given), in order;
+/// every expected tool must be one of `tools`.
+fn parse_labelled(
+    path: &Path,
+    text: &str,
+    tools: &[ToolDefinition],
+    split: Option<&str>,
+) -> Result<Vec<LabelledQuery>, CliError> {
+    let names: std::collections::HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let mut labelled = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let problem = |problem: String| CliError::Queries {
+            path: path.to_owned(),
+            line: i + 1,
+            problem,
+        };
+        let value: Value = serde_json::from_str(line)
+            .map_err(|e| problem(format!("not valid JSON at column {}", e.column())))?;
+        if !value.is_object() {
+            return Err(problem(
+                "expected an object like {\"query\":\"…\",\"expected\":[\"tool\"]}".to_owned(),
+            ));
+        }
+        let query: LabelledQuery = serde_json::from_value(value).map_err(|e| {
+            problem(format!(
+                "not a labelled request (a string `query`, a list of strings `expected`): {e}"
+            ))
+        })?;
+        if let Some(unknown) = query.expected.iter().find(|e| !names.contains(e.as_str())) {
+            return Err(problem(format!(
+                "expected tool {unknown:?} is not in the catalogue"
+            )));
+        }
+        if split.is_none_or(|s| query.split.as_deref() == Some(s)) {
+            labelled.push(query);
+        }
+    }
+    Ok(labelled)
 }
 
 /// The `query` of every non-blank line, in order.

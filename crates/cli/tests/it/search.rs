@@ -183,3 +183,152 @@ fn calibrate_and_cache_flags_need_a_model() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--model"), "{}", stderr(&out));
 }
+
+fn evaluate(tools: &Path, labels: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<OsString> = vec![
+        "search".into(),
+        tools.into(),
+        "--eval".into(),
+        labels.into(),
+    ];
+    args.extend(extra.iter().map(Into::into));
+    chef(args)
+}
+
+/// The figures `--eval` prints, as the library computes them (what `retrieval_eval`
+/// reports), for the requests of `split` in `retrieval-149.jsonl`.
+fn library_metrics(
+    split: &str,
+    abstention: &chef_compress::search::Abstention,
+) -> chef_compress::search::eval::Metrics {
+    use chef_compress::search::{CatalogIndex, eval};
+    let tools = chef_ir::load_tools_from_str(
+        &std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap(),
+    )
+    .unwrap()
+    .tools;
+    let labelled: Vec<eval::LabelledQuery> =
+        std::fs::read_to_string(fixture("retrieval-149.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|q: &eval::LabelledQuery| q.split.as_deref() == Some(split))
+            .collect();
+    eval::evaluate(&CatalogIndex::build(&tools), &labelled, abstention)
+}
+
+fn assert_figures(out: &std::process::Output, m: &chef_compress::search::eval::Metrics) {
+    assert!(out.status.success(), "{}", stderr(out));
+    let got = lines(&stdout(out));
+    assert_eq!(got.len(), 1, "one JSON object");
+    let got = &got[0];
+    let close = |key: &str, want: f64| {
+        let v = got[key].as_f64().unwrap();
+        assert!((v - want).abs() < 1e-6, "{key}: {v} vs {want}");
+    };
+    assert_eq!(got["relevant"], m.relevant);
+    assert_eq!(got["irrelevant"], m.irrelevant);
+    close("recall_at_1", m.recall_at_1);
+    close("recall_at_5", m.recall_at_5);
+    close("mrr", m.mrr);
+    close("false_abstention", m.false_abstention);
+    close("true_abstention", m.true_abstention);
+}
+
+#[test]
+fn eval_prints_the_figures_retrieval_eval_computes() {
+    use chef_compress::search::Abstention;
+    let tools = fixture("real-mcp-tools.json");
+    let labels = fixture("retrieval-149.jsonl");
+
+    let out = evaluate(&tools, &labels, &["--split", "heldout"]);
+    let m = library_metrics("heldout", &Abstention::CALIBRATED);
+    assert_figures(&out, &m);
+    let got = &lines(&stdout(&out))[0];
+    assert_eq!(got["ranker"], "lexical");
+    assert_eq!(got["abstention"], "default");
+    assert_eq!(got["tools"], 149);
+    assert_eq!(got["requests"], 105);
+    // The held-out row of docs/PERFORMANCE.md (lexical, default abstention).
+    assert_eq!((m.relevant, m.irrelevant), (75, 30));
+    assert_eq!(
+        format!("{:.3}/{:.3}/{:.3}", m.recall_at_1, m.recall_at_5, m.mrr),
+        "0.800/0.820/0.815"
+    );
+    assert_eq!(
+        format!(
+            "{:.1}/{:.1}",
+            100.0 * m.false_abstention,
+            100.0 * m.true_abstention
+        ),
+        "16.0/90.0"
+    );
+
+    let out = evaluate(
+        &tools,
+        &labels,
+        &["--split", "calibrate", "--never-abstain"],
+    );
+    assert_figures(&out, &library_metrics("calibrate", &Abstention::NEVER));
+    assert_eq!(lines(&stdout(&out))[0]["abstention"], "none");
+
+    // The whole file: both halves, and the same bytes on a second run.
+    let a = evaluate(&tools, &labels, &[]);
+    let b = evaluate(&tools, &labels, &[]);
+    assert_eq!(a.stdout, b.stdout);
+    assert_eq!(lines(&stdout(&a))[0]["requests"], 210);
+}
+
+#[test]
+fn eval_without_irrelevant_requests_reports_no_true_abstention() {
+    let (_dir, labels) = temp_file(
+        "l.jsonl",
+        "{\"query\":\"add three new rows to the bottom of the tracker spreadsheet\",\"expected\":[\"gdrive_sheets_append_rows\"]}\n",
+    );
+    let out = evaluate(&fixture("real-mcp-tools.json"), &labels, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = &lines(&stdout(&out))[0];
+    assert_eq!(got["relevant"], 1);
+    assert_eq!(got["true_abstention"], Value::Null);
+    assert_eq!(got["recall_at_1"], 1.0);
+}
+
+#[test]
+fn unusable_label_files_exit_2_naming_file_and_line() {
+    let cases = [
+        (
+            "not-json.jsonl",
+            "{\"query\":\"ok\",\"expected\":[]}\n{",
+            ":2: not valid JSON",
+        ),
+        ("array.jsonl", "[1]\n", ":1: expected an object"),
+        (
+            "expected.jsonl",
+            "\n{\"query\":\"x\",\"expected\":\"reverse_geocode\"}\n",
+            ":2: not a labelled request",
+        ),
+        (
+            "unknown.jsonl",
+            "{\"query\":\"x\",\"expected\":[\"no_such_tool\"]}\n",
+            ":1: expected tool \"no_such_tool\" is not in the catalogue",
+        ),
+    ];
+    for (name, text, problem) in cases {
+        let (_dir, path) = temp_file(name, text);
+        let out = evaluate(&fixture("real-mcp-tools.json"), &path, &[]);
+        assert_one_line_error(&out, &[&format!("{name}{problem}")]);
+        assert!(stdout(&out).is_empty());
+    }
+    // --eval and --queries are two different commands.
+    let (_dir, path) = temp_file("l.jsonl", "{\"query\":\"x\",\"expected\":[]}\n");
+    let out = chef([
+        OsString::from("search"),
+        fixture("real-mcp-tools.json").into(),
+        "--eval".into(),
+        path.clone().into(),
+        "--queries".into(),
+        path.into(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -24,7 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::search::{Abstention, CatalogIndex};
+use crate::search::{Abstention, CatalogIndex, Rerank, RerankScope};
 
 /// The depth MRR looks at.
 pub const MRR_DEPTH: usize = 10;
@@ -218,4 +218,57 @@ pub(crate) fn keep_best<T>(best: &mut Option<(f64, T, Metrics)>, setting: T, m: 
     if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
         *best = Some((objective, setting, m));
     }
+}
+
+/// The name weights [`calibrate_rerank`] tries: 0.00 to 0.60 in steps of 0.05.
+pub const RERANK_WEIGHTS: [f32; 13] = [
+    0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6,
+];
+
+/// The depth [`calibrate_rerank`] re-ranks to.
+pub const RERANK_DEPTH: usize = 10;
+
+/// The metrics, never abstaining, of the index over `tools` (built with `options`) with the
+/// second stage in `scope` at each name weight of [`RERANK_WEIGHTS`] (depth
+/// [`RERANK_DEPTH`]), in that order: the curve [`calibrate_rerank`] picks from.
+pub fn rerank_curve(
+    tools: &[chef_ir::ToolDefinition],
+    options: &crate::search::IndexOptions,
+    queries: &[LabelledQuery],
+    scope: RerankScope,
+) -> Vec<(Rerank, Metrics)> {
+    let mut index = CatalogIndex::build_with(tools, options);
+    RERANK_WEIGHTS
+        .iter()
+        .map(|&name_weight| {
+            let rerank = Rerank {
+                name_weight,
+                depth: RERANK_DEPTH,
+                scope,
+            };
+            index.options.rerank = rerank;
+            (rerank, evaluate(&index, queries, &Abstention::NEVER))
+        })
+        .collect()
+}
+
+/// The second-stage setting (of [`rerank_curve`]) that maximises the mean of recall@1 and
+/// MRR over the answerable requests, never abstaining, with its metrics; ties go to the
+/// lighter weight. The objective is that of the hybrid's weight
+/// ([`dense::calibrate_weight`](crate::search::dense::calibrate_weight)): the stage orders,
+/// it does not decide whether to answer.
+pub fn calibrate_rerank(
+    tools: &[chef_ir::ToolDefinition],
+    options: &crate::search::IndexOptions,
+    queries: &[LabelledQuery],
+    scope: RerankScope,
+) -> (Rerank, Metrics) {
+    let mut best: Option<(f64, Rerank, Metrics)> = None;
+    for (rerank, m) in rerank_curve(tools, options, queries, scope) {
+        let objective = (m.recall_at_1 + m.mrr) / 2.0;
+        if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
+            best = Some((objective, rerank, m));
+        }
+    }
+    best.map_or((Rerank::OFF, Metrics::default()), |(_, r, m)| (r, m))
 }

@@ -70,6 +70,7 @@
 mod bm25;
 pub mod dense;
 pub mod eval;
+mod rerank;
 mod stem;
 mod tokenise;
 
@@ -78,6 +79,7 @@ use std::{cell::RefCell, collections::HashMap};
 use chef_ir::{ToolDefinition, ToolName};
 use serde_json::Value;
 
+pub use self::rerank::{Rerank, RerankScope};
 use crate::search::{bm25::Postings, stem::stem, tokenise::for_each_token};
 
 /// How much each field of a tool counts towards its score (BM25F field weights). A weight
@@ -198,6 +200,8 @@ pub struct IndexOptions {
     /// least 2,048 tools per thread, and never change the index: it is the same bit for
     /// bit however many threads built it.
     pub threads: usize,
+    /// The second stage over the best candidates ([`Rerank`]; off by default).
+    pub rerank: Rerank,
 }
 
 impl Default for IndexOptions {
@@ -207,6 +211,7 @@ impl Default for IndexOptions {
             k1: 1.2,
             abstention: Abstention::default(),
             threads: 0,
+            rerank: Rerank::default(),
         }
     }
 }
@@ -409,6 +414,18 @@ impl CatalogIndex {
     /// Like [`search`](Self::search) with a threshold given per call; pass
     /// [`Abstention::NEVER`] for a plain ranking.
     pub fn search_with(&self, query: &str, k: usize, abstention: &Abstention) -> SearchResults {
+        self.search_staged(query, k, abstention, self.options.rerank)
+    }
+
+    /// [`search_with`](Self::search_with) with the second stage given (the hybrid index
+    /// re-ranks its own mixed list, so it asks for the first stage alone).
+    pub(crate) fn search_staged(
+        &self,
+        query: &str,
+        k: usize,
+        abstention: &Abstention,
+        rerank: Rerank,
+    ) -> SearchResults {
         let terms = self.query_terms(query);
         let weights: Vec<f32> = terms
             .iter()
@@ -424,7 +441,28 @@ impl CatalogIndex {
             };
         }
 
-        let best = self.best_docs(&terms, k);
+        let mut best = if rerank.is_on() {
+            self.best_docs(&terms, k.max(rerank.depth))
+        } else {
+            self.best_docs(&terms, k)
+        };
+        if rerank.is_on() {
+            let mut request: Vec<u32> = terms.iter().filter_map(|t| t.id).collect();
+            request.sort_unstable();
+            request.dedup();
+            let docs: Vec<usize> = best.iter().map(|b| b.0 as usize).collect();
+            let unasked = self.unasked(&docs, &request, rerank.scope);
+            for ((_, score, _), unasked) in best.iter_mut().zip(unasked) {
+                *score *= rerank.factor(unasked);
+            }
+            let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
+            best.sort_by(|a, b| {
+                b.1.total_cmp(&a.1)
+                    .then_with(|| name_of(a.0).cmp(name_of(b.0)))
+                    .then(a.0.cmp(&b.0))
+            });
+            best.truncate(k);
+        }
         // The request words that `doc` explains are added to `explained` (bits into `terms`).
         let explain = |explained: &mut u64, mask: u64| {
             for (qi, term) in terms.iter().enumerate() {

@@ -2,7 +2,7 @@
 //! tokenisation cases it relies on.
 
 use chef_compress::search::{
-    Abstention, CatalogIndex, FieldWeights, IndexOptions,
+    Abstention, CatalogIndex, FieldWeights, IndexOptions, Rerank, RerankScope,
     eval::{self, LabelledQuery},
 };
 use chef_ir::ToolDefinition;
@@ -406,4 +406,83 @@ fn rankings_of_the_labelled_requests_are_pinned_bit_for_bit() {
         }
     }
     insta::assert_snapshot!(out);
+}
+
+fn siblings_catalogue() -> Vec<ToolDefinition> {
+    let object = || json!({"type": "object"});
+    vec![
+        ToolDefinition::new("order_path_financial", object())
+            .with_description("Order path: the lifecycle of each order, with financial columns."),
+        ToolDefinition::new("order_path", object()).with_description(
+            "Order path: the lifecycle of each order, one row per stop, with timestamps, \
+             drivers, trucks, hubs, dock doors and the people who signed for each delivery.",
+        ),
+        ToolDefinition::new("reverse_geocode", object())
+            .with_description("Turn coordinates into a street address."),
+    ]
+}
+
+/// The second stage charges a sibling for the name words the request did not ask for, so
+/// the plain sibling wins when the request does not name the specific one's extra word,
+/// and loses when it does.
+#[test]
+fn the_second_stage_prefers_the_sibling_whose_name_the_request_asked_for() {
+    let tools = siblings_catalogue();
+    let query = "the path of each order";
+    let plain = CatalogIndex::build(&tools);
+    assert_eq!(names(&plain, query, 2)[0], "order_path_financial");
+    for scope in [RerankScope::Name, RerankScope::Siblings] {
+        let options = IndexOptions {
+            rerank: Rerank {
+                name_weight: 0.5,
+                depth: 10,
+                scope,
+            },
+            ..IndexOptions::default()
+        };
+        let staged = CatalogIndex::build_with(&tools, &options);
+        assert_eq!(
+            names(&staged, query, 2),
+            ["order_path", "order_path_financial"]
+        );
+        assert_eq!(
+            names(&staged, "financial path of each order", 1),
+            ["order_path_financial"]
+        );
+        // Asked for one tool, it still looks at the whole window, and the same request
+        // gives the same hits bit for bit.
+        assert_eq!(names(&staged, query, 1), ["order_path"]);
+        assert_eq!(staged.search(query, 3), staged.search(query, 3));
+    }
+}
+
+/// Off (the default), the second stage changes nothing: the pinned rankings above hold, and
+/// an explicit `Rerank::OFF` gives the same results as the default.
+#[test]
+fn the_second_stage_is_off_by_default() {
+    assert_eq!(IndexOptions::default().rerank, Rerank::OFF);
+    let tools = real_tools();
+    let off = CatalogIndex::build_with(
+        &tools,
+        &IndexOptions {
+            rerank: Rerank::OFF,
+            ..IndexOptions::default()
+        },
+    );
+    let plain = CatalogIndex::build(&tools);
+    for q in labelled("heldout") {
+        assert_eq!(off.search(&q.query, 5), plain.search(&q.query, 5));
+    }
+}
+
+/// docs/PERFORMANCE.md ("Sibling re-ranking") reports the weights calibration picks on the
+/// calibrate half of retrieval-149 (and why the stage stays off by default).
+#[test]
+fn rerank_calibration_on_the_calibration_half_picks_the_documented_weights() {
+    let tools = real_tools();
+    let base = IndexOptions::default();
+    let calibration = labelled("calibrate");
+    let (name, _) = eval::calibrate_rerank(&tools, &base, &calibration, RerankScope::Name);
+    let (siblings, _) = eval::calibrate_rerank(&tools, &base, &calibration, RerankScope::Siblings);
+    assert_eq!((name.name_weight, siblings.name_weight), (0.25, 0.05));
 }

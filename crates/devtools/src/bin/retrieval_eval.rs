@@ -16,9 +16,15 @@
 //!   (`real-149` = `real-mcp-tools.json`, `synthetic-100` = `synthetic-100-tools.json`,
 //!   `synthetic-100-subset` = the listed `toolNames` of the synthetic catalogue). Every
 //!   scenario has expected tools, so only false abstention applies there.
+//! - `nestful-tools.json` and `nestful.jsonl`: the public NESTFUL set (173 tools, 1,300
+//!   requests needing 2 to 7 tools each, no unanswerable request), converted by
+//!   `scripts/retrieval-sets/fetch-nestful.py`; never tuned on, reported per part.
+//!
+//! After the tables it prints the curves of the opt-in second stage (sibling re-ranking,
+//! `IndexOptions::rerank`) for both scopes, with the weight picked on the calibrate half.
 
 use chef_compress::search::{
-    Abstention, CatalogIndex,
+    Abstention, CatalogIndex, RerankScope,
     eval::{self, LabelledQuery, Metrics},
 };
 use chef_devtools::{Error, load_labelled, load_tools, metrics_cells, split, toolgz_scenarios};
@@ -51,6 +57,31 @@ fn misses(index: &CatalogIndex, queries: &[LabelledQuery], abstention: &Abstenti
             );
         }
     }
+}
+
+/// The four parts of NESTFUL, as `nestful.jsonl` names them in `source`.
+const NESTFUL_SOURCES: [&str; 4] = [
+    "nestful-glaive",
+    "nestful-sgd",
+    "nestful-executable",
+    "nestful-complexfuncbench",
+];
+
+/// The `source` of every line of `nestful.jsonl`, in order.
+fn nestful_sources() -> Result<Vec<String>, Error> {
+    let text = std::fs::read_to_string(chef_devtools::fixture("nestful.jsonl"))?;
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let value: serde_json::Value = serde_json::from_str(line)?;
+        out.push(
+            value
+                .get("source")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+        );
+    }
+    Ok(out)
 }
 
 fn main() -> Result<(), Error> {
@@ -120,6 +151,73 @@ fn main() -> Result<(), Error> {
         sum.mrr /= n;
         sum.false_abstention /= n;
         row("toolgz scenarios, synthetic-100 (+subsets)", label, &sum);
+    }
+
+    // NESTFUL (public, never tuned on): one catalogue of 173 tools, 1,300 requests that
+    // each need 2 to 7 tools, no unanswerable request.
+    let nestful_tools = load_tools("nestful-tools.json")?;
+    let nestful = load_labelled("nestful.jsonl")?;
+    let nestful_index = CatalogIndex::build(&nestful_tools);
+    let sources = nestful_sources()?;
+    for (label, abstention) in [(never, Abstention::NEVER), (dflt.as_str(), default)] {
+        row(
+            "nestful, all (held-out)",
+            label,
+            &eval::evaluate(&nestful_index, &nestful, &abstention),
+        );
+        for source in NESTFUL_SOURCES {
+            let part: Vec<LabelledQuery> = nestful
+                .iter()
+                .zip(&sources)
+                .filter(|(_, s)| s.as_str() == source)
+                .map(|(q, _)| q.clone())
+                .collect();
+            row(
+                &format!("{source} (held-out)"),
+                label,
+                &eval::evaluate(&nestful_index, &part, &abstention),
+            );
+        }
+    }
+
+    // The second stage (sibling re-ranking): its curves, never abstaining, on every set;
+    // the weight is picked on the retrieval-149 calibrate half alone.
+    let base = *real_index.options();
+    let small: Vec<LabelledQuery> = nestful
+        .iter()
+        .zip(&sources)
+        .filter(|(_, s)| s.as_str() != "nestful-complexfuncbench")
+        .map(|(q, _)| q.clone())
+        .collect();
+    for scope in [RerankScope::Name, RerankScope::Siblings] {
+        let (picked, _) = eval::calibrate_rerank(&real, &base, &calibration, scope);
+        println!(
+            "\nre-rank, scope {scope:?}, depth {}, never abstaining: recall@1 / recall@5 / MRR; picked on the calibrate half: {}",
+            eval::RERANK_DEPTH,
+            picked.name_weight
+        );
+        println!(
+            "| name weight | 149 calibrate | 149 held-out | toolgz real-149 | nestful all | nestful w/o complexfuncbench |"
+        );
+        println!("|---|---|---|---|---|---|");
+        let curves = [
+            eval::rerank_curve(&real, &base, &calibration, scope),
+            eval::rerank_curve(&real, &base, &heldout, scope),
+            eval::rerank_curve(&real, &base, &real_queries, scope),
+            eval::rerank_curve(&nestful_tools, &base, &nestful, scope),
+            eval::rerank_curve(&nestful_tools, &base, &small, scope),
+        ];
+        for (i, weight) in eval::RERANK_WEIGHTS.iter().enumerate() {
+            let cells: Vec<String> = curves
+                .iter()
+                .map(|c| {
+                    c.get(i).map_or(String::new(), |(_, m)| {
+                        format!("{:.3} / {:.3} / {:.3}", m.recall_at_1, m.recall_at_5, m.mrr)
+                    })
+                })
+                .collect();
+            println!("| {weight:.2} | {} |", cells.join(" | "));
+        }
     }
 
     if show_misses {

@@ -6,7 +6,7 @@ use chef_ir::{ToolDefinition, ToolName};
 use serde_json::Value;
 
 use super::{DenseError, Embedder, HybridOptions};
-use crate::search::{Abstention, CatalogIndex, Doc, Hit, SearchResults};
+use crate::search::{Abstention, CatalogIndex, Doc, Hit, Rerank, SearchResults};
 
 /// The text a tool's vector is computed from: its name split into words, its description
 /// (and annotation title), and its parameter names (see the module docs).
@@ -227,11 +227,19 @@ impl HybridIndex {
         }
         let cosines = self.cosines(query)?;
         let best_cosine = cosines.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let lexical = self.lexical.search_with(query, n, &Abstention::NEVER);
+        let lexical = self
+            .lexical
+            .search_staged(query, n, &Abstention::NEVER, Rerank::OFF);
+        let request = if self.lexical.options().rerank.is_on() {
+            self.lexical.request_ids(query)
+        } else {
+            Vec::new()
+        };
         Ok(Some(Scored {
             cosines,
             lexical,
             best_cosine,
+            request,
         }))
     }
 
@@ -263,11 +271,26 @@ impl HybridIndex {
         if k == 0 {
             return Vec::new();
         }
-        if k < n {
-            mixed.select_nth_unstable_by(k - 1, better);
-            mixed.truncate(k);
+        // The second stage (`search::Rerank`) re-orders the best `depth` (at least `k`).
+        let rerank = self.lexical.options().rerank;
+        let window = if rerank.is_on() {
+            k.max(rerank.depth).min(n)
+        } else {
+            k
+        };
+        if window < n {
+            mixed.select_nth_unstable_by(window - 1, better);
+            mixed.truncate(window);
+        }
+        if rerank.is_on() {
+            let docs: Vec<usize> = mixed.iter().map(|m| m.1).collect();
+            let unasked = self.lexical.unasked(&docs, &scored.request, rerank.scope);
+            for ((score, _), unasked) in mixed.iter_mut().zip(unasked) {
+                *score *= rerank.factor(unasked);
+            }
         }
         mixed.sort_unstable_by(better);
+        mixed.truncate(k);
 
         mixed
             .into_iter()
@@ -328,6 +351,8 @@ pub(super) struct Scored {
     lexical: SearchResults,
     /// The highest cosine (what abstention looks at).
     pub(super) best_cosine: f32,
+    /// The request's term ids, for the second stage (empty when it is off).
+    request: Vec<u32>,
 }
 
 fn abstain(confidence: f32, evidence: f32) -> SearchResults {

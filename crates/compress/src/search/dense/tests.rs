@@ -363,3 +363,55 @@ fn q_search_falls_back_to_lexical_when_the_model_fails() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The hybrid applies the opt-in second stage (`search::Rerank`) to its mixed scores: a
+/// tool is scaled by `1 − name_weight × unasked`, the share of its name words the request
+/// does not contain.
+#[test]
+fn the_second_stage_scales_the_mixed_score_by_the_unasked_name_share() {
+    use crate::search::{IndexOptions, Rerank, RerankScope};
+    let mut catalogue = tools();
+    catalogue.push(
+        ToolDefinition::new("calendar_create_event_reminder", json!({"type": "object"}))
+            .with_description("Create a calendar event."),
+    );
+    let off = HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0);
+    let on = HybridOptions {
+        lexical: IndexOptions {
+            rerank: Rerank {
+                name_weight: 0.5,
+                depth: 10,
+                scope: RerankScope::Name,
+            },
+            ..IndexOptions::default()
+        },
+        ..off
+    };
+    let build = |o| HybridIndex::build(&catalogue, Arc::new(table()), o).unwrap();
+    let (plain, staged) = (build(off), build(on));
+    let query = "create a calendar event";
+    let before = plain.search(query, 4).unwrap();
+    let after = staged.search(query, 4).unwrap();
+    let score = |found: &SearchResults, name: &str| {
+        found
+            .hits
+            .iter()
+            .find(|h| h.tool.as_str() == name)
+            .unwrap()
+            .score
+    };
+    // Every name word asked for: unchanged; "reminder" not asked (1 of 4): × 0.875.
+    assert_eq!(
+        score(&after, "calendar_create_event"),
+        score(&before, "calendar_create_event")
+    );
+    let expected = score(&before, "calendar_create_event_reminder") * (1.0 - 0.5 * 0.25);
+    assert!((score(&after, "calendar_create_event_reminder") - expected).abs() < 1e-6);
+    assert_eq!(top(&after)[0], "calendar_create_event");
+    // Asked for one, the window is still re-ranked; the same request gives the same bits.
+    assert_eq!(
+        top(&staged.search(query, 1).unwrap()),
+        ["calendar_create_event"]
+    );
+    assert_eq!(staged.search(query, 4).unwrap(), after);
+}
