@@ -32,8 +32,10 @@ use serde_json::Value;
 /// The name the validator's messages give the answer.
 const ANSWER: &str = "the answer";
 
-/// What the model's final answer must look like.
-#[derive(Clone)]
+/// What the model's final answer must look like. Serialised (in snapshots) as
+/// `{"tag": NAME}` or `{"json_schema": SCHEMA}`; reading one back checks it again.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "Spec", into = "Spec")]
 pub enum Guardrail {
     /// The answer inside exactly one `<TAG>…</TAG>` pair.
     Tag {
@@ -47,6 +49,33 @@ pub enum Guardrail {
         /// Its compiled validator.
         validator: Arc<ArgumentValidator>,
     },
+}
+
+/// The serialised form of a [`Guardrail`].
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+enum Spec {
+    Tag(String),
+    JsonSchema(Value),
+}
+
+impl TryFrom<Spec> for Guardrail {
+    type Error = GuardrailError;
+    fn try_from(spec: Spec) -> Result<Self, GuardrailError> {
+        match spec {
+            Spec::Tag(tag) => Self::tag(tag),
+            Spec::JsonSchema(schema) => Self::json(schema),
+        }
+    }
+}
+
+impl From<Guardrail> for Spec {
+    fn from(g: Guardrail) -> Self {
+        match g {
+            Guardrail::Tag { tag } => Self::Tag(tag),
+            Guardrail::Json { schema, .. } => Self::JsonSchema(schema),
+        }
+    }
 }
 
 impl std::fmt::Debug for Guardrail {

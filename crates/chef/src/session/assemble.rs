@@ -9,6 +9,8 @@
 //!                 (last_user placement) → tail announcements → anchor line
 //! system notes    system-channel announcements, as a positional system message after the tail
 //! system state    dynamic state under system placement: a system message after the history
+//! guardrail       the output guardrail's instruction: a positional system message, last
+//!                 (before trailing assistant messages)
 //! prefill         Request::prefill (each provider degrades it as it must)
 //! ```
 //!
@@ -37,6 +39,8 @@ pub(crate) struct Parts<'a> {
     pub(crate) system_dynamic: Option<&'a str>,
     pub(crate) tail_announcements: &'a str,
     pub(crate) system_announcements: &'a str,
+    /// The output guardrail's instruction.
+    pub(crate) guardrail: Option<&'a str>,
     /// Place chef's breakpoints (end of the stable system layers, rolling history).
     pub(crate) cache: bool,
 }
@@ -50,6 +54,9 @@ pub(crate) struct Layers {
     pub(crate) system_dynamic: Option<String>,
     pub(crate) tail_announcements: String,
     pub(crate) system_announcements: String,
+    pub(crate) guardrail: Option<String>,
+    /// The assistant prefill (set on the request, not a message).
+    pub(crate) prefill: Option<String>,
 }
 
 impl Layers {
@@ -65,6 +72,7 @@ impl Layers {
             system_dynamic: None,
             tail_announcements: "",
             system_announcements: "",
+            guardrail: None,
             cache,
         })
     }
@@ -86,6 +94,7 @@ impl Layers {
             system_dynamic: self.system_dynamic.as_deref(),
             tail_announcements: &self.tail_announcements,
             system_announcements: &self.system_announcements,
+            guardrail: self.guardrail.as_deref(),
             cache,
         })
     }
@@ -178,6 +187,10 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
             Message::system(parts.system_announcements.to_owned()).with_positional(true),
         );
     }
+    if let Some(text) = parts.guardrail.filter(|t| !t.is_empty()) {
+        let at = before_trailing_assistants(&messages);
+        messages.insert(at, Message::system(text.to_owned()).with_positional(true));
+    }
     messages
 }
 
@@ -222,6 +235,7 @@ mod tests {
             system_dynamic: None,
             tail_announcements: "",
             system_announcements: "",
+            guardrail: None,
             cache: false,
         }
     }
@@ -267,6 +281,7 @@ mod tests {
         let out = assemble(Parts {
             tail_announcements: "ANN",
             system_announcements: "SYS-ANN",
+            guardrail: None,
             ..parts(&[], &history)
         });
         assert_eq!(out.len(), 5);
@@ -327,6 +342,7 @@ mod tests {
         let out = assemble(Parts {
             system_dynamic: Some("STATE"),
             system_announcements: "SYS-ANN",
+            guardrail: None,
             cache: true,
             ..parts(&[], &history)
         });

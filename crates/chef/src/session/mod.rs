@@ -311,6 +311,9 @@ pub struct Chef {
     memory_bridges: Vec<(Subscription, crate::memory::SubscriptionId)>,
     compiled_hooks: Vec<(Subscription, CompiledHook)>,
     next_subscription: u64,
+    /// The output guardrail and the assistant prefill (see `set_guardrail`, `set_prefill`).
+    guardrail: Option<crate::guardrail::Guardrail>,
+    prefill: Option<String>,
     overflow: OverflowState,
     tokenizer: Option<Arc<dyn Tokenizer>>,
     summarizer: Option<Arc<dyn Summarizer>>,
@@ -387,6 +390,8 @@ impl Chef {
             memory_bridges: Vec::new(),
             compiled_hooks: Vec::new(),
             next_subscription: 0,
+            guardrail: None,
+            prefill: None,
             overflow: OverflowState::default(),
             tokenizer: None,
             summarizer: None,
@@ -468,6 +473,8 @@ impl Chef {
             memory_bridges: Vec::new(),
             compiled_hooks: Vec::new(),
             next_subscription: 0,
+            guardrail: self.guardrail.clone(),
+            prefill: self.prefill.clone(),
             overflow: self.overflow.clone(),
             tokenizer: self.tokenizer.clone(),
             summarizer: self.summarizer.clone(),
@@ -616,6 +623,59 @@ impl Chef {
     /// Whether a new context window was requested and not yet acted on.
     pub fn new_context_requested(&self) -> bool {
         self.new_context_requested
+    }
+
+    /// Sets the output guardrail (replacing any), or clears it with `None`.
+    ///
+    /// Its [`instruction`](crate::guardrail::Guardrail::instruction) is the last message of
+    /// every request from now on (a positional system message, before trailing assistant
+    /// messages; each target places it as its API allows), after the cached prefix, so the
+    /// cache holds. Snapshots and the journal carry it. Check the model's answer with
+    /// [`check_reply`](Self::check_reply).
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig, guardrail::{Guardrail, Verdict}};
+    /// use chef_ir::{Message, Target};
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.set_guardrail(Some(Guardrail::tag("answer")?)).set_prefill(Some("<answer>"));
+    /// chef.push(Message::user("2 + 2?"));
+    /// let body = String::from_utf8(chef.compile(Target::Anthropic)?.body)?;
+    /// assert!(body.contains("inside <answer> and </answer>"));
+    /// assert!(body.contains(r#"{"role":"assistant","content":[{"type":"text","text":"<answer>"}]}"#));
+    /// assert!(matches!(chef.check_reply("<answer>4</answer>"), Some(Verdict::Pass { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_guardrail(&mut self, guardrail: Option<crate::guardrail::Guardrail>) -> &mut Self {
+        self.guardrail = guardrail;
+        self
+    }
+
+    /// The output guardrail in force.
+    pub fn guardrail(&self) -> Option<&crate::guardrail::Guardrail> {
+        self.guardrail.as_ref()
+    }
+
+    /// Sets the text the model's reply must start with (replacing any), or clears it with
+    /// `None`. Anthropic gets it natively (a trailing assistant message); OpenAI Chat,
+    /// OpenAI Responses and Gemini, which cannot start a reply with given text, get the
+    /// provider crate's instruction after the last message instead, and the payload's
+    /// notices say so. Snapshots and the journal carry it.
+    pub fn set_prefill(&mut self, prefill: Option<impl Into<String>>) -> &mut Self {
+        self.prefill = prefill.map(Into::into);
+        self
+    }
+
+    /// The prefill in force.
+    pub fn prefill(&self) -> Option<&str> {
+        self.prefill.as_deref()
+    }
+
+    /// Checks the model's answer against the guardrail in force (`None` without one). With
+    /// a prefill, pass the reply with the prefill in front (the provider returns only what
+    /// follows it).
+    pub fn check_reply(&self, reply: &str) -> Option<crate::guardrail::Verdict> {
+        self.guardrail.as_ref().map(|g| g.check(reply))
     }
 
     /// Attaches memory (enables the memory tools in legacy mode and the memory layer).
@@ -1168,10 +1228,11 @@ impl Chef {
         extra: &[Announcement],
     ) -> Result<Request, ChefError> {
         let layers = self.layers(target, tools, extra)?;
-        Ok(
+        let mut request =
             Request::new(layers.around(&self.system, &self.history, self.config.cache))
-                .with_tools(wire_tools),
-        )
+                .with_tools(wire_tools);
+        request.prefill = layers.prefill;
+        Ok(request)
     }
 
     /// Everything around the history that a compile adds: the stable system text, the
@@ -1222,6 +1283,11 @@ impl Chef {
             system_announcements: self
                 .announcements
                 .render_for(target, Channel::System, extra),
+            guardrail: self
+                .guardrail
+                .as_ref()
+                .map(crate::guardrail::Guardrail::instruction),
+            prefill: self.prefill.clone(),
         })
     }
 

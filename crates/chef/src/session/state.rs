@@ -62,6 +62,12 @@ pub struct SessionState {
     /// The dynamic state and its placement (`None`: not set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dynamic_state: Option<crate::dynamic::DynamicState>,
+    /// The output guardrail (`None`: not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guardrail: Option<crate::guardrail::Guardrail>,
+    /// The assistant prefill (`None`: not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<String>,
 }
 
 /// How [`Chef::restore_with`] (and [`Chef::load_with`]) treat the snapshot.
@@ -103,6 +109,10 @@ pub(crate) struct SessionStateRef<'a> {
     overflow: &'a OverflowState,
     #[serde(skip_serializing_if = "Option::is_none")]
     dynamic_state: Option<&'a crate::dynamic::DynamicState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guardrail: Option<&'a crate::guardrail::Guardrail>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    prefill: Option<&'a str>,
 }
 
 impl From<SessionStateRef<'_>> for SessionState {
@@ -122,6 +132,8 @@ impl From<SessionStateRef<'_>> for SessionState {
             new_context_requested: state.new_context_requested,
             overflow: state.overflow.clone(),
             dynamic_state: state.dynamic_state.cloned(),
+            guardrail: state.guardrail.cloned(),
+            prefill: state.prefill.map(str::to_owned),
         }
     }
 }
@@ -147,6 +159,8 @@ impl Chef {
             new_context_requested: self.new_context_requested,
             overflow: &self.overflow,
             dynamic_state: self.dynamic_state(),
+            guardrail: self.guardrail.as_ref(),
+            prefill: self.prefill.as_deref(),
         };
         let snapshot = Snapshot::new(state).with_created_turn(self.turn);
         match label {
@@ -257,6 +271,8 @@ impl Chef {
             Some(dynamic) => self.put_dynamic_state(dynamic),
             None => self.dynamic = None,
         }
+        self.guardrail.clone_from(&state.guardrail);
+        self.prefill.clone_from(&state.prefill);
         if widened && self.config.announce_tool_changes {
             // The snapshot's announcement of blocked tools predates the blocks kept now.
             self.announce_blocked();
@@ -293,6 +309,8 @@ impl Chef {
             new_context_requested: self.new_context_requested,
             overflow: &self.overflow,
             dynamic_state: self.dynamic_state(),
+            guardrail: self.guardrail.as_ref(),
+            prefill: self.prefill.as_deref(),
         }
         .encode()
     }

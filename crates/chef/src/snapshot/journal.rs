@@ -12,7 +12,7 @@
 //! * a **delta record** holds only what changed since the record before it: the messages
 //!   appended, the turn, and each other part of the session state (system prompt, memory,
 //!   announcements, blocklist, loaded toolkits, shown tools, overflow bookkeeping, dynamic
-//!   state, the `new_context` request) whose serialised form changed.
+//!   state, guardrail, prefill, the `new_context` request) whose serialised form changed.
 //!
 //! [`Journal::load`] replays the latest full record and the deltas after it into the state
 //! a [`Chef::snapshot`] of the saving session gave, so the restored session compiles the
@@ -182,7 +182,7 @@ pub struct Replayed {
 /// The parts of [`SessionState`] a delta record can set, in record order. The history is
 /// appended (`from`/`append`), the turn is always written, and the registry (tools,
 /// namespaces, toolkits) changes only with a full record.
-pub(crate) const FIELDS: [&str; 10] = [
+pub(crate) const FIELDS: [&str; 12] = [
     "system",
     "loaded_toolkits",
     "blocked",
@@ -194,6 +194,8 @@ pub(crate) const FIELDS: [&str; 10] = [
     "new_context_requested",
     "overflow",
     "dynamic_state",
+    "guardrail",
+    "prefill",
 ];
 
 /// The serialised form of each of [`FIELDS`], in that order.
@@ -212,6 +214,8 @@ pub(crate) struct FieldsOf<'a> {
     pub(crate) new_context_requested: bool,
     pub(crate) overflow: &'a crate::overflow::OverflowState,
     pub(crate) dynamic_state: Option<&'a crate::dynamic::DynamicState>,
+    pub(crate) guardrail: Option<&'a crate::guardrail::Guardrail>,
+    pub(crate) prefill: Option<&'a str>,
 }
 
 impl FieldsOf<'_> {
@@ -228,6 +232,8 @@ impl FieldsOf<'_> {
             serde_json::to_vec(&self.new_context_requested)?,
             serde_json::to_vec(self.overflow)?,
             serde_json::to_vec(&self.dynamic_state)?,
+            serde_json::to_vec(&self.guardrail)?,
+            serde_json::to_vec(&self.prefill)?,
         ]))
     }
 }
@@ -245,6 +251,8 @@ impl Fields {
             new_context_requested: state.new_context_requested,
             overflow: &state.overflow,
             dynamic_state: state.dynamic_state.as_ref(),
+            guardrail: state.guardrail.as_ref(),
+            prefill: state.prefill.as_deref(),
         }
         .encode()
     }
@@ -275,6 +283,8 @@ fn set_field(state: &mut SessionState, name: &str, raw: &RawValue) -> serde_json
         "new_context_requested" => state.new_context_requested = serde_json::from_str(text)?,
         "overflow" => state.overflow = serde_json::from_str(text)?,
         "dynamic_state" => state.dynamic_state = serde_json::from_str(text)?,
+        "guardrail" => state.guardrail = serde_json::from_str(text)?,
+        "prefill" => state.prefill = serde_json::from_str(text)?,
         other => {
             return Err(serde_json::Error::custom(format_args!(
                 "unknown field {other:?} in a delta record"

@@ -170,6 +170,7 @@ impl TurnCompiler {
             }
         }
         let mut request = Request::new(input.around(input.history)).with_tools(wire_tools);
+        request.prefill.clone_from(&input.layers.prefill);
         let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
         let full =
             wire::compile_unspliced(target, &request, input.options, input.audit, 0, cached)?;
@@ -206,6 +207,7 @@ impl TurnCompiler {
             return Ok((None, wire_tools));
         }
         let mut request = Request::new(messages).with_tools(wire_tools);
+        request.prefill.clone_from(&input.layers.prefill);
         let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
         let compiled =
             wire::compile_unspliced(target, &request, input.options, false, slot.cut, cached);
