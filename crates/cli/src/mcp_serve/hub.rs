@@ -178,8 +178,14 @@ fn advertise(mode: Mode, compressed: &Compressed, originals: &HashMap<&str, &Too
                 }
             }
             Mode::Dispatch if def.name.as_str() == "t" => {
+                // The map rides in this description, not in a system prompt (a host has
+                // none for us): the dispatcher's own wording points below instead.
                 let map = compressed.system();
-                let description = format!("{}\n\n{map}", def.description);
+                let own = def
+                    .description
+                    .replace(" in the system prompt", " below")
+                    .replace(" of the system prompt", " below");
+                let description = format!("{own}\n\n{map}");
                 tool.description = Some(description.into());
             }
             Mode::Search if def.name.as_str() == "t" => {

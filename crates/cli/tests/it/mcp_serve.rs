@@ -442,3 +442,68 @@ fn the_hosts_cancellation_reaches_the_upstream() {
         let _ = child.wait().await;
     });
 }
+
+#[test]
+fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("map.json"),
+        r#"{"files_read_file":"def files_read_file(path):\"read one text file by its path\""}"#,
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut maps = Vec::new();
+    for extra in [
+        "",
+        "map_style = \"distinct\"",
+        "compiled_map = \"map.json\"",
+    ] {
+        let path = config(dir.path(), "dispatch", extra);
+        let map = runtime.block_on(async {
+            let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+                .args(["mcp", "serve", "--config"])
+                .arg(&path)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+            let host = ().serve(io).await.unwrap();
+            let tools = host.list_all_tools().await.unwrap();
+            let map = tools[0].description.as_deref().unwrap().to_owned();
+            // Whatever the map, a call by name reaches the tool.
+            let r = host
+                .call_tool(call(
+                    "t",
+                    json!({"f": "files_read_file", "a": {"path": "p"}}),
+                ))
+                .await
+                .unwrap();
+            assert_eq!(text(&r), r#"read_file {"path":"p"}"#, "{extra}");
+            let _ = host.cancel().await;
+            let _ = child.wait().await;
+            map
+        });
+        maps.push(map);
+    }
+    assert_ne!(maps[0], maps[1], "the distinct style changes the map");
+    for map in &maps {
+        assert!(!map.contains("system prompt"), "{map}");
+        assert!(map.contains(" below"), "{map}");
+    }
+    assert!(
+        maps[2].contains("def files_read_file(path?):\"read one text file by its path\""),
+        "{}",
+        maps[2]
+    );
+    // A compiled map outside dispatch mode is a config error.
+    let bad = config(dir.path(), "minify", "compiled_map = \"map.json\"");
+    let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("compiled_map"), "{}", stderr(&out));
+}
