@@ -30,6 +30,42 @@ fn config(dir: &std::path::Path, mode: &str, extra: &str) -> std::path::PathBuf 
     path
 }
 
+/// A host (rmcp's client) connected over stdio to `chef mcp serve --config CONFIG`.
+struct Proxy {
+    host: rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    child: tokio::process::Child,
+}
+
+impl Proxy {
+    async fn start(config: impl AsRef<std::path::Path>) -> Self {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+            .args(["mcp", "serve", "--config"])
+            .arg(config.as_ref())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let host = ().serve(io).await.unwrap();
+        Self { host, child }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.host.cancel().await;
+        let _ = self.child.wait().await;
+    }
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
 fn text(result: &CallToolResult) -> String {
     result
         .content
@@ -48,23 +84,10 @@ fn call(name: &str, args: Value) -> CallToolRequestParams {
 #[test]
 fn an_rmcp_host_lists_calls_and_is_refused_through_the_proxy() {
     let dir = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    block_on(async {
         for mode in ["dispatch", "minify"] {
-            let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
-                .args(["mcp", "serve", "--config"])
-                .arg(config(dir.path(), mode, ""))
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .kill_on_drop(true)
-                .spawn()
-                .unwrap();
-            let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-            let host = ().serve(io).await.unwrap();
+            let proxy = Proxy::start(config(dir.path(), mode, "")).await;
+            let host = &proxy.host;
             let tools = host.list_all_tools().await.unwrap();
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
             let (read, blocked) = if mode == "dispatch" {
@@ -121,8 +144,7 @@ fn an_rmcp_host_lists_calls_and_is_refused_through_the_proxy() {
                 .unwrap();
             let body = serde_json::to_string(&status).unwrap();
             assert!(body.contains("files: up: 3 tools"), "{body}");
-            let _ = host.cancel().await;
-            let _ = child.wait().await;
+            proxy.stop().await;
         }
     });
 }
@@ -200,22 +222,9 @@ fn a_call_past_call_timeout_is_cancelled_and_answered_with_a_tool_error() {
         ),
     )
     .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
-            .args(["mcp", "serve", "--config"])
-            .arg(&path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-        let host = ().serve(io).await.unwrap();
+    block_on(async {
+        let proxy = Proxy::start(&path).await;
+        let host = &proxy.host;
         let r = host
             .call_tool(call("files_sleep", json!({"seconds": 5})))
             .await
@@ -228,8 +237,7 @@ fn a_call_past_call_timeout_is_cancelled_and_answered_with_a_tool_error() {
             .await
             .unwrap();
         assert_eq!(text(&r), "slept");
-        let _ = host.cancel().await;
-        let _ = child.wait().await;
+        proxy.stop().await;
     });
 }
 
@@ -247,22 +255,9 @@ fn an_upstream_that_stops_answering_is_withdrawn_and_restarted() {
         ),
     )
     .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
-            .args(["mcp", "serve", "--config"])
-            .arg(&path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-        let host = ().serve(io).await.unwrap();
+    block_on(async {
+        let proxy = Proxy::start(&path).await;
+        let host = &proxy.host;
         let status = |host: &rmcp::service::RunningService<rmcp::RoleClient, ()>| {
             let peer = host.peer().clone();
             async move {
@@ -279,7 +274,7 @@ fn an_upstream_that_stops_answering_is_withdrawn_and_restarted() {
         let mut seen_down = false;
         let mut back = false;
         for _ in 0..100 {
-            let s = status(&host).await;
+            let s = status(host).await;
             if s.contains("stopped answering") {
                 seen_down = true;
             }
@@ -289,8 +284,8 @@ fn an_upstream_that_stops_answering_is_withdrawn_and_restarted() {
             }
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
-        assert!(seen_down, "{}", status(&host).await);
-        assert!(back, "{}", status(&host).await);
+        assert!(seen_down, "{}", status(host).await);
+        assert!(back, "{}", status(host).await);
         // git never stopped; files works again.
         let r = host.call_tool(call("git_status", json!({}))).await.unwrap();
         assert_ne!(r.is_error, Some(true), "{}", text(&r));
@@ -299,8 +294,7 @@ fn an_upstream_that_stops_answering_is_withdrawn_and_restarted() {
             .await
             .unwrap();
         assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
-        let _ = host.cancel().await;
-        let _ = child.wait().await;
+        proxy.stop().await;
     });
 }
 
@@ -355,29 +349,15 @@ fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
         "{report}"
     );
     // A call through both proxies.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
-            .args(["mcp", "serve", "--config"])
-            .arg(&outer)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-        let host = ().serve(io).await.unwrap();
+    block_on(async {
+        let proxy = Proxy::start(&outer).await;
+        let host = &proxy.host;
         let r = host
             .call_tool(call("remote_git_commit", json!({"message": "m"})))
             .await
             .unwrap();
         assert_eq!(text(&r), r#"commit {"message":"m"}"#);
-        let _ = host.cancel().await;
-        let _ = child.wait().await;
+        proxy.stop().await;
     });
     let _ = upstream.kill();
     let _ = upstream.wait();
@@ -397,22 +377,9 @@ fn the_hosts_cancellation_reaches_the_upstream() {
         ),
     )
     .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
-            .args(["mcp", "serve", "--config"])
-            .arg(&path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap();
-        let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-        let host = ().serve(io).await.unwrap();
+    block_on(async {
+        let proxy = Proxy::start(&path).await;
+        let host = &proxy.host;
         let handle = host
             .peer()
             .send_cancellable_request(
@@ -438,8 +405,7 @@ fn the_hosts_cancellation_reaches_the_upstream() {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         }
         assert!(seen, "the upstream's sleep was never cancelled");
-        let _ = host.cancel().await;
-        let _ = child.wait().await;
+        proxy.stop().await;
     });
 }
 
@@ -451,10 +417,6 @@ fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
         r#"{"files_read_file":"def files_read_file(path):\"read one text file by its path\""}"#,
     )
     .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let mut maps = Vec::new();
     for extra in [
         "",
@@ -462,18 +424,9 @@ fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
         "compiled_map = \"map.json\"",
     ] {
         let path = config(dir.path(), "dispatch", extra);
-        let map = runtime.block_on(async {
-            let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
-                .args(["mcp", "serve", "--config"])
-                .arg(&path)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .kill_on_drop(true)
-                .spawn()
-                .unwrap();
-            let io = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-            let host = ().serve(io).await.unwrap();
+        let map = block_on(async {
+            let proxy = Proxy::start(&path).await;
+            let host = &proxy.host;
             let tools = host.list_all_tools().await.unwrap();
             let map = tools[0].description.as_deref().unwrap().to_owned();
             // Whatever the map, a call by name reaches the tool.
@@ -485,8 +438,7 @@ fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
                 .await
                 .unwrap();
             assert_eq!(text(&r), r#"read_file {"path":"p"}"#, "{extra}");
-            let _ = host.cancel().await;
-            let _ = child.wait().await;
+            proxy.stop().await;
             map
         });
         maps.push(map);
