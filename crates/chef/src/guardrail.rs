@@ -143,6 +143,7 @@ pub enum Problem {
 
 /// A reply checked against a guardrail.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Verdict {
     /// The reply holds: `content` is the tag's inner text, or the JSON object's text.
     Pass {
