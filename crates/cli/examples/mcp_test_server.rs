@@ -23,6 +23,8 @@
 //!   by `$MCP_TEST_CANCELLED_FILE`, if set), `grow` (adds a tool `grown_N` and sends
 //!   `tools/list_changed`), `crash` (exits at once, as a killed server would) and `hang`
 //!   (blocks the whole server: it answers nothing more, pings included).
+//! - `--bad-schema`: one more tool, `broken`, whose input schema is `{"type": "string"}`
+//!   (valid JSON, not a usable tool schema).
 //! - `--refuse-if FILE`: exit 4 before speaking MCP while FILE exists (a server that does
 //!   not come back until the test removes FILE).
 //! - `--catalogue FILE [--only-prefix P]`: serve the tools of FILE instead of `--set`'s, a
@@ -301,6 +303,7 @@ async fn main() {
     let mut page_size = usize::MAX;
     let mut loop_cursor = false;
     let mut extra = false;
+    let mut bad_schema = false;
     let mut catalogue: Option<String> = None;
     let mut only_prefix: Option<String> = None;
     let mut args = std::env::args().skip(1);
@@ -317,6 +320,7 @@ async fn main() {
             "--loop-cursor" => loop_cursor = true,
             "--malformed" => return serve_malformed().await,
             "--extra" => extra = true,
+            "--bad-schema" => bad_schema = true,
             "--catalogue" => catalogue = Some(args.next().expect("--catalogue FILE")),
             "--only-prefix" => only_prefix = Some(args.next().expect("--only-prefix P")),
             "--refuse-if" => {
@@ -342,6 +346,13 @@ async fn main() {
     };
     if extra {
         tools.extend(extra_tools());
+    }
+    if bad_schema {
+        tools.push(Tool::new(
+            "broken",
+            "A tool whose schema is not an object schema.",
+            Arc::new(object(json!({"type": "string"}))),
+        ));
     }
     let server = TestServer {
         tools: std::sync::RwLock::new(tools),

@@ -161,6 +161,37 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
     (tools, routes, skipped)
 }
 
+/// Compresses `tools`, leaving out (and naming, as log lines) each tool chef cannot use:
+/// an unusable schema, an over-long or empty name. The others are still served.
+fn compress_usable(
+    tools: &mut Vec<(ToolDefinition, Tool)>,
+    options: &Options,
+) -> Result<(Compressed, Vec<String>), chef_compress::CompressError> {
+    let mut left_out = Vec::new();
+    loop {
+        let defs: Vec<ToolDefinition> = tools.iter().map(|(d, _)| d.clone()).collect();
+        let e = match chef_compress::compress(&defs, options) {
+            Ok(c) => return Ok((c, left_out)),
+            Err(e) => e,
+        };
+        let culprit = match &e {
+            chef_compress::CompressError::Schema(schema) => tools
+                .iter()
+                .position(|(d, _)| d.name.as_str() == schema.tool()),
+            chef_compress::CompressError::NameTooLong { index, .. }
+            | chef_compress::CompressError::MissingName { index } => Some(*index),
+            _ => None,
+        };
+        match culprit.filter(|&i| i < tools.len()) {
+            Some(i) => {
+                let (def, _) = tools.remove(i);
+                left_out.push(format!("tool {} is left out: {e}", def.name.as_str()));
+            }
+            None => return Err(e),
+        }
+    }
+}
+
 /// The tool list the host sees for `compressed` in `mode`; `originals` by name keeps
 /// minify's titles and annotations.
 fn advertise(mode: Mode, compressed: &Compressed, originals: &HashMap<&str, &Tool>) -> Vec<Tool> {
@@ -305,17 +336,19 @@ impl Hub {
     pub(crate) async fn rebuild(&self) {
         let _one = self.rebuilding.lock().await;
         let lists = self.lists.lock().clone();
-        let (tools, routes, skipped) = combine(&self.config, &lists);
+        let (mut tools, mut routes, skipped) = combine(&self.config, &lists);
         for line in skipped {
             tracing::warn!("{line}");
         }
-        let defs: Vec<ToolDefinition> = tools.iter().map(|(d, _)| d.clone()).collect();
-        let originals: HashMap<&str, &Tool> =
-            tools.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
         let pins = self.pins.lock().clone();
         let options = options(&self.config, self.config.mode).with_pinned_codes(pins);
-        let compressed = match chef_compress::compress(&defs, &options) {
-            Ok(c) => c,
+        let compressed = match compress_usable(&mut tools, &options) {
+            Ok((compressed, left_out)) => {
+                for line in left_out {
+                    tracing::warn!("{line}");
+                }
+                compressed
+            }
             Err(e) => {
                 tracing::error!(
                     "cannot compress the upstream tools: {e}; the host keeps the previous list"
@@ -323,6 +356,9 @@ impl Hub {
                 return;
             }
         };
+        routes.retain(|name, _| tools.iter().any(|(d, _)| d.name.as_str() == name));
+        let originals: HashMap<&str, &Tool> =
+            tools.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
         self.pins.lock().extend(
             compressed
                 .codes()
@@ -539,15 +575,19 @@ impl Hub {
     pub(crate) fn check_report(
         config: &Config,
         lists: &BTreeMap<String, Vec<Tool>>,
-    ) -> Result<Vec<(Mode, usize, String)>, String> {
+    ) -> Result<(Vec<(Mode, usize, String)>, Vec<String>), String> {
         let (tools, _, _) = combine(config, lists);
-        let defs: Vec<ToolDefinition> = tools.iter().map(|(d, _)| d.clone()).collect();
-        let originals: HashMap<&str, &Tool> =
-            tools.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
         let mut out = Vec::new();
+        let mut left_out = Vec::new();
         for mode in Mode::ALL {
-            let mode_options = options(config, mode);
-            let c = chef_compress::compress(&defs, &mode_options).map_err(|e| e.to_string())?;
+            let mut usable = tools.clone();
+            let (c, dropped) =
+                compress_usable(&mut usable, &options(config, mode)).map_err(|e| e.to_string())?;
+            if left_out.is_empty() {
+                left_out = dropped;
+            }
+            let originals: HashMap<&str, &Tool> =
+                usable.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
             let list = advertise(mode, &c, &originals);
             out.push((
                 mode,
@@ -555,6 +595,6 @@ impl Hub {
                 serde_json::to_string(&json!({ "tools": list })).unwrap_or_default(),
             ));
         }
-        Ok(out)
+        Ok((out, left_out))
     }
 }

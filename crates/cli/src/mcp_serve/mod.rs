@@ -247,7 +247,7 @@ async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
             }
         }
     }
-    let report = Hub::check_report(&config, &lists).map_err(CliError::McpServe)?;
+    let (report, left_out) = Hub::check_report(&config, &lists).map_err(CliError::McpServe)?;
     let mut modes: Vec<serde_json::Value> = Vec::with_capacity(report.len());
     for (mode, count, text) in &report {
         let mut m = serde_json::Map::new();
@@ -260,11 +260,19 @@ async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
         }
         modes.push(serde_json::Value::Object(m));
     }
-    let out = json!({
+    let mut out = json!({
         "mode": config.mode.as_str(),
         "servers": servers,
         "modes": modes,
     });
+    if !left_out.is_empty() {
+        for line in &left_out {
+            eprintln!("chef: {line}");
+        }
+        if let Some(map) = out.as_object_mut() {
+            map.insert("left_out".to_owned(), json!(left_out));
+        }
+    }
     crate::output::json_line(&out)?;
     if !failed.is_empty() {
         return Err(CliError::McpServersFailed {

@@ -199,6 +199,23 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
     );
     assert_eq!(report["servers"][1]["status"], "ok");
 
+    // A tool whose schema chef cannot use is left out and named; the others are served.
+    std::fs::write(
+        &bad,
+        format!(
+            "[[server]]\nname = \"files\"\ncommand = \"{} --set files --bad-schema\"\n",
+            test_server().replace('"', "\\\"")
+        ),
+    )
+    .unwrap();
+    let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["modes"][0]["tools"], 3, "{report}");
+    let left_out = report["left_out"][0].as_str().unwrap();
+    assert!(left_out.contains("files_broken"), "{report}");
+    assert!(stderr(&out).contains("files_broken"), "{}", stderr(&out));
+
     // A bad config: one line naming the problem, exit 2.
     std::fs::write(&bad, "mode = \"everything\"\n").unwrap();
     let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
