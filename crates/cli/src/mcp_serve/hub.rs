@@ -161,6 +161,10 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
     (tools, routes, skipped)
 }
 
+/// Per mode, the tools the host would see and their `tools/list` JSON; and the tools left
+/// out (log lines).
+pub(crate) type CheckReport = (Vec<(Mode, usize, String)>, Vec<String>);
+
 /// Compresses `tools`, leaving out (and naming, as log lines) each tool chef cannot use:
 /// an unusable schema, an over-long or empty name. The others are still served.
 fn compress_usable(
@@ -575,7 +579,7 @@ impl Hub {
     pub(crate) fn check_report(
         config: &Config,
         lists: &BTreeMap<String, Vec<Tool>>,
-    ) -> Result<(Vec<(Mode, usize, String)>, Vec<String>), String> {
+    ) -> Result<CheckReport, String> {
         let (tools, _, _) = combine(config, lists);
         let mut out = Vec::new();
         let mut left_out = Vec::new();
