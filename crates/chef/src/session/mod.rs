@@ -312,7 +312,9 @@ pub struct Chef {
     compiled_hooks: Vec<(Subscription, CompiledHook)>,
     next_subscription: u64,
     /// The output guardrail and the assistant prefill (see `set_guardrail`, `set_prefill`).
-    guardrail: Option<crate::guardrail::Guardrail>,
+    /// The guardrail and its instruction, rendered once when set (a JSON schema would
+    /// otherwise be serialised again at every compile).
+    guardrail: Option<(crate::guardrail::Guardrail, String)>,
     prefill: Option<String>,
     overflow: OverflowState,
     tokenizer: Option<Arc<dyn Tokenizer>>,
@@ -647,13 +649,13 @@ impl Chef {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_guardrail(&mut self, guardrail: Option<crate::guardrail::Guardrail>) -> &mut Self {
-        self.guardrail = guardrail;
+        self.guardrail = guardrail.map(with_instruction);
         self
     }
 
     /// The output guardrail in force.
     pub fn guardrail(&self) -> Option<&crate::guardrail::Guardrail> {
-        self.guardrail.as_ref()
+        self.guardrail.as_ref().map(|(g, _)| g)
     }
 
     /// Sets the text the model's reply must start with (replacing any), or clears it with
@@ -675,7 +677,7 @@ impl Chef {
     /// a prefill, pass the reply with the prefill in front (the provider returns only what
     /// follows it).
     pub fn check_reply(&self, reply: &str) -> Option<crate::guardrail::Verdict> {
-        self.guardrail.as_ref().map(|g| g.check(reply))
+        self.guardrail().map(|g| g.check(reply))
     }
 
     /// Attaches memory (enables the memory tools in legacy mode and the memory layer).
@@ -1283,10 +1285,7 @@ impl Chef {
             system_announcements: self
                 .announcements
                 .render_for(target, Channel::System, extra),
-            guardrail: self
-                .guardrail
-                .as_ref()
-                .map(crate::guardrail::Guardrail::instruction),
+            guardrail: self.guardrail.as_ref().map(|(_, text)| text.clone()),
             prefill: self.prefill.clone(),
         })
     }
@@ -1538,6 +1537,14 @@ impl Chef {
 }
 
 /// Forwards `memory`'s change events to a session subscriber.
+/// A guardrail with its instruction rendered, as the session keeps it.
+fn with_instruction(
+    guardrail: crate::guardrail::Guardrail,
+) -> (crate::guardrail::Guardrail, String) {
+    let text = guardrail.instruction();
+    (guardrail, text)
+}
+
 fn bridge_memory_events(
     memory: &mut Memory,
     subscriber: Subscriber,

@@ -159,7 +159,7 @@ impl Chef {
             new_context_requested: self.new_context_requested,
             overflow: &self.overflow,
             dynamic_state: self.dynamic_state(),
-            guardrail: self.guardrail.as_ref(),
+            guardrail: self.guardrail(),
             prefill: self.prefill.as_deref(),
         };
         let snapshot = Snapshot::new(state).with_created_turn(self.turn);
@@ -271,7 +271,7 @@ impl Chef {
             Some(dynamic) => self.put_dynamic_state(dynamic),
             None => self.dynamic = None,
         }
-        self.guardrail.clone_from(&state.guardrail);
+        self.guardrail = state.guardrail.clone().map(super::with_instruction);
         self.prefill.clone_from(&state.prefill);
         if widened && self.config.announce_tool_changes {
             // The snapshot's announcement of blocked tools predates the blocks kept now.
@@ -309,7 +309,7 @@ impl Chef {
             new_context_requested: self.new_context_requested,
             overflow: &self.overflow,
             dynamic_state: self.dynamic_state(),
-            guardrail: self.guardrail.as_ref(),
+            guardrail: self.guardrail(),
             prefill: self.prefill.as_deref(),
         }
         .encode()
