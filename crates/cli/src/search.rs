@@ -309,6 +309,27 @@ fn evaluate(
     out.write_all(b"\n").map_err(write_error)
 }
 
+/// Every non-blank line of a JSON Lines file, parsed, with a maker of that line's error.
+fn json_lines<'a>(
+    path: &'a Path,
+    text: &'a str,
+) -> impl Iterator<Item = Result<(Value, impl Fn(String) -> CliError + 'a), CliError>> + 'a {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(move |(i, line)| {
+            let problem = move |problem: String| CliError::Queries {
+                path: path.to_owned(),
+                line: i + 1,
+                problem,
+            };
+            match serde_json::from_str::<Value>(line) {
+                Ok(value) => Ok((value, problem)),
+                Err(e) => Err(problem(format!("not valid JSON at column {}", e.column()))),
+            }
+        })
+}
+
 /// The labelled requests of every non-blank line (of `split` only, when given), in order;
 /// every expected tool must be one of `tools`.
 fn parse_labelled(
@@ -319,17 +340,8 @@ fn parse_labelled(
 ) -> Result<Vec<LabelledQuery>, CliError> {
     let names: std::collections::HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let mut labelled = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let problem = |problem: String| CliError::Queries {
-            path: path.to_owned(),
-            line: i + 1,
-            problem,
-        };
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| problem(format!("not valid JSON at column {}", e.column())))?;
+    for line in json_lines(path, text) {
+        let (value, problem) = line?;
         if !value.is_object() {
             return Err(problem(
                 "expected an object like {\"query\":\"…\",\"expected\":[\"tool\"]}".to_owned(),
@@ -355,17 +367,8 @@ fn parse_labelled(
 /// The `query` of every non-blank line, in order.
 fn parse_queries(path: &Path, text: &str) -> Result<Vec<String>, CliError> {
     let mut queries = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let problem = |problem: String| CliError::Queries {
-            path: path.to_owned(),
-            line: i + 1,
-            problem,
-        };
-        let value: Value = serde_json::from_str(line)
-            .map_err(|e| problem(format!("not valid JSON at column {}", e.column())))?;
+    for line in json_lines(path, text) {
+        let (value, problem) = line?;
         match value.get("query") {
             Some(Value::String(query)) => queries.push(query.clone()),
             Some(_) => return Err(problem("`query` is not a string".to_owned())),
