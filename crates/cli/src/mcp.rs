@@ -593,42 +593,43 @@ async fn list_tools(
             })?;
     stage.store(Stage::ListTools as u8, Ordering::Relaxed);
     let server = client.peer_info().and_then(|info| info.server_info.clone());
-    // Follow `nextCursor` page by page; a cursor seen before means the pages loop.
+    let tools = list_all(client.peer())
+        .await
+        .map_err(|message| ServerError::ListTools { message })?;
+    let _ = client.cancel().await;
+    Ok(Listed { server, tools })
+}
+
+/// Every tool a server lists, following `nextCursor` page by page; a cursor seen before
+/// means the pages loop. The error is a sentence for the user.
+pub(crate) async fn list_all(peer: &rmcp::Peer<rmcp::RoleClient>) -> Result<Vec<Tool>, String> {
     let mut tools = Vec::new();
     let mut seen = HashSet::new();
     let mut cursor = None;
     loop {
-        let page = client
+        let page = peer
             .list_tools(Some(
                 PaginatedRequestParams::default().with_cursor(cursor.clone()),
             ))
             .await
-            .map_err(|e| ServerError::ListTools {
-                message: match e {
-                    // rmcp could not read the result as a tool list.
-                    ServiceError::UnexpectedResponse => {
-                        "the reply is not an MCP tool list".to_owned()
-                    }
-                    ServiceError::TransportClosed => "the server closed the connection".to_owned(),
-                    other => clip(&other.to_string()),
-                },
+            .map_err(|e| match e {
+                // rmcp could not read the result as a tool list.
+                ServiceError::UnexpectedResponse => "the reply is not an MCP tool list".to_owned(),
+                ServiceError::TransportClosed => "the server closed the connection".to_owned(),
+                other => clip(&other.to_string()),
             })?;
         tools.extend(page.tools);
         match page.next_cursor {
-            None => break,
+            None => return Ok(tools),
             Some(next) if !seen.insert(next.clone()) => {
-                return Err(ServerError::ListTools {
-                    message: format!(
-                        "the server sent nextCursor {:?} twice: its pages loop",
-                        clip(&next)
-                    ),
-                });
+                return Err(format!(
+                    "the server sent nextCursor {:?} twice: its pages loop",
+                    clip(&next)
+                ));
             }
             Some(next) => cursor = Some(next),
         }
     }
-    let _ = client.cancel().await;
-    Ok(Listed { server, tools })
 }
 
 /// rmcp's handshake errors, without the transport's type name.

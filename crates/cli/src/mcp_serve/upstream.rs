@@ -2,15 +2,14 @@
 //! it dies or fails to start, withdraw its tools and start it again after a growing pause.
 
 use std::{
-    collections::HashSet,
     process::Stdio,
     sync::{Arc, Weak},
     time::{Duration, Instant},
 };
 
 use rmcp::{
-    ClientHandler, Peer, RoleClient, ServiceExt,
-    model::{ClientConfig, ClientRequest, PaginatedRequestParams, ProgressNotificationParam, Tool},
+    ClientHandler, RoleClient, ServiceExt,
+    model::{ClientConfig, ClientRequest, ProgressNotificationParam, Tool},
     service::{NotificationContext, RunningService},
 };
 use tokio::{io::AsyncReadExt, process::Command, sync::mpsc};
@@ -19,7 +18,7 @@ use super::{
     config::{Transport, Upstream},
     hub::{Hub, Status},
 };
-use crate::mcp::{client_config, clip, handshake_message, last_line};
+use crate::mcp::{client_config, clip, handshake_message, last_line, list_all};
 
 /// The first pause before a restart; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -50,29 +49,6 @@ impl ClientHandler for Handler {
     ) {
         if let Some(hub) = self.hub.upgrade() {
             hub.progress(params).await;
-        }
-    }
-}
-
-/// Lists every page of tools.
-pub(crate) async fn list_all(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, String> {
-    let mut tools = Vec::new();
-    let mut seen = HashSet::new();
-    let mut cursor = None;
-    loop {
-        let page = peer
-            .list_tools(Some(
-                PaginatedRequestParams::default().with_cursor(cursor.clone()),
-            ))
-            .await
-            .map_err(|e| format!("tools/list failed: {}", clip(&e.to_string())))?;
-        tools.extend(page.tools);
-        match page.next_cursor {
-            None => return Ok(tools),
-            Some(next) if !seen.insert(next.clone()) => {
-                return Err("tools/list pages loop (a nextCursor came twice)".to_owned());
-            }
-            Some(next) => cursor = Some(next),
         }
     }
 }
@@ -145,7 +121,9 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, String> {
         let service = connecting
             .await
             .map_err(|e| format!("MCP handshake failed: {}", handshake_message(&e)))?;
-        let tools = list_all(service.peer()).await?;
+        let tools = list_all(service.peer())
+            .await
+            .map_err(|e| format!("tools/list: {e}"))?;
         Ok::<_, String>((service, tools))
     };
     let outcome = tokio::time::timeout(hub.config.start_timeout, session).await;
