@@ -138,4 +138,32 @@ pub enum ChefEvent {
         /// Failures in a row, this one included.
         failures: u32,
     },
+    /// A tool result (or a caller's text) was stored in the `vfs` namespace (see
+    /// [`crate::offload`]).
+    Offloaded {
+        /// Its `context://vfs/…` address.
+        uri: String,
+        /// Bytes of content.
+        bytes: usize,
+        /// The real tool whose result it was, when known.
+        tool: Option<String>,
+        /// The store already held this content (nothing new was written).
+        deduplicated: bool,
+    },
+    /// A pending offload could not be stored; the full result went back into the history.
+    OffloadFailed {
+        /// The address it would have had.
+        uri: String,
+        /// The store's error.
+        error: String,
+    },
+    /// Cleanup evicted an offloaded entry.
+    OffloadEvicted {
+        /// Its address.
+        uri: String,
+        /// Its size in bytes.
+        bytes: u64,
+        /// Why.
+        reason: crate::offload::EvictReason,
+    },
 }

@@ -16,6 +16,7 @@
 //!   with compare-and-set writes, an in-memory and a file-system backend.
 //! * [`memory`]: the session's memory entries (TTL in turns, validation hook, change
 //!   events, the rendered memory block), persisted through a store.
+//! * [`offload`]: large tool results stored in the context store and replaced by a preview.
 //! * [`snapshot`]: the versioned on-disk envelope for session snapshots, saved atomically.
 //! * [`tool_search`]: a compressed tool set composed with a provider's native tool search.
 //!
@@ -38,6 +39,7 @@ pub mod guardrail;
 pub mod memory;
 pub mod namespace;
 pub mod notices;
+pub mod offload;
 pub mod overflow;
 pub mod owned;
 pub mod prune;
@@ -68,8 +70,9 @@ pub use crate::{
         CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
     },
     session::{
-        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, MemoryPlacement, OwnedCall,
-        Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall, SessionState, TargetOptions,
+        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, FlushReport, MemoryPlacement,
+        OwnedCall, Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall, SessionState,
+        TargetOptions,
     },
 };
 

@@ -119,7 +119,10 @@ pub fn context_tool() -> ToolDefinition {
                 "insert_line": {"type": "integer", "description": "insert: the line after which to insert (0 = at the top)."},
                 "insert_text": {"type": "string", "description": "insert: the text to insert."},
                 "new_path": {"type": "string", "description": "rename: the new address, in the same namespace."},
-                "query": {"type": "string", "description": "search: text to look for (case-insensitive)."},
+                "query": {"type": "string", "description": "search: text to look for (case-insensitive); in a directory, or inside one entry (matching lines with their numbers)."},
+                "offset": {"type": "integer", "description": "view: the first line to show (1-based, default 1)."},
+                "limit": {"type": "integer", "description": "view: how many lines to show (long entries are shown in parts)."},
+                "column": {"type": "integer", "description": "view: where to start inside the first line (1-based), to read on in a very long line."},
                 "description": {"type": "string", "description": "create under memory/: a one-line description."}
             },
             "required": ["command", "path"]

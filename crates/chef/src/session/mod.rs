@@ -5,6 +5,7 @@ mod body;
 pub(crate) mod compiler;
 mod dynamic;
 mod history;
+mod offload;
 mod overflow;
 mod route;
 mod select;
@@ -21,6 +22,7 @@ pub use self::compiler::TargetOptions;
 use self::select::{SelectInput, TurnTools};
 pub use self::{
     assemble::ANCHOR_LINE,
+    offload::FlushReport,
     route::{OwnedCall, Routed, RoutedCall},
     state::{RestoreOptions, SessionState},
 };
@@ -341,6 +343,12 @@ pub struct Chef {
     allowlist: Option<Vec<String>>,
     /// The task pruning ranks on instead of the conversation (see [`Chef::set_task`]).
     task_override: Option<String>,
+    /// The offload policy (see [`Chef::set_offload_policy`]).
+    offload: Option<crate::offload::OffloadPolicy>,
+    /// Offloaded results not yet written to the store.
+    offload_pending: Vec<crate::offload::PendingOffload>,
+    /// Notices about offloads for the next compile.
+    offload_notices: Vec<String>,
 }
 
 impl std::fmt::Debug for Chef {
@@ -407,6 +415,9 @@ impl Chef {
             unmatched_checked: None,
             allowlist: None,
             task_override: None,
+            offload: None,
+            offload_pending: Vec::new(),
+            offload_notices: Vec::new(),
         }
     }
 
@@ -490,6 +501,9 @@ impl Chef {
             unmatched_checked: self.unmatched_checked,
             allowlist: self.allowlist.clone(),
             task_override: self.task_override.clone(),
+            offload: self.offload.clone(),
+            offload_pending: self.offload_pending.clone(),
+            offload_notices: self.offload_notices.clone(),
         }
     }
 
@@ -584,6 +598,8 @@ impl Chef {
                 is_error: true,
             });
         }
+        // Offloaded results the model may be about to read are written first.
+        self.flush_offloads().await?;
         let before = self.memory.as_ref().map(crate::memory::Memory::state);
         let store = Arc::clone(&self.store);
         let writable = self.config.writable.clone();
@@ -1132,7 +1148,16 @@ impl Chef {
     }
 
     /// Appends a message to the history.
+    ///
+    /// With an [offload policy](Self::set_offload_policy), a tool result over its limit is
+    /// replaced by its preview here, and its full text written to the store at the next
+    /// async step (see [`flush_offloads`](Self::flush_offloads)).
     pub fn push(&mut self, message: Message) -> &mut Self {
+        let message = if self.offload.is_some() {
+            self.offload_incoming(message)
+        } else {
+            message
+        };
         self.history.push(message);
         self
     }
@@ -1435,6 +1460,7 @@ impl Chef {
         }
         wire.notices.extend(pending);
         wire.notices.extend(self.unmatched_blocklist_notices());
+        wire.notices.extend(self.offload_compile_notices());
         let meta = PayloadMeta {
             turn: self.turn,
             wire_tools,

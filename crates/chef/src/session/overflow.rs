@@ -76,8 +76,10 @@ impl Chef {
         }
     }
 
-    /// Runs overflow then compiles: the turn an agent loop with a [`Summarizer`] calls.
+    /// Writes pending offloads, runs overflow, then compiles: the turn an agent loop with a
+    /// [`Summarizer`] or an offload policy calls.
     pub async fn compile_async(&mut self, target: Target) -> Result<Payload, ChefError> {
+        self.flush_offloads().await?;
         self.overflow().await?;
         self.compile(target)
     }
@@ -88,6 +90,7 @@ impl Chef {
         &mut self,
         target: Target,
     ) -> Result<ChunkedPayload, ChefError> {
+        self.flush_offloads().await?;
         self.overflow().await?;
         self.compile_chunked(target)
     }

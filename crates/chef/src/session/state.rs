@@ -68,6 +68,12 @@ pub struct SessionState {
     /// The assistant prefill (`None`: not set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill: Option<String>,
+    /// The offload policy (`None`: not set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offload_policy: Option<crate::offload::OffloadPolicy>,
+    /// Offloaded results not yet written to the store (their full text).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub offload_pending: Vec<crate::offload::PendingOffload>,
 }
 
 /// How [`Chef::restore_with`] (and [`Chef::load_with`]) treat the snapshot.
@@ -113,6 +119,10 @@ pub(crate) struct SessionStateRef<'a> {
     guardrail: Option<&'a crate::guardrail::Guardrail>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prefill: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offload_policy: Option<&'a crate::offload::OffloadPolicy>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    offload_pending: &'a [crate::offload::PendingOffload],
 }
 
 impl From<SessionStateRef<'_>> for SessionState {
@@ -134,6 +144,8 @@ impl From<SessionStateRef<'_>> for SessionState {
             dynamic_state: state.dynamic_state.cloned(),
             guardrail: state.guardrail.cloned(),
             prefill: state.prefill.map(str::to_owned),
+            offload_policy: state.offload_policy.cloned(),
+            offload_pending: state.offload_pending.to_vec(),
         }
     }
 }
@@ -161,6 +173,8 @@ impl Chef {
             dynamic_state: self.dynamic_state(),
             guardrail: self.guardrail(),
             prefill: self.prefill.as_deref(),
+            offload_policy: self.offload.as_ref(),
+            offload_pending: &self.offload_pending,
         };
         let snapshot = Snapshot::new(state).with_created_turn(self.turn);
         match label {
@@ -273,6 +287,9 @@ impl Chef {
         }
         self.guardrail = state.guardrail.clone().map(super::with_instruction);
         self.prefill.clone_from(&state.prefill);
+        self.offload.clone_from(&state.offload_policy);
+        self.offload_pending.clone_from(&state.offload_pending);
+        self.offload_notices.clear();
         if widened && self.config.announce_tool_changes {
             // The snapshot's announcement of blocked tools predates the blocks kept now.
             self.announce_blocked();
@@ -311,6 +328,8 @@ impl Chef {
             dynamic_state: self.dynamic_state(),
             guardrail: self.guardrail(),
             prefill: self.prefill.as_deref(),
+            offload_policy: self.offload.as_ref(),
+            offload_pending: &self.offload_pending,
         }
         .encode()
     }

@@ -26,6 +26,7 @@ mod limits_config;
 mod load;
 mod memory;
 mod memory_retry;
+mod offload;
 mod output;
 mod overflow;
 #[cfg(feature = "postgres")]
