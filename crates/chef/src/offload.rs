@@ -34,6 +34,18 @@
 //! assert!(text.contains("[… lines 17–994 not shown …]"));
 //! ```
 //!
+//! Sizes are written with thousands separators (`8,893 characters`); line numbers, which
+//! the model passes back as `offset`, are written plain.
+//!
+//! ```
+//! # use chef::offload::{Keep, preview};
+//! let log: String = (1..=5_000).map(|i| format!("{i}\n")).collect();
+//! let text = preview(&log, "context://vfs/x", &Keep::HeadTail { head: 10, tail: 5 });
+//! assert!(text.contains("in 5,000 lines"));
+//! assert!(text.contains("view with offset 6 "));
+//! assert!(text.contains("[… lines 6–4999 not shown …]"));
+//! ```
+//!
 //! [`Chef`]: crate::Chef
 
 use std::collections::BTreeMap;
@@ -328,11 +340,13 @@ pub fn preview(text: &str, uri: &str, keep: &Keep) -> String {
     out
 }
 
+/// A line range. Line numbers are addresses the model passes back (`offset`), so they are
+/// written plain, never with thousands separators.
 fn range(one: &str, many: &str, from: usize, to: usize) -> String {
     if from == to {
-        format!("{one} {}", grouped(from))
+        format!("{one} {from}")
     } else {
-        format!("{many} {}–{}", grouped(from), grouped(to))
+        format!("{many} {from}–{to}")
     }
 }
 

@@ -745,7 +745,12 @@ fn positive(args: &Map<String, Value>, name: &str) -> Result<Option<usize>, Owne
     let n = match args.get(name) {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::Number(n)) => n.as_u64().ok_or_else(bad)?,
-        Some(Value::String(s)) => s.trim().parse::<u64>().map_err(|_| bad())?,
+        // "2,020" and "2_020" too: written back from a reply with separators.
+        Some(Value::String(s)) => s
+            .trim()
+            .replace([',', '_'], "")
+            .parse::<u64>()
+            .map_err(|_| bad())?,
         Some(_) => return Err(bad()),
     };
     if n == 0 {
@@ -783,7 +788,7 @@ fn view_range(content: &str, uri: &str, range: ViewRange) -> OwnedReply {
             "{uri} has {} line{}; offset {} is past its end.",
             grouped(total),
             if total == 1 { "" } else { "s" },
-            grouped(range.offset)
+            range.offset
         ));
     }
     let from = range.offset - 1;
@@ -799,9 +804,9 @@ fn view_range(content: &str, uri: &str, range: ViewRange) -> OwnedReply {
         if range.column > first_len.max(1) {
             return OwnedReply::err(format!(
                 "line {} of {uri} has {} characters; column {} is past its end.",
-                grouped(from + 1),
+                from + 1,
                 grouped(first_len),
-                grouped(range.column)
+                range.column
             ));
         }
         let start = first
@@ -815,20 +820,20 @@ fn view_range(content: &str, uri: &str, range: ViewRange) -> OwnedReply {
             out.push_str(&format!(
                 "\n[{uri}: line {} of {}, characters {}–{} of {}; view with offset {} and \
                  column {} to read on]",
-                grouped(from + 1),
-                grouped(total),
-                grouped(range.column),
-                grouped(end_col),
-                grouped(first_len),
-                grouped(from + 1),
-                grouped(end_col + 1)
+                from + 1,
+                total,
+                range.column,
+                end_col,
+                first_len,
+                from + 1,
+                end_col + 1
             ));
         } else if from + 1 < total {
             out.push_str(&format!(
                 "\n[{uri}: the end of line {} of {}; view with offset {} to read on]",
-                grouped(from + 1),
-                grouped(total),
-                grouped(from + 2)
+                from + 1,
+                total,
+                from + 2
             ));
         }
         return OwnedReply::ok(out);
@@ -845,17 +850,9 @@ fn view_range(content: &str, uri: &str, range: ViewRange) -> OwnedReply {
     }
     let mut out = numbered_lines(content, &lines, from, to);
     if from > 0 || to < total {
-        out.push_str(&format!(
-            "\n[{uri}: lines {}–{} of {}",
-            grouped(from + 1),
-            grouped(to),
-            grouped(total)
-        ));
+        out.push_str(&format!("\n[{uri}: lines {}–{} of {}", from + 1, to, total));
         if to < total {
-            out.push_str(&format!(
-                "; view with offset {} to read on",
-                grouped(to + 1)
-            ));
+            out.push_str(&format!("; view with offset {} to read on", to + 1));
         }
         out.push(']');
     }
@@ -890,8 +887,7 @@ fn search_entry(content: &str, query: &str, uri: &str) -> String {
                 .find(&q)
                 .map_or(1, |b| line.get(..b).map_or(0, |p| p.chars().count()) + 1);
             format!(
-                "(column {}) {}",
-                grouped(column),
+                "(column {column}) {}",
                 snippet(line, query).unwrap_or_default()
             )
         };
@@ -1106,16 +1102,18 @@ mod tests {
         assert!(!r.is_error);
         assert!(r.text.starts_with("     1\trow 1\n"));
         assert!(r.text.ends_with(
-            "   400\trow 400\n[context://vfs/x: lines 1–400 of 1,000; view with offset 401 to read on]"
+            "   400\trow 400\n[context://vfs/x: lines 1–400 of 1000; view with offset 401 to read on]"
         ));
         let r = view_range(&text, "u", range(998, Some(10), 1));
         assert_eq!(
             r.text,
-            "   998\trow 998\n   999\trow 999\n  1000\trow 1000\n[u: lines 998–1,000 of 1,000]"
+            "   998\trow 998\n   999\trow 999\n  1000\trow 1000\n[u: lines 998–1000 of 1000]"
         );
         let r = view_range(&text, "u", range(1_001, None, 1));
         assert!(
-            r.is_error && r.text.contains("offset 1,001 is past its end"),
+            r.is_error
+                && r.text
+                    .contains("has 1,000 lines; offset 1001 is past its end"),
             "{}",
             r.text
         );
@@ -1133,7 +1131,7 @@ mod tests {
         let line = "x".repeat(50_000);
         let r = view_range(&line, "u", range(1, None, 1));
         assert!(r.text.ends_with(
-            "[u: line 1 of 1, characters 1–20,000 of 50,000; view with offset 1 and column 20,001 to read on]"
+            "[u: line 1 of 1, characters 1–20000 of 50000; view with offset 1 and column 20001 to read on]"
         ));
         let r = view_range(&line, "u", range(1, None, 40_001));
         assert_eq!(r.text.len(), 6 + 1 + 10_000);
@@ -1164,7 +1162,7 @@ mod tests {
     #[test]
     fn view_numbers_are_checked() {
         let mut args = Map::new();
-        args.insert("offset".into(), "12".into());
+        args.insert("offset".into(), "1,2".into());
         args.insert("limit".into(), 5.into());
         assert_eq!(ViewRange::from_args(&args).unwrap(), range(12, Some(5), 1));
         args.insert("offset".into(), 0.into());
