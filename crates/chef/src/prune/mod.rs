@@ -69,8 +69,9 @@ pub enum KeepReason {
     AlwaysKept,
 }
 
-/// Which flat tools `compile` keeps each turn. The task is the text of the latest user
-/// message.
+/// Which flat tools `compile` keeps each turn. The task is what
+/// [`Chef::pruning_task`](crate::Chef::pruning_task) returns: the latest user request as the
+/// conversation states it, or the text set with [`Chef::set_task`](crate::Chef::set_task).
 ///
 /// ```
 /// use chef::PrunePolicy;
@@ -511,14 +512,48 @@ impl Pruner {
     /// its score and the matched terms. Empty when the index abstains (nothing fits).
     /// With an embedding model ([`set_embedder`](Self::set_embedder)), the hybrid ranks
     /// and abstains (scores are then hybrid scores, `0..=1`).
+    ///
+    /// A task of several lines (a session's task for a short reply is the request, the
+    /// question it answers and the reply, one per line) on which the index abstains as a
+    /// whole — each line's chatter counting against the others — is ranked line by line
+    /// instead, the last line first, and the lines' hits are merged in turns (the best of
+    /// each line, then the second of each, …), each tool once, up to `k`. A line on which
+    /// the index abstains adds nothing.
     pub fn rank_by_task(&self, task: &str, k: usize) -> PruneResult {
-        let results = match self.hybrid_index().map(|h| h.search(task, k)) {
+        let search = |text: &str| match self.hybrid_index().map(|h| h.search(text, k)) {
             Some(Ok(results)) => results,
-            _ => self.index().search(task, k),
+            _ => self.index().search(text, k),
+        };
+        let whole = search(task);
+        let hits = if whole.abstained
+            && task
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .nth(1)
+                .is_some()
+        {
+            let per_line: Vec<Vec<chef_compress::search::Hit>> = task
+                .lines()
+                .rev()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| search(l).hits)
+                .collect();
+            let mut merged: Vec<chef_compress::search::Hit> = Vec::new();
+            let deepest = per_line.iter().map(Vec::len).max().unwrap_or(0);
+            for depth in 0..deepest {
+                for hit in per_line.iter().filter_map(|hits| hits.get(depth)) {
+                    if merged.len() < k && !merged.iter().any(|m| m.index == hit.index) {
+                        merged.push(hit.clone());
+                    }
+                }
+            }
+            merged
+        } else {
+            whole.hits
         };
         let mut tools = Vec::new();
         let mut reasons = Vec::new();
-        for (rank, hit) in results.hits.iter().enumerate() {
+        for (rank, hit) in hits.iter().enumerate() {
             let Some(tool) = self.flat.get(hit.index) else {
                 continue;
             };

@@ -979,8 +979,9 @@ impl Chef {
         self.allowlist.as_deref()
     }
 
-    /// Prunes (and ranks) on this task text instead of the latest user message; `None`
-    /// goes back to the conversation. Kept across `restore`.
+    /// Prunes (and ranks) on this task text instead of the conversation's request (see
+    /// [`pruning_task`](Self::pruning_task)); `None` goes back to the conversation. Kept
+    /// across `restore`.
     pub fn set_task(&mut self, task: Option<impl Into<String>>) -> &mut Self {
         self.task_override = task.map(Into::into);
         self
@@ -1120,18 +1121,80 @@ impl Chef {
         chef_openai::chat::response_format(&tools.wire_tools(), &self.routing_names)
     }
 
-    /// The task text for pruning: the override set with [`set_task`](Self::set_task), else
-    /// the latest user message's text.
+    /// The text pruning ranks on this turn (see [`PrunePolicy::Ranked`]): the override set
+    /// with [`set_task`](Self::set_task), else the request as the conversation states it.
+    ///
+    /// That is the latest user message that has text. Tool results do not count (also when
+    /// they travel in a user message, as Anthropic's do), so while the model works through
+    /// tool calls the task stays the request they serve — and the ranked tool list, and the
+    /// prompt cache, stay put. A short reply of four words or fewer ("yes", "go ahead",
+    /// "the second one") to an assistant message that ends with a question answers that
+    /// question: the task is then the user's request before it, the assistant's question,
+    /// and the reply, one per line, in that order. A short message after anything else is
+    /// a request of its own ("now use the shell"). Ranked pruning ranks such a task line by
+    /// line when the index abstains on it as a whole (see [`Pruner::rank_by_task`]).
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::Message;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.push(Message::user("Clean up my repository"));
+    /// chef.push(Message::assistant("Shall I delete the merged branches?"));
+    /// chef.push(Message::user("yes"));
+    /// assert_eq!(
+    ///     chef.pruning_task(),
+    ///     "Clean up my repository\nShall I delete the merged branches?\nyes"
+    /// );
+    /// ```
+    pub fn pruning_task(&self) -> String {
+        self.task()
+    }
+
     fn task(&self) -> String {
         if let Some(task) = &self.task_override {
             return task.clone();
         }
-        self.history
+        let has_text = |m: &Message| {
+            m.content
+                .iter()
+                .filter_map(chef_ir::Content::as_text)
+                .any(|t| !t.trim().is_empty())
+        };
+        let text = |m: &Message| m.text().trim().to_owned();
+        let history: &[Message] = &self.history;
+        let Some(last) = history
+            .iter()
+            .rposition(|m| m.role == Role::User && has_text(m))
+        else {
+            return String::new();
+        };
+        let reply = history.get(last).map(text).unwrap_or_default();
+        if reply.split_whitespace().count() > SHORT_REPLY_WORDS {
+            return reply;
+        }
+        let before = history.get(..last).unwrap_or_default();
+        let request = before
+            .iter()
+            .rposition(|m| m.role == Role::User && has_text(m));
+        let between = before
+            .get(request.map_or(0, |r| r + 1)..)
+            .unwrap_or_default();
+        let Some(asked) = between
             .iter()
             .rev()
-            .find(|m| m.role == Role::User)
-            .map(Message::text)
-            .unwrap_or_default()
+            .find(|m| m.role == Role::Assistant && has_text(m))
+            .filter(|m| text(m).ends_with('?'))
+        else {
+            return reply;
+        };
+        request
+            .and_then(|r| history.get(r))
+            .map(text)
+            .into_iter()
+            .chain([text(asked), reply])
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     // ---- conversation -----------------------------------------------------------------
@@ -1625,6 +1688,10 @@ fn memory_instruction(style: MemoryStyle) -> &'static str {
         }
     }
 }
+
+/// A user reply of this many words or fewer is read with what it answers (see
+/// [`Chef::pruning_task`]).
+const SHORT_REPLY_WORDS: usize = 4;
 
 /// What the owned tools depend on: the tools mode, memory's allowed keys (`None`: no
 /// memory), and whether a handoff is configured.

@@ -32,6 +32,7 @@ mod overflow;
 #[cfg(feature = "postgres")]
 mod pg;
 mod provider_goldens;
+mod pruning_task;
 mod resume_all;
 mod seams;
 mod session;
