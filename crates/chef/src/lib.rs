@@ -70,9 +70,8 @@ pub use crate::{
         CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
     },
     session::{
-        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, FlushReport, MemoryPlacement,
-        OwnedCall, Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall, SessionState,
-        TargetOptions,
+        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, MemoryPlacement, OwnedCall,
+        Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall, SessionState, TargetOptions,
     },
 };
 

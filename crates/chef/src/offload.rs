@@ -354,6 +354,7 @@ fn range(one: &str, many: &str, from: usize, to: usize) -> String {
 /// [`Chef::flush_offloads`](crate::Chef::flush_offloads)). Snapshots carry these, so a
 /// result is never lost between its push and its write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PendingOffload {
     /// The store key in the `vfs` namespace.
     pub key: String,
@@ -369,6 +370,18 @@ pub struct PendingOffload {
     /// fails.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub original: Option<Vec<chef_ir::Content>>,
+}
+
+/// What [`Chef::flush_offloads`](crate::Chef::flush_offloads) did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct FlushReport {
+    /// Results written to the store (addresses, in push order).
+    pub stored: Vec<String>,
+    /// Of those, the ones whose content the store already held (nothing new written).
+    pub deduplicated: usize,
+    /// Results the store refused, put back whole into the history: address and why.
+    pub kept_whole: Vec<(String, String)>,
 }
 
 /// What [`Chef::offload`](crate::Chef::offload) stored.

@@ -22,7 +22,6 @@ pub use self::compiler::TargetOptions;
 use self::select::{SelectInput, TurnTools};
 pub use self::{
     assemble::ANCHOR_LINE,
-    offload::FlushReport,
     route::{OwnedCall, Routed, RoutedCall},
     state::{RestoreOptions, SessionState},
 };

@@ -19,24 +19,12 @@ use crate::{
     error::ChefError,
     events::ChefEvent,
     offload::{
-        self, CleanupReport, EvictReason, Evicted, Limit, OffloadCaps, OffloadPolicy, Offloaded,
-        PendingOffload, ReconcileReport, meta,
+        self, CleanupReport, EvictReason, Evicted, FlushReport, Limit, OffloadCaps, OffloadPolicy,
+        Offloaded, PendingOffload, ReconcileReport, meta,
     },
     overflow::Tokenizer,
     store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey},
 };
-
-/// What [`Chef::flush_offloads`] did.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub struct FlushReport {
-    /// Results written to the store (addresses, in push order).
-    pub stored: Vec<String>,
-    /// Of those, the ones whose content the store already held (nothing new written).
-    pub deduplicated: usize,
-    /// Results the store refused, put back whole into the history: address and why.
-    pub kept_whole: Vec<(String, String)>,
-}
 
 fn now_ms() -> u64 {
     SystemTime::now()
