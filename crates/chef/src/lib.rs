@@ -16,6 +16,7 @@
 //!   with compare-and-set writes, an in-memory and a file-system backend.
 //! * [`memory`]: the session's memory entries (TTL in turns, validation hook, change
 //!   events, the rendered memory block), persisted through a store.
+//! * [`skills`]: `SKILL.md` skills: loading, the listing, the active skill's instructions.
 //! * [`snapshot`]: the versioned on-disk envelope for session snapshots, saved atomically.
 //! * [`tool_search`]: a compressed tool set composed with a provider's native tool search.
 //!
@@ -42,6 +43,7 @@ pub mod overflow;
 pub mod owned;
 pub mod prune;
 mod session;
+pub mod skills;
 pub mod snapshot;
 pub mod store;
 pub mod tool_search;

@@ -68,6 +68,11 @@ pub struct SessionState {
     /// The assistant prefill (`None`: not set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefill: Option<String>,
+    /// The active skill: its name and instructions (`None`: none active). On restore the
+    /// receiving session's registered skill of that name wins; without one, a stub with
+    /// these instructions becomes active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<crate::skills::SavedSkill>,
 }
 
 /// How [`Chef::restore_with`] (and [`Chef::load_with`]) treat the snapshot.
@@ -113,6 +118,8 @@ pub(crate) struct SessionStateRef<'a> {
     guardrail: Option<&'a crate::guardrail::Guardrail>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prefill: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skill: Option<crate::skills::SavedSkill>,
 }
 
 impl From<SessionStateRef<'_>> for SessionState {
@@ -134,6 +141,7 @@ impl From<SessionStateRef<'_>> for SessionState {
             dynamic_state: state.dynamic_state.cloned(),
             guardrail: state.guardrail.cloned(),
             prefill: state.prefill.map(str::to_owned),
+            skill: state.skill,
         }
     }
 }
@@ -161,6 +169,7 @@ impl Chef {
             dynamic_state: self.dynamic_state(),
             guardrail: self.guardrail(),
             prefill: self.prefill.as_deref(),
+            skill: self.saved_skill(),
         };
         let snapshot = Snapshot::new(state).with_created_turn(self.turn);
         match label {
@@ -273,6 +282,7 @@ impl Chef {
         }
         self.guardrail = state.guardrail.clone().map(super::with_instruction);
         self.prefill.clone_from(&state.prefill);
+        self.restore_skill(state.skill.as_ref());
         if widened && self.config.announce_tool_changes {
             // The snapshot's announcement of blocked tools predates the blocks kept now.
             self.announce_blocked();
@@ -311,6 +321,7 @@ impl Chef {
             dynamic_state: self.dynamic_state(),
             guardrail: self.guardrail(),
             prefill: self.prefill.as_deref(),
+            skill: self.saved_skill().as_ref(),
         }
         .encode()
     }

@@ -12,7 +12,8 @@
 //! * a **delta record** holds only what changed since the record before it: the messages
 //!   appended, the turn, and each other part of the session state (system prompt, memory,
 //!   announcements, blocklist, loaded toolkits, shown tools, overflow bookkeeping, dynamic
-//!   state, guardrail, prefill, the `new_context` request) whose serialised form changed.
+//!   state, guardrail, prefill, active skill, the `new_context` request) whose serialised
+//!   form changed.
 //!
 //! [`Journal::load`] replays the latest full record and the deltas after it into the state
 //! a [`Chef::snapshot`] of the saving session gave, so the restored session compiles the
@@ -182,7 +183,7 @@ pub struct Replayed {
 /// The parts of [`SessionState`] a delta record can set, in record order. The history is
 /// appended (`from`/`append`), the turn is always written, and the registry (tools,
 /// namespaces, toolkits) changes only with a full record.
-pub(crate) const FIELDS: [&str; 12] = [
+pub(crate) const FIELDS: [&str; 13] = [
     "system",
     "loaded_toolkits",
     "blocked",
@@ -196,6 +197,7 @@ pub(crate) const FIELDS: [&str; 12] = [
     "dynamic_state",
     "guardrail",
     "prefill",
+    "skill",
 ];
 
 /// The serialised form of each of [`FIELDS`], in that order.
@@ -216,6 +218,7 @@ pub(crate) struct FieldsOf<'a> {
     pub(crate) dynamic_state: Option<&'a crate::dynamic::DynamicState>,
     pub(crate) guardrail: Option<&'a crate::guardrail::Guardrail>,
     pub(crate) prefill: Option<&'a str>,
+    pub(crate) skill: Option<&'a crate::skills::SavedSkill>,
 }
 
 impl FieldsOf<'_> {
@@ -234,6 +237,7 @@ impl FieldsOf<'_> {
             serde_json::to_vec(&self.dynamic_state)?,
             serde_json::to_vec(&self.guardrail)?,
             serde_json::to_vec(&self.prefill)?,
+            serde_json::to_vec(&self.skill)?,
         ]))
     }
 }
@@ -253,6 +257,7 @@ impl Fields {
             dynamic_state: state.dynamic_state.as_ref(),
             guardrail: state.guardrail.as_ref(),
             prefill: state.prefill.as_deref(),
+            skill: state.skill.as_ref(),
         }
         .encode()
     }
@@ -285,6 +290,7 @@ fn set_field(state: &mut SessionState, name: &str, raw: &RawValue) -> serde_json
         "dynamic_state" => state.dynamic_state = serde_json::from_str(text)?,
         "guardrail" => state.guardrail = serde_json::from_str(text)?,
         "prefill" => state.prefill = serde_json::from_str(text)?,
+        "skill" => state.skill = serde_json::from_str(text)?,
         other => {
             return Err(serde_json::Error::custom(format_args!(
                 "unknown field {other:?} in a delta record"
