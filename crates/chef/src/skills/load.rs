@@ -148,16 +148,10 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Skill, SkillError> {
     let mapping = match front {
         None => serde_yaml_ng::Mapping::new(),
         Some(front) => match serde_yaml_ng::from_str::<Yaml>(front) {
-            // The front matter starts on line 2, after the opening fence. An error found
-            // at the end of the input (an unclosed bracket) points at its last line.
+            // The front matter starts on line 2, after the opening fence.
             Err(e) => {
-                let last = front.lines().count().max(1);
-                return Err(fail(
-                    Some(e.location().map_or(1, |l| l.line().clamp(1, last)) + 1),
-                    SkillErrorKind::Yaml {
-                        message: yaml_message(&e),
-                    },
-                ));
+                let (message, line) = yaml_problem(&e, front.lines().count());
+                return Err(fail(Some(line + 1), SkillErrorKind::Yaml { message }));
             }
             Ok(Yaml::Null) => serde_yaml_ng::Mapping::new(),
             Ok(Yaml::Mapping(m)) => m,
@@ -332,14 +326,37 @@ fn key_line(front: &str, key: &str) -> Option<usize> {
         .map(|i| i + 2)
 }
 
-/// The parser's message without its " at line L column C" (the error's line is given
-/// separately, counted from the top of the file).
-fn yaml_message(e: &serde_yaml_ng::Error) -> String {
-    let message = e.to_string();
-    match message.find(" at line ") {
-        Some(at) => message.get(..at).unwrap_or_default().to_owned(),
-        None => message,
+/// The parser's message without its positions (they count from the front matter's first
+/// line; the caller gives the file's line), and the front-matter line (1-based) to point
+/// at: where the parser stopped, or, when it stopped at the end of the input (an
+/// unclosed quote or bracket), where the construct it was reading began.
+fn yaml_problem(e: &serde_yaml_ng::Error, lines: usize) -> (String, usize) {
+    let full = e.to_string();
+    let mut message = String::new();
+    let mut positions = Vec::new();
+    let mut rest = full.as_str();
+    while let Some(at) = rest.find(" at line ") {
+        message.push_str(rest.get(..at).unwrap_or_default());
+        let after = rest.get(at + " at line ".len()..).unwrap_or_default();
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        positions.extend(after.get(..digits).and_then(|d| d.parse::<usize>().ok()));
+        let after = after.get(digits..).unwrap_or_default();
+        // " column C" follows the line.
+        rest = match after.strip_prefix(" column ") {
+            Some(column) => column.trim_start_matches(|c: char| c.is_ascii_digit()),
+            None => after,
+        };
     }
+    message.push_str(rest);
+    let last = lines.max(1);
+    let problem = e.location().map_or(1, |l| l.line());
+    let line = if problem > last {
+        // Stopped at the end: the context's line, when the message gives one.
+        positions.get(1).copied().unwrap_or(last)
+    } else {
+        problem
+    };
+    (message, line.clamp(1, last))
 }
 
 /// A string, or a number or boolean written where a string was meant.
@@ -531,6 +548,12 @@ mod tests {
             e.to_string().starts_with("skills/pdf-forms/SKILL.md:"),
             "{e}"
         );
+
+        let e = parse_str("---\nname: a\ndescription: \"open\nwhen-to-use: x\n---\n").unwrap_err();
+        assert_eq!(e.line(), Some(3), "{e}");
+        let e = parse_str("---\nname: a\n  bad: indent\n---\n").unwrap_err();
+        assert_eq!(e.line(), Some(3), "{e}");
+        assert!(!e.to_string().contains("column"), "{e}");
 
         let e =
             parse_str("---\nname: a\n\ndescription: ok\nallowed-tools: {a: 1}\n---\n").unwrap_err();

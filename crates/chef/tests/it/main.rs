@@ -34,6 +34,7 @@ mod provider_goldens;
 mod seams;
 mod session;
 mod session_props;
+mod skills;
 mod snapshot_file;
 mod snapshot_integrity;
 mod snapshot_tools;
