@@ -116,7 +116,7 @@ fn run() -> Result<Vec<String>, Error> {
         log.push(format!("problem: {problem}"));
     }
     ensure(
-        loaded.problems.len() == 1 && loaded.problems[0].line() == Some(3),
+        loaded.problems.len() == 1 && loaded.problems.first().and_then(|p| p.line()) == Some(3),
         "the broken file is reported at line 3",
     )?;
     for hidden in &loaded.shadowed {
