@@ -1,20 +1,5 @@
-//! Argument rendering: `$ARGUMENTS`, `$0..$N` and `${NAME}` in a skill's instructions.
-//!
-//! A pure function over text, so the same instructions and arguments always give the
-//! same bytes. The rules:
-//!
-//! | written | becomes |
-//! |---|---|
-//! | `$ARGUMENTS` | every argument, joined with one space (`""` with none) |
-//! | `$0`, `$1`, … `${0}` | the argument at that position (0-based) |
-//! | `${NAME}` | the argument at the position `NAME` is declared at (see [`Skill::arguments`](super::Skill::arguments)) |
-//! | `$$` | one literal `$` (so `$$ARGUMENTS` stays `$ARGUMENTS`) |
-//! | anything else after `$` | left as written (`$HOME`, `${PATH}`, `$ 5`, a trailing `$`) |
-//!
-//! A positional or declared argument that was not given becomes `""` and is listed in
-//! [`Rendered::missing`], once each, in the order first met, so a caller can refuse or
-//! ask for it. `$ARGUMENTS` only matches as a whole word: `$ARGUMENTS_DIR` is left as
-//! written. Undeclared `${NAME}`s stay as written because skills quote shell snippets.
+//! Argument rendering: `$ARGUMENTS`, `$0..$N` and `${NAME}` in a skill's instructions
+//! (the rules are on [`render_arguments`]).
 
 /// Instructions with their arguments filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +11,23 @@ pub struct Rendered {
     pub missing: Vec<String>,
 }
 
-/// Fills `$ARGUMENTS`, `$N` and `${NAME}` in `template` (see the [module docs](self)).
+/// Fills `$ARGUMENTS`, `$N` and `${NAME}` in `template`.
+///
+/// A pure function over text, so the same instructions and arguments always give the
+/// same bytes. The rules:
+///
+/// | written | becomes |
+/// |---|---|
+/// | `$ARGUMENTS` | every argument, joined with one space (`""` with none) |
+/// | `$0`, `$1`, … `${0}` | the argument at that position (0-based) |
+/// | `${NAME}` | the argument at the position `NAME` is declared at (see [`Skill::arguments`](crate::skills::Skill::arguments)) |
+/// | `$$` | one literal `$` (so `$$ARGUMENTS` stays `$ARGUMENTS`) |
+/// | anything else after `$` | left as written (`$HOME`, `${PATH}`, `$ 5`, a trailing `$`) |
+///
+/// A positional or declared argument that was not given becomes `""` and is listed in
+/// [`Rendered::missing`], once each, in the order first met, so a caller can refuse or
+/// ask for it. `$ARGUMENTS` only matches as a whole word: `$ARGUMENTS_DIR` is left as
+/// written. Undeclared `${NAME}`s stay as written because skills quote shell snippets.
 ///
 /// ```
 /// use chef::skills::render_arguments;
