@@ -64,6 +64,14 @@ pub enum ChefError {
     /// `handle_tool` was given a tool chef does not own (guard with `owns_tool`).
     #[error("\"{0}\" is not a library-owned tool; check owns_tool() before handle_tool()")]
     NotOwned(String),
+    /// `activate_skill` was given a name no registered skill has.
+    #[error("no skill named \"{name}\" is registered (registered: {})", available.join(", "))]
+    UnknownSkill {
+        /// The name given.
+        name: String,
+        /// The registered names, in order.
+        available: Vec<String>,
+    },
 }
 
 /// Why a provider crate could not compile a request (the `source` of

@@ -17,6 +17,7 @@
 //! * [`memory`]: the session's memory entries (TTL in turns, validation hook, change
 //!   events, the rendered memory block), persisted through a store.
 //! * [`offload`]: large tool results stored in the context store and replaced by a preview.
+//! * [`skills`]: `SKILL.md` skills: loading, the listing, the active skill's instructions.
 //! * [`snapshot`]: the versioned on-disk envelope for session snapshots, saved atomically.
 //! * [`tool_search`]: a compressed tool set composed with a provider's native tool search.
 //!
@@ -44,6 +45,7 @@ pub mod overflow;
 pub mod owned;
 pub mod prune;
 mod session;
+pub mod skills;
 pub mod snapshot;
 pub mod store;
 pub mod tool_search;

@@ -10,6 +10,8 @@
 //! | [`ToolsMode::Legacy`] | `create_memory`, `modify_memory` when memory is configured |
 //! | [`ToolsMode::Unified`] | `context`, then `new_context` when a handoff budget is configured |
 //!
+//! `load_skill` is emitted after those, in either mode, when
+//! [`ChefConfig::with_skill_tool`](crate::ChefConfig::with_skill_tool) turns it on.
 //! `recall_context` is owned (handled when called) but never emitted.
 
 mod handle;
@@ -31,14 +33,17 @@ pub const CONTEXT: &str = "context";
 pub const NEW_CONTEXT: &str = "new_context";
 /// `recall_context`.
 pub const RECALL_CONTEXT: &str = "recall_context";
+/// `load_skill`.
+pub const LOAD_SKILL: &str = "load_skill";
 
 /// Every name chef owns.
-pub const OWNED_NAMES: [&str; 5] = [
+pub const OWNED_NAMES: [&str; 6] = [
     CONTEXT,
     NEW_CONTEXT,
     CREATE_MEMORY,
     MODIFY_MEMORY,
     RECALL_CONTEXT,
+    LOAD_SKILL,
 ];
 
 /// Which library-owned tools compile emits.
@@ -156,6 +161,27 @@ pub fn recall_context_tool() -> ToolDefinition {
         }),
     )
     .with_description("Read back content stored under a context:// address.")
+}
+
+/// The `load_skill` tool. Its schema is static: the skill names live in the listing
+/// ([`Chef::skill_listing`](crate::Chef::skill_listing)), never in an enum, so the tool
+/// list (and the cache over it) holds when skills are registered or change.
+pub fn load_skill_tool() -> ToolDefinition {
+    ToolDefinition::new(
+        LOAD_SKILL,
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The name of a skill from the available skills list."}
+            },
+            "required": ["name"]
+        }),
+    )
+    .with_description(
+        "Load a skill: its instructions are added to your context from the next turn on, \
+         replacing any skill loaded before. Use it when the task matches a skill's \
+         description in the available skills list.",
+    )
 }
 
 #[cfg(test)]

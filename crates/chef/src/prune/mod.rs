@@ -208,7 +208,7 @@ impl Pruner {
     /// Replaces the flat tools. Names must be unique (the reference accepts duplicates,
     /// which makes dispatch ambiguous; chef refuses them with a typed error and leaves the
     /// registry unchanged). A name chef answers itself (`context`, `create_memory`,
-    /// `modify_memory`, `new_context`, `recall_context`, `load_toolkit`) is refused
+    /// `modify_memory`, `new_context`, `recall_context`, `load_skill`, `load_toolkit`) is refused
     /// ([`RegistryError::ReservedToolName`]), and so is a name already held by a namespace
     /// or a toolkit member ([`RegistryError::NameClash`]): either would put two tools of
     /// one name on the wire, which every provider rejects.
@@ -609,6 +609,7 @@ pub(crate) fn reserved_owner(name: &str) -> Option<&'static str> {
         crate::owned::CONTEXT => Some("its context tool"),
         crate::owned::NEW_CONTEXT => Some("its handoff tool"),
         crate::owned::RECALL_CONTEXT => Some("its archive tool"),
+        crate::owned::LOAD_SKILL => Some("its skill loader"),
         namespace::LOAD_TOOLKIT => Some("the toolkit loader"),
         _ => None,
     }

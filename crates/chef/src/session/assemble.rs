@@ -2,10 +2,11 @@
 //!
 //! ```text
 //! system layers   caller's system messages · chef's system message (compression preamble,
-//!                 toolkit directory; ends the cached prefix) · memory layer
+//!                 toolkit directory; ends the cached prefix) · active skill (after_system)
+//!                 · memory layer
 //! history         as stored (a rolling cache breakpoint on its last unchanged message)
 //! tail stitch     appended to the last user turn (or a new user turn after tool results):
-//!                 memory block (before_history_tail) → dynamic state and injected context
+//!                 skill instructions (tail) → memory block (before_history_tail) → dynamic state and injected context
 //!                 (last_user placement) → tail announcements → anchor line
 //! system notes    system-channel announcements, as a positional system message after the tail
 //! system state    dynamic state under system placement: a system message after the history
@@ -28,9 +29,13 @@ pub(crate) struct Parts<'a> {
     pub(crate) system: &'a [Message],
     /// Preamble and directory: stable text appended after the caller's system messages.
     pub(crate) stable_system: Option<&'a str>,
+    /// The active skill's system message (placement `after_system`).
+    pub(crate) skill_system: Option<&'a str>,
     /// The memory layer (instruction, and the block under `after_system`).
     pub(crate) memory_system: Option<&'a str>,
     pub(crate) history: &'a [Message],
+    /// The active skill's tail part (placement `tail`).
+    pub(crate) tail_skill: Option<&'a str>,
     /// The memory block under `before_history_tail`.
     pub(crate) tail_memory: Option<&'a str>,
     /// Dynamic state and injected context under `last_user` placement.
@@ -48,6 +53,8 @@ pub(crate) struct Parts<'a> {
 /// The text a compile adds around the history (made by `Chef::layers`).
 pub(crate) struct Layers {
     pub(crate) stable: String,
+    pub(crate) skill_system: Option<String>,
+    pub(crate) tail_skill: Option<String>,
     pub(crate) memory_system: Option<String>,
     pub(crate) tail_memory: Option<String>,
     pub(crate) tail_dynamic: Option<String>,
@@ -65,8 +72,10 @@ impl Layers {
         assemble(Parts {
             system,
             stable_system: Some(&self.stable),
+            skill_system: self.skill_system.as_deref(),
             memory_system: self.memory_system.as_deref(),
             history: &[],
+            tail_skill: None,
             tail_memory: None,
             tail_dynamic: None,
             system_dynamic: None,
@@ -87,8 +96,10 @@ impl Layers {
         assemble(Parts {
             system,
             stable_system: Some(&self.stable),
+            skill_system: self.skill_system.as_deref(),
             memory_system: self.memory_system.as_deref(),
             history,
+            tail_skill: self.tail_skill.as_deref(),
             tail_memory: self.tail_memory.as_deref(),
             tail_dynamic: self.tail_dynamic.as_deref(),
             system_dynamic: self.system_dynamic.as_deref(),
@@ -113,6 +124,10 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
     {
         last.cache_breakpoint = true;
     }
+    // After the breakpoint: a skill change never moves the cached tools and system text.
+    if let Some(text) = parts.skill_system.filter(|t| !t.is_empty()) {
+        messages.push(Message::system(text.to_owned()));
+    }
     if let Some(text) = parts.memory_system {
         messages.push(Message::system(text.to_owned()));
     }
@@ -124,6 +139,9 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
     }
 
     let mut stitch_parts: Vec<&str> = Vec::new();
+    if let Some(skill) = parts.tail_skill.filter(|t| !t.is_empty()) {
+        stitch_parts.push(skill);
+    }
     if let Some(memory) = parts.tail_memory {
         stitch_parts.push(memory);
     }
@@ -134,7 +152,8 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
     if !parts.tail_announcements.is_empty() {
         stitch_parts.push(parts.tail_announcements);
     }
-    // Memory introduces itself; state, injected context and announcements get the anchor.
+    // Skill instructions and memory introduce themselves; state, injected context and
+    // announcements get the anchor.
     if tail_dynamic.is_some() || !parts.tail_announcements.is_empty() {
         stitch_parts.push(ANCHOR_LINE);
     }
@@ -228,8 +247,10 @@ mod tests {
         Parts {
             system,
             stable_system: None,
+            skill_system: None,
             memory_system: None,
             history,
+            tail_skill: None,
             tail_memory: None,
             tail_dynamic: None,
             system_dynamic: None,
@@ -390,5 +411,31 @@ mod tests {
         });
         assert_eq!(out[0].role, Role::User);
         assert_eq!(out[1].role, Role::Assistant);
+    }
+
+    #[test]
+    fn skill_parts_sit_after_the_cached_system_and_first_in_the_stitch() {
+        let system = [Message::system("sys")];
+        let history = [Message::user("q")];
+        let out = assemble(Parts {
+            stable_system: Some("PREAMBLE"),
+            skill_system: Some("SKILL"),
+            memory_system: Some("MEMORY"),
+            cache: true,
+            ..parts(&system, &history)
+        });
+        let texts: Vec<String> = out.iter().map(Message::text).collect();
+        assert_eq!(texts, ["sys", "PREAMBLE", "SKILL", "MEMORY", "q"]);
+        assert!(out[1].cache_breakpoint && !out[2].cache_breakpoint);
+        let out = assemble(Parts {
+            tail_skill: Some("SK"),
+            tail_memory: Some("MEM"),
+            ..parts(&[], &history)
+        });
+        assert_eq!(
+            out[0].text(),
+            "q\n\nSK\n\nMEM",
+            "no anchor for skill and memory alone"
+        );
     }
 }

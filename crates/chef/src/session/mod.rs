@@ -9,6 +9,7 @@ mod offload;
 mod overflow;
 mod route;
 mod select;
+mod skills;
 mod state;
 
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use self::select::{SelectInput, TurnTools};
 pub use self::{
     assemble::ANCHOR_LINE,
     route::{OwnedCall, Routed, RoutedCall},
+    skills::SkillRef,
     state::{RestoreOptions, SessionState},
 };
 use crate::{
@@ -78,6 +80,13 @@ pub struct ChefConfig {
     /// Audit Anthropic requests for volatile content inside the cached prefix (see
     /// [`PayloadMeta::cache_issues`]).
     pub cache_audit: bool,
+    /// Where the active skill's instructions go.
+    pub skill_placement: crate::skills::SkillPlacement,
+    /// Emit the library-owned `load_skill` tool (see [`ChefConfig::with_skill_tool`]).
+    pub skill_tool: bool,
+    /// Bound the flat tools to the active skill's `allowed-tools` (see
+    /// [`ChefConfig::with_skill_pruning`]).
+    pub skill_pruning: bool,
 }
 
 impl Default for ChefConfig {
@@ -94,6 +103,9 @@ impl Default for ChefConfig {
             writable: vec!["memory".to_owned(), "notes".to_owned()],
             targets: TargetOptions::default(),
             cache_audit: false,
+            skill_placement: crate::skills::SkillPlacement::AfterSystem,
+            skill_tool: false,
+            skill_pruning: false,
         }
     }
 }
@@ -180,6 +192,36 @@ impl ChefConfig {
         self
     }
 
+    /// Sets where the active skill's instructions go (default
+    /// [`SkillPlacement::AfterSystem`](crate::skills::SkillPlacement::AfterSystem)).
+    #[must_use]
+    pub fn with_skill_placement(mut self, placement: crate::skills::SkillPlacement) -> Self {
+        self.skill_placement = placement;
+        self
+    }
+
+    /// Emits the library-owned `load_skill` tool (after the other owned tools, in either
+    /// tools mode), answered by [`Chef::handle_tool`]. A setting, not a consequence of
+    /// registering skills: its schema is static and names no skill, so registering,
+    /// replacing or activating skills never moves the tool list. Off by default.
+    #[must_use]
+    pub fn with_skill_tool(mut self, on: bool) -> Self {
+        self.skill_tool = on;
+        self
+    }
+
+    /// Bounds the flat tools kept to the active skill's `allowed-tools` (each entry up to
+    /// a `(`, matched like [`Chef::set_allowlist`], and within the allowlist when both are
+    /// set). Off by default: the skill's tools are then only information. A skill that
+    /// lists no tools does not narrow anything; namespaces, toolkits and owned tools are
+    /// never narrowed. With tool-change announcements on, the change is announced as any
+    /// change of the tool list is.
+    #[must_use]
+    pub fn with_skill_pruning(mut self, on: bool) -> Self {
+        self.skill_pruning = on;
+        self
+    }
+
     /// Sets the provider compile settings.
     #[must_use]
     pub fn with_targets(mut self, targets: TargetOptions) -> Self {
@@ -254,6 +296,8 @@ pub struct PayloadMeta {
     /// Cache-audit findings for this compile (Anthropic, with
     /// [`ChefConfig::with_cache_audit`]).
     pub cache_issues: Vec<chef_anthropic::CacheIssue>,
+    /// The name of the skill active at this compile.
+    pub active_skill: Option<String>,
     /// Whether the body reused the serialised history prefix of earlier turns instead of
     /// compiling the whole history (the bytes are the same either way). An optimisation's
     /// trace for chef's own tests and profilers, not part of the supported API.
@@ -348,6 +392,9 @@ pub struct Chef {
     offload_pending: Vec<crate::offload::PendingOffload>,
     /// Notices about offloads for the next compile.
     offload_notices: Vec<String>,
+    /// The registered skills and the active one (see `skills.rs`).
+    skills: crate::skills::Skills,
+    active_skill: Option<skills::ActiveSkill>,
 }
 
 impl std::fmt::Debug for Chef {
@@ -417,6 +464,8 @@ impl Chef {
             offload: None,
             offload_pending: Vec::new(),
             offload_notices: Vec::new(),
+            skills: crate::skills::Skills::new(),
+            active_skill: None,
         }
     }
 
@@ -503,6 +552,8 @@ impl Chef {
             offload: self.offload.clone(),
             offload_pending: self.offload_pending.clone(),
             offload_notices: self.offload_notices.clone(),
+            skills: self.skills.clone(),
+            active_skill: self.active_skill.clone(),
         }
     }
 
@@ -599,6 +650,9 @@ impl Chef {
         }
         // Offloaded results the model may be about to read are written first.
         self.flush_offloads().await?;
+        if call.name == crate::owned::LOAD_SKILL {
+            return Ok(self.load_skill_reply(&call.arguments));
+        }
         let before = self.memory.as_ref().map(crate::memory::Memory::state);
         let store = Arc::clone(&self.store);
         let writable = self.config.writable.clone();
@@ -1019,6 +1073,7 @@ impl Chef {
                 .as_ref()
                 .map(|m| m.allowed_keys().map(<[String]>::to_vec)),
             self.config.overflow.handoff.is_some(),
+            self.config.skill_tool,
         )
     }
 
@@ -1041,6 +1096,7 @@ impl Chef {
             options: &self.config.compress,
             owned: &[],
             allowlist: self.allowlist.as_deref(),
+            skill_bound: self.skill_bound(),
         }
     }
 
@@ -1360,8 +1416,11 @@ impl Chef {
             }
         };
         let (tail_dynamic, system_dynamic) = self.dynamic_parts(target)?;
+        let (skill_system, tail_skill) = self.skill_parts();
         Ok(assemble::Layers {
             stable,
+            skill_system,
+            tail_skill,
             memory_system,
             tail_memory,
             tail_dynamic,
@@ -1538,6 +1597,7 @@ impl Chef {
                 .collect(),
             window: self.overflow.window,
             cache_issues: std::mem::take(&mut wire.cache_issues),
+            active_skill: self.active_skill().map(|s| s.name().to_owned()),
             reused_prefix,
         };
         Ok(Payload {
@@ -1693,5 +1753,10 @@ fn memory_instruction(style: MemoryStyle) -> &'static str {
 const SHORT_REPLY_WORDS: usize = 4;
 
 /// What the owned tools depend on: the tools mode, memory's allowed keys (`None`: no
-/// memory), and whether a handoff is configured.
-type OwnedKey = (crate::owned::ToolsMode, Option<Option<Vec<String>>>, bool);
+/// memory), whether a handoff is configured, and whether `load_skill` is on.
+type OwnedKey = (
+    crate::owned::ToolsMode,
+    Option<Option<Vec<String>>>,
+    bool,
+    bool,
+);

@@ -169,6 +169,9 @@ pub(crate) struct SelectInput<'a> {
     /// The session's allowlist: when set, no flat tool off it is kept, whatever the
     /// policy (case-insensitive exact names).
     pub(crate) allowlist: Option<&'a [String]>,
+    /// The active skill's `allowed-tools` when skill pruning is on: a second allowlist,
+    /// applied the same way (a tool must be on both).
+    pub(crate) skill_bound: Option<&'a [String]>,
 }
 
 /// The tools of the turn and the caches that make them cheap: the latest selection, the
@@ -249,10 +252,16 @@ pub(crate) fn keep(
     input: &SelectInput<'_>,
 ) -> Result<Vec<(ToolDefinition, KeepReason)>, ChefError> {
     let pruner = input.pruner;
-    let mut kept: Vec<(ToolDefinition, KeepReason)> = match (input.allowlist, input.policy) {
+    let bound = match (input.allowlist, input.skill_bound) {
+        (Some(a), Some(b)) => {
+            let b = lowercase(b);
+            Some(lowercase(a).into_iter().filter(|n| b.contains(n)).collect())
+        }
+        (a, b) => a.or(b).map(lowercase),
+    };
+    let mut kept: Vec<(ToolDefinition, KeepReason)> = match (bound, input.policy) {
         (Some(allowed), PrunePolicy::Ranked { top_k, always_keep }) => {
             // Rank among the allowed tools only, so the allowlist never costs ranked slots.
-            let allowed = lowercase(allowed);
             let everything = PrunePolicy::Ranked {
                 top_k: pruner.all_tools().len(),
                 always_keep: always_keep.clone(),
@@ -274,9 +283,8 @@ pub(crate) fn keep(
                 })
                 .collect()
         }
-        (allowlist, policy) => {
+        (allowed, policy) => {
             let result = policy.apply(pruner, input.task)?;
-            let allowed = allowlist.map(lowercase);
             result
                 .tools
                 .into_iter()
@@ -315,6 +323,7 @@ pub(crate) fn select(
     if let Some(previous) = previous
         && matches!(input.policy, PrunePolicy::All)
         && input.allowlist.is_none()
+        && input.skill_bound.is_none()
         && input.pruner.namespaces().is_empty()
         && input.pruner.toolkits().is_empty()
         && previous.key.epoch == input.epoch
@@ -429,8 +438,12 @@ pub(crate) fn select(
 
 /// The owned tools compile emits for a mode.
 /// The owned tools for the settings `key` holds.
-fn owned_tools_for((mode, keys, handoff): &super::OwnedKey) -> Vec<ToolDefinition> {
-    owned_tools(*mode, keys.as_ref().map(|k| k.as_deref()), *handoff)
+fn owned_tools_for((mode, keys, handoff, skill): &super::OwnedKey) -> Vec<ToolDefinition> {
+    let mut tools = owned_tools(*mode, keys.as_ref().map(|k| k.as_deref()), *handoff);
+    if *skill {
+        tools.push(owned::load_skill_tool());
+    }
+    tools
 }
 
 pub(crate) fn owned_tools(

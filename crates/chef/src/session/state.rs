@@ -74,6 +74,11 @@ pub struct SessionState {
     /// Offloaded results not yet written to the store (their full text).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub offload_pending: Vec<crate::offload::PendingOffload>,
+    /// The active skill: its name and instructions (`None`: none active). On restore the
+    /// receiving session's registered skill of that name wins; without one, a stub with
+    /// these instructions becomes active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skill: Option<crate::skills::SavedSkill>,
 }
 
 /// How [`Chef::restore_with`] (and [`Chef::load_with`]) treat the snapshot.
@@ -123,6 +128,8 @@ pub(crate) struct SessionStateRef<'a> {
     offload_policy: Option<&'a crate::offload::OffloadPolicy>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     offload_pending: &'a [crate::offload::PendingOffload],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skill: Option<crate::skills::SavedSkill>,
 }
 
 impl From<SessionStateRef<'_>> for SessionState {
@@ -146,6 +153,7 @@ impl From<SessionStateRef<'_>> for SessionState {
             prefill: state.prefill.map(str::to_owned),
             offload_policy: state.offload_policy.cloned(),
             offload_pending: state.offload_pending.to_vec(),
+            skill: state.skill,
         }
     }
 }
@@ -175,6 +183,7 @@ impl Chef {
             prefill: self.prefill.as_deref(),
             offload_policy: self.offload.as_ref(),
             offload_pending: &self.offload_pending,
+            skill: self.saved_skill(),
         };
         let snapshot = Snapshot::new(state).with_created_turn(self.turn);
         match label {
@@ -290,6 +299,7 @@ impl Chef {
         self.offload.clone_from(&state.offload_policy);
         self.offload_pending.clone_from(&state.offload_pending);
         self.offload_notices.clear();
+        self.restore_skill(state.skill.as_ref());
         if widened && self.config.announce_tool_changes {
             // The snapshot's announcement of blocked tools predates the blocks kept now.
             self.announce_blocked();
@@ -330,6 +340,7 @@ impl Chef {
             prefill: self.prefill.as_deref(),
             offload_policy: self.offload.as_ref(),
             offload_pending: &self.offload_pending,
+            skill: self.saved_skill().as_ref(),
         }
         .encode()
     }

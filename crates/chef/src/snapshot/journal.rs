@@ -12,8 +12,8 @@
 //! * a **delta record** holds only what changed since the record before it: the messages
 //!   appended, the turn, and each other part of the session state (system prompt, memory,
 //!   announcements, blocklist, loaded toolkits, shown tools, overflow bookkeeping, dynamic
-//!   state, guardrail, prefill, offload policy and pending offloads, the `new_context`
-//!   request) whose serialised form changed.
+//!   state, guardrail, prefill, offload policy and pending offloads, active skill, the
+//!   `new_context` request) whose serialised form changed.
 //!
 //! [`Journal::load`] replays the latest full record and the deltas after it into the state
 //! a [`Chef::snapshot`] of the saving session gave, so the restored session compiles the
@@ -183,7 +183,7 @@ pub struct Replayed {
 /// The parts of [`SessionState`] a delta record can set, in record order. The history is
 /// appended (`from`/`append`), the turn is always written, and the registry (tools,
 /// namespaces, toolkits) changes only with a full record.
-pub(crate) const FIELDS: [&str; 14] = [
+pub(crate) const FIELDS: [&str; 15] = [
     "system",
     "loaded_toolkits",
     "blocked",
@@ -199,6 +199,7 @@ pub(crate) const FIELDS: [&str; 14] = [
     "prefill",
     "offload_policy",
     "offload_pending",
+    "skill",
 ];
 
 /// The serialised form of each of [`FIELDS`], in that order.
@@ -221,6 +222,7 @@ pub(crate) struct FieldsOf<'a> {
     pub(crate) prefill: Option<&'a str>,
     pub(crate) offload_policy: Option<&'a crate::offload::OffloadPolicy>,
     pub(crate) offload_pending: &'a [crate::offload::PendingOffload],
+    pub(crate) skill: Option<&'a crate::skills::SavedSkill>,
 }
 
 impl FieldsOf<'_> {
@@ -241,6 +243,7 @@ impl FieldsOf<'_> {
             serde_json::to_vec(&self.prefill)?,
             serde_json::to_vec(&self.offload_policy)?,
             serde_json::to_vec(self.offload_pending)?,
+            serde_json::to_vec(&self.skill)?,
         ]))
     }
 }
@@ -262,6 +265,7 @@ impl Fields {
             prefill: state.prefill.as_deref(),
             offload_policy: state.offload_policy.as_ref(),
             offload_pending: &state.offload_pending,
+            skill: state.skill.as_ref(),
         }
         .encode()
     }
@@ -296,6 +300,7 @@ fn set_field(state: &mut SessionState, name: &str, raw: &RawValue) -> serde_json
         "prefill" => state.prefill = serde_json::from_str(text)?,
         "offload_policy" => state.offload_policy = serde_json::from_str(text)?,
         "offload_pending" => state.offload_pending = serde_json::from_str(text)?,
+        "skill" => state.skill = serde_json::from_str(text)?,
         other => {
             return Err(serde_json::Error::custom(format_args!(
                 "unknown field {other:?} in a delta record"

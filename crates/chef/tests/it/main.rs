@@ -37,6 +37,7 @@ mod resume_all;
 mod seams;
 mod session;
 mod session_props;
+mod skills;
 mod snapshot_file;
 mod snapshot_integrity;
 mod snapshot_tools;

@@ -1,0 +1,240 @@
+//! The session's skills: the registry, the active skill, and the `load_skill` tool.
+
+use std::sync::Arc;
+
+use super::Chef;
+use crate::{
+    error::ChefError,
+    owned::OwnedReply,
+    skills::{SavedSkill, Skill, SkillPlacement, Skills},
+};
+
+/// A skill to activate: a registered one by name, or a value.
+#[derive(Debug, Clone)]
+pub enum SkillRef {
+    /// The registered skill of this name.
+    Name(String),
+    /// This skill (registered or not).
+    Skill(Arc<Skill>),
+}
+
+impl From<&str> for SkillRef {
+    fn from(name: &str) -> Self {
+        Self::Name(name.to_owned())
+    }
+}
+
+impl From<String> for SkillRef {
+    fn from(name: String) -> Self {
+        Self::Name(name)
+    }
+}
+
+impl From<Skill> for SkillRef {
+    fn from(skill: Skill) -> Self {
+        Self::Skill(Arc::new(skill))
+    }
+}
+
+impl From<Arc<Skill>> for SkillRef {
+    fn from(skill: Arc<Skill>) -> Self {
+        Self::Skill(skill)
+    }
+}
+
+/// The active skill and what it decides at compile.
+#[derive(Debug, Clone)]
+pub(crate) struct ActiveSkill {
+    pub(crate) skill: Arc<Skill>,
+    /// The flat-tool names `allowed-tools` narrows to (empty: it does not narrow).
+    pub(crate) tool_names: Vec<String>,
+}
+
+impl ActiveSkill {
+    fn new(skill: Arc<Skill>) -> Self {
+        let tool_names = skill.allowed_tool_names();
+        Self { skill, tool_names }
+    }
+}
+
+impl Chef {
+    /// Replaces the registered skills (as [`register_tools`](Self::register_tools) replaces
+    /// the tools); a name given twice keeps the last. The active skill stays as it was
+    /// activated (activate it again to take a new version). Registering never changes the
+    /// tool list: `load_skill` is emitted by configuration
+    /// ([`ChefConfig::with_skill_tool`](super::ChefConfig::with_skill_tool)), and its schema
+    /// names no skill.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig, skills::{Skill, SkillPlacement}};
+    /// use chef_ir::{Message, Target};
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default().with_skill_placement(SkillPlacement::Tail));
+    /// chef.register_skills([Skill::parse("skills/haiku/SKILL.md", "---\ndescription: Answer in a haiku.\n---\nAnswer in 5-7-5.")?]);
+    /// chef.set_system_prompt(vec![Message::system(format!("You are terse.\n\n{}", chef.skill_listing()))]);
+    /// chef.activate_skill("haiku")?;
+    /// chef.push(Message::user("Describe Rust."));
+    /// let payload = chef.compile(Target::OpenAiChat)?;
+    /// assert_eq!(payload.meta.active_skill.as_deref(), Some("haiku"));
+    /// assert!(String::from_utf8(payload.body)?.contains(r#"<skill_instructions skill=\"haiku\">\nAnswer in 5-7-5."#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn register_skills(&mut self, skills: impl IntoIterator<Item = Skill>) -> &mut Self {
+        self.skills = skills.into_iter().collect();
+        self
+    }
+
+    /// The registered skills.
+    pub fn skills(&self) -> &Skills {
+        &self.skills
+    }
+
+    /// Makes a skill active (replacing any): a registered one by name, or a [`Skill`]
+    /// value (for one invocation's arguments, [`Skill::invoked`]). From the next compile
+    /// on its instructions are placed per
+    /// [`ChefConfig::with_skill_placement`](super::ChefConfig::with_skill_placement), its
+    /// name is in [`PayloadMeta::active_skill`](super::PayloadMeta::active_skill), and with
+    /// [`ChefConfig::with_skill_pruning`](super::ChefConfig::with_skill_pruning) its
+    /// `allowed-tools` bound the flat tools kept.
+    ///
+    /// # Errors
+    /// [`ChefError::UnknownSkill`] for a name not registered (nothing changes).
+    pub fn activate_skill(&mut self, skill: impl Into<SkillRef>) -> Result<&mut Self, ChefError> {
+        let skill = match skill.into() {
+            SkillRef::Skill(skill) => skill,
+            SkillRef::Name(name) => match self.skills.get(&name) {
+                Some(skill) => Arc::clone(skill),
+                None => {
+                    return Err(ChefError::UnknownSkill {
+                        available: self
+                            .skills
+                            .names()
+                            .iter()
+                            .map(|n| (*n).to_owned())
+                            .collect(),
+                        name,
+                    });
+                }
+            },
+        };
+        self.put_active_skill(Some(skill));
+        Ok(self)
+    }
+
+    /// Ends the active skill; returns it.
+    pub fn deactivate_skill(&mut self) -> Option<Arc<Skill>> {
+        let active = self.active_skill.take().map(|a| a.skill);
+        self.put_active_skill(None);
+        active
+    }
+
+    /// The active skill.
+    pub fn active_skill(&self) -> Option<&Skill> {
+        self.active_skill.as_ref().map(|a| a.skill.as_ref())
+    }
+
+    /// The block listing the registered skills for your system prompt (name, description,
+    /// when to use; `""` without skills), followed, when the `load_skill` tool is on, by one
+    /// line saying how to load one. Add it to the system prompt yourself: chef does not, so
+    /// you decide where it sits in your cached prefix. It changes only when the registered
+    /// skills do, never on activation.
+    pub fn skill_listing(&self) -> String {
+        let listing = self.skills.listing();
+        if listing.is_empty() || !self.config.skill_tool {
+            return listing;
+        }
+        format!(
+            "{listing}\nWhen a task matches a skill, call {} with its name to load its instructions.",
+            crate::owned::LOAD_SKILL
+        )
+    }
+
+    /// Sets the active skill and what it decides.
+    pub(crate) fn put_active_skill(&mut self, skill: Option<Arc<Skill>>) {
+        self.active_skill = skill.map(ActiveSkill::new);
+    }
+
+    /// The active skill's instructions as this session places them: (system message, tail
+    /// part).
+    pub(crate) fn skill_parts(&self) -> (Option<String>, Option<String>) {
+        let Some(active) = &self.active_skill else {
+            return (None, None);
+        };
+        let placement = self.config.skill_placement;
+        let text = crate::skills::placed_text(&active.skill, placement);
+        match placement {
+            SkillPlacement::AfterSystem => (text, None),
+            SkillPlacement::Tail => (None, text),
+        }
+    }
+
+    /// The flat-tool names the active skill bounds the selection to (`None`: no bound:
+    /// pruning by skills is off, no skill is active, or it lists no tools).
+    pub(crate) fn skill_bound(&self) -> Option<&[String]> {
+        if !self.config.skill_pruning {
+            return None;
+        }
+        self.active_skill
+            .as_ref()
+            .map(|a| a.tool_names.as_slice())
+            .filter(|names| !names.is_empty())
+    }
+
+    /// The active skill as snapshots keep it.
+    pub(crate) fn saved_skill(&self) -> Option<SavedSkill> {
+        self.active_skill().map(SavedSkill::from)
+    }
+
+    /// Restores a saved active skill: the registered skill of its name when there is one
+    /// (the registry's version wins), else a stub with the saved instructions.
+    pub(crate) fn restore_skill(&mut self, saved: Option<&SavedSkill>) {
+        let skill = saved.map(|saved| match self.skills.get(&saved.name) {
+            Some(registered) => Arc::clone(registered),
+            None => Arc::new(saved.to_stub()),
+        });
+        self.put_active_skill(skill);
+    }
+
+    /// Answers a `load_skill` call: activates the named skill, or names the ones there are.
+    pub(crate) fn load_skill_reply(&mut self, arguments: &serde_json::Value) -> OwnedReply {
+        let parsed;
+        let arguments = match arguments {
+            serde_json::Value::String(text) => {
+                parsed = serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
+                &parsed
+            }
+            other => other,
+        };
+        let name = arguments
+            .get("name")
+            .and_then(serde_json::Value::as_str)
+            .map(str::trim)
+            .unwrap_or_default();
+        let available = || match self.skills.names() {
+            names if names.is_empty() => "No skills are available.".to_owned(),
+            names => format!("Available skills: {}.", names.join(", ")),
+        };
+        if name.is_empty() {
+            return OwnedReply {
+                text: format!(
+                    "Error: the \"name\" argument is required and must be a skill's name. {}",
+                    available()
+                ),
+                is_error: true,
+            };
+        }
+        let Some(skill) = self.skills.get(name).map(Arc::clone) else {
+            return OwnedReply {
+                text: format!("Error: there is no skill named \"{name}\". {}", available()),
+                is_error: true,
+            };
+        };
+        self.put_active_skill(Some(skill));
+        OwnedReply {
+            text: format!(
+                "Skill \"{name}\" loaded: its instructions are in your context from now on."
+            ),
+            is_error: false,
+        }
+    }
+}

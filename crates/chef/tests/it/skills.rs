@@ -1,0 +1,495 @@
+//! Skills (issue 21, part 2): SKILL.md directories with a broken file, argument rendering,
+//! the active skill in both placements on every target, the `load_skill` tool and its
+//! static schema, allowed-tools pruning on and off, and snapshots and the journal.
+
+use std::{path::Path, sync::Arc};
+
+use chef::{
+    Chef, ChefConfig, ChefError, Routed,
+    memory::Memory,
+    skills::{self, Skill, SkillErrorKind, SkillPlacement},
+    snapshot::journal::Journal,
+    store::{MemoryBackend, StorageBackend},
+};
+use chef_ir::{Message, Target, ToolCall, ToolDefinition};
+use serde_json::{Value, json};
+
+use crate::support::{block_on, key};
+
+const REVIEW: &str = "---\nname: code-review\ndescription: Review a change for bugs.\n\
+    when-to-use: When asked to review a diff or pull request.\n\
+    allowed-tools: read_file, grep\n---\nRead every changed file with read_file before judging.\n";
+const RELEASE: &str = "---\nname: release-notes\ndescription: Write release notes.\n\
+    argument-hint: \"[version]\"\nallowed-tools:\n  - git_log\n---\nSummarise the changes of $0.\n";
+
+fn write(root: &Path, folder: &str, text: &str) {
+    let dir = root.join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("SKILL.md"), text).unwrap();
+}
+
+fn tools() -> Vec<ToolDefinition> {
+    ["read_file", "grep", "git_log", "deploy"]
+        .into_iter()
+        .map(|n| {
+            ToolDefinition::new(
+                n,
+                json!({"type": "object", "properties": {"arg": {"type": "string"}}}),
+            )
+            .with_description(format!("The {n} tool."))
+        })
+        .collect()
+}
+
+fn registered() -> Vec<Skill> {
+    vec![
+        Skill::parse("skills/code-review/SKILL.md", REVIEW).unwrap(),
+        Skill::parse("skills/release-notes/SKILL.md", RELEASE).unwrap(),
+    ]
+}
+
+fn session(config: ChefConfig) -> Chef {
+    let mut chef = Chef::new(config);
+    chef.register_tools(tools()).unwrap();
+    chef.register_skills(registered());
+    let listing = chef.skill_listing();
+    chef.set_system_prompt(vec![Message::system(format!(
+        "You are a careful engineer.\n\n{listing}"
+    ))]);
+    chef
+}
+
+fn body(chef: &mut Chef, target: Target) -> String {
+    String::from_utf8(chef.compile(target).unwrap().body).unwrap()
+}
+
+/// The compiled tool list: the bytes of the body's `tools` member.
+fn tool_bytes(body: &str) -> String {
+    let value: Value = serde_json::from_str(body).unwrap();
+    let tools = value
+        .get("tools")
+        .unwrap_or_else(|| panic!("no tools: {body}"));
+    serde_json::to_string(tools).unwrap()
+}
+
+#[test]
+fn a_directory_with_one_broken_skill_loads_the_rest_and_names_the_bad_file_and_line() {
+    let root = tempfile::tempdir().unwrap();
+    write(root.path(), "code-review", REVIEW);
+    write(root.path(), "release-notes", RELEASE);
+    // Line 3 of the file holds the YAML error (line 1 is the fence).
+    write(
+        root.path(),
+        "broken",
+        "---\nname: broken\ndescription: \"unterminated\nwhen-to-use: never\n---\nbody\n",
+    );
+    write(
+        root.path(),
+        "bad-tools",
+        "---\ndescription: x\nallowed-tools: {a: 1}\n---\nbody\n",
+    );
+    std::fs::write(root.path().join("README.md"), "not a skill folder").unwrap();
+
+    let loaded = skills::load_dir(root.path());
+    let names: Vec<&str> = loaded.skills.iter().map(Skill::name).collect();
+    assert_eq!(names, ["code-review", "release-notes"]);
+    assert_eq!(loaded.problems.len(), 2, "{:?}", loaded.problems);
+    let bad_tools = &loaded.problems[0];
+    assert!(bad_tools.path().ends_with("bad-tools/SKILL.md"));
+    assert_eq!(bad_tools.line(), Some(3));
+    assert!(
+        matches!(bad_tools.kind(), SkillErrorKind::InvalidField { field, .. } if field == "allowed-tools")
+    );
+    let broken = &loaded.problems[1];
+    assert!(broken.path().ends_with("broken/SKILL.md"));
+    assert!(
+        matches!(broken.kind(), SkillErrorKind::Yaml { .. }),
+        "{broken}"
+    );
+    assert_eq!(broken.line(), Some(3), "{broken}");
+    let shown = broken.to_string();
+    assert!(shown.contains("broken/SKILL.md:"), "{shown}");
+
+    // The good ones are usable as loaded.
+    let review = &loaded.skills[0];
+    assert_eq!(
+        review.when_to_use(),
+        Some("When asked to review a diff or pull request.")
+    );
+    assert_eq!(review.allowed_tools(), ["read_file", "grep"]);
+    assert_eq!(loaded.skills[1].arguments()[0].name, "version");
+}
+
+#[test]
+fn several_directories_rank_first_listed_first_and_report_the_hidden_skill() {
+    let (project, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(project.path(), "code-review", REVIEW);
+    write(
+        user.path(),
+        "review",
+        "---\nname: code-review\ndescription: older\n---\nx",
+    );
+    write(user.path(), "release-notes", RELEASE);
+    let loaded = skills::load_dirs([project.path(), user.path()]);
+    let names: Vec<&str> = loaded.skills.iter().map(Skill::name).collect();
+    assert_eq!(names, ["code-review", "release-notes"]);
+    assert_eq!(loaded.skills[0].description(), "Review a change for bugs.");
+    assert_eq!(loaded.shadowed.len(), 1);
+    assert_eq!(loaded.shadowed[0].name, "code-review");
+    assert!(loaded.shadowed[0].hidden.starts_with(user.path()));
+    assert!(loaded.shadowed[0].kept.starts_with(project.path()));
+}
+
+#[test]
+fn arguments_render_positional_named_and_all_and_missing_ones_are_listed() {
+    let skill = Skill::parse(
+        "s/fix/SKILL.md",
+        "---\narguments: [issue, branch]\n---\nFix #$0 on ${branch} ($ARGUMENTS). Cost: $$5. Keep $HOME and ${PATH}.",
+    )
+    .unwrap();
+    let out = skill.render(&["42", "main"]);
+    assert_eq!(
+        out.text,
+        "Fix #42 on main (42 main). Cost: $5. Keep $HOME and ${PATH}."
+    );
+    assert!(out.missing.is_empty());
+    let out = skill.render(&["42"]);
+    assert_eq!(
+        out.text,
+        "Fix #42 on  (42). Cost: $5. Keep $HOME and ${PATH}."
+    );
+    assert_eq!(out.missing, ["${branch}"]);
+    assert_eq!(
+        skill.invoked(&["1", "dev"]).instructions(),
+        skill.render(&["1", "dev"]).text
+    );
+}
+
+#[test]
+fn activation_places_the_instructions_after_the_system_layers_on_every_target() {
+    for target in Target::ALL {
+        let mut chef = session(ChefConfig::default()).with_memory(Memory::new());
+        chef.push(Message::user("Please review my change."));
+        let plain = chef.compile(target).unwrap();
+        assert_eq!(plain.meta.active_skill, None);
+        chef.activate_skill("code-review").unwrap();
+        let payload = chef.compile(target).unwrap();
+        assert_eq!(payload.meta.active_skill.as_deref(), Some("code-review"));
+        let text = String::from_utf8(payload.body).unwrap();
+        let skill_at = text
+            .find("Active skill: code-review. Follow its instructions:")
+            .unwrap_or_else(|| panic!("{target:?}: {text}"));
+        let system_at = text.find("You are a careful engineer.").unwrap();
+        let memory_at = text.find("You have a memory").unwrap();
+        let user_at = text.find("Please review my change.").unwrap();
+        assert!(
+            system_at < skill_at && skill_at < memory_at,
+            "{target:?}: {text}"
+        );
+        assert!(skill_at < user_at, "{target:?}: {text}");
+        assert!(!text.contains("<skill_instructions"), "{target:?}");
+        // Deactivated: gone.
+        assert_eq!(chef.deactivate_skill().unwrap().name(), "code-review");
+        let after = chef.compile(target).unwrap();
+        assert_eq!(after.meta.active_skill, None);
+        assert!(
+            !String::from_utf8(after.body)
+                .unwrap()
+                .contains("Active skill")
+        );
+    }
+}
+
+#[test]
+fn activation_in_the_tail_stitch_keeps_everything_before_the_last_user_turn() {
+    let config = ChefConfig::default().with_skill_placement(SkillPlacement::Tail);
+    for target in Target::ALL {
+        let mut chef = session(config.clone());
+        chef.push(Message::user("Notes for 2.0 please."));
+        let before = body(&mut chef, target);
+        let skill = chef
+            .skills()
+            .get("release-notes")
+            .unwrap()
+            .invoked(&["2.0"]);
+        chef.activate_skill(skill).unwrap();
+        let with = body(&mut chef, target);
+        let stitched = "Notes for 2.0 please.\\n\\n<skill_instructions skill=\\\"release-notes\\\">\\nSummarise the changes of 2.0.\\n</skill_instructions>";
+        assert!(with.contains(stitched), "{target:?}: {with}");
+        // Only the tail changed: everything up to the user's text is the same bytes.
+        let cut = before.find("Notes for 2.0 please.").unwrap();
+        assert_eq!(with.get(..cut), before.get(..cut), "{target:?}");
+        // Deterministic: a second session, the same bytes.
+        let mut twin = session(config.clone());
+        twin.push(Message::user("Notes for 2.0 please."));
+        body(&mut twin, target);
+        twin.activate_skill(chef.active_skill().unwrap().clone())
+            .unwrap();
+        assert_eq!(
+            body(&mut twin, target),
+            body(&mut chef, target),
+            "{target:?}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_skill_name_is_refused_with_the_registered_ones() {
+    let mut chef = session(ChefConfig::default());
+    match chef.activate_skill("deploy") {
+        Err(ChefError::UnknownSkill { name, available }) => {
+            assert_eq!(name, "deploy");
+            assert_eq!(available, ["code-review", "release-notes"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(chef.active_skill().is_none());
+}
+
+#[test]
+fn the_tool_list_is_byte_identical_before_and_after_registering_and_activating_skills() {
+    for placement in [SkillPlacement::AfterSystem, SkillPlacement::Tail] {
+        let config = ChefConfig::default()
+            .with_skill_tool(true)
+            .with_skill_placement(placement);
+        for target in Target::ALL {
+            let mut chef = Chef::new(config.clone());
+            chef.register_tools(tools()).unwrap();
+            chef.push(Message::user("hi"));
+            let bare = tool_bytes(&body(&mut chef, target));
+            assert!(bare.contains("load_skill"), "{target:?}: {bare}");
+            chef.register_skills(registered());
+            let registered_tools = tool_bytes(&body(&mut chef, target));
+            chef.activate_skill("code-review").unwrap();
+            let active = tool_bytes(&body(&mut chef, target));
+            chef.register_skills(vec![Skill::new("other", "x").unwrap()]);
+            chef.activate_skill("other").unwrap();
+            let replaced = tool_bytes(&body(&mut chef, target));
+            assert_eq!(bare, registered_tools, "{target:?}");
+            assert_eq!(bare, active, "{target:?}");
+            assert_eq!(bare, replaced, "{target:?}");
+            // The names live in the listing, never in the schema.
+            assert!(!active.contains("code-review"), "{target:?}");
+        }
+    }
+    // Off by default.
+    let mut chef = session(ChefConfig::default());
+    chef.push(Message::user("hi"));
+    assert!(!tool_bytes(&body(&mut chef, Target::Anthropic)).contains("load_skill"));
+    assert!(!chef.skill_listing().contains("load_skill"));
+}
+
+#[test]
+fn load_skill_activates_and_an_unknown_name_is_answered_with_the_available_ones() {
+    let mut chef = session(ChefConfig::default().with_skill_tool(true));
+    assert!(
+        chef.skill_listing()
+            .contains("call load_skill with its name")
+    );
+    assert!(
+        chef.skill_listing()
+            .contains("<skill name=\"code-review\">")
+    );
+    chef.push(Message::user("Review this."));
+    body(&mut chef, Target::OpenAiChat);
+    let call = ToolCall::new("c1", "load_skill", json!({"name": "nope"}));
+    let Routed::Owned(owned) = chef.route(&call) else {
+        panic!("load_skill is owned");
+    };
+    let reply = block_on(chef.handle_tool(&owned)).unwrap();
+    assert!(reply.is_error);
+    assert_eq!(
+        reply.text,
+        "Error: there is no skill named \"nope\". Available skills: code-review, release-notes."
+    );
+    assert!(chef.active_skill().is_none());
+    // Arguments as a JSON string, as some providers send them.
+    let call = ToolCall::new("c2", "load_skill", json!("{\"name\": \"code-review\"}"));
+    let Routed::Owned(owned) = chef.route(&call) else {
+        panic!("load_skill is owned");
+    };
+    let reply = block_on(chef.handle_tool(&owned)).unwrap();
+    assert!(!reply.is_error, "{}", reply.text);
+    assert_eq!(chef.active_skill().map(Skill::name), Some("code-review"));
+    let missing = ToolCall::new("c3", "load_skill", json!({}));
+    let Routed::Owned(owned) = chef.route(&missing) else {
+        panic!("load_skill is owned");
+    };
+    let reply = block_on(chef.handle_tool(&owned)).unwrap();
+    assert!(reply.is_error && reply.text.contains("Available skills: code-review"));
+    // A user tool cannot take the name.
+    let mut other = Chef::new(ChefConfig::default());
+    assert!(
+        other
+            .register_tools(vec![ToolDefinition::new(
+                "load_skill",
+                json!({"type": "object"})
+            )])
+            .is_err()
+    );
+}
+
+fn wire_names(chef: &mut Chef, target: Target) -> Vec<String> {
+    let payload = chef.compile(target).unwrap();
+    payload
+        .meta
+        .wire_tools
+        .iter()
+        .map(|n| n.as_str().to_owned())
+        .collect()
+}
+
+#[test]
+fn allowed_tools_prune_only_when_opted_in_and_the_change_is_announced() {
+    for target in Target::ALL {
+        // Off (the default): the skill's tools are information only.
+        let mut off = session(ChefConfig::default());
+        off.push(Message::user("Review it."));
+        let all = wire_names(&mut off, target);
+        off.activate_skill("code-review").unwrap();
+        assert_eq!(wire_names(&mut off, target), all, "{target:?}");
+
+        // On: narrowed to read_file and grep, announced, and widened again on deactivation.
+        let config = ChefConfig::default()
+            .with_skill_pruning(true)
+            .with_tool_change_announcements(true);
+        let mut on = session(config);
+        on.push(Message::user("Review it."));
+        assert_eq!(wire_names(&mut on, target), all);
+        on.activate_skill("code-review").unwrap();
+        let payload = on.compile(target).unwrap();
+        let mut narrowed: Vec<&str> = payload.meta.wire_tools.iter().map(|n| n.as_str()).collect();
+        narrowed.sort_unstable();
+        assert_eq!(narrowed, ["grep", "read_file"], "{target:?}");
+        let text = String::from_utf8(payload.body).unwrap();
+        assert!(
+            text.contains("Tools no longer available: deploy, git_log."),
+            "{target:?}: {text}"
+        );
+        // Within the allowlist when both are set.
+        on.set_allowlist(Some(["grep", "deploy"]));
+        assert_eq!(wire_names(&mut on, target), ["grep"], "{target:?}");
+        on.set_allowlist(None::<Vec<String>>);
+        on.deactivate_skill();
+        let payload = on.compile(target).unwrap();
+        assert_eq!(payload.meta.wire_tools.len(), all.len(), "{target:?}");
+        assert!(
+            String::from_utf8(payload.body)
+                .unwrap()
+                .contains("Tools now available: deploy, git_log, read_file.")
+        );
+    }
+}
+
+#[test]
+fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles_the_same_bytes() {
+    let config = ChefConfig::default().with_skill_pruning(true);
+    for placement in [SkillPlacement::AfterSystem, SkillPlacement::Tail] {
+        let config = config.clone().with_skill_placement(placement);
+        for target in Target::ALL {
+            let mut live = session(config.clone());
+            live.push(Message::user("Notes for 3.1."));
+            let invoked = live
+                .skills()
+                .get("release-notes")
+                .unwrap()
+                .invoked(&["3.1"]);
+            live.activate_skill(invoked).unwrap();
+            let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+            let id = key("skills");
+            let mut journal = Journal::new(Arc::clone(&store), id.clone());
+            for i in 0..3 {
+                live.push(Message::assistant(format!("step {i}")));
+                live.push(Message::user(format!("go on {i}")));
+                body(&mut live, target);
+                block_on(journal.save(&live)).unwrap();
+                let snapshot = live.snapshot(None);
+
+                // Registered in the receiving session: the registry's version wins.
+                let mut registered = session(config.clone());
+                registered.restore(&snapshot).unwrap();
+                assert_eq!(
+                    registered.active_skill().unwrap().instructions(),
+                    "Summarise the changes of $0."
+                );
+                // Not registered: a stub with the persisted (rendered) instructions, and the
+                // same next request as the live session.
+                let mut fresh = Chef::new(config.clone());
+                fresh.restore(&snapshot).unwrap();
+                assert_eq!(
+                    fresh.active_skill().unwrap().instructions(),
+                    "Summarise the changes of 3.1."
+                );
+                let mut twin = live.fork();
+                assert_eq!(
+                    body(&mut fresh, target),
+                    body(&mut twin, target),
+                    "{target:?} {i}"
+                );
+            }
+            let mut resumed = Chef::new(config.clone());
+            block_on(Journal::new(Arc::clone(&store), id.clone()).load(&mut resumed))
+                .unwrap()
+                .expect("a journal");
+            assert_eq!(
+                resumed.active_skill().map(Skill::name),
+                Some("release-notes")
+            );
+            assert_eq!(
+                body(&mut resumed, target),
+                body(&mut live, target),
+                "{target:?}"
+            );
+            // Deactivation is journalled too.
+            live.deactivate_skill();
+            block_on(journal.save(&live)).unwrap();
+            let mut again = Chef::new(config.clone());
+            block_on(Journal::new(Arc::clone(&store), id).load(&mut again))
+                .unwrap()
+                .expect("a journal");
+            assert!(again.active_skill().is_none());
+        }
+    }
+}
+
+#[test]
+fn snapshots_without_a_skill_say_nothing_and_old_ones_load() {
+    let mut chef = session(ChefConfig::default());
+    let text = String::from_utf8(chef::snapshot::to_vec(&chef.snapshot(None)).unwrap()).unwrap();
+    assert!(!text.contains("\"skill\""), "{text}");
+    chef.activate_skill("code-review").unwrap();
+    let text = String::from_utf8(chef::snapshot::to_vec(&chef.snapshot(None)).unwrap()).unwrap();
+    assert!(
+        text.contains(r#""skill":{"name":"code-review","instructions":"Read every changed file with read_file before judging.","allowed_tools":["read_file","grep"]}"#),
+        "{text}"
+    );
+    // A snapshot of an earlier version has no such field: it restores with no skill.
+    let mut other = session(ChefConfig::default());
+    other.activate_skill("release-notes").unwrap();
+    let old = session(ChefConfig::default()).snapshot(None);
+    other.restore(&old).unwrap();
+    assert!(other.active_skill().is_none());
+}
+
+#[test]
+fn an_unchanged_skill_keeps_the_cached_prefix_turn_after_turn() {
+    for placement in [SkillPlacement::AfterSystem, SkillPlacement::Tail] {
+        let mut chef = session(ChefConfig::default().with_skill_placement(placement));
+        chef.activate_skill("code-review").unwrap();
+        let mut reused = false;
+        for i in 0..12 {
+            chef.push(Message::user(format!("turn {i}")));
+            chef.push(Message::assistant(format!("answer {i}")));
+            chef.push(Message::user(format!("more {i}")));
+            let payload = chef.compile(Target::Anthropic).unwrap();
+            reused |= payload.meta.reused_prefix;
+            // Anthropic: the skill sits after the cached system text (after_system) or in the
+            // tail, never before the first breakpoint.
+            let text = String::from_utf8(payload.body).unwrap();
+            let breakpoint = text.find("cache_control").unwrap();
+            let skill = text.find("Read every changed file").unwrap();
+            assert!(skill > breakpoint, "{placement:?}: {text}");
+        }
+        assert!(reused, "{placement:?}: the history prefix was never reused");
+    }
+}
