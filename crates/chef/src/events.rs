@@ -157,6 +157,16 @@ pub enum ChefEvent {
         /// The store's error.
         error: String,
     },
+    /// A skill became active (by `activate_skill`, a `load_skill` call, or a restore).
+    SkillActivated {
+        /// Its name.
+        name: String,
+    },
+    /// The active skill ended or was replaced by another.
+    SkillDeactivated {
+        /// Its name.
+        name: String,
+    },
     /// Cleanup evicted an offloaded entry.
     OffloadEvicted {
         /// Its address.

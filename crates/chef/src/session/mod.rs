@@ -1582,6 +1582,7 @@ impl Chef {
         wire.notices.extend(pending);
         wire.notices.extend(self.unmatched_blocklist_notices());
         wire.notices.extend(self.offload_compile_notices());
+        wire.notices.extend(self.skill_notices());
         let meta = PayloadMeta {
             turn: self.turn,
             wire_tools,

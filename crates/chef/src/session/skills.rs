@@ -48,12 +48,18 @@ pub(crate) struct ActiveSkill {
     pub(crate) skill: Arc<Skill>,
     /// The flat-tool names `allowed-tools` narrows to (empty: it does not narrow).
     pub(crate) tool_names: Vec<String>,
+    /// Whether a compile has said that these names match no registered tool.
+    unmatched_reported: bool,
 }
 
 impl ActiveSkill {
     fn new(skill: Arc<Skill>) -> Self {
         let tool_names = skill.allowed_tool_names();
-        Self { skill, tool_names }
+        Self {
+            skill,
+            tool_names,
+            unmatched_reported: false,
+        }
     }
 }
 
@@ -123,7 +129,7 @@ impl Chef {
 
     /// Ends the active skill; returns it.
     pub fn deactivate_skill(&mut self) -> Option<Arc<Skill>> {
-        let active = self.active_skill.take().map(|a| a.skill);
+        let active = self.active_skill.as_ref().map(|a| Arc::clone(&a.skill));
         self.put_active_skill(None);
         active
     }
@@ -149,9 +155,55 @@ impl Chef {
         )
     }
 
-    /// Sets the active skill and what it decides.
+    /// Sets the active skill and what it decides; a change of skill is an event
+    /// ([`ChefEvent::SkillDeactivated`](crate::ChefEvent::SkillDeactivated) for the one
+    /// that ends, then [`ChefEvent::SkillActivated`](crate::ChefEvent::SkillActivated)).
     pub(crate) fn put_active_skill(&mut self, skill: Option<Arc<Skill>>) {
+        let before = self
+            .active_skill
+            .as_ref()
+            .map(|a| a.skill.name().to_owned());
         self.active_skill = skill.map(ActiveSkill::new);
+        let after = self.active_skill().map(|s| s.name().to_owned());
+        if let Some(name) = before.filter(|b| after.as_ref() != Some(b)) {
+            self.emit(&crate::ChefEvent::SkillDeactivated { name });
+        }
+        if let Some(skill) = &self.active_skill {
+            let name = skill.skill.name().to_owned();
+            self.emit(&crate::ChefEvent::SkillActivated { name });
+        }
+    }
+
+    /// A notice, once per activation, when skill pruning is on and the active skill's
+    /// `allowed-tools` name no registered flat tool (every flat tool is then pruned).
+    pub(super) fn skill_notices(&mut self) -> Option<String> {
+        if !self.config.skill_pruning {
+            return None;
+        }
+        let registered: Vec<String> = self
+            .pruner
+            .all_tools()
+            .iter()
+            .map(|t| t.name.as_str().to_lowercase())
+            .collect();
+        let active = self.active_skill.as_mut()?;
+        if active.unmatched_reported || active.tool_names.is_empty() {
+            return None;
+        }
+        if active
+            .tool_names
+            .iter()
+            .any(|n| registered.contains(&n.to_lowercase()))
+        {
+            return None;
+        }
+        active.unmatched_reported = true;
+        Some(format!(
+            "skill \"{}\" allows only {}, which name no registered tool: with skill pruning \
+             on, every flat tool is pruned while it is active",
+            active.skill.name(),
+            active.tool_names.join(", ")
+        ))
     }
 
     /// The active skill's instructions as this session places them: (system message, tail

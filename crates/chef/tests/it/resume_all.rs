@@ -1,5 +1,6 @@
 //! Issue 21's features together across a process boundary: a session with an offload
-//! policy (one result written, one still pending), an output guardrail, a prefill, memory,
+//! policy (one result written, one still pending), an active skill (in the tail, pruning
+//! to its allowed tools, with `load_skill` offered), an output guardrail, a prefill, memory,
 //! announcements and subscribed hooks is saved — to a snapshot file and to a journal in a
 //! file-system store — and a new process resumes each and compiles the next request on
 //! every target: byte for byte the request the first process compiles.
@@ -16,6 +17,7 @@ use chef::{
     guardrail::Guardrail,
     memory::{Memory, SetOptions},
     offload::{Keep, OffloadPolicy},
+    skills::{Skill, SkillPlacement},
     snapshot::journal::Journal,
     store::{FsBackend, StorageBackend},
 };
@@ -27,7 +29,18 @@ use crate::support::{bare_runtime, child_dir, child_test, key, two_tools};
 const CHILD_ENV: &str = "CHEF_RESUME_ALL_DIR";
 
 fn config() -> ChefConfig {
-    ChefConfig::default().with_tools_mode(ToolsMode::Unified)
+    ChefConfig::default()
+        .with_tools_mode(ToolsMode::Unified)
+        .with_skill_placement(SkillPlacement::Tail)
+        .with_skill_tool(true)
+        .with_skill_pruning(true)
+}
+
+/// The skills both processes register (from a directory the parent wrote).
+fn skills(dir: &Path) -> Vec<Skill> {
+    let loaded = chef::skills::load_dir(dir.join("skills"));
+    assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+    loaded.skills
 }
 
 fn store(dir: &Path) -> Arc<dyn StorageBackend> {
@@ -60,6 +73,7 @@ fn resume_all_child() {
         for how in ["file", "journal"] {
             for target in Target::ALL {
                 let mut chef = Chef::new(config()).with_store(store(&dir));
+                chef.register_skills(skills(&dir));
                 if how == "file" {
                     chef.load(dir.join("session.json")).unwrap();
                 } else {
@@ -73,6 +87,7 @@ fn resume_all_child() {
                 assert_eq!(chef.pending_offloads().len(), 1);
                 assert!(chef.guardrail().is_some());
                 assert_eq!(chef.prefill(), Some("{"));
+                assert_eq!(chef.active_skill().map(Skill::name), Some("triage"));
                 next_turn(&mut chef);
                 let payload = chef.compile_async(target).await.unwrap();
                 let expected = std::fs::read(body_file(&dir, how, target)).unwrap();
@@ -92,6 +107,14 @@ fn resume_all_child() {
 #[test]
 fn everything_active_resumes_byte_identical_in_a_new_process() {
     let dir = tempfile::tempdir().unwrap();
+    let skill_dir = dir.path().join("skills/triage");
+    std::fs::create_dir_all(&skill_dir).unwrap();
+    std::fs::write(
+        skill_dir.join("SKILL.md"),
+        "---\nname: triage\ndescription: Triage an incident.\nallowed-tools: weather_now\n---\n\
+         Read the newest log first; name the failing component.\n",
+    )
+    .unwrap();
     let runtime = bare_runtime();
     runtime.block_on(async {
         let mut memory = Memory::new();
@@ -107,7 +130,12 @@ fn everything_active_resumes_byte_identical_in_a_new_process() {
             counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         });
         chef.register_tools(two_tools()).unwrap();
-        chef.set_system_prompt(vec![Message::system("You are on call.")]);
+        chef.register_skills(skills(dir.path()));
+        chef.set_system_prompt(vec![Message::system(format!(
+            "You are on call.\n\n{}",
+            chef.skill_listing()
+        ))]);
+        chef.activate_skill("triage").unwrap();
         chef.set_offload_policy(Some(OffloadPolicy::chars(4_000).with_keep(
             Keep::HeadTail {
                 head: 400,
@@ -151,6 +179,10 @@ fn everything_active_resumes_byte_identical_in_a_new_process() {
                 let mut live = chef.fork();
                 next_turn(&mut live);
                 let payload = live.compile_async(target).await.unwrap();
+                let text = String::from_utf8_lossy(&payload.body);
+                assert!(text.contains("name the failing component"), "{target:?}");
+                assert!(text.contains("Tool result offloaded"), "{target:?}");
+                assert_eq!(payload.meta.active_skill.as_deref(), Some("triage"));
                 std::fs::write(body_file(dir.path(), how, target), &payload.body).unwrap();
             }
         }

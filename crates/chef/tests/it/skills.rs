@@ -493,3 +493,50 @@ fn an_unchanged_skill_keeps_the_cached_prefix_turn_after_turn() {
         assert!(reused, "{placement:?}: the history prefix was never reused");
     }
 }
+
+#[test]
+fn activation_is_an_event_and_a_bound_matching_no_tool_is_said_once() {
+    let config = ChefConfig::default().with_skill_pruning(true);
+    let mut chef = session(config);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let events = Arc::clone(&seen);
+    let _sub = chef.subscribe(move |e| match e {
+        chef::ChefEvent::SkillActivated { name } => {
+            events.lock().unwrap().push(format!("+{name}"));
+        }
+        chef::ChefEvent::SkillDeactivated { name } => {
+            events.lock().unwrap().push(format!("-{name}"));
+        }
+        _ => {}
+    });
+    chef.activate_skill("code-review").unwrap();
+    chef.activate_skill("release-notes").unwrap();
+    chef.deactivate_skill();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "+code-review",
+            "-code-review",
+            "+release-notes",
+            "-release-notes"
+        ]
+    );
+
+    // A skill whose allowed tools name nothing registered prunes every flat tool: said once.
+    let stray = Skill::new("stray", "Use the Bash tool.")
+        .unwrap()
+        .with_allowed_tools(["Bash(git status:*)"]);
+    chef.activate_skill(stray).unwrap();
+    chef.push(Message::user("status?"));
+    let payload = chef.compile(Target::Anthropic).unwrap();
+    assert!(
+        payload
+            .notices
+            .iter()
+            .any(|n| n.contains("skill \"stray\" allows only Bash, which name no registered tool")),
+        "{:?}",
+        payload.notices
+    );
+    let again = chef.compile(Target::Anthropic).unwrap();
+    assert!(!again.notices.iter().any(|n| n.contains("stray")));
+}
