@@ -10,9 +10,9 @@
 //! Everything here is pure: the same text, address and policy give the same bytes on every
 //! run, so an offloaded result is as cache-stable as the one it replaced. The session side
 //! (when results are offloaded, the store writes, the lifecycle) is on [`Chef`]:
-//! [`set_offload_policy`](Chef::set_offload_policy), [`offload`](Chef::offload),
-//! [`flush_offloads`](Chef::flush_offloads), [`cleanup_offloads`](Chef::cleanup_offloads)
-//! and [`reconcile_offloads`](Chef::reconcile_offloads).
+//! [`set_offload_policy`](crate::Chef::set_offload_policy), [`offload`](crate::Chef::offload),
+//! [`flush_offloads`](crate::Chef::flush_offloads), [`cleanup_offloads`](crate::Chef::cleanup_offloads)
+//! and [`reconcile_offloads`](crate::Chef::reconcile_offloads).
 //!
 //! Sizes are counted in characters (Unicode scalar values), never UTF-16 units, or in
 //! tokens with the session's tokenizer.
@@ -199,7 +199,8 @@ pub(crate) fn line_ranges(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// How many lines `text` has (see [`line_ranges`]).
+/// How many lines `text` has: a trailing `\n` ends the last line rather than starting
+/// another; empty text has none.
 pub fn line_count(text: &str) -> usize {
     let newlines = text.bytes().filter(|&b| b == b'\n').count();
     if text.is_empty() || text.ends_with('\n') {
