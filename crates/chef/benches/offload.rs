@@ -89,47 +89,36 @@ fn benches(c: &mut Criterion) {
         );
     });
     let mut seed = 0;
-    let memory: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
-    let template = session(Arc::clone(&memory), true);
-    c.bench_function("offload_flush_200kb_memory", |b| {
-        b.iter_batched(
-            || {
-                seed += 1;
-                let mut chef = template.fork();
-                chef.push(Message::tool_results(vec![ToolResult::text(
-                    "c1",
-                    log(seed),
-                )]));
-                chef
-            },
-            |mut chef| {
-                runtime.block_on(chef.flush_offloads()).expect("flush");
-                chef
-            },
-            BatchSize::SmallInput,
-        );
-    });
     let dir = tempfile::tempdir().expect("tempdir");
-    let fs: Arc<dyn StorageBackend> = Arc::new(FsBackend::open(dir.path()).expect("fs"));
-    let template = session(Arc::clone(&fs), true);
-    c.bench_function("offload_flush_200kb_fs", |b| {
-        b.iter_batched(
-            || {
-                seed += 1;
-                let mut chef = template.fork();
-                chef.push(Message::tool_results(vec![ToolResult::text(
-                    "c1",
-                    log(seed),
-                )]));
-                chef
-            },
-            |mut chef| {
-                runtime.block_on(chef.flush_offloads()).expect("flush");
-                chef
-            },
-            BatchSize::SmallInput,
-        );
-    });
+    let stores: [(&str, Arc<dyn StorageBackend>); 2] = [
+        ("offload_flush_200kb_memory", Arc::new(MemoryBackend::new())),
+        (
+            "offload_flush_200kb_fs",
+            Arc::new(FsBackend::open(dir.path()).expect("fs")),
+        ),
+    ];
+    for (name, store) in stores {
+        let template = session(store, true);
+        c.bench_function(name, |b| {
+            b.iter_batched(
+                || {
+                    // New content every iteration: a write, never a deduplication.
+                    seed += 1;
+                    let mut chef = template.fork();
+                    chef.push(Message::tool_results(vec![ToolResult::text(
+                        "c1",
+                        log(seed),
+                    )]));
+                    chef
+                },
+                |mut chef| {
+                    runtime.block_on(chef.flush_offloads()).expect("flush");
+                    chef
+                },
+                BatchSize::SmallInput,
+            );
+        });
+    }
     let mut chef = session(Arc::new(MemoryBackend::new()), true);
     chef.push(Message::tool_results(vec![ToolResult::text(
         "c1",

@@ -212,15 +212,7 @@ pub fn line_count(text: &str) -> usize {
 
 /// A number with thousands separators (`204,800`), as the marker prints sizes.
 pub(crate) fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    chef_compress::thousands(n)
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

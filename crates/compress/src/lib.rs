@@ -98,6 +98,7 @@ pub use crate::{
     },
     recommend::{
         Recommendation, recommend_level, recommend_level_with, recommend_level_with_limits,
+        thousands,
     },
     render::{first_sentence, flatten_schema, signature_line},
     resolve::{Resolution, ResolveError, real_name_of_wire},

@@ -229,8 +229,13 @@ fn count_tokens(options: Options) -> Options {
     options
 }
 
-/// `42713` → `42,713`.
-fn thousands(n: usize) -> String {
+/// A count with comma thousands separators, as chef's messages print sizes:
+/// `42713` → `42,713` (never locale-dependent).
+///
+/// ```
+/// assert_eq!(chef_compress::thousands(204_800), "204,800");
+/// ```
+pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
