@@ -210,6 +210,15 @@ pub fn line_count(text: &str) -> usize {
     }
 }
 
+/// The words of the marker that name where the content is (`stored whole at URI.`): what
+/// the session looks for to find a preview in the history.
+pub(crate) const STORED_AT: &str = "stored whole at ";
+
+/// `stored whole at URI.`, as the marker writes it.
+pub(crate) fn stored_at(uri: &str) -> String {
+    format!("{STORED_AT}{uri}.")
+}
+
 /// A number with thousands separators (`204,800`), as the marker prints sizes.
 pub(crate) fn grouped(n: usize) -> String {
     chef_compress::thousands(n)
@@ -231,9 +240,10 @@ pub fn preview(text: &str, uri: &str, keep: &Keep) -> String {
     let lines = line_ranges(text);
     let total = lines.len();
     let mut out = format!(
-        "[Tool result offloaded: {} in {}, stored whole at {uri}. ",
+        "[Tool result offloaded: {} in {}, {} ",
         plural(chars, "character", "characters"),
         plural(total, "line", "lines"),
+        stored_at(uri),
     );
     let (head, tail) = match *keep {
         Keep::Nothing => (0, 0),

@@ -525,19 +525,18 @@ impl Pruner {
             _ => self.index().search(text, k),
         };
         let whole = search(task);
-        let hits = if whole.abstained
-            && task
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .nth(1)
-                .is_some()
-        {
-            let per_line: Vec<Vec<chef_compress::search::Hit>> = task
-                .lines()
-                .rev()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| search(l).hits)
-                .collect();
+        // Only when the whole abstains: the lines of a multi-line task.
+        let lines = whole
+            .abstained
+            .then(|| {
+                task.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|lines| lines.len() > 1);
+        let hits = if let Some(lines) = lines {
+            let per_line: Vec<Vec<chef_compress::search::Hit>> =
+                lines.iter().rev().map(|l| search(l).hits).collect();
             let mut merged: Vec<chef_compress::search::Hit> = Vec::new();
             let deepest = per_line.iter().map(Vec::len).max().unwrap_or(0);
             for depth in 0..deepest {

@@ -364,15 +364,19 @@ impl Chef {
 
     /// The `context://vfs/…` addresses the history's offload markers point to.
     fn referenced_offloads(&self) -> std::collections::BTreeSet<String> {
-        const PREFIX: &str = "stored whole at context://vfs/";
+        let prefix = format!(
+            "{}context://{}/",
+            offload::STORED_AT,
+            offload::VFS_NAMESPACE
+        );
         let mut out = std::collections::BTreeSet::new();
         for message in self.history.iter() {
             for result in message.tool_results_iter() {
                 for part in &result.content {
                     if let Content::Text { text, .. } = part
-                        && let Some(at) = text.find(PREFIX)
+                        && let Some(at) = text.find(&prefix)
                     {
-                        let rest = &text[at + PREFIX.len()..];
+                        let rest = &text[at + prefix.len()..];
                         let key: String =
                             rest.chars().take_while(char::is_ascii_hexdigit).collect();
                         out.insert(offload::vfs_uri(&key));
@@ -531,8 +535,8 @@ impl Chef {
 
     /// Points a preview at another address.
     fn repoint(&mut self, call_id: &str, from: &str, to: &str) {
-        let marker = format!("stored whole at {from}.");
-        let replacement = format!("stored whole at {to}.");
+        let marker = offload::stored_at(from);
+        let replacement = offload::stored_at(to);
         self.rewrite_result(call_id, from, |result| {
             for part in &mut result.content {
                 if let Content::Text { text, .. } = part {
@@ -545,7 +549,7 @@ impl Chef {
     /// Applies `change` to the result of `call_id` whose preview names `uri` (the latest
     /// such), rewriting the history only when there is one.
     fn rewrite_result(&mut self, call_id: &str, uri: &str, change: impl FnOnce(&mut ToolResult)) {
-        let marker = format!("stored whole at {uri}.");
+        let marker = offload::stored_at(uri);
         let found = self.history.iter().enumerate().rev().find_map(|(i, m)| {
             m.content.iter().position(|c| {
                 matches!(c, Content::ToolResult(r) if r.tool_call_id.as_str() == call_id

@@ -50,6 +50,8 @@ pub(crate) struct ActiveSkill {
     pub(crate) tool_names: Vec<String>,
     /// Whether a compile has said that these names match no registered tool.
     unmatched_reported: bool,
+    /// The registry epoch these names were last checked against.
+    checked_epoch: Option<u64>,
 }
 
 impl ActiveSkill {
@@ -59,6 +61,7 @@ impl ActiveSkill {
             skill,
             tool_names,
             unmatched_reported: false,
+            checked_epoch: None,
         }
     }
 }
@@ -180,20 +183,22 @@ impl Chef {
         if !self.config.skill_pruning {
             return None;
         }
-        let registered: Vec<String> = self
+        // Checked once per activation and registry, not every compile.
+        let epoch = self.epoch;
+        let active = self.active_skill.as_mut()?;
+        if active.unmatched_reported
+            || active.tool_names.is_empty()
+            || active.checked_epoch == Some(epoch)
+        {
+            return None;
+        }
+        active.checked_epoch = Some(epoch);
+        let allowed: Vec<String> = active.tool_names.iter().map(|n| n.to_lowercase()).collect();
+        if self
             .pruner
             .all_tools()
             .iter()
-            .map(|t| t.name.as_str().to_lowercase())
-            .collect();
-        let active = self.active_skill.as_mut()?;
-        if active.unmatched_reported || active.tool_names.is_empty() {
-            return None;
-        }
-        if active
-            .tool_names
-            .iter()
-            .any(|n| registered.contains(&n.to_lowercase()))
+            .any(|t| allowed.contains(&t.name.as_str().to_lowercase()))
         {
             return None;
         }

@@ -76,6 +76,19 @@ fn last_result_text(chef: &Chef) -> String {
     result.content.iter().filter_map(Content::as_text).collect()
 }
 
+/// A result of `text`, an image, then `tail`: two text parts around an attachment.
+fn with_attachment(id: &str, text: &str, tail: &str) -> ToolResult {
+    let mut result = ToolResult::text(id, text);
+    result
+        .content
+        .push(Content::Attachment(chef_ir::Attachment::url(
+            "image/png",
+            "https://example.com/a.png",
+        )));
+    result.content.push(Content::text(tail));
+    result
+}
+
 fn uri_in(preview: &str) -> String {
     let at = preview.find("context://vfs/").unwrap();
     preview[at..]
@@ -243,14 +256,7 @@ fn per_tool_rules_keep_and_token_limits_decide() {
     assert!(last_result_text(&chef).starts_with("[Tool result offloaded"));
 
     // Attachments stay in place; the text parts become one preview.
-    let mut result = ToolResult::text("c4", log.clone());
-    result
-        .content
-        .push(Content::Attachment(chef_ir::Attachment::url(
-            "image/png",
-            "https://example.com/a.png",
-        )));
-    result.content.push(Content::text("tail text"));
+    let result = with_attachment("c4", &log, "tail text");
     chef.push(Message::tool_results(vec![result]));
     let stored = chef.pending_offloads().last().unwrap().clone();
     assert_eq!(stored.content, format!("{log}\ntail text"));
@@ -349,14 +355,7 @@ fn a_failed_write_keeps_the_full_result_and_says_so() {
             });
             let log = big_log();
             // Text split over two parts with an attachment between: restored exactly.
-            let mut result = ToolResult::text("c1", log.clone());
-            result
-                .content
-                .push(Content::Attachment(chef_ir::Attachment::url(
-                    "image/png",
-                    "https://example.com/a.png",
-                )));
-            result.content.push(Content::text("second part"));
+            let result = with_attachment("c1", &log, "second part");
             let original = result.content.clone();
             chef.push(Message::user("What failed?"));
             chef.push(Message::assistant_with(vec![Content::ToolCall(
