@@ -139,7 +139,8 @@ pub(crate) struct SearchArgs {
     /// `{"query":"…","expected":["tool",…]}` per line; `"expected":[]` for a request no
     /// tool answers) and print one JSON object: recall@1, recall@5, MRR (depth 10), false
     /// abstention (over answerable requests) and true abstention (over the others, null
-    /// without any), lexical or, with --model, hybrid, at the ranker's abstention setting.
+    /// without any), for the ranker in use (the bundled hybrid, --model's, or --lexical)
+    /// at its abstention setting.
     #[arg(
         long,
         value_name = "LABELS.jsonl",
@@ -159,12 +160,16 @@ pub(crate) struct SearchArgs {
 /// The hybrid (BM25F + embedding model) options of `chef search`.
 #[derive(Debug, Args)]
 pub(crate) struct DenseFlags {
-    /// Rank with a local embedding model mixed with BM25F: a directory holding
-    /// all-MiniLM-L6-v2 (config.json, model.safetensors, tokenizer.json) or a static model
-    /// made by `chef embed distill`. Nothing is downloaded. Needs a chef built with
-    /// `--features dense`.
-    #[arg(long, value_name = "DIR")]
+    /// Rank with this local embedding model mixed with BM25F instead of the static model
+    /// bundled in chef: a directory holding all-MiniLM-L6-v2 (config.json,
+    /// model.safetensors, tokenizer.json) or a static model made by `chef embed distill`.
+    /// Nothing is downloaded. Needs a chef built with `--features dense`.
+    #[arg(long, value_name = "DIR", conflicts_with = "lexical")]
     pub(crate) model: Option<PathBuf>,
+    /// Rank with BM25F alone (and its own abstention rule), not the default hybrid of
+    /// BM25F and the bundled static model.
+    #[arg(long, conflicts_with_all = ["min_cosine", "dense_weight", "calibrate", "joint"])]
+    pub(crate) lexical: bool,
     /// Where tool vectors are cached [default: $XDG_CACHE_HOME/chef/vectors, else
     /// ~/.cache/chef/vectors].
     #[arg(
@@ -178,27 +183,21 @@ pub(crate) struct DenseFlags {
     #[arg(long, requires = "model")]
     pub(crate) no_cache: bool,
     /// Abstain when no tool's cosine with the request reaches this [default: 0.34 for
-    /// MiniLM, 0.54 for a static model, calibrated on 149 tools; calibrate yours with
-    /// --calibrate].
-    #[arg(
-        long,
-        value_name = "COSINE",
-        requires = "model",
-        allow_negative_numbers = true
-    )]
+    /// MiniLM, 0.54 for a static model (the bundled one included), calibrated on 149
+    /// tools; calibrate yours with --calibrate].
+    #[arg(long, value_name = "COSINE", allow_negative_numbers = true)]
     pub(crate) min_cosine: Option<f32>,
+    /// Joint abstention: abstain only when the cosine is below --min-cosine and BM25F's
+    /// own rule abstains too.
+    #[arg(long)]
+    pub(crate) joint: bool,
     /// Weight of the model's score in the mix, 0 to 1 [default: 0.6 for MiniLM, 0.4 for a
     /// static model, calibrated on 149 tools].
-    #[arg(long, value_name = "W", requires = "model")]
+    #[arg(long, value_name = "W")]
     pub(crate) dense_weight: Option<f32>,
     /// Instead of searching, print the --min-cosine for this catalogue, from a JSON Lines
     /// file of requests known to be irrelevant to it (`{"query":"…"}` per line).
-    #[arg(
-        long,
-        value_name = "IRRELEVANT.jsonl",
-        requires = "model",
-        conflicts_with = "queries"
-    )]
+    #[arg(long, value_name = "IRRELEVANT.jsonl", conflicts_with = "queries")]
     pub(crate) calibrate: Option<PathBuf>,
     /// With --calibrate: the share of those requests to abstain on, 0 to 1.
     #[arg(

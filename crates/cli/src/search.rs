@@ -21,12 +21,14 @@
 //! object with a string `query` stops the command with exit status 2 and one line on
 //! stderr naming the file and the line.
 //!
-//! # Hybrid ranking (`--model DIR`)
+//! # Ranking: hybrid by default (`--model DIR`, `--lexical`)
 //!
-//! With `--model`, tools are ranked by the min-max mix of BM25F and the model's cosine
+//! Tools are ranked by the min-max mix of BM25F and an embedding model's cosine
 //! (`chef_compress::search::dense`), and the command abstains when no tool's cosine reaches
-//! `--min-cosine`. The output format is the same. Tool vectors are cached on disk
-//! (`--cache`, `--no-cache`). `--calibrate IRRELEVANT.jsonl` prints, instead of rankings,
+//! `--min-cosine`. The model is the static one bundled in chef (`BundledStatic`), or the one
+//! `--model` names, whose tool vectors are cached on disk (`--cache`, `--no-cache`).
+//! `--lexical` ranks with BM25F alone and its own abstention rule. The output format is the
+//! same either way. `--calibrate IRRELEVANT.jsonl` prints, instead of rankings,
 //! one JSON object with the threshold that abstains on `--abstain-share` of those requests:
 //!
 //! ```json
@@ -81,14 +83,21 @@ enum Ranker {
     Hybrid(HybridIndex),
 }
 
-/// The hybrid index over `tools` with the model in `dir` and the cache the flags name.
+/// The hybrid index over `tools` with the model in `dir` (and the cache the flags name),
+/// or without one the bundled static model.
 fn hybrid(
     tools: &[ToolDefinition],
-    dir: &Path,
+    dir: Option<&Path>,
     flags: &DenseFlags,
 ) -> Result<HybridIndex, CliError> {
-    let model = chef_dense::load(dir)?;
-    let mut options = HybridOptions::for_kind(model.kind());
+    let model: Arc<dyn Embedder> = match dir {
+        Some(dir) => chef_dense::load(dir)?,
+        None => dense::BundledStatic::shared().map_err(|source| dense::DenseError::Embed {
+            model: "static-bundled".to_owned(),
+            source,
+        })?,
+    };
+    let mut options = HybridOptions::for_kind(model.kind()).with_joint(flags.joint);
     if let Some(w) = flags.dense_weight {
         if !(0.0..=1.0).contains(&w) {
             return Err(CliError::Usage(format!(
@@ -105,7 +114,8 @@ fn hybrid(
         }
         options.min_cosine = t;
     }
-    let cache_dir = if flags.no_cache {
+    // The bundled model embeds a catalogue in milliseconds: nothing to cache.
+    let cache_dir = if flags.no_cache || dir.is_none() {
         None
     } else {
         flags.cache.clone().or_else(default_cache_dir)
@@ -224,11 +234,13 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
     out.flush().map_err(write_error)
 }
 
-/// The lexical index over `tools`, or the hybrid one when `--model` names a model.
+/// The lexical index over `tools` with `--lexical`, else the hybrid with `--model`'s model
+/// or the bundled one.
 fn ranker(tools: &[ToolDefinition], args: &SearchArgs) -> Result<Ranker, CliError> {
-    Ok(match &args.dense.model {
-        Some(dir) => Ranker::Hybrid(hybrid(tools, dir, &args.dense)?),
-        None => Ranker::Lexical(CatalogIndex::build(tools)),
+    Ok(if args.dense.lexical {
+        Ranker::Lexical(CatalogIndex::build(tools))
+    } else {
+        Ranker::Hybrid(hybrid(tools, args.dense.model.as_deref(), &args.dense)?)
     })
 }
 
@@ -276,7 +288,8 @@ fn evaluate(
                 ("none".to_owned(), f32::NEG_INFINITY)
             } else {
                 let t = index.options().min_cosine;
-                (format!("min_cosine {t}"), t)
+                let joint = if index.options().joint { ", joint" } else { "" };
+                (format!("min_cosine {t}{joint}"), t)
             };
             let m = dense::evaluate(index, labelled, threshold)?;
             let model = Some(index.embedder().model_id());

@@ -186,8 +186,11 @@ pub struct Pruner {
     /// the error).
     flat_json: std::sync::OnceLock<Option<std::sync::Arc<serde_json::value::RawValue>>>,
     index: std::sync::OnceLock<std::sync::Arc<CatalogIndex>>,
-    /// The embedding model for ranked pruning, when configured.
+    /// The embedding model for ranked pruning, when one is set; without one, the bundled
+    /// static model (when this build has it).
     dense: Option<chef_compress::search::dense::DenseConfig>,
+    /// Rank with BM25F alone ([`set_lexical_ranking`](Self::set_lexical_ranking)).
+    lexical_only: bool,
     /// The hybrid index (built on first use; `None` if the model failed).
     hybrid: std::sync::OnceLock<Option<std::sync::Arc<chef_compress::search::dense::HybridIndex>>>,
     namespaces: Vec<ToolGroup>,
@@ -485,33 +488,75 @@ impl Pruner {
             .get_or_init(|| std::sync::Arc::new(CatalogIndex::build(&self.flat)))
     }
 
-    /// Ranks [`rank_by_task`](Self::rank_by_task) with the hybrid of BM25F and an
-    /// embedding model (`chef_compress::search::dense`) instead of BM25F alone. The tools
-    /// are embedded on the first ranking after each registration; if the model fails, the
-    /// lexical index ranks.
+    /// Ranks [`rank_by_task`](Self::rank_by_task) with the hybrid of BM25F and this
+    /// embedding model (`chef_compress::search::dense`) instead of the default one. The
+    /// tools are embedded on the first ranking after each registration; if the model
+    /// fails, the lexical index ranks.
+    ///
+    /// Without a model set, ranking is already hybrid: with the static model bundled in
+    /// chef (`chef_compress::search::dense::BundledStatic`, the `bundled-model` feature,
+    /// on by default), else BM25F alone.
     pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
         self.dense = Some(config);
+        self.lexical_only = false;
         self.hybrid = std::sync::OnceLock::new();
         self
     }
 
-    /// The embedding model set with [`set_embedder`](Self::set_embedder), if any.
+    /// Ranks with BM25F alone (the lexical index and its abstention rule), not with the
+    /// hybrid; [`set_embedder`](Self::set_embedder) goes back to a hybrid.
+    pub fn set_lexical_ranking(&mut self) -> &mut Self {
+        self.dense = None;
+        self.lexical_only = true;
+        self.hybrid = std::sync::OnceLock::new();
+        self
+    }
+
+    /// Ranks as `other` does (its model, or lexical ranking): a restore keeps the
+    /// session's own ranking, which is code and not snapshot state.
+    pub(crate) fn keep_ranking_of(&mut self, other: &Self) {
+        self.dense.clone_from(&other.dense);
+        self.lexical_only = other.lexical_only;
+        self.hybrid = std::sync::OnceLock::new();
+    }
+
+    /// The embedding model set with [`set_embedder`](Self::set_embedder), if any (`None`
+    /// also when the bundled default ranks: see [`ranker`](Self::ranker)).
     pub fn embedder(&self) -> Option<&chef_compress::search::dense::DenseConfig> {
         self.dense.as_ref()
     }
 
-    /// The hybrid index, when an embedding model is set and it embedded the catalogue.
+    /// What ranks: `"lexical"`, or the model id of the hybrid's embedder (for the bundled
+    /// default, `static-bundled:…`). Builds the hybrid index if it is not built yet.
+    pub fn ranker(&self) -> String {
+        self.hybrid_index().map_or_else(
+            || "lexical".to_owned(),
+            |h| h.embedder().model_id().to_owned(),
+        )
+    }
+
+    /// The hybrid index, unless ranking is lexical: over the set model, else the bundled
+    /// one; `None` when neither could embed the catalogue.
     pub fn hybrid_index(&self) -> Option<&chef_compress::search::dense::HybridIndex> {
-        let config = self.dense.as_ref()?;
+        if self.lexical_only {
+            return None;
+        }
         self.hybrid
-            .get_or_init(|| config.build(&self.flat).ok().map(std::sync::Arc::new))
+            .get_or_init(|| {
+                let config = match &self.dense {
+                    Some(config) => config.clone(),
+                    None => chef_compress::search::dense::DenseConfig::bundled().ok()?,
+                };
+                config.build(&self.flat).ok().map(std::sync::Arc::new)
+            })
             .as_deref()
     }
 
     /// The `k` flat tools the catalogue index ranks best for `task`, best first, each with
     /// its score and the matched terms. Empty when the index abstains (nothing fits).
-    /// With an embedding model ([`set_embedder`](Self::set_embedder)), the hybrid ranks
-    /// and abstains (scores are then hybrid scores, `0..=1`).
+    /// Unless ranking is lexical ([`set_lexical_ranking`](Self::set_lexical_ranking)), the
+    /// hybrid ranks and abstains, with the set model or the bundled one (scores are then
+    /// hybrid scores, `0..=1`).
     ///
     /// A task of several lines (a session's task for a short reply is the request, the
     /// question it answers and the reply, one per line) on which the index abstains as a

@@ -1050,6 +1050,14 @@ impl Chef {
         self
     }
 
+    /// Ranks the session's tools with BM25F alone instead of the default hybrid (BM25F and
+    /// the static model bundled in chef; see [`Pruner::set_embedder`]). Kept across
+    /// `restore`, like [`set_embedder`](Self::set_embedder).
+    pub fn set_lexical_ranking(&mut self) -> &mut Self {
+        self.pruner.set_lexical_ranking();
+        self
+    }
+
     /// The toolkits loaded so far, in load order.
     pub fn loaded_toolkits(&self) -> &[String] {
         &self.loaded_toolkits

@@ -268,9 +268,7 @@ impl Chef {
         }
         let widened = blocked != state.blocked.entries();
         pruner.set_blocked_tools(blocked);
-        if let Some(embedder) = self.pruner.embedder().cloned() {
-            pruner.set_embedder(embedder);
-        }
+        pruner.keep_ranking_of(&self.pruner);
         self.pruner = pruner;
         self.system = state.system.clone();
         self.history.replace(state.history.clone());

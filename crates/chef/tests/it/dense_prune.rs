@@ -13,6 +13,16 @@ use crate::support::{toy_table, two_tools};
 fn rank_by_task_uses_the_hybrid_when_an_embedder_is_set() {
     let mut pruner = Pruner::new(Strategy::Union);
     pruner.register_tools(two_tools()).unwrap();
+    // By default the bundled static model ranks with BM25F.
+    assert!(
+        pruner.ranker().starts_with("static-bundled:"),
+        "{}",
+        pruner.ranker()
+    );
+    assert!(pruner.hybrid_index().is_some());
+    // Lexical ranking: BM25F alone, which abstains on a request none of the words fit.
+    pruner.set_lexical_ranking();
+    assert_eq!(pruner.ranker(), "lexical");
     assert_eq!(pruner.rank_by_task("will it rain", 1).kept, 0);
     assert!(pruner.hybrid_index().is_none());
 

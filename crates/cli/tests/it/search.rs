@@ -167,21 +167,37 @@ fn search_with_a_model_dir_that_holds_no_model_exits_2_naming_it() {
 }
 
 #[test]
-fn calibrate_and_cache_flags_need_a_model() {
+fn threshold_flags_conflict_with_lexical_ranking() {
     let dir = tempfile::tempdir().unwrap();
     let queries = write_file(dir.path(), "q.jsonl", "{\"query\":\"bake a cake\"}\n");
     let tools = fixture("real-mcp-tools.json");
+    // The cosine flags are about the hybrid: with --lexical they are a usage error.
+    for extra in [
+        &["--min-cosine", "0.4"][..],
+        &["--dense-weight", "0.5"],
+        &["--joint"],
+    ] {
+        let mut args = vec!["--lexical"];
+        args.extend_from_slice(extra);
+        let out = search(&tools, &queries, &args);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        assert!(stderr(&out).contains("--lexical"), "{}", stderr(&out));
+    }
     let out = chef([
         OsString::from("search"),
         tools.clone().into(),
         "--calibrate".into(),
         queries.clone().into(),
+        "--lexical".into(),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--model"), "{}", stderr(&out));
-    let out = search(&tools, &queries, &["--min-cosine", "0.4"]);
+    // The vector cache is only for a --model (the bundled model needs none).
+    let out = search(&tools, &queries, &["--no-cache"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--model"), "{}", stderr(&out));
+    // Without --lexical, --min-cosine needs no --model: the bundled model ranks.
+    let out = search(&tools, &queries, &["--min-cosine", "0.4"]);
+    assert!(out.status.success(), "{}", stderr(&out));
 }
 
 fn evaluate(tools: &Path, labels: &Path, extra: &[&str]) -> std::process::Output {
@@ -242,7 +258,7 @@ fn eval_prints_the_figures_retrieval_eval_computes() {
     let tools = fixture("real-mcp-tools.json");
     let labels = fixture("retrieval-149.jsonl");
 
-    let out = evaluate(&tools, &labels, &["--split", "heldout"]);
+    let out = evaluate(&tools, &labels, &["--split", "heldout", "--lexical"]);
     let m = library_metrics("heldout", &Abstention::CALIBRATED);
     assert_figures(&out, &m);
     let got = &lines(&stdout(&out))[0];
@@ -268,10 +284,34 @@ fn eval_prints_the_figures_retrieval_eval_computes() {
     let out = evaluate(
         &tools,
         &labels,
-        &["--split", "calibrate", "--never-abstain"],
+        &["--split", "calibrate", "--never-abstain", "--lexical"],
     );
     assert_figures(&out, &library_metrics("calibrate", &Abstention::NEVER));
     assert_eq!(lines(&stdout(&out))[0]["abstention"], "none");
+
+    // Without --lexical the bundled static model ranks with BM25F (the hybrid), with
+    // its calibrated threshold: the held-out row of docs/PERFORMANCE.md.
+    let out = evaluate(&tools, &labels, &["--split", "heldout"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = &lines(&stdout(&out))[0];
+    assert_eq!(got["ranker"], "hybrid");
+    assert!(
+        got["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("static-bundled:"),
+        "{got}"
+    );
+    assert_eq!(got["abstention"], "min_cosine 0.54");
+    let figure = |key: &str| format!("{:.3}", got[key].as_f64().unwrap());
+    assert_eq!(
+        [figure("recall_at_1"), figure("recall_at_5"), figure("mrr")],
+        ["0.773", "0.893", "0.829"]
+    );
+    assert_eq!(
+        [figure("false_abstention"), figure("true_abstention")],
+        ["0.093", "0.933"]
+    );
 
     // The whole file: both halves, and the same bytes on a second run.
     let a = evaluate(&tools, &labels, &[]);

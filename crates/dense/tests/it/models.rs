@@ -218,3 +218,100 @@ fn the_default_weight_and_threshold_are_what_calibration_on_the_calibration_half
         assert_eq!(min_cosine, kind.default_min_cosine(), "{kind:?}");
     }
 }
+
+/// Every text the bundled corpora give a ranker: the tool texts of the 149 real tools, the
+/// synthetic 100 and NESTFUL's 173, and the requests of retrieval-149, NESTFUL and the
+/// toolgz scenarios, plus a few written to reach the tokenizer's corners.
+fn corpus_texts() -> Vec<String> {
+    let tools = |name: &str| {
+        chef_ir::load_tools_from_str(&crate::fixtures::fixture_text(name))
+            .unwrap()
+            .tools
+    };
+    let mut texts: Vec<String> = [
+        "real-mcp-tools.json",
+        "synthetic-100-tools.json",
+        "nestful-tools.json",
+    ]
+    .iter()
+    .flat_map(|name| tools(name))
+    .map(|tool| dense::tool_text(&tool))
+    .collect();
+    for name in ["retrieval-149.jsonl", "nestful.jsonl"] {
+        for line in crate::fixtures::fixture_text(name)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+        {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            texts.extend(v["query"].as_str().map(str::to_owned));
+        }
+    }
+    let scenarios: serde_json::Value =
+        serde_json::from_str(&crate::fixtures::fixture_text("toolgz-scenarios.json")).unwrap();
+    for s in scenarios["scenarios"].as_array().unwrap() {
+        texts.extend(s["prompt"].as_str().map(str::to_owned));
+    }
+    texts.extend(
+        [
+            "Crème brûlée à la CAFÉ — naïve façade, Ångström, İstanbul, ß",
+            "東京の天気 and 北京 weather; 한국어 text; emoji 🚀🔥 in a request",
+            "tabs\tand\nnew lines\r\nand zero\u{0}width\u{200b}joiner\u{200d} and \u{fffd}",
+            "snake_case_name, kebab-case-name, CamelCaseName, dotted.name/path?q=1&x=2",
+            "supercalifragilisticexpialidocioussupercalifragilisticexpialidocioussupercalifragilisticexpialidocious!",
+            "Ελληνικά, русский текст, עברית, العربية, हिन्दी में",
+            "special tokens in text: a[SEP]b [CLS] [MASK]x [unk] [PAD][PAD]",
+        ]
+        .map(str::to_owned),
+    );
+    texts
+}
+
+/// The bundled model's own tokenizer (`chef_compress`, no `tokenizers` crate) gives the
+/// ids the `tokenizers` crate gives with the distilled model's `tokenizer.json`, on every
+/// text of the corpora.
+#[test]
+fn the_bundled_tokenizer_gives_the_ids_tokenizers_gives() {
+    let Some(dir) = model_dir("CHEF_STATIC_DIR") else {
+        return;
+    };
+    let reference = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json")).unwrap();
+    let bundled = dense::BundledStatic::shared().unwrap();
+    let texts = corpus_texts();
+    assert!(texts.len() > 1_500, "{}", texts.len());
+    for text in &texts {
+        let expected = reference.encode_fast(text.as_str(), false).unwrap();
+        assert_eq!(bundled.token_ids(text), expected.get_ids(), "{text}");
+    }
+}
+
+/// The bundled model is the distilled one quantised: the same vector up to the 8-bit
+/// rounding, on every text of the corpora; and its file is the one pinned (its id is the
+/// SHA-256 of what follows the id, as the format says).
+#[test]
+fn the_bundled_model_is_the_distilled_model_quantised() {
+    use sha2::{Digest, Sha256};
+    let bytes = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../compress/models/minilm-static-256.chefstm"),
+    )
+    .unwrap();
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let bundled = dense::BundledStatic::shared().unwrap();
+    assert_eq!(
+        bundled.model_id(),
+        format!("static-bundled:{}", hex(&Sha256::digest(&bytes[24..])[..8]))
+    );
+    let Some(model) = static_model() else { return };
+    let texts = corpus_texts();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let (ours, theirs) = (bundled.embed(&refs).unwrap(), model.embed(&refs).unwrap());
+    let worst = ours
+        .iter()
+        .zip(&theirs)
+        .map(|(a, b)| cosine(a, b))
+        .filter(|c| c.is_finite())
+        .fold(1.0_f32, f32::min);
+    assert!(
+        worst > 0.999,
+        "worst cosine between the two models' vectors: {worst}"
+    );
+}

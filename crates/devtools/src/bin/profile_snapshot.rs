@@ -70,6 +70,23 @@ fn main() {
         fresh.restore(&read).expect("restores");
         std::hint::black_box(fresh);
     });
+    if "teardown".starts_with(&only) || only.is_empty() {
+        let sessions: Vec<chef::Chef> = (0..rounds)
+            .map(|_| {
+                let read = snapshot::from_slice::<chef::SessionState>(&bytes).expect("ok");
+                let mut fresh = chef::Chef::new(ChefConfig::default());
+                fresh.restore(&read).expect("restores");
+                fresh
+            })
+            .collect();
+        let start = Instant::now();
+        drop(sessions);
+        println!(
+            "{:<28} {:>8.1} µs",
+            "teardown of a cold load",
+            start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+        );
+    }
     // Another session of the process holds the catalogue (a gateway resuming sessions).
     let mut holder = chef::Chef::new(ChefConfig::default());
     holder.restore(&read).expect("restores");

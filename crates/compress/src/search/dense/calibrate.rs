@@ -39,6 +39,8 @@ struct Outcome {
     expected: usize,
     ranks: Vec<usize>,
     best_cosine: f32,
+    /// See `Scored::lexical_abstains`.
+    lexical_abstains: bool,
 }
 
 /// The 1-based ranks (within [`MRR_DEPTH`]) of `expected` tools among `hits`.
@@ -69,12 +71,14 @@ fn outcomes_at(
                     expected: q.expected.len(),
                     ranks: ranks_of(&index.rank(scored, MRR_DEPTH, w), &q.expected),
                     best_cosine: scored.best_cosine,
+                    lexical_abstains: scored.lexical_abstains,
                 },
                 // A blank request: nothing found, always abstains.
                 None => Outcome {
                     expected: q.expected.len(),
                     ranks: Vec::new(),
                     best_cosine: f32::NEG_INFINITY,
+                    lexical_abstains: true,
                 },
             });
         }
@@ -90,11 +94,13 @@ fn outcomes(index: &HybridIndex, queries: &[LabelledQuery]) -> Result<Vec<Outcom
 }
 
 fn metrics(outcomes: &[Outcome], min_cosine: f32) -> Metrics {
-    crate::search::eval::score(
-        outcomes
-            .iter()
-            .map(|o| (o.expected, o.ranks.as_slice(), o.best_cosine < min_cosine)),
-    )
+    crate::search::eval::score(outcomes.iter().map(|o| {
+        (
+            o.expected,
+            o.ranks.as_slice(),
+            o.best_cosine < min_cosine && o.lexical_abstains,
+        )
+    }))
 }
 
 /// Measures the hybrid on labelled requests with the given threshold, with the same

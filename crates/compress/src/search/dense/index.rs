@@ -185,7 +185,8 @@ impl HybridIndex {
     }
 
     /// The best `k` tools for `query` by hybrid score, or none when the highest cosine is
-    /// below [`HybridOptions::min_cosine`].
+    /// below [`HybridOptions::min_cosine`] (and, with [`HybridOptions::joint`], the
+    /// lexical index's own rule abstains too).
     ///
     /// In the result, a hit's `score` is its hybrid score (`0..=1`), `coverage` and
     /// `matched_terms` come from the lexical index (0 and empty when it matched no word),
@@ -206,7 +207,7 @@ impl HybridIndex {
         let Some(scored) = self.score(query)? else {
             return Ok(abstain(0.0, 0.0));
         };
-        if k == 0 || scored.best_cosine < min_cosine {
+        if k == 0 || scored.abstains(min_cosine) {
             return Ok(abstain(scored.best_cosine, scored.lexical.evidence));
         }
         let hits = self.rank(&scored, k, self.options.weight());
@@ -235,11 +236,17 @@ impl HybridIndex {
         } else {
             Vec::new()
         };
+        let lexical_abstains = !self.options.joint
+            || self
+                .lexical
+                .search_staged(query, 1, &self.lexical.options().abstention, Rerank::OFF)
+                .abstained;
         Ok(Some(Scored {
             cosines,
             lexical,
             best_cosine,
             request,
+            lexical_abstains,
         }))
     }
 
@@ -353,6 +360,17 @@ pub(super) struct Scored {
     pub(super) best_cosine: f32,
     /// The request's term ids, for the second stage (empty when it is off).
     request: Vec<u32>,
+    /// With joint abstention ([`HybridOptions::joint`]), whether the lexical index alone
+    /// would abstain (its own rule); `true` without it, so the cosine alone decides.
+    pub(super) lexical_abstains: bool,
+}
+
+impl Scored {
+    /// Whether the hybrid abstains at `min_cosine`: the cosine is below it and, with joint
+    /// abstention, the lexical rule abstains too.
+    pub(super) fn abstains(&self, min_cosine: f32) -> bool {
+        self.best_cosine < min_cosine && self.lexical_abstains
+    }
 }
 
 fn abstain(confidence: f32, evidence: f32) -> SearchResults {

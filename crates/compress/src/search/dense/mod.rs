@@ -58,6 +58,7 @@
 //! The index is in `index`, the calibration kit ([`calibrate`], [`calibrate_weight`],
 //! [`evaluate`]…) in `calibrate`, and [`WordTableEmbedder`] in `word_table`.
 
+mod bundled;
 mod calibrate;
 mod index;
 mod word_table;
@@ -70,6 +71,7 @@ use std::{fmt, sync::Arc};
 use chef_ir::ToolDefinition;
 
 pub use self::{
+    bundled::BundledStatic,
     calibrate::{
         CALIBRATION_WEIGHTS, calibrate, calibrate_min_cosine, calibrate_weight, evaluate,
         weight_curve,
@@ -261,6 +263,11 @@ pub struct HybridOptions {
     pub min_cosine: f32,
     /// Settings of the lexical index underneath.
     pub lexical: IndexOptions,
+    /// Joint abstention: abstain only when the cosine is below
+    /// [`min_cosine`](Self::min_cosine) *and* the lexical index's own rule
+    /// ([`IndexOptions::abstention`]) abstains, so that a request either kind of evidence
+    /// supports is answered. Off: the cosine alone decides.
+    pub joint: bool,
 }
 
 impl HybridOptions {
@@ -271,7 +278,15 @@ impl HybridOptions {
             dense_weight: kind.default_dense_weight(),
             min_cosine: kind.default_min_cosine(),
             lexical: IndexOptions::default(),
+            joint: false,
         }
+    }
+
+    /// With joint abstention on or off ([`joint`](Self::joint)).
+    #[must_use]
+    pub fn with_joint(mut self, joint: bool) -> Self {
+        self.joint = joint;
+        self
     }
 
     /// With the dense weight set.

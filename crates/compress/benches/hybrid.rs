@@ -1,0 +1,68 @@
+//! The hybrid ranker with the bundled static model: embedding a request, answering one over
+//! 149, 1,729 and 10,000 tools (the catalogue's vectors made beforehand), and building the
+//! index (which embeds every tool).
+//!
+//! ```text
+//! cargo bench -p chef-compress --features bundled-model --bench hybrid -- --warm-up-time 1 --measurement-time 3
+//! ```
+//!
+//! The larger catalogues replicate the 149 real MCP tools under renamed names, as the
+//! `search` bench does; 1,729 is the size of issue 23's held-out benchmark.
+
+use std::{hint::black_box, path::Path, sync::Arc};
+
+use chef_compress::search::dense::{BundledStatic, DenseConfig, Embedder};
+use chef_ir::{ToolDefinition, ToolName};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn catalogue(n: usize) -> Vec<ToolDefinition> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/real-mcp-tools.json");
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let real = chef_ir::load_tools_from_str(&text)
+        .map(|loaded| loaded.tools)
+        .unwrap_or_default();
+    real.iter()
+        .cycle()
+        .take(if real.is_empty() { 0 } else { n })
+        .enumerate()
+        .map(|(i, tool)| {
+            let mut tool = tool.clone();
+            if i >= real.len() {
+                tool.name = ToolName::new(format!("s{}_{}", i / real.len(), tool.name));
+            }
+            tool
+        })
+        .collect()
+}
+
+const SHORT: &str = "add three new rows to the bottom of the tracker spreadsheet";
+
+fn bench(c: &mut Criterion) {
+    let Ok(model) = BundledStatic::shared() else {
+        eprintln!("the bundled model does not load: nothing measured");
+        return;
+    };
+    c.bench_function("bundled: embed one request", |b| {
+        b.iter(|| model.embed(black_box(&[SHORT])));
+    });
+    let config = DenseConfig::new(Arc::clone(&model) as Arc<dyn Embedder>);
+    let real = catalogue(149);
+    c.bench_function("hybrid: build 149 tools", |b| {
+        b.iter(|| config.build(black_box(&real)));
+    });
+    for n in [149, 1_729, 10_000] {
+        let tools = catalogue(n);
+        assert_eq!(tools.len(), n, "the fixture corpus loads");
+        let Ok(index) = config.build(&tools) else {
+            eprintln!("the hybrid index does not build: nothing measured");
+            return;
+        };
+        c.bench_function(&format!("hybrid: query {n} tools"), |b| {
+            b.iter(|| index.search(black_box(SHORT), 10));
+        });
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
