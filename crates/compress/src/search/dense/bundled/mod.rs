@@ -26,11 +26,7 @@
 
 pub(crate) mod wordpiece;
 
-use std::{
-    borrow::Cow,
-    fmt,
-    sync::{Arc, OnceLock},
-};
+use std::{borrow::Cow, fmt, sync::Arc};
 
 use super::{EmbedError, Embedder, ModelKind};
 
@@ -98,7 +94,8 @@ impl BundledStatic {
     pub fn shared() -> Result<Arc<Self>, EmbedError> {
         #[cfg(feature = "bundled-model")]
         {
-            static MODEL: OnceLock<Result<Arc<BundledStatic>, String>> = OnceLock::new();
+            static MODEL: std::sync::OnceLock<Result<Arc<BundledStatic>, String>> =
+                std::sync::OnceLock::new();
             MODEL
                 .get_or_init(|| {
                     Self::from_bytes(Cow::Borrowed(BYTES))
@@ -110,7 +107,6 @@ impl BundledStatic {
         }
         #[cfg(not(feature = "bundled-model"))]
         {
-            let _: Option<&OnceLock<()>> = None;
             Err(EmbedError::new(
                 "chef-compress was built without its `bundled-model` feature",
             ))
