@@ -168,7 +168,7 @@ pub(crate) struct DenseFlags {
     pub(crate) model: Option<PathBuf>,
     /// Rank with BM25F alone (and its own abstention rule), not the default hybrid of
     /// BM25F and the bundled static model.
-    #[arg(long, conflicts_with_all = ["min_cosine", "dense_weight", "calibrate", "joint"])]
+    #[arg(long, conflicts_with_all = ["min_cosine", "dense_weight", "calibrate", "joint", "cosine_only"])]
     pub(crate) lexical: bool,
     /// Where tool vectors are cached [default: $XDG_CACHE_HOME/chef/vectors, else
     /// ~/.cache/chef/vectors].
@@ -182,21 +182,29 @@ pub(crate) struct DenseFlags {
     /// Embed the catalogue afresh and keep nothing on disk.
     #[arg(long, requires = "model")]
     pub(crate) no_cache: bool,
-    /// Abstain when no tool's cosine with the request reaches this [default: 0.34 for
-    /// MiniLM, 0.54 for a static model (the bundled one included), calibrated on 149
-    /// tools; calibrate yours with --calibrate].
+    /// Abstain when no tool's cosine with the request reaches this (and, unless
+    /// --cosine-only, BM25F abstains too) [default: 0.32 for MiniLM, 0.54 for a static
+    /// model (the bundled one included), calibrated on 149 tools; calibrate yours with
+    /// --calibrate].
     #[arg(long, value_name = "COSINE", allow_negative_numbers = true)]
     pub(crate) min_cosine: Option<f32>,
-    /// Joint abstention: abstain only when the cosine is below --min-cosine and BM25F's
-    /// own rule abstains too.
-    #[arg(long)]
+    /// Joint abstention, the default: abstain only when the cosine is below --min-cosine
+    /// and BM25F's own rule abstains too (the flag is accepted for scripts written when it
+    /// was opt-in).
+    #[arg(long, conflicts_with = "cosine_only")]
     pub(crate) joint: bool,
+    /// Abstain on the cosine alone (below --min-cosine), whatever BM25F finds: refuses
+    /// more unanswerable requests, and more answerable ones.
+    #[arg(long)]
+    pub(crate) cosine_only: bool,
     /// Weight of the model's score in the mix, 0 to 1 [default: 0.6 for MiniLM, 0.4 for a
     /// static model, calibrated on 149 tools].
     #[arg(long, value_name = "W")]
     pub(crate) dense_weight: Option<f32>,
     /// Instead of searching, print the --min-cosine for this catalogue, from a JSON Lines
-    /// file of requests known to be irrelevant to it (`{"query":"…"}` per line).
+    /// file of requests known to be irrelevant to it (`{"query":"…"}` per line): the
+    /// lowest that abstains on --abstain-share of them, with the abstention rule in use
+    /// (joint unless --cosine-only).
     #[arg(long, value_name = "IRRELEVANT.jsonl", conflicts_with = "queries")]
     pub(crate) calibrate: Option<PathBuf>,
     /// With --calibrate: the share of those requests to abstain on, 0 to 1.

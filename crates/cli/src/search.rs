@@ -25,14 +25,17 @@
 //!
 //! Tools are ranked by the min-max mix of BM25F and an embedding model's cosine
 //! (`chef_compress::search::dense`), and the command abstains when no tool's cosine reaches
-//! `--min-cosine`. The model is the static one bundled in chef (`BundledStatic`), or the one
+//! `--min-cosine` and BM25F's own rule abstains too (joint abstention; `--cosine-only`
+//! abstains on the cosine alone). The model is the static one bundled in chef (`BundledStatic`), or the one
 //! `--model` names, whose tool vectors are cached on disk (`--cache`, `--no-cache`).
 //! `--lexical` ranks with BM25F alone and its own abstention rule. The output format is the
 //! same either way. `--calibrate IRRELEVANT.jsonl` prints, instead of rankings,
-//! one JSON object with the threshold that abstains on `--abstain-share` of those requests:
+//! one JSON object with the lowest threshold that abstains on `--abstain-share` of those
+//! requests under the rule in use; `abstains` is the share it reaches, less than asked when
+//! BM25F answers more of them than joint abstention may leave:
 //!
 //! ```json
-//! {"model":"minilm-mean-256:99f704468154fc61","kind":"contextual","tools":149,"irrelevant":60,"abstain_share":0.9,"min_cosine":0.373}
+//! {"model":"static-bundled:af5e7e5211d02a98","kind":"static","tools":149,"irrelevant":60,"abstain_share":0.9,"joint":true,"min_cosine":0.575,"abstains":0.9}
 //! ```
 //!
 //! # Measuring (`--eval LABELS.jsonl`)
@@ -97,7 +100,7 @@ fn hybrid(
             source,
         })?,
     };
-    let mut options = HybridOptions::for_kind(model.kind()).with_joint(flags.joint);
+    let mut options = HybridOptions::for_kind(model.kind()).with_joint(!flags.cosine_only);
     if let Some(w) = flags.dense_weight {
         if !(0.0..=1.0).contains(&w) {
             return Err(CliError::Usage(format!(
@@ -150,7 +153,12 @@ struct Calibration<'a> {
     tools: usize,
     irrelevant: usize,
     abstain_share: f32,
+    /// Whether the threshold is for joint abstention (the default).
+    joint: bool,
     min_cosine: f32,
+    /// The share of the requests abstained on at that threshold: `abstain_share`, or less
+    /// when BM25F answers too many of them for joint abstention to refuse.
+    abstains: f32,
 }
 
 /// Prints the threshold that abstains on `share` of the irrelevant `queries`.
@@ -160,17 +168,35 @@ fn calibrate(index: &HybridIndex, queries: &[String], share: f32) -> Result<(), 
             "--abstain-share must be between 0 and 1, not {share}"
         )));
     }
+    let joint = index.options().joint;
+    // With joint abstention a request BM25F answers is never abstained on, whatever the
+    // threshold: the threshold is picked among the others, to reach the same count.
     let mut best = Vec::with_capacity(queries.len());
     for query in queries {
-        best.push(index.best_cosine(query)?);
+        if !joint || index.lexical_abstains(query) {
+            best.push(index.best_cosine(query)?);
+        }
     }
+    let wanted = (share * queries.len() as f32).ceil();
+    let reachable = best.len() as f32;
+    let min_cosine = if reachable == 0.0 {
+        -1.0
+    } else {
+        dense::calibrate_min_cosine(&best, (wanted / reachable).min(1.0))
+    };
     let line = Calibration {
         model: index.embedder().model_id(),
         kind: index.embedder().kind().as_str(),
         tools: index.len(),
         irrelevant: queries.len(),
         abstain_share: share,
-        min_cosine: dense::calibrate_min_cosine(&best, share),
+        joint,
+        min_cosine,
+        abstains: if queries.is_empty() {
+            0.0
+        } else {
+            (wanted.min(reachable) / queries.len() as f32 * 1000.0).round() / 1000.0
+        },
     };
     let mut out = io::stdout().lock();
     serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;

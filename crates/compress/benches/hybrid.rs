@@ -1,6 +1,6 @@
 //! The hybrid ranker with the bundled static model: embedding a request, answering one over
-//! 149, 1,729 and 10,000 tools (the catalogue's vectors made beforehand), and building the
-//! index (which embeds every tool).
+//! 149, 1,729 and 10,000 tools (the catalogue's vectors made beforehand; the lexical index
+//! alone beside it), and building the index (which embeds every tool).
 //!
 //! ```text
 //! cargo bench -p chef-compress --features bundled-model --bench hybrid -- --warm-up-time 1 --measurement-time 3
@@ -60,6 +60,9 @@ fn bench(c: &mut Criterion) {
         };
         c.bench_function(&format!("hybrid: query {n} tools"), |b| {
             b.iter(|| index.search(black_box(SHORT), 10));
+        });
+        c.bench_function(&format!("lexical: query {n} tools"), |b| {
+            b.iter(|| index.lexical().search(black_box(SHORT), 10));
         });
     }
 }

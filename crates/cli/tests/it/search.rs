@@ -176,6 +176,7 @@ fn threshold_flags_conflict_with_lexical_ranking() {
         &["--min-cosine", "0.4"][..],
         &["--dense-weight", "0.5"],
         &["--joint"],
+        &["--cosine-only"],
     ] {
         let mut args = vec!["--lexical"];
         args.extend_from_slice(extra);
@@ -290,28 +291,53 @@ fn eval_prints_the_figures_retrieval_eval_computes() {
     assert_eq!(lines(&stdout(&out))[0]["abstention"], "none");
 
     // Without --lexical the bundled static model ranks with BM25F (the hybrid), with
-    // its calibrated threshold: the held-out row of docs/PERFORMANCE.md.
-    let out = evaluate(&tools, &labels, &["--split", "heldout"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let got = &lines(&stdout(&out))[0];
-    assert_eq!(got["ranker"], "hybrid");
-    assert!(
-        got["model"]
-            .as_str()
-            .unwrap()
-            .starts_with("static-bundled:"),
-        "{got}"
-    );
-    assert_eq!(got["abstention"], "min_cosine 0.54");
-    let figure = |key: &str| format!("{:.3}", got[key].as_f64().unwrap());
-    assert_eq!(
-        [figure("recall_at_1"), figure("recall_at_5"), figure("mrr")],
-        ["0.773", "0.893", "0.829"]
-    );
-    assert_eq!(
-        [figure("false_abstention"), figure("true_abstention")],
-        ["0.093", "0.933"]
-    );
+    // its calibrated threshold and joint abstention: the held-out rows of
+    // docs/PERFORMANCE.md, by default and with the cosine alone deciding.
+    for (extra, abstention, figures) in [
+        (
+            &[][..],
+            "min_cosine 0.54, joint",
+            ["0.840", "0.960", "0.896", "0.027", "0.867"],
+        ),
+        (
+            &["--joint"],
+            "min_cosine 0.54, joint",
+            ["0.840", "0.960", "0.896", "0.027", "0.867"],
+        ),
+        (
+            &["--cosine-only"],
+            "min_cosine 0.54",
+            ["0.773", "0.893", "0.829", "0.093", "0.933"],
+        ),
+    ] {
+        let mut args = vec!["--split", "heldout"];
+        args.extend_from_slice(extra);
+        let out = evaluate(&tools, &labels, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let got = &lines(&stdout(&out))[0];
+        assert_eq!(got["ranker"], "hybrid");
+        assert!(
+            got["model"]
+                .as_str()
+                .unwrap()
+                .starts_with("static-bundled:"),
+            "{got}"
+        );
+        assert_eq!(got["abstention"], abstention, "{extra:?}");
+        let figure = |key: &str| format!("{:.3}", got[key].as_f64().unwrap());
+        assert_eq!(
+            [
+                "recall_at_1",
+                "recall_at_5",
+                "mrr",
+                "false_abstention",
+                "true_abstention"
+            ]
+            .map(figure),
+            figures,
+            "{extra:?}"
+        );
+    }
 
     // The whole file: both halves, and the same bytes on a second run.
     let a = evaluate(&tools, &labels, &[]);

@@ -532,12 +532,110 @@ impl CatalogIndex {
         }
     }
 
+    /// Every tool's BM25F score for `query` (no ranking, no abstention), with what the
+    /// hybrid needs of the lexical side: the request's terms to describe any tool's match,
+    /// the evidence of the best tool, and whether the index's own rule would abstain.
+    ///
+    /// This is what [`search_staged`](Self::search_staged) with `k` = the whole catalogue
+    /// and [`Abstention::NEVER`] computes, without sorting every matched tool or building
+    /// a [`Hit`] for each: the hybrid ranks the mix itself and describes only the tools it
+    /// returns.
+    pub(crate) fn score_all(&self, query: &str) -> LexicalScores {
+        let terms = self.query_terms(query);
+        let weights_at = |abstention: &Abstention| -> Vec<f32> {
+            terms
+                .iter()
+                .map(|t| t.weight(self.unknown_idf, abstention))
+                .collect()
+        };
+        let weights = weights_at(&Abstention::NEVER);
+        let total_weight: f32 = weights.iter().sum();
+        let own = self.options.abstention;
+        let own_weights = weights_at(&own);
+        let own_total: f32 = own_weights.iter().sum();
+        let mut scores = LexicalScores {
+            scores: vec![0.0; self.names.len()],
+            masks: vec![0; self.names.len()],
+            terms,
+            weights,
+            total_weight,
+            evidence: 0.0,
+            own_abstains: true,
+        };
+        if total_weight <= 0.0 || self.names.is_empty() {
+            return scores;
+        }
+        let matched = self.accumulate(&scores.terms, |acc, touched| {
+            touched
+                .iter()
+                .map(|&doc| {
+                    let a = acc
+                        .get_mut(doc as usize)
+                        .map(std::mem::take)
+                        .unwrap_or_default();
+                    (a.score, doc, a.mask)
+                })
+                .collect::<Vec<Candidate>>()
+        });
+        for &(score, doc, mask) in &matched {
+            if let (Some(s), Some(m)) = (
+                scores.scores.get_mut(doc as usize),
+                scores.masks.get_mut(doc as usize),
+            ) {
+                *s = score;
+                *m = mask;
+            }
+        }
+        // The best few by the lexical order (score, then name, then position), as
+        // `search_staged` would rank them.
+        let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
+        let better = |a: &Candidate, b: &Candidate| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| name_of(a.1).cmp(name_of(b.1)))
+                .then(a.1.cmp(&b.1))
+        };
+        let few = own.explained_by.max(1);
+        let mut best: Vec<Candidate> = Vec::with_capacity(few + 1);
+        for candidate in &matched {
+            let at = best.partition_point(|kept| better(kept, candidate).is_lt());
+            if at < few {
+                best.insert(at, *candidate);
+                best.truncate(few);
+            }
+        }
+        let Some(&(best_score, _, best_mask)) = best.first() else {
+            return scores;
+        };
+        let explained = scores.explained(best_mask);
+        scores.evidence = masked_sum(&scores.weights, explained);
+        if own_total > 0.0 {
+            let explained = best.iter().fold(0, |explained, &(_, _, mask)| {
+                explained | scores.explained(mask)
+            });
+            let evidence = masked_sum(&own_weights, explained);
+            let confidence = (evidence / own_total).min(1.0);
+            scores.own_abstains = own.abstains(confidence, evidence, best_score);
+        }
+        scores
+    }
+
     /// The best `k` tools for `terms`, best first: (tool, score, bits of the terms matched).
+    fn best_docs(&self, terms: &[QueryTerm], k: usize) -> Vec<(u32, f32, u64)> {
+        let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
+        self.accumulate(terms, |acc, touched| top_k(acc, touched, k, name_of))
+    }
+
+    /// Sums the scores of `terms` per tool and hands them to `finish` with the tools
+    /// touched, in order of first touch; `finish` must read and reset every touched slot.
     ///
     /// Scores accumulate in a per-thread scratch array as long as the catalogue, kept zeroed
-    /// between calls (only the touched entries are reset, in the same pass that picks the
-    /// best), so a query allocates no catalogue-sized memory.
-    fn best_docs(&self, terms: &[QueryTerm], k: usize) -> Vec<(u32, f32, u64)> {
+    /// between calls (only the touched entries are reset, in the same pass that reads
+    /// them), so a query allocates no catalogue-sized memory.
+    fn accumulate<R>(
+        &self,
+        terms: &[QueryTerm],
+        finish: impl FnOnce(&mut [Acc], &[u32]) -> R,
+    ) -> R {
         thread_local! {
             static SCRATCH: RefCell<Scratch> = const {
                 RefCell::new(Scratch { acc: Vec::new(), touched: Vec::new() })
@@ -581,8 +679,7 @@ impl CatalogIndex {
                 }
             }
             let touched: &[u32] = touched.get(..count).unwrap_or_default();
-            let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
-            top_k(acc, touched, k, name_of)
+            finish(acc, touched)
         })
     }
     /// The request's distinct terms, in order of first appearance, then any compound of
@@ -681,6 +778,64 @@ struct Scratch {
 
 /// A candidate: score, tool, bits of the terms it matched.
 type Candidate = (f32, u32, u64);
+
+/// Every tool's lexical score for one request ([`CatalogIndex::score_all`]).
+pub(crate) struct LexicalScores {
+    /// BM25F score per tool, in catalogue order (0 when it matched no word).
+    pub(crate) scores: Vec<f32>,
+    /// Bits of the request's terms each tool matched, in catalogue order.
+    masks: Vec<u64>,
+    terms: Vec<QueryTerm>,
+    /// Each term's weight with [`Abstention::NEVER`] (unknown words at full weight), and
+    /// their sum: what a hit's coverage is a share of.
+    weights: Vec<f32>,
+    total_weight: f32,
+    /// The weight of the request words the best tool explains (0 when none matched):
+    /// [`SearchResults::evidence`] of a search that never abstains.
+    pub(crate) evidence: f32,
+    /// Whether the index's own rule ([`IndexOptions::abstention`]) abstains on the request.
+    pub(crate) own_abstains: bool,
+}
+
+impl LexicalScores {
+    /// The request words that matching the terms in `mask` explains.
+    fn explained(&self, mask: u64) -> u64 {
+        self.terms
+            .iter()
+            .enumerate()
+            .filter(|(qi, _)| mask & (1 << qi) != 0)
+            .fold(0, |explained, (_, term)| explained | term.explains)
+    }
+
+    /// What tool `doc` matched: its coverage of the request (`0..=1`) and the request
+    /// words it matched, as a [`Hit`] reports them; 0 and none when it matched nothing.
+    pub(crate) fn describe(&self, doc: usize) -> (f32, Vec<String>) {
+        let mask = self.masks.get(doc).copied().unwrap_or(0);
+        if mask == 0 || self.total_weight <= 0.0 {
+            return (0.0, Vec::new());
+        }
+        let coverage =
+            (masked_sum(&self.weights, self.explained(mask)) / self.total_weight).min(1.0);
+        let matched = self
+            .terms
+            .iter()
+            .enumerate()
+            .filter(|(qi, _)| mask & (1 << qi) != 0)
+            .map(|(_, t)| t.surface.clone())
+            .collect();
+        (coverage, matched)
+    }
+}
+
+/// The sum of the `weights` whose bits are set in `bits`.
+fn masked_sum(weights: &[f32], bits: u64) -> f32 {
+    weights
+        .iter()
+        .enumerate()
+        .filter(|(qi, _)| bits & (1 << qi) != 0)
+        .map(|(_, w)| w)
+        .sum()
+}
 
 /// The best `k` of the `touched` tools, best first: higher score, then the tool's name,
 /// then its catalogue position. Every touched slot of `acc` is read and reset to zero.
@@ -953,6 +1108,62 @@ mod tests {
                 tool
             })
             .collect()
+    }
+
+    /// `score_all` (what the hybrid reads) is the full ranking it replaced, bit for bit:
+    /// every tool's score, coverage and matched words as `search_with(k = all, NEVER)`
+    /// reports them, its evidence, and the index's own verdict as `search` gives it; on
+    /// every labelled request of retrieval-149 and a few edge cases.
+    #[test]
+    fn scoring_every_tool_is_the_full_ranking_without_sorting_it() {
+        let tools = catalogue(149);
+        let index = CatalogIndex::build(&tools);
+        let labels = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/retrieval-149.jsonl"
+        ))
+        .unwrap();
+        let mut queries: Vec<String> = labels
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter_map(|v| v["query"].as_str().map(str::to_owned))
+            .collect();
+        assert!(queries.len() > 200);
+        queries.extend(
+            [
+                "",
+                "   ",
+                "the a of",
+                "zip code 94110",
+                "zzqx unknownword",
+                "ÄÖÜ 東京",
+            ]
+            .map(str::to_owned),
+        );
+        for query in &queries {
+            let all = index.score_all(query);
+            let full = index.search_with(query, tools.len(), &Abstention::NEVER);
+            assert_eq!(all.evidence.to_bits(), full.evidence.to_bits(), "{query}");
+            assert_eq!(
+                all.own_abstains,
+                index.search(query, 1).abstained,
+                "{query}"
+            );
+            let mut expected = vec![(0_u32, 0.0_f32, Vec::<String>::new()); tools.len()];
+            for hit in &full.hits {
+                expected[hit.index] =
+                    (hit.score.to_bits(), hit.coverage, hit.matched_terms.clone());
+            }
+            for (doc, (score, coverage, matched)) in expected.iter().enumerate() {
+                let (c, m) = all.describe(doc);
+                assert_eq!(all.scores[doc].to_bits(), *score, "{query} {doc}");
+                assert_eq!(
+                    (c.to_bits(), &m),
+                    (coverage.to_bits(), matched),
+                    "{query} {doc}"
+                );
+            }
+        }
     }
 
     /// Everything an index holds, with floats as bits: names, terms, postings, IDFs.

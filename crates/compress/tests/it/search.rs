@@ -486,3 +486,42 @@ fn rerank_calibration_on_the_calibration_half_picks_the_documented_weights() {
     let (siblings, _) = eval::calibrate_rerank(&tools, &base, &calibration, RerankScope::Siblings);
     assert_eq!((name.name_weight, siblings.name_weight), (0.25, 0.05));
 }
+
+/// The bundled model's abstention defaults are what calibration on the `calibrate` half of
+/// retrieval-149 picks: the lowest threshold that refuses 90% of the unanswerable requests
+/// (`dense::calibrate_to_share`), with joint abstention, which is on because, at the same
+/// share refused, it keeps more answerable requests than the cosine alone. The held-out
+/// half is measured in the CLI's `eval` test and docs/PERFORMANCE.md, never tuned on.
+#[cfg(feature = "bundled-model")]
+#[test]
+fn the_bundled_hybrids_abstention_defaults_are_what_calibration_picks() {
+    use chef_compress::search::dense::{self, DEFAULT_ABSTAIN_SHARE, DenseConfig};
+    let calibration = labelled("calibrate");
+    let tools = real_tools();
+    let config = DenseConfig::bundled().unwrap();
+    assert!(config.options.joint, "joint abstention is the default");
+    let joint = config.build(&tools).unwrap();
+    let (threshold, with_joint) =
+        dense::calibrate_to_share(&joint, &calibration, DEFAULT_ABSTAIN_SHARE).unwrap();
+    assert_eq!(threshold, joint.options().min_cosine, "{with_joint:?}");
+
+    let alone = config
+        .clone()
+        .with_options(config.options.with_joint(false))
+        .build(&tools)
+        .unwrap();
+    let (alone_threshold, cosine_only) =
+        dense::calibrate_to_share(&alone, &calibration, DEFAULT_ABSTAIN_SHARE).unwrap();
+    eprintln!("joint {threshold}: {with_joint:?}\ncosine only {alone_threshold}: {cosine_only:?}");
+    for m in [&with_joint, &cosine_only] {
+        assert!(
+            m.true_abstention >= f64::from(DEFAULT_ABSTAIN_SHARE),
+            "{m:?}"
+        );
+    }
+    assert!(
+        with_joint.recall_at_5 > cosine_only.recall_at_5 + 0.05,
+        "joint {with_joint:?} vs cosine only {cosine_only:?}"
+    );
+    assert!(with_joint.false_abstention < cosine_only.false_abstention);
+}

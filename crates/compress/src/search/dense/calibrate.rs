@@ -98,7 +98,7 @@ fn metrics(outcomes: &[Outcome], min_cosine: f32) -> Metrics {
         (
             o.expected,
             o.ranks.as_slice(),
-            o.best_cosine < min_cosine && o.lexical_abstains,
+            super::index::abstains(o.best_cosine, min_cosine, o.lexical_abstains),
         )
     }))
 }
@@ -128,6 +128,50 @@ pub fn calibrate(
         eval::keep_best(&mut best, threshold, metrics(&outcomes, threshold));
     }
     Ok(best.map_or((-1.0, Metrics::default()), |(_, t, m)| (t, m)))
+}
+
+/// The share of unanswerable requests the default thresholds abstain on, on the labelled
+/// set they were calibrated on ([`calibrate_to_share`]).
+pub const DEFAULT_ABSTAIN_SHARE: f32 = 0.9;
+
+/// The lowest threshold (from -0.10 to 0.95 in steps of 0.01) at which the hybrid
+/// abstains on at least `share` (`0..=1`) of the unanswerable labelled requests, with its
+/// metrics: abstention fixed at a target, at the least cost in recall. This is how the
+/// default thresholds are picked ([`ModelKind::default_min_cosine`](super::ModelKind),
+/// share 0.9): [`calibrate`]'s objective weighs an unanswerable request as much as an
+/// answerable one, so on a set with few unanswerable requests it buys the last of them
+/// with several points of recall@5. When no threshold reaches `share` (with joint
+/// abstention, a request BM25F answers is never abstained on), the lowest that abstains
+/// on the most; without unanswerable requests, `-1` (never abstain).
+pub fn calibrate_to_share(
+    index: &HybridIndex,
+    queries: &[LabelledQuery],
+    share: f32,
+) -> Result<(f32, Metrics), DenseError> {
+    let outcomes = outcomes(index, queries)?;
+    if outcomes.iter().all(|o| o.expected > 0) {
+        return Ok((-1.0, metrics(&outcomes, -1.0)));
+    }
+    let share = if share.is_finite() {
+        f64::from(share.clamp(0.0, 1.0))
+    } else {
+        1.0
+    };
+    let mut most: Option<(f32, Metrics)> = None;
+    for step in -10..=95_i8 {
+        let threshold = f32::from(step) / 100.0;
+        let m = metrics(&outcomes, threshold);
+        if m.true_abstention + 1e-9 >= share {
+            return Ok((threshold, m));
+        }
+        if most
+            .as_ref()
+            .is_none_or(|(_, b)| m.true_abstention > b.true_abstention + 1e-12)
+        {
+            most = Some((threshold, m));
+        }
+    }
+    Ok(most.unwrap_or((-1.0, Metrics::default())))
 }
 
 /// The dense weights [`calibrate_weight`] tries: 0.0 to 1.0 in steps of 0.1.

@@ -6,7 +6,7 @@ use chef_ir::{ToolDefinition, ToolName};
 use serde_json::Value;
 
 use super::{DenseError, Embedder, HybridOptions};
-use crate::search::{Abstention, CatalogIndex, Doc, Hit, Rerank, SearchResults};
+use crate::search::{CatalogIndex, Doc, Hit, LexicalScores, SearchResults};
 
 /// The text a tool's vector is computed from: its name split into words, its description
 /// (and annotation title), and its parameter names (see the module docs).
@@ -228,19 +228,13 @@ impl HybridIndex {
         }
         let cosines = self.cosines(query)?;
         let best_cosine = cosines.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let lexical = self
-            .lexical
-            .search_staged(query, n, &Abstention::NEVER, Rerank::OFF);
+        let lexical = self.lexical.score_all(query);
         let request = if self.lexical.options().rerank.is_on() {
             self.lexical.request_ids(query)
         } else {
             Vec::new()
         };
-        let lexical_abstains = !self.options.joint
-            || self
-                .lexical
-                .search_staged(query, 1, &self.lexical.options().abstention, Rerank::OFF)
-                .abstained;
+        let lexical_abstains = !self.options.joint || lexical.own_abstains;
         Ok(Some(Scored {
             cosines,
             lexical,
@@ -253,14 +247,8 @@ impl HybridIndex {
     /// The best `k` tools by `w × cosine' + (1 − w) × bm25'` (see the module docs).
     pub(super) fn rank(&self, scored: &Scored, k: usize, w: f32) -> Vec<Hit> {
         let n = self.len();
-        let mut bm25 = vec![0.0_f32; n];
-        for hit in &scored.lexical.hits {
-            if let Some(slot) = bm25.get_mut(hit.index) {
-                *slot = hit.score;
-            }
-        }
         let dense = min_max(&scored.cosines);
-        let sparse = min_max(&bm25);
+        let sparse = min_max(&scored.lexical.scores);
         let mut mixed: Vec<(f32, usize)> = dense
             .iter()
             .zip(&sparse)
@@ -302,7 +290,7 @@ impl HybridIndex {
         mixed
             .into_iter()
             .map(|(score, index)| {
-                let lexical_hit = scored.lexical.hits.iter().find(|h| h.index == index);
+                let (coverage, matched_terms) = scored.lexical.describe(index);
                 Hit {
                     tool: names
                         .get(index)
@@ -310,13 +298,20 @@ impl HybridIndex {
                         .unwrap_or_else(|| ToolName::new("")),
                     index,
                     score,
-                    coverage: lexical_hit.map_or(0.0, |h| h.coverage),
-                    matched_terms: lexical_hit
-                        .map(|h| h.matched_terms.clone())
-                        .unwrap_or_default(),
+                    coverage,
+                    matched_terms,
                 }
             })
             .collect()
+    }
+
+    /// Whether the lexical index's own rule ([`IndexOptions::abstention`]) abstains on
+    /// `query`: with joint abstention ([`HybridOptions::joint`]) the hybrid abstains only
+    /// when this is true and [`best_cosine`](Self::best_cosine) is below the threshold.
+    ///
+    /// [`IndexOptions::abstention`]: crate::search::IndexOptions::abstention
+    pub fn lexical_abstains(&self, query: &str) -> bool {
+        query.trim().is_empty() || self.lexical.score_all(query).own_abstains
     }
 
     /// The highest cosine between `query` and any tool (what abstention looks at); `-1`
@@ -345,17 +340,42 @@ impl HybridIndex {
         Ok(self
             .vectors
             .chunks_exact(self.dim.max(1))
-            .map(|v| v.iter().zip(&q).map(|(a, b)| a * b).sum())
+            .map(|v| dot(v, &q))
             .collect())
     }
+}
+
+/// Lanes of [`dot`]: independent partial sums the compiler keeps in vector registers.
+const LANES: usize = 8;
+
+/// The dot product of two vectors of one length, summed in [`LANES`] interleaved partial
+/// sums that are then added in a fixed order: the same bits on every run and machine
+/// (no reordering is left to the compiler or to threads), and vectorised, where one
+/// running sum would wait on each addition.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0.0_f32; LANES];
+    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail: f32 = a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for ((lane, x), y) in lanes.iter_mut().zip(x).zip(y) {
+            *lane += x * y;
+        }
+    }
+    let [l0, l1, l2, l3, l4, l5, l6, l7] = lanes;
+    ((l0 + l4) + (l1 + l5)) + ((l2 + l6) + (l3 + l7)) + tail
 }
 
 /// One request's scores against every tool, before they are mixed.
 pub(super) struct Scored {
     /// Cosine with each tool, in catalogue order.
     cosines: Vec<f32>,
-    /// Every tool the lexical index matched (no abstention).
-    lexical: SearchResults,
+    /// Every tool's lexical score and what it matched.
+    lexical: LexicalScores,
     /// The highest cosine (what abstention looks at).
     pub(super) best_cosine: f32,
     /// The request's term ids, for the second stage (empty when it is off).
@@ -369,8 +389,14 @@ impl Scored {
     /// Whether the hybrid abstains at `min_cosine`: the cosine is below it and, with joint
     /// abstention, the lexical rule abstains too.
     pub(super) fn abstains(&self, min_cosine: f32) -> bool {
-        self.best_cosine < min_cosine && self.lexical_abstains
+        abstains(self.best_cosine, min_cosine, self.lexical_abstains)
     }
+}
+
+/// The hybrid's abstention rule, in one place: the best cosine is below `min_cosine` and
+/// (see [`Scored::lexical_abstains`]) the lexical rule abstains too, or is not consulted.
+pub(super) fn abstains(best_cosine: f32, min_cosine: f32, lexical_abstains: bool) -> bool {
+    best_cosine < min_cosine && lexical_abstains
 }
 
 fn abstain(confidence: f32, evidence: f32) -> SearchResults {

@@ -170,12 +170,22 @@ fn is_whitespace(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
 }
 
+// Both answer ASCII without the Unicode tables (a binary search per character): in ASCII
+// the "other" categories are the C0 controls and DEL, and the punctuation is exactly
+// `is_ascii_punctuation` (BERT counts every non-alphanumeric printable ASCII character).
+
 fn is_control(c: char) -> bool {
-    !matches!(c, '\t' | '\n' | '\r') && c.is_other()
+    if c.is_ascii() {
+        return c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r');
+    }
+    c.is_other()
 }
 
 fn is_punctuation(c: char) -> bool {
-    c.is_ascii_punctuation() || c.is_punctuation()
+    if c.is_ascii() {
+        return c.is_ascii_punctuation();
+    }
+    c.is_punctuation()
 }
 
 fn is_chinese(c: char) -> bool {
@@ -192,7 +202,26 @@ fn is_chinese(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{WordPiece, normalise, pre_tokenise};
+    use unicode_categories::UnicodeCategories;
+
+    use super::{WordPiece, is_control, is_punctuation, normalise, pre_tokenise};
+
+    /// The ASCII shortcuts agree with the Unicode tables on every ASCII character.
+    #[test]
+    fn ascii_shortcuts_agree_with_the_unicode_tables() {
+        for c in (0_u8..=127).map(char::from) {
+            assert_eq!(
+                is_control(c),
+                !matches!(c, '\t' | '\n' | '\r') && c.is_other(),
+                "{c:?}"
+            );
+            assert_eq!(
+                is_punctuation(c),
+                c.is_ascii_punctuation() || c.is_punctuation(),
+                "{c:?}"
+            );
+        }
+    }
 
     fn vocab() -> WordPiece {
         WordPiece::new(
