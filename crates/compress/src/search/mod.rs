@@ -471,14 +471,7 @@ impl CatalogIndex {
                 }
             }
         };
-        let weight = |explained: u64| -> f32 {
-            weights
-                .iter()
-                .enumerate()
-                .filter(|(qi, _)| explained & (1 << qi) != 0)
-                .map(|(_, w)| w)
-                .sum()
-        };
+        let weight = |explained: u64| masked_sum(&weights, explained);
         let share = |explained: u64| (weight(explained) / total_weight).min(1.0);
         let hits: Vec<Hit> = best
             .iter()
