@@ -168,35 +168,16 @@ fn calibrate(index: &HybridIndex, queries: &[String], share: f32) -> Result<(), 
             "--abstain-share must be between 0 and 1, not {share}"
         )));
     }
-    let joint = index.options().joint;
-    // With joint abstention a request BM25F answers is never abstained on, whatever the
-    // threshold: the threshold is picked among the others, to reach the same count.
-    let mut best = Vec::with_capacity(queries.len());
-    for query in queries {
-        if !joint || index.lexical_abstains(query) {
-            best.push(index.best_cosine(query)?);
-        }
-    }
-    let wanted = (share * queries.len() as f32).ceil();
-    let reachable = best.len() as f32;
-    let min_cosine = if reachable == 0.0 {
-        -1.0
-    } else {
-        dense::calibrate_min_cosine(&best, (wanted / reachable).min(1.0))
-    };
+    let (min_cosine, abstains) = dense::calibrate_on_irrelevant(index, queries, share)?;
     let line = Calibration {
         model: index.embedder().model_id(),
         kind: index.embedder().kind().as_str(),
         tools: index.len(),
         irrelevant: queries.len(),
         abstain_share: share,
-        joint,
+        joint: index.options().joint,
         min_cosine,
-        abstains: if queries.is_empty() {
-            0.0
-        } else {
-            (wanted.min(reachable) / queries.len() as f32 * 1000.0).round() / 1000.0
-        },
+        abstains: (abstains * 1000.0).round() / 1000.0,
     };
     let mut out = io::stdout().lock();
     serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;

@@ -398,3 +398,47 @@ fn unusable_label_files_exit_2_naming_file_and_line() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--calibrate` picks the threshold under the rule in use: with joint abstention only
+/// among the unanswerable requests BM25F also refuses, so it is higher than the cosine
+/// alone's; `abstains` is the share refused at it (the figures of docs/PERFORMANCE.md's
+/// `--calibrate` on retrieval-149's 60 unanswerable requests).
+#[test]
+fn calibrate_prints_the_threshold_for_the_rule_in_use() {
+    let irrelevant: String = std::fs::read_to_string(fixture("retrieval-149.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["expected"].as_array().is_some_and(Vec::is_empty))
+        .map(|v| format!("{}\n", serde_json::json!({ "query": v["query"] })))
+        .collect();
+    let (_dir, queries) = temp_file("irrelevant.jsonl", &irrelevant);
+    let tools = fixture("real-mcp-tools.json");
+    for (extra, joint, min_cosine, abstains) in [
+        (None, true, 0.575, 0.9),
+        (Some("--cosine-only"), false, 0.531, 0.917),
+    ] {
+        let mut args = vec![
+            OsString::from("search"),
+            tools.clone().into(),
+            "--calibrate".into(),
+            queries.clone().into(),
+        ];
+        args.extend(extra.map(OsString::from));
+        let out = chef(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let got = &lines(&stdout(&out))[0];
+        assert_eq!(got["irrelevant"], 60, "{got}");
+        assert_eq!(got["joint"], joint, "{got}");
+        assert_eq!(
+            got["min_cosine"].as_f64().map(|c| (c * 1000.0).round()),
+            Some((min_cosine * 1000.0_f64).round()),
+            "{got}"
+        );
+        assert_eq!(
+            got["abstains"].as_f64().map(|a| (a * 1000.0).round()),
+            Some((abstains * 1000.0_f64).round()),
+            "{got}"
+        );
+    }
+}

@@ -463,21 +463,12 @@ impl CatalogIndex {
             });
             best.truncate(k);
         }
-        // The request words that `doc` explains are added to `explained` (bits into `terms`).
-        let explain = |explained: &mut u64, mask: u64| {
-            for (qi, term) in terms.iter().enumerate() {
-                if mask & (1 << qi) != 0 {
-                    *explained |= term.explains;
-                }
-            }
-        };
         let weight = |explained: u64| masked_sum(&weights, explained);
         let share = |explained: u64| (weight(explained) / total_weight).min(1.0);
         let hits: Vec<Hit> = best
             .iter()
             .map(|&(doc, score, mask)| {
-                let mut explained = 0;
-                explain(&mut explained, mask);
+                let explained = explained_by_mask(&terms, mask);
                 Hit {
                     tool: self
                         .names
@@ -487,22 +478,19 @@ impl CatalogIndex {
                     index: doc as usize,
                     score,
                     coverage: share(explained),
-                    matched_terms: terms
-                        .iter()
-                        .enumerate()
-                        .filter(|(qi, _)| mask & (1 << qi) != 0)
-                        .map(|(_, t)| t.surface.clone())
-                        .collect(),
+                    matched_terms: matched_words(&terms, mask),
                 }
             })
             .collect();
 
         // Confidence: the share of the request explained by the best few hits together, so
         // a request that needs two tools is not judged by one of them alone.
-        let mut explained = 0;
-        for &(_, _, mask) in best.iter().take(abstention.explained_by.max(1)) {
-            explain(&mut explained, mask);
-        }
+        let explained = best
+            .iter()
+            .take(abstention.explained_by.max(1))
+            .fold(0, |explained, &(_, _, mask)| {
+                explained | explained_by_mask(&terms, mask)
+            });
         let (confidence, evidence) = if hits.is_empty() {
             (0.0, 0.0)
         } else {
@@ -558,29 +546,9 @@ impl CatalogIndex {
         if total_weight <= 0.0 || self.names.is_empty() {
             return scores;
         }
-        let matched = self.accumulate(&scores.terms, |acc, touched| {
-            touched
-                .iter()
-                .map(|&doc| {
-                    let a = acc
-                        .get_mut(doc as usize)
-                        .map(std::mem::take)
-                        .unwrap_or_default();
-                    (a.score, doc, a.mask)
-                })
-                .collect::<Vec<Candidate>>()
-        });
-        for &(score, doc, mask) in &matched {
-            if let (Some(s), Some(m)) = (
-                scores.scores.get_mut(doc as usize),
-                scores.masks.get_mut(doc as usize),
-            ) {
-                *s = score;
-                *m = mask;
-            }
-        }
-        // The best few by the lexical order (score, then name, then position), as
-        // `search_staged` would rank them.
+        // Every touched tool's score and terms go to their slots, and the best few by the
+        // lexical order (score, then name, then position), as `search_staged` would rank
+        // them, are kept for the verdict.
         let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
         let better = |a: &Candidate, b: &Candidate| {
             b.0.total_cmp(&a.0)
@@ -589,21 +557,35 @@ impl CatalogIndex {
         };
         let few = own.explained_by.max(1);
         let mut best: Vec<Candidate> = Vec::with_capacity(few + 1);
-        for candidate in &matched {
-            let at = best.partition_point(|kept| better(kept, candidate).is_lt());
-            if at < few {
-                best.insert(at, *candidate);
-                best.truncate(few);
+        self.accumulate(&scores.terms, |acc, touched| {
+            for &doc in touched {
+                let a = acc
+                    .get_mut(doc as usize)
+                    .map(std::mem::take)
+                    .unwrap_or_default();
+                if let (Some(s), Some(m)) = (
+                    scores.scores.get_mut(doc as usize),
+                    scores.masks.get_mut(doc as usize),
+                ) {
+                    *s = a.score;
+                    *m = a.mask;
+                }
+                let candidate = (a.score, doc, a.mask);
+                let at = best.partition_point(|kept| better(kept, &candidate).is_lt());
+                if at < few {
+                    best.insert(at, candidate);
+                    best.truncate(few);
+                }
             }
-        }
+        });
         let Some(&(best_score, _, best_mask)) = best.first() else {
             return scores;
         };
-        let explained = scores.explained(best_mask);
+        let explained = explained_by_mask(&scores.terms, best_mask);
         scores.evidence = masked_sum(&scores.weights, explained);
         if own_total > 0.0 {
             let explained = best.iter().fold(0, |explained, &(_, _, mask)| {
-                explained | scores.explained(mask)
+                explained | explained_by_mask(&scores.terms, mask)
             });
             let evidence = masked_sum(&own_weights, explained);
             let confidence = (evidence / own_total).min(1.0);
@@ -791,15 +773,6 @@ pub(crate) struct LexicalScores {
 }
 
 impl LexicalScores {
-    /// The request words that matching the terms in `mask` explains.
-    fn explained(&self, mask: u64) -> u64 {
-        self.terms
-            .iter()
-            .enumerate()
-            .filter(|(qi, _)| mask & (1 << qi) != 0)
-            .fold(0, |explained, (_, term)| explained | term.explains)
-    }
-
     /// What tool `doc` matched: its coverage of the request (`0..=1`) and the request
     /// words it matched, as a [`Hit`] reports them; 0 and none when it matched nothing.
     pub(crate) fn describe(&self, doc: usize) -> (f32, Vec<String>) {
@@ -807,17 +780,31 @@ impl LexicalScores {
         if mask == 0 || self.total_weight <= 0.0 {
             return (0.0, Vec::new());
         }
-        let coverage =
-            (masked_sum(&self.weights, self.explained(mask)) / self.total_weight).min(1.0);
-        let matched = self
-            .terms
-            .iter()
-            .enumerate()
-            .filter(|(qi, _)| mask & (1 << qi) != 0)
-            .map(|(_, t)| t.surface.clone())
-            .collect();
-        (coverage, matched)
+        let explained = explained_by_mask(&self.terms, mask);
+        let coverage = (masked_sum(&self.weights, explained) / self.total_weight).min(1.0);
+        (coverage, matched_words(&self.terms, mask))
     }
+}
+
+/// The request words (bits into `terms`) that matching the terms in `mask` explains: a
+/// compound explains its two words.
+fn explained_by_mask(terms: &[QueryTerm], mask: u64) -> u64 {
+    terms
+        .iter()
+        .enumerate()
+        .filter(|(qi, _)| mask & (1 << qi) != 0)
+        .fold(0, |explained, (_, term)| explained | term.explains)
+}
+
+/// The request's words (as typed) of the terms in `mask`, in request order: a hit's
+/// [`Hit::matched_terms`].
+fn matched_words(terms: &[QueryTerm], mask: u64) -> Vec<String> {
+    terms
+        .iter()
+        .enumerate()
+        .filter(|(qi, _)| mask & (1 << qi) != 0)
+        .map(|(_, t)| t.surface.clone())
+        .collect()
 }
 
 /// The sum of the `weights` whose bits are set in `bits`.

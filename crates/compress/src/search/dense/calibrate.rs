@@ -12,26 +12,66 @@ use crate::search::{
 /// ([`HybridIndex::best_cosine`]): the smallest value above that share of them, rounded
 /// up to 0.001. `-1` (never abstain) when there are none or `share` is 0.
 pub fn calibrate_min_cosine(best_cosines: &[f32], share: f32) -> f32 {
+    let finite = best_cosines.iter().filter(|c| c.is_finite()).count();
+    threshold_above(
+        best_cosines,
+        (clamp_share(share) * finite as f32).ceil() as usize,
+    )
+}
+
+/// `share` clamped to `0..=1`; NaN is 1.
+fn clamp_share(share: f32) -> f32 {
+    if share.is_finite() {
+        share.clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
+}
+
+/// The smallest threshold, rounded up to 0.001, that abstains on the `count` lowest of the
+/// finite `best_cosines`; `-1` (never abstain) for a count of 0 or none to count.
+fn threshold_above(best_cosines: &[f32], count: usize) -> f32 {
     let mut sorted: Vec<f32> = best_cosines
         .iter()
         .copied()
         .filter(|c| c.is_finite())
         .collect();
-    let share = if share.is_finite() {
-        share.clamp(0.0, 1.0)
-    } else {
-        1.0
-    };
-    let count = (share * sorted.len() as f32).ceil() as usize;
-    if count == 0 {
-        return -1.0;
-    }
     sorted.sort_unstable_by(f32::total_cmp);
-    let Some(&at) = sorted.get(count - 1) else {
+    let Some(&at) = count.checked_sub(1).and_then(|last| sorted.get(last)) else {
         return -1.0;
     };
     // Strictly above the `count`-th smallest, so that it abstains too.
     ((at * 1000.0).floor() + 1.0) / 1000.0
+}
+
+/// The threshold that abstains on at least `share` (`0..=1`) of `irrelevant`, requests
+/// known to be irrelevant to the index's catalogue, under the index's own abstention rule,
+/// and the share it does abstain on (what `chef search --calibrate` prints). Cosine alone
+/// ([`HybridOptions::joint`](super::HybridOptions::joint) off): [`calibrate_min_cosine`]
+/// over their best cosines. With joint abstention, a request BM25F answers is never
+/// abstained on whatever the threshold, so the threshold is picked among the others to
+/// reach the same count, and the share reached is less than `share` when too few are
+/// left. `(-1, 0)` when nothing can be abstained on or `share` is 0.
+pub fn calibrate_on_irrelevant<S: AsRef<str>>(
+    index: &HybridIndex,
+    irrelevant: &[S],
+    share: f32,
+) -> Result<(f32, f32), DenseError> {
+    let mut best = Vec::with_capacity(irrelevant.len());
+    for query in irrelevant.iter().map(AsRef::as_ref) {
+        if !index.options().joint || index.lexical_abstains(query) {
+            best.push(index.best_cosine(query)?);
+        }
+    }
+    let wanted = (clamp_share(share) * irrelevant.len() as f32).ceil() as usize;
+    let threshold = threshold_above(&best, wanted.min(best.len()));
+    let abstained = best.iter().filter(|&&c| c < threshold).count();
+    Ok((threshold, abstained as f32 / irrelevant.len().max(1) as f32))
+}
+
+/// The thresholds the labelled calibrations try: -0.10 to 0.95 in steps of 0.01.
+fn thresholds() -> impl Iterator<Item = f32> {
+    (-10..=95_i8).map(|step| f32::from(step) / 100.0)
 }
 
 /// What the hybrid did with one labelled request, before any threshold.
@@ -123,8 +163,7 @@ pub fn calibrate(
 ) -> Result<(f32, Metrics), DenseError> {
     let outcomes = outcomes(index, queries)?;
     let mut best: Option<(f64, f32, Metrics)> = None;
-    for step in -10..=95_i8 {
-        let threshold = f32::from(step) / 100.0;
+    for threshold in thresholds() {
         eval::keep_best(&mut best, threshold, metrics(&outcomes, threshold));
     }
     Ok(best.map_or((-1.0, Metrics::default()), |(_, t, m)| (t, m)))
@@ -152,14 +191,9 @@ pub fn calibrate_to_share(
     if outcomes.iter().all(|o| o.expected > 0) {
         return Ok((-1.0, metrics(&outcomes, -1.0)));
     }
-    let share = if share.is_finite() {
-        f64::from(share.clamp(0.0, 1.0))
-    } else {
-        1.0
-    };
+    let share = f64::from(clamp_share(share));
     let mut most: Option<(f32, Metrics)> = None;
-    for step in -10..=95_i8 {
-        let threshold = f32::from(step) / 100.0;
+    for threshold in thresholds() {
         let m = metrics(&outcomes, threshold);
         if m.true_abstention + 1e-9 >= share {
             return Ok((threshold, m));

@@ -54,7 +54,8 @@
 //! (more tools, more near misses), so calibrate it per catalogue: on a labelled set with
 //! [`calibrate_to_share`] (how the defaults were picked: the lowest threshold that refuses
 //! 90% of the unanswerable requests) or [`calibrate`], or from requests known to be
-//! irrelevant with [`calibrate_min_cosine`] (`chef search --calibrate`).
+//! irrelevant with [`calibrate_on_irrelevant`] (`chef search --calibrate`; for the cosine
+//! alone, [`calibrate_min_cosine`] over their best cosines).
 //!
 //! # What a tool's vector is made of
 //!
@@ -81,7 +82,7 @@ pub use self::{
     bundled::BundledStatic,
     calibrate::{
         CALIBRATION_WEIGHTS, DEFAULT_ABSTAIN_SHARE, calibrate, calibrate_min_cosine,
-        calibrate_to_share, calibrate_weight, evaluate, weight_curve,
+        calibrate_on_irrelevant, calibrate_to_share, calibrate_weight, evaluate, weight_curve,
     },
     index::{HybridIndex, tool_text},
     word_table::WordTableEmbedder,
@@ -146,7 +147,7 @@ impl ModelKind {
     /// (see `docs/PERFORMANCE.md`): 0.54 for the static model distilled from MiniLM (a
     /// static model's cosines run higher), 0.32 for MiniLM, with joint abstention
     /// ([`HybridOptions::joint`]). The right value grows with the
-    /// catalogue and depends on the model: calibrate yours ([`calibrate_min_cosine`],
+    /// catalogue and depends on the model: calibrate yours ([`calibrate_on_irrelevant`],
     /// `chef search --calibrate`).
     pub const fn default_min_cosine(self) -> f32 {
         match self {
