@@ -434,9 +434,13 @@ pub(crate) struct EvalArgs {
     /// setting.
     #[arg(long, value_name = "CHART.svg")]
     pub(crate) svg: Option<PathBuf>,
-    /// Use only the first N scenarios (of those whose tools are in TOOLS).
+    /// Use only the first N scenarios (of those whose tools are in TOOLS, and in --split).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) limit: Option<u32>,
+    /// Use only the scenarios whose `"split"` is NAME (e.g. `heldout` of
+    /// tests/fixtures/retrieval-149.jsonl).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) split: Option<String>,
     /// Turn tool calls the model wrote as text (fenced JSON, a bare JSON object,
     /// `<tool_call>` tags) into tool calls before routing them.
     #[arg(long)]

@@ -64,6 +64,7 @@ mod compress;
 mod distinct;
 mod error;
 mod lookup;
+mod measured;
 mod options;
 mod order;
 mod policy;
@@ -88,13 +89,14 @@ pub use crate::{
     },
     compress::{Catalogue, Compressed, EncodedCall, compress},
     error::{CodeError, CompressError},
+    measured::{MEASURED, Measured, map_style_sweeps, small_model_comparison},
     options::{
         AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,
         UnsupportedMapStyle, UnsupportedObjective,
     },
     policy::{
-        BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, POLICY, PolicyEntry, StyleSelection,
-        select_map_style, select_map_style_with,
+        ACCURACY_MARGIN, BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, POLICY, PolicyEntry,
+        StyleSelection, select_map_style, select_map_style_with,
     },
     recommend::{
         Recommendation, recommend_level, recommend_level_with, recommend_level_with_limits,

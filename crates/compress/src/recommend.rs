@@ -20,6 +20,7 @@ use serde::Serialize;
 use crate::{
     compress::compress,
     error::CompressError,
+    measured::{Measured, right_at, small_model_comparison},
     options::{Level, Options, ToolNamespace},
     validate::Limits,
 };
@@ -35,8 +36,14 @@ const THRESHOLD_CHARS: usize = 21_000;
 /// {"level":3,"reason":"149 tools take 88,829 characters (21,147 o200k_base tokens) at level 1. …",
 ///  "tool_count":149,"namespace_count":63,"ops_per_namespace":2.365,"level1_chars":88829,
 ///  "level1_tokens":21147,"level1_saved_pct":45.7,"level3_saved_pct":96.5,
-///  "ambiguous_map_lines":101}
+///  "ambiguous_map_lines":101,
+///  "measured":[{"model":"Qwen2.5-Coder-1.5B-Instruct Q4_K_M","scenarios":"tool-selection scenarios",
+///    "catalogue":"the 149 real MCP tools","context":32768,"setting":"level=1","level":1,
+///    "map_style":null,"ranked_top":null,"compiled_map":false,"constrained":true,"n":18,
+///    "right":14,"args_valid":17,"prompt_tokens":27494,"source":"docs/eval/session14-1.5b-level1.jsonl"},…]}
 /// ```
+///
+/// `measured` (only with a level-3 advice) holds the three model runs the reason quotes.
 ///
 /// `level1_tokens` is present only with the `tokens` feature:
 ///
@@ -71,6 +78,11 @@ pub struct Recommendation {
     pub level3_saved_pct: f64,
     /// Level-3 map lines shared with another tool.
     pub ambiguous_map_lines: usize,
+    /// With a level-3 advice, the model run the reason quotes: level 1, level 3 and level 1
+    /// with ranked pruning to the top 10 on one small model ([`small_model_comparison`],
+    /// generated from `chef eval` runs; see [`MEASURED`](crate::MEASURED)). Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub measured: Vec<Measured>,
 }
 
 /// Advises a level for `tools` (0, 1 or 3).
@@ -159,6 +171,7 @@ pub fn recommend_level_with_limits(
     let ambiguous = l3_stats.ambiguous_map_lines.unwrap_or(0);
     let largest = l3_stats.largest_lookalike_group.unwrap_or(1);
 
+    let mut measured = Vec::new();
     let (level, reason) = if tool_count == 0 {
         (
             Level::Zero,
@@ -200,6 +213,19 @@ pub fn recommend_level_with_limits(
             }
             reason.push_str(". The tool name is then the model's only signal: use the signature map style (`--map-style signature`, `MapStyle::Signature`), or write a compiled map with `chef compile-map` and use level 4 (`chef compress --level 4 --compiled MAP.json`).");
         }
+        if let Some([one, three, ranked]) = small_model_comparison() {
+            reason.push_str(&format!(
+                " Measured on a small local model ({}, {} {} over {}, docs/EVAL.md), the right tool: {}, {}, {}. A model that misuses the dispatcher does better with ranked pruning at level 1 (`PrunePolicy::Ranked` in chef); measure yours with `chef eval`.",
+                one.model,
+                one.n,
+                one.scenarios,
+                one.catalogue,
+                right_at(one, "at level 1"),
+                right_at(three, "at level 3"),
+                right_at(ranked, "at level 1 with ranked pruning to the 10 best tools"),
+            ));
+            measured = vec![*one, *three, *ranked];
+        }
         (Level::Three, reason)
     };
 
@@ -214,6 +240,7 @@ pub fn recommend_level_with_limits(
         level1_saved_pct: l1_stats.saved_pct,
         level3_saved_pct: l3_stats.saved_pct,
         ambiguous_map_lines: ambiguous,
+        measured,
     })
 }
 

@@ -260,6 +260,7 @@ mod tests {
             results: BTreeMap::new(),
             default_result: "ok".to_owned(),
             tool_names: None,
+            split: None,
         }
     }
 

@@ -14,6 +14,8 @@
 //! docs/EVAL.md describes the outcomes, the files and how to run it.
 
 pub(crate) mod grade;
+#[cfg(test)]
+mod measured_table;
 pub(crate) mod report;
 pub(crate) mod scenario;
 pub(crate) mod setting;
@@ -450,7 +452,17 @@ fn in_catalogue(all: Vec<Scenario>, tools: &[ToolDefinition]) -> Vec<Scenario> {
 pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     debug_assert_eq!(args.target, Target::OpenAiChat);
     let tools = tools::load(&args.tools)?;
-    let mut scenarios = in_catalogue(scenario::load(&args.scenarios)?, &tools);
+    let mut scenarios = scenario::load(&args.scenarios)?;
+    if let Some(split) = &args.split {
+        scenarios.retain(|s| s.split.as_deref() == Some(split.as_str()));
+        if scenarios.is_empty() {
+            return Err(CliError::Usage(format!(
+                "{}: no scenario has \"split\": {split:?}",
+                args.scenarios.display()
+            )));
+        }
+    }
+    let mut scenarios = in_catalogue(scenarios, &tools);
     if scenarios.is_empty() {
         return Err(CliError::Usage(format!(
             "{}: no scenario's tools are in {}",
@@ -618,6 +630,7 @@ mod tests {
                 results: std::collections::BTreeMap::new(),
                 default_result: "ok".to_owned(),
                 tool_names: None,
+                split: None,
             },
             Trace {
                 model_calls: 1,

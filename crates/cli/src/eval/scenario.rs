@@ -13,8 +13,9 @@
 //! | `result` | the scripted result of the first dispatched call |
 //! | `cannedResults` | scripted results by real tool name (toolgz) |
 //! | `toolNames` | offer only these tools of the catalogue, in this order (toolgz subsets) |
+//! | `split` | the half the scenario belongs to (`chef eval --split NAME` keeps one) |
 //!
-//! Other fields (`split`, `suite`, `note`, `maxTurns`, …) are ignored.
+//! Other fields (`suite`, `note`, `maxTurns`, …) are ignored.
 
 use std::{collections::BTreeMap, path::Path};
 
@@ -44,6 +45,8 @@ pub(crate) struct Scenario {
     pub(crate) default_result: String,
     /// Offer only these tools.
     pub(crate) tool_names: Option<Vec<String>>,
+    /// The split the scenario belongs to (`calibrate`, `heldout`, …), if the file says.
+    pub(crate) split: Option<String>,
 }
 
 impl Scenario {
@@ -71,6 +74,8 @@ struct Raw {
     canned_results: Option<BTreeMap<String, String>>,
     #[serde(default, rename = "toolNames")]
     tool_names: Option<Vec<String>>,
+    #[serde(default)]
+    split: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -140,6 +145,7 @@ fn scenario(raw: Raw, fallback_id: String) -> Result<Scenario, String> {
         results,
         default_result,
         tool_names: raw.tool_names,
+        split: raw.split,
     })
 }
 
@@ -252,6 +258,13 @@ mod tests {
         assert_eq!(all[0].expected, ["accessorial_revenue_details"]);
         assert_eq!(all[0].result_for("accessorial_revenue_details"), "ok");
         assert!(all.iter().any(|s| s.expected.is_empty()));
+        assert_eq!(all[0].split.as_deref(), Some("calibrate"));
+        assert_eq!(all[1].split.as_deref(), Some("heldout"));
+        let heldout = all
+            .iter()
+            .filter(|s| s.split.as_deref() == Some("heldout"))
+            .count();
+        assert_eq!(heldout, 105);
     }
 
     #[test]

@@ -211,19 +211,19 @@ fn scenarios() -> (String, Vec<(&'static str, Vec<Reply>)>) {
         (
             "right",
             "weather in Oslo, please",
-            json!({"expected": ["get_weather"], "arguments": {"city": "oslo"}, "result": "12 C"}),
+            json!({"expected": ["get_weather"], "arguments": {"city": "oslo"}, "result": "12 C", "split": "heldout"}),
             vec![Reply::Call("get_weather", oslo())],
         ),
         (
             "wrong",
             "what is the weather in Bergen",
-            json!({"expected": ["get_weather"]}),
+            json!({"expected": ["get_weather"], "split": "heldout"}),
             vec![Reply::Call("get_time", json!({"tz": "Europe/Oslo"}))],
         ),
         (
             "lookup",
             "what time is it in Oslo",
-            json!({"expected": ["get_time"], "arguments": {"tz": "Europe/Oslo"}}),
+            json!({"expected": ["get_time"], "arguments": {"tz": "Europe/Oslo"}, "split": "calibrate"}),
             vec![
                 Reply::Lookup("get_time"),
                 Reply::Call("get_time", json!({"tz": "Europe/Oslo"})),
@@ -536,6 +536,44 @@ fn a_call_written_as_text_counts_only_when_recovered() {
             json!(["t", "q"])
         );
     }
+}
+
+#[test]
+fn split_keeps_only_the_scenarios_of_that_half() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let out = command(
+        dir.path(),
+        &server.endpoint(),
+        &["--setting", "level=1", "--split", "heldout"],
+    )
+    .arg("--out")
+    .arg(&run)
+    .output()
+    .unwrap();
+    success(&out);
+    let r = by_scenario(&records(&run));
+    let mut ids: Vec<&str> = r.keys().map(String::as_str).collect();
+    ids.sort_unstable();
+    assert_eq!(ids, ["right", "wrong"]);
+    assert_eq!(server.seen().len(), 2);
+
+    let none = command(
+        dir.path(),
+        &server.endpoint(),
+        &["--setting", "level=1", "--split", "validation"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(none.status.code(), Some(2), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains(r#"no scenario has "split": "validation""#),
+        "{}",
+        stderr(&none)
+    );
+    assert_eq!(server.seen().len(), 2, "nothing sent");
 }
 
 #[test]

@@ -1,0 +1,265 @@
+//! Generates `chef_compress::MEASURED` (`crates/compress/src/measured/generated.rs`) from
+//! the run files under `docs/eval/` and their list, `docs/eval/runs.json`, and checks that
+//! the committed table is exactly what they give: the figures `recommend_level` quotes are
+//! never typed by hand. `CHEF_BLESS=1 cargo test -p chef-cli measured_table` rewrites it.
+//!
+//! `runs.json` holds `{"runs": [{"file", "model", "catalogue", "scenarios", "context",
+//! "settings"?, "by_answerable"?}]}`: `settings` keeps only those labels of the file (default:
+//! all, in order of first appearance); `by_answerable` splits the file's scenarios into those
+//! that expect a tool and those that expect none (two rows per setting).
+
+use std::{fmt::Write as _, path::Path};
+
+use serde::Deserialize;
+
+use super::{
+    grade::{Outcome, Record},
+    setting::{self, Prune},
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Runs {
+    runs: Vec<Run>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Run {
+    file: String,
+    model: String,
+    catalogue: String,
+    scenarios: String,
+    context: u32,
+    #[serde(default)]
+    settings: Option<Vec<String>>,
+    #[serde(default)]
+    by_answerable: bool,
+    /// Free text for the reader of `runs.json`; not in the table.
+    #[serde(default)]
+    #[expect(dead_code, reason = "documentation only")]
+    note: Option<String>,
+}
+
+fn repo() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// A Rust string literal.
+fn lit(s: &str) -> String {
+    format!("{s:?}")
+}
+
+fn u32_of(n: usize) -> u32 {
+    u32::try_from(n).expect("counts fit in u32")
+}
+
+/// One row of the table, for the Markdown summary in docs/EVAL.md.
+struct Row {
+    model: String,
+    scenarios: String,
+    context: u32,
+    setting: String,
+    constrained: bool,
+    n: usize,
+    right: usize,
+    args_valid: usize,
+    tokens: Option<u32>,
+    source: String,
+}
+
+/// The generated module's text and the rows, in table order.
+fn generate() -> (String, Vec<Row>) {
+    let mut rows = Vec::new();
+    let list = std::fs::read_to_string(repo().join("docs/eval/runs.json")).unwrap();
+    let runs: Runs = serde_json::from_str(&list).unwrap();
+    let mut out = String::from(
+        "//! Generated from docs/eval/runs.json and the run files it lists by\n\
+         //! `CHEF_BLESS=1 cargo test -p chef-cli measured_table`. Do not edit by hand.\n\n\
+         use crate::{\n    measured::Measured,\n    options::{Level, MapStyle},\n};\n\n\
+         #[rustfmt::skip]\n\
+         pub(crate) const MEASURED: &[Measured] = &[\n",
+    );
+    let mut any_style = false;
+    for run in &runs.runs {
+        let source = format!("docs/eval/{}", run.file);
+        let text = std::fs::read_to_string(repo().join(&source))
+            .unwrap_or_else(|e| panic!("{source}: {e}"));
+        let records: Vec<Record> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{source}: {e}")))
+            .collect();
+        let labels: Vec<String> = match &run.settings {
+            Some(labels) => labels.clone(),
+            None => {
+                let mut seen: Vec<String> = Vec::new();
+                for r in &records {
+                    if !seen.contains(&r.setting) {
+                        seen.push(r.setting.clone());
+                    }
+                }
+                seen
+            }
+        };
+        let groups: Vec<(String, Option<bool>)> = if run.by_answerable {
+            vec![
+                (format!("{}, answerable", run.scenarios), Some(true)),
+                (format!("{}, unanswerable", run.scenarios), Some(false)),
+            ]
+        } else {
+            vec![(run.scenarios.clone(), None)]
+        };
+        for label in &labels {
+            let parsed = setting::parse(label).unwrap_or_else(|e| panic!("{source}: {e}"));
+            for (scenarios, answerable) in &groups {
+                let mine: Vec<&Record> = records
+                    .iter()
+                    .filter(|r| &r.setting == label)
+                    .filter(|r| answerable.is_none_or(|a| a != r.expected.is_empty()))
+                    .collect();
+                assert!(!mine.is_empty(), "{source}: no record of {label}");
+                let constrained = mine[0].run.constrained;
+                assert!(
+                    mine.iter().all(|r| r.run.constrained == constrained),
+                    "{source}: {label} mixes constrained and unconstrained lines"
+                );
+                // The mean, rounded, as `chef eval`'s table prints it (`prompt_tokens_1st`).
+                let tokens: Vec<u64> = mine.iter().filter_map(|r| r.first_prompt_tokens).collect();
+                let count = u64::try_from(tokens.len()).expect("counts fit in u64");
+                let mean = (count > 0).then(|| {
+                    let sum: u64 = tokens.iter().sum();
+                    u32::try_from((sum + count / 2) / count).expect("tokens fit in u32")
+                });
+                let level = match parsed.level.as_u8() {
+                    0 => "Zero",
+                    1 => "One",
+                    2 => "Two",
+                    3 => "Three",
+                    _ => "Four",
+                };
+                let style = match parsed.style {
+                    None => "None".to_owned(),
+                    Some(style) => {
+                        any_style = true;
+                        format!("Some(MapStyle::{style:?})")
+                    }
+                };
+                let ranked = match parsed.prune {
+                    Prune::Ranked(k) => format!("Some({k})"),
+                    Prune::All => "None".to_owned(),
+                    Prune::Task => panic!("{source}: task pruning has no column in the table"),
+                };
+                let right = mine.iter().filter(|r| r.outcome == Outcome::Right).count();
+                let valid = mine.iter().filter(|r| r.args_valid).count();
+                writeln!(
+                    out,
+                    "    Measured {{ model: {}, scenarios: {}, catalogue: {}, context: {}, setting: {}, level: Level::{level}, map_style: {style}, ranked_top: {ranked}, compiled_map: {}, constrained: {constrained}, n: {}, right: {}, args_valid: {}, prompt_tokens: {}, source: {} }},",
+                    lit(&run.model),
+                    lit(scenarios),
+                    lit(&run.catalogue),
+                    run.context,
+                    lit(label),
+                    parsed.compiled.is_some(),
+                    u32_of(mine.len()),
+                    u32_of(right),
+                    u32_of(valid),
+                    mean.map_or_else(|| "None".to_owned(), |t| format!("Some({t})")),
+                    lit(&source),
+                )
+                .unwrap();
+                rows.push(Row {
+                    model: run.model.clone(),
+                    scenarios: scenarios.clone(),
+                    context: run.context,
+                    setting: label.clone(),
+                    constrained,
+                    n: mine.len(),
+                    right,
+                    args_valid: valid,
+                    tokens: mean,
+                    source: source.clone(),
+                });
+            }
+        }
+    }
+    out.push_str("];\n");
+    if !any_style {
+        out = out.replace(
+            "use crate::{\n    measured::Measured,\n    options::{Level, MapStyle},\n};",
+            "use crate::{measured::Measured, options::Level};",
+        );
+    }
+    (out, rows)
+}
+
+const BEGIN: &str = "<!-- measured:begin (generated by `CHEF_BLESS=1 cargo test -p chef-cli measured_table`; do not edit) -->\n";
+const END: &str = "<!-- measured:end -->";
+
+/// The Markdown table of every row, one model and scenario set after another.
+fn markdown(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| model | scenarios | context | setting | constrained | right | args valid | prompt tokens, 1st request (mean) | run file |\n|---|---|---:|---|---|---:|---:|---:|---|\n",
+    );
+    for r in rows {
+        #[expect(clippy::cast_precision_loss, reason = "scenario counts are small")]
+        let pct = r.right as f64 * 100.0 / r.n.max(1) as f64;
+        writeln!(
+            out,
+            "| {} | {} | {} | `{}` | {} | {}/{} ({pct:.0}%) | {}/{} | {} | `{}` |",
+            r.model,
+            r.scenarios,
+            chef_compress::thousands(usize::try_from(r.context).unwrap_or(usize::MAX)),
+            r.setting,
+            if r.constrained { "yes" } else { "no" },
+            r.right,
+            r.n,
+            r.args_valid,
+            r.n,
+            r.tokens.map_or_else(
+                || "-".to_owned(),
+                |t| chef_compress::thousands(usize::try_from(t).unwrap_or(usize::MAX))
+            ),
+            r.source.trim_start_matches("docs/eval/"),
+        )
+        .unwrap();
+    }
+    out
+}
+
+/// docs/EVAL.md with its generated section replaced by `table`.
+fn with_table(doc: &str, table: &str) -> String {
+    let start = doc
+        .find(BEGIN)
+        .expect("docs/EVAL.md has the measured:begin marker")
+        + BEGIN.len();
+    let end = doc[start..]
+        .find(END)
+        .expect("docs/EVAL.md has the measured:end marker")
+        + start;
+    format!("{}{table}{}", &doc[..start], &doc[end..])
+}
+
+#[test]
+fn measured_table_is_generated_from_docs_eval() {
+    let path = repo().join("crates/compress/src/measured/generated.rs");
+    let doc_path = repo().join("docs/EVAL.md");
+    let (want, rows) = generate();
+    let doc = std::fs::read_to_string(&doc_path).unwrap();
+    let want_doc = with_table(&doc, &markdown(&rows));
+    if std::env::var_os("CHEF_BLESS").is_some() {
+        std::fs::write(&path, &want).unwrap();
+        std::fs::write(&doc_path, &want_doc).unwrap();
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{} is not what docs/eval gives; rebuild it with `CHEF_BLESS=1 cargo test -p chef-cli measured_table`",
+        path.display()
+    );
+    assert!(
+        doc == want_doc,
+        "docs/EVAL.md's measured table is not what docs/eval gives; rebuild it with `CHEF_BLESS=1 cargo test -p chef-cli measured_table`"
+    );
+}

@@ -1,0 +1,165 @@
+//! What chef's settings did on a real model: the figures of `chef eval` runs.
+//!
+//! [`MEASURED`] is **generated** from the run files under `docs/eval/` (the JSON Lines
+//! `chef eval --out` writes) and the list of runs in `docs/eval/runs.json` that says which
+//! model, scenarios and server each file was made with. Nothing in it is typed by hand: a
+//! chef-cli test rebuilds it from those files and fails when it differs (rebuild it with
+//! `CHEF_BLESS=1 cargo test -p chef-cli measured_table`). [`recommend_level`] quotes it, and
+//! the map-style policy is checked against it.
+//!
+//! [`recommend_level`]: crate::recommend_level
+
+use serde::Serialize;
+
+use crate::options::{Level, MapStyle};
+
+mod generated;
+
+/// One setting measured on one model and one scenario set.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Measured {
+    /// The model (`docs/eval/runs.json`'s name for it, e.g. `Qwen2.5-Coder-1.5B-Instruct Q4_K_M`).
+    pub model: &'static str,
+    /// The scenario set (e.g. `tool-selection scenarios`, `held-out retrieval requests,
+    /// answerable`).
+    pub scenarios: &'static str,
+    /// The catalogue the tools came from (e.g. `the 149 real MCP tools`).
+    pub catalogue: &'static str,
+    /// The server's context window, in the model's tokens.
+    pub context: u32,
+    /// The setting as `chef eval --setting` labelled it.
+    pub setting: &'static str,
+    /// The compression level.
+    pub level: Level,
+    /// The level-3 map style asked for (`None`: chef's default).
+    pub map_style: Option<MapStyle>,
+    /// Ranked pruning to this many tools (`None`: every tool offered).
+    pub ranked_top: Option<u32>,
+    /// A compiled (level-4) map was used.
+    pub compiled_map: bool,
+    /// The reply was constrained with a JSON-schema `response_format` (`--constrain`).
+    pub constrained: bool,
+    /// Scenarios run.
+    pub n: u32,
+    /// Scenarios whose first dispatched tool was the expected one (or, where none was
+    /// expected, that called none).
+    pub right: u32,
+    /// Scenarios whose dispatched call validated against the tool's own schema.
+    pub args_valid: u32,
+    /// The mean prompt tokens of a scenario's first request, rounded, as the server counted
+    /// them and `chef eval`'s table prints them (`None` when it reported none).
+    pub prompt_tokens: Option<u32>,
+    /// The run file, relative to the repository.
+    pub source: &'static str,
+}
+
+impl Measured {
+    /// `right` as a percentage of `n` (0 when `n` is 0).
+    pub fn accuracy_pct(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            f64::from(self.right) * 100.0 / f64::from(self.n)
+        }
+    }
+
+    /// Every tool offered, no compiled map: the plain setting of its level.
+    fn is_plain(&self) -> bool {
+        self.ranked_top.is_none() && !self.compiled_map
+    }
+}
+
+/// Every measured setting, generated from `docs/eval/` (see the module docs).
+pub const MEASURED: &[Measured] = generated::MEASURED;
+
+/// The comparison [`recommend_level`](crate::recommend_level) quotes for a block it sends
+/// to level 3: on the first scenario set with a plain level-1 row, a plain level-3 row
+/// (default map style) and a level-1 row with ranked pruning to the top 10, all for one
+/// model, server context and constraint setting. `None` when the table has no such set.
+pub fn small_model_comparison() -> Option<[&'static Measured; 3]> {
+    MEASURED.iter().find_map(|base| {
+        if base.level != Level::One || !base.is_plain() {
+            return None;
+        }
+        let same = |m: &&Measured| {
+            m.model == base.model
+                && m.scenarios == base.scenarios
+                && m.context == base.context
+                && m.constrained == base.constrained
+        };
+        let level3 = MEASURED
+            .iter()
+            .filter(same)
+            .find(|m| m.level == Level::Three && m.is_plain() && m.map_style.is_none())?;
+        let ranked = MEASURED
+            .iter()
+            .filter(same)
+            .find(|m| m.level == Level::One && m.ranked_top == Some(10) && !m.compiled_map)?;
+        Some([base, level3, ranked])
+    })
+}
+
+/// The level-3 map styles measured against each other: the plain level-3 rows of
+/// [`MEASURED`] (every tool offered, no compiled map), grouped by model, scenario set, server
+/// context and constraint setting, keeping the groups with two styles or more. A row without
+/// a style is chef's default, [`CONSERVATIVE_DEFAULT`](crate::CONSERVATIVE_DEFAULT).
+pub fn map_style_sweeps() -> Vec<Vec<&'static Measured>> {
+    let mut groups: Vec<Vec<&'static Measured>> = Vec::new();
+    for m in MEASURED
+        .iter()
+        .filter(|m| m.level == Level::Three && m.is_plain())
+    {
+        let key = |o: &Measured| (o.model, o.scenarios, o.context, o.constrained);
+        match groups
+            .iter_mut()
+            .find(|g| g.first().is_some_and(|f| key(f) == key(m)))
+        {
+            Some(group) => group.push(m),
+            None => groups.push(vec![m]),
+        }
+    }
+    groups.retain(|g| g.len() > 1);
+    groups
+}
+
+/// "14/18 at level 1 (27,494 prompt tokens)", `what` naming the setting.
+pub(crate) fn right_at(m: &Measured, what: &str) -> String {
+    let tokens = m.prompt_tokens.map_or_else(
+        || "no token count".to_owned(),
+        |t| {
+            format!(
+                "{} prompt tokens",
+                crate::thousands(usize::try_from(t).unwrap_or(usize::MAX))
+            )
+        },
+    );
+    format!("{}/{} {what} ({tokens})", m.right, m.n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_is_consistent() {
+        for m in MEASURED {
+            assert!(m.right <= m.n && m.args_valid <= m.n, "{m:?}");
+            assert!(m.source.starts_with("docs/eval/"), "{m:?}");
+            assert!(m.map_style.is_none() || m.level == Level::Three, "{m:?}");
+            assert_eq!(m.compiled_map, m.setting.contains("compiled="), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn the_quoted_comparison_is_one_model_on_one_scenario_set() {
+        let [one, three, ranked] = small_model_comparison().expect("a comparison is measured");
+        for m in [three, ranked] {
+            assert_eq!(m.model, one.model);
+            assert_eq!(m.scenarios, one.scenarios);
+        }
+        assert_eq!(one.level, Level::One);
+        assert_eq!(three.level, Level::Three);
+        assert_eq!(ranked.ranked_top, Some(10));
+    }
+}
