@@ -398,9 +398,13 @@ pub(crate) struct EvalArgs {
     pub(crate) scenarios: PathBuf,
     /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended unless the
     /// URL already ends with it), e.g. http://127.0.0.1:8080/v1. The key, if any, is read
-    /// from OPENAI_API_KEY.
+    /// from OPENAI_API_KEY (or --api-key-env).
     #[arg(long, value_name = "URL")]
     pub(crate) endpoint: String,
+    /// The environment variable holding the API key [default: OPENAI_API_KEY]. Unset or
+    /// empty: no Authorization header (local servers).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) api_key_env: Option<String>,
     /// The model id sent with each request.
     #[arg(long, value_name = "NAME")]
     pub(crate) model: String,

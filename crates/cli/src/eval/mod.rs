@@ -46,7 +46,7 @@ use crate::{
     output, tools,
 };
 
-/// The environment variable holding the API key.
+/// The environment variable holding the API key unless `--api-key-env` names another.
 pub(crate) const KEY_ENV: &str = "OPENAI_API_KEY";
 
 /// The harness system prompt; chef appends its own preamble (the level-3 tool map, …).
@@ -68,7 +68,8 @@ Outcomes: right, wrong_tool, no_call, malformed, lookups_exhausted, timeout, htt
 unparsable. Every scenario gets one JSON line in --out (appended; pairs already there are
 skipped on a rerun), a summary table per setting goes to stdout, --svg draws accuracy
 against first-request prompt tokens. HTTP 401, 403 and 404 stop the run (exit status 1).
-The key is read from OPENAI_API_KEY (unset or empty: no Authorization header).
+The key is read from OPENAI_API_KEY, or the variable --api-key-env names (unset or
+empty: no Authorization header).
 See docs/EVAL.md.";
 
 /// A request that got no usable reply.
@@ -498,7 +499,11 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         })?;
     }
     let url = chat_url(&args.endpoint)?;
-    let key = std::env::var(KEY_ENV).ok().filter(|k| !k.is_empty());
+    let key_env = args.api_key_env.as_deref().unwrap_or(KEY_ENV);
+    let key = std::env::var(key_env).ok().filter(|k| !k.is_empty());
+    if key.is_none() && args.api_key_env.is_some() {
+        eprintln!("chef: notice: {key_env} is not set; sending no Authorization header");
+    }
 
     let (mut file, earlier) = match &args.out {
         Some(path) => {

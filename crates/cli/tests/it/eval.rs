@@ -708,6 +708,19 @@ fn a_refused_key_stops_the_run_and_bad_flags_send_nothing() {
         "",
         "no line for a refused run"
     );
+    // Another variable, named by --api-key-env, is used instead of OPENAI_API_KEY.
+    let out = command(dir.path(), &server.endpoint(), &["--setting", "level=3"])
+        .args(["--api-key-env", "CHEF_EVAL_TEST_KEY"])
+        .env("CHEF_EVAL_TEST_KEY", "sk-other")
+        .env("OPENAI_API_KEY", "sk-test-secret")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(server.seen().len(), 2);
+    assert_eq!(
+        server.seen()[1].authorization.as_deref(),
+        Some("Bearer sk-other")
+    );
 
     for (extra, want) in [
         (vec!["--setting", "level=4"], "compiled=MAP.json"),
@@ -724,7 +737,7 @@ fn a_refused_key_stops_the_run_and_bad_flags_send_nothing() {
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", stderr(&out));
         assert!(stderr(&out).contains(want), "{extra:?}: {}", stderr(&out));
     }
-    assert_eq!(server.seen().len(), 1, "no request for unusable flags");
+    assert_eq!(server.seen().len(), 2, "no request for unusable flags");
 }
 
 #[test]
