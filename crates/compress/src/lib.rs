@@ -89,14 +89,14 @@ pub use crate::{
     },
     compress::{Catalogue, Compressed, EncodedCall, compress},
     error::{CodeError, CompressError},
-    measured::{MEASURED, Measured, map_style_sweeps, small_model_comparison},
+    measured::{MEASURED, Measured, map_style_sweeps},
     options::{
         AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,
         UnsupportedMapStyle, UnsupportedObjective,
     },
     policy::{
-        ACCURACY_MARGIN, BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, POLICY, PolicyEntry,
-        StyleSelection, select_map_style, select_map_style_with,
+        BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, MAP_STYLE_MARGIN_PCT, POLICY, PolicyEntry,
+        StyleSelection, select_map_style, select_map_style_with, style_winner,
     },
     recommend::{
         Recommendation, recommend_level, recommend_level_with, recommend_level_with_limits,

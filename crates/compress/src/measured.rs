@@ -21,6 +21,9 @@ mod generated;
 pub struct Measured {
     /// The model (`docs/eval/runs.json`'s name for it, e.g. `Qwen2.5-Coder-1.5B-Instruct Q4_K_M`).
     pub model: &'static str,
+    /// The model id the requests named (`chef eval --model`), the key
+    /// [`select_map_style`](crate::select_map_style) would be asked with.
+    pub model_id: &'static str,
     /// The scenario set (e.g. `tool-selection scenarios`, `held-out retrieval requests,
     /// answerable`).
     pub scenarios: &'static str,
@@ -73,49 +76,54 @@ impl Measured {
 /// Every measured setting, generated from `docs/eval/` (see the module docs).
 pub const MEASURED: &[Measured] = generated::MEASURED;
 
+/// Whether two rows were measured under the same conditions: one model, catalogue, scenario
+/// set, server context and constraint setting.
+fn comparable(a: &Measured, b: &Measured) -> bool {
+    a.model == b.model
+        && a.catalogue == b.catalogue
+        && a.scenarios == b.scenarios
+        && a.context == b.context
+        && a.constrained == b.constrained
+}
+
 /// The comparison [`recommend_level`](crate::recommend_level) quotes for a block it sends
-/// to level 3: on the first scenario set with a plain level-1 row, a plain level-3 row
-/// (default map style) and a level-1 row with ranked pruning to the top 10, all for one
-/// model, server context and constraint setting. `None` when the table has no such set.
-pub fn small_model_comparison() -> Option<[&'static Measured; 3]> {
-    MEASURED.iter().find_map(|base| {
+/// to level 3: a plain level-1 row, a plain level-3 row (default map style) and a level-1
+/// row with ranked pruning to the top 10, measured under the same conditions; the latest
+/// such rows in `docs/eval/runs.json` order. `None` when the table has none.
+pub(crate) fn quoted_comparison() -> Option<[&'static Measured; 3]> {
+    MEASURED.iter().rev().find_map(|base| {
         if base.level != Level::One || !base.is_plain() {
             return None;
         }
-        let same = |m: &&Measured| {
-            m.model == base.model
-                && m.scenarios == base.scenarios
-                && m.context == base.context
-                && m.constrained == base.constrained
-        };
-        let level3 = MEASURED
-            .iter()
-            .filter(same)
+        let mut same = MEASURED.iter().rev().filter(|m| comparable(m, base));
+        let level3 = same
+            .clone()
             .find(|m| m.level == Level::Three && m.is_plain() && m.map_style.is_none())?;
-        let ranked = MEASURED
-            .iter()
-            .filter(same)
-            .find(|m| m.level == Level::One && m.ranked_top == Some(10) && !m.compiled_map)?;
+        let ranked =
+            same.find(|m| m.level == Level::One && m.ranked_top == Some(10) && !m.compiled_map)?;
         Some([base, level3, ranked])
     })
 }
 
 /// The level-3 map styles measured against each other: the plain level-3 rows of
-/// [`MEASURED`] (every tool offered, no compiled map), grouped by model, scenario set, server
-/// context and constraint setting, keeping the groups with two styles or more. A row without
-/// a style is chef's default, [`CONSERVATIVE_DEFAULT`](crate::CONSERVATIVE_DEFAULT).
+/// [`MEASURED`] (every tool offered, no compiled map) grouped by the conditions they were
+/// measured under (model, catalogue, scenario set, server context, constraint), one row per
+/// style (the latest), keeping the groups with two styles or more. A row without a style
+/// is chef's default, [`CONSERVATIVE_DEFAULT`](crate::CONSERVATIVE_DEFAULT).
 pub fn map_style_sweeps() -> Vec<Vec<&'static Measured>> {
     let mut groups: Vec<Vec<&'static Measured>> = Vec::new();
     for m in MEASURED
         .iter()
         .filter(|m| m.level == Level::Three && m.is_plain())
     {
-        let key = |o: &Measured| (o.model, o.scenarios, o.context, o.constrained);
         match groups
             .iter_mut()
-            .find(|g| g.first().is_some_and(|f| key(f) == key(m)))
+            .find(|g| g.first().is_some_and(|f| comparable(f, m)))
         {
-            Some(group) => group.push(m),
+            Some(group) => match group.iter_mut().find(|o| o.map_style == m.map_style) {
+                Some(earlier) => *earlier = m,
+                None => group.push(m),
+            },
             None => groups.push(vec![m]),
         }
     }
@@ -123,27 +131,24 @@ pub fn map_style_sweeps() -> Vec<Vec<&'static Measured>> {
     groups
 }
 
-/// "14/18 at level 1 (27,494 prompt tokens)", `what` naming the setting.
-pub(crate) fn right_at(m: &Measured, what: &str) -> String {
-    let tokens = m.prompt_tokens.map_or_else(
-        || "no token count".to_owned(),
-        |t| {
-            format!(
-                "{} prompt tokens",
-                crate::thousands(usize::try_from(t).unwrap_or(usize::MAX))
-            )
-        },
-    );
-    format!("{}/{} {what} ({tokens})", m.right, m.n)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    fn sweeps_hold_one_row_per_style_under_one_set_of_conditions() {
+        for sweep in map_style_sweeps() {
+            let styles: std::collections::HashSet<_> = sweep.iter().map(|m| m.map_style).collect();
+            assert_eq!(styles.len(), sweep.len());
+            assert!(sweep.len() >= 2);
+            assert!(sweep.iter().all(|m| comparable(m, sweep[0])));
+        }
+    }
+
+    #[test]
     fn every_row_is_consistent() {
         for m in MEASURED {
+            assert!(m.n > 0, "{m:?}");
             assert!(m.right <= m.n && m.args_valid <= m.n, "{m:?}");
             assert!(m.source.starts_with("docs/eval/"), "{m:?}");
             assert!(m.map_style.is_none() || m.level == Level::Three, "{m:?}");
@@ -152,11 +157,10 @@ mod tests {
     }
 
     #[test]
-    fn the_quoted_comparison_is_one_model_on_one_scenario_set() {
-        let [one, three, ranked] = small_model_comparison().expect("a comparison is measured");
+    fn the_quoted_comparison_is_measured_under_one_set_of_conditions() {
+        let [one, three, ranked] = quoted_comparison().expect("a comparison is measured");
         for m in [three, ranked] {
-            assert_eq!(m.model, one.model);
-            assert_eq!(m.scenarios, one.scenarios);
+            assert!(comparable(m, one), "{m:?} against {one:?}");
         }
         assert_eq!(one.level, Level::One);
         assert_eq!(three.level, Level::Three);

@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::{
     compress::compress,
     error::CompressError,
-    measured::{Measured, right_at, small_model_comparison},
+    measured::{Measured, quoted_comparison},
     options::{Level, Options, ToolNamespace},
     validate::Limits,
 };
@@ -78,9 +78,9 @@ pub struct Recommendation {
     pub level3_saved_pct: f64,
     /// Level-3 map lines shared with another tool.
     pub ambiguous_map_lines: usize,
-    /// With a level-3 advice, the model run the reason quotes: level 1, level 3 and level 1
-    /// with ranked pruning to the top 10 on one small model ([`small_model_comparison`],
-    /// generated from `chef eval` runs; see [`MEASURED`](crate::MEASURED)). Empty otherwise.
+    /// With a level-3 advice, the model runs the reason quotes: level 1, level 3 and level 1
+    /// with ranked pruning to the top 10, measured under the same conditions (rows of
+    /// [`MEASURED`](crate::MEASURED), generated from `chef eval` runs). Empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub measured: Vec<Measured>,
 }
@@ -213,16 +213,19 @@ pub fn recommend_level_with_limits(
             }
             reason.push_str(". The tool name is then the model's only signal: use the signature map style (`--map-style signature`, `MapStyle::Signature`), or write a compiled map with `chef compile-map` and use level 4 (`chef compress --level 4 --compiled MAP.json`).");
         }
-        if let Some([one, three, ranked]) = small_model_comparison() {
+        if let Some([one, three, ranked]) = quoted_comparison() {
             reason.push_str(&format!(
-                " Measured on a small local model ({}, {} {} over {}, docs/EVAL.md), the right tool: {}, {}, {}. A model that misuses the dispatcher does better with ranked pruning at level 1 (`PrunePolicy::Ranked` in chef); measure yours with `chef eval`.",
+                " Measured on {} ({} {} over {}; docs/EVAL.md), the first tool the model dispatched was the right one in {} at level 1, {} at level 3 and {} at level 1 with ranked pruning to the 10 best-ranked tools (prompt tokens of the first request, counted by the model's own tokenizer: {}, {} and {}). Before moving a small model to level 3, measure it with `chef eval`: ranked pruning at level 1 (`chef eval --setting level=1,prune=ranked:10`, `PrunePolicy::Ranked` in the library) may serve it better.",
                 one.model,
                 one.n,
                 one.scenarios,
                 one.catalogue,
-                right_at(one, "at level 1"),
-                right_at(three, "at level 3"),
-                right_at(ranked, "at level 1 with ranked pruning to the 10 best tools"),
+                right_of(one),
+                right_of(three),
+                right_of(ranked),
+                tokens_of(one),
+                tokens_of(three),
+                tokens_of(ranked),
             ));
             measured = vec![*one, *three, *ranked];
         }
@@ -242,6 +245,19 @@ pub fn recommend_level_with_limits(
         ambiguous_map_lines: ambiguous,
         measured,
     })
+}
+
+/// "14/18".
+fn right_of(m: &Measured) -> String {
+    format!("{}/{}", m.right, m.n)
+}
+
+/// "27,494", or "not reported".
+fn tokens_of(m: &Measured) -> String {
+    m.prompt_tokens.map_or_else(
+        || "not reported".to_owned(),
+        |t| thousands(usize::try_from(t).unwrap_or(usize::MAX)),
+    )
 }
 
 /// `options` with o200k_base token counts on (feature `tokens`).

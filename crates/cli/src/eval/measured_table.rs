@@ -3,10 +3,12 @@
 //! the committed table is exactly what they give: the figures `recommend_level` quotes are
 //! never typed by hand. `CHEF_BLESS=1 cargo test -p chef-cli measured_table` rewrites it.
 //!
-//! `runs.json` holds `{"runs": [{"file", "model", "catalogue", "scenarios", "context",
-//! "settings"?, "by_answerable"?}]}`: `settings` keeps only those labels of the file (default:
-//! all, in order of first appearance); `by_answerable` splits the file's scenarios into those
-//! that expect a tool and those that expect none (two rows per setting).
+//! `runs.json` holds `{"runs": [{"file", "model", "catalogue", "scenarios", "context", "n",
+//! "settings"?, "by_answerable"?, "note"?}]}`: `n` is how many scenarios each setting ran
+//! (checked); `settings` keeps only those labels of the file (default: all, in order of first
+//! appearance), each of which must be a `--setting` spec (not a `name=` label);
+//! `by_answerable` splits the file's scenarios into those that expect a tool and those that
+//! expect none (two rows per setting). Every `docs/eval/*.jsonl` must be listed.
 
 use std::{fmt::Write as _, path::Path};
 
@@ -32,6 +34,9 @@ struct Run {
     catalogue: String,
     scenarios: String,
     context: u32,
+    /// Scenarios each setting of the file ran (both halves of `by_answerable` together):
+    /// a partial or merged run fails the generation instead of giving a wrong row.
+    n: usize,
     #[serde(default)]
     settings: Option<Vec<String>>,
     #[serde(default)]
@@ -72,21 +77,30 @@ struct Row {
 /// One chart: a model on a scenario set, one point per setting.
 struct Chart {
     model: String,
+    catalogue: String,
+    context: u32,
     scenarios: String,
     labels: Vec<String>,
     records: Vec<Record>,
 }
 
 impl Chart {
-    /// `docs/eval/chart-<scenarios>.svg`, the scenario set in lower-case words joined by `-`.
+    /// `docs/eval/chart-<model>-<scenarios>-<context>.svg`, the words in lower case joined by
+    /// `-` (the catalogue is not in the name: two charts differing only in it panic).
     fn file(&self) -> String {
-        let slug: Vec<String> = self
-            .scenarios
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_ascii_lowercase)
-            .collect();
-        format!("docs/eval/chart-{}.svg", slug.join("-"))
+        let slug = |text: &str| -> String {
+            text.split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_ascii_lowercase)
+                .collect::<Vec<_>>()
+                .join("-")
+        };
+        format!(
+            "docs/eval/chart-{}-{}-{}.svg",
+            slug(&self.model),
+            slug(&self.scenarios),
+            self.context
+        )
     }
 
     fn svg(&self) -> String {
@@ -139,7 +153,23 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
             vec![(run.scenarios.clone(), None)]
         };
         for label in &labels {
-            let parsed = setting::parse(label).unwrap_or_else(|e| panic!("{source}: {e}"));
+            let parsed = setting::parse(label)
+                .unwrap_or_else(|e| panic!("{source}: {label:?} is not a --setting spec: {e}"));
+            let all: Vec<&Record> = records.iter().filter(|r| &r.setting == label).collect();
+            let ids: std::collections::HashSet<&str> =
+                all.iter().map(|r| r.scenario.as_str()).collect();
+            assert!(
+                all.len() == run.n && ids.len() == run.n,
+                "{source}: {label} has {} lines for {} scenarios, runs.json says {}",
+                all.len(),
+                ids.len(),
+                run.n
+            );
+            let model_id = all[0].run.model.clone();
+            assert!(
+                all.iter().all(|r| r.run.model == model_id),
+                "{source}: {label} was run with more than one --model"
+            );
             for (scenarios, answerable) in &groups {
                 let mine: Vec<&Record> = records
                     .iter()
@@ -152,13 +182,14 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                     mine.iter().all(|r| r.run.constrained == constrained),
                     "{source}: {label} mixes constrained and unconstrained lines"
                 );
-                // The mean, rounded, as `chef eval`'s table prints it (`prompt_tokens_1st`).
-                let tokens: Vec<u64> = mine.iter().filter_map(|r| r.first_prompt_tokens).collect();
-                let count = u64::try_from(tokens.len()).expect("counts fit in u64");
-                let mean = (count > 0).then(|| {
-                    let sum: u64 = tokens.iter().sum();
-                    u32::try_from((sum + count / 2) / count).expect("tokens fit in u32")
-                });
+                // The mean, rounded as `chef eval`'s table prints it (`prompt_tokens_1st`).
+                let mean = report::summarize(
+                    std::slice::from_ref(label),
+                    &mine.iter().map(|r| (*r).clone()).collect::<Vec<_>>(),
+                )
+                .first()
+                .and_then(|row| row.mean_first_prompt_tokens)
+                .map(|t| format!("{t:.0}").parse::<u32>().expect("tokens fit in u32"));
                 let level = match parsed.level.as_u8() {
                     0 => "Zero",
                     1 => "One",
@@ -182,8 +213,9 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                 let valid = mine.iter().filter(|r| r.args_valid).count();
                 writeln!(
                     out,
-                    "    Measured {{ model: {}, scenarios: {}, catalogue: {}, context: {}, setting: {}, level: Level::{level}, map_style: {style}, ranked_top: {ranked}, compiled_map: {}, constrained: {constrained}, n: {}, right: {}, args_valid: {}, prompt_tokens: {}, source: {} }},",
+                    "    Measured {{ model: {}, model_id: {}, scenarios: {}, catalogue: {}, context: {}, setting: {}, level: Level::{level}, map_style: {style}, ranked_top: {ranked}, compiled_map: {}, constrained: {constrained}, n: {}, right: {}, args_valid: {}, prompt_tokens: {}, source: {} }},",
                     lit(&run.model),
+                    lit(&model_id),
                     lit(scenarios),
                     lit(&run.catalogue),
                     run.context,
@@ -213,14 +245,18 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                 } else {
                     format!("{label}, unconstrained")
                 };
-                let chart = match charts
-                    .iter_mut()
-                    .position(|c| c.model == run.model && &c.scenarios == scenarios)
-                {
+                let chart = match charts.iter_mut().position(|c| {
+                    c.model == run.model
+                        && c.catalogue == run.catalogue
+                        && c.context == run.context
+                        && &c.scenarios == scenarios
+                }) {
                     Some(i) => &mut charts[i],
                     None => {
                         charts.push(Chart {
                             model: run.model.clone(),
+                            catalogue: run.catalogue.clone(),
+                            context: run.context,
                             scenarios: scenarios.clone(),
                             labels: Vec::new(),
                             records: Vec::new(),
@@ -241,6 +277,22 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
         }
     }
     out.push_str("];\n");
+    let listed: Vec<&str> = runs.runs.iter().map(|r| r.file.as_str()).collect();
+    for entry in std::fs::read_dir(repo().join("docs/eval")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            !name.ends_with(".jsonl") || listed.contains(&name.as_str()),
+            "docs/eval/{name} is not listed in docs/eval/runs.json"
+        );
+    }
+    let files: std::collections::HashSet<String> = charts.iter().map(Chart::file).collect();
+    assert_eq!(files.len(), charts.len(), "two charts would share a file");
+    if rows.is_empty() {
+        out = out.replace(
+            "use crate::{\n    measured::Measured,\n    options::{Level, MapStyle},\n};",
+            "use crate::measured::Measured;",
+        );
+    }
     if !any_style {
         out = out.replace(
             "use crate::{\n    measured::Measured,\n    options::{Level, MapStyle},\n};",
@@ -304,13 +356,21 @@ fn measured_table_is_generated_from_docs_eval() {
     let (want, rows, charts) = generate();
     let doc = std::fs::read_to_string(&doc_path).unwrap();
     let want_doc = with_table(&doc, &markdown(&rows));
-    if std::env::var_os("CHEF_BLESS").is_some() {
+    if std::env::var("CHEF_BLESS").as_deref() == Ok("1") {
         std::fs::write(&path, &want).unwrap();
         std::fs::write(&doc_path, &want_doc).unwrap();
         for chart in &charts {
             std::fs::write(repo().join(chart.file()), chart.svg()).unwrap();
         }
         return;
+    }
+    let generated: Vec<String> = charts.iter().map(Chart::file).collect();
+    for entry in std::fs::read_dir(repo().join("docs/eval")).unwrap() {
+        let name = format!("docs/eval/{}", entry.unwrap().file_name().to_string_lossy());
+        assert!(
+            !name.ends_with(".svg") || generated.contains(&name),
+            "{name} is not generated from docs/eval/runs.json: remove it"
+        );
     }
     for chart in &charts {
         let have = std::fs::read_to_string(repo().join(chart.file())).unwrap_or_default();

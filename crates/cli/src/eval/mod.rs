@@ -502,7 +502,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     let key_env = args.api_key_env.as_deref().unwrap_or(KEY_ENV);
     let key = std::env::var(key_env).ok().filter(|k| !k.is_empty());
     if key.is_none() && args.api_key_env.is_some() {
-        eprintln!("chef: notice: {key_env} is not set; sending no Authorization header");
+        eprintln!("chef: notice: {key_env} is not set or empty; sending no Authorization header");
     }
 
     let (mut file, earlier) = match &args.out {

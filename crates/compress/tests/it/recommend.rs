@@ -1,6 +1,6 @@
 //! `recommend_level` (spec §7, checklist 143–150).
 
-use chef_compress::{Level, Options, compress, recommend_level};
+use chef_compress::{Level, MEASURED, Options, compress, recommend_level};
 use chef_ir::ToolDefinition;
 use serde_json::json;
 
@@ -91,6 +91,44 @@ fn the_real_corpus_gets_level_3_with_a_map_warning() {
     );
     for gone in NEVER_SAID {
         assert!(!r.reason.contains(gone), "{gone:?} in {}", r.reason);
+    }
+}
+
+#[test]
+fn a_level_3_advice_quotes_the_measured_model_runs_it_returns() {
+    let r = recommend_level(&real_tools()).unwrap();
+    assert_eq!(r.level, Level::Three);
+    let [one, three, ranked] = r.measured.as_slice() else {
+        panic!("three rows: {:?}", r.measured)
+    };
+    assert!(MEASURED.contains(one) && MEASURED.contains(three) && MEASURED.contains(ranked));
+    assert_eq!((one.level, one.ranked_top), (Level::One, None));
+    assert_eq!((three.level, three.map_style), (Level::Three, None));
+    assert_eq!((ranked.level, ranked.ranked_top), (Level::One, Some(10)));
+    let quote = format!(
+        "the first tool the model dispatched was the right one in {}/{} at level 1, {}/{} at level 3 and {}/{} at level 1 with ranked pruning",
+        one.right, one.n, three.right, three.n, ranked.right, ranked.n
+    );
+    assert!(r.reason.contains(&quote), "{}", r.reason);
+    assert!(r.reason.contains(one.model), "{}", r.reason);
+    assert!(r.reason.contains("`chef eval"), "{}", r.reason);
+    // The JSON carries the rows.
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["measured"][2]["ranked_top"], 10);
+    // Advice for level 0 or 1 quotes nothing.
+    for small in [
+        recommend_level(&terse(20)).unwrap(),
+        recommend_level(&verbose(2, 2)).unwrap(),
+    ] {
+        assert_ne!(small.level, Level::Three);
+        assert!(small.measured.is_empty());
+        assert!(!small.reason.contains("Measured on"), "{}", small.reason);
+        assert!(
+            serde_json::to_value(&small)
+                .unwrap()
+                .get("measured")
+                .is_none()
+        );
     }
 }
 
