@@ -71,6 +71,10 @@ pub(crate) struct Trace {
     pub(crate) validation_errors: Vec<ValidationError>,
     /// Calls recovered from the reply's text (`--recover-text-calls`).
     pub(crate) recovered_text_calls: u32,
+    /// Replies the endpoint cut at `--max-tokens` (`finish_reason` `length`).
+    pub(crate) cut_replies: u32,
+    /// Whether the latest reply was one of those, and the limit it hit.
+    pub(crate) last_cut_at: Option<u32>,
     /// The first reply's `usage.prompt_tokens`.
     pub(crate) first_prompt_tokens: Option<u64>,
     /// Sums over the replies that reported `usage`.
@@ -93,6 +97,8 @@ impl Trace {
             malformed_calls: 0,
             validation_errors: Vec::new(),
             recovered_text_calls: 0,
+            cut_replies: 0,
+            last_cut_at: None,
             first_prompt_tokens: None,
             prompt_tokens: None,
             completion_tokens: None,
@@ -139,6 +145,9 @@ pub(crate) struct Record {
     pub(crate) malformed_calls: u32,
     pub(crate) validation_errors: Vec<ValidationError>,
     pub(crate) recovered_text_calls: u32,
+    /// Replies cut at `--max-tokens` (lines written before this field existed read as 0).
+    #[serde(default)]
+    pub(crate) cut_replies: u32,
     pub(crate) first_prompt_tokens: Option<u64>,
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) completion_tokens: Option<u64>,
@@ -181,11 +190,20 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
             outcome
         }
         End::NoCall if expected_first.is_none() => Outcome::Right,
-        End::NoCall => Outcome::NoCall,
-        End::Exhausted { last_refused: true } => Outcome::Malformed,
+        End::NoCall => {
+            detail = cut_detail(trace.last_cut_at);
+            Outcome::NoCall
+        }
+        End::Exhausted { last_refused: true } => {
+            detail = cut_detail(trace.last_cut_at);
+            Outcome::Malformed
+        }
         End::Exhausted {
             last_refused: false,
-        } => Outcome::LookupsExhausted,
+        } => {
+            detail = cut_detail(trace.last_cut_at);
+            Outcome::LookupsExhausted
+        }
         End::Timeout { detail: d } => {
             detail = Some(d);
             Outcome::Timeout
@@ -214,6 +232,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         malformed_calls: trace.malformed_calls,
         validation_errors: trace.validation_errors,
         recovered_text_calls: trace.recovered_text_calls,
+        cut_replies: trace.cut_replies,
         first_prompt_tokens: trace.first_prompt_tokens,
         prompt_tokens: trace.prompt_tokens,
         completion_tokens: trace.completion_tokens,
@@ -223,6 +242,12 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         replies: trace.replies,
         run: run.clone(),
     }
+}
+
+/// Why a scenario that ended without a dispatched call may have: its last reply was cut
+/// at `--max-tokens`.
+fn cut_detail(limit: Option<u32>) -> Option<String> {
+    limit.map(|n| format!("the last reply was cut at --max-tokens {n}"))
 }
 
 /// Whether every expected argument is in `actual` with a matching value: two strings

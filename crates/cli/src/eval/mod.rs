@@ -253,6 +253,12 @@ async fn run_one(
                 };
             }
         };
+        if parsed.stop_reason.as_ref() == Some(&chef::openai::StopReason::LENGTH) {
+            trace.cut_replies += 1;
+            trace.last_cut_at = Some(cx.args.max_tokens);
+        } else {
+            trace.last_cut_at = None;
+        }
         if let Some(usage) = parsed.usage {
             if trace.model_calls == 1 {
                 trace.first_prompt_tokens = Some(usage.input_tokens);

@@ -32,6 +32,8 @@ enum Reply {
     Wire(&'static str, Value),
     /// Assistant text, no native call.
     Text(&'static str),
+    /// Assistant text cut at the token limit (`finish_reason` `length`).
+    Cut(&'static str),
     /// 200 with this body as it is.
     Raw(&'static str),
     /// This status with an error body.
@@ -155,12 +157,13 @@ fn handle(
     let tokens = request.body.len() / 4;
     let usage =
         json!({"prompt_tokens": tokens, "completion_tokens": 7, "total_tokens": tokens + 7});
-    let completion = |message: Value| {
+    let finished = |message: Value, finish: &str| {
         json!({"id": "c1", "object": "chat.completion", "choices": [
-            {"index": 0, "message": message, "finish_reason": "stop"}
+            {"index": 0, "message": message, "finish_reason": finish}
         ], "usage": usage})
         .to_string()
     };
+    let completion = |message: Value| finished(message, "stop");
     let call = |name: &str, args: &Value| {
         completion(json!({"role": "assistant", "content": null, "tool_calls": [
             {"id": "call_1", "type": "function", "function": {"name": name, "arguments": args.to_string()}}
@@ -179,6 +182,10 @@ fn handle(
         Reply::Text(text) => (
             200,
             completion(json!({"role": "assistant", "content": text})),
+        ),
+        Reply::Cut(text) => (
+            200,
+            finished(json!({"role": "assistant", "content": text}), "length"),
         ),
         Reply::Raw(text) => (200, text.to_owned()),
         Reply::Status(status) => (
@@ -536,6 +543,54 @@ fn a_call_written_as_text_counts_only_when_recovered() {
             json!(["t", "q"])
         );
     }
+}
+
+#[test]
+fn a_reply_cut_at_the_token_limit_is_counted_and_said() {
+    let prompt = "book the cheapest truck for these forty shipments";
+    let server = Server::start(&[(
+        prompt,
+        vec![Reply::Cut(
+            "```json\n{\"name\": \"send_email\", \"arguments\": {\"to\": \"ops\", \"body\": \"ship",
+        )],
+    )]);
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("cut.jsonl");
+    std::fs::write(
+        &scenarios,
+        json!({"id": "cut", "prompt": prompt, "expected": ["send_email"]}).to_string(),
+    )
+    .unwrap();
+    let (tools, _) = files(dir.path());
+    let run = dir.path().join("run.jsonl");
+    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
+        .arg("eval")
+        .arg("--tools")
+        .arg(tools)
+        .arg("--scenarios")
+        .arg(&scenarios)
+        .args(["--endpoint", &server.endpoint(), "--model", "scripted-1"])
+        .args([
+            "--setting",
+            "level=1",
+            "--recover-text-calls",
+            "--max-tokens",
+            "64",
+        ])
+        .arg("--out")
+        .arg(&run)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .unwrap();
+    success(&out);
+    let r = by_scenario(&records(&run));
+    assert_eq!(r["cut"]["outcome"], "no_call", "{}", r["cut"]);
+    assert_eq!(r["cut"]["cut_replies"], 1);
+    assert_eq!(
+        r["cut"]["detail"],
+        "the last reply was cut at --max-tokens 64"
+    );
+    assert_eq!(server.seen()[0].body["max_tokens"], 64);
 }
 
 #[test]
