@@ -9,8 +9,12 @@
 //! ```json
 //! {"level":3,"reason":"149 tools take 88,829 characters (21,147 o200k_base tokens) at level 1. …",
 //!  "tool_count":149,"namespace_count":63,"ops_per_namespace":2.365,"level1_chars":88829,
-//!  "level1_tokens":21147,…}
+//!  "level1_tokens":21147,…,"measured":[{"model":"Qwen2.5-Coder-1.5B-Instruct Q4_K_M",…},…]}
 //! ```
+//!
+//! With a level-3 advice, `measured` holds the `chef eval` runs the reason quotes (level 1,
+//! level 3, and level 1 with ranked pruning to the top 10, on one model: rows of
+//! `chef_compress::MEASURED`, generated from docs/eval/).
 
 use chef_compress::ToolNamespace;
 
