@@ -190,20 +190,11 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
             outcome
         }
         End::NoCall if expected_first.is_none() => Outcome::Right,
-        End::NoCall => {
-            detail = cut_detail(trace.last_cut_at);
-            Outcome::NoCall
-        }
-        End::Exhausted { last_refused: true } => {
-            detail = cut_detail(trace.last_cut_at);
-            Outcome::Malformed
-        }
+        End::NoCall => Outcome::NoCall,
+        End::Exhausted { last_refused: true } => Outcome::Malformed,
         End::Exhausted {
             last_refused: false,
-        } => {
-            detail = cut_detail(trace.last_cut_at);
-            Outcome::LookupsExhausted
-        }
+        } => Outcome::LookupsExhausted,
         End::Timeout { detail: d } => {
             detail = Some(d);
             Outcome::Timeout
@@ -218,6 +209,12 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
             Outcome::Unparsable
         }
     };
+    if matches!(
+        outcome,
+        Outcome::NoCall | Outcome::Malformed | Outcome::LookupsExhausted
+    ) {
+        detail = cut_detail(trace.last_cut_at);
+    }
     Record {
         setting: setting.to_owned(),
         scenario: scenario.id.clone(),

@@ -115,13 +115,7 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
     let mut charts: Vec<Chart> = Vec::new();
     let list = std::fs::read_to_string(repo().join("docs/eval/runs.json")).unwrap();
     let runs: Runs = serde_json::from_str(&list).unwrap();
-    let mut out = String::from(
-        "//! Generated from docs/eval/runs.json and the run files it lists by\n\
-         //! `CHEF_BLESS=1 cargo test -p chef-cli measured_table`. Do not edit by hand.\n\n\
-         use crate::{\n    measured::Measured,\n    options::{Level, MapStyle},\n};\n\n\
-         #[rustfmt::skip]\n\
-         pub(crate) const MEASURED: &[Measured] = &[\n",
-    );
+    let mut out = String::new();
     let mut any_style = false;
     for run in &runs.runs {
         let source = format!("docs/eval/{}", run.file);
@@ -171,10 +165,10 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                 "{source}: {label} was run with more than one --model"
             );
             for (scenarios, answerable) in &groups {
-                let mine: Vec<&Record> = records
+                let mine: Vec<Record> = all
                     .iter()
-                    .filter(|r| &r.setting == label)
                     .filter(|r| answerable.is_none_or(|a| a != r.expected.is_empty()))
+                    .map(|r| (*r).clone())
                     .collect();
                 assert!(!mine.is_empty(), "{source}: no record of {label}");
                 let constrained = mine[0].run.constrained;
@@ -182,21 +176,16 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                     mine.iter().all(|r| r.run.constrained == constrained),
                     "{source}: {label} mixes constrained and unconstrained lines"
                 );
-                // The mean, rounded as `chef eval`'s table prints it (`prompt_tokens_1st`).
-                let mean = report::summarize(
-                    std::slice::from_ref(label),
-                    &mine.iter().map(|r| (*r).clone()).collect::<Vec<_>>(),
-                )
-                .first()
-                .and_then(|row| row.mean_first_prompt_tokens)
-                .map(|t| format!("{t:.0}").parse::<u32>().expect("tokens fit in u32"));
-                let level = match parsed.level.as_u8() {
-                    0 => "Zero",
-                    1 => "One",
-                    2 => "Two",
-                    3 => "Three",
-                    _ => "Four",
-                };
+                // Counted as `chef eval`'s own table counts them; the mean rounded as it
+                // prints it (`prompt_tokens_1st`).
+                let summary = report::summarize(std::slice::from_ref(label), &mine)
+                    .pop()
+                    .expect("one row per setting");
+                let mean = summary
+                    .mean_first_prompt_tokens
+                    .map(|t| format!("{t:.0}").parse::<u32>().expect("tokens fit in u32"));
+                let (right, valid) = (summary.count(Outcome::Right), summary.args_valid);
+                let level = format!("{:?}", parsed.level);
                 let style = match parsed.style {
                     None => "None".to_owned(),
                     Some(style) => {
@@ -209,8 +198,6 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                     Prune::All => "None".to_owned(),
                     Prune::Task => panic!("{source}: task pruning has no column in the table"),
                 };
-                let right = mine.iter().filter(|r| r.outcome == Outcome::Right).count();
-                let valid = mine.iter().filter(|r| r.args_valid).count();
                 writeln!(
                     out,
                     "    Measured {{ model: {}, model_id: {}, scenarios: {}, catalogue: {}, context: {}, setting: {}, level: Level::{level}, map_style: {style}, ranked_top: {ranked}, compiled_map: {}, constrained: {constrained}, n: {}, right: {}, args_valid: {}, prompt_tokens: {}, source: {} }},",
@@ -269,14 +256,28 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                     "{source}: {point} is measured twice for {scenarios}"
                 );
                 chart.labels.push(point.clone());
-                chart.records.extend(mine.iter().map(|r| Record {
+                chart.records.extend(mine.into_iter().map(|r| Record {
                     setting: point.clone(),
-                    ..(*r).clone()
+                    ..r
                 }));
             }
         }
     }
     out.push_str("];\n");
+    // The imports the rows use, as rustfmt lays them out.
+    let imports = match (rows.is_empty(), any_style) {
+        (true, _) => "use crate::measured::Measured;",
+        (false, false) => "use crate::{measured::Measured, options::Level};",
+        (false, true) => {
+            "use crate::{\n    measured::Measured,\n    options::{Level, MapStyle},\n};"
+        }
+    };
+    let out = format!(
+        "//! Generated from docs/eval/runs.json and the run files it lists by\n\
+         //! `CHEF_BLESS=1 cargo test -p chef-cli measured_table`. Do not edit by hand.\n\n\
+         {imports}\n\n#[rustfmt::skip]\n\
+         pub(crate) const MEASURED: &[Measured] = &[\n{out}"
+    );
     let listed: Vec<&str> = runs.runs.iter().map(|r| r.file.as_str()).collect();
     for entry in std::fs::read_dir(repo().join("docs/eval")).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
@@ -287,18 +288,6 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
     }
     let files: std::collections::HashSet<String> = charts.iter().map(Chart::file).collect();
     assert_eq!(files.len(), charts.len(), "two charts would share a file");
-    if rows.is_empty() {
-        out = out.replace(
-            "use crate::{\n    measured::Measured,\n    options::{Level, MapStyle},\n};",
-            "use crate::measured::Measured;",
-        );
-    }
-    if !any_style {
-        out = out.replace(
-            "use crate::{\n    measured::Measured,\n    options::{Level, MapStyle},\n};",
-            "use crate::{measured::Measured, options::Level};",
-        );
-    }
     (out, rows, charts)
 }
 

@@ -315,24 +315,24 @@ fn files(dir: &Path) -> (PathBuf, PathBuf) {
     (tools, scenarios)
 }
 
-fn command(dir: &Path, endpoint: &str, extra: &[&str]) -> Command {
-    let (tools, scenarios) = files(dir);
+/// `chef eval` on these files against `endpoint`, as model `scripted-1`, with no key.
+fn eval_command(tools: &Path, scenarios: &Path, endpoint: &str) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_chef"));
     cmd.arg("eval")
         .arg("--tools")
         .arg(tools)
         .arg("--scenarios")
         .arg(scenarios)
-        .args([
-            "--endpoint",
-            endpoint,
-            "--model",
-            "scripted-1",
-            "--timeout",
-            "0.5",
-        ])
-        .args(extra)
+        .args(["--endpoint", endpoint, "--model", "scripted-1"])
         .env_remove("OPENAI_API_KEY");
+    cmd
+}
+
+/// [`eval_command`] on the scripted scenarios written into `dir`, with a 0.5 s timeout.
+fn command(dir: &Path, endpoint: &str, extra: &[&str]) -> Command {
+    let (tools, scenarios) = files(dir);
+    let mut cmd = eval_command(&tools, &scenarios, endpoint);
+    cmd.args(["--timeout", "0.5"]).args(extra);
     cmd
 }
 
@@ -563,13 +563,7 @@ fn a_reply_cut_at_the_token_limit_is_counted_and_said() {
     .unwrap();
     let (tools, _) = files(dir.path());
     let run = dir.path().join("run.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
-        .arg("eval")
-        .arg("--tools")
-        .arg(tools)
-        .arg("--scenarios")
-        .arg(&scenarios)
-        .args(["--endpoint", &server.endpoint(), "--model", "scripted-1"])
+    let out = eval_command(&tools, &scenarios, &server.endpoint())
         .args([
             "--setting",
             "level=1",
@@ -579,7 +573,6 @@ fn a_reply_cut_at_the_token_limit_is_counted_and_said() {
         ])
         .arg("--out")
         .arg(&run)
-        .env_remove("OPENAI_API_KEY")
         .output()
         .unwrap();
     success(&out);
@@ -805,24 +798,21 @@ fn the_toolgz_scenarios_run_on_the_149_tool_corpus_at_two_levels() {
     ]);
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
-        .arg("eval")
-        .arg("--tools")
-        .arg(crate::fixture("real-mcp-tools.json"))
-        .arg("--scenarios")
-        .arg(crate::fixture("toolgz-scenarios.json"))
-        .args(["--endpoint", &server.endpoint(), "--model", "scripted-1"])
-        .args([
-            "--setting",
-            "level=1",
-            "--setting",
-            "level=3,style=distinct",
-        ])
-        .args(["--limit", "2", "--out"])
-        .arg(&run)
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .unwrap();
+    let out = eval_command(
+        &crate::fixture("real-mcp-tools.json"),
+        &crate::fixture("toolgz-scenarios.json"),
+        &server.endpoint(),
+    )
+    .args([
+        "--setting",
+        "level=1",
+        "--setting",
+        "level=3,style=distinct",
+    ])
+    .args(["--limit", "2", "--out"])
+    .arg(&run)
+    .output()
+    .unwrap();
     success(&out);
     assert!(
         stderr(&out)
