@@ -186,8 +186,178 @@ mod known {
     }
 }
 
+/// Tool lists at least this long are parsed in two halves when the machine has a second
+/// core (the 149-tool corpus is 164 KB).
+const PARSE_IN_HALVES_FROM: usize = 32 * 1024;
+
 fn parse(raw: &RawValue) -> Result<Arc<[ToolDefinition]>, serde_json::Error> {
-    serde_json::from_str::<Vec<ToolDefinition>>(raw.get()).map(Arc::from)
+    let text = raw.get();
+    if text.len() >= PARSE_IN_HALVES_FROM
+        && let Some(tools) = parse_in_halves(text)
+    {
+        return Ok(tools);
+    }
+    serde_json::from_str::<Vec<ToolDefinition>>(text).map(Arc::from)
+}
+
+/// Parses a tool list as two arrays split between two tools near the middle of the text:
+/// the first half on the calling thread while [`helper`] parses the second, or the caller
+/// parses both when the helper has not started on it by then (a busy machine), so a loaded
+/// machine costs no more than one thread would. `None` when there is no second core, no
+/// split point, or a half does not parse; the caller then parses the whole text, which
+/// gives the same tools or the error with its real position.
+///
+/// The split point is the compact separator serde_json writes between two tool objects,
+/// `},{"name":"`, followed by a name and `","description":`. The separator cannot lie
+/// inside a JSON string (an unescaped `"` would end the string before `name`), so it
+/// separates two values of some array; when that array is not the top-level one, the
+/// first half (`text[..=split]` + `]`) leaves an object open and fails to parse. Halves
+/// that both parse are therefore the top-level list cut between two elements, and their
+/// concatenation is exactly what parsing the whole text gives.
+fn parse_in_halves(text: &str) -> Option<Arc<[ToolDefinition]>> {
+    const SEPARATOR: &str = "},{\"name\":\"";
+    if !helper::available() {
+        return None;
+    }
+    let mut middle = text.len() / 2;
+    while !text.is_char_boundary(middle) {
+        middle += 1;
+    }
+    // A tool as serialised starts `{"name":"<name>","description":"`; a nested object
+    // with a `name` rarely goes on like that, so this picks the top-level cut first time.
+    let starts_a_tool = |at: &usize| {
+        let rest = text.get(at + SEPARATOR.len()..).unwrap_or_default();
+        rest.find(['"', '\\']).is_some_and(|end| {
+            rest.get(end..)
+                .is_some_and(|r| r.starts_with("\",\"description\":"))
+        })
+    };
+    let split = text
+        .get(middle..)?
+        .match_indices(SEPARATOR)
+        .map(|(at, _)| middle + at)
+        .find(starts_a_tool)
+        .or_else(|| {
+            text.get(..middle)?
+                .rmatch_indices(SEPARATOR)
+                .map(|(at, _)| at)
+                .find(starts_a_tool)
+        })?;
+    let mut first = String::with_capacity(split + 2);
+    first.push_str(text.get(..=split)?);
+    first.push(']');
+    let mut second = String::with_capacity(text.len() - split);
+    second.push('[');
+    second.push_str(text.get(split + 2..)?);
+    let job = helper::offer(second)?;
+    let first = serde_json::from_str::<Vec<ToolDefinition>>(&first);
+    let rest = job.finish();
+    let (mut tools, rest) = (first.ok()?, rest?);
+    tools.reserve_exact(rest.len());
+    tools.extend(rest);
+    Some(Arc::from(tools))
+}
+
+/// One long-lived thread that parses the second half of large tool lists, started on the
+/// first such restore on a machine with more than one core.
+///
+/// A job is claimed once, by whichever side gets to it first: the helper when it picks
+/// the job up, or the caller when it has finished its own half and the helper has not
+/// started (every core busy). So a caller never waits for a thread to be scheduled, only
+/// for a parse already running; and many sessions restoring at once each fall back to
+/// their own thread rather than queue behind one helper.
+mod helper {
+    use std::panic::AssertUnwindSafe;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::mpsc::{Sender, channel};
+    use std::sync::{Arc, OnceLock};
+
+    use chef_ir::ToolDefinition;
+    use parking_lot::{Condvar, Mutex};
+
+    type Parsed = Option<Vec<ToolDefinition>>;
+
+    struct Job {
+        text: String,
+        claimed: AtomicBool,
+        /// `Some` once the helper has parsed it (`Some(None)`: it did not parse).
+        done: Mutex<Option<Parsed>>,
+        ready: Condvar,
+    }
+
+    impl Job {
+        fn parse(&self) -> Parsed {
+            serde_json::from_str(&self.text).ok()
+        }
+    }
+
+    /// A job handed to the helper.
+    pub(super) struct Offered(Arc<Job>);
+
+    static HELPER: OnceLock<Option<Mutex<Sender<Arc<Job>>>>> = OnceLock::new();
+
+    fn helper() -> Option<&'static Mutex<Sender<Arc<Job>>>> {
+        HELPER
+            .get_or_init(|| {
+                if std::thread::available_parallelism().map_or(1, usize::from) < 2 {
+                    return None;
+                }
+                let (send, receive) = channel::<Arc<Job>>();
+                std::thread::Builder::new()
+                    .name("chef-snapshot-tools".into())
+                    .spawn(move || {
+                        for job in receive {
+                            if job.claimed.swap(true, Ordering::AcqRel) {
+                                continue;
+                            }
+                            // Parsing does not panic; were it to, the caller still gets
+                            // an answer (and parses the whole text itself).
+                            let parsed = std::panic::catch_unwind(AssertUnwindSafe(|| job.parse()))
+                                .unwrap_or(None);
+                            *job.done.lock() = Some(parsed);
+                            job.ready.notify_one();
+                        }
+                    })
+                    .ok()?;
+                Some(Mutex::new(send))
+            })
+            .as_ref()
+    }
+
+    /// Whether there is a helper (a second core, and the thread started).
+    pub(super) fn available() -> bool {
+        helper().is_some()
+    }
+
+    /// Hands `text` (a JSON array of tools) to the helper; `None` when there is none.
+    pub(super) fn offer(text: String) -> Option<Offered> {
+        let job = Arc::new(Job {
+            text,
+            claimed: AtomicBool::new(false),
+            done: Mutex::new(None),
+            ready: Condvar::new(),
+        });
+        helper()?.lock().send(Arc::clone(&job)).ok()?;
+        Some(Offered(job))
+    }
+
+    impl Offered {
+        /// The parsed tools: parsed here if the helper has not started on them, otherwise
+        /// the helper's result once it is ready. `None`: the text is not a tool list.
+        pub(super) fn finish(self) -> Parsed {
+            let job = self.0;
+            if !job.claimed.swap(true, Ordering::AcqRel) {
+                return job.parse();
+            }
+            let mut done = job.done.lock();
+            loop {
+                if let Some(parsed) = done.take() {
+                    return parsed;
+                }
+                job.ready.wait(&mut done);
+            }
+        }
+    }
 }
 
 impl From<Vec<ToolDefinition>> for SnapshotTools {
@@ -251,5 +421,121 @@ impl<'de> Deserialize<'de> for SnapshotTools {
             ));
         }
         Ok(Self(Repr::Unparsed(Arc::from(raw))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text_of(tools: &[ToolDefinition]) -> String {
+        serde_json::to_string(tools).unwrap()
+    }
+
+    fn whole(text: &str) -> Vec<ToolDefinition> {
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// `n` tools whose schemas nest arrays of `{"name": …}` objects (the separator's
+    /// shape one level down) and whose descriptions quote it, with non-ASCII text.
+    fn tricky(n: usize) -> Vec<ToolDefinition> {
+        (0..n)
+            .map(|i| {
+                let mut tool = ToolDefinition::new(
+                    format!("tool_{i}"),
+                    json!({
+                        "type": "object",
+                        "properties": {
+                            "items": {"type": "array", "examples": [[{"name": "a"}, {"name": "b"}]]},
+                            "mode": {"enum": [{"name": "x"}, {"name": "y"}]},
+                        },
+                    }),
+                );
+                tool.description = format!("Tool {i} — écrit `}},{{\"name\":\"` verbatim. ✓");
+                tool
+            })
+            .collect()
+    }
+
+    #[test]
+    fn halves_give_exactly_the_whole_parse() {
+        let tools = tricky(400);
+        let text = text_of(&tools);
+        assert!(text.len() >= PARSE_IN_HALVES_FROM);
+        if !helper::available() {
+            return; // one core: always the whole parse (the other tests cover it)
+        }
+        let halves = parse_in_halves(&text).expect("a top-level split point exists");
+        assert_eq!(&*halves, whole(&text).as_slice());
+        assert_eq!(&*halves, tools.as_slice());
+    }
+
+    #[test]
+    fn many_restores_at_once_each_get_their_own_tools() {
+        // Eight threads race the one helper for their second halves: whichever side
+        // claims a job, every caller gets exactly its own list.
+        let lists: Vec<Vec<ToolDefinition>> = (0..8)
+            .map(|k| {
+                let mut tools = tricky(300);
+                tools
+                    .iter_mut()
+                    .for_each(|t| t.tags = vec![format!("list {k}")]);
+                tools
+            })
+            .collect();
+        std::thread::scope(|scope| {
+            for tools in &lists {
+                scope.spawn(move || {
+                    for _ in 0..5 {
+                        let raw = RawValue::from_string(text_of(tools)).unwrap();
+                        assert_eq!(&*parse(&raw).unwrap(), tools.as_slice());
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn a_nested_separator_near_the_middle_falls_back_to_the_whole_parse() {
+        // One tool whose schema is nothing but objects that start like a tool: the split
+        // point nearest the middle is nested, so the first half leaves an object open.
+        let big = ToolDefinition::new(
+            "big",
+            json!({"examples": (0..4000)
+                .map(|i| json!({"name": i.to_string(), "description": ""}))
+                .collect::<Vec<_>>()}),
+        );
+        let tools = vec![
+            ToolDefinition::new("a", json!({})),
+            big,
+            ToolDefinition::new("z", json!({})),
+        ];
+        let text = text_of(&tools);
+        assert!(text.len() >= PARSE_IN_HALVES_FROM);
+        assert!(parse_in_halves(&text).is_none());
+        let raw = RawValue::from_string(text.clone()).unwrap();
+        assert_eq!(&*parse(&raw).unwrap(), tools.as_slice());
+    }
+
+    #[test]
+    fn text_without_a_split_point_or_not_compact_parses_whole() {
+        let tools = tricky(400);
+        let pretty = serde_json::to_string_pretty(&tools).unwrap();
+        assert!(parse_in_halves(&pretty).is_none());
+        let raw = RawValue::from_string(pretty).unwrap();
+        assert_eq!(&*parse(&raw).unwrap(), tools.as_slice());
+    }
+
+    #[test]
+    fn a_list_that_is_not_tools_gives_the_whole_parses_error() {
+        let mut text = text_of(&tricky(400));
+        // Break the last tool: the second half fails, and the error is the whole text's.
+        let at = text.rfind("\"input_schema\"").unwrap();
+        text.replace_range(at..at + "\"input_schema\"".len(), "\"input_schemx\"");
+        let expected = serde_json::from_str::<Vec<ToolDefinition>>(&text).unwrap_err();
+        let raw = RawValue::from_string(text).unwrap();
+        let got = parse(&raw).unwrap_err();
+        assert_eq!(got.to_string(), expected.to_string());
     }
 }
