@@ -212,10 +212,7 @@ impl Chef {
     /// Tools read from a snapshot file are parsed here, unless they are the same JSON as
     /// the tools this session has registered (then those are kept, nothing is parsed) or as
     /// tools another session of this process restored and still holds (then those are
-    /// shared); a tools field that does not parse is [`SnapshotError::Corrupt`]. A large
-    /// tool list (32 KB of JSON or more) is parsed in two halves on a machine with a second
-    /// core, the second by one long-lived helper thread (`chef-snapshot-tools`) unless it
-    /// is busy, in which case this thread parses both.
+    /// shared); a tools field that does not parse is [`SnapshotError::Corrupt`].
     ///
     /// Resuming never loosens policy: the blocklist in force now stays in force, and the
     /// snapshot's entries are added to it (a tool blocked since the save stays blocked).
