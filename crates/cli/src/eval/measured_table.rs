@@ -71,6 +71,9 @@ struct Row {
     right: usize,
     args_valid: usize,
     tokens: Option<u32>,
+    /// Every scenario ended in an HTTP error (the server refused the setting, say a prompt
+    /// longer than its context).
+    refused: bool,
     source: String,
 }
 
@@ -225,6 +228,7 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                     right,
                     args_valid: valid,
                     tokens: mean,
+                    refused: summary.count(Outcome::HttpError) == mine.len(),
                     source: source.clone(),
                 });
                 let point = if constrained {
@@ -315,7 +319,12 @@ fn markdown(rows: &[Row]) -> String {
             r.args_valid,
             r.n,
             r.tokens.map_or_else(
-                || "-".to_owned(),
+                || if r.refused {
+                    "refused by the server (an HTTP error on every scenario)"
+                } else {
+                    "-"
+                }
+                .to_owned(),
                 |t| chef_compress::thousands(usize::try_from(t).unwrap_or(usize::MAX))
             ),
             r.source.trim_start_matches("docs/eval/"),
