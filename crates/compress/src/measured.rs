@@ -169,4 +169,20 @@ mod tests {
         assert_eq!(three.level, Level::Three);
         assert_eq!(ranked.ranked_top, Some(10));
     }
+
+    #[test]
+    fn a_level_1_the_server_refused_is_never_the_quoted_baseline() {
+        // The 8,192-token run's level 1 (every tool) was refused on every scenario; it is
+        // listed after the 32K runs, so the latest-first search meets it first.
+        let refused = MEASURED
+            .iter()
+            .filter(|m| m.level == Level::One && m.is_plain() && m.prompt_tokens.is_none())
+            .count();
+        assert!(
+            refused > 0,
+            "the table has no refused level 1 to skip any more"
+        );
+        let [one, ..] = quoted_comparison().expect("a comparison is measured");
+        assert!(one.prompt_tokens.is_some() && one.right > 0, "{one:?}");
+    }
 }
