@@ -89,12 +89,13 @@ fn comparable(a: &Measured, b: &Measured) -> bool {
 /// The comparison [`recommend_level`](crate::recommend_level) quotes for a block it sends
 /// to level 3: a plain level-1 row, a plain level-3 row (default map style) and a level-1
 /// row with ranked pruning to the top 10, measured under the same conditions; the latest
-/// such rows in `docs/eval/runs.json` order, skipping a level 1 the server refused (run
-/// with a context its tools did not fit). `None` when the table has none.
+/// such rows in `docs/eval/runs.json` order, skipping a level 1 without a prompt-token
+/// count (one the server refused because its tools did not fit the context). `None` when
+/// the table has none.
 pub(crate) fn quoted_comparison() -> Option<[&'static Measured; 3]> {
     MEASURED.iter().rev().find_map(|base| {
-        // A level 1 the server refused (no prompt-token count: the tools did not fit its
-        // context) is no baseline to quote.
+        // A level 1 without a prompt-token count is no baseline to quote: the server
+        // refused it (its tools did not fit the context) or reported no usage.
         if base.level != Level::One || !base.is_plain() || base.prompt_tokens.is_none() {
             return None;
         }
