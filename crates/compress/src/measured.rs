@@ -73,6 +73,13 @@ impl Measured {
     }
 }
 
+/// How the scenario label of a row ends when it counts only the requests no tool answers
+/// (a run file split by answerability): such a row measures abstention, not tool choice.
+pub const UNANSWERABLE_SUFFIX: &str = ", unanswerable";
+
+/// How the scenario label of a row ends when it counts only the requests a tool answers.
+pub const ANSWERABLE_SUFFIX: &str = ", answerable";
+
 /// Every measured setting, generated from `docs/eval/` (see the module docs).
 pub const MEASURED: &[Measured] = generated::MEASURED;
 
@@ -90,13 +97,18 @@ fn comparable(a: &Measured, b: &Measured) -> bool {
 /// to level 3: a plain level-1 row, a plain level-3 row (default map style) and a level-1
 /// row with ranked pruning to the top 10, measured under the same conditions; the latest
 /// such rows in `docs/eval/runs.json` order, skipping a level 1 without a prompt-token
-/// count (one the server refused because its tools did not fit the context). `None` when
-/// the table has none.
+/// count (one the server refused because its tools did not fit the context) and rows of
+/// requests no tool answers (they measure abstention, not the choice of a tool). `None`
+/// when the table has none.
 pub(crate) fn quoted_comparison() -> Option<[&'static Measured; 3]> {
     MEASURED.iter().rev().find_map(|base| {
         // A level 1 without a prompt-token count is no baseline to quote: the server
         // refused it (its tools did not fit the context) or reported no usage.
-        if base.level != Level::One || !base.is_plain() || base.prompt_tokens.is_none() {
+        if base.level != Level::One
+            || !base.is_plain()
+            || base.prompt_tokens.is_none()
+            || base.scenarios.ends_with(UNANSWERABLE_SUFFIX)
+        {
             return None;
         }
         let mut same = MEASURED.iter().rev().filter(|m| comparable(m, base));
@@ -185,5 +197,22 @@ mod tests {
         );
         let [one, ..] = quoted_comparison().expect("a comparison is measured");
         assert!(one.prompt_tokens.is_some() && one.right > 0, "{one:?}");
+    }
+
+    #[test]
+    fn rows_of_requests_no_tool_answers_are_never_quoted() {
+        assert!(
+            MEASURED
+                .iter()
+                .any(|m| m.scenarios.ends_with(UNANSWERABLE_SUFFIX) && m.level == Level::Three),
+            "the table has no unanswerable level-3 row to skip any more"
+        );
+        let quoted = quoted_comparison().expect("a comparison is measured");
+        assert!(
+            quoted
+                .iter()
+                .all(|m| !m.scenarios.ends_with(UNANSWERABLE_SUFFIX)),
+            "{quoted:?}"
+        );
     }
 }

@@ -215,7 +215,7 @@ pub fn recommend_level_with_limits(
         }
         if let Some([one, three, ranked]) = quoted_comparison() {
             reason.push_str(&format!(
-                " Measured on {} ({} {} over {}; docs/EVAL.md), the first tool the model dispatched was the right one in {} at level 1, {} at level 3 and {} at level 1 with ranked pruning to the 10 best-ranked tools (prompt tokens of the first request, counted by the model's own tokenizer: {}, {} and {}). Before moving a small model to level 3, measure it with `chef eval`: ranked pruning at level 1 (`chef eval --setting level=1,prune=ranked:10`, `PrunePolicy::Ranked` in the library) may serve it better.",
+                " Measured on {} ({} {}; {}; docs/EVAL.md), the first tool the model dispatched was the right one in {} at level 1, {} at level 3 and {} at level 1 with ranked pruning to the 10 best-ranked tools (prompt tokens of the first request, counted by the model's own tokenizer: {}, {} and {}). Before moving a small model to level 3, measure it with `chef eval`: ranked pruning at level 1 (`chef eval --setting level=1,prune=ranked:10`, `PrunePolicy::Ranked` in the library) may serve it better.",
                 one.model,
                 one.n,
                 one.scenarios,

@@ -143,8 +143,14 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
         };
         let groups: Vec<(String, Option<bool>)> = if run.by_answerable {
             vec![
-                (format!("{}, answerable", run.scenarios), Some(true)),
-                (format!("{}, unanswerable", run.scenarios), Some(false)),
+                (
+                    format!("{}{}", run.scenarios, chef_compress::ANSWERABLE_SUFFIX),
+                    Some(true),
+                ),
+                (
+                    format!("{}{}", run.scenarios, chef_compress::UNANSWERABLE_SUFFIX),
+                    Some(false),
+                ),
             ]
         } else {
             vec![(run.scenarios.clone(), None)]
