@@ -89,7 +89,7 @@ pub use crate::{
     },
     compress::{Catalogue, Compressed, EncodedCall, compress},
     error::{CodeError, CompressError},
-    measured::{ANSWERABLE_SUFFIX, MEASURED, Measured, UNANSWERABLE_SUFFIX, map_style_sweeps},
+    measured::{MEASURED, Measured, map_style_sweeps},
     options::{
         AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,
         UnsupportedMapStyle, UnsupportedObjective,

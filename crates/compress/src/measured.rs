@@ -27,6 +27,10 @@ pub struct Measured {
     /// The scenario set (e.g. `tool-selection scenarios`, `held-out retrieval requests,
     /// answerable`).
     pub scenarios: &'static str,
+    /// Which requests of a run split by answerability the row counts: `Some(true)` those a
+    /// tool answers, `Some(false)` those no tool answers (the row then measures abstention,
+    /// not the choice of a tool), `None` a run not split.
+    pub answerable: Option<bool>,
     /// The catalogue the tools came from (e.g. `the 149 real MCP tools`).
     pub catalogue: &'static str,
     /// The server's context window, in the model's tokens.
@@ -73,13 +77,6 @@ impl Measured {
     }
 }
 
-/// How the scenario label of a row ends when it counts only the requests no tool answers
-/// (a run file split by answerability): such a row measures abstention, not tool choice.
-pub const UNANSWERABLE_SUFFIX: &str = ", unanswerable";
-
-/// How the scenario label of a row ends when it counts only the requests a tool answers.
-pub const ANSWERABLE_SUFFIX: &str = ", answerable";
-
 /// Every measured setting, generated from `docs/eval/` (see the module docs).
 pub const MEASURED: &[Measured] = generated::MEASURED;
 
@@ -102,12 +99,13 @@ fn comparable(a: &Measured, b: &Measured) -> bool {
 /// when the table has none.
 pub(crate) fn quoted_comparison() -> Option<[&'static Measured; 3]> {
     MEASURED.iter().rev().find_map(|base| {
-        // A level 1 without a prompt-token count is no baseline to quote: the server
-        // refused it (its tools did not fit the context) or reported no usage.
+        // No baseline to quote: a level 1 without a prompt-token count (the server refused
+        // it, its tools not fitting the context, or reported no usage), or one counting
+        // only requests no tool answers (abstention, not tool choice).
         if base.level != Level::One
             || !base.is_plain()
             || base.prompt_tokens.is_none()
-            || base.scenarios.ends_with(UNANSWERABLE_SUFFIX)
+            || base.answerable == Some(false)
         {
             return None;
         }
@@ -204,14 +202,12 @@ mod tests {
         assert!(
             MEASURED
                 .iter()
-                .any(|m| m.scenarios.ends_with(UNANSWERABLE_SUFFIX) && m.level == Level::Three),
+                .any(|m| m.answerable == Some(false) && m.level == Level::Three),
             "the table has no unanswerable level-3 row to skip any more"
         );
         let quoted = quoted_comparison().expect("a comparison is measured");
         assert!(
-            quoted
-                .iter()
-                .all(|m| !m.scenarios.ends_with(UNANSWERABLE_SUFFIX)),
+            quoted.iter().all(|m| m.answerable != Some(false)),
             "{quoted:?}"
         );
     }

@@ -143,14 +143,8 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
         };
         let groups: Vec<(String, Option<bool>)> = if run.by_answerable {
             vec![
-                (
-                    format!("{}{}", run.scenarios, chef_compress::ANSWERABLE_SUFFIX),
-                    Some(true),
-                ),
-                (
-                    format!("{}{}", run.scenarios, chef_compress::UNANSWERABLE_SUFFIX),
-                    Some(false),
-                ),
+                (format!("{}, answerable", run.scenarios), Some(true)),
+                (format!("{}, unanswerable", run.scenarios), Some(false)),
             ]
         } else {
             vec![(run.scenarios.clone(), None)]
@@ -209,7 +203,7 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                 };
                 writeln!(
                     out,
-                    "    Measured {{ model: {}, model_id: {}, scenarios: {}, catalogue: {}, context: {}, setting: {}, level: Level::{level}, map_style: {style}, ranked_top: {ranked}, compiled_map: {}, constrained: {constrained}, n: {}, right: {}, args_valid: {}, prompt_tokens: {}, source: {} }},",
+                    "    Measured {{ model: {}, model_id: {}, scenarios: {}, answerable: {answerable:?}, catalogue: {}, context: {}, setting: {}, level: Level::{level}, map_style: {style}, ranked_top: {ranked}, compiled_map: {}, constrained: {constrained}, n: {}, right: {}, args_valid: {}, prompt_tokens: {}, source: {} }},",
                     lit(&run.model),
                     lit(&model_id),
                     lit(scenarios),
