@@ -88,6 +88,7 @@ fn bench(c: &mut Criterion) {
                 name_weight: 0.25,
                 depth: 10,
                 scope: RerankScope::Name,
+                argument_weight: 0.0,
             },
             ..IndexOptions::default()
         },
@@ -96,6 +97,30 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             staged.search(
                 black_box("add three new rows to the bottom of the tracker spreadsheet"),
+                10,
+            )
+        });
+    });
+
+    // Argument evidence at the weight calibration picks (required parameters read at
+    // build time, the request's values per query).
+    let argued = CatalogIndex::build_with(
+        real,
+        &IndexOptions {
+            rerank: Rerank {
+                argument_weight: 0.6,
+                depth: 10,
+                ..Rerank::OFF
+            },
+            ..IndexOptions::default()
+        },
+    );
+    c.bench_function("query 149 tools (argument evidence on)", |b| {
+        b.iter(|| {
+            argued.search(
+                black_box(
+                    "add a note to order 999U123 saying the customer wants a morning delivery",
+                ),
                 10,
             )
         });

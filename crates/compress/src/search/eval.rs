@@ -228,24 +228,62 @@ pub const RERANK_WEIGHTS: [f32; 13] = [
 /// The depth [`calibrate_rerank`] re-ranks to.
 pub const RERANK_DEPTH: usize = 10;
 
+/// The second stage's features, as [`rerank_curve`] and [`calibrate_rerank`] vary them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RerankFeature {
+    /// The unasked share of the name ([`Rerank::name_weight`]) in this scope.
+    Name(RerankScope),
+    /// Argument evidence ([`Rerank::argument_weight`]).
+    Arguments,
+}
+
+impl RerankFeature {
+    /// The setting with this feature at `weight` and the others off (depth
+    /// [`RERANK_DEPTH`]).
+    pub fn at(self, weight: f32) -> Rerank {
+        match self {
+            Self::Name(scope) => Rerank {
+                name_weight: weight,
+                depth: RERANK_DEPTH,
+                scope,
+                argument_weight: 0.0,
+            },
+            Self::Arguments => Rerank {
+                argument_weight: weight,
+                depth: RERANK_DEPTH,
+                ..Rerank::OFF
+            },
+        }
+    }
+}
+
+impl From<RerankScope> for RerankFeature {
+    fn from(scope: RerankScope) -> Self {
+        Self::Name(scope)
+    }
+}
+
 /// The metrics, never abstaining, of the index over `tools` (built with `options`) with the
-/// second stage in `scope` at each name weight of [`RERANK_WEIGHTS`] (depth
-/// [`RERANK_DEPTH`]), in that order: the curve [`calibrate_rerank`] picks from.
+/// second stage's `feature` at each weight of [`RERANK_WEIGHTS`] (depth [`RERANK_DEPTH`]),
+/// in that order: the curve [`calibrate_rerank`] picks from. The index is built once, with
+/// the feature on, so argument evidence is gathered.
 pub fn rerank_curve(
     tools: &[chef_ir::ToolDefinition],
     options: &crate::search::IndexOptions,
     queries: &[LabelledQuery],
-    scope: RerankScope,
+    feature: impl Into<RerankFeature>,
 ) -> Vec<(Rerank, Metrics)> {
-    let mut index = CatalogIndex::build_with(tools, options);
+    let feature = feature.into();
+    // Any weight above 0 builds the index with what the feature reads.
+    let built = crate::search::IndexOptions {
+        rerank: feature.at(1.0),
+        ..*options
+    };
+    let mut index = CatalogIndex::build_with(tools, &built);
     RERANK_WEIGHTS
         .iter()
-        .map(|&name_weight| {
-            let rerank = Rerank {
-                name_weight,
-                depth: RERANK_DEPTH,
-                scope,
-            };
+        .map(|&weight| {
+            let rerank = feature.at(weight);
             index.options.rerank = rerank;
             (rerank, evaluate(&index, queries, &Abstention::NEVER))
         })
@@ -261,10 +299,10 @@ pub fn calibrate_rerank(
     tools: &[chef_ir::ToolDefinition],
     options: &crate::search::IndexOptions,
     queries: &[LabelledQuery],
-    scope: RerankScope,
+    feature: impl Into<RerankFeature>,
 ) -> (Rerank, Metrics) {
     let mut best: Option<(f64, Rerank, Metrics)> = None;
-    for (rerank, m) in rerank_curve(tools, options, queries, scope) {
+    for (rerank, m) in rerank_curve(tools, options, queries, feature) {
         let objective = (m.recall_at_1 + m.mrr) / 2.0;
         if best.as_ref().is_none_or(|(b, _, _)| objective > *b + 1e-12) {
             best = Some((objective, rerank, m));

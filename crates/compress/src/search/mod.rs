@@ -261,6 +261,9 @@ pub struct CatalogIndex {
     /// The weight of a query word the catalogue never uses (IDF at document frequency 0).
     unknown_idf: f32,
     options: IndexOptions,
+    /// Each tool's required parameters, for the second stage's argument evidence; empty
+    /// unless the options asked for it when the index was built.
+    args: Vec<Box<[rerank::Arg]>>,
 }
 
 const _: fn() = || {
@@ -371,17 +374,21 @@ impl CatalogIndex {
     fn finish(parts: Vec<IndexPart>, options: &IndexOptions) -> Self {
         let mut names = Vec::with_capacity(parts.iter().map(|p| p.names.len()).sum());
         let mut builders = Vec::with_capacity(parts.len());
+        let mut raw_args = Vec::new();
         for part in parts {
             names.extend(part.names);
             builders.push(part.builder);
+            raw_args.extend(part.args);
         }
         let (terms, postings) = bm25::finish(builders);
+        let args = rerank::resolve_args(&terms, raw_args);
         Self {
             unknown_idf: bm25::idf(names.len(), 0),
             names,
             terms,
             postings,
             options: *options,
+            args,
         }
     }
 
@@ -447,13 +454,12 @@ impl CatalogIndex {
             self.best_docs(&terms, k)
         };
         if rerank.is_on() {
-            let mut request: Vec<u32> = terms.iter().filter_map(|t| t.id).collect();
-            request.sort_unstable();
-            request.dedup();
+            let ids: Vec<u32> = terms.iter().filter_map(|t| t.id).collect();
+            let request = rerank::RerankRequest::new(ids, query, &rerank);
             let docs: Vec<usize> = best.iter().map(|b| b.0 as usize).collect();
-            let unasked = self.unasked(&docs, &request, rerank.scope);
-            for ((_, score, _), unasked) in best.iter_mut().zip(unasked) {
-                *score *= rerank.factor(unasked);
+            let factors = self.rerank_factors(&docs, &request, &rerank);
+            for ((_, score, _), factor) in best.iter_mut().zip(factors) {
+                *score *= factor;
             }
             let name_of = |doc: u32| self.names.get(doc as usize).map_or("", ToolName::as_str);
             best.sort_by(|a, b| {
@@ -916,15 +922,21 @@ fn doc_of(tool: &ToolDefinition) -> Doc<'_> {
 struct IndexPart {
     builder: bm25::Builder,
     names: Vec<ToolName>,
+    /// Each tool's required parameters, when the second stage weighs argument evidence.
+    args: Vec<Vec<rerank::RawArg>>,
+    gather_args: bool,
 }
 
 impl IndexPart {
     fn new(options: &IndexOptions, tools: usize) -> Self {
         let mut builder = bm25::Builder::new(options.weights.as_array(), options.k1);
         builder.reserve(tools);
+        let gather_args = options.rerank.arguments_on();
         Self {
             builder,
             names: Vec::with_capacity(tools),
+            args: Vec::with_capacity(if gather_args { tools } else { 0 }),
+            gather_args,
         }
     }
 
@@ -976,6 +988,9 @@ impl IndexPart {
                 }
                 start = end;
                 self.names.push(ToolName::from(doc.name));
+                if self.gather_args {
+                    self.args.push(rerank::required_args(doc.schema));
+                }
             }
         }
     }

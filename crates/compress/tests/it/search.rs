@@ -437,6 +437,7 @@ fn the_second_stage_prefers_the_sibling_whose_name_the_request_asked_for() {
                 name_weight: 0.5,
                 depth: 10,
                 scope,
+                argument_weight: 0.0,
             },
             ..IndexOptions::default()
         };
@@ -454,6 +455,87 @@ fn the_second_stage_prefers_the_sibling_whose_name_the_request_asked_for() {
         assert_eq!(names(&staged, query, 1), ["order_path"]);
         assert_eq!(staged.search(query, 3), staged.search(query, 3));
     }
+}
+
+/// The best `k` tools, never abstaining.
+fn ranked(index: &CatalogIndex, query: &str, k: usize) -> Vec<String> {
+    index
+        .search_with(query, k, &Abstention::NEVER)
+        .hits
+        .into_iter()
+        .map(|h| h.tool.into_inner())
+        .collect()
+}
+
+fn deliveries_catalogue() -> Vec<ToolDefinition> {
+    vec![
+        ToolDefinition::new(
+            "list_deliveries",
+            json!({"type": "object", "properties": {"limit": {"type": "integer"}}}),
+        )
+        .with_description("List the deliveries, newest first."),
+        ToolDefinition::new(
+            "list_deliveries_for_day",
+            json!({
+                "type": "object",
+                "properties": {"day": {"type": "string", "description": "YYYY-MM-DD"}},
+                "required": ["day"]
+            }),
+        )
+        .with_description("Deliveries scheduled for one day."),
+        ToolDefinition::new(
+            "get_delivery",
+            json!({
+                "type": "object",
+                "properties": {"delivery_id": {"type": "string"}},
+                "required": ["delivery_id"]
+            }),
+        )
+        .with_description("One delivery, by its id."),
+    ]
+}
+
+/// Argument evidence: a sibling whose required argument the request supplies (a date)
+/// moves up, one whose argument is missing moves down, and a tool without required
+/// parameters stays where BM25F put it.
+#[test]
+fn the_second_stage_weighs_whether_the_request_supplies_the_required_arguments() {
+    let tools = deliveries_catalogue();
+    let plain = CatalogIndex::build(&tools);
+    let options = IndexOptions {
+        rerank: Rerank {
+            argument_weight: 0.6,
+            depth: 10,
+            ..Rerank::OFF
+        },
+        ..IndexOptions::default()
+    };
+    let staged = CatalogIndex::build_with(&tools, &options);
+    let dated = "list the deliveries on March 3";
+    assert_eq!(ranked(&plain, dated, 1), ["list_deliveries"]);
+    assert_eq!(ranked(&staged, dated, 1), ["list_deliveries_for_day"]);
+    // Without a date or an id, both tools that need one are scaled by
+    // 1 − 0.6 × (0 − 1) / (0 + 1 + 1) = 0.7, and the tool without required parameters
+    // keeps its score bit for bit.
+    let score = |index: &CatalogIndex, tool: &str| {
+        index
+            .search_with("deliveries scheduled", 3, &Abstention::NEVER)
+            .hits
+            .into_iter()
+            .find(|h| h.tool.as_str() == tool)
+            .map(|h| h.score)
+            .expect("ranked")
+    };
+    for tool in ["list_deliveries_for_day", "get_delivery"] {
+        let ratio = score(&staged, tool) / score(&plain, tool);
+        assert!((ratio - 0.7).abs() < 1e-5, "{tool}: {ratio}");
+    }
+    assert_eq!(
+        score(&staged, "list_deliveries").to_bits(),
+        score(&plain, "list_deliveries").to_bits()
+    );
+    // Deterministic, bit for bit.
+    assert_eq!(staged.search(dated, 3), staged.search(dated, 3));
 }
 
 /// Off (the default), the second stage changes nothing: the pinned rankings above hold, and
@@ -485,6 +567,12 @@ fn rerank_calibration_on_the_calibration_half_picks_the_documented_weights() {
     let (name, _) = eval::calibrate_rerank(&tools, &base, &calibration, RerankScope::Name);
     let (siblings, _) = eval::calibrate_rerank(&tools, &base, &calibration, RerankScope::Siblings);
     assert_eq!((name.name_weight, siblings.name_weight), (0.25, 0.05));
+    let (arguments, _) =
+        eval::calibrate_rerank(&tools, &base, &calibration, eval::RerankFeature::Arguments);
+    assert_eq!(
+        (arguments.argument_weight, arguments.name_weight),
+        (0.6, 0.0)
+    );
 }
 
 /// The bundled model's abstention defaults are what calibration on the `calibrate` half of

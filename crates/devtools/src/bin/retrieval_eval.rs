@@ -21,11 +21,12 @@
 //!   `scripts/retrieval-sets/fetch-nestful.py`; never tuned on, reported per part.
 //!
 //! After the tables it prints the curves of the opt-in second stage (sibling re-ranking,
-//! `IndexOptions::rerank`) for both scopes, with the weight picked on the calibrate half.
+//! `IndexOptions::rerank`) for both name scopes and for argument evidence, with the weight
+//! picked on the calibrate half.
 
 use chef_compress::search::{
-    Abstention, CatalogIndex, RerankScope,
-    eval::{self, LabelledQuery, Metrics},
+    Abstention, CatalogIndex, RerankScope, dense,
+    eval::{self, LabelledQuery, Metrics, RerankFeature},
 };
 use chef_devtools::{Error, load_labelled, load_tools, metrics_cells, split, toolgz_scenarios};
 
@@ -189,23 +190,30 @@ fn main() -> Result<(), Error> {
         .filter(|(_, s)| s.as_str() != "nestful-complexfuncbench")
         .map(|(q, _)| q.clone())
         .collect();
-    for scope in [RerankScope::Name, RerankScope::Siblings] {
-        let (picked, _) = eval::calibrate_rerank(&real, &base, &calibration, scope);
+    for feature in [
+        RerankFeature::Name(RerankScope::Name),
+        RerankFeature::Name(RerankScope::Siblings),
+        RerankFeature::Arguments,
+    ] {
+        let (picked, _) = eval::calibrate_rerank(&real, &base, &calibration, feature);
+        let weight = match feature {
+            RerankFeature::Name(_) => picked.name_weight,
+            RerankFeature::Arguments => picked.argument_weight,
+        };
         println!(
-            "\nre-rank, scope {scope:?}, depth {}, never abstaining: recall@1 / recall@5 / MRR; picked on the calibrate half: {}",
+            "\nre-rank, {feature:?}, depth {}, never abstaining: recall@1 / recall@5 / MRR; picked on the calibrate half: {weight}",
             eval::RERANK_DEPTH,
-            picked.name_weight
         );
         println!(
-            "| name weight | 149 calibrate | 149 held-out | toolgz real-149 | nestful all | nestful w/o complexfuncbench |"
+            "| weight | 149 calibrate | 149 held-out | toolgz real-149 | nestful all | nestful w/o complexfuncbench |"
         );
         println!("|---|---|---|---|---|---|");
         let curves = [
-            eval::rerank_curve(&real, &base, &calibration, scope),
-            eval::rerank_curve(&real, &base, &heldout, scope),
-            eval::rerank_curve(&real, &base, &real_queries, scope),
-            eval::rerank_curve(&nestful_tools, &base, &nestful, scope),
-            eval::rerank_curve(&nestful_tools, &base, &small, scope),
+            eval::rerank_curve(&real, &base, &calibration, feature),
+            eval::rerank_curve(&real, &base, &heldout, feature),
+            eval::rerank_curve(&real, &base, &real_queries, feature),
+            eval::rerank_curve(&nestful_tools, &base, &nestful, feature),
+            eval::rerank_curve(&nestful_tools, &base, &small, feature),
         ];
         for (i, weight) in eval::RERANK_WEIGHTS.iter().enumerate() {
             let cells: Vec<String> = curves
@@ -218,6 +226,39 @@ fn main() -> Result<(), Error> {
                 .collect();
             println!("| {weight:.2} | {} |", cells.join(" | "));
         }
+    }
+
+    // Argument evidence on the default ranker (the bundled hybrid, its default weight),
+    // never abstaining: does what the lexical curve shows carry over to the mixed score?
+    let config = dense::DenseConfig::bundled()?;
+    println!(
+        "\nbundled hybrid with argument evidence, depth {}, never abstaining: recall@1 / recall@5 / MRR",
+        eval::RERANK_DEPTH
+    );
+    println!(
+        "| argument weight | 149 calibrate | 149 held-out | toolgz real-149 | nestful all | nestful w/o complexfuncbench |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for weight in [0.0, 0.15, 0.3, 0.6] {
+        let mut options = config.options;
+        options.lexical.rerank = RerankFeature::Arguments.at(weight);
+        let hybrid = config.clone().with_options(options);
+        let (real_hybrid, nestful_hybrid) = (hybrid.build(&real)?, hybrid.build(&nestful_tools)?);
+        let mut cells = Vec::new();
+        for (index, queries) in [
+            (&real_hybrid, &calibration),
+            (&real_hybrid, &heldout),
+            (&real_hybrid, &real_queries),
+            (&nestful_hybrid, &nestful),
+            (&nestful_hybrid, &small),
+        ] {
+            let m = dense::evaluate(index, queries, -1.0)?;
+            cells.push(format!(
+                "{:.3} / {:.3} / {:.3}",
+                m.recall_at_1, m.recall_at_5, m.mrr
+            ));
+        }
+        println!("| {weight:.2} | {} |", cells.join(" | "));
     }
 
     if show_misses {

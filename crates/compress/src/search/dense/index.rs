@@ -6,7 +6,7 @@ use chef_ir::{ToolDefinition, ToolName};
 use serde_json::Value;
 
 use super::{DenseError, Embedder, HybridOptions};
-use crate::search::{CatalogIndex, Doc, Hit, LexicalScores, SearchResults};
+use crate::search::{CatalogIndex, Doc, Hit, LexicalScores, SearchResults, rerank::RerankRequest};
 
 /// The text a tool's vector is computed from: its name split into words, its description
 /// (and annotation title), and its parameter names (see the module docs).
@@ -230,9 +230,9 @@ impl HybridIndex {
         let best_cosine = cosines.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let lexical = self.lexical.score_all(query);
         let request = if self.lexical.options().rerank.is_on() {
-            self.lexical.request_ids(query)
+            self.lexical.rerank_request(query)
         } else {
-            Vec::new()
+            RerankRequest::default()
         };
         let lexical_abstains = !self.options.joint || lexical.own_abstains;
         Ok(Some(Scored {
@@ -279,9 +279,9 @@ impl HybridIndex {
         }
         if rerank.is_on() {
             let docs: Vec<usize> = mixed.iter().map(|m| m.1).collect();
-            let unasked = self.lexical.unasked(&docs, &scored.request, rerank.scope);
-            for ((score, _), unasked) in mixed.iter_mut().zip(unasked) {
-                *score *= rerank.factor(unasked);
+            let factors = self.lexical.rerank_factors(&docs, &scored.request, &rerank);
+            for ((score, _), factor) in mixed.iter_mut().zip(factors) {
+                *score *= factor;
             }
         }
         mixed.sort_unstable_by(better);
@@ -379,7 +379,7 @@ pub(super) struct Scored {
     /// The highest cosine (what abstention looks at).
     pub(super) best_cosine: f32,
     /// The request's term ids, for the second stage (empty when it is off).
-    request: Vec<u32>,
+    request: RerankRequest,
     /// With joint abstention ([`HybridOptions::joint`]), whether the lexical index alone
     /// would abstain (its own rule); `true` without it, so the cosine alone decides.
     pub(super) lexical_abstains: bool,

@@ -387,6 +387,7 @@ fn the_second_stage_scales_the_mixed_score_by_the_unasked_name_share() {
                 name_weight: 0.5,
                 depth: 10,
                 scope: RerankScope::Name,
+                argument_weight: 0.0,
             },
             ..IndexOptions::default()
         },
@@ -419,4 +420,56 @@ fn the_second_stage_scales_the_mixed_score_by_the_unasked_name_share() {
         ["calendar_create_event"]
     );
     assert_eq!(staged.search(query, 4).unwrap(), after);
+}
+
+/// The hybrid weighs argument evidence (`Rerank::argument_weight`) on its mixed scores as
+/// the lexical index does: a tool whose required id the request lacks is scaled by
+/// `1 + w × (0 − 1) / (0 + 1 + 1)`, and supplied, by `1 + w × (1 − 0) / (1 + 0 + 1)`.
+#[test]
+fn the_second_stage_weighs_argument_evidence_on_the_mixed_score() {
+    use crate::search::{IndexOptions, Rerank};
+    let mut catalogue = tools();
+    catalogue.push(
+        ToolDefinition::new(
+            "calendar_get_event",
+            json!({
+                "type": "object",
+                "properties": {"event_id": {"type": "string"}},
+                "required": ["event_id"]
+            }),
+        )
+        .with_description("One calendar event."),
+    );
+    let off = HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0);
+    let on = HybridOptions {
+        lexical: IndexOptions {
+            rerank: Rerank {
+                argument_weight: 0.5,
+                depth: 10,
+                ..Rerank::OFF
+            },
+            ..IndexOptions::default()
+        },
+        ..off
+    };
+    let build = |o| HybridIndex::build(&catalogue, Arc::new(table()), o).unwrap();
+    let (plain, staged) = (build(off), build(on));
+    let score = |found: &SearchResults, name: &str| {
+        found
+            .hits
+            .iter()
+            .find(|h| h.tool.as_str() == name)
+            .unwrap()
+            .score
+    };
+    for (query, factor) in [("calendar event", 0.75), ("calendar event ev-42", 1.25)] {
+        let before = plain.search(query, 6).unwrap();
+        let after = staged.search(query, 6).unwrap();
+        let expected = score(&before, "calendar_get_event") * factor;
+        assert!(
+            (score(&after, "calendar_get_event") - expected).abs() < 1e-6,
+            "{query}"
+        );
+        assert_eq!(staged.search(query, 6).unwrap(), after);
+    }
 }
