@@ -1,0 +1,58 @@
+//! A cold restore (issue 24, item 4) with the allocator the `chef` binary ships with.
+//!
+//! `snapshot_load_session_200_into_fresh_session` of the `compile` bench, in a binary whose
+//! global allocator is mimalloc, as the `chef` binary's is (`chef serve` and `chef mcp
+//! serve` are the hosts that restore sessions cold). A library user picks the allocator of
+//! their own binary; the `compile` bench measures the same work with the C library's
+//! malloc.
+//!
+//! Run with `cargo bench -p chef --bench snapshot_alloc -- --warm-up-time 1 --measurement-time 3`.
+
+#![allow(
+    clippy::expect_used,
+    reason = "a bench with broken setup should stop loudly"
+)]
+
+#[path = "support/session200.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with the compile bench; only the plain session is used here"
+)]
+mod support;
+
+use std::hint::black_box;
+
+use chef::{Chef, ChefConfig, snapshot};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn snapshots(c: &mut Criterion) {
+    let chef = support::session(ChefConfig::default());
+    let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
+    c.bench_function(
+        "snapshot_load_session_200_into_fresh_session_mimalloc",
+        |b| {
+            b.iter(|| {
+                let read =
+                    snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid");
+                let mut fresh = Chef::new(ChefConfig::default());
+                fresh.restore(&read).expect("restores");
+                fresh
+            })
+        },
+    );
+    c.bench_function("snapshot_save_load_session_200_no_fsync_mimalloc", |b| {
+        let mut chef = support::session(ChefConfig::default());
+        b.iter(|| {
+            let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
+            let read =
+                snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid");
+            chef.restore(&read).expect("restores");
+        })
+    });
+}
+
+criterion_group!(benches, snapshots);
+criterion_main!(benches);
