@@ -23,7 +23,7 @@ mod support;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use chef::{Chef, ChefConfig, ir::Message, ir::Target, snapshot};
+use chef::{ChefConfig, ir::Message, ir::Target, snapshot};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn turns(c: &mut Criterion) {
@@ -123,13 +123,7 @@ fn snapshots(c: &mut Criterion) {
     });
     let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
     c.bench_function("snapshot_load_session_200_into_fresh_session", |b| {
-        b.iter(|| {
-            let read =
-                snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid");
-            let mut fresh = Chef::new(ChefConfig::default());
-            fresh.restore(&read).expect("restores");
-            fresh
-        })
+        b.iter(|| support::load_into_fresh(black_box(&bytes)))
     });
 }
 

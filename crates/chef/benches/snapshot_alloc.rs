@@ -22,7 +22,7 @@ mod support;
 
 use std::hint::black_box;
 
-use chef::{Chef, ChefConfig, snapshot};
+use chef::{ChefConfig, snapshot};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 #[global_allocator]
@@ -33,15 +33,7 @@ fn snapshots(c: &mut Criterion) {
     let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
     c.bench_function(
         "snapshot_load_session_200_into_fresh_session_mimalloc",
-        |b| {
-            b.iter(|| {
-                let read =
-                    snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid");
-                let mut fresh = Chef::new(ChefConfig::default());
-                fresh.restore(&read).expect("restores");
-                fresh
-            })
-        },
+        |b| b.iter(|| support::load_into_fresh(black_box(&bytes))),
     );
     c.bench_function("snapshot_save_load_session_200_no_fsync_mimalloc", |b| {
         let mut chef = support::session(ChefConfig::default());

@@ -144,3 +144,12 @@ pub(crate) fn session_sized(config: ChefConfig, mix: Mix, messages: usize) -> Ch
     );
     chef
 }
+
+/// Decodes a snapshot file's bytes and restores them into a new session with no tools
+/// registered (the cold load the `compile` and `snapshot_alloc` benches time).
+pub(crate) fn load_into_fresh(bytes: &[u8]) -> Chef {
+    let read = chef::snapshot::from_slice::<chef::SessionState>(bytes).expect("valid");
+    let mut fresh = Chef::new(ChefConfig::default());
+    fresh.restore(&read).expect("restores");
+    fresh
+}

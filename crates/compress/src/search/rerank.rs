@@ -448,34 +448,11 @@ pub(crate) struct Values {
     pub(crate) id: bool,
 }
 
-/// Month and weekday names and relative days (`may` is left out: it is mostly a verb).
-const DATE_WORDS: &[&str] = &[
-    "apr",
-    "april",
-    "aug",
-    "august",
-    "dec",
-    "december",
-    "feb",
-    "february",
+/// Weekday names and relative days, sorted (month names are [`MONTHS`]).
+const DAY_WORDS: &[&str] = &[
     "friday",
-    "jan",
-    "january",
-    "jul",
-    "july",
-    "jun",
-    "june",
-    "mar",
-    "march",
     "monday",
-    "nov",
-    "november",
-    "oct",
-    "october",
     "saturday",
-    "sep",
-    "sept",
-    "september",
     "sunday",
     "thursday",
     "today",
@@ -515,7 +492,9 @@ impl Values {
         };
         for (i, piece) in pieces.iter().enumerate() {
             if !piece.bytes().any(|b| b.is_ascii_digit()) {
-                if DATE_WORDS.binary_search(&piece.as_str()).is_ok() {
+                // `may` alone is mostly a verb; next to a day number it is the month (below).
+                let month = piece != "may" && MONTHS.binary_search(&piece.as_str()).is_ok();
+                if month || DAY_WORDS.binary_search(&piece.as_str()).is_ok() {
                     values.date = true;
                 } else if piece.contains('@') || piece.contains("://") || piece.starts_with('#') {
                     values.id = true;

@@ -369,43 +369,57 @@ fn q_search_falls_back_to_lexical_when_the_model_fails() {
     }
 }
 
+/// The hybrid over `catalogue` (static test model, never abstaining) without the second
+/// stage and with `rerank`.
+fn without_and_with(
+    catalogue: &[ToolDefinition],
+    rerank: crate::search::Rerank,
+) -> (HybridIndex, HybridIndex) {
+    let off = HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0);
+    let on = HybridOptions {
+        lexical: crate::search::IndexOptions {
+            rerank,
+            ..crate::search::IndexOptions::default()
+        },
+        ..off
+    };
+    let build = |o| HybridIndex::build(catalogue, Arc::new(table()), o).unwrap();
+    (build(off), build(on))
+}
+
+/// The score of `name` among `found`'s hits.
+fn score(found: &SearchResults, name: &str) -> f32 {
+    found
+        .hits
+        .iter()
+        .find(|h| h.tool.as_str() == name)
+        .unwrap()
+        .score
+}
+
 /// The hybrid applies the opt-in second stage (`search::Rerank`) to its mixed scores: a
 /// tool is scaled by `1 − name_weight × unasked`, the share of its name words the request
 /// does not contain.
 #[test]
 fn the_second_stage_scales_the_mixed_score_by_the_unasked_name_share() {
-    use crate::search::{IndexOptions, Rerank, RerankScope};
+    use crate::search::{Rerank, RerankScope};
     let mut catalogue = tools();
     catalogue.push(
         ToolDefinition::new("calendar_create_event_reminder", json!({"type": "object"}))
             .with_description("Create a calendar event."),
     );
-    let off = HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0);
-    let on = HybridOptions {
-        lexical: IndexOptions {
-            rerank: Rerank {
-                name_weight: 0.5,
-                depth: 10,
-                scope: RerankScope::Name,
-                argument_weight: 0.0,
-            },
-            ..IndexOptions::default()
+    let (plain, staged) = without_and_with(
+        &catalogue,
+        Rerank {
+            name_weight: 0.5,
+            depth: 10,
+            scope: RerankScope::Name,
+            argument_weight: 0.0,
         },
-        ..off
-    };
-    let build = |o| HybridIndex::build(&catalogue, Arc::new(table()), o).unwrap();
-    let (plain, staged) = (build(off), build(on));
+    );
     let query = "create a calendar event";
     let before = plain.search(query, 4).unwrap();
     let after = staged.search(query, 4).unwrap();
-    let score = |found: &SearchResults, name: &str| {
-        found
-            .hits
-            .iter()
-            .find(|h| h.tool.as_str() == name)
-            .unwrap()
-            .score
-    };
     // Every name word asked for: unchanged; "reminder" not asked (1 of 4): × 0.875.
     assert_eq!(
         score(&after, "calendar_create_event"),
@@ -427,7 +441,7 @@ fn the_second_stage_scales_the_mixed_score_by_the_unasked_name_share() {
 /// `1 + w × (0 − 1) / (0 + 1 + 1)`, and supplied, by `1 + w × (1 − 0) / (1 + 0 + 1)`.
 #[test]
 fn the_second_stage_weighs_argument_evidence_on_the_mixed_score() {
-    use crate::search::{IndexOptions, Rerank};
+    use crate::search::Rerank;
     let mut catalogue = tools();
     catalogue.push(
         ToolDefinition::new(
@@ -440,28 +454,14 @@ fn the_second_stage_weighs_argument_evidence_on_the_mixed_score() {
         )
         .with_description("One calendar event."),
     );
-    let off = HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0);
-    let on = HybridOptions {
-        lexical: IndexOptions {
-            rerank: Rerank {
-                argument_weight: 0.5,
-                depth: 10,
-                ..Rerank::OFF
-            },
-            ..IndexOptions::default()
+    let (plain, staged) = without_and_with(
+        &catalogue,
+        Rerank {
+            argument_weight: 0.5,
+            depth: 10,
+            ..Rerank::OFF
         },
-        ..off
-    };
-    let build = |o| HybridIndex::build(&catalogue, Arc::new(table()), o).unwrap();
-    let (plain, staged) = (build(off), build(on));
-    let score = |found: &SearchResults, name: &str| {
-        found
-            .hits
-            .iter()
-            .find(|h| h.tool.as_str() == name)
-            .unwrap()
-            .score
-    };
+    );
     for (query, factor) in [("calendar event", 0.75), ("calendar event ev-42", 1.25)] {
         let before = plain.search(query, 6).unwrap();
         let after = staged.search(query, 6).unwrap();
