@@ -89,6 +89,7 @@ fn bench(c: &mut Criterion) {
                 depth: 10,
                 scope: RerankScope::Name,
                 argument_weight: 0.0,
+                distinct_weight: 0.0,
             },
             ..IndexOptions::default()
         },
@@ -121,6 +122,24 @@ fn bench(c: &mut Criterion) {
                 black_box(
                     "add a note to order 999U123 saying the customer wants a morning delivery",
                 ),
+                10,
+            )
+        });
+    });
+
+    // Window distinctiveness at the weight calibration picks (reads the first stage's
+    // matches only).
+    let distinct = CatalogIndex::build_with(
+        real,
+        &IndexOptions {
+            rerank: Rerank::distinct(0.1),
+            ..IndexOptions::default()
+        },
+    );
+    c.bench_function("query 149 tools (distinctiveness on)", |b| {
+        b.iter(|| {
+            distinct.search(
+                black_box("add three new rows to the bottom of the tracker spreadsheet"),
                 10,
             )
         });

@@ -226,7 +226,7 @@ pub const RERANK_WEIGHTS: [f32; 13] = [
 ];
 
 /// The depth [`calibrate_rerank`] re-ranks to.
-pub const RERANK_DEPTH: usize = 10;
+pub const RERANK_DEPTH: usize = Rerank::DEFAULT_DEPTH;
 
 /// The second stage's features, as [`rerank_curve`] and [`calibrate_rerank`] vary them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +235,8 @@ pub enum RerankFeature {
     Name(RerankScope),
     /// Argument evidence ([`Rerank::argument_weight`]).
     Arguments,
+    /// Window distinctiveness ([`Rerank::distinct_weight`]).
+    Distinct,
 }
 
 impl RerankFeature {
@@ -242,17 +244,9 @@ impl RerankFeature {
     /// [`RERANK_DEPTH`]).
     pub fn at(self, weight: f32) -> Rerank {
         match self {
-            Self::Name(scope) => Rerank {
-                name_weight: weight,
-                depth: RERANK_DEPTH,
-                scope,
-                argument_weight: 0.0,
-            },
-            Self::Arguments => Rerank {
-                argument_weight: weight,
-                depth: RERANK_DEPTH,
-                ..Rerank::OFF
-            },
+            Self::Name(scope) => Rerank::names(weight, scope),
+            Self::Arguments => Rerank::arguments(weight),
+            Self::Distinct => Rerank::distinct(weight),
         }
     }
 }

@@ -291,7 +291,7 @@ struct Acc {
     mask: u64,
 }
 
-struct QueryTerm {
+pub(crate) struct QueryTerm {
     /// The word as typed (lowercased); two words joined by a space for a compound.
     surface: String,
     id: Option<u32>,
@@ -457,7 +457,8 @@ impl CatalogIndex {
             let ids: Vec<u32> = terms.iter().filter_map(|t| t.id).collect();
             let request = rerank::RerankRequest::new(ids, query, &rerank);
             let docs: Vec<usize> = best.iter().map(|b| b.0 as usize).collect();
-            let factors = self.rerank_factors(&docs, &request, &rerank);
+            let masks: Vec<u64> = best.iter().map(|b| b.2).collect();
+            let factors = self.rerank_factors(&docs, &masks, &terms, &request, &rerank);
             for ((_, score, _), factor) in best.iter_mut().zip(factors) {
                 *score *= factor;
             }
@@ -779,6 +780,16 @@ pub(crate) struct LexicalScores {
 }
 
 impl LexicalScores {
+    /// The request's terms, and the bits of them each of `docs` matched (the second
+    /// stage's view of the first).
+    pub(crate) fn matches(&self, docs: &[usize]) -> (&[QueryTerm], Vec<u64>) {
+        let masks = docs
+            .iter()
+            .map(|&d| self.masks.get(d).copied().unwrap_or(0))
+            .collect();
+        (&self.terms, masks)
+    }
+
     /// What tool `doc` matched: its coverage of the request (`0..=1`) and the request
     /// words it matched, as a [`Hit`] reports them; 0 and none when it matched nothing.
     pub(crate) fn describe(&self, doc: usize) -> (f32, Vec<String>) {

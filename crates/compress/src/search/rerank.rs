@@ -35,6 +35,14 @@
 //! arguments are missing loses, and a tool without required parameters is left alone. The
 //! parameters are read when the index is built, and only when the built options ask for
 //! the feature (`argument_weight > 0`), so the default index carries nothing extra.
+//!
+//! A third, **window distinctiveness** ([`Rerank::distinct_weight`]), reads nothing but the
+//! first stage's matches: candidates that are siblings match mostly the same request words,
+//! so what tells them apart is the words only some of them match (`add` in "add a note to
+//! order …" matches `create_order_note`'s description, not `get_order_notes`'). Each
+//! candidate's matched words are weighted by IDF and by how few other candidates in the
+//! window match them, `(n − df) / (n − 1)` with `n` candidates of which `df` match the
+//! word; their weighted share `d` (`0..=1`) scales the score by `1 + distinct_weight × d`.
 
 use std::collections::HashMap;
 
@@ -42,7 +50,8 @@ use chef_ir::ToolName;
 use serde_json::Value;
 
 use crate::search::{
-    CatalogIndex, bm25::BuildFxHasher, stem::is_stop_word, stem::stem, tokenise::for_each_token,
+    CatalogIndex, QueryTerm, bm25::BuildFxHasher, explained_by_mask, stem::is_stop_word,
+    stem::stem, tokenise::for_each_token,
 };
 
 /// The second stage's settings ([`IndexOptions::rerank`](crate::search::IndexOptions::rerank)).
@@ -53,7 +62,7 @@ pub struct Rerank {
     /// stage off).
     pub name_weight: f32,
     /// How many of the first stage's best candidates are re-ranked (at least the number
-    /// asked for are always considered).
+    /// asked for are always considered, so 0 re-ranks just those).
     pub depth: usize,
     /// Which name words count as unasked.
     pub scope: RerankScope,
@@ -63,6 +72,10 @@ pub struct Rerank {
     /// the module docs). Read at build time: an index built with 0 here has no parameter
     /// data, and raising it afterwards changes nothing.
     pub argument_weight: f32,
+    /// How much window distinctiveness moves a candidate (`0..=1`; 0 leaves it out): the
+    /// score is multiplied by `1 + distinct_weight × d`, `d` the IDF-weighted share of the
+    /// request words it matches that few other candidates match (see the module docs).
+    pub distinct_weight: f32,
 }
 
 /// Which of a candidate's name words the second stage charges for when the request does
@@ -85,15 +98,78 @@ impl Rerank {
         depth: 0,
         scope: RerankScope::Name,
         argument_weight: 0.0,
+        distinct_weight: 0.0,
     };
+
+    /// The window the constructors re-rank, and that calibration used.
+    pub const DEFAULT_DEPTH: usize = 10;
+
+    /// The name feature alone at `weight` in `scope`, over the best
+    /// [`DEFAULT_DEPTH`](Self::DEFAULT_DEPTH) candidates. Calibration on retrieval-149
+    /// picks 0.25 for [`RerankScope::Name`] and 0.05 for [`RerankScope::Siblings`].
+    ///
+    /// ```
+    /// use chef_compress::search::{CatalogIndex, IndexOptions, Rerank, RerankScope};
+    /// # let tools: Vec<chef_ir::ToolDefinition> = Vec::new();
+    /// let options = IndexOptions {
+    ///     rerank: Rerank::names(0.25, RerankScope::Name).with_arguments(0.3),
+    ///     ..IndexOptions::default()
+    /// };
+    /// let index = CatalogIndex::build_with(&tools, &options);
+    /// # assert!(index.is_empty());
+    /// ```
+    pub fn names(weight: f32, scope: RerankScope) -> Self {
+        Self {
+            name_weight: weight,
+            depth: Self::DEFAULT_DEPTH,
+            scope,
+            ..Self::OFF
+        }
+    }
+
+    /// Argument evidence alone at `weight`, over the best
+    /// [`DEFAULT_DEPTH`](Self::DEFAULT_DEPTH) candidates (calibration on retrieval-149
+    /// picks 0.6). Give it in the options the index is *built* with: the parameters are
+    /// read then.
+    pub fn arguments(weight: f32) -> Self {
+        Self {
+            argument_weight: weight,
+            depth: Self::DEFAULT_DEPTH,
+            ..Self::OFF
+        }
+    }
+
+    /// Window distinctiveness alone at `weight`, over the best
+    /// [`DEFAULT_DEPTH`](Self::DEFAULT_DEPTH) candidates.
+    pub fn distinct(weight: f32) -> Self {
+        Self {
+            distinct_weight: weight,
+            depth: Self::DEFAULT_DEPTH,
+            ..Self::OFF
+        }
+    }
+
+    /// This setting with argument evidence at `weight` as well (the depth is raised to
+    /// [`DEFAULT_DEPTH`](Self::DEFAULT_DEPTH) if it was lower).
+    #[must_use]
+    pub fn with_arguments(mut self, weight: f32) -> Self {
+        self.argument_weight = weight;
+        self.depth = self.depth.max(Self::DEFAULT_DEPTH);
+        self
+    }
 
     /// The most [`argument_weight`](Self::argument_weight) counts for (a candidate's
     /// score is never scaled to nothing).
     pub const MAX_ARGUMENT_WEIGHT: f32 = 0.9;
 
-    /// Whether the stage changes anything.
+    /// Whether the stage changes anything (at any depth: the hits asked for are always
+    /// re-ranked).
     pub(crate) fn is_on(&self) -> bool {
-        self.depth > 0 && (self.names_on() || self.arguments_on())
+        self.names_on() || self.arguments_on() || self.distinct_on()
+    }
+
+    fn distinct_on(&self) -> bool {
+        self.distinct_weight > 0.0 && self.distinct_weight.is_finite()
     }
 
     fn names_on(&self) -> bool {
@@ -159,11 +235,13 @@ impl CatalogIndex {
         RerankRequest::new(ids, query, &self.options.rerank)
     }
 
-    /// The multiplier of each of `docs` (a window of candidates, best first) under
-    /// `rerank`, in order.
+    /// The multiplier of each of `docs` (a window of candidates, best first, which matched
+    /// the request's `terms` in `masks`) under `rerank`, in order.
     pub(crate) fn rerank_factors(
         &self,
         docs: &[usize],
+        masks: &[u64],
+        terms: &[QueryTerm],
         request: &RerankRequest,
         rerank: &Rerank,
     ) -> Vec<f32> {
@@ -179,6 +257,12 @@ impl CatalogIndex {
             for (factor, &doc) in factors.iter_mut().zip(docs) {
                 let args = self.args.get(doc).map_or(&[][..], |a| &a[..]);
                 *factor *= rerank.argument_factor(argument_evidence(args, request));
+            }
+        }
+        if rerank.distinct_on() {
+            let weight = rerank.distinct_weight.clamp(0.0, 1.0);
+            for (factor, d) in factors.iter_mut().zip(distinct_shares(terms, masks)) {
+                *factor *= 1.0 + weight * d;
             }
         }
         factors
@@ -609,6 +693,37 @@ pub(crate) fn argument_evidence(args: &[Arg], request: &RerankRequest) -> f32 {
     (evidenced as f32 - missing as f32) / (evidenced + missing + 1) as f32
 }
 
+/// For each candidate of a window (the request terms it matched, as `masks`), the
+/// IDF-weighted share of the request words it explains, each counted `(n − df) / (n − 1)`
+/// where `df` of the `n` candidates explain it: 1 when no other candidate matches any of its
+/// words, 0 when every candidate matches all of them (or it matched nothing, or the window
+/// has one candidate).
+pub(crate) fn distinct_shares(terms: &[QueryTerm], masks: &[u64]) -> Vec<f32> {
+    let n = masks.len();
+    if n < 2 {
+        return vec![0.0; n];
+    }
+    let explained: Vec<u64> = masks.iter().map(|&m| explained_by_mask(terms, m)).collect();
+    let df = |bit: usize| explained.iter().filter(|&&e| e & (1 << bit) != 0).count();
+    let spread: Vec<f32> = (0..terms.len().min(64))
+        .map(|bit| (n - df(bit).min(n)) as f32 / (n - 1) as f32)
+        .collect();
+    explained
+        .iter()
+        .map(|&e| {
+            let (mut share, mut total) = (0.0_f32, 0.0_f32);
+            for (bit, term) in terms.iter().enumerate().take(64) {
+                if e & (1 << bit) == 0 || term.compound || term.id.is_none() {
+                    continue;
+                }
+                total += term.idf;
+                share += term.idf * spread.get(bit).copied().unwrap_or(0.0);
+            }
+            if total > 0.0 { share / total } else { 0.0 }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -734,6 +849,39 @@ mod tests {
         assert_eq!(argument_evidence(&[choice], &request(vec![4], "x")), -0.5);
     }
 
+    /// A known word at position `at` of the request, with this IDF.
+    fn word(at: usize, idf: f32) -> QueryTerm {
+        QueryTerm {
+            surface: format!("w{at}"),
+            id: Some(u32::try_from(at).unwrap_or(0)),
+            idf,
+            has_digit: false,
+            compound: false,
+            explains: 1 << at,
+        }
+    }
+
+    #[test]
+    fn distinctiveness_weighs_the_words_few_candidates_in_the_window_match() {
+        // Three request words: 0 (idf 1), 1 (idf 1), 2 (idf 2).
+        let terms = [word(0, 1.0), word(1, 1.0), word(2, 2.0)];
+        // Candidate A matches 0 and 2, B matches 0 and 1, C matches 0 only.
+        let shares = distinct_shares(&terms, &[0b101, 0b011, 0b001]);
+        // Word 0: all three match it, spread 0; words 1 and 2: one each, spread 1.
+        assert_eq!(shares, [2.0 / 3.0, 0.5, 0.0]);
+        // One candidate, or nothing matched: 0.
+        assert_eq!(distinct_shares(&terms, &[0b111]), [0.0]);
+        assert_eq!(distinct_shares(&terms, &[0, 0b001]), [0.0, 1.0]);
+        // A compound explains its words and adds no weight of its own; unknown words none.
+        let mut compound = word(3, 5.0);
+        compound.compound = true;
+        compound.explains = 0b011;
+        let mut unknown = word(4, 9.0);
+        unknown.id = None;
+        let terms = [word(0, 1.0), word(1, 1.0), word(2, 2.0), compound, unknown];
+        assert_eq!(distinct_shares(&terms, &[0b01000, 0b00001]), [0.5, 0.0]);
+    }
+
     #[test]
     fn the_argument_factor_is_bounded_and_off_at_zero() {
         let rerank = |argument_weight| Rerank {
@@ -743,6 +891,24 @@ mod tests {
         };
         assert!(!rerank(0.0).is_on());
         assert!(!rerank(f32::NAN).is_on());
+        assert!(!Rerank::OFF.is_on());
+        // Depth 0 still re-ranks the hits asked for.
+        assert!(
+            Rerank {
+                depth: 0,
+                ..rerank(0.5)
+            }
+            .is_on()
+        );
+        assert_eq!(Rerank::arguments(0.5), rerank(0.5));
+        assert_eq!(
+            Rerank::names(0.25, RerankScope::Siblings).with_arguments(0.5),
+            Rerank {
+                name_weight: 0.25,
+                scope: RerankScope::Siblings,
+                ..rerank(0.5)
+            }
+        );
         assert_eq!(rerank(0.0).argument_factor(-1.0), 1.0);
         assert_eq!(rerank(0.5).argument_factor(-1.0), 0.5);
         assert_eq!(rerank(0.5).argument_factor(1.0), 1.5);

@@ -438,6 +438,7 @@ fn the_second_stage_prefers_the_sibling_whose_name_the_request_asked_for() {
                 depth: 10,
                 scope,
                 argument_weight: 0.0,
+                distinct_weight: 0.0,
             },
             ..IndexOptions::default()
         };
@@ -536,6 +537,46 @@ fn the_second_stage_weighs_whether_the_request_supplies_the_required_arguments()
     );
     // Deterministic, bit for bit.
     assert_eq!(staged.search(dated, 3), staged.search(dated, 3));
+}
+
+/// Window distinctiveness: a candidate whose matched words every other candidate also
+/// matches keeps its score bit for bit; one that also matches a word no other candidate
+/// does is raised, by less than `1 + distinct_weight`.
+#[test]
+fn the_second_stage_raises_candidates_for_words_their_siblings_do_not_match() {
+    let tools = vec![
+        ToolDefinition::new("order_notes_list", json!({"type": "object"}))
+            .with_description("The notes of an order."),
+        ToolDefinition::new("order_note_create", json!({"type": "object"}))
+            .with_description("Add a note to an order."),
+        ToolDefinition::new("city_weather", json!({"type": "object"}))
+            .with_description("The weather in a city."),
+    ];
+    let plain = CatalogIndex::build(&tools);
+    let staged = CatalogIndex::build_with(
+        &tools,
+        &IndexOptions {
+            rerank: Rerank::distinct(0.5),
+            ..IndexOptions::default()
+        },
+    );
+    let query = "add a note to the order";
+    let score = |index: &CatalogIndex, tool: &str| {
+        index
+            .search_with(query, 3, &Abstention::NEVER)
+            .hits
+            .into_iter()
+            .find(|h| h.tool.as_str() == tool)
+            .map(|h| h.score)
+            .expect("ranked")
+    };
+    assert_eq!(
+        score(&staged, "order_notes_list").to_bits(),
+        score(&plain, "order_notes_list").to_bits()
+    );
+    let raised = score(&staged, "order_note_create") / score(&plain, "order_note_create");
+    assert!(raised > 1.0 && raised < 1.5, "{raised}");
+    assert_eq!(ranked(&staged, query, 1), ["order_note_create"]);
 }
 
 /// Off (the default), the second stage changes nothing: the pinned rankings above hold, and

@@ -21,8 +21,9 @@
 //!   `scripts/retrieval-sets/fetch-nestful.py`; never tuned on, reported per part.
 //!
 //! After the tables it prints the curves of the opt-in second stage (sibling re-ranking,
-//! `IndexOptions::rerank`) for both name scopes and for argument evidence, with the weight
-//! picked on the calibrate half.
+//! `IndexOptions::rerank`) for both name scopes, argument evidence and window
+//! distinctiveness, with the weight picked on the calibrate half, then the bundled hybrid
+//! with argument evidence and with window distinctiveness at a few weights.
 
 use chef_compress::search::{
     Abstention, CatalogIndex, RerankScope, dense,
@@ -194,11 +195,13 @@ fn main() -> Result<(), Error> {
         RerankFeature::Name(RerankScope::Name),
         RerankFeature::Name(RerankScope::Siblings),
         RerankFeature::Arguments,
+        RerankFeature::Distinct,
     ] {
         let (picked, _) = eval::calibrate_rerank(&real, &base, &calibration, feature);
         let weight = match feature {
             RerankFeature::Name(_) => picked.name_weight,
             RerankFeature::Arguments => picked.argument_weight,
+            RerankFeature::Distinct => picked.distinct_weight,
         };
         println!(
             "\nre-rank, {feature:?}, depth {}, never abstaining: recall@1 / recall@5 / MRR; picked on the calibrate half: {weight}",
@@ -228,37 +231,41 @@ fn main() -> Result<(), Error> {
         }
     }
 
-    // Argument evidence on the default ranker (the bundled hybrid, its default weight),
-    // never abstaining: does what the lexical curve shows carry over to the mixed score?
+    // Argument evidence and window distinctiveness on the default ranker (the bundled
+    // hybrid, its default weight), never abstaining: does what the lexical curves show
+    // carry over to the mixed score?
     let config = dense::DenseConfig::bundled()?;
-    println!(
-        "\nbundled hybrid with argument evidence, depth {}, never abstaining: recall@1 / recall@5 / MRR",
-        eval::RERANK_DEPTH
-    );
-    println!(
-        "| argument weight | 149 calibrate | 149 held-out | toolgz real-149 | nestful all | nestful w/o complexfuncbench |"
-    );
-    println!("|---|---|---|---|---|---|");
-    for weight in [0.0, 0.15, 0.3, 0.6] {
-        let mut options = config.options;
-        options.lexical.rerank = RerankFeature::Arguments.at(weight);
-        let hybrid = config.clone().with_options(options);
-        let (real_hybrid, nestful_hybrid) = (hybrid.build(&real)?, hybrid.build(&nestful_tools)?);
-        let mut cells = Vec::new();
-        for (index, queries) in [
-            (&real_hybrid, &calibration),
-            (&real_hybrid, &heldout),
-            (&real_hybrid, &real_queries),
-            (&nestful_hybrid, &nestful),
-            (&nestful_hybrid, &small),
-        ] {
-            let m = dense::evaluate(index, queries, -1.0)?;
-            cells.push(format!(
-                "{:.3} / {:.3} / {:.3}",
-                m.recall_at_1, m.recall_at_5, m.mrr
-            ));
+    for feature in [RerankFeature::Arguments, RerankFeature::Distinct] {
+        println!(
+            "\nbundled hybrid, {feature:?}, depth {}, never abstaining: recall@1 / recall@5 / MRR",
+            eval::RERANK_DEPTH
+        );
+        println!(
+            "| weight | 149 calibrate | 149 held-out | toolgz real-149 | nestful all | nestful w/o complexfuncbench |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for weight in [0.0, 0.15, 0.3, 0.6] {
+            let mut options = config.options;
+            options.lexical.rerank = feature.at(weight);
+            let hybrid = config.clone().with_options(options);
+            let (real_hybrid, nestful_hybrid) =
+                (hybrid.build(&real)?, hybrid.build(&nestful_tools)?);
+            let mut cells = Vec::new();
+            for (index, queries) in [
+                (&real_hybrid, &calibration),
+                (&real_hybrid, &heldout),
+                (&real_hybrid, &real_queries),
+                (&nestful_hybrid, &nestful),
+                (&nestful_hybrid, &small),
+            ] {
+                let m = dense::evaluate(index, queries, -1.0)?;
+                cells.push(format!(
+                    "{:.3} / {:.3} / {:.3}",
+                    m.recall_at_1, m.recall_at_5, m.mrr
+                ));
+            }
+            println!("| {weight:.2} | {} |", cells.join(" | "));
         }
-        println!("| {weight:.2} | {} |", cells.join(" | "));
     }
 
     if show_misses {

@@ -279,7 +279,10 @@ impl HybridIndex {
         }
         if rerank.is_on() {
             let docs: Vec<usize> = mixed.iter().map(|m| m.1).collect();
-            let factors = self.lexical.rerank_factors(&docs, &scored.request, &rerank);
+            let (terms, masks) = scored.lexical.matches(&docs);
+            let factors =
+                self.lexical
+                    .rerank_factors(&docs, &masks, terms, &scored.request, &rerank);
             for ((score, _), factor) in mixed.iter_mut().zip(factors) {
                 *score *= factor;
             }

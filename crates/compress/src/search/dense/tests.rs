@@ -415,6 +415,7 @@ fn the_second_stage_scales_the_mixed_score_by_the_unasked_name_share() {
             depth: 10,
             scope: RerankScope::Name,
             argument_weight: 0.0,
+            distinct_weight: 0.0,
         },
     );
     let query = "create a calendar event";
