@@ -114,12 +114,7 @@ fn turns_of(c: &mut Criterion, group: &str, mix: support::Mix, messages: usize, 
 fn snapshots(c: &mut Criterion) {
     let mut chef = support::session(ChefConfig::default());
     c.bench_function("snapshot_save_load_session_200_no_fsync", |b| {
-        b.iter(|| {
-            let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
-            let read =
-                snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid");
-            chef.restore(&read).expect("restores");
-        })
+        b.iter(|| support::save_and_load(&mut chef))
     });
     let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
     c.bench_function("snapshot_load_session_200_into_fresh_session", |b| {

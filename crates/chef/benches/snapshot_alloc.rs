@@ -37,12 +37,7 @@ fn snapshots(c: &mut Criterion) {
     );
     c.bench_function("snapshot_save_load_session_200_no_fsync_mimalloc", |b| {
         let mut chef = support::session(ChefConfig::default());
-        b.iter(|| {
-            let bytes = snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
-            let read =
-                snapshot::from_slice::<chef::SessionState>(black_box(&bytes)).expect("valid");
-            chef.restore(&read).expect("restores");
-        })
+        b.iter(|| support::save_and_load(&mut chef))
     });
 }
 

@@ -84,13 +84,7 @@ fn bench(c: &mut Criterion) {
     let staged = CatalogIndex::build_with(
         real,
         &IndexOptions {
-            rerank: Rerank {
-                name_weight: 0.25,
-                depth: 10,
-                scope: RerankScope::Name,
-                argument_weight: 0.0,
-                distinct_weight: 0.0,
-            },
+            rerank: Rerank::names(0.25, RerankScope::Name),
             ..IndexOptions::default()
         },
     );
@@ -108,11 +102,7 @@ fn bench(c: &mut Criterion) {
     let argued = CatalogIndex::build_with(
         real,
         &IndexOptions {
-            rerank: Rerank {
-                argument_weight: 0.6,
-                depth: 10,
-                ..Rerank::OFF
-            },
+            rerank: Rerank::arguments(0.6),
             ..IndexOptions::default()
         },
     );

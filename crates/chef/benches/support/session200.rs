@@ -145,6 +145,15 @@ pub(crate) fn session_sized(config: ChefConfig, mix: Mix, messages: usize) -> Ch
     chef
 }
 
+/// Save + load as `Chef::save` then `Chef::load` do it, without the file: take the
+/// snapshot, encode it, decode it, restore it into the same session (the usual resume).
+pub(crate) fn save_and_load(chef: &mut Chef) {
+    let bytes = chef::snapshot::to_vec(&chef.snapshot(None)).expect("serializable");
+    let read = chef::snapshot::from_slice::<chef::SessionState>(std::hint::black_box(&bytes))
+        .expect("valid");
+    chef.restore(&read).expect("restores");
+}
+
 /// Decodes a snapshot file's bytes and restores them into a new session with no tools
 /// registered (the cold load the `compile` and `snapshot_alloc` benches time).
 pub(crate) fn load_into_fresh(bytes: &[u8]) -> Chef {

@@ -249,6 +249,15 @@ impl RerankFeature {
             Self::Distinct => Rerank::distinct(weight),
         }
     }
+
+    /// This feature's weight in `rerank` (what [`at`](Self::at) set).
+    pub fn weight_in(self, rerank: &Rerank) -> f32 {
+        match self {
+            Self::Name(_) => rerank.name_weight,
+            Self::Arguments => rerank.argument_weight,
+            Self::Distinct => rerank.distinct_weight,
+        }
+    }
 }
 
 impl From<RerankScope> for RerankFeature {

@@ -454,8 +454,7 @@ impl CatalogIndex {
             self.best_docs(&terms, k)
         };
         if rerank.is_on() {
-            let ids: Vec<u32> = terms.iter().filter_map(|t| t.id).collect();
-            let request = rerank::RerankRequest::new(ids, query, &rerank);
+            let request = rerank::RerankRequest::new(&terms, query, &rerank);
             let docs: Vec<usize> = best.iter().map(|b| b.0 as usize).collect();
             let masks: Vec<u64> = best.iter().map(|b| b.2).collect();
             let factors = self.rerank_factors(&docs, &masks, &terms, &request, &rerank);
@@ -780,14 +779,16 @@ pub(crate) struct LexicalScores {
 }
 
 impl LexicalScores {
-    /// The request's terms, and the bits of them each of `docs` matched (the second
-    /// stage's view of the first).
-    pub(crate) fn matches(&self, docs: &[usize]) -> (&[QueryTerm], Vec<u64>) {
-        let masks = docs
-            .iter()
+    /// The request's terms, as the index read them.
+    pub(crate) fn terms(&self) -> &[QueryTerm] {
+        &self.terms
+    }
+
+    /// The bits of [`terms`](Self::terms) each of `docs` matched.
+    pub(crate) fn masks(&self, docs: &[usize]) -> Vec<u64> {
+        docs.iter()
             .map(|&d| self.masks.get(d).copied().unwrap_or(0))
-            .collect();
-        (&self.terms, masks)
+            .collect()
     }
 
     /// What tool `doc` matched: its coverage of the request (`0..=1`) and the request

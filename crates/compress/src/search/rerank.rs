@@ -46,7 +46,6 @@
 
 use std::collections::HashMap;
 
-use chef_ir::ToolName;
 use serde_json::Value;
 
 use crate::search::{
@@ -58,8 +57,8 @@ use crate::search::{
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rerank {
     /// How much a name word that the request does not contain costs, as a share of the
-    /// score when none of the name's words are in the request (`0..=1`; 0 switches the
-    /// stage off).
+    /// score when none of the name's words are in the request (`0..=1`; 0 leaves the name
+    /// out).
     pub name_weight: f32,
     /// How many of the first stage's best candidates are re-ranked (at least the number
     /// asked for are always considered, so 0 re-ranks just those).
@@ -212,7 +211,10 @@ pub(crate) struct RerankRequest {
 }
 
 impl RerankRequest {
-    pub(crate) fn new(mut ids: Vec<u32>, query: &str, rerank: &Rerank) -> Self {
+    /// What the second stage reads of `query`, whose terms (as the first stage found them)
+    /// are `terms`; its values are read only when `rerank` weighs argument evidence.
+    pub(crate) fn new(terms: &[QueryTerm], query: &str, rerank: &Rerank) -> Self {
+        let mut ids: Vec<u32> = terms.iter().filter_map(|t| t.id).collect();
         ids.sort_unstable();
         ids.dedup();
         let values = if rerank.arguments_on() {
@@ -225,16 +227,6 @@ impl RerankRequest {
 }
 
 impl CatalogIndex {
-    /// What the second stage reads of `query`.
-    pub(crate) fn rerank_request(&self, query: &str) -> RerankRequest {
-        let ids: Vec<u32> = self
-            .query_terms(query)
-            .iter()
-            .filter_map(|t| t.id)
-            .collect();
-        RerankRequest::new(ids, query, &self.options.rerank)
-    }
-
     /// The multiplier of each of `docs` (a window of candidates, best first, which matched
     /// the request's `terms` in `masks`) under `rerank`, in order.
     pub(crate) fn rerank_factors(
@@ -283,20 +275,9 @@ impl CatalogIndex {
     /// The name words (term ids, stop words left out, each once) of tool `doc`.
     pub(crate) fn name_ids(&self, doc: usize) -> Vec<u32> {
         let mut ids: Vec<u32> = Vec::new();
-        let Some(name) = self.names.get(doc).map(ToolName::as_str) else {
-            return ids;
-        };
-        let mut buf = String::new();
-        for_each_token(name, &mut buf, |token| {
-            if is_stop_word(token) {
-                return;
-            }
-            if let Some(&id) = self.terms.get(stem(token).as_ref())
-                && !ids.contains(&id)
-            {
-                ids.push(id);
-            }
-        });
+        if let Some(name) = self.names.get(doc) {
+            term_ids(&self.terms, name.as_str(), &mut ids);
+        }
         ids
     }
 
@@ -333,31 +314,15 @@ impl CatalogIndex {
     /// ids): 0 when the request contains every word of the name, 1 when it contains none,
     /// and 0 for a name with no word the index keeps.
     pub(crate) fn unasked_share(&self, doc: usize, request: &[u32]) -> f32 {
-        let Some(name) = self.names.get(doc).map(ToolName::as_str) else {
+        let words = self.name_ids(doc);
+        if words.is_empty() {
             return 0.0;
-        };
-        let mut seen: Vec<u32> = Vec::new();
-        let mut buf = String::new();
-        let (mut words, mut unasked) = (0_u32, 0_u32);
-        for_each_token(name, &mut buf, |token| {
-            if is_stop_word(token) {
-                return;
-            }
-            let Some(&id) = self.terms.get(stem(token).as_ref()) else {
-                return;
-            };
-            if seen.contains(&id) {
-                return;
-            }
-            seen.push(id);
-            words += 1;
-            unasked += u32::from(request.binary_search(&id).is_err());
-        });
-        if words == 0 {
-            0.0
-        } else {
-            unasked as f32 / words as f32
         }
+        let unasked = words
+            .iter()
+            .filter(|w| request.binary_search(w).is_err())
+            .count();
+        unasked as f32 / words.len() as f32
     }
 }
 

@@ -433,13 +433,7 @@ fn the_second_stage_prefers_the_sibling_whose_name_the_request_asked_for() {
     assert_eq!(names(&plain, query, 2)[0], "order_path_financial");
     for scope in [RerankScope::Name, RerankScope::Siblings] {
         let options = IndexOptions {
-            rerank: Rerank {
-                name_weight: 0.5,
-                depth: 10,
-                scope,
-                argument_weight: 0.0,
-                distinct_weight: 0.0,
-            },
+            rerank: Rerank::names(0.5, scope),
             ..IndexOptions::default()
         };
         let staged = CatalogIndex::build_with(&tools, &options);
@@ -504,11 +498,7 @@ fn the_second_stage_weighs_whether_the_request_supplies_the_required_arguments()
     let tools = deliveries_catalogue();
     let plain = CatalogIndex::build(&tools);
     let options = IndexOptions {
-        rerank: Rerank {
-            argument_weight: 0.6,
-            depth: 10,
-            ..Rerank::OFF
-        },
+        rerank: Rerank::arguments(0.6),
         ..IndexOptions::default()
     };
     let staged = CatalogIndex::build_with(&tools, &options);

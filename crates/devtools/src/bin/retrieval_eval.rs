@@ -35,6 +35,11 @@ fn row(label: &str, threshold: &str, m: &Metrics) {
     println!("| {label} | {threshold} | {} |", metrics_cells(m));
 }
 
+/// Recall@1 / recall@5 / MRR, as the re-ranking tables print them.
+fn ranking_cell(m: &Metrics) -> String {
+    format!("{:.3} / {:.3} / {:.3}", m.recall_at_1, m.recall_at_5, m.mrr)
+}
+
 fn describe(a: &Abstention) -> String {
     format!(
         "{:.2}, unknown {:.2}, depth {}, sure {}",
@@ -198,11 +203,7 @@ fn main() -> Result<(), Error> {
         RerankFeature::Distinct,
     ] {
         let (picked, _) = eval::calibrate_rerank(&real, &base, &calibration, feature);
-        let weight = match feature {
-            RerankFeature::Name(_) => picked.name_weight,
-            RerankFeature::Arguments => picked.argument_weight,
-            RerankFeature::Distinct => picked.distinct_weight,
-        };
+        let weight = feature.weight_in(&picked);
         println!(
             "\nre-rank, {feature:?}, depth {}, never abstaining: recall@1 / recall@5 / MRR; picked on the calibrate half: {weight}",
             eval::RERANK_DEPTH,
@@ -221,11 +222,7 @@ fn main() -> Result<(), Error> {
         for (i, weight) in eval::RERANK_WEIGHTS.iter().enumerate() {
             let cells: Vec<String> = curves
                 .iter()
-                .map(|c| {
-                    c.get(i).map_or(String::new(), |(_, m)| {
-                        format!("{:.3} / {:.3} / {:.3}", m.recall_at_1, m.recall_at_5, m.mrr)
-                    })
-                })
+                .map(|c| c.get(i).map_or(String::new(), |(_, m)| ranking_cell(m)))
                 .collect();
             println!("| {weight:.2} | {} |", cells.join(" | "));
         }
@@ -259,10 +256,7 @@ fn main() -> Result<(), Error> {
                 (&nestful_hybrid, &small),
             ] {
                 let m = dense::evaluate(index, queries, -1.0)?;
-                cells.push(format!(
-                    "{:.3} / {:.3} / {:.3}",
-                    m.recall_at_1, m.recall_at_5, m.mrr
-                ));
+                cells.push(ranking_cell(&m));
             }
             println!("| {weight:.2} | {} |", cells.join(" | "));
         }

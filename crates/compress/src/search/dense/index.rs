@@ -229,8 +229,9 @@ impl HybridIndex {
         let cosines = self.cosines(query)?;
         let best_cosine = cosines.iter().copied().fold(f32::NEG_INFINITY, f32::max);
         let lexical = self.lexical.score_all(query);
-        let request = if self.lexical.options().rerank.is_on() {
-            self.lexical.rerank_request(query)
+        let rerank = &self.lexical.options().rerank;
+        let request = if rerank.is_on() {
+            RerankRequest::new(lexical.terms(), query, rerank)
         } else {
             RerankRequest::default()
         };
@@ -279,7 +280,8 @@ impl HybridIndex {
         }
         if rerank.is_on() {
             let docs: Vec<usize> = mixed.iter().map(|m| m.1).collect();
-            let (terms, masks) = scored.lexical.matches(&docs);
+            let masks = scored.lexical.masks(&docs);
+            let terms = scored.lexical.terms();
             let factors =
                 self.lexical
                     .rerank_factors(&docs, &masks, terms, &scored.request, &rerank);
@@ -381,7 +383,7 @@ pub(super) struct Scored {
     lexical: LexicalScores,
     /// The highest cosine (what abstention looks at).
     pub(super) best_cosine: f32,
-    /// The request's term ids, for the second stage (empty when it is off).
+    /// What the second stage reads of the request (empty when it is off).
     request: RerankRequest,
     /// With joint abstention ([`HybridOptions::joint`]), whether the lexical index alone
     /// would abstain (its own rule); `true` without it, so the cosine alone decides.

@@ -408,16 +408,7 @@ fn the_second_stage_scales_the_mixed_score_by_the_unasked_name_share() {
         ToolDefinition::new("calendar_create_event_reminder", json!({"type": "object"}))
             .with_description("Create a calendar event."),
     );
-    let (plain, staged) = without_and_with(
-        &catalogue,
-        Rerank {
-            name_weight: 0.5,
-            depth: 10,
-            scope: RerankScope::Name,
-            argument_weight: 0.0,
-            distinct_weight: 0.0,
-        },
-    );
+    let (plain, staged) = without_and_with(&catalogue, Rerank::names(0.5, RerankScope::Name));
     let query = "create a calendar event";
     let before = plain.search(query, 4).unwrap();
     let after = staged.search(query, 4).unwrap();
@@ -455,14 +446,7 @@ fn the_second_stage_weighs_argument_evidence_on_the_mixed_score() {
         )
         .with_description("One calendar event."),
     );
-    let (plain, staged) = without_and_with(
-        &catalogue,
-        Rerank {
-            argument_weight: 0.5,
-            depth: 10,
-            ..Rerank::OFF
-        },
-    );
+    let (plain, staged) = without_and_with(&catalogue, Rerank::arguments(0.5));
     for (query, factor) in [("calendar event", 0.75), ("calendar event ev-42", 1.25)] {
         let before = plain.search(query, 6).unwrap();
         let after = staged.search(query, 6).unwrap();
