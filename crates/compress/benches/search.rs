@@ -80,60 +80,37 @@ fn bench(c: &mut Criterion) {
         });
     });
 
-    // The opt-in second stage (sibling re-ranking) at the weight calibration picks.
-    let staged = CatalogIndex::build_with(
-        real,
-        &IndexOptions {
-            rerank: Rerank::names(0.25, RerankScope::Name),
-            ..IndexOptions::default()
-        },
-    );
-    c.bench_function("query 149 tools (second stage on)", |b| {
-        b.iter(|| {
-            staged.search(
-                black_box("add three new rows to the bottom of the tracker spreadsheet"),
-                10,
-            )
-        });
-    });
-
-    // Argument evidence at the weight calibration picks (required parameters read at
-    // build time, the request's values per query).
-    let argued = CatalogIndex::build_with(
-        real,
-        &IndexOptions {
-            rerank: Rerank::arguments(0.6),
-            ..IndexOptions::default()
-        },
-    );
-    c.bench_function("query 149 tools (argument evidence on)", |b| {
-        b.iter(|| {
-            argued.search(
-                black_box(
-                    "add a note to order 999U123 saying the customer wants a morning delivery",
-                ),
-                10,
-            )
-        });
-    });
-
-    // Window distinctiveness at the weight calibration picks (reads the first stage's
-    // matches only).
-    let distinct = CatalogIndex::build_with(
-        real,
-        &IndexOptions {
-            rerank: Rerank::distinct(0.1),
-            ..IndexOptions::default()
-        },
-    );
-    c.bench_function("query 149 tools (distinctiveness on)", |b| {
-        b.iter(|| {
-            distinct.search(
-                black_box("add three new rows to the bottom of the tracker spreadsheet"),
-                10,
-            )
-        });
-    });
+    // The opt-in second stage's features, each at the weight calibration picks: names,
+    // argument evidence (required parameters read at build time, the request's values per
+    // query; a request with values), window distinctiveness (the first stage's matches only).
+    let rows = "add three new rows to the bottom of the tracker spreadsheet";
+    let note = "add a note to order 999U123 saying the customer wants a morning delivery";
+    for (label, rerank, request) in [
+        (
+            "query 149 tools (second stage on)",
+            Rerank::names(0.25, RerankScope::Name),
+            rows,
+        ),
+        (
+            "query 149 tools (argument evidence on)",
+            Rerank::arguments(0.6),
+            note,
+        ),
+        (
+            "query 149 tools (distinctiveness on)",
+            Rerank::distinct(0.1),
+            rows,
+        ),
+    ] {
+        let staged = CatalogIndex::build_with(
+            real,
+            &IndexOptions {
+                rerank,
+                ..IndexOptions::default()
+            },
+        );
+        c.bench_function(label, |b| b.iter(|| staged.search(black_box(request), 10)));
+    }
 
     assert_eq!(tools.len(), TOOLS, "the fixture corpus loads");
     c.bench_function("build 10k tools", |b| {
