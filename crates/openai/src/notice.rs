@@ -181,7 +181,9 @@ pub enum PrefillPlacement {
 impl std::fmt::Display for Notice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::ToolRenamed { real, wire } => write!(f, "tool {real:?} is sent as {wire:?}"),
+            Self::ToolRenamed { real, wire } => {
+                write!(f, "tool {:?} is sent as {wire:?}", real.as_str())
+            }
             Self::NativeToolLeftOut { index, targets } => {
                 let targets: Vec<&str> = targets.iter().map(|t| t.as_str()).collect();
                 write!(

@@ -243,6 +243,19 @@ pub enum Prune {
     },
 }
 
+impl Prune {
+    /// The config's name for this kind (`prune = "…"`).
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::All => "all",
+            Self::ByTask => "by_task",
+            Self::Allowlist(_) => "allowlist",
+            Self::Ranked { .. } => "ranked",
+        }
+    }
+}
+
 /// The validated configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -486,13 +499,26 @@ fn apply_chef(config: &mut Config, chef: RawChef, prefix: &str) -> Result<(), Co
         && chef.always_keep.is_none()
         && chef.allow.is_none();
     if !inherits {
-        config.prune = prune(
-            prefix,
-            chef.prune.as_deref(),
-            chef.top_k,
-            chef.always_keep,
-            chef.allow,
-        )?;
+        // A key left out keeps its inherited value: the kind, and the settings of that kind
+        // (a policy with only `top_k = 3` under `[chef] prune = "ranked"` stays ranked and
+        // keeps `always_keep`). Naming another kind inherits none of the old kind's keys.
+        let inherited_kind = config.prune.kind();
+        let kind = chef.prune.as_deref().unwrap_or(inherited_kind);
+        let (mut top_k, mut always_keep, mut allow) = (chef.top_k, chef.always_keep, chef.allow);
+        if kind == inherited_kind {
+            match &config.prune {
+                Prune::Ranked {
+                    top_k: k,
+                    always_keep: keep,
+                } => {
+                    top_k = top_k.or(Some(*k));
+                    always_keep = always_keep.or_else(|| Some(keep.clone()));
+                }
+                Prune::Allowlist(list) => allow = allow.or_else(|| Some(list.clone())),
+                Prune::All | Prune::ByTask => {}
+            }
+        }
+        config.prune = prune(prefix, Some(kind), top_k, always_keep, allow)?;
     }
     if let Some(blocked) = chef.blocked {
         config.blocked = blocked;
@@ -701,6 +727,55 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
     use super::*;
+
+    /// The prune setting of the one policy of `toml`.
+    fn policy_prune(toml: &str) -> Result<Prune, ConfigError> {
+        let config = Config::parse(toml)?;
+        Ok(config.policies.first().unwrap().config.prune.clone())
+    }
+
+    #[test]
+    fn a_policy_inherits_the_prune_keys_it_does_not_set() {
+        let base = "[chef]\nprune = \"ranked\"\ntop_k = 5\nalways_keep = [\"a\"]\n";
+        let policy = |keys: &str| format!("{base}[[policy]]\nname = \"p\"\nroute = \"p\"\n{keys}");
+        // Only top_k: still ranked, always_keep inherited.
+        assert_eq!(
+            policy_prune(&policy("top_k = 3\n")).unwrap(),
+            Prune::Ranked {
+                top_k: 3,
+                always_keep: vec!["a".to_owned()]
+            }
+        );
+        // Only always_keep: top_k inherited.
+        assert_eq!(
+            policy_prune(&policy("always_keep = []\n")).unwrap(),
+            Prune::Ranked {
+                top_k: 5,
+                always_keep: Vec::new()
+            }
+        );
+        // Nothing about pruning: the whole setting inherited.
+        assert_eq!(
+            policy_prune(&policy("level = 1\n")).unwrap(),
+            Prune::Ranked {
+                top_k: 5,
+                always_keep: vec!["a".to_owned()]
+            }
+        );
+        // Another kind inherits none of the ranked keys.
+        assert_eq!(
+            policy_prune(&policy("prune = \"allowlist\"\nallow = [\"b\"]\n")).unwrap(),
+            Prune::Allowlist(vec!["b".to_owned()])
+        );
+        let err = policy_prune(&policy("prune = \"allowlist\"\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("policy.p.allow"), "{err}");
+        // A key the inherited kind does not take is still refused, by its name.
+        let all = "[[policy]]\nname = \"p\"\nroute = \"p\"\ntop_k = 3\n";
+        let err = policy_prune(all).unwrap_err().to_string();
+        assert!(err.contains("policy.p.top_k"), "{err}");
+    }
 
     #[test]
     fn defaults_listen_on_loopback_only() {

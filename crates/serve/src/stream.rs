@@ -182,7 +182,12 @@ impl Pump {
                 None => {
                     let (body, names) = compile_round(prepared, true)?;
                     let t0 = Instant::now();
-                    let response = upstream::post(&self.gateway, api, &self.headers, body).await;
+                    // A client that goes away while this round's request waits for the
+                    // upstream's answer ends the task at once, which drops the request.
+                    let response = tokio::select! {
+                        response = upstream::post(&self.gateway, api, &self.headers, body) => response,
+                        () = self.tx.closed() => return Err(Stop::Gone),
+                    };
                     self.waited += t0.elapsed();
                     let response = response?;
                     if !response.status().is_success() {

@@ -77,6 +77,18 @@ fn tools_are_nested_function_tools_under_valid_names() {
 }
 
 #[test]
+fn a_renamed_tool_notice_reads_as_text_not_as_a_debug_dump() {
+    let notice = Notice::ToolRenamed {
+        real: "triangle_properties.get".into(),
+        wire: "triangle_properties_get".to_owned(),
+    };
+    assert_eq!(
+        notice.to_string(),
+        r#"tool "triangle_properties.get" is sent as "triangle_properties_get""#
+    );
+}
+
+#[test]
 fn assistant_calls_carry_compact_json_text_and_results_are_one_message_each() {
     let call_a = ToolCall::new(
         "c1",

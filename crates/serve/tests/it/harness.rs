@@ -35,6 +35,9 @@ pub enum Reply {
     SseNow(Vec<String>),
     /// Never answers.
     Hang,
+    /// Never answers; the flag is set when the gateway gives up on the request (drops
+    /// the connection).
+    HangFlagged(Arc<AtomicBool>),
     /// These SSE pieces, then silence; the flag is set when the response body is dropped
     /// (the gateway closed the connection).
     SseThenStall(Vec<String>, Arc<AtomicBool>),
@@ -152,6 +155,11 @@ async fn scripted(State(script): State<Arc<Script>>, request: Request) -> Respon
             r
         }
         Some(Reply::Hang) => {
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            StatusCode::OK.into_response()
+        }
+        Some(Reply::HangFlagged(flag)) => {
+            let _guard = DropFlag(flag);
             tokio::time::sleep(Duration::from_secs(60)).await;
             StatusCode::OK.into_response()
         }

@@ -196,6 +196,45 @@ async fn a_truncated_stream_ends_with_an_error_event() {
 }
 
 #[tokio::test]
+async fn a_client_that_goes_away_between_rounds_cancels_the_next_upstream_request() {
+    // Round 1 streams a lookup the gateway answers itself; round 2's request then waits
+    // on an upstream that never answers. The client hanging up must end that wait at once,
+    // not after `upstream_timeout_secs`.
+    let lookup = lookup_for(&order_call());
+    let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let rig = Rig::level3(vec![
+        Reply::SseNow(vec![messages_stream("Looking.", "toolu_q", &lookup)]),
+        Reply::HangFlagged(std::sync::Arc::clone(&dropped)),
+    ])
+    .await;
+    let body = streamed(request("Where is 737U2663137?"));
+    let mut response = rig.anthropic(&body).await;
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("message_start"));
+    // Wait until round 2's request has reached the upstream.
+    for _ in 0..100 {
+        if rig.script.seen().len() == 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        rig.script.seen().len(),
+        2,
+        "round 2 never reached the upstream"
+    );
+    assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+    drop(response);
+    for _ in 0..100 {
+        if dropped.load(std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("round 2's upstream request was not cancelled after the client went away");
+}
+
+#[tokio::test]
 async fn a_client_that_goes_away_closes_the_upstream_stream() {
     let full = messages_stream("Found.", "toolu_1", &order_call());
     let head = full[..full.find("event: content_block_start").unwrap()].to_owned();
