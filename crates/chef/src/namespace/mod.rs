@@ -3,8 +3,9 @@
 //! A **namespace** folds a group of tools into one wire tool whose `action` parameter names
 //! the sub-tool and whose `args` object carries its arguments. A **lazy toolkit** is a group
 //! the model loads on demand through the `load_toolkit` tool; the toolkits on offer are
-//! listed in a directory the caller places in its system prompt
-//! ([`Pruner::directory_xml`](crate::prune::Pruner::directory_xml)).
+//! listed in a directory ([`Pruner::directory_xml`](crate::prune::Pruner::directory_xml))
+//! that [`Chef`](crate::Chef) adds to its own system message at compile; place it in a
+//! system prompt yourself only when you use the pruner without a `Chef`.
 //!
 //! Groups are one level deep: [`ToolGroup::tools`] holds plain tool definitions, and a
 //! member named like another group is refused at registration

@@ -255,7 +255,8 @@ impl Default for HandoffBudget {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct OverflowState {
-    /// The last usage reported by the provider, consumed by the next budget verdict.
+    /// The last usage reported by the provider, read by budget verdicts and consumed by
+    /// the next overflow step.
     #[serde(default)]
     pub reported_tokens: Option<u64>,
     /// Failed summaries in a row.

@@ -153,7 +153,9 @@ impl PrunePolicy {
 /// The outcome of a pruning operation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PruneResult {
-    /// The kept tools, in registration order (ranked pruning: best first).
+    /// The kept tools, in registration order (ranked pruning: best first; under
+    /// [`PrunePolicy::Ranked`] the always-kept tools come first, in registration order,
+    /// then the ranked ones).
     pub tools: Vec<ToolDefinition>,
     /// Why each kept tool was kept (same order as `tools`).
     pub reasons: Vec<KeepReason>,

@@ -168,7 +168,10 @@ impl ChefConfig {
     }
 
     /// Turns the handoff tool (`new_context`) on with the default [`HandoffBudget`]
-    /// (8,000 tokens), or off.
+    /// (8,000 tokens), or off. The tool is offered in [`ToolsMode::Unified`] only; the
+    /// low-budget notice is shown in any mode, and its default text asks the model to call
+    /// `new_context` and use `context`, so in [`ToolsMode::Legacy`] give the budget a
+    /// prompt of your own ([`HandoffBudget::with_prompt`]).
     #[must_use]
     pub fn with_handoff(mut self, on: bool) -> Self {
         self.overflow.handoff = on.then(HandoffBudget::default);
@@ -245,7 +248,9 @@ pub struct Payload<B = Vec<u8>> {
     pub body: B,
     /// Real ↔ wire tool names, for parsing the reply.
     pub names: WireNames,
-    /// What the provider crate could not express as asked, one line per cause: repeats
+    /// What the provider crate could not express as asked, plus chef's own notices
+    /// (blocklist entries that match nothing, a pending overflow step, offloads, skills,
+    /// the cache audit), one line per cause: repeats
     /// that differ only in the message and ids they name (one per error result in a
     /// loop) are folded into the first, which says how many more and which messages
     /// ([`notices::fold`](crate::notices::fold)).
@@ -283,7 +288,9 @@ impl From<ChunkedPayload> for Payload {
 pub struct PayloadMeta {
     /// The turn this compile belongs to (0-based).
     pub turn: u64,
-    /// The wire tool names, in order.
+    /// The sent tools' names as chef names them, in order, before the target's name rule
+    /// (`timezone.convert` here may travel as `timezone_convert`; see
+    /// [`Payload::names`]).
     pub wire_tools: Vec<ToolName>,
     /// Why each kept flat tool was kept.
     pub kept: Vec<(ToolName, KeepReason)>,
@@ -355,7 +362,6 @@ pub struct Chef {
     /// Each event subscriber's subscription to the attached memory's events.
     memory_bridges: Vec<(Subscription, crate::memory::SubscriptionId)>,
     compiled_hooks: Vec<(Subscription, CompiledHook)>,
-    next_subscription: u64,
     /// The output guardrail and the assistant prefill (see `set_guardrail`, `set_prefill`).
     /// The guardrail and its instruction, rendered once when set (a JSON schema would
     /// otherwise be serialised again at every compile).
@@ -445,7 +451,6 @@ impl Chef {
             subscribers: Vec::new(),
             memory_bridges: Vec::new(),
             compiled_hooks: Vec::new(),
-            next_subscription: 0,
             guardrail: None,
             prefill: None,
             overflow: OverflowState::default(),
@@ -503,7 +508,8 @@ impl Chef {
     ///
     /// After the fork the two sessions change independently: a message, registration or
     /// blocklist change in one never reaches the other. Not carried:
-    /// - event subscribers, of the session and of its memory: subscribe to the fork;
+    /// - event subscribers, of the session and of its memory, and
+    ///   [`on_compiled`](Self::on_compiled) hooks: subscribe to the fork;
     /// - history prefixes kept for reuse between turns: the fork makes its own.
     ///
     /// Shared, since they are storage that many sessions may use: the `context` tool's
@@ -533,7 +539,6 @@ impl Chef {
             subscribers: Vec::new(),
             memory_bridges: Vec::new(),
             compiled_hooks: Vec::new(),
-            next_subscription: 0,
             guardrail: self.guardrail.clone(),
             prefill: self.prefill.clone(),
             overflow: self.overflow.clone(),
@@ -808,7 +813,7 @@ impl Chef {
         subscriber: impl Fn(&ChefEvent) + Send + Sync + 'static,
     ) -> Subscription {
         let subscriber: Subscriber = Arc::new(subscriber);
-        let id = self.next_subscription();
+        let id = Self::next_subscription();
         if let Some(memory) = self.memory.as_mut() {
             let bridge = bridge_memory_events(memory, Arc::clone(&subscriber));
             self.memory_bridges.push((id, bridge));
@@ -842,7 +847,7 @@ impl Chef {
         &mut self,
         hook: impl Fn(&Compiled<'_>) + Send + Sync + 'static,
     ) -> Subscription {
-        let id = self.next_subscription();
+        let id = Self::next_subscription();
         self.compiled_hooks.push((id, Arc::new(hook)));
         id
     }
@@ -868,9 +873,11 @@ impl Chef {
         before != self.subscribers.len() + self.compiled_hooks.len()
     }
 
-    fn next_subscription(&mut self) -> Subscription {
-        self.next_subscription += 1;
-        Subscription(self.next_subscription)
+    fn next_subscription() -> Subscription {
+        // Process-wide, so a subscription of another session (a fork included) is never
+        // mistaken for one of this session's.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Subscription(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     }
 
     pub(crate) fn emit(&self, event: &ChefEvent) {
@@ -1016,8 +1023,9 @@ impl Chef {
 
     /// Bounds every policy to these flat tools (case-insensitive exact names): a tool off
     /// the list is never kept, whatever the policy says. Under [`PrunePolicy::Ranked`] the
-    /// ranking runs among the allowed tools, so `top_k` is not spent on tools the list
-    /// removes. `None` lifts the bound. Kept across `restore`.
+    /// whole catalogue is ranked (scores and abstention as without the list) and the best
+    /// `top_k` allowed tools are kept, so `top_k` is not spent on tools the list removes
+    /// (a kept tool's [`KeepReason`](crate::prune::KeepReason) rank is its catalogue rank). `None` lifts the bound. Kept across `restore`.
     pub fn set_allowlist<I, S>(&mut self, names: Option<I>) -> &mut Self
     where
         I: IntoIterator<Item = S>,

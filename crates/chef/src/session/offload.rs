@@ -492,7 +492,7 @@ impl Chef {
         let Some(call) = call else {
             return (result.name.as_ref().map(|n| n.as_str().to_owned()), false);
         };
-        let routed = self.check_tool_call(call);
+        let routed = self.check_quietly(call);
         let tool = routed
             .tool()
             .map(str::to_owned)

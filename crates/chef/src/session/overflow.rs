@@ -33,8 +33,9 @@ impl Chef {
         self
     }
 
-    /// Records the prompt tokens the provider reported for the last request. The next
-    /// budget verdict uses it (and consumes it).
+    /// Records the prompt tokens the provider reported for the last request. Budget
+    /// verdicts and the compile's notices read it until the next overflow step consumes
+    /// it.
     pub fn report_token_usage(&mut self, tokens: u64) -> &mut Self {
         self.overflow.reported_tokens = Some(tokens);
         self

@@ -144,7 +144,8 @@ impl Routed {
     /// [`Owned`](Self::Owned) call names, and for an [`Error`](Self::Error) the tool its
     /// error names ([`RouteError::tool`]: refused arguments, an unusable schema, a tool no
     /// longer offered). `None` for lookups, toolkit loads, blocked calls (whose `name` is
-    /// the blocklist entry that matched) and errors that reached no tool.
+    /// the blocked tool, namespace or toolkit; the blocklist entry itself only for a
+    /// misspelt name that matched it) and errors that reached no tool.
     ///
     /// ```
     /// use chef::{Chef, ChefConfig, Routed};
@@ -204,8 +205,12 @@ impl Chef {
             },
         };
         let routed = self.classify(call, &tools);
-        if let Routed::ToolkitLoaded { toolkit, tools, .. } = &routed {
-            self.commit_toolkit(toolkit, tools);
+        match &routed {
+            Routed::ToolkitLoaded { toolkit, tools, .. } => self.commit_toolkit(toolkit, tools),
+            Routed::Blocked { name, .. } => {
+                self.emit(&ChefEvent::ToolBlocked { name: name.clone() })
+            }
+            _ => {}
         }
         routed
     }
@@ -270,8 +275,19 @@ impl Chef {
     /// Classifies a call exactly as [`Chef::route`] does — resolution against the latest
     /// compile's tools, the gate and validation — but changes nothing: a `load_toolkit`
     /// call is reported as [`Routed::ToolkitLoaded`] without loading the toolkit or
-    /// announcing it.
+    /// announcing it. A blocked call emits [`ChefEvent::ToolBlocked`], as the gate does at
+    /// dispatch (this is the dispatch-time check of a loop that routes on its own).
     pub fn check_tool_call(&self, call: &ToolCall) -> Routed {
+        let routed = self.check_quietly(call);
+        if let Routed::Blocked { name, .. } = &routed {
+            self.emit(&ChefEvent::ToolBlocked { name: name.clone() });
+        }
+        routed
+    }
+
+    /// [`check_tool_call`](Self::check_tool_call) without the event: for chef's own look
+    /// at a call (which tool a pushed result belongs to), which refuses nothing.
+    pub(crate) fn check_quietly(&self, call: &ToolCall) -> Routed {
         match self.routing_tools() {
             Ok(tools) => self.classify(call, &tools),
             Err(e) => unavailable(call, e),
@@ -295,7 +311,7 @@ impl Chef {
         }
         if owned::is_owned_name(name) {
             if let Some(blocked) = self.blocked(&[name]) {
-                return blocked_outcome(self, id, &blocked);
+                return blocked_outcome(id, &blocked);
             }
             return Routed::Owned(OwnedCall {
                 id,
@@ -316,7 +332,7 @@ impl Chef {
                 } = &e
                     && let Some(blocked) = self.blocked(&[wire_of, reaches])
                 {
-                    return blocked_outcome(self, id, &blocked);
+                    return blocked_outcome(id, &blocked);
                 }
                 let reply = e.message();
                 return error(id, RouteError::Resolve(e), reply);
@@ -334,7 +350,7 @@ impl Chef {
                     let kit = tools.toolkit_of.get(tool).map(String::as_str);
                     let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
                     if let Some(blocked) = self.blocked(&names) {
-                        return blocked_outcome(self, id, &blocked);
+                        return blocked_outcome(id, &blocked);
                     }
                 }
                 // A misspelt name of a blocked tool is reported as blocked: clearer for the
@@ -343,7 +359,7 @@ impl Chef {
                     .into_iter()
                     .find_map(|n| self.blocked_lookalike(&n))
                 {
-                    return blocked_outcome(self, id, &blocked);
+                    return blocked_outcome(id, &blocked);
                 }
                 if let Some(routed) = self.late_toolkit_call(call, name, tools) {
                     return routed;
@@ -365,14 +381,14 @@ impl Chef {
                     if let NamespaceError::UnknownAction { action, .. } = &e
                         && let Some(blocked) = self.blocked_lookalike(action)
                     {
-                        return blocked_outcome(self, id, &blocked);
+                        return blocked_outcome(id, &blocked);
                     }
                     let reply = e.to_string();
                     return error(id, RouteError::Namespace(e), reply);
                 }
             };
             if let Some(blocked) = self.blocked(&[member.tool_name.as_str(), &member.group]) {
-                return blocked_outcome(self, id, &blocked);
+                return blocked_outcome(id, &blocked);
             }
             if let Some(validator) = tools.members.get(&member.tool_name)
                 && let Err(e) = validator.validate(&member.args)
@@ -401,7 +417,7 @@ impl Chef {
             names.push(kit);
         }
         if let Some(blocked) = self.blocked(&names) {
-            return blocked_outcome(self, id, &blocked);
+            return blocked_outcome(id, &blocked);
         }
         let origin = match &via {
             Some(kit) => Origin::Toolkit(kit),
@@ -471,7 +487,7 @@ impl Chef {
         let tool = kit.tools.iter().find(|t| t.name == name)?;
         let id = call.id.clone();
         if let Some(blocked) = self.blocked(&[name, &kit.name]) {
-            return Some(blocked_outcome(self, id, &blocked));
+            return Some(blocked_outcome(id, &blocked));
         }
         let args = match &call.arguments {
             Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
@@ -502,7 +518,7 @@ impl Chef {
 
     fn classify_toolkit_load(&self, id: ToolCallId, args: &Value) -> Routed {
         if let Some(blocked) = self.blocked(&[LOAD_TOOLKIT]) {
-            return blocked_outcome(self, id, &blocked);
+            return blocked_outcome(id, &blocked);
         }
         let requested = args
             .get("toolkit_name")
@@ -516,7 +532,7 @@ impl Chef {
             }
         };
         if let Some(blocked) = self.blocked(&[kit.name.as_str()]) {
-            return blocked_outcome(self, id, &blocked);
+            return blocked_outcome(id, &blocked);
         }
         // Blocked tools are never listed as available (they stay on the wire list, which
         // blocking never edits, and calls to them are refused).
@@ -688,10 +704,7 @@ fn error(id: ToolCallId, error: RouteError, reply: String) -> Routed {
     Routed::Error { id, error, reply }
 }
 
-fn blocked_outcome(chef: &Chef, id: ToolCallId, name: &str) -> Routed {
-    chef.emit(&ChefEvent::ToolBlocked {
-        name: name.to_owned(),
-    });
+fn blocked_outcome(id: ToolCallId, name: &str) -> Routed {
     Routed::Blocked {
         id,
         name: name.to_owned(),

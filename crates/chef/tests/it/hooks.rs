@@ -16,6 +16,28 @@ fn recorder(chef: &mut Chef) -> (chef::Subscription, Arc<Mutex<Vec<ChefEvent>>>)
 }
 
 #[test]
+fn a_subscription_of_another_session_ends_nothing_here() {
+    let mut a = Chef::new(ChefConfig::default());
+    let mut b = Chef::new(ChefConfig::default());
+    let (of_a, _) = recorder(&mut a);
+    let (of_b, heard_by_b) = recorder(&mut b);
+    let mut fork = b.fork();
+    assert!(!b.unsubscribe(of_a), "session A's subscription is not B's");
+    assert!(
+        !fork.unsubscribe(of_b),
+        "a fork does not carry its parent's subscriptions"
+    );
+    b.push(Message::user("hi"));
+    b.compile(Target::Anthropic).unwrap();
+    assert!(
+        !heard_by_b.lock().unwrap().is_empty(),
+        "B's subscriber still hears B"
+    );
+    assert!(b.unsubscribe(of_b));
+    assert!(a.unsubscribe(of_a));
+}
+
+#[test]
 fn an_ended_subscription_hears_nothing_more_memory_events_included() {
     let mut chef = Chef::new(ChefConfig::default()).with_memory(memory_with("k", "v", "d"));
     let (first, heard_by_first) = recorder(&mut chef);

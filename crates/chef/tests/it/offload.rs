@@ -220,6 +220,26 @@ fn the_same_output_twice_is_stored_once() {
 }
 
 #[test]
+fn pushing_the_result_of_a_blocked_call_emits_no_blocked_event() {
+    // Chef looks at the call a pushed result answers (for per-tool rules) without refusing
+    // anything: only route, check_tool_call and handle_tool report a blocked call.
+    let mut chef = session(Arc::new(MemoryBackend::new()));
+    chef.set_blocked_tools(["weather_now"]);
+    let blocked = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&blocked);
+    let _sub = chef.subscribe(move |e| {
+        if let ChefEvent::ToolBlocked { name } = e {
+            seen.lock().push(name.clone());
+        }
+    });
+    push_result(&mut chef, "c1", "weather_now", &big_log());
+    assert!(blocked.lock().is_empty(), "{:?}", blocked.lock());
+    let routed = chef.check_tool_call(&ToolCall::new("c2", "weather_now", json!({})));
+    assert!(matches!(routed, Routed::Blocked { .. }), "{routed:?}");
+    assert_eq!(*blocked.lock(), ["weather_now"]);
+}
+
+#[test]
 fn per_tool_rules_keep_and_token_limits_decide() {
     let log = big_log();
     let mut chef = session(Arc::new(MemoryBackend::new()));

@@ -282,9 +282,15 @@ fn leniency_9_names_that_normalise_to_two_tools_resolve_to_neither() {
     let c = at(&tools, Level::Three);
     expect_error(by_code(&c, "ab"));
     expect_error(by_code(&c, "A-B"));
-    // An exact real name still wins only through its code.
+    expect_error(by_code(&c, "A_B"));
     let code = c.code_for("a_b").unwrap().to_owned();
     expect_call(by_code(&c, &code), "a_b");
+    // Deliberately unlike the reference (which resolves neither real name here): a name
+    // written exactly as the catalogue has it names one tool, so it resolves, in `f` and
+    // as the tool name.
+    expect_call(by_code(&c, "a_b"), "a_b");
+    expect_call(by_code(&c, "a.b"), "a.b");
+    expect_call(c.resolve("a.b", &json!({})), "a.b");
 }
 
 #[test]
