@@ -251,20 +251,26 @@ fn create_memory(args: &Map<String, Value>, cx: Context<'_>) -> OwnedReply {
     let Some(memory) = cx.memory else {
         return OwnedReply::err(MEMORY_UNAVAILABLE);
     };
-    write_new_memory(memory, key, value, description)
+    write_new_memory(
+        memory,
+        key,
+        value,
+        description,
+        "Use modify_memory to update or delete it.",
+    )
 }
 
+/// Creates a memory entry; `existing` says what to do instead when the key exists, in the
+/// words of the tools the model has.
 fn write_new_memory(
     memory: &mut Memory,
     key: &str,
     value: &str,
     description: Option<&str>,
+    existing: &str,
 ) -> OwnedReply {
     if memory.get(key).is_some() {
-        return OwnedReply::err(format!(
-            "{} already exists. Use str_replace to edit it, or delete it first.",
-            memory_uri(key)
-        ));
+        return OwnedReply::err(format!("{} already exists. {existing}", memory_uri(key)));
     }
     match memory.create(key, value, description) {
         Ok(_) => OwnedReply::ok(format!("Created {}.", memory_uri(key))),
@@ -489,7 +495,13 @@ fn memory_command(
         "create" => {
             let text = try_reply!(required(args, "file_text"));
             let description = try_reply!(optional(args, "description"));
-            write_new_memory(memory, key, text, description)
+            write_new_memory(
+                memory,
+                key,
+                text,
+                description,
+                "Use str_replace to edit it, or delete it first.",
+            )
         }
         "str_replace" | "insert" => {
             let Some(entry) = memory.get(key) else {

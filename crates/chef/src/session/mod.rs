@@ -911,6 +911,15 @@ impl Chef {
     /// the dispatcher, so a member named `t` or `q` is refused
     /// ([`RegistryError::ReservedToolName`](crate::RegistryError::ReservedToolName)).
     pub fn register_toolkits(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
+        self.check_toolkit_names(&groups)?;
+        self.pruner.register_toolkits(groups)?;
+        self.touch();
+        Ok(self)
+    }
+
+    /// At levels 3–4 no toolkit tool may be named like the dispatcher's `t` or `q`: a
+    /// loaded toolkit's tools travel beside them.
+    pub(crate) fn check_toolkit_names(&self, groups: &[ToolGroup]) -> Result<(), ChefError> {
         if self.config.compress.level().is_dispatcher()
             && let Some(tool) = groups
                 .iter()
@@ -923,9 +932,7 @@ impl Chef {
             }
             .into());
         }
-        self.pruner.register_toolkits(groups)?;
-        self.touch();
-        Ok(self)
+        Ok(())
     }
 
     /// Replaces the blocklist. The compiled tool list does not change; with tool-change

@@ -177,7 +177,10 @@ impl Chef {
     /// The call is resolved against the tools of the **latest compile** — the list the
     /// model answered — (a code, a real name in any case or separator style, a namespace
     /// action, a toolkit tool, an owned tool), then gated on the real name it reaches, then
-    /// validated against the original schema. The gate comes first on every route: a call
+    /// validated against the original schema. An owned tool's name (`create_memory`,
+    /// `context`, `load_skill`, …) always routes to [`Routed::Owned`] unless blocked,
+    /// offered or not: its handler answers, and says so when what it needs is missing
+    /// (memory tools without memory). Block an owned tool to refuse it outright. The gate comes first on every route: a call
     /// of a blocked tool is answered [`Routed::Blocked`] whatever its arguments.
     ///
     /// A call named as that compile's target put a tool on the wire (`timezone_convert` for

@@ -255,6 +255,7 @@ impl Chef {
         let mut pruner = crate::prune::Pruner::new(self.config.strategy);
         pruner.register_shared_tools(tools, tools_json)?;
         pruner.register_namespaces(state.namespaces.clone())?;
+        self.check_toolkit_names(&state.toolkits)?;
         pruner.register_toolkits(state.toolkits.clone())?;
         // The snapshot's entries as saved (so a fresh session restores them exactly), then
         // the entries in force that the snapshot lacks.

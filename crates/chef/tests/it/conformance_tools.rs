@@ -1644,7 +1644,7 @@ fn item_73_create_memory_never_overwrites() {
     );
     assert_eq!(
         owned(&mut chef, "create_memory", args),
-        "Error: context://memory/k already exists. Use str_replace to edit it, or delete it first."
+        "Error: context://memory/k already exists. Use modify_memory to update or delete it."
     );
 }
 

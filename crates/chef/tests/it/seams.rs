@@ -364,6 +364,36 @@ fn names_chef_answers_itself_are_refused_at_registration() {
 }
 
 #[test]
+fn a_snapshot_whose_toolkit_clashes_with_the_dispatcher_is_refused_whole() {
+    // Saved at level 1, where a toolkit tool may be named `q`; restored into a level-3
+    // session, where it would sit beside the dispatcher's `q`: refused, session untouched.
+    let mut saved = Chef::new(ChefConfig::default());
+    saved
+        .register_toolkits(vec![ToolGroup::new(
+            "kit",
+            "Kit",
+            vec![ToolDefinition::new("q", json!({"type": "object"}))],
+        )])
+        .unwrap();
+    saved.push(Message::user("saved turn"));
+    let snapshot = saved.snapshot(None);
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    chef.register_tools(vec![ToolDefinition::new("keep", json!({"type": "object"}))])
+        .unwrap();
+    chef.push(Message::user("live turn"));
+    let err = chef.restore(&snapshot).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ChefError::Registry(RegistryError::ReservedToolName { .. })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(chef.pruner().all_tools().len(), 1, "registry unchanged");
+    assert_eq!(chef.history().len(), 1, "history unchanged");
+}
+
+#[test]
 fn a_flat_tool_named_like_a_namespace_or_a_toolkit_tool_is_refused() {
     let object = json!({"type": "object"});
     let mut chef = Chef::new(ChefConfig::default());
