@@ -407,7 +407,15 @@ impl Compressed {
                 }),
             };
         }
-        match self.operation(self.namespace_index(name), &op) {
+        let Some(ns) = self.namespace_index(name) else {
+            // No namespace of that name: say so, rather than send the model to the op enum
+            // of a tool that does not exist (the reference names it as if it did).
+            return Resolution::Error(ResolveError::UnknownTool {
+                name: name.to_owned(),
+                level: Level::Two,
+            });
+        };
+        match self.operation(Some(ns), &op) {
             Some(e) => self.call(e, as_object(args.get("args"))),
             None => Resolution::Error(ResolveError::UnknownOperation {
                 name: name.to_owned(),

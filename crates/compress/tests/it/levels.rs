@@ -135,6 +135,12 @@ fn level_2_resolves_ops_and_describes_them() {
         expect_error(c.resolve("svc", &json!({"op": "nope"}))),
         "No operation \"svc.nope\". Call describe_op, or check the op enum on the \"svc\" tool."
     );
+    // A namespace that does not exist is an unknown tool, not an op to look up on it
+    // (deliberately unlike the reference).
+    assert_eq!(
+        expect_error(c.resolve("zzz", &json!({"op": "weather"}))),
+        "No tool named \"zzz\"."
+    );
 }
 
 #[test]
