@@ -36,8 +36,9 @@ pub(crate) enum CliError {
     /// The combined MCP catalogue does not load back (a defect in chef, not in a server).
     #[error("the combined MCP tool catalogue is invalid: {0}")]
     Catalogue(#[source] chef_ir::LoadError),
-    /// The combined MCP catalogue cannot be compressed (a server's schema is refused).
-    #[error("the combined MCP tool catalogue cannot be compressed: {0}")]
+    /// The combined MCP catalogue cannot be compressed (a server's schema is refused, too
+    /// many tools).
+    #[error("the combined MCP tool catalogue cannot be compressed: {0}{hint}", hint = compress_hint(.0))]
     McpCompress(#[source] chef_compress::CompressError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
@@ -126,7 +127,7 @@ pub(crate) enum CliError {
 
 /// What to do about a compress error on the command line, when there is a flag for it
 /// (every command reporting [`CliError::Compress`] has `--max-tools`).
-fn compress_hint(source: &chef_compress::CompressError) -> &'static str {
+pub(crate) fn compress_hint(source: &chef_compress::CompressError) -> &'static str {
     match source {
         chef_compress::CompressError::TooManyTools { .. } => {
             " (raise the limit with --max-tools N)"

@@ -292,6 +292,8 @@ pub(crate) struct McpInspectArgs {
     /// Write the combined catalogue here as MCP `tools/list` JSON (`{"tools":[...]}`).
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
 }
 
 #[derive(Debug, Args)]
