@@ -105,7 +105,7 @@ pub(crate) enum CliError {
     #[error("session {id:?} is corrupt: {problem}")]
     CorruptSession { id: String, problem: String },
     /// A line of a session bundle is unusable.
-    #[error("{}:{line}: {problem}", path.display())]
+    #[error("{}: line {line}: {problem}", path.display())]
     Bundle {
         path: PathBuf,
         line: usize,
@@ -167,6 +167,20 @@ impl CliError {
             | Self::McpServe(_) => 1,
             Self::Interrupted(_) => 130,
         }
+    }
+}
+
+/// What is wrong with one line of JSON, for a message that names the file and line itself:
+/// `not valid JSON at column C: …` for a syntax error, serde's message for the rest, never
+/// serde's own ` at line L column C` (its line is 1 for any line parsed alone).
+pub(crate) fn json_line_problem(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    let message = text.strip_suffix(&suffix).unwrap_or(&text);
+    if error.is_syntax() || error.is_eof() {
+        format!("not valid JSON at column {}: {message}", error.column())
+    } else {
+        message.to_owned()
     }
 }
 

@@ -37,7 +37,12 @@ use chef_compress::Resolution;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{compress::options, error::CliError, flags::ResolveArgs, tools};
+use crate::{
+    compress::options,
+    error::{CliError, json_line_problem},
+    flags::ResolveArgs,
+    tools,
+};
 
 #[derive(Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -74,12 +79,8 @@ fn parse_calls(args: &ResolveArgs) -> Result<Vec<(String, Value)>, CliError> {
         if raw.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(raw).map_err(|e| {
-            bad(
-                line,
-                format!("not valid JSON at column {}: {e}", e.column()),
-            )
-        })?;
+        let value: Value =
+            serde_json::from_str(raw).map_err(|e| bad(line, json_line_problem(&e)))?;
         let Value::Object(mut call) = value else {
             return Err(bad(
                 line,

@@ -34,7 +34,7 @@ use chef::store::{Expect, FsBackend, StorageBackend, StoreError, StoreKey};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::CliError;
+use crate::error::{CliError, json_line_problem};
 use crate::flags::{SessionsArgs, SessionsCommand};
 use crate::output;
 
@@ -336,7 +336,8 @@ async fn import(
             line: i + 1,
             problem,
         };
-        let parsed: BundleLine = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        let parsed: BundleLine =
+            serde_json::from_str(&line).map_err(|e| bad(json_line_problem(&e)))?;
         let mut bytes = serde_json::to_vec(&parsed.snapshot).map_err(|e| bad(e.to_string()))?;
         bytes.push(b'\n');
         snapshot::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| bad(e.to_string()))?;

@@ -100,6 +100,16 @@ fn a_bad_calls_line_exits_2_naming_the_line() {
 }
 
 #[test]
+fn a_calls_line_that_is_not_json_names_one_position() {
+    let out = resolve("3", None, "{\"name\":\"t\",\"arguments\":{}}\n{1:2}\n");
+    let err = one_line_error(&out);
+    assert!(
+        err.ends_with("calls.jsonl: line 2: not valid JSON at column 2: key must be a string\n"),
+        "{err}"
+    );
+}
+
+#[test]
 fn resolve_with_a_missing_calls_file_exits_2() {
     let out = on_corpus(
         "resolve",

@@ -191,8 +191,38 @@ fn sessions_commands_report_bad_input_with_status_2() {
     let b = dir.path().join("b");
     let out = import(b.to_str().unwrap(), &bundle, &[]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("bad.jsonl:2:"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("bad.jsonl: line 2: "),
+        "{}",
+        stderr(&out)
+    );
     assert!(ls(b.to_str().unwrap()).is_empty());
+}
+
+/// A bundle that must import nothing: exit status 2, one line on stderr, which is returned.
+fn refused_import(bundle_text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("bad2.jsonl");
+    std::fs::write(&bundle, bundle_text).unwrap();
+    let b = dir.path().join("b");
+    let out = import(b.to_str().unwrap(), &bundle, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(ls(b.to_str().unwrap()).is_empty(), "nothing is written");
+    err
+}
+
+const GOOD_LINE: &str = r#"{"id":"ok","snapshot":{"format":"chef-snapshot","format_version":1,"created_turn":0,"payload":1}}"#;
+
+#[test]
+fn a_bundle_line_that_is_not_json_names_one_position() {
+    let err = refused_import(&format!("{GOOD_LINE}\n\n{{1:2}}\n"));
+    assert!(
+        err.ends_with("bad2.jsonl: line 3: not valid JSON at column 2: key must be a string\n"),
+        "{err}"
+    );
 }
 
 #[cfg(not(feature = "postgres"))]
