@@ -34,7 +34,7 @@ use chef::store::{Expect, FsBackend, StorageBackend, StoreError, StoreKey};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{CliError, json_line_problem};
+use crate::error::{CliError, chain, json_line_problem};
 use crate::flags::{SessionsArgs, SessionsCommand};
 use crate::output;
 
@@ -228,7 +228,7 @@ async fn replay(
         Ok(Some(replayed)) => replayed,
         Ok(None) => return Ok(None),
         Err(chef::snapshot::SnapshotError::Store(e)) => return Err(store_err(url)(e)),
-        Err(e) => return Err(corrupt(&crate::error::chain(&e))),
+        Err(e) => return Err(corrupt(&chain(&e))),
     };
     let bytes = snapshot::to_vec(&replayed.snapshot).map_err(|e| corrupt(&e))?;
     let text = String::from_utf8(bytes).map_err(|e| corrupt(&e))?;
@@ -340,7 +340,7 @@ async fn import(
             serde_json::from_str(&line).map_err(|e| bad(json_line_problem(&e)))?;
         let mut bytes = serde_json::to_vec(&parsed.snapshot).map_err(|e| bad(e.to_string()))?;
         bytes.push(b'\n');
-        snapshot::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| bad(e.to_string()))?;
+        snapshot::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| bad(chain(&e)))?;
         sessions.push((parsed.id, bytes));
     }
     let expect = if overwrite {
@@ -362,7 +362,7 @@ async fn import(
             Err(e) => {
                 return Err(CliError::CorruptSession {
                     id: id.into_inner(),
-                    problem: e.to_string(),
+                    problem: chain(&e),
                 });
             }
         }

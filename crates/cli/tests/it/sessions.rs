@@ -225,6 +225,16 @@ fn a_bundle_line_that_is_not_json_names_one_position() {
     );
 }
 
+#[test]
+fn a_bundle_snapshot_whose_checksum_does_not_match_says_so() {
+    let line = r#"{"id":"ok","snapshot":{"format":"chef-snapshot","format_version":2,"created_turn":0,"payload":1,"checksum":"crc32:00000000"}}"#;
+    let err = refused_import(&format!("{line}\n"));
+    assert!(
+        err.contains("bad2.jsonl: line 1: snapshot bytes is corrupt: ") && err.contains("checksum"),
+        "{err}"
+    );
+}
+
 #[cfg(not(feature = "postgres"))]
 #[test]
 fn a_postgres_store_needs_the_feature() {
