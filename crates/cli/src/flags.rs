@@ -99,8 +99,8 @@ pub(crate) enum SessionsCommand {
         out: Option<PathBuf>,
     },
     /// Read a bundle written by `export` (`-` for stdin) into the store. Every line is
-    /// checked before anything is written; an existing session stops the import unless
-    /// --overwrite is given.
+    /// checked before anything is written (a session id on two lines is refused); an
+    /// existing session stops the import unless --overwrite is given.
     Import {
         /// The bundle file.
         file: PathBuf,

@@ -25,6 +25,7 @@
 //! number. `import` stores every line as a plain snapshot. An id kept both ways is shown and
 //! exported from its plain snapshot.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -323,6 +324,9 @@ async fn import(
     };
     // Read and check every line before writing anything: a bad bundle imports nothing.
     let mut sessions = Vec::new();
+    // The line each id is on: a second line with it would overwrite the first, or fail
+    // half-way through the writes without --overwrite.
+    let mut first_line: HashMap<StoreKey, usize> = HashMap::new();
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|source| CliError::Read {
             path: file.to_path_buf(),
@@ -341,6 +345,12 @@ async fn import(
         let mut bytes = serde_json::to_vec(&parsed.snapshot).map_err(|e| bad(e.to_string()))?;
         bytes.push(b'\n');
         snapshot::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| bad(chain(&e)))?;
+        if let Some(first) = first_line.insert(parsed.id.clone(), i + 1) {
+            return Err(bad(format!(
+                "session {:?} is also on line {first}: a bundle holds each session once",
+                parsed.id.as_str()
+            )));
+        }
         sessions.push((parsed.id, bytes));
     }
     let expect = if overwrite {

@@ -235,6 +235,16 @@ fn a_bundle_snapshot_whose_checksum_does_not_match_says_so() {
     );
 }
 
+#[test]
+fn a_bundle_with_one_session_twice_imports_nothing_and_names_both_lines() {
+    let other = GOOD_LINE.replace("\"ok\"", "\"other\"");
+    let err = refused_import(&format!("{GOOD_LINE}\n{other}\n\n{GOOD_LINE}\n"));
+    assert!(
+        err.contains("bad2.jsonl: line 4: session \"ok\" is also on line 1"),
+        "{err}"
+    );
+}
+
 #[cfg(not(feature = "postgres"))]
 #[test]
 fn a_postgres_store_needs_the_feature() {
