@@ -101,7 +101,7 @@ pub(crate) enum CliError {
         "session {id:?} already exists in the target store ({imported} imported before it; use --overwrite to replace)"
     )]
     SessionExists { id: String, imported: usize },
-    /// A stored session is not a readable snapshot.
+    /// A stored session is not a readable snapshot (bad data in the store: exit status 2).
     #[error("session {id:?} is corrupt: {problem}")]
     CorruptSession { id: String, problem: String },
     /// A line of a session bundle is unusable.
@@ -152,6 +152,7 @@ impl CliError {
             | Self::SessionNotFound { .. }
             | Self::SessionExists { .. }
             | Self::Bundle { .. }
+            | Self::CorruptSession { .. }
             | Self::Dense(_) => 2,
             Self::Tokenizer
             | Self::Write(_)
@@ -162,7 +163,6 @@ impl CliError {
             | Self::Demo(_)
             | Self::Endpoint(_)
             | Self::Store { .. }
-            | Self::CorruptSession { .. }
             | Self::Hybrid(_)
             | Self::McpServe(_) => 1,
             Self::Interrupted(_) => 130,

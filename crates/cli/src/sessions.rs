@@ -236,8 +236,8 @@ async fn replay(
     Ok(Some((replayed, text)))
 }
 
-/// The session's snapshot text and version: the plain stored snapshot, else the replayed
-/// journal (version: its last record's number).
+/// The session's snapshot text and version: the plain stored snapshot (once it decodes, its
+/// checksum included), else the replayed journal (version: its last record's number).
 async fn load_any(
     store: &dyn StorageBackend,
     url: &StoreUrl,
@@ -247,6 +247,13 @@ async fn load_any(
         .await
         .map_err(store_err(url))?
     {
+        // Checked as `import` checks it: what is shown or exported must load back.
+        snapshot::from_slice::<serde::de::IgnoredAny>(stored.value.as_bytes()).map_err(|e| {
+            CliError::CorruptSession {
+                id: id.as_str().to_owned(),
+                problem: chain(&e),
+            }
+        })?;
         return Ok((stored.value, stored.version));
     }
     match replay(store, url, id).await? {

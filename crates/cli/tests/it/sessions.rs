@@ -245,6 +245,55 @@ fn a_bundle_with_one_session_twice_imports_nothing_and_names_both_lines() {
     );
 }
 
+#[test]
+fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    seed(&FsBackend::open(&a).unwrap());
+    let store = a.to_str().unwrap();
+    // One byte of the stored snapshot changes: its checksum no longer matches.
+    let file = a.join("sessions").join("alpha.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("hello from alpha"), "{text}");
+    std::fs::write(&file, text.replace("hello from alpha", "hello from alphA")).unwrap();
+
+    let refused = |out: std::process::Output| {
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("session \"alpha\" is corrupt: ") && err.contains("checksum mismatch"),
+            "{err}"
+        );
+    };
+    refused(run(&[
+        "sessions".as_ref(),
+        "show".as_ref(),
+        "alpha".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+    ]));
+    let bundle = dir.path().join("bundle.jsonl");
+    refused(run(&[
+        "sessions".as_ref(),
+        "export".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+        "--out".as_ref(),
+        bundle.as_os_str(),
+    ]));
+    assert!(!bundle.exists(), "nothing exported");
+    refused(run(&[
+        "sessions".as_ref(),
+        "export".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+    ]));
+    // The intact session still shows.
+    assert!(show(store, "support/42").contains("hello from support/42"));
+}
+
 #[cfg(not(feature = "postgres"))]
 #[test]
 fn a_postgres_store_needs_the_feature() {
