@@ -36,8 +36,13 @@ pub(crate) enum CliError {
     /// The combined MCP catalogue does not load back (a defect in chef, not in a server).
     #[error("the combined MCP tool catalogue is invalid: {0}")]
     Catalogue(#[source] chef_ir::LoadError),
-    /// The combined MCP catalogue cannot be compressed (a server's schema is refused).
-    #[error("the combined MCP tool catalogue cannot be compressed: {0}")]
+    /// The combined MCP catalogue cannot be compressed (a server's schema is refused, too
+    /// many tools).
+    #[error(
+        "the combined MCP tool catalogue cannot be compressed: {message}{hint}",
+        message = compress_message(.0),
+        hint = compress_hint(.0)
+    )]
     McpCompress(#[source] chef_compress::CompressError),
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
@@ -50,7 +55,7 @@ pub(crate) enum CliError {
         source: std::io::Error,
     },
     /// The tools cannot be compressed (a schema refused, too many tools, …).
-    #[error("{}: {source}{}", path.display(), compress_hint(source))]
+    #[error("{}: {}{}", path.display(), compress_message(source), compress_hint(source))]
     Compress {
         path: PathBuf,
         #[source]
@@ -100,11 +105,11 @@ pub(crate) enum CliError {
         "session {id:?} already exists in the target store ({imported} imported before it; use --overwrite to replace)"
     )]
     SessionExists { id: String, imported: usize },
-    /// A stored session is not a readable snapshot.
+    /// A stored session is not a readable snapshot (bad data in the store: exit status 2).
     #[error("session {id:?} is corrupt: {problem}")]
     CorruptSession { id: String, problem: String },
     /// A line of a session bundle is unusable.
-    #[error("{}:{line}: {problem}", path.display())]
+    #[error("{}: line {line}: {problem}", path.display())]
     Bundle {
         path: PathBuf,
         line: usize,
@@ -124,9 +129,51 @@ pub(crate) enum CliError {
     BrokenPipe,
 }
 
+/// `tool` or `tools`, by `count`.
+fn tools(count: usize) -> &'static str {
+    if count == 1 { "tool" } else { "tools" }
+}
+
+/// A compress error's message, with the counts of the ones that have counts in the right
+/// number ("1 of 2 tools has", "the limit of 1 tool"); the others as the library says them.
+pub(crate) fn compress_message(source: &chef_compress::CompressError) -> String {
+    use chef_compress::CompressError;
+    match source {
+        CompressError::TooManyTools { count, limit } => format!(
+            "{count} {} the limit of {limit} {} for one compress call",
+            if *count == 1 {
+                "tool exceeds"
+            } else {
+                "tools exceed"
+            },
+            tools(*limit)
+        ),
+        CompressError::MissingCompiledLines {
+            uncompiled,
+            tool_count,
+            stale,
+        } => {
+            let mut m = format!(
+                "require_compiled: {uncompiled} of {tool_count} {} no usable compiled line. Re-run `chef compile-map`.",
+                if *uncompiled == 1 {
+                    "tools has"
+                } else {
+                    "tools have"
+                }
+            );
+            for s in stale {
+                m.push_str("\n  stale: ");
+                m.push_str(s);
+            }
+            m
+        }
+        other => other.to_string(),
+    }
+}
+
 /// What to do about a compress error on the command line, when there is a flag for it
 /// (every command reporting [`CliError::Compress`] has `--max-tools`).
-fn compress_hint(source: &chef_compress::CompressError) -> &'static str {
+pub(crate) fn compress_hint(source: &chef_compress::CompressError) -> &'static str {
     match source {
         chef_compress::CompressError::TooManyTools { .. } => {
             " (raise the limit with --max-tools N)"
@@ -151,6 +198,7 @@ impl CliError {
             | Self::SessionNotFound { .. }
             | Self::SessionExists { .. }
             | Self::Bundle { .. }
+            | Self::CorruptSession { .. }
             | Self::Dense(_) => 2,
             Self::Tokenizer
             | Self::Write(_)
@@ -161,11 +209,24 @@ impl CliError {
             | Self::Demo(_)
             | Self::Endpoint(_)
             | Self::Store { .. }
-            | Self::CorruptSession { .. }
             | Self::Hybrid(_)
             | Self::McpServe(_) => 1,
             Self::Interrupted(_) => 130,
         }
+    }
+}
+
+/// What is wrong with one line of JSON, for a message that names the file and line itself:
+/// `not valid JSON at column C: …` for a syntax error, serde's message for the rest, never
+/// serde's own ` at line L column C` (its line is 1 for any line parsed alone).
+pub(crate) fn json_line_problem(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    let suffix = format!(" at line {} column {}", error.line(), error.column());
+    let message = text.strip_suffix(&suffix).unwrap_or(&text);
+    if error.is_syntax() || error.is_eof() {
+        format!("not valid JSON at column {}: {message}", error.column())
+    } else {
+        message.to_owned()
     }
 }
 

@@ -99,8 +99,8 @@ pub(crate) enum SessionsCommand {
         out: Option<PathBuf>,
     },
     /// Read a bundle written by `export` (`-` for stdin) into the store. Every line is
-    /// checked before anything is written; an existing session stops the import unless
-    /// --overwrite is given.
+    /// checked before anything is written (a session id on two lines is refused); an
+    /// existing session stops the import unless --overwrite is given.
     Import {
         /// The bundle file.
         file: PathBuf,
@@ -137,10 +137,10 @@ pub(crate) struct SearchArgs {
     pub(crate) top: u16,
     /// Instead of searching, measure the ranker on a labelled JSON Lines file (one
     /// `{"query":"…","expected":["tool",…]}` per line; `"expected":[]` for a request no
-    /// tool answers) and print one JSON object: recall@1, recall@5, MRR (depth 10), false
-    /// abstention (over answerable requests) and true abstention (over the others, null
-    /// without any), for the ranker in use (the bundled hybrid, --model's, or --lexical)
-    /// at its abstention setting.
+    /// tool answers) and print one JSON object: recall@1, recall@5, MRR (depth 10) and false
+    /// abstention (over answerable requests, null without any) and true abstention (over
+    /// the others, null without any), for the ranker in use (the bundled hybrid, --model's,
+    /// or --lexical) at its abstention setting.
     #[arg(
         long,
         value_name = "LABELS.jsonl",
@@ -207,14 +207,9 @@ pub(crate) struct DenseFlags {
     /// (joint unless --cosine-only).
     #[arg(long, value_name = "IRRELEVANT.jsonl", conflicts_with = "queries")]
     pub(crate) calibrate: Option<PathBuf>,
-    /// With --calibrate: the share of those requests to abstain on, 0 to 1.
-    #[arg(
-        long,
-        value_name = "SHARE",
-        default_value_t = 0.9,
-        requires = "calibrate"
-    )]
-    pub(crate) abstain_share: f32,
+    /// With --calibrate: the share of those requests to abstain on, 0 to 1 [default: 0.9].
+    #[arg(long, value_name = "SHARE", requires = "calibrate")]
+    pub(crate) abstain_share: Option<f32>,
 }
 
 /// `chef embed …`.
@@ -292,6 +287,8 @@ pub(crate) struct McpInspectArgs {
     /// Write the combined catalogue here as MCP `tools/list` JSON (`{"tools":[...]}`).
     #[arg(long, value_name = "FILE")]
     pub(crate) out: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,4 @@
-//! `chef mcp inspect --server NAME=COMMAND ... [--timeout S] [--prefix-format F | --no-prefix] [--tokens] [--out FILE]`.
+//! `chef mcp inspect --server NAME=COMMAND ... [--timeout S] [--prefix-format F | --no-prefix] [--tokens] [--out FILE] [--max-tools N]`.
 //!
 //! Starts every server at once, each as a child process speaking MCP over its stdin and
 //! stdout (rmcp's client), lists all its tools (following `nextCursor` pages), renames each
@@ -22,10 +22,15 @@
 //! A failed server also gets one line on stderr naming it. `--out` writes the combined
 //! catalogue of the servers that answered, as `{"tools":[...]}`, atomically.
 //!
+//! When the combined catalogue cannot be compressed (a tool's input schema is refused, or
+//! it holds more than `--max-tools` tools), the report still prints: `recommend` and
+//! `levels` are `null` and `compress_error` says why (it is absent otherwise).
+//!
 //! # Exit status
 //!
 //! 0 when every server answered with a usable tool list; 2 when any failed (the report and
-//! `--out` still cover the others); 2 for usage errors; 1 when chef itself fails (the
+//! `--out` still cover the others) or the combined catalogue cannot be compressed (the
+//! report and `--out` are still written); 2 for usage errors; 1 when chef itself fails (the
 //! output file cannot be written, the token tables fail to load).
 //!
 //! # Why chef owns the child process
@@ -48,7 +53,7 @@ use std::{
     time::Duration,
 };
 
-use chef_compress::{Level, Options};
+use chef_compress::{CompressError, Level, Options, ToolNamespace, validate::Limits};
 use chef_ir::LoadError;
 use rmcp::{
     ServiceError, ServiceExt,
@@ -59,7 +64,13 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::{io::AsyncReadExt, process::Command, sync::Mutex};
 
-use crate::{error::CliError, flags::McpInspectArgs, inspect::CatalogueStats, output};
+use crate::{
+    compress::limits,
+    error::{CliError, compress_hint, compress_message},
+    flags::McpInspectArgs,
+    inspect::CatalogueStats,
+    output,
+};
 
 /// `--help` text for `chef mcp inspect`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -81,10 +92,12 @@ and the others still report.
 Prints one JSON object: per-server status; tools, shapes, chars, bytes (and o200k_tokens
 with --tokens) for the combined catalogue; the recommended compression level for it; and
 its size at levels 0 to 3. --out FILE writes that catalogue as MCP tools/list JSON for the
-other chef commands.
+other chef commands. When the combined catalogue cannot be compressed (a refused input
+schema, more than --max-tools tools), recommend and levels are null and compress_error
+says why.
 
-Exit status: 0 if every server answered, 2 if any failed or on a usage error, 1 if chef
-itself failed.";
+Exit status: 0 if every server answered, 2 if any failed, if the combined catalogue cannot
+be compressed or on a usage error, 1 if chef itself failed.";
 
 /// One `--server NAME=COMMAND`.
 #[derive(Debug, Clone)]
@@ -286,8 +299,13 @@ struct Report {
     servers: Vec<ServerReport>,
     #[serde(flatten)]
     stats: CatalogueStats,
-    recommend: chef_compress::Recommendation,
-    levels: Vec<LevelSize>,
+    /// `null` when the combined catalogue cannot be compressed (see `compress_error`).
+    recommend: Option<chef_compress::Recommendation>,
+    /// `null` when the combined catalogue cannot be compressed (see `compress_error`).
+    levels: Option<Vec<LevelSize>>,
+    /// Why the combined catalogue cannot be compressed; absent when it can.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compress_error: Option<String>,
 }
 
 /// The combined catalogue's size at one compression level (chef-compress's stats).
@@ -308,14 +326,18 @@ const LEVELS: [Level; 4] = [Level::Zero, Level::One, Level::Two, Level::Three];
 fn compression(
     tools: &[chef_ir::ToolDefinition],
     tokens: bool,
-) -> Result<(chef_compress::Recommendation, Vec<LevelSize>), CliError> {
-    let recommend = chef_compress::recommend_level(tools).map_err(CliError::McpCompress)?;
+    limits: Limits,
+) -> Result<(chef_compress::Recommendation, Vec<LevelSize>), CompressError> {
+    let recommend =
+        chef_compress::recommend_level_with_limits(tools, ToolNamespace::split, limits)?;
     let levels = LEVELS
         .into_iter()
         .map(|level| {
-            let options = Options::new().with_level(level).with_token_counts(tokens);
-            let compressed =
-                chef_compress::compress(tools, &options).map_err(CliError::McpCompress)?;
+            let options = Options::new()
+                .with_level(level)
+                .with_token_counts(tokens)
+                .with_limits(limits);
+            let compressed = chef_compress::compress(tools, &options)?;
             let stats = compressed.stats();
             Ok(LevelSize {
                 level: level.as_u8(),
@@ -324,7 +346,7 @@ fn compression(
                 o200k_tokens: stats.compressed_tokens,
             })
         })
-        .collect::<Result<_, CliError>>()?;
+        .collect::<Result<_, CompressError>>()?;
     Ok((recommend, levels))
 }
 
@@ -425,24 +447,40 @@ pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
         document.insert("tools".to_owned(), tool_list);
         write_atomically(path, &Value::Object(document))?;
     }
-    let (recommend, levels) = compression(&loaded.tools, args.tokens)?;
+    // A catalogue that cannot be compressed still gets its report: the compression
+    // figures are null and `compress_error` says why.
+    let (recommend, levels, compress_error) =
+        match compression(&loaded.tools, args.tokens, limits(&args.limits)) {
+            Ok((recommend, levels)) => (Some(recommend), Some(levels), None),
+            Err(error) => (None, None, Some(error)),
+        };
     output::json_line(&Report {
         servers,
         stats,
         recommend,
         levels,
+        compress_error: compress_error
+            .as_ref()
+            .map(|e| format!("{}{}", compress_message(e), compress_hint(e))),
     })?;
 
     for (name, failure) in &failed {
         eprintln!("chef: mcp server {name:?}: {failure}");
     }
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::McpServersFailed {
+    match compress_error {
+        None if failed.is_empty() => Ok(()),
+        None => Err(CliError::McpServersFailed {
             failed: failed.into_iter().map(|(name, _)| name).collect(),
             total: args.servers.len(),
-        })
+        }),
+        Some(error) if failed.is_empty() => Err(CliError::McpCompress(error)),
+        Some(error) => {
+            eprintln!("chef: {}", CliError::McpCompress(error));
+            Err(CliError::McpServersFailed {
+                failed: failed.into_iter().map(|(name, _)| name).collect(),
+                total: args.servers.len(),
+            })
+        }
     }
 }
 

@@ -13,8 +13,9 @@
 //! # Format
 //!
 //! Input: one call per line, `{"name": "t", "arguments": {"f": "a0", "a": {…}}}`, where
-//! `arguments` is an object or a JSON string holding one (absent means `{}`); blank lines
-//! are skipped. Every line is checked before anything is printed: a line that is not a
+//! `arguments` is an object or a JSON string holding one (absent means `{}`; anything else
+//! gets an error line for that call, `` `arguments` is not a JSON object: … ``); blank
+//! lines are skipped. Every line is checked before anything is printed: a line that is not a
 //! JSON object with a string `name` stops the command with exit status 2 and one line
 //! naming the file and line.
 //!
@@ -37,7 +38,12 @@ use chef_compress::Resolution;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{compress::options, error::CliError, flags::ResolveArgs, tools};
+use crate::{
+    compress::options,
+    error::{CliError, json_line_problem},
+    flags::ResolveArgs,
+    tools,
+};
 
 #[derive(Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -58,7 +64,44 @@ enum Line<'a> {
     },
 }
 
-fn parse_calls(args: &ResolveArgs) -> Result<Vec<(String, Value)>, CliError> {
+/// What a JSON value is, for a message.
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A call's `arguments` as an object, or why it is not one: an object, or a string holding
+/// one's JSON, is; anything else is refused rather than read as `{}`.
+fn arguments_object(arguments: Value) -> Result<Value, String> {
+    let not_object = "`arguments` is not a JSON object";
+    match arguments {
+        object @ Value::Object(_) => Ok(object),
+        Value::String(text) => match serde_json::from_str::<Value>(&text) {
+            Ok(object @ Value::Object(_)) => Ok(object),
+            Ok(other) => Err(format!(
+                "{not_object}: it is a string holding {}",
+                kind_of(&other)
+            )),
+            Err(e) => Err(format!(
+                "{not_object}: it is a string that is not JSON ({})",
+                json_line_problem(&e)
+            )),
+        },
+        other => Err(format!("{not_object}: it is {}", kind_of(&other))),
+    }
+}
+
+/// Each call's name and its arguments (or why they are unusable, an error line for that
+/// call).
+type Calls = Vec<(String, Result<Value, String>)>;
+
+fn parse_calls(args: &ResolveArgs) -> Result<Calls, CliError> {
     let text = std::fs::read_to_string(&args.calls).map_err(|source| CliError::Read {
         path: args.calls.clone(),
         source,
@@ -74,12 +117,8 @@ fn parse_calls(args: &ResolveArgs) -> Result<Vec<(String, Value)>, CliError> {
         if raw.trim().is_empty() {
             continue;
         }
-        let value: Value = serde_json::from_str(raw).map_err(|e| {
-            bad(
-                line,
-                format!("not valid JSON at column {}: {e}", e.column()),
-            )
-        })?;
+        let value: Value =
+            serde_json::from_str(raw).map_err(|e| bad(line, json_line_problem(&e)))?;
         let Value::Object(mut call) = value else {
             return Err(bad(
                 line,
@@ -91,9 +130,10 @@ fn parse_calls(args: &ResolveArgs) -> Result<Vec<(String, Value)>, CliError> {
             Some(_) => return Err(bad(line, "`name` must be a string".to_owned())),
             None => return Err(bad(line, "`name` is missing".to_owned())),
         };
-        let arguments = call
-            .remove("arguments")
-            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
+        let arguments = match call.remove("arguments") {
+            Some(arguments) => arguments_object(arguments),
+            None => Ok(Value::Object(serde_json::Map::new())),
+        };
         calls.push((name, arguments));
     }
     Ok(calls)
@@ -114,6 +154,19 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
         .unwrap_or_default();
     let mut out = io::BufWriter::new(io::stdout().lock());
     for (name, arguments) in &calls {
+        let arguments = match arguments {
+            Ok(arguments) => arguments,
+            Err(message) => {
+                let line = Line::Error {
+                    message: message.clone(),
+                    recoverable: true,
+                    tool: None,
+                };
+                serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
+                out.write_all(b"\n").map_err(write_error)?;
+                continue;
+            }
+        };
         let resolution = compressed.resolve_wire(name, arguments, &names);
         let line = match &resolution {
             Resolution::Call { name, args } => Line::Call { name, args },

@@ -51,10 +51,11 @@
 //!
 //! and prints one JSON object with the figures the evaluators of this repository report
 //! (`chef_compress::search::eval` has the definitions): recall@1, recall@5, MRR to depth 10,
-//! false abstention over the answerable requests and true abstention over the others (null
-//! when there are none), at the ranker's abstention setting (the default, `--min-cosine`,
-//! or none with `--never-abstain`). `--split NAME` keeps only the lines of that split. A
-//! label naming a tool the catalogue does not have stops the command (exit status 2):
+//! false abstention over the answerable requests and true abstention over the others (each
+//! null when its requests are none), at the ranker's abstention setting (the default,
+//! `--min-cosine`, or none with `--never-abstain`). `--split NAME` keeps only the lines of
+//! that split. A label naming a tool the catalogue does not have, or a file (or split) with
+//! no line to measure, stops the command (exit status 2):
 //!
 //! ```json
 //! {"ranker":"lexical","abstention":"default","tools":149,"requests":105,"relevant":75,"irrelevant":30,"recall_at_1":0.8,"recall_at_5":0.82,"mrr":0.815,"false_abstention":0.16,"true_abstention":0.9}
@@ -190,7 +191,27 @@ struct Answer<'a> {
     tools: Vec<&'a str>,
 }
 
+/// `--abstain-share` when not given.
+const DEFAULT_ABSTAIN_SHARE: f32 = 0.9;
+
+/// The flags that only mean something with another one. clap's `requires` does not catch
+/// them next to `--queries`: it excuses a requirement that conflicts with a flag given.
+fn check_flag_pairs(args: &SearchArgs) -> Result<(), CliError> {
+    if args.split.is_some() && args.eval.is_none() {
+        return Err(CliError::Usage(
+            "--split selects the lines of --eval's labelled file: it needs --eval".to_owned(),
+        ));
+    }
+    if args.dense.abstain_share.is_some() && args.dense.calibrate.is_none() {
+        return Err(CliError::Usage(
+            "--abstain-share is the share --calibrate aims at: it needs --calibrate".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
+    check_flag_pairs(args)?;
     let read = |path: &Path| {
         std::fs::read_to_string(path).map_err(|source| CliError::Read {
             path: path.to_owned(),
@@ -205,6 +226,18 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
         .tools;
     if let Some(path) = &args.eval {
         let labelled = parse_labelled(path, &read(path)?, &tools, args.split.as_deref())?;
+        if labelled.is_empty() {
+            return Err(CliError::Usage(match &args.split {
+                Some(split) => format!(
+                    "{}: no line has \"split\":{split:?}: nothing to measure",
+                    path.display()
+                ),
+                None => format!(
+                    "{}: holds no labelled request: nothing to measure",
+                    path.display()
+                ),
+            }));
+        }
         let ranker = ranker(&tools, args)?;
         return evaluate(&ranker, &labelled, tools.len(), args);
     }
@@ -213,10 +246,17 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
         (None, None) => return Err(CliError::Usage("--queries is required".to_owned())),
     };
     let queries = parse_queries(requests, &read(requests)?)?;
+    if args.dense.calibrate.is_some() && queries.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{}: holds no request: --calibrate needs irrelevant requests to calibrate on",
+            requests.display()
+        )));
+    }
 
     let ranker = ranker(&tools, args)?;
     if let (Some(_), Ranker::Hybrid(index)) = (&args.dense.calibrate, &ranker) {
-        return calibrate(index, &queries, args.dense.abstain_share);
+        let share = args.dense.abstain_share.unwrap_or(DEFAULT_ABSTAIN_SHARE);
+        return calibrate(index, &queries, share);
     }
     let mut out = BufWriter::new(io::stdout().lock());
     let k = usize::from(args.top);
@@ -264,10 +304,11 @@ struct Evaluation<'a> {
     requests: usize,
     relevant: usize,
     irrelevant: usize,
-    recall_at_1: f64,
-    recall_at_5: f64,
-    mrr: f64,
-    false_abstention: f64,
+    /// None without relevant requests (as the three after it).
+    recall_at_1: Option<f64>,
+    recall_at_5: Option<f64>,
+    mrr: Option<f64>,
+    false_abstention: Option<f64>,
     /// None without irrelevant requests.
     true_abstention: Option<f64>,
 }
@@ -318,10 +359,10 @@ fn evaluate(
         requests: labelled.len(),
         relevant: m.relevant,
         irrelevant: m.irrelevant,
-        recall_at_1: round(m.recall_at_1),
-        recall_at_5: round(m.recall_at_5),
-        mrr: round(m.mrr),
-        false_abstention: round(m.false_abstention),
+        recall_at_1: (m.relevant > 0).then(|| round(m.recall_at_1)),
+        recall_at_5: (m.relevant > 0).then(|| round(m.recall_at_5)),
+        mrr: (m.relevant > 0).then(|| round(m.mrr)),
+        false_abstention: (m.relevant > 0).then(|| round(m.false_abstention)),
         true_abstention: (m.irrelevant > 0).then(|| round(m.true_abstention)),
     };
     let mut out = io::stdout().lock();

@@ -25,6 +25,7 @@
 //! number. `import` stores every line as a plain snapshot. An id kept both ways is shown and
 //! exported from its plain snapshot.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,7 +35,7 @@ use chef::store::{Expect, FsBackend, StorageBackend, StoreError, StoreKey};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::CliError;
+use crate::error::{CliError, chain, json_line_problem};
 use crate::flags::{SessionsArgs, SessionsCommand};
 use crate::output;
 
@@ -228,15 +229,15 @@ async fn replay(
         Ok(Some(replayed)) => replayed,
         Ok(None) => return Ok(None),
         Err(chef::snapshot::SnapshotError::Store(e)) => return Err(store_err(url)(e)),
-        Err(e) => return Err(corrupt(&crate::error::chain(&e))),
+        Err(e) => return Err(corrupt(&chain(&e))),
     };
     let bytes = snapshot::to_vec(&replayed.snapshot).map_err(|e| corrupt(&e))?;
     let text = String::from_utf8(bytes).map_err(|e| corrupt(&e))?;
     Ok(Some((replayed, text)))
 }
 
-/// The session's snapshot text and version: the plain stored snapshot, else the replayed
-/// journal (version: its last record's number).
+/// The session's snapshot text and version: the plain stored snapshot (once it decodes, its
+/// checksum included), else the replayed journal (version: its last record's number).
 async fn load_any(
     store: &dyn StorageBackend,
     url: &StoreUrl,
@@ -246,6 +247,13 @@ async fn load_any(
         .await
         .map_err(store_err(url))?
     {
+        // Checked as `import` checks it: what is shown or exported must load back.
+        snapshot::from_slice::<serde::de::IgnoredAny>(stored.value.as_bytes()).map_err(|e| {
+            CliError::CorruptSession {
+                id: id.as_str().to_owned(),
+                problem: chain(&e),
+            }
+        })?;
         return Ok((stored.value, stored.version));
     }
     match replay(store, url, id).await? {
@@ -323,6 +331,9 @@ async fn import(
     };
     // Read and check every line before writing anything: a bad bundle imports nothing.
     let mut sessions = Vec::new();
+    // The line each id is on: a second line with it would overwrite the first, or fail
+    // half-way through the writes without --overwrite.
+    let mut first_line: HashMap<StoreKey, usize> = HashMap::new();
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|source| CliError::Read {
             path: file.to_path_buf(),
@@ -336,10 +347,17 @@ async fn import(
             line: i + 1,
             problem,
         };
-        let parsed: BundleLine = serde_json::from_str(&line).map_err(|e| bad(e.to_string()))?;
+        let parsed: BundleLine =
+            serde_json::from_str(&line).map_err(|e| bad(json_line_problem(&e)))?;
         let mut bytes = serde_json::to_vec(&parsed.snapshot).map_err(|e| bad(e.to_string()))?;
         bytes.push(b'\n');
-        snapshot::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| bad(e.to_string()))?;
+        snapshot::from_slice::<serde::de::IgnoredAny>(&bytes).map_err(|e| bad(chain(&e)))?;
+        if let Some(first) = first_line.insert(parsed.id.clone(), i + 1) {
+            return Err(bad(format!(
+                "session {:?} is also on line {first}: a bundle holds each session once",
+                parsed.id.as_str()
+            )));
+        }
         sessions.push((parsed.id, bytes));
     }
     let expect = if overwrite {
@@ -361,7 +379,7 @@ async fn import(
             Err(e) => {
                 return Err(CliError::CorruptSession {
                     id: id.into_inner(),
-                    problem: e.to_string(),
+                    problem: chain(&e),
                 });
             }
         }

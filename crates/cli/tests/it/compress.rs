@@ -387,3 +387,46 @@ fn resolve_and_recommend_take_max_tools_too() {
         assert!(out.status.success(), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn counts_of_one_tool_read_in_the_singular() {
+    let tools: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(fixture("real-mcp-tools.json")).unwrap())
+            .unwrap();
+    let map: serde_json::Map<String, Value> = serde_json::from_str(
+        &std::fs::read_to_string(fixture("real-mcp-tools.compiled-map.json")).unwrap(),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let two = dir.path().join("two.json");
+    std::fs::write(&two, Value::Array(tools[..2].to_vec()).to_string()).unwrap();
+    // A map with the line of the first tool only.
+    let name = tools[0]["name"].as_str().unwrap();
+    let one_line = dir.path().join("map.json");
+    std::fs::write(
+        &one_line,
+        serde_json::json!({ name: map[name].clone() }).to_string(),
+    )
+    .unwrap();
+
+    let out = chef([
+        "compress".as_ref(),
+        two.as_os_str(),
+        "--max-tools".as_ref(),
+        "1".as_ref(),
+    ]);
+    assert_one_line_error(
+        &out,
+        &["2 tools exceed the limit of 1 tool for one compress call"],
+    );
+    let out = chef([
+        "compress".as_ref(),
+        two.as_os_str(),
+        "--level".as_ref(),
+        "1".as_ref(),
+        "--compiled".as_ref(),
+        one_line.as_os_str(),
+        "--require-compiled".as_ref(),
+    ]);
+    assert_one_line_error(&out, &["1 of 2 tools has no usable compiled line"]);
+}

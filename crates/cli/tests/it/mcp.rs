@@ -254,6 +254,54 @@ fn a_command_that_does_not_exist_is_named_and_the_others_still_report() {
 }
 
 #[test]
+fn a_catalogue_that_cannot_be_compressed_still_gets_its_report() {
+    // More tools than --max-tools: the report prints, the compression figures are null.
+    let (code, report, err) = inspect(&[server("files", "--set files"), "--max-tools=2".into()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(report["servers"][0]["status"], "ok", "{report}");
+    assert_eq!(report["tools"], 3);
+    assert!(report["chars"].as_u64().unwrap() > 0);
+    assert!(report["recommend"].is_null(), "{report}");
+    assert!(report["levels"].is_null(), "{report}");
+    let error = report["compress_error"].as_str().unwrap();
+    assert!(error.contains("3 tools exceed the limit of 2"), "{report}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("chef: the combined MCP tool catalogue cannot be compressed: 3 tools")
+            && err.contains("--max-tools N"),
+        "{err}"
+    );
+
+    // A refused input schema, and a server that failed: both are named, the report prints.
+    let (code, report, err) = inspect(&[
+        command_server("ghost=/definitely/not/an/mcp-server"),
+        server("files", "--set files --bad-schema"),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    first_failed_second_ok(&report);
+    assert_eq!(report["tools"], 4, "{report}");
+    assert!(report["recommend"].is_null(), "{report}");
+    assert!(report["levels"].is_null(), "{report}");
+    let error = report["compress_error"].as_str().unwrap();
+    assert!(error.contains("files_broken"), "{report}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(lines[0].starts_with("chef: mcp server \"ghost\""), "{err}");
+    assert!(
+        lines[1].starts_with("chef: the combined MCP tool catalogue cannot be compressed: ")
+            && lines[1].contains("files_broken"),
+        "{err}"
+    );
+    assert_eq!(lines[2], "chef: 1 of 2 MCP servers failed: ghost");
+
+    // A catalogue that compresses has no compress_error.
+    let (code, report, err) = inspect(&[server("files", "--set files"), "--max-tools=3".into()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(report.get("compress_error").is_none(), "{report}");
+    assert_eq!(report["levels"].as_array().unwrap().len(), 4);
+}
+
+#[test]
 fn a_server_that_hangs_hits_the_timeout_and_is_named() {
     let (code, report, err) = inspect(&[
         command_server("slow=sleep 100"),

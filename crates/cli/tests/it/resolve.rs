@@ -100,6 +100,47 @@ fn a_bad_calls_line_exits_2_naming_the_line() {
 }
 
 #[test]
+fn a_calls_line_that_is_not_json_names_one_position() {
+    let out = resolve("3", None, "{\"name\":\"t\",\"arguments\":{}}\n{1:2}\n");
+    let err = one_line_error(&out);
+    assert!(
+        err.ends_with("calls.jsonl: line 2: not valid JSON at column 2: key must be a string\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn arguments_that_are_not_an_object_get_an_error_line_for_that_call() {
+    let calls = [
+        json!({"name": "t", "arguments": "not json"}),
+        json!({"name": "t", "arguments": "[1]"}),
+        json!({"name": "t", "arguments": [1]}),
+        json!({"name": "t", "arguments": "{\"f\":\"f0\",\"a\":{\"addresses\":[\"x\"]}}"}),
+    ];
+    let text: String = calls.iter().map(|c| format!("{c}\n")).collect();
+    let out = lines(&resolve("3", None, &text));
+    assert_eq!(out.len(), 4);
+    for (line, detail) in [
+        (
+            &out[0],
+            "it is a string that is not JSON (not valid JSON at column 2: ",
+        ),
+        (&out[1], "it is a string holding an array"),
+        (&out[2], "it is an array"),
+    ] {
+        assert_eq!(line["kind"], "error", "{line}");
+        assert_eq!(line["recoverable"], true, "{line}");
+        let message = line["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("`arguments` is not a JSON object: ") && message.contains(detail),
+            "{message}"
+        );
+    }
+    assert_eq!(out[3]["kind"], "call");
+    assert_eq!(out[3]["name"], "batch_geocode");
+}
+
+#[test]
 fn resolve_with_a_missing_calls_file_exits_2() {
     let out = on_corpus(
         "resolve",

@@ -442,3 +442,58 @@ fn calibrate_prints_the_threshold_for_the_rule_in_use() {
         );
     }
 }
+
+#[test]
+fn split_and_abstain_share_need_their_flag_even_with_queries() {
+    let (_dir, queries) = temp_file("q.jsonl", "{\"query\":\"bake a cake\"}\n");
+    let tools = fixture("real-mcp-tools.json");
+    let out = search(&tools, &queries, &["--split", "heldout"]);
+    assert_one_line_error(&out, &["--split", "needs --eval"]);
+    assert!(stdout(&out).is_empty());
+    let out = search(&tools, &queries, &["--abstain-share", "0.5"]);
+    assert_one_line_error(&out, &["--abstain-share", "needs --calibrate"]);
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn eval_with_nothing_to_measure_exits_2_and_figures_over_no_request_are_null() {
+    let tools = fixture("real-mcp-tools.json");
+    // A split no line has (a typo): nothing to measure.
+    let out = evaluate(
+        &tools,
+        &fixture("retrieval-149.jsonl"),
+        &["--split", "heldot", "--lexical"],
+    );
+    assert_one_line_error(
+        &out,
+        &["retrieval-149.jsonl", "\"heldot\"", "nothing to measure"],
+    );
+    assert!(stdout(&out).is_empty());
+    let (_dir, empty) = temp_file("empty.jsonl", "\n");
+    let out = evaluate(&tools, &empty, &["--lexical"]);
+    assert_one_line_error(&out, &["empty.jsonl", "nothing to measure"]);
+
+    // Only unanswerable requests: the figures over answerable ones are null, not 0.
+    let (_dir, labels) = temp_file(
+        "l.jsonl",
+        "{\"query\":\"bake a chocolate cake\",\"expected\":[]}\n",
+    );
+    let out = evaluate(&tools, &labels, &["--lexical"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let got = &lines(&stdout(&out))[0];
+    assert_eq!(got["relevant"], 0, "{got}");
+    for key in ["recall_at_1", "recall_at_5", "mrr", "false_abstention"] {
+        assert_eq!(got[key], Value::Null, "{key}: {got}");
+    }
+    assert!(got["true_abstention"].is_number(), "{got}");
+
+    // --calibrate on a file with no request.
+    let out = chef([
+        OsString::from("search"),
+        tools.into(),
+        "--calibrate".into(),
+        empty.into(),
+    ]);
+    assert_one_line_error(&out, &["empty.jsonl", "no request", "--calibrate"]);
+    assert!(stdout(&out).is_empty());
+}

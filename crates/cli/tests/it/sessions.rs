@@ -191,8 +191,107 @@ fn sessions_commands_report_bad_input_with_status_2() {
     let b = dir.path().join("b");
     let out = import(b.to_str().unwrap(), &bundle, &[]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("bad.jsonl:2:"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("bad.jsonl: line 2: "),
+        "{}",
+        stderr(&out)
+    );
     assert!(ls(b.to_str().unwrap()).is_empty());
+}
+
+/// A bundle that must import nothing: exit status 2, one line on stderr, which is returned.
+fn refused_import(bundle_text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("bad2.jsonl");
+    std::fs::write(&bundle, bundle_text).unwrap();
+    let b = dir.path().join("b");
+    let out = import(b.to_str().unwrap(), &bundle, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(ls(b.to_str().unwrap()).is_empty(), "nothing is written");
+    err
+}
+
+const GOOD_LINE: &str = r#"{"id":"ok","snapshot":{"format":"chef-snapshot","format_version":1,"created_turn":0,"payload":1}}"#;
+
+#[test]
+fn a_bundle_line_that_is_not_json_names_one_position() {
+    let err = refused_import(&format!("{GOOD_LINE}\n\n{{1:2}}\n"));
+    assert!(
+        err.ends_with("bad2.jsonl: line 3: not valid JSON at column 2: key must be a string\n"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bundle_snapshot_whose_checksum_does_not_match_says_so() {
+    let line = r#"{"id":"ok","snapshot":{"format":"chef-snapshot","format_version":2,"created_turn":0,"payload":1,"checksum":"crc32:00000000"}}"#;
+    let err = refused_import(&format!("{line}\n"));
+    assert!(
+        err.contains("bad2.jsonl: line 1: snapshot bytes is corrupt: ") && err.contains("checksum"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bundle_with_one_session_twice_imports_nothing_and_names_both_lines() {
+    let other = GOOD_LINE.replace("\"ok\"", "\"other\"");
+    let err = refused_import(&format!("{GOOD_LINE}\n{other}\n\n{GOOD_LINE}\n"));
+    assert!(
+        err.contains("bad2.jsonl: line 4: session \"ok\" is also on line 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    seed(&FsBackend::open(&a).unwrap());
+    let store = a.to_str().unwrap();
+    // One byte of the stored snapshot changes: its checksum no longer matches.
+    let file = a.join("sessions").join("alpha.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("hello from alpha"), "{text}");
+    std::fs::write(&file, text.replace("hello from alpha", "hello from alphA")).unwrap();
+
+    let refused = |out: std::process::Output| {
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains("session \"alpha\" is corrupt: ") && err.contains("checksum mismatch"),
+            "{err}"
+        );
+    };
+    refused(run(&[
+        "sessions".as_ref(),
+        "show".as_ref(),
+        "alpha".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+    ]));
+    let bundle = dir.path().join("bundle.jsonl");
+    refused(run(&[
+        "sessions".as_ref(),
+        "export".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+        "--out".as_ref(),
+        bundle.as_os_str(),
+    ]));
+    assert!(!bundle.exists(), "nothing exported");
+    refused(run(&[
+        "sessions".as_ref(),
+        "export".as_ref(),
+        "--store".as_ref(),
+        store.as_ref(),
+    ]));
+    // The intact session still shows.
+    assert!(show(store, "support/42").contains("hello from support/42"));
 }
 
 #[cfg(not(feature = "postgres"))]
