@@ -40,7 +40,7 @@ pub(crate) enum CliError {
     /// many tools).
     #[error(
         "the combined MCP tool catalogue cannot be compressed: {message}{hint}",
-        message = compress_message(.0),
+        message = .0,
         hint = compress_hint(.0)
     )]
     McpCompress(#[source] chef_compress::CompressError),
@@ -55,7 +55,7 @@ pub(crate) enum CliError {
         source: std::io::Error,
     },
     /// The tools cannot be compressed (a schema refused, too many tools, …).
-    #[error("{}: {}{}", path.display(), compress_message(source), compress_hint(source))]
+    #[error("{}: {}{}", path.display(), source, compress_hint(source))]
     Compress {
         path: PathBuf,
         #[source]
@@ -127,48 +127,6 @@ pub(crate) enum CliError {
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
-}
-
-/// `tool` or `tools`, by `count`.
-fn tools(count: usize) -> &'static str {
-    if count == 1 { "tool" } else { "tools" }
-}
-
-/// A compress error's message, with the counts of the ones that have counts in the right
-/// number ("1 of 2 tools has", "the limit of 1 tool"); the others as the library says them.
-pub(crate) fn compress_message(source: &chef_compress::CompressError) -> String {
-    use chef_compress::CompressError;
-    match source {
-        CompressError::TooManyTools { count, limit } => format!(
-            "{count} {} the limit of {limit} {} for one compress call",
-            if *count == 1 {
-                "tool exceeds"
-            } else {
-                "tools exceed"
-            },
-            tools(*limit)
-        ),
-        CompressError::MissingCompiledLines {
-            uncompiled,
-            tool_count,
-            stale,
-        } => {
-            let mut m = format!(
-                "require_compiled: {uncompiled} of {tool_count} {} no usable compiled line. Re-run `chef compile-map`.",
-                if *uncompiled == 1 {
-                    "tools has"
-                } else {
-                    "tools have"
-                }
-            );
-            for s in stale {
-                m.push_str("\n  stale: ");
-                m.push_str(s);
-            }
-            m
-        }
-        other => other.to_string(),
-    }
 }
 
 /// What to do about a compress error on the command line, when there is a flag for it

@@ -66,7 +66,7 @@ use tokio::{io::AsyncReadExt, process::Command, sync::Mutex};
 
 use crate::{
     compress::limits,
-    error::{CliError, compress_hint, compress_message},
+    error::{CliError, compress_hint},
     flags::McpInspectArgs,
     inspect::CatalogueStats,
     output,
@@ -461,7 +461,7 @@ pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
         levels,
         compress_error: compress_error
             .as_ref()
-            .map(|e| format!("{}{}", compress_message(e), compress_hint(e))),
+            .map(|e| format!("{}{}", e, compress_hint(e))),
     })?;
 
     for (name, failure) in &failed {

@@ -11,7 +11,11 @@ use crate::options::Level;
 #[non_exhaustive]
 pub enum CompressError {
     /// More tools than [`Limits::max_tools`](crate::validate::Limits::max_tools).
-    #[error("{count} tools exceed the limit of {limit} tools for one compress call")]
+    #[error(
+        "{count} {} the limit of {limit} {} for one compress call",
+        if *count == 1 { "tool exceeds" } else { "tools exceed" },
+        if *limit == 1 { "tool" } else { "tools" }
+    )]
     TooManyTools {
         /// Tools given.
         count: usize,
@@ -102,8 +106,9 @@ pub enum CompressError {
 }
 
 fn require_compiled_message(uncompiled: usize, tool_count: usize, stale: &[String]) -> String {
+    let verb = if uncompiled == 1 { "has" } else { "have" };
     let mut m = format!(
-        "require_compiled: {uncompiled} of {tool_count} tools have no usable compiled line. Re-run `chef compile-map`."
+        "require_compiled: {uncompiled} of {tool_count} tools {verb} no usable compiled line. Re-run `chef compile-map`."
     );
     for s in stale {
         m.push_str("\n  stale: ");

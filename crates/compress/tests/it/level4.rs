@@ -201,7 +201,7 @@ fn require_compiled_refuses_missing_or_stale_lines() {
     let err = compress(&tools, &options.clone().with_require_compiled(true)).unwrap_err();
     let text = err.to_string();
     assert!(
-        text.contains("1 of 2 tools have no usable compiled line"),
+        text.contains("1 of 2 tools has no usable compiled line"),
         "{text}"
     );
     assert!(
