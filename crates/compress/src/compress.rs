@@ -321,6 +321,14 @@ fn pin_codes(
     let bound = pins.len() + entries.len();
     let parse =
         |code: &str| crate::lookup::parse_code(code).filter(|&(n, o)| n < bound && o < bound);
+    // Pins further out are not applied, but no fresh code may land on one either: a fresh
+    // place that is such a code is left a hole. Each can cost at most one hole, so a
+    // hostile map still cannot make the compression allocate without bound.
+    let far: std::collections::HashSet<(usize, usize)> = pins
+        .values()
+        .filter_map(|code| crate::lookup::parse_code(code))
+        .filter(|&(n, o)| n >= bound || o >= bound)
+        .collect();
     // Letter → the first op index no pin reserves.
     let mut reserved: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
     for code in pins.values() {
@@ -380,7 +388,12 @@ fn pin_codes(
                 _ => fresh.push(m),
             }
         }
-        slots.extend(fresh);
+        for m in fresh {
+            while far.contains(&(letter, slots.len())) {
+                slots.push(HOLE);
+            }
+            slots.push(m);
+        }
         for (oi, &m) in slots.iter().enumerate() {
             if let Some(e) = entries.get_mut(m as usize) {
                 e.code = Code::new(letter, oi);

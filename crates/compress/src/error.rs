@@ -4,9 +4,10 @@ use crate::options::Level;
 
 /// Why [`compress`](crate::compress) refused its input.
 ///
-/// Checks run in a fixed order and the first failure wins: the tool count, then per tool
-/// in input order an over-long name, a missing name, a duplicate name, an invalid namespace split, an unusable schema; then the
-/// level-4 requirement.
+/// Checks run in a fixed order and the first failure wins: the tool count; then per tool,
+/// in input order, an over-long name, a missing name, a duplicate name and an unusable
+/// schema; then each tool's namespace split; then the level-4 requirement; then level-2
+/// aliases and the compiled-line requirement.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CompressError {

@@ -41,13 +41,17 @@
 //! | 4 | `t` and `q` plus a Python block of model-compiled `def` lines (verified at every compress) | real names | no |
 //!
 //! [`compress`] never changes the level on its own; [`recommend_level`] advises. Below
-//! the provider, arguments are always checked by [`Compressed::resolve`] against the whole
-//! original schema, and failures come back as text written for the model.
+//! the provider, arguments are checked by [`Compressed::resolve`] against the tool's
+//! original schema as normalised for validation (keywords the validator refuses and
+//! patterns it cannot run are left out; [`Options::with_validate`]`(false)` turns the check
+//! off), and failures come back as text written for the model.
 //!
 //! # Determinism
 //!
-//! Tools are sorted by name in a fixed, locale-free order (documented on
-//! [`compress`]'s module), codes and namespaces derive from that order, and every JSON
+//! Tools are sorted by name in a fixed, locale-free order (case-insensitively by a fixed
+//! rank: punctuation, then digits, then letters, then any other character by its lower-case
+//! code point; names that differ only in case put lower case first; never the process
+//! locale), codes and namespaces derive from that order, and every JSON
 //! object keeps its authored key order, so identical tools in any order give identical
 //! bytes on every machine.
 //!

@@ -407,7 +407,9 @@ impl Options {
         self
     }
 
-    /// Replaces the default namespace split (used at levels 2–4).
+    /// Replaces the default namespace split (it groups tools at levels 2–4; at every level
+    /// each tool's split must have a non-empty namespace and operation, or compression
+    /// fails with [`CompressError::InvalidNamespace`](crate::CompressError::InvalidNamespace)).
     #[must_use]
     pub fn with_namespace_of(
         mut self,
@@ -485,8 +487,9 @@ impl Options {
     }
 
     /// Refuse to compress when a tool has no usable compiled line (level 4; level 1 when the
-    /// compiled map is not empty). Default `false`: such tools fall back to their bare
-    /// signature.
+    /// compiled map is not empty). Default `false`: such tools fall back to their
+    /// uncompiled rendering (level 1: signature and first sentence; level 4: the signature
+    /// with a `(not compiled)` docstring).
     #[must_use]
     pub fn with_require_compiled(mut self, on: bool) -> Self {
         self.require_compiled = on;

@@ -37,10 +37,11 @@ const THRESHOLD_CHARS: usize = 21_000;
 ///  "tool_count":149,"namespace_count":63,"ops_per_namespace":2.365,"level1_chars":88829,
 ///  "level1_tokens":21147,"level1_saved_pct":45.7,"level3_saved_pct":96.5,
 ///  "ambiguous_map_lines":101,
-///  "measured":[{"model":"Qwen2.5-Coder-1.5B-Instruct Q4_K_M","scenarios":"tool-selection scenarios",
+///  "measured":[{"model":"Qwen2.5-Coder-1.5B-Instruct Q4_K_M","model_id":"qwen1.5b",
+///    "scenarios":"held-out retrieval requests, answerable","answerable":true,
 ///    "catalogue":"the 149 real MCP tools","context":32768,"setting":"level=1","level":1,
-///    "map_style":null,"ranked_top":null,"compiled_map":false,"constrained":true,"n":18,
-///    "right":14,"args_valid":17,"prompt_tokens":27494,"source":"docs/eval/session14-1.5b-level1.jsonl"},…]}
+///    "map_style":null,"ranked_top":null,"compiled_map":false,"constrained":true,"n":75,
+///    "right":42,"args_valid":59,"prompt_tokens":27473,"source":"docs/eval/session15-1.5b-heldout.jsonl"},…]}
 /// ```
 ///
 /// `measured` (only with a level-3 advice) holds the three model runs the reason quotes.
@@ -183,9 +184,19 @@ pub fn recommend_level_with_limits(
             (
                 Level::Zero,
                 format!(
-                    "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. level 3 does compress this ({:.1}%), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
+                    "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
                     l1_stats.saved_pct.abs(),
-                    l3_stats.saved_pct,
+                    if l3_stats.saved_pct > 0.0 {
+                        format!(
+                            "Level 3 does compress this ({:.1}% smaller), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
+                            l3_stats.saved_pct
+                        )
+                    } else {
+                        format!(
+                            "Level 3 would not help either: its dispatcher tools and map make this block {:.1}% larger.",
+                            l3_stats.saved_pct.abs()
+                        )
+                    },
                 ),
             )
         } else {

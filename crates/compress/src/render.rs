@@ -185,7 +185,8 @@ fn push_enum_value(out: &mut String, v: &Value) {
 /// The schema with prose and boilerplate removed, keeping everything that constrains
 /// decoding (types, enums, required, item types, nested properties, combinators).
 ///
-/// Dropped at the top level and inside `properties`/`items`/`anyOf`/`oneOf`/`allOf`:
+/// Dropped at the top level and inside `properties`/`items` and the `anyOf`/`oneOf`/`allOf`
+/// of nested schemas (top-level combinators are copied verbatim):
 /// `description`, `$schema`, `title`, `examples`, `default`, `additionalProperties`, `$id`,
 /// `$comment`. Property *names* are never dropped. Other keys (`$defs`, `if`, `const`, …)
 /// are copied verbatim. A missing top-level `type` becomes `"object"` (appended last); a

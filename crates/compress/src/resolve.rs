@@ -37,8 +37,9 @@ pub enum Resolution {
     Call {
         /// The tool's real name.
         name: String,
-        /// The arguments exactly as the model sent them (after choosing the nested or flat
-        /// bag), validated against the original schema.
+        /// The arguments the model sent (after choosing the nested or flat bag; a JSON
+        /// string holding an object is parsed, and anything that is neither an object nor
+        /// such a string counts as `{}`), validated against the original schema.
         args: Value,
     },
     /// The model asked the library a lookup question (`q` or `describe_op`): return
@@ -59,8 +60,8 @@ pub enum Resolution {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResolveError {
-    /// No tool has this name (levels 0–1: exact names only; levels 3–4: not `t`, `q`, a
-    /// code or a real name).
+    /// No tool has this name (levels 0–1: exact names only; level 2: no namespace tool of
+    /// that name; levels 3–4: not `t`, `q`, a code or a real name).
     #[error("{}", self.message())]
     UnknownTool {
         /// The name the model called.
@@ -468,13 +469,9 @@ impl Compressed {
                 match self.lookup(&f) {
                     Some(e) => e,
                     None if self.level == Level::Four => {
-                        let suggestion = self
-                            .suggest_code(&f)
-                            .and_then(|code| self.lookup(code))
-                            .map(|e| e.name.clone());
                         return Resolution::Error(ResolveError::UnknownFunction {
+                            suggestion: self.suggest_function(&f),
                             name: f.into_owned(),
-                            suggestion,
                         });
                     }
                     None => {
@@ -497,6 +494,22 @@ impl Compressed {
         self.call(entry, bag)
     }
 
+    /// Level 4's did-you-mean for a function name: the nearest real tool name (the model
+    /// sees names there, not codes), else the tool of the nearest code.
+    fn suggest_function(&self, written: &str) -> Option<String> {
+        crate::similarity::nearest(
+            written,
+            self.entries.iter().map(|e| e.name.as_str()),
+            crate::similarity::SUGGESTION_FLOOR,
+        )
+        .map(str::to_owned)
+        .or_else(|| {
+            self.suggest_code(written)
+                .and_then(|code| self.lookup(code))
+                .map(|e| e.name.as_str().to_owned())
+        })
+    }
+
     /// `q`: `c` looks a code (or name) up, `s` searches. A call with both a search text
     /// and a `c` searches the text: small models put a code or a real name in `c` beside
     /// the question they mean, and answering the code alone drops the question.
@@ -515,12 +528,12 @@ impl Compressed {
                 },
                 None if self.level == Level::Four => {
                     Resolution::Error(ResolveError::UnknownFunction {
+                        suggestion: self.suggest_function(&c),
                         name: c.into_owned(),
-                        suggestion: None,
                     })
                 }
                 None => Resolution::Error(ResolveError::UnknownCode {
-                    suggestion: None,
+                    suggestion: self.suggest_code(&c).map(str::to_owned),
                     code: c.into_owned(),
                 }),
             };

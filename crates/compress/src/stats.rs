@@ -25,7 +25,7 @@ use crate::{
 ///
 /// ```json
 /// {"level":3,"map_style":"name+required","tool_count":149,"wire_tool_count":2,
-///  "original_chars":163520,"compressed_chars":5702,"saved_pct":96.5,
+///  "original_chars":163520,"compressed_chars":5738,"saved_pct":96.5,
 ///  "ambiguous_map_lines":101,"largest_lookalike_group":66}
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,7 +53,9 @@ pub struct Stats {
     /// grew; 0 when there are no tools (nothing to save, even though the level-3 legend
     /// is longer than `[]`).
     pub saved_pct: f64,
-    /// Levels 3–4: tools whose map line body is shared with another tool.
+    /// Levels 3–4: tools whose map line body is shared with another tool (level 4: the
+    /// compiled `def` line after its name, so tools without a compiled line all share the
+    /// empty body).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ambiguous_map_lines: Option<usize>,
     /// Levels 3–4: size of the largest group of identical bodies (1 when none repeat).

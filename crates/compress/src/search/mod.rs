@@ -196,7 +196,7 @@ pub struct IndexOptions {
     /// The abstention threshold used by [`CatalogIndex::search`].
     pub abstention: Abstention,
     /// The most threads building the index may use: 0 (the default) for one per available
-    /// core, 1 to stay on the calling thread. Threads are only used for catalogues of at
+    /// core, at most 4, 1 to stay on the calling thread. Threads are only used for catalogues of at
     /// least 2,048 tools per thread, and never change the index: it is the same bit for
     /// bit however many threads built it.
     pub threads: usize,
@@ -236,7 +236,7 @@ pub struct Hit {
 pub struct SearchResults {
     /// Best first; empty when the index abstained.
     pub hits: Vec<Hit>,
-    /// True when nothing fits well enough (or nothing matched at all).
+    /// True when nothing fits well enough, nothing matched at all, or `k` was 0.
     pub abstained: bool,
     /// The share of the request the best hits explain (see [`Abstention::explained_by`]),
     /// also when abstaining; 0 when nothing matched.

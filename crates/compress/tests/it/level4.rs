@@ -686,3 +686,42 @@ async fn at_most_four_requests_are_in_flight_by_default() {
         .unwrap();
     assert_eq!(slow.most.load(Ordering::SeqCst), 1, "0 means 1");
 }
+
+#[test]
+fn a_misspelt_function_name_is_answered_with_the_nearest_real_name() {
+    let c = level4(&pair(), pair_map());
+    for raw in [
+        c.resolve("t", &json!({"f": "github_create_isue", "a": {}})),
+        c.resolve("q", &json!({"c": "github_create_isue"})),
+    ] {
+        match raw {
+            chef_compress::Resolution::Error(chef_compress::ResolveError::UnknownFunction {
+                name,
+                suggestion,
+            }) => {
+                assert_eq!(name, "github_create_isue");
+                assert_eq!(suggestion.as_deref(), Some("github_create_issue"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_near_miss_code_in_a_lookup_gets_the_same_suggestion_as_in_a_call() {
+    let c = compress(&pair(), &Options::new().with_level(Level::Three)).unwrap();
+    let code = c.code_for("github_create_issue").unwrap().to_owned();
+    let near = format!("{code}x");
+    for raw in [
+        c.resolve("t", &json!({"f": near, "a": {}})),
+        c.resolve("q", &json!({"c": near})),
+    ] {
+        match raw {
+            chef_compress::Resolution::Error(chef_compress::ResolveError::UnknownCode {
+                suggestion,
+                ..
+            }) => assert_eq!(suggestion.as_deref(), Some(code.as_str())),
+            other => panic!("{other:?}"),
+        }
+    }
+}

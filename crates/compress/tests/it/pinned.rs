@@ -131,6 +131,25 @@ fn pins_that_cannot_hold_are_ignored_not_obeyed() {
 }
 
 #[test]
+fn a_pin_too_far_out_to_apply_is_still_never_given_to_another_tool() {
+    // Three tools and two pins bound applied pins at 5: `a5` is not applied, but the
+    // fresh codes after the reserved `a0`–`a4` would reach it, and must step over it.
+    let tools = named(&["a_x", "a_y", "a_z"]);
+    let pins: BTreeMap<String, String> = [("a_old1", "a4"), ("a_old2", "a5")]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+    let c = compress(&tools, &level3(&pins)).unwrap();
+    let got = codes(&c);
+    assert!(got.values().all(|code| code != "a5"), "{got:?}");
+    assert_eq!(got["a_x"], "a6");
+    match c.resolve("t", &json!({"f": "a5", "a": {}})) {
+        Resolution::Error(ResolveError::UnknownCode { .. }) => {}
+        other => panic!("a5: {other:?}"),
+    }
+}
+
+#[test]
 fn pins_are_ignored_below_level_three_and_change_nothing_when_they_match() {
     let tools = real_tools();
     for style in [

@@ -186,16 +186,27 @@ fn terse_tools_get_level_0_and_a_reason_that_says_why() {
         assert!(r.reason.to_lowercase().contains("leave the tools alone"));
         let re_ok = r
             .reason
-            .split("level 3 does compress this (")
+            .split("Level 3 does compress this (")
             .nth(1)
             .unwrap();
-        assert!(
-            re_ok.split("%)").next().unwrap().parse::<f64>().is_ok(),
-            "{}",
-            r.reason
-        );
+        let saved: f64 = re_ok.split("% smaller)").next().unwrap().parse().unwrap();
+        assert!(saved > 0.0, "{}", r.reason);
     }
     assert_eq!(recommend_level(&terse(400)).unwrap().level, Level::Three);
+}
+
+#[test]
+fn a_tool_too_small_for_any_level_is_not_told_level_3_compresses_it() {
+    // One terse tool: level 1 and level 3 both make the block larger.
+    let r = recommend_level(&terse(1)).unwrap();
+    assert_eq!(r.level, Level::Zero, "{}", r.reason);
+    assert!(!r.reason.contains("does compress"), "{}", r.reason);
+    assert!(
+        r.reason.contains("Level 3 would not help either"),
+        "{}",
+        r.reason
+    );
+    assert!(r.reason.contains("larger"), "{}", r.reason);
 }
 
 #[test]

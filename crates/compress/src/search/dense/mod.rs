@@ -358,8 +358,9 @@ impl DenseConfig {
 
 impl crate::Compressed {
     /// Ranks `q(s=…)` searches with the hybrid of BM25F and `config`'s model instead of
-    /// BM25F alone. The tools are embedded on the first search; if the model fails then
-    /// (or on a request), that search falls back to the lexical index.
+    /// BM25F alone. The tools are embedded on the first search; if embedding the tools
+    /// fails, that search and every later one use the lexical index (the model is not
+    /// tried again); if only a request fails to embed, that search does.
     #[must_use]
     pub fn with_embedder(mut self, config: DenseConfig) -> Self {
         self.dense = Some(config);
