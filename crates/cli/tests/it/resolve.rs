@@ -202,7 +202,7 @@ fn resolve_at_level_4_with_the_compiled_corpus_map() {
     assert!(out[2]["message"].as_str().unwrap().contains("addresses"));
     assert_eq!(
         out[3],
-        json!({"kind": "error", "message": "No function named \"batch_geocod\". Search with q(s=…).", "recoverable": true})
+        json!({"kind": "error", "message": "No function named \"batch_geocod\". Search with q(s=…). Did you mean \"batch_geocode\"?", "recoverable": true})
     );
 }
 
