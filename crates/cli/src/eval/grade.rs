@@ -163,6 +163,18 @@ pub(crate) struct Record {
     pub(crate) run: RunParams,
 }
 
+impl Record {
+    /// Whether the endpoint was never reached or never answered (a timeout, a connection
+    /// failure): the line measured nothing, and a rerun runs its pair again.
+    pub(crate) fn transport_failure(&self) -> bool {
+        match self.outcome {
+            Outcome::Timeout => true,
+            Outcome::HttpError => self.http_status.is_none(),
+            _ => false,
+        }
+    }
+}
+
 /// Grades one scenario's trace under `setting`.
 pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: Trace) -> Record {
     let expected_first = scenario.expected.first();
