@@ -952,3 +952,29 @@ fn a_rerun_runs_again_the_pairs_that_timed_out_or_could_not_connect() {
         .collect();
     assert_eq!(rerun, ["this one hangs"]);
 }
+
+#[test]
+fn an_unwritable_out_or_svg_path_is_refused_before_any_request() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir");
+    for (flag, path, want) in [
+        ("--svg", missing.join("chart.svg"), "does not exist"),
+        ("--out", missing.join("run.jsonl"), "does not exist"),
+        ("--svg", dir.path().to_path_buf(), "is a directory"),
+    ] {
+        let out = command(dir.path(), &server.endpoint(), &["--setting", "level=1"])
+            .arg(flag)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(flag) && stderr(&out).contains(want),
+            "{flag}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(server.seen().len(), 0, "nothing sent");
+}
