@@ -117,10 +117,25 @@ pub(crate) const REPLY_CHARS: usize = 1000;
 pub(crate) struct RunParams {
     pub(crate) model: String,
     pub(crate) max_calls: u32,
+    /// `--max-tokens` (none in lines written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_tokens: Option<u32>,
     /// `--recover-text-calls`.
     pub(crate) text_recovery: bool,
     /// `--constrain`.
     pub(crate) constrained: bool,
+}
+
+impl RunParams {
+    /// Whether a line made with these flags measured what a run with `current` would:
+    /// every flag equal, a line without `max_tokens` taken as made with any.
+    pub(crate) fn resumable_by(&self, current: &Self) -> bool {
+        self.model == current.model
+            && self.max_calls == current.max_calls
+            && (self.max_tokens.is_none() || self.max_tokens == current.max_tokens)
+            && self.text_recovery == current.text_recovery
+            && self.constrained == current.constrained
+    }
 }
 
 /// One line of the run file.
@@ -314,6 +329,7 @@ mod tests {
         let run = RunParams {
             model: "m".to_owned(),
             max_calls: 2,
+            max_tokens: Some(512),
             text_recovery: false,
             constrained: true,
         };
@@ -489,7 +505,7 @@ mod tests {
         assert!(line.contains(r#""outcome":"right""#), "{line}");
         assert!(
             line.ends_with(
-                r#""model":"m","max_calls":2,"text_recovery":false,"constrained":true}"#
+                r#""model":"m","max_calls":2,"max_tokens":512,"text_recovery":false,"constrained":true}"#
             ),
             "{line}"
         );

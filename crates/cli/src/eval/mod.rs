@@ -575,6 +575,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     let params = RunParams {
         model: args.model.clone(),
         max_calls: args.max_calls,
+        max_tokens: Some(args.max_tokens),
         text_recovery: args.recover_text_calls,
         constrained: args.constrain,
     };
@@ -591,18 +592,22 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             retried.insert((record.setting, record.scenario));
             continue;
         }
-        if record.run != params {
+        if !record.run.resumable_by(&params) {
             let RunParams {
                 model,
                 max_calls,
+                max_tokens,
                 text_recovery,
                 constrained,
             } = &record.run;
             return Err(CliError::Usage(format!(
-                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}; \
+                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}{}; \
                  rerun with those flags, label this setting differently (name=LABEL) or choose another --out",
                 args.out.as_deref().unwrap_or(Path::new("")).display(),
                 record.setting,
+                max_tokens
+                    .map(|n| format!(" --max-tokens {n}"))
+                    .unwrap_or_default(),
                 if *text_recovery {
                     " --recover-text-calls"
                 } else {
@@ -698,6 +703,7 @@ mod tests {
             &RunParams {
                 model: "m".to_owned(),
                 max_calls: 2,
+                max_tokens: Some(512),
                 text_recovery: false,
                 constrained: false,
             },

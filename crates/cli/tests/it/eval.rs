@@ -978,3 +978,44 @@ fn an_unwritable_out_or_svg_path_is_refused_before_any_request() {
     }
     assert_eq!(server.seen().len(), 0, "nothing sent");
 }
+
+#[test]
+fn a_rerun_with_another_max_tokens_is_refused_and_old_lines_without_it_are_kept() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let go = |max_tokens: &str| {
+        command(
+            dir.path(),
+            &server.endpoint(),
+            &["--setting", "level=1", "--limit", "1"],
+        )
+        .args(["--max-tokens", max_tokens])
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap()
+    };
+    success(&go("512"));
+    let first = records(&run);
+    assert_eq!(first[0]["max_tokens"], 512);
+    let sent = server.seen().len();
+
+    let other = go("64");
+    assert_eq!(other.status.code(), Some(2), "{}", stderr(&other));
+    assert!(
+        stderr(&other).contains("--max-tokens 512"),
+        "{}",
+        stderr(&other)
+    );
+    assert_eq!(server.seen().len(), sent, "nothing sent");
+
+    // A line written before max_tokens was recorded is resumed under any --max-tokens.
+    let mut old = first[0].clone();
+    old.as_object_mut().unwrap().remove("max_tokens");
+    std::fs::write(&run, format!("{old}\n")).unwrap();
+    success(&go("64"));
+    assert_eq!(server.seen().len(), sent, "the old line is reused");
+    assert_eq!(records(&run), [old]);
+}
