@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `id` | unique in the file; default `line-N` (JSON Lines) or `#N` (arrays), 1-based |
 //! | `prompt` (or `query`) | the user's message; required |
-//! | `expected` | the tools the task calls, in order: names, or `{"name","args"}` objects; `[]`: no tool should be called |
+//! | `expected` | required: the tools the task calls, in order: names, or `{"name","args"}` objects; `[]`: no tool should be called |
 //! | `arguments` | the arguments expected of the first call (else `expected[0].args`) |
 //! | `result` | the scripted result of the first dispatched call |
 //! | `cannedResults` | scripted results by real tool name (toolgz) |
@@ -152,8 +152,12 @@ fn scenario(value: &Value, fallback_id: String, item: Option<usize>) -> Result<S
         .filter(|p| !p.trim().is_empty())
         .ok_or_else(|| format!("{who} has no prompt (or query)"))?;
     let entries = match raw.get("expected") {
-        Some(Value::Array(entries)) => entries.as_slice(),
-        None => &[],
+        Some(Value::Array(entries)) => entries,
+        None | Some(Value::Null) => {
+            return Err(format!(
+                "{who} has no \"expected\": list the tools it should call, or [] when it should call none"
+            ));
+        }
         Some(_) => {
             return Err(in_scenario(
                 "\"expected\" is not a list (of tool names or {\"name\", \"args\"} objects)"
@@ -417,6 +421,12 @@ mod tests {
                 "not a scenario: expected a JSON object",
             ),
             ("{\"expected\":[\"x\"]}", 1, "no prompt"),
+            // A misspelled `expected` is not "no tool should be called".
+            (
+                "{\"prompt\":\"p\",\"expected\":[]}\n{\"prompt\":\"p\",\"expectd\":[\"x\"]}",
+                2,
+                "scenario \"line-2\" has no \"expected\": list the tools it should call, or []",
+            ),
             (
                 "{\"id\":\"a\",\"prompt\":\"p\",\"expected\":[]}\n{\"id\":\"a\",\"prompt\":\"q\",\"expected\":[]}",
                 2,
@@ -473,6 +483,7 @@ mod tests {
     fn unusable_items_of_an_array_are_named_by_number() {
         for (text, want) in [
             ("{\"scenarios\":{}}", "\"scenarios\" is not an array"),
+            ("[{\"prompt\":\"p\"}]", "scenario #1 has no \"expected\""),
             ("[{\"prompt\":\"p\",\"id\":[1]}]", "scenario #1: id [1]"),
             (
                 "[{\"prompt\":\"p\",\"expected\":[]},\n{\"prompt\":\"p\",\"expected\":[{\"name\":7}]}]",
