@@ -10,8 +10,9 @@ use super::scenario::Scenario;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Outcome {
-    /// The first dispatched call is the expected tool (or, when no tool is expected, no
-    /// call was made).
+    /// The first dispatched call is the expected tool (or, when no tool is expected, the
+    /// scenario ended on a reply with no tool call and nothing was dispatched: lookups and
+    /// refused calls before it do not count against it).
     Right,
     /// The first dispatched call is another tool (or a tool when none was expected).
     WrongTool,

@@ -1,6 +1,7 @@
 //! `chef eval --tools TOOLS --scenarios FILE --endpoint URL --model NAME [--setting SPEC …]
-//! [--target openai] [--max-calls N] [--timeout S] [--out RUN.jsonl] [--svg CHART.svg]
-//! [--limit N] [--recover-text-calls] [--constrain]`.
+//! [--target openai] [--max-calls N] [--timeout S] [--max-tokens N] [--out RUN.jsonl]
+//! [--svg CHART.svg] [--api-key-env NAME] [--split NAME] [--limit N]
+//! [--recover-text-calls] [--constrain]`.
 //!
 //! Measures chef settings on a real model: for each (setting, scenario) a [`Chef`] holds
 //! the tools at that setting, compiles the harness system prompt and the scenario's
