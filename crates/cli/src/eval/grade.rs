@@ -10,8 +10,9 @@ use super::scenario::Scenario;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Outcome {
-    /// The first dispatched call is the expected tool (or, when no tool is expected, no
-    /// call was made).
+    /// The first dispatched call is the expected tool (or, when no tool is expected, the
+    /// scenario ended on a reply with no tool call and nothing was dispatched: lookups and
+    /// refused calls before it do not count against it).
     Right,
     /// The first dispatched call is another tool (or a tool when none was expected).
     WrongTool,
@@ -117,10 +118,25 @@ pub(crate) const REPLY_CHARS: usize = 1000;
 pub(crate) struct RunParams {
     pub(crate) model: String,
     pub(crate) max_calls: u32,
+    /// `--max-tokens` (none in lines written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) max_tokens: Option<u32>,
     /// `--recover-text-calls`.
     pub(crate) text_recovery: bool,
     /// `--constrain`.
     pub(crate) constrained: bool,
+}
+
+impl RunParams {
+    /// Whether a line made with these flags measured what a run with `current` would:
+    /// every flag equal, a line without `max_tokens` taken as made with any.
+    pub(crate) fn resumable_by(&self, current: &Self) -> bool {
+        self.model == current.model
+            && self.max_calls == current.max_calls
+            && (self.max_tokens.is_none() || self.max_tokens == current.max_tokens)
+            && self.text_recovery == current.text_recovery
+            && self.constrained == current.constrained
+    }
 }
 
 /// One line of the run file.
@@ -161,6 +177,18 @@ pub(crate) struct Record {
     pub(crate) replies: Vec<String>,
     #[serde(flatten)]
     pub(crate) run: RunParams,
+}
+
+impl Record {
+    /// Whether the endpoint was never reached or never answered (a timeout, a connection
+    /// failure): the line measured nothing, and a rerun runs its pair again.
+    pub(crate) fn transport_failure(&self) -> bool {
+        match self.outcome {
+            Outcome::Timeout => true,
+            Outcome::HttpError => self.http_status.is_none(),
+            _ => false,
+        }
+    }
 }
 
 /// Grades one scenario's trace under `setting`.
@@ -302,6 +330,7 @@ mod tests {
         let run = RunParams {
             model: "m".to_owned(),
             max_calls: 2,
+            max_tokens: Some(512),
             text_recovery: false,
             constrained: true,
         };
@@ -477,7 +506,7 @@ mod tests {
         assert!(line.contains(r#""outcome":"right""#), "{line}");
         assert!(
             line.ends_with(
-                r#""model":"m","max_calls":2,"text_recovery":false,"constrained":true}"#
+                r#""model":"m","max_calls":2,"max_tokens":512,"text_recovery":false,"constrained":true}"#
             ),
             "{line}"
         );

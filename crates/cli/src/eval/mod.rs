@@ -1,6 +1,7 @@
 //! `chef eval --tools TOOLS --scenarios FILE --endpoint URL --model NAME [--setting SPEC …]
-//! [--target openai] [--max-calls N] [--timeout S] [--out RUN.jsonl] [--svg CHART.svg]
-//! [--limit N] [--recover-text-calls] [--constrain]`.
+//! [--target openai] [--max-calls N] [--timeout S] [--max-tokens N] [--out RUN.jsonl]
+//! [--svg CHART.svg] [--api-key-env NAME] [--split NAME] [--limit N]
+//! [--recover-text-calls] [--constrain]`.
 //!
 //! Measures chef settings on a real model: for each (setting, scenario) a [`Chef`] holds
 //! the tools at that setting, compiles the harness system prompt and the scenario's
@@ -10,7 +11,10 @@
 //! `--max-calls` requests; the first call `route` dispatches is graded and answered with
 //! the scenario's scripted result, and the scenario ends. Nothing real is ever
 //! dispatched. Grading ([`grade`]) is mechanical, and every scenario gets one line:
-//! a timeout, an HTTP error or an unparsable reply is an outcome, never dropped.
+//! a timeout, an HTTP error or an unparsable reply is an outcome, never dropped. On a
+//! rerun with `--out`, a timeout or connection failure measured nothing and runs again.
+//! HTTP 401, 403 and 404, or a first request that cannot connect, stop the run (exit
+//! status 1, [`CliError::Endpoint`]); bad input is exit status 2.
 //! docs/EVAL.md describes the outcomes, the files and how to run it.
 
 pub(crate) mod grade;
@@ -66,8 +70,10 @@ the scenario's scripted result. Nothing real is dispatched.
 
 Outcomes: right, wrong_tool, no_call, malformed, lookups_exhausted, timeout, http_error,
 unparsable. Every scenario gets one JSON line in --out (appended; pairs already there are
-skipped on a rerun), a summary table per setting goes to stdout, --svg draws accuracy
-against first-request prompt tokens. HTTP 401, 403 and 404 stop the run (exit status 1).
+skipped on a rerun, except timeouts and connection failures, which run again), a summary
+table per setting goes to stdout, --svg draws accuracy against first-request prompt
+tokens. HTTP 401, 403 and 404, or a first request that cannot connect, stop the run
+(exit status 1).
 The key is read from OPENAI_API_KEY, or the variable --api-key-env names (unset or
 empty: no Authorization header).
 See docs/EVAL.md.";
@@ -77,7 +83,8 @@ See docs/EVAL.md.";
 enum SendError {
     /// Recorded as the scenario's outcome.
     Outcome(End),
-    /// Every request will be refused (bad key, unknown model or path): stop the run.
+    /// Every request will be refused (bad key, unknown model or path) or fail (the run's
+    /// first request cannot connect): stop the run with this message.
     Fatal(String),
 }
 
@@ -87,6 +94,8 @@ struct Context<'a> {
     url: String,
     key: Option<String>,
     args: &'a EvalArgs,
+    /// Whether a request of this run has already been sent (answered or not).
+    sent: std::cell::Cell<bool>,
 }
 
 impl Context<'_> {
@@ -100,7 +109,18 @@ impl Context<'_> {
         if let Some(key) = &self.key {
             request = request.bearer_auth(key);
         }
-        let response = request.send().await.map_err(|e| self.transport(&e))?;
+        let first = !self.sent.replace(true);
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(e) if first && e.is_connect() => {
+                return Err(SendError::Fatal(format!(
+                    "cannot connect to {} ({}); is the server running?",
+                    self.url,
+                    crate::error::chain(&e)
+                )));
+            }
+            Err(e) => return Err(self.transport(&e)),
+        };
         let status = response.status();
         let bytes = response.bytes().await.map_err(|e| self.transport(&e))?;
         if status.is_success() {
@@ -111,7 +131,10 @@ impl Context<'_> {
             status,
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND
         ) {
-            return Err(SendError::Fatal(detail));
+            return Err(SendError::Fatal(format!(
+                "{} refused the request: {detail}",
+                self.url
+            )));
         }
         Err(SendError::Outcome(End::HttpError {
             status: Some(status.as_u16()),
@@ -238,12 +261,7 @@ async fn run_one(
         let bytes = match cx.send(body).await {
             Ok(bytes) => bytes,
             Err(SendError::Outcome(end)) => break end,
-            Err(SendError::Fatal(detail)) => {
-                return Err(CliError::Endpoint(format!(
-                    "{} refused the request: {detail}",
-                    cx.url
-                )));
-            }
+            Err(SendError::Fatal(message)) => return Err(CliError::Endpoint(message)),
         };
         let parsed = match chef::openai::chat::parse_response(&bytes, &payload.names) {
             Ok(parsed) => parsed,
@@ -456,8 +474,45 @@ fn in_catalogue(all: Vec<Scenario>, tools: &[ToolDefinition]) -> Vec<Scenario> {
     keep
 }
 
+/// Checks that `path` (given to `flag`) can be written: not a directory, in a directory
+/// that exists and takes a new file. Done before any request, so a typo in the path does
+/// not cost a run.
+fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(CliError::Usage(format!(
+            "{flag} {}: is a directory; give a file path",
+            path.display()
+        )));
+    }
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(CliError::Usage(format!(
+            "{flag} {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        CliError::Usage(format!(
+            "{flag} {}: cannot write in {}: {e}",
+            path.display(),
+            dir.display()
+        ))
+    })?;
+    Ok(())
+}
+
 pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     debug_assert_eq!(args.target, Target::OpenAiChat);
+    if let Some(path) = &args.out {
+        check_writable("--out", path)?;
+    }
+    if let Some(path) = &args.svg {
+        check_writable("--svg", path)?;
+    }
     let tools = tools::load(&args.tools)?;
     let mut scenarios = scenario::load(&args.scenarios)?;
     if let Some(split) = &args.split {
@@ -521,28 +576,39 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     let params = RunParams {
         model: args.model.clone(),
         max_calls: args.max_calls,
+        max_tokens: Some(args.max_tokens),
         text_recovery: args.recover_text_calls,
         constrained: args.constrain,
     };
     let ids: BTreeSet<&str> = scenarios.iter().map(|s| s.id.as_str()).collect();
     let mut records: Vec<Record> = Vec::new();
     let mut done = HashSet::new();
+    let mut retried = HashSet::new();
     for record in earlier {
         if !labels.contains(&record.setting) || !ids.contains(record.scenario.as_str()) {
             continue;
         }
-        if record.run != params {
+        if record.transport_failure() {
+            // The endpoint was not reached or did not answer: nothing was measured.
+            retried.insert((record.setting, record.scenario));
+            continue;
+        }
+        if !record.run.resumable_by(&params) {
             let RunParams {
                 model,
                 max_calls,
+                max_tokens,
                 text_recovery,
                 constrained,
             } = &record.run;
             return Err(CliError::Usage(format!(
-                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}; \
+                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}{}; \
                  rerun with those flags, label this setting differently (name=LABEL) or choose another --out",
                 args.out.as_deref().unwrap_or(Path::new("")).display(),
                 record.setting,
+                max_tokens
+                    .map(|n| format!(" --max-tokens {n}"))
+                    .unwrap_or_default(),
                 if *text_recovery {
                     " --recover-text-calls"
                 } else {
@@ -560,6 +626,12 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         .flat_map(|setting| scenarios.iter().map(move |s| (setting, s)))
         .filter(|(setting, s)| !done.contains(&(setting.label.clone(), s.id.clone())))
         .collect();
+    let retried = retried.difference(&done).count();
+    if retried > 0 {
+        eprintln!(
+            "chef: notice: {retried} run(s) in the run file timed out or could not connect; running them again"
+        );
+    }
     if !done.is_empty() {
         eprintln!(
             "chef: notice: {} of {} runs are already in the run file; running {}",
@@ -580,6 +652,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             url,
             key,
             args,
+            sent: std::cell::Cell::new(false),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -613,11 +686,13 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     }
 
     let rows = report::summarize(&labels, &records);
+    // The table first: a chart that cannot be written after all loses nothing else.
+    output::text(&report::table(&rows))?;
     if let Some(path) = &args.svg {
         let title = format!("chef eval: {}, {} scenarios", args.model, scenarios.len());
         output::write_atomic(path, report::svg(&rows, &title).as_bytes())?;
     }
-    output::text(&report::table(&rows))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -629,6 +704,7 @@ mod tests {
             &RunParams {
                 model: "m".to_owned(),
                 max_calls: 2,
+                max_tokens: Some(512),
                 text_recovery: false,
                 constrained: false,
             },

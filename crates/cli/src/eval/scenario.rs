@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `id` | unique in the file; default `line-N` (JSON Lines) or `#N` (arrays), 1-based |
 //! | `prompt` (or `query`) | the user's message; required |
-//! | `expected` | the tools the task calls, in order: names, or `{"name","args"}` objects; `[]`: no tool should be called |
+//! | `expected` | required: the tools the task calls, in order: names, or `{"name","args"}` objects; `[]`: no tool should be called |
 //! | `arguments` | the arguments expected of the first call (else `expected[0].args`) |
 //! | `result` | the scripted result of the first dispatched call |
 //! | `cannedResults` | scripted results by real tool name (toolgz) |
@@ -17,12 +17,14 @@
 //!
 //! Other fields (`suite`, `note`, `maxTurns`, …) are ignored.
 
-use std::{collections::BTreeMap, path::Path};
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::Path,
+};
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::error::CliError;
+use crate::error::{CliError, json_line_problem};
 
 /// The result a dispatched call gets when the scenario scripts none (JSON Lines).
 pub(crate) const DEFAULT_RESULT: &str = "ok";
@@ -56,62 +58,138 @@ impl Scenario {
     }
 }
 
-#[derive(Debug, Deserialize)]
-struct Raw {
-    #[serde(default)]
-    id: Option<Value>,
-    #[serde(default)]
-    prompt: Option<String>,
-    #[serde(default)]
-    query: Option<String>,
-    #[serde(default)]
-    expected: Vec<RawExpected>,
-    #[serde(default)]
-    arguments: Option<Map<String, Value>>,
-    #[serde(default)]
-    result: Option<String>,
-    #[serde(default, rename = "cannedResults")]
-    canned_results: Option<BTreeMap<String, String>>,
-    #[serde(default, rename = "toolNames")]
-    tool_names: Option<Vec<String>>,
-    #[serde(default)]
-    split: Option<String>,
+/// What is wrong with a scenario file: at a line (JSON Lines, or a whole-file syntax
+/// error), or in an item of an array (the message names it `#N`).
+#[derive(Debug, PartialEq)]
+struct Problem {
+    line: Option<usize>,
+    message: String,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
-enum RawExpected {
-    Name(String),
-    Call {
-        name: String,
-        #[serde(default)]
-        args: Option<Map<String, Value>>,
-    },
+impl Problem {
+    fn at(line: usize, message: String) -> Self {
+        Self {
+            line: Some(line),
+            message,
+        }
+    }
+
+    fn item(message: String) -> Self {
+        Self {
+            line: None,
+            message,
+        }
+    }
 }
 
-fn scenario(raw: Raw, fallback_id: String) -> Result<Scenario, String> {
-    let id = match raw.id {
-        None | Some(Value::Null) => fallback_id,
-        Some(Value::String(s)) if !s.trim().is_empty() => s,
-        Some(Value::Number(n)) => n.to_string(),
-        Some(other) => return Err(format!("id {other} is not a non-empty string or number")),
+/// `object[key]` as a string; absent or `null` is none.
+fn string(object: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("\"{key}\" is not a string")),
+    }
+}
+
+/// `object[key]` as a list of strings; absent or `null` is none.
+fn strings(object: &Map<String, Value>, key: &str) -> Result<Option<Vec<String>>, String> {
+    let err = || format!("\"{key}\" is not a list of strings");
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned).ok_or_else(err))
+            .collect::<Result<_, _>>()
+            .map(Some),
+        Some(_) => Err(err()),
+    }
+}
+
+/// `object[key]` as an object; absent or `null` is none.
+fn object_field(
+    object: &Map<String, Value>,
+    key: &str,
+) -> Result<Option<Map<String, Value>>, String> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(map)) => Ok(Some(map.clone())),
+        Some(_) => Err(format!("\"{key}\" is not an object")),
+    }
+}
+
+/// One scenario from its JSON value; `fallback_id` when it has no `id`. `item` is its
+/// 1-based number in an array (a JSON Lines error is named by its line instead).
+fn scenario(value: &Value, fallback_id: String, item: Option<usize>) -> Result<Scenario, String> {
+    let number = item.map(|n| format!("scenario #{n}"));
+    let Some(raw) = value.as_object() else {
+        return Err(match &number {
+            Some(number) => format!("{number} is not a JSON object"),
+            None => "not a scenario: expected a JSON object".to_owned(),
+        });
     };
-    let prompt = raw
-        .prompt
-        .or(raw.query)
+    let (id, explicit) = match raw.get("id") {
+        None | Some(Value::Null) => (fallback_id, false),
+        Some(Value::String(s)) if !s.trim().is_empty() => (s.clone(), true),
+        Some(Value::Number(n)) => (n.to_string(), true),
+        Some(other) => {
+            let id = format!("id {other} is not a non-empty string or number");
+            return Err(match &number {
+                Some(number) => format!("{number}: {id}"),
+                None => id,
+            });
+        }
+    };
+    // How messages name the scenario: `scenario #2 ("a")`, `scenario #2`, `scenario "a"`.
+    let who = match (&number, explicit) {
+        (Some(number), true) => format!("{number} ({id:?})"),
+        (Some(number), false) => number.clone(),
+        (None, _) => format!("scenario {id:?}"),
+    };
+    let in_scenario = |problem: String| format!("{who}: {problem}");
+    let prompt = string(raw, "prompt")
+        .map_err(in_scenario)?
+        .or(string(raw, "query").map_err(in_scenario)?)
         .filter(|p| !p.trim().is_empty())
-        .ok_or_else(|| format!("scenario {id:?} has no prompt (or query)"))?;
-    let mut arguments = raw.arguments;
-    let mut expected = Vec::with_capacity(raw.expected.len());
-    for (index, entry) in raw.expected.into_iter().enumerate() {
+        .ok_or_else(|| format!("{who} has no prompt (or query)"))?;
+    let entries = match raw.get("expected") {
+        Some(Value::Array(entries)) => entries,
+        None | Some(Value::Null) => {
+            return Err(format!(
+                "{who} has no \"expected\": list the tools it should call, or [] when it should call none"
+            ));
+        }
+        Some(_) => {
+            return Err(in_scenario(
+                "\"expected\" is not a list (of tool names or {\"name\", \"args\"} objects)"
+                    .to_owned(),
+            ));
+        }
+    };
+    let mut arguments = object_field(raw, "arguments").map_err(in_scenario)?;
+    let mut expected = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
         let (name, args) = match entry {
-            RawExpected::Name(name) => (name, None),
-            RawExpected::Call { name, args } => (name, args),
+            Value::String(name) => (name.clone(), None),
+            Value::Object(call) => match call.get("name") {
+                Some(Value::String(name)) => (
+                    name.clone(),
+                    object_field(call, "args")
+                        .map_err(|e| in_scenario(format!("expected[{index}]: {e}")))?,
+                ),
+                _ => {
+                    return Err(in_scenario(format!(
+                        "expected[{index}] has no \"name\" string"
+                    )));
+                }
+            },
+            _ => {
+                return Err(in_scenario(format!(
+                    "expected[{index}] is not a tool name or a {{\"name\", \"args\"}} object"
+                )));
+            }
         };
         if name.trim().is_empty() {
-            return Err(format!(
-                "scenario {id:?}: expected[{index}] has an empty name"
-            ));
+            return Err(in_scenario(format!("expected[{index}] has an empty name")));
         }
         if index == 0 && arguments.is_none() {
             arguments = args;
@@ -120,12 +198,21 @@ fn scenario(raw: Raw, fallback_id: String) -> Result<Scenario, String> {
     }
     if arguments.is_some() && expected.is_empty() {
         return Err(format!(
-            "scenario {id:?} expects arguments but names no expected tool"
+            "{who} expects arguments but names no expected tool"
         ));
     }
-    let toolgz = raw.canned_results.is_some();
-    let mut results = raw.canned_results.unwrap_or_default();
-    let default_result = match raw.result {
+    let canned = object_field(raw, "cannedResults").map_err(in_scenario)?;
+    let toolgz = canned.is_some();
+    let mut results = BTreeMap::new();
+    for (tool, result) in canned.unwrap_or_default() {
+        let Value::String(result) = result else {
+            return Err(in_scenario(format!(
+                "cannedResults[{tool:?}] is not a string"
+            )));
+        };
+        results.insert(tool, result);
+    }
+    let default_result = match string(raw, "result").map_err(in_scenario)? {
         Some(result) => {
             if let Some(first) = expected.first() {
                 results
@@ -138,14 +225,14 @@ fn scenario(raw: Raw, fallback_id: String) -> Result<Scenario, String> {
         None => DEFAULT_RESULT.to_owned(),
     };
     Ok(Scenario {
+        tool_names: strings(raw, "toolNames").map_err(in_scenario)?,
+        split: string(raw, "split").map_err(in_scenario)?,
         id,
         prompt,
         expected,
         arguments,
         results,
         default_result,
-        tool_names: raw.tool_names,
-        split: raw.split,
     })
 }
 
@@ -155,10 +242,13 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Scenario>, CliError> {
         path: path.to_owned(),
         source,
     })?;
-    let scenarios = parse(&text).map_err(|(line, problem)| CliError::Queries {
-        path: path.to_owned(),
-        line,
-        problem,
+    let scenarios = parse(&text).map_err(|problem| match problem.line {
+        Some(line) => CliError::Queries {
+            path: path.to_owned(),
+            line,
+            problem: problem.message,
+        },
+        None => CliError::Usage(format!("{}: {}", path.display(), problem.message)),
     })?;
     if scenarios.is_empty() {
         return Err(CliError::Usage(format!(
@@ -169,27 +259,49 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Scenario>, CliError> {
     Ok(scenarios)
 }
 
-/// Parses a scenario file's text; an error carries its 1-based line (1 for whole-file
-/// shapes).
-fn parse(text: &str) -> Result<Vec<Scenario>, (usize, String)> {
-    let list = match serde_json::from_str::<Value>(text) {
+/// The items of a whole-file shape (an array, or an object with `"scenarios"`), none for
+/// JSON Lines. A file that starts like a whole-file shape and does not parse as one is an
+/// error at serde's position, which is the file's own.
+fn whole_file(text: &str) -> Result<Option<Vec<Value>>, Problem> {
+    let start = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
+    let whole = serde_json::from_str::<Value>(text);
+    match whole {
+        Ok(Value::Array(items)) => Ok(Some(items)),
         Ok(Value::Object(mut object)) if object.contains_key("scenarios") => {
             match object.remove("scenarios") {
-                Some(Value::Array(items)) => Some(items),
-                _ => return Err((1, "\"scenarios\" is not an array".to_owned())),
+                Some(Value::Array(items)) => Ok(Some(items)),
+                _ => Err(Problem::item("\"scenarios\" is not an array".to_owned())),
             }
         }
-        Ok(Value::Array(items)) => Some(items),
-        // One object, or several lines: JSON Lines.
-        _ => None,
-    };
-    let mut scenarios = Vec::new();
-    match list {
+        // One object: JSON Lines of one line.
+        Ok(_) => Ok(None),
+        Err(e) => {
+            let first_line_alone = start
+                .lines()
+                .next()
+                .is_some_and(|l| serde_json::from_str::<Value>(l).is_ok());
+            let looks_whole = start.starts_with('[')
+                || (start.starts_with('{') && !first_line_alone && text.contains("\"scenarios\""));
+            if looks_whole {
+                Err(Problem::at(e.line(), json_line_problem(&e)))
+            } else {
+                // Several lines: JSON Lines.
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Parses a scenario file's text.
+fn parse(text: &str) -> Result<Vec<Scenario>, Problem> {
+    // (scenario, where it is: `line N` or `#N`)
+    let mut scenarios: Vec<(Scenario, Option<usize>)> = Vec::new();
+    match whole_file(text)? {
         Some(items) => {
-            for (index, item) in items.into_iter().enumerate() {
-                let raw: Raw = serde_json::from_value(item)
-                    .map_err(|e| (1, format!("scenario #{}: {e}", index + 1)))?;
-                scenarios.push(scenario(raw, format!("#{}", index + 1)).map_err(|e| (1, e))?);
+            for (index, item) in items.iter().enumerate() {
+                let scenario = scenario(item, format!("#{}", index + 1), Some(index + 1))
+                    .map_err(Problem::item)?;
+                scenarios.push((scenario, None));
             }
         }
         None => {
@@ -197,21 +309,35 @@ fn parse(text: &str) -> Result<Vec<Scenario>, (usize, String)> {
                 if line.trim().is_empty() {
                     continue;
                 }
-                let raw: Raw = serde_json::from_str(line)
-                    .map_err(|e| (index + 1, format!("not a scenario object: {e}")))?;
-                scenarios.push(
-                    scenario(raw, format!("line-{}", index + 1)).map_err(|e| (index + 1, e))?,
-                );
+                let value: Value = serde_json::from_str(line)
+                    .map_err(|e| Problem::at(index + 1, json_line_problem(&e)))?;
+                let scenario = scenario(&value, format!("line-{}", index + 1), None)
+                    .map_err(|e| Problem::at(index + 1, e))?;
+                scenarios.push((scenario, Some(index + 1)));
             }
         }
     }
-    let mut ids = std::collections::HashSet::new();
-    for s in &scenarios {
-        if !ids.insert(s.id.as_str()) {
-            return Err((1, format!("scenario id {:?} is used twice", s.id)));
+    let mut ids: HashMap<&str, (usize, Option<usize>)> = HashMap::new();
+    for (index, (s, line)) in scenarios.iter().enumerate() {
+        if let Some((first, first_line)) = ids.insert(s.id.as_str(), (index, *line)) {
+            return Err(match (line, first_line) {
+                (Some(line), Some(first_line)) => Problem::at(
+                    *line,
+                    format!(
+                        "scenario id {:?} is used twice (first on line {first_line})",
+                        s.id
+                    ),
+                ),
+                _ => Problem::item(format!(
+                    "scenario #{}: id {:?} is used twice (first by #{})",
+                    index + 1,
+                    s.id,
+                    first + 1
+                )),
+            });
         }
     }
-    Ok(scenarios)
+    Ok(scenarios.into_iter().map(|(s, _)| s).collect())
 }
 
 #[cfg(test)]
@@ -284,25 +410,101 @@ mod tests {
     #[test]
     fn unusable_scenarios_name_their_line() {
         for (text, line, want) in [
-            ("{\"prompt\":\"a\"}\nnot json", 2, "not a scenario object"),
-            ("{\"expected\":[\"x\"]}", 1, "no prompt"),
             (
-                "{\"id\":\"a\",\"prompt\":\"p\"}\n{\"id\":\"a\",\"prompt\":\"q\"}",
-                1,
-                "used twice",
+                "{\"prompt\":\"a\",\"expected\":[]}\nnot json",
+                2,
+                "not valid JSON at column 2",
+            ),
+            (
+                "{\"prompt\":\"a\",\"expected\":[]}\n[1]",
+                2,
+                "not a scenario: expected a JSON object",
+            ),
+            ("{\"expected\":[\"x\"]}", 1, "no prompt"),
+            // A misspelled `expected` is not "no tool should be called".
+            (
+                "{\"prompt\":\"p\",\"expected\":[]}\n{\"prompt\":\"p\",\"expectd\":[\"x\"]}",
+                2,
+                "scenario \"line-2\" has no \"expected\": list the tools it should call, or []",
+            ),
+            (
+                "{\"id\":\"a\",\"prompt\":\"p\",\"expected\":[]}\n{\"id\":\"a\",\"prompt\":\"q\",\"expected\":[]}",
+                2,
+                "used twice (first on line 1)",
             ),
             ("{\"prompt\":\"p\",\"expected\":[\"\"]}", 1, "empty name"),
             (
-                "{\"prompt\":\"p\",\"arguments\":{\"a\":1}}",
+                "{\"prompt\":\"p\",\"expected\":[],\"arguments\":{\"a\":1}}",
                 1,
                 "names no expected tool",
             ),
-            ("{\"scenarios\":{}}", 1, "not an array"),
-            ("[{\"prompt\":\"p\",\"id\":[1]}]", 1, "id"),
+            (
+                "{\"prompt\":\"p\",\"expected\":[1]}",
+                1,
+                "expected[0] is not a tool name or a {\"name\", \"args\"} object",
+            ),
+            (
+                "{\"prompt\":\"p\",\"expected\":[{\"args\":{}}]}",
+                1,
+                "expected[0] has no \"name\" string",
+            ),
+            (
+                "{\"prompt\":5,\"expected\":[]}",
+                1,
+                "\"prompt\" is not a string",
+            ),
+            // A whole-file shape that does not parse: serde's position is the file's.
+            (
+                "[\n{\"prompt\":\"p\",\"expected\":[]},\n{\"prompt\": }\n]",
+                3,
+                "not valid JSON at column 12",
+            ),
+            (
+                "{\n \"about\": \"x\",\n \"scenarios\": [\n  {\"prompt\": \"p\" \"expected\": []}\n ]\n}",
+                4,
+                "not valid JSON at column",
+            ),
+            (
+                "{\"scenarios\": [{\"prompt\":\"p\",\"expected\":[]}",
+                1,
+                "not valid JSON at column",
+            ),
         ] {
-            let (got_line, problem) = parse(text).unwrap_err();
-            assert_eq!(got_line, line, "{text}");
-            assert!(problem.contains(want), "{text}: {problem}");
+            let problem = parse(text).unwrap_err();
+            assert_eq!(problem.line, Some(line), "{text}: {problem:?}");
+            assert!(problem.message.contains(want), "{text}: {problem:?}");
+            for leak in ["untagged", "Raw", " at line "] {
+                assert!(!problem.message.contains(leak), "{text}: {problem:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn unusable_items_of_an_array_are_named_by_number() {
+        for (text, want) in [
+            ("{\"scenarios\":{}}", "\"scenarios\" is not an array"),
+            ("[{\"prompt\":\"p\"}]", "scenario #1 has no \"expected\""),
+            ("[{\"prompt\":\"p\",\"id\":[1]}]", "scenario #1: id [1]"),
+            (
+                "[{\"prompt\":\"p\",\"expected\":[]},\n{\"prompt\":\"p\",\"expected\":[{\"name\":7}]}]",
+                "scenario #2: expected[0] has no \"name\" string",
+            ),
+            (
+                "[{\"prompt\":\"p\",\"expected\":[]}, 3]",
+                "scenario #2 is not a JSON object",
+            ),
+            (
+                "[{\"id\":\"w\",\"prompt\":\"p\",\"expected\":5}]",
+                "scenario #1 (\"w\"): \"expected\" is not a list",
+            ),
+            (
+                "[{\"id\":\"a\",\"prompt\":\"p\",\"expected\":[]},{\"id\":\"a\",\"prompt\":\"q\",\"expected\":[]}]",
+                "scenario #2: id \"a\" is used twice (first by #1)",
+            ),
+        ] {
+            let problem = parse(text).unwrap_err();
+            assert_eq!(problem.line, None, "{text}: {problem:?}");
+            assert!(problem.message.contains(want), "{text}: {problem:?}");
         }
     }
 }

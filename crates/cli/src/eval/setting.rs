@@ -5,9 +5,9 @@
 //! | key | values | default |
 //! |---|---|---|
 //! | `level` | `0`–`4` | required |
-//! | `style` | `name+required`, `explicit`, `signature`, `distinct` (level 3) | chef's default |
+//! | `style` | `name+required`, `explicit`, `signature`, `distinct`; level 3 only | chef's default |
 //! | `prune` | `all`, `task`, `ranked:K` | `all` |
-//! | `compiled` | a compiled map (`chef compile-map` writes one); required at level 4 | none |
+//! | `compiled` | a compiled map (`chef compile-map` writes one); required at level 4, optional at level 1 (its docstrings), refused at 0, 2 and 3 | none |
 //! | `name` | the label in the run file, the table and the chart | the spec without `name` |
 //!
 //! So `level=3,style=distinct`, `level=1,prune=ranked:10`, `level=4,compiled=map.json`.
@@ -96,6 +96,18 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, String> {
         }
     }
     let level = level.ok_or_else(|| format!("setting {spec:?} has no level=N"))?;
+    if style.is_some() && level != Level::Three {
+        return Err(format!(
+            "setting {spec:?}: style= applies only at level 3 (the tool map's style); \
+             remove it or use level=3"
+        ));
+    }
+    if compiled.is_some() && !matches!(level, Level::One | Level::Four) {
+        return Err(format!(
+            "setting {spec:?}: compiled= applies only at level 4 (the compiled map) and \
+             level 1 (its docstrings); remove it or use level=1 or level=4"
+        ));
+    }
     if level == Level::Four && compiled.is_none() {
         return Err(format!(
             "setting {spec:?}: level 4 needs compiled=MAP.json (`chef compile-map` writes one)"
@@ -178,6 +190,8 @@ mod tests {
         assert_eq!((s.label.as_str(), &s.prune), ("small", &Prune::Ranked(10)));
         let s = parse("level=4,compiled=map.json").unwrap();
         assert_eq!(s.compiled, Some(PathBuf::from("map.json")));
+        let s = parse("level=1,compiled=map.json").unwrap();
+        assert_eq!(s.compiled, Some(PathBuf::from("map.json")));
         assert_eq!(parse("prune=task,level=0").unwrap().prune, Prune::Task);
         let labels: Vec<_> = defaults().into_iter().map(|s| s.label).collect();
         assert_eq!(labels, ["level=1", "level=3"]);
@@ -196,6 +210,14 @@ mod tests {
             ("level3", "not key=value"),
             ("level=4", "compiled=MAP.json"),
             ("level=1,name=", "empty"),
+            ("level=1,style=distinct", "style= applies only at level 3"),
+            ("level=4,compiled=m.json,style=signature", "only at level 3"),
+            (
+                "level=3,compiled=m.json",
+                "compiled= applies only at level 4",
+            ),
+            ("level=0,compiled=m.json", "level 1"),
+            ("level=2,compiled=m.json", "compiled="),
         ] {
             let err = parse(spec).unwrap_err();
             assert!(err.contains(want), "{spec}: {err}");

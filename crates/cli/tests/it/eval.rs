@@ -854,3 +854,168 @@ fn the_toolgz_scenarios_run_on_the_149_tool_corpus_at_two_levels() {
         .unwrap();
     assert_eq!(level1.body["tools"].as_array().unwrap().len(), 149);
 }
+
+#[test]
+fn an_endpoint_that_cannot_be_reached_stops_the_run_before_any_line() {
+    // A port nothing listens on: bound, then closed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let out = command(dir.path(), &endpoint, &["--setting", "level=1"])
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot connect to"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stdout(&out), "", "no table for a run that measured nothing");
+    assert_eq!(
+        std::fs::read_to_string(&run).unwrap(),
+        "",
+        "no line written"
+    );
+}
+
+#[test]
+fn a_rerun_runs_again_the_pairs_that_timed_out_or_could_not_connect() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    // right … hang, fail: a timeout and an HTTP 500.
+    let go = || {
+        command(
+            dir.path(),
+            &server.endpoint(),
+            &["--setting", "level=1", "--limit", "9"],
+        )
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap()
+    };
+    success(&go());
+    let first = by_scenario(&records(&run));
+    assert_eq!(first["hang"]["outcome"], "timeout");
+    assert_eq!(first["fail"]["outcome"], "http_error");
+    // As if the server had been down when "right" ran.
+    let text = std::fs::read_to_string(&run).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut r: Value = serde_json::from_str(l).unwrap();
+            if r["scenario"] == "right" {
+                r["outcome"] = json!("http_error");
+                r["http_status"] = Value::Null;
+                r["detail"] = json!("cannot connect to the endpoint");
+            }
+            format!("{r}\n")
+        })
+        .collect();
+    std::fs::write(&run, lines.concat()).unwrap();
+    let sent = server.seen().len();
+
+    let again = go();
+    let table = success(&again);
+    assert!(
+        stderr(&again).contains("2 run(s) in the run file timed out or could not connect"),
+        "{}",
+        stderr(&again)
+    );
+    let rerun: Vec<String> = server.seen()[sent..]
+        .iter()
+        .map(|s| s.prompt.clone())
+        .collect();
+    assert_eq!(
+        rerun,
+        ["weather in Oslo, please", "this one hangs"],
+        "only the unmeasured pairs run again (an HTTP 500 is an answer)"
+    );
+    let after = records(&run);
+    assert_eq!(after.len(), 11, "two lines appended");
+    assert_eq!(after[9]["scenario"], "right");
+    assert_eq!(after[9]["outcome"], "right");
+    assert!(table.contains("level=1"), "{table}");
+
+    // A third run finds "right" measured and only "hang" unmeasured.
+    let sent = server.seen().len();
+    success(&go());
+    let rerun: Vec<String> = server.seen()[sent..]
+        .iter()
+        .map(|s| s.prompt.clone())
+        .collect();
+    assert_eq!(rerun, ["this one hangs"]);
+}
+
+#[test]
+fn an_unwritable_out_or_svg_path_is_refused_before_any_request() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir");
+    for (flag, path, want) in [
+        ("--svg", missing.join("chart.svg"), "does not exist"),
+        ("--out", missing.join("run.jsonl"), "does not exist"),
+        ("--svg", dir.path().to_path_buf(), "is a directory"),
+    ] {
+        let out = command(dir.path(), &server.endpoint(), &["--setting", "level=1"])
+            .arg(flag)
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(flag) && stderr(&out).contains(want),
+            "{flag}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(server.seen().len(), 0, "nothing sent");
+}
+
+#[test]
+fn a_rerun_with_another_max_tokens_is_refused_and_old_lines_without_it_are_kept() {
+    let (_, script) = scenarios();
+    let server = Server::start(&script);
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run.jsonl");
+    let go = |max_tokens: &str| {
+        command(
+            dir.path(),
+            &server.endpoint(),
+            &["--setting", "level=1", "--limit", "1"],
+        )
+        .args(["--max-tokens", max_tokens])
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap()
+    };
+    success(&go("512"));
+    let first = records(&run);
+    assert_eq!(first[0]["max_tokens"], 512);
+    let sent = server.seen().len();
+
+    let other = go("64");
+    assert_eq!(other.status.code(), Some(2), "{}", stderr(&other));
+    assert!(
+        stderr(&other).contains("--max-tokens 512"),
+        "{}",
+        stderr(&other)
+    );
+    assert_eq!(server.seen().len(), sent, "nothing sent");
+
+    // A line written before max_tokens was recorded is resumed under any --max-tokens.
+    let mut old = first[0].clone();
+    old.as_object_mut().unwrap().remove("max_tokens");
+    std::fs::write(&run, format!("{old}\n")).unwrap();
+    success(&go("64"));
+    assert_eq!(server.seen().len(), sent, "the old line is reused");
+    assert_eq!(records(&run), [old]);
+}
