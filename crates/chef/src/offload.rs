@@ -417,7 +417,8 @@ pub struct OffloadCaps {
     /// Keep at most this many bytes of content (the newest first).
     pub max_bytes: Option<u64>,
     /// Evict entries the session's history still points to as well (off: they are kept,
-    /// and do not count against the caps' eviction order, though they count in the totals).
+    /// and still count toward `max_entries` and `max_bytes`, so older entries nothing points
+    /// to are evicted in their place).
     pub evict_referenced: bool,
 }
 

@@ -20,10 +20,12 @@
 //! * a failed summary (an error, an empty answer, one that does not shrink the span) changes
 //!   nothing and counts toward a circuit breaker that stops trying after
 //!   [`OverflowConfig::max_failures`] failures in a row, until a summary lands, the history
-//!   is cleared or a snapshot is restored.
+//!   is cleared or a snapshot taken with fewer failures is restored (a snapshot carries the
+//!   count).
 //!
 //! Without a summariser the span is archived and dropped, and a short notice saying where it
-//! went takes its place: nothing is lost, and the model can read it back.
+//! went takes its place: with archiving on (the default) nothing is lost, and the model can
+//! read it back; with it off the span is dropped.
 //!
 //! Between model calls, [`compact`] clears old tool results, thinking and reasoning tags
 //! mechanically (no model), for a caller who wants to shrink the history without a summary.

@@ -4,9 +4,10 @@
 //! A result is replaced as it is pushed — synchronously, so `push` stays a plain call and
 //! the history holds the preview from the first compile on — and its full text waits in
 //! the session's pending list (carried by snapshots) until the next async step writes it:
-//! [`Chef::flush_offloads`], [`Chef::handle_tool`], [`Chef::compile_async`],
-//! [`Chef::save_to_store`] or the lifecycle calls. A write that fails puts the full result
-//! back into the history, so nothing is lost.
+//! [`Chef::flush_offloads`], [`Chef::handle_tool`], [`Chef::compile_async`] or the
+//! lifecycle calls ([`Chef::save_to_store`] snapshots the pending list, it does not write
+//! it). A write that fails puts the full result back into the history, and a flush cut
+//! short leaves the unwritten results pending, so nothing is lost.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -185,10 +186,13 @@ impl Chef {
             return Ok(report);
         }
         let store = Arc::clone(&self.store);
-        let pending = std::mem::take(&mut self.offload_pending);
-        for item in pending {
+        // Each result leaves the pending list only once its write has ended: a flush that
+        // is dropped mid-way (a timeout around it) leaves the rest pending, not lost.
+        while let Some(first) = self.offload_pending.first() {
+            let written = store_content(&*store, &first.content, first.tool.as_deref()).await;
+            let item = self.offload_pending.remove(0);
             let uri = offload::vfs_uri(&item.key);
-            match store_content(&*store, &item.content, item.tool.as_deref()).await {
+            match written {
                 Ok((key, deduplicated)) => {
                     let stored = offload::vfs_uri(&key);
                     if key != item.key {
@@ -294,6 +298,8 @@ impl Chef {
         }
         // Oldest first.
         evict.reverse();
+        // An entry another writer changed meanwhile stays: it counts as kept, bytes too.
+        let mut skipped_bytes = 0;
         for (key, uri, size, version, reason) in evict {
             let store_key = key_of(&key)?;
             match store
@@ -313,12 +319,15 @@ impl Chef {
                     });
                 }
                 Ok(false) => {}
-                Err(e) if e.is_conflict() => report.skipped_changed.push(uri),
+                Err(e) if e.is_conflict() => {
+                    skipped_bytes += size;
+                    report.skipped_changed.push(uri);
+                }
                 Err(e) => return Err(e.into()),
             }
         }
         report.kept = count + report.skipped_changed.len();
-        report.kept_bytes = bytes;
+        report.kept_bytes = bytes + skipped_bytes;
         Ok(report)
     }
 
@@ -326,7 +335,8 @@ impl Chef {
     /// without chef's bookkeeping gets it (size, lines, and an age counted from now), so
     /// [`cleanup_offloads`](Self::cleanup_offloads) ranks it like the others. Reports the
     /// namespace's totals, the adopted entries, and content-addressed entries whose
-    /// content does not match their name (left alone). Pending offloads are written first.
+    /// content does not match their name (reported; their content is never changed, and
+    /// without bookkeeping they are adopted like any other, so cleanup can evict them). Pending offloads are written first.
     pub async fn reconcile_offloads(&mut self) -> Result<ReconcileReport, ChefError> {
         self.flush_offloads().await?;
         let store = Arc::clone(&self.store);

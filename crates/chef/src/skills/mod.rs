@@ -106,7 +106,8 @@ impl Skill {
     ///
     /// # Errors
     /// [`SkillErrorKind::InvalidName`] for a name that is empty, longer than 64
-    /// characters, spans lines or holds `"`, `<`, `>` or `&` (the path of the error is
+    /// characters, holds a control character (a line break, a tab) or holds `"`, `<`, `>`
+    /// or `&` (the path of the error is
     /// empty).
     pub fn new(
         name: impl Into<String>,
@@ -143,7 +144,8 @@ impl Skill {
     }
 
     /// Parses the text of a `SKILL.md`; `path` is where it came from (named in errors,
-    /// kept as [`source`](Self::source), and its folder names a skill without `name`).
+    /// kept as [`source`](Self::source); a skill without `name` is named by its folder for
+    /// a `SKILL.md`, else by the file's stem).
     ///
     /// # Errors
     /// A [`SkillError`] with `path` and, where there is one, the line.

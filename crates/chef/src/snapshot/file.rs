@@ -95,6 +95,14 @@ struct EnvelopeRef<'a, T> {
     payload: &'a T,
 }
 
+/// The format version a snapshot's bytes declare (1 for a file from before the field);
+/// `None` when they are not a readable snapshot header.
+pub(super) fn declared_version(bytes: &[u8]) -> Option<u64> {
+    serde_json::from_slice::<Header>(bytes)
+        .ok()
+        .map(|h| h.format_version.unwrap_or(1))
+}
+
 /// Only what decides whether and how to read the rest.
 #[derive(Deserialize)]
 struct Header {

@@ -393,8 +393,10 @@ impl Journal {
 
     /// Replays the journal into `chef` (see [`Chef::restore`]: a failed load leaves the
     /// session unchanged) and makes later saves continue it. `None`, with the session
-    /// untouched, when the store has no record of this session. A damaged last record is
-    /// deleted (before the session is touched) and reported in [`Loaded::dropped`].
+    /// untouched, when the store has no record of this session (or its only record is
+    /// damaged: then it is left in place and not reported). A damaged last record after
+    /// a good one is deleted (before the session is touched) and reported in
+    /// [`Loaded::dropped`].
     pub async fn load(&mut self, chef: &mut Chef) -> Result<Option<Loaded>, ChefError> {
         self.load_with(chef, RestoreOptions::default()).await
     }
@@ -444,7 +446,9 @@ impl Journal {
     /// journal ends (a new session starts at record 1).
     ///
     /// A conflict ([`SnapshotError::is_conflict`]) means another writer appended first:
-    /// nothing was written and this journal is unchanged; load again before saving.
+    /// nothing was written and this journal is unchanged; load again before saving. Any
+    /// other error may come after the record was written (deleting records a compaction
+    /// replaced failed): the journal stays consistent and replays to this save.
     pub async fn save(&mut self, chef: &Chef) -> Result<Saved, ChefError> {
         let mut head = match self.head.take() {
             Some(head) => head,
@@ -567,7 +571,7 @@ impl Journal {
 
 /// Reads and replays session `session`'s journal without changing anything (a damaged last
 /// record is left in place and reported in [`Loaded::dropped`]); `None` when the store has
-/// no record of it.
+/// no record of it, or only one, damaged.
 pub async fn read(
     backend: &(impl StorageBackend + ?Sized),
     session: &StoreKey,

@@ -43,10 +43,19 @@ pub async fn save<T: Serialize>(
     expect: Expect,
 ) -> Result<u64, SnapshotError> {
     let bytes = to_vec(snapshot)?;
-    save_bytes(backend, session, bytes, snapshot.created_turn, expect).await
+    save_bytes(
+        backend,
+        session,
+        bytes,
+        snapshot.created_turn,
+        FORMAT_VERSION,
+        expect,
+    )
+    .await
 }
 
-/// Save already-encoded snapshot bytes (checked to be a readable snapshot first).
+/// Save already-encoded snapshot bytes (checked to be a readable snapshot first), as they
+/// are: the entry's `format_version` is the one the bytes declare.
 pub async fn save_raw(
     backend: &(impl StorageBackend + ?Sized),
     session: &StoreKey,
@@ -55,7 +64,16 @@ pub async fn save_raw(
 ) -> Result<u64, SnapshotError> {
     let origin = Origin::Store(session.as_str().to_owned());
     let snapshot: Snapshot<serde::de::IgnoredAny> = decode(&bytes, origin)?;
-    save_bytes(backend, session, bytes, snapshot.created_turn, expect).await
+    let version = super::file::declared_version(&bytes).unwrap_or(FORMAT_VERSION);
+    save_bytes(
+        backend,
+        session,
+        bytes,
+        snapshot.created_turn,
+        version,
+        expect,
+    )
+    .await
 }
 
 async fn save_bytes(
@@ -63,6 +81,7 @@ async fn save_bytes(
     session: &StoreKey,
     bytes: Vec<u8>,
     created_turn: u64,
+    format_version: u64,
     expect: Expect,
 ) -> Result<u64, SnapshotError> {
     // serde_json writes UTF-8 only; a failure here would be a serializer bug.
@@ -71,7 +90,7 @@ async fn save_bytes(
     })?;
     let entry = Entry::new(text)
         .with_meta("created_turn", created_turn)
-        .with_meta("format_version", FORMAT_VERSION);
+        .with_meta("format_version", format_version);
     Ok(backend
         .put(&Namespace::SESSIONS, session, entry, expect)
         .await?)

@@ -220,7 +220,8 @@ pub trait StorageBackend: Send + Sync {
     /// Succeeds when nobody holds the session, when the lease in place has expired (a
     /// crashed worker's lease is taken over), or when `holder` already holds it (the claim
     /// then extends it). Otherwise fails with [`StoreError::Leased`] naming the holder and
-    /// the expiry. Holder names must be unique per concurrent driver (say `host:pid:n`).
+    /// the expiry (or, when the claim keeps losing races with other claimants, with the
+    /// last [`StoreError::Conflict`]: claim again). Holder names must be unique per concurrent driver (say `host:pid:n`).
     ///
     /// The default implementation stores the lease as an entry of [`Namespace::LEASES`]
     /// with compare-and-set and the local clock (see [`Lease`]); a backend shared by many

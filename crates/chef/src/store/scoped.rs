@@ -16,7 +16,9 @@ use super::{
 /// Through the view a key is written and read as the caller names it (`user_tz`); the
 /// backend holds it as `SCOPE/user_tz` in the same namespace. [`list`](StorageBackend::list)
 /// and [`scan`](StorageBackend::scan) see only the scope's keys, with the scope taken off;
-/// errors name keys as the caller did. Leases are the backend's own (a PostgreSQL backend
+/// conflicts and lease errors name keys as the caller did (a backend's other errors, such as
+/// a key too long once `SCOPE/` is added, name the scoped key: keys here are limited to
+/// the backend's limit less the scope and its `/`). Leases are the backend's own (a PostgreSQL backend
 /// keeps its server clock), on the scoped session key.
 ///
 /// ```

@@ -361,6 +361,65 @@ impl StorageBackend for RefusingVfs {
     }
 }
 
+/// A store whose writes to `vfs` never finish while `stall` is set.
+struct StallingVfs(MemoryBackend, Arc<std::sync::atomic::AtomicBool>);
+
+#[async_trait]
+impl StorageBackend for StallingVfs {
+    async fn get(
+        &self,
+        namespace: &Namespace,
+        key: &StoreKey,
+    ) -> Result<Option<Versioned<Entry>>, StoreError> {
+        self.0.get(namespace, key).await
+    }
+    async fn put(
+        &self,
+        namespace: &Namespace,
+        key: &StoreKey,
+        entry: Entry,
+        expect: Expect,
+    ) -> Result<u64, StoreError> {
+        if namespace.as_str() == "vfs" && self.1.load(std::sync::atomic::Ordering::SeqCst) {
+            std::future::pending::<()>().await;
+        }
+        self.0.put(namespace, key, entry, expect).await
+    }
+    async fn delete(
+        &self,
+        namespace: &Namespace,
+        key: &StoreKey,
+        expect: Expect,
+    ) -> Result<bool, StoreError> {
+        self.0.delete(namespace, key, expect).await
+    }
+    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>, StoreError> {
+        self.0.list(namespace, prefix).await
+    }
+}
+
+#[test]
+fn a_flush_cut_short_leaves_the_unwritten_results_pending() {
+    block_on(async {
+        let stall = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let mut chef = session(Arc::new(StallingVfs(
+            MemoryBackend::new(),
+            Arc::clone(&stall),
+        )));
+        push_result(&mut chef, "c1", "weather_now", &big_log());
+        push_result(&mut chef, "c2", "weather_now", &format!("{}x", big_log()));
+        assert_eq!(chef.pending_offloads().len(), 2);
+        let cut =
+            tokio::time::timeout(std::time::Duration::from_millis(50), chef.flush_offloads()).await;
+        assert!(cut.is_err(), "the stalled write cannot finish");
+        assert_eq!(chef.pending_offloads().len(), 2, "nothing lost");
+        stall.store(false, std::sync::atomic::Ordering::SeqCst);
+        let report = chef.flush_offloads().await.unwrap();
+        assert_eq!(report.stored.len(), 2);
+        assert!(chef.pending_offloads().is_empty());
+    });
+}
+
 #[test]
 fn a_failed_write_keeps_the_full_result_and_says_so() {
     block_on(async {

@@ -90,4 +90,26 @@ fn files_end_with_their_checksum_and_version_1_files_still_load() {
     assert!(is_corrupt(&snapshot::from_slice::<SessionState>(
         stripped.as_bytes()
     )));
+
+    // Saved raw into a store, each keeps the version it declares in the entry's metadata.
+    crate::support::block_on(async {
+        use chef::store::{Expect, MemoryBackend, Namespace, StorageBackend, StoreKey};
+        let store = MemoryBackend::new();
+        for (id, raw, version) in [("old", v1.into_bytes(), 1_u64), ("new", bytes, 2)] {
+            let key = StoreKey::new(id).unwrap();
+            snapshot::store::save_raw(&store, &key, raw, Expect::Absent)
+                .await
+                .unwrap();
+            let entry = store
+                .get(&Namespace::SESSIONS, &key)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(
+                entry.value.meta().get("format_version"),
+                Some(&serde_json::json!(version)),
+                "{id}"
+            );
+        }
+    });
 }
