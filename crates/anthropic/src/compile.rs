@@ -32,8 +32,9 @@
 //!   prefill then becomes an instruction text block in the last user turn
 //!   ([`Notice::PrefillDegraded`]); its text is kept whole, and no attachment is touched.
 //! - **Attachments**: `image/*` becomes an `image` block, anything else a `document` block
-//!   (file name as `title`). A `data:` URL is sent as a base64 source (the reference sends
-//!   the whole URL as base64 data, which the API rejects). Media types the API does not
+//!   (file name as `title`). A base64 `data:` URL is sent as a base64 source (the
+//!   reference sends the whole URL as base64 data, which the API rejects); any other
+//!   `data:` URL is sent as a `url` source. Media types the API does not
 //!   take are still sent, with [`Notice::UnsupportedMediaType`].
 //! - **Gemini thought signatures** on text and calls mean nothing to Anthropic and are not
 //!   sent ([`Notice::ThoughtSignatureDropped`], once per message). Not sent and not
@@ -161,7 +162,8 @@ impl CompileOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Notice {
-    /// A positional system message had no user turn before it and was hoisted to `system`.
+    /// A positional system message did not directly follow a user or tool turn (it came
+    /// first, or right after an assistant turn) and was hoisted to `system`.
     PositionalHoisted {
         /// Index of the message in the IR request.
         index: usize,

@@ -31,6 +31,9 @@ pub fn layout<'a>(
     let issues = audit.map(|a| a.audit(&c.body)).unwrap_or_default();
     let tools = std::mem::take(&mut c.body.tools);
     let body = c.to_vec()?;
+    // Always empty: the tools are always converted here, and their notices
+    // (`ToolRenamed` first, `NativeToolLeftOut` and `NoToolBreakpoint` after the messages')
+    // are not one contiguous run.
     let no_tool_notices = 0..0;
     let (notices, notices_shifted) = chef_ir::layout::shift_notices(
         &c.notices,

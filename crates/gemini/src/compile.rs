@@ -103,6 +103,13 @@ pub struct Compiled<'a> {
 /// );
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// # Errors
+///
+/// [`Error::NonObjectArguments`] for a tool call whose arguments are not a JSON object,
+/// [`Error::SchemaNotObject`] for a tool whose input schema is not an object,
+/// [`Error::NativeToolNotObject`] for a native tool that is not an object, and
+/// [`Error::UnsupportedDataUrl`] for an attachment `data:` URL Gemini cannot take.
 pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Compiled<'a>> {
     compile_with(request, options, ToolPass::Convert)
 }

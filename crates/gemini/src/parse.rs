@@ -12,7 +12,7 @@
 //!   `gemini-fc-<name>-<n>`, `n` counting calls of that name across the conversation from
 //!   0 (and skipping ids already taken).
 //! - `{functionResponse}` → [`ToolResult`]: `{"output": s}` → text `s`, `{"error": s}` →
-//!   an error result with text `s` (an array of strings → one text block each; any other
+//!   an error result with text `s` (an array of two or more strings → one text block each; any other
 //!   value → its compact JSON text); any other object → its compact JSON text. The call id
 //!   is the response's `id`, else the oldest unanswered call of that name (FIFO), else
 //!   `gemini-fc-<name>-0`.

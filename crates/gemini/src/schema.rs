@@ -176,6 +176,8 @@ enum Val<'a> {
     Props(Vec<(&'a str, Child<'a>)>),
     /// `anyOf` members.
     AnyOf(Vec<Child<'a>>),
+    /// A schema that is only `anyOf` these members (`items` from a tuple of several).
+    OneOfMembers(Vec<Child<'a>>),
     /// `required` names.
     Required(Vec<&'a Value>),
     /// `enum: [const]`.
@@ -308,7 +310,7 @@ fn plan<'a>(node: &'a Value, depth: usize, cx: &Cx<'a>) -> Vec<Entry<'a>> {
                 let val = match members.as_slice() {
                     [] => Val::Empty,
                     [one] => Val::Node(child(one)),
-                    many => Val::AnyOf(many.iter().map(child).collect()),
+                    many => Val::OneOfMembers(many.iter().map(child).collect()),
                 };
                 out.push((key, val));
             }
@@ -589,6 +591,19 @@ fn is_clean(node: &Value, depth: usize) -> bool {
     items_ok && format_ok && required_ok && (!has_enum || ty == Some("string"))
 }
 
+/// A list of sub-schemas, as a JSON array.
+struct Members<'b, 'a>(&'b [Child<'a>]);
+
+impl Serialize for Members<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for child in self.0 {
+            seq.serialize_element(child)?;
+        }
+        seq.end()
+    }
+}
+
 impl Serialize for Val<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -610,6 +625,11 @@ impl Serialize for Val<'_> {
                     seq.serialize_element(child)?;
                 }
                 seq.end()
+            }
+            Self::OneOfMembers(members) => {
+                let mut map = serializer.serialize_map(Some(1))?;
+                map.serialize_entry("anyOf", &Members(members))?;
+                map.end()
             }
             Self::Required(names) => names.serialize(serializer),
             Self::Const(value) => [value].serialize(serializer),
@@ -687,6 +707,10 @@ mod tests {
             (
                 json!({"type": "array", "items": [{"type": "string"}]}),
                 json!({"type": "array", "items": {"type": "string"}}),
+            ),
+            (
+                json!({"type": "array", "items": [{"type": "string"}, {"type": "number", "x-v": 1}]}),
+                json!({"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}}),
             ),
             (json!(true), json!({})),
             (

@@ -28,8 +28,8 @@ pub struct Layout<T> {
     /// The compact JSON body without its `tools` member.
     pub body: Vec<u8>,
     /// Where the `tools` member goes when the request has tools: just after the body's
-    /// opening `{` (a comma follows it) or just before its closing `}` (a comma precedes
-    /// it).
+    /// opening `{` or after a leading member (Gemini's `systemInstruction`; a comma follows
+    /// it), or just before its closing `}` (a comma precedes it).
     pub tools_at: usize,
     /// The tools the compile converted, in wire order (empty when it skipped them).
     pub tools: Vec<T>,

@@ -100,7 +100,8 @@ pub enum LoadError {
     Json {
         /// One-based line.
         line: usize,
-        /// One-based column.
+        /// The column as serde_json reports it (one-based, 0 before a line's first
+        /// character, as for an empty file).
         column: usize,
         /// What the parser said.
         message: String,

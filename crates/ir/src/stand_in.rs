@@ -50,7 +50,8 @@ pub enum PrefillWording {
 /// model sees exactly the text it must start with; no trailing newline.
 ///
 /// [`PrefillWording::Reply`] and [`PrefillWording::Response`] are six lines joined by
-/// `"\n"`, the prefill in double quotes on the third;
+/// `"\n"`, the prefill in double quotes on the third (when the prefill itself has no line
+/// break);
 /// [`PrefillWording::ReplyPrefix`] is two lines, the prefill between markers on the
 /// second.
 ///

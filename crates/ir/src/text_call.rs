@@ -77,7 +77,7 @@ const FENCE: &str = "```";
 /// JSON that is not a call object (no `name`, a name that is not a string, arguments that
 /// are neither an object nor a string holding one), JSON that does not parse (comments,
 /// trailing commas, a cut-off object), fences in any other language (a Python example that
-/// builds a dict is left alone, and nothing inside it is scanned), and call-like JSON nested
+/// builds a dict is left alone: only `<tool_call>` tags inside it are still recognised), and call-like JSON nested
 /// inside other JSON. None of it is an error: it stays text, unchanged. The bare-object
 /// scan tries at most 256 positions of one text (each try may read to its end), so a long
 /// reply full of braces costs bounded work; calls in tags and fences are always found.

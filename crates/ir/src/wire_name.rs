@@ -10,8 +10,9 @@
 //!
 //! - A name the rule accepts maps to itself. These names are reserved first, so a mapped
 //!   name can never take a valid real name.
-//! - Any other name is sanitised: each refused character becomes `_`, a refused first
-//!   character gets a `_` prefix (or `t_` where `_` cannot start a name), and the result is
+//! - Any other name is sanitised: each refused character becomes `_`, a first character
+//!   the rule allows only later in a name (under Gemini's: a digit, `-`, `.`, `:`) gets a
+//!   `_` prefix, an empty name becomes `t_`, and the result is
 //!   cut to fit. If sanitising changed anything other than replacing characters one for one,
 //!   or the result is already taken, a suffix `_` + 8 lowercase hex digits of the FNV-1a hash
 //!   of the real name is appended (the base is cut so the whole fits the length limit).

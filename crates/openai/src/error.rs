@@ -19,7 +19,8 @@ pub enum Error {
         source: serde_json::Error,
     },
     /// A value carries a tag we model (`"type":"function"`, `"type":"message"`, …) but
-    /// its fields do not match the documented shape.
+    /// its fields do not match the documented shape. The parsers do not return it today:
+    /// such a value surfaces as [`Error::InvalidJson`], whose source names the kind.
     #[error("{kind} {tag:?} does not have the documented shape")]
     CorruptKnownKind {
         /// The kind of value (`"tool"`, `"content part"`, `"item"`, …).

@@ -37,8 +37,9 @@ pub enum Notice {
         /// Where the instruction went.
         into: PrefillPlacement,
     },
-    /// Thinking blocks were left out (the target cannot take them back), or were turned
-    /// into text when `thinking_as_text` is on.
+    /// Thinking blocks were left out (the target cannot take them back); with
+    /// `thinking_as_text` on they are sent as text instead and [`Notice::ThinkingAsText`]
+    /// says so.
     ThinkingDropped {
         /// The message.
         message: usize,
@@ -119,8 +120,9 @@ pub enum Notice {
         /// The message.
         message: usize,
     },
-    /// A system message carrying attachments was kept inline as a message item instead
-    /// of being folded into `instructions`, which takes text only.
+    /// A system message carrying content other than text (attachments, a compaction
+    /// summary) was kept inline as a message item instead of being folded into
+    /// `instructions`, which takes text only.
     SystemKeptInline {
         /// The message.
         message: usize,
