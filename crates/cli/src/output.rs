@@ -34,11 +34,24 @@ pub(crate) fn text(text: &str) -> Result<(), CliError> {
 }
 
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk and renames it
-/// over `path`, so a reader finds the old bytes or the new ones, never a mix.
+/// over `path`, so a reader finds the old bytes or the new ones, never a mix. The file gets
+/// the permissions `path` had, or for a new file (on Unix) `rw-r--r--`, as an ordinary
+/// file would: the temporary file is created owner-only.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let err = |source| CliError::WriteFile {
+    write_atomic_as(path, bytes, false)
+}
+
+/// [`write_atomic`] for content that may be private (a session's conversation): a new file
+/// stays owner-only (`rw-------` on Unix).
+pub(crate) fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    write_atomic_as(path, bytes, true)
+}
+
+fn write_atomic_as(path: &Path, bytes: &[u8], private: bool) -> Result<(), CliError> {
+    // tempfile names its own temporary path in its errors; the user named `path`.
+    let err = |source: io::Error| CliError::WriteFile {
         path: path.to_path_buf(),
-        source,
+        source: without_temp_path(source),
     };
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -46,7 +59,76 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     };
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
+    let existing = std::fs::metadata(path).ok().map(|m| m.permissions());
+    match existing {
+        Some(permissions) => tmp.as_file().set_permissions(permissions).map_err(err)?,
+        None if !private => set_readable(tmp.as_file()).map_err(err)?,
+        None => {}
+    }
     tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(())
+}
+
+/// tempfile's errors end with ` at path "<its temporary file>"`; the user named another
+/// path, so that part is cut (the kind and the system's message are kept).
+fn without_temp_path(e: io::Error) -> io::Error {
+    if e.raw_os_error().is_some() {
+        return e;
+    }
+    let text = e.to_string();
+    match text.rsplit_once(" at path \"") {
+        Some((message, _)) => io::Error::new(e.kind(), message.to_owned()),
+        None => e,
+    }
+}
+
+#[cfg(unix)]
+fn set_readable(file: &std::fs::File) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn set_readable(_file: &std::fs::File) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_are_readable_private_ones_are_not_and_existing_modes_stay() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let public = dir.path().join("catalogue.json");
+        write_atomic(&public, b"{}").unwrap();
+        assert_eq!(mode(&public), 0o644);
+        let private = dir.path().join("sessions.jsonl");
+        write_atomic_private(&private, b"{}").unwrap();
+        assert_eq!(mode(&private), 0o600);
+        std::fs::set_permissions(&public, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&public, b"[]").unwrap();
+        assert_eq!(mode(&public), 0o640);
+        assert_eq!(std::fs::read(&public).unwrap(), b"[]");
+    }
+
+    #[test]
+    fn a_missing_directory_is_named_by_the_path_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("no-such-dir").join("out.json");
+        let message = write_atomic(&path, b"{}").unwrap_err().to_string();
+        assert!(message.contains("out.json"), "{message}");
+        assert!(!message.contains("at path"), "{message}");
+    }
 }

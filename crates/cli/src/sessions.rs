@@ -303,7 +303,7 @@ async fn export(
         bundle.push(b'\n');
     }
     match out {
-        Some(path) => output::write_atomic(path, &bundle),
+        Some(path) => output::write_atomic_private(path, &bundle),
         None => output::text(&String::from_utf8_lossy(&bundle)),
     }
 }
