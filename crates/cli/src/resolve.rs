@@ -64,18 +64,6 @@ enum Line<'a> {
     },
 }
 
-/// What a JSON value is, for a message.
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// A call's `arguments` as an object, or why it is not one: an object, or a string holding
 /// one's JSON, is; anything else is refused rather than read as `{}`.
 fn arguments_object(arguments: Value) -> Result<Value, String> {
@@ -86,14 +74,17 @@ fn arguments_object(arguments: Value) -> Result<Value, String> {
             Ok(object @ Value::Object(_)) => Ok(object),
             Ok(other) => Err(format!(
                 "{not_object}: it is a string holding {}",
-                kind_of(&other)
+                chef_ir::json_kind(&other)
             )),
             Err(e) => Err(format!(
                 "{not_object}: it is a string that is not JSON ({})",
                 json_line_problem(&e)
             )),
         },
-        other => Err(format!("{not_object}: it is {}", kind_of(&other))),
+        other => Err(format!(
+            "{not_object}: it is {}",
+            chef_ir::json_kind(&other)
+        )),
     }
 }
 

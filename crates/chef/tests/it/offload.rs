@@ -321,11 +321,19 @@ fn offloading_at_push_keeps_the_history_prefix_reusable() {
     });
 }
 
-/// A store that refuses writes to `vfs` (reads and other namespaces work).
-struct RefusingVfs(MemoryBackend);
+/// What [`FaultyVfs`] does to writes in `vfs`.
+enum Fault {
+    /// Refuses them (reads and other namespaces work).
+    Refuse,
+    /// Never finishes them while the flag is set.
+    Stall(Arc<std::sync::atomic::AtomicBool>),
+}
+
+/// A memory store with a fault in its `vfs` writes.
+struct FaultyVfs(MemoryBackend, Fault);
 
 #[async_trait]
-impl StorageBackend for RefusingVfs {
+impl StorageBackend for FaultyVfs {
     async fn get(
         &self,
         namespace: &Namespace,
@@ -341,47 +349,18 @@ impl StorageBackend for RefusingVfs {
         expect: Expect,
     ) -> Result<u64, StoreError> {
         if namespace.as_str() == "vfs" {
-            return Err(StoreError::Io {
-                path: "vfs".into(),
-                source: std::io::Error::other("disk full"),
-            });
-        }
-        self.0.put(namespace, key, entry, expect).await
-    }
-    async fn delete(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        expect: Expect,
-    ) -> Result<bool, StoreError> {
-        self.0.delete(namespace, key, expect).await
-    }
-    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>, StoreError> {
-        self.0.list(namespace, prefix).await
-    }
-}
-
-/// A store whose writes to `vfs` never finish while `stall` is set.
-struct StallingVfs(MemoryBackend, Arc<std::sync::atomic::AtomicBool>);
-
-#[async_trait]
-impl StorageBackend for StallingVfs {
-    async fn get(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-    ) -> Result<Option<Versioned<Entry>>, StoreError> {
-        self.0.get(namespace, key).await
-    }
-    async fn put(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        entry: Entry,
-        expect: Expect,
-    ) -> Result<u64, StoreError> {
-        if namespace.as_str() == "vfs" && self.1.load(std::sync::atomic::Ordering::SeqCst) {
-            std::future::pending::<()>().await;
+            match &self.1 {
+                Fault::Refuse => {
+                    return Err(StoreError::Io {
+                        path: "vfs".into(),
+                        source: std::io::Error::other("disk full"),
+                    });
+                }
+                Fault::Stall(on) if on.load(std::sync::atomic::Ordering::SeqCst) => {
+                    std::future::pending::<()>().await;
+                }
+                Fault::Stall(_) => {}
+            }
         }
         self.0.put(namespace, key, entry, expect).await
     }
@@ -402,9 +381,9 @@ impl StorageBackend for StallingVfs {
 fn a_flush_cut_short_leaves_the_unwritten_results_pending() {
     block_on(async {
         let stall = Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let mut chef = session(Arc::new(StallingVfs(
+        let mut chef = session(Arc::new(FaultyVfs(
             MemoryBackend::new(),
-            Arc::clone(&stall),
+            Fault::Stall(Arc::clone(&stall)),
         )));
         push_result(&mut chef, "c1", "weather_now", &big_log());
         push_result(&mut chef, "c2", "weather_now", &format!("{}x", big_log()));
@@ -424,7 +403,7 @@ fn a_flush_cut_short_leaves_the_unwritten_results_pending() {
 fn a_failed_write_keeps_the_full_result_and_says_so() {
     block_on(async {
         for target in Target::ALL {
-            let mut chef = session(Arc::new(RefusingVfs(MemoryBackend::new())));
+            let mut chef = session(Arc::new(FaultyVfs(MemoryBackend::new(), Fault::Refuse)));
             let failed = Arc::new(Mutex::new(Vec::new()));
             let seen = Arc::clone(&failed);
             let _sub = chef.subscribe(move |e| {
