@@ -260,6 +260,15 @@ pub fn preview(text: &str, uri: &str, keep: &Keep) -> String {
         used += cost;
         head_lines += 1;
     }
+    // A first line that fits in the head by its characters (only its newline overflows)
+    // is shown whole, never marked as cut.
+    if head_lines == 0
+        && lines
+            .first()
+            .is_some_and(|&(s, e)| head > 0 && text[s..e].chars().count() <= head)
+    {
+        head_lines = 1;
+    }
     // A first line longer than the head: its start.
     let cut_first = lines
         .first()
@@ -618,6 +627,17 @@ mod tests {
         let p = preview("a\nb\n", "u", &Keep::HeadTail { head: 2, tail: 2 });
         assert!(p.contains("Every line is shown below."));
         assert!(p.ends_with("\na\nb"));
+    }
+
+    #[test]
+    fn a_first_line_of_exactly_head_characters_is_shown_whole_not_cut() {
+        let p = preview("abc", "u", &Keep::HeadTail { head: 3, tail: 0 });
+        assert!(p.contains("Every line is shown below."), "{p}");
+        assert!(p.ends_with("\nabc"), "{p}");
+        let p = preview("abc\ndef\nghi", "u", &Keep::HeadTail { head: 3, tail: 0 });
+        assert!(p.contains("Shown: line 1."), "{p}");
+        assert!(!p.contains("rest of line 1"), "{p}");
+        assert!(p.ends_with("\nabc\n[… lines 2–3 not shown …]"), "{p}");
     }
 
     #[test]

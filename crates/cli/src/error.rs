@@ -20,7 +20,7 @@ pub(crate) enum CliError {
         source: chef_ir::LoadError,
     },
     /// A line of a JSON Lines request file is unusable.
-    #[error("{}:{line}: {problem}", path.display())]
+    #[error("{}: line {line}: {problem}", path.display())]
     Queries {
         path: PathBuf,
         /// 1-based line number.

@@ -295,9 +295,12 @@ impl Hub {
     pub(crate) fn status_text(&self) -> String {
         let view = self.view();
         let mut out = format!(
-            "chef mcp serve: mode {}, {} tools visible (generation {})\n",
+            "chef mcp serve: mode {}, {} visible (generation {})\n",
             self.config.mode.as_str(),
-            view.routes.len(),
+            match view.routes.len() {
+                1 => "1 tool".to_owned(),
+                n => format!("{n} tools"),
+            },
             view.generation
         );
         for (name, status) in self.status.lock().iter() {

@@ -80,19 +80,23 @@ fn unusable_request_files_exit_2_naming_file_and_line() {
         (
             "not-json.jsonl",
             "{\"query\":\"ok\"}\n{\"query\":",
-            ":2: not valid JSON",
+            ": line 2: not valid JSON",
         ),
         (
             "no-query.jsonl",
             "\n\n{\"q\":\"x\"}\n",
-            ":3: `query` is missing",
+            ": line 3: `query` is missing",
         ),
         (
             "number.jsonl",
             "{\"query\":42}\n",
-            ":1: `query` is not a string",
+            ": line 1: `query` is not a string",
         ),
-        ("array.jsonl", "[\"query\"]\n", ":1: expected an object"),
+        (
+            "array.jsonl",
+            "[\"query\"]\n",
+            ": line 1: expected an object",
+        ),
     ];
     for (name, text, problem) in cases {
         let (_dir, path) = temp_file(name, text);
@@ -366,18 +370,18 @@ fn unusable_label_files_exit_2_naming_file_and_line() {
         (
             "not-json.jsonl",
             "{\"query\":\"ok\",\"expected\":[]}\n{",
-            ":2: not valid JSON",
+            ": line 2: not valid JSON",
         ),
-        ("array.jsonl", "[1]\n", ":1: expected an object"),
+        ("array.jsonl", "[1]\n", ": line 1: expected an object"),
         (
             "expected.jsonl",
             "\n{\"query\":\"x\",\"expected\":\"reverse_geocode\"}\n",
-            ":2: not a labelled request",
+            ": line 2: not a labelled request",
         ),
         (
             "unknown.jsonl",
             "{\"query\":\"x\",\"expected\":[\"no_such_tool\"]}\n",
-            ":1: expected tool \"no_such_tool\" is not in the catalogue",
+            ": line 1: expected tool \"no_such_tool\" is not in the catalogue",
         ),
     ];
     for (name, text, problem) in cases {
