@@ -467,20 +467,20 @@ pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
     for (name, failure) in &failed {
         eprintln!("chef: mcp server {name:?}: {failure}");
     }
-    match compress_error {
-        None if failed.is_empty() => Ok(()),
-        None => Err(CliError::McpServersFailed {
+    if let Some(error) = compress_error {
+        if failed.is_empty() {
+            return Err(CliError::McpCompress(error));
+        }
+        // Both: the compression on its own line, the failed servers as the last word.
+        eprintln!("chef: {}", CliError::McpCompress(error));
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::McpServersFailed {
             failed: failed.into_iter().map(|(name, _)| name).collect(),
             total: args.servers.len(),
-        }),
-        Some(error) if failed.is_empty() => Err(CliError::McpCompress(error)),
-        Some(error) => {
-            eprintln!("chef: {}", CliError::McpCompress(error));
-            Err(CliError::McpServersFailed {
-                failed: failed.into_iter().map(|(name, _)| name).collect(),
-                total: args.servers.len(),
-            })
-        }
+        })
     }
 }
 

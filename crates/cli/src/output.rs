@@ -47,17 +47,49 @@ pub(crate) fn write_atomic_private(path: &Path, bytes: &[u8]) -> Result<(), CliE
     write_atomic_as(path, bytes, true)
 }
 
+/// Checks that `path` (given to `flag`) can be written: not a directory, in a directory
+/// that exists and takes a new file. Done before any request, so a typo in the path does
+/// not cost a run.
+pub(crate) fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(CliError::Usage(format!(
+            "{flag} {}: is a directory; give a file path",
+            path.display()
+        )));
+    }
+    let dir = parent_dir(path);
+    if !dir.is_dir() {
+        return Err(CliError::Usage(format!(
+            "{flag} {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        CliError::Usage(format!(
+            "{flag} {}: cannot write in {}: {e}",
+            path.display(),
+            dir.display()
+        ))
+    })?;
+    Ok(())
+}
+
+/// The directory a file `path` goes in (`.` for a bare file name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 fn write_atomic_as(path: &Path, bytes: &[u8], private: bool) -> Result<(), CliError> {
     // tempfile names its own temporary path in its errors; the user named `path`.
     let err = |source: io::Error| CliError::WriteFile {
         path: path.to_path_buf(),
         source: without_temp_path(source),
     };
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(parent_dir(path)).map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
     let existing = std::fs::metadata(path).ok().map(|m| m.permissions());
     match existing {

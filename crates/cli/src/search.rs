@@ -191,9 +191,6 @@ struct Answer<'a> {
     tools: Vec<&'a str>,
 }
 
-/// `--abstain-share` when not given.
-const DEFAULT_ABSTAIN_SHARE: f32 = 0.9;
-
 /// The flags that only mean something with another one. clap's `requires` does not catch
 /// them next to `--queries`: it excuses a requirement that conflicts with a flag given.
 fn check_flag_pairs(args: &SearchArgs) -> Result<(), CliError> {
@@ -255,7 +252,10 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
 
     let ranker = ranker(&tools, args)?;
     if let (Some(_), Ranker::Hybrid(index)) = (&args.dense.calibrate, &ranker) {
-        let share = args.dense.abstain_share.unwrap_or(DEFAULT_ABSTAIN_SHARE);
+        let share = args
+            .dense
+            .abstain_share
+            .unwrap_or(chef_compress::search::dense::DEFAULT_ABSTAIN_SHARE);
         return calibrate(index, &queries, share);
     }
     let mut out = BufWriter::new(io::stdout().lock());
@@ -350,6 +350,8 @@ fn evaluate(
             )
         }
     };
+    // A figure over no request is null, not 0.
+    let over_relevant = |x: f64| (m.relevant > 0).then(|| round(x));
     let line = Evaluation {
         ranker: name,
         model,
@@ -359,10 +361,10 @@ fn evaluate(
         requests: labelled.len(),
         relevant: m.relevant,
         irrelevant: m.irrelevant,
-        recall_at_1: (m.relevant > 0).then(|| round(m.recall_at_1)),
-        recall_at_5: (m.relevant > 0).then(|| round(m.recall_at_5)),
-        mrr: (m.relevant > 0).then(|| round(m.mrr)),
-        false_abstention: (m.relevant > 0).then(|| round(m.false_abstention)),
+        recall_at_1: over_relevant(m.recall_at_1),
+        recall_at_5: over_relevant(m.recall_at_5),
+        mrr: over_relevant(m.mrr),
+        false_abstention: over_relevant(m.false_abstention),
         true_abstention: (m.irrelevant > 0).then(|| round(m.true_abstention)),
     };
     let mut out = io::stdout().lock();

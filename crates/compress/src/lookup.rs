@@ -66,29 +66,15 @@ enum Slot {
 }
 
 /// `norm_key` → tool, over every real name and then every code; a key claimed by two
-/// different tools resolves to nothing. Real names are also kept exactly, so a name
-/// written exactly as the catalogue has it finds its tool even when another tool's name
-/// differs from it only in separators or case (`a.b` and `a_b`).
+/// different tools resolves to nothing.
 #[derive(Debug, Default)]
 pub(crate) struct NormIndex {
     map: HashMap<String, Slot>,
-    exact: HashMap<String, u32>,
 }
 
 impl NormIndex {
     fn build(c: &Compressed) -> Self {
         let mut map: HashMap<String, Slot> = HashMap::with_capacity(c.entries.len() * 2);
-        let exact = c
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                (
-                    e.name.as_str().to_owned(),
-                    u32::try_from(i).unwrap_or(u32::MAX),
-                )
-            })
-            .collect();
         let keys = c
             .entries
             .iter()
@@ -116,7 +102,7 @@ impl NormIndex {
                 })
                 .or_insert(Slot::One(i));
         }
-        Self { map, exact }
+        Self { map }
     }
 }
 
@@ -206,15 +192,14 @@ impl Compressed {
             .map(|_| member)
     }
 
-    /// A map key (code or real name, with separator and case drift) → tool.
+    /// A map key (code or real name, with separator and case drift) → tool. A name written
+    /// exactly as the catalogue has it finds its tool even when another tool's name differs
+    /// from it only in separators or case (`a.b` and `a_b`).
     pub(crate) fn lookup(&self, key: &str) -> Option<&Entry> {
-        if let Some(e) = self.entry_by_code(key) {
+        if let Some(e) = self.entry_by_code(key).or_else(|| self.entry_by_name(key)) {
             return Some(e);
         }
         let index = self.norm_index.get_or_init(|| NormIndex::build(self));
-        if let Some(&i) = index.exact.get(key) {
-            return self.entries.get(i as usize);
-        }
         match index.map.get(&norm_key(key))? {
             Slot::One(i) => self.entries.get(*i as usize),
             Slot::Ambiguous => None,

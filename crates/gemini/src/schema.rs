@@ -177,7 +177,7 @@ enum Val<'a> {
     /// `anyOf` members.
     AnyOf(Vec<Child<'a>>),
     /// A schema that is only `anyOf` these members (`items` from a tuple of several).
-    OneOfMembers(Vec<Child<'a>>),
+    AnyOfSchema(Vec<Child<'a>>),
     /// `required` names.
     Required(Vec<&'a Value>),
     /// `enum: [const]`.
@@ -310,7 +310,7 @@ fn plan<'a>(node: &'a Value, depth: usize, cx: &Cx<'a>) -> Vec<Entry<'a>> {
                 let val = match members.as_slice() {
                     [] => Val::Empty,
                     [one] => Val::Node(child(one)),
-                    many => Val::OneOfMembers(many.iter().map(child).collect()),
+                    many => Val::AnyOfSchema(many.iter().map(child).collect()),
                 };
                 out.push((key, val));
             }
@@ -619,14 +619,8 @@ impl Serialize for Val<'_> {
                 }
                 map.end()
             }
-            Self::AnyOf(members) => {
-                let mut seq = serializer.serialize_seq(Some(members.len()))?;
-                for child in members {
-                    seq.serialize_element(child)?;
-                }
-                seq.end()
-            }
-            Self::OneOfMembers(members) => {
+            Self::AnyOf(members) => Members(members).serialize(serializer),
+            Self::AnyOfSchema(members) => {
                 let mut map = serializer.serialize_map(Some(1))?;
                 map.serialize_entry("anyOf", &Members(members))?;
                 map.end()

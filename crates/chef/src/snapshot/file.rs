@@ -95,14 +95,6 @@ struct EnvelopeRef<'a, T> {
     payload: &'a T,
 }
 
-/// The format version a snapshot's bytes declare (1 for a file from before the field);
-/// `None` when they are not a readable snapshot header.
-pub(super) fn declared_version(bytes: &[u8]) -> Option<u64> {
-    serde_json::from_slice::<Header>(bytes)
-        .ok()
-        .map(|h| h.format_version.unwrap_or(1))
-}
-
 /// Only what decides whether and how to read the rest.
 #[derive(Deserialize)]
 struct Header {
@@ -246,6 +238,15 @@ pub(super) fn decode<T: DeserializeOwned>(
     bytes: &[u8],
     origin: Origin,
 ) -> Result<Snapshot<T>, SnapshotError> {
+    decode_versioned(bytes, origin).map(|(snapshot, _)| snapshot)
+}
+
+/// [`decode`], with the format version the bytes declare (1 for a file from before the
+/// field).
+pub(super) fn decode_versioned<T: DeserializeOwned>(
+    bytes: &[u8],
+    origin: Origin,
+) -> Result<(Snapshot<T>, u64), SnapshotError> {
     // A checksum that does not match: corrupt, whatever the rest looks like.
     let checked = match checksum(bytes) {
         Some(Err(message)) => {
@@ -293,11 +294,15 @@ pub(super) fn decode<T: DeserializeOwned>(
             ),
         });
     }
-    Ok(Snapshot {
-        label: envelope.label,
-        created_turn: envelope.created_turn,
-        payload: envelope.payload,
-    })
+    let version = envelope.format_version.unwrap_or(1);
+    Ok((
+        Snapshot {
+            label: envelope.label,
+            created_turn: envelope.created_turn,
+            payload: envelope.payload,
+        },
+        version,
+    ))
 }
 
 /// Refuses a file that is not a snapshot, or of a format version this build cannot read.

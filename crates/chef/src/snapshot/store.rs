@@ -63,8 +63,8 @@ pub async fn save_raw(
     expect: Expect,
 ) -> Result<u64, SnapshotError> {
     let origin = Origin::Store(session.as_str().to_owned());
-    let snapshot: Snapshot<serde::de::IgnoredAny> = decode(&bytes, origin)?;
-    let version = super::file::declared_version(&bytes).unwrap_or(FORMAT_VERSION);
+    let (snapshot, version): (Snapshot<serde::de::IgnoredAny>, _) =
+        super::file::decode_versioned(&bytes, origin)?;
     save_bytes(
         backend,
         session,

@@ -474,44 +474,13 @@ fn in_catalogue(all: Vec<Scenario>, tools: &[ToolDefinition]) -> Vec<Scenario> {
     keep
 }
 
-/// Checks that `path` (given to `flag`) can be written: not a directory, in a directory
-/// that exists and takes a new file. Done before any request, so a typo in the path does
-/// not cost a run.
-fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
-    if path.is_dir() {
-        return Err(CliError::Usage(format!(
-            "{flag} {}: is a directory; give a file path",
-            path.display()
-        )));
-    }
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(CliError::Usage(format!(
-            "{flag} {}: the directory {} does not exist",
-            path.display(),
-            dir.display()
-        )));
-    }
-    tempfile::NamedTempFile::new_in(dir).map_err(|e| {
-        CliError::Usage(format!(
-            "{flag} {}: cannot write in {}: {e}",
-            path.display(),
-            dir.display()
-        ))
-    })?;
-    Ok(())
-}
-
 pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     debug_assert_eq!(args.target, Target::OpenAiChat);
     if let Some(path) = &args.out {
-        check_writable("--out", path)?;
+        output::check_writable("--out", path)?;
     }
     if let Some(path) = &args.svg {
-        check_writable("--svg", path)?;
+        output::check_writable("--svg", path)?;
     }
     let tools = tools::load(&args.tools)?;
     let mut scenarios = scenario::load(&args.scenarios)?;
