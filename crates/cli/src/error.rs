@@ -33,6 +33,17 @@ pub(crate) enum CliError {
     /// Some MCP servers gave no usable tool list (each is named on stderr).
     #[error("{} of {total} MCP servers failed: {}", failed.len(), failed.join(", "))]
     McpServersFailed { failed: Vec<String>, total: usize },
+    /// `chef mcp serve --check`: blocklist entries that match no tool (most likely typos,
+    /// which would leave the tool they meant open).
+    #[error(
+        "blocklist: {} no tool ({}); an entry matches a tool's name with or without its server prefix, ignoring case and separators, or ends in * for a prefix",
+        if entries.len() == 1 { "1 entry matches".to_owned() } else { format!("{} entries match", entries.len()) },
+        entries.iter().map(|e| format!("{e:?}")).collect::<Vec<_>>().join(", ")
+    )]
+    BlocklistUnmatched { entries: Vec<String> },
+    /// `chef mcp serve`: the code file cannot be read or is not a code table.
+    #[error(transparent)]
+    CodeFile(#[from] crate::mcp_serve::CodeFileError),
     /// The combined MCP catalogue does not load back (a defect in chef, not in a server).
     #[error("the combined MCP tool catalogue is invalid: {0}")]
     Catalogue(#[source] chef_ir::LoadError),
@@ -152,6 +163,8 @@ impl CliError {
             | Self::Calls { .. }
             | Self::Usage(_)
             | Self::McpServersFailed { .. }
+            | Self::BlocklistUnmatched { .. }
+            | Self::CodeFile(_)
             | Self::McpCompress(_)
             | Self::SessionNotFound { .. }
             | Self::SessionExists { .. }

@@ -290,9 +290,12 @@ impl Compressed {
                 )
                 .ok()
             });
-            if let Some(Ok(found)) = hybrid
-                .as_ref()
-                .map(|index| index.search(request, self.search_limit))
+            if let Some(index) = hybrid.as_ref()
+                && let Ok(found) = known_words_again(
+                    |text| index.search(text, self.search_limit),
+                    index.lexical(),
+                    request,
+                )
             {
                 return found
                     .hits
@@ -314,37 +317,37 @@ impl Compressed {
                 &IndexOptions::default(),
             )
         });
-        index
-            .search(request, self.search_limit)
-            .hits
-            .iter()
-            .filter_map(|hit| self.entries.get(hit.index))
-            .collect()
+        let found = known_words_again(
+            |text| Ok::<_, std::convert::Infallible>(index.search(text, self.search_limit)),
+            index,
+            request,
+        );
+        found
+            .map(|found| {
+                found
+                    .hits
+                    .iter()
+                    .filter_map(|hit| self.entries.get(hit.index))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn codes_parse_arithmetically() {
-        assert_eq!(parse_code("a0"), Some((0, 0)));
-        assert_eq!(parse_code("b12"), Some((1, 12)));
-        assert_eq!(parse_code("aa0"), Some((26, 0)));
-        assert_eq!(parse_code("zz3"), Some((701, 3)));
-        assert_eq!(parse_code("aaa0"), Some((702, 0)));
-        for bad in ["", "a", "0", "a01", "A0", "a0x", "a-0", "a 0", "é0"] {
-            assert_eq!(parse_code(bad), None, "{bad:?}");
-        }
+/// `search(request)`, or when that abstains and the request's catalogue words find a tool
+/// ([`CatalogIndex::sentence_fallback`]), `search` of those words: a sentence's words that
+/// no tool mentions never turn a clear match into "No matches".
+fn known_words_again<E>(
+    search: impl Fn(&str) -> Result<crate::search::SearchResults, E>,
+    lexical: &CatalogIndex,
+    request: &str,
+) -> Result<crate::search::SearchResults, E> {
+    let found = search(request)?;
+    if !found.abstained {
+        return Ok(found);
     }
-
-    #[test]
-    fn norm_key_drops_separators_and_case() {
-        assert_eq!(
-            norm_key("GDrive.Sheets_Append-Rows 2"),
-            "gdrivesheetsappendrows2"
-        );
-        assert_eq!(norm_key("__"), "");
+    match lexical.sentence_fallback(request) {
+        Some(known) => search(&known),
+        None => Ok(found),
     }
 }

@@ -18,6 +18,90 @@ const DROP: [&str; 8] = [
     "$comment",
 ];
 
+/// One line per parameter of `schema.properties`, in schema order, for a lookup answer:
+/// `- name (type, required, format F, default D, one of a|b): description`. Empty when
+/// the schema has no properties. What the signature leaves out (descriptions, formats,
+/// defaults) is what a model needs to write arguments right.
+///
+/// ```
+/// use chef_compress::parameter_lines;
+/// use serde_json::json;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {
+///         "start": {"type": "string", "format": "date-time", "description": "Start time."},
+///         "minutes": {"type": "integer", "default": 30}
+///     },
+///     "required": ["start"]
+/// });
+/// assert_eq!(
+///     parameter_lines(&schema),
+///     "- start (string, required, format date-time): Start time.\n- minutes (integer, default 30)"
+/// );
+/// ```
+pub fn parameter_lines(schema: &Value) -> String {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return String::new();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut out = String::new();
+    for (name, property) in properties {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let mut facts: Vec<String> = Vec::new();
+        match property.get("type") {
+            Some(Value::String(t)) if t == "array" => {
+                match property.pointer("/items/type").and_then(Value::as_str) {
+                    Some(item) => facts.push(format!("array of {item}")),
+                    None => facts.push("array".to_owned()),
+                }
+            }
+            Some(Value::String(t)) => facts.push(t.clone()),
+            Some(Value::Array(types)) => facts.push(
+                types
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+            ),
+            _ => {}
+        }
+        if required.contains(&name.as_str()) {
+            facts.push("required".to_owned());
+        }
+        if let Some(Value::String(format)) = property.get("format") {
+            facts.push(format!("format {format}"));
+        }
+        if let Some(default) = property.get("default") {
+            facts.push(format!("default {default}"));
+        }
+        if let Some(Value::Array(values)) = property.get("enum") {
+            let values: Vec<String> = values.iter().map(Value::to_string).collect();
+            facts.push(format!("one of {}", values.join(", ")));
+        }
+        out.push_str("- ");
+        out.push_str(name);
+        if !facts.is_empty() {
+            out.push_str(" (");
+            out.push_str(&facts.join(", "));
+            out.push(')');
+        }
+        if let Some(Value::String(d)) = property.get("description")
+            && !d.trim().is_empty()
+        {
+            out.push_str(": ");
+            out.push_str(d.trim());
+        }
+    }
+    out
+}
+
 /// One line naming a tool and its parameters: `name(a,b?:x|y,c?:string[],d?:{})`.
 ///
 /// One parameter per key of `schema.properties`, in schema order; `?` marks a parameter

@@ -400,7 +400,10 @@ impl Compressed {
             return match self.operation(self.namespace_index(&ns), &op) {
                 Some(e) => Resolution::Meta {
                     name: "describe_op",
-                    result: with_description(e.signature(), &e.description),
+                    result: with_parameters(
+                        with_description(e.signature(), &e.description),
+                        e.schema(),
+                    ),
                 },
                 None => Resolution::Error(ResolveError::UnknownDescribedOperation {
                     ns: ns.into_owned(),
@@ -520,11 +523,17 @@ impl Compressed {
             return match self.lookup(&c) {
                 Some(e) if self.level == Level::Four => Resolution::Meta {
                     name: "q",
-                    result: format!("{}\n\nFull description: {}", e.l4_line, e.description),
+                    result: with_parameters(
+                        format!("{}\n\nFull description: {}", e.l4_line, e.description),
+                        e.schema(),
+                    ),
                 },
                 Some(e) => Resolution::Meta {
                     name: "q",
-                    result: with_description(format!("{c} = {}", e.signature()), &e.description),
+                    result: with_parameters(
+                        with_description(format!("{c} = {}", e.signature()), &e.description),
+                        e.schema(),
+                    ),
                 },
                 None if self.level == Level::Four => {
                     Resolution::Error(ResolveError::UnknownFunction {
@@ -564,6 +573,17 @@ impl Compressed {
             out
         };
         Resolution::Meta { name: "q", result }
+    }
+}
+
+/// `text`, then every parameter of `schema` with its type, format, default and
+/// description (a code lookup answers what the signature leaves out).
+fn with_parameters(text: String, schema: &Value) -> String {
+    let lines = crate::render::parameter_lines(schema);
+    if lines.is_empty() {
+        text
+    } else {
+        format!("{text}\n\nParameters:\n{lines}")
     }
 }
 

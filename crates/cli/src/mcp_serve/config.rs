@@ -6,10 +6,13 @@
 //! compiled_map = "map.json"       # dispatch: a level-4 map (chef compile-map), relative to this file
 //! prefix_format = "{server}_{tool}"
 //! blocklist = ["git_push", "files_*"]   # refused at call time; the tool list does not change
+//!                                 # (matched as calls are: see `gate`)
 //! call_timeout = 60               # seconds per forwarded call
 //! start_timeout = 10              # seconds for an upstream to start and list its tools
 //! ping_interval = 15              # seconds between pings; no answer within start_timeout: restart
 //! search_limit = 8                # results per q
+//! code_file = "chef-mcp.codes.json"   # dispatch, search: codes kept across restarts
+//!                                 # (default: beside this file, named after it; "" for none)
 //!
 //! [[server]]
 //! name = "files"
@@ -87,13 +90,18 @@ pub(crate) struct Config {
     pub(crate) map_style: Option<chef_compress::MapStyle>,
     pub(crate) compiled_map: Option<BTreeMap<String, String>>,
     pub(crate) prefix_format: NameFormat,
-    pub(crate) blocklist: Vec<String>,
+    pub(crate) blocklist: super::gate::Blocklist,
     pub(crate) call_timeout: Duration,
     pub(crate) start_timeout: Duration,
     /// How often a live upstream is pinged; one that does not answer within the start
     /// timeout is restarted.
     pub(crate) ping_interval: Duration,
     pub(crate) search_limit: usize,
+    /// Where the codes issued are kept across restarts (dispatch and search modes); `None`
+    /// in minify mode, or when `code_file = ""` turns it off.
+    pub(crate) code_file: Option<PathBuf>,
+    /// `code_file = ""`: keep no code file.
+    code_file_off: bool,
     pub(crate) servers: Vec<Upstream>,
 }
 
@@ -110,6 +118,7 @@ struct Raw {
     start_timeout: Option<f64>,
     ping_interval: Option<f64>,
     search_limit: Option<usize>,
+    code_file: Option<PathBuf>,
     #[serde(default, rename = "server")]
     servers: Vec<RawServer>,
 }
@@ -133,7 +142,15 @@ pub(crate) fn read(path: &Path) -> Result<Config, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let base = path.parent().unwrap_or(Path::new("."));
-    parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))
+    let mut config = parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))?;
+    if config.code_file.is_none() && !config.code_file_off && config.mode != Mode::Minify {
+        // Beside the config file: `chef-mcp.toml` keeps its codes in `chef-mcp.codes.json`.
+        let stem = path
+            .file_stem()
+            .map_or_else(|| "chef-mcp".into(), |s| s.to_string_lossy().into_owned());
+        config.code_file = Some(base.join(format!("{stem}.codes.json")));
+    }
+    Ok(config)
 }
 
 fn seconds(key: &str, value: Option<f64>, default: f64) -> Result<Duration, String> {
@@ -265,23 +282,22 @@ pub(crate) fn parse(text: &str, base: &Path) -> Result<Config, String> {
         map_style,
         compiled_map,
         prefix_format,
-        blocklist: raw.blocklist,
+        blocklist: super::gate::Blocklist::new(&raw.blocklist),
         call_timeout: seconds("call_timeout", raw.call_timeout, 60.0)?,
         start_timeout: seconds("start_timeout", raw.start_timeout, 10.0)?,
         ping_interval: seconds("ping_interval", raw.ping_interval, 15.0)?,
         search_limit: raw.search_limit.unwrap_or(8).max(1),
+        code_file: raw
+            .code_file
+            .as_ref()
+            .filter(|p| !p.as_os_str().is_empty() && mode != Mode::Minify)
+            .map(|p| base.join(p)),
+        code_file_off: raw
+            .code_file
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty()),
         servers,
     })
-}
-
-impl Config {
-    /// Whether the blocklist refuses `name` (exact, or a pattern ending in `*`).
-    pub(crate) fn blocked(&self, name: &str) -> bool {
-        self.blocklist.iter().any(|p| match p.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => p == name,
-        })
-    }
 }
 
 #[cfg(test)]
@@ -299,8 +315,8 @@ mod tests {
         assert!(
             matches!(&c.servers[0].transport, Transport::Command { argv, .. } if argv == &["git-mcp", "--x", "a b"])
         );
-        assert!(c.blocked("git_push"));
-        assert!(!c.blocked("files_read"));
+        assert!(c.blocklist.entry_for("git_push", "push").is_some());
+        assert!(c.blocklist.entry_for("files_read", "read").is_none());
         for (text, needle) in [
             (
                 "mode = \"all\"\n[[server]]\nname=\"a\"\ncommand=\"x\"",

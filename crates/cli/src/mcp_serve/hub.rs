@@ -25,7 +25,10 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use super::config::{Config, Mode};
+use super::{
+    codes::{self, CodeFileError},
+    config::{Config, Mode},
+};
 
 /// An upstream's state, for the status resource and for calls to its tools.
 #[derive(Debug, Clone)]
@@ -79,8 +82,11 @@ pub(crate) struct Hub {
     lists: Mutex<BTreeMap<String, Vec<Tool>>>,
     status: Mutex<BTreeMap<String, Status>>,
     peers: Mutex<HashMap<String, Peer<RoleClient>>>,
-    /// Every code ever issued (real name → code).
+    /// Every code ever issued (real name → code), loaded from and saved to the code file.
     pins: Mutex<BTreeMap<String, String>>,
+    /// Every tool name ever shown, by [`loose_key`]: a call of one whose server is down is
+    /// told it may return, in every mode.
+    seen: Mutex<HashMap<String, String>>,
     hosts: Mutex<Vec<Peer<RoleServer>>>,
     /// Upstream progress token → the host and the host's own token.
     progress: Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>,
@@ -90,6 +96,8 @@ pub(crate) struct Hub {
     /// so a host's first `tools/list` does not see an empty list while they start.
     settled: Mutex<std::collections::HashSet<String>>,
     ready: tokio::sync::watch::Sender<bool>,
+    /// The blocklist entries that matched no tool at the last report (logged when it changes).
+    unmatched: Mutex<Option<Vec<String>>>,
 }
 
 /// Normalises a name for loose matching.
@@ -196,6 +204,19 @@ fn compress_usable(
     }
 }
 
+/// `compressed` with `q` ranking by the hybrid of BM25F and the static model bundled in
+/// chef, the default everywhere chef searches (`chef search`, the pruner); BM25F alone if
+/// the model cannot load.
+fn with_search_model(compressed: Compressed) -> Compressed {
+    match chef_compress::search::dense::DenseConfig::bundled() {
+        Ok(config) => compressed.with_embedder(config),
+        Err(e) => {
+            tracing::warn!("q ranks with BM25F alone: the bundled model did not load: {e}");
+            compressed
+        }
+    }
+}
+
 /// The tool list the host sees for `compressed` in `mode`; `originals` by name keeps
 /// minify's titles and annotations.
 fn advertise(mode: Mode, compressed: &Compressed, originals: &HashMap<&str, &Tool>) -> Vec<Tool> {
@@ -207,6 +228,10 @@ fn advertise(mode: Mode, compressed: &Compressed, originals: &HashMap<&str, &Too
         match mode {
             Mode::Minify => {
                 if let Some(original) = originals.get(def.name.as_str()) {
+                    // Short descriptions, but the upstream's whole input schema: parameter
+                    // descriptions, defaults and formats are what a host needs to write
+                    // the arguments.
+                    tool.input_schema = Arc::clone(&original.input_schema);
                     tool.title.clone_from(&original.title);
                     tool.annotations.clone_from(&original.annotations);
                     tool.output_schema.clone_from(&original.output_schema);
@@ -238,7 +263,20 @@ fn advertise(mode: Mode, compressed: &Compressed, originals: &HashMap<&str, &Too
 }
 
 impl Hub {
-    pub(crate) fn new(config: Config) -> Arc<Self> {
+    /// A hub for `config`, with the codes issued before (the code file), so a code a host
+    /// kept across a restart reaches the same tool or none.
+    ///
+    /// # Errors
+    /// The code file exists but cannot be read or is not a code table.
+    pub(crate) fn new(config: Config) -> Result<Arc<Self>, CodeFileError> {
+        let pins = match &config.code_file {
+            Some(path) => codes::load(path)?,
+            None => BTreeMap::new(),
+        };
+        Ok(Self::with_pins(config, pins))
+    }
+
+    fn with_pins(config: Config, pins: BTreeMap<String, String>) -> Arc<Self> {
         let status = config
             .servers
             .iter()
@@ -257,22 +295,64 @@ impl Hub {
             lists: Mutex::new(BTreeMap::new()),
             status: Mutex::new(status),
             peers: Mutex::new(HashMap::new()),
-            pins: Mutex::new(BTreeMap::new()),
+            pins: Mutex::new(pins),
+            seen: Mutex::new(HashMap::new()),
             hosts: Mutex::new(Vec::new()),
             progress: Mutex::new(HashMap::new()),
             rebuilding: tokio::sync::Mutex::new(()),
             settled: Mutex::new(std::collections::HashSet::new()),
             ready: tokio::sync::watch::Sender::new(false),
+            unmatched: Mutex::new(None),
         })
     }
 
     /// Marks `server`'s first start as over.
     fn settle(&self, server: &str) {
-        let mut settled = self.settled.lock();
-        settled.insert(server.to_owned());
-        if settled.len() >= self.config.servers.len() {
-            self.ready.send_replace(true);
+        let now_ready = {
+            let mut settled = self.settled.lock();
+            settled.insert(server.to_owned());
+            settled.len() >= self.config.servers.len()
+        };
+        if now_ready && !self.ready.send_replace(true) {
+            self.report_blocklist(&self.view());
         }
+    }
+
+    /// Logs, as an error, each blocklist entry that matches no tool of the upstreams that are
+    /// up (most likely a typo, which leaves the tool it meant open), once every upstream has
+    /// had its first start and again whenever that set changes.
+    fn report_blocklist(&self, view: &View) {
+        if !*self.ready.borrow() || self.config.blocklist.is_empty() {
+            return;
+        }
+        let unmatched = self.config.blocklist.unmatched(
+            view.routes
+                .iter()
+                .map(|(name, route)| (name.as_str(), route.tool.as_str())),
+        );
+        let mut last = self.unmatched.lock();
+        if last.as_ref() == Some(&unmatched) {
+            return;
+        }
+        for entry in &unmatched {
+            tracing::error!(
+                "blocklist entry {entry:?} matches no tool of the upstreams that are up: it blocks nothing now (a typo? entries match tool names ignoring case and separators, with or without the server prefix)"
+            );
+        }
+        *last = Some(unmatched);
+    }
+
+    /// The blocklist entries that match no tool of `lists`, as `--check` reports them.
+    pub(crate) fn unmatched_blocklist(
+        config: &Config,
+        lists: &BTreeMap<String, Vec<Tool>>,
+    ) -> Vec<String> {
+        let (_, routes, _) = combine(config, lists);
+        config.blocklist.unmatched(
+            routes
+                .iter()
+                .map(|(name, route)| (name.as_str(), route.tool.as_str())),
+        )
     }
 
     /// Waits (at most the start timeout and a second) until every upstream's first start is
@@ -305,6 +385,13 @@ impl Hub {
         );
         for (name, status) in self.status.lock().iter() {
             out.push_str(&format!("{name}: {}\n", status.describe()));
+        }
+        if let Some(unmatched) = self.unmatched.lock().as_ref() {
+            for entry in unmatched {
+                out.push_str(&format!(
+                    "blocklist entry {entry:?} matches no tool: it blocks nothing now\n"
+                ));
+            }
         }
         out
     }
@@ -354,7 +441,7 @@ impl Hub {
                 for line in left_out {
                     tracing::warn!("{line}");
                 }
-                compressed
+                with_search_model(compressed)
             }
             Err(e) => {
                 tracing::error!(
@@ -366,11 +453,27 @@ impl Hub {
         routes.retain(|name, _| tools.iter().any(|(d, _)| d.name.as_str() == name));
         let originals: HashMap<&str, &Tool> =
             tools.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
-        self.pins.lock().extend(
-            compressed
-                .codes()
-                .map(|(name, code)| (name.to_owned(), code.to_owned())),
-        );
+        let grown = {
+            let mut pins = self.pins.lock();
+            let before = pins.len();
+            pins.extend(
+                compressed
+                    .codes()
+                    .map(|(name, code)| (name.to_owned(), code.to_owned())),
+            );
+            (pins.len() != before).then(|| pins.clone())
+        };
+        if let (Some(pins), Some(path)) = (grown, &self.config.code_file)
+            && let Err(e) = codes::save(path, &pins)
+        {
+            tracing::error!("{e}; codes issued now may name other tools after a restart of chef");
+        }
+        {
+            let mut seen = self.seen.lock();
+            for name in routes.keys() {
+                seen.insert(loose_key(name), name.clone());
+            }
+        }
         let advertised = advertise(self.config.mode, &compressed, &originals);
         let advertised_json = serde_json::to_string(&advertised).unwrap_or_default();
         let mut loose: HashMap<String, Option<String>> = HashMap::new();
@@ -381,7 +484,7 @@ impl Hub {
                 .or_insert_with(|| Some(name.clone()));
         }
         let changed;
-        {
+        let view = {
             let mut view = self.view.write();
             changed = view.generation > 0 && view.advertised_json != advertised_json;
             let generation = view.generation + 1;
@@ -393,7 +496,9 @@ impl Hub {
                 advertised: Arc::new(advertised),
                 advertised_json,
             });
-        }
+            Arc::clone(&*view)
+        };
+        self.report_blocklist(&view);
         if changed {
             tracing::info!("the tool list changed; telling the host");
             let hosts = self.hosts.lock().clone();
@@ -439,12 +544,18 @@ impl Hub {
             Resolution::Meta { result, .. } => {
                 return Ok(CallToolResult::success(vec![ContentBlock::text(result)]).into());
             }
-            Resolution::Error(e) => return Ok(Self::tool_error(self.explain(&e))),
+            Resolution::Error(e) => {
+                // The gate before validation: a blocked tool called with bad arguments is
+                // refused as blocked, and its parameters are never taught.
+                if let Some(refusal) = e.tool().and_then(|tool| self.refusal(&view, tool)) {
+                    return Ok(Self::tool_error(refusal));
+                }
+                let e = self.untaught(&view, compressed, e);
+                return Ok(Self::tool_error(self.explain(&e)));
+            }
         };
-        if self.config.blocked(&name) {
-            return Ok(Self::tool_error(format!(
-                "Tool {name} is blocked by this proxy's policy: do not call it again; do the task another way or tell the user."
-            )));
+        if let Some(refusal) = self.refusal(&view, &name) {
+            return Ok(Self::tool_error(refusal));
         }
         let Some(route) = view.routes.get(&name).cloned() else {
             return Ok(Self::tool_error(format!(
@@ -529,6 +640,42 @@ impl Hub {
         }
     }
 
+    /// The blocklist's answer for a call that reached `name` (a tool the host sees), if the
+    /// blocklist refuses it.
+    fn refusal(&self, view: &View, name: &str) -> Option<String> {
+        let upstream = view.routes.get(name).map_or(name, |r| r.tool.as_str());
+        self.config.blocklist.entry_for(name, upstream)?;
+        Some(format!(
+            "Tool {name} is blocked by this proxy's policy: do not call it again; do the task another way or tell the user."
+        ))
+    }
+
+    /// `e` without a did-you-mean that names (or codes) a blocked tool: a misspelling of a
+    /// blocked tool is never taught its exact spelling.
+    fn untaught(&self, view: &View, compressed: &Compressed, e: ResolveError) -> ResolveError {
+        let blocked = |written: &str| {
+            let real = compressed.tool_for_name(written).unwrap_or(written);
+            self.refusal(view, real).is_some()
+        };
+        match e {
+            ResolveError::UnknownCode {
+                code,
+                suggestion: Some(s),
+            } if blocked(&s) => ResolveError::UnknownCode {
+                code,
+                suggestion: None,
+            },
+            ResolveError::UnknownFunction {
+                name,
+                suggestion: Some(s),
+            } if blocked(&s) => ResolveError::UnknownFunction {
+                name,
+                suggestion: None,
+            },
+            other => other,
+        }
+    }
+
     /// The model's text for a resolve error; a code or name issued earlier whose tool is gone
     /// says so.
     fn explain(&self, e: &ResolveError) -> String {
@@ -539,9 +686,12 @@ impl Hub {
                 .iter()
                 .find(|(_, c)| *c == code)
                 .map(|(name, _)| name.clone()),
-            ResolveError::UnknownTool { name, .. } => {
-                self.pins.lock().contains_key(name).then(|| name.clone())
-            }
+            ResolveError::UnknownTool { name, .. } => self
+                .pins
+                .lock()
+                .contains_key(name)
+                .then(|| name.clone())
+                .or_else(|| self.seen.lock().get(&loose_key(name)).cloned()),
             _ => None,
         };
         match gone {

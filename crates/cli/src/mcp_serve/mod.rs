@@ -10,7 +10,10 @@
 //! back as the upstream sent them. Logs go to stderr (`RUST_LOG`, default `info`): stdout is
 //! the stdio transport.
 
+mod codes;
+pub(crate) use codes::CodeFileError;
 pub(crate) mod config;
+mod gate;
 pub(crate) mod hub;
 mod upstream;
 
@@ -179,7 +182,7 @@ pub(crate) fn run(args: &McpServeArgs) -> Result<(), CliError> {
 }
 
 async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), CliError> {
-    let hub = Hub::new(config);
+    let hub = Hub::new(config)?;
     for spec in hub.config.servers.clone() {
         tokio::spawn(upstream::supervise(Arc::clone(&hub), spec));
     }
@@ -230,7 +233,7 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
 
 /// `--check`: start each upstream once, list, report every mode's size, stop.
 async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
-    let hub = Hub::new(config.clone());
+    let hub = Hub::new(config.clone())?;
     let mut servers = Vec::new();
     let mut lists: BTreeMap<String, Vec<rmcp::model::Tool>> = BTreeMap::new();
     let mut failed = Vec::new();
@@ -273,12 +276,26 @@ async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
             map.insert("left_out".to_owned(), json!(left_out));
         }
     }
+    let unmatched = Hub::unmatched_blocklist(&config, &lists);
+    if !unmatched.is_empty() {
+        for entry in &unmatched {
+            eprintln!(
+                "chef: blocklist entry {entry:?} matches no tool of the upstreams that answered: it would block nothing"
+            );
+        }
+        if let Some(map) = out.as_object_mut() {
+            map.insert("blocklist_unmatched".to_owned(), json!(unmatched));
+        }
+    }
     crate::output::json_line(&out)?;
     if !failed.is_empty() {
         return Err(CliError::McpServersFailed {
             failed,
             total: config.servers.len(),
         });
+    }
+    if !unmatched.is_empty() {
+        return Err(CliError::BlocklistUnmatched { entries: unmatched });
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ mod demo;
 mod eval;
 mod inspect;
 mod mcp;
+mod mcp_promises;
 mod mcp_serve;
 mod recommend;
 mod resolve;

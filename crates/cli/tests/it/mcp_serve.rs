@@ -31,13 +31,13 @@ fn config(dir: &std::path::Path, mode: &str, extra: &str) -> std::path::PathBuf 
 }
 
 /// A host (rmcp's client) connected over stdio to `chef mcp serve --config CONFIG`.
-struct Proxy {
-    host: rmcp::service::RunningService<rmcp::RoleClient, ()>,
+pub(crate) struct Proxy {
+    pub(crate) host: rmcp::service::RunningService<rmcp::RoleClient, ()>,
     child: tokio::process::Child,
 }
 
 impl Proxy {
-    async fn start(config: impl AsRef<std::path::Path>) -> Self {
+    pub(crate) async fn start(config: impl AsRef<std::path::Path>) -> Self {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
             .args(["mcp", "serve", "--config"])
             .arg(config.as_ref())
@@ -52,13 +52,13 @@ impl Proxy {
         Self { host, child }
     }
 
-    async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         let _ = self.host.cancel().await;
         let _ = self.child.wait().await;
     }
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -66,7 +66,7 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
         .block_on(f)
 }
 
-fn text(result: &CallToolResult) -> String {
+pub(crate) fn text(result: &CallToolResult) -> String {
     result
         .content
         .iter()
@@ -74,7 +74,7 @@ fn text(result: &CallToolResult) -> String {
         .collect()
 }
 
-fn call(name: &str, args: Value) -> CallToolRequestParams {
+pub(crate) fn call(name: &str, args: Value) -> CallToolRequestParams {
     let Value::Object(args) = args else {
         panic!("{args}")
     };

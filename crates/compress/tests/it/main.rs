@@ -13,6 +13,7 @@ mod levels;
 mod lookalike;
 mod pinned;
 mod properties;
+mod q_sentences;
 mod recommend;
 mod resolve;
 mod search;

@@ -427,7 +427,11 @@ fn q_expands_a_code_to_signature_and_full_description() {
     let c = l3();
     assert_eq!(
         expect_meta(c.resolve("q", &json!({"c": "a1"}))),
-        "a1 = github_search_issues(q,sort?:comments|created|updated,per_page?) — Search issues and pull requests across all of GitHub using a query string."
+        "a1 = github_search_issues(q,sort?:comments|created|updated,per_page?) — Search issues and pull requests across all of GitHub using a query string.\n\n\
+         Parameters:\n\
+         - q (string, required): Search query using GitHub search syntax.\n\
+         - sort (string, one of \"comments\", \"created\", \"updated\"): Sort field.\n\
+         - per_page (integer): Results per page (max 100)."
     );
     let m = expect_meta(c.resolve("q", &json!({"c": "a0"})));
     assert!(m.contains("github_create_issue"));

@@ -1,0 +1,133 @@
+//! The code file: every code `chef mcp serve` has issued, kept across restarts.
+//!
+//! Codes are given in catalogue order, so an upstream that gains a tool would move most
+//! codes at the next start, and a host that kept a code (a conversation resumed after the
+//! restart) would reach another tool. The proxy pins every code it ever issued while it
+//! runs; this file carries those pins to the next run, so a code names the same tool or
+//! none, restart or not. It is written atomically (a temporary file renamed over it)
+//! whenever a new code is issued.
+//!
+//! ```json
+//! {"version": 1, "codes": {"files_read_file": "a0", "git_push": "b1"}}
+//! ```
+
+use std::{
+    collections::BTreeMap,
+    io::Write,
+    path::{Path, PathBuf},
+};
+
+use serde::{Deserialize, Serialize};
+
+/// What went wrong with the code file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CodeFileError {
+    #[error("code file {}: cannot read it: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "code file {}: not a code table ({source}); delete it to start afresh (codes a host kept may then name other tools)",
+        path.display()
+    )]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("code file {}: version {version} is not one this chef reads (1)", path.display())]
+    Version { path: PathBuf, version: u64 },
+    #[error("code file {}: cannot write it: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    version: u64,
+    codes: BTreeMap<String, String>,
+}
+
+/// The codes in `path`; none when it does not exist yet.
+pub(crate) fn load(path: &Path) -> Result<BTreeMap<String, String>, CodeFileError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+        Err(source) => {
+            return Err(CodeFileError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    let file: File = serde_json::from_str(&text).map_err(|source| CodeFileError::Parse {
+        path: path.to_owned(),
+        source,
+    })?;
+    if file.version != 1 {
+        return Err(CodeFileError::Version {
+            path: path.to_owned(),
+            version: file.version,
+        });
+    }
+    Ok(file.codes)
+}
+
+/// Writes `codes` to `path` atomically.
+pub(crate) fn save(path: &Path, codes: &BTreeMap<String, String>) -> Result<(), CodeFileError> {
+    let error = |source| CodeFileError::Write {
+        path: path.to_owned(),
+        source,
+    };
+    let file = File {
+        version: 1,
+        codes: codes.clone(),
+    };
+    let mut bytes = serde_json::to_vec_pretty(&file).map_err(|e| error(e.into()))?;
+    bytes.push(b'\n');
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
+    tmp.write_all(&bytes).map_err(error)?;
+    tmp.as_file().sync_all().map_err(error)?;
+    tmp.persist(path).map_err(|e| error(e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_a_missing_file_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        assert!(load(&path).unwrap().is_empty());
+        let codes = BTreeMap::from([("a_b".to_owned(), "a0".to_owned())]);
+        save(&path, &codes).unwrap();
+        assert_eq!(load(&path).unwrap(), codes);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_code_table_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        for (text, needle) in [
+            ("{", "not a code table"),
+            ("{\"version\": 1}", "not a code table"),
+            ("{\"version\": 2, \"codes\": {}}", "version 2"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let e = load(&path).unwrap_err().to_string();
+            assert!(e.contains(needle) && e.contains("c.json"), "{text}: {e}");
+        }
+    }
+}

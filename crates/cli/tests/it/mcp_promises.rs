@@ -1,0 +1,408 @@
+//! `chef mcp serve`'s promises on every path (issue 47): a blocklist that matches the way
+//! calls do and fails `--check` when an entry matches nothing; the gate before validation;
+//! no did-you-mean that teaches a blocked tool; minify's whole schemas; codes that survive
+//! a restart; a tool whose server is down says it may return.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::{
+    chef,
+    mcp::test_server,
+    mcp_serve::{Proxy, block_on, call, text},
+    stderr, stdout,
+};
+
+fn quoted(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// A config in `dir` fronting the files and git test sets.
+fn two_servers(dir: &Path, name: &str, head: &str) -> PathBuf {
+    let server = quoted(&test_server());
+    let path = dir.join(name);
+    std::fs::write(
+        &path,
+        format!(
+            "{head}\n[[server]]\nname = \"files\"\ncommand = \"{server} --set files --extra\"\n\
+             [[server]]\nname = \"git\"\ncommand = \"{server} --set git\"\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The code `t`'s map gives `name`.
+fn code_in(map: &str, name: &str) -> String {
+    map.lines()
+        .find_map(|l| {
+            let mut words = l.split(' ');
+            let code = words.next()?;
+            (words.next() == Some(name)).then(|| code.to_owned())
+        })
+        .unwrap_or_else(|| panic!("no {name} in {map}"))
+}
+
+#[test]
+fn blocklist_entries_match_upstream_names_and_any_case_or_separators() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in ["dispatch", "minify", "search"] {
+        let path = two_servers(
+            dir.path(),
+            &format!("{mode}.toml"),
+            &format!("mode = \"{mode}\"\nblocklist = [\"push\", \"Files-Write-File\"]"),
+        );
+        block_on(async {
+            let proxy = Proxy::start(&path).await;
+            let host = &proxy.host;
+            let calls = if mode == "minify" {
+                vec![
+                    call("git_push", json!({})),
+                    call("Git-Push", json!({})),
+                    call("files_write_file", json!({"path": "p", "text": "t"})),
+                ]
+            } else {
+                vec![
+                    call("t", json!({"f": "git_push", "a": {}})),
+                    call("t", json!({"f": "GIT.PUSH", "a": {}})),
+                    call(
+                        "t",
+                        json!({"f": "files_write_file", "a": {"path": "p", "text": "t"}}),
+                    ),
+                ]
+            };
+            for c in calls {
+                let r = host.call_tool(c.clone()).await.unwrap();
+                assert_eq!(r.is_error, Some(true), "{mode} {c:?}: {}", text(&r));
+                assert!(text(&r).contains("blocked"), "{mode}: {}", text(&r));
+            }
+            // The others still run.
+            let r = if mode == "minify" {
+                host.call_tool(call("git_status", json!({}))).await.unwrap()
+            } else {
+                host.call_tool(call("t", json!({"f": "git_status", "a": {}})))
+                    .await
+                    .unwrap()
+            };
+            assert_eq!(text(&r), "status {}", "{mode}");
+            proxy.stop().await;
+        });
+    }
+}
+
+#[test]
+fn check_fails_on_a_blocklist_entry_that_matches_no_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = two_servers(
+        dir.path(),
+        "typo.toml",
+        "blocklist = [\"git_psuh\", \"push\", \"office_*\"]",
+    );
+    let out = chef([
+        "mcp",
+        "serve",
+        "--config",
+        path.to_str().unwrap(),
+        "--check",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        report["blocklist_unmatched"],
+        json!(["git_psuh", "office_*"]),
+        "{report}"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("\"git_psuh\"") && err.contains("2 entries match no tool"),
+        "{err}"
+    );
+    // Every entry matches: exit 0, no key.
+    let path = two_servers(dir.path(), "ok.toml", "blocklist = [\"PUSH\", \"files_*\"]");
+    let out = chef([
+        "mcp",
+        "serve",
+        "--config",
+        path.to_str().unwrap(),
+        "--check",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(report.get("blocklist_unmatched").is_none(), "{report}");
+}
+
+#[test]
+fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_and_never_suggested() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("map.json"),
+        r#"{"git_push":"def git_push(force):\"update the remote\""}"#,
+    )
+    .unwrap();
+    for (mode, extra) in [
+        ("minify", ""),
+        ("dispatch", ""),
+        ("search", ""),
+        ("dispatch", "compiled_map = \"map.json\""),
+    ] {
+        let path = two_servers(
+            dir.path(),
+            &format!("gate-{mode}.toml"),
+            &format!("mode = \"{mode}\"\nblocklist = [\"git_push\"]\n{extra}"),
+        );
+        block_on(async {
+            let proxy = Proxy::start(&path).await;
+            let host = &proxy.host;
+            let tools = host.list_all_tools().await.unwrap();
+            let bad_args = json!({"force": "yes, please"});
+            let r = if mode == "minify" {
+                host.call_tool(call("git_push", bad_args)).await.unwrap()
+            } else {
+                host.call_tool(call("t", json!({"f": "git_push", "a": bad_args})))
+                    .await
+                    .unwrap()
+            };
+            assert!(text(&r).contains("blocked"), "{mode} {extra}: {}", text(&r));
+            assert!(
+                !text(&r).contains("boolean"),
+                "{mode} {extra}: {}",
+                text(&r)
+            );
+            // Misspellings of the blocked tool: no did-you-mean names it (or its code).
+            let code = (mode == "dispatch" && extra.is_empty())
+                .then(|| code_in(tools[0].description.as_deref().unwrap(), "git_push"));
+            let mut written = vec!["git_pushh".to_owned(), "git_psh".to_owned()];
+            if let Some(code) = &code {
+                written.push(format!("{code}9"));
+            }
+            for w in written {
+                let r = if mode == "minify" {
+                    host.call_tool(call(&w, json!({}))).await.unwrap()
+                } else {
+                    host.call_tool(call("t", json!({"f": w, "a": {}})))
+                        .await
+                        .unwrap()
+                };
+                let t = text(&r);
+                assert_eq!(r.is_error, Some(true), "{mode} {extra} {w}: {t}");
+                assert!(!t.contains("\"git_push\""), "{mode} {extra} {w}: {t}");
+                if let Some(code) = &code {
+                    assert!(!t.contains(&format!("\"{code}\"")), "{mode} {w}: {t}");
+                }
+            }
+            proxy.stop().await;
+        });
+    }
+}
+
+/// A catalogue for `--catalogue`: tools with described parameters, defaults and formats.
+fn catalogue(extra_first: bool) -> String {
+    let mut tools = vec![
+        json!({"name": "create_event", "description": "Create a calendar event.",
+               "input_schema": {"type": "object", "properties": {
+                   "title": {"type": "string", "description": "What the event is called."},
+                   "start": {"type": "string", "format": "date-time",
+                             "description": "Start time, ISO 8601 (2026-01-31T10:00:00Z)."},
+                   "minutes": {"type": "integer", "default": 30,
+                               "description": "How long it lasts."}},
+                   "required": ["title", "start"]}}),
+        json!({"name": "list_events", "description": "List calendar events in a range.",
+               "input_schema": {"type": "object", "properties": {
+                   "from": {"type": "string", "description": "First day."},
+                   "to": {"type": "string", "description": "Last day."}}}}),
+        json!({"name": "delete_event", "description": "Delete a calendar event.",
+               "input_schema": {"type": "object", "properties": {
+                   "id": {"type": "string", "description": "The event's id."}},
+                   "required": ["id"]}}),
+        json!({"name": "send_mail", "description": "Send an email.",
+               "input_schema": {"type": "object", "properties": {
+                   "to": {"type": "string"}, "body": {"type": "string"}}}}),
+    ];
+    if extra_first {
+        tools.insert(
+            0,
+            json!({"name": "add_attendee", "description": "Add someone to an event.",
+                   "input_schema": {"type": "object", "properties": {"who": {"type": "string"}}}}),
+        );
+    }
+    serde_json::to_string(&tools).unwrap()
+}
+
+fn calendar_config(dir: &Path, mode: &str, catalogue_file: &Path) -> PathBuf {
+    let path = dir.join(format!("cal-{mode}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "mode = \"{mode}\"\n[[server]]\nname = \"cal\"\ncommand = \"{} --catalogue {}\"\n",
+            quoted(&test_server()),
+            quoted(&catalogue_file.display().to_string())
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn minify_advertises_whole_schemas_and_a_code_lookup_describes_every_parameter() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cal.json");
+    std::fs::write(&file, catalogue(false)).unwrap();
+    block_on(async {
+        let proxy = Proxy::start(calendar_config(dir.path(), "minify", &file)).await;
+        let tools = proxy.host.list_all_tools().await.unwrap();
+        let create = tools.iter().find(|t| t.name == "cal_create_event").unwrap();
+        let schema = serde_json::to_value(&*create.input_schema).unwrap();
+        assert_eq!(
+            schema["properties"]["start"],
+            json!({"type": "string", "format": "date-time",
+                   "description": "Start time, ISO 8601 (2026-01-31T10:00:00Z)."}),
+            "{schema}"
+        );
+        assert_eq!(schema["properties"]["minutes"]["default"], 30, "{schema}");
+        proxy.stop().await;
+    });
+    for mode in ["dispatch", "search"] {
+        block_on(async {
+            let proxy = Proxy::start(calendar_config(dir.path(), mode, &file)).await;
+            let host = &proxy.host;
+            let found = host
+                .call_tool(call("q", json!({"s": "create event"})))
+                .await
+                .unwrap();
+            let code = text(&found)
+                .lines()
+                .find_map(|l| {
+                    l.split_once(" = ")
+                        .filter(|(_, sig)| sig.starts_with("cal_create_event"))
+                        .map(|(c, _)| c.to_owned())
+                })
+                .unwrap_or_else(|| panic!("{mode}: {}", text(&found)));
+            let r = host.call_tool(call("q", json!({"c": code}))).await.unwrap();
+            let t = text(&r);
+            for needle in [
+                "Start time, ISO 8601 (2026-01-31T10:00:00Z).",
+                "What the event is called.",
+                "How long it lasts.",
+                "date-time",
+                "30",
+            ] {
+                assert!(t.contains(needle), "{mode}: {needle} not in {t}");
+            }
+            proxy.stop().await;
+        });
+    }
+}
+
+#[test]
+fn codes_survive_a_restart_in_which_the_upstream_gained_a_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cal.json");
+    std::fs::write(&file, catalogue(false)).unwrap();
+    let config = calendar_config(dir.path(), "dispatch", &file);
+    let map_of = |config: &Path| {
+        block_on(async {
+            let proxy = Proxy::start(config).await;
+            let tools = proxy.host.list_all_tools().await.unwrap();
+            let map = tools[0].description.as_deref().unwrap().to_owned();
+            proxy.stop().await;
+            map
+        })
+    };
+    let before = map_of(&config);
+    // The code file sits beside the config, named after it.
+    let codes_file = dir.path().join("cal-dispatch.codes.json");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(&codes_file).unwrap()).unwrap();
+    assert_eq!(saved["version"], 1);
+    // A tool sorted before every other one arrives; chef restarts.
+    std::fs::write(&file, catalogue(true)).unwrap();
+    let after = map_of(&config);
+    for name in [
+        "cal_create_event",
+        "cal_list_events",
+        "cal_delete_event",
+        "cal_send_mail",
+    ] {
+        assert_eq!(
+            code_in(&before, name),
+            code_in(&after, name),
+            "{before}\n---\n{after}"
+        );
+    }
+    let new_code = code_in(&after, "cal_add_attendee");
+    assert!(
+        ![
+            "cal_create_event",
+            "cal_list_events",
+            "cal_delete_event",
+            "cal_send_mail"
+        ]
+        .iter()
+        .any(|n| code_in(&before, n) == new_code),
+        "{after}"
+    );
+    // A code file that is not one stops the start with a clear error.
+    std::fs::write(&codes_file, "{not json").unwrap();
+    let out = chef([
+        "mcp",
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--check",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cal-dispatch.codes.json")
+            && stderr(&out).contains("not a code table"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_tool_whose_server_is_down_says_it_may_return_in_minify_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let refuse = dir.path().join("refuse");
+    let path = dir.path().join("down.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "mode = \"minify\"\n[[server]]\nname = \"files\"\ncommand = \"{} --set files --extra --refuse-if {}\"\n\
+             [[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
+            quoted(&test_server()),
+            quoted(&refuse.display().to_string()),
+            quoted(&test_server()),
+        ),
+    )
+    .unwrap();
+    block_on(async {
+        let proxy = Proxy::start(&path).await;
+        let host = &proxy.host;
+        std::fs::write(&refuse, "stay down").unwrap();
+        let _ = host.call_tool(call("files_crash", json!({}))).await;
+        let mut last = String::new();
+        for _ in 0..100 {
+            let r = host
+                .call_tool(call("files_read_file", json!({"path": "x"})))
+                .await
+                .unwrap();
+            last = text(&r);
+            if last.contains("not available now") {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert!(
+            last.contains("not available now") && last.contains("it may return"),
+            "{last}"
+        );
+        // Written with drift, too.
+        let r = host
+            .call_tool(call("Files-Read-File", json!({"path": "x"})))
+            .await
+            .unwrap();
+        assert!(text(&r).contains("it may return"), "{}", text(&r));
+        proxy.stop().await;
+    });
+}

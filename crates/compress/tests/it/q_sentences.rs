@@ -1,0 +1,125 @@
+//! `q(s=…)` with a sentence: words a request adds that no tool mentions never turn a clear
+//! match into "No matches" (issue 47, item 2), with BM25F alone and with the bundled
+//! hybrid, while a request whose words fit nothing still gets "No matches".
+
+use chef_compress::{Compressed, Level, Options, Resolution, compress, search::dense::DenseConfig};
+use chef_ir::ToolDefinition;
+use proptest::prelude::*;
+use serde_json::json;
+
+use crate::{fixture, real_tools};
+
+fn calendar() -> Vec<ToolDefinition> {
+    let tool = |name: &str, description: &str| {
+        ToolDefinition::new(
+            name,
+            json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+        )
+        .with_description(description)
+    };
+    vec![
+        tool(
+            "create_event",
+            "Schedule a meeting or event in the calendar.",
+        ),
+        tool(
+            "list_events",
+            "List the calendar's events between two dates.",
+        ),
+        tool("send_email", "Send an email message."),
+        tool("read_file", "Read a text file."),
+        tool("get_weather", "Current weather for a city."),
+    ]
+}
+
+/// q's answer for `s`: the real names of the hits, none for "No matches".
+fn q(c: &Compressed, s: &str) -> Vec<String> {
+    let Resolution::Meta { result, .. } = c.resolve("q", &json!({"s": s})) else {
+        panic!("q did not answer {s:?}")
+    };
+    if result.starts_with("No matches") {
+        return Vec::new();
+    }
+    result
+        .lines()
+        .filter_map(|l| l.split_once(" = "))
+        .filter_map(|(_, sig)| sig.split('(').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn both(tools: &[ToolDefinition]) -> [Compressed; 2] {
+    let options = Options::new().with_level(Level::Three);
+    [
+        compress(tools, &options).unwrap(),
+        compress(tools, &options)
+            .unwrap()
+            .with_embedder(DenseConfig::bundled().unwrap()),
+    ]
+}
+
+#[test]
+fn a_sentence_around_a_clear_match_finds_it() {
+    for c in both(&calendar()) {
+        for s in [
+            "schedule meeting",
+            "schedule a meeting with Bob next Tuesday at 10am",
+            "please schedule a meeting with Bob and Carol next Tuesday at 10am in Lisbon",
+        ] {
+            assert_eq!(
+                q(&c, s).first().map(String::as_str),
+                Some("create_event"),
+                "{s}"
+            );
+        }
+        // Words that fit nothing still get "No matches".
+        assert!(q(&c, "order a pizza with extra cheese").is_empty());
+        assert!(q(&c, "zxqv blorp").is_empty());
+    }
+}
+
+/// Words no tool of retrieval-149's catalogue mentions.
+const CHATTER: [&str; 8] = [
+    "Bob", "Tuesday", "pls", "kindly", "asap", "Lisbon", "grandma", "thx",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Over retrieval-149's answerable requests: a request q answers keeps an answer with
+    /// any words no tool mentions added anywhere, with BM25F alone and the hybrid.
+    #[test]
+    fn added_words_no_tool_mentions_never_cause_no_matches(
+        pick in 0usize..1000,
+        words in proptest::collection::vec(0usize..CHATTER.len(), 1..6),
+        at_end in any::<bool>(),
+    ) {
+        thread_local! {
+            static SETUP: (Vec<String>, [Compressed; 2]) = {
+                let requests: Vec<String> = std::fs::read_to_string(fixture("retrieval-149.jsonl"))
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                    .filter(|v| v["expected"].as_array().is_some_and(|e| !e.is_empty()))
+                    .map(|v| v["query"].as_str().unwrap().to_owned())
+                    .collect();
+                (requests, both(&real_tools()))
+            };
+        }
+        SETUP.with(|(requests, compressed)| {
+            let request = &requests[pick % requests.len()];
+            let extra: Vec<&str> = words.iter().map(|&i| CHATTER[i]).collect();
+            let longer = if at_end {
+                format!("{request} {}", extra.join(" "))
+            } else {
+                format!("{} {request}", extra.join(" "))
+            };
+            for c in compressed {
+                if !q(c, request).is_empty() {
+                    prop_assert!(!q(c, &longer).is_empty(), "{request:?} found, {longer:?} did not");
+                }
+            }
+            Ok(())
+        })?;
+    }
+}
