@@ -207,7 +207,7 @@ impl Chef {
                 Err(e) => return unavailable(call, e),
             },
         };
-        let routed = self.classify(call, &tools);
+        let routed = self.classify(call, &tools, Gate::On);
         match &routed {
             Routed::ToolkitLoaded { toolkit, tools, .. } => self.commit_toolkit(toolkit, tools),
             Routed::Blocked { name, .. } => {
@@ -281,18 +281,24 @@ impl Chef {
     /// announcing it. A blocked call emits [`ChefEvent::ToolBlocked`], as the gate does at
     /// dispatch (this is the dispatch-time check of a loop that routes on its own).
     pub fn check_tool_call(&self, call: &ToolCall) -> Routed {
-        let routed = self.check_quietly(call);
+        let routed = match self.routing_tools() {
+            Ok(tools) => self.classify(call, &tools, Gate::On),
+            Err(e) => unavailable(call, e),
+        };
         if let Routed::Blocked { name, .. } = &routed {
             self.emit(&ChefEvent::ToolBlocked { name: name.clone() });
         }
         routed
     }
 
-    /// [`check_tool_call`](Self::check_tool_call) without the event: for chef's own look
-    /// at a call (which tool a pushed result belongs to), which refuses nothing.
-    pub(crate) fn check_quietly(&self, call: &ToolCall) -> Routed {
+    /// The call classified as [`route`](Self::route) would name its tool, **without the
+    /// gate** and without an event: for chef's own look at a call (which tool a pushed
+    /// result belongs to, for the offload policy's per-tool rules), which refuses nothing.
+    /// A tool blocked since its call was made is still named: its result is still its
+    /// result, and a rule that it must never be offloaded still holds.
+    pub(crate) fn tool_of_call(&self, call: &ToolCall) -> Routed {
         match self.routing_tools() {
-            Ok(tools) => self.classify(call, &tools),
+            Ok(tools) => self.classify(call, &tools, Gate::Off),
             Err(e) => unavailable(call, e),
         }
     }
@@ -306,14 +312,15 @@ impl Chef {
         }
     }
 
-    fn classify(&self, call: &ToolCall, tools: &TurnTools) -> Routed {
+    /// Resolution, the gate (when `gate` is on) and validation, in that order.
+    fn classify(&self, call: &ToolCall, tools: &TurnTools, gate: Gate) -> Routed {
         let id = call.id.clone();
         let name = call.name.as_str().trim();
         if name.is_empty() {
             return error(id, RouteError::Malformed, MALFORMED_CALL_REASON.to_owned());
         }
         if owned::is_owned_name(name) {
-            if let Some(blocked) = self.blocked(&[name]) {
+            if let Some(blocked) = self.gated(gate, &[name]) {
                 return blocked_outcome(id, &blocked);
             }
             return Routed::Owned(OwnedCall {
@@ -333,7 +340,7 @@ impl Chef {
                 if let ResolveError::AmbiguousWireName {
                     wire_of, reaches, ..
                 } = &e
-                    && let Some(blocked) = self.blocked(&[wire_of, reaches])
+                    && let Some(blocked) = self.gated(gate, &[wire_of, reaches])
                 {
                     return blocked_outcome(id, &blocked);
                 }
@@ -352,7 +359,7 @@ impl Chef {
                 if let Some(tool) = e.tool() {
                     let kit = tools.toolkit_of.get(tool).map(String::as_str);
                     let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
-                    if let Some(blocked) = self.blocked(&names) {
+                    if let Some(blocked) = self.gated(gate, &names) {
                         return blocked_outcome(id, &blocked);
                     }
                 }
@@ -360,11 +367,11 @@ impl Chef {
                 // model, and it is never taught the exact spelling of a blocked tool.
                 if let Some(blocked) = mentioned_names(name, &call.arguments)
                     .into_iter()
-                    .find_map(|n| self.blocked_lookalike(&n))
+                    .find_map(|n| self.gated_lookalike(gate, &n))
                 {
                     return blocked_outcome(id, &blocked);
                 }
-                if let Some(routed) = self.late_toolkit_call(call, name, tools) {
+                if let Some(routed) = self.late_toolkit_call(call, name, tools, gate) {
                     return routed;
                 }
                 let reply = e.message();
@@ -373,7 +380,7 @@ impl Chef {
         };
 
         if real == LOAD_TOOLKIT {
-            return self.classify_toolkit_load(id, &args);
+            return self.classify_toolkit_load(id, &args, gate);
         }
 
         if tools.namespaces.iter().any(|g| g.name == real.as_str()) {
@@ -382,7 +389,7 @@ impl Chef {
                 Ok(member) => member,
                 Err(e) => {
                     if let NamespaceError::UnknownAction { action, .. } = &e
-                        && let Some(blocked) = self.blocked_lookalike(action)
+                        && let Some(blocked) = self.gated_lookalike(gate, action)
                     {
                         return blocked_outcome(id, &blocked);
                     }
@@ -390,7 +397,7 @@ impl Chef {
                     return error(id, RouteError::Namespace(e), reply);
                 }
             };
-            if let Some(blocked) = self.blocked(&[member.tool_name.as_str(), &member.group]) {
+            if let Some(blocked) = self.gated(gate, &[member.tool_name.as_str(), &member.group]) {
                 return blocked_outcome(id, &blocked);
             }
             if let Some(validator) = tools.members.get(&member.tool_name)
@@ -419,7 +426,7 @@ impl Chef {
         if let Some(kit) = &via {
             names.push(kit);
         }
-        if let Some(blocked) = self.blocked(&names) {
+        if let Some(blocked) = self.gated(gate, &names) {
             return blocked_outcome(id, &blocked);
         }
         let origin = match &via {
@@ -480,7 +487,13 @@ impl Chef {
 
     /// A call, by its exact name, of a tool of a toolkit loaded since the selection the
     /// model answered (a model may load a toolkit and call one of its tools in one reply).
-    fn late_toolkit_call(&self, call: &ToolCall, name: &str, tools: &TurnTools) -> Option<Routed> {
+    fn late_toolkit_call(
+        &self,
+        call: &ToolCall,
+        name: &str,
+        tools: &TurnTools,
+        gate: Gate,
+    ) -> Option<Routed> {
         let kit = self
             .loaded_toolkits
             .iter()
@@ -489,7 +502,7 @@ impl Chef {
             .find(|g| g.tools.iter().any(|t| t.name == name))?;
         let tool = kit.tools.iter().find(|t| t.name == name)?;
         let id = call.id.clone();
-        if let Some(blocked) = self.blocked(&[name, &kit.name]) {
+        if let Some(blocked) = self.gated(gate, &[name, &kit.name]) {
             return Some(blocked_outcome(id, &blocked));
         }
         let args = match &call.arguments {
@@ -519,8 +532,8 @@ impl Chef {
         })
     }
 
-    fn classify_toolkit_load(&self, id: ToolCallId, args: &Value) -> Routed {
-        if let Some(blocked) = self.blocked(&[LOAD_TOOLKIT]) {
+    fn classify_toolkit_load(&self, id: ToolCallId, args: &Value, gate: Gate) -> Routed {
+        if let Some(blocked) = self.gated(gate, &[LOAD_TOOLKIT]) {
             return blocked_outcome(id, &blocked);
         }
         let requested = args
@@ -534,7 +547,7 @@ impl Chef {
                 return error(id, RouteError::Namespace(e), reply);
             }
         };
-        if let Some(blocked) = self.blocked(&[kit.name.as_str()]) {
+        if let Some(blocked) = self.gated(gate, &[kit.name.as_str()]) {
             return blocked_outcome(id, &blocked);
         }
         // Blocked tools are never listed as available (they stay on the wire list, which
@@ -600,6 +613,30 @@ impl Chef {
     fn blocked_lookalike(&self, name: &str) -> Option<String> {
         self.pruner.blocklist().entry_for(name).map(str::to_owned)
     }
+
+    /// [`blocked`](Self::blocked) when the gate is on; nothing when it is off.
+    fn gated(&self, gate: Gate, names: &[&str]) -> Option<String> {
+        match gate {
+            Gate::On => self.blocked(names),
+            Gate::Off => None,
+        }
+    }
+
+    /// [`blocked_lookalike`](Self::blocked_lookalike) when the gate is on.
+    fn gated_lookalike(&self, gate: Gate, name: &str) -> Option<String> {
+        match gate {
+            Gate::On => self.blocked_lookalike(name),
+            Gate::Off => None,
+        }
+    }
+}
+
+/// Whether [`Chef::classify`] applies the blocklist: always for a call the model made
+/// (`route`, `check_tool_call`); not when chef only asks which tool a call named.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    On,
+    Off,
 }
 
 /// Where a routed tool came from in the selection.
