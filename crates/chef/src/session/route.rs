@@ -18,13 +18,21 @@
 //! The gate always runs on the resolved real name (and the group it was reached through),
 //! before the arguments are judged, so no spelling, code, namespace or toolkit route
 //! reaches a blocked tool, and no validation error teaches a blocked tool's parameters.
+//! Nor does an error teach a blocked tool's spelling: did-you-mean (a near-miss code at
+//! level 3, a function name at level 4, through `t` or `q`) suggests the nearest tool that
+//! is not blocked, or none; a namespace's unknown action and an unknown toolkit are answered
+//! with the choices that are not blocked; a spelling that differs from a blocked name only
+//! in case or separators is refused as blocked.
 //! "Still offered" matters only when the registry changed after the compile: the tool the
 //! model's list named must still be registered with the same schema, else the call is
 //! refused as made against a changed list.
 
 use std::sync::Arc;
 
-use chef_compress::{Resolution, ResolveError, validate::ArgumentValidator};
+use chef_compress::{
+    Resolution, ResolveError,
+    validate::{ArgumentProblem, ArgumentValidator},
+};
 use chef_ir::{ToolCall, ToolCallId, ToolDefinition, ToolName};
 use serde_json::Value;
 
@@ -349,7 +357,8 @@ impl Chef {
             }
         };
 
-        let (real, args) = match resolve(tools, name, &call.arguments) {
+        let hidden = |tool: &str| self.hidden_tool(tool, tools);
+        let (real, args) = match resolve(tools, name, &call.arguments, &hidden) {
             Resolution::Call { name, args } => (ToolName::from(name), args),
             Resolution::Meta { result, .. } => return Routed::Lookup { id, reply: result },
             Resolution::Error(e) => {
@@ -374,6 +383,7 @@ impl Chef {
                 if let Some(routed) = self.late_toolkit_call(call, name, tools, gate) {
                     return routed;
                 }
+                let e = self.without_blocked_choices(e, tools);
                 let reply = e.message();
                 return error(id, RouteError::Resolve(e), reply);
             }
@@ -393,6 +403,7 @@ impl Chef {
                     {
                         return blocked_outcome(id, &blocked);
                     }
+                    let e = self.without_blocked_names(e);
                     let reply = e.to_string();
                     return error(id, RouteError::Namespace(e), reply);
                 }
@@ -543,6 +554,11 @@ impl Chef {
         let kit = match self.pruner.extract_toolkit(requested) {
             Ok(kit) => kit,
             Err(e) => {
+                // A misspelt blocked toolkit is refused as blocked, and never listed.
+                if let Some(blocked) = self.gated_lookalike(gate, requested) {
+                    return blocked_outcome(id, &blocked);
+                }
+                let e = self.without_blocked_names(e);
                 let reply = e.to_string();
                 return error(id, RouteError::Namespace(e), reply);
             }
@@ -629,6 +645,74 @@ impl Chef {
             Gate::Off => None,
         }
     }
+
+    /// Whether did-you-mean must not name `tool` (a real name of the compressed set): it
+    /// is blocked, or the toolkit it was loaded from is.
+    fn hidden_tool(&self, tool: &str, tools: &TurnTools) -> bool {
+        let kit = tools.toolkit_of.get(tool).map(String::as_str);
+        let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
+        self.blocked(&names).is_some()
+    }
+
+    /// `e` without blocked names among the choices it lists: the actions of a namespace
+    /// tool's `action` enum and the toolkits of `load_toolkit`'s `toolkit_name` enum, as
+    /// the argument validator lists them. The model is never taught a blocked tool's
+    /// spelling by an error, as it is never offered one in a toolkit's list.
+    fn without_blocked_choices(&self, e: ResolveError, tools: &TurnTools) -> ResolveError {
+        let ResolveError::InvalidArguments(mut arg) = e else {
+            return e;
+        };
+        let field = if arg.tool == LOAD_TOOLKIT {
+            "toolkit_name"
+        } else if tools.namespaces.iter().any(|g| g.name == arg.tool.as_str()) {
+            "action"
+        } else {
+            return ResolveError::InvalidArguments(arg);
+        };
+        if let ArgumentProblem::InvalidEnum {
+            path,
+            allowed,
+            exact,
+            ..
+        } = &mut arg.problem
+            && path.as_str() == field
+        {
+            allowed.retain(|v| v.as_str().is_none_or(|n| self.blocked(&[n]).is_none()));
+            if exact
+                .as_deref()
+                .is_some_and(|n| self.blocked(&[n]).is_some())
+            {
+                *exact = None;
+            }
+        }
+        ResolveError::InvalidArguments(arg)
+    }
+
+    /// `e` without blocked names in the actions or toolkits it lists as available.
+    fn without_blocked_names(&self, e: NamespaceError) -> NamespaceError {
+        match e {
+            NamespaceError::UnknownAction {
+                group,
+                action,
+                mut available,
+            } => {
+                available.retain(|t| self.blocked(&[t.as_str()]).is_none());
+                NamespaceError::UnknownAction {
+                    group,
+                    action,
+                    available,
+                }
+            }
+            NamespaceError::UnknownToolkit {
+                name,
+                mut available,
+            } => {
+                available.retain(|k| self.blocked(&[k.as_str()]).is_none());
+                NamespaceError::UnknownToolkit { name, available }
+            }
+            other => other,
+        }
+    }
 }
 
 /// Whether [`Chef::classify`] applies the blocklist: always for a call the model made
@@ -703,13 +787,20 @@ fn tool_list_changed(id: ToolCallId, tool: ToolName) -> Routed {
     error(id, RouteError::ToolListChanged { tool }, reply)
 }
 
-fn resolve(tools: &TurnTools, name: &str, args: &Value) -> Resolution {
+/// Resolves against the loaded toolkits' set or the stable one; did-you-mean never names a
+/// tool `hidden` says is blocked.
+fn resolve(
+    tools: &TurnTools,
+    name: &str,
+    args: &Value,
+    hidden: &dyn Fn(&str) -> bool,
+) -> Resolution {
     if let Some(loaded) = &tools.loaded
         && tools.toolkit_of.contains_key(name)
     {
-        return loaded.resolve(name, args);
+        return loaded.resolve_hiding(name, args, hidden);
     }
-    tools.stable.resolve(name, args)
+    tools.stable.resolve_hiding(name, args, hidden)
 }
 
 /// The names a failed call mentions: the tool name, and the fields through which a call
