@@ -206,8 +206,18 @@ impl Compressed {
         }
     }
 
-    /// The code nearest to `written` scoring at least 55, if any.
-    pub(crate) fn suggest_code(&self, written: &str) -> Option<&str> {
+    /// The code nearest to `written` scoring at least 55, if any, of a tool that is not
+    /// `hidden` (asked with the tool's real name).
+    ///
+    /// The candidates are found through [`CodeSuggestions`]; when one of them is hidden,
+    /// the first code with an affix or infix may have hidden a later one, so every code
+    /// of a tool not hidden is scored instead (rare: an error path with a blocked tool
+    /// nearby).
+    pub(crate) fn suggest_code(
+        &self,
+        written: &str,
+        hidden: &dyn Fn(&str) -> bool,
+    ) -> Option<&str> {
         if written.is_empty() {
             return None;
         }
@@ -234,6 +244,24 @@ impl Compressed {
                     candidates.push(entry);
                 }
             }
+        }
+        let before = candidates.len();
+        candidates.retain(|&entry| {
+            self.entries
+                .get(entry as usize)
+                .is_some_and(|e| !hidden(&e.name))
+        });
+        if candidates.len() < before {
+            candidates = index
+                .order
+                .iter()
+                .copied()
+                .filter(|&entry| {
+                    self.entries
+                        .get(entry as usize)
+                        .is_some_and(|e| !hidden(&e.name))
+                })
+                .collect();
         }
         let mut best: Option<(u8, u32, &str)> = None;
         for entry in candidates {

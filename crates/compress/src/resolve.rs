@@ -282,10 +282,49 @@ impl Compressed {
     ///
     /// `args` may be an object or a string holding one (OpenAI sends argument text).
     pub fn resolve(&self, name: &str, args: &Value) -> Resolution {
+        self.resolve_hiding(name, args, &|_| false)
+    }
+
+    /// [`resolve`](Self::resolve) whose did-you-mean never names a tool for which
+    /// `hidden(real name)` is true: the suggestion of an
+    /// [`UnknownCode`](ResolveError::UnknownCode) or
+    /// [`UnknownFunction`](ResolveError::UnknownFunction) error is then the nearest tool
+    /// that is not hidden, or none. A runtime passes its blocklist here, so a misspelt
+    /// blocked tool is never answered with its exact spelling (or its code). Nothing else
+    /// changes: a call that reaches a hidden tool resolves to it (gate it afterwards).
+    ///
+    /// ```
+    /// use chef_compress::{compress, Level, Options, Resolution, ResolveError};
+    /// use chef_ir::ToolDefinition;
+    /// use serde_json::json;
+    ///
+    /// let tools = ["gdrive_upload_file", "gdrive_list_files"]
+    ///     .map(|n| ToolDefinition::new(n, json!({"type": "object"})));
+    /// let map = [("gdrive_upload_file", "def gdrive_upload_file(): \"Upload.\""),
+    ///            ("gdrive_list_files", "def gdrive_list_files(): \"List.\"")];
+    /// let options = Options::new()
+    ///     .with_level(Level::Four)
+    ///     .with_compiled(map.map(|(k, v)| (k.to_owned(), v.to_owned())));
+    /// let c = compress(&tools, &options)?;
+    /// let call = json!({"f": "gdrive_upload_files"});
+    /// let Resolution::Error(e) = c.resolve("t", &call) else { panic!() };
+    /// assert!(e.message().contains("Did you mean \"gdrive_upload_file\"?"));
+    /// let Resolution::Error(e) = c.resolve_hiding("t", &call, &|n| n == "gdrive_upload_file") else {
+    ///     panic!()
+    /// };
+    /// assert!(!e.message().contains("gdrive_upload_file\""), "{e}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resolve_hiding(
+        &self,
+        name: &str,
+        args: &Value,
+        hidden: &dyn Fn(&str) -> bool,
+    ) -> Resolution {
         match self.level {
             Level::Zero | Level::One => self.resolve_direct(name, args),
             Level::Two => self.resolve_namespace(name, args),
-            Level::Three | Level::Four => self.resolve_dispatch(name, args),
+            Level::Three | Level::Four => self.resolve_dispatch(name, args, hidden),
         }
     }
 
@@ -428,7 +467,12 @@ impl Compressed {
         }
     }
 
-    fn resolve_dispatch(&self, raw_name: &str, raw_args: &Value) -> Resolution {
+    fn resolve_dispatch(
+        &self,
+        raw_name: &str,
+        raw_args: &Value,
+        hidden: &dyn Fn(&str) -> bool,
+    ) -> Resolution {
         let mut name: Cow<'_, str> = Cow::Borrowed(raw_name);
         let mut args = as_object(Some(raw_args));
 
@@ -450,7 +494,7 @@ impl Compressed {
 
         // (B) the lookup tool.
         if name == "q" {
-            return self.answer_lookup(&args);
+            return self.answer_lookup(&args, hidden);
         }
 
         // (C) a code or real name used as the tool name, else `t(f=…)`.
@@ -473,13 +517,13 @@ impl Compressed {
                     Some(e) => e,
                     None if self.level == Level::Four => {
                         return Resolution::Error(ResolveError::UnknownFunction {
-                            suggestion: self.suggest_function(&f),
+                            suggestion: self.suggest_function(&f, hidden),
                             name: f.into_owned(),
                         });
                     }
                     None => {
                         return Resolution::Error(ResolveError::UnknownCode {
-                            suggestion: self.suggest_code(&f).map(str::to_owned),
+                            suggestion: self.suggest_code(&f, hidden).map(str::to_owned),
                             code: f.into_owned(),
                         });
                     }
@@ -498,16 +542,20 @@ impl Compressed {
     }
 
     /// Level 4's did-you-mean for a function name: the nearest real tool name (the model
-    /// sees names there, not codes), else the tool of the nearest code.
-    fn suggest_function(&self, written: &str) -> Option<String> {
+    /// sees names there, not codes), else the tool of the nearest code; never a `hidden`
+    /// tool.
+    fn suggest_function(&self, written: &str, hidden: &dyn Fn(&str) -> bool) -> Option<String> {
         crate::similarity::nearest(
             written,
-            self.entries.iter().map(|e| e.name.as_str()),
+            self.entries
+                .iter()
+                .map(|e| e.name.as_str())
+                .filter(|name| !hidden(name)),
             crate::similarity::SUGGESTION_FLOOR,
         )
         .map(str::to_owned)
         .or_else(|| {
-            self.suggest_code(written)
+            self.suggest_code(written, hidden)
                 .and_then(|code| self.lookup(code))
                 .map(|e| e.name.as_str().to_owned())
         })
@@ -516,7 +564,7 @@ impl Compressed {
     /// `q`: `c` looks a code (or name) up, `s` searches. A call with both a search text
     /// and a `c` searches the text: small models put a code or a real name in `c` beside
     /// the question they mean, and answering the code alone drops the question.
-    fn answer_lookup(&self, args: &Value) -> Resolution {
+    fn answer_lookup(&self, args: &Value, hidden: &dyn Fn(&str) -> bool) -> Resolution {
         let has_text = matches!(args.get("s"), Some(Value::String(s)) if !s.trim().is_empty());
         if args.get("c").is_some() && !has_text {
             let c = as_text(args.get("c"));
@@ -537,12 +585,12 @@ impl Compressed {
                 },
                 None if self.level == Level::Four => {
                     Resolution::Error(ResolveError::UnknownFunction {
-                        suggestion: self.suggest_function(&c),
+                        suggestion: self.suggest_function(&c, hidden),
                         name: c.into_owned(),
                     })
                 }
                 None => Resolution::Error(ResolveError::UnknownCode {
-                    suggestion: self.suggest_code(&c).map(str::to_owned),
+                    suggestion: self.suggest_code(&c, hidden).map(str::to_owned),
                     code: c.into_owned(),
                 }),
             };

@@ -489,8 +489,9 @@ impl Chef {
         })
     }
 
-    /// The real tool a result answers (from its call in the history, resolved as `route`
-    /// would), and whether the call read offloaded or stored content back (`context` view
+    /// The real tool a result answers (from its call in the history, named as `route`
+    /// names it, blocked or not: a tool blocked between its call and its result keeps its
+    /// per-tool rule), and whether the call read offloaded or stored content back (`context` view
     /// or search, `recall_context`), which is never offloaded again.
     fn result_tool(&self, result: &ToolResult) -> (Option<String>, bool) {
         let call = self.history.iter().rev().find_map(|m| {
@@ -502,7 +503,7 @@ impl Chef {
         let Some(call) = call else {
             return (result.name.as_ref().map(|n| n.as_str().to_owned()), false);
         };
-        let routed = self.check_quietly(call);
+        let routed = self.tool_of_call(call);
         let tool = routed
             .tool()
             .map(str::to_owned)

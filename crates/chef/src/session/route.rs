@@ -18,13 +18,21 @@
 //! The gate always runs on the resolved real name (and the group it was reached through),
 //! before the arguments are judged, so no spelling, code, namespace or toolkit route
 //! reaches a blocked tool, and no validation error teaches a blocked tool's parameters.
+//! Nor does an error teach a blocked tool's spelling: did-you-mean (a near-miss code at
+//! level 3, a function name at level 4, through `t` or `q`) suggests the nearest tool that
+//! is not blocked, or none; a namespace's unknown action and an unknown toolkit are answered
+//! with the choices that are not blocked; a spelling that differs from a blocked name only
+//! in case or separators is refused as blocked.
 //! "Still offered" matters only when the registry changed after the compile: the tool the
 //! model's list named must still be registered with the same schema, else the call is
 //! refused as made against a changed list.
 
 use std::sync::Arc;
 
-use chef_compress::{Resolution, ResolveError, validate::ArgumentValidator};
+use chef_compress::{
+    Resolution, ResolveError,
+    validate::{ArgumentProblem, ArgumentValidator},
+};
 use chef_ir::{ToolCall, ToolCallId, ToolDefinition, ToolName};
 use serde_json::Value;
 
@@ -207,7 +215,7 @@ impl Chef {
                 Err(e) => return unavailable(call, e),
             },
         };
-        let routed = self.classify(call, &tools);
+        let routed = self.classify(call, &tools, Gate::On);
         match &routed {
             Routed::ToolkitLoaded { toolkit, tools, .. } => self.commit_toolkit(toolkit, tools),
             Routed::Blocked { name, .. } => {
@@ -281,18 +289,24 @@ impl Chef {
     /// announcing it. A blocked call emits [`ChefEvent::ToolBlocked`], as the gate does at
     /// dispatch (this is the dispatch-time check of a loop that routes on its own).
     pub fn check_tool_call(&self, call: &ToolCall) -> Routed {
-        let routed = self.check_quietly(call);
+        let routed = match self.routing_tools() {
+            Ok(tools) => self.classify(call, &tools, Gate::On),
+            Err(e) => unavailable(call, e),
+        };
         if let Routed::Blocked { name, .. } = &routed {
             self.emit(&ChefEvent::ToolBlocked { name: name.clone() });
         }
         routed
     }
 
-    /// [`check_tool_call`](Self::check_tool_call) without the event: for chef's own look
-    /// at a call (which tool a pushed result belongs to), which refuses nothing.
-    pub(crate) fn check_quietly(&self, call: &ToolCall) -> Routed {
+    /// The call classified as [`route`](Self::route) would name its tool, **without the
+    /// gate** and without an event: for chef's own look at a call (which tool a pushed
+    /// result belongs to, for the offload policy's per-tool rules), which refuses nothing.
+    /// A tool blocked since its call was made is still named: its result is still its
+    /// result, and a rule that it must never be offloaded still holds.
+    pub(crate) fn tool_of_call(&self, call: &ToolCall) -> Routed {
         match self.routing_tools() {
-            Ok(tools) => self.classify(call, &tools),
+            Ok(tools) => self.classify(call, &tools, Gate::Off),
             Err(e) => unavailable(call, e),
         }
     }
@@ -306,14 +320,15 @@ impl Chef {
         }
     }
 
-    fn classify(&self, call: &ToolCall, tools: &TurnTools) -> Routed {
+    /// Resolution, the gate (when `gate` is on) and validation, in that order.
+    fn classify(&self, call: &ToolCall, tools: &TurnTools, gate: Gate) -> Routed {
         let id = call.id.clone();
         let name = call.name.as_str().trim();
         if name.is_empty() {
             return error(id, RouteError::Malformed, MALFORMED_CALL_REASON.to_owned());
         }
         if owned::is_owned_name(name) {
-            if let Some(blocked) = self.blocked(&[name]) {
+            if let Some(blocked) = self.gated(gate, &[name]) {
                 return blocked_outcome(id, &blocked);
             }
             return Routed::Owned(OwnedCall {
@@ -333,7 +348,7 @@ impl Chef {
                 if let ResolveError::AmbiguousWireName {
                     wire_of, reaches, ..
                 } = &e
-                    && let Some(blocked) = self.blocked(&[wire_of, reaches])
+                    && let Some(blocked) = self.gated(gate, &[wire_of, reaches])
                 {
                     return blocked_outcome(id, &blocked);
                 }
@@ -342,7 +357,8 @@ impl Chef {
             }
         };
 
-        let (real, args) = match resolve(tools, name, &call.arguments) {
+        let hidden = |tool: &str| self.hidden_tool(tool, tools);
+        let (real, args) = match resolve(tools, name, &call.arguments, &hidden) {
             Resolution::Call { name, args } => (ToolName::from(name), args),
             Resolution::Meta { result, .. } => return Routed::Lookup { id, reply: result },
             Resolution::Error(e) => {
@@ -352,7 +368,7 @@ impl Chef {
                 if let Some(tool) = e.tool() {
                     let kit = tools.toolkit_of.get(tool).map(String::as_str);
                     let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
-                    if let Some(blocked) = self.blocked(&names) {
+                    if let Some(blocked) = self.gated(gate, &names) {
                         return blocked_outcome(id, &blocked);
                     }
                 }
@@ -360,20 +376,21 @@ impl Chef {
                 // model, and it is never taught the exact spelling of a blocked tool.
                 if let Some(blocked) = mentioned_names(name, &call.arguments)
                     .into_iter()
-                    .find_map(|n| self.blocked_lookalike(&n))
+                    .find_map(|n| self.gated_lookalike(gate, &n))
                 {
                     return blocked_outcome(id, &blocked);
                 }
-                if let Some(routed) = self.late_toolkit_call(call, name, tools) {
+                if let Some(routed) = self.late_toolkit_call(call, name, tools, gate) {
                     return routed;
                 }
+                let e = self.without_blocked_choices(e, tools);
                 let reply = e.message();
                 return error(id, RouteError::Resolve(e), reply);
             }
         };
 
         if real == LOAD_TOOLKIT {
-            return self.classify_toolkit_load(id, &args);
+            return self.classify_toolkit_load(id, &args, gate);
         }
 
         if tools.namespaces.iter().any(|g| g.name == real.as_str()) {
@@ -382,15 +399,16 @@ impl Chef {
                 Ok(member) => member,
                 Err(e) => {
                     if let NamespaceError::UnknownAction { action, .. } = &e
-                        && let Some(blocked) = self.blocked_lookalike(action)
+                        && let Some(blocked) = self.gated_lookalike(gate, action)
                     {
                         return blocked_outcome(id, &blocked);
                     }
+                    let e = self.without_blocked_names(e);
                     let reply = e.to_string();
                     return error(id, RouteError::Namespace(e), reply);
                 }
             };
-            if let Some(blocked) = self.blocked(&[member.tool_name.as_str(), &member.group]) {
+            if let Some(blocked) = self.gated(gate, &[member.tool_name.as_str(), &member.group]) {
                 return blocked_outcome(id, &blocked);
             }
             if let Some(validator) = tools.members.get(&member.tool_name)
@@ -419,7 +437,7 @@ impl Chef {
         if let Some(kit) = &via {
             names.push(kit);
         }
-        if let Some(blocked) = self.blocked(&names) {
+        if let Some(blocked) = self.gated(gate, &names) {
             return blocked_outcome(id, &blocked);
         }
         let origin = match &via {
@@ -480,7 +498,13 @@ impl Chef {
 
     /// A call, by its exact name, of a tool of a toolkit loaded since the selection the
     /// model answered (a model may load a toolkit and call one of its tools in one reply).
-    fn late_toolkit_call(&self, call: &ToolCall, name: &str, tools: &TurnTools) -> Option<Routed> {
+    fn late_toolkit_call(
+        &self,
+        call: &ToolCall,
+        name: &str,
+        tools: &TurnTools,
+        gate: Gate,
+    ) -> Option<Routed> {
         let kit = self
             .loaded_toolkits
             .iter()
@@ -489,7 +513,7 @@ impl Chef {
             .find(|g| g.tools.iter().any(|t| t.name == name))?;
         let tool = kit.tools.iter().find(|t| t.name == name)?;
         let id = call.id.clone();
-        if let Some(blocked) = self.blocked(&[name, &kit.name]) {
+        if let Some(blocked) = self.gated(gate, &[name, &kit.name]) {
             return Some(blocked_outcome(id, &blocked));
         }
         let args = match &call.arguments {
@@ -519,8 +543,8 @@ impl Chef {
         })
     }
 
-    fn classify_toolkit_load(&self, id: ToolCallId, args: &Value) -> Routed {
-        if let Some(blocked) = self.blocked(&[LOAD_TOOLKIT]) {
+    fn classify_toolkit_load(&self, id: ToolCallId, args: &Value, gate: Gate) -> Routed {
+        if let Some(blocked) = self.gated(gate, &[LOAD_TOOLKIT]) {
             return blocked_outcome(id, &blocked);
         }
         let requested = args
@@ -530,11 +554,16 @@ impl Chef {
         let kit = match self.pruner.extract_toolkit(requested) {
             Ok(kit) => kit,
             Err(e) => {
+                // A misspelt blocked toolkit is refused as blocked, and never listed.
+                if let Some(blocked) = self.gated_lookalike(gate, requested) {
+                    return blocked_outcome(id, &blocked);
+                }
+                let e = self.without_blocked_names(e);
                 let reply = e.to_string();
                 return error(id, RouteError::Namespace(e), reply);
             }
         };
-        if let Some(blocked) = self.blocked(&[kit.name.as_str()]) {
+        if let Some(blocked) = self.gated(gate, &[kit.name.as_str()]) {
             return blocked_outcome(id, &blocked);
         }
         // Blocked tools are never listed as available (they stay on the wire list, which
@@ -600,6 +629,98 @@ impl Chef {
     fn blocked_lookalike(&self, name: &str) -> Option<String> {
         self.pruner.blocklist().entry_for(name).map(str::to_owned)
     }
+
+    /// [`blocked`](Self::blocked) when the gate is on; nothing when it is off.
+    fn gated(&self, gate: Gate, names: &[&str]) -> Option<String> {
+        match gate {
+            Gate::On => self.blocked(names),
+            Gate::Off => None,
+        }
+    }
+
+    /// [`blocked_lookalike`](Self::blocked_lookalike) when the gate is on.
+    fn gated_lookalike(&self, gate: Gate, name: &str) -> Option<String> {
+        match gate {
+            Gate::On => self.blocked_lookalike(name),
+            Gate::Off => None,
+        }
+    }
+
+    /// Whether did-you-mean must not name `tool` (a real name of the compressed set): it
+    /// is blocked, or the toolkit it was loaded from is.
+    fn hidden_tool(&self, tool: &str, tools: &TurnTools) -> bool {
+        let kit = tools.toolkit_of.get(tool).map(String::as_str);
+        let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
+        self.blocked(&names).is_some()
+    }
+
+    /// `e` without blocked names among the choices it lists: the actions of a namespace
+    /// tool's `action` enum and the toolkits of `load_toolkit`'s `toolkit_name` enum, as
+    /// the argument validator lists them. The model is never taught a blocked tool's
+    /// spelling by an error, as it is never offered one in a toolkit's list.
+    fn without_blocked_choices(&self, e: ResolveError, tools: &TurnTools) -> ResolveError {
+        let ResolveError::InvalidArguments(mut arg) = e else {
+            return e;
+        };
+        let field = if arg.tool == LOAD_TOOLKIT {
+            "toolkit_name"
+        } else if tools.namespaces.iter().any(|g| g.name == arg.tool.as_str()) {
+            "action"
+        } else {
+            return ResolveError::InvalidArguments(arg);
+        };
+        if let ArgumentProblem::InvalidEnum {
+            path,
+            allowed,
+            exact,
+            ..
+        } = &mut arg.problem
+            && path.as_str() == field
+        {
+            allowed.retain(|v| v.as_str().is_none_or(|n| self.blocked(&[n]).is_none()));
+            if exact
+                .as_deref()
+                .is_some_and(|n| self.blocked(&[n]).is_some())
+            {
+                *exact = None;
+            }
+        }
+        ResolveError::InvalidArguments(arg)
+    }
+
+    /// `e` without blocked names in the actions or toolkits it lists as available.
+    fn without_blocked_names(&self, e: NamespaceError) -> NamespaceError {
+        match e {
+            NamespaceError::UnknownAction {
+                group,
+                action,
+                mut available,
+            } => {
+                available.retain(|t| self.blocked(&[t.as_str()]).is_none());
+                NamespaceError::UnknownAction {
+                    group,
+                    action,
+                    available,
+                }
+            }
+            NamespaceError::UnknownToolkit {
+                name,
+                mut available,
+            } => {
+                available.retain(|k| self.blocked(&[k.as_str()]).is_none());
+                NamespaceError::UnknownToolkit { name, available }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Whether [`Chef::classify`] applies the blocklist: always for a call the model made
+/// (`route`, `check_tool_call`); not when chef only asks which tool a call named.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    On,
+    Off,
 }
 
 /// Where a routed tool came from in the selection.
@@ -666,13 +787,20 @@ fn tool_list_changed(id: ToolCallId, tool: ToolName) -> Routed {
     error(id, RouteError::ToolListChanged { tool }, reply)
 }
 
-fn resolve(tools: &TurnTools, name: &str, args: &Value) -> Resolution {
+/// Resolves against the loaded toolkits' set or the stable one; did-you-mean never names a
+/// tool `hidden` says is blocked.
+fn resolve(
+    tools: &TurnTools,
+    name: &str,
+    args: &Value,
+    hidden: &dyn Fn(&str) -> bool,
+) -> Resolution {
     if let Some(loaded) = &tools.loaded
         && tools.toolkit_of.contains_key(name)
     {
-        return loaded.resolve(name, args);
+        return loaded.resolve_hiding(name, args, hidden);
     }
-    tools.stable.resolve(name, args)
+    tools.stable.resolve_hiding(name, args, hidden)
 }
 
 /// The names a failed call mentions: the tool name, and the fields through which a call

@@ -69,7 +69,8 @@ impl ActiveSkill {
 impl Chef {
     /// Replaces the registered skills (as [`register_tools`](Self::register_tools) replaces
     /// the tools); a name given twice keeps the last. The active skill stays as it was
-    /// activated (activate it again to take a new version). Registering never changes the
+    /// activated (activate it again to take a new version), and so does one restored from
+    /// a snapshot or a journal: its saved instructions, arguments filled in, are kept. Registering never changes the
     /// tool list: `load_skill` is emitted by configuration
     /// ([`ChefConfig::with_skill_tool`](super::ChefConfig::with_skill_tool)), and its schema
     /// names no skill.
@@ -242,11 +243,15 @@ impl Chef {
         self.active_skill().map(SavedSkill::from)
     }
 
-    /// Restores a saved active skill: the registered skill of its name when there is one
-    /// (the registry's version wins), else a stub with the saved instructions.
+    /// Restores a saved active skill as it was activated: its instructions as they were
+    /// placed (arguments filled in, so `invoked(&["2.4"])` stays `… of 2.4.`, never the
+    /// registered template's `$0`) and its allowed tools, so the next request is the one
+    /// the saved session would have sent. The registered skill of its name, when there is
+    /// one, lends the rest (description, declared arguments, source, metadata); without
+    /// one, a stub carries the saved fields alone.
     pub(crate) fn restore_skill(&mut self, saved: Option<&SavedSkill>) {
         let skill = saved.map(|saved| match self.skills.get(&saved.name) {
-            Some(registered) => Arc::clone(registered),
+            Some(registered) => Arc::new(saved.onto(registered)),
             None => Arc::new(saved.to_stub()),
         });
         self.put_active_skill(skill);

@@ -74,9 +74,10 @@ pub struct SessionState {
     /// Offloaded results not yet written to the store (their full text).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub offload_pending: Vec<crate::offload::PendingOffload>,
-    /// The active skill: its name and instructions (`None`: none active). On restore the
-    /// receiving session's registered skill of that name wins; without one, a stub with
-    /// these instructions becomes active.
+    /// The active skill: its name and instructions (`None`: none active). On restore these
+    /// instructions (as placed, arguments filled in) and allowed tools are kept, so the
+    /// next request is byte-identical; the receiving session's registered skill of that
+    /// name lends its other fields, and without one a stub with these becomes active.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill: Option<crate::skills::SavedSkill>,
 }

@@ -378,6 +378,16 @@ pub struct SavedSkill {
 }
 
 impl SavedSkill {
+    /// `registered` as this saved skill was activated: the saved instructions (as placed,
+    /// arguments filled in) and allowed tools, the registered skill's other fields.
+    pub(crate) fn onto(&self, registered: &Skill) -> Skill {
+        Skill {
+            instructions: self.instructions.clone(),
+            allowed_tools: self.allowed_tools.clone(),
+            ..registered.clone()
+        }
+    }
+
     /// The skill this saved one stands for, when the receiving session has none of its
     /// name: its name, instructions and allowed tools.
     pub(crate) fn to_stub(&self) -> Skill {

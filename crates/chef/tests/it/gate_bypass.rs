@@ -331,3 +331,65 @@ fn check_tool_call_gates_like_route_but_changes_nothing() {
 fn assert_blocked_check(chef: &mut Chef, call: &ToolCall) {
     assert!(matches!(chef.check_tool_call(call), Routed::Blocked { .. }));
 }
+
+/// Issue 47, item 1 (the library's side): an entry matches the way a call resolves,
+/// ignoring case and separators (`_ - .`, spaces), at every level and on every route to the
+/// tool (its name, a level-2 op, a level-3 code, a namespace action); an entry that names
+/// nothing registered — a typo, or a tool's name without the prefix it is registered under
+/// — is listed by `unmatched_blocked_tools`, which follows the registry as it changes.
+#[test]
+fn blocklist_entries_match_with_drift_and_unmatched_ones_are_listed() {
+    let drop_table = ToolDefinition::new(
+        "office_db_drop_table",
+        json!({"type": "object", "properties": {"table": {"type": "string"}}, "required": ["table"]}),
+    );
+    for entry in [
+        "Office-DB-Drop-Table",
+        "office.db.drop.table",
+        "OFFICE DB DROP TABLE",
+        "officeDbDropTable",
+    ] {
+        for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+            let mut chef = Chef::new(ChefConfig::default().with_level(level));
+            chef.register_tools(vec![drop_table.clone()]).unwrap();
+            chef.push(Message::user("go"));
+            let report = chef.set_blocked_tools([entry]);
+            assert!(report.unmatched.is_empty(), "{entry}: {report:?}");
+            assert!(chef.pruner().blocklist().blocks("office_db_drop_table"));
+            chef.compile(Target::Anthropic).unwrap();
+            let encoded = chef
+                .encode_call("office_db_drop_table", json!({"table": "t"}))
+                .unwrap();
+            assert_blocked(&mut chef, &encoded);
+            // Bad arguments too: the gate comes first.
+            let bad = chef
+                .encode_call("office_db_drop_table", json!({"table": 5}))
+                .unwrap();
+            assert_blocked(&mut chef, &bad);
+        }
+    }
+
+    // A namespace member by its own name, in any spelling; the namespace by its name.
+    for entry in ["FS-Delete-File", "file_ops"] {
+        let mut chef = namespaced(Level::One, entry);
+        assert!(chef.unmatched_blocked_tools().is_empty(), "{entry}");
+        assert_blocked(
+            &mut chef,
+            &call("file_ops", json!({"action": BLOCKED, "args": args()})),
+        );
+    }
+
+    // Entries that name nothing registered are listed, in order, each once — and stop
+    // being listed once a tool of that name is registered.
+    let mut chef = chef(Level::One);
+    let report = chef.set_blocked_tools(["delete_file", "fs_delete_fiel", "delete_file", BLOCKED]);
+    assert_eq!(report.unmatched, ["delete_file", "fs_delete_fiel"]);
+    assert_eq!(chef.unmatched_blocked_tools(), report.unmatched);
+    let mut more = tools();
+    more.push(ToolDefinition::new(
+        "Delete-File",
+        json!({"type": "object"}),
+    ));
+    chef.register_tools(more).unwrap();
+    assert_eq!(chef.unmatched_blocked_tools(), ["fs_delete_fiel"]);
+}

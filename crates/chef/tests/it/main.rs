@@ -5,6 +5,7 @@
 #[macro_use]
 mod support;
 
+mod blocked_suggestions;
 mod cache_audit;
 mod chunked_body;
 mod compile_cache;

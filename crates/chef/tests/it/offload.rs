@@ -704,3 +704,62 @@ fn cleanup_and_reconcile_on_postgresql() {
         lifecycle_on(store).await;
     });
 }
+
+/// Issue 47, item 11: a `Never` rule holds when the tool is blocked between its call and
+/// its result. The result's tool is found the way `route` names it, blocked or not: at
+/// levels 2 and 3 the wire name (`uber`, `t`) is no tool, so a gated look-up lost the rule
+/// and the 200 kB result the rule says must never be stored was queued for the store.
+#[test]
+fn a_never_rule_holds_when_the_tool_is_blocked_between_its_call_and_its_result() {
+    use chef_compress::Level;
+    let log = big_log();
+    for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
+        let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+        let mut chef = Chef::new(
+            ChefConfig::default()
+                .with_tools_mode(ToolsMode::Unified)
+                .with_level(level),
+        )
+        .with_store(Arc::clone(&store));
+        chef.register_tools(two_tools()).unwrap();
+        chef.set_offload_policy(Some(
+            OffloadPolicy::chars(8_000).with_tool("uber_request", ToolRule::Never),
+        ));
+        chef.push(Message::user("A car to the station."));
+        chef.compile(Target::OpenAiChat).unwrap();
+        let call = chef.encode_call("uber_request", json!({})).unwrap();
+        assert!(
+            matches!(chef.route(&call), Routed::Call(_)),
+            "{level:?}: {call:?}"
+        );
+        chef.push(Message::assistant_with(vec![Content::ToolCall(
+            call.clone(),
+        )]));
+        // Blocked after the call was dispatched, before its result comes back.
+        chef.set_blocked_tools(["uber_request"]);
+        chef.push(Message::tool_results(vec![ToolResult::text(
+            call.id.clone(),
+            log.clone(),
+        )]));
+        assert!(
+            last_result_text(&chef) == log,
+            "{level:?}: the result of a Never tool was offloaded"
+        );
+        assert!(chef.pending_offloads().is_empty(), "{level:?}");
+        block_on(chef.flush_offloads()).unwrap();
+        let stored = block_on(store.list(&ns(), "")).unwrap();
+        assert!(stored.is_empty(), "{level:?}: {stored:?}");
+        // Another tool's result still follows the threshold.
+        let other = chef.encode_call("weather_now", json!({})).unwrap();
+        let other = ToolCall::new("c2", other.name.as_str(), other.arguments.clone());
+        chef.push(Message::assistant_with(vec![Content::ToolCall(other)]));
+        chef.push(Message::tool_results(vec![ToolResult::text(
+            "c2",
+            log.clone(),
+        )]));
+        assert!(
+            last_result_text(&chef).starts_with("[Tool result offloaded"),
+            "{level:?}"
+        );
+    }
+}

@@ -405,12 +405,13 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
                 block_on(journal.save(&live)).unwrap();
                 let snapshot = live.snapshot(None);
 
-                // Registered in the receiving session: the registry's version wins.
+                // Registered in the receiving session: the rendering as it was activated
+                // (arguments filled in) is kept, not the registered template.
                 let mut registered = session(config.clone());
                 registered.restore(&snapshot).unwrap();
                 assert_eq!(
                     registered.active_skill().unwrap().instructions(),
-                    "Summarise the changes of $0."
+                    "Summarise the changes of 3.1."
                 );
                 // Not registered: a stub with the persisted (rendered) instructions, and the
                 // same next request as the live session.
@@ -539,4 +540,63 @@ fn activation_is_an_event_and_a_bound_matching_no_tool_is_said_once() {
     );
     let again = chef.compile(Target::Anthropic).unwrap();
     assert!(!again.notices.iter().any(|n| n.contains("stray")));
+}
+
+/// Issue 47, item 10: README's own example — a registered skill activated with arguments —
+/// then a snapshot restore or a journal replay into a session that registers the same skill:
+/// the next request is byte-identical to the live one on every target, in both placements
+/// (the registered template `… of $0.` must not replace the saved rendering).
+#[test]
+fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_that_registers_it() {
+    for placement in [SkillPlacement::AfterSystem, SkillPlacement::Tail] {
+        let config = ChefConfig::default()
+            .with_skill_pruning(true)
+            .with_skill_placement(placement);
+        for target in Target::ALL {
+            let mut live = session(config.clone());
+            live.push(Message::user("Release notes, please."));
+            let invoked = live
+                .skills()
+                .get("release-notes")
+                .unwrap()
+                .invoked(&["2.4"]);
+            live.activate_skill(invoked).unwrap();
+            let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+            let id = key("invoked");
+            let mut journal = Journal::new(Arc::clone(&store), id.clone());
+            live.push(Message::assistant("Reading the log."));
+            live.push(Message::user("Go on."));
+            let before = body(&mut live, target);
+            assert!(before.contains("Summarise the changes of 2.4."), "{before}");
+            block_on(journal.save(&live)).unwrap();
+            let snapshot = live.snapshot(None);
+
+            let mut restored = session(config.clone());
+            restored.restore(&snapshot).unwrap();
+            assert_eq!(
+                restored.active_skill().unwrap().instructions(),
+                "Summarise the changes of 2.4."
+            );
+            assert_eq!(
+                body(&mut restored, target),
+                before,
+                "restore {placement:?} {target:?}"
+            );
+
+            let mut replayed = session(config.clone());
+            block_on(Journal::new(Arc::clone(&store), id).load(&mut replayed))
+                .unwrap()
+                .expect("a journal");
+            assert_eq!(
+                body(&mut replayed, target),
+                before,
+                "replay {placement:?} {target:?}"
+            );
+            // The registered skill's own fields still describe it.
+            assert_eq!(
+                replayed.active_skill().unwrap().description(),
+                "Write release notes."
+            );
+        }
+    }
 }

@@ -81,6 +81,8 @@ fn write_message(out: &mut String, tool: &str, problem: &ArgumentProblem) -> std
         } => {
             let values: Vec<String> = allowed.iter().map(enum_member).collect();
             let expected = match values.as_slice() {
+                // A runtime may withhold every value (all of them blocked).
+                [] => "no value is accepted now".to_owned(),
                 [only] => format!("expected exactly {only}"),
                 _ => format!("expected one of {}", values.join(", ")),
             };

@@ -600,3 +600,121 @@ fn q_answers_a_real_question_with_the_ranked_tools() {
         "No matches for \"bake a chocolate cake\"."
     );
 }
+
+/// Code order: fewer letters first, then the letters, then the number.
+fn code_order_key(code: &str) -> (usize, String, u64) {
+    let letters: String = code.chars().take_while(char::is_ascii_lowercase).collect();
+    let number = code[letters.len()..].parse().unwrap_or(u64::MAX);
+    (letters.len(), letters, number)
+}
+
+/// Issue 47, item 12: `resolve_hiding` never suggests a hidden tool's code, and its
+/// suggestion is what scoring every code of a tool not hidden gives (the nearest, first in
+/// code order on ties, at least 55) — the fast candidate path may not miss a code that a
+/// hidden one shadowed.
+#[test]
+fn near_miss_codes_never_suggest_a_hidden_tool_and_find_the_nearest_other() {
+    use chef_compress::similarity::{SUGGESTION_FLOOR, similarity};
+    let tools = crate::real_tools();
+    let c = at(&tools, Level::Three);
+    let mut coded: Vec<(String, String)> = tools
+        .iter()
+        .map(|t| {
+            let name = t.name.as_str().to_owned();
+            (c.code_for(&name).unwrap().to_owned(), name)
+        })
+        .collect();
+    coded.sort_by_key(|(code, _)| code_order_key(code));
+    let mut suggested = 0;
+    for (hidden_code, hidden_name) in coded.iter().step_by(7) {
+        let hidden = |n: &str| n == hidden_name;
+        let written = [
+            format!("{hidden_code}x"),
+            format!("x{hidden_code}"),
+            format!("{hidden_code}0"),
+            hidden_code[..hidden_code.len() - 1].to_owned(),
+            format!("{hidden_code} {hidden_name}"),
+        ];
+        for w in &written {
+            let Resolution::Error(e) = c.resolve_hiding("t", &json!({"f": w}), &hidden) else {
+                continue;
+            };
+            let expected = coded
+                .iter()
+                .filter(|(_, name)| name != hidden_name)
+                .map(|(code, _)| (similarity(w, code), code))
+                .fold(None::<(u8, &String)>, |best, (score, code)| match best {
+                    Some((top, _)) if top >= score => best,
+                    _ => Some((score, code)),
+                })
+                .filter(|(score, _)| *score >= SUGGESTION_FLOOR)
+                .map(|(_, code)| code.clone());
+            // A shorter code may be another tool's (then its arguments are judged).
+            if let ResolveError::UnknownCode { suggestion, .. } = e {
+                assert_ne!(suggestion.as_deref(), Some(hidden_code.as_str()), "{w}");
+                assert_eq!(suggestion, expected, "{w}");
+                if suggestion.is_some() {
+                    suggested += 1;
+                }
+            }
+        }
+    }
+    assert!(suggested > 10, "only {suggested} suggestions");
+    // Nothing hidden: the hidden tool's own code is suggested, as before.
+    let (code, _) = &coded[0];
+    match c.resolve("t", &json!({"f": format!("{code}x")})) {
+        Resolution::Error(ResolveError::UnknownCode { suggestion, .. }) => {
+            assert_eq!(suggestion.as_deref(), Some(code.as_str()));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Level 4: a misspelt function name is never answered with a hidden tool's name, through
+/// `t(f=…)` and through `q(c=…)`; the nearest other name is suggested instead.
+#[test]
+fn near_miss_functions_never_suggest_a_hidden_tool() {
+    let tools = crate::real_tools();
+    let map: std::collections::BTreeMap<String, String> = tools
+        .iter()
+        .map(|t| {
+            let n = t.name.as_str();
+            (n.to_owned(), format!("def {n}(): \"{n}\""))
+        })
+        .collect();
+    let c = compress(
+        &tools,
+        &Options::new().with_level(Level::Four).with_compiled(map),
+    )
+    .unwrap();
+    let hidden = |n: &str| n == "gdrive_upload_file";
+    for w in [
+        "gdrive_upload_files",
+        "gdrive_uplod_file",
+        "gdrive_uplaod_file",
+        "upload_file",
+        "GDrive-Upload-Files",
+    ] {
+        for (name, args) in [("t", json!({"f": w})), ("q", json!({"c": w}))] {
+            let plain = c.resolve(name, &args);
+            let Resolution::Error(e) = c.resolve_hiding(name, &args, &hidden) else {
+                panic!("{w}: {plain:?}");
+            };
+            match &e {
+                ResolveError::UnknownFunction { suggestion, .. } => {
+                    assert_ne!(suggestion.as_deref(), Some("gdrive_upload_file"), "{w}");
+                }
+                other => panic!("{w}: {other:?}"),
+            }
+            assert!(!e.message().contains("\"gdrive_upload_file\""), "{e}");
+        }
+    }
+    // Without hiding, the probe's misspelling is taught the blocked name.
+    let Resolution::Error(e) = c.resolve("t", &json!({"f": "gdrive_upload_files"})) else {
+        panic!()
+    };
+    assert!(
+        e.message().contains("Did you mean \"gdrive_upload_file\"?"),
+        "{e}"
+    );
+}
