@@ -539,7 +539,9 @@ impl Hub {
         {
             written.clone_from(real);
         }
-        let (name, args) = match compressed.resolve(&written, &args) {
+        // Did-you-mean never names (or codes) a blocked tool.
+        let hidden = |real: &str| self.refusal(&view, real).is_some();
+        let (name, args) = match compressed.resolve_hiding(&written, &args, &hidden) {
             Resolution::Call { name, args } => (name, args),
             Resolution::Meta { result, .. } => {
                 return Ok(CallToolResult::success(vec![ContentBlock::text(result)]).into());
@@ -550,7 +552,6 @@ impl Hub {
                 if let Some(refusal) = e.tool().and_then(|tool| self.refusal(&view, tool)) {
                     return Ok(Self::tool_error(refusal));
                 }
-                let e = self.untaught(&view, compressed, e);
                 return Ok(Self::tool_error(self.explain(&e)));
             }
         };
@@ -648,32 +649,6 @@ impl Hub {
         Some(format!(
             "Tool {name} is blocked by this proxy's policy: do not call it again; do the task another way or tell the user."
         ))
-    }
-
-    /// `e` without a did-you-mean that names (or codes) a blocked tool: a misspelling of a
-    /// blocked tool is never taught its exact spelling.
-    fn untaught(&self, view: &View, compressed: &Compressed, e: ResolveError) -> ResolveError {
-        let blocked = |written: &str| {
-            let real = compressed.tool_for_name(written).unwrap_or(written);
-            self.refusal(view, real).is_some()
-        };
-        match e {
-            ResolveError::UnknownCode {
-                code,
-                suggestion: Some(s),
-            } if blocked(&s) => ResolveError::UnknownCode {
-                code,
-                suggestion: None,
-            },
-            ResolveError::UnknownFunction {
-                name,
-                suggestion: Some(s),
-            } if blocked(&s) => ResolveError::UnknownFunction {
-                name,
-                suggestion: None,
-            },
-            other => other,
-        }
     }
 
     /// The model's text for a resolve error; a code or name issued earlier whose tool is gone
