@@ -15,6 +15,7 @@ pub(crate) use codes::CodeFileError;
 pub(crate) mod config;
 mod gate;
 pub(crate) mod hub;
+mod jsonrpc;
 mod upstream;
 
 use std::{collections::BTreeMap, net::SocketAddr, sync::Arc};
@@ -191,9 +192,12 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
             let host = Host {
                 hub: Arc::clone(&hub),
             };
-            let running = host.serve(rmcp::transport::stdio()).await.map_err(|e| {
-                CliError::McpServe(format!("MCP handshake with the host failed: {e}"))
-            })?;
+            let running = host
+                .serve(jsonrpc::front(tokio::io::stdin(), tokio::io::stdout()))
+                .await
+                .map_err(|e| {
+                    CliError::McpServe(format!("MCP handshake with the host failed: {e}"))
+                })?;
             let _ = running.waiting().await;
             Ok(())
         }
@@ -217,7 +221,9 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
                 Arc::new(LocalSessionManager::default()),
                 StreamableHttpServerConfig::default(),
             );
-            let router = axum::Router::new().nest_service("/mcp", service);
+            let router = axum::Router::new()
+                .nest_service("/mcp", service)
+                .layer(axum::middleware::from_fn(jsonrpc::http_front));
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| CliError::McpServe(format!("cannot listen on {addr}: {e}")))?;

@@ -406,3 +406,109 @@ fn a_tool_whose_server_is_down_says_it_may_return_in_minify_mode() {
         proxy.stop().await;
     });
 }
+
+/// Raw JSON-RPC lines to `chef mcp serve` over stdio, and the line each one gets back.
+#[test]
+fn malformed_json_rpc_gets_the_spec_s_errors_with_its_id_and_never_silence() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let path = two_servers(dir.path(), "rpc.toml", "mode = \"dispatch\"");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+        .args(["mcp", "serve", "--config"])
+        .arg(&path)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    stdin
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let init: Value =
+        serde_json::from_str(&rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap())
+            .unwrap();
+    assert_eq!(init["id"], 1, "{init}");
+    let mut exchange = |line: &[u8]| -> Value {
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        // The server's own notifications (a tool list change as upstreams come up) are
+        // not answers.
+        let reply = std::iter::from_fn(|| rx.recv_timeout(std::time::Duration::from_secs(30)).ok())
+            .find(|l| !l.contains(r#""method":"notifications/"#))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no answer to {}",
+                    String::from_utf8_lossy(&line[..line.len().min(80)])
+                )
+            });
+        serde_json::from_str(&reply).unwrap()
+    };
+    let huge = {
+        let mut line = br#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"t","arguments":{"x":""#.to_vec();
+        line.resize(17 * 1024 * 1024, b'x');
+        line.extend_from_slice(br#""}}}"#);
+        line
+    };
+    for (line, id, code) in [
+        (b"this is not json".to_vec(), Value::Null, -32700),
+        (br#"{"jsonrpc":"2.0","id":7}"#.to_vec(), json!(7), -32600),
+        (
+            br#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":7}"#.to_vec(),
+            json!(8),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"1.0","id":9,"method":"tools/list"}"#.to_vec(),
+            json!(9),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":"eleven","method":"tools/call","params":{"arguments":{}}}"#
+                .to_vec(),
+            json!("eleven"),
+            -32602,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":12,"method":"no/such/method"}"#.to_vec(),
+            json!(12),
+            -32601,
+        ),
+        (huge, Value::Null, -32600),
+    ] {
+        let reply = exchange(&line);
+        assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+        assert_eq!(reply["id"], id, "{reply}");
+        assert_eq!(reply["error"]["code"], code, "{reply}");
+    }
+    // A batch: one error per element, each with its id.
+    let reply = exchange(br#"[{"jsonrpc":"2.0","id":10,"method":"tools/list"}]"#);
+    assert_eq!(reply[0]["id"], 10, "{reply}");
+    assert_eq!(reply[0]["error"]["code"], -32600, "{reply}");
+    // And the connection still serves.
+    let reply = exchange(br#"{"jsonrpc":"2.0","id":13,"method":"tools/list"}"#);
+    assert_eq!(reply["id"], 13, "{reply}");
+    assert_eq!(reply["result"]["tools"][0]["name"], "t", "{reply}");
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+}

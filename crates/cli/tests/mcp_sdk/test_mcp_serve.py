@@ -12,6 +12,8 @@ The proxy fronts two copies of the repo's rmcp test server (`files` with the ext
   - progress notifications reach the caller;
   - an upstream that changes its tool list: tools/list_changed reaches the host, the new
     tool is listed and callable, and every earlier code stays where it was;
+  - over HTTP, the session DELETE at the end is answered as the SDK expects (no
+    "Session termination failed" warning);
   - an upstream killed mid-session: its tools are withdrawn (and announced), the other
     server keeps working, chef://status says why, and when it is back its codes are
     unchanged.
@@ -20,6 +22,7 @@ Exit status 0 when every check passed; every failure is printed.
 
 import asyncio
 import json
+import logging
 import os
 import re
 import subprocess
@@ -231,6 +234,16 @@ async def search_over_http(directory):
         check(url is not None, "http: the proxy prints its URL")
         if url is None:
             return
+        # The SDK logs a warning when the session DELETE at the end is not answered as it
+        # expects (200 or 204): collect its warnings.
+        warnings = []
+
+        class Collect(logging.Handler):
+            def emit(self, record):
+                warnings.append(record.getMessage())
+
+        sdk_log = logging.getLogger("mcp.client.streamable_http")
+        sdk_log.addHandler(Collect(level=logging.WARNING))
         async with streamable_http_client(url) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
@@ -246,6 +259,10 @@ async def search_over_http(directory):
                 check(await wait_for(found, 20), "search over http: q finds git_status")
                 r = await session.call_tool("t", {"f": "git_status", "a": {}})
                 check(not r.is_error and text(r).startswith("status"), f"search over http: call by name {text(r)}")
+        check(
+            not any("termination failed" in w for w in warnings),
+            f"http: the session DELETE is answered as the SDK expects: {warnings}",
+        )
     finally:
         proc.terminate()
         proc.wait(timeout=10)

@@ -1,0 +1,445 @@
+//! The stdio transport's front door: every line the host sends is checked against
+//! JSON-RPC 2.0 before rmcp reads it, so a malformed message gets the error the spec
+//! names, with the request's `id` where it had one, and never silence.
+//!
+//! | what the host sent | the answer |
+//! |---|---|
+//! | a line that is not JSON | `-32700` Parse error, `id: null` |
+//! | a line over [`MAX_LINE`] bytes | `-32600` Invalid Request, `id: null` (the line is skipped) |
+//! | `jsonrpc` other than `"2.0"`, no `method`, `params` neither object nor array, an `id` that is not a string, number or null | `-32600` with the `id` |
+//! | `params` an array | `-32602` Invalid params, with the `id` (MCP's params are objects) |
+//! | `tools/call` without a string `name` | `-32602` with the `id` |
+//! | a batch (an array) | an array with one `-32600` per element, each with its `id` (MCP has no batches since 2025-06-18) |
+//!
+//! Everything else (requests, notifications, the host's responses to chef's own
+//! requests) goes to rmcp unchanged, and rmcp's lines and these error lines reach stdout
+//! whole, one at a time.
+
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream},
+    sync::mpsc,
+};
+
+/// The longest line read from the host: 16 MiB.
+pub(crate) const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// What to do with one line from the host.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Verdict {
+    /// Hand it to rmcp as it is.
+    Forward,
+    /// Answer it with this line (a JSON-RPC error, or an array of them) and drop it.
+    Answer(Value),
+    /// Nothing: a blank line.
+    Skip,
+}
+
+fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
+}
+
+/// The `id` of a message to echo in an error: a string, number or null as given; any
+/// other value (or none) is `null`.
+fn id_of(message: &serde_json::Map<String, Value>) -> (Value, bool) {
+    match message.get("id") {
+        None => (Value::Null, true),
+        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => (id.clone(), true),
+        Some(_) => (Value::Null, false),
+    }
+}
+
+/// Checks one message (an element of the line, or the line itself).
+fn check_message(message: &Value) -> Option<Value> {
+    let Some(object) = message.as_object() else {
+        return Some(error(
+            Value::Null,
+            -32600,
+            "Invalid Request: a JSON-RPC message is an object",
+        ));
+    };
+    let (id, id_ok) = id_of(object);
+    if !id_ok {
+        return Some(error(
+            Value::Null,
+            -32600,
+            "Invalid Request: id must be a string, a number or null",
+        ));
+    }
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return Some(error(
+            id,
+            -32600,
+            "Invalid Request: jsonrpc must be \"2.0\"",
+        ));
+    }
+    // A response from the host to one of chef's own requests (ping, list roots, …).
+    let is_response = object.contains_key("result") || object.contains_key("error");
+    if is_response && !object.contains_key("method") {
+        return None;
+    }
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        return Some(error(
+            id,
+            -32600,
+            "Invalid Request: method must be a string",
+        ));
+    };
+    match object.get("params") {
+        None | Some(Value::Object(_)) => {}
+        Some(Value::Array(_)) => {
+            return Some(error(
+                id,
+                -32602,
+                format!("Invalid params: {method} takes its params as an object"),
+            ));
+        }
+        Some(_) => {
+            return Some(error(
+                id,
+                -32600,
+                "Invalid Request: params must be an object",
+            ));
+        }
+    }
+    if method == "tools/call"
+        && !object
+            .get("params")
+            .and_then(|p| p.get("name"))
+            .is_some_and(Value::is_string)
+    {
+        return Some(error(
+            id,
+            -32602,
+            "Invalid params: tools/call needs params.name, the tool to call",
+        ));
+    }
+    None
+}
+
+/// The verdict on one line from the host.
+pub(crate) fn check_line(line: &[u8]) -> Verdict {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Skip;
+    }
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(e) => {
+            return Verdict::Answer(error(
+                Value::Null,
+                -32700,
+                format!("Parse error: the line is not JSON ({e})"),
+            ));
+        }
+    };
+    match &value {
+        Value::Array(batch) if batch.is_empty() => Verdict::Answer(error(
+            Value::Null,
+            -32600,
+            "Invalid Request: an empty batch",
+        )),
+        Value::Array(batch) => Verdict::Answer(Value::Array(
+            batch
+                .iter()
+                .map(|m| {
+                    let id = m.as_object().map_or(Value::Null, |o| id_of(o).0);
+                    check_message(m).unwrap_or_else(|| {
+                        error(
+                            id,
+                            -32600,
+                            "Invalid Request: MCP takes one message per line, not batches",
+                        )
+                    })
+                })
+                .collect(),
+        )),
+        message => match check_message(message) {
+            Some(answer) => Verdict::Answer(answer),
+            None => Verdict::Forward,
+        },
+    }
+}
+
+/// Serves `stdin`/`stdout` through the check: returns the pair rmcp reads and writes. Ends
+/// rmcp's input when `stdin` ends or fails.
+pub(crate) fn front<R, W>(stdin: R, stdout: W) -> (DuplexStream, DuplexStream)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (rmcp_reads, mut to_rmcp) = tokio::io::duplex(1 << 16);
+    let (rmcp_writes, from_rmcp) = tokio::io::duplex(1 << 16);
+    let (lines, mut outbox) = mpsc::channel::<Vec<u8>>(64);
+
+    // One writer: whole lines, in the order they were queued.
+    tokio::spawn(async move {
+        let mut stdout = stdout;
+        while let Some(line) = outbox.recv().await {
+            if stdout.write_all(&line).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+
+    // rmcp's output, line by line, to the writer.
+    let from_rmcp_lines = lines.clone();
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(from_rmcp);
+        loop {
+            let mut line = Vec::new();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if from_rmcp_lines.send(line).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+
+    // The host's lines, checked.
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(stdin);
+        loop {
+            let line = match read_line(&mut reader).await {
+                Ok(Some(line)) => line,
+                Ok(None) | Err(_) => break,
+            };
+            let verdict = match line {
+                Line::TooLong => Verdict::Answer(error(
+                    Value::Null,
+                    -32600,
+                    format!(
+                        "Invalid Request: the message is longer than {} MiB and was not read",
+                        MAX_LINE / (1024 * 1024)
+                    ),
+                )),
+                Line::Text(ref bytes) => check_line(bytes),
+            };
+            match verdict {
+                Verdict::Skip => {}
+                Verdict::Answer(answer) => {
+                    let mut out = serde_json::to_vec(&answer).unwrap_or_default();
+                    out.push(b'\n');
+                    if lines.send(out).await.is_err() {
+                        break;
+                    }
+                }
+                Verdict::Forward => {
+                    let Line::Text(mut bytes) = line else {
+                        continue;
+                    };
+                    bytes.push(b'\n');
+                    if to_rmcp.write_all(&bytes).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = to_rmcp.shutdown().await;
+    });
+
+    (rmcp_reads, rmcp_writes)
+}
+
+/// Streamable HTTP's front door, as an axum middleware on `/mcp`: a POST whose body fails
+/// the same checks as a stdio line is answered `400` with the JSON-RPC error as its body
+/// (rmcp answers `415` with plain text); a body over [`MAX_LINE`] bytes is answered `413`
+/// with a JSON-RPC error. A session `DELETE` that rmcp accepts (`202`) is answered
+/// `204 No Content`, the status MCP clients expect of a terminated session.
+pub(crate) async fn http_front(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::{http::StatusCode, response::IntoResponse};
+    let reply = |status: StatusCode, body: Value| {
+        (
+            status,
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
+    };
+    match *request.method() {
+        axum::http::Method::POST => {
+            let (parts, body) = request.into_parts();
+            let bytes = match axum::body::to_bytes(body, MAX_LINE).await {
+                Ok(bytes) => bytes,
+                Err(_) => {
+                    return reply(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        error(
+                            Value::Null,
+                            -32600,
+                            format!(
+                                "Invalid Request: the message is longer than {} MiB and was not read",
+                                MAX_LINE / (1024 * 1024)
+                            ),
+                        ),
+                    );
+                }
+            };
+            if let Verdict::Answer(answer) = check_line(&bytes) {
+                return reply(StatusCode::BAD_REQUEST, answer);
+            }
+            let request = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
+            next.run(request).await
+        }
+        axum::http::Method::DELETE => {
+            let mut response = next.run(request).await;
+            if response.status() == StatusCode::ACCEPTED {
+                *response.status_mut() = StatusCode::NO_CONTENT;
+            }
+            response
+        }
+        _ => next.run(request).await,
+    }
+}
+
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+}
+
+/// Reads one line (without its `\n`), at most [`MAX_LINE`] bytes; a longer one is read to
+/// its end and dropped. `None` at the end of the input.
+async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut too_long = false;
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(match (line.is_empty(), too_long) {
+                (true, false) => None,
+                (_, true) => Some(Line::TooLong),
+                (false, false) => Some(Line::Text(line)),
+            });
+        }
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(at) => (&buf[..at], Some(at + 1)),
+            None => (buf, None),
+        };
+        if !too_long {
+            if line.len() + chunk.len() > MAX_LINE {
+                too_long = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(chunk);
+            }
+        }
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            return Ok(Some(if too_long {
+                Line::TooLong
+            } else {
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                Line::Text(line)
+            }));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(line: &str) -> Value {
+        match check_line(line.as_bytes()) {
+            Verdict::Answer(v) => v,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_messages_get_the_spec_s_error_with_their_id() {
+        let a = answer("this is not json");
+        assert_eq!(
+            (a["id"].clone(), a["error"]["code"].clone()),
+            (Value::Null, json!(-32700))
+        );
+        for (line, id, code) in [
+            (r#"{"jsonrpc":"2.0","id":7}"#, json!(7), -32600),
+            (
+                r#"{"jsonrpc":"2.0","id":"x","method":"tools/list","params":1}"#,
+                json!("x"),
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":[1]}"#,
+                json!(8),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"1.0","id":9,"method":"tools/list"}"#,
+                json!(9),
+                -32600,
+            ),
+            (r#"{"id":9,"method":"tools/list"}"#, json!(9), -32600),
+            (
+                r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"arguments":{}}}"#,
+                json!(11),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":5}}"#,
+                json!(12),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#,
+                Value::Null,
+                -32600,
+            ),
+            ("[]", Value::Null, -32600),
+            ("5", Value::Null, -32600),
+        ] {
+            let a = answer(line);
+            assert_eq!(a["jsonrpc"], "2.0", "{line}");
+            assert_eq!(a["id"], id, "{line}");
+            assert_eq!(a["error"]["code"], code, "{line}: {a}");
+        }
+        let batch = answer(
+            r#"[{"jsonrpc":"2.0","id":10,"method":"tools/list"},{"jsonrpc":"2.0","method":"x"}]"#,
+        );
+        assert_eq!(batch[0]["id"], 10);
+        assert_eq!(batch[0]["error"]["code"], -32600);
+        assert_eq!(batch[1]["id"], Value::Null);
+    }
+
+    #[test]
+    fn well_formed_messages_and_responses_go_through() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"error":{"code":1,"message":"no"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"method":"foo/bar"}"#,
+        ] {
+            assert_eq!(check_line(line.as_bytes()), Verdict::Forward, "{line}");
+        }
+        assert_eq!(check_line(b"  \r"), Verdict::Skip);
+    }
+
+    #[tokio::test]
+    async fn a_line_over_the_limit_is_answered_and_the_next_one_read() {
+        let mut input = vec![b'x'; MAX_LINE + 10];
+        input.push(b'\n');
+        input.extend_from_slice(b"{\"a\":1}\r\n");
+        let mut reader = BufReader::new(&input[..]);
+        assert!(matches!(
+            read_line(&mut reader).await.unwrap(),
+            Some(Line::TooLong)
+        ));
+        assert!(
+            matches!(read_line(&mut reader).await.unwrap(), Some(Line::Text(t)) if t == b"{\"a\":1}")
+        );
+        assert!(read_line(&mut reader).await.unwrap().is_none());
+    }
+}
