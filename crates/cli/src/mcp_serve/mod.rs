@@ -50,8 +50,10 @@ chef-mcp.toml:
                              # dispatch: t (its description holds the code map) and q
                              # search: t and q only; q returns the tools' signatures
     blocklist = [\"git_push\", \"shell_*\"]   # refused when called; the list does not change
+                             # (upstream or prefixed names, any case or separators;
+                             # an entry that matches no tool fails --check)
     call_timeout = 60        # seconds (also: start_timeout, ping_interval, search_limit,
-                             # map_style, compiled_map, prefix_format)
+                             # map_style, compiled_map, prefix_format, code_file)
     [[server]]
     name = \"files\"
     command = \"npx -y @modelcontextprotocol/server-filesystem .\"
@@ -64,11 +66,13 @@ Tools are named {server}_{tool}. An upstream that fails to start, dies, or stops
 pings is restarted with
 a growing pause (0.5 s doubling to 30 s); meanwhile its tools are withdrawn and the host
 is sent tools/list_changed. Codes never move: a tool that stays keeps its code, and a code
-is never given to another tool. The resource chef://status shows every upstream's state.
+is never given to another tool, across restarts too (code_file, default beside the config:
+chef-mcp.codes.json). The resource chef://status shows every upstream's state.
 
 --check starts every upstream once, prints one JSON object (per server: status and tools;
-per mode: tools advertised and their size, o200k tokens with --tokens) and exits: 0 if every
-upstream answered, 2 if any failed or the config is invalid.";
+per mode: tools advertised and their size, o200k tokens with --tokens; blocklist entries
+that match no tool) and exits: 0 if every upstream answered, 2 if any failed, a blocklist
+entry matches no tool, or the config is invalid.";
 
 /// The handler one host connection talks to.
 #[derive(Clone)]
