@@ -324,7 +324,8 @@ async fn run(
     clock.started = Instant::now();
     tracing::debug!(api = api.name(), policy, "policy");
     let parsed = session::parse_with(config, api, &bytes, pool)?;
-    let (memory, session_id) = if gateway.config.has_memory() {
+    // A request without tools gets no memory: it would bring the memory tools.
+    let (memory, session_id) = if gateway.config.has_memory() && parsed.has_tools() {
         let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
         let id = parsed.session_id(header);
         (Some(load_memory(gateway, api, &id).await?), Some(id))

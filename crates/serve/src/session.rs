@@ -8,6 +8,7 @@ use std::sync::{
 };
 
 use chef::{Chef, ChefConfig, OwnedCall, PrunePolicy, Routed};
+use chef_compress::Level;
 use chef_ir::{Content, Message, Role, ToolCall, ToolCallId, ToolResult, WireNames};
 use serde_json::{Map, Value};
 use sha2::Digest as _;
@@ -29,6 +30,9 @@ pub struct Prepared {
     pub extras: Map<String, Value>,
     /// Whether the client asked for a stream.
     pub stream: bool,
+    /// Whether the client sent no tools (absent or an empty list): the request goes
+    /// upstream with no tools and no map, and its `tool_choice` as sent.
+    pub toolless: bool,
     /// The pool key (the tools' bytes) when the session may be kept for reuse.
     key: Option<Arc<[u8]>>,
     /// The tool block's size, before and after compression.
@@ -255,6 +259,15 @@ pub struct Parsed {
 }
 
 impl Parsed {
+    /// Whether the client sent tools (a non-empty list). A request without any is sent
+    /// upstream with no tools and no map, and without memory (whose tools it would get).
+    pub fn has_tools(&self) -> bool {
+        match &self.tools {
+            Tools::Parsed(tools, _) => !tools.is_empty(),
+            Tools::Template(..) => true,
+        }
+    }
+
     /// The session id for memory: the client's `x-chef-session` header when it is a valid
     /// id, else one derived from the system prompt and the first user message (the same
     /// conversation gets the same id on every turn).
@@ -442,6 +455,8 @@ pub fn parse_with(
         // The template was made from a request with the same tool bytes, which passed the
         // checks above.
         Some((key, template)) => Tools::Template(key, template),
+        // No tools: nothing to keep a template for.
+        None if request.tools.is_empty() => Tools::Parsed(Vec::new(), None),
         None => Tools::Parsed(request.tools, key),
     };
     let mut messages = request.messages;
@@ -467,6 +482,7 @@ pub fn build(
     parsed: Parsed,
     memory: Option<MemorySetup>,
 ) -> Result<Prepared, ApiError> {
+    let toolless = !parsed.has_tools();
     let Parsed {
         api,
         system,
@@ -475,6 +491,8 @@ pub fn build(
         extras,
         stream,
     } = parsed;
+    // A request without tools gets none: no dispatcher, no map, no memory tools.
+    let memory = memory.filter(|_| !toolless);
     let (mut chef, chars, key, reused) = match tools {
         Tools::Template(key, template) => (
             template.chef.fork(),
@@ -487,6 +505,12 @@ pub fn build(
             let key = key.filter(|_| memory.is_none());
             // A session that becomes a template counts its tool block's tokens, once.
             let mut session_config = chef_config(config);
+            if toolless {
+                // Level 0 of no tools is no tool block at all (levels 2–4 would add their
+                // dispatchers and an empty map).
+                let options = session_config.compress.clone().with_level(Level::Zero);
+                session_config = session_config.with_compress(options);
+            }
             if key.is_some() {
                 let options = session_config.compress.clone().with_token_counts(true);
                 session_config = session_config.with_compress(options);
@@ -534,6 +558,7 @@ pub fn build(
         chef,
         extras,
         stream,
+        toolless,
         key,
         chars,
         reused,
@@ -615,14 +640,26 @@ pub fn compile_round(
         .chef
         .compile(api.target())
         .map_err(|e| invalid(api, e.to_string()))?;
-    let body = upstream_body(
-        api,
-        &payload.body,
-        &payload.names,
-        &payload.meta.wire_tools,
-        &prepared.extras,
-        stream,
-    );
+    let body = if prepared.toolless {
+        // No tools on the wire: a `tool_choice` goes as the client sent it.
+        upstream_body(
+            api,
+            &payload.body,
+            &payload.names,
+            None,
+            &prepared.extras,
+            stream,
+        )
+    } else {
+        upstream_body(
+            api,
+            &payload.body,
+            &payload.names,
+            Some(&payload.meta.wire_tools),
+            &prepared.extras,
+            stream,
+        )
+    };
     Ok((body, payload.names))
 }
 
@@ -631,17 +668,18 @@ pub fn compile_round(
 ///
 /// `tool_choice` naming a tool that is not on the wire this turn (at level 3 no real tool
 /// is) becomes "some tool" (`"required"`, Anthropic `{"type":"any"}`); a named tool on the
-/// wire is sent under its wire name.
+/// wire is sent under its wire name. With `wire_tools` `None` (the client sent no tools)
+/// it is left as sent.
 pub fn upstream_body(
     api: Api,
     compiled: &[u8],
     payload_names: &WireNames,
-    wire_tools: &[chef_ir::ToolName],
+    wire_tools: Option<&[chef_ir::ToolName]>,
     extras: &Map<String, Value>,
     force_stream_usage: bool,
 ) -> Vec<u8> {
     let mut extras = extras.clone();
-    if let Some(choice) = extras.get_mut("tool_choice") {
+    if let (Some(choice), Some(wire_tools)) = (extras.get_mut("tool_choice"), wire_tools) {
         adjust_tool_choice(api, choice, payload_names, wire_tools);
     }
     if force_stream_usage && api == Api::Chat {
