@@ -446,7 +446,10 @@ async fn whole(
         if !all_internal(&decisions) {
             tracing::debug!(api = api.name(), round, "final round");
             reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
-            return Ok(json_response(StatusCode::OK, &raw));
+            return Ok(match &prepared.echo {
+                Some(echo) => json_response(StatusCode::OK, &echo.response(&raw)),
+                None => json_response(StatusCode::OK, &raw),
+            });
         }
         prepared.chef.push(message);
         prepared.chef.push(internal_results(&decisions));

@@ -16,6 +16,7 @@ use sha2::Digest as _;
 use crate::{
     api::{Api, ApiError, Kind},
     config::{Config, Prune},
+    reply::Echo,
 };
 
 /// A client request read and turned into a session.
@@ -33,6 +34,8 @@ pub struct Prepared {
     /// Whether the client sent no tools (absent or an empty list): the request goes
     /// upstream with no tools and no map, and its `tool_choice` as sent.
     pub toolless: bool,
+    /// Responses: the client's own `tools` and `instructions`, for the reply.
+    pub echo: Option<Echo>,
     /// The pool key (the tools' bytes) when the session may be kept for reuse.
     key: Option<Arc<[u8]>>,
     /// The tool block's size, before and after compression.
@@ -256,6 +259,7 @@ pub struct Parsed {
     tools: Tools,
     extras: Map<String, Value>,
     stream: bool,
+    echo: Option<Echo>,
 }
 
 impl Parsed {
@@ -395,12 +399,20 @@ pub fn parse_with(
     }
     let stream = extras.get("stream").and_then(Value::as_bool) == Some(true);
     refuse_unsupported(api, &extras)?;
+    // The last of a member given twice, as a JSON reader keeps.
+    let member = |name: &str| {
+        members
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, raw)| *raw)
+    };
+    let echo = (api == Api::Responses).then(|| Echo {
+        tools: member("tools").map(ToOwned::to_owned),
+        instructions: member("instructions").map(ToOwned::to_owned),
+    });
     let pool = pool.filter(|_| pooled(config));
-    let tools_raw = members
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "tools")
-        .map(|(_, raw)| raw.get());
+    let tools_raw = member("tools").map(serde_json::value::RawValue::get);
     let key: Option<Arc<[u8]>> = pool.and(tools_raw).map(|raw| Arc::from(raw.as_bytes()));
     let template = match (pool, &key) {
         (Some(pool), Some(key)) => pool.get(key),
@@ -472,6 +484,7 @@ pub fn parse_with(
         tools,
         extras,
         stream,
+        echo,
     })
 }
 
@@ -490,6 +503,7 @@ pub fn build(
         tools,
         extras,
         stream,
+        echo,
     } = parsed;
     // A request without tools gets none: no dispatcher, no map, no memory tools.
     let memory = memory.filter(|_| !toolless);
@@ -559,6 +573,7 @@ pub fn build(
         extras,
         stream,
         toolless,
+        echo,
         key,
         chars,
         reused,

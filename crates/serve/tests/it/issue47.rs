@@ -78,3 +78,117 @@ async fn a_toolless_requests_tool_choice_goes_as_sent() {
     assert_eq!(sent["tool_choice"], "none");
     assert!(sent.get("tools").is_none(), "{sent}");
 }
+
+/// A Responses object as the upstream writes it: it describes the request upstream saw,
+/// `t` and `q` with the map in the instructions.
+fn upstream_response(status: &str, output: Value) -> Value {
+    json!({"id": "resp_e", "object": "response", "created_at": 1, "status": status,
+        "instructions": "You track orders.\n\n<toolmap>\nA1 get_order_details\n</toolmap>",
+        "model": "gpt-test", "output": output, "parallel_tool_calls": true,
+        "tool_choice": "auto",
+        "tools": [{"type": "function", "name": "t", "parameters": {"type": "object"}},
+                  {"type": "function", "name": "q", "parameters": {"type": "object"}}],
+        "usage": if status == "completed" {
+            json!({"input_tokens": 10, "output_tokens": 5, "total_tokens": 15})
+        } else { Value::Null }})
+}
+
+fn responses_request(instructions: Option<&str>) -> Value {
+    let mut body = json!({"model": "gpt-test", "input": "Where is 737U2663137?",
+        "tools": crate::harness::responses_tools()});
+    if let Some(text) = instructions {
+        body["instructions"] = json!(text);
+    }
+    body
+}
+
+/// Asserts a response object carries the client's own tools and instructions.
+fn assert_client_echo(response: &Value, instructions: &Value) {
+    assert_eq!(
+        response["tools"],
+        crate::harness::responses_tools(),
+        "{}",
+        response["id"]
+    );
+    assert_eq!(&response["instructions"], instructions);
+    assert!(!response.to_string().contains("toolmap"), "{response}");
+}
+
+#[tokio::test]
+async fn a_responses_reply_shows_the_client_its_own_tools_and_instructions() {
+    let message = json!({"type": "message", "id": "msg_e", "status": "completed",
+        "role": "assistant", "content": [{"type": "output_text", "text": "In transit.",
+        "annotations": []}]});
+    let rig = Rig::level3(vec![
+        Reply::Json(upstream_response("completed", json!([message]))),
+        Reply::Json(upstream_response("completed", json!([message]))),
+    ])
+    .await;
+    let body = rig
+        .openai_ok(
+            "/v1/responses",
+            &responses_request(Some("You track orders.")),
+        )
+        .await;
+    assert_client_echo(&body, &json!("You track orders."));
+    assert_eq!(body["output"][0]["content"][0]["text"], "In transit.");
+    // Without instructions: `null`, as the API shows an absent member.
+    let body = rig
+        .openai_ok("/v1/responses", &responses_request(None))
+        .await;
+    assert_client_echo(&body, &Value::Null);
+    // Upstream did see the compressed request.
+    let sent = rig.script.seen()[0].json();
+    assert!(sent["instructions"].as_str().unwrap().contains("<toolmap>"));
+}
+
+#[tokio::test]
+async fn a_streamed_responses_reply_shows_the_client_its_own_tools_and_instructions() {
+    let message = json!({"type": "message", "id": "msg_e", "status": "completed",
+        "role": "assistant", "content": [{"type": "output_text", "text": "In transit.",
+        "annotations": []}]});
+    let events = crate::harness::typed_sse(&[
+        json!({"type": "response.created", "sequence_number": 0,
+            "response": upstream_response("in_progress", json!([]))}),
+        json!({"type": "response.in_progress", "sequence_number": 1,
+            "response": upstream_response("in_progress", json!([]))}),
+        json!({"type": "response.output_item.added", "sequence_number": 2, "output_index": 0,
+            "item": {"type": "message", "id": "msg_e", "status": "in_progress",
+                     "role": "assistant", "content": []}}),
+        json!({"type": "response.output_text.delta", "sequence_number": 3, "item_id": "msg_e",
+            "output_index": 0, "content_index": 0, "delta": "In transit."}),
+        json!({"type": "response.output_item.done", "sequence_number": 4, "output_index": 0,
+            "item": message}),
+        json!({"type": "response.completed", "sequence_number": 5,
+            "response": upstream_response("completed", json!([message]))}),
+    ]);
+    let rig = Rig::level3(vec![Reply::Sse(crate::harness::pieces(&events, 97))]).await;
+    let body = crate::harness::streamed(responses_request(Some("You track orders.")));
+    let response = rig.openai("/v1/responses", &body).await;
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    let events: Vec<Value> = crate::harness::sse_events(&text)
+        .into_iter()
+        .map(|(_, d)| serde_json::from_str(&d).unwrap())
+        .collect();
+    let with_response: Vec<&Value> = events
+        .iter()
+        .filter(|e| e.get("response").is_some())
+        .collect();
+    let kinds: Vec<&str> = with_response
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.completed"
+        ]
+    );
+    for event in with_response {
+        assert_client_echo(&event["response"], &json!("You track orders."));
+    }
+    assert!(!text.contains("toolmap"), "{text}");
+}
