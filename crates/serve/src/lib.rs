@@ -324,11 +324,23 @@ async fn run(
     clock.started = Instant::now();
     tracing::debug!(api = api.name(), policy, "policy");
     let parsed = session::parse_with(config, api, &bytes, pool)?;
-    // A request without tools gets no memory: it would bring the memory tools.
-    let (memory, session_id) = if gateway.config.has_memory() && parsed.has_tools() {
-        let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-        let id = parsed.session_id(header);
-        (Some(load_memory(gateway, api, &id).await?), Some(id))
+    let (memory, session_id) = if gateway.config.has_memory() {
+        let mut sent = headers.get_all(SESSION_HEADER).iter();
+        let header = sent.next().map(HeaderValue::as_bytes);
+        if sent.next().is_some() {
+            return Err(ApiError::new(
+                api,
+                Kind::InvalidRequest,
+                "the x-chef-session header is sent more than once",
+            ));
+        }
+        let id = parsed.session_id(header)?;
+        // A request without tools gets no memory: it would bring the memory tools.
+        if parsed.has_tools() {
+            (Some(load_memory(gateway, api, &id).await?), Some(id))
+        } else {
+            (None, None)
+        }
     } else {
         (None, None)
     };

@@ -272,12 +272,22 @@ impl Parsed {
         }
     }
 
-    /// The session id for memory: the client's `x-chef-session` header when it is a valid
-    /// id, else one derived from the system prompt and the first user message (the same
-    /// conversation gets the same id on every turn).
-    pub fn session_id(&self, header: Option<&str>) -> String {
-        if let Some(id) = header.filter(|id| valid_session_id(id)) {
-            return id.to_owned();
+    /// The session id for memory: the client's `x-chef-session` header, which must be a
+    /// valid id (1 to 128 characters of `A-Z a-z 0-9 . _ -`, not starting with a dot; else
+    /// a 400: another id in its place would put the client in someone else's session), or
+    /// without one an id derived from the system prompt and the first user message (the
+    /// same conversation gets the same id on every turn; so does any other conversation
+    /// that opens with the same system prompt and first user message).
+    pub fn session_id(&self, header: Option<&[u8]>) -> Result<String, ApiError> {
+        if let Some(id) = header {
+            return match std::str::from_utf8(id) {
+                Ok(id) if valid_session_id(id) => Ok(id.to_owned()),
+                _ => Err(invalid(
+                    self.api,
+                    "the x-chef-session header must be 1 to 128 characters of \
+                     A-Z a-z 0-9 . _ -, not starting with a dot",
+                )),
+            };
         }
         let mut hasher = sha2::Sha256::new();
         for message in &self.system {
@@ -290,7 +300,7 @@ impl Parsed {
         }
         let digest = hasher.finalize();
         let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
-        format!("c-{hex}")
+        Ok(format!("c-{hex}"))
     }
 }
 

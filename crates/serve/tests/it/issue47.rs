@@ -192,3 +192,75 @@ async fn a_streamed_responses_reply_shows_the_client_its_own_tools_and_instructi
     }
     assert!(!text.contains("toolmap"), "{text}");
 }
+
+/// Posts a tool request of `path` with these `x-chef-session` values (raw bytes).
+async fn post_with_sessions(rig: &Rig, path: &str, sessions: &[&[u8]]) -> reqwest::Response {
+    let body = match path {
+        "/v1/messages" => json!({"model": "claude-test", "max_tokens": 16,
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": crate::harness::anthropic_tools()}),
+        "/v1/responses" => responses_request(None),
+        _ => crate::chat::request("hi"),
+    };
+    let mut request = rig.http.post(rig.url(path)).json(&body);
+    request = if path == "/v1/messages" {
+        request
+            .header("x-api-key", "sk-ant-test")
+            .header("anthropic-version", "2023-06-01")
+    } else {
+        request.header("authorization", "Bearer sk-test")
+    };
+    for session in sessions {
+        request = request.header(
+            "x-chef-session",
+            reqwest::header::HeaderValue::from_bytes(session).unwrap(),
+        );
+    }
+    request.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn an_invalid_session_header_is_a_400_in_the_api_shape() {
+    let dir = std::env::temp_dir().join(format!("chef-serve-sessions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = format!("[chef]\nlevel = 3\n[memory]\ndir = \"{}\"\n", dir.display());
+    let rig = Rig::start(&config, vec![chat_says("ok")]).await;
+    let long = "a".repeat(129);
+    let bad: [&[u8]; 7] = [
+        b"tenant/alice",
+        b"../Y",
+        long.as_bytes(),
+        "alice\u{200b}".as_bytes(),
+        b".alice",
+        b"",
+        b"alice bob",
+    ];
+    for path in ["/v1/chat/completions", "/v1/responses", "/v1/messages"] {
+        for session in bad {
+            let response = post_with_sessions(&rig, path, &[session]).await;
+            assert_eq!(response.status(), 400, "{path} {session:?}");
+            assert!(response.headers().get("x-chef-session").is_none());
+            let body: Value = response.json().await.unwrap();
+            if path == "/v1/messages" {
+                assert_eq!(body["type"], "error", "{body}");
+                assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+            } else {
+                assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+                assert_eq!(body["error"]["code"], "invalid_request", "{body}");
+            }
+            let message = body["error"]["message"].as_str().unwrap();
+            assert!(message.contains("x-chef-session"), "{message}");
+        }
+        // Two headers are as ambiguous as a bad one.
+        let response = post_with_sessions(&rig, path, &[b"alice", b"bob"]).await;
+        assert_eq!(response.status(), 400, "{path}");
+    }
+    // Nothing went upstream, and no session directory was made.
+    assert!(rig.script.seen().is_empty());
+    assert!(!dir.exists() || std::fs::read_dir(&dir).unwrap().next().is_none());
+    // A valid id is used as sent.
+    let response = post_with_sessions(&rig, "/v1/chat/completions", &[b"tenant-alice.1_x"]).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-chef-session"], "tenant-alice.1_x");
+    let _ = std::fs::remove_dir_all(&dir);
+}
