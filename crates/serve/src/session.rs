@@ -852,7 +852,7 @@ pub async fn answer_owned(chef: &mut Chef, decisions: &mut [(ToolCallId, Decisio
         let (reply, is_error) = match chef.handle_tool(call).await {
             Ok(reply) => (reply.text, reply.is_error),
             Err(e) => {
-                tracing::warn!(tool = %call.name, error = %e, "owned tool failed");
+                tracing::warn!(tool = %call.name, error = %crate::error_chain(&e), "owned tool failed");
                 (
                     "The memory store failed; nothing was saved.".to_owned(),
                     true,

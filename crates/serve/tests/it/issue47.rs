@@ -264,3 +264,294 @@ async fn an_invalid_session_header_is_a_400_in_the_api_shape() {
     assert_eq!(response.headers()["x-chef-session"], "tenant-alice.1_x");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A memory store that answers from memory, or never answers: every operation
+/// (`stall_reads`), or only writes.
+struct Stalling {
+    inner: chef::store::MemoryBackend,
+    stall_reads: bool,
+}
+
+impl Stalling {
+    fn shared(stall_reads: bool) -> chef_serve::SharedStore {
+        chef_serve::SharedStore(std::sync::Arc::new(Self {
+            inner: chef::store::MemoryBackend::new(),
+            stall_reads,
+        }))
+    }
+
+    async fn read<T>(&self, op: impl std::future::Future<Output = T>) -> T {
+        if self.stall_reads {
+            std::future::pending::<()>().await;
+        }
+        op.await
+    }
+}
+
+#[async_trait::async_trait]
+impl chef::store::StorageBackend for Stalling {
+    async fn get(
+        &self,
+        namespace: &chef::store::Namespace,
+        key: &chef::store::StoreKey,
+    ) -> chef::store::Result<Option<chef::store::Versioned<chef::store::Entry>>> {
+        self.read(self.inner.get(namespace, key)).await
+    }
+
+    async fn put(
+        &self,
+        _: &chef::store::Namespace,
+        _: &chef::store::StoreKey,
+        _: chef::store::Entry,
+        _: chef::store::Expect,
+    ) -> chef::store::Result<u64> {
+        std::future::pending().await
+    }
+
+    async fn delete(
+        &self,
+        _: &chef::store::Namespace,
+        _: &chef::store::StoreKey,
+        _: chef::store::Expect,
+    ) -> chef::store::Result<bool> {
+        std::future::pending().await
+    }
+
+    async fn list(
+        &self,
+        namespace: &chef::store::Namespace,
+        prefix: &str,
+    ) -> chef::store::Result<Vec<chef::store::StoreKey>> {
+        self.read(self.inner.list(namespace, prefix)).await
+    }
+}
+
+/// Guards a request against hanging forever (the bound under test is 1 s).
+async fn within_30_s<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(std::time::Duration::from_secs(30), future)
+        .await
+        .expect("the gateway hung on a stalled memory store")
+}
+
+#[tokio::test]
+async fn a_stalled_memory_store_is_a_500_within_the_timeout_and_health_says_so() {
+    let rig = Rig::start_with(
+        "[chef]\nlevel = 3\n[memory]\ntimeout_secs = 1\n",
+        vec![],
+        |config| config.memory_store = Some(Stalling::shared(true)),
+    )
+    .await;
+    assert!(rig.metrics().await.contains("chef_memory_store_up 1"));
+    let response = within_30_s(post_with_sessions(&rig, "/v1/chat/completions", &[b"s1"])).await;
+    assert_eq!(response.status(), 500);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["type"], "server_error", "{body}");
+    assert_eq!(body["error"]["code"], "gateway_error", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("memory.timeout_secs"), "{message}");
+    let response = within_30_s(post_with_sessions(&rig, "/v1/messages", &[b"s1"])).await;
+    assert_eq!(response.status(), 500);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["type"], "error", "{body}");
+    assert_eq!(body["error"]["type"], "api_error", "{body}");
+    assert!(rig.script.seen().is_empty());
+
+    let metrics = rig.metrics().await;
+    assert!(metrics.contains("chef_memory_store_up 0"), "{metrics}");
+    assert!(
+        metrics.contains("chef_memory_store_timeouts_total 2"),
+        "{metrics}"
+    );
+    let (status, body) = within_30_s(rig.health()).await;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["status"], "unavailable");
+    assert!(
+        body["memory"].as_str().unwrap().contains("did not answer"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_stalled_memory_write_is_answered_to_the_model_within_the_timeout() {
+    let create = chef_ir::ToolCall::new(
+        "x",
+        "create_memory",
+        json!({"key": "lang", "value": "Rust"}),
+    );
+    let rig = Rig::start_with(
+        "[chef]\nlevel = 3\n[memory]\ntimeout_secs = 1\n",
+        vec![
+            Reply::Json(crate::chat_reply(None, &[("call_m", &create)])),
+            chat_says("Noted."),
+        ],
+        |config| config.memory_store = Some(Stalling::shared(false)),
+    )
+    .await;
+    let response = within_30_s(post_with_sessions(&rig, "/v1/chat/completions", &[b"s1"])).await;
+    assert_eq!(response.status(), 200);
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 2);
+    let answer = crate::harness::tool_answer(&seen[1].json(), "call_m").clone();
+    assert!(
+        answer["content"]
+            .to_string()
+            .contains("The memory store failed"),
+        "{answer}"
+    );
+    let metrics = rig.metrics().await;
+    assert!(
+        metrics.contains("chef_memory_store_timeouts_total 1"),
+        "{metrics}"
+    );
+    // Reads still answer: health probes with a read.
+    let (status, _) = within_30_s(rig.health()).await;
+    assert_eq!(status, 200);
+    assert!(rig.metrics().await.contains("chef_memory_store_up 1"));
+}
+
+#[tokio::test]
+async fn health_is_ok_without_memory_and_with_a_working_dir() {
+    let rig = Rig::level3(vec![]).await;
+    assert_eq!(rig.health().await, (200, json!({"status": "ok"})));
+    assert!(!rig.metrics().await.contains("chef_memory_store_up"));
+    let dir = std::env::temp_dir().join(format!("chef-serve-health-{}", std::process::id()));
+    let rig = Rig::start(&format!("[memory]\ndir = \"{}\"\n", dir.display()), vec![]).await;
+    assert_eq!(
+        rig.health().await,
+        (200, json!({"status": "ok", "memory": "ok"}))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A TCP server that accepts connections and never says a word: a PostgreSQL server as a
+/// client sees it once the server is stopped (SIGSTOP): the kernel still accepts.
+async fn silent_server() -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    addr
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test]
+async fn a_postgres_server_that_never_answers_is_a_500_within_the_timeout() {
+    let addr = silent_server().await;
+    let config = format!(
+        "[chef]\nlevel = 3\n[memory]\nurl = \"postgres://chef@{addr}/chef\"\ntimeout_secs = 1\n"
+    );
+    let rig = Rig::start(&config, vec![]).await;
+    for _ in 0..2 {
+        let response =
+            within_30_s(post_with_sessions(&rig, "/v1/chat/completions", &[b"s1"])).await;
+        assert_eq!(response.status(), 500);
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "gateway_error", "{body}");
+    }
+    assert!(rig.metrics().await.contains("chef_memory_store_up 0"));
+    let (status, _) = within_30_s(rig.health()).await;
+    assert_eq!(status, 503);
+    assert!(rig.script.seen().is_empty());
+}
+
+/// Writes `toml` (with upstreams that answer) to a file and runs `chef serve --check` on it
+/// in a thread (`cli` makes its own runtime).
+async fn check(name: &str, toml: &str) -> Result<(), String> {
+    let upstream = Rig::start("", vec![]).await.upstream;
+    let dir = std::env::temp_dir().join(format!("chef-serve-check47-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "[upstream]\nopenai = \"http://{upstream}/v1\"\nanthropic = \"http://{upstream}/v1\"\n{toml}"
+        ),
+    )
+    .unwrap();
+    let result = tokio::task::spawn_blocking(move || chef_serve::cli(Some(&path), true));
+    within_30_s(result).await.unwrap()
+}
+
+#[tokio::test]
+async fn check_tries_the_memory_store() {
+    // A directory that cannot be made (under a file).
+    let file = std::env::temp_dir().join(format!("chef-serve-notadir-{}", std::process::id()));
+    std::fs::write(&file, b"").unwrap();
+    let err = check(
+        "dir",
+        &format!("[memory]\ndir = \"{}/sessions\"\n", file.display()),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.contains("memory"), "{err}");
+    let _ = std::fs::remove_file(&file);
+    // A store that never answers fails the check within the timeout.
+    if cfg!(feature = "postgres") {
+        let addr = silent_server().await;
+        let err = check(
+            "silent",
+            &format!("[memory]\nurl = \"postgres://chef@{addr}/chef\"\ntimeout_secs = 1\n"),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.contains("memory"), "{err}");
+    }
+    // A directory that works passes.
+    let dir = std::env::temp_dir().join(format!("chef-serve-okdir-{}", std::process::id()));
+    check("okdir", &format!("[memory]\ndir = \"{}\"\n", dir.display()))
+        .await
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn memory_urls_that_can_never_work_and_a_zero_timeout_are_refused() {
+    let cases = [
+        "[memory]\nurl = \"postgres://chef@[bad\"\n",
+        "[memory]\nurl = \"postgres://chef@127.0.0.1/chef?sslmode=require\"\n",
+        "[memory]\nurl = \"postgres://chef@127.0.0.1/chef?connect_timeout=soon\"\n",
+    ];
+    for text in cases {
+        let err = chef_serve::Config::parse(text).unwrap_err().to_string();
+        assert!(err.contains("memory.url"), "{text}: {err}");
+    }
+    let err = chef_serve::Config::parse("[memory]\ndir = \"/tmp/x\"\ntimeout_secs = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("memory.timeout_secs"), "{err}");
+    let config = chef_serve::Config::parse("[memory]\ndir = \"/tmp/x\"\n").unwrap();
+    assert_eq!(config.memory_timeout, std::time::Duration::from_secs(5));
+}
+
+/// With `CHEF_PG_URL`: a database that does not exist is named in the check's error, with
+/// PostgreSQL's own message (the whole cause chain, not "db error").
+#[tokio::test]
+async fn check_names_a_database_that_does_not_exist() {
+    let Ok(url) = std::env::var("CHEF_PG_URL") else {
+        eprintln!(
+            "\n*** SKIPPED: no PostgreSQL (CHEF_PG_URL unset): --check against a missing database ***\n"
+        );
+        return;
+    };
+    if !cfg!(feature = "postgres") {
+        return;
+    }
+    let (base, _) = url.rsplit_once('/').unwrap();
+    let missing = format!("{base}/chef_no_such_db_{}", std::process::id());
+    let config = chef_serve::Config::parse(&format!("[memory]\nurl = \"{missing}\"\n")).unwrap();
+    let gateway = chef_serve::Gateway::new(config).unwrap();
+    let err = within_30_s(gateway.check_memory())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(err.contains("chef_no_such_db_"), "{err}");
+    // The real one answers.
+    let config = chef_serve::Config::parse(&format!("[memory]\nurl = \"{url}\"\n")).unwrap();
+    let gateway = chef_serve::Gateway::new(config).unwrap();
+    within_30_s(gateway.check_memory()).await.unwrap().unwrap();
+}
