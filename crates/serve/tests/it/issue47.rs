@@ -555,3 +555,37 @@ async fn check_names_a_database_that_does_not_exist() {
     let gateway = chef_serve::Gateway::new(config).unwrap();
     within_30_s(gateway.check_memory()).await.unwrap().unwrap();
 }
+
+/// Issue #47 item 1, the gateway's side: `[chef] blocked` is handed to chef's gate
+/// (`Chef::set_blocked_tools`), which matches an entry the way calls are matched, ignoring
+/// letter case and separators; the gateway adds no matching of its own.
+#[tokio::test]
+async fn a_blocklist_entry_with_case_and_separator_drift_blocks_the_tool() {
+    for entry in [
+        "Cancel-Order",
+        "CANCEL.ORDER",
+        "cancel order",
+        "cancelOrder",
+    ] {
+        let cancel = crate::harness::encoded("cancel_order", json!({"trackingNumber": "1"}));
+        let rig = Rig::start(
+            &format!("[chef]\nlevel = 3\nblocked = [\"{entry}\"]\n"),
+            vec![
+                Reply::Json(crate::chat_reply(None, &[("call_c", &cancel)])),
+                chat_says("I cannot cancel orders."),
+            ],
+        )
+        .await;
+        let body = rig
+            .openai_ok("/v1/chat/completions", &crate::chat::request("Cancel 1"))
+            .await;
+        assert!(
+            body["choices"][0]["message"].get("tool_calls").is_none(),
+            "{entry}: {body}"
+        );
+        let seen = rig.script.seen();
+        assert_eq!(seen.len(), 2, "{entry}");
+        let refusal = crate::harness::tool_answer(&seen[1].json(), "call_c").to_string();
+        assert!(refusal.contains("blocked"), "{entry}: {refusal}");
+    }
+}
