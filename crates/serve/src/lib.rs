@@ -269,7 +269,7 @@ fn no_route(api: Api) -> ApiError {
 }
 
 /// The routes: the three APIs (also under a policy's route, `/ROUTE/v1/…`), `/metrics`,
-/// and everything else passed through.
+/// `/health`, and everything else passed through.
 pub fn router(gateway: Arc<Gateway>) -> Router {
     Router::new()
         .route("/v1/chat/completions", endpoint(Api::Chat))
