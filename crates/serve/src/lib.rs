@@ -483,7 +483,8 @@ async fn load_memory(
 ) -> Result<session::MemorySetup, ApiError> {
     // The cause goes to the log, whole; the client hears what failed, and a timeout.
     let failed = |what: &str, e: &(dyn std::error::Error + 'static)| {
-        tracing::warn!(session = id, error = %error_chain(e), "the session's memory could not be {what}");
+        let store = gateway.config.memory_target().unwrap_or_default();
+        tracing::warn!(session = id, store, error = %error_chain(e), "the session's memory could not be {what}");
         let message = match store::timed_out(e) {
             Some(timeout) => format!("the session's memory could not be {what}: {timeout}"),
             None => format!("the session's memory could not be {what}"),
