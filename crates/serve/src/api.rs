@@ -171,7 +171,7 @@ impl IntoResponse for ApiError {
 }
 
 /// A JSON response with this status.
-pub fn json_response(status: StatusCode, body: &Value) -> Response {
+pub fn json_response(status: StatusCode, body: &impl serde::Serialize) -> Response {
     let bytes = serde_json::to_vec(body).unwrap_or_default();
     let mut response = (status, bytes).into_response();
     response.headers_mut().insert(

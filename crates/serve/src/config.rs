@@ -20,6 +20,7 @@
 //!
 //! [memory]
 //! dir = "/var/lib/chef/sessions"
+//! timeout_secs = 5
 //!
 //! [limits]
 //! max_body_bytes = 8388608
@@ -137,6 +138,7 @@ struct RawMemory {
     dir: Option<String>,
     url: Option<String>,
     tools: Option<String>,
+    timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -306,7 +308,27 @@ pub struct Config {
     /// The tools memory is offered through: `create_memory` / `modify_memory` (default), or
     /// chef's unified `context` tool.
     pub memory_tools: chef::ToolsMode,
+    /// How long one memory store operation may take (connecting, opening a session's
+    /// store, each read and write); one that takes longer fails (default 5 s).
+    pub memory_timeout: Duration,
+    /// A store of the embedder's own for every session's memory, each session in its own
+    /// key space as with `memory_url` (never read from a file; set it before
+    /// [`Gateway::new`](crate::Gateway::new)). Takes the place of `memory_url`.
+    pub memory_store: Option<SharedStore>,
 }
+
+/// A store every session's memory shares (see [`Config::memory_store`]).
+#[derive(Clone)]
+pub struct SharedStore(pub Arc<dyn chef::store::StorageBackend>);
+
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedStore(..)")
+    }
+}
+
+/// The default of `[memory] timeout_secs`.
+pub const DEFAULT_MEMORY_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl Default for Config {
     fn default() -> Self {
@@ -331,14 +353,31 @@ impl Default for Config {
             memory_dir: None,
             memory_url: None,
             memory_tools: chef::ToolsMode::Legacy,
+            memory_timeout: DEFAULT_MEMORY_TIMEOUT,
+            memory_store: None,
         }
     }
 }
 
 impl Config {
-    /// Whether sessions have memory (`[memory] dir` or `url`).
+    /// Whether sessions have memory (`[memory] dir` or `url`, or a
+    /// [`memory_store`](Self::memory_store)).
     pub fn has_memory(&self) -> bool {
-        self.memory_dir.is_some() || self.memory_url.is_some()
+        self.memory_dir.is_some() || self.memory_url.is_some() || self.memory_store.is_some()
+    }
+
+    /// What `[memory]` points at, for messages: the directory, or the PostgreSQL database,
+    /// its host and user (never the password); `None` without memory.
+    pub fn memory_target(&self) -> Option<String> {
+        if let Some(dir) = &self.memory_dir {
+            return Some(format!("dir {}", dir.display()));
+        }
+        if let Some(url) = &self.memory_url {
+            return Some(pg_target(url));
+        }
+        self.memory_store
+            .as_ref()
+            .map(|_| "the embedder's store".to_owned())
     }
 
     /// Reads and validates a config file.
@@ -420,7 +459,14 @@ impl Config {
                         .to_owned(),
                 });
             }
+            check_pg_url(&url).map_err(|message| ConfigError::Invalid {
+                key: "memory.url".to_owned(),
+                message,
+            })?;
             config.memory_url = Some(url);
+        }
+        if let Some(secs) = raw.memory.timeout_secs {
+            config.memory_timeout = Duration::from_secs(positive("memory.timeout_secs", secs)?);
         }
         if let Some(tools) = raw.memory.tools {
             config.memory_tools = match tools.as_str() {
@@ -616,6 +662,70 @@ fn read_policy(base: &Config, raw: RawPolicy, earlier: &[Policy]) -> Result<Poli
         keys: raw.keys,
         config: Arc::new(config),
     })
+}
+
+/// Whether PostgreSQL can use `url` at all: it parses as a connection string, and asks for
+/// no TLS (this build connects without TLS, so `sslmode=require` never connects). The
+/// message never repeats the URL (it may hold a password).
+#[cfg(feature = "postgres")]
+fn check_pg_url(url: &str) -> Result<(), String> {
+    let config: tokio_postgres::Config = url
+        .parse()
+        .map_err(|e| format!("not a usable PostgreSQL URL: {}", crate::error_chain(&e)))?;
+    match config.get_ssl_mode() {
+        tokio_postgres::config::SslMode::Disable | tokio_postgres::config::SslMode::Prefer => {
+            Ok(())
+        }
+        _ => Err(
+            "sslmode=require needs TLS, which this build's PostgreSQL connections do \
+                  not have: connect over a private network or a local TLS proxy with \
+                  sslmode=disable or prefer"
+                .to_owned(),
+        ),
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+fn check_pg_url(_url: &str) -> Result<(), String> {
+    Ok(())
+}
+
+/// `PostgreSQL database DB on HOST:PORT as USER`, from a URL [`check_pg_url`] accepted.
+#[cfg(feature = "postgres")]
+fn pg_target(url: &str) -> String {
+    use tokio_postgres::config::Host;
+    let Ok(config) = url.parse::<tokio_postgres::Config>() else {
+        return "PostgreSQL".to_owned();
+    };
+    let user = config.get_user().unwrap_or("(default user)");
+    let db = config.get_dbname().unwrap_or(user);
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                Host::Tcp(name) => format!("{name}:{port}"),
+                #[cfg(unix)]
+                Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect();
+    format!(
+        "PostgreSQL database {db} on {} as {user}",
+        if hosts.is_empty() {
+            "localhost:5432".to_owned()
+        } else {
+            hosts.join(",")
+        }
+    )
+}
+
+#[cfg(not(feature = "postgres"))]
+fn pg_target(_url: &str) -> String {
+    "PostgreSQL".to_owned()
 }
 
 /// Reads a compiled map file: a JSON object of real tool name → compiled line.

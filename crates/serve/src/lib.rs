@@ -25,6 +25,7 @@ pub mod config;
 mod metrics;
 pub mod reply;
 pub mod session;
+mod store;
 mod stream;
 mod upstream;
 
@@ -41,8 +42,9 @@ use axum::{
     response::{IntoResponse, Response},
     routing::{get, post},
 };
+use chef::store::{Namespace, StorageBackend, StoreError, StoreKey};
 use futures::StreamExt as _;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::{
     api::json_response,
@@ -50,8 +52,9 @@ use crate::{
 };
 pub use crate::{
     api::{Api, ApiError, Kind},
-    config::{Config, ConfigError},
+    config::{Config, ConfigError, SharedStore},
     metrics::Metrics,
+    store::{StoreHealth, StoreTimeout},
 };
 
 /// The gateway: its config, the upstream HTTP client, and the counters.
@@ -63,7 +66,7 @@ pub struct Gateway {
     /// are made under one policy's settings).
     pub(crate) pools: Vec<session::Pool>,
     /// The PostgreSQL store of `[memory] url`, once connected.
-    shared_store: tokio::sync::OnceCell<Arc<dyn chef::store::StorageBackend>>,
+    shared_store: tokio::sync::OnceCell<Arc<dyn StorageBackend>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -77,17 +80,55 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
+/// The `[memory] dir` probe: the directory is made if missing, and a file written in it and
+/// removed.
+fn probe_dir(dir: &std::path::Path) -> Result<(), StoreError> {
+    std::fs::create_dir_all(dir).map_err(|e| StoreError::Io {
+        path: dir.to_owned(),
+        source: e,
+    })?;
+    let probe = dir.join(format!(".chef-probe-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| StoreError::Io {
+        path: probe.clone(),
+        source: e,
+    })?;
+    std::fs::remove_file(&probe).map_err(|e| StoreError::Io {
+        path: probe,
+        source: e,
+    })
+}
+
 #[cfg(feature = "postgres")]
-async fn connect_store(url: &str) -> Result<Arc<dyn chef::store::StorageBackend>, String> {
-    let store = chef::store::PgBackend::connect(url)
-        .await
-        .map_err(|e| format!("cannot connect to the memory database: {e}"))?;
+async fn connect_store(url: &str) -> Result<Arc<dyn StorageBackend>, StoreError> {
+    let store = chef::store::PgBackend::connect(url).await?;
     Ok(Arc::new(store))
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn connect_store(_url: &str) -> Result<Arc<dyn chef::store::StorageBackend>, String> {
-    Err("this chef was built without PostgreSQL support (cargo feature `postgres`)".to_owned())
+async fn connect_store(_url: &str) -> Result<Arc<dyn StorageBackend>, StoreError> {
+    Err(StoreError::Backend {
+        message: "this chef was built without PostgreSQL support (cargo feature `postgres`)"
+            .to_owned(),
+        source: None,
+    })
+}
+
+/// `e` and every source under it, `: `-separated: a store error's own text says what chef
+/// was doing, its sources why (down to PostgreSQL's own message, such as `database "x"
+/// does not exist`).
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        // Some errors repeat their source in their own text.
+        if !out.ends_with(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause.source();
+    }
+    out
 }
 
 /// The HTTP client could not be built (TLS roots).
@@ -102,9 +143,11 @@ impl Gateway {
             .connect_timeout(Duration::from_secs(10))
             .pool_idle_timeout(Duration::from_secs(60))
             .build()?;
+        let metrics = Metrics::default();
+        metrics.store.configure(config.has_memory());
         Ok(Arc::new(Self {
             client,
-            metrics: Metrics::default(),
+            metrics,
             shared_store: tokio::sync::OnceCell::new(),
             pools: (0..=config.policies.len())
                 .map(|_| session::Pool::default())
@@ -123,18 +166,60 @@ impl Gateway {
         &self.metrics
     }
 
-    /// The store every session's memory shares (`[memory] url`), connected on first use; a
-    /// failed connection is tried again by the next request.
-    async fn shared_store(&self) -> Result<Arc<dyn chef::store::StorageBackend>, String> {
+    /// The store every session's memory shares (the embedder's
+    /// [`Config::memory_store`], or `[memory] url` connected on first use, within
+    /// `[memory] timeout_secs`; a failed connection is tried again by the next request).
+    async fn shared_store(&self) -> Result<Arc<dyn StorageBackend>, StoreError> {
+        if let Some(store) = &self.config.memory_store {
+            return Ok(Arc::clone(&store.0));
+        }
         let url = self
             .config
             .memory_url
             .as_deref()
-            .ok_or_else(|| "no memory store is configured".to_owned())?;
-        self.shared_store
-            .get_or_try_init(|| connect_store(url))
+            .ok_or_else(|| StoreError::Backend {
+                message: "no memory store is configured".to_owned(),
+                source: None,
+            })?;
+        let connect = self.shared_store.get_or_try_init(|| connect_store(url));
+        store::bounded(self.config.memory_timeout, &self.metrics.store, connect)
             .await
             .map(Arc::clone)
+    }
+
+    /// Whether the memory store answers, within `[memory] timeout_secs` (`GET /health`,
+    /// `chef serve --check`): with `dir`, the directory can be made and written; with `url`
+    /// (or a [`Config::memory_store`]), the store is connected and answers a read. `None`
+    /// without memory; the error is the whole chain of causes.
+    pub async fn check_memory(&self) -> Option<Result<(), String>> {
+        if !self.config.has_memory() {
+            return None;
+        }
+        let timeout = self.config.memory_timeout;
+        let health = &self.metrics.store;
+        let result = match &self.config.memory_dir {
+            Some(dir) => {
+                let dir = dir.clone();
+                let probe = async move {
+                    tokio::task::spawn_blocking(move || probe_dir(&dir))
+                        .await
+                        .map_err(|e| StoreError::Backend {
+                            message: "the store's thread failed".to_owned(),
+                            source: Some(Box::new(e)),
+                        })?
+                };
+                store::bounded(timeout, health, probe).await
+            }
+            None => match self.shared_store().await {
+                Ok(shared) => {
+                    let key = StoreKey::new("chef-health-probe");
+                    let read = async move { shared.get(&Namespace::MEMORY, &key?).await };
+                    store::bounded(timeout, health, read).await.map(|_| ())
+                }
+                Err(e) => Err(e),
+            },
+        };
+        Some(result.map_err(|e| error_chain(&e)))
     }
 
     /// The settings and template pool for a request sent under `route` (the path segment
@@ -184,7 +269,7 @@ fn no_route(api: Api) -> ApiError {
 }
 
 /// The routes: the three APIs (also under a policy's route, `/ROUTE/v1/…`), `/metrics`,
-/// and everything else passed through.
+/// `/health`, and everything else passed through.
 pub fn router(gateway: Arc<Gateway>) -> Router {
     Router::new()
         .route("/v1/chat/completions", endpoint(Api::Chat))
@@ -194,6 +279,7 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .route("/{route}/v1/responses", endpoint(Api::Responses))
         .route("/{route}/v1/messages", endpoint(Api::Messages))
         .route("/metrics", get(metrics))
+        .route("/health", get(health))
         .fallback(passthrough)
         .with_state(gateway)
 }
@@ -208,6 +294,22 @@ fn endpoint(api: Api) -> axum::routing::MethodRouter<Arc<Gateway>> {
             handle(g, api, route.map(|Path(route)| route), headers, body).await
         },
     )
+}
+
+/// `GET /health`: 200 `{"status":"ok"}`, or 503 with the memory store's error when it does
+/// not answer (see [`Gateway::check_memory`]).
+async fn health(State(g): State<Arc<Gateway>>) -> Response {
+    match g.check_memory().await {
+        None => json_response(StatusCode::OK, &json!({"status": "ok"})),
+        Some(Ok(())) => json_response(StatusCode::OK, &json!({"status": "ok", "memory": "ok"})),
+        Some(Err(e)) => {
+            tracing::warn!(error = %e, "health: the memory store does not answer");
+            json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &json!({"status": "unavailable", "memory": e}),
+            )
+        }
+    }
 }
 
 async fn metrics(State(g): State<Arc<Gateway>>) -> Response {
@@ -325,9 +427,22 @@ async fn run(
     tracing::debug!(api = api.name(), policy, "policy");
     let parsed = session::parse_with(config, api, &bytes, pool)?;
     let (memory, session_id) = if gateway.config.has_memory() {
-        let header = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-        let id = parsed.session_id(header);
-        (Some(load_memory(gateway, api, &id).await?), Some(id))
+        let mut sent = headers.get_all(SESSION_HEADER).iter();
+        let header = sent.next().map(HeaderValue::as_bytes);
+        if sent.next().is_some() {
+            return Err(ApiError::new(
+                api,
+                Kind::InvalidRequest,
+                "the x-chef-session header is sent more than once",
+            ));
+        }
+        let id = parsed.session_id(header)?;
+        // A request without tools gets no memory: it would bring the memory tools.
+        if parsed.has_tools() {
+            (Some(load_memory(gateway, api, &id).await?), Some(id))
+        } else {
+            (None, None)
+        }
     } else {
         (None, None)
     };
@@ -366,42 +481,51 @@ async fn load_memory(
     api: Api,
     id: &str,
 ) -> Result<session::MemorySetup, ApiError> {
-    let failed = |what: &str| {
-        ApiError::new(
-            api,
-            Kind::Internal,
-            format!("the session's memory could not be {what}"),
-        )
+    // The cause goes to the log, whole; the client hears what failed, and a timeout.
+    let failed = |what: &str, e: &(dyn std::error::Error + 'static)| {
+        let store = gateway.config.memory_target().unwrap_or_default();
+        tracing::warn!(session = id, store, error = %error_chain(e), "the session's memory could not be {what}");
+        let message = match store::timed_out(e) {
+            Some(timeout) => format!("the session's memory could not be {what}: {timeout}"),
+            None => format!("the session's memory could not be {what}"),
+        };
+        ApiError::new(api, Kind::Internal, message)
     };
-    let store: Arc<dyn chef::store::StorageBackend> = match &gateway.config.memory_dir {
+    let timeout = gateway.config.memory_timeout;
+    let health = &gateway.metrics.store;
+    let inner: Arc<dyn StorageBackend> = match &gateway.config.memory_dir {
         Some(dir) => {
             let root = dir.join(id);
-            let store = tokio::task::spawn_blocking(move || chef::store::FsBackend::open(root))
+            let open = async move {
+                tokio::task::spawn_blocking(move || chef::store::FsBackend::open(root))
+                    .await
+                    .map_err(|e| StoreError::Backend {
+                        message: "the store's thread failed".to_owned(),
+                        source: Some(Box::new(e)),
+                    })?
+            };
+            let store = store::bounded(timeout, health, open)
                 .await
-                .map_err(|_| failed("opened"))?
-                .map_err(|e| {
-                    tracing::warn!(error = %e, "memory store");
-                    failed("opened")
-                })?;
+                .map_err(|e| failed("opened", &e))?;
             Arc::new(store)
         }
         None => {
-            let shared = gateway.shared_store().await.map_err(|e| {
-                tracing::warn!(error = %e, "memory store");
-                failed("opened")
-            })?;
-            let scoped = chef::store::Scoped::new(shared, id).map_err(|e| {
-                tracing::warn!(error = %e, "memory store");
-                failed("opened")
-            })?;
+            let shared = gateway
+                .shared_store()
+                .await
+                .map_err(|e| failed("opened", &e))?;
+            let scoped = chef::store::Scoped::new(shared, id).map_err(|e| failed("opened", &e))?;
             Arc::new(scoped)
         }
     };
+    // Every read and write of the session (the load below, the model's writes) is bounded.
+    let store: Arc<dyn StorageBackend> = Arc::new(store::Bounded::new(
+        inner,
+        timeout,
+        Arc::clone(&gateway.metrics.store),
+    ));
     let mut memory = chef::memory::Memory::new();
-    memory.load(&*store).await.map_err(|e| {
-        tracing::warn!(error = %e, "memory store");
-        failed("read")
-    })?;
+    memory.load(&*store).await.map_err(|e| failed("read", &e))?;
     Ok(session::MemorySetup { memory, store })
 }
 
@@ -445,7 +569,10 @@ async fn whole(
         if !all_internal(&decisions) {
             tracing::debug!(api = api.name(), round, "final round");
             reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
-            return Ok(json_response(StatusCode::OK, &raw));
+            return Ok(match &prepared.echo {
+                Some(echo) => json_response(StatusCode::OK, &echo.response(&raw)),
+                None => json_response(StatusCode::OK, &raw),
+            });
         }
         prepared.chef.push(message);
         prepared.chef.push(internal_results(&decisions));
@@ -650,6 +777,14 @@ pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), String> 
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     if check {
         let results = runtime.block_on(check_upstreams(&config));
+        let memory = match config.memory_target() {
+            Some(target) => {
+                let gateway = Gateway::new(config.clone()).map_err(|e| e.to_string())?;
+                let checked = runtime.block_on(gateway.check_memory());
+                checked.map(|result| (target, result))
+            }
+            None => None,
+        };
         let mut failed = Vec::new();
         println!("config: ok (listen {})", config.listen);
         for policy in &config.policies {
@@ -673,12 +808,69 @@ pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), String> 
                 }
             }
         }
-        if !failed.is_empty() {
-            return Err(format!("unreachable upstreams: {}", failed.join(", ")));
+        let memory_failed = match memory {
+            Some((target, Ok(()))) => {
+                println!(
+                    "memory: {target} answered (within {} s)",
+                    config.memory_timeout.as_secs()
+                );
+                false
+            }
+            Some((target, Err(e))) => {
+                println!("memory: {target} cannot be used: {e}");
+                true
+            }
+            None => false,
+        };
+        match (failed.is_empty(), memory_failed) {
+            (true, false) => return Ok(()),
+            (true, true) => return Err("the memory store does not answer".to_owned()),
+            (false, false) => {
+                return Err(format!("unreachable upstreams: {}", failed.join(", ")));
+            }
+            (false, true) => {
+                return Err(format!(
+                    "unreachable upstreams: {}; the memory store does not answer",
+                    failed.join(", ")
+                ));
+            }
         }
-        return Ok(());
     }
     runtime
         .block_on(serve(config))
         .map_err(|e| format!("serve: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cause that says only what kind of error it is, like tokio-postgres' `db error`,
+    /// whose own source holds the server's message.
+    #[derive(Debug, thiserror::Error)]
+    #[error("db error")]
+    struct Db(#[source] std::io::Error);
+
+    #[test]
+    fn a_store_error_is_logged_with_its_whole_chain() {
+        let e = StoreError::Backend {
+            message: "cannot get a PostgreSQL connection".to_owned(),
+            source: Some(Box::new(Db(std::io::Error::other(
+                "FATAL: database \"chef_x\" does not exist",
+            )))),
+        };
+        assert_eq!(
+            error_chain(&e),
+            "store backend failed: cannot get a PostgreSQL connection: db error: \
+             FATAL: database \"chef_x\" does not exist"
+        );
+        let timeout = StoreTimeout(Duration::from_secs(5)).into_store_error();
+        assert_eq!(
+            error_chain(&timeout),
+            "store backend failed: the memory store did not answer within 5 s \
+             (memory.timeout_secs)"
+        );
+        assert!(store::timed_out(&timeout).is_some());
+        assert!(store::timed_out(&e).is_none());
+    }
 }

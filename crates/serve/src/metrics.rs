@@ -6,7 +6,7 @@ use std::{
     time::Duration,
 };
 
-use crate::api::Api;
+use crate::{api::Api, store::StoreHealth};
 
 const APIS: [Api; 3] = [Api::Chat, Api::Responses, Api::Messages];
 const OUTCOMES: [&str; 7] = [
@@ -42,9 +42,16 @@ pub struct Metrics {
     overhead_count: AtomicU64,
     overhead_micros: AtomicU64,
     upstream_micros: AtomicU64,
+    /// The memory store's health (shared with the stores the sessions use).
+    pub(crate) store: std::sync::Arc<StoreHealth>,
 }
 
 impl Metrics {
+    /// The memory store's health.
+    pub fn store(&self) -> &StoreHealth {
+        &self.store
+    }
+
     /// A client request of `api` arrived.
     pub fn request(&self, api: Api) {
         if let Some(c) = self.requests.get(api_slot(api)) {
@@ -228,6 +235,37 @@ impl Metrics {
             get(&self.overhead_micros) as f64 / 1e6
         );
         let _ = writeln!(out, "chef_gateway_overhead_seconds_count {count}");
+        if self.store.configured() {
+            family(
+                &mut out,
+                "chef_memory_store_up",
+                "Whether the memory store's latest operation reached it (0: it failed or timed out).",
+                "gauge",
+            );
+            let _ = writeln!(out, "chef_memory_store_up {}", u8::from(self.store.up()));
+            family(
+                &mut out,
+                "chef_memory_store_errors_total",
+                "Memory store operations that failed or timed out.",
+                "counter",
+            );
+            let _ = writeln!(
+                out,
+                "chef_memory_store_errors_total {}",
+                self.store.errors()
+            );
+            family(
+                &mut out,
+                "chef_memory_store_timeouts_total",
+                "Memory store operations that took longer than memory.timeout_secs.",
+                "counter",
+            );
+            let _ = writeln!(
+                out,
+                "chef_memory_store_timeouts_total {}",
+                self.store.timeouts()
+            );
+        }
         out
     }
 }

@@ -5,9 +5,84 @@
 use std::collections::HashMap;
 
 use chef_ir::ToolCallId;
-use serde_json::{Map, Value};
+use serde::ser::{Serialize, SerializeMap as _, Serializer};
+use serde_json::{Map, Value, value::RawValue};
 
 use crate::{api::Api, session::Decision};
+
+/// A Responses request's own `tools` and `instructions`, as the client sent them (their
+/// JSON text). A Responses reply describes the request it answers; the one upstream saw
+/// had `t`, `q` and the map in its instructions, so the reply the client gets carries the
+/// client's instead ([`Echo::response`]).
+#[derive(Debug, Clone, Default)]
+pub struct Echo {
+    /// `tools` as sent (`None`: absent, which a reply shows as `[]`).
+    pub(crate) tools: Option<Box<RawValue>>,
+    /// `instructions` as sent (`None`: absent, which a reply shows as `null`).
+    pub(crate) instructions: Option<Box<RawValue>>,
+}
+
+impl Echo {
+    /// `response` (a Responses response object) to serialise with the client's `tools`
+    /// and `instructions` in place of upstream's, where upstream's reply has them (a
+    /// member the reply lacks is not added).
+    pub fn response<'a>(&'a self, response: &'a Value) -> impl Serialize + 'a {
+        Echoed {
+            value: response,
+            echo: self,
+            nested: false,
+        }
+    }
+
+    /// A streamed event (`{"type", "sequence_number", "response"}`) to serialise with its
+    /// response object as [`Echo::response`] makes it.
+    pub fn event<'a>(&'a self, event: &'a Value) -> impl Serialize + 'a {
+        Echoed {
+            value: event,
+            echo: self,
+            nested: true,
+        }
+    }
+}
+
+/// A response object (or an event holding one under `response`, when `nested`) with the
+/// client's `tools` and `instructions`.
+struct Echoed<'a> {
+    value: &'a Value,
+    echo: &'a Echo,
+    nested: bool,
+}
+
+impl Serialize for Echoed<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(members) = self.value else {
+            return self.value.serialize(serializer);
+        };
+        let mut map = serializer.serialize_map(Some(members.len()))?;
+        for (key, value) in members {
+            match key.as_str() {
+                "response" if self.nested => map.serialize_entry(
+                    key,
+                    &Echoed {
+                        value,
+                        echo: self.echo,
+                        nested: false,
+                    },
+                )?,
+                "tools" if !self.nested => match &self.echo.tools {
+                    Some(raw) => map.serialize_entry(key, raw)?,
+                    None => map.serialize_entry(key, &[(); 0])?,
+                },
+                "instructions" if !self.nested => match &self.echo.instructions {
+                    Some(raw) => map.serialize_entry(key, raw)?,
+                    None => map.serialize_entry(key, &Value::Null)?,
+                },
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
 
 /// Adds every number in `round`'s usage object into `total` (nested objects too).
 pub fn add_usage(total: &mut Map<String, Value>, round: &Map<String, Value>) {

@@ -8,6 +8,7 @@ use std::sync::{
 };
 
 use chef::{Chef, ChefConfig, OwnedCall, PrunePolicy, Routed};
+use chef_compress::Level;
 use chef_ir::{Content, Message, Role, ToolCall, ToolCallId, ToolResult, WireNames};
 use serde_json::{Map, Value};
 use sha2::Digest as _;
@@ -15,6 +16,7 @@ use sha2::Digest as _;
 use crate::{
     api::{Api, ApiError, Kind},
     config::{Config, Prune},
+    reply::Echo,
 };
 
 /// A client request read and turned into a session.
@@ -29,6 +31,11 @@ pub struct Prepared {
     pub extras: Map<String, Value>,
     /// Whether the client asked for a stream.
     pub stream: bool,
+    /// Whether the client sent no tools (absent or an empty list): the request goes
+    /// upstream with no tools and no map, and its `tool_choice` as sent.
+    pub toolless: bool,
+    /// Responses: the client's own `tools` and `instructions`, for the reply.
+    pub echo: Option<Echo>,
     /// The pool key (the tools' bytes) when the session may be kept for reuse.
     key: Option<Arc<[u8]>>,
     /// The tool block's size, before and after compression.
@@ -252,15 +259,35 @@ pub struct Parsed {
     tools: Tools,
     extras: Map<String, Value>,
     stream: bool,
+    echo: Option<Echo>,
 }
 
 impl Parsed {
-    /// The session id for memory: the client's `x-chef-session` header when it is a valid
-    /// id, else one derived from the system prompt and the first user message (the same
-    /// conversation gets the same id on every turn).
-    pub fn session_id(&self, header: Option<&str>) -> String {
-        if let Some(id) = header.filter(|id| valid_session_id(id)) {
-            return id.to_owned();
+    /// Whether the client sent tools (a non-empty list). A request without any is sent
+    /// upstream with no tools and no map, and without memory (whose tools it would get).
+    pub fn has_tools(&self) -> bool {
+        match &self.tools {
+            Tools::Parsed(tools, _) => !tools.is_empty(),
+            Tools::Template(..) => true,
+        }
+    }
+
+    /// The session id for memory: the client's `x-chef-session` header, which must be a
+    /// valid id (1 to 128 characters of `A-Z a-z 0-9 . _ -`, not starting with a dot; else
+    /// a 400: another id in its place would put the client in someone else's session), or
+    /// without one an id derived from the system prompt and the first user message (the
+    /// same conversation gets the same id on every turn; so does any other conversation
+    /// that opens with the same system prompt and first user message).
+    pub fn session_id(&self, header: Option<&[u8]>) -> Result<String, ApiError> {
+        if let Some(id) = header {
+            return match std::str::from_utf8(id) {
+                Ok(id) if valid_session_id(id) => Ok(id.to_owned()),
+                _ => Err(invalid(
+                    self.api,
+                    "the x-chef-session header must be 1 to 128 characters of \
+                     A-Z a-z 0-9 . _ -, not starting with a dot",
+                )),
+            };
         }
         let mut hasher = sha2::Sha256::new();
         for message in &self.system {
@@ -273,7 +300,7 @@ impl Parsed {
         }
         let digest = hasher.finalize();
         let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
-        format!("c-{hex}")
+        Ok(format!("c-{hex}"))
     }
 }
 
@@ -382,12 +409,20 @@ pub fn parse_with(
     }
     let stream = extras.get("stream").and_then(Value::as_bool) == Some(true);
     refuse_unsupported(api, &extras)?;
+    // The last of a member given twice, as a JSON reader keeps.
+    let member = |name: &str| {
+        members
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, raw)| *raw)
+    };
+    let echo = (api == Api::Responses).then(|| Echo {
+        tools: member("tools").map(ToOwned::to_owned),
+        instructions: member("instructions").map(ToOwned::to_owned),
+    });
     let pool = pool.filter(|_| pooled(config));
-    let tools_raw = members
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "tools")
-        .map(|(_, raw)| raw.get());
+    let tools_raw = member("tools").map(serde_json::value::RawValue::get);
     let key: Option<Arc<[u8]>> = pool.and(tools_raw).map(|raw| Arc::from(raw.as_bytes()));
     let template = match (pool, &key) {
         (Some(pool), Some(key)) => pool.get(key),
@@ -442,6 +477,8 @@ pub fn parse_with(
         // The template was made from a request with the same tool bytes, which passed the
         // checks above.
         Some((key, template)) => Tools::Template(key, template),
+        // No tools: nothing to keep a template for.
+        None if request.tools.is_empty() => Tools::Parsed(Vec::new(), None),
         None => Tools::Parsed(request.tools, key),
     };
     let mut messages = request.messages;
@@ -457,6 +494,7 @@ pub fn parse_with(
         tools,
         extras,
         stream,
+        echo,
     })
 }
 
@@ -467,6 +505,7 @@ pub fn build(
     parsed: Parsed,
     memory: Option<MemorySetup>,
 ) -> Result<Prepared, ApiError> {
+    let toolless = !parsed.has_tools();
     let Parsed {
         api,
         system,
@@ -474,7 +513,10 @@ pub fn build(
         tools,
         extras,
         stream,
+        echo,
     } = parsed;
+    // A request without tools gets none: no dispatcher, no map, no memory tools.
+    let memory = memory.filter(|_| !toolless);
     let (mut chef, chars, key, reused) = match tools {
         Tools::Template(key, template) => (
             template.chef.fork(),
@@ -487,6 +529,12 @@ pub fn build(
             let key = key.filter(|_| memory.is_none());
             // A session that becomes a template counts its tool block's tokens, once.
             let mut session_config = chef_config(config);
+            if toolless {
+                // Level 0 of no tools is no tool block at all (levels 2–4 would add their
+                // dispatchers and an empty map).
+                let options = session_config.compress.clone().with_level(Level::Zero);
+                session_config = session_config.with_compress(options);
+            }
             if key.is_some() {
                 let options = session_config.compress.clone().with_token_counts(true);
                 session_config = session_config.with_compress(options);
@@ -534,6 +582,8 @@ pub fn build(
         chef,
         extras,
         stream,
+        toolless,
+        echo,
         key,
         chars,
         reused,
@@ -615,14 +665,26 @@ pub fn compile_round(
         .chef
         .compile(api.target())
         .map_err(|e| invalid(api, e.to_string()))?;
-    let body = upstream_body(
-        api,
-        &payload.body,
-        &payload.names,
-        &payload.meta.wire_tools,
-        &prepared.extras,
-        stream,
-    );
+    let body = if prepared.toolless {
+        // No tools on the wire: a `tool_choice` goes as the client sent it.
+        upstream_body(
+            api,
+            &payload.body,
+            &payload.names,
+            None,
+            &prepared.extras,
+            stream,
+        )
+    } else {
+        upstream_body(
+            api,
+            &payload.body,
+            &payload.names,
+            Some(&payload.meta.wire_tools),
+            &prepared.extras,
+            stream,
+        )
+    };
     Ok((body, payload.names))
 }
 
@@ -631,17 +693,18 @@ pub fn compile_round(
 ///
 /// `tool_choice` naming a tool that is not on the wire this turn (at level 3 no real tool
 /// is) becomes "some tool" (`"required"`, Anthropic `{"type":"any"}`); a named tool on the
-/// wire is sent under its wire name.
+/// wire is sent under its wire name. With `wire_tools` `None` (the client sent no tools)
+/// it is left as sent.
 pub fn upstream_body(
     api: Api,
     compiled: &[u8],
     payload_names: &WireNames,
-    wire_tools: &[chef_ir::ToolName],
+    wire_tools: Option<&[chef_ir::ToolName]>,
     extras: &Map<String, Value>,
     force_stream_usage: bool,
 ) -> Vec<u8> {
     let mut extras = extras.clone();
-    if let Some(choice) = extras.get_mut("tool_choice") {
+    if let (Some(choice), Some(wire_tools)) = (extras.get_mut("tool_choice"), wire_tools) {
         adjust_tool_choice(api, choice, payload_names, wire_tools);
     }
     if force_stream_usage && api == Api::Chat {
@@ -789,7 +852,7 @@ pub async fn answer_owned(chef: &mut Chef, decisions: &mut [(ToolCallId, Decisio
         let (reply, is_error) = match chef.handle_tool(call).await {
             Ok(reply) => (reply.text, reply.is_error),
             Err(e) => {
-                tracing::warn!(tool = %call.name, error = %e, "owned tool failed");
+                tracing::warn!(tool = %call.name, error = %crate::error_chain(&e), "owned tool failed");
                 (
                     "The memory store failed; nothing was saved.".to_owned(),
                     true,

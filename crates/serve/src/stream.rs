@@ -68,12 +68,13 @@ pub(crate) async fn run(
     }
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let waited = t0.elapsed();
+    let echo = prepared.echo.take();
     tokio::spawn(async move {
         let mut pump = Pump {
             gateway: Arc::clone(&gateway),
             headers,
             tx,
-            writer: Writer::new(api, client_usage),
+            writer: Writer::new(api, client_usage, echo),
             waited,
         };
         let mut prepared = prepared;
@@ -617,10 +618,13 @@ struct Writer {
     response_head: Option<Value>,
     /// Responses: the items passed through, as their `output_item.done` gave them.
     items: Vec<Value>,
+    /// Responses: the client's own `tools` and `instructions`, for every event that
+    /// carries the response object.
+    echo: Option<reply::Echo>,
 }
 
 impl Writer {
-    fn new(api: Api, client_usage: bool) -> Self {
+    fn new(api: Api, client_usage: bool, echo: Option<reply::Echo>) -> Self {
         Self {
             api,
             out: Vec::new(),
@@ -632,21 +636,34 @@ impl Writer {
             sequence: 0,
             response_head: None,
             items: Vec::new(),
+            echo,
         }
     }
 
-    fn data(&mut self, value: &Value) {
+    fn data(&mut self, value: &impl serde::Serialize) {
         self.out.extend_from_slice(b"data: ");
         self.out
             .extend_from_slice(&serde_json::to_vec(value).unwrap_or_default());
         self.out.extend_from_slice(b"\n\n");
     }
 
-    fn event(&mut self, name: &str, value: &Value) {
+    fn event(&mut self, name: &str, value: &impl serde::Serialize) {
         self.out.extend_from_slice(b"event: ");
         self.out.extend_from_slice(name.as_bytes());
         self.out.push(b'\n');
         self.data(value);
+    }
+
+    /// A Responses event that carries the response object (`response.created`, …), with
+    /// the client's own `tools` and `instructions` in it.
+    fn response_event(&mut self, name: &str, value: &Value) {
+        match self.echo.take() {
+            Some(echo) => {
+                self.event(name, &echo.event(value));
+                self.echo = Some(echo);
+            }
+            None => self.event(name, value),
+        }
     }
 
     fn next_block(&mut self) -> u64 {
@@ -823,7 +840,7 @@ impl Writer {
                 r.insert("status".to_owned(), Value::from("in_progress"));
                 r.insert("output".to_owned(), json!([]));
             }
-            self.event(
+            self.response_event(
                 kind,
                 &json!({"type": kind, "sequence_number": seq, "response": response}),
             );
@@ -911,7 +928,7 @@ impl Writer {
             "response.completed"
         };
         let seq = self.seq();
-        self.event(
+        self.response_event(
             kind,
             &json!({"type": kind, "sequence_number": seq, "response": response}),
         );

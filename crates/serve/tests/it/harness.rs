@@ -179,6 +179,16 @@ pub struct Rig {
 impl Rig {
     /// Starts both; `config` is extra gateway TOML (the `[upstream]` table is added).
     pub async fn start(config: &str, replies: Vec<Reply>) -> Self {
+        Self::start_with(config, replies, |_| {}).await
+    }
+
+    /// [`Rig::start`], with `edit` run on the gateway's config once it is read (what a
+    /// config file cannot say: an embedder's memory store).
+    pub async fn start_with(
+        config: &str,
+        replies: Vec<Reply>,
+        edit: impl FnOnce(&mut chef_serve::Config),
+    ) -> Self {
         let script = Arc::new(Script::default());
         script.replies.lock().unwrap().extend(replies);
         let app = Router::new()
@@ -195,7 +205,8 @@ impl Rig {
         let text = format!(
             "[upstream]\nopenai = \"http://{upstream_addr}/v1\"\nanthropic = \"http://{upstream_addr}/v1\"\n{config}"
         );
-        let config = chef_serve::Config::parse(&text).unwrap();
+        let mut config = chef_serve::Config::parse(&text).unwrap();
+        edit(&mut config);
         let gateway = chef_serve::Gateway::new(config).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -219,6 +230,13 @@ impl Rig {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.gateway)
+    }
+
+    /// The gateway's `GET /health`: its status and JSON body.
+    pub async fn health(&self) -> (u16, Value) {
+        let response = self.http.get(self.url("/health")).send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
     }
 
     /// The gateway's `/metrics` text.

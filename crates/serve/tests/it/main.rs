@@ -13,6 +13,7 @@ mod bytes;
 mod chat;
 mod harness;
 mod hostile;
+mod issue47;
 mod load;
 mod memory;
 mod messages;
