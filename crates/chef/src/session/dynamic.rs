@@ -72,21 +72,24 @@ impl Chef {
 
     /// Removes the dynamic state; true when there was one.
     pub fn clear_dynamic_state(&mut self) -> bool {
-        self.dynamic.take().is_some()
+        self.context.dynamic.take().is_some()
     }
 
     /// The dynamic state, when set.
     pub fn dynamic_state(&self) -> Option<&DynamicState> {
-        self.dynamic.as_ref().map(|(state, _)| state)
+        self.context.dynamic.as_ref().map(|(state, _)| state)
     }
 
     /// The rendered `<dynamic_state>` block (empty when there is none).
     pub fn dynamic_state_xml(&self) -> &str {
-        self.dynamic.as_ref().map_or("", |(_, xml)| xml.as_str())
+        self.context
+            .dynamic
+            .as_ref()
+            .map_or("", |(_, xml)| xml.as_str())
     }
 
     pub(super) fn put_dynamic_state(&mut self, state: DynamicState) {
-        self.dynamic = if state.value.is_null() {
+        self.context.dynamic = if state.value.is_null() {
             None
         } else {
             let xml = state.xml();
@@ -103,23 +106,23 @@ impl Chef {
     ) -> &mut Self {
         let name = name.into();
         let injector: Arc<dyn ContextInjector> = Arc::new(injector);
-        match self.injectors.iter_mut().find(|(n, _)| *n == name) {
+        match self.context.injectors.iter_mut().find(|(n, _)| *n == name) {
             Some(slot) => slot.1 = injector,
-            None => self.injectors.push((name, injector)),
+            None => self.context.injectors.push((name, injector)),
         }
         self
     }
 
     /// Removes an injector; true when one was removed.
     pub fn remove_injector(&mut self, name: &str) -> bool {
-        let before = self.injectors.len();
-        self.injectors.retain(|(n, _)| n != name);
-        self.injectors.len() != before
+        let before = self.context.injectors.len();
+        self.context.injectors.retain(|(n, _)| n != name);
+        self.context.injectors.len() != before
     }
 
     /// The injectors' names, in the order they run.
     pub fn injectors(&self) -> impl Iterator<Item = &str> {
-        self.injectors.iter().map(|(n, _)| n.as_str())
+        self.context.injectors.iter().map(|(n, _)| n.as_str())
     }
 
     /// This compile's dynamic parts: the tail text (`last_user`) or the system message
@@ -129,7 +132,7 @@ impl Chef {
         target: Target,
     ) -> Result<(Option<String>, Option<String>), ChefError> {
         let injected = self.run_injectors(target)?;
-        let (state, xml) = match &self.dynamic {
+        let (state, xml) = match &self.context.dynamic {
             Some((state, xml)) => (Some(state), xml.as_str()),
             None => (None, ""),
         };
@@ -157,18 +160,18 @@ impl Chef {
     }
 
     fn run_injectors(&self, target: Target) -> Result<Option<String>, ChefError> {
-        if self.injectors.is_empty() {
+        if self.context.injectors.is_empty() {
             return Ok(None);
         }
         let view = InjectionView {
             target,
-            turn: self.turn,
-            system: &self.system,
-            history: &self.history,
+            turn: self.conversation.turn,
+            system: &self.conversation.system,
+            history: &self.conversation.history,
             dynamic_state: self.dynamic_state(),
         };
         let mut out = Injections::default();
-        for (name, injector) in &self.injectors {
+        for (name, injector) in &self.context.injectors {
             injector
                 .inject(&view, &mut out)
                 .map_err(|source| ChefError::Inject {

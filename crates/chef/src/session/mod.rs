@@ -7,6 +7,7 @@ mod dynamic;
 mod history;
 mod offload;
 mod overflow;
+mod parts;
 mod route;
 mod select;
 mod skills;
@@ -34,11 +35,11 @@ use crate::{
     gate::BlockReport,
     memory::{Memory, MemoryStyle},
     namespace::ToolGroup,
-    overflow::{HandoffBudget, OverflowConfig, OverflowState, Summarizer, Tokenizer},
+    overflow::{HandoffBudget, OverflowConfig},
     owned::OwnedReply,
     owned::ToolsMode,
     prune::{KeepReason, PrunePolicy, Pruner, Strategy},
-    store::{MemoryBackend, StorageBackend},
+    store::StorageBackend,
 };
 
 /// Where the memory block goes.
@@ -339,78 +340,38 @@ type CompiledHook = Arc<dyn Fn(&Compiled<'_>) + Send + Sync>;
 /// ```
 pub struct Chef {
     pub(crate) config: ChefConfig,
-    pub(crate) pruner: Pruner,
     /// Which `Chef` value this is, process-wide (a journal tells its session's appends from
     /// another session's; a restore keeps it).
     instance: u64,
-    epoch: u64,
-    system: Vec<Message>,
-    history: history::History,
+    /// The registry, the blocklist and allowlist, loaded toolkits and the latest selection.
+    pub(crate) tools: parts::ToolState,
+    /// The tools and name table the model answers (what `route` resolves against).
+    routing: parts::Routing,
+    /// The system prompt, the history, the turn counter and the overflow state.
+    conversation: parts::Conversation,
     announcements: Announcements,
-    pub(crate) memory: Option<Memory>,
-    pub(crate) loaded_toolkits: Vec<String>,
-    /// The tools of the turn and their caches (latest selection, owned tools, prepared
-    /// registry).
-    selection: select::Selection,
-    shown: Option<Vec<ToolName>>,
-    turn: u64,
-    store: Arc<dyn StorageBackend>,
-    /// Where owned-tool memory writes are persisted as they are made (write-through).
-    memory_store: Option<Arc<dyn StorageBackend>>,
-    new_context_requested: bool,
-    subscribers: Vec<(Subscription, Subscriber)>,
-    /// Each event subscriber's subscription to the attached memory's events.
-    memory_bridges: Vec<(Subscription, crate::memory::SubscriptionId)>,
-    compiled_hooks: Vec<(Subscription, CompiledHook)>,
-    /// The output guardrail and the assistant prefill (see `set_guardrail`, `set_prefill`).
-    /// The guardrail and its instruction, rendered once when set (a JSON schema would
-    /// otherwise be serialised again at every compile).
-    guardrail: Option<(crate::guardrail::Guardrail, String)>,
-    prefill: Option<String>,
-    overflow: OverflowState,
-    tokenizer: Option<Arc<dyn Tokenizer>>,
-    summarizer: Option<Arc<dyn Summarizer>>,
+    /// Memory and the stores behind the owned tools.
+    pub(crate) storage: parts::Storage,
+    /// The offload policy and the results not yet written.
+    offloading: parts::Offloading,
+    /// The registered skills and the active one.
+    skill_state: parts::SkillState,
+    /// Event subscribers and compile hooks.
+    events: parts::Events,
+    /// The guardrail, the prefill, the dynamic state and the context injectors.
+    context: parts::ContextLayers,
     /// The per-target caches of compiling (tool bytes, history prefixes).
     compiler: compiler::TurnCompiler,
-    audit_reported: std::collections::BTreeSet<String>,
-    /// The dynamic state and its rendered block.
-    dynamic: Option<(crate::dynamic::DynamicState, String)>,
-    /// Context injectors, by name, in the order added.
-    injectors: Vec<(String, Arc<dyn crate::dynamic::ContextInjector>)>,
-    /// The tools of the latest compile (or `request`): what the model answers, so what
-    /// `route` resolves against.
-    routing: Option<Arc<TurnTools>>,
-    /// The name table of the latest compile (or `request`): `route` reads a wire name the
-    /// target gave a tool (`timezone_convert` for `timezone.convert`) as that tool.
-    routing_names: WireNames,
-    /// Blocklist entries already reported in a compile's notices as matching nothing.
-    unmatched_reported: std::collections::BTreeSet<String>,
-    /// The registry epoch the blocklist was last checked against (`None`: the blocklist
-    /// changed since).
-    unmatched_checked: Option<u64>,
-    /// The session's allowlist (see [`Chef::set_allowlist`]).
-    allowlist: Option<Vec<String>>,
-    /// The task pruning ranks on instead of the conversation (see [`Chef::set_task`]).
-    task_override: Option<String>,
-    /// The offload policy (see [`Chef::set_offload_policy`]).
-    offload: Option<crate::offload::OffloadPolicy>,
-    /// Offloaded results not yet written to the store.
-    offload_pending: Vec<crate::offload::PendingOffload>,
-    /// Notices about offloads for the next compile.
-    offload_notices: Vec<String>,
-    /// The registered skills and the active one (see `skills.rs`).
-    skills: crate::skills::Skills,
-    active_skill: Option<skills::ActiveSkill>,
 }
 
 impl std::fmt::Debug for Chef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Chef")
             .field("config", &self.config)
-            .field("tools", &self.pruner.all_tools().len())
-            .field("history", &self.history.len())
+            .field("tools", &self.tools.pruner.all_tools().len())
+            .field("history", &self.conversation.history.len())
             .field("announcements", &self.announcements.as_slice().len())
-            .field("turn", &self.turn)
+            .field("turn", &self.conversation.turn)
             .finish_non_exhaustive()
     }
 }
@@ -433,44 +394,18 @@ impl Chef {
     /// A session with this configuration and nothing registered.
     pub fn new(config: ChefConfig) -> Self {
         Self {
-            pruner: Pruner::new(config.strategy),
+            tools: parts::ToolState::new(Pruner::new(config.strategy)),
             config,
             instance: next_instance(),
-            epoch: 0,
-            system: Vec::new(),
-            history: history::History::default(),
+            routing: parts::Routing::default(),
+            conversation: parts::Conversation::default(),
             announcements: Announcements::default(),
-            memory: None,
-            loaded_toolkits: Vec::new(),
-            selection: select::Selection::default(),
-            shown: None,
-            turn: 0,
-            store: Arc::new(MemoryBackend::new()),
-            memory_store: None,
-            new_context_requested: false,
-            subscribers: Vec::new(),
-            memory_bridges: Vec::new(),
-            compiled_hooks: Vec::new(),
-            guardrail: None,
-            prefill: None,
-            overflow: OverflowState::default(),
-            tokenizer: None,
-            summarizer: None,
+            storage: parts::Storage::default(),
+            offloading: parts::Offloading::default(),
+            skill_state: parts::SkillState::default(),
+            events: parts::Events::default(),
+            context: parts::ContextLayers::default(),
             compiler: compiler::TurnCompiler::default(),
-            audit_reported: std::collections::BTreeSet::new(),
-            dynamic: None,
-            injectors: Vec::new(),
-            routing: None,
-            routing_names: WireNames::default(),
-            unmatched_reported: std::collections::BTreeSet::new(),
-            unmatched_checked: None,
-            allowlist: None,
-            task_override: None,
-            offload: None,
-            offload_pending: Vec::new(),
-            offload_notices: Vec::new(),
-            skills: crate::skills::Skills::new(),
-            active_skill: None,
         }
     }
 
@@ -522,43 +457,17 @@ impl Chef {
     pub fn fork(&self) -> Self {
         Self {
             config: self.config.clone(),
-            pruner: self.pruner.clone(),
             instance: next_instance(),
-            epoch: self.epoch,
-            system: self.system.clone(),
-            history: self.history.fork(),
-            announcements: self.announcements.clone(),
-            memory: self.memory.as_ref().map(Memory::fork),
-            loaded_toolkits: self.loaded_toolkits.clone(),
-            selection: self.selection.fork(),
-            shown: self.shown.clone(),
-            turn: self.turn,
-            store: Arc::clone(&self.store),
-            memory_store: self.memory_store.clone(),
-            new_context_requested: self.new_context_requested,
-            subscribers: Vec::new(),
-            memory_bridges: Vec::new(),
-            compiled_hooks: Vec::new(),
-            guardrail: self.guardrail.clone(),
-            prefill: self.prefill.clone(),
-            overflow: self.overflow.clone(),
-            tokenizer: self.tokenizer.clone(),
-            summarizer: self.summarizer.clone(),
-            compiler: self.compiler.fork(),
-            audit_reported: self.audit_reported.clone(),
-            dynamic: self.dynamic.clone(),
-            injectors: self.injectors.clone(),
+            tools: self.tools.fork(),
             routing: self.routing.clone(),
-            routing_names: self.routing_names.clone(),
-            unmatched_reported: self.unmatched_reported.clone(),
-            unmatched_checked: self.unmatched_checked,
-            allowlist: self.allowlist.clone(),
-            task_override: self.task_override.clone(),
-            offload: self.offload.clone(),
-            offload_pending: self.offload_pending.clone(),
-            offload_notices: self.offload_notices.clone(),
-            skills: self.skills.clone(),
-            active_skill: self.active_skill.clone(),
+            conversation: self.conversation.fork(),
+            announcements: self.announcements.clone(),
+            storage: self.storage.fork(),
+            offloading: self.offloading.clone(),
+            skill_state: self.skill_state.clone(),
+            events: parts::Events::default(),
+            context: self.context.clone(),
+            compiler: self.compiler.fork(),
         }
     }
 
@@ -566,13 +475,13 @@ impl Chef {
     /// in-memory store owned by this session).
     #[must_use]
     pub fn with_store(mut self, store: Arc<dyn StorageBackend>) -> Self {
-        self.store = store;
+        self.storage.store = store;
         self
     }
 
     /// The store behind the `context` tool.
     pub fn store(&self) -> &Arc<dyn StorageBackend> {
-        &self.store
+        &self.storage.store
     }
 
     /// Persists every memory write an owned tool makes to `store` before the tool answers
@@ -620,13 +529,13 @@ impl Chef {
     /// [`MemoryEvent::PersistRetried`]: crate::memory::MemoryEvent::PersistRetried
     #[must_use]
     pub fn with_memory_store(mut self, store: Arc<dyn StorageBackend>) -> Self {
-        self.memory_store = Some(store);
+        self.storage.memory_store = Some(store);
         self
     }
 
     /// The store owned-tool memory writes are persisted to, when configured.
     pub fn memory_store(&self) -> Option<&Arc<dyn StorageBackend>> {
-        self.memory_store.as_ref()
+        self.storage.memory_store.as_ref()
     }
 
     /// Answers a call of a library-owned tool (see [`Routed::Owned`]).
@@ -658,28 +567,41 @@ impl Chef {
         if call.name == crate::owned::LOAD_SKILL {
             return Ok(self.load_skill_reply(&call.arguments));
         }
-        let before = self.memory.as_ref().map(crate::memory::Memory::state);
-        let store = Arc::clone(&self.store);
+        let before = self
+            .storage
+            .memory
+            .as_ref()
+            .map(crate::memory::Memory::state);
+        let store = Arc::clone(&self.storage.store);
         let writable = self.config.writable.clone();
         let reply = crate::owned::handle(
             &call.name,
             &call.arguments,
             crate::owned::Context {
-                memory: self.memory.as_mut(),
+                memory: self.storage.memory.as_mut(),
                 store: &store,
                 writable: &writable,
-                new_context_requested: &mut self.new_context_requested,
+                new_context_requested: &mut self.conversation.new_context_requested,
             },
         )
         .await?;
-        let after = self.memory.as_ref().map(crate::memory::Memory::state);
+        let after = self
+            .storage
+            .memory
+            .as_ref()
+            .map(crate::memory::Memory::state);
         if after == before {
             return Ok(reply);
         }
         self.emit(&ChefEvent::MemoryWritten {
             tool: call.name.clone(),
         });
-        match (&self.memory_store, self.memory.as_mut(), before, after) {
+        match (
+            &self.storage.memory_store,
+            self.storage.memory.as_mut(),
+            before,
+            after,
+        ) {
             (Some(backend), Some(memory), Some(before), Some(after)) => {
                 let keys = crate::memory::changed_keys(&before.entries, &after.entries);
                 let backend = Arc::clone(backend);
@@ -692,13 +614,13 @@ impl Chef {
     /// Asks for a fresh context window: the next overflow step summarises or archives
     /// everything before the last turn.
     pub fn request_new_context(&mut self) -> &mut Self {
-        self.new_context_requested = true;
+        self.conversation.new_context_requested = true;
         self
     }
 
     /// Whether a new context window was requested and not yet acted on.
     pub fn new_context_requested(&self) -> bool {
-        self.new_context_requested
+        self.conversation.new_context_requested
     }
 
     /// Sets the output guardrail (replacing any), or clears it with `None`.
@@ -723,13 +645,13 @@ impl Chef {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn set_guardrail(&mut self, guardrail: Option<crate::guardrail::Guardrail>) -> &mut Self {
-        self.guardrail = guardrail.map(with_instruction);
+        self.context.guardrail = guardrail.map(with_instruction);
         self
     }
 
     /// The output guardrail in force.
     pub fn guardrail(&self) -> Option<&crate::guardrail::Guardrail> {
-        self.guardrail.as_ref().map(|(g, _)| g)
+        self.context.guardrail.as_ref().map(|(g, _)| g)
     }
 
     /// Sets the text the model's reply must start with (replacing any), or clears it with
@@ -738,13 +660,13 @@ impl Chef {
     /// provider crate's instruction after the last message instead, and the payload's
     /// notices say so. Snapshots and the journal carry it.
     pub fn set_prefill(&mut self, prefill: Option<impl Into<String>>) -> &mut Self {
-        self.prefill = prefill.map(Into::into);
+        self.context.prefill = prefill.map(Into::into);
         self
     }
 
     /// The prefill in force.
     pub fn prefill(&self) -> Option<&str> {
-        self.prefill.as_deref()
+        self.context.prefill.as_deref()
     }
 
     /// Checks the model's answer against the guardrail in force (`None` without one). With
@@ -757,8 +679,8 @@ impl Chef {
     /// Attaches memory (enables the memory tools in legacy mode and the memory layer).
     #[must_use]
     pub fn with_memory(mut self, mut memory: Memory) -> Self {
-        self.memory_bridges = bridge_all(&self.subscribers, &mut memory);
-        self.memory = Some(memory);
+        self.events.memory_bridges = bridge_all(&self.events.subscribers, &mut memory);
+        self.storage.memory = Some(memory);
         self.touch();
         self
     }
@@ -770,17 +692,17 @@ impl Chef {
 
     /// The registry (read-only; mutate through the session so caches stay right).
     pub fn pruner(&self) -> &Pruner {
-        &self.pruner
+        &self.tools.pruner
     }
 
     /// Memory, when attached.
     pub fn memory(&self) -> Option<&Memory> {
-        self.memory.as_ref()
+        self.storage.memory.as_ref()
     }
 
     /// Memory, mutably (direct writes by host code).
     pub fn memory_mut(&mut self) -> Option<&mut Memory> {
-        self.memory.as_mut()
+        self.storage.memory.as_mut()
     }
 
     /// Subscribes to session events, until [`unsubscribe`](Self::unsubscribe).
@@ -814,11 +736,11 @@ impl Chef {
     ) -> Subscription {
         let subscriber: Subscriber = Arc::new(subscriber);
         let id = Self::next_subscription();
-        if let Some(memory) = self.memory.as_mut() {
+        if let Some(memory) = self.storage.memory.as_mut() {
             let bridge = bridge_memory_events(memory, Arc::clone(&subscriber));
-            self.memory_bridges.push((id, bridge));
+            self.events.memory_bridges.push((id, bridge));
         }
-        self.subscribers.push((id, subscriber));
+        self.events.subscribers.push((id, subscriber));
         id
     }
 
@@ -848,7 +770,7 @@ impl Chef {
         hook: impl Fn(&Compiled<'_>) + Send + Sync + 'static,
     ) -> Subscription {
         let id = Self::next_subscription();
-        self.compiled_hooks.push((id, Arc::new(hook)));
+        self.events.compiled_hooks.push((id, Arc::new(hook)));
         id
     }
 
@@ -856,11 +778,15 @@ impl Chef {
     /// [`on_compiled`](Self::on_compiled) (its memory events too); `false` when it was not
     /// there (already ended, or made on another session).
     pub fn unsubscribe(&mut self, subscription: Subscription) -> bool {
-        let before = self.subscribers.len() + self.compiled_hooks.len();
-        self.subscribers.retain(|(id, _)| *id != subscription);
-        self.compiled_hooks.retain(|(id, _)| *id != subscription);
-        let memory = self.memory.as_mut();
-        let mut bridges = std::mem::take(&mut self.memory_bridges);
+        let before = self.events.subscribers.len() + self.events.compiled_hooks.len();
+        self.events
+            .subscribers
+            .retain(|(id, _)| *id != subscription);
+        self.events
+            .compiled_hooks
+            .retain(|(id, _)| *id != subscription);
+        let memory = self.storage.memory.as_mut();
+        let mut bridges = std::mem::take(&mut self.events.memory_bridges);
         if let Some(memory) = memory {
             bridges.retain(|(id, bridge)| {
                 *id != subscription || {
@@ -869,8 +795,8 @@ impl Chef {
                 }
             });
         }
-        self.memory_bridges = bridges;
-        before != self.subscribers.len() + self.compiled_hooks.len()
+        self.events.memory_bridges = bridges;
+        before != self.events.subscribers.len() + self.events.compiled_hooks.len()
     }
 
     fn next_subscription() -> Subscription {
@@ -881,28 +807,28 @@ impl Chef {
     }
 
     pub(crate) fn emit(&self, event: &ChefEvent) {
-        for (_, s) in &self.subscribers {
+        for (_, s) in &self.events.subscribers {
             s(event);
         }
     }
 
     fn touch(&mut self) {
-        self.epoch += 1;
-        self.selection.forget();
+        self.tools.epoch += 1;
+        self.tools.selection.forget();
     }
 
     // ---- tools ------------------------------------------------------------------------
 
     /// Replaces the flat tools (names must be unique).
     pub fn register_tools(&mut self, tools: Vec<ToolDefinition>) -> Result<&mut Self, ChefError> {
-        self.pruner.register_tools(tools)?;
+        self.tools.pruner.register_tools(tools)?;
         self.touch();
         Ok(self)
     }
 
     /// Replaces the namespaces.
     pub fn register_namespaces(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
-        self.pruner.register_namespaces(groups)?;
+        self.tools.pruner.register_namespaces(groups)?;
         self.touch();
         Ok(self)
     }
@@ -912,7 +838,7 @@ impl Chef {
     /// ([`RegistryError::ReservedToolName`](crate::RegistryError::ReservedToolName)).
     pub fn register_toolkits(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
         self.check_toolkit_names(&groups)?;
-        self.pruner.register_toolkits(groups)?;
+        self.tools.pruner.register_toolkits(groups)?;
         self.touch();
         Ok(self)
     }
@@ -961,9 +887,9 @@ impl Chef {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.pruner.set_blocked_tools(names);
-        self.unmatched_reported.clear();
-        self.unmatched_checked = None;
+        self.tools.pruner.set_blocked_tools(names);
+        self.tools.unmatched_reported.clear();
+        self.tools.unmatched_checked = None;
         if self.config.announce_tool_changes {
             self.announce_blocked();
         }
@@ -975,7 +901,7 @@ impl Chef {
     /// Blocklist entries that match no registered flat tool, namespace, namespace member,
     /// toolkit, toolkit member or owned tool, in blocklist order.
     pub fn unmatched_blocked_tools(&self) -> Vec<String> {
-        let pruner = &self.pruner;
+        let pruner = &self.tools.pruner;
         let groups = pruner.namespaces().iter().chain(pruner.toolkits());
         let members = groups.flat_map(|g| {
             std::iter::once(g.name.as_str()).chain(g.tools.iter().map(|t| t.name.as_str()))
@@ -993,7 +919,7 @@ impl Chef {
     /// States the blocklist in force in the `tools:blocked` announcement (retracted when
     /// nothing is blocked).
     pub(crate) fn announce_blocked(&mut self) {
-        let blocked = self.pruner.blocked_tools().to_vec();
+        let blocked = self.tools.pruner.blocked_tools().to_vec();
         if blocked.is_empty() {
             self.retract_internal("tools:blocked");
         } else {
@@ -1038,20 +964,20 @@ impl Chef {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.allowlist = names.map(|n| n.into_iter().map(Into::into).collect());
+        self.tools.allowlist = names.map(|n| n.into_iter().map(Into::into).collect());
         self
     }
 
     /// The session's allowlist, when set.
     pub fn allowlist(&self) -> Option<&[String]> {
-        self.allowlist.as_deref()
+        self.tools.allowlist.as_deref()
     }
 
     /// Prunes (and ranks) on this task text instead of the conversation's request (see
     /// [`pruning_task`](Self::pruning_task)); `None` goes back to the conversation. Kept
     /// across `restore`.
     pub fn set_task(&mut self, task: Option<impl Into<String>>) -> &mut Self {
-        self.task_override = task.map(Into::into);
+        self.tools.task_override = task.map(Into::into);
         self
     }
 
@@ -1061,7 +987,7 @@ impl Chef {
     /// if the model fails, the lexical index ranks. An embedder is code, so snapshots do
     /// not carry it: `restore` and `load` keep the session's own.
     pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
-        self.pruner.set_embedder(config);
+        self.tools.pruner.set_embedder(config);
         self
     }
 
@@ -1069,19 +995,19 @@ impl Chef {
     /// the static model bundled in chef; see [`Pruner::set_embedder`]). Kept across
     /// `restore`, like [`set_embedder`](Self::set_embedder).
     pub fn set_lexical_ranking(&mut self) -> &mut Self {
-        self.pruner.set_lexical_ranking();
+        self.tools.pruner.set_lexical_ranking();
         self
     }
 
     /// The toolkits loaded so far, in load order.
     pub fn loaded_toolkits(&self) -> &[String] {
-        &self.loaded_toolkits
+        &self.tools.loaded_toolkits
     }
 
     /// The tool-search directory to place in the system prompt (`""` without toolkits).
     /// chef also adds it to its own system message at compile.
     pub fn directory_xml(&self) -> String {
-        self.pruner.directory_xml()
+        self.tools.pruner.directory_xml()
     }
 
     /// Whether chef owns (answers) a tool of this name.
@@ -1092,7 +1018,8 @@ impl Chef {
     fn owned_key(&self) -> OwnedKey {
         (
             self.config.tools_mode,
-            self.memory
+            self.storage
+                .memory
                 .as_ref()
                 .map(|m| m.allowed_keys().map(<[String]>::to_vec)),
             self.config.overflow.handoff.is_some(),
@@ -1103,7 +1030,8 @@ impl Chef {
     /// The current selection without caching it (for `&self` readers before any compile).
     pub(crate) fn selection_now(&self) -> Result<Arc<TurnTools>, ChefError> {
         let task = self.task();
-        self.selection
+        self.tools
+            .selection
             .peek(self.select_input(&task), &self.owned_key())
     }
 
@@ -1111,14 +1039,14 @@ impl Chef {
     /// [`select::Selection`]).
     fn select_input<'a>(&'a self, task: &'a str) -> SelectInput<'a> {
         SelectInput {
-            pruner: &self.pruner,
-            epoch: self.epoch,
+            pruner: &self.tools.pruner,
+            epoch: self.tools.epoch,
             policy: &self.config.prune,
             task,
-            loaded: &self.loaded_toolkits,
+            loaded: &self.tools.loaded_toolkits,
             options: &self.config.compress,
             owned: &[],
-            allowlist: self.allowlist.as_deref(),
+            allowlist: self.tools.allowlist.as_deref(),
             skill_bound: self.skill_bound(),
         }
     }
@@ -1128,9 +1056,9 @@ impl Chef {
         let task = self.task();
         let owned_key = self.owned_key();
         // Lent out while it reads the session's settings, and put back whatever happens.
-        let mut selection = std::mem::take(&mut self.selection);
+        let mut selection = std::mem::take(&mut self.tools.selection);
         let chosen = selection.select(self.select_input(&task), owned_key);
-        self.selection = selection;
+        self.tools.selection = selection;
         let (fresh, changed) = chosen?;
         if changed {
             let stats = fresh.stable.stats();
@@ -1196,7 +1124,7 @@ impl Chef {
     /// ```
     pub fn response_format(&self) -> Option<chef_openai::chat::wire::ResponseFormat> {
         let tools = self.routing_tools().ok()?;
-        chef_openai::chat::response_format(&tools.wire_tools(), &self.routing_names)
+        chef_openai::chat::response_format(&tools.wire_tools(), &self.routing.names)
     }
 
     /// The text pruning ranks on this turn (see [`PrunePolicy::Ranked`]): the override set
@@ -1230,7 +1158,7 @@ impl Chef {
     }
 
     fn task(&self) -> String {
-        if let Some(task) = &self.task_override {
+        if let Some(task) = &self.tools.task_override {
             return task.clone();
         }
         let has_text = |m: &Message| {
@@ -1240,7 +1168,7 @@ impl Chef {
                 .any(|t| !t.trim().is_empty())
         };
         let text = |m: &Message| m.text().trim().to_owned();
-        let history: &[Message] = &self.history;
+        let history: &[Message] = &self.conversation.history;
         let Some(last) = history
             .iter()
             .rposition(|m| m.role == Role::User && has_text(m))
@@ -1279,13 +1207,13 @@ impl Chef {
 
     /// Replaces the system prompt (system messages; breakpoints as the caller sets them).
     pub fn set_system_prompt(&mut self, messages: Vec<Message>) -> &mut Self {
-        self.system = messages;
+        self.conversation.system = messages;
         self
     }
 
     /// The system prompt.
     pub fn system_prompt(&self) -> &[Message] {
-        &self.system
+        &self.conversation.system
     }
 
     /// Appends a message to the history.
@@ -1294,38 +1222,38 @@ impl Chef {
     /// replaced by its preview here, and its full text written to the store at the next
     /// async step (see [`flush_offloads`](Self::flush_offloads)).
     pub fn push(&mut self, message: Message) -> &mut Self {
-        let message = if self.offload.is_some() {
+        let message = if self.offloading.offload.is_some() {
             self.offload_incoming(message)
         } else {
             message
         };
-        self.history.push(message);
+        self.conversation.history.push(message);
         self
     }
 
     /// Replaces the history.
     pub fn set_history(&mut self, history: Vec<Message>) -> &mut Self {
-        self.history.replace(history);
+        self.conversation.history.replace(history);
         self
     }
 
     /// The history.
     pub fn history(&self) -> &[Message] {
-        &self.history
+        &self.conversation.history
     }
 
     /// Clears the history (announcements, memory, toolkits and the turn counter stay). This
     /// starts a new context window: the circuit breaker resets and the handoff notice may
     /// show again.
     pub fn clear_history(&mut self) -> &mut Self {
-        self.history.rewrite(Vec::clear);
-        self.overflow.next_window();
+        self.conversation.history.rewrite(Vec::clear);
+        self.conversation.overflow.next_window();
         self
     }
 
     /// The turn counter: compiles so far.
     pub fn turn(&self) -> u64 {
-        self.turn
+        self.conversation.turn
     }
 
     // ---- announcements ----------------------------------------------------------------
@@ -1383,8 +1311,8 @@ impl Chef {
         let tools = self.turn_tools()?;
         let notice = self.handoff_notice(false);
         let request = self.build_request(target, &tools, tools.wire_tools(), notice.as_slice())?;
-        self.routing = Some(tools);
-        self.routing_names = request_names(&request, target);
+        self.routing.latest = Some(tools);
+        self.routing.names = request_names(&request, target);
         Ok(request)
     }
 
@@ -1396,9 +1324,12 @@ impl Chef {
         extra: &[Announcement],
     ) -> Result<Request, ChefError> {
         let layers = self.layers(target, tools, extra)?;
-        let mut request =
-            Request::new(layers.around(&self.system, &self.history, self.config.cache))
-                .with_tools(wire_tools);
+        let mut request = Request::new(layers.around(
+            &self.conversation.system,
+            &self.conversation.history,
+            self.config.cache,
+        ))
+        .with_tools(wire_tools);
         request.prefill = layers.prefill;
         Ok(request)
     }
@@ -1413,7 +1344,7 @@ impl Chef {
         extra: &[Announcement],
     ) -> Result<assemble::Layers, ChefError> {
         let mut stable = tools.preamble();
-        let directory = self.pruner.directory_xml();
+        let directory = self.tools.pruner.directory_xml();
         if !directory.is_empty() {
             if !stable.is_empty() {
                 stable.push_str("\n\n");
@@ -1424,20 +1355,25 @@ impl Chef {
             ToolsMode::Legacy => MemoryStyle::Legacy,
             ToolsMode::Unified => MemoryStyle::Unified,
         };
-        let block = self.memory.as_ref().and_then(|m| m.render_block(style));
-        let (memory_system, tail_memory) = match (&self.memory, self.config.memory_placement) {
-            (None, _) => (None, None),
-            (Some(_), MemoryPlacement::AfterSystem) => (
-                Some(match &block {
-                    Some(b) => format!("{}\n\n{b}", memory_instruction(style)),
-                    None => memory_instruction(style).to_owned(),
-                }),
-                None,
-            ),
-            (Some(_), MemoryPlacement::BeforeHistoryTail) => {
-                (Some(memory_instruction(style).to_owned()), block)
-            }
-        };
+        let block = self
+            .storage
+            .memory
+            .as_ref()
+            .and_then(|m| m.render_block(style));
+        let (memory_system, tail_memory) =
+            match (&self.storage.memory, self.config.memory_placement) {
+                (None, _) => (None, None),
+                (Some(_), MemoryPlacement::AfterSystem) => (
+                    Some(match &block {
+                        Some(b) => format!("{}\n\n{b}", memory_instruction(style)),
+                        None => memory_instruction(style).to_owned(),
+                    }),
+                    None,
+                ),
+                (Some(_), MemoryPlacement::BeforeHistoryTail) => {
+                    (Some(memory_instruction(style).to_owned()), block)
+                }
+            };
         let (tail_dynamic, system_dynamic) = self.dynamic_parts(target)?;
         let (skill_system, tail_skill) = self.skill_parts();
         Ok(assemble::Layers {
@@ -1454,8 +1390,12 @@ impl Chef {
             system_announcements: self
                 .announcements
                 .render_for(target, Channel::System, extra),
-            guardrail: self.guardrail.as_ref().map(|(_, text)| text.clone()),
-            prefill: self.prefill.clone(),
+            guardrail: self
+                .context
+                .guardrail
+                .as_ref()
+                .map(|(_, text)| text.clone()),
+            prefill: self.context.prefill.clone(),
         })
     }
 
@@ -1503,9 +1443,10 @@ impl Chef {
     fn compile_spliced(&mut self, target: Target) -> Result<Payload<Spliced>, ChefError> {
         self.emit(&ChefEvent::CompileStart {
             target,
-            turn: self.turn,
+            turn: self.conversation.turn,
         });
         let expired = self
+            .storage
             .memory
             .as_mut()
             .map(Memory::take_expired)
@@ -1513,7 +1454,7 @@ impl Chef {
         let tools = match self.turn_tools() {
             Ok(tools) => tools,
             Err(e) => {
-                if let Some(memory) = self.memory.as_mut() {
+                if let Some(memory) = self.storage.memory.as_mut() {
                     memory.unexpire(expired);
                 }
                 return Err(e);
@@ -1524,22 +1465,22 @@ impl Chef {
             .config
             .announce_tool_changes
             .then(|| self.announcements.clone());
-        let handoff_noticed_window = self.overflow.handoff_noticed_window;
+        let handoff_noticed_window = self.conversation.overflow.handoff_noticed_window;
         let shown_before = self.announce_tool_delta(&tools);
         match self.compile_turn(target, &expired, Arc::clone(&tools)) {
             Ok(payload) => {
-                if let Some(memory) = self.memory.as_mut() {
+                if let Some(memory) = self.storage.memory.as_mut() {
                     memory.finish_expired(&expired);
                     memory.advance_turn();
                 }
-                self.routing = Some(tools);
-                self.routing_names = payload.names.clone();
-                self.turn += 1;
+                self.routing.latest = Some(tools);
+                self.routing.names = payload.names.clone();
+                self.conversation.turn += 1;
                 self.emit(&ChefEvent::CompileDone {
                     target,
                     bytes: payload.body.len(),
                 });
-                if !self.compiled_hooks.is_empty() {
+                if !self.events.compiled_hooks.is_empty() {
                     let compiled = Compiled {
                         target,
                         body: &payload.body,
@@ -1547,23 +1488,23 @@ impl Chef {
                         notices: &payload.notices,
                         meta: &payload.meta,
                     };
-                    for (_, hook) in &self.compiled_hooks {
+                    for (_, hook) in &self.events.compiled_hooks {
                         hook(&compiled);
                     }
                 }
                 Ok(payload)
             }
             Err(e) => {
-                if let Some(memory) = self.memory.as_mut() {
+                if let Some(memory) = self.storage.memory.as_mut() {
                     memory.unexpire(expired);
                 }
                 if let Some(shown) = shown_before {
-                    self.shown = shown;
+                    self.tools.shown = shown;
                 }
                 if let Some(announcements) = announcements {
                     self.announcements = announcements;
                 }
-                self.overflow.handoff_noticed_window = handoff_noticed_window;
+                self.conversation.overflow.handoff_noticed_window = handoff_noticed_window;
                 Err(e)
             }
         }
@@ -1587,9 +1528,9 @@ impl Chef {
             target,
             tools: &tools,
             layers: &layers,
-            system: &self.system,
-            history: &self.history,
-            generation: self.history.generation(),
+            system: &self.conversation.system,
+            history: &self.conversation.history,
+            generation: self.conversation.history.generation(),
             options: &self.config.targets,
             cache: self.config.cache,
             audit: self.config.cache_audit,
@@ -1598,7 +1539,11 @@ impl Chef {
         let known = wire.prefix_keys.as_ref().map(|(at, keys)| (*at, &keys[..]));
         wire.notices = crate::notices::fold_known(std::mem::take(&mut wire.notices), known);
         for issue in &wire.cache_issues {
-            if self.audit_reported.insert(issue.dedupe_key.clone()) {
+            if self
+                .compiler
+                .audit_reported
+                .insert(issue.dedupe_key.clone())
+            {
                 wire.notices.push(issue.to_string());
             }
         }
@@ -1607,10 +1552,11 @@ impl Chef {
         wire.notices.extend(self.offload_compile_notices());
         wire.notices.extend(self.skill_notices());
         let meta = PayloadMeta {
-            turn: self.turn,
+            turn: self.conversation.turn,
             wire_tools,
             kept: tools.kept.clone(),
             memory_keys: self
+                .storage
                 .memory
                 .as_ref()
                 .map(|m| m.entries().map(|e| e.key().as_str().to_owned()).collect())
@@ -1619,7 +1565,7 @@ impl Chef {
                 .iter()
                 .map(|e| e.key().as_str().to_owned())
                 .collect(),
-            window: self.overflow.window,
+            window: self.conversation.overflow.window,
             cache_issues: std::mem::take(&mut wire.cache_issues),
             active_skill: self.active_skill().map(|s| s.name().to_owned()),
             reused_prefix,
@@ -1636,14 +1582,16 @@ impl Chef {
     /// Notices for blocklist entries that match nothing, each reported once. Checked once
     /// per blocklist and registry (the check reads every name).
     fn unmatched_blocklist_notices(&mut self) -> Vec<String> {
-        if self.pruner.blocked_tools().is_empty() || self.unmatched_checked == Some(self.epoch) {
+        if self.tools.pruner.blocked_tools().is_empty()
+            || self.tools.unmatched_checked == Some(self.tools.epoch)
+        {
             return Vec::new();
         }
         let unmatched = self.unmatched_blocked_tools();
-        self.unmatched_checked = Some(self.epoch);
+        self.tools.unmatched_checked = Some(self.tools.epoch);
         unmatched
             .into_iter()
-            .filter(|entry| self.unmatched_reported.insert(entry.clone()))
+            .filter(|entry| self.tools.unmatched_reported.insert(entry.clone()))
             .map(|entry| {
                 format!(
                     "blocklist entry \"{entry}\" matches no registered tool, namespace, \
@@ -1662,8 +1610,8 @@ impl Chef {
         if !self.config.announce_tool_changes {
             return None;
         }
-        let before = self.shown.replace(tools.reachable());
-        let (Some(previous), Some(now)) = (before.as_ref(), self.shown.as_ref()) else {
+        let before = self.tools.shown.replace(tools.reachable());
+        let (Some(previous), Some(now)) = (before.as_ref(), self.tools.shown.as_ref()) else {
             return Some(before);
         };
         // A blocked tool is never announced as available.

@@ -135,18 +135,18 @@ impl Chef {
     ///
     /// [`ToolsMode::Unified`]: crate::ToolsMode::Unified
     pub fn set_offload_policy(&mut self, policy: Option<OffloadPolicy>) -> &mut Self {
-        self.offload = policy;
+        self.offloading.offload = policy;
         self
     }
 
     /// The offload policy in force.
     pub fn offload_policy(&self) -> Option<&OffloadPolicy> {
-        self.offload.as_ref()
+        self.offloading.offload.as_ref()
     }
 
     /// Results offloaded from the history whose store write has not happened yet.
     pub fn pending_offloads(&self) -> &[PendingOffload] {
-        &self.offload_pending
+        &self.offloading.offload_pending
     }
 
     /// Stores `text` in the `vfs` namespace now and returns its address and the preview to
@@ -154,7 +154,7 @@ impl Chef {
     /// without a policy). For callers that hold large content outside a tool result.
     /// Nothing in the session changes; a store failure is `Err` (keep the text).
     pub async fn offload(&mut self, text: &str) -> Result<Offloaded, ChefError> {
-        let store = Arc::clone(&self.store);
+        let store = Arc::clone(&self.storage.store);
         let (key, deduplicated) = store_content(&*store, text, None).await?;
         let uri = offload::vfs_uri(&key);
         self.emit(&ChefEvent::Offloaded {
@@ -163,7 +163,12 @@ impl Chef {
             tool: None,
             deduplicated,
         });
-        let keep = self.offload.as_ref().map(|p| p.keep).unwrap_or_default();
+        let keep = self
+            .offloading
+            .offload
+            .as_ref()
+            .map(|p| p.keep)
+            .unwrap_or_default();
         Ok(Offloaded {
             preview: offload::preview(text, &uri, &keep),
             chars: text.chars().count(),
@@ -182,15 +187,15 @@ impl Chef {
     /// result is handled this way: `Err` is never returned for it, so the loop goes on.
     pub async fn flush_offloads(&mut self) -> Result<FlushReport, ChefError> {
         let mut report = FlushReport::default();
-        if self.offload_pending.is_empty() {
+        if self.offloading.offload_pending.is_empty() {
             return Ok(report);
         }
-        let store = Arc::clone(&self.store);
+        let store = Arc::clone(&self.storage.store);
         // Each result leaves the pending list only once its write has ended: a flush that
         // is dropped mid-way (a timeout around it) leaves the rest pending, not lost.
-        while let Some(first) = self.offload_pending.first() {
+        while let Some(first) = self.offloading.offload_pending.first() {
             let written = store_content(&*store, &first.content, first.tool.as_deref()).await;
-            let item = self.offload_pending.remove(0);
+            let item = self.offloading.offload_pending.remove(0);
             let uri = offload::vfs_uri(&item.key);
             match written {
                 Ok((key, deduplicated)) => {
@@ -211,7 +216,7 @@ impl Chef {
                 Err(e) => {
                     let why = e.to_string();
                     self.keep_whole(&item, &uri);
-                    self.offload_notices.push(format!(
+                    self.offloading.offload_notices.push(format!(
                         "offloading the result of call {} ({}) failed ({why}); the full \
                          result stays in the history",
                         item.call_id,
@@ -244,7 +249,7 @@ impl Chef {
         caps: &OffloadCaps,
     ) -> Result<CleanupReport, ChefError> {
         self.flush_offloads().await?;
-        let store = Arc::clone(&self.store);
+        let store = Arc::clone(&self.storage.store);
         let ns = vfs()?;
         let now = now_ms();
         let mut entries: Vec<(String, u64, u64, u64)> = store
@@ -339,7 +344,7 @@ impl Chef {
     /// without bookkeeping they are adopted like any other, so cleanup can evict them). Pending offloads are written first.
     pub async fn reconcile_offloads(&mut self) -> Result<ReconcileReport, ChefError> {
         self.flush_offloads().await?;
-        let store = Arc::clone(&self.store);
+        let store = Arc::clone(&self.storage.store);
         let ns = vfs()?;
         let mut report = ReconcileReport::default();
         for (key, entry) in store.scan(&ns, "").await? {
@@ -380,7 +385,7 @@ impl Chef {
             offload::VFS_NAMESPACE
         );
         let mut out = std::collections::BTreeSet::new();
-        for message in self.history.iter() {
+        for message in self.conversation.history.iter() {
             for result in message.tool_results_iter() {
                 for part in &result.content {
                     if let Content::Text { text, .. } = part
@@ -400,7 +405,7 @@ impl Chef {
     /// The message to append for `message` under the policy: tool results over their
     /// limit replaced by their previews, their full text queued for the store.
     pub(super) fn offload_incoming(&mut self, mut message: Message) -> Message {
-        let Some(policy) = self.offload.clone() else {
+        let Some(policy) = self.offloading.offload.clone() else {
             return message;
         };
         if message.role != Role::Tool && message.role != Role::User {
@@ -411,7 +416,7 @@ impl Chef {
                 continue;
             };
             if let Some(pending) = self.offload_result(&policy, result) {
-                self.offload_pending.push(pending);
+                self.offloading.offload_pending.push(pending);
             }
         }
         message
@@ -494,7 +499,7 @@ impl Chef {
     /// per-tool rule), and whether the call read offloaded or stored content back (`context` view
     /// or search, `recall_context`), which is never offloaded again.
     fn result_tool(&self, result: &ToolResult) -> (Option<String>, bool) {
-        let call = self.history.iter().rev().find_map(|m| {
+        let call = self.conversation.history.iter().rev().find_map(|m| {
             m.content.iter().find_map(|c| match c {
                 Content::ToolCall(call) if call.id == result.tool_call_id => Some(call),
                 _ => None,
@@ -529,7 +534,7 @@ impl Chef {
     /// Tokens of a text under the session's tokenizer (see [`Limit::Tokens`]).
     fn count_text_tokens(&self, text: &str) -> u64 {
         let message = Message::user(text);
-        match &self.tokenizer {
+        match &self.conversation.tokenizer {
             Some(t) => t.count(&message),
             None => default_tokenizer().count(&message),
         }
@@ -561,7 +566,7 @@ impl Chef {
     /// such), rewriting the history only when there is one.
     fn rewrite_result(&mut self, call_id: &str, uri: &str, change: impl FnOnce(&mut ToolResult)) {
         let marker = offload::stored_at(uri);
-        let found = self.history.iter().enumerate().rev().find_map(|(i, m)| {
+        let found = self.conversation.history.iter().enumerate().rev().find_map(|(i, m)| {
             m.content.iter().position(|c| {
                 matches!(c, Content::ToolResult(r) if r.tool_call_id.as_str() == call_id
                     && r.content.iter().any(|p| matches!(p, Content::Text { text, .. } if text.contains(&marker))))
@@ -569,7 +574,7 @@ impl Chef {
             .map(|j| (i, j))
         });
         if let Some((i, j)) = found {
-            self.history.rewrite(|messages| {
+            self.conversation.history.rewrite(|messages| {
                 if let Some(Content::ToolResult(result)) =
                     messages.get_mut(i).and_then(|m| m.content.get_mut(j))
                 {
@@ -581,8 +586,8 @@ impl Chef {
 
     /// The notice for offloaded results the model cannot read back, and failed offloads.
     pub(super) fn offload_compile_notices(&mut self) -> Vec<String> {
-        let mut out = std::mem::take(&mut self.offload_notices);
-        if self.offload.is_some() {
+        let mut out = std::mem::take(&mut self.offloading.offload_notices);
+        if self.offloading.offload.is_some() {
             let reachable = self.config.tools_mode == crate::ToolsMode::Unified
                 && self.blocked(&[crate::owned::CONTEXT]).is_none();
             if !reachable {
@@ -592,11 +597,11 @@ impl Chef {
                         .to_owned(),
                 );
             }
-            if !self.offload_pending.is_empty() {
+            if !self.offloading.offload_pending.is_empty() {
                 out.push(format!(
                     "{} offloaded result(s) not yet written to the store; run \
                      Chef::flush_offloads (or compile_async) to write them",
-                    self.offload_pending.len()
+                    self.offloading.offload_pending.len()
                 ));
             }
         }

@@ -21,15 +21,15 @@ impl Chef {
     /// within a ratio of the trigger by default; see [`Preserve`]).
     #[must_use]
     pub fn with_tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
-        self.tokenizer = Some(tokenizer);
-        self.history.recount();
+        self.conversation.tokenizer = Some(tokenizer);
+        self.conversation.history.recount();
         self
     }
 
     /// Summarises older turns with `summarizer` when the history overflows.
     #[must_use]
     pub fn with_summarizer(mut self, summarizer: Arc<dyn Summarizer>) -> Self {
-        self.summarizer = Some(summarizer);
+        self.conversation.summarizer = Some(summarizer);
         self
     }
 
@@ -37,13 +37,13 @@ impl Chef {
     /// verdicts and the compile's notices read it until the next overflow step consumes
     /// it.
     pub fn report_token_usage(&mut self, tokens: u64) -> &mut Self {
-        self.overflow.reported_tokens = Some(tokens);
+        self.conversation.overflow.reported_tokens = Some(tokens);
         self
     }
 
     /// The overflow bookkeeping (window, failures in a row, reported usage).
     pub fn overflow_state(&self) -> &OverflowState {
-        &self.overflow
+        &self.conversation.overflow
     }
 
     /// Where the history stands against the context window. Reading it changes nothing a
@@ -56,13 +56,16 @@ impl Chef {
             reason = "token counts are far below 2^52"
         )]
         let trigger = limit.map(|l| l as f64 * config.trigger_ratio);
-        let current = match (&self.tokenizer, self.overflow.reported_tokens) {
+        let current = match (
+            &self.conversation.tokenizer,
+            self.conversation.overflow.reported_tokens,
+        ) {
             (Some(tokenizer), reported) => {
-                let counted = self.history.tokens(tokenizer.as_ref());
+                let counted = self.conversation.history.tokens(tokenizer.as_ref());
                 counted.max(reported.unwrap_or(0))
             }
             (None, Some(reported)) => reported,
-            (None, None) => self.history.tokens(&Heuristic),
+            (None, None) => self.conversation.history.tokens(&Heuristic),
         };
         #[allow(
             clippy::cast_precision_loss,
@@ -104,23 +107,23 @@ impl Chef {
     /// unchanged. `Err` means the store could not archive the replaced messages (the
     /// history is then unchanged too).
     pub async fn overflow(&mut self) -> Result<OverflowOutcome, ChefError> {
-        let forced = std::mem::take(&mut self.new_context_requested);
-        if self.history.is_empty() {
+        let forced = std::mem::take(&mut self.conversation.new_context_requested);
+        if self.conversation.history.is_empty() {
             return Ok(OverflowOutcome::NothingToCompress);
         }
         let config = self.config.overflow.clone();
-        if self.overflow.consecutive_failures >= config.max_failures {
+        if self.conversation.overflow.consecutive_failures >= config.max_failures {
             return Ok(OverflowOutcome::BreakerOpen {
-                failures: self.overflow.consecutive_failures,
+                failures: self.conversation.overflow.consecutive_failures,
             });
         }
         let budget = self.budget();
-        self.overflow.reported_tokens = None;
+        self.conversation.overflow.reported_tokens = None;
         if !forced && !budget.is_over() {
             return Ok(OverflowOutcome::NotNeeded { budget });
         }
         self.emit(&ChefEvent::CompressStart {
-            history_len: self.history.len(),
+            history_len: self.conversation.history.len(),
             current_tokens: budget.current,
             trigger: budget.trigger,
             forced,
@@ -138,18 +141,21 @@ impl Chef {
         budget: Budget,
         config: &overflow::OverflowConfig,
     ) -> Result<OverflowOutcome, ChefError> {
-        let turns = overflow::turns(&self.history);
+        let turns = overflow::turns(&self.conversation.history);
         let split = if forced {
             overflow::forced_split_point(&turns)
         } else {
-            let preserve = config.preserve.unwrap_or(if self.tokenizer.is_some() {
-                Preserve::Ratio(0.8)
-            } else {
-                Preserve::RecentTurns(1)
-            });
+            let preserve = config
+                .preserve
+                .unwrap_or(if self.conversation.tokenizer.is_some() {
+                    Preserve::Ratio(0.8)
+                } else {
+                    Preserve::RecentTurns(1)
+                });
             // Per-message counts, cached as the budget reads them.
-            let tokenizer: &dyn Tokenizer = self.tokenizer.as_deref().unwrap_or(&Heuristic);
-            let counts = self.history.tokens_per_message(tokenizer);
+            let tokenizer: &dyn Tokenizer =
+                self.conversation.tokenizer.as_deref().unwrap_or(&Heuristic);
+            let counts = self.conversation.history.tokens_per_message(tokenizer);
             let mut turn_tokens = |t: &overflow::Turn| -> u64 {
                 counts.get(t.start..t.end).map_or(0, |s| s.iter().sum())
             };
@@ -161,7 +167,11 @@ impl Chef {
         let mut pinned = Vec::new();
         let mut replaced = Vec::new();
         for turn in turns.iter().take_while(|t| t.end <= split) {
-            let messages = self.history.get(turn.start..turn.end).unwrap_or_default();
+            let messages = self
+                .conversation
+                .history
+                .get(turn.start..turn.end)
+                .unwrap_or_default();
             if turn.pinned {
                 pinned.extend_from_slice(messages);
             } else {
@@ -171,17 +181,17 @@ impl Chef {
         if replaced.is_empty() {
             return Ok(OverflowOutcome::NothingToCompress);
         }
-        let window = self.overflow.window;
+        let window = self.conversation.overflow.window;
         let next = window + 1;
-        let summary = match self.summarizer.clone() {
+        let summary = match self.conversation.summarizer.clone() {
             Some(summarizer) => match self
                 .summarize(&*summarizer, &replaced, window, config)
                 .await
             {
                 Ok(text) => Some(text),
                 Err(reason) => {
-                    self.overflow.consecutive_failures += 1;
-                    let failures = self.overflow.consecutive_failures;
+                    self.conversation.overflow.consecutive_failures += 1;
+                    let failures = self.conversation.overflow.consecutive_failures;
                     self.emit(&ChefEvent::SummaryFailed {
                         reason: reason.to_string(),
                         failures,
@@ -202,7 +212,7 @@ impl Chef {
         };
         let count = replaced.len() + pinned.len();
         let pinned_kept = pinned.len();
-        self.history.rewrite(|history| {
+        self.conversation.history.rewrite(|history| {
             let tail = history.split_off(split);
             history.clear();
             history.reserve(1 + pinned.len() + tail.len());
@@ -210,7 +220,7 @@ impl Chef {
             history.extend(pinned);
             history.extend(tail);
         });
-        self.overflow.next_window();
+        self.conversation.overflow.next_window();
         self.emit(&ChefEvent::Summarized {
             replaced: count,
             window: next,
@@ -272,6 +282,7 @@ impl Chef {
                 .with_meta("window", window)
                 .with_meta("messages", span.len());
             match self
+                .storage
                 .store
                 .put(&namespace, &key, entry, Expect::Absent)
                 .await
@@ -288,7 +299,9 @@ impl Chef {
     /// in this window. `record` marks it shown.
     pub(super) fn handoff_notice(&mut self, record: bool) -> Option<Announcement> {
         let handoff = self.config.overflow.handoff.clone()?;
-        if self.overflow.handoff_noticed_window == Some(self.overflow.window) {
+        if self.conversation.overflow.handoff_noticed_window
+            == Some(self.conversation.overflow.window)
+        {
             return None;
         }
         self.config.overflow.context_window?;
@@ -302,7 +315,8 @@ impl Chef {
             return None;
         }
         if record {
-            self.overflow.handoff_noticed_window = Some(self.overflow.window);
+            self.conversation.overflow.handoff_noticed_window =
+                Some(self.conversation.overflow.window);
         }
         Some(Announcement {
             id: HANDOFF_ID.to_owned(),
@@ -313,7 +327,7 @@ impl Chef {
 
     /// Why this compile should have been preceded by an overflow step, if it should.
     pub(super) fn pending_overflow_notice(&mut self) -> Option<String> {
-        if self.new_context_requested {
+        if self.conversation.new_context_requested {
             return Some(
                 "a new context window was requested; run Chef::overflow (or compile_async) \
                  before compile to act on it"

@@ -208,7 +208,7 @@ impl Chef {
     /// and rides snapshots). A tool of a toolkit loaded since the latest compile is
     /// reachable by its exact name at once.
     pub fn route(&mut self, call: &ToolCall) -> Routed {
-        let tools = match self.routing.clone() {
+        let tools = match self.routing.latest.clone() {
             Some(tools) => tools,
             None => match self.turn_tools() {
                 Ok(tools) => tools,
@@ -266,7 +266,7 @@ impl Chef {
     pub fn recover_text_calls(&self, reply: &mut chef_ir::Message) -> usize {
         let recovered =
             chef_ir::recover_text_calls(reply, &chef_ir::WireNames::default(), self.history());
-        if recovered == 0 || self.routing_names.is_identity() {
+        if recovered == 0 || self.routing.names.is_identity() {
             return recovered;
         }
         let Ok(tools) = self.routing_tools() else {
@@ -314,7 +314,7 @@ impl Chef {
     /// The tools calls are resolved against: those of the latest compile, else the
     /// current selection.
     pub(crate) fn routing_tools(&self) -> Result<Arc<TurnTools>, ChefError> {
-        match &self.routing {
+        match &self.routing.latest {
             Some(tools) => Ok(Arc::clone(tools)),
             None => self.selection_now(),
         }
@@ -467,7 +467,7 @@ impl Chef {
         name: &'a str,
         tools: &'a TurnTools,
     ) -> Result<&'a str, ResolveError> {
-        chef_compress::real_name_of_wire(name, &self.routing_names, || {
+        chef_compress::real_name_of_wire(name, &self.routing.names, || {
             if tools.toolkit_of.contains_key(name) {
                 return Some(name);
             }
@@ -483,15 +483,15 @@ impl Chef {
     /// Whether `tool`, as the selection `tools` offered it, is still registered with the
     /// same schema. Always true while the registry is the one the selection was made from.
     fn still_offered(&self, tools: &TurnTools, tool: &ToolName, origin: Origin<'_>) -> bool {
-        if tools.key.epoch == self.epoch {
+        if tools.key.epoch == self.tools.epoch {
             return true;
         }
         let shown = origin.schema(tool, &tools.registry, &tools.namespaces, &tools.toolkits);
         let now = origin.schema(
             tool,
-            self.pruner.all_tools(),
-            self.pruner.namespaces(),
-            self.pruner.toolkits(),
+            self.tools.pruner.all_tools(),
+            self.tools.pruner.namespaces(),
+            self.tools.pruner.toolkits(),
         );
         shown.is_some() && shown == now
     }
@@ -506,10 +506,11 @@ impl Chef {
         gate: Gate,
     ) -> Option<Routed> {
         let kit = self
+            .tools
             .loaded_toolkits
             .iter()
             .filter(|k| !tools.key.loaded.contains(k))
-            .filter_map(|k| self.pruner.toolkits().iter().find(|g| &g.name == k))
+            .filter_map(|k| self.tools.pruner.toolkits().iter().find(|g| &g.name == k))
             .find(|g| g.tools.iter().any(|t| t.name == name))?;
         let tool = kit.tools.iter().find(|t| t.name == name)?;
         let id = call.id.clone();
@@ -551,7 +552,7 @@ impl Chef {
             .get("toolkit_name")
             .and_then(Value::as_str)
             .unwrap_or("");
-        let kit = match self.pruner.extract_toolkit(requested) {
+        let kit = match self.tools.pruner.extract_toolkit(requested) {
             Ok(kit) => kit,
             Err(e) => {
                 // A misspelt blocked toolkit is refused as blocked, and never listed.
@@ -576,7 +577,7 @@ impl Chef {
             .collect();
         let held_back = kit.tools.len() - tools.len();
         let listed = toolkit_tool_list(&tools, held_back);
-        let already = self.loaded_toolkits.iter().any(|k| k == &kit.name);
+        let already = self.tools.loaded_toolkits.iter().any(|k| k == &kit.name);
         let reply = if already {
             format!("Toolkit \"{}\" is already loaded. {listed}", kit.name)
         } else {
@@ -595,12 +596,13 @@ impl Chef {
 
     /// Records a toolkit load that [`classify`](Self::classify) reported.
     fn commit_toolkit(&mut self, toolkit: &str, available: &[ToolName]) {
-        if self.loaded_toolkits.iter().any(|k| k == toolkit) {
+        if self.tools.loaded_toolkits.iter().any(|k| k == toolkit) {
             return;
         }
-        self.loaded_toolkits.push(toolkit.to_owned());
+        self.tools.loaded_toolkits.push(toolkit.to_owned());
         if self.config.announce_tool_changes {
             let held_back = self
+                .tools
                 .pruner
                 .toolkits()
                 .iter()
@@ -619,7 +621,8 @@ impl Chef {
 
     /// The first of `names` on the blocklist (matched ignoring case and separators).
     pub(crate) fn blocked(&self, names: &[&str]) -> Option<String> {
-        self.pruner
+        self.tools
+            .pruner
             .blocklist()
             .first_blocked(names.iter().copied())
             .map(str::to_owned)
@@ -627,7 +630,11 @@ impl Chef {
 
     /// The blocklist entry that `name` spells, with any case or separators.
     fn blocked_lookalike(&self, name: &str) -> Option<String> {
-        self.pruner.blocklist().entry_for(name).map(str::to_owned)
+        self.tools
+            .pruner
+            .blocklist()
+            .entry_for(name)
+            .map(str::to_owned)
     }
 
     /// [`blocked`](Self::blocked) when the gate is on; nothing when it is off.

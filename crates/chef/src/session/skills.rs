@@ -90,13 +90,13 @@ impl Chef {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn register_skills(&mut self, skills: impl IntoIterator<Item = Skill>) -> &mut Self {
-        self.skills = skills.into_iter().collect();
+        self.skill_state.skills = skills.into_iter().collect();
         self
     }
 
     /// The registered skills.
     pub fn skills(&self) -> &Skills {
-        &self.skills
+        &self.skill_state.skills
     }
 
     /// Makes a skill active (replacing any): a registered one by name, or a [`Skill`]
@@ -112,11 +112,12 @@ impl Chef {
     pub fn activate_skill(&mut self, skill: impl Into<SkillRef>) -> Result<&mut Self, ChefError> {
         let skill = match skill.into() {
             SkillRef::Skill(skill) => skill,
-            SkillRef::Name(name) => match self.skills.get(&name) {
+            SkillRef::Name(name) => match self.skill_state.skills.get(&name) {
                 Some(skill) => Arc::clone(skill),
                 None => {
                     return Err(ChefError::UnknownSkill {
                         available: self
+                            .skill_state
                             .skills
                             .names()
                             .iter()
@@ -133,14 +134,21 @@ impl Chef {
 
     /// Ends the active skill; returns it.
     pub fn deactivate_skill(&mut self) -> Option<Arc<Skill>> {
-        let active = self.active_skill.as_ref().map(|a| Arc::clone(&a.skill));
+        let active = self
+            .skill_state
+            .active_skill
+            .as_ref()
+            .map(|a| Arc::clone(&a.skill));
         self.put_active_skill(None);
         active
     }
 
     /// The active skill.
     pub fn active_skill(&self) -> Option<&Skill> {
-        self.active_skill.as_ref().map(|a| a.skill.as_ref())
+        self.skill_state
+            .active_skill
+            .as_ref()
+            .map(|a| a.skill.as_ref())
     }
 
     /// The block listing the registered skills for your system prompt (name, description,
@@ -149,7 +157,7 @@ impl Chef {
     /// you decide where it sits in your cached prefix. It changes only when the registered
     /// skills do, never on activation.
     pub fn skill_listing(&self) -> String {
-        let listing = self.skills.listing();
+        let listing = self.skill_state.skills.listing();
         if listing.is_empty() || !self.config.skill_tool {
             return listing;
         }
@@ -164,15 +172,16 @@ impl Chef {
     /// that ends, then [`ChefEvent::SkillActivated`](crate::ChefEvent::SkillActivated)).
     pub(crate) fn put_active_skill(&mut self, skill: Option<Arc<Skill>>) {
         let before = self
+            .skill_state
             .active_skill
             .as_ref()
             .map(|a| a.skill.name().to_owned());
-        self.active_skill = skill.map(ActiveSkill::new);
+        self.skill_state.active_skill = skill.map(ActiveSkill::new);
         let after = self.active_skill().map(|s| s.name().to_owned());
         if let Some(name) = before.filter(|b| after.as_ref() != Some(b)) {
             self.emit(&crate::ChefEvent::SkillDeactivated { name });
         }
-        if let Some(skill) = &self.active_skill {
+        if let Some(skill) = &self.skill_state.active_skill {
             let name = skill.skill.name().to_owned();
             self.emit(&crate::ChefEvent::SkillActivated { name });
         }
@@ -185,8 +194,8 @@ impl Chef {
             return None;
         }
         // Checked once per activation and registry, not every compile.
-        let epoch = self.epoch;
-        let active = self.active_skill.as_mut()?;
+        let epoch = self.tools.epoch;
+        let active = self.skill_state.active_skill.as_mut()?;
         if active.unmatched_reported
             || active.tool_names.is_empty()
             || active.checked_epoch == Some(epoch)
@@ -196,6 +205,7 @@ impl Chef {
         active.checked_epoch = Some(epoch);
         let allowed: Vec<String> = active.tool_names.iter().map(|n| n.to_lowercase()).collect();
         if self
+            .tools
             .pruner
             .all_tools()
             .iter()
@@ -215,7 +225,7 @@ impl Chef {
     /// The active skill's instructions as this session places them: (system message, tail
     /// part).
     pub(crate) fn skill_parts(&self) -> (Option<String>, Option<String>) {
-        let Some(active) = &self.active_skill else {
+        let Some(active) = &self.skill_state.active_skill else {
             return (None, None);
         };
         let placement = self.config.skill_placement;
@@ -232,7 +242,8 @@ impl Chef {
         if !self.config.skill_pruning {
             return None;
         }
-        self.active_skill
+        self.skill_state
+            .active_skill
             .as_ref()
             .map(|a| a.tool_names.as_slice())
             .filter(|names| !names.is_empty())
@@ -250,7 +261,7 @@ impl Chef {
     /// one, lends the rest (description, declared arguments, source, metadata); without
     /// one, a stub carries the saved fields alone.
     pub(crate) fn restore_skill(&mut self, saved: Option<&SavedSkill>) {
-        let skill = saved.map(|saved| match self.skills.get(&saved.name) {
+        let skill = saved.map(|saved| match self.skill_state.skills.get(&saved.name) {
             Some(registered) => Arc::new(saved.onto(registered)),
             None => Arc::new(saved.to_stub()),
         });
@@ -272,7 +283,7 @@ impl Chef {
             .and_then(serde_json::Value::as_str)
             .map(str::trim)
             .unwrap_or_default();
-        let available = || match self.skills.names() {
+        let available = || match self.skill_state.skills.names() {
             names if names.is_empty() => "No skills are available.".to_owned(),
             names => format!("Available skills: {}.", names.join(", ")),
         };
@@ -285,7 +296,7 @@ impl Chef {
                 is_error: true,
             };
         }
-        let Some(skill) = self.skills.get(name).map(Arc::clone) else {
+        let Some(skill) = self.skill_state.skills.get(name).map(Arc::clone) else {
             return OwnedReply {
                 text: format!("Error: there is no skill named \"{name}\". {}", available()),
                 is_error: true,

@@ -163,30 +163,34 @@ impl Chef {
     /// The state [`snapshot`](Self::snapshot) captures, borrowed, at the current turn.
     pub(crate) fn snapshot_ref(&self, label: Option<&str>) -> Snapshot<SessionStateRef<'_>> {
         let state = SessionStateRef {
-            system: &self.system,
-            history: &self.history[..],
+            system: &self.conversation.system,
+            history: &self.conversation.history[..],
             tools: SnapshotTools::shared(
-                std::sync::Arc::clone(self.pruner.shared_tools()),
-                self.pruner.tools_json(),
+                std::sync::Arc::clone(self.tools.pruner.shared_tools()),
+                self.tools.pruner.tools_json(),
             ),
-            namespaces: self.pruner.namespaces(),
-            toolkits: self.pruner.toolkits(),
-            loaded_toolkits: &self.loaded_toolkits,
-            blocked: self.pruner.blocklist(),
+            namespaces: self.tools.pruner.namespaces(),
+            toolkits: self.tools.pruner.toolkits(),
+            loaded_toolkits: &self.tools.loaded_toolkits,
+            blocked: self.tools.pruner.blocklist(),
             announcements: &self.announcements,
-            memory: self.memory.as_ref().map(crate::memory::Memory::state),
-            turn: self.turn,
-            shown_tools: self.shown.as_deref(),
-            new_context_requested: self.new_context_requested,
-            overflow: &self.overflow,
+            memory: self
+                .storage
+                .memory
+                .as_ref()
+                .map(crate::memory::Memory::state),
+            turn: self.conversation.turn,
+            shown_tools: self.tools.shown.as_deref(),
+            new_context_requested: self.conversation.new_context_requested,
+            overflow: &self.conversation.overflow,
             dynamic_state: self.dynamic_state(),
             guardrail: self.guardrail(),
-            prefill: self.prefill.as_deref(),
-            offload_policy: self.offload.as_ref(),
-            offload_pending: &self.offload_pending,
+            prefill: self.context.prefill.as_deref(),
+            offload_policy: self.offloading.offload.as_ref(),
+            offload_pending: &self.offloading.offload_pending,
             skill: self.saved_skill(),
         };
-        let snapshot = Snapshot::new(state).with_created_turn(self.turn);
+        let snapshot = Snapshot::new(state).with_created_turn(self.conversation.turn);
         match label {
             Some(label) => snapshot.with_label(label),
             None => snapshot,
@@ -248,7 +252,9 @@ impl Chef {
         let state = &snapshot.payload;
         let (tools, tools_json) = state
             .tools
-            .resolve(self.pruner.shared_tools(), || self.pruner.tools_json())
+            .resolve(self.tools.pruner.shared_tools(), || {
+                self.tools.pruner.tools_json()
+            })
             .map_err(|e| SnapshotError::Corrupt {
                 origin,
                 source: serde::de::Error::custom(format_args!("payload.tools: {e}")),
@@ -262,7 +268,7 @@ impl Chef {
         // the entries in force that the snapshot lacks.
         let mut blocked: Vec<String> = state.blocked.entries().to_vec();
         if !options.snapshot_blocklist {
-            for entry in self.pruner.blocked_tools() {
+            for entry in self.tools.pruner.blocked_tools() {
                 if !state.blocked.entries().contains(entry) {
                     blocked.push(entry.clone());
                 }
@@ -270,44 +276,47 @@ impl Chef {
         }
         let widened = blocked != state.blocked.entries();
         pruner.set_blocked_tools(blocked);
-        pruner.keep_ranking_of(&self.pruner);
-        self.pruner = pruner;
-        self.system = state.system.clone();
-        self.history.replace(state.history.clone());
-        self.loaded_toolkits = state.loaded_toolkits.clone();
+        pruner.keep_ranking_of(&self.tools.pruner);
+        self.tools.pruner = pruner;
+        self.conversation.system = state.system.clone();
+        self.conversation.history.replace(state.history.clone());
+        self.tools.loaded_toolkits = state.loaded_toolkits.clone();
         self.announcements = state.announcements.clone();
         if let Some(saved) = state.memory.clone() {
-            if self.memory.is_none() {
+            if self.storage.memory.is_none() {
                 let mut memory = crate::memory::Memory::new();
-                self.memory_bridges = super::bridge_all(&self.subscribers, &mut memory);
-                self.memory = Some(memory);
+                self.events.memory_bridges =
+                    super::bridge_all(&self.events.subscribers, &mut memory);
+                self.storage.memory = Some(memory);
             }
-            if let Some(memory) = self.memory.as_mut() {
+            if let Some(memory) = self.storage.memory.as_mut() {
                 memory.restore_state(saved);
             }
         }
-        self.turn = state.turn;
-        self.shown = state.shown_tools.clone();
-        self.new_context_requested = state.new_context_requested;
-        self.overflow = state.overflow.clone();
+        self.conversation.turn = state.turn;
+        self.tools.shown = state.shown_tools.clone();
+        self.conversation.new_context_requested = state.new_context_requested;
+        self.conversation.overflow = state.overflow.clone();
         match state.dynamic_state.clone() {
             Some(dynamic) => self.put_dynamic_state(dynamic),
-            None => self.dynamic = None,
+            None => self.context.dynamic = None,
         }
-        self.guardrail = state.guardrail.clone().map(super::with_instruction);
-        self.prefill.clone_from(&state.prefill);
-        self.offload.clone_from(&state.offload_policy);
-        self.offload_pending.clone_from(&state.offload_pending);
-        self.offload_notices.clear();
+        self.context.guardrail = state.guardrail.clone().map(super::with_instruction);
+        self.context.prefill.clone_from(&state.prefill);
+        self.offloading.offload.clone_from(&state.offload_policy);
+        self.offloading
+            .offload_pending
+            .clone_from(&state.offload_pending);
+        self.offloading.offload_notices.clear();
         self.restore_skill(state.skill.as_ref());
         if widened && self.config.announce_tool_changes {
             // The snapshot's announcement of blocked tools predates the blocks kept now.
             self.announce_blocked();
         }
-        self.routing = None;
-        self.routing_names = chef_ir::WireNames::default();
-        self.unmatched_reported.clear();
-        self.unmatched_checked = None;
+        self.routing.latest = None;
+        self.routing.names = chef_ir::WireNames::default();
+        self.tools.unmatched_reported.clear();
+        self.tools.unmatched_checked = None;
         self.touch();
         Ok(self)
     }
@@ -316,30 +325,34 @@ impl Chef {
     pub(crate) fn journal_mark(&self) -> journal::Mark {
         journal::Mark {
             instance: self.instance,
-            epoch: self.epoch,
-            generation: self.history.generation(),
-            len: self.history.len(),
+            epoch: self.tools.epoch,
+            generation: self.conversation.history.generation(),
+            len: self.conversation.history.len(),
         }
     }
 
     /// The serialised parts of the state a journal delta can set (see [`journal::FIELDS`]),
     /// as [`snapshot`](Self::snapshot) would serialise them, without copying the history.
     pub(crate) fn journal_fields(&self) -> Result<journal::Fields, serde_json::Error> {
-        let memory = self.memory.as_ref().map(crate::memory::Memory::state);
+        let memory = self
+            .storage
+            .memory
+            .as_ref()
+            .map(crate::memory::Memory::state);
         journal::FieldsOf {
-            system: &self.system,
-            loaded_toolkits: &self.loaded_toolkits,
-            blocked: self.pruner.blocklist(),
+            system: &self.conversation.system,
+            loaded_toolkits: &self.tools.loaded_toolkits,
+            blocked: self.tools.pruner.blocklist(),
             announcements: &self.announcements,
             memory: memory.as_ref(),
-            shown_tools: self.shown.as_deref(),
-            new_context_requested: self.new_context_requested,
-            overflow: &self.overflow,
+            shown_tools: self.tools.shown.as_deref(),
+            new_context_requested: self.conversation.new_context_requested,
+            overflow: &self.conversation.overflow,
             dynamic_state: self.dynamic_state(),
             guardrail: self.guardrail(),
-            prefill: self.prefill.as_deref(),
-            offload_policy: self.offload.as_ref(),
-            offload_pending: &self.offload_pending,
+            prefill: self.context.prefill.as_deref(),
+            offload_policy: self.offloading.offload.as_ref(),
+            offload_pending: &self.offloading.offload_pending,
             skill: self.saved_skill().as_ref(),
         }
         .encode()

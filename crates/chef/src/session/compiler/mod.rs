@@ -109,6 +109,8 @@ pub(crate) struct TurnCompiler {
     /// The wire tool list of a selection, lent to each compile's request.
     wire_tools: Option<(Arc<TurnTools>, Vec<ToolDefinition>)>,
     prefixes: Prefixes,
+    /// Cache-audit findings already reported (each is reported once per session).
+    pub(crate) audit_reported: std::collections::BTreeSet<String>,
 }
 
 impl TurnCompiler {
@@ -119,6 +121,7 @@ impl TurnCompiler {
             tool_bytes: self.tool_bytes.fork(),
             wire_tools: None,
             prefixes: Prefixes::default(),
+            audit_reported: self.audit_reported.clone(),
         }
     }
 
