@@ -319,7 +319,7 @@ async fn read_line<R: AsyncRead + Unpin>(
             });
         }
         let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(at) => (&buf[..at], Some(at + 1)),
+            Some(at) => (buf.get(..at).unwrap_or(buf), Some(at + 1)),
             None => (buf, None),
         };
         if !too_long {

@@ -727,18 +727,20 @@ impl CatalogIndex {
             }
         });
         let known = |word: &str| self.terms.contains_key(stem(word).as_ref());
-        let mut keep = vec![false; tokens.len()];
-        for (i, token) in tokens.iter().enumerate() {
-            if known(token) {
-                keep[i] = true;
-            }
-            if let Some(next) = tokens.get(i + 1)
-                && known(&format!("{token}{next}"))
-            {
-                keep[i] = true;
-                keep[i + 1] = true;
-            }
-        }
+        // A word is kept when the catalogue knows it, or it makes a known compound with
+        // the word before or after it.
+        let compound: Vec<bool> = tokens
+            .windows(2)
+            .map(|pair| known(&pair.concat()))
+            .collect();
+        let keep = tokens.iter().enumerate().map(|(i, token)| {
+            known(token)
+                || compound.get(i).copied().unwrap_or(false)
+                || i.checked_sub(1)
+                    .and_then(|before| compound.get(before))
+                    .copied()
+                    .unwrap_or(false)
+        });
         let mut out = String::new();
         for (token, keep) in tokens.iter().zip(keep) {
             if keep {
