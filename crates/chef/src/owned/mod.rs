@@ -15,6 +15,7 @@
 //! `recall_context` is owned (handled when called) but never emitted.
 
 mod handle;
+mod text;
 
 use chef_ir::ToolDefinition;
 use serde::{Deserialize, Serialize};

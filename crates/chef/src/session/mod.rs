@@ -15,6 +15,7 @@ mod owned;
 mod parts;
 mod payload;
 mod route;
+mod routed;
 mod select;
 mod skills;
 mod state;
@@ -31,7 +32,7 @@ pub use self::config::{ChefConfig, MemoryPlacement};
 pub use self::payload::{ChunkedPayload, Payload, PayloadMeta};
 pub use self::{
     assemble::ANCHOR_LINE,
-    route::{OwnedCall, Routed, RoutedCall},
+    routed::{OwnedCall, Routed, RoutedCall},
     skills::SkillRef,
     state::{RestoreOptions, SessionState},
 };

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::route::OwnedCall;
+use super::routed::OwnedCall;
 use super::{Chef, bridge_all};
 use crate::{
     error::ChefError, events::ChefEvent, memory::Memory, owned::OwnedReply, store::StorageBackend,
