@@ -40,11 +40,17 @@ fn target_of(step: &Value) -> Result<Target> {
 }
 
 fn tools_of(step: &Value) -> Result<Vec<ToolDefinition>> {
-    let doc = match step.get("file").and_then(Value::as_str) {
-        Some(file) => serde_json::from_slice(&std::fs::read(root().join(file))?)?,
-        None => step.get("tools").cloned().ok_or("no tools")?,
+    // `tools`, then the tools of `file` (a registration replaces the registry, so a
+    // script registers everything in one step).
+    let mut all = match step.get("tools") {
+        Some(tools) => chef_ir::load_tools(tools)?.tools,
+        None => Vec::new(),
     };
-    Ok(chef_ir::load_tools(&doc)?.tools)
+    if let Some(file) = step.get("file").and_then(Value::as_str) {
+        let doc: Value = serde_json::from_slice(&std::fs::read(root().join(file))?)?;
+        all.extend(chef_ir::load_tools(&doc)?.tools);
+    }
+    Ok(all)
 }
 
 fn groups_of(step: &Value) -> Result<Vec<ToolGroup>> {

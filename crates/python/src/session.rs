@@ -281,7 +281,7 @@ impl Chef {
         self.inner.lock().is_none()
     }
 
-    /// Registers flat tools, in any shape chef reads (MCP `inputSchema`, OpenAI Chat
+    /// Registers the flat tools (replacing those registered before), in any shape chef reads (MCP `inputSchema`, OpenAI Chat
     /// `{"type": "function", "function": …}`, OpenAI Responses, Anthropic `input_schema`,
     /// Gemini `functionDeclarations`, bare `parameters`), as a list of dicts, one dict, or
     /// JSON text. Returns the real names registered, in order.

@@ -99,7 +99,7 @@ pub(crate) struct Payload {
     /// The session's turn counter at this compile.
     #[pyo3(get)]
     pub(crate) turn: u64,
-    /// The tool names sent on the wire, in order.
+    /// The tools sent, in wire order, by real name (`names` maps the renamed ones).
     #[pyo3(get)]
     pub(crate) wire_tools: Vec<String>,
 }
