@@ -121,13 +121,17 @@ fn kind(routed: &Routed) -> &'static str {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    use std::fmt::Write as _;
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 15)]));
+        let _ = write!(out, "{b:02x}");
     }
     out
+}
+
+/// `value[key]`, or `null` when it is missing.
+fn field<'a>(value: &'a Value, key: &str) -> &'a Value {
+    value.get(key).unwrap_or(&Value::Null)
 }
 
 struct Run {
@@ -151,25 +155,25 @@ fn run_step(run: &mut Run, step: &Value, out: &mut Vec<String>) -> Result<()> {
             chef.set_system_prompt(vec![Message::system(str_of(step, "text")?)]);
         }
         "set_blocked_tools" => {
-            let names: Vec<String> = serde_json::from_value(step["names"].clone())?;
+            let names: Vec<String> = serde_json::from_value(field(step, "names").clone())?;
             chef.set_blocked_tools(names);
         }
         "set_prune_policy" => {
-            let policy: PrunePolicy = serde_json::from_value(step["policy"].clone())?;
+            let policy: PrunePolicy = serde_json::from_value(field(step, "policy").clone())?;
             chef.set_prune_policy(policy);
         }
         "set_task" => {
             chef.set_task(step.get("task").and_then(Value::as_str));
         }
         "push" => {
-            chef.push(serde_json::from_value(step["message"].clone())?);
+            chef.push(serde_json::from_value(field(step, "message").clone())?);
         }
         "push_user" => {
             chef.push(Message::user(str_of(step, "text")?));
         }
         "push_reply" => {
             let target = target_of(step)?;
-            let bytes = serde_json::to_vec(&step["reply"])?;
+            let bytes = serde_json::to_vec(field(step, "reply"))?;
             let names = match &run.names {
                 Some((t, names)) if *t == target => names.clone(),
                 _ => WireNames::default(),
@@ -196,7 +200,7 @@ fn run_step(run: &mut Run, step: &Value, out: &mut Vec<String>) -> Result<()> {
             )?;
         }
         "route" => {
-            let call = &step["call"];
+            let call = field(step, "call");
             let routed = chef.route(&ToolCall::new(
                 str_of(call, "id")?,
                 str_of(call, "name")?,
@@ -224,11 +228,11 @@ fn run_step(run: &mut Run, step: &Value, out: &mut Vec<String>) -> Result<()> {
 fn script(path: &str) -> Result<()> {
     let script: Value = serde_json::from_slice(&std::fs::read(path)?)?;
     let mut run = Run {
-        chef: new_chef(&script["config"])?,
+        chef: new_chef(field(&script, "config"))?,
         names: None,
     };
     let mut out = Vec::new();
-    for step in script["steps"].as_array().ok_or("no steps")? {
+    for step in field(&script, "steps").as_array().ok_or("no steps")? {
         run_step(&mut run, step, &mut out)?;
     }
     for line in out {
@@ -242,9 +246,11 @@ pub fn bench_reply(target: Target, i: usize, code: &str) -> Value {
     let id = format!("call_{i}");
     let args = json!({"f": code, "a": {"trackingNumber": format!("7{i:010}")}});
     match target {
-        Target::Anthropic => json!({"id": format!("msg_{i}"), "type": "message", "role": "assistant",
+        Target::Anthropic => {
+            json!({"id": format!("msg_{i}"), "type": "message", "role": "assistant",
             "model": "m", "stop_reason": "tool_use", "usage": {"input_tokens": 1, "output_tokens": 1},
-            "content": [{"type": "tool_use", "id": id, "name": "t", "input": args}]}),
+            "content": [{"type": "tool_use", "id": id, "name": "t", "input": args}]})
+        }
         Target::OpenAiChat => json!({"id": "c", "object": "chat.completion", "model": "m",
             "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
             "content": null, "tool_calls": [{"id": id, "type": "function",
@@ -252,8 +258,10 @@ pub fn bench_reply(target: Target, i: usize, code: &str) -> Value {
         Target::OpenAiResponses => json!({"id": "r", "object": "response", "model": "m",
             "status": "completed", "output": [{"type": "function_call", "id": "fc", "call_id": id,
             "name": "t", "arguments": args.to_string()}]}),
-        _ => json!({"candidates": [{"index": 0, "finishReason": "STOP", "content": {"role": "model",
-            "parts": [{"functionCall": {"name": "t", "args": args}}]}}]}),
+        _ => {
+            json!({"candidates": [{"index": 0, "finishReason": "STOP", "content": {"role": "model",
+            "parts": [{"functionCall": {"name": "t", "args": args}}]}}]})
+        }
     }
 }
 

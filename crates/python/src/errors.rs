@@ -22,8 +22,17 @@ pub(crate) fn raise(
     detail: String,
 ) -> PyErr {
     Python::attach(|py| {
-        build(py, class, &message, kind, variant, fields, detail, Vec::new())
-            .unwrap_or_else(|_| PyRuntimeError::new_err(message))
+        build(
+            py,
+            class,
+            &message,
+            kind,
+            variant,
+            fields,
+            detail,
+            Vec::new(),
+        )
+        .unwrap_or_else(|_| PyRuntimeError::new_err(message))
     })
 }
 
@@ -177,7 +186,12 @@ pub(crate) fn chef_error(error: ChefError) -> PyErr {
                 ("available", Value::from(available.clone())),
             ],
         ),
-        _ => ("ChefError", "other", variant_of(&detail).to_owned(), Vec::new()),
+        _ => (
+            "ChefError",
+            "other",
+            variant_of(&detail).to_owned(),
+            Vec::new(),
+        ),
     };
     let fields = with_source_fields(&error, fields);
     Python::attach(|py| {

@@ -25,7 +25,10 @@ fn _chef(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Blocked>()?;
     m.add_class::<types::Rejected>()?;
     m.add_class::<types::OwnedReply>()?;
-    m.add("TARGETS", chef_ir::Target::ALL.map(chef_ir::Target::as_str).to_vec())?;
+    m.add(
+        "TARGETS",
+        chef_ir::Target::ALL.map(chef_ir::Target::as_str).to_vec(),
+    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

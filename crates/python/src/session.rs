@@ -195,8 +195,7 @@ fn prune_policy(obj: &Bound<'_, PyAny>) -> PyResult<PrunePolicy> {
         Ok(s) => serde_json::json!({"policy": s.to_cow()?}),
         Err(_) => to_value(obj)?,
     };
-    serde_json::from_value(value)
-        .map_err(|e| invalid_input(format!("not a prune policy: {e}")))
+    serde_json::from_value(value).map_err(|e| invalid_input(format!("not a prune policy: {e}")))
 }
 
 /// A call as a `ToolCall` or a dict `{"id", "name", "arguments"}` (arguments as a dict or
@@ -459,11 +458,9 @@ impl Chef {
                 Target::OpenAiResponses => chef::openai::responses::parse_response(&bytes, &names)
                     .map(|r| r.message)
                     .map_err(|e| e.to_string()),
-                Target::Gemini => {
-                    chef::gemini::parse_response(&bytes, &names, i.chef.history())
-                        .map(|r| r.message)
-                        .map_err(|e| e.to_string())
-                }
+                Target::Gemini => chef::gemini::parse_response(&bytes, &names, i.chef.history())
+                    .map(|r| r.message)
+                    .map_err(|e| e.to_string()),
             };
             Ok(message.map(|message| {
                 let calls: Vec<_> = message.tool_calls().cloned().collect();
@@ -589,7 +586,11 @@ impl Chef {
     /// `t` call at level 3, a compound call at level 2), if the tool is offered.
     fn encode_call(&self, name: &str, arguments: &Bound<'_, PyAny>) -> PyResult<Option<ToolCall>> {
         let arguments = to_value(arguments)?;
-        self.with(|i| Ok(i.chef.encode_call(name, arguments).map(|call| ToolCall { call })))
+        self.with(|i| {
+            Ok(i.chef
+                .encode_call(name, arguments)
+                .map(|call| ToolCall { call }))
+        })
     }
 
     /// The toolkits loaded so far.
@@ -638,7 +639,12 @@ impl Chef {
 
     /// Saves a snapshot of the session to a file, atomically. Runs without the GIL.
     #[pyo3(signature = (path, label = None))]
-    fn save(&self, py: Python<'_>, path: std::path::PathBuf, label: Option<String>) -> PyResult<()> {
+    fn save(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        label: Option<String>,
+    ) -> PyResult<()> {
         self.without_gil(py, move |i| Ok(i.chef.save(&path, label.as_deref())?))
     }
 

@@ -284,7 +284,11 @@ outcome_class!(ToolkitLoaded, false, ["id", "toolkit", "tools", "reply"], {
 
 outcome_class!(Lookup, false, ["id", "reply"], {
     fn __repr__(&self, py: Python<'_>) -> String {
-        format!("Lookup(id={}, reply={})", r(py, &self.id), r(py, &self.reply))
+        format!(
+            "Lookup(id={}, reply={})",
+            r(py, &self.id),
+            r(py, &self.reply)
+        )
     }
 });
 
@@ -299,17 +303,22 @@ outcome_class!(Blocked, true, ["id", "name", "reply"], {
     }
 });
 
-outcome_class!(Rejected, true, ["id", "error", "message", "tool", "reply"], {
-    fn __repr__(&self, py: Python<'_>) -> String {
-        format!(
-            "Rejected(id={}, error={}, tool={}, reply={})",
-            r(py, &self.id),
-            r(py, self.error),
-            self.tool.as_deref().map_or("None".to_owned(), |t| r(py, t)),
-            r(py, &self.reply)
-        )
+outcome_class!(
+    Rejected,
+    true,
+    ["id", "error", "message", "tool", "reply"],
+    {
+        fn __repr__(&self, py: Python<'_>) -> String {
+            format!(
+                "Rejected(id={}, error={}, tool={}, reply={})",
+                r(py, &self.id),
+                r(py, self.error),
+                self.tool.as_deref().map_or("None".to_owned(), |t| r(py, t)),
+                r(py, &self.reply)
+            )
+        }
     }
-});
+);
 
 /// A routing outcome as its Python class.
 pub(crate) fn outcome(py: Python<'_>, routed: Routed) -> PyResult<Py<PyAny>> {
