@@ -435,13 +435,20 @@ impl Chef {
         reply: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let target = self::target(target)?;
-        let bytes = if reply.hasattr("model_dump_json")? {
+        // `bytes` are read where they are (the usual case: an SDK's raw response body);
+        // anything else is turned into JSON text first.
+        let owned;
+        let bytes: &[u8] = if let Ok(b) = reply.cast::<PyBytes>() {
+            b.as_bytes()
+        } else if reply.hasattr("model_dump_json")? {
             let kwargs = PyDict::new(py);
             kwargs.set_item("exclude_unset", true)?;
             let text = reply.call_method("model_dump_json", (), Some(&kwargs))?;
-            json_bytes(&text)?
+            owned = json_bytes(&text)?;
+            &owned
         } else {
-            json_bytes(reply)?
+            owned = json_bytes(reply)?;
+            &owned
         };
         let parsed = self.with(|i| {
             let names = match &i.names {
@@ -449,16 +456,16 @@ impl Chef {
                 _ => WireNames::default(),
             };
             let message = match target {
-                Target::Anthropic => chef::anthropic::parse_response(&bytes, &names)
+                Target::Anthropic => chef::anthropic::parse_response(bytes, &names)
                     .map(|r| r.message)
                     .map_err(|e| e.to_string()),
-                Target::OpenAiChat => chef::openai::chat::parse_response(&bytes, &names)
+                Target::OpenAiChat => chef::openai::chat::parse_response(bytes, &names)
                     .map(|r| r.message)
                     .map_err(|e| e.to_string()),
-                Target::OpenAiResponses => chef::openai::responses::parse_response(&bytes, &names)
+                Target::OpenAiResponses => chef::openai::responses::parse_response(bytes, &names)
                     .map(|r| r.message)
                     .map_err(|e| e.to_string()),
-                Target::Gemini => chef::gemini::parse_response(&bytes, &names, i.chef.history())
+                Target::Gemini => chef::gemini::parse_response(bytes, &names, i.chef.history())
                     .map(|r| r.message)
                     .map_err(|e| e.to_string()),
             };
