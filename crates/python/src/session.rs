@@ -633,15 +633,20 @@ impl Chef {
         })
     }
 
-    /// Every memory entry, key → value, in key order.
-    fn memory(&self) -> PyResult<Vec<(String, String)>> {
-        self.with(|i| {
+    /// Every memory entry as a dict, key → value, in the memory's order.
+    fn memory<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let entries: Vec<(String, String)> = self.with(|i| {
             let memory = i.chef.memory().ok_or_else(no_memory)?;
             Ok(memory
                 .entries()
                 .map(|e| (e.key().as_str().to_owned(), e.value().to_owned()))
                 .collect())
-        })
+        })?;
+        let dict = PyDict::new(py);
+        for (k, v) in entries {
+            dict.set_item(k, v)?;
+        }
+        Ok(dict)
     }
 
     /// Saves a snapshot of the session to a file, atomically. Runs without the GIL.

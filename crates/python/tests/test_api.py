@@ -58,7 +58,7 @@ def test_route_outcomes_match_and_repr() -> None:
 def test_memory_and_owned_tools() -> None:
     s = chef.Chef(memory=True)
     s.memory_set("lang", "Rust")
-    assert s.memory_get("lang") == "Rust" and s.memory() == [("lang", "Rust")]
+    assert s.memory_get("lang") == "Rust" and s.memory() == {"lang": "Rust"}
     s.push_user("remember my editor")
     p = s.compile("openai")
     assert "create_memory" in p.wire_tools
