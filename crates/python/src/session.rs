@@ -85,11 +85,15 @@ impl Chef {
         }
     }
 
-    /// Runs `f` on the open session, with the GIL held (for quick steps).
+    /// Runs `f` on the open session, with the GIL held (for quick steps). A failure
+    /// becomes a Python exception only after the lock is released: building one runs
+    /// Python code, which may let another thread take the GIL and wait for this lock.
     fn with<T>(&self, f: impl FnOnce(&mut Inner) -> Result<T, Failure>) -> PyResult<T> {
-        let mut guard = self.inner.lock();
-        let inner = guard.as_mut().ok_or(Failure::Closed)?;
-        f(inner).map_err(PyErr::from)
+        let result = match self.inner.lock().as_mut() {
+            Some(inner) => f(inner),
+            None => Err(Failure::Closed),
+        };
+        result.map_err(PyErr::from)
     }
 
     /// Runs `f` on the open session with the GIL released (compile, search, files).
@@ -98,10 +102,9 @@ impl Chef {
         py: Python<'_>,
         f: impl FnOnce(&mut Inner) -> Result<T, Failure> + Send,
     ) -> PyResult<T> {
-        py.detach(|| {
-            let mut guard = self.inner.lock();
-            let inner = guard.as_mut().ok_or(Failure::Closed)?;
-            f(inner)
+        py.detach(|| match self.inner.lock().as_mut() {
+            Some(inner) => f(inner),
+            None => Err(Failure::Closed),
         })
         .map_err(PyErr::from)
     }
