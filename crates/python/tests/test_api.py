@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import List
 
+import pytest
+
 import chef
 from conftest import REAL_TOOLS
 
@@ -32,27 +34,6 @@ def test_compile_gives_bytes_names_and_a_dict_view() -> None:
         assert repr(p).startswith("Payload(target='anthropic', body=<")
         assert repr(s) == "Chef(level=1, tools=2, messages=1, turn=1, blocked=0)"
     assert s.closed
-
-
-def test_route_outcomes_match_and_repr() -> None:
-    s = chef.Chef(level=3)
-    s.register_tools([WEATHER])
-    s.push_user("Weather?")
-    s.compile("openai")
-    routed = s.route(chef.ToolCall("c1", "t", {"f": s.code_for("get_weather"), "a": {"city": "Oslo"}}))
-    match routed:
-        case chef.Call(id, name, arguments, via):
-            assert (id, name, arguments, via) == ("c1", "get_weather", {"city": "Oslo"}, None)
-        case _:
-            raise AssertionError(routed)
-    assert repr(routed) == "Call(id='c1', name='get_weather', arguments={'city': 'Oslo'}, via=None)"
-    bad = s.route({"id": "c2", "name": "t", "arguments": {"f": s.code_for("get_weather"), "a": {}}})
-    assert isinstance(bad, chef.Rejected) and bad.error == "resolve" and bad.tool == "get_weather"
-    assert "city" in bad.reply and bad.is_error
-    call = chef.ToolCall("c3", "q", {"s": "weather"})
-    assert call == chef.ToolCall("c3", "q", {"s": "weather"})
-    assert call.to_dict() == {"id": "c3", "name": "q", "arguments": {"s": "weather"}}
-    assert repr(call) == "ToolCall(id='c3', name='q', arguments={'s': 'weather'})"
 
 
 def test_memory_and_owned_tools() -> None:
@@ -98,7 +79,7 @@ def test_fork_and_search() -> None:
 
 
 def test_sdk_objects_are_accepted_as_replies() -> None:
-    from openai.types.chat import ChatCompletion
+    ChatCompletion = pytest.importorskip("openai.types.chat").ChatCompletion
 
     s = chef.Chef(level=1)
     s.register_tools([{"name": "tz.convert", "inputSchema": {"type": "object"}}])

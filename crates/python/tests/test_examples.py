@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import Any, List
 
-import anthropic
-import openai
+import pytest
 
-import anthropic_loop
-import chef
-import openai_loop
-from scripted_model import ScriptedModel
+openai = pytest.importorskip("openai")
+anthropic = pytest.importorskip("anthropic")
+
+import anthropic_loop  # noqa: E402
+import chef  # noqa: E402
+import openai_loop  # noqa: E402
+from scripted_model import ScriptedModel  # noqa: E402
 
 
 class Recording:
