@@ -66,7 +66,7 @@ impl From<Failure> for PyErr {
 ///
 /// >>> import chef
 /// >>> with chef.Chef(level=3) as session:
-/// ...     session.register_tools([{"name": "get_weather", "inputSchema": {"type": "object"}}])
+/// ...     names = session.register_tools([{"name": "get_weather", "inputSchema": {"type": "object"}}])
 /// ...     session.push_user("Weather in Oslo?")
 /// ...     payload = session.compile("openai")
 #[pyclass(module = "chef", frozen)]
@@ -263,6 +263,23 @@ impl Chef {
             chef = chef.with_memory(Memory::new());
         }
         Ok(Self::from_chef(chef))
+    }
+
+    /// A new session (same settings as `Chef(...)`) restored from a snapshot file.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false))]
+    fn from_snapshot(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        level: u8,
+        tools_mode: &str,
+        cache: bool,
+        memory: bool,
+        announce_tool_changes: bool,
+    ) -> PyResult<Self> {
+        let session = Self::new(level, tools_mode, cache, memory, announce_tool_changes)?;
+        session.load(py, path)?;
+        Ok(session)
     }
 
     /// The compression level (0–4).

@@ -59,8 +59,7 @@ def test_snapshot_round_trip_gives_the_same_next_request(tmp_path: Path) -> None
     s.push_user("Track order 7.")
     s.compile("gemini")
     s.save(tmp_path / "s.chef", label="turn 1")
-    restored = chef.Chef(level=3, memory=True)
-    restored.load(str(tmp_path / "s.chef"))
+    restored = chef.Chef.from_snapshot(str(tmp_path / "s.chef"), level=3)
     assert restored.blocked_tools == ["cancel_order"] and restored.memory_get("lang") == "Rust"
     for target in chef.TARGETS:
         assert restored.compile(target).body == s.compile(target).body  # type: ignore[arg-type]

@@ -164,6 +164,17 @@ class Chef:
         memory: bool = False,
         announce_tool_changes: bool = False,
     ) -> None: ...
+    @staticmethod
+    def from_snapshot(
+        path: Union[str, "PathLike[str]"],
+        *,
+        level: int = 1,
+        tools_mode: Literal["legacy", "unified"] = "legacy",
+        cache: bool = True,
+        memory: bool = False,
+        announce_tool_changes: bool = False,
+    ) -> "Chef":
+        """A new session with these settings, restored from a snapshot file."""
     @property
     def level(self) -> int: ...
     @property
