@@ -47,7 +47,7 @@ def replies(target: str, call_id: str, name: str, arguments: Dict[str, Any]) -> 
             "parts": [{"functionCall": {"name": name, "args": arguments}}]}}]}
 
 
-def script(level: int, target: str) -> Dict[str, Any]:
+def script(level: int, target: str, **config: Any) -> Dict[str, Any]:
     """A session exercising what changes bytes: tools in every input shape, a real corpus,
     namespaces, toolkits, system prompt, memory, a blocklist, pruning, replies parsed with
     the compile's wire names, tool results, and a compile of every target at several points."""
@@ -78,12 +78,14 @@ def script(level: int, target: str) -> Dict[str, Any]:
         {"op": "set_task", "task": "track a freight order"},
     ]
     steps += [{"op": "compile", "target": t} for t in TARGETS]
-    return {"config": {"level": level, "memory": True}, "steps": steps}
+    return {"config": {"level": level, "memory": True, **config}, "steps": steps}
 
 
 def run_python(spec: Dict[str, Any]) -> List[str]:
     cfg = spec["config"]
-    session = chef.Chef(level=cfg["level"], memory=cfg.get("memory", False))
+    session = chef.Chef(level=cfg["level"], memory=cfg.get("memory", False),
+                        tools_mode=cfg.get("tools_mode", "legacy"), cache=cfg.get("cache", True),
+                        announce_tool_changes=cfg.get("announce_tool_changes", False))
     out: List[str] = []
     for step in spec["steps"]:
         op = step["op"]
@@ -155,3 +157,10 @@ def test_python_and_rust_compile_the_same_bytes(session_script: Path, tmp_path: 
     # Each target's body is the provider's JSON (and so parses), not only equal.
     for line in compiles:
         json.loads(bytes.fromhex(line.split(" ", 2)[2]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_other_settings_compile_the_same_bytes(session_script: Path, tmp_path: Path, target: str) -> None:
+    """The unified owned tool, tool-change announcements and no cache breakpoints."""
+    spec = script(1, target, tools_mode="unified", announce_tool_changes=True, cache=False)
+    assert run_python(spec) == run_rust(session_script, spec, tmp_path)
