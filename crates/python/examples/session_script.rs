@@ -82,9 +82,15 @@ fn new_chef(config: &Value) -> Result<Chef> {
         .get("announce_tool_changes")
         .and_then(Value::as_bool)
         .unwrap_or(false);
+    let mut options = chef_compress::Options::new().with_level(level);
+    if let Some(file) = config.get("compiled").and_then(Value::as_str) {
+        let map: std::collections::BTreeMap<String, String> =
+            serde_json::from_slice(&std::fs::read(root().join(file))?)?;
+        options = options.with_compiled(map);
+    }
     let mut chef = Chef::new(
         ChefConfig::default()
-            .with_level(level)
+            .with_compress(options)
             .with_tools_mode(mode)
             .with_cache(cache)
             .with_tool_change_announcements(announce),

@@ -244,17 +244,24 @@ impl Chef {
     /// cache: place chef's cache breakpoints.
     /// memory: give the session memory (the model writes it through owned tools).
     /// announce_tool_changes: tell the model when tools are added, removed or blocked.
+    /// compiled: the compiled map (tool name → its `def` line, as `chef compile-map`
+    ///     writes it), which level 4 needs and level 1 uses for descriptions.
     #[new]
-    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false))]
+    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, compiled = None))]
     fn new(
         level: u8,
         tools_mode: &str,
         cache: bool,
         memory: bool,
         announce_tool_changes: bool,
+        compiled: Option<std::collections::BTreeMap<String, String>>,
     ) -> PyResult<Self> {
+        let mut options = chef_compress::Options::new().with_level(self::level(level)?);
+        if let Some(map) = compiled {
+            options = options.with_compiled(map);
+        }
         let config = ChefConfig::default()
-            .with_level(self::level(level)?)
+            .with_compress(options)
             .with_tools_mode(self::tools_mode(tools_mode)?)
             .with_cache(cache)
             .with_tool_change_announcements(announce_tool_changes);
@@ -267,7 +274,8 @@ impl Chef {
 
     /// A new session (same settings as `Chef(...)`) restored from a snapshot file.
     #[staticmethod]
-    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false))]
+    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, compiled = None))]
+    #[allow(clippy::too_many_arguments)]
     fn from_snapshot(
         py: Python<'_>,
         path: std::path::PathBuf,
@@ -276,8 +284,16 @@ impl Chef {
         cache: bool,
         memory: bool,
         announce_tool_changes: bool,
+        compiled: Option<std::collections::BTreeMap<String, String>>,
     ) -> PyResult<Self> {
-        let session = Self::new(level, tools_mode, cache, memory, announce_tool_changes)?;
+        let session = Self::new(
+            level,
+            tools_mode,
+            cache,
+            memory,
+            announce_tool_changes,
+            compiled,
+        )?;
         session.load(py, path)?;
         Ok(session)
     }

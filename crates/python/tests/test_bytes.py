@@ -83,7 +83,10 @@ def script(level: int, target: str, **config: Any) -> Dict[str, Any]:
 
 def run_python(spec: Dict[str, Any]) -> List[str]:
     cfg = spec["config"]
-    session = chef.Chef(level=cfg["level"], memory=cfg.get("memory", False),
+    compiled = None
+    if "compiled" in cfg:
+        compiled = json.loads((ROOT / cfg["compiled"]).read_text())
+    session = chef.Chef(level=cfg["level"], memory=cfg.get("memory", False), compiled=compiled,
                         tools_mode=cfg.get("tools_mode", "legacy"), cache=cfg.get("cache", True),
                         announce_tool_changes=cfg.get("announce_tool_changes", False))
     out: List[str] = []
@@ -164,3 +167,14 @@ def test_other_settings_compile_the_same_bytes(session_script: Path, tmp_path: P
     """The unified owned tool, tool-change announcements and no cache breakpoints."""
     spec = script(1, target, tools_mode="unified", announce_tool_changes=True, cache=False)
     assert run_python(spec) == run_rust(session_script, spec, tmp_path)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("level", [1, 4])
+def test_the_compiled_map_compiles_the_same_bytes(session_script: Path, tmp_path: Path, level: int, target: str) -> None:
+    """Level 4 (and level 1's descriptions) from the committed compiled map of the corpus."""
+    spec = script(level, target, compiled="tests/fixtures/real-mcp-tools.compiled-map.json")
+    python = run_python(spec)
+    assert python == run_rust(session_script, spec, tmp_path)
+    assert any("accessorial_revenue_details(" in bytes.fromhex(l.split(" ", 2)[2]).decode()
+               for l in python if l.startswith("compile "))

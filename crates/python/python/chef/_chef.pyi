@@ -163,6 +163,7 @@ class Chef:
         cache: bool = True,
         memory: bool = False,
         announce_tool_changes: bool = False,
+        compiled: Optional[Mapping[str, str]] = None,
     ) -> None: ...
     @staticmethod
     def from_snapshot(
@@ -173,6 +174,7 @@ class Chef:
         cache: bool = True,
         memory: bool = False,
         announce_tool_changes: bool = False,
+        compiled: Optional[Mapping[str, str]] = None,
     ) -> "Chef":
         """A new session with these settings, restored from a snapshot file."""
     @property
