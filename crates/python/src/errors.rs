@@ -1,0 +1,316 @@
+//! chef's typed errors as Python exceptions (the classes live in `chef/_errors.py`).
+//!
+//! Every exception raised here is a `chef.ChefError` subclass carrying what the Rust error
+//! carries: `message` (its Display text), `kind` (which error), `variant` (the Rust
+//! variant), `fields` (the variant's data as a dict), `causes` (the source chain's
+//! messages) and `detail` (the Rust error's debug form, every field included).
+
+use chef::ChefError;
+use pyo3::{exceptions::PyRuntimeError, prelude::*, types::PyDict};
+use serde_json::Value;
+
+use crate::convert::to_py;
+
+/// Builds an exception of the class `class` of `chef._errors`. Never fails: should the
+/// class be missing (a broken install), a `RuntimeError` with the same message is built.
+pub(crate) fn raise(
+    class: &str,
+    message: String,
+    kind: &str,
+    variant: &str,
+    fields: Vec<(&str, Value)>,
+    detail: String,
+) -> PyErr {
+    Python::attach(|py| {
+        build(
+            py,
+            class,
+            &message,
+            kind,
+            variant,
+            fields,
+            detail,
+            Vec::new(),
+        )
+        .unwrap_or_else(|_| PyRuntimeError::new_err(message))
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build(
+    py: Python<'_>,
+    class: &str,
+    message: &str,
+    kind: &str,
+    variant: &str,
+    fields: Vec<(&str, Value)>,
+    detail: String,
+    causes: Vec<String>,
+) -> PyResult<PyErr> {
+    let cls = py.import("chef._errors")?.getattr(class)?;
+    let dict = PyDict::new(py);
+    for (k, v) in fields {
+        dict.set_item(k, to_py(py, &v)?)?;
+    }
+    let exc = cls.call1((message, kind, variant, dict, causes, detail))?;
+    Ok(PyErr::from_value(exc))
+}
+
+/// A value from Python that chef cannot use (`chef.InvalidInputError`, also a
+/// `ValueError`).
+pub(crate) fn invalid_input(message: impl Into<String>) -> PyErr {
+    raise(
+        "InvalidInputError",
+        message.into(),
+        "input",
+        "InvalidInput",
+        Vec::new(),
+        String::new(),
+    )
+}
+
+/// A call on a closed session (`chef.ClosedError`).
+pub(crate) fn closed() -> PyErr {
+    raise(
+        "ClosedError",
+        "this Chef is closed".to_owned(),
+        "closed",
+        "Closed",
+        Vec::new(),
+        String::new(),
+    )
+}
+
+/// The Rust variant's name: the debug form up to its first field.
+fn variant_of(debug: &str) -> &str {
+    let end = debug
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(debug.len());
+    debug.get(..end).unwrap_or(debug)
+}
+
+fn causes_of(error: &dyn std::error::Error) -> Vec<String> {
+    let mut causes = Vec::new();
+    let mut source = error.source();
+    while let Some(e) = source {
+        causes.push(e.to_string());
+        source = e.source();
+    }
+    causes
+}
+
+/// A session error as the `chef.ChefError` subclass of its kind.
+pub(crate) fn chef_error(error: ChefError) -> PyErr {
+    let message = error.to_string();
+    let detail = format!("{error:?}");
+    let causes = causes_of(&error);
+    let (class, kind, variant, fields): (&str, &str, String, Vec<(&str, Value)>) = match &error {
+        ChefError::Registry(e) => (
+            "RegistryError",
+            "registry",
+            variant_of(&format!("{e:?}")).to_owned(),
+            Vec::new(),
+        ),
+        ChefError::Compress(e) => (
+            "CompressError",
+            "compress",
+            variant_of(&format!("{e:?}")).to_owned(),
+            Vec::new(),
+        ),
+        ChefError::Schema(e) => (
+            "SchemaError",
+            "schema",
+            variant_of(&format!("{e:?}")).to_owned(),
+            Vec::new(),
+        ),
+        ChefError::Provider { target, source } => (
+            "ProviderError",
+            "provider",
+            variant_of(&format!("{source:?}")).to_owned(),
+            vec![("target", Value::from(target.as_str()))],
+        ),
+        ChefError::Memory(e) => (
+            "ChefMemoryError",
+            "memory",
+            variant_of(&format!("{e:?}")).to_owned(),
+            Vec::new(),
+        ),
+        ChefError::Store(e) => (
+            "StoreError",
+            "store",
+            variant_of(&format!("{e:?}")).to_owned(),
+            Vec::new(),
+        ),
+        ChefError::Snapshot(e) => (
+            "SnapshotError",
+            "snapshot",
+            variant_of(&format!("{e:?}")).to_owned(),
+            Vec::new(),
+        ),
+        ChefError::Summarize(e) => (
+            "SummarizeError",
+            "summarize",
+            variant_of(&format!("{e:?}")).to_owned(),
+            Vec::new(),
+        ),
+        ChefError::DynamicState(e) => (
+            "DynamicStateError",
+            "dynamic_state",
+            variant_of(&format!("{e:?}")).to_owned(),
+            Vec::new(),
+        ),
+        ChefError::Inject { injector, .. } => (
+            "InjectError",
+            "inject",
+            "Inject".to_owned(),
+            vec![("injector", Value::from(injector.as_str()))],
+        ),
+        ChefError::DuplicateWireTool { name } => (
+            "DuplicateWireToolError",
+            "duplicate_wire_tool",
+            "DuplicateWireTool".to_owned(),
+            vec![("name", Value::from(name.as_str()))],
+        ),
+        ChefError::NotOwned(name) => (
+            "NotOwnedError",
+            "not_owned",
+            "NotOwned".to_owned(),
+            vec![("name", Value::from(name.as_str()))],
+        ),
+        ChefError::UnknownSkill { name, available } => (
+            "UnknownSkillError",
+            "unknown_skill",
+            "UnknownSkill".to_owned(),
+            vec![
+                ("name", Value::from(name.as_str())),
+                ("available", Value::from(available.clone())),
+            ],
+        ),
+        _ => (
+            "ChefError",
+            "other",
+            variant_of(&detail).to_owned(),
+            Vec::new(),
+        ),
+    };
+    let fields = with_source_fields(&error, fields);
+    Python::attach(|py| {
+        build(py, class, &message, kind, &variant, fields, detail, causes)
+            .unwrap_or_else(|_| PyRuntimeError::new_err(message))
+    })
+}
+
+/// The inner errors whose fields a caller acts on, added to `fields`.
+fn with_source_fields<'a>(
+    error: &ChefError,
+    mut fields: Vec<(&'a str, Value)>,
+) -> Vec<(&'a str, Value)> {
+    use chef::prune::RegistryError;
+    if let ChefError::Registry(RegistryError::DuplicateTool { name }) = error {
+        fields.push(("name", Value::from(name.as_str())));
+    }
+    if let ChefError::Memory(e) = error {
+        use chef::memory::MemoryError as M;
+        match e {
+            M::NotAllowed { key, allowed } => {
+                fields.push(("key", Value::from(key.as_str())));
+                fields.push(("allowed", Value::from(allowed.clone())));
+            }
+            M::NotFound { key } | M::CorruptEntry { key, .. } => {
+                fields.push(("key", Value::from(key.as_str())));
+            }
+            M::Rejected { key, reason } => {
+                fields.push(("key", Value::from(key.as_str())));
+                fields.push(("reason", Value::from(reason.as_str())));
+            }
+            _ => {}
+        }
+    }
+    if let ChefError::Snapshot(e) = error {
+        use chef::snapshot::SnapshotError as S;
+        match e {
+            S::Io { path, source } => {
+                fields.push(("path", Value::from(path.display().to_string())));
+                fields.push(("reason", Value::from(source.to_string())));
+            }
+            S::Corrupt { origin, source } => {
+                fields.push(("origin", Value::from(origin.to_string())));
+                fields.push(("reason", Value::from(source.to_string())));
+            }
+            S::NewerVersion {
+                origin,
+                found,
+                supported,
+            } => {
+                fields.push(("origin", Value::from(origin.to_string())));
+                fields.push(("found", Value::from(*found)));
+                fields.push(("supported", Value::from(*supported)));
+            }
+            S::NotASnapshot { origin } => {
+                fields.push(("origin", Value::from(origin.to_string())));
+            }
+            _ => {}
+        }
+    }
+    fields
+}
+
+/// A tool document chef could not load (`chef.ToolLoadError`), with its location.
+pub(crate) fn load_error(error: &chef_ir::LoadError) -> PyErr {
+    use chef_ir::LoadError as L;
+    let fields: Vec<(&str, Value)> = match error {
+        L::Json {
+            line,
+            column,
+            message,
+        } => vec![
+            ("line", Value::from(*line)),
+            ("column", Value::from(*column)),
+            ("reason", Value::from(message.as_str())),
+        ],
+        L::NotAToolList { found } => vec![("found", Value::from(*found))],
+        L::InvalidEntry { at, field, problem } => vec![
+            ("index", Value::from(at.index)),
+            ("declaration", Value::from(at.declaration)),
+            ("field", Value::from(field.as_str())),
+            ("reason", Value::from(problem.as_str())),
+        ],
+        L::NotAnObject { at, found } => vec![
+            ("index", Value::from(at.index)),
+            ("declaration", Value::from(at.declaration)),
+            ("found", Value::from(*found)),
+        ],
+        L::DuplicateName {
+            name,
+            first,
+            second,
+        } => vec![
+            ("name", Value::from(name.as_str())),
+            ("first", Value::from(first.index)),
+            ("second", Value::from(second.index)),
+        ],
+        _ => Vec::new(),
+    };
+    let detail = format!("{error:?}");
+    raise(
+        "ToolLoadError",
+        error.to_string(),
+        "tool_load",
+        variant_of(&detail),
+        fields,
+        detail.clone(),
+    )
+}
+
+/// A provider reply chef could not parse (`chef.ResponseError`).
+pub(crate) fn response_error(target: chef_ir::Target, error: &dyn std::error::Error) -> PyErr {
+    let detail = format!("{error:?}");
+    raise(
+        "ResponseError",
+        format!("cannot parse the {target} reply: {error}"),
+        "response",
+        variant_of(&detail),
+        vec![("target", Value::from(target.as_str()))],
+        detail.clone(),
+    )
+}

@@ -1,0 +1,759 @@
+//! `chef.Chef`: one agent session over the Rust [`chef::Chef`].
+//!
+//! The session sits behind a mutex, so the class is safe to share between threads; the
+//! lock is taken with the GIL released wherever chef does real work (compile, search,
+//! snapshots, owned tools), and no Python object is touched while it is held.
+
+use chef::{ChefConfig, ChefError, PrunePolicy, ToolGroup, ToolsMode, memory::Memory};
+use chef_compress::Level;
+use chef_ir::{Message, Target, ToolDefinition, WireNames};
+use parking_lot::Mutex;
+use pyo3::{
+    exceptions::PyTypeError,
+    prelude::*,
+    types::{PyBytes, PyDict, PyList, PyString},
+};
+use serde_json::Value;
+
+use crate::{
+    convert::{document, json_bytes, target, to_py, to_value, type_name},
+    errors::{chef_error, closed, invalid_input, load_error, response_error},
+    types::{Owned, OwnedReply, Payload, ToolCall, calls_list, outcome},
+};
+
+struct Inner {
+    chef: chef::Chef,
+    /// The latest compile's target and wire-name table, for parsing its reply.
+    names: Option<(Target, WireNames)>,
+    /// For the async parts of the session (owned tools), built on first use.
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+/// Why a step run without the GIL failed; turned into a Python exception after.
+enum Failure {
+    Closed,
+    Chef(ChefError),
+    Runtime(String),
+    NoMemory,
+}
+
+impl From<ChefError> for Failure {
+    fn from(e: ChefError) -> Self {
+        Self::Chef(e)
+    }
+}
+
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Closed => closed(),
+            Failure::Chef(e) => chef_error(e),
+            Failure::Runtime(m) => pyo3::exceptions::PyRuntimeError::new_err(m),
+            Failure::NoMemory => crate::errors::raise(
+                "ChefMemoryError",
+                "this session has no memory (create it with Chef(memory=True))".to_owned(),
+                "memory",
+                "NoMemory",
+                Vec::new(),
+                String::new(),
+            ),
+        }
+    }
+}
+
+/// One agent session: tools, conversation, blocklist, memory; `compile(target)` once per
+/// turn, `route(call)` for every call the model makes.
+///
+/// >>> import chef
+/// >>> with chef.Chef(level=3) as session:
+/// ...     names = session.register_tools([{"name": "get_weather", "inputSchema": {"type": "object"}}])
+/// ...     session.push_user("Weather in Oslo?")
+/// ...     payload = session.compile("openai")
+#[pyclass(module = "chef", frozen)]
+pub(crate) struct Chef {
+    inner: Mutex<Option<Inner>>,
+}
+
+impl Chef {
+    fn from_chef(chef: chef::Chef) -> Self {
+        Self {
+            inner: Mutex::new(Some(Inner {
+                chef,
+                names: None,
+                runtime: None,
+            })),
+        }
+    }
+
+    /// Runs `f` on the open session, with the GIL held (for quick steps). A failure
+    /// becomes a Python exception only after the lock is released: building one runs
+    /// Python code, which may let another thread take the GIL and wait for this lock.
+    fn with<T>(&self, f: impl FnOnce(&mut Inner) -> Result<T, Failure>) -> PyResult<T> {
+        let result = match self.inner.lock().as_mut() {
+            Some(inner) => f(inner),
+            None => Err(Failure::Closed),
+        };
+        result.map_err(PyErr::from)
+    }
+
+    /// Runs `f` on the open session with the GIL released (compile, search, files).
+    fn without_gil<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Inner) -> Result<T, Failure> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| match self.inner.lock().as_mut() {
+            Some(inner) => f(inner),
+            None => Err(Failure::Closed),
+        })
+        .map_err(PyErr::from)
+    }
+}
+
+fn level(n: u8) -> PyResult<Level> {
+    Level::try_from(n).map_err(|_| invalid_input(format!("level {n} is not one of 0, 1, 2, 3, 4")))
+}
+
+fn tools_mode(name: &str) -> PyResult<ToolsMode> {
+    match name {
+        "legacy" => Ok(ToolsMode::Legacy),
+        "unified" => Ok(ToolsMode::Unified),
+        other => Err(invalid_input(format!(
+            "tools_mode \"{other}\" is not \"legacy\" or \"unified\""
+        ))),
+    }
+}
+
+/// Tools in any shape chef loads (MCP, OpenAI Chat or Responses, Anthropic, Gemini,
+/// bare), as Python objects or JSON text; one tool dict alone is a list of one.
+fn tool_definitions(tools: &Bound<'_, PyAny>) -> PyResult<Vec<ToolDefinition>> {
+    let mut value = if tools.is_instance_of::<PyString>()
+        || tools.is_instance_of::<PyBytes>()
+        || tools.is_instance_of::<pyo3::types::PyByteArray>()
+    {
+        let bytes = json_bytes(tools)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|e| load_error(&chef_ir::LoadError::from_json(&e)))?
+    } else {
+        to_value(tools)?
+    };
+    if let Value::Object(map) = &value
+        && !map.contains_key("tools")
+        && !map.contains_key("functionDeclarations")
+        && !map.contains_key("function_declarations")
+    {
+        value = Value::Array(vec![value]);
+    }
+    chef_ir::load_tools(&value)
+        .map(|loaded| loaded.tools)
+        .map_err(|e| load_error(&e))
+}
+
+/// Groups as `[{"name", "description", "tools": [...]}]`.
+fn groups(groups: &Bound<'_, PyAny>) -> PyResult<Vec<ToolGroup>> {
+    let list = groups
+        .cast::<PyList>()
+        .map_err(|_| PyTypeError::new_err("groups must be a list of dicts"))?;
+    let mut out = Vec::with_capacity(list.len());
+    for item in list.iter() {
+        let dict = item.cast::<PyDict>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "a group is a dict with name, description and tools, not {}",
+                type_name(&item)
+            ))
+        })?;
+        let name: String = dict
+            .get_item("name")?
+            .ok_or_else(|| invalid_input("a group has no \"name\""))?
+            .extract()?;
+        let description: String = match dict.get_item("description")? {
+            Some(d) => d.extract()?,
+            None => String::new(),
+        };
+        let tools = dict
+            .get_item("tools")?
+            .ok_or_else(|| invalid_input(format!("group \"{name}\" has no \"tools\"")))?;
+        out.push(ToolGroup::new(name, description, tool_definitions(&tools)?));
+    }
+    Ok(out)
+}
+
+/// A message as chef's IR dict (`{"role", "content": [blocks]}`), its JSON text, or
+/// `{"role", "content": "text"}`.
+fn message(obj: &Bound<'_, PyAny>) -> PyResult<Message> {
+    let mut value = document(obj, "the message")?;
+    if let Value::Object(map) = &mut value
+        && let Some(Value::String(text)) = map.get("content")
+    {
+        let block = serde_json::json!([{"type": "text", "text": text}]);
+        map.insert("content".to_owned(), block);
+    }
+    serde_json::from_value(value).map_err(|e| invalid_input(format!("not a chef message: {e}")))
+}
+
+/// A policy by name (`all`, `by_task`) or as a dict (`{"policy": "ranked", "top_k": 8,
+/// "always_keep": [...]}`, `{"policy": "allowlist", "names": [...]}`, …).
+fn prune_policy(obj: &Bound<'_, PyAny>) -> PyResult<PrunePolicy> {
+    let value = match obj.cast::<PyString>() {
+        Ok(s) => serde_json::json!({"policy": s.to_cow()?}),
+        Err(_) => to_value(obj)?,
+    };
+    serde_json::from_value(value).map_err(|e| invalid_input(format!("not a prune policy: {e}")))
+}
+
+/// A call as a `ToolCall` or a dict `{"id", "name", "arguments"}` (arguments as a dict or
+/// as JSON text; text that is not JSON is kept as a string, as a provider parser does).
+fn tool_call(obj: &Bound<'_, PyAny>) -> PyResult<chef_ir::ToolCall> {
+    if let Ok(call) = obj.cast::<ToolCall>() {
+        return Ok(call.get().call.clone());
+    }
+    let Ok(dict) = obj.cast::<PyDict>() else {
+        return Err(PyTypeError::new_err(format!(
+            "a call is a chef.ToolCall or a dict with id, name and arguments, not {}",
+            type_name(obj)
+        )));
+    };
+    let id: String = match dict.get_item("id")? {
+        Some(id) => id.extract()?,
+        None => String::new(),
+    };
+    let name: String = dict
+        .get_item("name")?
+        .ok_or_else(|| invalid_input("the call has no \"name\""))?
+        .extract()?;
+    let arguments = match dict.get_item("arguments")? {
+        None => Value::Object(serde_json::Map::new()),
+        Some(a) => match a.cast::<PyString>() {
+            Ok(text) => {
+                let text = text.to_cow()?;
+                serde_json::from_str(&text).unwrap_or_else(|_| Value::String(text.into_owned()))
+            }
+            Err(_) => to_value(&a)?,
+        },
+    };
+    Ok(chef_ir::ToolCall::new(id, name, arguments))
+}
+
+#[pymethods]
+impl Chef {
+    /// A new session.
+    ///
+    /// level: the compression level, 0–4 (1, signature lines, is chef's default; 3 sends
+    ///     the `t`/`q` dispatcher and a code map).
+    /// tools_mode: "legacy" (memory tools) or "unified" (the `context` tool).
+    /// cache: place chef's cache breakpoints.
+    /// memory: give the session memory (the model writes it through owned tools).
+    /// announce_tool_changes: tell the model when tools are added, removed or blocked.
+    /// compiled: the compiled map (tool name → its `def` line, as `chef compile-map`
+    ///     writes it), which level 4 needs and level 1 uses for descriptions.
+    #[new]
+    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, compiled = None))]
+    fn new(
+        level: u8,
+        tools_mode: &str,
+        cache: bool,
+        memory: bool,
+        announce_tool_changes: bool,
+        compiled: Option<std::collections::BTreeMap<String, String>>,
+    ) -> PyResult<Self> {
+        let mut options = chef_compress::Options::new().with_level(self::level(level)?);
+        if let Some(map) = compiled {
+            options = options.with_compiled(map);
+        }
+        let config = ChefConfig::default()
+            .with_compress(options)
+            .with_tools_mode(self::tools_mode(tools_mode)?)
+            .with_cache(cache)
+            .with_tool_change_announcements(announce_tool_changes);
+        let mut chef = chef::Chef::new(config);
+        if memory {
+            chef = chef.with_memory(Memory::new());
+        }
+        Ok(Self::from_chef(chef))
+    }
+
+    /// A new session (same settings as `Chef(...)`) restored from a snapshot file.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, compiled = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_snapshot(
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        level: u8,
+        tools_mode: &str,
+        cache: bool,
+        memory: bool,
+        announce_tool_changes: bool,
+        compiled: Option<std::collections::BTreeMap<String, String>>,
+    ) -> PyResult<Self> {
+        let session = Self::new(
+            level,
+            tools_mode,
+            cache,
+            memory,
+            announce_tool_changes,
+            compiled,
+        )?;
+        session.load(py, path)?;
+        Ok(session)
+    }
+
+    /// The compression level (0–4).
+    #[getter]
+    fn level(&self) -> PyResult<u8> {
+        self.with(|i| Ok(i.chef.config().compress.level().as_u8()))
+    }
+
+    /// The session's turn counter (one per compile).
+    #[getter]
+    fn turn(&self) -> PyResult<u64> {
+        self.with(|i| Ok(i.chef.turn()))
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.lock().is_none()
+    }
+
+    /// Registers the flat tools (replacing those registered before), in any shape chef reads (MCP `inputSchema`, OpenAI Chat
+    /// `{"type": "function", "function": …}`, OpenAI Responses, Anthropic `input_schema`,
+    /// Gemini `functionDeclarations`, bare `parameters`), as a list of dicts, one dict, or
+    /// JSON text. Returns the real names registered, in order.
+    fn register_tools(&self, tools: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+        let tools = tool_definitions(tools)?;
+        let names = tools.iter().map(|t| t.name.as_str().to_owned()).collect();
+        self.with(|i| {
+            i.chef.register_tools(tools)?;
+            Ok(names)
+        })
+    }
+
+    /// Registers namespaces: `[{"name", "description", "tools": [...]}]`; each is sent as
+    /// one tool whose `action` picks the member.
+    fn register_namespaces(&self, groups: &Bound<'_, PyAny>) -> PyResult<()> {
+        let groups = self::groups(groups)?;
+        self.with(|i| {
+            i.chef.register_namespaces(groups)?;
+            Ok(())
+        })
+    }
+
+    /// Registers lazy toolkits (same shape as namespaces); the model loads one with
+    /// `load_toolkit`, and its tools are offered from the next compile on.
+    fn register_toolkits(&self, groups: &Bound<'_, PyAny>) -> PyResult<()> {
+        let groups = self::groups(groups)?;
+        self.with(|i| {
+            i.chef.register_toolkits(groups)?;
+            Ok(())
+        })
+    }
+
+    /// The registered flat tools' real names, in registration order.
+    #[getter]
+    fn tool_names(&self) -> PyResult<Vec<String>> {
+        self.with(|i| {
+            Ok(i.chef
+                .pruner()
+                .all_tools()
+                .iter()
+                .map(|t| t.name.as_str().to_owned())
+                .collect())
+        })
+    }
+
+    /// Replaces the blocklist (tools, namespaces, toolkits, owned tools; matched in any
+    /// case and separator style). Returns the entries that match nothing registered (most
+    /// likely typos; they stay on the list). Blocking never changes the request bytes.
+    fn set_blocked_tools(&self, names: Vec<String>) -> PyResult<Vec<String>> {
+        self.with(|i| Ok(i.chef.set_blocked_tools(names).unmatched))
+    }
+
+    /// The blocklist.
+    #[getter]
+    fn blocked_tools(&self) -> PyResult<Vec<String>> {
+        self.with(|i| Ok(i.chef.pruner().blocked_tools().to_vec()))
+    }
+
+    /// Sets which flat tools each compile keeps: "all", "by_task", or a dict such as
+    /// `{"policy": "ranked", "top_k": 8, "always_keep": ["ask_user"]}` or
+    /// `{"policy": "allowlist", "names": [...]}`.
+    fn set_prune_policy(&self, policy: &Bound<'_, PyAny>) -> PyResult<()> {
+        let policy = prune_policy(policy)?;
+        self.with(|i| {
+            i.chef.set_prune_policy(policy);
+            Ok(())
+        })
+    }
+
+    /// The task pruning ranks against (None: the latest user request).
+    #[pyo3(signature = (task))]
+    fn set_task(&self, task: Option<String>) -> PyResult<()> {
+        self.with(|i| {
+            i.chef.set_task(task);
+            Ok(())
+        })
+    }
+
+    /// Bounds the flat tools to these names (None lifts the bound).
+    #[pyo3(signature = (names))]
+    fn set_allowlist(&self, names: Option<Vec<String>>) -> PyResult<()> {
+        self.with(|i| {
+            i.chef.set_allowlist(names);
+            Ok(())
+        })
+    }
+
+    /// Ranks the registered tools for a task with the catalogue index; returns up to `k`
+    /// `(name, score)` pairs, best first (none when nothing fits). Runs without the GIL.
+    #[pyo3(signature = (query, k = 5))]
+    fn search(&self, py: Python<'_>, query: String, k: usize) -> PyResult<Vec<(String, f64)>> {
+        self.without_gil(py, move |i| {
+            let result = i.chef.pruner().rank_by_task(&query, k);
+            Ok(result
+                .tools
+                .iter()
+                .zip(&result.reasons)
+                .filter_map(|(t, reason)| match reason {
+                    chef::KeepReason::Ranked { score, .. } => {
+                        Some((t.name.as_str().to_owned(), *score))
+                    }
+                    _ => None,
+                })
+                .collect())
+        })
+    }
+
+    /// Sets the system prompt: a string, or a list of messages.
+    fn set_system_prompt(&self, prompt: &Bound<'_, PyAny>) -> PyResult<()> {
+        let messages = match prompt.cast::<PyString>() {
+            Ok(text) => vec![Message::system(text.to_cow()?.into_owned())],
+            Err(_) => {
+                let list = prompt.cast::<PyList>().map_err(|_| {
+                    PyTypeError::new_err("the system prompt is a str or a list of messages")
+                })?;
+                list.iter()
+                    .map(|m| message(&m))
+                    .collect::<PyResult<Vec<_>>>()?
+            }
+        };
+        self.with(|i| {
+            i.chef.set_system_prompt(messages);
+            Ok(())
+        })
+    }
+
+    /// Appends a message: chef's IR dict (`{"role": "user", "content": [{"type": "text",
+    /// "text": "…"}]}`, or `"content": "text"`), or its JSON text.
+    fn push(&self, message: &Bound<'_, PyAny>) -> PyResult<()> {
+        let message = self::message(message)?;
+        self.with(|i| {
+            i.chef.push(message);
+            Ok(())
+        })
+    }
+
+    /// Appends a user message.
+    fn push_user(&self, text: String) -> PyResult<()> {
+        self.with(|i| {
+            i.chef.push(Message::user(text));
+            Ok(())
+        })
+    }
+
+    /// Parses a provider's reply (its JSON bytes or text, a dict, or an SDK response
+    /// object with `model_dump_json`) for `target`, with the wire names of the latest
+    /// compile for that target, appends the assistant message, and returns its calls.
+    fn push_reply<'py>(
+        &self,
+        py: Python<'py>,
+        target: &str,
+        reply: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let target = self::target(target)?;
+        // `bytes` are read where they are (the usual case: an SDK's raw response body);
+        // anything else is turned into JSON text first.
+        let owned;
+        let bytes: &[u8] = if let Ok(b) = reply.cast::<PyBytes>() {
+            b.as_bytes()
+        } else if reply.hasattr("model_dump_json")? {
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("exclude_unset", true)?;
+            let text = reply.call_method("model_dump_json", (), Some(&kwargs))?;
+            owned = json_bytes(&text)?;
+            &owned
+        } else {
+            owned = json_bytes(reply)?;
+            &owned
+        };
+        let parsed = self.with(|i| {
+            let names = match &i.names {
+                Some((t, names)) if *t == target => names.clone(),
+                _ => WireNames::default(),
+            };
+            let message = match target {
+                Target::Anthropic => chef::anthropic::parse_response(bytes, &names)
+                    .map(|r| r.message)
+                    .map_err(|e| e.to_string()),
+                Target::OpenAiChat => chef::openai::chat::parse_response(bytes, &names)
+                    .map(|r| r.message)
+                    .map_err(|e| e.to_string()),
+                Target::OpenAiResponses => chef::openai::responses::parse_response(bytes, &names)
+                    .map(|r| r.message)
+                    .map_err(|e| e.to_string()),
+                Target::Gemini => chef::gemini::parse_response(bytes, &names, i.chef.history())
+                    .map(|r| r.message)
+                    .map_err(|e| e.to_string()),
+            };
+            Ok(message.map(|message| {
+                let calls: Vec<_> = message.tool_calls().cloned().collect();
+                i.chef.push(message);
+                calls
+            }))
+        })?;
+        match parsed {
+            Ok(calls) => calls_list(py, calls),
+            Err(reason) => Err(response_error(target, &StrError(reason))),
+        }
+    }
+
+    /// Appends the result of a call (as an error result when `is_error`).
+    #[pyo3(signature = (call_id, text, is_error = false))]
+    fn push_tool_result(&self, call_id: String, text: String, is_error: bool) -> PyResult<()> {
+        let result = if is_error {
+            chef_ir::ToolResult::error(call_id, text)
+        } else {
+            chef_ir::ToolResult::text(call_id, text)
+        };
+        self.with(|i| {
+            i.chef.push(Message::tool_results(vec![result]));
+            Ok(())
+        })
+    }
+
+    /// The conversation, as chef's IR dicts.
+    fn history<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let value = self.with(|i| {
+            serde_json::to_value(i.chef.history()).map_err(|e| Failure::Runtime(e.to_string()))
+        })?;
+        to_py(py, &value)
+    }
+
+    /// Compiles the session for `target` ("anthropic", "openai", "openai-responses",
+    /// "gemini"): the request body as bytes (built straight into the `bytes` object, no
+    /// intermediate copy), ready to send. Runs without the GIL.
+    fn compile(&self, py: Python<'_>, target: &str) -> PyResult<Payload> {
+        let target = self::target(target)?;
+        let payload = self.without_gil(py, move |i| {
+            let payload = i.chef.compile_chunked(target)?;
+            i.names = Some((target, payload.names.clone()));
+            Ok(payload)
+        })?;
+        let body = PyBytes::new_with(py, payload.body.len(), |buf| {
+            let mut at = 0;
+            for chunk in payload.body.chunks() {
+                let end = at + chunk.len();
+                if let Some(dst) = buf.get_mut(at..end) {
+                    dst.copy_from_slice(chunk);
+                }
+                at = end;
+            }
+            Ok(())
+        })?;
+        let names = PyDict::new(py);
+        for (real, wire) in payload.names.renamed() {
+            names.set_item(wire, real)?;
+        }
+        Ok(Payload {
+            target: target.as_str(),
+            body: body.unbind(),
+            names: names.unbind(),
+            notices: payload.notices,
+            turn: payload.meta.turn,
+            wire_tools: payload
+                .meta
+                .wire_tools
+                .iter()
+                .map(|t| t.as_str().to_owned())
+                .collect(),
+        })
+    }
+
+    /// Routes a model's call: the one dispatch entry point. Returns `Call` (dispatch it),
+    /// `Owned` (run `handle_tool`), `ToolkitLoaded`, `Lookup`, `Blocked` or `Rejected`
+    /// (send their `reply` back). The gate runs on the resolved real name on every route.
+    fn route(&self, py: Python<'_>, call: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let call = tool_call(call)?;
+        let routed = self.with(|i| Ok(i.chef.route(&call)))?;
+        outcome(py, routed)
+    }
+
+    /// Classifies a call exactly as `route` does, but changes nothing (a `load_toolkit`
+    /// is reported, not loaded).
+    fn check_tool_call(&self, py: Python<'_>, call: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let call = tool_call(call)?;
+        let routed = self.with(|i| Ok(i.chef.check_tool_call(&call)))?;
+        outcome(py, routed)
+    }
+
+    /// Answers a library-owned call (`Owned` from `route`): memory, the context store,
+    /// `new_context`. Runs without the GIL.
+    fn handle_tool(&self, py: Python<'_>, call: &Bound<'_, Owned>) -> PyResult<OwnedReply> {
+        let call = call.get().call.clone();
+        let reply = self.without_gil(py, move |i| {
+            if i.runtime.is_none() {
+                i.runtime = Some(
+                    tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .map_err(|e| Failure::Runtime(e.to_string()))?,
+                );
+            }
+            let Inner { chef, runtime, .. } = i;
+            let runtime = runtime
+                .as_ref()
+                .ok_or_else(|| Failure::Runtime("no runtime".to_owned()))?;
+            Ok(runtime.block_on(chef.handle_tool(&call))?)
+        })?;
+        Ok(OwnedReply {
+            text: reply.text,
+            is_error: reply.is_error,
+        })
+    }
+
+    /// The level-3/4 code of a tool or group in the latest compile's map, if it has one.
+    fn code_for(&self, name: &str) -> PyResult<Option<String>> {
+        self.with(|i| Ok(i.chef.code_for(name)))
+    }
+
+    /// The call a model would make to reach `name` with `arguments` at this level (a
+    /// `t` call at level 3, a compound call at level 2), if the tool is offered.
+    fn encode_call(&self, name: &str, arguments: &Bound<'_, PyAny>) -> PyResult<Option<ToolCall>> {
+        let arguments = to_value(arguments)?;
+        self.with(|i| {
+            Ok(i.chef
+                .encode_call(name, arguments)
+                .map(|call| ToolCall { call }))
+        })
+    }
+
+    /// The toolkits loaded so far.
+    #[getter]
+    fn loaded_toolkits(&self) -> PyResult<Vec<String>> {
+        self.with(|i| Ok(i.chef.loaded_toolkits().to_vec()))
+    }
+
+    /// Writes a memory entry (the session needs `memory=True`).
+    fn memory_set(&self, key: &str, value: &str) -> PyResult<()> {
+        self.with(|i| {
+            let memory = i.chef.memory_mut().ok_or_else(no_memory)?;
+            memory
+                .set(key, value, chef::memory::SetOptions::new())
+                .map_err(|e| Failure::Chef(ChefError::Memory(e)))?;
+            Ok(())
+        })
+    }
+
+    /// A memory entry's value, or None.
+    fn memory_get(&self, key: &str) -> PyResult<Option<String>> {
+        self.with(|i| {
+            let memory = i.chef.memory().ok_or_else(no_memory)?;
+            Ok(memory.get(key).map(|e| e.value().to_owned()))
+        })
+    }
+
+    /// Deletes a memory entry; whether it existed.
+    fn memory_delete(&self, key: &str) -> PyResult<bool> {
+        self.with(|i| {
+            let memory = i.chef.memory_mut().ok_or_else(no_memory)?;
+            Ok(memory.delete(key).is_some())
+        })
+    }
+
+    /// Every memory entry as a dict, key → value, in the memory's order.
+    fn memory<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let entries: Vec<(String, String)> = self.with(|i| {
+            let memory = i.chef.memory().ok_or_else(no_memory)?;
+            Ok(memory
+                .entries()
+                .map(|e| (e.key().as_str().to_owned(), e.value().to_owned()))
+                .collect())
+        })?;
+        let dict = PyDict::new(py);
+        for (k, v) in entries {
+            dict.set_item(k, v)?;
+        }
+        Ok(dict)
+    }
+
+    /// Saves a snapshot of the session to a file, atomically. Runs without the GIL.
+    #[pyo3(signature = (path, label = None))]
+    fn save(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        label: Option<String>,
+    ) -> PyResult<()> {
+        self.without_gil(py, move |i| Ok(i.chef.save(&path, label.as_deref())?))
+    }
+
+    /// Restores the session from a snapshot file (`chef.SnapshotError` when the file is
+    /// missing, corrupt, newer, or not a snapshot). Runs without the GIL.
+    fn load(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
+        self.without_gil(py, move |i| {
+            i.chef.load(&path)?;
+            i.names = None;
+            Ok(())
+        })
+    }
+
+    /// An independent session that starts where this one is, sharing what was prepared
+    /// from the tools.
+    fn fork(&self) -> PyResult<Chef> {
+        self.with(|i| Ok(Chef::from_chef(i.chef.fork())))
+    }
+
+    /// Drops the session and what it holds; any later call raises `chef.ClosedError`.
+    fn close(&self) {
+        drop(self.inner.lock().take());
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        match self.inner.lock().as_ref() {
+            None => "Chef(closed)".to_owned(),
+            Some(i) => format!(
+                "Chef(level={}, tools={}, messages={}, turn={}, blocked={})",
+                i.chef.config().compress.level().as_u8(),
+                i.chef.pruner().all_tools().len(),
+                i.chef.history().len(),
+                i.chef.turn(),
+                i.chef.pruner().blocked_tools().len()
+            ),
+        }
+    }
+}
+
+fn no_memory() -> Failure {
+    Failure::NoMemory
+}
+
+/// A message as an error, for `response_error`.
+#[derive(Debug)]
+struct StrError(String);
+
+impl std::fmt::Display for StrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StrError {}
