@@ -1,61 +1,14 @@
 //! Events the session emits, for logging, metrics and tests.
 
-use chef_ir::{Target, WireNames};
+use chef_ir::Target;
 
-use crate::{memory::MemoryEvent, session::PayloadMeta};
+use crate::memory::MemoryEvent;
 
 /// Names one subscription of a session ([`Chef::subscribe`](crate::Chef::subscribe),
 /// [`Chef::on_compiled`](crate::Chef::on_compiled)), for
 /// [`Chef::unsubscribe`](crate::Chef::unsubscribe).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Subscription(pub(crate) u64);
-
-/// A compiled request as [`Chef::on_compiled`](crate::Chef::on_compiled) subscribers see
-/// it, borrowed from the compile: the body is read in place (the pieces the chunked body is
-/// made of), never copied for them.
-pub struct Compiled<'a> {
-    /// The target.
-    pub target: Target,
-    pub(crate) body: &'a crate::session::compiler::Spliced,
-    /// Real ↔ wire tool names.
-    pub names: &'a WireNames,
-    /// The provider crate's notices (as [`Payload::notices`](crate::Payload::notices)).
-    pub notices: &'a [String],
-    /// The compile's bookkeeping (as [`Payload::meta`](crate::Payload::meta)).
-    pub meta: &'a PayloadMeta,
-}
-
-impl Compiled<'_> {
-    /// The body's length in bytes.
-    pub fn body_len(&self) -> usize {
-        self.body.len()
-    }
-
-    /// Calls `each` with the body's bytes in order (the pieces of
-    /// [`ChunkedBody`](crate::ChunkedBody)); together they are exactly the bytes
-    /// [`Chef::compile`](crate::Chef::compile) returns.
-    pub fn for_each_chunk(&self, each: impl FnMut(&[u8])) {
-        self.body.for_each_piece(each);
-    }
-
-    /// The body as one buffer (a copy).
-    pub fn body_to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.body.len());
-        self.for_each_chunk(|piece| out.extend_from_slice(piece));
-        out
-    }
-}
-
-impl std::fmt::Debug for Compiled<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Compiled")
-            .field("target", &self.target)
-            .field("body_len", &self.body_len())
-            .field("notices", &self.notices)
-            .field("meta", &self.meta)
-            .finish_non_exhaustive()
-    }
-}
 
 /// Something that happened in a session.
 #[derive(Debug, Clone, PartialEq)]

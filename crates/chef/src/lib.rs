@@ -60,7 +60,7 @@ pub use chef_openai as openai;
 pub use crate::{
     announce::{Announcement, Announcements, Channel},
     error::{ArchiveError, ChefError, ProviderError, RouteError},
-    events::{ChefEvent, Compiled, Subscription},
+    events::{ChefEvent, Subscription},
     gate::{BlockReport, Blocklist},
     namespace::{NamespaceCall, NamespaceError, ToolGroup},
     overflow::{
@@ -72,8 +72,9 @@ pub use crate::{
         CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
     },
     session::{
-        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, MemoryPlacement, OwnedCall,
-        Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall, SessionState, TargetOptions,
+        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, Compiled, MemoryPlacement,
+        OwnedCall, Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall, SessionState,
+        TargetOptions,
     },
 };
 

@@ -9,19 +9,16 @@
 //!
 //! Groups are one level deep: [`ToolGroup::tools`] holds plain tool definitions, and a
 //! member named like another group is refused at registration
-//! ([`RegistryError::NestedGroup`]). Everything rendered here depends only on the
+//! ([`RegistryError::NestedGroup`](crate::prune::RegistryError::NestedGroup)). Everything rendered here depends only on the
 //! registered groups, so the compiled tools are byte-identical from turn to turn.
 
 mod error;
-
-use std::collections::BTreeSet;
 
 use chef_ir::{ToolDefinition, ToolName};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 pub use self::error::NamespaceError;
-use crate::prune::RegistryError;
 
 /// The name of the toolkit loader tool.
 pub const LOAD_TOOLKIT: &str = "load_toolkit";
@@ -61,56 +58,6 @@ pub struct NamespaceCall {
     pub tool_name: ToolName,
     /// The sub-tool's arguments.
     pub args: Value,
-}
-
-pub(crate) fn check_groups(
-    groups: &[ToolGroup],
-    others: &[ToolGroup],
-    kind: &'static str,
-) -> Result<(), RegistryError> {
-    let mut names: BTreeSet<&str> = others.iter().map(|g| g.name.as_str()).collect();
-    for group in groups {
-        if crate::prune::reserved_owner(&group.name).is_some() {
-            return Err(RegistryError::ReservedName {
-                kind,
-                group: group.name.clone(),
-                name: group.name.clone(),
-            });
-        }
-        if !names.insert(&group.name) {
-            return Err(RegistryError::DuplicateGroup {
-                kind,
-                name: group.name.clone(),
-            });
-        }
-    }
-    for group in groups {
-        let mut members = BTreeSet::new();
-        for tool in &group.tools {
-            if !members.insert(tool.name.as_str()) {
-                return Err(RegistryError::DuplicateMember {
-                    kind,
-                    group: group.name.clone(),
-                    tool: tool.name.clone(),
-                });
-            }
-            if names.contains(tool.name.as_str()) {
-                return Err(RegistryError::NestedGroup {
-                    kind,
-                    group: group.name.clone(),
-                    tool: tool.name.clone(),
-                });
-            }
-            if crate::prune::reserved_owner(tool.name.as_str()).is_some() {
-                return Err(RegistryError::ReservedName {
-                    kind,
-                    group: group.name.clone(),
-                    name: tool.name.as_str().to_owned(),
-                });
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The wire tool for a namespace: `action` (an enum of the members) and `args`.

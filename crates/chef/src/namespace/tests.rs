@@ -177,27 +177,3 @@ fn extract_toolkit_is_case_insensitive() {
             .ends_with("Available: (none)")
     );
 }
-
-#[test]
-fn groups_are_one_level_deep() {
-    let inner = ToolGroup::new("inner", "", vec![]);
-    let outer = ToolGroup::new("outer", "", vec![tool("inner", "", json!({}))]);
-    let err = check_groups(&[inner, outer], &[], "namespace").unwrap_err();
-    assert!(matches!(err, RegistryError::NestedGroup { .. }), "{err}");
-    let err = check_groups(
-        &[ToolGroup::new(LOAD_TOOLKIT, "", vec![])],
-        &[],
-        "namespace",
-    )
-    .unwrap_err();
-    assert!(matches!(err, RegistryError::ReservedName { .. }));
-    let dup = ToolGroup::new(
-        "g",
-        "",
-        vec![tool("a", "", json!({})), tool("a", "", json!({}))],
-    );
-    assert!(matches!(
-        check_groups(&[dup], &[], "toolkit").unwrap_err(),
-        RegistryError::DuplicateMember { .. }
-    ));
-}

@@ -298,7 +298,7 @@ impl Pruner {
         &mut self,
         groups: Vec<ToolGroup>,
     ) -> Result<&mut Self, RegistryError> {
-        crate::namespace::check_groups(&groups, &self.toolkits, "namespace")?;
+        check_groups(&groups, &self.toolkits, "namespace")?;
         for group in &groups {
             if self.flat.iter().any(|t| t.name == group.name.as_str()) {
                 return Err(RegistryError::NameClash {
@@ -317,7 +317,7 @@ impl Pruner {
         &mut self,
         groups: Vec<ToolGroup>,
     ) -> Result<&mut Self, RegistryError> {
-        crate::namespace::check_groups(&groups, &self.namespaces, "toolkit")?;
+        check_groups(&groups, &self.namespaces, "toolkit")?;
         for kit in &groups {
             if let Some(tool) = kit
                 .tools
@@ -678,6 +678,59 @@ fn relevance(tool: &ToolDefinition, lowered_task: &str) -> Option<KeepReason> {
         .map(|tag| KeepReason::TagInTask { tag: tag.clone() })
 }
 
+/// Checks `groups` (of `kind`, "namespace" or "toolkit") against each other and the
+/// `others` kind: no reserved name, no duplicate group or member, no group nested in
+/// another.
+pub(crate) fn check_groups(
+    groups: &[ToolGroup],
+    others: &[ToolGroup],
+    kind: &'static str,
+) -> Result<(), RegistryError> {
+    let mut names: BTreeSet<&str> = others.iter().map(|g| g.name.as_str()).collect();
+    for group in groups {
+        if reserved_owner(&group.name).is_some() {
+            return Err(RegistryError::ReservedName {
+                kind,
+                group: group.name.clone(),
+                name: group.name.clone(),
+            });
+        }
+        if !names.insert(&group.name) {
+            return Err(RegistryError::DuplicateGroup {
+                kind,
+                name: group.name.clone(),
+            });
+        }
+    }
+    for group in groups {
+        let mut members = BTreeSet::new();
+        for tool in &group.tools {
+            if !members.insert(tool.name.as_str()) {
+                return Err(RegistryError::DuplicateMember {
+                    kind,
+                    group: group.name.clone(),
+                    tool: tool.name.clone(),
+                });
+            }
+            if names.contains(tool.name.as_str()) {
+                return Err(RegistryError::NestedGroup {
+                    kind,
+                    group: group.name.clone(),
+                    tool: tool.name.clone(),
+                });
+            }
+            if reserved_owner(tool.name.as_str()).is_some() {
+                return Err(RegistryError::ReservedName {
+                    kind,
+                    group: group.name.clone(),
+                    name: tool.name.as_str().to_owned(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -768,5 +821,32 @@ mod tests {
         assert_eq!(p.all_tools().len(), 3);
         p.register_tools(vec![tool("only", &[])]).unwrap();
         assert_eq!(p.all_tools().len(), 1);
+    }
+
+    #[test]
+    fn groups_are_one_level_deep() {
+        let inner = ToolGroup::new("inner", "", vec![]);
+        let outer = ToolGroup::new("outer", "", vec![ToolDefinition::new("inner", json!({}))]);
+        let err = check_groups(&[inner, outer], &[], "namespace").unwrap_err();
+        assert!(matches!(err, RegistryError::NestedGroup { .. }), "{err}");
+        let err = check_groups(
+            &[ToolGroup::new(crate::namespace::LOAD_TOOLKIT, "", vec![])],
+            &[],
+            "namespace",
+        )
+        .unwrap_err();
+        assert!(matches!(err, RegistryError::ReservedName { .. }));
+        let dup = ToolGroup::new(
+            "g",
+            "",
+            vec![
+                ToolDefinition::new("a", json!({})),
+                ToolDefinition::new("a", json!({})),
+            ],
+        );
+        assert!(matches!(
+            check_groups(&[dup], &[], "toolkit").unwrap_err(),
+            RegistryError::DuplicateMember { .. }
+        ));
     }
 }

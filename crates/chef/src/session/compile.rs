@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use chef_ir::{Request, Target, ToolDefinition, ToolName};
 
-use super::{Chef, assemble, compiler, memory_instruction, request_names};
+use super::{Chef, assemble, compiler, memory_instruction, request_names, subscribe::Compiled};
 use super::{
     compiler::Spliced, config::MemoryPlacement, payload::ChunkedPayload, payload::Payload,
     payload::PayloadMeta, select::TurnTools,
 };
 use crate::{
-    announce::Announcement, announce::Channel, error::ChefError, events::ChefEvent,
-    events::Compiled, memory::Memory, memory::MemoryStyle, owned::ToolsMode,
+    announce::Announcement, announce::Channel, error::ChefError, events::ChefEvent, memory::Memory,
+    memory::MemoryStyle, owned::ToolsMode,
 };
 
 impl Chef {

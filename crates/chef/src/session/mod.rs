@@ -30,15 +30,15 @@ pub use self::body::ChunkedBody;
 pub use self::compiler::TargetOptions;
 pub use self::config::{ChefConfig, MemoryPlacement};
 pub use self::payload::{ChunkedPayload, Payload, PayloadMeta};
+pub use self::subscribe::Compiled;
 pub use self::{
     assemble::ANCHOR_LINE,
     routed::{OwnedCall, Routed, RoutedCall},
-    skills::SkillRef,
     state::{RestoreOptions, SessionState},
 };
 use crate::{
     announce::Announcements,
-    events::{ChefEvent, Compiled, Subscription},
+    events::{ChefEvent, Subscription},
     memory::{Memory, MemoryStyle},
     prune::Pruner,
 };

@@ -6,41 +6,8 @@ use super::Chef;
 use crate::{
     error::ChefError,
     owned::OwnedReply,
-    skills::{SavedSkill, Skill, SkillPlacement, Skills},
+    skills::{SavedSkill, Skill, SkillPlacement, SkillRef, Skills},
 };
-
-/// A skill to activate: a registered one by name, or a value.
-#[derive(Debug, Clone)]
-pub enum SkillRef {
-    /// The registered skill of this name.
-    Name(String),
-    /// This skill (registered or not).
-    Skill(Arc<Skill>),
-}
-
-impl From<&str> for SkillRef {
-    fn from(name: &str) -> Self {
-        Self::Name(name.to_owned())
-    }
-}
-
-impl From<String> for SkillRef {
-    fn from(name: String) -> Self {
-        Self::Name(name)
-    }
-}
-
-impl From<Skill> for SkillRef {
-    fn from(skill: Skill) -> Self {
-        Self::Skill(Arc::new(skill))
-    }
-}
-
-impl From<Arc<Skill>> for SkillRef {
-    fn from(skill: Arc<Skill>) -> Self {
-        Self::Skill(skill)
-    }
-}
 
 /// The active skill and what it decides at compile.
 #[derive(Debug, Clone)]

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::{Chef, Subscriber, bridge_memory_events};
-use crate::{events::ChefEvent, events::Compiled, events::Subscription};
+use crate::events::{ChefEvent, Subscription};
 
 impl Chef {
     /// Subscribes to session events, until [`unsubscribe`](Self::unsubscribe).
@@ -111,5 +111,52 @@ impl Chef {
         for (_, s) in &self.events.subscribers {
             s(event);
         }
+    }
+}
+
+/// A compiled request as [`Chef::on_compiled`](crate::Chef::on_compiled) subscribers see
+/// it, borrowed from the compile: the body is read in place (the pieces the chunked body is
+/// made of), never copied for them.
+pub struct Compiled<'a> {
+    /// The target.
+    pub target: chef_ir::Target,
+    pub(crate) body: &'a super::compiler::Spliced,
+    /// Real ↔ wire tool names.
+    pub names: &'a chef_ir::WireNames,
+    /// The provider crate's notices (as [`Payload::notices`](crate::Payload::notices)).
+    pub notices: &'a [String],
+    /// The compile's bookkeeping (as [`Payload::meta`](crate::Payload::meta)).
+    pub meta: &'a super::payload::PayloadMeta,
+}
+
+impl Compiled<'_> {
+    /// The body's length in bytes.
+    pub fn body_len(&self) -> usize {
+        self.body.len()
+    }
+
+    /// Calls `each` with the body's bytes in order (the pieces of
+    /// [`ChunkedBody`](crate::ChunkedBody)); together they are exactly the bytes
+    /// [`Chef::compile`](crate::Chef::compile) returns.
+    pub fn for_each_chunk(&self, each: impl FnMut(&[u8])) {
+        self.body.for_each_piece(each);
+    }
+
+    /// The body as one buffer (a copy).
+    pub fn body_to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.body.len());
+        self.for_each_chunk(|piece| out.extend_from_slice(piece));
+        out
+    }
+}
+
+impl std::fmt::Debug for Compiled<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("target", &self.target)
+            .field("body_len", &self.body_len())
+            .field("notices", &self.notices)
+            .field("meta", &self.meta)
+            .finish_non_exhaustive()
     }
 }

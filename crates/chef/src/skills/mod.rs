@@ -57,7 +57,6 @@ pub use self::{
     error::{SkillError, SkillErrorKind},
     load::{Loaded, SKILL_FILE, Shadowed, load_dir, load_dirs},
 };
-pub use crate::session::SkillRef;
 
 /// One skill: what the listing shows, what the model follows when it is active.
 #[derive(Debug, Clone, PartialEq)]
@@ -475,5 +474,38 @@ mod tests {
         assert_eq!(skill.allowed_tool_names(), ["Bash", "read_file"]);
         assert!(placed_text(&skill, SkillPlacement::Tail).is_none());
         assert!(Skill::new("a\nb", "").is_err());
+    }
+}
+
+/// A skill to activate: a registered one by name, or a value.
+#[derive(Debug, Clone)]
+pub enum SkillRef {
+    /// The registered skill of this name.
+    Name(String),
+    /// This skill (registered or not).
+    Skill(Arc<Skill>),
+}
+
+impl From<&str> for SkillRef {
+    fn from(name: &str) -> Self {
+        Self::Name(name.to_owned())
+    }
+}
+
+impl From<String> for SkillRef {
+    fn from(name: String) -> Self {
+        Self::Name(name)
+    }
+}
+
+impl From<Skill> for SkillRef {
+    fn from(skill: Skill) -> Self {
+        Self::Skill(Arc::new(skill))
+    }
+}
+
+impl From<Arc<Skill>> for SkillRef {
+    fn from(skill: Arc<Skill>) -> Self {
+        Self::Skill(skill)
     }
 }
