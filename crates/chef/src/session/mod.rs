@@ -9,6 +9,7 @@ mod context;
 mod conversation;
 mod dynamic;
 mod history;
+mod journal;
 mod offload;
 mod overflow;
 mod owned;
@@ -34,8 +35,8 @@ pub use self::subscribe::Compiled;
 pub use self::{
     assemble::ANCHOR_LINE,
     routed::{OwnedCall, Routed, RoutedCall},
-    state::{RestoreOptions, SessionState},
 };
+pub use crate::snapshot::{RestoreOptions, SessionState};
 use crate::{
     announce::Announcements,
     events::{ChefEvent, Subscription},

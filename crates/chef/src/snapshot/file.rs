@@ -163,7 +163,7 @@ fn write_hex(bytes: &mut Vec<u8>, crc: u32) {
 
 /// The 8 hex digits of a sealed object's checksum member, unchecked (`None`: no checksum
 /// member at its end).
-pub(super) fn checksum_digits(bytes: &[u8]) -> Option<&str> {
+pub(crate) fn checksum_digits(bytes: &[u8]) -> Option<&str> {
     let end = bytes
         .iter()
         .rposition(|b| !b.is_ascii_whitespace())

@@ -16,7 +16,7 @@
 //!   `new_context` request) whose serialised form changed.
 //!
 //! [`Journal::load`] replays the latest full record and the deltas after it into the state
-//! a [`Chef::snapshot`] of the saving session gave, so the restored session compiles the
+//! a [`Chef::snapshot`](crate::Chef::snapshot) of the saving session gave, so the restored session compiles the
 //! same next request, byte for byte, as the live one would have.
 //!
 //! # Keys and record format
@@ -95,8 +95,7 @@ use self::fields::set_field;
 pub(crate) use self::fields::{FIELDS, Fields, FieldsOf};
 use super::error::{Origin, SnapshotError};
 use super::file::{self, Snapshot};
-use crate::error::ChefError;
-use crate::session::{Chef, RestoreOptions, SessionState};
+use crate::snapshot::SessionState;
 use crate::store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey, Versioned};
 
 /// The `format` of a delta record.
@@ -197,32 +196,32 @@ pub(crate) struct Mark {
 }
 
 /// The state the journal's last record describes, as this process knows it.
-struct Image {
-    mark: Mark,
-    fields: Fields,
+pub(crate) struct Image {
+    pub(crate) mark: Mark,
+    pub(crate) fields: Fields,
 }
 
 /// Where the journal stands: the next record and what the records since the last full
 /// one weigh.
-struct Head {
-    next: u64,
+pub(crate) struct Head {
+    pub(crate) next: u64,
     /// The checksum digits of record `next - 1`.
-    last_checksum: String,
+    pub(crate) last_checksum: String,
     /// The newest full record (0: not known, as after `find_end`).
-    full_seq: u64,
-    full_bytes: usize,
-    deltas: u64,
-    delta_bytes: usize,
+    pub(crate) full_seq: u64,
+    pub(crate) full_bytes: usize,
+    pub(crate) deltas: u64,
+    pub(crate) delta_bytes: usize,
     /// `None` until this journal saved or loaded a session.
-    image: Option<Image>,
+    pub(crate) image: Option<Image>,
 }
 
 /// One session's journal in a store (see the module docs).
 pub struct Journal {
-    backend: Arc<dyn StorageBackend>,
-    session: StoreKey,
-    policy: CompactPolicy,
-    head: Option<Head>,
+    pub(crate) backend: Arc<dyn StorageBackend>,
+    pub(crate) session: StoreKey,
+    pub(crate) policy: CompactPolicy,
+    pub(crate) head: Option<Head>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -264,153 +263,7 @@ impl Journal {
         self.head.as_ref().map(|h| h.next)
     }
 
-    /// Replays the journal into `chef` (see [`Chef::restore`]: a failed load leaves the
-    /// session unchanged) and makes later saves continue it. `None`, with the session
-    /// untouched, when the store has no record of this session (or its only record is
-    /// damaged: then it is left in place and not reported). A damaged last record after
-    /// a good one is deleted (before the session is touched) and reported in
-    /// [`Loaded::dropped`].
-    pub async fn load(&mut self, chef: &mut Chef) -> Result<Option<Loaded>, ChefError> {
-        self.load_with(chef, RestoreOptions::default()).await
-    }
-
-    /// [`load`](Self::load) with [`RestoreOptions`] (for example the snapshot's blocklist
-    /// as it is, see [`Chef::restore_with`]).
-    pub async fn load_with(
-        &mut self,
-        chef: &mut Chef,
-        options: RestoreOptions,
-    ) -> Result<Option<Loaded>, ChefError> {
-        let Some(found) = replay(self.backend.as_ref(), &self.session).await? else {
-            return Ok(None);
-        };
-        let fields = Fields::of_state(&found.replayed.snapshot.payload)
-            .map_err(|source| SnapshotError::Serialize { source })?;
-        if let Some((seq, version)) = found.dropped_version {
-            let key = record_key(&self.session, seq)?;
-            self.backend
-                .delete(&Namespace::JOURNAL, &key, Expect::Version(version))
-                .await
-                .map_err(SnapshotError::from)?;
-        }
-        chef.restore_from(
-            &found.replayed.snapshot,
-            Origin::Journal {
-                session: self.session.as_str().to_owned(),
-                seq: found.replayed.loaded.seq,
-            },
-            options,
-        )?;
-        // What the records describe (not what the restore made of it: a blocklist widened
-        // by the restore differs, and the next delta records the difference).
-        self.head = Some(Head {
-            image: Some(Image {
-                mark: chef.journal_mark(),
-                fields,
-            }),
-            ..found.head
-        });
-        Ok(Some(found.replayed.loaded))
-    }
-
-    /// Appends what changed in `chef` since the last record this journal wrote or loaded:
-    /// a delta record, or a full record when one is due (see the module docs). The first
-    /// save of a journal that was neither loaded nor saved before reads where the stored
-    /// journal ends (a new session starts at record 1).
-    ///
-    /// A conflict ([`SnapshotError::is_conflict`]) means another writer appended first:
-    /// nothing was written and this journal is unchanged; load again before saving. Any
-    /// other error may come after the record was written (deleting records a compaction
-    /// replaced failed): the journal stays consistent and replays to this save.
-    pub async fn save(&mut self, chef: &Chef) -> Result<Saved, ChefError> {
-        let mut head = match self.head.take() {
-            Some(head) => head,
-            None => self.find_end().await?,
-        };
-        let previous_full = head.full_seq;
-        let appended = self.append(&mut head, chef).await;
-        self.head = Some(head);
-        let (seq, full, bytes) = appended?;
-        // Compaction: the records before the previous full one are no longer needed by a
-        // load, nor by a writer less than one compaction behind. (An error here comes after
-        // the record was written: the journal is saved and continues.)
-        let pruned = if full && previous_full > 0 {
-            delete_records(self.backend.as_ref(), &self.session, Some(previous_full))
-                .await
-                .map_err(SnapshotError::from)?
-        } else {
-            0
-        };
-        Ok(Saved {
-            seq,
-            full,
-            bytes,
-            pruned,
-        })
-    }
-
-    /// Writes the next record and moves `head` past it; on failure `head` is unchanged.
-    /// Returns the record's number, whether it is full, and its size.
-    async fn append(&self, head: &mut Head, chef: &Chef) -> Result<(u64, bool, usize), ChefError> {
-        let mark = chef.journal_mark();
-        let fields = chef
-            .journal_fields()
-            .map_err(|source| SnapshotError::Serialize { source })?;
-        let delta = match &head.image {
-            Some(image) if !self.compaction_due(head) => {
-                let continues = image.mark.instance == mark.instance
-                    && image.mark.epoch == mark.epoch
-                    && image.mark.generation == mark.generation
-                    && image.mark.len <= mark.len;
-                continues.then(|| {
-                    encode_delta(
-                        head.next,
-                        &head.last_checksum,
-                        chef.turn(),
-                        image.mark.len,
-                        chef.history().get(image.mark.len..).unwrap_or_default(),
-                        &image.fields,
-                        &fields,
-                    )
-                })
-            }
-            _ => None,
-        };
-        let (bytes, full) = match delta {
-            Some(bytes) => (bytes?, false),
-            None => (file::to_vec(&chef.snapshot_ref(None))?, true),
-        };
-        let seq = head.next;
-        let checksum = file::checksum_digits(&bytes).unwrap_or_default().to_owned();
-        let size = bytes.len();
-        let text = String::from_utf8(bytes).map_err(|e| SnapshotError::Serialize {
-            source: serde_json::Error::custom(e),
-        })?;
-        let entry = Entry::new(text)
-            .with_meta("kind", if full { "full" } else { "delta" })
-            .with_meta("turn", chef.turn());
-        let key = record_key(&self.session, seq)?;
-        self.backend
-            .put(&Namespace::JOURNAL, &key, entry, Expect::Absent)
-            .await
-            .map_err(SnapshotError::from)?;
-
-        head.next = seq + 1;
-        head.last_checksum = checksum;
-        head.image = Some(Image { mark, fields });
-        if full {
-            head.full_seq = seq;
-            head.full_bytes = size;
-            head.deltas = 0;
-            head.delta_bytes = 0;
-        } else {
-            head.deltas += 1;
-            head.delta_bytes += size;
-        }
-        Ok((seq, full, size))
-    }
-
-    fn compaction_due(&self, head: &Head) -> bool {
+    pub(crate) fn compaction_due(&self, head: &Head) -> bool {
         head.deltas >= self.policy.max_records
             || head.delta_bytes as u128 * 100
                 >= head.full_bytes as u128 * u128::from(self.policy.max_bytes_percent)
@@ -419,7 +272,7 @@ impl Journal {
     /// The head of the stored journal, for a first save without a load: record 1 of a new
     /// session, or after the last stored record (whose state this journal does not know,
     /// so the save will be a full record).
-    async fn find_end(&self) -> Result<Head, ChefError> {
+    pub(crate) async fn find_end(&self) -> Result<Head, SnapshotError> {
         let keys = self
             .backend
             .list(&Namespace::JOURNAL, &prefix(&self.session))
@@ -477,7 +330,7 @@ pub async fn delete(
 }
 
 /// Deletes `session`'s records numbered below `below` (all with `None`); returns how many.
-async fn delete_records(
+pub(crate) async fn delete_records(
     backend: &(impl StorageBackend + ?Sized),
     session: &StoreKey,
     below: Option<u64>,
@@ -512,13 +365,13 @@ fn record_seq(session: &StoreKey, key: &StoreKey) -> Option<u64> {
     if is_seq(seq) { seq.parse().ok() } else { None }
 }
 
-fn record_key(session: &StoreKey, seq: u64) -> Result<StoreKey, SnapshotError> {
+pub(crate) fn record_key(session: &StoreKey, seq: u64) -> Result<StoreKey, SnapshotError> {
     Ok(StoreKey::new(format!("{session}/{seq:020}")).map_err(StoreError::from)?)
 }
 
 /// A delta record's bytes, sealed: the messages `append`ed at history length `from`, and
 /// each field of `now` that differs from `before`.
-fn encode_delta(
+pub(crate) fn encode_delta(
     seq: u64,
     prev: &str,
     turn: u64,
@@ -569,18 +422,18 @@ struct Delta {
 }
 
 /// A replay and what a writer continuing it needs.
-struct Found {
-    replayed: Replayed,
-    head: Head,
+pub(crate) struct Found {
+    pub(crate) replayed: Replayed,
+    pub(crate) head: Head,
     /// The dropped last record's number and version, to delete it.
-    dropped_version: Option<(u64, u64)>,
+    pub(crate) dropped_version: Option<(u64, u64)>,
 }
 
 fn is_full(content: &str) -> bool {
     content.starts_with("{\"format\":\"chef-snapshot\"")
 }
 
-async fn replay(
+pub(crate) async fn replay(
     backend: &(impl StorageBackend + ?Sized),
     session: &StoreKey,
 ) -> Result<Option<Found>, SnapshotError> {

@@ -10,9 +10,11 @@
 mod error;
 pub mod file;
 pub mod journal;
+pub(crate) mod state;
 pub mod store;
 mod tools;
 
 pub use self::error::{Origin, SnapshotError};
 pub use self::file::{FORMAT, FORMAT_VERSION, Snapshot, from_slice, load, save, to_vec};
+pub use self::state::{RestoreOptions, SessionState};
 pub use self::tools::SnapshotTools;

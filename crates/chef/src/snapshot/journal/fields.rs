@@ -8,7 +8,7 @@ use chef_ir::Message;
 
 use crate::{
     memory::{MemoryEntry, MemoryState},
-    session::SessionState,
+    snapshot::SessionState,
 };
 
 /// The parts of [`SessionState`] a delta record can set, in record order. The history is
