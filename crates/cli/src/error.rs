@@ -41,6 +41,9 @@ pub(crate) enum CliError {
         entries.iter().map(|e| format!("{e:?}")).collect::<Vec<_>>().join(", ")
     )]
     BlocklistUnmatched { entries: Vec<String> },
+    /// `chef serve` stopped (a bad config and a failed `--check` are bad input, exit 2).
+    #[error(transparent)]
+    Serve(chef_serve::CliError),
     /// `chef mcp serve`: the code file cannot be read or is not a code table.
     #[error(transparent)]
     CodeFile(#[from] crate::mcp_serve::CodeFileError),
@@ -155,6 +158,8 @@ impl CliError {
     /// 2 for bad input, 1 for failures of chef itself or the environment.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
+            Self::Serve(e) if e.is_usage() => 2,
+            Self::Serve(_) => 1,
             Self::Read { .. }
             | Self::Tools { .. }
             | Self::Queries { .. }

@@ -73,7 +73,7 @@ fn run(flags: Flags) -> Result<(), CliError> {
         Command::Resolve(args) => resolve::run(&args),
         Command::Sessions(args) => sessions::run(&args),
         Command::Serve(args) => {
-            chef_serve::cli(args.config.as_deref(), args.check).map_err(CliError::Usage)
+            chef_serve::cli(args.config.as_deref(), args.check).map_err(CliError::Serve)
         }
     }
 }

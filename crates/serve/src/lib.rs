@@ -763,23 +763,82 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing requests in flight");
 }
 
+/// Why `chef serve` ([`cli`]) stopped. Each variant keeps its cause as its `source`;
+/// `Display` is one line for stderr.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The config file cannot be read or is invalid (the message names the key).
+    #[error("{}: {source}", path.display())]
+    Config {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        #[source]
+        source: ConfigError,
+    },
+    /// The async runtime could not start.
+    #[error("cannot start the runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    /// The upstream HTTP client could not be built.
+    #[error("cannot build the upstream client: {0}")]
+    Client(#[source] ClientError),
+    /// `--check`: some upstreams did not answer, or the memory store cannot be used (each
+    /// is named on stdout).
+    #[error("{}", check_failure(unreachable, *memory))]
+    CheckFailed {
+        /// The upstreams that did not answer, by name.
+        unreachable: Vec<String>,
+        /// Whether the memory store cannot be used.
+        memory: bool,
+    },
+    /// The gateway stopped with an I/O error (the address is taken, …).
+    #[error("serve: {0}")]
+    Serve(#[source] std::io::Error),
+}
+
+impl CliError {
+    /// Whether the cause is the user's input (the config, or what `--check` found) rather
+    /// than the environment: a CLI exits 2 for the first, 1 for the second.
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Self::Config { .. } | Self::CheckFailed { .. })
+    }
+}
+
+fn check_failure(unreachable: &[String], memory: bool) -> String {
+    match (unreachable.is_empty(), memory) {
+        (true, _) => "the memory store does not answer".to_owned(),
+        (false, false) => format!("unreachable upstreams: {}", unreachable.join(", ")),
+        (false, true) => format!(
+            "unreachable upstreams: {}; the memory store does not answer",
+            unreachable.join(", ")
+        ),
+    }
+}
+
 /// `chef serve [--config FILE] [--check]`: validates the config (errors name the key), then
 /// either checks the upstreams (`--check`, printing one line each) or runs the gateway until
-/// Ctrl-C. The `Err` text is one line for stderr.
-pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), String> {
+/// Ctrl-C.
+///
+/// # Errors
+/// [`CliError`]: a bad config, a failed check, or the gateway stopping with an I/O error.
+pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), CliError> {
     let config = match config {
-        Some(path) => Config::load(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        Some(path) => Config::load(path).map_err(|source| CliError::Config {
+            path: path.to_owned(),
+            source,
+        })?,
         None => Config::default(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(CliError::Runtime)?;
     if check {
         let results = runtime.block_on(check_upstreams(&config));
         let memory = match config.memory_target() {
             Some(target) => {
-                let gateway = Gateway::new(config.clone()).map_err(|e| e.to_string())?;
+                let gateway = Gateway::new(config.clone()).map_err(CliError::Client)?;
                 let checked = runtime.block_on(gateway.check_memory());
                 checked.map(|result| (target, result))
             }
@@ -822,23 +881,15 @@ pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), String> 
             }
             None => false,
         };
-        match (failed.is_empty(), memory_failed) {
-            (true, false) => return Ok(()),
-            (true, true) => return Err("the memory store does not answer".to_owned()),
-            (false, false) => {
-                return Err(format!("unreachable upstreams: {}", failed.join(", ")));
-            }
-            (false, true) => {
-                return Err(format!(
-                    "unreachable upstreams: {}; the memory store does not answer",
-                    failed.join(", ")
-                ));
-            }
+        if failed.is_empty() && !memory_failed {
+            return Ok(());
         }
+        return Err(CliError::CheckFailed {
+            unreachable: failed.into_iter().map(str::to_owned).collect(),
+            memory: memory_failed,
+        });
     }
-    runtime
-        .block_on(serve(config))
-        .map_err(|e| format!("serve: {e}"))
+    runtime.block_on(serve(config)).map_err(CliError::Serve)
 }
 
 #[cfg(test)]

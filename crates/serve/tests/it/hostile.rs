@@ -233,6 +233,11 @@ fn check_names_bad_keys_and_unreachable_upstreams() {
     let bad = dir.join("bad.toml");
     std::fs::write(&bad, "[limits]\nmax_internal_rounds = 99\n").unwrap();
     let err = chef_serve::cli(Some(&bad), true).unwrap_err();
+    assert!(
+        matches!(err, chef_serve::CliError::Config { .. }) && err.is_usage(),
+        "{err:?}"
+    );
+    let err = err.to_string();
     assert!(err.contains("limits.max_internal_rounds"), "{err}");
     assert!(err.contains("bad.toml"), "{err}");
 
@@ -243,6 +248,12 @@ fn check_names_bad_keys_and_unreachable_upstreams() {
     )
     .unwrap();
     let err = chef_serve::cli(Some(&unreachable), true).unwrap_err();
+    assert!(
+        matches!(&err, chef_serve::CliError::CheckFailed { unreachable, memory: false }
+            if unreachable.len() == 2),
+        "{err:?}"
+    );
+    let err = err.to_string();
     assert!(err.contains("openai") && err.contains("anthropic"), "{err}");
 
     // A reachable upstream (any HTTP status counts).

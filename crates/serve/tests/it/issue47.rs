@@ -473,7 +473,10 @@ async fn check(name: &str, toml: &str) -> Result<(), String> {
     )
     .unwrap();
     let result = tokio::task::spawn_blocking(move || chef_serve::cli(Some(&path), true));
-    within_30_s(result).await.unwrap()
+    within_30_s(result)
+        .await
+        .unwrap()
+        .map_err(|e| e.to_string())
 }
 
 #[tokio::test]
