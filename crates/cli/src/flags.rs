@@ -75,8 +75,8 @@ pub(crate) struct ServeArgs {
 pub(crate) struct SessionsArgs {
     /// The store: `file:///dir` or a directory (file system), or `postgres://…` (needs a
     /// chef built with the `postgres` feature). Required.
-    #[arg(long, value_name = "URL", global = true, value_parser = crate::sessions::parse_store)]
-    pub(crate) store: Option<crate::sessions::StoreUrl>,
+    #[arg(long, value_name = "URL", global = true, value_parser = clap::value_parser!(chef::store::StoreUrl))]
+    pub(crate) store: Option<chef::store::StoreUrl>,
     #[command(subcommand)]
     pub(crate) command: SessionsCommand,
 }

@@ -27,50 +27,17 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use chef::snapshot::{self, journal};
-use chef::store::{Expect, FsBackend, StorageBackend, StoreError, StoreKey};
+use chef::store::{Expect, StorageBackend, StoreError, StoreKey, StoreUrl};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{CliError, chain, json_line_problem};
 use crate::flags::{SessionsArgs, SessionsCommand};
 use crate::output;
-
-/// Where sessions are kept, parsed from `--store`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum StoreUrl {
-    /// A directory for the file-system backend.
-    Dir(PathBuf),
-    /// A PostgreSQL connection URL.
-    Postgres(String),
-}
-
-/// Parse a `--store` value.
-pub(crate) fn parse_store(s: &str) -> Result<StoreUrl, String> {
-    if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-        return Ok(StoreUrl::Postgres(s.to_owned()));
-    }
-    if let Some(path) = s.strip_prefix("file://") {
-        if !path.starts_with('/') {
-            return Err(format!(
-                "{s:?}: a file URL needs an absolute path (file:///dir)"
-            ));
-        }
-        return Ok(StoreUrl::Dir(PathBuf::from(path)));
-    }
-    if let Some((scheme, _)) = s.split_once("://") {
-        return Err(format!(
-            "unknown store scheme {scheme:?} (expected file://, postgres:// or a directory)"
-        ));
-    }
-    if s.is_empty() {
-        return Err("the store is empty (expected file://, postgres:// or a directory)".to_owned());
-    }
-    Ok(StoreUrl::Dir(PathBuf::from(s)))
-}
 
 /// One line of `ls`.
 #[derive(Serialize)]
@@ -128,47 +95,22 @@ pub(crate) fn run(args: &SessionsArgs) -> Result<(), CliError> {
 
 fn store_err(store: &StoreUrl) -> impl Fn(StoreError) -> CliError + '_ {
     move |source| CliError::Store {
-        store: display(store),
+        store: store.to_string(),
         source,
     }
 }
 
-fn display(store: &StoreUrl) -> String {
-    match store {
-        StoreUrl::Dir(dir) => dir.display().to_string(),
-        // Never echo a password.
-        StoreUrl::Postgres(url) => match url.split_once('@') {
-            Some((_, rest)) => format!("postgres://…@{rest}"),
-            None => url.clone(),
-        },
-    }
-}
-
 async fn open(store: &StoreUrl, create: bool) -> Result<Arc<dyn StorageBackend>, CliError> {
-    match store {
-        StoreUrl::Dir(dir) => {
-            if !create && !dir.is_dir() {
-                return Err(CliError::Usage(format!(
-                    "{}: no such store directory",
-                    dir.display()
-                )));
-            }
-            let backend = FsBackend::open(dir).map_err(store_err(store))?;
-            Ok(Arc::new(backend))
-        }
-        #[cfg(feature = "postgres")]
-        StoreUrl::Postgres(url) => {
-            let backend = chef::store::PgBackend::connect(url)
-                .await
-                .map_err(store_err(store))?;
-            Ok(Arc::new(backend))
-        }
-        #[cfg(not(feature = "postgres"))]
-        StoreUrl::Postgres(_) => Err(CliError::Usage(
-            "this chef was built without PostgreSQL support (build chef-cli with --features postgres)"
-                .to_owned(),
-        )),
+    if let StoreUrl::Dir(dir) = store
+        && !create
+        && !dir.is_dir()
+    {
+        return Err(CliError::Usage(format!(
+            "{}: no such store directory",
+            dir.display()
+        )));
     }
+    chef::store::open(store).await.map_err(store_err(store))
 }
 
 fn key(id: &str) -> Result<StoreKey, CliError> {
@@ -385,36 +327,4 @@ async fn import(
         }
     }
     output::json_line(&Imported { imported })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn store_urls_parse_as_documented() {
-        assert_eq!(
-            parse_store("file:///var/chef"),
-            Ok(StoreUrl::Dir(PathBuf::from("/var/chef")))
-        );
-        assert_eq!(
-            parse_store("./state"),
-            Ok(StoreUrl::Dir(PathBuf::from("./state")))
-        );
-        assert_eq!(
-            parse_store("postgres://u:p@h/db"),
-            Ok(StoreUrl::Postgres("postgres://u:p@h/db".to_owned()))
-        );
-        assert!(parse_store("file://relative").is_err());
-        assert!(parse_store("s3://bucket").is_err());
-        assert!(parse_store("").is_err());
-    }
-
-    #[test]
-    fn passwords_are_not_echoed() {
-        let shown = display(&StoreUrl::Postgres(
-            "postgres://u:secret@h:5432/db".to_owned(),
-        ));
-        assert!(!shown.contains("secret"), "{shown}");
-    }
 }

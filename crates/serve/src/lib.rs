@@ -98,19 +98,9 @@ fn probe_dir(dir: &std::path::Path) -> Result<(), StoreError> {
     })
 }
 
-#[cfg(feature = "postgres")]
+/// The PostgreSQL store at `url` (chef's one way of opening a store from a URL).
 async fn connect_store(url: &str) -> Result<Arc<dyn StorageBackend>, StoreError> {
-    let store = chef::store::PgBackend::connect(url).await?;
-    Ok(Arc::new(store))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn connect_store(_url: &str) -> Result<Arc<dyn StorageBackend>, StoreError> {
-    Err(StoreError::Backend {
-        message: "this chef was built without PostgreSQL support (cargo feature `postgres`)"
-            .to_owned(),
-        source: None,
-    })
+    chef::store::open(&chef::store::StoreUrl::Postgres(url.to_owned())).await
 }
 
 /// `e` and every source under it, `: `-separated: a store error's own text says what chef

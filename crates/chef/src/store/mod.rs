@@ -52,6 +52,7 @@ mod memory_backend;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod scoped;
+mod url;
 
 use std::time::Duration;
 
@@ -70,6 +71,7 @@ pub use self::memory_backend::MemoryBackend;
 #[cfg(feature = "postgres")]
 pub use self::postgres::{PG_SCHEMA_VERSION, PgBackend, PgOptions};
 pub use self::scoped::Scoped;
+pub use self::url::{StoreUrl, StoreUrlError, open};
 
 /// One stored value: text content plus free-form JSON metadata.
 ///
