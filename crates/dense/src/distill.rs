@@ -228,9 +228,10 @@ pub(crate) fn pca(rows: &[Vec<f32>], dims: usize) -> (Vec<Vec<f32>>, f64) {
         .iter()
         .take(dims)
         .map(|&k| {
-            (0..n)
+            let component: Vec<f64> = (0..n)
                 .map(|i| vectors.get(i * n + k).copied().unwrap_or(0.0))
-                .collect()
+                .collect();
+            with_canonical_sign(component)
         })
         .collect();
     let projected = rows
@@ -249,6 +250,24 @@ pub(crate) fn pca(rows: &[Vec<f32>], dims: usize) -> (Vec<Vec<f32>>, f64) {
         })
         .collect();
     (projected, if total > 0.0 { kept / total } else { 1.0 })
+}
+
+/// `component` or its negation, whichever has its largest entry (by magnitude, the first
+/// of equals) positive. A principal component is defined only up to its sign, and which
+/// sign the Jacobi rotations end on depends on the last bits of the covariance: on a CPU
+/// whose SIMD kernels sum the token vectors in another order, about half the components
+/// came out negated. With this rule the same model distils to the same vectors anywhere
+/// (up to rounding).
+fn with_canonical_sign(mut component: Vec<f64>) -> Vec<f64> {
+    let largest =
+        component.iter().copied().fold(
+            0.0_f64,
+            |best, x| if x.abs() > best.abs() { x } else { best },
+        );
+    if largest < 0.0 {
+        component.iter_mut().for_each(|x| *x = -*x);
+    }
+    component
 }
 
 /// Eigenvalues and eigenvectors (column `k` of the row-major `n × n` result) of the
@@ -330,6 +349,18 @@ mod tests {
         }
         let trace: f64 = values.iter().sum();
         assert!((trace - 8.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_component_s_sign_does_not_depend_on_how_the_solver_ended() {
+        let component = vec![0.1, -0.9, 0.3];
+        let flipped: Vec<f64> = component.iter().map(|x| -x).collect();
+        assert_eq!(
+            with_canonical_sign(component.clone()),
+            vec![-0.1, 0.9, -0.3]
+        );
+        assert_eq!(with_canonical_sign(flipped), vec![-0.1, 0.9, -0.3]);
+        assert_eq!(with_canonical_sign(vec![0.0, 0.0]), vec![0.0, 0.0]);
     }
 
     #[test]
