@@ -70,7 +70,7 @@ use std::sync::Arc;
 
 use chef_compress::search::{
     Abstention, CatalogIndex,
-    dense::{self, Embedder, HybridIndex, HybridOptions},
+    dense::{self, Embedder, HybridIndex, HybridOptions, SecondStage},
     eval::{self, LabelledQuery, Metrics},
 };
 use chef_ir::ToolDefinition;
@@ -266,6 +266,9 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
                 index.search_with(query, k, &Abstention::NEVER)
             }
             Ranker::Lexical(index) => index.search(query, k),
+            Ranker::Hybrid(index) if args.dense.second_stage => {
+                index.search_second_stage(query, k, &second_stage(args)?)?
+            }
             Ranker::Hybrid(index) if args.never_abstain => {
                 index.search_with(query, k, f32::NEG_INFINITY)?
             }
@@ -279,6 +282,23 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
         out.write_all(b"\n").map_err(write_error)?;
     }
     out.flush().map_err(write_error)
+}
+
+/// The second stage's settings: the default, `--min-relevance`, or never abstaining.
+fn second_stage(args: &SearchArgs) -> Result<SecondStage, CliError> {
+    let mut stage = SecondStage::DEFAULT;
+    if let Some(p) = args.dense.min_relevance {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(CliError::Usage(format!(
+                "--min-relevance must be between 0 and 1, not {p}"
+            )));
+        }
+        stage.min_relevance = p;
+    }
+    if args.never_abstain {
+        stage.min_relevance = 0.0;
+    }
+    Ok(stage)
 }
 
 /// The lexical index over `tools` with `--lexical`, else the hybrid with `--model`'s model
@@ -369,7 +389,34 @@ fn evaluate(
     };
     let mut out = io::stdout().lock();
     serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
-    out.write_all(b"\n").map_err(write_error)
+    out.write_all(b"\n").map_err(write_error)?;
+    if let (true, Ranker::Hybrid(index)) = (args.dense.second_stage, ranker) {
+        let stage = second_stage(args)?;
+        let m = dense::evaluate_second_stage(index, labelled, &stage)?;
+        let over_relevant = |x: f64| (m.relevant > 0).then(|| round(x));
+        let line = Evaluation {
+            ranker: "second-stage",
+            model: Some(index.embedder().model_id()),
+            dense_weight: Some(index.options().dense_weight),
+            abstention: if stage.min_relevance > 0.0 {
+                format!("min_relevance {}", stage.min_relevance)
+            } else {
+                "none".to_owned()
+            },
+            tools,
+            requests: labelled.len(),
+            relevant: m.relevant,
+            irrelevant: m.irrelevant,
+            recall_at_1: over_relevant(m.recall_at_1),
+            recall_at_5: over_relevant(m.recall_at_5),
+            mrr: over_relevant(m.mrr),
+            false_abstention: over_relevant(m.false_abstention),
+            true_abstention: (m.irrelevant > 0).then(|| round(m.true_abstention)),
+        };
+        serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
+        out.write_all(b"\n").map_err(write_error)?;
+    }
+    Ok(())
 }
 
 /// Every non-blank line of a JSON Lines file, parsed, with a maker of that line's error.

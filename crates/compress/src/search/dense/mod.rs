@@ -69,6 +69,7 @@
 mod bundled;
 mod calibrate;
 mod index;
+mod relevance;
 mod word_table;
 
 #[cfg(test)]
@@ -85,6 +86,10 @@ pub use self::{
         calibrate_on_irrelevant, calibrate_to_share, calibrate_weight, evaluate, weight_curve,
     },
     index::{HybridIndex, tool_text},
+    relevance::{
+        Candidate, Example, FEATURE_NAMES, FEATURES, Judged, RelevanceModel, SecondStage,
+        calibrate_min_relevance, evaluate_second_stage, train,
+    },
     word_table::WordTableEmbedder,
 };
 use crate::search::IndexOptions;
