@@ -134,7 +134,7 @@ struct Outcome {
     /// Abstention scores, higher = surer: p over the catalogue words' candidates, p over
     /// the request's, the first stage's on the catalogue words and on the request (best
     /// cosine, or 9 where BM25F's own rule answers).
-    scores: [f32; 4],
+    scores: [f32; 5],
 }
 
 const SCORES: [&str; 4] = [
@@ -174,7 +174,13 @@ fn outcome(index: &HybridIndex, q: &LabelledQuery, stage: &SecondStage) -> Resul
         expected: q.expected.clone(),
         first,
         second,
-        scores: [judged.relevance, p_full, fs(&known)?, fs(&q.query)?],
+        scores: [
+            judged.relevance,
+            p_full,
+            fs(&known)?,
+            fs(&q.query)?,
+            judged.relevance.max(p_full),
+        ],
     })
 }
 
