@@ -38,6 +38,12 @@
 //! {"model":"static-bundled:af5e7e5211d02a98","kind":"static","tools":149,"irrelevant":60,"abstain_share":0.9,"joint":true,"min_cosine":0.575,"abstains":0.9}
 //! ```
 //!
+//! `--second-stage` re-ranks the hybrid's best 30 tools with the second stage
+//! (`chef_compress::search::dense::SecondStage`: a relevance model learned from public
+//! labelled data and compiled in) and abstains when its probability for the request's
+//! catalogue words is below `--min-relevance` (default 0.256). It is opt-in: on held-out
+//! data it ranks better but abstains worse than the default (docs/PERFORMANCE.md).
+//!
 //! # Measuring (`--eval LABELS.jsonl`)
 //!
 //! `--eval` reads labelled requests, one per line, in the form of
@@ -60,6 +66,9 @@
 //! ```json
 //! {"ranker":"lexical","abstention":"default","tools":149,"requests":105,"relevant":75,"irrelevant":30,"recall_at_1":0.8,"recall_at_5":0.82,"mrr":0.815,"false_abstention":0.16,"true_abstention":0.9}
 //! ```
+//!
+//! With `--second-stage` a second line follows, `"ranker":"second-stage"`, measured on the
+//! same requests at `--min-relevance` (or never abstaining with `--never-abstain`).
 
 use std::{
     io::{self, BufWriter, Write},
