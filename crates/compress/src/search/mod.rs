@@ -729,14 +729,16 @@ impl CatalogIndex {
         let known = |word: &str| self.terms.contains_key(stem(word).as_ref());
         let mut keep = vec![false; tokens.len()];
         for (i, token) in tokens.iter().enumerate() {
-            if known(token) {
-                keep[i] = true;
-            }
-            if let Some(next) = tokens.get(i + 1)
-                && known(&format!("{token}{next}"))
+            let pair = tokens
+                .get(i + 1)
+                .is_some_and(|next| known(&format!("{token}{next}")));
+            if (pair || known(token))
+                && let Some(k) = keep.get_mut(i)
             {
-                keep[i] = true;
-                keep[i + 1] = true;
+                *k = true;
+            }
+            if pair && let Some(k) = keep.get_mut(i + 1) {
+                *k = true;
             }
         }
         let mut out = String::new();

@@ -169,21 +169,26 @@ impl HybridIndex {
                 Candidate { hit, features }
             })
             .collect();
-        // The margins over the best other candidate.
-        for (slot, margin_of) in [(7, 0), (8, 2)] {
-            let values: Vec<f32> = out.iter().map(|c| c.features[margin_of]).collect();
-            for (i, c) in out.iter_mut().enumerate() {
+        // The margins over the best other candidate: (the feature set, the one it reads).
+        for (slot, of) in [(7, 0), (8, 2)] {
+            let values: Vec<f32> = out
+                .iter()
+                .map(|c| c.features.get(of).copied().unwrap_or(0.0))
+                .collect();
+            for (i, (c, &own)) in out.iter_mut().zip(&values).enumerate() {
                 let best_other = values
                     .iter()
                     .enumerate()
                     .filter(|(j, _)| *j != i)
                     .map(|(_, v)| *v)
                     .fold(f32::NEG_INFINITY, f32::max);
-                c.features[slot] = if best_other.is_finite() {
-                    values[i] - best_other
-                } else {
-                    values[i]
-                };
+                if let Some(feature) = c.features.get_mut(slot) {
+                    *feature = if best_other.is_finite() {
+                        own - best_other
+                    } else {
+                        own
+                    };
+                }
             }
         }
         out
@@ -267,7 +272,6 @@ pub struct Example {
 /// log loss with an L2 penalty `l2` (over standardised features; the result is mapped
 /// back to raw features). Deterministic: the same examples give the same bits.
 pub fn train(examples: &[Example], l2: f64, iterations: usize) -> RelevanceModel {
-    let n = FEATURES;
     let total: f64 = examples
         .iter()
         .map(|e| f64::from(e.weight))
@@ -292,8 +296,8 @@ pub fn train(examples: &[Example], l2: f64, iterations: usize) -> RelevanceModel
         .iter()
         .map(|e| {
             let mut z = [0.0; FEATURES];
-            for i in 0..n {
-                z[i] = (f64::from(e.features[i]) - mean[i]) / sd[i];
+            for (((z, x), m), s) in z.iter_mut().zip(&e.features).zip(&mean).zip(&sd) {
+                *z = (f64::from(*x) - m) / s;
             }
             z
         })
@@ -320,9 +324,9 @@ pub fn train(examples: &[Example], l2: f64, iterations: usize) -> RelevanceModel
     }
     let mut weights = [0.0_f32; FEATURES];
     let mut bias = b;
-    for i in 0..n {
-        weights[i] = (w[i] / sd[i]) as f32;
-        bias -= w[i] * mean[i] / sd[i];
+    for (((out, w), m), s) in weights.iter_mut().zip(&w).zip(&mean).zip(&sd) {
+        *out = (w / s) as f32;
+        bias -= w * m / s;
     }
     RelevanceModel {
         weights,
