@@ -373,3 +373,37 @@ pub fn calibrate_min_relevance<S: AsRef<str>>(
     }
     Ok(super::calibrate_min_cosine(&scores, share).max(0.0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example(x: f32, relevant: bool) -> Example {
+        let mut features = [0.0; FEATURES];
+        features[0] = x;
+        features[3] = 0.5;
+        Example {
+            features,
+            relevant,
+            weight: 1.0,
+        }
+    }
+
+    #[test]
+    fn training_separates_what_one_feature_separates_and_is_deterministic() {
+        let examples: Vec<Example> = (0..40)
+            .map(|i| {
+                let x = i as f32 / 40.0;
+                example(x, x > 0.5)
+            })
+            .collect();
+        let model = train(&examples, 1e-3, 2000);
+        assert_eq!(model, train(&examples, 1e-3, 2000));
+        assert!(model.weights[0] > 0.0, "{model:?}");
+        // A constant feature gets no weight.
+        assert!(model.weights[3].abs() < 1e-6, "{model:?}");
+        let p = |x: f32| model.probability(&example(x, false).features);
+        assert!(p(0.9) > 0.8 && p(0.1) < 0.2, "{} {}", p(0.9), p(0.1));
+        assert!(p(0.6) > p(0.4));
+    }
+}
