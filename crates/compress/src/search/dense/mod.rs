@@ -64,7 +64,9 @@
 //! Parameters: spreadsheet_id, range, values`.
 //!
 //! The index is in `index`, the calibration kit ([`calibrate`], [`calibrate_weight`],
-//! [`evaluate`]…) in `calibrate`, and [`WordTableEmbedder`] in `word_table`.
+//! [`evaluate`]…) in `calibrate`, the opt-in second stage ([`SecondStage`], a learned
+//! relevance model over the best candidates) in `relevance`, and [`WordTableEmbedder`] in
+//! `word_table`.
 
 mod bundled;
 mod calibrate;
