@@ -727,20 +727,20 @@ impl CatalogIndex {
             }
         });
         let known = |word: &str| self.terms.contains_key(stem(word).as_ref());
-        let mut keep = vec![false; tokens.len()];
-        for (i, token) in tokens.iter().enumerate() {
-            let pair = tokens
-                .get(i + 1)
-                .is_some_and(|next| known(&format!("{token}{next}")));
-            if (pair || known(token))
-                && let Some(k) = keep.get_mut(i)
-            {
-                *k = true;
-            }
-            if pair && let Some(k) = keep.get_mut(i + 1) {
-                *k = true;
-            }
-        }
+        // A word is kept when the catalogue knows it, or it makes a known compound with
+        // the word before or after it.
+        let compound: Vec<bool> = tokens
+            .windows(2)
+            .map(|pair| known(&pair.concat()))
+            .collect();
+        let keep = tokens.iter().enumerate().map(|(i, token)| {
+            known(token)
+                || compound.get(i).copied().unwrap_or(false)
+                || i.checked_sub(1)
+                    .and_then(|before| compound.get(before))
+                    .copied()
+                    .unwrap_or(false)
+        });
         let mut out = String::new();
         for (token, keep) in tokens.iter().zip(keep) {
             if keep {
