@@ -210,6 +210,17 @@ pub(crate) struct DenseFlags {
     /// With --calibrate: the share of those requests to abstain on, 0 to 1 [default: 0.9].
     #[arg(long, value_name = "SHARE", requires = "calibrate")]
     pub(crate) abstain_share: Option<f32>,
+    /// Re-rank the hybrid's best 30 tools with the second stage (a relevance model learned
+    /// from public labelled data, compiled in) and abstain on its probability, read from the
+    /// request's words that some tool mentions. Opt-in: on held-out data it does not beat
+    /// the default (docs/PERFORMANCE.md). With --eval, prints the first stage's line and
+    /// then the second stage's.
+    #[arg(long, conflicts_with_all = ["lexical", "calibrate"])]
+    pub(crate) second_stage: bool,
+    /// With --second-stage: abstain when no candidate's probability reaches this, 0 to 1
+    /// [default: 0.256, calibrated on 149 tools].
+    #[arg(long, value_name = "P", requires = "second_stage")]
+    pub(crate) min_relevance: Option<f32>,
 }
 
 /// `chef embed …`.

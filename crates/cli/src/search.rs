@@ -38,6 +38,12 @@
 //! {"model":"static-bundled:af5e7e5211d02a98","kind":"static","tools":149,"irrelevant":60,"abstain_share":0.9,"joint":true,"min_cosine":0.575,"abstains":0.9}
 //! ```
 //!
+//! `--second-stage` re-ranks the hybrid's best 30 tools with the second stage
+//! (`chef_compress::search::dense::SecondStage`: a relevance model learned from public
+//! labelled data and compiled in) and abstains when its probability for the request's
+//! catalogue words is below `--min-relevance` (default 0.256). It is opt-in: on held-out
+//! data it ranks better but abstains worse than the default (docs/PERFORMANCE.md).
+//!
 //! # Measuring (`--eval LABELS.jsonl`)
 //!
 //! `--eval` reads labelled requests, one per line, in the form of
@@ -60,6 +66,9 @@
 //! ```json
 //! {"ranker":"lexical","abstention":"default","tools":149,"requests":105,"relevant":75,"irrelevant":30,"recall_at_1":0.8,"recall_at_5":0.82,"mrr":0.815,"false_abstention":0.16,"true_abstention":0.9}
 //! ```
+//!
+//! With `--second-stage` a second line follows, `"ranker":"second-stage"`, measured on the
+//! same requests at `--min-relevance` (or never abstaining with `--never-abstain`).
 
 use std::{
     io::{self, BufWriter, Write},
@@ -70,7 +79,7 @@ use std::sync::Arc;
 
 use chef_compress::search::{
     Abstention, CatalogIndex,
-    dense::{self, Embedder, HybridIndex, HybridOptions},
+    dense::{self, Embedder, HybridIndex, HybridOptions, SecondStage},
     eval::{self, LabelledQuery, Metrics},
 };
 use chef_ir::ToolDefinition;
@@ -266,6 +275,9 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
                 index.search_with(query, k, &Abstention::NEVER)
             }
             Ranker::Lexical(index) => index.search(query, k),
+            Ranker::Hybrid(index) if args.dense.second_stage => {
+                index.search_second_stage(query, k, &second_stage(args)?)?
+            }
             Ranker::Hybrid(index) if args.never_abstain => {
                 index.search_with(query, k, f32::NEG_INFINITY)?
             }
@@ -279,6 +291,23 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
         out.write_all(b"\n").map_err(write_error)?;
     }
     out.flush().map_err(write_error)
+}
+
+/// The second stage's settings: the default, `--min-relevance`, or never abstaining.
+fn second_stage(args: &SearchArgs) -> Result<SecondStage, CliError> {
+    let mut stage = SecondStage::DEFAULT;
+    if let Some(p) = args.dense.min_relevance {
+        if !(0.0..=1.0).contains(&p) {
+            return Err(CliError::Usage(format!(
+                "--min-relevance must be between 0 and 1, not {p}"
+            )));
+        }
+        stage.min_relevance = p;
+    }
+    if args.never_abstain {
+        stage.min_relevance = 0.0;
+    }
+    Ok(stage)
 }
 
 /// The lexical index over `tools` with `--lexical`, else the hybrid with `--model`'s model
@@ -369,7 +398,34 @@ fn evaluate(
     };
     let mut out = io::stdout().lock();
     serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
-    out.write_all(b"\n").map_err(write_error)
+    out.write_all(b"\n").map_err(write_error)?;
+    if let (true, Ranker::Hybrid(index)) = (args.dense.second_stage, ranker) {
+        let stage = second_stage(args)?;
+        let m = dense::evaluate_second_stage(index, labelled, &stage)?;
+        let over_relevant = |x: f64| (m.relevant > 0).then(|| round(x));
+        let line = Evaluation {
+            ranker: "second-stage",
+            model: Some(index.embedder().model_id()),
+            dense_weight: Some(index.options().dense_weight),
+            abstention: if stage.min_relevance > 0.0 {
+                format!("min_relevance {}", stage.min_relevance)
+            } else {
+                "none".to_owned()
+            },
+            tools,
+            requests: labelled.len(),
+            relevant: m.relevant,
+            irrelevant: m.irrelevant,
+            recall_at_1: over_relevant(m.recall_at_1),
+            recall_at_5: over_relevant(m.recall_at_5),
+            mrr: over_relevant(m.mrr),
+            false_abstention: over_relevant(m.false_abstention),
+            true_abstention: (m.irrelevant > 0).then(|| round(m.true_abstention)),
+        };
+        serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
+        out.write_all(b"\n").map_err(write_error)?;
+    }
+    Ok(())
 }
 
 /// Every non-blank line of a JSON Lines file, parsed, with a maker of that line's error.

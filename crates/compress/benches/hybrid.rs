@@ -1,6 +1,9 @@
 //! The hybrid ranker with the bundled static model: embedding a request, answering one over
 //! 149, 1,729 and 10,000 tools (the catalogue's vectors made beforehand; the lexical index
-//! alone beside it), and building the index (which embeds every tool).
+//! alone beside it, and the second stage over the best 30: `search_second_stage`, which
+//! runs the first stage twice, on the request and on its catalogue words, and the model's
+//! probabilities alone over 30 candidates), and building the index (which embeds every
+//! tool).
 //!
 //! ```text
 //! cargo bench -p chef-compress --features bundled-model --bench hybrid -- --warm-up-time 1 --measurement-time 3
@@ -11,7 +14,7 @@
 
 use std::{hint::black_box, path::Path, sync::Arc};
 
-use chef_compress::search::dense::{BundledStatic, DenseConfig, Embedder};
+use chef_compress::search::dense::{BundledStatic, DenseConfig, Embedder, SecondStage};
 use chef_ir::{ToolDefinition, ToolName};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -64,6 +67,24 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&format!("lexical: query {n} tools"), |b| {
             b.iter(|| index.lexical().search(black_box(SHORT), 10));
         });
+        let stage = SecondStage::DEFAULT;
+        c.bench_function(
+            &format!("second stage: query {n} tools, 30 candidates"),
+            |b| {
+                b.iter(|| index.search_second_stage(black_box(SHORT), 10, &stage));
+            },
+        );
+        if n == 149 {
+            let candidates = index.candidates(SHORT, stage.depth).unwrap_or_default();
+            c.bench_function("second stage: the model alone over 30 candidates", |b| {
+                b.iter(|| {
+                    black_box(&candidates)
+                        .iter()
+                        .map(|c| stage.model.probability(&c.features))
+                        .fold(0.0_f32, f32::max)
+                });
+            });
+        }
     }
 }
 

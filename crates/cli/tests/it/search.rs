@@ -501,3 +501,52 @@ fn eval_with_nothing_to_measure_exits_2_and_figures_over_no_request_are_null() {
     assert_one_line_error(&out, &["empty.jsonl", "no request", "--calibrate"]);
     assert!(stdout(&out).is_empty());
 }
+
+/// `--eval --second-stage` prints the first stage's line and then the second stage's: the
+/// held-out rows of docs/PERFORMANCE.md ("A second stage"), at its threshold and never
+/// abstaining.
+#[test]
+fn eval_with_the_second_stage_prints_it_beside_the_first() {
+    let tools = fixture("real-mcp-tools.json");
+    let labels = fixture("retrieval-149.jsonl");
+    for (extra, first, second) in [
+        (
+            &["--split", "heldout", "--second-stage"][..],
+            "0.840/0.960/0.896/2.7/86.7",
+            "0.800/0.847/0.821/13.3/86.7",
+        ),
+        (
+            &["--split", "heldout", "--second-stage", "--never-abstain"][..],
+            "0.853/0.973/0.909/0.0/0.0",
+            "0.880/0.967/0.921/0.0/0.0",
+        ),
+    ] {
+        let out = evaluate(&tools, &labels, extra);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let got = lines(&stdout(&out));
+        assert_eq!(got.len(), 2, "two JSON objects");
+        let row = |v: &Value| {
+            let f = |key: &str| v[key].as_f64().unwrap();
+            format!(
+                "{:.3}/{:.3}/{:.3}/{:.1}/{:.1}",
+                f("recall_at_1"),
+                f("recall_at_5"),
+                f("mrr"),
+                100.0 * f("false_abstention"),
+                100.0 * f("true_abstention")
+            )
+        };
+        assert_eq!(got[0]["ranker"], "hybrid");
+        assert_eq!(got[1]["ranker"], "second-stage");
+        assert_eq!(
+            (row(&got[0]), row(&got[1])),
+            (first.to_owned(), second.to_owned())
+        );
+    }
+    let out = evaluate(&tools, &labels, &["--min-relevance", "0.3"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--min-relevance needs --second-stage"
+    );
+}

@@ -17,6 +17,7 @@ mod q_sentences;
 mod recommend;
 mod resolve;
 mod search;
+mod second_stage;
 mod selection;
 mod similarity;
 mod stats;

@@ -74,7 +74,7 @@ fn doc_text(doc: &Doc<'_>) -> String {
 /// many threads at once (each query embeds the request once).
 #[derive(Debug, Clone)]
 pub struct HybridIndex {
-    lexical: CatalogIndex,
+    pub(super) lexical: CatalogIndex,
     /// Unit vectors, `dim` floats per tool, in catalogue order.
     vectors: Vec<f32>,
     dim: usize,
@@ -378,9 +378,9 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 /// One request's scores against every tool, before they are mixed.
 pub(super) struct Scored {
     /// Cosine with each tool, in catalogue order.
-    cosines: Vec<f32>,
+    pub(super) cosines: Vec<f32>,
     /// Every tool's lexical score and what it matched.
-    lexical: LexicalScores,
+    pub(super) lexical: LexicalScores,
     /// The highest cosine (what abstention looks at).
     pub(super) best_cosine: f32,
     /// What the second stage reads of the request (empty when it is off).

@@ -64,11 +64,14 @@
 //! Parameters: spreadsheet_id, range, values`.
 //!
 //! The index is in `index`, the calibration kit ([`calibrate`], [`calibrate_weight`],
-//! [`evaluate`]…) in `calibrate`, and [`WordTableEmbedder`] in `word_table`.
+//! [`evaluate`]…) in `calibrate`, the opt-in second stage ([`SecondStage`], a learned
+//! relevance model over the best candidates) in `relevance`, and [`WordTableEmbedder`] in
+//! `word_table`.
 
 mod bundled;
 mod calibrate;
 mod index;
+mod relevance;
 mod word_table;
 
 #[cfg(test)]
@@ -85,6 +88,10 @@ pub use self::{
         calibrate_on_irrelevant, calibrate_to_share, calibrate_weight, evaluate, weight_curve,
     },
     index::{HybridIndex, tool_text},
+    relevance::{
+        Candidate, Example, FEATURE_NAMES, FEATURES, Judged, RelevanceModel, SecondStage,
+        calibrate_min_relevance, evaluate_second_stage, train,
+    },
     word_table::WordTableEmbedder,
 };
 use crate::search::IndexOptions;
