@@ -84,11 +84,17 @@ fn parent_dir(path: &Path) -> &Path {
 }
 
 fn write_atomic_as(path: &Path, bytes: &[u8], private: bool) -> Result<(), CliError> {
-    // tempfile names its own temporary path in its errors; the user named `path`.
-    let err = |source: io::Error| CliError::WriteFile {
+    write_file_atomic(path, bytes, private).map_err(|source| CliError::WriteFile {
         path: path.to_path_buf(),
-        source: without_temp_path(source),
-    };
+        source,
+    })
+}
+
+/// [`write_atomic`] (or, `private`, [`write_atomic_private`]) with the I/O error as it is,
+/// for a caller with an error type of its own; the error names no temporary file.
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
+    // tempfile names its own temporary path in its errors; the user named `path`.
+    let err = without_temp_path;
     let mut tmp = tempfile::NamedTempFile::new_in(parent_dir(path)).map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
     let existing = std::fs::metadata(path).ok().map(|m| m.permissions());

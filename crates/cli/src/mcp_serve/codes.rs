@@ -4,8 +4,8 @@
 //! codes at the next start, and a host that kept a code (a conversation resumed after the
 //! restart) would reach another tool. The proxy pins every code it ever issued while it
 //! runs; this file carries those pins to the next run, so a code names the same tool or
-//! none, restart or not. It is written atomically (a temporary file renamed over it)
-//! whenever a new code is issued.
+//! none, restart or not. It is written atomically (a temporary file renamed over it,
+//! owner-only when new) whenever a new code is issued.
 //!
 //! ```json
 //! {"version": 1, "codes": {"files_read_file": "a0", "git_push": "b1"}}
@@ -13,7 +13,6 @@
 
 use std::{
     collections::BTreeMap,
-    io::Write,
     path::{Path, PathBuf},
 };
 
@@ -91,15 +90,7 @@ pub(crate) fn save(path: &Path, codes: &BTreeMap<String, String>) -> Result<(), 
     };
     let mut bytes = serde_json::to_vec_pretty(&file).map_err(|e| error(e.into()))?;
     bytes.push(b'\n');
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(error)?;
-    tmp.write_all(&bytes).map_err(error)?;
-    tmp.as_file().sync_all().map_err(error)?;
-    tmp.persist(path).map_err(|e| error(e.error))?;
-    Ok(())
+    crate::output::write_file_atomic(path, &bytes, true).map_err(error)
 }
 
 #[cfg(test)]
