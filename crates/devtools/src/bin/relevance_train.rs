@@ -187,15 +187,16 @@ fn outcome(index: &HybridIndex, q: &LabelledQuery, stage: &SecondStage) -> Resul
 fn threshold(irrelevant: &[f32], share: f64) -> f32 {
     let mut v = irrelevant.to_vec();
     v.sort_by(f32::total_cmp);
-    let k = ((share * v.len() as f64).ceil() as usize).clamp(1, v.len());
-    v[k - 1] + 1e-6
+    let k = ((share * v.len() as f64).ceil() as usize).max(1);
+    // No irrelevant request: a threshold nothing reaches.
+    v.get(k - 1).map_or(f32::INFINITY, |x| x + 1e-6)
 }
 
 fn cells(outcomes: &[Outcome], second: bool, score: usize, tau: f32) -> String {
     let (mut rel, mut irr, mut r1, mut r5, mut mrr, mut fa, mut ta) =
         (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for o in outcomes {
-        let abst = o.scores[score] < tau;
+        let abst = o.scores.get(score).is_none_or(|&x| x < tau);
         if o.expected.is_empty() {
             irr += 1.0;
             ta += f64::from(u8::from(abst));
@@ -245,7 +246,13 @@ fn experiment(
         .map(|q| outcome(calibrate.0, q, stage))
         .collect::<Result<_, _>>()?;
     let taus: Vec<f32> = (0..SCORES.len())
-        .map(|s| threshold(&cal.iter().map(|o| o.scores[s]).collect::<Vec<_>>(), 0.9))
+        .map(|s| {
+            let scores: Vec<f32> = cal
+                .iter()
+                .filter_map(|o| o.scores.get(s).copied())
+                .collect();
+            threshold(&scores, 0.9)
+        })
         .collect();
     for (s, t) in SCORES.iter().zip(&taus) {
         println!("threshold {s}: {t}");
@@ -268,7 +275,12 @@ fn experiment(
             for (s, name) in SCORES.iter().enumerate() {
                 println!(
                     "| {set} | {ranking} | {name} | {} |",
-                    cells(&outcomes, second, s, taus[s])
+                    cells(
+                        &outcomes,
+                        second,
+                        s,
+                        taus.get(s).copied().unwrap_or(f32::INFINITY)
+                    )
                 );
             }
         }
