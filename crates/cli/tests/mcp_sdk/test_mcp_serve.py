@@ -12,6 +12,8 @@ The proxy fronts two copies of the repo's rmcp test server (`files` with the ext
   - progress notifications reach the caller;
   - an upstream that changes its tool list: tools/list_changed reaches the host, the new
     tool is listed and callable, and every earlier code stays where it was;
+  - issue 47: blocklist entries by upstream name and with drift, the gate before
+    validation, no did-you-mean naming a blocked tool, codes kept across a restart;
   - over HTTP, the session DELETE at the end is answered as the SDK expects (no
     "Session termination failed" warning);
   - an upstream killed mid-session: its tools are withdrawn (and announced), the other
@@ -216,6 +218,45 @@ async def minify(directory):
             check(r.is_error and "blocked" in text(r), "minify: blocked")
 
 
+async def promises(directory):
+    """Issue 47 through the official SDK: a blocklist entry written as the upstream names
+    the tool (and with other case and separators), the gate before validation, did-you-mean
+    that never names a blocked tool, and codes kept across a restart."""
+    path = os.path.join(directory, "chef-mcp-promises.toml")
+    with open(path, "w") as f:
+        f.write(
+            f"""mode = "dispatch"
+blocklist = ["push", "Files-Write-File"]
+[[server]]
+name = "files"
+command = "'{SERVER}' --set files"
+[[server]]
+name = "git"
+command = "'{SERVER}' --set git"
+"""
+        )
+    params = StdioServerParameters(command=CHEF, args=["mcp", "serve", "--config", path])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            codes = code_map(await t_description(session))
+            for f in ["git_push", "GIT-PUSH", codes.get("git_push", "?"), "files_write_file"]:
+                r = await session.call_tool("t", {"f": f, "a": {"force": "yes"}})
+                check(r.is_error and "blocked" in text(r), f"promises: {f} is blocked: {text(r)}")
+                check("boolean" not in text(r), f"promises: {f}'s parameters are not taught")
+            r = await session.call_tool("t", {"f": "git_pushh", "a": {}})
+            check(r.is_error and '"git_push"' not in text(r), f"promises: no did-you-mean names the blocked tool: {text(r)}")
+            r = await session.call_tool("t", {"f": codes.get("git_status", "?"), "a": {}})
+            check(not r.is_error and text(r).startswith("status"), "promises: the others still run")
+    codes_file = os.path.join(directory, "chef-mcp-promises.codes.json")
+    check(os.path.exists(codes_file), "promises: the codes are kept in chef-mcp-promises.codes.json")
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            again = code_map(await t_description(session))
+            check(again == codes, "promises: after a restart every code names the same tool")
+
+
 async def search_over_http(directory):
     cfg = config(directory, "search", "/nonexistent")
     proc = subprocess.Popen(
@@ -272,6 +313,7 @@ async def main():
     with tempfile.TemporaryDirectory() as directory:
         await dispatch(directory)
         await minify(directory)
+        await promises(directory)
         await search_over_http(directory)
     if FAILURES:
         print(f"{len(FAILURES)} checks failed", file=sys.stderr)
