@@ -379,6 +379,14 @@ fn a_tool_whose_server_is_down_says_it_may_return_in_minify_mode() {
     block_on(async {
         let proxy = Proxy::start(&path).await;
         let host = &proxy.host;
+        // The first tools/list waits for every upstream's first start: files is up before
+        // the refuse file exists (written earlier, a slow start would never come up).
+        let tools = host.list_all_tools().await.unwrap();
+        assert!(
+            tools.iter().any(|t| t.name == "files_read_file"),
+            "{:?}",
+            tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+        );
         std::fs::write(&refuse, "stay down").unwrap();
         let _ = host.call_tool(call("files_crash", json!({}))).await;
         let mut last = String::new();
