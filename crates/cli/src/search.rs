@@ -342,6 +342,41 @@ struct Evaluation<'a> {
     true_abstention: Option<f64>,
 }
 
+impl<'a> Evaluation<'a> {
+    /// The line for `m`, measured by `ranker` on `requests` requests over `tools` tools;
+    /// figures rounded to 6 places, and null over no request of their kind.
+    fn new(
+        (ranker, model, dense_weight, abstention): (&'a str, Option<&'a str>, Option<f32>, String),
+        tools: usize,
+        requests: usize,
+        m: &Metrics,
+    ) -> Self {
+        let round = |x: f64| (x * 1e6).round() / 1e6;
+        let over_relevant = |x: f64| (m.relevant > 0).then(|| round(x));
+        Self {
+            ranker,
+            model,
+            dense_weight,
+            abstention,
+            tools,
+            requests,
+            relevant: m.relevant,
+            irrelevant: m.irrelevant,
+            recall_at_1: over_relevant(m.recall_at_1),
+            recall_at_5: over_relevant(m.recall_at_5),
+            mrr: over_relevant(m.mrr),
+            false_abstention: over_relevant(m.false_abstention),
+            true_abstention: (m.irrelevant > 0).then(|| round(m.true_abstention)),
+        }
+    }
+
+    /// Writes this line as one JSON line.
+    fn write(&self, out: &mut impl Write) -> Result<(), CliError> {
+        serde_json::to_writer(&mut *out, self).map_err(|e| write_error(e.into()))?;
+        out.write_all(b"\n").map_err(write_error)
+    }
+}
+
 /// Prints the metrics of `ranker` on `labelled` (`--eval`).
 fn evaluate(
     ranker: &Ranker,
@@ -349,7 +384,6 @@ fn evaluate(
     tools: usize,
     args: &SearchArgs,
 ) -> Result<(), CliError> {
-    let round = |x: f64| (x * 1e6).round() / 1e6;
     let (name, model, weight, abstention, m): (_, _, _, _, Metrics) = match ranker {
         Ranker::Lexical(index) => {
             let (label, setting) = if args.never_abstain {
@@ -379,51 +413,24 @@ fn evaluate(
             )
         }
     };
-    // A figure over no request is null, not 0.
-    let over_relevant = |x: f64| (m.relevant > 0).then(|| round(x));
-    let line = Evaluation {
-        ranker: name,
-        model,
-        dense_weight: weight,
-        abstention,
-        tools,
-        requests: labelled.len(),
-        relevant: m.relevant,
-        irrelevant: m.irrelevant,
-        recall_at_1: over_relevant(m.recall_at_1),
-        recall_at_5: over_relevant(m.recall_at_5),
-        mrr: over_relevant(m.mrr),
-        false_abstention: over_relevant(m.false_abstention),
-        true_abstention: (m.irrelevant > 0).then(|| round(m.true_abstention)),
-    };
     let mut out = io::stdout().lock();
-    serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
-    out.write_all(b"\n").map_err(write_error)?;
+    Evaluation::new((name, model, weight, abstention), tools, labelled.len(), &m)
+        .write(&mut out)?;
     if let (true, Ranker::Hybrid(index)) = (args.dense.second_stage, ranker) {
         let stage = second_stage(args)?;
         let m = dense::evaluate_second_stage(index, labelled, &stage)?;
-        let over_relevant = |x: f64| (m.relevant > 0).then(|| round(x));
-        let line = Evaluation {
-            ranker: "second-stage",
-            model: Some(index.embedder().model_id()),
-            dense_weight: Some(index.options().dense_weight),
-            abstention: if stage.min_relevance > 0.0 {
-                format!("min_relevance {}", stage.min_relevance)
-            } else {
-                "none".to_owned()
-            },
-            tools,
-            requests: labelled.len(),
-            relevant: m.relevant,
-            irrelevant: m.irrelevant,
-            recall_at_1: over_relevant(m.recall_at_1),
-            recall_at_5: over_relevant(m.recall_at_5),
-            mrr: over_relevant(m.mrr),
-            false_abstention: over_relevant(m.false_abstention),
-            true_abstention: (m.irrelevant > 0).then(|| round(m.true_abstention)),
+        let abstention = if stage.min_relevance > 0.0 {
+            format!("min_relevance {}", stage.min_relevance)
+        } else {
+            "none".to_owned()
         };
-        serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
-        out.write_all(b"\n").map_err(write_error)?;
+        let setting = (
+            "second-stage",
+            Some(index.embedder().model_id()),
+            Some(index.options().dense_weight),
+            abstention,
+        );
+        Evaluation::new(setting, tools, labelled.len(), &m).write(&mut out)?;
     }
     Ok(())
 }

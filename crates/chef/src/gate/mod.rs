@@ -107,8 +107,13 @@ pub struct BlockReport {
 
 /// Letters and digits only, lower-cased: `Delete-File`, ` delete_file ` and `deleteFile`
 /// all give `deletefile`. The key under which the gate, the blocklist and the resolver's
-/// lenient name matching compare names.
-pub(crate) fn name_key(name: &str) -> String {
+/// lenient name matching compare names (and `chef mcp serve`'s blocklist, which matches
+/// the same way).
+///
+/// ```
+/// assert_eq!(chef::gate::name_key("Office-DB-Drop-Table"), "officedbdroptable");
+/// ```
+pub fn name_key(name: &str) -> String {
     name.chars()
         .filter(|c| c.is_alphanumeric())
         .flat_map(char::to_lowercase)

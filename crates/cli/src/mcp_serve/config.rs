@@ -100,8 +100,6 @@ pub(crate) struct Config {
     /// Where the codes issued are kept across restarts (dispatch and search modes); `None`
     /// in minify mode, or when `code_file = ""` turns it off.
     pub(crate) code_file: Option<PathBuf>,
-    /// `code_file = ""`: keep no code file.
-    code_file_off: bool,
     pub(crate) servers: Vec<Upstream>,
 }
 
@@ -141,16 +139,7 @@ struct RawServer {
 pub(crate) fn read(path: &Path) -> Result<Config, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let base = path.parent().unwrap_or(Path::new("."));
-    let mut config = parse(&text, base).map_err(|e| format!("{}: {e}", path.display()))?;
-    if config.code_file.is_none() && !config.code_file_off && config.mode != Mode::Minify {
-        // Beside the config file: `chef-mcp.toml` keeps its codes in `chef-mcp.codes.json`.
-        let stem = path
-            .file_stem()
-            .map_or_else(|| "chef-mcp".into(), |s| s.to_string_lossy().into_owned());
-        config.code_file = Some(base.join(format!("{stem}.codes.json")));
-    }
-    Ok(config)
+    parse(&text, path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn seconds(key: &str, value: Option<f64>, default: f64) -> Result<Duration, String> {
@@ -163,8 +152,13 @@ fn seconds(key: &str, value: Option<f64>, default: f64) -> Result<Duration, Stri
     Duration::try_from_secs_f64(s).map_err(|e| format!("{key}: {e}"))
 }
 
-/// Parses a configuration whose relative paths are under `base`.
-pub(crate) fn parse(text: &str, base: &Path) -> Result<Config, String> {
+/// Parses the configuration `text` of the file `path` (its relative paths are under the
+/// file's directory, and the default code file is named after it).
+pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, String> {
+    let base = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
     let raw: Raw = toml::from_str(text).map_err(|e| e.to_string())?;
     let mode = match raw.mode.as_deref().unwrap_or("dispatch") {
         "minify" => Mode::Minify,
@@ -287,15 +281,19 @@ pub(crate) fn parse(text: &str, base: &Path) -> Result<Config, String> {
         start_timeout: seconds("start_timeout", raw.start_timeout, 10.0)?,
         ping_interval: seconds("ping_interval", raw.ping_interval, 15.0)?,
         search_limit: raw.search_limit.unwrap_or(8).max(1),
-        code_file: raw
-            .code_file
-            .as_ref()
-            .filter(|p| !p.as_os_str().is_empty() && mode != Mode::Minify)
-            .map(|p| base.join(p)),
-        code_file_off: raw
-            .code_file
-            .as_ref()
-            .is_some_and(|p| p.as_os_str().is_empty()),
+        code_file: match &raw.code_file {
+            _ if mode == Mode::Minify => None,
+            Some(file) if file.as_os_str().is_empty() => None,
+            Some(file) => Some(base.join(file)),
+            // Beside the config file: `chef-mcp.toml` keeps its codes in
+            // `chef-mcp.codes.json`.
+            None => {
+                let stem = path
+                    .file_stem()
+                    .map_or_else(|| "chef-mcp".into(), |s| s.to_string_lossy().into_owned());
+                Some(base.join(format!("{stem}.codes.json")))
+            }
+        },
         servers,
     })
 }
@@ -308,10 +306,15 @@ mod tests {
     fn a_config_parses_and_bad_ones_name_the_key() {
         let c = parse(
             "mode = \"search\"\nblocklist = [\"git_*\"]\n[[server]]\nname = \"git\"\ncommand = \"git-mcp --x 'a b'\"\n",
-            Path::new("/etc"),
+            Path::new("/etc/chef-mcp.toml"),
         )
         .unwrap();
         assert_eq!(c.mode, Mode::Search);
+        // The code file defaults to one beside the config, named after it.
+        assert_eq!(
+            c.code_file.as_deref(),
+            Some(Path::new("/etc/chef-mcp.codes.json"))
+        );
         assert!(
             matches!(&c.servers[0].transport, Transport::Command { argv, .. } if argv == &["git-mcp", "--x", "a b"])
         );
@@ -351,7 +354,7 @@ mod tests {
                 "prefix_format",
             ),
         ] {
-            let e = parse(text, Path::new(".")).unwrap_err();
+            let e = parse(text, Path::new("chef-mcp.toml")).unwrap_err();
             assert!(e.contains(needle), "{text:?}: {e}");
         }
     }

@@ -13,6 +13,8 @@
 //! Matching loosely can only block more. An entry that matches no tool of the upstreams
 //! is most likely a typo: `--check` fails on it and `serve` logs it as an error.
 
+use chef::gate::name_key;
+
 /// One entry, prepared for matching.
 #[derive(Debug, Clone)]
 enum Pattern {
@@ -26,14 +28,6 @@ enum Pattern {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Blocklist {
     entries: Vec<(String, Pattern)>,
-}
-
-/// Letters and digits only, lower-cased: the key under which calls match names.
-pub(crate) fn name_key(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 /// Lower case with every separator read as `_`, for prefix patterns.
@@ -70,6 +64,10 @@ impl Blocklist {
     /// The entry that blocks the tool the host sees as `name`, whose upstream calls it
     /// `upstream`.
     pub(crate) fn entry_for(&self, name: &str, upstream: &str) -> Option<&str> {
+        // Every call asks: an empty blocklist answers without building the forms.
+        if self.entries.is_empty() {
+            return None;
+        }
         let tool = Forms::of(name, upstream);
         self.entries
             .iter()

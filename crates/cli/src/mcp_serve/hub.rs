@@ -540,7 +540,7 @@ impl Hub {
             written.clone_from(real);
         }
         // Did-you-mean never names (or codes) a blocked tool.
-        let hidden = |real: &str| self.refusal(&view, real).is_some();
+        let hidden = |real: &str| self.blocked(&view, real);
         let (name, args) = match compressed.resolve_hiding(&written, &args, &hidden) {
             Resolution::Call { name, args } => (name, args),
             Resolution::Meta { result, .. } => {
@@ -641,12 +641,15 @@ impl Hub {
         }
     }
 
-    /// The blocklist's answer for a call that reached `name` (a tool the host sees), if the
-    /// blocklist refuses it.
-    fn refusal(&self, view: &View, name: &str) -> Option<String> {
+    /// Whether the blocklist refuses `name` (a tool the host sees, or one it saw).
+    fn blocked(&self, view: &View, name: &str) -> bool {
         let upstream = view.routes.get(name).map_or(name, |r| r.tool.as_str());
-        self.config.blocklist.entry_for(name, upstream)?;
-        Some(format!(
+        self.config.blocklist.entry_for(name, upstream).is_some()
+    }
+
+    /// The blocklist's answer for a call that reached `name`, if the blocklist refuses it.
+    fn refusal(&self, view: &View, name: &str) -> Option<String> {
+        self.blocked(view, name).then(|| format!(
             "Tool {name} is blocked by this proxy's policy: do not call it again; do the task another way or tell the user."
         ))
     }

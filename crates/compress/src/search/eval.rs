@@ -102,13 +102,7 @@ fn outcomes(
         .iter()
         .map(|q| {
             let found = index.search_with(&q.query, MRR_DEPTH, &rank_only);
-            let ranks = found
-                .hits
-                .iter()
-                .enumerate()
-                .filter(|(_, h)| q.expected.iter().any(|e| h.tool.as_str() == e))
-                .map(|(i, _)| i + 1)
-                .collect();
+            let ranks = ranks_of(&found.hits, &q.expected);
             Outcome {
                 expected: q.expected.len(),
                 ranks,
@@ -127,6 +121,15 @@ fn metrics(outcomes: &[Outcome], abstention: &Abstention) -> Metrics {
             !o.matched_anything || abstention.abstains(o.confidence, o.evidence, o.best_score);
         (o.expected, o.ranks.as_slice(), abstained)
     }))
+}
+
+/// The 1-based ranks (within [`MRR_DEPTH`]) of `expected` tools among `hits`.
+pub(crate) fn ranks_of(hits: &[crate::search::Hit], expected: &[String]) -> Vec<usize> {
+    hits.iter()
+        .enumerate()
+        .filter(|(_, h)| expected.iter().any(|e| h.tool.as_str() == e))
+        .map(|(i, _)| i + 1)
+        .collect()
 }
 
 /// The metrics of scored requests, each given as (expected tools, 1-based ranks of the

@@ -2,10 +2,7 @@
 //! and its abstention threshold.
 
 use super::{DenseError, HybridIndex};
-use crate::search::{
-    Hit,
-    eval::{self, LabelledQuery, MRR_DEPTH, Metrics},
-};
+use crate::search::eval::{self, LabelledQuery, MRR_DEPTH, Metrics, ranks_of};
 
 /// The threshold that abstains on at least `share` (`0..=1`) of `best_cosines`, the
 /// highest cosines of requests known to be irrelevant to a catalogue
@@ -81,15 +78,6 @@ struct Outcome {
     best_cosine: f32,
     /// See `Scored::lexical_abstains`.
     lexical_abstains: bool,
-}
-
-/// The 1-based ranks (within [`MRR_DEPTH`]) of `expected` tools among `hits`.
-fn ranks_of(hits: &[Hit], expected: &[String]) -> Vec<usize> {
-    hits.iter()
-        .enumerate()
-        .filter(|(_, h)| expected.iter().any(|e| h.tool.as_str() == e))
-        .map(|(i, _)| i + 1)
-        .collect()
 }
 
 /// The outcomes of `queries` at each of `weights` (one list per weight); each request is

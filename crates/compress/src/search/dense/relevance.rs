@@ -348,13 +348,7 @@ pub fn evaluate_second_stage(
     let mut outcomes = Vec::with_capacity(queries.len());
     for q in queries {
         let found = index.search_second_stage(&q.query, depth, stage)?;
-        let ranks: Vec<usize> = found
-            .hits
-            .iter()
-            .enumerate()
-            .filter(|(_, h)| q.expected.iter().any(|e| h.tool.as_str() == e))
-            .map(|(i, _)| i + 1)
-            .collect();
+        let ranks = crate::search::eval::ranks_of(&found.hits, &q.expected);
         outcomes.push((q.expected.len(), ranks, found.abstained));
     }
     Ok(crate::search::eval::score(
