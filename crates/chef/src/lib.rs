@@ -72,9 +72,9 @@ pub use crate::{
         CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
     },
     session::{
-        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, Compiled, MemoryPlacement,
-        OwnedCall, Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall, SessionState,
-        TargetOptions,
+        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, Compiled, FoundTool,
+        MemoryPlacement, OwnedCall, Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall,
+        SessionState, TargetOptions,
     },
 };
 

@@ -43,6 +43,9 @@ pub struct Measured {
     pub map_style: Option<MapStyle>,
     /// Ranked pruning to this many tools (`None`: every tool offered).
     pub ranked_top: Option<u32>,
+    /// With `ranked_top`: the discovery setting (`prune=discover:K`), the ranked tools plus
+    /// `find_tools` for what they lack.
+    pub discovery: bool,
     /// A compiled (level-4) map was used.
     pub compiled_map: bool,
     /// The reply was constrained with a JSON-schema `response_format` (`--constrain`).

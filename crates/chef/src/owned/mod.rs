@@ -37,6 +37,44 @@ pub const RECALL_CONTEXT: &str = "recall_context";
 /// `load_skill`.
 pub const LOAD_SKILL: &str = "load_skill";
 
+/// `find_tools`: the discovery search tool, offered under
+/// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover) and answered by
+/// [`Chef::route`](crate::Chef::route) itself (a [`Routed::Lookup`](crate::Routed::Lookup)).
+pub const FIND_TOOLS: &str = "find_tools";
+
+/// How many tools one `find_tools` call returns when the model does not say.
+pub const FIND_TOOLS_DEFAULT_LIMIT: usize = 5;
+/// The most tools one `find_tools` call returns.
+pub const FIND_TOOLS_MAX_LIMIT: usize = 10;
+
+/// The `find_tools` tool. Its schema is static, so it is safe inside a cached prefix.
+pub fn find_tools_tool() -> ToolDefinition {
+    ToolDefinition::new(
+        FIND_TOOLS,
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "What the tool you need should do, in a few words (for example: \"list open pull requests\")."
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": FIND_TOOLS_MAX_LIMIT,
+                    "description": "How many tools to return (default 5)."
+                }
+            },
+            "required": ["query"]
+        }),
+    )
+    .with_description(
+        "Search every tool available to you, not only the ones listed, for a tool that does \
+         what you need. Returns the best matches with their parameters; from your next \
+         step you can call them by name. Use it when no listed tool fits the task.",
+    )
+}
+
 /// Every name chef owns.
 pub const OWNED_NAMES: [&str; 6] = [
     CONTEXT,

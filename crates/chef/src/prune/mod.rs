@@ -67,6 +67,15 @@ pub enum KeepReason {
     },
     /// The policy always keeps this tool.
     AlwaysKept,
+    /// The model found the tool with the discovery search tool
+    /// ([`PrunePolicy::Discover`]) while working on the current request.
+    Found {
+        /// What the model searched for.
+        query: String,
+    },
+    /// The conversation holds an answered call of the tool, so it stays offered while
+    /// that call is in the history (ranked and discovery pruning).
+    Called,
 }
 
 /// Which flat tools `compile` keeps each turn. The task is what
@@ -106,9 +115,36 @@ pub enum PrunePolicy {
         /// Tools kept whatever the task (by exact name).
         always_keep: Vec<String>,
     },
+    /// Find, then call by real name: the `top_k` tools the index ranks best for the task,
+    /// as [`Ranked`](Self::Ranked) keeps them, plus a library-owned search tool,
+    /// [`find_tools`](crate::owned::FIND_TOOLS), through which the model asks for what the
+    /// list lacks. The tools a search finds join the list from the next request, by their
+    /// real names and schemas, appended after the ranked tools (so the cached prefix of the
+    /// request is not rewritten) while the request stays the same; a tool the history
+    /// calls stays offered while that call is in the history. When the index abstains
+    /// (nothing fits), the model sees no ranked tool, and a search that finds nothing says
+    /// so instead of offering unrelated tools. See docs/DISCOVERY.md.
+    Discover {
+        /// How many ranked tools to show before any search.
+        top_k: usize,
+        /// Tools kept whatever the task (by exact name).
+        always_keep: Vec<String>,
+    },
 }
 
 impl PrunePolicy {
+    /// Whether the policy offers the discovery search tool ([`Discover`](Self::Discover)).
+    pub fn discovers(&self) -> bool {
+        matches!(self, Self::Discover { .. })
+    }
+
+    /// Whether the policy ranks on the task ([`Ranked`](Self::Ranked) and
+    /// [`Discover`](Self::Discover)): such a list follows the task, so a tool the history
+    /// calls stays offered while the call is in the history.
+    pub fn ranks(&self) -> bool {
+        matches!(self, Self::Ranked { .. } | Self::Discover { .. })
+    }
+
     /// Applies the policy to the registry for `task`.
     pub fn apply(&self, pruner: &Pruner, task: &str) -> Result<PruneResult, RegistryError> {
         Ok(match self {
@@ -116,7 +152,7 @@ impl PrunePolicy {
             Self::ByTask => pruner.prune_by_task(task),
             Self::Allowlist { names } => pruner.allow_only(names),
             Self::ByTaskAndAllowlist { names } => pruner.prune_by_task_and_allowlist(task, names),
-            Self::Ranked { top_k, always_keep } => {
+            Self::Ranked { top_k, always_keep } | Self::Discover { top_k, always_keep } => {
                 let ranked = pruner.rank_by_task(task, *top_k);
                 let mut tools = Vec::new();
                 let mut reasons = Vec::new();

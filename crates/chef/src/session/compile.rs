@@ -268,7 +268,7 @@ impl Chef {
         let meta = PayloadMeta {
             turn: self.conversation.turn,
             wire_tools,
-            kept: tools.kept.clone(),
+            kept: tools.kept.iter().chain(&tools.extra).cloned().collect(),
             memory_keys: self
                 .storage
                 .memory

@@ -7,6 +7,7 @@ pub(crate) mod compiler;
 mod config;
 mod context;
 mod conversation;
+mod discover;
 mod dynamic;
 mod history;
 mod journal;
@@ -30,6 +31,7 @@ use chef_ir::{Request, Target, WireNames};
 pub use self::body::ChunkedBody;
 pub use self::compiler::TargetOptions;
 pub use self::config::{ChefConfig, MemoryPlacement};
+pub use self::discover::FoundTool;
 pub use self::payload::{ChunkedPayload, Payload, PayloadMeta};
 pub use self::subscribe::Compiled;
 pub use self::{
@@ -292,10 +294,12 @@ fn memory_instruction(style: MemoryStyle) -> &'static str {
 const SHORT_REPLY_WORDS: usize = 4;
 
 /// What the owned tools depend on: the tools mode, memory's allowed keys (`None`: no
-/// memory), whether a handoff is configured, and whether `load_skill` is on.
+/// memory), whether a handoff is configured, whether `load_skill` is on, and whether the
+/// discovery search tool is offered.
 type OwnedKey = (
     crate::owned::ToolsMode,
     Option<Option<Vec<String>>>,
+    bool,
     bool,
     bool,
 );

@@ -40,6 +40,12 @@ pub(crate) struct ToolState {
     /// The task pruning ranks on instead of the conversation (see
     /// [`Chef::set_task`](super::Chef::set_task)).
     pub(crate) task_override: Option<String>,
+    /// Tools `find_tools` found, with the request each was found for (see
+    /// [`discover`](super::discover)).
+    pub(crate) found: Vec<super::discover::FoundTool>,
+    /// The extra tools of the latest selection, in the order they joined: the next
+    /// selection keeps this order, so the set only grows at its end.
+    pub(crate) extra_order: Vec<ToolName>,
     /// Blocklist entries already reported in a compile's notices as matching nothing.
     pub(crate) unmatched_reported: BTreeSet<String>,
     /// The registry epoch the blocklist was last checked against (`None`: the blocklist
@@ -57,6 +63,8 @@ impl ToolState {
             shown: None,
             allowlist: None,
             task_override: None,
+            found: Vec::new(),
+            extra_order: Vec::new(),
             unmatched_reported: BTreeSet::new(),
             unmatched_checked: None,
         }
@@ -72,6 +80,8 @@ impl ToolState {
             shown: self.shown.clone(),
             allowlist: self.allowlist.clone(),
             task_override: self.task_override.clone(),
+            found: self.found.clone(),
+            extra_order: self.extra_order.clone(),
             unmatched_reported: self.unmatched_reported.clone(),
             unmatched_checked: self.unmatched_checked,
         }
@@ -87,6 +97,9 @@ pub(crate) struct Routing {
     /// The latest target's name table: `route` reads a wire name the target gave a tool
     /// (`timezone_convert` for `timezone.convert`) as that tool.
     pub(crate) names: WireNames,
+    /// The latest call `route` refused for its arguments (tool name as written, arguments):
+    /// the identical call again gets the short correction instead of the same text.
+    pub(crate) last_refused: Option<(String, serde_json::Value)>,
 }
 
 /// The conversation: what the model reads after the tools.

@@ -64,6 +64,9 @@ pub struct PayloadMeta {
     /// [`Payload::names`]).
     pub wire_tools: Vec<ToolName>,
     /// Why each kept flat tool was kept.
+    /// Then the tools offered beyond the policy's own, in the order they joined:
+    /// [`KeepReason::Found`] (a `find_tools` search) and [`KeepReason::Called`] (the
+    /// history calls them).
     pub kept: Vec<(ToolName, KeepReason)>,
     /// Memory keys injected.
     pub memory_keys: Vec<String>,

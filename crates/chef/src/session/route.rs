@@ -79,6 +79,14 @@ impl Chef {
     /// and rides snapshots). A tool of a toolkit loaded since the latest compile is
     /// reachable by its exact name at once.
     pub fn route(&mut self, call: &ToolCall) -> Routed {
+        if self.is_find_call(call) {
+            let finding = self.find(call, true);
+            if let Routed::Blocked { name, .. } = &finding.routed {
+                self.emit(&ChefEvent::ToolBlocked { name: name.clone() });
+            }
+            self.commit_found(finding.found);
+            return finding.routed;
+        }
         let tools = match self.routing.latest.clone() {
             Some(tools) => tools,
             None => match self.turn_tools() {
@@ -86,7 +94,8 @@ impl Chef {
                 Err(e) => return unavailable(call, e),
             },
         };
-        let routed = self.classify(call, &tools, Gate::On);
+        let mut routed = self.classify(call, &tools, Gate::On);
+        self.correct_repeat(call, &mut routed);
         match &routed {
             Routed::ToolkitLoaded { toolkit, tools, .. } => self.commit_toolkit(toolkit, tools),
             Routed::Blocked { name, .. } => {
@@ -95,6 +104,45 @@ impl Chef {
             _ => {}
         }
         routed
+    }
+
+    /// A call refused for its arguments that repeats the previous refused call exactly
+    /// gets a shorter, different correction: the parameters the tool accepts, with their
+    /// types, and nothing else (the model did not act on the longer text).
+    fn correct_repeat(&mut self, call: &ToolCall, routed: &mut Routed) {
+        let Routed::Error {
+            error: RouteError::Resolve(ResolveError::InvalidArguments(problem)),
+            reply,
+            ..
+        } = routed
+        else {
+            self.routing.last_refused = None;
+            return;
+        };
+        // Cloning and comparing recurse: arguments nested past any real schema (a hostile
+        // call) are not remembered.
+        if nested_deeper_than(&call.arguments, REPEAT_DEPTH) {
+            self.routing.last_refused = None;
+            return;
+        }
+        let this = (call.name.as_str().trim().to_owned(), call.arguments.clone());
+        if self.routing.last_refused.as_ref() != Some(&this) {
+            self.routing.last_refused = Some(this);
+            return;
+        }
+        let tool = problem.tool.as_str();
+        let schema = self
+            .tools
+            .pruner
+            .all_tools()
+            .iter()
+            .chain(self.tools.pruner.namespaces().iter().flat_map(|g| &g.tools))
+            .chain(self.tools.pruner.toolkits().iter().flat_map(|g| &g.tools))
+            .find(|t| t.name == tool)
+            .map(|t| &t.input_schema);
+        if let Some(schema) = schema {
+            *reply = repeat_correction(tool, schema);
+        }
     }
 
     /// Turns the tool calls an assistant reply wrote as text (a fenced JSON block, a bare
@@ -197,6 +245,9 @@ impl Chef {
         let name = call.name.as_str().trim();
         if name.is_empty() {
             return error(id, RouteError::Malformed, MALFORMED_CALL_REASON.to_owned());
+        }
+        if self.is_find_call(call) {
+            return self.find(call, gate == Gate::On).routed;
         }
         if owned::is_owned_name(name) {
             if let Some(blocked) = self.gated(gate, &[name]) {
@@ -339,7 +390,7 @@ impl Chef {
         tools: &'a TurnTools,
     ) -> Result<&'a str, ResolveError> {
         chef_compress::real_name_of_wire(name, &self.routing.names, || {
-            if tools.toolkit_of.contains_key(name) {
+            if tools.toolkit_of.contains_key(name) || tools.extra.iter().any(|(n, _)| n == name) {
                 return Some(name);
             }
             tools.stable.tool_for_name(name).or_else(|| {
@@ -673,12 +724,21 @@ fn resolve(
     args: &Value,
     hidden: &dyn Fn(&str) -> bool,
 ) -> Resolution {
-    if let Some(loaded) = &tools.loaded
-        && tools.toolkit_of.contains_key(name)
-    {
+    let Some(loaded) = &tools.loaded else {
+        return tools.stable.resolve_hiding(name, args, hidden);
+    };
+    if tools.toolkit_of.contains_key(name) || tools.extra.iter().any(|(n, _)| n == name) {
         return loaded.resolve_hiding(name, args, hidden);
     }
-    tools.stable.resolve_hiding(name, args, hidden)
+    let stable = tools.stable.resolve_hiding(name, args, hidden);
+    // A found tool named with other case or separators: the set it was offered in.
+    if matches!(stable, Resolution::Error(_))
+        && !tools.extra.is_empty()
+        && let found @ Resolution::Call { .. } = loaded.resolve_hiding(name, args, hidden)
+    {
+        return found;
+    }
+    stable
 }
 
 /// The names a failed call mentions: the tool name, and the fields through which a call
@@ -719,4 +779,73 @@ fn blocked_outcome(id: ToolCallId, name: &str) -> Routed {
         name: name.to_owned(),
         reply: gate::blocked_reason(name),
     }
+}
+
+/// How deep a refused call's arguments may nest for it to be remembered.
+const REPEAT_DEPTH: usize = 64;
+
+/// Whether `value` nests arrays and objects more than `limit` deep (without recursion).
+fn nested_deeper_than(value: &Value, limit: usize) -> bool {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        if depth > limit {
+            return true;
+        }
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The correction for the identical refused call sent again: the accepted parameters,
+/// each with its type and whether it is required, on one line each.
+pub(crate) fn repeat_correction(tool: &str, schema: &Value) -> String {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut lines = Vec::new();
+    for (name, property) in properties.into_iter().flatten() {
+        let kind = match property.get("type") {
+            Some(Value::String(t)) if t == "array" => {
+                match property.pointer("/items/type").and_then(Value::as_str) {
+                    Some(item) => format!("array of {item}"),
+                    None => "array".to_owned(),
+                }
+            }
+            Some(Value::String(t)) => t.clone(),
+            Some(Value::Array(types)) => types
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" or "),
+            _ => "any".to_owned(),
+        };
+        let mut line = format!("{name}: {kind}");
+        if let Some(Value::Array(values)) = property.get("enum") {
+            let values: Vec<String> = values.iter().map(Value::to_string).collect();
+            line.push_str(&format!(", one of {}", values.join(", ")));
+        }
+        line.push_str(if required.contains(&name.as_str()) {
+            ", required"
+        } else {
+            ", optional (leave it out rather than send null)"
+        });
+        lines.push(line);
+    }
+    if lines.is_empty() {
+        return format!(
+            "The same call was refused again. {tool} takes no parameters: call it with {{}}."
+        );
+    }
+    format!(
+        "The same call was refused again; do not repeat it. {tool} accepts only these \
+         parameters, no others:\n{}",
+        lines.join("\n")
+    )
 }

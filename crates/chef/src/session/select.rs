@@ -22,6 +22,8 @@ pub(crate) struct SelectionKey {
     pub(crate) epoch: u64,
     pub(crate) kept: Vec<ToolName>,
     pub(crate) loaded: Vec<String>,
+    pub(crate) extra: Vec<ToolName>,
+    pub(crate) discovery: bool,
 }
 
 /// The tools of one turn, compressed, with everything `route` needs to read calls back.
@@ -31,9 +33,15 @@ pub(crate) struct TurnTools {
     /// The pruned flat tools (or the namespace tools and `load_toolkit`), compressed at the
     /// configured level. This is the cache-stable part.
     pub(crate) stable: Compressed,
-    /// Tools of loaded toolkits, compressed at level 1 at most (so loading a toolkit never
-    /// rewrites the stable map), sent after the stable and owned tools.
+    /// Tools of loaded toolkits, then the extra tools (found by the model's searches,
+    /// kept because the history calls them), compressed at level 1 at most (so loading a
+    /// toolkit or finding a tool never rewrites the stable map), sent after the stable and
+    /// owned tools.
     pub(crate) loaded: Option<Compressed>,
+    /// The extra tools in the `loaded` set, in the order they joined, and why.
+    pub(crate) extra: Vec<(ToolName, KeepReason)>,
+    /// Whether the discovery search tool is offered (its note joins the preamble).
+    pub(crate) discovery: bool,
     /// Library-owned tools, sent uncompressed after the stable tools.
     pub(crate) owned: Vec<ToolDefinition>,
     /// Why each kept flat tool was kept.
@@ -63,7 +71,14 @@ impl TurnTools {
         let mut tools = self.stable.tools().to_vec();
         tools.extend(self.owned.iter().cloned());
         if let Some(loaded) = &self.loaded {
-            tools.extend(loaded.tools().iter().cloned());
+            // Compression sorts by name; the extra tools go last in the order they joined,
+            // so a tool found later never moves one found earlier (at levels 0–1 each wire
+            // tool is its real tool, of the same name).
+            let is_extra = |t: &ToolDefinition| self.extra.iter().any(|(n, _)| n == &t.name);
+            tools.extend(loaded.tools().iter().filter(|t| !is_extra(t)).cloned());
+            for (name, _) in &self.extra {
+                tools.extend(loaded.tools().iter().filter(|t| &t.name == name).cloned());
+            }
         }
         if !self.deferred.is_empty() {
             for tool in &mut tools {
@@ -75,9 +90,15 @@ impl TurnTools {
         tools
     }
 
-    /// The system preamble of the compressed sets (stable first).
+    /// The system preamble of the compressed sets (stable first), then the discovery note.
     pub(crate) fn preamble(&self) -> String {
         let mut text = self.stable.system().to_owned();
+        if self.discovery {
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            text.push_str(DISCOVERY_NOTE);
+        }
         if let Some(loaded) = &self.loaded
             && !loaded.system().is_empty()
         {
@@ -94,6 +115,7 @@ impl TurnTools {
         let mut names: Vec<ToolName> = self.kept.iter().map(|(n, _)| n.clone()).collect();
         names.extend(self.members.keys().cloned());
         names.extend(self.toolkit_of.keys().cloned());
+        names.extend(self.extra.iter().map(|(n, _)| n.clone()));
         names.extend(self.owned.iter().map(|t| t.name.clone()));
         names.sort();
         names.dedup();
@@ -166,6 +188,10 @@ pub(crate) struct SelectInput<'a> {
     pub(crate) loaded: &'a [String],
     pub(crate) options: &'a Options,
     pub(crate) owned: &'a [ToolDefinition],
+    /// Tools offered beyond the policy's own (found by the model's searches, or called in
+    /// the history), in the order they joined: appended after the stable and owned tools.
+    /// Those the policy keeps anyway are left out.
+    pub(crate) extra: &'a [(ToolDefinition, KeepReason)],
     /// The session's allowlist: when set, no flat tool off it is kept, whatever the
     /// policy (case-insensitive exact names).
     pub(crate) allowlist: Option<&'a [String]>,
@@ -324,6 +350,7 @@ pub(crate) fn select(
         && matches!(input.policy, PrunePolicy::All)
         && input.allowlist.is_none()
         && input.skill_bound.is_none()
+        && input.extra.is_empty()
         && input.pruner.namespaces().is_empty()
         && input.pruner.toolkits().is_empty()
         && previous.key.epoch == input.epoch
@@ -337,10 +364,18 @@ pub(crate) fn select(
         return Ok(Arc::clone(previous));
     }
     let kept = keep(input)?;
+    let extra: Vec<&(ToolDefinition, KeepReason)> = input
+        .extra
+        .iter()
+        .filter(|(t, _)| !kept.iter().any(|(k, _)| k.name == t.name))
+        .collect();
+    let discovery = input.policy.discovers();
     let key = SelectionKey {
         epoch: input.epoch,
         kept: kept.iter().map(|(t, _)| t.name.clone()).collect(),
         loaded: input.loaded.to_vec(),
+        extra: extra.iter().map(|(t, _)| t.name.clone()).collect(),
+        discovery,
     };
     if let Some(previous) = previous
         && previous.key == key
@@ -386,6 +421,12 @@ pub(crate) fn select(
             }
         }
     }
+    for (tool, _) in &extra {
+        if !toolkit_of.contains_key(&tool.name) && !loaded_tools.iter().any(|t| t.name == tool.name)
+        {
+            loaded_tools.push(tool.clone());
+        }
+    }
     let loaded = if loaded_tools.is_empty() {
         None
     } else {
@@ -426,6 +467,11 @@ pub(crate) fn select(
         key,
         stable,
         loaded,
+        extra: extra
+            .into_iter()
+            .map(|(t, r)| (t.name.clone(), r.clone()))
+            .collect(),
+        discovery,
         owned: input.owned.to_vec(),
         kept: kept.into_iter().map(|(t, r)| (t.name, r)).collect(),
         members,
@@ -438,13 +484,25 @@ pub(crate) fn select(
 
 /// The owned tools compile emits for a mode.
 /// The owned tools for the settings `key` holds.
-fn owned_tools_for((mode, keys, handoff, skill): &super::OwnedKey) -> Vec<ToolDefinition> {
+fn owned_tools_for(
+    (mode, keys, handoff, skill, discovery): &super::OwnedKey,
+) -> Vec<ToolDefinition> {
     let mut tools = owned_tools(*mode, keys.as_ref().map(|k| k.as_deref()), *handoff);
     if *skill {
         tools.push(owned::load_skill_tool());
     }
+    if *discovery {
+        tools.push(owned::find_tools_tool());
+    }
     tools
 }
+
+/// What the model is told about the discovery setting, in the system preamble (static
+/// text, so it stays in the cached prefix).
+pub(crate) const DISCOVERY_NOTE: &str = "The tools listed are the ones that best fit the \
+request, not all the tools you have. If none of them does what you need, call find_tools \
+with a few words saying what the tool should do: the tools it finds can be called by name \
+from your next step. If it finds nothing that fits, do not call a tool: answer in text.";
 
 pub(crate) fn owned_tools(
     mode: owned::ToolsMode,

@@ -221,20 +221,26 @@ impl Chef {
                 .map(|m| m.allowed_keys().map(<[String]>::to_vec)),
             self.config.overflow.handoff.is_some(),
             self.config.skill_tool,
+            self.config.prune.discovers(),
         )
     }
 
     /// The current selection without caching it (for `&self` readers before any compile).
     pub(crate) fn selection_now(&self) -> Result<Arc<TurnTools>, ChefError> {
         let task = self.task();
+        let extra = self.extra_tools(&task);
         self.tools
             .selection
-            .peek(self.select_input(&task), &self.owned_key())
+            .peek(self.select_input(&task, &extra), &self.owned_key())
     }
 
     /// What a selection reads from the session (the owned tools come from the
     /// [`select::Selection`]).
-    fn select_input<'a>(&'a self, task: &'a str) -> SelectInput<'a> {
+    fn select_input<'a>(
+        &'a self,
+        task: &'a str,
+        extra: &'a [(ToolDefinition, crate::prune::KeepReason)],
+    ) -> SelectInput<'a> {
         SelectInput {
             pruner: &self.tools.pruner,
             epoch: self.tools.epoch,
@@ -243,6 +249,7 @@ impl Chef {
             loaded: &self.tools.loaded_toolkits,
             options: &self.config.compress,
             owned: &[],
+            extra,
             allowlist: self.tools.allowlist.as_deref(),
             skill_bound: self.skill_bound(),
         }
@@ -251,12 +258,14 @@ impl Chef {
     /// The tools of this turn, kept as the latest selection.
     pub(crate) fn turn_tools(&mut self) -> Result<Arc<TurnTools>, ChefError> {
         let task = self.task();
+        let extra = self.extra_tools(&task);
         let owned_key = self.owned_key();
         // Lent out while it reads the session's settings, and put back whatever happens.
         let mut selection = std::mem::take(&mut self.tools.selection);
-        let chosen = selection.select(self.select_input(&task), owned_key);
+        let chosen = selection.select(self.select_input(&task, &extra), owned_key);
         self.tools.selection = selection;
         let (fresh, changed) = chosen?;
+        self.tools.extra_order = fresh.extra.iter().map(|(n, _)| n.clone()).collect();
         if changed {
             let stats = fresh.stable.stats();
             self.emit(&ChefEvent::Compress {
@@ -285,7 +294,11 @@ impl Chef {
     /// each earlier call with it; tests and demos use it to play the model.
     pub fn encode_call(&self, name: &str, args: serde_json::Value) -> Option<chef_ir::ToolCall> {
         let tools = self.routing_tools().ok()?;
-        let encoded = tools.stable.encode_call(name, args).ok()?;
+        let encoded = match tools.stable.encode_call(name, args.clone()) {
+            Ok(encoded) => encoded,
+            // A loaded toolkit's or a found tool's call is the call itself (level 1 at most).
+            Err(_) => tools.loaded.as_ref()?.encode_call(name, args).ok()?,
+        };
         Some(chef_ir::ToolCall::new(
             format!("call_{name}"),
             encoded.name,
@@ -295,7 +308,8 @@ impl Chef {
 
     /// A Chat Completions `response_format` that constrains the reply to one call of the
     /// latest compile's wire tools (at level 3: `t` or `q`), named as that compile put them
-    /// on the wire: [`chef_openai::chat::response_format`] for the turn. For models and
+    /// on the wire, each tool's arguments constrained by its own schema (no unknown
+    /// parameter, no missing required one, no wrong type): [`chef_openai::chat::response_format`] for the turn. For models and
     /// servers that do not emit native tool calls (llama.cpp turns the schema into a
     /// grammar): add it to the body of [`compile`](Self::compile)`(Target::OpenAiChat)` as
     /// `response_format`, and recover the reply's JSON content with
@@ -316,7 +330,10 @@ impl Chef {
     /// let mut body: Value = serde_json::from_slice(&payload.body)?;
     /// body["model"] = json!("qwen2.5-coder-1.5b");
     /// body["response_format"] = serde_json::to_value(chef.response_format().unwrap())?;
-    /// assert_eq!(body["response_format"]["json_schema"]["schema"]["properties"]["name"]["enum"], json!(["t", "q"]));
+    /// // One branch per wire tool, its name fixed and its arguments its own schema.
+    /// let branches = &body["response_format"]["json_schema"]["schema"]["anyOf"];
+    /// assert_eq!(branches[0]["properties"]["name"]["const"], json!("t"));
+    /// assert_eq!(branches[1]["properties"]["name"]["const"], json!("q"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn response_format(&self) -> Option<chef_openai::chat::wire::ResponseFormat> {
@@ -354,7 +371,7 @@ impl Chef {
         self.task()
     }
 
-    fn task(&self) -> String {
+    pub(super) fn task(&self) -> String {
         if let Some(task) = &self.tools.task_override {
             return task.clone();
         }

@@ -14,6 +14,7 @@ mod conformance_session;
 mod conformance_tools;
 mod crash;
 mod dense_prune;
+mod discovery;
 mod dynamic_state;
 mod errors;
 mod fork;

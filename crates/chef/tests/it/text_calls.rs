@@ -202,7 +202,7 @@ fn a_constrained_reply_is_recovered_and_routed() {
         serde_json::to_vec(&chef.response_format().unwrap()).unwrap(),
         bytes
     );
-    // The enum is exactly the body's wire tools.
+    // One branch per wire tool of the body, in its order.
     let format = serde_json::to_value(&format).unwrap();
     let schema = format["json_schema"]["schema"].clone();
     let body: Value = serde_json::from_slice(&payload.body).unwrap();
@@ -212,7 +212,13 @@ fn a_constrained_reply_is_recovered_and_routed() {
         .iter()
         .map(|t| t["function"]["name"].clone())
         .collect();
-    assert_eq!(schema["properties"]["name"]["enum"], Value::Array(wire));
+    let branches: Vec<Value> = schema["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["properties"]["name"]["const"].clone())
+        .collect();
+    assert_eq!(branches, wire);
     // The user adds it (and the model) to the body.
     let mut sent = body;
     sent["model"] = json!("qwen2.5-coder-1.5b");

@@ -196,14 +196,15 @@ fn generate() -> (String, Vec<Row>, Vec<Chart>) {
                         format!("Some(MapStyle::{style:?})")
                     }
                 };
+                let discovery = matches!(parsed.prune, Prune::Discover(_));
                 let ranked = match parsed.prune {
-                    Prune::Ranked(k) => format!("Some({k})"),
+                    Prune::Ranked(k) | Prune::Discover(k) => format!("Some({k})"),
                     Prune::All => "None".to_owned(),
                     Prune::Task => panic!("{source}: task pruning has no column in the table"),
                 };
                 writeln!(
                     out,
-                    "    Measured {{ model: {}, model_id: {}, scenarios: {}, answerable: {answerable:?}, catalogue: {}, context: {}, setting: {}, level: Level::{level}, map_style: {style}, ranked_top: {ranked}, compiled_map: {}, constrained: {constrained}, n: {}, right: {}, args_valid: {}, prompt_tokens: {}, source: {} }},",
+                    "    Measured {{ model: {}, model_id: {}, scenarios: {}, answerable: {answerable:?}, catalogue: {}, context: {}, setting: {}, level: Level::{level}, map_style: {style}, ranked_top: {ranked}, discovery: {discovery}, compiled_map: {}, constrained: {constrained}, n: {}, right: {}, args_valid: {}, prompt_tokens: {}, source: {} }},",
                     lit(&run.model),
                     lit(&model_id),
                     lit(scenarios),

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `level` | `0`–`4` | required |
 //! | `style` | `name+required`, `explicit`, `signature`, `distinct`; level 3 only | chef's default |
-//! | `prune` | `all`, `task`, `ranked:K` | `all` |
+//! | `prune` | `all`, `task`, `ranked:K`, `discover:K` (the K best-ranked tools and `find_tools`) | `all` |
 //! | `compiled` | a compiled map (`chef compile-map` writes one); required at level 4, optional at level 1 (its docstrings), refused at 0, 2 and 3 | none |
 //! | `name` | the label in the run file, the table and the chart | the spec without `name` |
 //!
@@ -28,6 +28,9 @@ pub(crate) enum Prune {
     Task,
     /// The K tools that rank best for the prompt.
     Ranked(usize),
+    /// The K tools that rank best, plus `find_tools` for what they lack (the discovery
+    /// setting, `PrunePolicy::Discover`).
+    Discover(usize),
 }
 
 /// One parsed `--setting`.
@@ -127,14 +130,20 @@ fn parse_prune(value: &str) -> Result<Prune, String> {
         "all" => Ok(Prune::All),
         "task" => Ok(Prune::Task),
         _ => {
-            let k = value
-                .strip_prefix("ranked:")
-                .and_then(|k| k.parse::<usize>().ok())
-                .filter(|k| *k > 0)
-                .ok_or_else(|| {
-                    format!("prune={value:?}: expected all, task or ranked:K (K at least 1)")
-                })?;
-            Ok(Prune::Ranked(k))
+            let (make, k): (fn(usize) -> Prune, _) = match (
+                value.strip_prefix("ranked:"),
+                value.strip_prefix("discover:"),
+            ) {
+                (Some(k), _) => (Prune::Ranked, k),
+                (_, Some(k)) => (Prune::Discover, k),
+                _ => (Prune::Ranked, ""),
+            };
+            let k = k.parse::<usize>().ok().filter(|k| *k > 0).ok_or_else(|| {
+                format!(
+                    "prune={value:?}: expected all, task, ranked:K or discover:K (K at least 1)"
+                )
+            })?;
+            Ok(make(k))
         }
     }
 }
@@ -160,6 +169,10 @@ impl Setting {
             Prune::All => PrunePolicy::All,
             Prune::Task => PrunePolicy::ByTask,
             Prune::Ranked(top_k) => PrunePolicy::Ranked {
+                top_k,
+                always_keep: Vec::new(),
+            },
+            Prune::Discover(top_k) => PrunePolicy::Discover {
                 top_k,
                 always_keep: Vec::new(),
             },
@@ -193,6 +206,10 @@ mod tests {
         let s = parse("level=1,compiled=map.json").unwrap();
         assert_eq!(s.compiled, Some(PathBuf::from("map.json")));
         assert_eq!(parse("prune=task,level=0").unwrap().prune, Prune::Task);
+        assert_eq!(
+            parse("level=1,prune=discover:8").unwrap().prune,
+            Prune::Discover(8)
+        );
         let labels: Vec<_> = defaults().into_iter().map(|s| s.label).collect();
         assert_eq!(labels, ["level=1", "level=3"]);
     }
@@ -205,6 +222,8 @@ mod tests {
             ("level=3,style=fancy", "fancy"),
             ("level=3,prune=ranked:0", "ranked:K"),
             ("level=3,prune=some", "ranked:K"),
+            ("level=1,prune=discover:0", "discover:K"),
+            ("level=1,prune=discover:x", "discover:K"),
             ("level=3,colour=red", "unknown key"),
             ("level=3,level=1", "twice"),
             ("level3", "not key=value"),

@@ -20,14 +20,19 @@ const DESCRIPTION: &str = "One call of one of the tools: its name and its argume
 /// `tools`, named as the request put them on the wire (`names`: the compile's table, as
 /// [`parse_response`](super::parse_response) takes it), or `None` when there is no tool.
 ///
-/// The schema is an object with exactly two members, both required: `name`, a string
-/// whose `enum` holds the tools' wire names in order (at compression level 3, `t` and
-/// `q`), and `arguments`. With several tools `arguments` is any object (each tool's own
-/// schema is checked by `resolve` after recovery); with exactly one tool it is that tool's
-/// own input schema. `strict` is `false`: OpenAI's strict mode requires every property
-/// required and `additionalProperties: false` on every object, which an open `arguments`
-/// object and most tool schemas do not satisfy (llama.cpp ignores `strict` and enforces the
-/// schema by grammar either way). Identical input gives identical bytes.
+/// The schema has one branch per tool (`anyOf`; a single tool is its branch alone): an
+/// object with exactly two members, both required — `name`, fixed to that tool's wire
+/// name (`const`; at compression level 3 the branches are `t` and `q`), and `arguments`,
+/// that tool's own input schema, closed: every object of it that lists `properties` and
+/// says nothing of `additionalProperties` gets `additionalProperties: false`, and the
+/// keywords a constraining server turns into a grammar (`type`, `properties`, `required`,
+/// `enum`, `const`, `items`, `anyOf`/`oneOf`/`allOf`, bounds on numbers and lengths) are
+/// kept with the descriptions; the rest (`$schema`, `format`, `pattern`, `default`, …) are
+/// left out and judged by `resolve` after recovery. So a constrained model cannot write an
+/// unknown parameter, leave out a required one or give one the wrong type. `strict` is
+/// `false`: OpenAI's strict mode also requires every property to be required, which
+/// optional parameters are not (llama.cpp ignores `strict` and enforces the schema by
+/// grammar either way). Identical input gives identical bytes.
 ///
 /// Add it to the body as `response_format`; the reply's message content is then the call
 /// as JSON text, which [`chef_ir::recover_text_calls`] recovers.
@@ -44,32 +49,107 @@ const DESCRIPTION: &str = "One call of one of the tools: its name and its argume
 /// let format = chat::response_format(&tools, &WireNames::default()).unwrap();
 /// let value = serde_json::to_value(&format)?;
 /// assert_eq!(value["type"], "json_schema");
-/// assert_eq!(value["json_schema"]["schema"]["properties"]["name"]["enum"], json!(["t", "q"]));
+/// let branches = value["json_schema"]["schema"]["anyOf"].as_array().unwrap();
+/// assert_eq!(branches[0]["properties"]["name"]["const"], "t");
+/// assert_eq!(branches[0]["properties"]["arguments"]["additionalProperties"], false);
+/// assert_eq!(branches[1]["properties"]["name"]["const"], "q");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn response_format(tools: &[ToolDefinition], names: &WireNames) -> Option<ResponseFormat> {
-    let wire: Vec<Value> = tools
+    let mut branches: Vec<Value> = tools
         .iter()
-        .map(|t| Value::String(names.to_wire(t.name.as_str()).to_owned()))
+        .map(|t| {
+            let wire = names.to_wire(t.name.as_str());
+            let arguments = if t.input_schema.is_object() {
+                closed(&t.input_schema)
+            } else {
+                json!({"type": "object"})
+            };
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "const": wire},
+                    "arguments": arguments
+                },
+                "required": ["name", "arguments"],
+                "additionalProperties": false
+            })
+        })
         .collect();
-    let arguments = match tools {
-        [] => return None,
-        [only] if only.input_schema.is_object() => only.input_schema.clone(),
-        _ => json!({"type": "object"}),
+    let schema = match branches.len() {
+        0 => return None,
+        1 => branches.pop()?,
+        _ => json!({ "anyOf": branches }),
     };
-    let schema = json!({
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "enum": wire},
-            "arguments": arguments
-        },
-        "required": ["name", "arguments"],
-        "additionalProperties": false
-    });
     let mut format = JsonSchemaFormat::new(TOOL_CALL_FORMAT, schema);
     format.description = Some(DESCRIPTION.to_owned());
     format.strict = Some(false);
     Some(ResponseFormat::JsonSchema {
         json_schema: format,
     })
+}
+
+/// The keywords [`closed`] keeps, besides `properties`, `items` and the combinators it
+/// walks into.
+const KEPT: [&str; 12] = [
+    "type",
+    "required",
+    "enum",
+    "const",
+    "description",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "additionalProperties",
+];
+
+/// `schema` with the keywords a grammar is built from, every object that lists its
+/// properties closed to them (unless it says otherwise).
+fn closed(schema: &Value) -> Value {
+    let Some(object) = schema.as_object() else {
+        return schema.clone();
+    };
+    let mut out = serde_json::Map::new();
+    for (key, value) in object {
+        match key.as_str() {
+            "properties" => {
+                if let Some(properties) = value.as_object() {
+                    let walked = properties
+                        .iter()
+                        .map(|(name, p)| (name.clone(), closed(p)))
+                        .collect();
+                    out.insert(key.clone(), Value::Object(walked));
+                }
+            }
+            "items" => {
+                out.insert(key.clone(), closed(value));
+            }
+            "anyOf" | "oneOf" | "allOf" => {
+                if let Some(items) = value.as_array() {
+                    out.insert(key.clone(), items.iter().map(closed).collect());
+                }
+            }
+            "additionalProperties" if value.is_object() => {
+                out.insert(key.clone(), closed(value));
+            }
+            k if KEPT.contains(&k) => {
+                out.insert(key.clone(), value.clone());
+            }
+            _ => {}
+        }
+    }
+    if out.contains_key("properties") && !out.contains_key("additionalProperties") {
+        out.insert("additionalProperties".to_owned(), Value::Bool(false));
+    }
+    // `required` names only properties that exist (a grammar cannot demand a member it
+    // has no rule for).
+    if let (Some(Value::Object(properties)), Some(Value::Array(required))) =
+        (out.get("properties").cloned(), out.get_mut("required"))
+    {
+        required.retain(|r| r.as_str().is_some_and(|n| properties.contains_key(n)));
+    }
+    Value::Object(out)
 }

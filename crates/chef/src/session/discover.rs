@@ -1,0 +1,281 @@
+//! Find, then call by real name: the tools a session offers beyond its policy's own.
+//!
+//! Under [`PrunePolicy::Ranked`](crate::PrunePolicy::Ranked) and
+//! [`PrunePolicy::Discover`](crate::PrunePolicy::Discover) the list follows the task, and two
+//! kinds of tool join it besides the ranked ones:
+//!
+//! * **called** — a tool the history calls, with an answer that is not an error, stays
+//!   offered while that call is in the history (the model can repeat or continue what it
+//!   did, and a re-ranking at a new request never orphans a call);
+//! * **found** — under `Discover`, the tools a `find_tools` call returned, for the request
+//!   it was made for.
+//!
+//! Both go in the set sent after the stable and owned tools, in the order they joined
+//! (kept across turns in [`ToolState::extra_order`](super::parts::ToolState)): while the
+//! request stays the same that set only grows at its end, so no earlier byte of the
+//! request moves and the provider's cached prefix holds. Nothing here bypasses the gate:
+//! a blocked tool, or one off the allowlist or the active skill's, is never found or kept,
+//! and every call of a found tool is routed, gated and validated like any other.
+
+use chef_compress::{first_sentence, signature_line, validate::ArgumentValidator};
+use chef_ir::{Content, Role, ToolCall, ToolCallId, ToolDefinition, ToolName};
+use serde_json::Value;
+
+use super::{Chef, routed::Routed};
+use crate::{
+    error::RouteError,
+    owned::{FIND_TOOLS, FIND_TOOLS_DEFAULT_LIMIT, FIND_TOOLS_MAX_LIMIT, find_tools_tool},
+    prune::KeepReason,
+};
+
+/// A tool a `find_tools` call returned.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FoundTool {
+    /// The tool's real name.
+    pub name: ToolName,
+    /// What the model searched for.
+    pub query: String,
+    /// The request ([`Chef::pruning_task`]) the search was made for: the tool is offered
+    /// while the request stays this one.
+    pub task: String,
+}
+
+/// What a `find_tools` call found: the reply and the tools to offer.
+pub(crate) struct Finding {
+    pub(crate) routed: Routed,
+    pub(crate) found: Vec<FoundTool>,
+}
+
+impl Chef {
+    /// The tools found by `find_tools` for the current request, in the order found (see
+    /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover)).
+    pub fn found_tools(&self) -> Vec<&FoundTool> {
+        let task = self.task();
+        self.tools.found.iter().filter(|f| f.task == task).collect()
+    }
+
+    /// The tools offered beyond the policy's own for `task`, in the order they joined: see
+    /// the module docs. Empty unless the policy ranks.
+    pub(crate) fn extra_tools(&self, task: &str) -> Vec<(ToolDefinition, KeepReason)> {
+        let policy = &self.config.prune;
+        if !policy.ranks() {
+            return Vec::new();
+        }
+        let registry = self.tools.pruner.all_tools();
+        let allowed = |name: &str| {
+            self.blocked(&[name]).is_none()
+                && self
+                    .tools
+                    .allowlist
+                    .as_deref()
+                    .is_none_or(|a| a.iter().any(|n| n.eq_ignore_ascii_case(name)))
+                && self
+                    .skill_bound()
+                    .is_none_or(|b| b.iter().any(|n| n.eq_ignore_ascii_case(name)))
+        };
+        let mut fresh: Vec<(ToolDefinition, KeepReason)> = Vec::new();
+        let mut push = |name: &str, reason: KeepReason| {
+            if fresh.iter().any(|(t, _)| t.name == name) || !allowed(name) {
+                return;
+            }
+            if let Some(tool) = registry.iter().find(|t| t.name == name) {
+                fresh.push((tool.clone(), reason));
+            }
+        };
+        if policy.discovers() {
+            for found in self.tools.found.iter().filter(|f| f.task == task) {
+                push(
+                    found.name.as_str(),
+                    KeepReason::Found {
+                        query: found.query.clone(),
+                    },
+                );
+            }
+        }
+        for name in self.answered_calls() {
+            push(&name, KeepReason::Called);
+        }
+        // The order they joined in earlier turns first, then the new ones.
+        let mut ordered = Vec::with_capacity(fresh.len());
+        for name in &self.tools.extra_order {
+            if let Some(at) = fresh.iter().position(|(t, _)| &t.name == name) {
+                ordered.push(fresh.remove(at));
+            }
+        }
+        ordered.extend(fresh);
+        ordered
+    }
+
+    /// Real names of the tools the history calls with an answer that is not an error, in
+    /// the order first called.
+    fn answered_calls(&self) -> Vec<String> {
+        let history: &[chef_ir::Message] = &self.conversation.history;
+        let mut failed: std::collections::BTreeSet<&ToolCallId> = Default::default();
+        let mut answered: std::collections::BTreeSet<&ToolCallId> = Default::default();
+        for message in history.iter().filter(|m| m.role != Role::Assistant) {
+            for result in message.tool_results_iter() {
+                if result.is_error {
+                    failed.insert(&result.tool_call_id);
+                } else {
+                    answered.insert(&result.tool_call_id);
+                }
+            }
+        }
+        let mut names: Vec<String> = Vec::new();
+        for message in history.iter().filter(|m| m.role == Role::Assistant) {
+            for content in &message.content {
+                let Content::ToolCall(call) = content else {
+                    continue;
+                };
+                if failed.contains(&call.id) || !answered.contains(&call.id) {
+                    continue;
+                }
+                let name = self.routing.names.to_real(call.name.as_str().trim());
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_owned());
+                }
+            }
+        }
+        names
+    }
+
+    /// Whether `call` is a `find_tools` call this session answers.
+    pub(crate) fn is_find_call(&self, call: &ToolCall) -> bool {
+        self.config.prune.discovers() && call.name.as_str().trim() == FIND_TOOLS
+    }
+
+    /// Answers a `find_tools` call: the best-ranked tools for its query that the gate, the
+    /// allowlist and the active skill allow, or a plain "nothing fits" when the index
+    /// abstains. `gated`: whether the gate applies (off only for chef's own look at a
+    /// call).
+    pub(crate) fn find(&self, call: &ToolCall, gated: bool) -> Finding {
+        let id = call.id.clone();
+        let nothing = |routed| Finding {
+            routed,
+            found: Vec::new(),
+        };
+        if gated && let Some(blocked) = self.blocked(&[FIND_TOOLS]) {
+            return nothing(Routed::Blocked {
+                id,
+                reply: crate::gate::blocked_reason(&blocked),
+                name: blocked,
+            });
+        }
+        let args = match &call.arguments {
+            Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            other => other.clone(),
+        };
+        let tool = find_tools_tool();
+        let checked = ArgumentValidator::new(FIND_TOOLS, &tool.input_schema)
+            .map_err(|e| chef_compress::ResolveError::UnusableSchema(Box::new(e)))
+            .and_then(|v| {
+                v.validate(&args)
+                    .map_err(|e| chef_compress::ResolveError::InvalidArguments(Box::new(e)))
+            });
+        if let Err(e) = checked {
+            let reply = e.message();
+            return nothing(Routed::Error {
+                id,
+                error: RouteError::Resolve(e),
+                reply,
+            });
+        }
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(FIND_TOOLS_DEFAULT_LIMIT)
+            .clamp(1, FIND_TOOLS_MAX_LIMIT);
+        if query.is_empty() {
+            return nothing(Routed::Lookup {
+                id,
+                reply: "find_tools needs a query: a few words saying what the tool should do."
+                    .to_owned(),
+            });
+        }
+        let registry_len = self.tools.pruner.all_tools().len();
+        // Rank deep enough that tools the gate or the lists remove do not cost places.
+        let ranked = self
+            .tools
+            .pruner
+            .rank_by_task(&query, (limit * 4).max(limit + 20).min(registry_len.max(1)));
+        let task = self.task();
+        let extra = self.extra_tools(&task);
+        let offered = self.routing_tools().ok();
+        let is_offered = |name: &ToolName| {
+            offered.as_ref().is_some_and(|t| {
+                t.kept.iter().any(|(n, _)| n == name) || t.extra.iter().any(|(n, _)| n == name)
+            }) || extra.iter().any(|(t, _)| &t.name == name)
+        };
+        let mut lines = Vec::new();
+        let mut found = Vec::new();
+        for tool in ranked.tools.iter() {
+            if lines.len() >= limit {
+                break;
+            }
+            let name = tool.name.as_str();
+            let permitted = (!gated || self.blocked(&[name]).is_none())
+                && self
+                    .tools
+                    .allowlist
+                    .as_deref()
+                    .is_none_or(|a| a.iter().any(|n| n.eq_ignore_ascii_case(name)))
+                && self
+                    .skill_bound()
+                    .is_none_or(|b| b.iter().any(|n| n.eq_ignore_ascii_case(name)));
+            if !permitted {
+                continue;
+            }
+            let mut line = format!("- {}", signature_line(name, &tool.input_schema));
+            let sentence = first_sentence(&tool.description).trim();
+            if !sentence.is_empty() {
+                line.push_str(" — ");
+                line.push_str(sentence);
+            }
+            if is_offered(&tool.name) {
+                line.push_str(" (already in your tools)");
+            } else {
+                found.push(FoundTool {
+                    name: tool.name.clone(),
+                    query: query.clone(),
+                    task: task.clone(),
+                });
+            }
+            lines.push(line);
+        }
+        let reply = if lines.is_empty() {
+            format!(
+                "No tool fits \"{query}\". If the request needs a tool, search again saying \
+                 what the tool should do in other words; otherwise answer without a tool."
+            )
+        } else {
+            format!(
+                "Tools for \"{query}\", best first; from your next step call them by name, \
+                 with the arguments their schemas give:\n{}",
+                lines.join("\n")
+            )
+        };
+        Finding {
+            routed: Routed::Lookup { id, reply },
+            found,
+        }
+    }
+
+    /// Records the tools a search found (the request's earlier finds are kept; those of
+    /// other requests are dropped).
+    pub(crate) fn commit_found(&mut self, found: Vec<FoundTool>) {
+        let task = self.task();
+        self.tools.found.retain(|f| f.task == task);
+        for tool in found {
+            if !self.tools.found.iter().any(|f| f.name == tool.name) {
+                self.tools.found.push(tool);
+            }
+        }
+    }
+}

@@ -1,0 +1,431 @@
+//! Find, then call by real name (issue 43): the discovery setting, pruning that follows the
+//! task, the constrained arguments and the short correction of a repeated refusal.
+
+use chef::{Chef, ChefConfig, KeepReason, PrunePolicy, Routed};
+use chef_compress::Level;
+use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
+use serde_json::{Value, json};
+
+use crate::fixtures::real_tools;
+
+const TARGETS: [Target; 4] = [
+    Target::Anthropic,
+    Target::OpenAiChat,
+    Target::OpenAiResponses,
+    Target::Gemini,
+];
+
+fn discovery(top_k: usize) -> Chef {
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
+        PrunePolicy::Discover {
+            top_k,
+            always_keep: Vec::new(),
+        },
+    ));
+    chef.register_tools(real_tools()).unwrap();
+    chef
+}
+
+/// The wire tools' names of a compile for `target`.
+fn wire_names(chef: &mut Chef, target: Target) -> Vec<String> {
+    chef.compile(target)
+        .unwrap()
+        .meta
+        .wire_tools
+        .iter()
+        .map(|n| n.as_str().to_owned())
+        .collect()
+}
+
+/// `value` without `cache_control` members (the rolling breakpoint moves by design).
+fn without_breakpoints(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != "cache_control")
+                .map(|(k, v)| (k.clone(), without_breakpoints(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_breakpoints).collect()),
+        other => other.clone(),
+    }
+}
+
+/// What a provider reads first to last: the tools, the system text, the messages.
+fn prompt_parts(target: Target, body: &[u8]) -> (Vec<Value>, Value, Vec<Value>) {
+    let body = without_breakpoints(&serde_json::from_slice::<Value>(body).unwrap());
+    let list = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    match target {
+        Target::Anthropic => (
+            list(&body["tools"]),
+            body["system"].clone(),
+            list(&body["messages"]),
+        ),
+        Target::OpenAiChat => (list(&body["tools"]), Value::Null, list(&body["messages"])),
+        Target::OpenAiResponses => (
+            list(&body["tools"]),
+            body["instructions"].clone(),
+            list(&body["input"]),
+        ),
+        Target::Gemini => (
+            list(&body["tools"])
+                .iter()
+                .flat_map(|t| list(&t["functionDeclarations"]))
+                .collect(),
+            body["systemInstruction"].clone(),
+            list(&body["contents"]),
+        ),
+    }
+}
+
+/// Asserts `later` reads as `earlier` continued: the same tools then more, the same
+/// system text, the same messages then more.
+fn assert_prefix(target: Target, earlier: &[u8], later: &[u8], step: &str) {
+    let (tools_a, system_a, messages_a) = prompt_parts(target, earlier);
+    let (tools_b, system_b, messages_b) = prompt_parts(target, later);
+    assert!(
+        tools_b.len() >= tools_a.len() && tools_b[..tools_a.len()] == tools_a[..],
+        "{target:?} {step}: the tools of the earlier request are not a prefix of the later's"
+    );
+    assert_eq!(
+        system_a, system_b,
+        "{target:?} {step}: the system text moved"
+    );
+    assert!(
+        messages_b.len() >= messages_a.len()
+            && messages_b[..messages_a.len() - 1] == messages_a[..messages_a.len() - 1],
+        "{target:?} {step}: earlier messages were rewritten"
+    );
+}
+
+fn find(chef: &mut Chef, id: &str, query: &str) -> String {
+    let call = ToolCall::new(id, "find_tools", json!({"query": query}));
+    chef.push(Message::assistant_with(vec![Content::ToolCall(
+        call.clone(),
+    )]));
+    let routed = chef.route(&call);
+    let Routed::Lookup { reply, .. } = &routed else {
+        panic!("find_tools answered {routed:?}");
+    };
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        id,
+        reply.clone(),
+    )]));
+    reply.clone()
+}
+
+#[test]
+fn the_model_sees_the_ranked_tools_and_the_search_tool_and_is_told_how_to_use_it() {
+    let mut chef = discovery(5);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(names.last().map(String::as_str), Some("find_tools"));
+    assert!(names.iter().any(|n| n == "get_diesel_price"), "{names:?}");
+    let body: Value =
+        serde_json::from_slice(&chef.compile(Target::OpenAiChat).unwrap().body).unwrap();
+    let system = body["messages"][0]["content"].to_string();
+    assert!(system.contains("call find_tools"), "{system}");
+}
+
+#[test]
+fn a_found_tool_is_callable_by_its_real_name_from_the_next_request() {
+    let mut chef = discovery(3);
+    chef.push(Message::user(
+        "What is the diesel price in Ohio, and then email the figure to ops@example.com",
+    ));
+    let before = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(
+        !before.iter().any(|n| n == "send_markdown_email"),
+        "{before:?}"
+    );
+    let reply = find(&mut chef, "c1", "send an email");
+    assert!(reply.contains("send_markdown_email("), "{reply}");
+    let after = wire_names(&mut chef, Target::OpenAiChat);
+    assert_eq!(
+        after[..before.len()],
+        before[..],
+        "found tools are appended"
+    );
+    assert!(
+        after[before.len()..]
+            .iter()
+            .any(|n| n == "send_markdown_email")
+    );
+    let kept = chef.compile(Target::OpenAiChat).unwrap().meta.kept;
+    assert!(
+        kept.iter()
+            .any(|(n, r)| n == "send_markdown_email" && matches!(r, KeepReason::Found { .. })),
+        "{kept:?}"
+    );
+    assert!(
+        chef.found_tools()
+            .iter()
+            .any(|f| f.name == "send_markdown_email")
+    );
+    // Called by its real name, it routes, and its arguments are validated.
+    let bad = ToolCall::new("c2", "send_markdown_email", json!({"nope": 1}));
+    assert!(matches!(chef.route(&bad), Routed::Error { .. }));
+    let schema = real_tools()
+        .into_iter()
+        .find(|t| t.name == "send_markdown_email")
+        .unwrap()
+        .input_schema;
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let args: serde_json::Map<String, Value> = required
+        .iter()
+        .map(|r| ((*r).to_owned(), json!("x@example.com")))
+        .collect();
+    let good = ToolCall::new("c3", "send_markdown_email", Value::Object(args));
+    let Routed::Call(call) = chef.route(&good) else {
+        panic!("a found tool called by name must route");
+    };
+    assert_eq!(call.name.as_str(), "send_markdown_email");
+}
+
+#[test]
+fn the_cached_prefix_is_byte_stable_while_the_model_finds_two_tools_on_every_target() {
+    for target in TARGETS {
+        let mut chef = discovery(3);
+        chef.push(Message::user(
+            "Get the diesel price, then email it to ops, then geocode the depot address",
+        ));
+        let first = chef.compile(target).unwrap().body;
+        find(&mut chef, "c1", "send an email");
+        let second = chef.compile(target).unwrap().body;
+        assert_prefix(target, &first, &second, "after the first search");
+        find(&mut chef, "c2", "geocode an address");
+        let third = chef.compile(target).unwrap().body;
+        assert_prefix(target, &second, &third, "after the second search");
+        let found: Vec<String> = chef
+            .found_tools()
+            .iter()
+            .map(|f| f.name.as_str().to_owned())
+            .collect();
+        assert!(found.len() >= 2, "{target:?}: {found:?}");
+        // Compiling again with nothing new gives the same bytes.
+        assert_eq!(chef.compile(target).unwrap().body, third, "{target:?}");
+    }
+}
+
+#[test]
+fn a_search_that_matches_nothing_says_so_and_offers_nothing() {
+    let mut chef = discovery(3);
+    chef.push(Message::user("Write me a sonnet about the sea"));
+    let before = wire_names(&mut chef, Target::Anthropic);
+    let reply = find(&mut chef, "c1", "compose a sonnet about the ocean waves");
+    assert!(reply.starts_with("No tool fits"), "{reply}");
+    assert_eq!(wire_names(&mut chef, Target::Anthropic), before);
+    assert!(chef.found_tools().is_empty());
+}
+
+#[test]
+fn a_blocked_tool_is_never_found_offered_or_callable() {
+    let mut chef = discovery(3);
+    chef.set_blocked_tools(["send_markdown_email"]);
+    chef.push(Message::user("Email the weekly report to the team"));
+    let reply = find(&mut chef, "c1", "send a markdown email");
+    assert!(!reply.contains("send_markdown_email("), "{reply}");
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    let found: Vec<String> = chef
+        .found_tools()
+        .iter()
+        .map(|f| f.name.as_str().to_owned())
+        .collect();
+    assert!(
+        !found.iter().any(|n| n == "send_markdown_email"),
+        "{found:?}"
+    );
+    let call = ToolCall::new("c2", "send_markdown_email", json!({}));
+    assert!(
+        matches!(chef.route(&call), Routed::Blocked { .. }),
+        "{names:?}"
+    );
+    // find_tools itself can be blocked.
+    chef.set_blocked_tools(["find_tools"]);
+    let call = ToolCall::new("c3", "find_tools", json!({"query": "email"}));
+    assert!(matches!(chef.route(&call), Routed::Blocked { .. }));
+}
+
+#[test]
+fn the_allowlist_bounds_what_a_search_finds() {
+    let mut chef = discovery(3);
+    chef.set_allowlist(Some(["get_diesel_price", "geocode_address"]));
+    chef.push(Message::user("What is the diesel price?"));
+    let reply = find(&mut chef, "c1", "send an email");
+    assert!(!reply.contains("send_markdown_email"), "{reply}");
+    let reply = find(&mut chef, "c2", "geocode an address");
+    assert!(reply.contains("geocode_address"), "{reply}");
+}
+
+#[test]
+fn found_tools_belong_to_their_request_and_called_tools_stay_while_called() {
+    let mut chef = discovery(3);
+    chef.push(Message::user("What is the diesel price in Ohio?"));
+    find(&mut chef, "c1", "send an email");
+    assert!(!chef.found_tools().is_empty());
+    // The model calls a found tool; it is answered.
+    wire_names(&mut chef, Target::Anthropic);
+    let call = chef
+        .encode_call(
+            "send_markdown_email",
+            json!({"to": "ops@example.com", "subject": "diesel", "markdown": "$3.80"}),
+        )
+        .unwrap();
+    chef.push(Message::assistant_with(vec![Content::ToolCall(
+        call.clone(),
+    )]));
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        call.id.clone(),
+        "sent",
+    )]));
+    // A new request: the earlier finds are gone, the called tool stays.
+    chef.push(Message::assistant("Sent."));
+    chef.push(Message::user("Now geocode 1 Main St, Columbus OH"));
+    assert!(chef.found_tools().is_empty());
+    let payload = chef.compile(Target::Anthropic).unwrap();
+    let kept_called = payload
+        .meta
+        .wire_tools
+        .iter()
+        .any(|n| n == "send_markdown_email");
+    assert!(kept_called, "{:?}", payload.meta.wire_tools);
+}
+
+#[test]
+fn ranked_pruning_keeps_a_called_tool_after_the_task_moves() {
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Ranked {
+        top_k: 3,
+        always_keep: Vec::new(),
+    }));
+    chef.register_tools(real_tools()).unwrap();
+    chef.push(Message::user("What is the diesel price in Ohio?"));
+    let first = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(first.iter().any(|n| n == "get_diesel_price"), "{first:?}");
+    let call = ToolCall::new("c1", "get_diesel_price", json!({"state": "OH"}));
+    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    chef.push(Message::tool_results(vec![ToolResult::text("c1", "$3.80")]));
+    chef.push(Message::assistant("$3.80 a gallon."));
+    chef.push(Message::user("Geocode 1 Main St, Columbus OH for me"));
+    let payload = chef.compile(Target::OpenAiChat).unwrap();
+    let called = payload
+        .meta
+        .wire_tools
+        .iter()
+        .any(|n| n == "get_diesel_price");
+    assert!(called, "{:?}", payload.meta.wire_tools);
+    // An error result does not keep a tool.
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Ranked {
+        top_k: 3,
+        always_keep: Vec::new(),
+    }));
+    chef.register_tools(real_tools()).unwrap();
+    chef.push(Message::user("What is the diesel price in Ohio?"));
+    wire_names(&mut chef, Target::OpenAiChat);
+    let call = ToolCall::new("c1", "get_diesel_price", json!({"state": "OH"}));
+    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    chef.push(Message::tool_results(vec![ToolResult::error("c1", "down")]));
+    chef.push(Message::user("Geocode 1 Main St, Columbus OH for me"));
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(!names.iter().any(|n| n == "get_diesel_price"), "{names:?}");
+}
+
+#[test]
+fn the_identical_refused_call_gets_a_shorter_different_correction() {
+    let mut chef = discovery(5);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    chef.compile(Target::OpenAiChat).unwrap();
+    let call = ToolCall::new(
+        "c1",
+        "get_diesel_price",
+        json!({"region": null, "bogus": 1}),
+    );
+    let Routed::Error { reply: first, .. } = chef.route(&call) else {
+        panic!("refused");
+    };
+    let Routed::Error { reply: second, .. } = chef.route(&call) else {
+        panic!("refused again");
+    };
+    assert_ne!(first, second);
+    assert!(
+        second.starts_with("The same call was refused again"),
+        "{second}"
+    );
+    assert!(
+        second.len() < first.len() || second.contains("accepts only"),
+        "{second}"
+    );
+    // A different call in between: the full text again.
+    let other = ToolCall::new("c2", "get_diesel_price", json!({"bogus": 2}));
+    let Routed::Error { reply: third, .. } = chef.route(&other) else {
+        panic!("refused");
+    };
+    assert!(
+        !third.starts_with("The same call was refused again"),
+        "{third}"
+    );
+}
+
+#[test]
+fn the_response_format_constrains_each_tools_arguments_by_its_own_schema() {
+    let mut chef = discovery(3);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    let payload = chef.compile(Target::OpenAiChat).unwrap();
+    let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
+    let branches = format["json_schema"]["schema"]["anyOf"].as_array().unwrap();
+    assert_eq!(branches.len(), payload.meta.wire_tools.len());
+    for (branch, name) in branches.iter().zip(&payload.meta.wire_tools) {
+        assert_eq!(branch["properties"]["name"]["const"], json!(name.as_str()));
+        let arguments = &branch["properties"]["arguments"];
+        if arguments.get("properties").is_some() {
+            assert_eq!(arguments["additionalProperties"], json!(false), "{name}");
+        }
+    }
+    let diesel = branches
+        .iter()
+        .find(|b| b["properties"]["name"]["const"] == "get_diesel_price")
+        .unwrap();
+    let original = real_tools()
+        .into_iter()
+        .find(|t| t.name == "get_diesel_price")
+        .unwrap()
+        .input_schema;
+    let required = |v: &Value| v.as_array().cloned().unwrap_or_default();
+    assert_eq!(
+        required(&diesel["properties"]["arguments"]["required"]),
+        required(&original["required"]),
+    );
+    let properties = |v: &Value| {
+        v.as_object()
+            .map(|o| o.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        properties(&diesel["properties"]["arguments"]["properties"]),
+        properties(&original["properties"]),
+    );
+    // Identical input, identical bytes.
+    assert_eq!(
+        serde_json::to_vec(&chef.response_format().unwrap()).unwrap(),
+        serde_json::to_vec(&chef.response_format().unwrap()).unwrap()
+    );
+}
+
+#[test]
+fn kept_reasons_say_why_a_tool_is_offered() {
+    let mut chef = discovery(2);
+    chef.push(Message::user("What is the diesel price in Ohio?"));
+    find(&mut chef, "c1", "send an email");
+    let reasons = chef.compile(Target::Anthropic).unwrap().meta.kept;
+    assert!(
+        reasons
+            .iter()
+            .any(|(_, r)| matches!(r, KeepReason::Found { query } if query == "send an email")),
+        "{reasons:?}"
+    );
+}
