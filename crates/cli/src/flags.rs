@@ -462,6 +462,12 @@ pub(crate) struct EvalArgs {
     /// turn's tools (recover the reply with --recover-text-calls).
     #[arg(long)]
     pub(crate) constrain: bool,
+    /// Grade whole tasks: every dispatched call is answered with the scenario's scripted
+    /// result and the model goes on, until it answers without a call or --max-calls runs
+    /// out; the task succeeds when the expected tools were called in order and no other
+    /// tool was (the first call is still graded as without this flag).
+    #[arg(long)]
+    pub(crate) whole_task: bool,
 }
 
 #[derive(Debug, Args)]

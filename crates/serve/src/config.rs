@@ -8,9 +8,9 @@
 //! anthropic = "https://api.anthropic.com/v1"
 //!
 //! [chef]
-//! level = 3
-//! map_style = "name+required"
-//! prune = "all"
+//! level = 1            # the default; 3 for the dispatcher when context is the binding constraint
+//! prune = "discover"   # the default: the top_k best-ranked tools plus find_tools
+//! top_k = 10
 //! blocked = ["github_delete_repository"]
 //!
 //! [[chef.announcements]]
@@ -243,9 +243,28 @@ pub enum Prune {
         /// Tools kept whatever the task.
         always_keep: Vec<String>,
     },
+    /// Find, then call by real name: the `top_k` best-ranked tools plus `find_tools`,
+    /// answered by the gateway itself (docs/DISCOVERY.md). The default, with `top_k` 10.
+    Discover {
+        /// How many ranked tools to show before any search.
+        top_k: usize,
+        /// Tools kept whatever the task.
+        always_keep: Vec<String>,
+    },
 }
 
+/// `top_k` of the default `prune = "discover"`.
+pub const DEFAULT_DISCOVER_TOP_K: usize = 10;
+
 impl Prune {
+    /// Whether this is the default, `prune = "discover"` with `top_k` 10 and nothing
+    /// always kept.
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        matches!(self, Self::Discover { top_k, always_keep }
+            if *top_k == DEFAULT_DISCOVER_TOP_K && always_keep.is_empty())
+    }
+
     /// The config's name for this kind (`prune = "…"`).
     #[must_use]
     pub fn kind(&self) -> &'static str {
@@ -254,6 +273,7 @@ impl Prune {
             Self::ByTask => "by_task",
             Self::Allowlist(_) => "allowlist",
             Self::Ranked { .. } => "ranked",
+            Self::Discover { .. } => "discover",
         }
     }
 }
@@ -336,9 +356,12 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
             openai_base: "https://api.openai.com/v1".to_owned(),
             anthropic_base: "https://api.anthropic.com/v1".to_owned(),
-            level: Level::Three,
+            level: Level::One,
             map_style: None,
-            prune: Prune::All,
+            prune: Prune::Discover {
+                top_k: DEFAULT_DISCOVER_TOP_K,
+                always_keep: Vec::new(),
+            },
             blocked: Vec::new(),
             announce_tool_changes: false,
             cache: true,
@@ -544,6 +567,12 @@ fn apply_chef(config: &mut Config, chef: RawChef, prefix: &str) -> Result<(), Co
         && chef.top_k.is_none()
         && chef.always_keep.is_none()
         && chef.allow.is_none();
+    // A dispatcher level chosen without a prune setting keeps every tool in its map: `q`
+    // is its discovery, so the discovery default does not apply there.
+    if inherits && chef.level.is_some() && config.level.is_dispatcher() && config.prune.is_default()
+    {
+        config.prune = Prune::All;
+    }
     if !inherits {
         // A key left out keeps its inherited value: the kind, and the settings of that kind
         // (a policy with only `top_k = 3` under `[chef] prune = "ranked"` stays ranked and
@@ -554,6 +583,10 @@ fn apply_chef(config: &mut Config, chef: RawChef, prefix: &str) -> Result<(), Co
         if kind == inherited_kind {
             match &config.prune {
                 Prune::Ranked {
+                    top_k: k,
+                    always_keep: keep,
+                }
+                | Prune::Discover {
                     top_k: k,
                     always_keep: keep,
                 } => {
@@ -825,9 +858,20 @@ fn prune(
                 always_keep: always_keep.unwrap_or_default(),
             })
         }
+        "discover" => {
+            if allow.is_some() {
+                return Err(unused("allow", kind));
+            }
+            Ok(Prune::Discover {
+                top_k: positive(&key("top_k"), top_k.unwrap_or(DEFAULT_DISCOVER_TOP_K))?,
+                always_keep: always_keep.unwrap_or_default(),
+            })
+        }
         other => Err(ConfigError::Invalid {
             key: key("prune"),
-            message: format!("unknown kind {other:?} (expected all, by_task, allowlist or ranked)"),
+            message: format!(
+                "unknown kind {other:?} (expected all, by_task, allowlist, ranked or discover)"
+            ),
         }),
     }
 }
@@ -882,16 +926,45 @@ mod tests {
             .to_string();
         assert!(err.contains("policy.p.allow"), "{err}");
         // A key the inherited kind does not take is still refused, by its name.
-        let all = "[[policy]]\nname = \"p\"\nroute = \"p\"\ntop_k = 3\n";
+        let all = "[[policy]]\nname = \"p\"\nroute = \"p\"\nallow = [\"x\"]\n";
         let err = policy_prune(all).unwrap_err().to_string();
-        assert!(err.contains("policy.p.top_k"), "{err}");
+        assert!(err.contains("policy.p.allow"), "{err}");
+        // Under the default (discover), a policy's top_k keeps the kind.
+        let top = "[[policy]]\nname = \"p\"\nroute = \"p\"\ntop_k = 3\n";
+        assert_eq!(
+            policy_prune(top).unwrap(),
+            Prune::Discover {
+                top_k: 3,
+                always_keep: Vec::new()
+            }
+        );
     }
 
     #[test]
     fn defaults_listen_on_loopback_only() {
         let config = Config::parse("").unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:8787");
-        assert_eq!(config.level, Level::Three);
+    }
+
+    /// Issue 43: the default follows the evidence — level 1 with discovery, top 10 — and a
+    /// dispatcher level chosen alone keeps every tool in its map.
+    #[test]
+    fn the_default_is_discovery_at_level_one_and_a_dispatcher_keeps_every_tool() {
+        let config = Config::parse("").unwrap();
+        assert_eq!(config.level, Level::One);
+        assert_eq!(
+            config.prune,
+            Prune::Discover {
+                top_k: 10,
+                always_keep: Vec::new()
+            }
+        );
+        let config = Config::parse("[chef]\nlevel = 3\n").unwrap();
+        assert_eq!(config.prune, Prune::All);
+        let config = Config::parse("[chef]\nlevel = 3\nprune = \"discover\"\n").unwrap();
+        assert!(matches!(config.prune, Prune::Discover { top_k: 10, .. }));
+        let config = Config::parse("[chef]\nprune = \"discover\"\ntop_k = 4\n").unwrap();
+        assert!(matches!(config.prune, Prune::Discover { top_k: 4, .. }));
     }
 
     #[test]
@@ -912,7 +985,12 @@ mod tests {
             ("[chef]\nlevel = 9", "chef.level"),
             ("[chef]\nmap_style = \"terse\"", "chef.map_style"),
             ("[chef]\nprune = \"ranked\"", "chef.top_k"),
-            ("[chef]\ntop_k = 3", "chef.top_k"),
+            ("[chef]\nallow = [\"a\"]", "chef.allow"),
+            ("[chef]\ntop_k = 0", "chef.top_k"),
+            (
+                "[chef]\nprune = \"discover\"\nallow = [\"a\"]",
+                "chef.allow",
+            ),
             (
                 "[limits]\nmax_internal_rounds = 0",
                 "limits.max_internal_rounds",

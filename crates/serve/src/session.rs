@@ -92,6 +92,10 @@ pub fn chef_config(config: &Config) -> ChefConfig {
             top_k: *top_k,
             always_keep: always_keep.clone(),
         },
+        Prune::Discover { top_k, always_keep } => PrunePolicy::Discover {
+            top_k: *top_k,
+            always_keep: always_keep.clone(),
+        },
     };
     ChefConfig::default()
         .with_tools_mode(config.memory_tools)

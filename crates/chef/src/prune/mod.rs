@@ -123,7 +123,8 @@ pub enum PrunePolicy {
     /// request is not rewritten) while the request stays the same; a tool the history
     /// calls stays offered while that call is in the history. When the index abstains
     /// (nothing fits), the model sees no ranked tool, and a search that finds nothing says
-    /// so instead of offering unrelated tools. See docs/DISCOVERY.md.
+    /// so instead of offering unrelated tools. A catalogue of no more than `top_k` tools is
+    /// shown whole, without `find_tools`. See docs/DISCOVERY.md.
     Discover {
         /// How many ranked tools to show before any search.
         top_k: usize,
@@ -133,9 +134,11 @@ pub enum PrunePolicy {
 }
 
 impl PrunePolicy {
-    /// Whether the policy offers the discovery search tool ([`Discover`](Self::Discover)).
-    pub fn discovers(&self) -> bool {
-        matches!(self, Self::Discover { .. })
+    /// Whether the policy offers the discovery search tool for a catalogue of `tools` flat
+    /// tools: [`Discover`](Self::Discover) over more tools than its `top_k` (a catalogue
+    /// that small is shown whole, and there is nothing to find).
+    pub fn discovers(&self, tools: usize) -> bool {
+        matches!(self, Self::Discover { top_k, .. } if tools > *top_k)
     }
 
     /// Whether the policy ranks on the task ([`Ranked`](Self::Ranked) and

@@ -44,6 +44,8 @@ pub struct FoundTool {
 pub(crate) struct Finding {
     pub(crate) routed: Routed,
     pub(crate) found: Vec<FoundTool>,
+    /// The search ran and matched no tool at all.
+    pub(crate) in_vain: bool,
 }
 
 impl Chef {
@@ -82,7 +84,7 @@ impl Chef {
                 fresh.push((tool.clone(), reason));
             }
         };
-        if policy.discovers() {
+        if self.discovering() {
             for found in self.tools.found.iter().filter(|f| f.task == task) {
                 push(
                     found.name.as_str(),
@@ -139,9 +141,17 @@ impl Chef {
         names
     }
 
+    /// Whether the session offers `find_tools` now: the policy discovers and the catalogue
+    /// is larger than what it shows.
+    pub(crate) fn discovering(&self) -> bool {
+        self.config
+            .prune
+            .discovers(self.tools.pruner.all_tools().len())
+    }
+
     /// Whether `call` is a `find_tools` call this session answers.
     pub(crate) fn is_find_call(&self, call: &ToolCall) -> bool {
-        self.config.prune.discovers() && call.name.as_str().trim() == FIND_TOOLS
+        self.discovering() && call.name.as_str().trim() == FIND_TOOLS
     }
 
     /// Answers a `find_tools` call: the best-ranked tools for its query that the gate, the
@@ -153,6 +163,7 @@ impl Chef {
         let nothing = |routed| Finding {
             routed,
             found: Vec::new(),
+            in_vain: false,
         };
         if gated && let Some(blocked) = self.blocked(&[FIND_TOOLS]) {
             return nothing(Routed::Blocked {
@@ -249,10 +260,12 @@ impl Chef {
             }
             lines.push(line);
         }
-        let reply = if lines.is_empty() {
+        let in_vain = lines.is_empty();
+        let reply = if in_vain {
             format!(
-                "No tool fits \"{query}\". If the request needs a tool, search again saying \
-                 what the tool should do in other words; otherwise answer without a tool."
+                "No tool fits \"{query}\": none of your tools can do that. Use a tool you \
+                 already have if one fits the request; otherwise answer the user in text, \
+                 without a tool."
             )
         } else {
             format!(
@@ -264,13 +277,26 @@ impl Chef {
         Finding {
             routed: Routed::Lookup { id, reply },
             found,
+            in_vain,
         }
     }
 
-    /// Records the tools a search found (the request's earlier finds are kept; those of
-    /// other requests are dropped).
-    pub(crate) fn commit_found(&mut self, found: Vec<FoundTool>) {
+    /// Whether a search for the current request found nothing: the constrained format
+    /// ([`Chef::response_format`]) then leaves `find_tools` out.
+    pub(crate) fn searched_in_vain(&self) -> bool {
+        self.tools
+            .searched_in_vain
+            .as_ref()
+            .is_some_and(|task| *task == self.task())
+    }
+
+    /// Records what a search found (the request's earlier finds are kept; those of other
+    /// requests are dropped), and whether it found nothing at all.
+    pub(crate) fn commit_found(&mut self, found: Vec<FoundTool>, in_vain: bool) {
         let task = self.task();
+        if in_vain {
+            self.tools.searched_in_vain = Some(task.clone());
+        }
         self.tools.found.retain(|f| f.task == task);
         for tool in found {
             if !self.tools.found.iter().any(|f| f.name == tool.name) {

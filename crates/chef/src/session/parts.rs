@@ -43,6 +43,9 @@ pub(crate) struct ToolState {
     /// Tools `find_tools` found, with the request each was found for (see
     /// [`discover`](super::discover)).
     pub(crate) found: Vec<super::discover::FoundTool>,
+    /// The request for which a `find_tools` search found nothing: from then on the
+    /// constrained format leaves `find_tools` out, so a model cannot search in a loop.
+    pub(crate) searched_in_vain: Option<String>,
     /// The extra tools of the latest selection, in the order they joined: the next
     /// selection keeps this order, so the set only grows at its end.
     pub(crate) extra_order: Vec<ToolName>,
@@ -64,6 +67,7 @@ impl ToolState {
             allowlist: None,
             task_override: None,
             found: Vec::new(),
+            searched_in_vain: None,
             extra_order: Vec::new(),
             unmatched_reported: BTreeSet::new(),
             unmatched_checked: None,
@@ -81,6 +85,7 @@ impl ToolState {
             allowlist: self.allowlist.clone(),
             task_override: self.task_override.clone(),
             found: self.found.clone(),
+            searched_in_vain: self.searched_in_vain.clone(),
             extra_order: self.extra_order.clone(),
             unmatched_reported: self.unmatched_reported.clone(),
             unmatched_checked: self.unmatched_checked,

@@ -84,7 +84,7 @@ impl Chef {
             if let Routed::Blocked { name, .. } = &finding.routed {
                 self.emit(&ChefEvent::ToolBlocked { name: name.clone() });
             }
-            self.commit_found(finding.found);
+            self.commit_found(finding.found, finding.in_vain);
             return finding.routed;
         }
         let tools = match self.routing.latest.clone() {

@@ -285,8 +285,18 @@ pub(crate) fn keep(
         }
         (a, b) => a.or(b).map(lowercase),
     };
-    let mut kept: Vec<(ToolDefinition, KeepReason)> = match (bound, input.policy) {
-        (Some(allowed), PrunePolicy::Ranked { top_k, always_keep }) => {
+    // A catalogue the discovery setting would show whole: every tool, nothing to find.
+    let all = PrunePolicy::All;
+    let policy = match input.policy {
+        PrunePolicy::Discover { .. } if !input.policy.discovers(pruner.all_tools().len()) => &all,
+        policy => policy,
+    };
+    let mut kept: Vec<(ToolDefinition, KeepReason)> = match (bound, policy) {
+        (
+            Some(allowed),
+            PrunePolicy::Ranked { top_k, always_keep }
+            | PrunePolicy::Discover { top_k, always_keep },
+        ) => {
             // Rank among the allowed tools only, so the allowlist never costs ranked slots.
             let everything = PrunePolicy::Ranked {
                 top_k: pruner.all_tools().len(),
@@ -369,7 +379,7 @@ pub(crate) fn select(
         .iter()
         .filter(|(t, _)| !kept.iter().any(|(k, _)| k.name == t.name))
         .collect();
-    let discovery = input.policy.discovers();
+    let discovery = input.policy.discovers(input.pruner.all_tools().len());
     let key = SelectionKey {
         epoch: input.epoch,
         kept: kept.iter().map(|(t, _)| t.name.clone()).collect(),

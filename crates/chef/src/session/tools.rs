@@ -221,7 +221,7 @@ impl Chef {
                 .map(|m| m.allowed_keys().map(<[String]>::to_vec)),
             self.config.overflow.handoff.is_some(),
             self.config.skill_tool,
-            self.config.prune.discovers(),
+            self.discovering(),
         )
     }
 
@@ -315,7 +315,12 @@ impl Chef {
     /// `response_format`, and recover the reply's JSON content with
     /// [`recover_text_calls`](Self::recover_text_calls). Call it after that compile (its
     /// name table is the one used). `None` when the turn has no tools or its tools cannot
-    /// be built.
+    /// be built. Under [`PrunePolicy::Discover`] the model may also answer without a call
+    /// (a request no tool answers, a finished task): the format then has one more branch,
+    /// `{"answer": "<text>"}` ([`chef_openai::chat::response_format_or_answer`]), which
+    /// recovery leaves as text; and once a `find_tools` search for the current request has
+    /// found nothing, `find_tools` has no branch (a small model otherwise searches again
+    /// and again).
     ///
     /// ```
     /// use chef::{Chef, ChefConfig};
@@ -338,7 +343,15 @@ impl Chef {
     /// ```
     pub fn response_format(&self) -> Option<chef_openai::chat::wire::ResponseFormat> {
         let tools = self.routing_tools().ok()?;
-        chef_openai::chat::response_format(&tools.wire_tools(), &self.routing.names)
+        let mut tools = tools.wire_tools();
+        if self.discovering() {
+            if self.searched_in_vain() {
+                tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
+            }
+            chef_openai::chat::response_format_or_answer(&tools, &self.routing.names)
+        } else {
+            chef_openai::chat::response_format(&tools, &self.routing.names)
+        }
     }
 
     /// The text pruning ranks on this turn (see [`PrunePolicy::Ranked`]): the override set

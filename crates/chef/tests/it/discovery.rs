@@ -378,7 +378,9 @@ fn the_response_format_constrains_each_tools_arguments_by_its_own_schema() {
     let payload = chef.compile(Target::OpenAiChat).unwrap();
     let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
     let branches = format["json_schema"]["schema"]["anyOf"].as_array().unwrap();
-    assert_eq!(branches.len(), payload.meta.wire_tools.len());
+    // One branch per wire tool, then the answer without a call.
+    assert_eq!(branches.len(), payload.meta.wire_tools.len() + 1);
+    assert_eq!(branches.last().unwrap()["required"], json!(["answer"]));
     for (branch, name) in branches.iter().zip(&payload.meta.wire_tools) {
         assert_eq!(branch["properties"]["name"]["const"], json!(name.as_str()));
         let arguments = &branch["properties"]["arguments"];
@@ -428,4 +430,50 @@ fn kept_reasons_say_why_a_tool_is_offered() {
             .any(|(_, r)| matches!(r, KeepReason::Found { query } if query == "send an email")),
         "{reasons:?}"
     );
+}
+
+#[test]
+fn after_a_search_in_vain_the_constrained_format_offers_an_answer_not_another_search() {
+    let mut chef = discovery(3);
+    chef.push(Message::user("Write me a sonnet about the sea"));
+    chef.compile(Target::OpenAiChat).unwrap();
+    let consts = |chef: &Chef| -> Vec<Value> {
+        let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
+        let schema = &format["json_schema"]["schema"];
+        match schema["anyOf"].as_array() {
+            Some(branches) => branches
+                .iter()
+                .map(|b| b["properties"]["name"]["const"].clone())
+                .collect(),
+            None => vec![schema["properties"]["name"]["const"].clone()],
+        }
+    };
+    assert!(consts(&chef).contains(&json!("find_tools")));
+    find(&mut chef, "c1", "compose a sonnet about the ocean waves");
+    chef.compile(Target::OpenAiChat).unwrap();
+    let after = consts(&chef);
+    assert!(!after.contains(&json!("find_tools")), "{after:?}");
+    // The answer branch (no name) is still there.
+    assert!(after.contains(&Value::Null), "{after:?}");
+    // A new request may search again.
+    chef.push(Message::assistant("I cannot write poems with my tools."));
+    chef.push(Message::user("Then what is the diesel price in Ohio?"));
+    chef.compile(Target::OpenAiChat).unwrap();
+    assert!(consts(&chef).contains(&json!("find_tools")));
+}
+
+#[test]
+fn a_catalogue_no_larger_than_k_is_shown_whole_without_the_search_tool() {
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Discover {
+        top_k: 10,
+        always_keep: Vec::new(),
+    }));
+    let three: Vec<_> = real_tools().into_iter().take(3).collect();
+    chef.register_tools(three).unwrap();
+    chef.push(Message::user("Write me a sonnet about the sea"));
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    assert_eq!(names.len(), 3, "{names:?}");
+    assert!(!names.iter().any(|n| n == "find_tools"));
+    let call = ToolCall::new("c1", "find_tools", json!({"query": "poems"}));
+    assert!(matches!(chef.route(&call), Routed::Error { .. }));
 }

@@ -82,6 +82,8 @@ pub(crate) struct Trace {
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) completion_tokens: Option<u64>,
     pub(crate) wall_ms: u64,
+    /// Every dispatched call's tool, in order (`--whole-task`).
+    pub(crate) calls: Vec<String>,
     /// What the model wrote, one entry per reply: its text, then each native tool call as
     /// `name(arguments)`, before any recovery or routing (each cut to
     /// [`REPLY_CHARS`] characters).
@@ -104,6 +106,7 @@ impl Trace {
             prompt_tokens: None,
             completion_tokens: None,
             wall_ms: 0,
+            calls: Vec::new(),
             replies: Vec::new(),
         }
     }
@@ -125,6 +128,9 @@ pub(crate) struct RunParams {
     pub(crate) text_recovery: bool,
     /// `--constrain`.
     pub(crate) constrained: bool,
+    /// `--whole-task` (absent in lines written before it existed: first call only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) whole_task: bool,
 }
 
 impl RunParams {
@@ -136,6 +142,7 @@ impl RunParams {
             && (self.max_tokens.is_none() || self.max_tokens == current.max_tokens)
             && self.text_recovery == current.text_recovery
             && self.constrained == current.constrained
+            && self.whole_task == current.whole_task
     }
 }
 
@@ -172,6 +179,16 @@ pub(crate) struct Record {
     pub(crate) http_status: Option<u16>,
     /// Why a timeout, HTTP error or unparsable reply happened.
     pub(crate) detail: Option<String>,
+    /// Whole tasks (`--whole-task`): every dispatched call's tool, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) calls: Option<Vec<String>>,
+    /// Whole tasks: the expected tools were called in order and no other tool was (for a
+    /// request that expects none: no tool was called).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task_success: Option<bool>,
+    /// Whole tasks: how many of the expected calls were made, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) steps_done: Option<u32>,
     /// What the model wrote, one entry per reply (see [`Trace::replies`]).
     #[serde(default)]
     pub(crate) replies: Vec<String>,
@@ -243,7 +260,16 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
     ) {
         detail = cut_detail(trace.last_cut_at);
     }
+    let (calls, task_success, steps_done) = if run.whole_task {
+        let (success, steps) = task_grade(&scenario.expected, &trace.calls);
+        (Some(trace.calls), Some(success), Some(steps))
+    } else {
+        (None, None, None)
+    };
     Record {
+        calls,
+        task_success,
+        steps_done,
         setting: setting.to_owned(),
         scenario: scenario.id.clone(),
         outcome,
@@ -267,6 +293,23 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         replies: trace.replies,
         run: run.clone(),
     }
+}
+
+/// A whole task's grade: whether the `expected` tools were called in order with no other
+/// tool among `calls` (repeats of an expected tool allowed), and how many expected calls
+/// were made in order.
+pub(crate) fn task_grade(expected: &[String], calls: &[String]) -> (bool, u32) {
+    let mut done = 0_usize;
+    for call in calls {
+        if expected.get(done) == Some(call) {
+            done += 1;
+        }
+    }
+    let stray = calls.iter().any(|c| !expected.contains(c));
+    (
+        done == expected.len() && !stray,
+        u32::try_from(done).unwrap_or(u32::MAX),
+    )
 }
 
 /// Why a scenario that ended without a dispatched call may have: its last reply was cut
@@ -296,6 +339,31 @@ pub(crate) fn arguments_match(expected: &Map<String, Value>, actual: &Value) -> 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
+
+    #[test]
+    fn a_task_succeeds_when_its_tools_are_called_in_order_and_no_other() {
+        let v = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        let expected = v(&["a", "b", "c"]);
+        assert_eq!(
+            super::task_grade(&expected, &v(&["a", "b", "c"])),
+            (true, 3)
+        );
+        assert_eq!(
+            super::task_grade(&expected, &v(&["a", "a", "b", "c"])),
+            (true, 3)
+        );
+        assert_eq!(
+            super::task_grade(&expected, &v(&["a", "c", "b"])),
+            (false, 2)
+        );
+        assert_eq!(super::task_grade(&expected, &v(&["a", "b"])), (false, 2));
+        assert_eq!(
+            super::task_grade(&expected, &v(&["a", "x", "b", "c"])),
+            (false, 3)
+        );
+        assert_eq!(super::task_grade(&[], &[]), (true, 0));
+        assert_eq!(super::task_grade(&[], &v(&["a"])), (false, 0));
+    }
 
     use serde_json::json;
 
@@ -333,6 +401,7 @@ mod tests {
             max_tokens: Some(512),
             text_recovery: false,
             constrained: true,
+            whole_task: false,
         };
         super::grade(&run, setting, scenario, trace)
     }

@@ -246,9 +246,12 @@ async fn run_one(
     chef.push(Message::user(scenario.prompt.clone()));
     let mut trace = Trace::new(End::NoCall);
     let mut last_refused = false;
+    // Whole tasks: the first dispatched call, graded as the first call when the task ends
+    // on an answer or on --max-calls.
+    let mut first: Option<End> = None;
     trace.end = loop {
         if trace.model_calls >= cx.args.max_calls {
-            break End::Exhausted { last_refused };
+            break first.take().unwrap_or(End::Exhausted { last_refused });
         }
         let payload = chef.compile(Target::OpenAiChat).map_err(|e| {
             CliError::Usage(format!(
@@ -294,13 +297,25 @@ async fn run_one(
         let calls: Vec<ToolCall> = reply.tool_calls().cloned().collect();
         chef.push(reply);
         if calls.is_empty() {
-            break End::NoCall;
+            break first.take().unwrap_or(End::NoCall);
         }
         let mut results = Vec::with_capacity(calls.len());
         let mut dispatched = None;
         last_refused = false;
         for call in &calls {
             match chef.route(call) {
+                Routed::Call(call) if cx.args.whole_task => {
+                    // The task goes on: every dispatched call gets its scripted result.
+                    trace.calls.push(call.name.as_str().to_owned());
+                    if first.is_none() {
+                        first = Some(End::Dispatched {
+                            tool: call.name.as_str().to_owned(),
+                            arguments: call.arguments.clone(),
+                        });
+                    }
+                    let result = scenario.result_for(call.name.as_str()).to_owned();
+                    results.push(ToolResult::text(call.id, result));
+                }
                 Routed::Call(call) => {
                     dispatched = Some(call);
                     break;
@@ -548,6 +563,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         max_tokens: Some(args.max_tokens),
         text_recovery: args.recover_text_calls,
         constrained: args.constrain,
+        whole_task: args.whole_task,
     };
     let ids: BTreeSet<&str> = scenarios.iter().map(|s| s.id.as_str()).collect();
     let mut records: Vec<Record> = Vec::new();
@@ -569,9 +585,10 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                 max_tokens,
                 text_recovery,
                 constrained,
+                whole_task,
             } = &record.run;
             return Err(CliError::Usage(format!(
-                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}{}; \
+                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}{}{}; \
                  rerun with those flags, label this setting differently (name=LABEL) or choose another --out",
                 args.out.as_deref().unwrap_or(Path::new("")).display(),
                 record.setting,
@@ -584,6 +601,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                     ""
                 },
                 if *constrained { " --constrain" } else { "" },
+                if *whole_task { " --whole-task" } else { "" },
             )));
         }
         if done.insert((record.setting.clone(), record.scenario.clone())) {
@@ -676,6 +694,7 @@ mod tests {
                 max_tokens: Some(512),
                 text_recovery: false,
                 constrained: false,
+                whole_task: false,
             },
             "level=3",
             &Scenario {

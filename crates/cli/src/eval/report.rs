@@ -22,6 +22,20 @@ pub(crate) struct Row {
     pub(crate) median_wall_ms: Option<u64>,
     pub(crate) model_calls: u64,
     pub(crate) lookups: u64,
+    /// Whole tasks (`--whole-task` lines only): tasks graded, tasks that succeeded, the
+    /// expected calls made in order, the expected calls in all, and the mean prompt tokens
+    /// of a whole task (every request summed).
+    pub(crate) tasks: Option<Tasks>,
+}
+
+/// The whole-task totals of one setting.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Tasks {
+    pub(crate) graded: usize,
+    pub(crate) succeeded: usize,
+    pub(crate) steps_done: u64,
+    pub(crate) steps: u64,
+    pub(crate) mean_prompt_tokens: Option<f64>,
 }
 
 impl Row {
@@ -65,6 +79,26 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
             walls.sort_unstable();
             let median_wall_ms = median(&walls);
             let checked: Vec<bool> = mine.iter().filter_map(|r| r.args_match).collect();
+            let graded: Vec<&&Record> = mine.iter().filter(|r| r.task_success.is_some()).collect();
+            let tasks = (!graded.is_empty()).then(|| {
+                let totals: Vec<u64> = graded.iter().filter_map(|r| r.prompt_tokens).collect();
+                Tasks {
+                    graded: graded.len(),
+                    succeeded: graded
+                        .iter()
+                        .filter(|r| r.task_success == Some(true))
+                        .count(),
+                    steps_done: graded
+                        .iter()
+                        .map(|r| u64::from(r.steps_done.unwrap_or(0)))
+                        .sum(),
+                    steps: graded.iter().map(|r| r.expected.len() as u64).sum(),
+                    mean_prompt_tokens: (!totals.is_empty()).then(|| {
+                        let sum: u64 = totals.iter().sum();
+                        to_f64(usize::try_from(sum).unwrap_or(usize::MAX)) / to_f64(totals.len())
+                    }),
+                }
+            });
             Row {
                 setting: setting.clone(),
                 scenarios: mine.len(),
@@ -76,6 +110,7 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
                 median_wall_ms,
                 model_calls: mine.iter().map(|r| u64::from(r.model_calls)).sum(),
                 lookups: mine.iter().map(|r| u64::from(r.lookups)).sum(),
+                tasks,
             }
         })
         .collect()
@@ -106,10 +141,15 @@ pub(crate) fn table(rows: &[Row]) -> String {
         "calls",
         "lookups",
     ];
+    let whole = rows.iter().any(|r| r.tasks.is_some());
+    let mut header: Vec<&str> = header.to_vec();
+    if whole {
+        header.extend(["task_success", "steps_done", "prompt_tokens_task"]);
+    }
     let mut lines: Vec<Vec<String>> = vec![header.iter().map(|h| (*h).to_owned()).collect()];
     for row in rows {
         let n = row.scenarios;
-        lines.push(vec![
+        let mut line = vec![
             row.setting.clone(),
             format!("{}/{n}", row.count(Outcome::Right)),
             format!("{}/{n}", row.args_valid),
@@ -127,7 +167,19 @@ pub(crate) fn table(rows: &[Row]) -> String {
                 .map_or_else(|| "-".to_owned(), |t| t.to_string()),
             row.model_calls.to_string(),
             row.lookups.to_string(),
-        ]);
+        ];
+        if whole {
+            match &row.tasks {
+                Some(t) => line.extend([
+                    format!("{}/{}", t.succeeded, t.graded),
+                    format!("{}/{}", t.steps_done, t.steps),
+                    t.mean_prompt_tokens
+                        .map_or_else(|| "-".to_owned(), |m| format!("{m:.0}")),
+                ]),
+                None => line.extend(["-".to_owned(), "-".to_owned(), "-".to_owned()]),
+            }
+        }
+        lines.push(line);
     }
     let widths: Vec<usize> = (0..header.len())
         .map(|i| {

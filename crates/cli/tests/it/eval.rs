@@ -1020,3 +1020,119 @@ fn a_rerun_with_another_max_tokens_is_refused_and_old_lines_without_it_are_kept(
     assert_eq!(server.seen().len(), sent, "the old line is reused");
     assert_eq!(records(&run), [old]);
 }
+
+/// Issue 43, item 4: `--whole-task` answers every dispatched call with its scripted result
+/// and grades the whole task — the expected tools in order, nothing else — beside the
+/// first call, with the prompt tokens of every request summed.
+#[test]
+fn whole_tasks_are_graded_call_by_call_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(&tools, tools_json().to_string()).unwrap();
+    let rows = [
+        json!({"id": "chain", "prompt": "weather in Oslo then email bob", "expected": ["get_weather", "send_email"]}),
+        json!({"id": "swapped", "prompt": "time in Oslo then email bob", "expected": ["get_time", "send_email"]}),
+        json!({"id": "stray", "prompt": "weather then time then email", "expected": ["get_weather", "send_email"]}),
+        json!({"id": "half", "prompt": "weather and then email, stop early", "expected": ["get_weather", "send_email"]}),
+        json!({"id": "nothing", "prompt": "tell me a joke, no tools", "expected": []}),
+    ];
+    let lines: String = rows.iter().map(|r| format!("{r}\n")).collect();
+    let scenarios = dir.path().join("tasks.jsonl");
+    std::fs::write(&scenarios, lines).unwrap();
+    let mail = || json!({"to": "bob", "body": "hi"});
+    let server = Server::start(&[
+        (
+            "weather in Oslo then email bob",
+            vec![
+                Reply::Call("get_weather", json!({"city": "Oslo"})),
+                Reply::Call("send_email", mail()),
+                Reply::Text("Done."),
+            ],
+        ),
+        (
+            "time in Oslo then email bob",
+            vec![
+                Reply::Call("send_email", mail()),
+                Reply::Call("get_time", json!({"tz": "Europe/Oslo"})),
+                Reply::Text("Done."),
+            ],
+        ),
+        (
+            "weather then time then email",
+            vec![
+                Reply::Call("get_weather", json!({"city": "Oslo"})),
+                Reply::Call("get_time", json!({"tz": "UTC"})),
+                Reply::Call("send_email", mail()),
+                Reply::Text("Done."),
+            ],
+        ),
+        (
+            "weather and then email, stop early",
+            vec![
+                Reply::Call("get_weather", json!({"city": "Oslo"})),
+                Reply::Text("Here is the weather."),
+            ],
+        ),
+        ("tell me a joke, no tools", vec![Reply::Text("A joke.")]),
+    ]);
+    let run = dir.path().join("run.jsonl");
+    let out = eval_command(&tools, &scenarios, &server.endpoint())
+        .args([
+            "--setting",
+            "level=1",
+            "--whole-task",
+            "--max-calls",
+            "6",
+            "--out",
+        ])
+        .arg(&run)
+        .output()
+        .unwrap();
+    success(&out);
+    let r = by_scenario(&records(&run));
+    let task = |id: &str| {
+        (
+            r[id]["task_success"].clone(),
+            r[id]["steps_done"].clone(),
+            r[id]["calls"].clone(),
+        )
+    };
+    assert_eq!(
+        task("chain"),
+        (json!(true), json!(2), json!(["get_weather", "send_email"]))
+    );
+    assert_eq!(
+        r["chain"]["outcome"], "right",
+        "the first call is still graded"
+    );
+    assert_eq!(r["chain"]["model_calls"], 3);
+    assert_eq!(task("swapped").0, json!(false));
+    assert_eq!(r["swapped"]["outcome"], "wrong_tool");
+    assert_eq!(
+        task("stray").0,
+        json!(false),
+        "a tool the task does not call"
+    );
+    assert_eq!(task("stray").1, json!(2));
+    assert_eq!(
+        task("half"),
+        (json!(false), json!(1), json!(["get_weather"]))
+    );
+    assert_eq!(task("nothing"), (json!(true), json!(0), json!([])));
+    // Every request's prompt tokens count toward the task.
+    let first = r["chain"]["first_prompt_tokens"].as_u64().unwrap();
+    assert!(r["chain"]["prompt_tokens"].as_u64().unwrap() > 2 * first);
+    // The summary table reports the tasks beside the first call.
+    let table = stdout(&out);
+    assert!(table.contains("task_success"), "{table}");
+    assert!(table.contains("2/5"), "{table}");
+    assert!(table.contains("6/8"), "{table}");
+    // A rerun without --whole-task does not resume these lines.
+    let out = eval_command(&tools, &scenarios, &server.endpoint())
+        .args(["--setting", "level=1", "--max-calls", "6", "--out"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--whole-task"), "{}", stderr(&out));
+}

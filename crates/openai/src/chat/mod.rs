@@ -22,7 +22,9 @@ pub mod wire;
 pub use self::{
     compile::{Compiled, compile, compile_with},
     parse::{parse_request, parse_response},
-    response_format::{TOOL_CALL_FORMAT, response_format},
+    response_format::{
+        ANSWER_MEMBER, TOOL_CALL_FORMAT, response_format, response_format_or_answer,
+    },
 };
 use crate::error::Result;
 

@@ -89,6 +89,60 @@ pub fn response_format(tools: &[ToolDefinition], names: &WireNames) -> Option<Re
     })
 }
 
+/// The member a reply that calls no tool writes under [`response_format_or_answer`].
+pub const ANSWER_MEMBER: &str = "answer";
+
+/// [`response_format`] with one more branch, `{"answer": "<text>"}`, for a model that may
+/// also finish without a call (a request no tool answers, the end of a task): the reply
+/// is then that object as JSON text, which [`chef_ir::recover_text_calls`] leaves as text
+/// (it has no `name`). With no tool, the answer is the only branch.
+///
+/// ```
+/// use chef_ir::{ToolDefinition, WireNames};
+/// use chef_openai::chat;
+/// use serde_json::json;
+///
+/// let tools = [ToolDefinition::new("get_weather", json!({"type": "object"}))];
+/// let format = chat::response_format_or_answer(&tools, &WireNames::default()).unwrap();
+/// let value = serde_json::to_value(&format)?;
+/// let branches = value["json_schema"]["schema"]["anyOf"].as_array().unwrap();
+/// assert_eq!(branches[0]["properties"]["name"]["const"], "get_weather");
+/// assert_eq!(branches[1]["required"], json!(["answer"]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn response_format_or_answer(
+    tools: &[ToolDefinition],
+    names: &WireNames,
+) -> Option<ResponseFormat> {
+    let answer = json!({
+        "type": "object",
+        "properties": {ANSWER_MEMBER: {"type": "string"}},
+        "required": [ANSWER_MEMBER],
+        "additionalProperties": false
+    });
+    let schema = match response_format(tools, names) {
+        None => answer,
+        Some(ResponseFormat::JsonSchema { json_schema }) => match json_schema.schema {
+            Value::Object(mut object) if object.contains_key("anyOf") => {
+                if let Some(Value::Array(branches)) = object.get_mut("anyOf") {
+                    branches.push(answer);
+                }
+                Value::Object(object)
+            }
+            one => json!({ "anyOf": [one, answer] }),
+        },
+    };
+    let mut format = JsonSchemaFormat::new(TOOL_CALL_FORMAT, schema);
+    format.description = Some(ANSWER_DESCRIPTION.to_owned());
+    format.strict = Some(false);
+    Some(ResponseFormat::JsonSchema {
+        json_schema: format,
+    })
+}
+
+const ANSWER_DESCRIPTION: &str =
+    "One call of one of the tools (its name and its arguments), or an answer without a tool.";
+
 /// The keywords [`closed`] keeps, besides `properties`, `items` and the combinators it
 /// walks into.
 const KEPT: [&str; 12] = [

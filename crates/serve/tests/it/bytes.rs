@@ -171,7 +171,7 @@ async fn messages_upstream_bytes_equal_the_library_compile() {
 async fn every_level_replays_history_as_the_library_compiles_it() {
     for (level, n) in [(Level::Zero, 0), (Level::One, 1), (Level::Two, 2)] {
         let rig = Rig::start(
-            &format!("[chef]\nlevel = {n}\n"),
+            &format!("[chef]\nlevel = {n}\nprune = \"all\"\n"),
             vec![chat_says("Tomorrow.")],
         )
         .await;

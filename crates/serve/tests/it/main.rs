@@ -11,6 +11,7 @@
 
 mod bytes;
 mod chat;
+mod discovery;
 mod harness;
 mod hostile;
 mod issue47;
