@@ -96,9 +96,10 @@ impl Level {
         }
     }
 
-    /// True at levels 3 and 4, where the model calls tools by code through `t`.
+    /// True at levels 3 and 4, where the model calls tools by code through `t` (as the
+    /// level's own module says).
     pub fn is_dispatcher(self) -> bool {
-        matches!(self, Self::Three | Self::Four)
+        crate::levels::codec(self).dispatcher()
     }
 }
 

@@ -1,0 +1,293 @@
+//! One module per compression level, each behind [`LevelCodec`]: what the level puts on
+//! the wire (rendering), how a model's call against it is read back (resolve, encode), and
+//! when its size makes it the advised level (size rules).
+//!
+//! The pipeline in `compress` is the same at every level (check the selection, sort,
+//! group into namespaces, render, count); it asks the level's codec at each step that
+//! differs. `Compressed::resolve`, `encode_call`, `tool_for_name` and `recommend_level` ask
+//! it too. So the behaviour of a level lives in its file, and [`codec`] is the one place
+//! that maps a [`Level`] to it.
+//!
+//! Levels 3 and 4 share the dispatcher (`t` and `q`, codes, the lenient reading of calls)
+//! in `dispatch`; each says only what differs (the map it renders, how it names an unknown
+//! tool, how it answers a lookup). Level 3's map line styles live in `styles`, one module
+//! per [`MapStyle`](crate::MapStyle) behind the same kind of registry.
+
+mod dispatch;
+mod four;
+mod one;
+pub(crate) mod styles;
+mod three;
+mod two;
+mod zero;
+
+use chef_ir::ToolDefinition;
+use serde_json::Value;
+
+pub(crate) use self::dispatch::HOLE;
+use crate::{
+    compile::{compiled_docstring, verify_line},
+    compress::{Compressed, EncodedCall, Entry, Namespace},
+    error::CompressError,
+    measured::Measured,
+    options::{Level, MapStyle, Options},
+    resolve::{Resolution, ResolveError, as_object},
+    stats::Stats,
+};
+
+/// The codec of `level`: the one registration point of a level.
+pub(crate) fn codec(level: Level) -> &'static dyn LevelCodec {
+    match level {
+        Level::Zero => &zero::Zero,
+        Level::One => &one::One,
+        Level::Two => &two::Two,
+        Level::Three => &three::Three,
+        Level::Four => &four::Four,
+    }
+}
+
+/// One compression level: its rendering, its reading back and its size rules.
+///
+/// The provided methods describe a level that sends every tool under its real name (as
+/// levels 0 and 1 do): a call names the tool, the arguments are the tool's own. A level
+/// with another wire overrides `resolve`, `tool_for_name` and `encode_call` together;
+/// the registry test (`round_trips_at_every_level`) checks they agree for every level.
+pub(crate) trait LevelCodec: Sync {
+    /// The level this codec renders ([`codec`] of it is this codec).
+    fn level(&self) -> Level;
+
+    /// Whether the model calls tools by code through the dispatcher `t` (entries get codes,
+    /// the preamble is worth a cache breakpoint).
+    fn dispatcher(&self) -> bool {
+        false
+    }
+
+    /// Refuses options this level cannot compress with, before anything is grouped.
+    fn check(&self, options: &Options) -> Result<(), CompressError> {
+        let _ = options;
+        Ok(())
+    }
+
+    /// Gives the grouped entries and namespaces what this level addresses them by (codes,
+    /// level-2 aliases and operations). Nothing by default: real names need nothing.
+    fn address(&self, entries: &mut [Entry], namespaces: &mut Vec<Namespace>, options: &Options) {
+        let _ = (entries, namespaces, options);
+    }
+
+    /// The wire tools and the system text for `input`.
+    ///
+    /// # Errors
+    /// What the level cannot render (missing compiled lines, unusable aliases).
+    fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError>;
+
+    /// The text `ResolveError::UnknownTool` adds after "No tool named …" at this level:
+    /// how tools are invoked here ("" when a tool is called by its name).
+    fn unknown_tool_hint(&self) -> &'static str {
+        ""
+    }
+
+    /// Reads a model's call back: a real call with validated arguments, a lookup answer,
+    /// or an error for the model. `hidden` tools are never suggested.
+    fn resolve(
+        &self,
+        c: &Compressed,
+        name: &str,
+        args: &Value,
+        hidden: &dyn Fn(&str) -> bool,
+    ) -> Resolution {
+        let _ = hidden;
+        match c.entry_by_name(name) {
+            Some(entry) => c.call(entry, as_object(Some(args))),
+            None => Resolution::Error(ResolveError::UnknownTool {
+                name: name.to_owned(),
+                level: self.level(),
+            }),
+        }
+    }
+
+    /// The tool `written`, used as the tool name of a call, reaches (see
+    /// `Compressed::tool_for_name`).
+    fn tool_for_name<'c>(&self, c: &'c Compressed, written: &str) -> Option<&'c Entry> {
+        c.entry_by_name(written)
+    }
+
+    /// The call a model would write to invoke `entry` with `args`; [`resolve`](Self::resolve)
+    /// of it gives back `entry` and `args`.
+    fn encode_call(&self, c: &Compressed, entry: &Entry, args: Value) -> EncodedCall {
+        let _ = c;
+        EncodedCall {
+            name: entry.name.clone(),
+            args,
+        }
+    }
+
+    /// This level's size rule: the advice (reason and quoted measurements) when the
+    /// measured sizes make it the level to use, else `None`. The rules of the levels
+    /// partition every case (`recommend_level` takes the one that answers); a level that is
+    /// never advised keeps the default.
+    fn advise(&self, sizes: &Sizes<'_>) -> Option<Advice> {
+        let _ = sizes;
+        None
+    }
+}
+
+/// What a level renders from: the grouped selection, in sorted order.
+pub(crate) struct RenderInput<'a> {
+    /// The entries, sorted by name (coded at levels 3–4).
+    pub(crate) entries: &'a [Entry],
+    /// Each entry's input definition.
+    pub(crate) sorted: &'a [&'a ToolDefinition],
+    /// Each entry's schema as the renderers read it.
+    pub(crate) views: &'a [&'a Value],
+    /// The namespaces, in code order.
+    pub(crate) namespaces: &'a [Namespace],
+    /// The map style selected.
+    pub(crate) style: MapStyle,
+    /// The options asked for.
+    pub(crate) options: &'a Options,
+}
+
+impl RenderInput<'_> {
+    /// Entries in code order with their views (namespace order, members in sorted order;
+    /// holes left by pinned codes skipped).
+    pub(crate) fn code_order(&self) -> impl Iterator<Item = (u32, &Entry, &Value)> {
+        self.namespaces
+            .iter()
+            .flat_map(|ns| ns.members.iter().copied())
+            .filter_map(|m| {
+                let entry = self.entries.get(m as usize)?;
+                let view = self.views.get(m as usize)?;
+                Some((m, entry, *view))
+            })
+    }
+}
+
+/// What a level's renderer made.
+pub(crate) struct Rendered {
+    /// The wire tools.
+    pub(crate) wire: Vec<ToolDefinition>,
+    /// The system-prompt text (empty at levels 0–2).
+    pub(crate) system: String,
+    /// The lookalike figures `(ambiguous, largest)` at levels 3–4.
+    pub(crate) lookalikes: Option<(usize, usize)>,
+    /// What level 4 found in the compiled map.
+    pub(crate) compiled_report: Option<CompiledReport>,
+    /// The level-4 map lines by entry index (stored in the entries, for `q`).
+    pub(crate) l4_lines: Vec<MapLine>,
+}
+
+impl Rendered {
+    /// Wire tools alone: no system text, no figures.
+    fn tools(wire: Vec<ToolDefinition>) -> Self {
+        Self {
+            wire,
+            system: String::new(),
+            lookalikes: None,
+            compiled_report: None,
+            l4_lines: Vec::new(),
+        }
+    }
+}
+
+/// A rendered level-4 map line and the index of its entry.
+pub(crate) type MapLine = (u32, String);
+
+/// What level 4 found in the compiled map.
+pub(crate) struct CompiledReport {
+    pub(crate) uncompiled: Unusable,
+    /// Map keys naming no tool, sorted.
+    pub(crate) orphans: Vec<String>,
+}
+
+/// Tools without a usable compiled line, and the stale entries among them.
+#[derive(Debug, Default)]
+pub(crate) struct Unusable {
+    pub(crate) count: usize,
+    pub(crate) stale: Vec<String>,
+}
+
+impl Unusable {
+    /// Refuses when `options` require compiled lines and some tool has none.
+    fn require(&self, options: &Options, tool_count: usize) -> Result<(), CompressError> {
+        if options.require_compiled && self.count > 0 {
+            return Err(CompressError::MissingCompiledLines {
+                uncompiled: self.count,
+                tool_count,
+                stale: self.stale.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The verified docstring of `e`'s compiled line (levels 1 and 4 read the compiled map);
+/// records a missing or stale line.
+fn verified_docstring<'a>(
+    e: &Entry,
+    schema: &Value,
+    options: &'a Options,
+    unusable: &mut Unusable,
+) -> Option<&'a str> {
+    let Some(line) = options.compiled.get(&e.name) else {
+        unusable.count += 1;
+        return None;
+    };
+    match verify_line(line, &e.name, schema) {
+        Ok(()) => compiled_docstring(line),
+        Err(problem) => {
+            unusable.count += 1;
+            unusable.stale.push(format!("{}: {problem}", e.name));
+            None
+        }
+    }
+}
+
+fn wire_tool(name: &str, description: String, input_schema: Value) -> ToolDefinition {
+    ToolDefinition::new(name, input_schema).with_description(description)
+}
+
+/// The sizes the size rules read: the selection measured at levels 1 and 3.
+pub(crate) struct Sizes<'a> {
+    /// Number of tools.
+    pub(crate) tool_count: usize,
+    /// The level-1 compression's statistics.
+    pub(crate) level1: &'a Stats,
+    /// The level-3 compression's statistics.
+    pub(crate) level3: &'a Stats,
+    /// The level-1 block's size as the reasons quote it (`88,829 characters (21,147
+    /// o200k_base tokens)`).
+    pub(crate) figure: String,
+}
+
+impl Sizes<'_> {
+    /// Level-1 blocks of at least this many characters are worth moving to a dispatcher.
+    pub(crate) const THRESHOLD_CHARS: usize = 21_000;
+
+    /// Whether the level-1 block is below [`THRESHOLD_CHARS`](Self::THRESHOLD_CHARS):
+    /// reclaiming it would not change what fits, so the provider's own argument
+    /// validation is worth more.
+    pub(crate) fn small(&self) -> bool {
+        self.level1.compressed_chars < Self::THRESHOLD_CHARS
+    }
+
+    /// Whether level 1 saves nothing here (its signature lines cost more than the prose
+    /// they replace).
+    pub(crate) fn level1_grows(&self) -> bool {
+        self.level1.saved_pct <= 0.0
+    }
+}
+
+/// A level's advice: why, and the model runs the reason quotes.
+pub(crate) struct Advice {
+    pub(crate) reason: String,
+    pub(crate) measured: Vec<Measured>,
+}
+
+impl Advice {
+    fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            measured: Vec::new(),
+        }
+    }
+}
