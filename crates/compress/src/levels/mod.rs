@@ -32,7 +32,6 @@ use crate::{
     measured::Measured,
     options::{Level, MapStyle, Options},
     resolve::{Resolution, ResolveError, as_object},
-    stats::Stats,
 };
 
 /// The codec of `level`: the one registration point of a level.
@@ -125,7 +124,7 @@ pub(crate) trait LevelCodec: Sync {
     /// measured sizes make it the level to use, else `None`. The rules of the levels
     /// partition every case (`recommend_level` takes the one that answers); a level that is
     /// never advised keeps the default.
-    fn advise(&self, sizes: &Sizes<'_>) -> Option<Advice> {
+    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
         let _ = sizes;
         None
     }
@@ -247,19 +246,25 @@ fn wire_tool(name: &str, description: String, input_schema: Value) -> ToolDefini
 }
 
 /// The sizes the size rules read: the selection measured at levels 1 and 3.
-pub(crate) struct Sizes<'a> {
+pub(crate) struct Sizes {
     /// Number of tools.
     pub(crate) tool_count: usize,
-    /// The level-1 compression's statistics.
-    pub(crate) level1: &'a Stats,
-    /// The level-3 compression's statistics.
-    pub(crate) level3: &'a Stats,
+    /// Characters of the level-1 block (`Stats::compressed_chars`).
+    pub(crate) level1_chars: usize,
+    /// Level-1 saving, percent.
+    pub(crate) level1_saved_pct: f64,
+    /// Level-3 saving, percent.
+    pub(crate) level3_saved_pct: f64,
+    /// Level-3 map lines shared with another tool.
+    pub(crate) ambiguous_map_lines: usize,
+    /// The largest group of level-3 lookalikes (1 when none repeat).
+    pub(crate) largest_lookalike_group: usize,
     /// The level-1 block's size as the reasons quote it (`88,829 characters (21,147
     /// o200k_base tokens)`).
     pub(crate) figure: String,
 }
 
-impl Sizes<'_> {
+impl Sizes {
     /// Level-1 blocks of at least this many characters are worth moving to a dispatcher.
     pub(crate) const THRESHOLD_CHARS: usize = 21_000;
 
@@ -267,13 +272,13 @@ impl Sizes<'_> {
     /// reclaiming it would not change what fits, so the provider's own argument
     /// validation is worth more.
     pub(crate) fn small(&self) -> bool {
-        self.level1.compressed_chars < Self::THRESHOLD_CHARS
+        self.level1_chars < Self::THRESHOLD_CHARS
     }
 
     /// Whether level 1 saves nothing here (its signature lines cost more than the prose
     /// they replace).
     pub(crate) fn level1_grows(&self) -> bool {
-        self.level1.saved_pct <= 0.0
+        self.level1_saved_pct <= 0.0
     }
 }
 
@@ -289,5 +294,262 @@ impl Advice {
             reason: reason.into(),
             measured: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::compress::compress;
+
+    /// Three namespaces, required and optional parameters, a dotted name, a tool without
+    /// parameters, and a parameter that is no Python identifier.
+    fn catalogue() -> Vec<ToolDefinition> {
+        let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required});
+        vec![
+            ToolDefinition::new(
+                "github_create_issue",
+                object(
+                    json!({"repo": {"type": "string"}, "title": {"type": "string"}, "labels": {"type": "array", "items": {"type": "string"}}}),
+                    json!(["repo", "title"]),
+                ),
+            )
+            .with_description("Open an issue. Needs write access."),
+            ToolDefinition::new(
+                "github_list_issues",
+                object(json!({"repo": {"type": "string"}}), json!(["repo"])),
+            )
+            .with_description("List the open issues of a repository."),
+            ToolDefinition::new("stripe.get_balance", json!({"type": "object"}))
+                .with_description("The account balance."),
+            ToolDefinition::new(
+                "mail_send",
+                object(
+                    json!({"to": {"type": "string"}, "from": {"type": "string"}}),
+                    json!(["to"]),
+                ),
+            )
+            .with_description("Send an e-mail."),
+        ]
+    }
+
+    /// Arguments each tool of [`catalogue`] accepts.
+    fn valid_args(name: &str) -> Value {
+        match name {
+            "github_create_issue" => json!({"repo": "chef", "title": "levels", "labels": ["x"]}),
+            "github_list_issues" => json!({"repo": "chef"}),
+            "mail_send" => json!({"to": "a@b.c", "from": "d@e.f"}),
+            _ => json!({}),
+        }
+    }
+
+    /// Options that `level` compresses [`catalogue`] with (level 4 needs compiled lines).
+    fn options(level: Level) -> Options {
+        let compiled = [
+            (
+                "github_create_issue",
+                r#"def github_create_issue(repo,title,labels=None):"open issue""#,
+            ),
+            (
+                "github_list_issues",
+                r#"def github_list_issues(repo):"open issues""#,
+            ),
+            (
+                "mail_send",
+                r#"def mail_send(to,**{"from":None}):"send mail""#,
+            ),
+        ];
+        let options = Options::new().with_level(level);
+        if level == Level::Four {
+            options.with_compiled(compiled)
+        } else {
+            options
+        }
+    }
+
+    #[test]
+    fn the_registry_has_one_codec_for_every_level() {
+        // `Level::ALL` is every level there is: each number the parser takes, in order.
+        let parsed: Vec<Level> = (0..=u8::MAX)
+            .filter_map(|n| Level::try_from(n).ok())
+            .collect();
+        assert_eq!(parsed, Level::ALL);
+        for level in Level::ALL {
+            assert_eq!(
+                codec(level).level(),
+                level,
+                "{level} is registered as another"
+            );
+        }
+    }
+
+    #[test]
+    fn every_level_round_trips_its_own_calls() {
+        let tools = catalogue();
+        for level in Level::ALL {
+            let c = compress(&tools, &options(level)).unwrap();
+            let codec = codec(level);
+            let wire: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+            if level == Level::Four {
+                let stats = c.stats();
+                // The dotted name has no line (no Python def can carry it): it is rendered
+                // uncompiled, and called like the others.
+                assert_eq!(
+                    stats.uncompiled_tools,
+                    Some(1),
+                    "{:?}",
+                    stats.stale_compiled_tools
+                );
+            }
+            for tool in &tools {
+                let name = tool.name.as_str();
+                let args = valid_args(name);
+                let entry = c.entry_by_name(name).unwrap();
+                let call = codec.encode_call(&c, entry, args.clone());
+                assert!(
+                    wire.contains(&call.name.as_str()),
+                    "level {level}: {name} is called as {}, not on the wire {wire:?}",
+                    call.name
+                );
+                let expected = Resolution::Call {
+                    name: name.to_owned(),
+                    args: args.clone(),
+                };
+                assert_eq!(
+                    codec.resolve(&c, &call.name, &call.args, &|_| false),
+                    expected,
+                    "level {level}: {call:?}"
+                );
+                // The public entry points go through the same codec.
+                assert_eq!(c.resolve(&call.name, &call.args), expected);
+                assert_eq!(c.encode_call(name, args).unwrap(), call);
+                // A call that names one tool reaches it; one that names the dispatcher or a
+                // namespace reaches none.
+                match codec.tool_for_name(&c, &call.name) {
+                    Some(e) => assert_eq!(e.name, name, "level {level}"),
+                    None => assert!(matches!(
+                        call.name.as_str(),
+                        "t" | "github" | "mail" | "stripe"
+                    )),
+                }
+            }
+            // A name no level puts on the wire is a typed error naming the level's way in.
+            let Resolution::Error(error) =
+                codec.resolve(&c, "no_such_tool", &json!({}), &|_| false)
+            else {
+                panic!("level {level}: an unknown tool resolved");
+            };
+            assert_eq!(
+                error,
+                ResolveError::UnknownTool {
+                    name: "no_such_tool".to_owned(),
+                    level
+                }
+            );
+            assert!(error.message().ends_with(codec.unknown_tool_hint()));
+            // Arguments that are no object are read as `{}` and judged, never a panic.
+            for garbage in [json!("not json"), json!([1, 2]), Value::Null] {
+                let call =
+                    codec.encode_call(&c, c.entry_by_name("github_create_issue").unwrap(), garbage);
+                assert!(
+                    matches!(
+                        c.resolve(&call.name, &call.args),
+                        Resolution::Error(ResolveError::InvalidArguments(_))
+                    ),
+                    "level {level}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_map_style_is_registered_and_round_trips() {
+        let tools = catalogue();
+        let mut legends = Vec::new();
+        for map_style in MapStyle::ALL {
+            let line_style = styles::style(map_style);
+            assert_eq!(line_style.map_style(), map_style);
+            legends.push(line_style.legend());
+            let c = compress(
+                &tools,
+                &Options::new()
+                    .with_level(Level::Three)
+                    .with_map_style(map_style),
+            )
+            .unwrap();
+            assert_eq!(c.stats().map_style, map_style);
+            assert!(c.system().contains(line_style.legend()), "{map_style}");
+            for tool in &tools {
+                let name = tool.name.as_str();
+                let code = c.code_for(name).unwrap();
+                // The tool's line opens with its code and name, then the style's body.
+                let mut body = String::new();
+                line_style.push_body(
+                    c.entry_by_name(name).unwrap(),
+                    &tool.input_schema,
+                    &mut body,
+                );
+                let line = format!("\n{code} {name}{body}");
+                assert!(
+                    c.system().contains(&line),
+                    "{map_style}: {line:?} in {}",
+                    c.system()
+                );
+                let call = c.encode_call(name, valid_args(name)).unwrap();
+                assert_eq!(
+                    c.resolve(&call.name, &call.args),
+                    Resolution::Call {
+                        name: name.to_owned(),
+                        args: valid_args(name)
+                    }
+                );
+            }
+        }
+        legends.sort_unstable();
+        legends.dedup();
+        assert_eq!(
+            legends.len(),
+            MapStyle::ALL.len(),
+            "each style has its own legend"
+        );
+    }
+
+    #[test]
+    fn exactly_one_size_rule_advises_in_every_case() {
+        let advised = |tool_count, level1_chars, level1_saved_pct: f64, level3_saved_pct: f64| {
+            let sizes = Sizes {
+                tool_count,
+                level1_chars,
+                level1_saved_pct,
+                level3_saved_pct,
+                ambiguous_map_lines: tool_count / 2,
+                largest_lookalike_group: 2,
+                figure: format!("{level1_chars} characters"),
+            };
+            Level::ALL
+                .into_iter()
+                .filter(|&level| codec(level).advise(&sizes).is_some())
+                .collect::<Vec<_>>()
+        };
+        for tool_count in [0, 1, 40, 400] {
+            for chars in [2, 20_999, 21_000, 90_000] {
+                for l1 in [-4.0, 0.0, 12.5, f64::NAN] {
+                    for l3 in [-30.0, 0.0, 96.5] {
+                        let levels = advised(tool_count, chars, l1, l3);
+                        assert_eq!(
+                            levels.len(),
+                            1,
+                            "{tool_count} tools, {chars} chars, {l1}%, {l3}%: {levels:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(advised(0, 2, 0.0, 0.0), [Level::Zero]);
+        assert_eq!(advised(5, 20_999, -1.0, 50.0), [Level::Zero]);
+        assert_eq!(advised(5, 20_999, 10.0, 50.0), [Level::One]);
+        assert_eq!(advised(5, 21_000, -1.0, 50.0), [Level::Three]);
     }
 }

@@ -56,13 +56,13 @@ impl LevelCodec for One {
     }
 
     /// Advised when the block is small and level 1 shrinks it.
-    fn advise(&self, sizes: &Sizes<'_>) -> Option<Advice> {
+    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
         if sizes.tool_count == 0 || !sizes.small() || sizes.level1_grows() {
             return None;
         }
         Some(Advice::new(format!(
             "The block is only {} at level 1, which saves {:.1}%. Level 3 would be smaller, but not by enough to give up the provider's argument validation; move to level 3 when reclaiming the block changes what fits in the context window.",
-            sizes.figure, sizes.level1.saved_pct
+            sizes.figure, sizes.level1_saved_pct
         )))
     }
 }

@@ -78,16 +78,16 @@ impl LevelCodec for Three {
 
     /// Advised when the level-1 block is large enough that reclaiming it changes what
     /// fits; the reason warns about lookalike map lines and quotes measured model runs.
-    fn advise(&self, sizes: &Sizes<'_>) -> Option<Advice> {
+    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
         if sizes.tool_count == 0 || sizes.small() {
             return None;
         }
         let tool_count = sizes.tool_count;
-        let ambiguous = sizes.level3.ambiguous_map_lines.unwrap_or(0);
-        let largest = sizes.level3.largest_lookalike_group.unwrap_or(1);
+        let ambiguous = sizes.ambiguous_map_lines;
+        let largest = sizes.largest_lookalike_group;
         let mut reason = format!(
             "{tool_count} tools take {} at level 1. Level 3 replaces them with two dispatcher tools (`t` to call, `q` to look up) plus a map of codes in the system prompt, {:.1}% smaller than the original here. The cost is turns: the model may look a tool up before calling it, and the provider no longer checks arguments, so keep chef's validation on. Stay at level 1 if latency matters more than context.",
-            sizes.figure, sizes.level3.saved_pct
+            sizes.figure, sizes.level3_saved_pct
         );
         #[expect(clippy::cast_precision_loss, reason = "tool counts are small")]
         let share = ambiguous as f64 / tool_count as f64;

@@ -31,7 +31,7 @@ impl LevelCodec for Zero {
 
     /// Advised when there is nothing to compress, or when the block is small and level 1
     /// would make it larger (the descriptions are already terse).
-    fn advise(&self, sizes: &Sizes<'_>) -> Option<Advice> {
+    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
         if sizes.tool_count == 0 {
             return Some(Advice::new(
                 "There are no tools, so there is nothing to compress: leave the tools alone.",
@@ -40,20 +40,19 @@ impl LevelCodec for Zero {
         if !sizes.small() || !sizes.level1_grows() {
             return None;
         }
-        let (one, three) = (sizes.level1, sizes.level3);
         let figure = &sizes.figure;
         Some(Advice::new(format!(
             "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
-            one.saved_pct.abs(),
-            if three.saved_pct > 0.0 {
+            sizes.level1_saved_pct.abs(),
+            if sizes.level3_saved_pct > 0.0 {
                 format!(
                     "Level 3 does compress this ({:.1}% smaller), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
-                    three.saved_pct
+                    sizes.level3_saved_pct
                 )
             } else {
                 format!(
                     "Level 3 would not help either: its dispatcher tools and map make this block {:.1}% larger.",
-                    three.saved_pct.abs()
+                    sizes.level3_saved_pct.abs()
                 )
             },
         )))
