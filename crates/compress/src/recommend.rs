@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::{
     compress::compress,
     error::CompressError,
-    levels::{Advice, Sizes, codec},
+    levels::{Advice, Measure, Sizes, codec},
     measured::Measured,
     options::{Level, Options, ToolNamespace},
     validate::Limits,
@@ -172,11 +172,8 @@ pub fn recommend_level_with_limits(
     // Each level's size rule (in its module) says whether these sizes make it the one.
     let sizes = Sizes {
         tool_count,
-        level1_chars: chars,
-        level1_saved_pct: l1_stats.saved_pct,
-        level3_saved_pct: l3_stats.saved_pct,
-        ambiguous_map_lines: ambiguous,
-        largest_lookalike_group: l3_stats.largest_lookalike_group.unwrap_or(1),
+        level1: Measure::of(l1_stats),
+        level3: Measure::of(l3_stats),
         figure,
     };
     let (level, Advice { reason, measured }) = Level::ALL

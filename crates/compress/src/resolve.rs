@@ -1,5 +1,9 @@
 //! `resolve`: translate a model's tool call back to the real tool and validated arguments.
 //!
+//! This module holds what every level shares: the outcome and error types, the reading of
+//! argument bags, validation (`Compressed::call`) and wire names. How a level reads a
+//! call is its own (`crate::levels`, one module a level; levels 3–4 in `levels/dispatch.rs`).
+//!
 //! Resolution never fails for model input: a call the library cannot honour comes back as
 //! [`Resolution::Error`] with text written for the model, so the agent loop can hand it
 //! straight back and let the model retry.

@@ -1,6 +1,6 @@
 //! The dispatcher levels' common part (levels 3 and 4): the `t` and `q` tools, codes (and
-//! pinned codes), and the lenient reading of calls through them. Each dispatcher level
-//! says what differs through [`Dialect`].
+//! pinned codes), and the lenient reading of calls through them. A dispatcher level
+//! implements [`Dialect`] (what differs) and is a [`LevelCodec`] through it.
 
 use std::{
     borrow::Cow,
@@ -10,25 +10,108 @@ use std::{
 use chef_ir::ToolDefinition;
 use serde_json::{Map, Value, json};
 
-use super::wire_tool;
+use super::{Advice, Hidden, LevelCodec, RenderInput, Rendered, Sizes, wire_tool};
 use crate::{
     compress::{Code, Compressed, EncodedCall, Entry, Namespace},
-    options::{Options, ToolNamespace},
+    error::CompressError,
+    options::{Level, Options, ToolNamespace},
     resolve::{Resolution, ResolveError, as_object, as_text, flat_args, is_empty, with_parameters},
 };
 
-/// What one dispatcher level says in its own words.
-pub(super) trait Dialect {
+/// A dispatcher level: what it says in its own words. Every `Dialect` is a
+/// [`LevelCodec`] through the impl below, which adds what levels 3 and 4 share.
+pub(super) trait Dialect: Sync {
+    /// The level.
+    fn level(&self) -> Level;
+
+    /// Refuses options this level cannot compress with (see [`LevelCodec::check`]).
+    fn check(&self, options: &Options) -> Result<(), CompressError> {
+        let _ = options;
+        Ok(())
+    }
+
+    /// The map in the system text and what it found; the wire is [`tools`] of the
+    /// level's descriptions.
+    fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError>;
+
+    /// How tools are invoked here (see [`LevelCodec::unknown_tool_hint`]).
+    fn unknown_tool_hint(&self) -> &'static str;
+
+    /// This level's size rule (see [`LevelCodec::advise`]).
+    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
+        let _ = sizes;
+        None
+    }
+
     /// The error for an `f` (or a `q(c=…)`) that names no tool; never suggests a `hidden`
     /// tool.
-    fn unknown(&self, c: &Compressed, written: &str, hidden: &dyn Fn(&str) -> bool)
-    -> ResolveError;
+    fn unknown(&self, c: &Compressed, written: &str, hidden: Hidden<'_>) -> ResolveError;
 
     /// The answer to `q(c=written)` for `e`, before its parameter lines.
     fn describe(&self, written: &str, e: &Entry) -> String;
 
     /// Appends one `q(s=…)` hit's line for `e` to `out`.
     fn push_hit(&self, e: &Entry, out: &mut String);
+}
+
+impl<D: Dialect> LevelCodec for D {
+    fn level(&self) -> Level {
+        Dialect::level(self)
+    }
+
+    fn dispatcher(&self) -> bool {
+        true
+    }
+
+    fn sends_each_tool(&self) -> bool {
+        false
+    }
+
+    fn check(&self, options: &Options) -> Result<(), CompressError> {
+        Dialect::check(self, options)
+    }
+
+    fn address(&self, entries: &mut [Entry], namespaces: &mut Vec<Namespace>, options: &Options) {
+        address(entries, namespaces, options);
+    }
+
+    fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError> {
+        Dialect::render(self, input)
+    }
+
+    fn unknown_tool_hint(&self) -> &'static str {
+        Dialect::unknown_tool_hint(self)
+    }
+
+    fn resolve(&self, c: &Compressed, name: &str, args: &Value, hidden: Hidden<'_>) -> Resolution {
+        resolve(self, c, name, args, hidden)
+    }
+
+    /// A code or real name used as a call's name; never the dispatcher itself.
+    fn tool_for_name<'c>(&self, c: &'c Compressed, written: &str) -> Option<&'c Entry> {
+        if written == "t" || written == "q" {
+            return None;
+        }
+        c.lookup(written)
+    }
+
+    /// `t(f=code, a=args)`.
+    fn encode_call(&self, _c: &Compressed, entry: &Entry, args: Value) -> EncodedCall {
+        let mut bag = Map::new();
+        bag.insert(
+            "f".to_owned(),
+            Value::String(entry.code.as_str().to_owned()),
+        );
+        bag.insert("a".to_owned(), args);
+        EncodedCall {
+            name: "t".to_owned(),
+            args: Value::Object(bag),
+        }
+    }
+
+    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
+        Dialect::advise(self, sizes)
+    }
 }
 
 /// The dispatcher's two wire tools, `t` (call) and `q` (look up).
@@ -66,7 +149,7 @@ pub(super) fn lookalikes(group_sizes: impl Iterator<Item = usize>) -> (usize, us
 
 /// Codes every entry: its namespace's letters and its place in the namespace, or the
 /// code pinned for it (see [`Options::with_pinned_codes`]).
-pub(super) fn address(entries: &mut [Entry], namespaces: &mut Vec<Namespace>, options: &Options) {
+fn address(entries: &mut [Entry], namespaces: &mut Vec<Namespace>, options: &Options) {
     for (ni, ns) in namespaces.iter().enumerate() {
         for (oi, &m) in ns.members.iter().enumerate() {
             if let Some(e) = entries.get_mut(m as usize) {
@@ -184,36 +267,14 @@ fn pin_codes(
     out
 }
 
-/// `t(f=code, a=args)`.
-pub(super) fn encode(entry: &Entry, args: Value) -> EncodedCall {
-    let mut bag = Map::new();
-    bag.insert(
-        "f".to_owned(),
-        Value::String(entry.code.as_str().to_owned()),
-    );
-    bag.insert("a".to_owned(), args);
-    EncodedCall {
-        name: "t".to_owned(),
-        args: Value::Object(bag),
-    }
-}
-
-/// The tool of a code or real name used as a call's name; never the dispatcher itself.
-pub(super) fn tool_for_name<'c>(c: &'c Compressed, written: &str) -> Option<&'c Entry> {
-    if written == "t" || written == "q" {
-        return None;
-    }
-    c.lookup(written)
-}
-
 /// Reads a call through the dispatcher (see the `resolve` module notes for what is
 /// accepted beyond `t(f=code, a={…})`).
-pub(super) fn resolve(
+fn resolve(
     dialect: &dyn Dialect,
     c: &Compressed,
     raw_name: &str,
     raw_args: &Value,
-    hidden: &dyn Fn(&str) -> bool,
+    hidden: Hidden<'_>,
 ) -> Resolution {
     let mut name: Cow<'_, str> = Cow::Borrowed(raw_name);
     let mut args = as_object(Some(raw_args));
@@ -275,7 +336,7 @@ fn answer_lookup(
     dialect: &dyn Dialect,
     c: &Compressed,
     args: &Value,
-    hidden: &dyn Fn(&str) -> bool,
+    hidden: Hidden<'_>,
 ) -> Resolution {
     let has_text = matches!(args.get("s"), Some(Value::String(s)) if !s.trim().is_empty());
     if args.get("c").is_some() && !has_text {

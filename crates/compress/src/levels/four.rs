@@ -5,20 +5,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::Value;
-
-use super::{
-    CompiledReport, LevelCodec, MapLine, RenderInput, Rendered, Unusable,
-    dispatch::{self, Dialect},
-    verified_docstring,
-};
-use crate::{
-    compress::{Compressed, EncodedCall, Entry, Namespace},
-    error::CompressError,
-    options::{Level, Options},
-    render::python_signature,
-    resolve::{Resolution, ResolveError},
-};
+use super::dispatch::{self, Dialect};
+use super::{CompiledReport, Hidden, MapLine, RenderInput, Rendered, Unusable, verified_docstring};
+use crate::compress::{Compressed, Entry};
+use crate::options::{Level, Options};
+use crate::{error::CompressError, render::python_signature, resolve::ResolveError};
 
 /// Level-4 `t` description. Contains "function name", never "map code".
 const T_DESC: &str = "Call a tool by its function name, exactly as declared in the Python block of the system prompt; arguments go in a.";
@@ -39,13 +30,9 @@ const NOT_COMPILED: &str = "(not compiled)";
 /// Dispatcher plus a compiled Python map.
 pub(super) struct Four;
 
-impl LevelCodec for Four {
+impl Dialect for Four {
     fn level(&self) -> Level {
         Level::Four
-    }
-
-    fn dispatcher(&self) -> bool {
-        true
     }
 
     fn check(&self, options: &Options) -> Result<(), CompressError> {
@@ -53,10 +40,6 @@ impl LevelCodec for Four {
             return Err(CompressError::NeedsCompiledMap);
         }
         Ok(())
-    }
-
-    fn address(&self, entries: &mut [Entry], namespaces: &mut Vec<Namespace>, options: &Options) {
-        dispatch::address(entries, namespaces, options);
     }
 
     fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError> {
@@ -77,32 +60,7 @@ impl LevelCodec for Four {
         " Invoke tools with t(f=<function name>)."
     }
 
-    fn resolve(
-        &self,
-        c: &Compressed,
-        name: &str,
-        args: &Value,
-        hidden: &dyn Fn(&str) -> bool,
-    ) -> Resolution {
-        dispatch::resolve(self, c, name, args, hidden)
-    }
-
-    fn tool_for_name<'c>(&self, c: &'c Compressed, written: &str) -> Option<&'c Entry> {
-        dispatch::tool_for_name(c, written)
-    }
-
-    fn encode_call(&self, _c: &Compressed, entry: &Entry, args: Value) -> EncodedCall {
-        dispatch::encode(entry, args)
-    }
-}
-
-impl Dialect for Four {
-    fn unknown(
-        &self,
-        c: &Compressed,
-        written: &str,
-        hidden: &dyn Fn(&str) -> bool,
-    ) -> ResolveError {
+    fn unknown(&self, c: &Compressed, written: &str, hidden: Hidden<'_>) -> ResolveError {
         ResolveError::UnknownFunction {
             suggestion: suggest_function(c, written, hidden),
             name: written.to_owned(),

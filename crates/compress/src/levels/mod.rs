@@ -45,6 +45,9 @@ pub(crate) fn codec(level: Level) -> &'static dyn LevelCodec {
     }
 }
 
+/// Which real tools a resolver must not suggest (asked with the real name).
+pub(crate) type Hidden<'a> = &'a dyn Fn(&str) -> bool;
+
 /// One compression level: its rendering, its reading back and its size rules.
 ///
 /// The provided methods describe a level that sends every tool under its real name (as
@@ -59,6 +62,12 @@ pub(crate) trait LevelCodec: Sync {
     /// the preamble is worth a cache breakpoint).
     fn dispatcher(&self) -> bool {
         false
+    }
+
+    /// Whether each tool goes on the wire as its own tool, under its real name (what a
+    /// provider can defer or search one by one).
+    fn sends_each_tool(&self) -> bool {
+        true
     }
 
     /// Refuses options this level cannot compress with, before anything is grouped.
@@ -87,13 +96,7 @@ pub(crate) trait LevelCodec: Sync {
 
     /// Reads a model's call back: a real call with validated arguments, a lookup answer,
     /// or an error for the model. `hidden` tools are never suggested.
-    fn resolve(
-        &self,
-        c: &Compressed,
-        name: &str,
-        args: &Value,
-        hidden: &dyn Fn(&str) -> bool,
-    ) -> Resolution {
+    fn resolve(&self, c: &Compressed, name: &str, args: &Value, hidden: Hidden<'_>) -> Resolution {
         let _ = hidden;
         match c.entry_by_name(name) {
             Some(entry) => c.call(entry, as_object(Some(args))),
@@ -249,19 +252,36 @@ fn wire_tool(name: &str, description: String, input_schema: Value) -> ToolDefini
 pub(crate) struct Sizes {
     /// Number of tools.
     pub(crate) tool_count: usize,
-    /// Characters of the level-1 block (`Stats::compressed_chars`).
-    pub(crate) level1_chars: usize,
-    /// Level-1 saving, percent.
-    pub(crate) level1_saved_pct: f64,
-    /// Level-3 saving, percent.
-    pub(crate) level3_saved_pct: f64,
-    /// Level-3 map lines shared with another tool.
-    pub(crate) ambiguous_map_lines: usize,
-    /// The largest group of level-3 lookalikes (1 when none repeat).
-    pub(crate) largest_lookalike_group: usize,
+    pub(crate) level1: Measure,
+    pub(crate) level3: Measure,
     /// The level-1 block's size as the reasons quote it (`88,829 characters (21,147
     /// o200k_base tokens)`).
     pub(crate) figure: String,
+}
+
+/// One level's compression of the selection, as the size rules read it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measure {
+    /// Characters of the block (`Stats::compressed_chars`).
+    pub(crate) chars: usize,
+    /// `Stats::saved_pct`.
+    pub(crate) saved_pct: f64,
+    /// Map lines shared with another tool, and the largest such group (0 and 1 below
+    /// level 3).
+    pub(crate) lookalikes: (usize, usize),
+}
+
+impl Measure {
+    pub(crate) fn of(stats: &crate::stats::Stats) -> Self {
+        Self {
+            chars: stats.compressed_chars,
+            saved_pct: stats.saved_pct,
+            lookalikes: (
+                stats.ambiguous_map_lines.unwrap_or(0),
+                stats.largest_lookalike_group.unwrap_or(1),
+            ),
+        }
+    }
 }
 
 impl Sizes {
@@ -272,13 +292,13 @@ impl Sizes {
     /// reclaiming it would not change what fits, so the provider's own argument
     /// validation is worth more.
     pub(crate) fn small(&self) -> bool {
-        self.level1_chars < Self::THRESHOLD_CHARS
+        self.level1.chars < Self::THRESHOLD_CHARS
     }
 
     /// Whether level 1 saves nothing here (its signature lines cost more than the prose
     /// they replace).
     pub(crate) fn level1_grows(&self) -> bool {
-        self.level1_saved_pct <= 0.0
+        self.level1.saved_pct <= 0.0
     }
 }
 
@@ -392,6 +412,15 @@ mod tests {
             let c = compress(&tools, &options(level)).unwrap();
             let codec = codec(level);
             let wire: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+            let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            names.sort_unstable();
+            let mut sorted_wire = wire.clone();
+            sorted_wire.sort_unstable();
+            assert_eq!(
+                level.sends_each_tool(),
+                sorted_wire == names,
+                "level {level}"
+            );
             if level == Level::Four {
                 let stats = c.stats();
                 // The dotted name has no line (no Python def can carry it): it is rendered
@@ -467,10 +496,33 @@ mod tests {
     #[test]
     fn every_map_style_is_registered_and_round_trips() {
         let tools = catalogue();
+        // What each style writes for a tool with required parameters and one without.
+        let table = [
+            (
+                MapStyle::NameRequired,
+                "a0 github_create_issue repo,title",
+                "c0 stripe.get_balance\n",
+            ),
+            (
+                MapStyle::Explicit,
+                "a0 github_create_issue repo,title",
+                "c0 stripe.get_balance ()",
+            ),
+            (
+                MapStyle::Signature,
+                "a0 github_create_issue(repo,title,labels?:string[])",
+                "c0 stripe.get_balance()",
+            ),
+            (
+                MapStyle::Distinct,
+                "a0 github_create_issue repo,title",
+                "c0 stripe.get_balance\n",
+            ),
+        ];
+        assert_eq!(table.map(|(style, ..)| style), MapStyle::ALL);
         let mut legends = Vec::new();
-        for map_style in MapStyle::ALL {
+        for (map_style, with_required, without) in table {
             let line_style = styles::style(map_style);
-            assert_eq!(line_style.map_style(), map_style);
             legends.push(line_style.legend());
             let c = compress(
                 &tools,
@@ -479,24 +531,28 @@ mod tests {
                     .with_map_style(map_style),
             )
             .unwrap();
+            let system = c.system();
             assert_eq!(c.stats().map_style, map_style);
-            assert!(c.system().contains(line_style.legend()), "{map_style}");
+            assert!(
+                system.contains(&format!("\n{with_required}\n")),
+                "{map_style}: {system}"
+            );
+            assert!(system.contains(without), "{map_style}: {system}");
+            assert!(
+                system.contains(line_style.legend()),
+                "{map_style}: {system}"
+            );
             for tool in &tools {
                 let name = tool.name.as_str();
-                let code = c.code_for(name).unwrap();
-                // The tool's line opens with its code and name, then the style's body.
+                // The tool's line is its code, its name and the style's body.
                 let mut body = String::new();
                 line_style.push_body(
                     c.entry_by_name(name).unwrap(),
                     &tool.input_schema,
                     &mut body,
                 );
-                let line = format!("\n{code} {name}{body}");
-                assert!(
-                    c.system().contains(&line),
-                    "{map_style}: {line:?} in {}",
-                    c.system()
-                );
+                let line = format!("\n{} {name}{body}\n", c.code_for(name).unwrap());
+                assert!(system.contains(&line), "{map_style}: {line:?} in {system}");
                 let call = c.encode_call(name, valid_args(name)).unwrap();
                 assert_eq!(
                     c.resolve(&call.name, &call.args),
@@ -518,15 +574,20 @@ mod tests {
 
     #[test]
     fn exactly_one_size_rule_advises_in_every_case() {
-        let advised = |tool_count, level1_chars, level1_saved_pct: f64, level3_saved_pct: f64| {
+        let advised = |tool_count, chars, level1_saved_pct, level3_saved_pct| {
             let sizes = Sizes {
                 tool_count,
-                level1_chars,
-                level1_saved_pct,
-                level3_saved_pct,
-                ambiguous_map_lines: tool_count / 2,
-                largest_lookalike_group: 2,
-                figure: format!("{level1_chars} characters"),
+                level1: Measure {
+                    chars,
+                    saved_pct: level1_saved_pct,
+                    lookalikes: (0, 1),
+                },
+                level3: Measure {
+                    chars: chars / 20,
+                    saved_pct: level3_saved_pct,
+                    lookalikes: (tool_count / 2, 2),
+                },
+                figure: format!("{chars} characters"),
             };
             Level::ALL
                 .into_iter()

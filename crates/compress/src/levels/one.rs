@@ -62,7 +62,7 @@ impl LevelCodec for One {
         }
         Some(Advice::new(format!(
             "The block is only {} at level 1, which saves {:.1}%. Level 3 would be smaller, but not by enough to give up the provider's argument validation; move to level 3 when reclaiming the block changes what fits in the context window.",
-            sizes.figure, sizes.level1_saved_pct
+            sizes.figure, sizes.level1.saved_pct
         )))
     }
 }

@@ -3,21 +3,12 @@
 
 use std::{collections::HashMap, ops::Range};
 
-use serde_json::Value;
-
-use super::{
-    Advice, LevelCodec, RenderInput, Rendered, Sizes,
-    dispatch::{self, Dialect},
-    styles,
-};
-use crate::{
-    compress::{Compressed, EncodedCall, Entry, Namespace},
-    error::CompressError,
-    measured::{Measured, quoted_comparison},
-    options::{Level, Options},
-    recommend::thousands,
-    resolve::{Resolution, ResolveError, with_description},
-};
+use super::dispatch::{self, Dialect};
+use super::{Advice, Hidden, RenderInput, Rendered, Sizes, styles};
+use crate::compress::{Compressed, Entry};
+use crate::measured::{Measured, quoted_comparison};
+use crate::resolve::{ResolveError, with_description};
+use crate::{error::CompressError, options::Level, recommend::thousands};
 
 /// Level-3 `t` description. Contains "map code".
 const T_DESC: &str =
@@ -32,17 +23,9 @@ const INVOKE_HINT: &str = "Call t(f=<code>, a={…}) with the arguments in a. Un
 /// Dispatcher plus a mechanical map.
 pub(super) struct Three;
 
-impl LevelCodec for Three {
+impl Dialect for Three {
     fn level(&self) -> Level {
         Level::Three
-    }
-
-    fn dispatcher(&self) -> bool {
-        true
-    }
-
-    fn address(&self, entries: &mut [Entry], namespaces: &mut Vec<Namespace>, options: &Options) {
-        dispatch::address(entries, namespaces, options);
     }
 
     fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError> {
@@ -58,22 +41,21 @@ impl LevelCodec for Three {
         " Invoke tools with t(f=<code>)."
     }
 
-    fn resolve(
-        &self,
-        c: &Compressed,
-        name: &str,
-        args: &Value,
-        hidden: &dyn Fn(&str) -> bool,
-    ) -> Resolution {
-        dispatch::resolve(self, c, name, args, hidden)
+    fn unknown(&self, c: &Compressed, written: &str, hidden: Hidden<'_>) -> ResolveError {
+        ResolveError::UnknownCode {
+            suggestion: c.suggest_code(written, hidden).map(str::to_owned),
+            code: written.to_owned(),
+        }
     }
 
-    fn tool_for_name<'c>(&self, c: &'c Compressed, written: &str) -> Option<&'c Entry> {
-        dispatch::tool_for_name(c, written)
+    fn describe(&self, written: &str, e: &Entry) -> String {
+        with_description(format!("{written} = {}", e.signature()), &e.description)
     }
 
-    fn encode_call(&self, _c: &Compressed, entry: &Entry, args: Value) -> EncodedCall {
-        dispatch::encode(entry, args)
+    fn push_hit(&self, e: &Entry, out: &mut String) {
+        out.push_str(&e.code);
+        out.push_str(" = ");
+        out.push_str(&e.signature());
     }
 
     /// Advised when the level-1 block is large enough that reclaiming it changes what
@@ -83,11 +65,10 @@ impl LevelCodec for Three {
             return None;
         }
         let tool_count = sizes.tool_count;
-        let ambiguous = sizes.ambiguous_map_lines;
-        let largest = sizes.largest_lookalike_group;
+        let (ambiguous, largest) = sizes.level3.lookalikes;
         let mut reason = format!(
             "{tool_count} tools take {} at level 1. Level 3 replaces them with two dispatcher tools (`t` to call, `q` to look up) plus a map of codes in the system prompt, {:.1}% smaller than the original here. The cost is turns: the model may look a tool up before calling it, and the provider no longer checks arguments, so keep chef's validation on. Stay at level 1 if latency matters more than context.",
-            sizes.figure, sizes.level3_saved_pct
+            sizes.figure, sizes.level3.saved_pct
         );
         #[expect(clippy::cast_precision_loss, reason = "tool counts are small")]
         let share = ambiguous as f64 / tool_count as f64;
@@ -118,30 +99,6 @@ impl LevelCodec for Three {
             measured = vec![*one, *three, *ranked];
         }
         Some(Advice { reason, measured })
-    }
-}
-
-impl Dialect for Three {
-    fn unknown(
-        &self,
-        c: &Compressed,
-        written: &str,
-        hidden: &dyn Fn(&str) -> bool,
-    ) -> ResolveError {
-        ResolveError::UnknownCode {
-            suggestion: c.suggest_code(written, hidden).map(str::to_owned),
-            code: written.to_owned(),
-        }
-    }
-
-    fn describe(&self, written: &str, e: &Entry) -> String {
-        with_description(format!("{written} = {}", e.signature()), &e.description)
-    }
-
-    fn push_hit(&self, e: &Entry, out: &mut String) {
-        out.push_str(&e.code);
-        out.push_str(" = ");
-        out.push_str(&e.signature());
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use super::{LevelCodec, RenderInput, Rendered, wire_tool};
+use super::{Hidden, LevelCodec, RenderInput, Rendered, wire_tool};
 use crate::{
     compress::{Compressed, EncodedCall, Entry, Namespace},
     error::CompressError,
@@ -36,6 +36,10 @@ impl LevelCodec for Two {
             ns.alias = options.alias(&ns.name);
         }
         distinct_operations(entries, namespaces);
+    }
+
+    fn sends_each_tool(&self) -> bool {
+        false
     }
 
     fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError> {
@@ -92,13 +96,7 @@ impl LevelCodec for Two {
         Ok(Rendered::tools(wire))
     }
 
-    fn resolve(
-        &self,
-        c: &Compressed,
-        name: &str,
-        args: &Value,
-        _hidden: &dyn Fn(&str) -> bool,
-    ) -> Resolution {
+    fn resolve(&self, c: &Compressed, name: &str, args: &Value, _: Hidden<'_>) -> Resolution {
         let args = as_object(Some(args));
         let op = as_text(args.get("op"));
         if name == "describe_op" {

@@ -39,8 +39,8 @@ use std::collections::BTreeMap;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
-use super::{LineStyle, RenderInput, push_required};
-use crate::{compress::Entry, options::MapStyle, render::required_names};
+use super::{LineStyle, RenderInput};
+use crate::render::required_names;
 
 /// Function words that never distinguish a tool (compared lowercased).
 const STOP_WORDS: [&str; 62] = [
@@ -108,24 +108,13 @@ const STOP_WORDS: [&str; 62] = [
     "you",
 ];
 
-/// Legend for the `distinct` style.
-const LEGEND: &str = "Each line: code, tool name, required args; after ~, words from the tool's own description or parameters that set it apart from similar tools. ";
-
-/// `distinct`: as `name+required`, plus [`distinguishing_words`] on the lines of
-/// lookalikes.
+/// `distinct`: as `name+required` (the trait's default body), plus
+/// [`distinguishing_words`] on the lines of lookalikes.
 pub(super) struct Distinct;
 
 impl LineStyle for Distinct {
-    fn map_style(&self) -> MapStyle {
-        MapStyle::Distinct
-    }
-
     fn legend(&self) -> &'static str {
-        LEGEND
-    }
-
-    fn push_body(&self, e: &Entry, schema: &Value, out: &mut String) {
-        push_required(e, schema, out);
+        "Each line: code, tool name, required args; after ~, words from the tool's own description or parameters that set it apart from similar tools. "
     }
 
     fn extra_words(&self, input: &RenderInput<'_>) -> Vec<Vec<String>> {

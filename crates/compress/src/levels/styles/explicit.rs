@@ -5,20 +5,14 @@
 use serde_json::Value;
 
 use super::{LineStyle, push_required};
-use crate::{compress::Entry, options::MapStyle};
-
-/// Legend for the `explicit` style. Contains "takes no required arguments".
-const LEGEND: &str = "Each line: code, tool name, required args. A line ending in () takes no required arguments: call it with none. ";
+use crate::compress::Entry;
 
 pub(super) struct Explicit;
 
 impl LineStyle for Explicit {
-    fn map_style(&self) -> MapStyle {
-        MapStyle::Explicit
-    }
-
+    /// Contains "takes no required arguments".
     fn legend(&self) -> &'static str {
-        LEGEND
+        "Each line: code, tool name, required args. A line ending in () takes no required arguments: call it with none. "
     }
 
     fn push_body(&self, e: &Entry, schema: &Value, out: &mut String) {

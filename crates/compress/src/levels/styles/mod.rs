@@ -11,6 +11,9 @@ mod signature;
 
 use serde_json::Value;
 
+use self::{
+    distinct::Distinct, explicit::Explicit, name_required::NameRequired, signature::Signature,
+};
 use super::RenderInput;
 use crate::{compress::Entry, options::MapStyle};
 
@@ -20,25 +23,24 @@ pub(crate) const SEPARATOR: &str = " ~ ";
 /// The line style of `style`.
 pub(crate) fn style(style: MapStyle) -> &'static dyn LineStyle {
     match style {
-        MapStyle::NameRequired => &name_required::NameRequired,
-        MapStyle::Explicit => &explicit::Explicit,
-        MapStyle::Signature => &signature::Signature,
-        MapStyle::Distinct => &distinct::Distinct,
+        MapStyle::NameRequired => &NameRequired,
+        MapStyle::Explicit => &Explicit,
+        MapStyle::Signature => &Signature,
+        MapStyle::Distinct => &Distinct,
     }
 }
 
 /// How one map style writes a tool's line.
 pub(crate) trait LineStyle: Sync {
-    /// The style this renders ([`style`] of it is this one).
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by the registry test"))]
-    fn map_style(&self) -> MapStyle;
-
     /// The legend after the map; ends with one space.
     fn legend(&self) -> &'static str;
 
     /// Appends the body of `e`'s line (after `code name`, a leading space included when
-    /// the body has words) to `out`; `schema` is the tool's view.
-    fn push_body(&self, e: &Entry, schema: &Value, out: &mut String);
+    /// the body has words) to `out`; `schema` is the tool's view. By default the required
+    /// parameters, comma-joined (` a,b`), and nothing for a tool without any.
+    fn push_body(&self, e: &Entry, schema: &Value, out: &mut String) {
+        push_required(e, schema, out);
+    }
 
     /// Words to add after [`SEPARATOR`] on each entry's line, by entry index (sorted
     /// order); none by default.

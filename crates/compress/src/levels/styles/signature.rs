@@ -5,22 +5,16 @@
 use serde_json::Value;
 
 use super::LineStyle;
-use crate::{compress::Entry, options::MapStyle};
-
-/// Legend for the `signature` style.
-const LEGEND: &str = "Each line: code name(args); ? marks an optional parameter. ";
+use crate::compress::Entry;
 
 pub(super) struct Signature;
 
 impl LineStyle for Signature {
-    fn map_style(&self) -> MapStyle {
-        MapStyle::Signature
-    }
-
     fn legend(&self) -> &'static str {
-        LEGEND
+        "Each line: code name(args); ? marks an optional parameter. "
     }
 
+    /// `(a,b?:int)`: every parameter, `?` on the optional ones, with type hints.
     fn push_body(&self, e: &Entry, schema: &Value, out: &mut String) {
         out.push('(');
         out.push_str(e.params_line(schema));
