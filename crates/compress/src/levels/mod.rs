@@ -9,9 +9,10 @@
 //! that maps a [`Level`] to it.
 //!
 //! Levels 3 and 4 share the dispatcher (`t` and `q`, codes, the lenient reading of calls)
-//! in `dispatch`; each says only what differs (the map it renders, how it names an unknown
-//! tool, how it answers a lookup). Level 3's map line styles live in `styles`, one module
-//! per [`MapStyle`](crate::MapStyle) behind the same kind of registry.
+//! in `dispatch`; each implements its `Dialect`, saying only what differs (the map it
+//! renders, how it names an unknown tool, how it answers a lookup). Level 3's map line
+//! styles live in `styles`, one module per [`MapStyle`](crate::MapStyle) behind the same
+//! kind of registry.
 
 mod dispatch;
 mod four;
@@ -53,7 +54,7 @@ pub(crate) type Hidden<'a> = &'a dyn Fn(&str) -> bool;
 /// The provided methods describe a level that sends every tool under its real name (as
 /// levels 0 and 1 do): a call names the tool, the arguments are the tool's own. A level
 /// with another wire overrides `resolve`, `tool_for_name` and `encode_call` together;
-/// the registry test (`round_trips_at_every_level`) checks they agree for every level.
+/// `tests::every_level_round_trips_its_own_calls` checks they agree for every level.
 pub(crate) trait LevelCodec: Sync {
     /// The level this codec renders ([`codec`] of it is this codec).
     fn level(&self) -> Level;
