@@ -333,7 +333,8 @@ fn sorted_order(cores: &[Arc<ToolCore>], catalogue_len: usize) -> Vec<usize> {
     pairs.into_iter().map(|(_, i)| i as usize).collect()
 }
 
-#[cfg(feature = "tokens")]
+/// o200k_base token counts of the selection's JSON and of the compressed payload, when
+/// `options` ask for them (feature `tokens`; `None` without it).
 fn token_counts(
     options: &Options,
     cores: &[Arc<ToolCore>],
@@ -341,36 +342,28 @@ fn token_counts(
     wire: &[ToolDefinition],
     system: &str,
 ) -> (Option<usize>, Option<usize>) {
-    if !options.count_tokens {
-        return (None, None);
-    }
-    // The selection's own JSON, `serde_json` of its tools, cut from the catalogue's text.
-    let mut original = Vec::with_capacity(cores.iter().map(|c| c.object.len() + 1).sum());
-    original.push(b'[');
-    for (i, core) in cores.iter().enumerate() {
-        if i > 0 {
-            original.push(b',');
+    #[cfg(feature = "tokens")]
+    if options.count_tokens {
+        // The selection's own JSON, `serde_json` of its tools, cut from the catalogue's text.
+        let mut original = Vec::with_capacity(cores.iter().map(|c| c.object.len() + 1).sum());
+        original.push(b'[');
+        for (i, core) in cores.iter().enumerate() {
+            if i > 0 {
+                original.push(b',');
+            }
+            original.extend_from_slice(catalogue.text.get(core.object.clone()).unwrap_or_default());
         }
-        original.extend_from_slice(catalogue.text.get(core.object.clone()).unwrap_or_default());
+        original.push(b']');
+        let original = String::from_utf8_lossy(&original);
+        let mut compressed = serde_json::to_string(wire).unwrap_or_default();
+        compressed.push_str(system);
+        return (
+            crate::tokens::count_o200k(&original),
+            crate::tokens::count_o200k(&compressed),
+        );
     }
-    original.push(b']');
-    let original = String::from_utf8_lossy(&original);
-    let mut compressed = serde_json::to_string(wire).unwrap_or_default();
-    compressed.push_str(system);
-    (
-        crate::tokens::count_o200k(&original),
-        crate::tokens::count_o200k(&compressed),
-    )
-}
-
-#[cfg(not(feature = "tokens"))]
-fn token_counts(
-    _: &Options,
-    _: &[Arc<ToolCore>],
-    _: &Catalogue,
-    _: &[ToolDefinition],
-    _: &str,
-) -> (Option<usize>, Option<usize>) {
+    #[cfg(not(feature = "tokens"))]
+    let _ = (options, cores, catalogue, wire, system);
     (None, None)
 }
 
