@@ -1,14 +1,13 @@
 //! `compress`: normalise, sort, group and render the tools at one level.
 //!
 //! The entry point ([`compress`]) and the steps every compression takes: check the
-//! selection, sort it, group it into namespaces and code it, render the level, count.
-//! The catalogue's preparation is in `catalogue`, the output type in `compressed`, the
-//! codes in `code` and the five renderers in `levels`.
+//! selection, sort it, group it into namespaces, let the level address and render it,
+//! count. The catalogue's preparation is in `catalogue`, the output type in `compressed`,
+//! the codes in `code`; what differs per level is in `crate::levels`, one module a level.
 
 mod catalogue;
 mod code;
 mod compressed;
-mod levels;
 
 use std::{
     borrow::Cow,
@@ -19,7 +18,6 @@ use std::{
 use chef_ir::ToolDefinition;
 use serde_json::Value;
 
-use self::levels::{CompiledReport, MapLine};
 pub use self::{
     catalogue::Catalogue,
     compressed::{Compressed, EncodedCall},
@@ -31,11 +29,11 @@ pub(crate) use self::{
 };
 use crate::{
     error::CompressError,
-    options::{Level, MapStyle, Options, ToolNamespace},
+    levels::{RenderInput, Rendered, codec},
+    options::{Options, ToolNamespace},
     policy::select_map_style,
     source::count_chars,
     stats::{Stats, json_chars, saved_pct},
-    text,
     validate::Normalisation,
 };
 
@@ -88,7 +86,9 @@ fn render(
 ) -> Result<Compressed, CompressError> {
     let selection = select_map_style(options.map_style, options.model(), options.objective);
     let style = selection.map_style;
+    let level = codec(options.level);
     let splits = check_selection(cores, options)?;
+    level.check(options)?;
     let original_chars = match cores.len() {
         0 => 2,
         n => cores.iter().map(|c| c.chars).sum::<usize>() + n + 1,
@@ -103,11 +103,9 @@ fn render(
         .flat_map(|c| c.notes.iter().cloned())
         .collect();
 
-    let (namespaces, mut entries) = group(cores, &order, &splits, catalogue, options);
+    let (mut namespaces, mut entries) = group(cores, &order, &splits, catalogue, options);
     drop(splits);
-    if options.level == Level::Two {
-        distinct_operations(&mut entries, &namespaces);
-    }
+    level.address(&mut entries, &mut namespaces, options);
 
     // The input definitions in sorted order.
     let sorted: Vec<&ToolDefinition> = order
@@ -120,7 +118,14 @@ fn render(
         lookalikes,
         compiled_report,
         l4_lines,
-    } = render_level(&entries, &sorted, &namespaces, style, options)?;
+    } = level.render(&RenderInput {
+        entries: &entries,
+        sorted: &sorted,
+        views: &views(&entries, &sorted),
+        namespaces: &namespaces,
+        style,
+        options,
+    })?;
     for (m, line) in l4_lines {
         if let Some(e) = entries.get_mut(m as usize) {
             e.l4_line = line;
@@ -203,14 +208,12 @@ fn check_selection<'a>(
         }
         splits.push(split);
     }
-    if options.level == Level::Four && options.compiled.is_empty() {
-        return Err(CompressError::NeedsCompiledMap);
-    }
     Ok(splits)
 }
 
 /// The namespaces (in order of first appearance; members keep the sorted order) and the
-/// entries (in sorted order, coded at levels 3–4) of the tools at `order` in `cores`.
+/// entries (in sorted order, not yet addressed by the level) of the tools at `order` in
+/// `cores`.
 fn group(
     cores: &[Arc<ToolCore>],
     order: &[usize],
@@ -261,17 +264,12 @@ fn group(
                 .and_then(|&at| splits.get(at))
                 .map_or(String::new(), |s| s.ns.clone());
             Namespace {
-                alias: if options.level == Level::Two {
-                    options.alias(&name)
-                } else {
-                    String::new()
-                },
+                alias: String::new(),
                 name,
                 members: Vec::with_capacity(size as usize),
             }
         })
         .collect();
-    let dispatcher = options.level.is_dispatcher();
     let mut entries = Vec::with_capacity(cores.len());
     for (i, (&at, &ni)) in order.iter().zip(&ns_index).enumerate() {
         let (Some(core), Some(split), Some(ns)) = (
@@ -281,13 +279,7 @@ fn group(
         ) else {
             continue;
         };
-        let oi = ns.members.len();
         ns.members.push(u32::try_from(i).unwrap_or(u32::MAX));
-        let code = if dispatcher {
-            Code::new(ni as usize, oi)
-        } else {
-            Code::default()
-        };
         entries.push(Entry {
             core: Arc::clone(core),
             ns: ni,
@@ -295,197 +287,20 @@ fn group(
                 Cow::Owned(split) => Some(split.op.clone()),
                 Cow::Borrowed(_) => None,
             },
-            code,
+            code: Code::default(),
             l4_line: String::new(),
         });
-    }
-    if dispatcher && !options.pinned_codes.is_empty() {
-        namespaces = pin_codes(namespaces, &mut entries, options);
     }
     (namespaces, entries)
 }
 
-/// A free place in a pinned namespace: a code reserved for a tool that is not here.
-pub(crate) const HOLE: u32 = u32::MAX;
-
-/// Recodes `entries` so that pinned tools keep their codes and no other tool takes a pinned
-/// code (see [`Options::with_pinned_codes`]); returns the namespaces indexed by code letter,
-/// with [`HOLE`]s at reserved places and empty namespaces at reserved letters.
-fn pin_codes(
-    namespaces: Vec<Namespace>,
-    entries: &mut [Entry],
-    options: &Options,
-) -> Vec<Namespace> {
-    let pins = &*options.pinned_codes;
-    // Pins further out than this cannot come from a real history of this many tools.
-    let bound = pins.len() + entries.len();
-    let parse =
-        |code: &str| crate::lookup::parse_code(code).filter(|&(n, o)| n < bound && o < bound);
-    // Pins further out are not applied, but no fresh code may land on one either: a fresh
-    // place that is such a code is left a hole. Each can cost at most one hole, so a
-    // hostile map still cannot make the compression allocate without bound.
-    let far: std::collections::HashSet<(usize, usize)> = pins
-        .values()
-        .filter_map(|code| crate::lookup::parse_code(code))
-        .filter(|&(n, o)| n >= bound || o >= bound)
-        .collect();
-    // Letter → the first op index no pin reserves.
-    let mut reserved: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
-    for code in pins.values() {
-        if let Some((ni, oi)) = parse(code) {
-            let next = reserved.entry(ni).or_insert(0);
-            *next = (*next).max(oi + 1);
-        }
-    }
-    // A pinned name's namespace is a function of the name, so a namespace keeps its letter
-    // even when none of the tools that held it is here now. Each namespace takes the letter
-    // of its first pin (in name order) that no earlier namespace took; new letters come
-    // after every reserved one.
-    let mut pinned_letters: HashMap<String, Vec<usize>> = HashMap::new();
-    for (name, code) in pins.iter() {
-        if let Some((ni, _)) = parse(code) {
-            let ns = match &options.namespace_of {
-                Some(f) => f(name).ns,
-                None => ToolNamespace::split(name).ns,
-            };
-            pinned_letters.entry(ns).or_default().push(ni);
-        }
-    }
-    let mut taken = std::collections::BTreeSet::new();
-    let mut letters: Vec<usize> = Vec::with_capacity(namespaces.len());
-    let mut next_letter = reserved.keys().next_back().map_or(0, |n| n + 1);
-    for ns in &namespaces {
-        let pinned = pinned_letters
-            .get(&ns.name)
-            .and_then(|l| l.iter().copied().find(|ni| !taken.contains(ni)));
-        let letter = pinned.unwrap_or_else(|| {
-            next_letter += 1;
-            next_letter - 1
-        });
-        taken.insert(letter);
-        letters.push(letter);
-    }
-    let mut out: Vec<Namespace> = (0..next_letter)
-        .map(|_| Namespace {
-            name: String::new(),
-            alias: String::new(),
-            members: Vec::new(),
-        })
-        .collect();
-    for (ns, letter) in namespaces.into_iter().zip(letters) {
-        let mut slots: Vec<u32> = vec![HOLE; reserved.get(&letter).copied().unwrap_or(0)];
-        let mut fresh: Vec<u32> = Vec::new();
-        for &m in &ns.members {
-            let Some(e) = entries.get(m as usize) else {
-                continue;
-            };
-            match pins.get(&e.name).and_then(|c| parse(c)) {
-                Some((ni, oi)) if ni == letter && slots.get(oi) == Some(&HOLE) => {
-                    if let Some(slot) = slots.get_mut(oi) {
-                        *slot = m;
-                    }
-                }
-                _ => fresh.push(m),
-            }
-        }
-        for m in fresh {
-            while far.contains(&(letter, slots.len())) {
-                slots.push(HOLE);
-            }
-            slots.push(m);
-        }
-        for (oi, &m) in slots.iter().enumerate() {
-            if let Some(e) = entries.get_mut(m as usize) {
-                e.code = Code::new(letter, oi);
-                e.ns = u32::try_from(letter).unwrap_or(u32::MAX);
-            }
-        }
-        if let Some(place) = out.get_mut(letter) {
-            *place = Namespace {
-                members: slots,
-                ..ns
-            };
-        }
-    }
-    out
-}
-
-/// What the level's renderer made.
-struct Rendered {
-    /// The wire tools.
-    wire: Vec<ToolDefinition>,
-    /// The system-prompt text (empty at levels 0–2).
-    system: String,
-    /// The lookalike figures `(ambiguous, largest)` at levels 3–4.
-    lookalikes: Option<(usize, usize)>,
-    /// What level 4 found in the compiled map.
-    compiled_report: Option<CompiledReport>,
-    /// The level-4 map lines by entry index.
-    l4_lines: Vec<MapLine>,
-}
-
-/// Renders `entries` (whose input definitions are `sorted`) at the level `options` ask for.
-///
-/// # Errors
-/// Missing compiled lines when `options` require them, and level 2's alias problems.
-fn render_level(
-    entries: &[Entry],
-    sorted: &[&ToolDefinition],
-    namespaces: &[Namespace],
-    style: MapStyle,
-    options: &Options,
-) -> Result<Rendered, CompressError> {
-    // The schemas the renderers read.
-    let views: Vec<&Value> = entries
+/// The schemas the renderers read, one per entry.
+fn views<'a>(entries: &'a [Entry], sorted: &[&'a ToolDefinition]) -> Vec<&'a Value> {
+    entries
         .iter()
         .zip(sorted)
         .map(|(e, input)| e.core.view(input))
-        .collect();
-    let mut lookalikes = None;
-    let mut compiled_report = None;
-    let mut l4_lines = Vec::new();
-    let (wire, system) = match options.level {
-        Level::Zero => (levels::level0(sorted), String::new()),
-        Level::One => {
-            let (wire, unusable) = levels::level1(entries, &views, options);
-            if options.require_compiled && !options.compiled.is_empty() && unusable.count > 0 {
-                return Err(CompressError::MissingCompiledLines {
-                    uncompiled: unusable.count,
-                    tool_count: entries.len(),
-                    stale: unusable.stale,
-                });
-            }
-            (wire, String::new())
-        }
-        Level::Two => (levels::level2(entries, namespaces)?, String::new()),
-        Level::Three => {
-            let (system, groups) = levels::level3_preamble(entries, &views, namespaces, style);
-            lookalikes = Some(groups);
-            (levels::level3_tools(text::T_DESC_3, text::Q_DESC_3), system)
-        }
-        Level::Four => {
-            let (system, groups, report, lines) =
-                levels::level4_preamble(entries, &views, namespaces, options);
-            l4_lines = lines;
-            if options.require_compiled && report.uncompiled.count > 0 {
-                return Err(CompressError::MissingCompiledLines {
-                    uncompiled: report.uncompiled.count,
-                    tool_count: entries.len(),
-                    stale: report.uncompiled.stale,
-                });
-            }
-            lookalikes = Some(groups);
-            compiled_report = Some(report);
-            (levels::level3_tools(text::T_DESC_4, text::Q_DESC_4), system)
-        }
-    };
-    Ok(Rendered {
-        wire,
-        system,
-        lookalikes,
-        compiled_report,
-        l4_lines,
-    })
+        .collect()
 }
 
 /// The positions of `cores` in name order. Ranks are distinct places in the catalogue's
@@ -518,50 +333,8 @@ fn sorted_order(cores: &[Arc<ToolCore>], catalogue_len: usize) -> Vec<usize> {
     pairs.into_iter().map(|(_, i)| i as usize).collect()
 }
 
-/// Gives every tool of a level-2 namespace an operation no other member shares.
-///
-/// Level 2 addresses a tool as (namespace, operation). The reference keeps duplicate
-/// operations (`a_x` and `a.x` both give `x`), which leaves all but one of them unreachable;
-/// here each member of a clash takes its full tool name as its operation instead
-/// (`a_x`, `a.x`). Names are unique, so repeating until nothing clashes ends.
-fn distinct_operations(entries: &mut [Entry], namespaces: &[Namespace]) {
-    for ns in namespaces {
-        loop {
-            let mut count: HashMap<&str, u32, rustc_hash::FxBuildHasher> = HashMap::default();
-            for e in ns.members.iter().filter_map(|&m| entries.get(m as usize)) {
-                *count.entry(e.op()).or_default() += 1;
-            }
-            let clashing: Vec<u32> = ns
-                .members
-                .iter()
-                .copied()
-                .filter(|&m| {
-                    entries
-                        .get(m as usize)
-                        .is_some_and(|e| count.get(e.op()).is_some_and(|&n| n > 1))
-                })
-                .collect();
-            drop(count);
-            if clashing.is_empty() {
-                break;
-            }
-            let mut renamed = false;
-            for m in clashing {
-                if let Some(e) = entries.get_mut(m as usize)
-                    && e.op() != e.name
-                {
-                    e.op = Some(e.name.clone());
-                    renamed = true;
-                }
-            }
-            if !renamed {
-                break; // only full names clash, which unique names cannot
-            }
-        }
-    }
-}
-
-#[cfg(feature = "tokens")]
+/// o200k_base token counts of the selection's JSON and of the compressed payload, when
+/// `options` ask for them (feature `tokens`; `None` without it).
 fn token_counts(
     options: &Options,
     cores: &[Arc<ToolCore>],
@@ -569,36 +342,28 @@ fn token_counts(
     wire: &[ToolDefinition],
     system: &str,
 ) -> (Option<usize>, Option<usize>) {
-    if !options.count_tokens {
-        return (None, None);
-    }
-    // The selection's own JSON, `serde_json` of its tools, cut from the catalogue's text.
-    let mut original = Vec::with_capacity(cores.iter().map(|c| c.object.len() + 1).sum());
-    original.push(b'[');
-    for (i, core) in cores.iter().enumerate() {
-        if i > 0 {
-            original.push(b',');
+    #[cfg(feature = "tokens")]
+    if options.count_tokens {
+        // The selection's own JSON, `serde_json` of its tools, cut from the catalogue's text.
+        let mut original = Vec::with_capacity(cores.iter().map(|c| c.object.len() + 1).sum());
+        original.push(b'[');
+        for (i, core) in cores.iter().enumerate() {
+            if i > 0 {
+                original.push(b',');
+            }
+            original.extend_from_slice(catalogue.text.get(core.object.clone()).unwrap_or_default());
         }
-        original.extend_from_slice(catalogue.text.get(core.object.clone()).unwrap_or_default());
+        original.push(b']');
+        let original = String::from_utf8_lossy(&original);
+        let mut compressed = serde_json::to_string(wire).unwrap_or_default();
+        compressed.push_str(system);
+        return (
+            crate::tokens::count_o200k(&original),
+            crate::tokens::count_o200k(&compressed),
+        );
     }
-    original.push(b']');
-    let original = String::from_utf8_lossy(&original);
-    let mut compressed = serde_json::to_string(wire).unwrap_or_default();
-    compressed.push_str(system);
-    (
-        crate::tokens::count_o200k(&original),
-        crate::tokens::count_o200k(&compressed),
-    )
-}
-
-#[cfg(not(feature = "tokens"))]
-fn token_counts(
-    _: &Options,
-    _: &[Arc<ToolCore>],
-    _: &Catalogue,
-    _: &[ToolDefinition],
-    _: &str,
-) -> (Option<usize>, Option<usize>) {
+    #[cfg(not(feature = "tokens"))]
+    let _ = (options, cores, catalogue, wire, system);
     (None, None)
 }
 
@@ -607,7 +372,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::validate::SchemaError;
+    use crate::{options::Level, validate::SchemaError};
 
     fn tool(name: &str, schema: Value) -> ToolDefinition {
         ToolDefinition::new(name, schema)

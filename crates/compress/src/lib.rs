@@ -65,8 +65,8 @@
 
 mod compile;
 mod compress;
-mod distinct;
 mod error;
+mod levels;
 mod lookup;
 mod measured;
 mod options;
@@ -78,7 +78,6 @@ mod resolve;
 pub mod similarity;
 mod source;
 mod stats;
-mod text;
 pub mod validate;
 
 pub mod search;

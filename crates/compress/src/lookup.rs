@@ -135,7 +135,7 @@ impl CodeSuggestions {
             .namespaces
             .iter()
             .flat_map(|ns| ns.members.iter().copied())
-            .filter(|&m| m != crate::compress::HOLE)
+            .filter(|&m| m != crate::levels::HOLE)
             .collect();
         let mut position = vec![0u32; c.entries.len()];
         let mut affix_first = HashMap::new();

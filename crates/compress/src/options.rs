@@ -81,59 +81,82 @@ pub enum Level {
     Four,
 }
 
+/// For the levels, from one list of `variant => number`: `ALL` (every level, lowest
+/// first), `as_u8`, `TryFrom<u8>` and `FromStr` (the number in decimal, exactly: no sign,
+/// no spaces, no leading zeros), each refusing anything else with the error type. A
+/// variant missing from the list fails to compile (`as_u8` matches exhaustively).
+macro_rules! numbered {
+    ($ty:ident, $error:ident { $field:ident }, $($variant:ident => $number:literal),+ $(,)?) => {
+        impl $ty {
+            /// Every level, lowest first.
+            pub const ALL: [Self; [$($number),+].len()] = [$(Self::$variant),+];
+
+            /// The level as its number.
+            pub fn as_u8(self) -> u8 {
+                match self {
+                    $(Self::$variant => $number,)+
+                }
+            }
+        }
+
+        impl TryFrom<u8> for $ty {
+            type Error = $error;
+
+            fn try_from(value: u8) -> Result<Self, Self::Error> {
+                match value {
+                    $($number => Ok(Self::$variant),)+
+                    _ => Err($error {
+                        $field: value.to_string(),
+                    }),
+                }
+            }
+        }
+
+        impl FromStr for $ty {
+            type Err = $error;
+
+            /// Parses the level's number exactly (no sign, no spaces, no leading zeros).
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $(stringify!($number) => Ok(Self::$variant),)+
+                    _ => Err($error {
+                        $field: s.to_owned(),
+                    }),
+                }
+            }
+        }
+    };
+}
+
+// A level's number; its behaviour is its module in `crate::levels`, registered in
+// `levels::codec`.
+numbered! {
+    Level, UnsupportedLevel { level },
+    Zero => 0,
+    One => 1,
+    Two => 2,
+    Three => 3,
+    Four => 4,
+}
+
 impl Level {
-    /// Every level, lowest first.
-    pub const ALL: [Self; 5] = [Self::Zero, Self::One, Self::Two, Self::Three, Self::Four];
-
-    /// The level as its number.
-    pub fn as_u8(self) -> u8 {
-        match self {
-            Self::Zero => 0,
-            Self::One => 1,
-            Self::Two => 2,
-            Self::Three => 3,
-            Self::Four => 4,
-        }
-    }
-
-    /// True at levels 3 and 4, where the model calls tools by code through `t`.
+    /// True at levels 3 and 4, where the model calls tools by code through `t` (as the
+    /// level's own module says).
     pub fn is_dispatcher(self) -> bool {
-        matches!(self, Self::Three | Self::Four)
+        crate::levels::codec(self).dispatcher()
     }
-}
 
-impl TryFrom<u8> for Level {
-    type Error = UnsupportedLevel;
-
-    fn try_from(value: u8) -> Result<Self, Self::Error> {
-        match value {
-            0 => Ok(Self::Zero),
-            1 => Ok(Self::One),
-            2 => Ok(Self::Two),
-            3 => Ok(Self::Three),
-            4 => Ok(Self::Four),
-            _ => Err(UnsupportedLevel {
-                level: value.to_string(),
-            }),
-        }
-    }
-}
-
-impl FromStr for Level {
-    type Err = UnsupportedLevel;
-
-    /// Parses `0`–`4` exactly (no sign, no spaces, no leading zeros).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "0" => Ok(Self::Zero),
-            "1" => Ok(Self::One),
-            "2" => Ok(Self::Two),
-            "3" => Ok(Self::Three),
-            "4" => Ok(Self::Four),
-            _ => Err(UnsupportedLevel {
-                level: s.to_owned(),
-            }),
-        }
+    /// True at levels 0 and 1, where each tool goes on the wire as its own tool under its
+    /// real name (so a provider can defer or search tools one by one); levels 2–4 fold
+    /// tools into compound or dispatcher tools.
+    ///
+    /// ```
+    /// use chef_compress::Level;
+    /// assert!(Level::One.sends_each_tool());
+    /// assert!(!Level::Two.sends_each_tool());
+    /// ```
+    pub fn sends_each_tool(self) -> bool {
+        crate::levels::codec(self).sends_each_tool()
     }
 }
 
@@ -181,7 +204,7 @@ pub enum MapStyle {
     ///
     /// The words are chosen without a model: a greedy set cover over the other members of
     /// the lookalike group, preferring words that are rare within the group (see the
-    /// `distinct` module notes in the crate source). Lines that are already unique are
+    /// notes of `levels/styles/distinct.rs` in the crate source). Lines that are already unique are
     /// left exactly as `name+required` renders them.
     Distinct,
 }

@@ -20,13 +20,11 @@ use serde::Serialize;
 use crate::{
     compress::compress,
     error::CompressError,
-    measured::{Measured, quoted_comparison},
+    levels::{Advice, Measure, Sizes, codec},
+    measured::Measured,
     options::{Level, Options, ToolNamespace},
     validate::Limits,
 };
-
-/// Level-1 blocks of at least this many characters are worth moving to level 3.
-const THRESHOLD_CHARS: usize = 21_000;
 
 /// Advice from [`recommend_level`].
 ///
@@ -170,78 +168,31 @@ pub fn recommend_level_with_limits(
         None => format!("{} characters", thousands(chars)),
     };
     let ambiguous = l3_stats.ambiguous_map_lines.unwrap_or(0);
-    let largest = l3_stats.largest_lookalike_group.unwrap_or(1);
 
-    let mut measured = Vec::new();
-    let (level, reason) = if tool_count == 0 {
-        (
-            Level::Zero,
-            "There are no tools, so there is nothing to compress: leave the tools alone."
-                .to_owned(),
-        )
-    } else if chars < THRESHOLD_CHARS {
-        if l1_stats.saved_pct <= 0.0 {
-            (
-                Level::Zero,
-                format!(
-                    "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
-                    l1_stats.saved_pct.abs(),
-                    if l3_stats.saved_pct > 0.0 {
-                        format!(
-                            "Level 3 does compress this ({:.1}% smaller), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
-                            l3_stats.saved_pct
-                        )
-                    } else {
-                        format!(
-                            "Level 3 would not help either: its dispatcher tools and map make this block {:.1}% larger.",
-                            l3_stats.saved_pct.abs()
-                        )
-                    },
-                ),
-            )
-        } else {
-            (
-                Level::One,
-                format!(
-                    "The block is only {figure} at level 1, which saves {:.1}%. Level 3 would be smaller, but not by enough to give up the provider's argument validation; move to level 3 when reclaiming the block changes what fits in the context window.",
-                    l1_stats.saved_pct
-                ),
-            )
-        }
-    } else {
-        let mut reason = format!(
-            "{tool_count} tools take {figure} at level 1. Level 3 replaces them with two dispatcher tools (`t` to call, `q` to look up) plus a map of codes in the system prompt, {:.1}% smaller than the original here. The cost is turns: the model may look a tool up before calling it, and the provider no longer checks arguments, so keep chef's validation on. Stay at level 1 if latency matters more than context.",
-            l3_stats.saved_pct
-        );
-        #[expect(clippy::cast_precision_loss, reason = "tool counts are small")]
-        let share = ambiguous as f64 / tool_count as f64;
-        if share >= 0.25 {
-            reason.push_str(&format!(
-                " Check your map: {ambiguous} of {tool_count} level-3 map lines look like another tool's"
-            ));
-            if largest > 1 {
-                reason.push_str(&format!(", the largest group being {largest}"));
-            }
-            reason.push_str(". The tool name is then the model's only signal: use the signature map style (`--map-style signature`, `MapStyle::Signature`), or write a compiled map with `chef compile-map` and use level 4 (`chef compress --level 4 --compiled MAP.json`).");
-        }
-        if let Some([one, three, ranked]) = quoted_comparison() {
-            reason.push_str(&format!(
-                " Measured on {} ({} {}; {}; docs/EVAL.md), the first tool the model dispatched was the right one in {} at level 1, {} at level 3 and {} at level 1 with ranked pruning to the 10 best-ranked tools (prompt tokens of the first request, counted by the model's own tokenizer: {}, {} and {}). Before moving a small model to level 3, measure it with `chef eval`: ranked pruning at level 1 (`chef eval --setting level=1,prune=ranked:10`, `PrunePolicy::Ranked` in the library) may serve it better.",
-                one.model,
-                one.n,
-                one.scenarios,
-                one.catalogue,
-                right_of(one),
-                right_of(three),
-                right_of(ranked),
-                tokens_of(one),
-                tokens_of(three),
-                tokens_of(ranked),
-            ));
-            measured = vec![*one, *three, *ranked];
-        }
-        (Level::Three, reason)
+    // Each level's size rule (in its module) says whether these sizes make it the one.
+    let sizes = Sizes {
+        tool_count,
+        level1: Measure::of(l1_stats),
+        level3: Measure::of(l3_stats),
+        figure,
     };
+    let (level, Advice { reason, measured }) = Level::ALL
+        .into_iter()
+        .find_map(|level| codec(level).advise(&sizes).map(|advice| (level, advice)))
+        .unwrap_or_else(|| {
+            // The rules partition every case (a test checks it); keep the default if not.
+            (
+                Level::default(),
+                Advice {
+                    reason: format!(
+                        "No level's size rule matched {} at level 1; level {} is the default.",
+                        sizes.figure,
+                        Level::default()
+                    ),
+                    measured: Vec::new(),
+                },
+            )
+        });
 
     Ok(Recommendation {
         level,
@@ -256,19 +207,6 @@ pub fn recommend_level_with_limits(
         ambiguous_map_lines: ambiguous,
         measured,
     })
-}
-
-/// "14/18".
-fn right_of(m: &Measured) -> String {
-    format!("{}/{}", m.right, m.n)
-}
-
-/// "27,494", or "not reported".
-fn tokens_of(m: &Measured) -> String {
-    m.prompt_tokens.map_or_else(
-        || "not reported".to_owned(),
-        |t| thousands(usize::try_from(t).unwrap_or(usize::MAX)),
-    )
 }
 
 /// `options` with o200k_base token counts on (feature `tokens`).

@@ -1,5 +1,9 @@
 //! `resolve`: translate a model's tool call back to the real tool and validated arguments.
 //!
+//! This module holds what every level shares: the outcome and error types, the reading of
+//! argument bags, validation (`Compressed::call`) and wire names. How a level reads a
+//! call is its own (`crate::levels`, one module a level; levels 3–4 in `levels/dispatch.rs`).
+//!
 //! Resolution never fails for model input: a call the library cannot honour comes back as
 //! [`Resolution::Error`] with text written for the model, so the agent loop can hand it
 //! straight back and let the model retry.
@@ -128,15 +132,10 @@ impl ResolveError {
     /// The text for the model: what went wrong and how to recover.
     pub fn message(&self) -> String {
         match self {
-            Self::UnknownTool { name, level } => {
-                if *level == Level::Four {
-                    format!("No tool named \"{name}\". Invoke tools with t(f=<function name>).")
-                } else if level.is_dispatcher() {
-                    format!("No tool named \"{name}\". Invoke tools with t(f=<code>).")
-                } else {
-                    format!("No tool named \"{name}\".")
-                }
-            }
+            Self::UnknownTool { name, level } => format!(
+                "No tool named \"{name}\".{}",
+                crate::levels::codec(*level).unknown_tool_hint()
+            ),
             Self::UnknownCode { code, suggestion } => {
                 let mut m = format!("No map code \"{code}\". Search with q(s=…).");
                 if let Some(s) = suggestion {
@@ -231,7 +230,7 @@ impl ResolveError {
 ///
 /// The result is always a `Value::Object`; borrowing the model's own value keeps the
 /// canonical path free of copies until the validated call is returned.
-fn as_object(value: Option<&Value>) -> Cow<'_, Value> {
+pub(crate) fn as_object(value: Option<&Value>) -> Cow<'_, Value> {
     match value {
         Some(object @ Value::Object(_)) => Cow::Borrowed(object),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
@@ -251,12 +250,12 @@ fn map(value: &Value) -> Option<&Map<String, Value>> {
     value.as_object()
 }
 
-fn is_empty(value: &Value) -> bool {
+pub(crate) fn is_empty(value: &Value) -> bool {
     map(value).is_none_or(Map::is_empty)
 }
 
 /// A JSON value as the model would read it in a message: strings bare, others as JSON.
-fn as_text(value: Option<&Value>) -> Cow<'_, str> {
+pub(crate) fn as_text(value: Option<&Value>) -> Cow<'_, str> {
     match value {
         Some(Value::String(s)) => Cow::Borrowed(s),
         Some(other) => Cow::Owned(other.to_string()),
@@ -265,7 +264,7 @@ fn as_text(value: Option<&Value>) -> Cow<'_, str> {
 }
 
 /// The bag without the dispatcher's own keys `f` and `a`.
-fn flat_args(args: &Value) -> Value {
+pub(crate) fn flat_args(args: &Value) -> Value {
     Value::Object(
         map(args)
             .into_iter()
@@ -321,11 +320,7 @@ impl Compressed {
         args: &Value,
         hidden: &dyn Fn(&str) -> bool,
     ) -> Resolution {
-        match self.level {
-            Level::Zero | Level::One => self.resolve_direct(name, args),
-            Level::Two => self.resolve_namespace(name, args),
-            Level::Three | Level::Four => self.resolve_dispatch(name, args, hidden),
-        }
+        crate::levels::codec(self.level).resolve(self, name, args, hidden)
     }
 
     /// [`resolve`](Self::resolve) for a call that may use the names a target put on the
@@ -378,16 +373,14 @@ impl Compressed {
     /// it), never the dispatcher `t` or `q` itself. `None` at level 2, where a call names
     /// a namespace, and for a name that reaches no tool.
     pub fn tool_for_name(&self, written: &str) -> Option<&str> {
-        let entry = match self.level {
-            Level::Zero | Level::One => self.entry_by_name(written),
-            Level::Two => None,
-            Level::Three | Level::Four if written == "t" || written == "q" => None,
-            Level::Three | Level::Four => self.lookup(written),
-        };
-        entry.map(|e| e.name.as_str())
+        crate::levels::codec(self.level)
+            .tool_for_name(self, written)
+            .map(|e| e.name.as_str())
     }
 
-    fn call(&self, entry: &Entry, args: Cow<'_, Value>) -> Resolution {
+    /// The call of `entry` with `args`, validated against its schema (when validation is
+    /// on): what every level's reading back ends in.
+    pub(crate) fn call(&self, entry: &Entry, args: Cow<'_, Value>) -> Resolution {
         if self.validate {
             let checked = match entry.validator() {
                 Ok(validator) => validator.validate(&args),
@@ -404,229 +397,11 @@ impl Compressed {
             args: args.into_owned(),
         }
     }
-
-    fn resolve_direct(&self, name: &str, args: &Value) -> Resolution {
-        match self.entry_by_name(name) {
-            Some(entry) => self.call(entry, as_object(Some(args))),
-            None => Resolution::Error(ResolveError::UnknownTool {
-                name: name.to_owned(),
-                level: self.level,
-            }),
-        }
-    }
-
-    fn namespace_index(&self, written: &str) -> Option<usize> {
-        self.namespaces
-            .iter()
-            .position(|ns| ns.alias == written)
-            .or_else(|| self.namespaces.iter().position(|ns| ns.name == written))
-    }
-
-    fn operation(&self, ns: Option<usize>, op: &str) -> Option<&Entry> {
-        self.namespaces
-            .get(ns?)?
-            .members
-            .iter()
-            .filter_map(|&m| self.entries.get(m as usize))
-            .find(|e| e.op() == op)
-    }
-
-    fn resolve_namespace(&self, name: &str, args: &Value) -> Resolution {
-        let args = as_object(Some(args));
-        let op = as_text(args.get("op"));
-        if name == "describe_op" {
-            let ns = as_text(args.get("ns"));
-            return match self.operation(self.namespace_index(&ns), &op) {
-                Some(e) => Resolution::Meta {
-                    name: "describe_op",
-                    result: with_parameters(
-                        with_description(e.signature(), &e.description),
-                        e.schema(),
-                    ),
-                },
-                None => Resolution::Error(ResolveError::UnknownDescribedOperation {
-                    ns: ns.into_owned(),
-                    op: op.into_owned(),
-                }),
-            };
-        }
-        let Some(ns) = self.namespace_index(name) else {
-            // No namespace of that name: say so, rather than send the model to the op enum
-            // of a tool that does not exist (the reference names it as if it did).
-            return Resolution::Error(ResolveError::UnknownTool {
-                name: name.to_owned(),
-                level: Level::Two,
-            });
-        };
-        match self.operation(Some(ns), &op) {
-            Some(e) => self.call(e, as_object(args.get("args"))),
-            None => Resolution::Error(ResolveError::UnknownOperation {
-                name: name.to_owned(),
-                op: op.into_owned(),
-            }),
-        }
-    }
-
-    fn resolve_dispatch(
-        &self,
-        raw_name: &str,
-        raw_args: &Value,
-        hidden: &dyn Fn(&str) -> bool,
-    ) -> Resolution {
-        let mut name: Cow<'_, str> = Cow::Borrowed(raw_name);
-        let mut args = as_object(Some(raw_args));
-
-        // (A) `q` or `t` routed through the dispatcher: unwrap one level.
-        if name == "t"
-            && let Some(Value::String(f)) = args.get("f")
-            && (f == "q" || f == "t")
-        {
-            let inner_name = f.clone();
-            let nested = as_object(args.get("a"));
-            let inner = if is_empty(&nested) {
-                Cow::Owned(flat_args(&args))
-            } else {
-                Cow::Owned(nested.into_owned())
-            };
-            name = Cow::Owned(inner_name);
-            args = inner;
-        }
-
-        // (B) the lookup tool.
-        if name == "q" {
-            return self.answer_lookup(&args, hidden);
-        }
-
-        // (C) a code or real name used as the tool name, else `t(f=…)`.
-        let via = if name == "t" {
-            None
-        } else {
-            self.lookup(&name)
-        };
-        if via.is_none() && name != "t" {
-            return Resolution::Error(ResolveError::UnknownTool {
-                name: name.into_owned(),
-                level: self.level,
-            });
-        }
-        let entry = match via {
-            Some(e) => e,
-            None => {
-                let f = as_text(args.get("f"));
-                match self.lookup(&f) {
-                    Some(e) => e,
-                    None if self.level == Level::Four => {
-                        return Resolution::Error(ResolveError::UnknownFunction {
-                            suggestion: self.suggest_function(&f, hidden),
-                            name: f.into_owned(),
-                        });
-                    }
-                    None => {
-                        return Resolution::Error(ResolveError::UnknownCode {
-                            suggestion: self.suggest_code(&f, hidden).map(str::to_owned),
-                            code: f.into_owned(),
-                        });
-                    }
-                }
-            }
-        };
-
-        // (D) the argument bag: nested under `a` if non-empty, else the flat keys.
-        let nested = as_object(args.get("a"));
-        let bag = if args.get("a").is_some() && !is_empty(&nested) {
-            nested
-        } else {
-            Cow::Owned(flat_args(&args))
-        };
-        self.call(entry, bag)
-    }
-
-    /// Level 4's did-you-mean for a function name: the nearest real tool name (the model
-    /// sees names there, not codes), else the tool of the nearest code; never a `hidden`
-    /// tool.
-    fn suggest_function(&self, written: &str, hidden: &dyn Fn(&str) -> bool) -> Option<String> {
-        crate::similarity::nearest(
-            written,
-            self.entries
-                .iter()
-                .map(|e| e.name.as_str())
-                .filter(|name| !hidden(name)),
-            crate::similarity::SUGGESTION_FLOOR,
-        )
-        .map(str::to_owned)
-        .or_else(|| {
-            self.suggest_code(written, hidden)
-                .and_then(|code| self.lookup(code))
-                .map(|e| e.name.as_str().to_owned())
-        })
-    }
-
-    /// `q`: `c` looks a code (or name) up, `s` searches. A call with both a search text
-    /// and a `c` searches the text: small models put a code or a real name in `c` beside
-    /// the question they mean, and answering the code alone drops the question.
-    fn answer_lookup(&self, args: &Value, hidden: &dyn Fn(&str) -> bool) -> Resolution {
-        let has_text = matches!(args.get("s"), Some(Value::String(s)) if !s.trim().is_empty());
-        if args.get("c").is_some() && !has_text {
-            let c = as_text(args.get("c"));
-            return match self.lookup(&c) {
-                Some(e) if self.level == Level::Four => Resolution::Meta {
-                    name: "q",
-                    result: with_parameters(
-                        format!("{}\n\nFull description: {}", e.l4_line, e.description),
-                        e.schema(),
-                    ),
-                },
-                Some(e) => Resolution::Meta {
-                    name: "q",
-                    result: with_parameters(
-                        with_description(format!("{c} = {}", e.signature()), &e.description),
-                        e.schema(),
-                    ),
-                },
-                None if self.level == Level::Four => {
-                    Resolution::Error(ResolveError::UnknownFunction {
-                        suggestion: self.suggest_function(&c, hidden),
-                        name: c.into_owned(),
-                    })
-                }
-                None => Resolution::Error(ResolveError::UnknownCode {
-                    suggestion: self.suggest_code(&c, hidden).map(str::to_owned),
-                    code: c.into_owned(),
-                }),
-            };
-        }
-        let needle = match args.get("s") {
-            None | Some(Value::Null | Value::Bool(false)) => Cow::Borrowed(""),
-            Some(Value::Number(n)) if n.as_f64() == Some(0.0) => Cow::Borrowed(""),
-            other => as_text(other),
-        };
-        let hits = self.search_hits(&needle);
-        let result = if hits.is_empty() {
-            format!("No matches for \"{needle}\".")
-        } else {
-            let mut out = String::new();
-            for (i, e) in hits.iter().enumerate() {
-                if i > 0 {
-                    out.push('\n');
-                }
-                if self.level == Level::Four {
-                    // The declaration as the map shows it; codes never appear at level 4.
-                    out.push_str(&e.l4_line);
-                    continue;
-                }
-                out.push_str(&e.code);
-                out.push_str(" = ");
-                out.push_str(&e.signature());
-            }
-            out
-        };
-        Resolution::Meta { name: "q", result }
-    }
 }
 
 /// `text`, then every parameter of `schema` with its type, format, default and
 /// description (a code lookup answers what the signature leaves out).
-fn with_parameters(text: String, schema: &Value) -> String {
+pub(crate) fn with_parameters(text: String, schema: &Value) -> String {
     let lines = crate::render::parameter_lines(schema);
     if lines.is_empty() {
         text
@@ -636,7 +411,7 @@ fn with_parameters(text: String, schema: &Value) -> String {
 }
 
 /// `{head} — {description}`, or just `head` when there is no description.
-fn with_description(head: String, description: &str) -> String {
+pub(crate) fn with_description(head: String, description: &str) -> String {
     if description.is_empty() {
         head
     } else {

@@ -440,10 +440,8 @@ pub(crate) fn select(
     let loaded = if loaded_tools.is_empty() {
         None
     } else {
-        let level = match input.options.level() {
-            Level::Zero => Level::Zero,
-            _ => Level::One,
-        };
+        // Level 1 at most (level 0 stays 0): loaded tools travel beside the stable ones.
+        let level = input.options.level().min(Level::One);
         Some(chef_compress::compress(
             &loaded_tools,
             &input.options.clone().with_level(level),
@@ -464,7 +462,7 @@ pub(crate) fn select(
     }
 
     // Levels 2–4 fold tools into compound or dispatcher tools: nothing to defer there.
-    let one_to_one = matches!(input.options.level(), Level::Zero | Level::One);
+    let one_to_one = input.options.level().sends_each_tool();
     let deferred = stable_tools
         .iter()
         .filter(|_| one_to_one)

@@ -41,7 +41,7 @@ pub(crate) struct ToolCore {
     /// or searched).
     pub(super) schema: OnceLock<Value>,
     /// The schema's text in the catalogue's JSON, when it needed no normalisation.
-    pub(super) source: Option<SchemaSource>,
+    pub(crate) source: Option<SchemaSource>,
     /// Compiled on first resolve (compiling is most of what a validator costs, and most
     /// tools of a large catalogue are never called).
     pub(super) validator: OnceLock<Result<ArgumentValidator, SchemaError>>,
@@ -75,11 +75,11 @@ pub(crate) struct ToolCore {
 }
 
 /// Where a tool's schema can be parsed from.
-pub(super) struct SchemaSource {
+pub(crate) struct SchemaSource {
     pub(super) text: Arc<Vec<u8>>,
     pub(super) range: Range<usize>,
     /// Root keys normalisation drops.
-    pub(super) drops: RootDrops,
+    pub(crate) drops: RootDrops,
 }
 
 impl ToolCore {
@@ -109,7 +109,7 @@ impl ToolCore {
 
     /// The required parameters of `view` (this tool's [`view`](Self::view)) joined by `,`,
     /// or `None` when there are none.
-    pub(super) fn required_line(&self, view: &Value) -> Option<&str> {
+    pub(crate) fn required_line(&self, view: &Value) -> Option<&str> {
         self.required_line
             .get_or_init(|| {
                 let mut required = required_iter(view).peekable();
@@ -128,7 +128,7 @@ impl ToolCore {
 
     /// The parameter list of the signature map style (`a,b?:int`) of `view` (this tool's
     /// [`view`](Self::view)).
-    pub(super) fn params_line(&self, view: &Value) -> &str {
+    pub(crate) fn params_line(&self, view: &Value) -> &str {
         self.params_line.get_or_init(|| {
             let mut line = String::new();
             push_params(&mut line, view);

@@ -3,7 +3,7 @@
 use std::sync::{Arc, OnceLock};
 
 use chef_ir::ToolDefinition;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{Code, ToolCore};
 use crate::{
@@ -19,8 +19,9 @@ use crate::{
 pub(crate) struct Entry {
     pub(super) core: Arc<ToolCore>,
     pub(crate) ns: u32,
-    /// The operation when the caller's `namespace_of` gave one; else the core's default.
-    pub(super) op: Option<String>,
+    /// The operation when the caller's `namespace_of` gave one (or level 2 gave a full
+    /// name to tell clashing operations apart); else the core's default.
+    pub(crate) op: Option<String>,
     /// The level-3/4 code; empty below level 3.
     pub(crate) code: Code,
     /// The level-4 map line (`def name(sig):"doc"`); empty below level 4.
@@ -115,7 +116,7 @@ impl Compressed {
 
     /// Whether the preamble should sit behind a cache breakpoint (levels 3–4).
     pub fn cache_preamble(&self) -> bool {
-        self.level.is_dispatcher()
+        crate::levels::codec(self.level).dispatcher()
     }
 
     /// What the compression did.
@@ -172,38 +173,7 @@ impl Compressed {
             .ok_or_else(|| CodeError::UnknownTool {
                 name: name.to_owned(),
             })?;
-        Ok(match self.level {
-            Level::Zero | Level::One => EncodedCall {
-                name: entry.name.clone(),
-                args,
-            },
-            Level::Two => {
-                let alias = self
-                    .namespaces
-                    .get(entry.ns as usize)
-                    .map(|ns| ns.alias.clone())
-                    .unwrap_or_default();
-                let mut bag = Map::new();
-                bag.insert("op".to_owned(), Value::String(entry.op().to_owned()));
-                bag.insert("args".to_owned(), args);
-                EncodedCall {
-                    name: alias,
-                    args: Value::Object(bag),
-                }
-            }
-            Level::Three | Level::Four => {
-                let mut bag = Map::new();
-                bag.insert(
-                    "f".to_owned(),
-                    Value::String(entry.code.as_str().to_owned()),
-                );
-                bag.insert("a".to_owned(), args);
-                EncodedCall {
-                    name: "t".to_owned(),
-                    args: Value::Object(bag),
-                }
-            }
-        })
+        Ok(crate::levels::codec(self.level).encode_call(self, entry, args))
     }
 
     /// The entry with exactly this real name (entries are sorted by the total order).

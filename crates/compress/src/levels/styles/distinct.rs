@@ -39,10 +39,8 @@ use std::collections::BTreeMap;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::Value;
 
+use super::{LineStyle, RenderInput};
 use crate::render::required_names;
-
-/// Separator between the `name+required` line and the distinguishing words.
-pub(crate) const SEPARATOR: &str = " ~ ";
 
 /// Function words that never distinguish a tool (compared lowercased).
 const STOP_WORDS: [&str; 62] = [
@@ -110,11 +108,36 @@ const STOP_WORDS: [&str; 62] = [
     "you",
 ];
 
+/// `distinct`: as `name+required` (the trait's default body), plus
+/// [`distinguishing_words`] on the lines of lookalikes.
+pub(super) struct Distinct;
+
+impl LineStyle for Distinct {
+    fn legend(&self) -> &'static str {
+        "Each line: code, tool name, required args; after ~, words from the tool's own description or parameters that set it apart from similar tools. "
+    }
+
+    fn extra_words(&self, input: &RenderInput<'_>) -> Vec<Vec<String>> {
+        distinguishing_words(
+            &input
+                .entries
+                .iter()
+                .zip(input.views)
+                .map(|(e, &schema)| Subject {
+                    name: &e.name,
+                    description: &e.description,
+                    schema,
+                })
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
 /// One tool's view for the style: what it is called, what it says, what it takes.
-pub(crate) struct Subject<'a> {
-    pub(crate) name: &'a str,
-    pub(crate) description: &'a str,
-    pub(crate) schema: &'a Value,
+struct Subject<'a> {
+    name: &'a str,
+    description: &'a str,
+    schema: &'a Value,
 }
 
 /// A candidate word with where it came from: `(word, source rank, position)`.
@@ -124,9 +147,9 @@ type Candidate = (String, u8, usize);
 /// `(already on the line, group document frequency, source rank, position)`.
 type Preference = (bool, usize, u8, usize);
 
-/// For each subject, the words to append after [`SEPARATOR`] (empty when its
+/// For each subject, the words to append after [`SEPARATOR`](super::SEPARATOR) (empty when its
 /// `name+required` body is already unique).
-pub(crate) fn distinguishing_words(subjects: &[Subject<'_>]) -> Vec<Vec<String>> {
+fn distinguishing_words(subjects: &[Subject<'_>]) -> Vec<Vec<String>> {
     let mut out = vec![Vec::new(); subjects.len()];
     // Group by the `name+required` body: the required names, comma-joined.
     let mut groups: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -285,7 +308,7 @@ fn candidates(s: &Subject<'_>) -> Vec<Candidate> {
 }
 
 /// One word the map can carry verbatim: 1–32 characters of letters, digits, `_`, `-`, `.`,
-/// not starting with `~`-like punctuation (so [`SEPARATOR`] stays unambiguous).
+/// not starting with `~`-like punctuation (so [`SEPARATOR`](super::SEPARATOR) stays unambiguous).
 fn is_word(s: &str) -> bool {
     !s.is_empty()
         && s.chars().count() <= 32
@@ -295,7 +318,7 @@ fn is_word(s: &str) -> bool {
 }
 
 /// The description's content words, lowercased, in order (repeats kept; the caller dedups).
-pub(crate) fn description_words(text: &str) -> impl Iterator<Item = String> + '_ {
+fn description_words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| w.chars().count() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
         .map(str::to_lowercase)

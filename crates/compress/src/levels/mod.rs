@@ -1,0 +1,617 @@
+//! One module per compression level, each behind [`LevelCodec`]: what the level puts on
+//! the wire (rendering), how a model's call against it is read back (resolve, encode), and
+//! when its size makes it the advised level (size rules).
+//!
+//! The pipeline in `compress` is the same at every level (check the selection, sort,
+//! group into namespaces, render, count); it asks the level's codec at each step that
+//! differs. `Compressed::resolve`, `encode_call`, `tool_for_name` and `recommend_level` ask
+//! it too. So the behaviour of a level lives in its file, and [`codec`] is the one place
+//! that maps a [`Level`] to it.
+//!
+//! Levels 3 and 4 share the dispatcher (`t` and `q`, codes, the lenient reading of calls)
+//! in `dispatch`; each implements its `Dialect`, saying only what differs (the map it
+//! renders, how it names an unknown tool, how it answers a lookup). Level 3's map line
+//! styles live in `styles`, one module per [`MapStyle`](crate::MapStyle) behind the same
+//! kind of registry.
+
+mod dispatch;
+mod four;
+mod one;
+pub(crate) mod styles;
+mod three;
+mod two;
+mod zero;
+
+use chef_ir::ToolDefinition;
+use serde_json::Value;
+
+pub(crate) use self::dispatch::HOLE;
+use crate::{
+    compile::{compiled_docstring, verify_line},
+    compress::{Compressed, EncodedCall, Entry, Namespace},
+    error::CompressError,
+    measured::Measured,
+    options::{Level, MapStyle, Options},
+    resolve::{Resolution, ResolveError, as_object},
+};
+
+/// The codec of `level`: the one registration point of a level.
+pub(crate) fn codec(level: Level) -> &'static dyn LevelCodec {
+    match level {
+        Level::Zero => &zero::Zero,
+        Level::One => &one::One,
+        Level::Two => &two::Two,
+        Level::Three => &three::Three,
+        Level::Four => &four::Four,
+    }
+}
+
+/// Which real tools a resolver must not suggest (asked with the real name).
+pub(crate) type Hidden<'a> = &'a dyn Fn(&str) -> bool;
+
+/// One compression level: its rendering, its reading back and its size rules.
+///
+/// The provided methods describe a level that sends every tool under its real name (as
+/// levels 0 and 1 do): a call names the tool, the arguments are the tool's own. A level
+/// with another wire overrides `resolve`, `tool_for_name` and `encode_call` together;
+/// `tests::every_level_round_trips_its_own_calls` checks they agree for every level.
+pub(crate) trait LevelCodec: Sync {
+    /// The level this codec renders ([`codec`] of it is this codec).
+    fn level(&self) -> Level;
+
+    /// Whether the model calls tools by code through the dispatcher `t` (entries get codes,
+    /// the preamble is worth a cache breakpoint).
+    fn dispatcher(&self) -> bool {
+        false
+    }
+
+    /// Whether each tool goes on the wire as its own tool, under its real name (what a
+    /// provider can defer or search one by one).
+    fn sends_each_tool(&self) -> bool {
+        true
+    }
+
+    /// Refuses options this level cannot compress with, before anything is grouped.
+    fn check(&self, options: &Options) -> Result<(), CompressError> {
+        let _ = options;
+        Ok(())
+    }
+
+    /// Gives the grouped entries and namespaces what this level addresses them by (codes,
+    /// level-2 aliases and operations). Nothing by default: real names need nothing.
+    fn address(&self, entries: &mut [Entry], namespaces: &mut Vec<Namespace>, options: &Options) {
+        let _ = (entries, namespaces, options);
+    }
+
+    /// The wire tools and the system text for `input`.
+    ///
+    /// # Errors
+    /// What the level cannot render (missing compiled lines, unusable aliases).
+    fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError>;
+
+    /// The text `ResolveError::UnknownTool` adds after "No tool named …" at this level:
+    /// how tools are invoked here ("" when a tool is called by its name).
+    fn unknown_tool_hint(&self) -> &'static str {
+        ""
+    }
+
+    /// Reads a model's call back: a real call with validated arguments, a lookup answer,
+    /// or an error for the model. `hidden` tools are never suggested.
+    fn resolve(&self, c: &Compressed, name: &str, args: &Value, hidden: Hidden<'_>) -> Resolution {
+        let _ = hidden;
+        match c.entry_by_name(name) {
+            Some(entry) => c.call(entry, as_object(Some(args))),
+            None => Resolution::Error(ResolveError::UnknownTool {
+                name: name.to_owned(),
+                level: self.level(),
+            }),
+        }
+    }
+
+    /// The tool `written`, used as the tool name of a call, reaches (see
+    /// `Compressed::tool_for_name`).
+    fn tool_for_name<'c>(&self, c: &'c Compressed, written: &str) -> Option<&'c Entry> {
+        c.entry_by_name(written)
+    }
+
+    /// The call a model would write to invoke `entry` with `args`; [`resolve`](Self::resolve)
+    /// of it gives back `entry` and `args`.
+    fn encode_call(&self, c: &Compressed, entry: &Entry, args: Value) -> EncodedCall {
+        let _ = c;
+        EncodedCall {
+            name: entry.name.clone(),
+            args,
+        }
+    }
+
+    /// This level's size rule: the advice (reason and quoted measurements) when the
+    /// measured sizes make it the level to use, else `None`. The rules of the levels
+    /// partition every case (`recommend_level` takes the one that answers); a level that is
+    /// never advised keeps the default.
+    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
+        let _ = sizes;
+        None
+    }
+}
+
+/// What a level renders from: the grouped selection, in sorted order.
+pub(crate) struct RenderInput<'a> {
+    /// The entries, sorted by name (coded at levels 3–4).
+    pub(crate) entries: &'a [Entry],
+    /// Each entry's input definition.
+    pub(crate) sorted: &'a [&'a ToolDefinition],
+    /// Each entry's schema as the renderers read it.
+    pub(crate) views: &'a [&'a Value],
+    /// The namespaces, in code order.
+    pub(crate) namespaces: &'a [Namespace],
+    /// The map style selected.
+    pub(crate) style: MapStyle,
+    /// The options asked for.
+    pub(crate) options: &'a Options,
+}
+
+impl RenderInput<'_> {
+    /// Entries in code order with their views (namespace order, members in sorted order;
+    /// holes left by pinned codes skipped).
+    pub(crate) fn code_order(&self) -> impl Iterator<Item = (u32, &Entry, &Value)> {
+        self.namespaces
+            .iter()
+            .flat_map(|ns| ns.members.iter().copied())
+            .filter_map(|m| {
+                let entry = self.entries.get(m as usize)?;
+                let view = self.views.get(m as usize)?;
+                Some((m, entry, *view))
+            })
+    }
+}
+
+/// What a level's renderer made.
+pub(crate) struct Rendered {
+    /// The wire tools.
+    pub(crate) wire: Vec<ToolDefinition>,
+    /// The system-prompt text (empty at levels 0–2).
+    pub(crate) system: String,
+    /// The lookalike figures `(ambiguous, largest)` at levels 3–4.
+    pub(crate) lookalikes: Option<(usize, usize)>,
+    /// What level 4 found in the compiled map.
+    pub(crate) compiled_report: Option<CompiledReport>,
+    /// The level-4 map lines by entry index (stored in the entries, for `q`).
+    pub(crate) l4_lines: Vec<MapLine>,
+}
+
+impl Rendered {
+    /// Wire tools alone: no system text, no figures.
+    fn tools(wire: Vec<ToolDefinition>) -> Self {
+        Self {
+            wire,
+            system: String::new(),
+            lookalikes: None,
+            compiled_report: None,
+            l4_lines: Vec::new(),
+        }
+    }
+}
+
+/// A rendered level-4 map line and the index of its entry.
+pub(crate) type MapLine = (u32, String);
+
+/// What level 4 found in the compiled map.
+pub(crate) struct CompiledReport {
+    pub(crate) uncompiled: Unusable,
+    /// Map keys naming no tool, sorted.
+    pub(crate) orphans: Vec<String>,
+}
+
+/// Tools without a usable compiled line, and the stale entries among them.
+#[derive(Debug, Default)]
+pub(crate) struct Unusable {
+    pub(crate) count: usize,
+    pub(crate) stale: Vec<String>,
+}
+
+impl Unusable {
+    /// Refuses when `options` require compiled lines and some tool has none.
+    fn require(&self, options: &Options, tool_count: usize) -> Result<(), CompressError> {
+        if options.require_compiled && self.count > 0 {
+            return Err(CompressError::MissingCompiledLines {
+                uncompiled: self.count,
+                tool_count,
+                stale: self.stale.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The verified docstring of `e`'s compiled line (levels 1 and 4 read the compiled map);
+/// records a missing or stale line.
+fn verified_docstring<'a>(
+    e: &Entry,
+    schema: &Value,
+    options: &'a Options,
+    unusable: &mut Unusable,
+) -> Option<&'a str> {
+    let Some(line) = options.compiled.get(&e.name) else {
+        unusable.count += 1;
+        return None;
+    };
+    match verify_line(line, &e.name, schema) {
+        Ok(()) => compiled_docstring(line),
+        Err(problem) => {
+            unusable.count += 1;
+            unusable.stale.push(format!("{}: {problem}", e.name));
+            None
+        }
+    }
+}
+
+fn wire_tool(name: &str, description: String, input_schema: Value) -> ToolDefinition {
+    ToolDefinition::new(name, input_schema).with_description(description)
+}
+
+/// The sizes the size rules read: the selection measured at levels 1 and 3.
+pub(crate) struct Sizes {
+    /// Number of tools.
+    pub(crate) tool_count: usize,
+    pub(crate) level1: Measure,
+    pub(crate) level3: Measure,
+    /// The level-1 block's size as the reasons quote it (`88,829 characters (21,147
+    /// o200k_base tokens)`).
+    pub(crate) figure: String,
+}
+
+/// One level's compression of the selection, as the size rules read it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Measure {
+    /// Characters of the block (`Stats::compressed_chars`).
+    pub(crate) chars: usize,
+    /// `Stats::saved_pct`.
+    pub(crate) saved_pct: f64,
+    /// Map lines shared with another tool, and the largest such group (0 and 1 below
+    /// level 3).
+    pub(crate) lookalikes: (usize, usize),
+}
+
+impl Measure {
+    pub(crate) fn of(stats: &crate::stats::Stats) -> Self {
+        Self {
+            chars: stats.compressed_chars,
+            saved_pct: stats.saved_pct,
+            lookalikes: (
+                stats.ambiguous_map_lines.unwrap_or(0),
+                stats.largest_lookalike_group.unwrap_or(1),
+            ),
+        }
+    }
+}
+
+impl Sizes {
+    /// Level-1 blocks of at least this many characters are worth moving to a dispatcher.
+    pub(crate) const THRESHOLD_CHARS: usize = 21_000;
+
+    /// Whether the level-1 block is below [`THRESHOLD_CHARS`](Self::THRESHOLD_CHARS):
+    /// reclaiming it would not change what fits, so the provider's own argument
+    /// validation is worth more.
+    pub(crate) fn small(&self) -> bool {
+        self.level1.chars < Self::THRESHOLD_CHARS
+    }
+
+    /// Whether level 1 saves nothing here (its signature lines cost more than the prose
+    /// they replace).
+    pub(crate) fn level1_grows(&self) -> bool {
+        self.level1.saved_pct <= 0.0
+    }
+}
+
+/// A level's advice: why, and the model runs the reason quotes.
+pub(crate) struct Advice {
+    pub(crate) reason: String,
+    pub(crate) measured: Vec<Measured>,
+}
+
+impl Advice {
+    fn new(reason: impl Into<String>) -> Self {
+        Self {
+            reason: reason.into(),
+            measured: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::compress::compress;
+
+    /// Three namespaces, required and optional parameters, a dotted name, a tool without
+    /// parameters, and a parameter that is no Python identifier.
+    fn catalogue() -> Vec<ToolDefinition> {
+        let object = |properties: Value, required: Value| json!({"type": "object", "properties": properties, "required": required});
+        vec![
+            ToolDefinition::new(
+                "github_create_issue",
+                object(
+                    json!({"repo": {"type": "string"}, "title": {"type": "string"}, "labels": {"type": "array", "items": {"type": "string"}}}),
+                    json!(["repo", "title"]),
+                ),
+            )
+            .with_description("Open an issue. Needs write access."),
+            ToolDefinition::new(
+                "github_list_issues",
+                object(json!({"repo": {"type": "string"}}), json!(["repo"])),
+            )
+            .with_description("List the open issues of a repository."),
+            ToolDefinition::new("stripe.get_balance", json!({"type": "object"}))
+                .with_description("The account balance."),
+            ToolDefinition::new(
+                "mail_send",
+                object(
+                    json!({"to": {"type": "string"}, "from": {"type": "string"}}),
+                    json!(["to"]),
+                ),
+            )
+            .with_description("Send an e-mail."),
+        ]
+    }
+
+    /// Arguments each tool of [`catalogue`] accepts.
+    fn valid_args(name: &str) -> Value {
+        match name {
+            "github_create_issue" => json!({"repo": "chef", "title": "levels", "labels": ["x"]}),
+            "github_list_issues" => json!({"repo": "chef"}),
+            "mail_send" => json!({"to": "a@b.c", "from": "d@e.f"}),
+            _ => json!({}),
+        }
+    }
+
+    /// Options that `level` compresses [`catalogue`] with (level 4 needs compiled lines).
+    fn options(level: Level) -> Options {
+        let compiled = [
+            (
+                "github_create_issue",
+                r#"def github_create_issue(repo,title,labels=None):"open issue""#,
+            ),
+            (
+                "github_list_issues",
+                r#"def github_list_issues(repo):"open issues""#,
+            ),
+            (
+                "mail_send",
+                r#"def mail_send(to,**{"from":None}):"send mail""#,
+            ),
+        ];
+        let options = Options::new().with_level(level);
+        if level == Level::Four {
+            options.with_compiled(compiled)
+        } else {
+            options
+        }
+    }
+
+    #[test]
+    fn the_registry_has_one_codec_for_every_level() {
+        // `Level::ALL` is every level there is: each number the parser takes, in order.
+        let parsed: Vec<Level> = (0..=u8::MAX)
+            .filter_map(|n| Level::try_from(n).ok())
+            .collect();
+        assert_eq!(parsed, Level::ALL);
+        for level in Level::ALL {
+            assert_eq!(
+                codec(level).level(),
+                level,
+                "{level} is registered as another"
+            );
+        }
+    }
+
+    #[test]
+    fn every_level_round_trips_its_own_calls() {
+        let tools = catalogue();
+        for level in Level::ALL {
+            let c = compress(&tools, &options(level)).unwrap();
+            let codec = codec(level);
+            let wire: Vec<&str> = c.tools().iter().map(|t| t.name.as_str()).collect();
+            let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            names.sort_unstable();
+            let mut sorted_wire = wire.clone();
+            sorted_wire.sort_unstable();
+            assert_eq!(
+                level.sends_each_tool(),
+                sorted_wire == names,
+                "level {level}"
+            );
+            if level == Level::Four {
+                let stats = c.stats();
+                // The dotted name has no line (no Python def can carry it): it is rendered
+                // uncompiled, and called like the others.
+                assert_eq!(
+                    stats.uncompiled_tools,
+                    Some(1),
+                    "{:?}",
+                    stats.stale_compiled_tools
+                );
+            }
+            for tool in &tools {
+                let name = tool.name.as_str();
+                let args = valid_args(name);
+                let entry = c.entry_by_name(name).unwrap();
+                let call = codec.encode_call(&c, entry, args.clone());
+                assert!(
+                    wire.contains(&call.name.as_str()),
+                    "level {level}: {name} is called as {}, not on the wire {wire:?}",
+                    call.name
+                );
+                let expected = Resolution::Call {
+                    name: name.to_owned(),
+                    args: args.clone(),
+                };
+                assert_eq!(
+                    codec.resolve(&c, &call.name, &call.args, &|_| false),
+                    expected,
+                    "level {level}: {call:?}"
+                );
+                // The public entry points go through the same codec.
+                assert_eq!(c.resolve(&call.name, &call.args), expected);
+                assert_eq!(c.encode_call(name, args).unwrap(), call);
+                // A call that names one tool reaches it; one that names the dispatcher or a
+                // namespace reaches none.
+                match codec.tool_for_name(&c, &call.name) {
+                    Some(e) => assert_eq!(e.name, name, "level {level}"),
+                    None => assert!(matches!(
+                        call.name.as_str(),
+                        "t" | "github" | "mail" | "stripe"
+                    )),
+                }
+            }
+            // A name no level puts on the wire is a typed error naming the level's way in.
+            let Resolution::Error(error) =
+                codec.resolve(&c, "no_such_tool", &json!({}), &|_| false)
+            else {
+                panic!("level {level}: an unknown tool resolved");
+            };
+            assert_eq!(
+                error,
+                ResolveError::UnknownTool {
+                    name: "no_such_tool".to_owned(),
+                    level
+                }
+            );
+            assert!(error.message().ends_with(codec.unknown_tool_hint()));
+            // Arguments that are no object are read as `{}` and judged, never a panic.
+            for garbage in [json!("not json"), json!([1, 2]), Value::Null] {
+                let call =
+                    codec.encode_call(&c, c.entry_by_name("github_create_issue").unwrap(), garbage);
+                assert!(
+                    matches!(
+                        c.resolve(&call.name, &call.args),
+                        Resolution::Error(ResolveError::InvalidArguments(_))
+                    ),
+                    "level {level}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_map_style_is_registered_and_round_trips() {
+        let tools = catalogue();
+        // What each style writes for a tool with required parameters and one without.
+        let table = [
+            (
+                MapStyle::NameRequired,
+                "a0 github_create_issue repo,title",
+                "c0 stripe.get_balance\n",
+            ),
+            (
+                MapStyle::Explicit,
+                "a0 github_create_issue repo,title",
+                "c0 stripe.get_balance ()",
+            ),
+            (
+                MapStyle::Signature,
+                "a0 github_create_issue(repo,title,labels?:string[])",
+                "c0 stripe.get_balance()",
+            ),
+            (
+                MapStyle::Distinct,
+                "a0 github_create_issue repo,title",
+                "c0 stripe.get_balance\n",
+            ),
+        ];
+        assert_eq!(table.map(|(style, ..)| style), MapStyle::ALL);
+        let mut legends = Vec::new();
+        for (map_style, with_required, without) in table {
+            let line_style = styles::style(map_style);
+            legends.push(line_style.legend());
+            let c = compress(
+                &tools,
+                &Options::new()
+                    .with_level(Level::Three)
+                    .with_map_style(map_style),
+            )
+            .unwrap();
+            let system = c.system();
+            assert_eq!(c.stats().map_style, map_style);
+            assert!(
+                system.contains(&format!("\n{with_required}\n")),
+                "{map_style}: {system}"
+            );
+            assert!(system.contains(without), "{map_style}: {system}");
+            assert!(
+                system.contains(line_style.legend()),
+                "{map_style}: {system}"
+            );
+            for tool in &tools {
+                let name = tool.name.as_str();
+                // The tool's line is its code, its name and the style's body.
+                let mut body = String::new();
+                line_style.push_body(
+                    c.entry_by_name(name).unwrap(),
+                    &tool.input_schema,
+                    &mut body,
+                );
+                let line = format!("\n{} {name}{body}\n", c.code_for(name).unwrap());
+                assert!(system.contains(&line), "{map_style}: {line:?} in {system}");
+                let call = c.encode_call(name, valid_args(name)).unwrap();
+                assert_eq!(
+                    c.resolve(&call.name, &call.args),
+                    Resolution::Call {
+                        name: name.to_owned(),
+                        args: valid_args(name)
+                    }
+                );
+            }
+        }
+        legends.sort_unstable();
+        legends.dedup();
+        assert_eq!(
+            legends.len(),
+            MapStyle::ALL.len(),
+            "each style has its own legend"
+        );
+    }
+
+    #[test]
+    fn exactly_one_size_rule_advises_in_every_case() {
+        let advised = |tool_count, chars, level1_saved_pct, level3_saved_pct| {
+            let sizes = Sizes {
+                tool_count,
+                level1: Measure {
+                    chars,
+                    saved_pct: level1_saved_pct,
+                    lookalikes: (0, 1),
+                },
+                level3: Measure {
+                    chars: chars / 20,
+                    saved_pct: level3_saved_pct,
+                    lookalikes: (tool_count / 2, 2),
+                },
+                figure: format!("{chars} characters"),
+            };
+            Level::ALL
+                .into_iter()
+                .filter(|&level| codec(level).advise(&sizes).is_some())
+                .collect::<Vec<_>>()
+        };
+        for tool_count in [0, 1, 40, 400] {
+            for chars in [2, 20_999, 21_000, 90_000] {
+                for l1 in [-4.0, 0.0, 12.5, f64::NAN] {
+                    for l3 in [-30.0, 0.0, 96.5] {
+                        let levels = advised(tool_count, chars, l1, l3);
+                        assert_eq!(
+                            levels.len(),
+                            1,
+                            "{tool_count} tools, {chars} chars, {l1}%, {l3}%: {levels:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(advised(0, 2, 0.0, 0.0), [Level::Zero]);
+        assert_eq!(advised(5, 20_999, -1.0, 50.0), [Level::Zero]);
+        assert_eq!(advised(5, 20_999, 10.0, 50.0), [Level::One]);
+        assert_eq!(advised(5, 21_000, -1.0, 50.0), [Level::Three]);
+    }
+}

@@ -1,0 +1,60 @@
+//! Level 0: every tool as it came, in sorted order; no preamble. Real names, so the
+//! default reading back (the call names the tool) is this level's.
+
+use super::{Advice, LevelCodec, RenderInput, Rendered, Sizes, wire_tool};
+use crate::{error::CompressError, options::Level};
+
+/// Passthrough.
+pub(super) struct Zero;
+
+impl LevelCodec for Zero {
+    fn level(&self) -> Level {
+        Level::Zero
+    }
+
+    fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError> {
+        // Original schemas, untouched, in sorted order.
+        Ok(Rendered::tools(
+            input
+                .sorted
+                .iter()
+                .map(|t| {
+                    wire_tool(
+                        t.name.as_str(),
+                        t.description.clone(),
+                        t.input_schema.clone(),
+                    )
+                })
+                .collect(),
+        ))
+    }
+
+    /// Advised when there is nothing to compress, or when the block is small and level 1
+    /// would make it larger (the descriptions are already terse).
+    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
+        if sizes.tool_count == 0 {
+            return Some(Advice::new(
+                "There are no tools, so there is nothing to compress: leave the tools alone.",
+            ));
+        }
+        if !sizes.small() || !sizes.level1_grows() {
+            return None;
+        }
+        let figure = &sizes.figure;
+        Some(Advice::new(format!(
+            "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
+            sizes.level1.saved_pct.abs(),
+            if sizes.level3.saved_pct > 0.0 {
+                format!(
+                    "Level 3 does compress this ({:.1}% smaller), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
+                    sizes.level3.saved_pct
+                )
+            } else {
+                format!(
+                    "Level 3 would not help either: its dispatcher tools and map make this block {:.1}% larger.",
+                    sizes.level3.saved_pct.abs()
+                )
+            },
+        )))
+    }
+}
