@@ -31,23 +31,24 @@ use crate::{
 /// # Format
 ///
 /// ```json
-/// {"level":3,"reason":"149 tools take 88,829 characters (21,147 o200k_base tokens) at level 1. …",
+/// {"level":1,"reason":"149 tools take 88,829 characters (21,147 o200k_base tokens) at level 1, too many to send whole every turn. …",
 ///  "tool_count":149,"namespace_count":63,"ops_per_namespace":2.365,"level1_chars":88829,
 ///  "level1_tokens":21147,"level1_saved_pct":45.7,"level3_saved_pct":96.5,
-///  "ambiguous_map_lines":101,
+///  "ambiguous_map_lines":101,"discover_top":10,
 ///  "measured":[{"model":"Qwen2.5-Coder-1.5B-Instruct Q4_K_M","model_id":"qwen1.5b",
 ///    "scenarios":"held-out retrieval requests, answerable","answerable":true,
 ///    "catalogue":"the 149 real MCP tools","context":32768,"setting":"level=1","level":1,
-///    "map_style":null,"ranked_top":null,"compiled_map":false,"constrained":true,"n":75,
+///    "map_style":null,"ranked_top":null,"discovery":false,"compiled_map":false,"constrained":true,"n":75,
 ///    "right":42,"args_valid":59,"prompt_tokens":27473,"source":"docs/eval/session15-1.5b-heldout.jsonl"},…]}
 /// ```
 ///
-/// `measured` (only with a level-3 advice) holds the three model runs the reason quotes.
+/// `discover_top` (only for a large catalogue) is how many best-ranked tools to show with
+/// `find_tools`; `measured` (only then) holds the three model runs the reason quotes.
 ///
 /// `level1_tokens` is present only with the `tokens` feature:
 ///
 /// ```json
-/// {"level":3,"reason":"149 tools take 88,829 characters at level 1. …","tool_count":149,…}
+/// {"level":1,"reason":"149 tools take 88,829 characters at level 1, too many …","tool_count":149,…}
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -77,8 +78,13 @@ pub struct Recommendation {
     pub level3_saved_pct: f64,
     /// Level-3 map lines shared with another tool.
     pub ambiguous_map_lines: usize,
-    /// With a level-3 advice, the model runs the reason quotes: level 1, level 3 and level 1
-    /// with ranked pruning to the top 10, measured under the same conditions (rows of
+    /// With a level-1 advice for a large catalogue: show this many best-ranked real tools
+    /// and let the model find the rest (`PrunePolicy::Discover { top_k, .. }`, the
+    /// discovery setting; docs/DISCOVERY.md). `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discover_top: Option<usize>,
+    /// With the large-catalogue advice, the model runs the reason quotes: level 1, level 3
+    /// and level 1 with ranked pruning to the top 10, measured under the same conditions (rows of
     /// [`MEASURED`](crate::MEASURED), generated from `chef eval` runs). Empty otherwise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub measured: Vec<Measured>,
@@ -176,7 +182,14 @@ pub fn recommend_level_with_limits(
         level3: Measure::of(l3_stats),
         figure,
     };
-    let (level, Advice { reason, measured }) = Level::ALL
+    let (
+        level,
+        Advice {
+            reason,
+            measured,
+            discover_top,
+        },
+    ) = Level::ALL
         .into_iter()
         .find_map(|level| codec(level).advise(&sizes).map(|advice| (level, advice)))
         .unwrap_or_else(|| {
@@ -190,6 +203,7 @@ pub fn recommend_level_with_limits(
                         Level::default()
                     ),
                     measured: Vec::new(),
+                    discover_top: None,
                 },
             )
         });
@@ -205,6 +219,7 @@ pub fn recommend_level_with_limits(
         level1_saved_pct: l1_stats.saved_pct,
         level3_saved_pct: l3_stats.saved_pct,
         ambiguous_map_lines: ambiguous,
+        discover_top,
         measured,
     })
 }

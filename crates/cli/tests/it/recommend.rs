@@ -13,7 +13,8 @@ fn recommend_prints_level_and_reason_first() {
     let advice: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let keys: Vec<_> = advice.as_object().unwrap().keys().cloned().collect();
     assert_eq!(&keys[..2], ["level", "reason"]);
-    assert_eq!(advice["level"], 3);
+    assert_eq!(advice["level"], 1);
+    assert_eq!(advice["discover_top"], 10);
     assert!(
         advice["reason"]
             .as_str()
@@ -53,7 +54,7 @@ fn recommend_counts_o200k_tokens_as_compress_prints_them() {
     let reason = advice["reason"].as_str().unwrap();
     assert!(
         reason.starts_with(&format!(
-            "149 tools take {} characters ({} o200k_base tokens) at level 1.",
+            "149 tools take {} characters ({} o200k_base tokens) at level 1,",
             thousands(chars),
             thousands(tokens)
         )),

@@ -307,6 +307,8 @@ impl Sizes {
 pub(crate) struct Advice {
     pub(crate) reason: String,
     pub(crate) measured: Vec<Measured>,
+    /// Show this many best-ranked tools plus `find_tools` (the discovery setting).
+    pub(crate) discover_top: Option<usize>,
 }
 
 impl Advice {
@@ -314,6 +316,7 @@ impl Advice {
         Self {
             reason: reason.into(),
             measured: Vec::new(),
+            discover_top: None,
         }
     }
 }

@@ -6,9 +6,8 @@ use std::{collections::HashMap, ops::Range};
 use super::dispatch::{self, Dialect};
 use super::{Advice, Hidden, RenderInput, Rendered, Sizes, styles};
 use crate::compress::{Compressed, Entry};
-use crate::measured::{Measured, quoted_comparison};
 use crate::resolve::{ResolveError, with_description};
-use crate::{error::CompressError, options::Level, recommend::thousands};
+use crate::{error::CompressError, options::Level};
 
 /// Level-3 `t` description. Contains "map code".
 const T_DESC: &str =
@@ -58,47 +57,11 @@ impl Dialect for Three {
         out.push_str(&e.signature());
     }
 
-    /// Advised when the level-1 block is large enough that reclaiming it changes what
-    /// fits; the reason warns about lookalike map lines and quotes measured model runs.
-    fn advise(&self, sizes: &Sizes) -> Option<Advice> {
-        if sizes.tool_count == 0 || sizes.small() {
-            return None;
-        }
-        let tool_count = sizes.tool_count;
-        let (ambiguous, largest) = sizes.level3.lookalikes;
-        let mut reason = format!(
-            "{tool_count} tools take {} at level 1. Level 3 replaces them with two dispatcher tools (`t` to call, `q` to look up) plus a map of codes in the system prompt, {:.1}% smaller than the original here. The cost is turns: the model may look a tool up before calling it, and the provider no longer checks arguments, so keep chef's validation on. Stay at level 1 if latency matters more than context.",
-            sizes.figure, sizes.level3.saved_pct
-        );
-        #[expect(clippy::cast_precision_loss, reason = "tool counts are small")]
-        let share = ambiguous as f64 / tool_count as f64;
-        if share >= 0.25 {
-            reason.push_str(&format!(
-                " Check your map: {ambiguous} of {tool_count} level-3 map lines look like another tool's"
-            ));
-            if largest > 1 {
-                reason.push_str(&format!(", the largest group being {largest}"));
-            }
-            reason.push_str(". The tool name is then the model's only signal: use the signature map style (`--map-style signature`, `MapStyle::Signature`), or write a compiled map with `chef compile-map` and use level 4 (`chef compress --level 4 --compiled MAP.json`).");
-        }
-        let mut measured = Vec::new();
-        if let Some([one, three, ranked]) = quoted_comparison() {
-            reason.push_str(&format!(
-                " Measured on {} ({} {}; {}; docs/EVAL.md), the first tool the model dispatched was the right one in {} at level 1, {} at level 3 and {} at level 1 with ranked pruning to the 10 best-ranked tools (prompt tokens of the first request, counted by the model's own tokenizer: {}, {} and {}). Before moving a small model to level 3, measure it with `chef eval`: ranked pruning at level 1 (`chef eval --setting level=1,prune=ranked:10`, `PrunePolicy::Ranked` in the library) may serve it better.",
-                one.model,
-                one.n,
-                one.scenarios,
-                one.catalogue,
-                right_of(one),
-                right_of(three),
-                right_of(ranked),
-                tokens_of(one),
-                tokens_of(three),
-                tokens_of(ranked),
-            ));
-            measured = vec![*one, *three, *ranked];
-        }
-        Some(Advice { reason, measured })
+    /// Never advised by size alone: for a large catalogue the measured runs favour level 1
+    /// with discovery (see level 1's rule, which names level 3 for when context is the
+    /// binding constraint; docs/DISCOVERY.md).
+    fn advise(&self, _sizes: &Sizes) -> Option<Advice> {
+        None
     }
 }
 
@@ -142,17 +105,4 @@ fn preamble(input: &RenderInput<'_>) -> (String, (usize, usize)) {
     system.push_str(style.legend());
     system.push_str(INVOKE_HINT);
     (system, lookalikes)
-}
-
-/// "14/18".
-fn right_of(m: &Measured) -> String {
-    format!("{}/{}", m.right, m.n)
-}
-
-/// "27,494", or "not reported".
-fn tokens_of(m: &Measured) -> String {
-    m.prompt_tokens.map_or_else(
-        || "not reported".to_owned(),
-        |t| thousands(usize::try_from(t).unwrap_or(usize::MAX)),
-    )
 }

@@ -61,10 +61,17 @@ fn small_verbose_sets_get_level_1_with_validation_in_the_reason() {
 }
 
 #[test]
-fn the_real_corpus_gets_level_3_with_a_map_warning() {
+fn the_real_corpus_gets_level_1_with_discovery_and_a_map_warning_for_level_3() {
     let tools = real_tools();
     let r = recommend_level(&tools).unwrap();
-    assert_eq!(r.level, Level::Three);
+    assert_eq!(
+        (r.level, r.discover_top),
+        (Level::One, Some(10)),
+        "{}",
+        r.reason
+    );
+    assert!(r.reason.contains("PrunePolicy::Discover"), "{}", r.reason);
+    assert!(r.reason.contains("binding constraint"), "{}", r.reason);
     assert!(r.ops_per_namespace < 4.0);
     assert_eq!(r.namespace_count, 63);
     assert!(r.reason.contains("turn"), "{}", r.reason);
@@ -95,9 +102,9 @@ fn the_real_corpus_gets_level_3_with_a_map_warning() {
 }
 
 #[test]
-fn a_level_3_advice_quotes_the_measured_model_runs_it_returns() {
+fn a_large_catalogue_advice_quotes_the_measured_model_runs_it_returns() {
     let r = recommend_level(&real_tools()).unwrap();
-    assert_eq!(r.level, Level::Three);
+    assert_eq!(r.level, Level::One);
     let [one, three, ranked] = r.measured.as_slice() else {
         panic!("three rows: {:?}", r.measured)
     };
@@ -121,6 +128,7 @@ fn a_level_3_advice_quotes_the_measured_model_runs_it_returns() {
         recommend_level(&verbose(2, 2)).unwrap(),
     ] {
         assert_ne!(small.level, Level::Three);
+        assert_eq!(small.discover_top, None);
         assert!(small.measured.is_empty());
         assert!(!small.reason.contains("Measured on"), "{}", small.reason);
         assert!(
@@ -174,7 +182,8 @@ fn prefixes_of_the_real_corpus_cross_the_threshold_by_size() {
     let tools = real_tools();
     assert_eq!(recommend_level(&tools[..8]).unwrap().level, Level::One);
     assert_eq!(recommend_level(&tools[..14]).unwrap().level, Level::One);
-    assert_eq!(recommend_level(&tools[..40]).unwrap().level, Level::Three);
+    let r = recommend_level(&tools[..40]).unwrap();
+    assert_eq!((r.level, r.discover_top), (Level::One, Some(10)));
 }
 
 #[test]
@@ -192,7 +201,8 @@ fn terse_tools_get_level_0_and_a_reason_that_says_why() {
         let saved: f64 = re_ok.split("% smaller)").next().unwrap().parse().unwrap();
         assert!(saved > 0.0, "{}", r.reason);
     }
-    assert_eq!(recommend_level(&terse(400)).unwrap().level, Level::Three);
+    let r = recommend_level(&terse(400)).unwrap();
+    assert_eq!((r.level, r.discover_top), (Level::One, Some(10)));
 }
 
 #[test]
@@ -215,7 +225,7 @@ fn lookalike_heavy_sets_warn_and_distinct_sets_do_not() {
         .map(|i| tool(&format!("manage_t{i}"), "Manage the thing. It does a lot of different things depending on the operation, each of them documented at length in the service handbook.", json!({"type": "object", "properties": {"operation": {"type": "string", "description": "What to do, one of many operations listed in the service handbook."}}, "required": ["operation"]})))
         .collect();
     let r = recommend_level(&manage).unwrap();
-    assert_eq!(r.level, Level::Three);
+    assert_eq!((r.level, r.discover_top), (Level::One, Some(10)));
     assert!(
         r.reason.contains("200 of 200 level-3 map lines"),
         "{}",
@@ -232,7 +242,7 @@ fn lookalike_heavy_sets_warn_and_distinct_sets_do_not() {
 #[test]
 fn compress_never_upgrades_the_level_on_its_own() {
     let big = verbose(30, 10);
-    assert_eq!(recommend_level(&big).unwrap().level, Level::Three);
+    assert_eq!(recommend_level(&big).unwrap().discover_top, Some(10));
     for n in [1, 50, 300] {
         let c = compress(&big[..n], &Options::new()).unwrap();
         assert_eq!(c.stats().level, Level::One);
