@@ -376,7 +376,9 @@ impl Chef {
     }
 
     /// Sets which flat tools each compile keeps: "all", "by_task", or a dict such as
-    /// `{"policy": "ranked", "top_k": 8, "always_keep": ["ask_user"]}` or
+    /// `{"policy": "ranked", "top_k": 8, "always_keep": ["ask_user"]}`,
+    /// `{"policy": "discover", "top_k": 10}` (find, then call by real name: the ranked
+    /// tools plus `find_tools`, whose calls `route` answers as a `Lookup`) or
     /// `{"policy": "allowlist", "names": [...]}`.
     fn set_prune_policy(&self, policy: &Bound<'_, PyAny>) -> PyResult<()> {
         let policy = prune_policy(policy)?;

@@ -185,3 +185,31 @@ def test_a_wire_name_reaches_the_tool_and_the_gate() -> None:
     assert payload.names == {"timezone_convert": "timezone.convert"}
     s.set_blocked_tools(["timezone.convert"])
     assert_blocked(s, call("timezone_convert", {}))
+
+
+def test_discovery_from_python_finds_by_real_name_and_never_finds_a_blocked_tool() -> None:
+    """Issue 43: the discovery policy from Python — ranked tools plus find_tools; a search
+    is answered by route as a Lookup; the found tool is offered from the next compile,
+    after the tools already sent; a blocked tool is never found."""
+    tools = TOOLS + [
+        {"name": f"svc_op{i}", "description": f"Operation {i} of the billing service.",
+         "inputSchema": PATH}
+        for i in range(8)
+    ]
+    s = chef.Chef(level=1)
+    s.register_tools(tools)
+    s.set_prune_policy({"policy": "discover", "top_k": 2})
+    s.set_blocked_tools([BLOCKED])
+    s.push_user("Read the file /tmp/notes.txt")
+    first = s.compile("openai").wire_tools
+    assert "find_tools" in first and "web_search" not in first, first
+    found = s.route({"id": "c1", "name": "find_tools", "arguments": {"query": "search the web"}})
+    assert isinstance(found, chef.Lookup), found
+    assert "web_search(" in found.reply, found.reply
+    s.push({"role": "assistant", "content": [{"type": "tool_call", "id": "c1", "name": "find_tools",
+                                                "arguments": {"query": "search the web"}}]})
+    s.push_tool_result("c1", found.reply)
+    after = s.compile("openai").wire_tools
+    assert after[: len(first)] == first and "web_search" in after, after
+    hidden = s.route({"id": "c2", "name": "find_tools", "arguments": {"query": "delete a file"}})
+    assert isinstance(hidden, chef.Lookup) and "fs_delete_file(" not in hidden.reply, hidden.reply

@@ -129,6 +129,7 @@ pub enum PrunePolicy {
         /// How many ranked tools to show before any search.
         top_k: usize,
         /// Tools kept whatever the task (by exact name).
+        #[serde(default)]
         always_keep: Vec<String>,
     },
 }
