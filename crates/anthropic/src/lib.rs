@@ -48,11 +48,14 @@ mod compile;
 mod error;
 pub mod layout;
 mod parse;
+mod provider;
 mod stream;
 mod tool_search;
 pub mod wire;
 
 pub use chef_ir as ir;
+/// The server-sent-event decoder (from `chef-ir`, shared by every provider crate).
+pub use chef_ir::sse::{SseDecoder, SseError, SseEvent};
 /// History repair's placeholder texts and its report (from `chef-ir`, shared by every
 /// provider crate).
 pub use chef_ir::{PH_CONTINUES, PH_NO_RESULT, Repair};
@@ -68,7 +71,8 @@ pub use crate::{
         ParsedRequest, ParsedResponse, parse_request, parse_request_value, parse_response,
         parse_response_value, repair_history, request_to_ir,
     },
-    stream::{Assembler, SseDecoder, SseEvent},
+    provider::Anthropic,
+    stream::Assembler,
     tool_search::{KeepLoaded, ToolSearch, ToolSearchSet, compose_tool_search},
 };
 

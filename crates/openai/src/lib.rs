@@ -106,6 +106,7 @@ mod error;
 pub mod layout;
 mod lowering;
 mod notice;
+mod provider;
 pub mod responses;
 mod shared;
 mod tagged;
@@ -119,6 +120,7 @@ pub use chef_ir::{COMPACTION_HEADER, PH_CONTINUES, PH_NO_RESULT};
 pub use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
+    provider::{Chat, Responses},
     shared::{
         CompileOptions, ParsedResponse, StopReason, Usage, prefill_enforcement, repair_history,
     },
