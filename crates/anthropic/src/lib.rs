@@ -36,7 +36,9 @@
 //! compiled request for volatile text inside the cached prefix. [`compose_tool_search`]
 //! defers all but the tools kept loaded and adds Anthropic's tool-search server tool.
 //! [`SseDecoder`] and [`Assembler`] turn a streamed reply into the same
-//! [`ParsedResponse`] as a whole one.
+//! [`ParsedResponse`] as a whole one. [`Anthropic`] is the crate as a
+//! [`chef_ir::provider::Provider`] and a [`chef_ir::relay::Relay`] (a gateway relaying
+//! Messages replies, streamed or whole).
 //!
 //! Blocks this crate does not model (server tools' `server_tool_use`,
 //! `web_search_tool_result`, `tool_search_tool_result`, …) are kept as
@@ -49,6 +51,7 @@ mod error;
 pub mod layout;
 mod parse;
 mod provider;
+mod relay;
 mod stream;
 mod tool_search;
 pub mod wire;

@@ -46,6 +46,13 @@
 //! adapter runs it, reporting a [`Repair`] per change), and [`compaction_text`] and
 //! [`prefill_enforcement`] are the texts that stand in for what a target cannot carry.
 //!
+//! # What a provider crate implements
+//!
+//! [`provider::Provider`] is the one trait every provider crate implements (compile into a
+//! [`layout::Layout`], parse a reply and a request, its name rule); the runtime's
+//! per-target compile is generic over it. [`relay::Relay`] is what a gateway asks of a
+//! provider whose replies it relays, streamed or whole, over the shared [`sse`] decoder.
+//!
 //! # Tool calls written as text
 //!
 //! Models that do not emit native tool calls (small local models behind an
@@ -68,6 +75,7 @@ pub mod layout;
 mod load;
 mod message;
 pub mod provider;
+pub mod relay;
 mod repair;
 mod request;
 pub mod sse;
