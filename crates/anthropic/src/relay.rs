@@ -263,3 +263,95 @@ impl RelayStream for MessagesStream {
         std::mem::take(&mut self.out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+    use chef_ir::{
+        relay::{CallFate, Relay, RelayError},
+        sse::SseEvent,
+    };
+    use serde_json::{Value, json};
+
+    use crate::Anthropic;
+
+    fn event(value: &Value) -> SseEvent {
+        SseEvent::new(None, value.to_string())
+    }
+
+    /// The `event:` names written, in order.
+    fn names(bytes: &[u8]) -> Vec<String> {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .filter_map(|l| l.strip_prefix("event: ").map(str::to_owned))
+            .collect()
+    }
+
+    #[test]
+    fn text_passes_through_calls_are_held_and_written_whole_under_their_real_names() {
+        let round = [
+            json!({"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 3}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}),
+            json!({"type": "content_block_stop", "index": 0}),
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "c", "name": "t", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"f\":1}"}}),
+            json!({"type": "content_block_stop", "index": 1}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 2}}),
+            json!({"type": "message_stop"}),
+        ];
+        let mut stream = Anthropic.stream(&serde_json::Map::new(), chef_ir::relay::Echo::new());
+        for value in &round {
+            stream.event(&event(value)).unwrap();
+        }
+        let passed = stream.take();
+        assert_eq!(
+            names(&passed),
+            [
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop"
+            ]
+        );
+        let mut reply = stream.end_round().unwrap();
+        assert_eq!(reply["content"][1]["input"], json!({"f": 1}));
+        let fate = |id: &str| {
+            (id == "c").then(|| CallFate::Client {
+                name: "files.read".into(),
+                arguments: json!({"path": "a"}),
+            })
+        };
+        Anthropic.finish_reply(&mut reply, &fate, None);
+        stream.finish(&reply, Anthropic.usage(&reply));
+        let end = String::from_utf8(stream.take()).unwrap();
+        assert!(end.contains(r#""index":1,"content_block":{"type":"tool_use","id":"c","name":"files.read","input":{}}"#), "{end}");
+        assert!(
+            end.contains(r#""partial_json":"{\"path\":\"a\"}""#),
+            "{end}"
+        );
+        assert!(end.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+    }
+
+    #[test]
+    fn an_answered_call_leaves_and_the_stop_reason_follows() {
+        let mut reply = json!({"content": [{"type": "tool_use", "id": "q", "name": "q", "input": {}}], "stop_reason": "tool_use"});
+        Anthropic.finish_reply(&mut reply, &|_| Some(CallFate::Answered), None);
+        assert_eq!(reply, json!({"content": [], "stop_reason": "end_turn"}));
+    }
+
+    #[test]
+    fn a_round_that_stops_early_or_reports_an_error_is_a_typed_error() {
+        let mut stream = Anthropic.stream(&serde_json::Map::new(), chef_ir::relay::Echo::new());
+        assert!(matches!(stream.end_round(), Err(RelayError::Truncated)));
+        let error =
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}});
+        assert!(
+            matches!(stream.event(&event(&error)), Err(RelayError::Upstream { message }) if message == "busy")
+        );
+        let broken = SseEvent::new(None, "{");
+        let err = stream.event(&broken).unwrap_err();
+        assert!(std::error::Error::source(&err).is_some(), "{err}");
+    }
+}

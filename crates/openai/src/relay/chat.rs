@@ -308,3 +308,58 @@ impl RelayStream for ChatStream {
         std::mem::take(&mut self.out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+    use chef_ir::{
+        relay::{Echo, Relay},
+        sse::SseEvent,
+    };
+    use serde_json::{Map, json};
+
+    use crate::Chat;
+
+    #[test]
+    fn chunks_assemble_into_a_completion_and_the_client_asks_for_its_usage() {
+        let mut extras = Map::new();
+        extras.insert("stream_options".into(), json!({"include_usage": true}));
+        let mut stream = Chat.stream(&extras, Echo::new());
+        let chunks = [
+            r#"{"id":"c1","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hel"}}]}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{"content":"lo","tool_calls":[{"index":0,"id":"k","function":{"name":"t","arguments":"{\"a\""}}]}}]}"#,
+            r#"{"id":"c1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]},"finish_reason":"tool_calls"}]}"#,
+            r#"{"id":"c1","choices":[],"usage":{"prompt_tokens":4}}"#,
+            "[DONE]",
+        ];
+        for chunk in chunks {
+            stream.event(&SseEvent::new(None, chunk)).unwrap();
+        }
+        let passed = String::from_utf8(stream.take()).unwrap();
+        assert_eq!(passed.matches("data: ").count(), 2, "{passed}");
+        let reply = stream.end_round().unwrap();
+        let message = &reply["choices"][0]["message"];
+        assert_eq!(message["content"], "Hello");
+        assert_eq!(
+            message["tool_calls"][0]["function"]["arguments"],
+            "{\"a\":1}"
+        );
+        assert_eq!(Chat.usage(&reply), json!({"prompt_tokens": 4}).as_object());
+        stream.finish(&reply, Chat.usage(&reply));
+        let end = String::from_utf8(stream.take()).unwrap();
+        assert!(end.contains(r#""usage":{"prompt_tokens":4}"#), "{end}");
+        assert!(end.ends_with("data: [DONE]\n\n"));
+    }
+
+    #[test]
+    fn a_forced_tool_is_renamed_or_becomes_required() {
+        let mut choice = json!({"type": "function", "function": {"name": "files.read"}});
+        *Chat.forced_tool(&mut choice).unwrap() = json!("files_read");
+        assert_eq!(choice["function"]["name"], "files_read");
+        assert_eq!(Chat.any_tool(), json!("required"));
+        let mut extras = Map::new();
+        Chat.ask_stream_usage(&mut extras);
+        assert_eq!(extras["stream_options"], json!({"include_usage": true}));
+    }
+}
