@@ -125,4 +125,9 @@ const _: fn() = || {
     assert_send_sync::<Request>();
     assert_send_sync::<ToolDefinition>();
     assert_send_sync::<LoadError>();
+    assert_send_sync::<provider::Compiled>();
+    assert_send_sync::<relay::Echo>();
+    assert_send_sync::<relay::RelayError>();
+    assert_send_sync::<sse::SseDecoder>();
+    assert_send_sync::<sse::SseError>();
 };
