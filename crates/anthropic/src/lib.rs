@@ -36,7 +36,9 @@
 //! compiled request for volatile text inside the cached prefix. [`compose_tool_search`]
 //! defers all but the tools kept loaded and adds Anthropic's tool-search server tool.
 //! [`SseDecoder`] and [`Assembler`] turn a streamed reply into the same
-//! [`ParsedResponse`] as a whole one.
+//! [`ParsedResponse`] as a whole one. [`Anthropic`] is the crate as a
+//! [`chef_ir::provider::Provider`] and a [`chef_ir::relay::Relay`] (a gateway relaying
+//! Messages replies, streamed or whole).
 //!
 //! Blocks this crate does not model (server tools' `server_tool_use`,
 //! `web_search_tool_result`, `tool_search_tool_result`, …) are kept as
@@ -48,11 +50,15 @@ mod compile;
 mod error;
 pub mod layout;
 mod parse;
+mod provider;
+mod relay;
 mod stream;
 mod tool_search;
 pub mod wire;
 
 pub use chef_ir as ir;
+/// The server-sent-event decoder (from `chef-ir`, shared by every provider crate).
+pub use chef_ir::sse::{SseDecoder, SseError, SseEvent};
 /// History repair's placeholder texts and its report (from `chef-ir`, shared by every
 /// provider crate).
 pub use chef_ir::{PH_CONTINUES, PH_NO_RESULT, Repair};
@@ -68,7 +74,8 @@ pub use crate::{
         ParsedRequest, ParsedResponse, parse_request, parse_request_value, parse_response,
         parse_response_value, repair_history, request_to_ir,
     },
-    stream::{Assembler, SseDecoder, SseEvent},
+    provider::Anthropic,
+    stream::Assembler,
     tool_search::{KeepLoaded, ToolSearch, ToolSearchSet, compose_tool_search},
 };
 

@@ -1,7 +1,7 @@
 //! Streaming: server-sent events in, the same [`ParsedResponse`] as a whole reply out.
 //!
-//! [`SseDecoder`] cuts a byte stream into events however the bytes were split;
-//! [`Assembler`] applies the Messages streaming events (`message_start`,
+//! [`SseDecoder`] (chef-ir's [`chef_ir::sse`], shared by every provider) cuts a byte
+//! stream into events however the bytes were split; [`Assembler`] applies the Messages streaming events (`message_start`,
 //! `content_block_start` / `_delta` / `_stop`, `message_delta`, `message_stop`, `ping`,
 //! `error`) to rebuild the response JSON, then parses it exactly as
 //! [`parse_response`](crate::parse_response) does. Blocks the crate does not model arrive
@@ -13,7 +13,7 @@
 //!
 //! ```
 //! use chef_anthropic::{Assembler, SseDecoder};
-//! use chef_ir::WireNames;
+//! use chef_ir::{WireNames, sse::SseEvent};
 //!
 //! let sse = concat!(
 //!     "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n",
@@ -39,96 +39,13 @@
 
 use std::collections::BTreeMap;
 
-use chef_ir::WireNames;
+use chef_ir::{WireNames, sse::SseEvent};
 use serde_json::{Map, Value};
 
 use crate::{
     error::{Error, Result},
     parse::{ParsedResponse, parse_response_value},
 };
-
-/// One server-sent event.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct SseEvent {
-    /// The `event:` field, when present.
-    pub event: Option<String>,
-    /// The `data:` lines, joined with `"\n"`.
-    pub data: String,
-}
-
-/// Cuts a byte stream into server-sent events, independent of how the bytes are chunked.
-#[derive(Debug, Clone, Default)]
-pub struct SseDecoder {
-    line: Vec<u8>,
-    event: Option<String>,
-    data: Option<String>,
-}
-
-impl SseDecoder {
-    /// A decoder at the start of a stream.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Feeds bytes; returns the events they complete.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<SseEvent>> {
-        let mut events = Vec::new();
-        for &byte in chunk {
-            if byte != b'\n' {
-                self.line.push(byte);
-                continue;
-            }
-            if self.line.last() == Some(&b'\r') {
-                self.line.pop();
-            }
-            let line = std::mem::take(&mut self.line);
-            let line = String::from_utf8(line)
-                .map_err(|e| Error::shape("sse", format!("line is not UTF-8: {e}")))?;
-            if let Some(event) = self.line_done(&line) {
-                events.push(event);
-            }
-        }
-        Ok(events)
-    }
-
-    /// Ends the stream; returns the last event if the stream did not end with a blank line.
-    pub fn finish(mut self) -> Result<Option<SseEvent>> {
-        if !self.line.is_empty() {
-            let line = String::from_utf8(std::mem::take(&mut self.line))
-                .map_err(|e| Error::shape("sse", format!("line is not UTF-8: {e}")))?;
-            if let Some(event) = self.line_done(&line) {
-                return Ok(Some(event));
-            }
-        }
-        Ok(self.line_done(""))
-    }
-
-    fn line_done(&mut self, line: &str) -> Option<SseEvent> {
-        if line.is_empty() {
-            let data = self.data.take();
-            let event = self.event.take();
-            return data.map(|data| SseEvent { event, data });
-        }
-        if line.starts_with(':') {
-            return None;
-        }
-        let (field, value) = line.split_once(':').unwrap_or((line, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value);
-        match field {
-            "event" => self.event = Some(value.to_owned()),
-            "data" => match &mut self.data {
-                Some(data) => {
-                    data.push('\n');
-                    data.push_str(value);
-                }
-                None => self.data = Some(value.to_owned()),
-            },
-            _ => {}
-        }
-        None
-    }
-}
 
 /// Rebuilds a response from Messages streaming events.
 #[derive(Debug, Clone, Default)]

@@ -60,6 +60,7 @@ mod notice;
 mod options;
 mod parse;
 mod prefill;
+mod provider;
 mod schema;
 mod serialise;
 pub mod wire;
@@ -79,6 +80,7 @@ pub use crate::{
     options::{CompileOptions, SchemaMode, ThinkingMode},
     parse::{ParsedResponse, parse_request, parse_response, request_from_wire},
     prefill::prefill_enforcement,
+    provider::Gemini,
     schema::{MAX_DEPTH, clean_schema},
     serialise::{to_vec, to_vec_with_tools_at},
 };

@@ -70,6 +70,27 @@ impl<T> Layout<T> {
     }
 }
 
+/// The separators around `"tools":<array>` inserted between `head` and `tail` (a body cut
+/// at [`Layout::tools_at`]): just before the closing `}` it follows a comma when members
+/// precede it; elsewhere a comma follows it when members come after it.
+///
+/// ```
+/// use chef_ir::layout::tools_separators;
+/// assert_eq!(tools_separators(b"{", b"\"a\":1}"), (&b"\"tools\":"[..], &b","[..]));
+/// assert_eq!(tools_separators(b"{\"a\":1", b"}"), (&b",\"tools\":"[..], &b""[..]));
+/// assert_eq!(tools_separators(b"{", b"}"), (&b"\"tools\":"[..], &b""[..]));
+/// ```
+pub fn tools_separators(head: &[u8], tail: &[u8]) -> (&'static [u8], &'static [u8]) {
+    let at_end = tail == b"}";
+    let before: &'static [u8] = if at_end && head.len() > 1 {
+        b",\"tools\":"
+    } else {
+        b"\"tools\":"
+    };
+    let after: &'static [u8] = if !at_end && tail.len() > 1 { b"," } else { b"" };
+    (before, after)
+}
+
 /// Notices as text, renumbered by `offset` where `renumber` can (it returns whether it
 /// did), and whether all of them hold at that offset. The notices in `tool_notices` name no
 /// message and hold at any offset.

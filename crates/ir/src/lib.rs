@@ -46,6 +46,13 @@
 //! adapter runs it, reporting a [`Repair`] per change), and [`compaction_text`] and
 //! [`prefill_enforcement`] are the texts that stand in for what a target cannot carry.
 //!
+//! # What a provider crate implements
+//!
+//! [`provider::Provider`] is the one trait every provider crate implements (compile into a
+//! [`layout::Layout`], parse a reply and a request, its name rule); the runtime's
+//! per-target compile is generic over it. [`relay::Relay`] is what a gateway asks of a
+//! provider whose replies it relays, streamed or whole, over the shared [`sse`] decoder.
+//!
 //! # Tool calls written as text
 //!
 //! Models that do not emit native tool calls (small local models behind an
@@ -67,8 +74,11 @@ pub mod interop;
 pub mod layout;
 mod load;
 mod message;
+pub mod provider;
+pub mod relay;
 mod repair;
 mod request;
+pub mod sse;
 mod stand_in;
 mod text_call;
 mod tool;
@@ -115,4 +125,9 @@ const _: fn() = || {
     assert_send_sync::<Request>();
     assert_send_sync::<ToolDefinition>();
     assert_send_sync::<LoadError>();
+    assert_send_sync::<provider::Compiled>();
+    assert_send_sync::<relay::Echo>();
+    assert_send_sync::<relay::RelayError>();
+    assert_send_sync::<sse::SseDecoder>();
+    assert_send_sync::<sse::SseError>();
 };

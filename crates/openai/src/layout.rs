@@ -10,64 +10,52 @@ pub const CHAT_MESSAGES_KEY: &str = "messages";
 /// The key of a Responses body's input items.
 pub const RESPONSES_INPUT_KEY: &str = "input";
 
-/// Compiles `request` for Chat Completions (see [`chat::compile_with`]) into a [`Layout`]:
-/// the body without its `tools` member, which goes back first, just after the opening `{`.
-///
-/// `offset` is how many history messages `request` left out in front: each notice about
-/// one message is renumbered by it; a degraded prefill's notice, which names a position in
-/// the wire messages, cannot be, and makes [`Layout::notices_shifted`] false.
-///
-/// # Errors
-///
-/// As [`chat::compile_with`], and when the body cannot be serialised.
-pub fn chat<'a>(
-    request: &'a Request,
-    options: &CompileOptions,
-    pass: ToolPass,
-    offset: usize,
-) -> Result<Layout<Tagged<'a, chat::wire::Tool<'a>>>> {
-    let mut c = chat::compile_with(request, options, pass)?;
-    let tools = std::mem::take(&mut c.body.tools);
-    let body = chat::to_vec(&c)?;
-    Ok(finish(
-        body,
-        CHAT_MESSAGES_KEY,
-        (tools, pass),
-        c.names,
-        &c.notices,
-        c.tool_notices,
-        offset,
-    ))
+/// A public `layout` function of one API: `$api::compile_with`, the tools taken out,
+/// `$api::to_vec`, and [`finish`] with the body's array key.
+macro_rules! api_layout {
+    ($(#[$doc:meta])* $api:ident, $key:ident) => {
+        $(#[$doc])*
+        pub fn $api<'a>(
+            request: &'a Request,
+            options: &CompileOptions,
+            pass: ToolPass,
+            offset: usize,
+        ) -> Result<Layout<Tagged<'a, $api::wire::Tool<'a>>>> {
+            let mut c = $api::compile_with(request, options, pass)?;
+            let tools = std::mem::take(&mut c.body.tools);
+            let body = $api::to_vec(&c)?;
+            let tool_notices = c.tool_notices;
+            Ok(finish(body, $key, (tools, pass), c.names, &c.notices, tool_notices, offset))
+        }
+    };
 }
 
-/// Compiles `request` for Responses (see [`responses::compile_with`]) into a [`Layout`]:
-/// the body without its `tools` member, which goes back first, just after the opening `{`.
-///
-/// `offset` is how many history messages `request` left out in front: each notice about
-/// one message is renumbered by it (a system message hoisted into `instructions` too,
-/// [`Notice::SystemHoisted`]); a degraded prefill's notice cannot be, as for [`chat()`].
-///
-/// # Errors
-///
-/// As [`responses::compile_with`], and when the body cannot be serialised.
-pub fn responses<'a>(
-    request: &'a Request,
-    options: &CompileOptions,
-    pass: ToolPass,
-    offset: usize,
-) -> Result<Layout<Tagged<'a, responses::wire::Tool<'a>>>> {
-    let mut c = responses::compile_with(request, options, pass)?;
-    let tools = std::mem::take(&mut c.body.tools);
-    let body = responses::to_vec(&c)?;
-    Ok(finish(
-        body,
-        RESPONSES_INPUT_KEY,
-        (tools, pass),
-        c.names,
-        &c.notices,
-        c.tool_notices,
-        offset,
-    ))
+api_layout! {
+    /// Compiles `request` for Chat Completions (see [`chat::compile_with`]) into a [`Layout`]:
+    /// the body without its `tools` member, which goes back first, just after the opening `{`.
+    ///
+    /// `offset` is how many history messages `request` left out in front: each notice about
+    /// one message is renumbered by it; a degraded prefill's notice, which names a position in
+    /// the wire messages, cannot be, and makes [`Layout::notices_shifted`] false.
+    ///
+    /// # Errors
+    ///
+    /// As [`chat::compile_with`], and when the body cannot be serialised.
+    chat, CHAT_MESSAGES_KEY
+}
+
+api_layout! {
+    /// Compiles `request` for Responses (see [`responses::compile_with`]) into a [`Layout`]:
+    /// the body without its `tools` member, which goes back first, just after the opening `{`.
+    ///
+    /// `offset` is how many history messages `request` left out in front: each notice about
+    /// one message is renumbered by it (a system message hoisted into `instructions` too,
+    /// [`Notice::SystemHoisted`]); a degraded prefill's notice cannot be, as for [`chat()`].
+    ///
+    /// # Errors
+    ///
+    /// As [`responses::compile_with`], and when the body cannot be serialised.
+    responses, RESPONSES_INPUT_KEY
 }
 
 /// The layout both targets share: tools first, notices renumbered where they are local.

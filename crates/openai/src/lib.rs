@@ -30,7 +30,9 @@
 //! input items joined by `call_id`, reasoning items echoed back). Each has a `wire`
 //! module mirroring the JSON, `compile`, `to_vec`, `parse_response` and `parse_request`,
 //! and `compile_with`, which can leave the tools out ([`ToolPass::Skip`]) for a caller
-//! that keeps their serialised bytes and notices from an earlier compile.
+//! that keeps their serialised bytes and notices from an earlier compile. [`Chat`] and
+//! [`Responses`] are the two as a [`chef_ir::provider::Provider`], and as a
+//! [`chef_ir::relay::Relay`] (a gateway relaying their replies, streamed or whole).
 //!
 //! # Nothing silent
 //!
@@ -106,6 +108,8 @@ mod error;
 pub mod layout;
 mod lowering;
 mod notice;
+mod provider;
+mod relay;
 pub mod responses;
 mod shared;
 mod tagged;
@@ -119,6 +123,7 @@ pub use chef_ir::{COMPACTION_HEADER, PH_CONTINUES, PH_NO_RESULT};
 pub use crate::{
     error::{Error, Result},
     notice::{Notice, PrefillPlacement},
+    provider::{Chat, Responses},
     shared::{
         CompileOptions, ParsedResponse, StopReason, Usage, prefill_enforcement, repair_history,
     },

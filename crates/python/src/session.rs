@@ -6,7 +6,7 @@
 
 use chef::{ChefConfig, ChefError, PrunePolicy, ToolGroup, ToolsMode, memory::Memory};
 use chef_compress::Level;
-use chef_ir::{Message, Target, ToolDefinition, WireNames};
+use chef_ir::{Message, Target, ToolDefinition, WireNames, provider::Provider};
 use parking_lot::Mutex;
 use pyo3::{
     exceptions::PyTypeError,
@@ -493,19 +493,16 @@ impl Chef {
                 Some((t, names)) if *t == target => names.clone(),
                 _ => WireNames::default(),
             };
+            let history = i.chef.history();
             let message = match target {
-                Target::Anthropic => chef::anthropic::parse_response(bytes, &names)
-                    .map(|r| r.message)
-                    .map_err(|e| e.to_string()),
-                Target::OpenAiChat => chef::openai::chat::parse_response(bytes, &names)
-                    .map(|r| r.message)
-                    .map_err(|e| e.to_string()),
-                Target::OpenAiResponses => chef::openai::responses::parse_response(bytes, &names)
-                    .map(|r| r.message)
-                    .map_err(|e| e.to_string()),
-                Target::Gemini => chef::gemini::parse_response(bytes, &names, i.chef.history())
-                    .map(|r| r.message)
-                    .map_err(|e| e.to_string()),
+                Target::Anthropic => {
+                    parse_reply::<chef::anthropic::Anthropic>(bytes, &names, history)
+                }
+                Target::OpenAiChat => parse_reply::<chef::openai::Chat>(bytes, &names, history),
+                Target::OpenAiResponses => {
+                    parse_reply::<chef::openai::Responses>(bytes, &names, history)
+                }
+                Target::Gemini => parse_reply::<chef::gemini::Gemini>(bytes, &names, history),
             };
             Ok(message.map(|message| {
                 let calls: Vec<_> = message.tool_calls().cloned().collect();
@@ -759,3 +756,13 @@ impl std::fmt::Display for StrError {
 }
 
 impl std::error::Error for StrError {}
+
+/// A reply read through the target's provider crate ([`Provider::parse_reply`]), its error
+/// as the text the Python exception carries.
+fn parse_reply<P: Provider>(
+    bytes: &[u8],
+    names: &WireNames,
+    history: &[Message],
+) -> Result<Message, String> {
+    P::parse_reply(bytes, names, history).map_err(|e| e.to_string())
+}

@@ -5,8 +5,11 @@ use axum::{
     http::{HeaderValue, StatusCode, header},
     response::{IntoResponse, Response},
 };
-use chef_ir::Target;
-use serde_json::{Value, json};
+use chef_ir::{
+    Target,
+    relay::{Relay, RelayError},
+};
+use serde_json::Value;
 
 /// An API the gateway answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,12 +50,13 @@ impl Api {
         }
     }
 
-    /// The top-level request fields chef compiles (the rest are kept and sent as received).
-    pub fn owned_fields(self) -> &'static [&'static str] {
+    /// The provider crate's side of relaying this API: the request members chef owns,
+    /// reading and rewriting replies, the client's stream.
+    pub fn relay(self) -> &'static dyn Relay {
         match self {
-            Self::Chat => &["messages", "tools"],
-            Self::Responses => &["input", "instructions", "tools"],
-            Self::Messages => &["system", "messages", "tools"],
+            Self::Chat => &chef_openai::Chat,
+            Self::Responses => &chef_openai::Responses,
+            Self::Messages => &chef_anthropic::Anthropic,
         }
     }
 
@@ -62,58 +66,19 @@ impl Api {
     }
 }
 
-/// What went wrong, in terms every API has an error type for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// The request is malformed (400).
-    InvalidRequest,
-    /// The body is too large (413).
-    TooLarge,
-    /// No such route (404).
-    NotFound,
-    /// The upstream could not be reached or answered nonsense (502).
-    Upstream,
-    /// The upstream took too long (504).
-    Timeout,
-    /// The gateway itself failed (500).
-    Internal,
-}
+/// What went wrong, in terms every API has an error type for (its shape in each API is
+/// the provider crate's, [`Relay::error_body`]).
+pub use chef_ir::relay::ErrorKind as Kind;
 
-impl Kind {
-    fn status(self) -> StatusCode {
-        match self {
-            Self::InvalidRequest => StatusCode::BAD_REQUEST,
-            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::NotFound => StatusCode::NOT_FOUND,
-            Self::Upstream => StatusCode::BAD_GATEWAY,
-            Self::Timeout => StatusCode::GATEWAY_TIMEOUT,
-            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-        }
-    }
-
-    /// The error `type` of each API.
-    fn type_name(self, api: Api) -> &'static str {
-        match (self, api.is_openai()) {
-            (Self::InvalidRequest, _) | (Self::NotFound, true) => "invalid_request_error",
-            (Self::NotFound, false) => "not_found_error",
-            (Self::TooLarge, true) => "invalid_request_error",
-            (Self::TooLarge, false) => "request_too_large",
-            (Self::Timeout, false) => "timeout_error",
-            (Self::Upstream | Self::Internal, false) => "api_error",
-            (Self::Upstream | Self::Internal | Self::Timeout, true) => "server_error",
-        }
-    }
-
-    /// The OpenAI `code`.
-    fn code(self) -> &'static str {
-        match self {
-            Self::InvalidRequest => "invalid_request",
-            Self::TooLarge => "request_too_large",
-            Self::NotFound => "not_found",
-            Self::Upstream => "upstream_error",
-            Self::Timeout => "upstream_timeout",
-            Self::Internal => "gateway_error",
-        }
+/// The status code of `kind`.
+fn status(kind: Kind) -> StatusCode {
+    match kind {
+        Kind::InvalidRequest => StatusCode::BAD_REQUEST,
+        Kind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        Kind::NotFound => StatusCode::NOT_FOUND,
+        Kind::Upstream => StatusCode::BAD_GATEWAY,
+        Kind::Timeout => StatusCode::GATEWAY_TIMEOUT,
+        Kind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
@@ -145,23 +110,27 @@ impl ApiError {
 
     /// The status code.
     pub fn status(&self) -> StatusCode {
-        self.kind.status()
-    }
-
-    /// The OpenAI `code` of this error.
-    pub fn kind_code(&self) -> &'static str {
-        self.kind.code()
+        status(self.kind)
     }
 }
 
-/// `{"error":{"message","type","code"}}` (OpenAI) or
-/// `{"type":"error","error":{"type","message"}}` (Anthropic).
+/// The client's error for a reply or stream the provider crate could not relay.
+pub fn relay_error(api: Api, e: RelayError) -> ApiError {
+    use std::error::Error as _;
+    let message = match &e {
+        RelayError::Upstream { message } => message.clone(),
+        // The cause, after what failed.
+        other => match other.source() {
+            Some(source) => format!("{other}: {source}"),
+            None => other.to_string(),
+        },
+    };
+    ApiError::new(api, Kind::Upstream, message)
+}
+
+/// The error body of `api` (the provider crate's shape).
 pub fn error_body(api: Api, kind: Kind, message: &str) -> Value {
-    if api.is_openai() {
-        json!({"error": {"message": message, "type": kind.type_name(api), "param": null, "code": kind.code()}})
-    } else {
-        json!({"type": "error", "error": {"type": kind.type_name(api), "message": message}})
-    }
+    api.relay().error_body(kind, message)
 }
 
 impl IntoResponse for ApiError {

@@ -554,15 +554,12 @@ async fn whole(
             ApiError::new(api, Kind::Upstream, "the upstream reply is not valid JSON")
         })?;
         let message = parse_reply(api, &raw, &names)?;
-        reply::accumulate_usage(&mut usage, &raw);
+        reply::accumulate_usage(api, &mut usage, &raw);
         let decisions = decide_round(gateway, &mut prepared.chef, &message, round == max).await;
         if !all_internal(&decisions) {
             tracing::debug!(api = api.name(), round, "final round");
             reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
-            return Ok(match &prepared.echo {
-                Some(echo) => json_response(StatusCode::OK, &echo.response(&raw)),
-                None => json_response(StatusCode::OK, &raw),
-            });
+            return Ok(json_response(StatusCode::OK, &prepared.echo.reply(&raw)));
         }
         prepared.chef.push(message);
         prepared.chef.push(internal_results(&decisions));

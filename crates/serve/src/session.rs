@@ -9,14 +9,13 @@ use std::sync::{
 
 use chef::{Chef, ChefConfig, OwnedCall, PrunePolicy, Routed};
 use chef_compress::Level;
-use chef_ir::{Content, Message, Role, ToolCall, ToolCallId, ToolResult, WireNames};
+use chef_ir::{Content, Message, Role, ToolCall, ToolCallId, ToolResult, WireNames, relay::Echo};
 use serde_json::{Map, Value};
 use sha2::Digest as _;
 
 use crate::{
     api::{Api, ApiError, Kind},
     config::{Config, Prune},
-    reply::Echo,
 };
 
 /// A client request read and turned into a session.
@@ -34,8 +33,9 @@ pub struct Prepared {
     /// Whether the client sent no tools (absent or an empty list): the request goes
     /// upstream with no tools and no map, and its `tool_choice` as sent.
     pub toolless: bool,
-    /// Responses: the client's own `tools` and `instructions`, for the reply.
-    pub echo: Option<Echo>,
+    /// What the reply repeats of the client's request (Responses: its own `tools` and
+    /// `instructions`), as the provider crate says.
+    pub echo: Echo,
     /// The pool key (the tools' bytes) when the session may be kept for reuse.
     key: Option<Arc<[u8]>>,
     /// The tool block's size, before and after compression.
@@ -263,7 +263,7 @@ pub struct Parsed {
     tools: Tools,
     extras: Map<String, Value>,
     stream: bool,
-    echo: Option<Echo>,
+    echo: Echo,
 }
 
 impl Parsed {
@@ -401,7 +401,8 @@ pub fn parse_with(
         }
     };
     let members = members.0;
-    let owned = api.owned_fields();
+    let relay = api.relay();
+    let owned = relay.owned_fields();
     let mut extras = Map::new();
     for (key, raw) in &members {
         if owned.contains(&key.as_str()) {
@@ -411,8 +412,10 @@ pub fn parse_with(
             .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
         extras.insert(key.clone(), value);
     }
-    let stream = extras.get("stream").and_then(Value::as_bool) == Some(true);
-    refuse_unsupported(api, &extras)?;
+    let stream = relay.streamed(&extras);
+    if let Some(refusal) = relay.refusal(&extras) {
+        return Err(invalid(api, refusal));
+    }
     // The last of a member given twice, as a JSON reader keeps.
     let member = |name: &str| {
         members
@@ -421,12 +424,10 @@ pub fn parse_with(
             .find(|(k, _)| k == name)
             .map(|(_, raw)| *raw)
     };
-    let echo = (api == Api::Responses).then(|| Echo {
-        tools: member("tools").map(ToOwned::to_owned),
-        instructions: member("instructions").map(ToOwned::to_owned),
-    });
+    let echo = relay.echo(&|name| member(name).map(ToOwned::to_owned));
     let pool = pool.filter(|_| pooled(config));
-    let tools_raw = member("tools").map(serde_json::value::RawValue::get);
+    let tools_member = relay.tools_member();
+    let tools_raw = member(tools_member).map(serde_json::value::RawValue::get);
     let key: Option<Arc<[u8]>> = pool.and(tools_raw).map(|raw| Arc::from(raw.as_bytes()));
     let template = match (pool, &key) {
         (Some(pool), Some(key)) => pool.get(key),
@@ -435,32 +436,19 @@ pub fn parse_with(
     let reduced;
     let read = match &template {
         Some(_) => {
-            reduced = object_of(members.iter().filter(|(k, _)| k != "tools"));
+            reduced = object_of(members.iter().filter(|(k, _)| k != tools_member));
             &reduced[..]
         }
         None => body,
     };
-    let request = match api {
-        Api::Messages => {
-            let value: Value = serde_json::from_slice(read)
-                .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
-            let parsed = chef_anthropic::parse_request_value(&value, &WireNames::default())
-                .map_err(|e| invalid(api, e.to_string()))?;
-            let mut request = parsed.request;
-            // chef sessions have no prefill: the trailing assistant text goes back at the end
-            // of the history, where the Messages API reads it as one.
-            if let Some(prefill) = request.prefill.take() {
-                request.messages.push(Message::assistant(prefill));
-            }
-            request
-        }
-        Api::Chat => {
-            chef_openai::chat::parse_request(read).map_err(|e| invalid(api, e.to_string()))?
-        }
-        Api::Responses => {
-            chef_openai::responses::parse_request(read).map_err(|e| invalid(api, e.to_string()))?
-        }
-    };
+    let mut request = relay
+        .read_request(read)
+        .map_err(|e| invalid(api, e.to_string()))?;
+    // chef sessions have no prefill: the trailing assistant text (Messages) goes back at the
+    // end of the history, where the API reads it as one.
+    if let Some(prefill) = request.prefill.take() {
+        request.messages.push(Message::assistant(prefill));
+    }
     if !request.native_tools.is_empty() {
         return Err(invalid(
             api,
@@ -595,37 +583,6 @@ pub fn build(
     })
 }
 
-/// Request fields the gateway cannot honour, refused rather than half-served: several Chat
-/// choices (only one is routed), and Responses conversation state kept upstream (the
-/// gateway would not see the earlier turns, and tool outputs for calls it cannot see would
-/// be dropped by the history repair).
-fn refuse_unsupported(api: Api, extras: &Map<String, Value>) -> Result<(), ApiError> {
-    if api == Api::Chat
-        && extras
-            .get("n")
-            .and_then(Value::as_u64)
-            .is_some_and(|n| n > 1)
-    {
-        return Err(invalid(
-            api,
-            "n > 1 is not supported by chef serve: send one request per choice",
-        ));
-    }
-    if api == Api::Responses {
-        for key in ["previous_response_id", "conversation"] {
-            if extras.get(key).is_some_and(|v| !v.is_null()) {
-                return Err(invalid(
-                    api,
-                    format!(
-                        "`{key}` is not supported by chef serve: send the whole conversation in `input`"
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// The history with every earlier call of a client tool written the way the model writes
 /// it at this level (`t` with the tool's code at level 3, the namespace tool at level 2):
 /// the client replays the real names the gateway gave it, and the model must see its own
@@ -707,17 +664,21 @@ pub fn upstream_body(
     extras: &Map<String, Value>,
     force_stream_usage: bool,
 ) -> Vec<u8> {
+    let relay = api.relay();
     let mut extras = extras.clone();
-    if let (Some(choice), Some(wire_tools)) = (extras.get_mut("tool_choice"), wire_tools) {
-        adjust_tool_choice(api, choice, payload_names, wire_tools);
-    }
-    if force_stream_usage && api == Api::Chat {
-        let options = extras
-            .entry("stream_options")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(options) = options {
-            options.insert("include_usage".to_owned(), Value::Bool(true));
+    if let (Some(choice), Some(wire_tools)) = (relay.tool_choice(&mut extras), wire_tools)
+        && let Some(slot) = relay.forced_tool(choice)
+        && let Some(name) = slot.as_str().map(str::to_owned)
+    {
+        // Forced under its wire name when it is on the wire, else some tool is forced.
+        if wire_tools.iter().any(|t| t.as_str() == name) {
+            *slot = Value::from(payload_names.to_wire(&name));
+        } else {
+            *choice = relay.any_tool();
         }
+    }
+    if force_stream_usage {
+        relay.ask_stream_usage(&mut extras);
     }
     splice(compiled, &extras)
 }
@@ -745,42 +706,6 @@ pub fn splice(body: &[u8], extras: &Map<String, Value>) -> Vec<u8> {
     out.extend_from_slice(inner);
     out.push(b'}');
     out
-}
-
-fn adjust_tool_choice(
-    api: Api,
-    choice: &mut Value,
-    names: &WireNames,
-    wire_tools: &[chef_ir::ToolName],
-) {
-    let named = match api {
-        Api::Chat => choice.pointer("/function/name"),
-        Api::Responses => choice
-            .get("name")
-            .filter(|_| choice.get("type").and_then(Value::as_str) == Some("function")),
-        Api::Messages => choice
-            .get("name")
-            .filter(|_| choice.get("type").and_then(Value::as_str) == Some("tool")),
-    };
-    let Some(name) = named.and_then(Value::as_str).map(str::to_owned) else {
-        return;
-    };
-    let on_wire = wire_tools.iter().any(|t| t.as_str() == name);
-    if on_wire {
-        let wire = names.to_wire(&name).to_owned();
-        let slot = match api {
-            Api::Chat => choice.pointer_mut("/function/name"),
-            Api::Responses | Api::Messages => choice.get_mut("name"),
-        };
-        if let Some(slot) = slot {
-            *slot = Value::String(wire);
-        }
-        return;
-    }
-    *choice = match api {
-        Api::Chat | Api::Responses => Value::String("required".to_owned()),
-        Api::Messages => serde_json::json!({"type": "any"}),
-    };
 }
 
 /// What the gateway does with one call of the model's reply.
@@ -931,25 +856,9 @@ pub fn internal_results(decisions: &[(ToolCallId, Decision)]) -> Message {
 
 /// Parses an upstream reply (whole, or assembled from a stream) into the IR.
 pub fn parse_reply(api: Api, raw: &Value, names: &WireNames) -> Result<Message, ApiError> {
-    let bytes = serde_json::to_vec(raw).unwrap_or_default();
-    let bad = |e: String| {
-        ApiError::new(
-            api,
-            Kind::Upstream,
-            format!("the upstream reply could not be read: {e}"),
-        )
-    };
-    match api {
-        Api::Messages => chef_anthropic::parse_response_value(raw, names)
-            .map(|p| p.message)
-            .map_err(|e| bad(e.to_string())),
-        Api::Chat => chef_openai::chat::parse_response(&bytes, names)
-            .map(|p| p.message)
-            .map_err(|e| bad(e.to_string())),
-        Api::Responses => chef_openai::responses::parse_response(&bytes, names)
-            .map(|p| p.message)
-            .map_err(|e| bad(e.to_string())),
-    }
+    api.relay()
+        .read_reply(raw, names)
+        .map_err(|e| crate::api::relay_error(api, e))
 }
 
 #[cfg(test)]

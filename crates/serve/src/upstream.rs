@@ -160,7 +160,7 @@ pub(crate) async fn error_response(
     let retry_after = response.headers().get("retry-after").cloned();
     let body = read_body(gateway, api, response).await.unwrap_or_default();
     let mut out = match serde_json::from_slice::<Value>(&body) {
-        Ok(value) if value.get("error").is_some() => json_response(status, &value),
+        Ok(value) if api.relay().is_error_body(&value) => json_response(status, &value),
         _ => {
             let kind = if status.is_server_error() {
                 Kind::Upstream

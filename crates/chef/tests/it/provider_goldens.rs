@@ -10,7 +10,10 @@
 //! prompt, with a cache breakpoint when the compressed set asks for one.
 
 use chef_compress::{Compressed, Level, Options};
-use chef_ir::{Message, Request, Target};
+use chef_ir::{
+    Message, Request, Target,
+    provider::{self, Provider},
+};
 
 use crate::{
     child::{child_output, print_for_parent},
@@ -121,6 +124,38 @@ fn the_level_3_preamble_reaches_every_target_and_the_dispatcher_replaces_the_too
             !body.contains("\"archive_search\",\"description\""),
             "{target}: a real tool definition leaked past the dispatcher"
         );
+    }
+}
+
+/// The body compiled through the provider trait (`chef_ir::provider::compile`): the
+/// generic path the runtime and a new provider take.
+fn compile_through_trait(request: &Request, target: Target) -> String {
+    fn through<P: Provider>(request: &Request) -> Vec<u8> {
+        provider::compile::<P>(request, &P::Options::default())
+            .unwrap()
+            .body
+    }
+    let body = match target {
+        Target::Anthropic => through::<chef_anthropic::Anthropic>(request),
+        Target::OpenAiChat => through::<chef_openai::Chat>(request),
+        Target::OpenAiResponses => through::<chef_openai::Responses>(request),
+        Target::Gemini => through::<chef_gemini::Gemini>(request),
+    };
+    String::from_utf8(body).unwrap()
+}
+
+#[test]
+fn every_target_compiled_through_the_provider_trait_gives_its_golden_bytes() {
+    for level in LEVELS {
+        let request = compressed_request(level);
+        for target in Target::ALL {
+            assert_eq!(
+                compile_through_trait(&request, target),
+                compile(&request, target).0,
+                "{target} level {}",
+                level_number(level)
+            );
+        }
     }
 }
 

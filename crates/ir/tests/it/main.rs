@@ -3,6 +3,7 @@
 
 mod load;
 mod serde_roundtrip;
+mod toy_provider;
 
 #[path = "../../../../tests/support/fixtures.rs"]
 mod fixtures;

@@ -27,24 +27,20 @@ use self::{prefix::Prefixes, wire::ToolBytes};
 use super::{assemble::Layers, select::TurnTools};
 use crate::error::ChefError;
 
-/// One value per provider target.
+/// One value per provider target, in [`Target::ALL`]'s order.
 #[derive(Clone)]
-pub(crate) struct PerTarget<T>([Option<T>; 4]);
+pub(crate) struct PerTarget<T>([Option<T>; Target::ALL.len()]);
 
 impl<T> Default for PerTarget<T> {
     fn default() -> Self {
-        Self([None, None, None, None])
+        Self(std::array::from_fn(|_| None))
     }
 }
 
 impl<T> PerTarget<T> {
+    /// The slot of `target`: its place in [`Target::ALL`] (the enum's declaration order).
     fn index(target: Target) -> usize {
-        match target {
-            Target::Anthropic => 0,
-            Target::OpenAiChat => 1,
-            Target::OpenAiResponses => 2,
-            Target::Gemini => 3,
-        }
+        target as usize
     }
 
     /// The value for `target`, if one is set.
@@ -416,4 +412,21 @@ fn compile_lent(
         wire::ToolsWanted::Omit,
     );
     (out, std::mem::take(&mut request.tools))
+}
+
+#[cfg(test)]
+mod tests {
+    use chef_ir::Target;
+
+    #[test]
+    fn every_target_has_its_own_slot() {
+        let mut slots = super::PerTarget::default();
+        for (i, target) in Target::ALL.into_iter().enumerate() {
+            assert_eq!(super::PerTarget::<usize>::index(target), i);
+            slots.set(target, Some(i));
+        }
+        for (i, target) in Target::ALL.into_iter().enumerate() {
+            assert_eq!(slots.get(target), Some(&i));
+        }
+    }
 }

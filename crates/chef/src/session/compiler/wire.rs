@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use chef_ir::{Request, Target, ToolPass, WireNames, layout::Layout};
+use chef_ir::{Request, Target, ToolPass, WireNames, layout::Layout, provider::Provider};
 
 use super::PerTarget;
 use crate::error::{ChefError, ProviderError};
@@ -229,15 +229,11 @@ fn pieces<'a>(
         match insert {
             Insert::Tools(json) => {
                 let (head, tail) = body.split_at(at);
-                let at_end = tail == b"}";
-                each(Piece::Static(if at_end && head.len() > 1 {
-                    b",\"tools\":"
-                } else {
-                    b"\"tools\":"
-                }));
+                let (before, after) = chef_ir::layout::tools_separators(head, tail);
+                each(Piece::Static(before));
                 each(Piece::Cached(json));
-                if !at_end && tail.len() > 1 {
-                    each(Piece::Static(b","));
+                if !after.is_empty() {
+                    each(Piece::Static(after));
                 }
             }
             Insert::Prefix(p) if p.comma_before => {
@@ -489,35 +485,48 @@ pub(crate) fn compile_unspliced(
     tools: ToolsWanted<'_>,
 ) -> Result<Unspliced, ChefError> {
     match target {
-        Target::Anthropic => {
-            let audit = audit.then(cache_audit);
-            let (layout, cache_issues) =
-                chef_anthropic::layout::layout(request, &options.anthropic, offset, audit.as_ref())
-                    .map_err(provider(target))?;
+        // The cache audit reads the body before its tools are taken out: Anthropic's own
+        // layout runs it when asked.
+        Target::Anthropic if audit => {
+            let (layout, cache_issues) = chef_anthropic::layout::layout(
+                request,
+                &options.anthropic,
+                offset,
+                Some(&cache_audit()),
+            )
+            .map_err(provider(target))?;
             unspliced(target, request, tools, layout, cache_issues)
         }
-        Target::OpenAiChat => skipping(target, request, tools, |pass| {
-            chef_openai::layout::chat(request, &options.openai, pass, offset)
-        }),
-        Target::OpenAiResponses => skipping(target, request, tools, |pass| {
-            chef_openai::layout::responses(request, &options.openai, pass, offset)
-        }),
-        Target::Gemini => skipping(target, request, tools, |pass| {
-            chef_gemini::layout::layout(request, &options.gemini, pass, offset)
-        }),
+        Target::Anthropic => {
+            via::<chef_anthropic::Anthropic>(target, request, &options.anthropic, offset, tools)
+        }
+        Target::OpenAiChat => {
+            via::<chef_openai::Chat>(target, request, &options.openai, offset, tools)
+        }
+        Target::OpenAiResponses => {
+            via::<chef_openai::Responses>(target, request, &options.openai, offset, tools)
+        }
+        Target::Gemini => {
+            via::<chef_gemini::Gemini>(target, request, &options.gemini, offset, tools)
+        }
     }
 }
 
-/// The [`Unspliced`] of a compile through a provider crate that can skip the tools:
-/// skipped while the cached bytes serve; converted when they are wanted, or when this
-/// turn's name table turns out not to fit the cached bytes (a second pass).
-fn skipping<T: serde::Serialize, E: Into<ProviderError>>(
+/// The [`Unspliced`] of a compile through provider `P`: the tools skipped while the cached
+/// bytes serve (a provider that cannot skip them converts them anyway); converted when
+/// they are wanted, or when this turn's name table turns out not to fit the cached bytes
+/// (a second pass).
+fn via<P: Provider>(
     target: Target,
     request: &Request,
+    options: &P::Options,
+    offset: usize,
     wanted: ToolsWanted<'_>,
-    layout: impl Fn(ToolPass) -> Result<Layout<T>, E>,
-) -> Result<Unspliced, ChefError> {
-    let compile = |pass| layout(pass).map_err(provider(target));
+) -> Result<Unspliced, ChefError>
+where
+    ProviderError: From<P::Error>,
+{
+    let compile = |pass| P::layout(request, options, pass, offset).map_err(provider(target));
     let mut compiled = compile(if wanted.convert() {
         ToolPass::Convert
     } else {

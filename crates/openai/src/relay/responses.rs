@@ -1,0 +1,309 @@
+//! Responses relayed: the round's reply is `response.completed`'s response; output items
+//! other than function calls are passed through, renumbered; the final calls are written
+//! whole (`output_item.added`, one arguments delta, arguments done, `output_item.done`),
+//! then `response.completed` (or `response.incomplete`) with every item the client saw,
+//! the first round's id and the usage of every round. Every event that carries the
+//! response object carries the client's own `tools` and `instructions` ([`Echo`]).
+
+use std::collections::HashMap;
+
+use chef_ir::{
+    Message, WireNames,
+    relay::{CallFate, Echo, ErrorKind, Relay, RelayError, RelayStream},
+    sse::{SseEvent, write_event},
+};
+use serde_json::{Map, Value, json, value::RawValue};
+
+use crate::Responses;
+
+/// The member of a streamed event that holds the response object.
+const RESPONSE: &str = "response";
+
+impl Relay for Responses {
+    shared_relay!(responses);
+
+    fn owned_fields(&self) -> &'static [&'static str] {
+        &["input", "instructions", "tools"]
+    }
+
+    fn refusal(&self, extras: &Map<String, Value>) -> Option<String> {
+        ["previous_response_id", "conversation"]
+            .into_iter()
+            .find(|key| extras.get(*key).is_some_and(|v| !v.is_null()))
+            .map(|key| {
+                format!(
+                    "`{key}` is not supported by chef serve: send the whole conversation in `input`"
+                )
+            })
+    }
+
+    fn any_tool(&self) -> Value {
+        Value::from("required")
+    }
+
+    fn forced_tool<'v>(&self, choice: &'v mut Value) -> Option<&'v mut Value> {
+        match choice.get("type").and_then(Value::as_str) {
+            Some("function") => choice.get_mut("name"),
+            _ => None,
+        }
+    }
+
+    /// The client's `tools` (absent: `[]`) and `instructions` (absent: `null`).
+    fn echo(&self, member: &dyn Fn(&str) -> Option<Box<RawValue>>) -> Echo {
+        let given = |key: &str, absent: &str| {
+            member(key).map_or_else(|| RawValue::from_string(absent.to_owned()), Ok)
+        };
+        let mut echo = Echo::new().with_event_member(RESPONSE);
+        // `[]` and `null` are JSON: these cannot fail.
+        if let Ok(tools) = given("tools", "[]") {
+            echo = echo.with_member("tools", tools);
+        }
+        if let Ok(instructions) = given("instructions", "null") {
+            echo = echo.with_member("instructions", instructions);
+        }
+        echo
+    }
+
+    fn finish_reply(
+        &self,
+        reply: &mut Value,
+        fate: &dyn Fn(&str) -> Option<CallFate>,
+        usage: Option<&Map<String, Value>>,
+    ) {
+        if let Some(Value::Array(items)) = reply.get_mut("output") {
+            items.retain_mut(|item| {
+                if item.get("type").and_then(Value::as_str) != Some("function_call") {
+                    return true;
+                }
+                let id = item.get("call_id").and_then(Value::as_str).unwrap_or("");
+                let fate = fate(id);
+                super::restore_call(item.as_object_mut(), fate)
+            });
+        }
+        super::put_usage(reply, usage);
+    }
+
+    fn stream(&self, _: &Map<String, Value>, echo: Echo) -> Box<dyn RelayStream> {
+        Box::new(ResponsesStream {
+            echo,
+            ..ResponsesStream::default()
+        })
+    }
+}
+
+/// A Responses client's stream (see the module docs).
+#[derive(Debug, Default)]
+struct ResponsesStream {
+    // The current round.
+    /// Upstream output index → client output index, for items passed through.
+    passed: HashMap<u64, u64>,
+    completed: Option<Value>,
+    // The client's stream.
+    /// Bytes not yet taken.
+    out: Vec<u8>,
+    /// Whether the opening events went out.
+    started: bool,
+    /// The next client output index.
+    next_index: u64,
+    /// The next sequence number.
+    sequence: u64,
+    /// The first round's response object (id, created_at, model…).
+    head: Option<Value>,
+    /// The items passed through, as their `output_item.done` gave them.
+    items: Vec<Value>,
+    /// The client's own `tools` and `instructions`.
+    echo: Echo,
+}
+
+impl ResponsesStream {
+    fn seq(&mut self) -> u64 {
+        let n = self.sequence;
+        self.sequence += 1;
+        n
+    }
+
+    fn next_item(&mut self) -> u64 {
+        let index = self.next_index;
+        self.next_index += 1;
+        index
+    }
+
+    /// An event that carries the response object, with the client's members in it.
+    fn response_event(&mut self, name: &str, value: &Value) {
+        write_event(&mut self.out, name, &self.echo.event(value));
+    }
+
+    fn start(&mut self, response: &Value) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        self.head = Some(response.clone());
+        for kind in ["response.created", "response.in_progress"] {
+            let seq = self.seq();
+            let mut response = response.clone();
+            if let Some(r) = response.as_object_mut() {
+                r.insert("status".to_owned(), Value::from("in_progress"));
+                r.insert("output".to_owned(), json!([]));
+            }
+            self.response_event(
+                kind,
+                &json!({"type": kind, "sequence_number": seq, "response": response}),
+            );
+        }
+    }
+
+    fn item_event(&mut self, value: &Value, client_index: u64) {
+        let kind = value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let seq = self.seq();
+        let mut value = value.clone();
+        if let Some(v) = value.as_object_mut() {
+            v.insert("output_index".to_owned(), Value::from(client_index));
+            v.insert("sequence_number".to_owned(), Value::from(seq));
+        }
+        if kind == "response.output_item.done"
+            && let Some(item) = value.get("item")
+        {
+            self.items.push(item.clone());
+        }
+        write_event(&mut self.out, &kind, &value);
+    }
+
+    /// One final call, whole: added, its arguments in one delta, done.
+    fn call_events(&mut self, call: &Value) {
+        let index = self.next_item();
+        let item_id = call.get("id").cloned().unwrap_or(Value::Null);
+        let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!(""));
+        let mut added = call.clone();
+        if let Some(a) = added.as_object_mut() {
+            a.insert("arguments".to_owned(), json!(""));
+            a.insert("status".to_owned(), json!("in_progress"));
+        }
+        let mut done = call.clone();
+        if let Some(d) = done.as_object_mut() {
+            d.insert("status".to_owned(), json!("completed"));
+        }
+        self.items.push(done.clone());
+        let events = [
+            (
+                "response.output_item.added",
+                json!({"output_index": index, "item": added}),
+            ),
+            (
+                "response.function_call_arguments.delta",
+                json!({"item_id": item_id, "output_index": index, "delta": arguments}),
+            ),
+            (
+                "response.function_call_arguments.done",
+                json!({"item_id": item_id, "output_index": index, "arguments": arguments}),
+            ),
+            (
+                "response.output_item.done",
+                json!({"output_index": index, "item": done}),
+            ),
+        ];
+        for (kind, fields) in events {
+            // `type` and `sequence_number` first, as OpenAI sends them.
+            let mut event = Map::new();
+            event.insert("type".to_owned(), Value::from(kind));
+            event.insert("sequence_number".to_owned(), Value::from(self.seq()));
+            if let Value::Object(mut fields) = fields {
+                event.append(&mut fields);
+            }
+            write_event(&mut self.out, kind, &Value::Object(event));
+        }
+    }
+}
+
+impl RelayStream for ResponsesStream {
+    fn event(&mut self, event: &SseEvent) -> Result<(), RelayError> {
+        let value: Value = serde_json::from_str(&event.data).map_err(RelayError::malformed)?;
+        let kind = value.get("type").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "error" | "response.failed" => return Err(super::upstream_error(&value)),
+            "response.created" => {
+                if let Some(response) = value.get(RESPONSE) {
+                    self.start(response);
+                }
+            }
+            "response.completed" | "response.incomplete" => {
+                self.completed = value.get(RESPONSE).cloned();
+            }
+            _ => {
+                let Some(index) = value.get("output_index").and_then(Value::as_u64) else {
+                    return Ok(());
+                };
+                if kind == "response.output_item.added" {
+                    let is_call = value.pointer("/item/type").and_then(Value::as_str)
+                        == Some("function_call");
+                    if !is_call {
+                        let client = self.next_item();
+                        self.passed.insert(index, client);
+                    }
+                }
+                if let Some(client) = self.passed.get(&index).copied() {
+                    self.item_event(&value, client);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn end_round(&mut self) -> Result<Value, RelayError> {
+        self.passed.clear();
+        self.completed.take().ok_or(RelayError::Truncated)
+    }
+
+    fn finish(&mut self, reply: &Value, usage: Option<&Map<String, Value>>) {
+        let calls: Vec<Value> = reply
+            .get("output")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|item| item.get("type").and_then(Value::as_str) == Some("function_call"))
+            .cloned()
+            .collect();
+        for call in &calls {
+            self.call_events(call);
+        }
+        let mut response = reply.clone();
+        if let Some(r) = response.as_object_mut() {
+            if let Some(head) = &self.head {
+                for key in ["id", "created_at"] {
+                    if let Some(v) = head.get(key) {
+                        r.insert(key.to_owned(), v.clone());
+                    }
+                }
+            }
+            r.insert("output".to_owned(), Value::Array(self.items.clone()));
+            if let Some(usage) = usage {
+                r.insert("usage".to_owned(), Value::Object(usage.clone()));
+            }
+        }
+        let kind = if reply.get("status").and_then(Value::as_str) == Some("incomplete") {
+            "response.incomplete"
+        } else {
+            "response.completed"
+        };
+        let seq = self.seq();
+        self.response_event(
+            kind,
+            &json!({"type": kind, "sequence_number": seq, "response": response}),
+        );
+    }
+
+    fn fail(&mut self, kind: ErrorKind, message: &str) {
+        let seq = self.seq();
+        let value = json!({"type": "error", "sequence_number": seq,
+            "code": super::error_code(kind), "message": message, "param": null});
+        write_event(&mut self.out, "error", &value);
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+}
