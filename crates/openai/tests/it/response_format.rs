@@ -1,5 +1,7 @@
 //! Issue 26: the `response_format` that constrains a Chat Completions reply to one call of
 //! the request's tools: golden bytes, determinism, wire names, the one-tool schema.
+//! Issue 43: one branch per tool, its name fixed and its own schema closed; the answer
+//! branch of `response_format_or_answer`.
 
 use chef_ir::{NameRule, ToolDefinition, ToolName, WireNames};
 use chef_openai::chat::{self, wire::ResponseFormat};
@@ -40,32 +42,95 @@ fn response_format_for_one_tool_uses_its_own_schema() {
     insta::assert_snapshot!(bytes(&format));
     let value = serde_json::to_value(&format).unwrap();
     let schema = &value["json_schema"]["schema"];
-    // The wire name, as the model sees the tool.
+    // The wire name, as the model sees the tool, and its own schema, closed.
     assert_eq!(
-        schema["properties"]["name"]["enum"],
-        json!(["timezone_convert"])
+        schema["properties"]["name"]["const"],
+        json!("timezone_convert")
     );
-    assert_eq!(schema["properties"]["arguments"], tool.input_schema);
+    let mut closed = tool.input_schema.clone();
+    closed["additionalProperties"] = json!(false);
+    assert_eq!(schema["properties"]["arguments"], closed);
 }
 
 #[test]
-fn several_tools_list_their_wire_names_in_order_with_open_arguments() {
+fn several_tools_get_one_branch_each_in_order_with_their_own_arguments() {
     let tools: Vec<ToolDefinition> = ["b.read", "a/write", "c"]
         .into_iter()
         .map(|n| ToolDefinition::new(n, json!({"type": "object"})))
         .collect();
     let names = WireNames::new(tools.iter().map(|t| &t.name), NameRule::OPENAI);
     let value = serde_json::to_value(chat::response_format(&tools, &names).unwrap()).unwrap();
-    let schema = &value["json_schema"]["schema"];
-    assert_eq!(
-        schema["properties"]["name"]["enum"],
-        json!(["b_read", "a_write", "c"])
-    );
-    assert_eq!(schema["properties"]["arguments"], json!({"type": "object"}));
-    assert_eq!(schema["required"], json!(["name", "arguments"]));
-    assert_eq!(schema["additionalProperties"], json!(false));
+    let branches = value["json_schema"]["schema"]["anyOf"].as_array().unwrap();
+    let consts: Vec<&Value> = branches
+        .iter()
+        .map(|b| &b["properties"]["name"]["const"])
+        .collect();
+    assert_eq!(consts, [&json!("b_read"), &json!("a_write"), &json!("c")]);
+    for branch in branches {
+        // A schema without properties stays open: resolve judges it after recovery.
+        assert_eq!(branch["properties"]["arguments"], json!({"type": "object"}));
+        assert_eq!(branch["required"], json!(["name", "arguments"]));
+        assert_eq!(branch["additionalProperties"], json!(false));
+    }
     assert_eq!(value["json_schema"]["name"], chat::TOOL_CALL_FORMAT);
     assert_eq!(value["json_schema"]["strict"], json!(false));
+}
+
+#[test]
+fn a_closed_schema_keeps_what_a_grammar_needs_and_drops_the_rest() {
+    let tool = ToolDefinition::new(
+        "search",
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+            "properties": {
+                "q": {"type": "string", "minLength": 1, "pattern": "^.+$", "description": "What to find."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                "filter": {"type": "object", "properties": {"kind": {"type": "string", "enum": ["a", "b"]}}},
+                "tags": {"type": "array", "items": {"type": "object", "properties": {"t": {"type": "string"}}}},
+                "extra": {"type": "object", "additionalProperties": {"type": "string"}}
+            },
+            "required": ["q", "ghost"]}),
+    );
+    let value = serde_json::to_value(
+        chat::response_format(std::slice::from_ref(&tool), &WireNames::default()).unwrap(),
+    )
+    .unwrap();
+    let arguments = &value["json_schema"]["schema"]["properties"]["arguments"];
+    assert_eq!(
+        *arguments,
+        json!({"type": "object",
+            "properties": {
+                "q": {"type": "string", "minLength": 1, "description": "What to find."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+                "filter": {"type": "object", "properties": {"kind": {"type": "string", "enum": ["a", "b"]}}, "additionalProperties": false},
+                "tags": {"type": "array", "items": {"type": "object", "properties": {"t": {"type": "string"}}, "additionalProperties": false}},
+                "extra": {"type": "object", "additionalProperties": {"type": "string"}}
+            },
+            "required": ["q"],
+            "additionalProperties": false})
+    );
+}
+
+#[test]
+fn the_answer_branch_lets_a_model_finish_without_a_call() {
+    let value = serde_json::to_value(
+        chat::response_format_or_answer(&dispatcher(), &WireNames::default()).unwrap(),
+    )
+    .unwrap();
+    let branches = value["json_schema"]["schema"]["anyOf"].as_array().unwrap();
+    assert_eq!(branches.len(), 3);
+    assert_eq!(
+        branches[2],
+        json!({"type": "object", "properties": {"answer": {"type": "string"}},
+            "required": ["answer"], "additionalProperties": false})
+    );
+    // No tool: the answer alone.
+    let alone =
+        serde_json::to_value(chat::response_format_or_answer(&[], &WireNames::default()).unwrap())
+            .unwrap();
+    assert_eq!(
+        alone["json_schema"]["schema"]["required"],
+        json!(["answer"])
+    );
 }
 
 #[test]
