@@ -45,6 +45,10 @@ pub(crate) enum Mode {
     Dispatch,
     /// `t` and `q` only, no map: the host finds tools with `q`.
     Search,
+    /// Find, then call by real name: `find_tools` alone at first; each tool it finds joins
+    /// the list (level 1, the upstream's own schema) and the host is sent
+    /// `tools/list_changed`.
+    Discover,
 }
 
 impl Mode {
@@ -53,10 +57,11 @@ impl Mode {
             Self::Minify => "minify",
             Self::Dispatch => "dispatch",
             Self::Search => "search",
+            Self::Discover => "discover",
         }
     }
 
-    pub(crate) const ALL: [Self; 3] = [Self::Minify, Self::Dispatch, Self::Search];
+    pub(crate) const ALL: [Self; 4] = [Self::Minify, Self::Dispatch, Self::Search, Self::Discover];
 }
 
 /// How chef reaches an upstream.
@@ -164,9 +169,10 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, String> {
         "minify" => Mode::Minify,
         "dispatch" => Mode::Dispatch,
         "search" => Mode::Search,
+        "discover" => Mode::Discover,
         other => {
             return Err(format!(
-                "mode {other:?} is not one of minify, dispatch, search"
+                "mode {other:?} is not one of minify, dispatch, search, discover"
             ));
         }
     };
@@ -282,7 +288,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, String> {
         ping_interval: seconds("ping_interval", raw.ping_interval, 15.0)?,
         search_limit: raw.search_limit.unwrap_or(8).max(1),
         code_file: match &raw.code_file {
-            _ if mode == Mode::Minify => None,
+            _ if matches!(mode, Mode::Minify | Mode::Discover) => None,
             Some(file) if file.as_os_str().is_empty() => None,
             Some(file) => Some(base.join(file)),
             // Beside the config file: `chef-mcp.toml` keeps its codes in

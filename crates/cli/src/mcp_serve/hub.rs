@@ -72,6 +72,8 @@ pub(crate) struct View {
     loose: HashMap<String, Option<String>>,
     pub(crate) advertised: Arc<Vec<Tool>>,
     advertised_json: String,
+    /// Discover mode: the catalogue's ranking (the bundled hybrid, as the pruner ranks).
+    ranking: Option<Arc<chef::Pruner>>,
 }
 
 /// The proxy.
@@ -98,6 +100,8 @@ pub(crate) struct Hub {
     ready: tokio::sync::watch::Sender<bool>,
     /// The blocklist entries that matched no tool at the last report (logged when it changes).
     unmatched: Mutex<Option<Vec<String>>>,
+    /// Discover mode: the tools `find_tools` found, in the order found (listed after it).
+    found: Mutex<Vec<String>>,
 }
 
 /// Normalises a name for loose matching.
@@ -112,7 +116,7 @@ fn loose_key(name: &str) -> String {
 fn options(config: &Config, mode: Mode) -> Options {
     let mut o = Options::new().with_search_limit(config.search_limit);
     match mode {
-        Mode::Minify => o = o.with_level(Level::One),
+        Mode::Minify | Mode::Discover => o = o.with_level(Level::One),
         Mode::Dispatch | Mode::Search => {
             o = o.with_level(Level::Three);
             if let (Mode::Dispatch, Some(map)) = (mode, &config.compiled_map) {
@@ -218,9 +222,35 @@ fn with_search_model(compressed: Compressed) -> Compressed {
 }
 
 /// The tool list the host sees for `compressed` in `mode`; `originals` by name keeps
-/// minify's titles and annotations.
-fn advertise(mode: Mode, compressed: &Compressed, originals: &HashMap<&str, &Tool>) -> Vec<Tool> {
+/// minify's titles and annotations; `found` is what discover mode lists after `find_tools`.
+fn advertise(
+    mode: Mode,
+    compressed: &Compressed,
+    originals: &HashMap<&str, &Tool>,
+    found: &[String],
+) -> Vec<Tool> {
     let mut out = Vec::new();
+    if mode == Mode::Discover {
+        if let Ok(tool) = Tool::try_from(&chef::owned::find_tools_tool()) {
+            out.push(tool);
+        }
+        for name in found {
+            let Some(def) = compressed.tools().iter().find(|d| d.name.as_str() == name) else {
+                continue; // its server is down: it returns with it
+            };
+            let (Ok(mut tool), Some(original)) =
+                (Tool::try_from(def), originals.get(name.as_str()))
+            else {
+                continue;
+            };
+            tool.input_schema = Arc::clone(&original.input_schema);
+            tool.title.clone_from(&original.title);
+            tool.annotations.clone_from(&original.annotations);
+            tool.output_schema.clone_from(&original.output_schema);
+            out.push(tool);
+        }
+        return out;
+    }
     for def in compressed.tools() {
         let Ok(mut tool) = Tool::try_from(def) else {
             continue;
@@ -291,6 +321,7 @@ impl Hub {
                 loose: HashMap::new(),
                 advertised: Arc::new(Vec::new()),
                 advertised_json: String::new(),
+                ranking: None,
             })),
             lists: Mutex::new(BTreeMap::new()),
             status: Mutex::new(status),
@@ -303,6 +334,7 @@ impl Hub {
             settled: Mutex::new(std::collections::HashSet::new()),
             ready: tokio::sync::watch::Sender::new(false),
             unmatched: Mutex::new(None),
+            found: Mutex::new(Vec::new()),
         })
     }
 
@@ -474,7 +506,17 @@ impl Hub {
                 seen.insert(loose_key(name), name.clone());
             }
         }
-        let advertised = advertise(self.config.mode, &compressed, &originals);
+        let found = self.found.lock().clone();
+        let advertised = advertise(self.config.mode, &compressed, &originals, &found);
+        let ranking = (self.config.mode == Mode::Discover).then(|| {
+            let mut pruner = chef::Pruner::default();
+            // The same names compress accepted, so registration cannot refuse them.
+            let defs = tools.iter().map(|(d, _)| d.clone()).collect();
+            if let Err(e) = pruner.register_tools(defs) {
+                tracing::error!("find_tools cannot rank the tools: {e}");
+            }
+            Arc::new(pruner)
+        });
         let advertised_json = serde_json::to_string(&advertised).unwrap_or_default();
         let mut loose: HashMap<String, Option<String>> = HashMap::new();
         for name in routes.keys() {
@@ -495,6 +537,7 @@ impl Hub {
                 loose,
                 advertised: Arc::new(advertised),
                 advertised_json,
+                ranking,
             });
             Arc::clone(&*view)
         };
@@ -532,6 +575,17 @@ impl Hub {
             ));
         };
         let args = Value::Object(request.arguments.clone().unwrap_or_default());
+        if self.config.mode == Mode::Discover && request.name == chef::owned::FIND_TOOLS {
+            let (reply, fresh) = self.find(&view, &args);
+            drop(view);
+            if fresh {
+                self.rebuild().await;
+            }
+            return Ok(match reply {
+                Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]).into(),
+                Err(text) => Self::tool_error(text),
+            });
+        }
         let mut written = request.name.to_string();
         if compressed.level() == Level::One
             && !view.routes.contains_key(&written)
@@ -641,6 +695,83 @@ impl Hub {
         }
     }
 
+    /// Answers `find_tools` in discover mode: the best-ranked tools for the query that the
+    /// blocklist allows (up to `search_limit`), or "nothing fits"; records the new finds and
+    /// says whether there were any (the list then grows and the host is told).
+    fn find(&self, view: &View, args: &Value) -> (Result<String, String>, bool) {
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        if query.is_empty() {
+            return (
+                Err(
+                    "find_tools needs a query: a few words saying what the tool should do."
+                        .to_owned(),
+                ),
+                false,
+            );
+        }
+        let limit = args
+            .get("limit")
+            .and_then(Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(self.config.search_limit)
+            .clamp(
+                1,
+                chef::owned::FIND_TOOLS_MAX_LIMIT.max(self.config.search_limit),
+            );
+        let Some(ranking) = &view.ranking else {
+            return (Err("No upstream MCP server is up yet.".to_owned()), false);
+        };
+        let total = ranking.all_tools().len().max(1);
+        let ranked = ranking.rank_by_task(&query, (limit + 20).min(total));
+        let mut lines = Vec::new();
+        let mut found = self.found.lock();
+        let before = found.len();
+        for tool in &ranked.tools {
+            if lines.len() >= limit {
+                break;
+            }
+            let name = tool.name.as_str();
+            if self.blocked(view, name) {
+                continue;
+            }
+            let mut line = format!(
+                "- {}",
+                chef_compress::signature_line(name, &tool.input_schema)
+            );
+            let sentence = chef_compress::first_sentence(&tool.description).trim();
+            if !sentence.is_empty() {
+                line.push_str(" — ");
+                line.push_str(sentence);
+            }
+            lines.push(line);
+            if !found.iter().any(|f| f == name) {
+                found.push(name.to_owned());
+            }
+        }
+        let fresh = found.len() != before;
+        drop(found);
+        if lines.is_empty() {
+            return (
+                Ok(format!(
+                    "No tool fits \"{query}\": none of the tools behind this server can do that. Answer without a tool, or search again with other words."
+                )),
+                false,
+            );
+        }
+        (
+            Ok(format!(
+                "Tools for \"{query}\", best first; they are in your tool list now (call them by these names):\n{}",
+                lines.join("\n")
+            )),
+            fresh,
+        )
+    }
+
     /// Whether the blocklist refuses `name` (a tool the host sees, or one it saw).
     fn blocked(&self, view: &View, name: &str) -> bool {
         let upstream = view.routes.get(name).map_or(name, |r| r.tool.as_str());
@@ -723,7 +854,7 @@ impl Hub {
             }
             let originals: HashMap<&str, &Tool> =
                 usable.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
-            let list = advertise(mode, &c, &originals);
+            let list = advertise(mode, &c, &originals, &[]);
             out.push((
                 mode,
                 list.len(),

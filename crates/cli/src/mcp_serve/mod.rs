@@ -92,6 +92,9 @@ impl ServerHandler for Host {
             config::Mode::Search => {
                 "Tools from several MCP servers behind two tools: find one with q(s=\"what you need\"), then call it with t(f=<code>, a={arguments})."
             }
+            config::Mode::Discover => {
+                "Tools from several MCP servers, found on demand: call find_tools(query=\"what you need\"); the tools it finds join your tool list by their real names ({server}_{tool}), and you call them directly."
+            }
         };
         ServerConfig::new(
             ServerCapabilities::builder()

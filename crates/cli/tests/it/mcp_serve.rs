@@ -164,10 +164,15 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let modes = report["modes"].as_array().unwrap();
-    assert_eq!(modes.len(), 3);
+    assert_eq!(modes.len(), 4);
     assert_eq!(modes[0]["mode"], "minify");
     assert_eq!(modes[0]["tools"], 7);
     assert_eq!(modes[1]["tools"], 2);
+    // Discover lists find_tools alone until the host searches.
+    assert_eq!(
+        (&modes[3]["mode"], &modes[3]["tools"]),
+        (&json!("discover"), &json!(1))
+    );
     // Dispatch carries the map; search does not; minify carries every schema.
     let tokens: Vec<u64> = modes
         .iter()
@@ -475,4 +480,62 @@ fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
     let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("compiled_map"), "{}", stderr(&out));
+}
+
+/// Issue 43: discover mode offers `find_tools` alone; a search lists the tools it finds by
+/// their real names, adds them to the tool list (the host is told the list changed), and
+/// the host calls them directly; a blocked tool is never found.
+#[test]
+fn discover_mode_finds_then_the_host_calls_by_real_name() {
+    let dir = tempfile::tempdir().unwrap();
+    block_on(async {
+        let proxy = Proxy::start(config(dir.path(), "discover", "")).await;
+        let host = &proxy.host;
+        let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+            tools.into_iter().map(|t| t.name.to_string()).collect()
+        };
+        assert_eq!(names(host.list_all_tools().await.unwrap()), ["find_tools"]);
+        let r = host
+            .call_tool(call("find_tools", json!({"query": "read a file"})))
+            .await
+            .unwrap();
+        let reply = text(&r);
+        assert_ne!(r.is_error, Some(true), "{reply}");
+        assert!(reply.contains("files_read_file("), "{reply}");
+        let listed = names(host.list_all_tools().await.unwrap());
+        assert_eq!(listed.first().map(String::as_str), Some("find_tools"));
+        assert!(listed.iter().any(|n| n == "files_read_file"), "{listed:?}");
+        let r = host
+            .call_tool(call("files_read_file", json!({"path": "x"})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
+        // The blocklist holds: git_push is never found, and never runs.
+        let r = host
+            .call_tool(call(
+                "find_tools",
+                json!({"query": "push commits to the remote"}),
+            ))
+            .await
+            .unwrap();
+        assert!(!text(&r).contains("git_push("), "{}", text(&r));
+        assert!(
+            !names(host.list_all_tools().await.unwrap())
+                .iter()
+                .any(|n| n == "git_push")
+        );
+        let r = host.call_tool(call("git_push", json!({}))).await.unwrap();
+        assert_eq!(r.is_error, Some(true));
+        assert!(text(&r).contains("blocked"), "{}", text(&r));
+        // A query with nothing behind it says so.
+        let r = host
+            .call_tool(call(
+                "find_tools",
+                json!({"query": "compose a sonnet about the sea"}),
+            ))
+            .await
+            .unwrap();
+        assert!(text(&r).starts_with("No tool fits"), "{}", text(&r));
+        proxy.stop().await;
+    });
 }
