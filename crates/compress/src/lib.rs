@@ -105,7 +105,7 @@ pub use crate::{
         Recommendation, recommend_level, recommend_level_with, recommend_level_with_limits,
         thousands,
     },
-    render::{first_sentence, flatten_schema, parameter_lines, signature_line},
+    render::{first_sentence, flatten_schema, parameter_lines, parameter_type, signature_line},
     resolve::{Resolution, ResolveError, real_name_of_wire},
     stats::Stats,
 };

@@ -54,24 +54,7 @@ pub fn parameter_lines(schema: &Value) -> String {
         if !out.is_empty() {
             out.push('\n');
         }
-        let mut facts: Vec<String> = Vec::new();
-        match property.get("type") {
-            Some(Value::String(t)) if t == "array" => {
-                match property.pointer("/items/type").and_then(Value::as_str) {
-                    Some(item) => facts.push(format!("array of {item}")),
-                    None => facts.push("array".to_owned()),
-                }
-            }
-            Some(Value::String(t)) => facts.push(t.clone()),
-            Some(Value::Array(types)) => facts.push(
-                types
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-            ),
-            _ => {}
-        }
+        let mut facts: Vec<String> = parameter_type(property).into_iter().collect();
         if required.contains(&name.as_str()) {
             facts.push("required".to_owned());
         }
@@ -100,6 +83,37 @@ pub fn parameter_lines(schema: &Value) -> String {
         }
     }
     out
+}
+
+/// A parameter's type as [`parameter_lines`] words it: `string`, `array of string`,
+/// `string or array`; `None` when its schema names no type.
+///
+/// ```
+/// use chef_compress::parameter_type;
+/// use serde_json::json;
+///
+/// assert_eq!(parameter_type(&json!({"type": "array", "items": {"type": "integer"}})).as_deref(), Some("array of integer"));
+/// assert_eq!(parameter_type(&json!({"type": ["string", "null"]})).as_deref(), Some("string or null"));
+/// assert_eq!(parameter_type(&json!({"description": "anything"})), None);
+/// ```
+pub fn parameter_type(property: &Value) -> Option<String> {
+    match property.get("type") {
+        Some(Value::String(t)) if t == "array" => Some(
+            match property.pointer("/items/type").and_then(Value::as_str) {
+                Some(item) => format!("array of {item}"),
+                None => "array".to_owned(),
+            },
+        ),
+        Some(Value::String(t)) => Some(t.clone()),
+        Some(Value::Array(types)) => Some(
+            types
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" or "),
+        ),
+        _ => None,
+    }
 }
 
 /// One line naming a tool and its parameters: `name(a,b?:x|y,c?:string[],d?:{})`.

@@ -75,6 +75,38 @@ pub fn find_tools_tool() -> ToolDefinition {
     )
 }
 
+/// A `find_tools` call's query (trimmed; empty when missing) and how many tools to return
+/// (its `limit`, else `default`, kept within `1..=max`).
+pub fn find_tools_args(arguments: &Value, default: usize, max: usize) -> (String, usize) {
+    let query = arguments
+        .get("query")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_owned();
+    let limit = arguments
+        .get("limit")
+        .and_then(Value::as_u64)
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(default)
+        .clamp(1, max.max(1));
+    (query, limit)
+}
+
+/// One line of a `find_tools` answer: `- name(params) — first sentence of its description`.
+pub fn found_tool_line(tool: &ToolDefinition) -> String {
+    let mut line = format!(
+        "- {}",
+        chef_compress::signature_line(tool.name.as_str(), &tool.input_schema)
+    );
+    let sentence = chef_compress::first_sentence(&tool.description).trim();
+    if !sentence.is_empty() {
+        line.push_str(" — ");
+        line.push_str(sentence);
+    }
+    line
+}
+
 /// Every name chef owns.
 pub const OWNED_NAMES: [&str; 6] = [
     CONTEXT,

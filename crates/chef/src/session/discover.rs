@@ -17,14 +17,17 @@
 //! a blocked tool, or one off the allowlist or the active skill's, is never found or kept,
 //! and every call of a found tool is routed, gated and validated like any other.
 
-use chef_compress::{first_sentence, signature_line, validate::ArgumentValidator};
+use chef_compress::validate::ArgumentValidator;
 use chef_ir::{Content, Role, ToolCall, ToolCallId, ToolDefinition, ToolName};
 use serde_json::Value;
 
 use super::{Chef, routed::Routed};
 use crate::{
     error::RouteError,
-    owned::{FIND_TOOLS, FIND_TOOLS_DEFAULT_LIMIT, FIND_TOOLS_MAX_LIMIT, find_tools_tool},
+    owned::{
+        FIND_TOOLS, FIND_TOOLS_DEFAULT_LIMIT, FIND_TOOLS_MAX_LIMIT, find_tools_args,
+        find_tools_tool, found_tool_line,
+    },
     prune::KeepReason,
 };
 
@@ -64,17 +67,7 @@ impl Chef {
             return Vec::new();
         }
         let registry = self.tools.pruner.all_tools();
-        let allowed = |name: &str| {
-            self.blocked(&[name]).is_none()
-                && self
-                    .tools
-                    .allowlist
-                    .as_deref()
-                    .is_none_or(|a| a.iter().any(|n| n.eq_ignore_ascii_case(name)))
-                && self
-                    .skill_bound()
-                    .is_none_or(|b| b.iter().any(|n| n.eq_ignore_ascii_case(name)))
-        };
+        let allowed = |name: &str| self.offerable(name, true);
         let mut fresh: Vec<(ToolDefinition, KeepReason)> = Vec::new();
         let mut push = |name: &str, reason: KeepReason| {
             if fresh.iter().any(|(t, _)| t.name == name) || !allowed(name) {
@@ -141,6 +134,17 @@ impl Chef {
         names
     }
 
+    /// Whether `name` may be offered beyond the policy's own tools: not blocked (when
+    /// `gated`), on the allowlist and the active skill's list when they are set.
+    fn offerable(&self, name: &str, gated: bool) -> bool {
+        let listed = |list: Option<&[String]>| {
+            list.is_none_or(|l| l.iter().any(|n| n.eq_ignore_ascii_case(name)))
+        };
+        (!gated || self.blocked(&[name]).is_none())
+            && listed(self.tools.allowlist.as_deref())
+            && listed(self.skill_bound())
+    }
+
     /// Whether the session offers `find_tools` now: the policy discovers and the catalogue
     /// is larger than what it shows.
     pub(crate) fn discovering(&self) -> bool {
@@ -191,18 +195,7 @@ impl Chef {
                 reply,
             });
         }
-        let query = args
-            .get("query")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim()
-            .to_owned();
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(FIND_TOOLS_DEFAULT_LIMIT)
-            .clamp(1, FIND_TOOLS_MAX_LIMIT);
+        let (query, limit) = find_tools_args(&args, FIND_TOOLS_DEFAULT_LIMIT, FIND_TOOLS_MAX_LIMIT);
         if query.is_empty() {
             return nothing(Routed::Lookup {
                 id,
@@ -230,25 +223,10 @@ impl Chef {
             if lines.len() >= limit {
                 break;
             }
-            let name = tool.name.as_str();
-            let permitted = (!gated || self.blocked(&[name]).is_none())
-                && self
-                    .tools
-                    .allowlist
-                    .as_deref()
-                    .is_none_or(|a| a.iter().any(|n| n.eq_ignore_ascii_case(name)))
-                && self
-                    .skill_bound()
-                    .is_none_or(|b| b.iter().any(|n| n.eq_ignore_ascii_case(name)));
-            if !permitted {
+            if !self.offerable(tool.name.as_str(), gated) {
                 continue;
             }
-            let mut line = format!("- {}", signature_line(name, &tool.input_schema));
-            let sentence = first_sentence(&tool.description).trim();
-            if !sentence.is_empty() {
-                line.push_str(" — ");
-                line.push_str(sentence);
-            }
+            let mut line = found_tool_line(tool);
             if is_offered(&tool.name) {
                 line.push_str(" (already in your tools)");
             } else {

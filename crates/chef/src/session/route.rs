@@ -811,21 +811,7 @@ pub(crate) fn repeat_correction(tool: &str, schema: &Value) -> String {
         .unwrap_or_default();
     let mut lines = Vec::new();
     for (name, property) in properties.into_iter().flatten() {
-        let kind = match property.get("type") {
-            Some(Value::String(t)) if t == "array" => {
-                match property.pointer("/items/type").and_then(Value::as_str) {
-                    Some(item) => format!("array of {item}"),
-                    None => "array".to_owned(),
-                }
-            }
-            Some(Value::String(t)) => t.clone(),
-            Some(Value::Array(types)) => types
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(" or "),
-            _ => "any".to_owned(),
-        };
+        let kind = chef_compress::parameter_type(property).unwrap_or_else(|| "any".to_owned());
         let mut line = format!("{name}: {kind}");
         if let Some(Value::Array(values)) = property.get("enum") {
             let values: Vec<String> = values.iter().map(Value::to_string).collect();

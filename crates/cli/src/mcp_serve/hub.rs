@@ -699,12 +699,11 @@ impl Hub {
     /// blocklist allows (up to `search_limit`), or "nothing fits"; records the new finds and
     /// says whether there were any (the list then grows and the host is told).
     fn find(&self, view: &View, args: &Value) -> (Result<String, String>, bool) {
-        let query = args
-            .get("query")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .trim()
-            .to_owned();
+        let (query, limit) = chef::owned::find_tools_args(
+            args,
+            self.config.search_limit,
+            chef::owned::FIND_TOOLS_MAX_LIMIT.max(self.config.search_limit),
+        );
         if query.is_empty() {
             return (
                 Err(
@@ -714,15 +713,6 @@ impl Hub {
                 false,
             );
         }
-        let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
-            .and_then(|n| usize::try_from(n).ok())
-            .unwrap_or(self.config.search_limit)
-            .clamp(
-                1,
-                chef::owned::FIND_TOOLS_MAX_LIMIT.max(self.config.search_limit),
-            );
         let Some(ranking) = &view.ranking else {
             return (Err("No upstream MCP server is up yet.".to_owned()), false);
         };
@@ -739,16 +729,7 @@ impl Hub {
             if self.blocked(view, name) {
                 continue;
             }
-            let mut line = format!(
-                "- {}",
-                chef_compress::signature_line(name, &tool.input_schema)
-            );
-            let sentence = chef_compress::first_sentence(&tool.description).trim();
-            if !sentence.is_empty() {
-                line.push_str(" — ");
-                line.push_str(sentence);
-            }
-            lines.push(line);
+            lines.push(chef::owned::found_tool_line(tool));
             if !found.iter().any(|f| f == name) {
                 found.push(name.to_owned());
             }
