@@ -615,6 +615,8 @@ mod tests {
         assert_eq!(advised(0, 2, 0.0, 0.0), [Level::Zero]);
         assert_eq!(advised(5, 20_999, -1.0, 50.0), [Level::Zero]);
         assert_eq!(advised(5, 20_999, 10.0, 50.0), [Level::One]);
-        assert_eq!(advised(5, 21_000, -1.0, 50.0), [Level::Three]);
+        // A large block: level 1 with discovery (issue 43), whatever level 1 saves.
+        assert_eq!(advised(5, 21_000, -1.0, 50.0), [Level::One]);
+        assert_eq!(advised(400, 90_000, 12.5, 96.5), [Level::One]);
     }
 }
