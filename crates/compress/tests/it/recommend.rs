@@ -165,7 +165,7 @@ fn the_figures_are_the_level_1_stats() {
     };
     assert!(
         r.reason
-            .starts_with(&format!("149 tools take {figure} at level 1.")),
+            .starts_with(&format!("149 tools take {figure} at level 1,")),
         "{}",
         r.reason
     );
