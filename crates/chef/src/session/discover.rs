@@ -11,7 +11,7 @@
 //!   it was made for.
 //!
 //! Both go in the set sent after the stable and owned tools, in the order they joined
-//! (kept across turns in [`ToolState::extra_order`](super::parts::ToolState)): while the
+//! (the order of the latest compile's, which the model saw, then the new ones): while the
 //! request stays the same that set only grows at its end, so no earlier byte of the
 //! request moves and the provider's cached prefix holds. Nothing here bypasses the gate:
 //! a blocked tool, or one off the allowlist or the active skill's, is never found or kept,
@@ -90,9 +90,14 @@ impl Chef {
         for name in self.answered_calls() {
             push(&name, KeepReason::Called);
         }
-        // The order they joined in earlier turns first, then the new ones.
+        // The order the latest compile sent them in first, then the new ones.
         let mut ordered = Vec::with_capacity(fresh.len());
-        for name in &self.tools.extra_order {
+        let shown = self
+            .routing
+            .latest
+            .as_ref()
+            .map_or(&[][..], |t| &t.extra[..]);
+        for (name, _) in shown {
             if let Some(at) = fresh.iter().position(|(t, _)| &t.name == name) {
                 ordered.push(fresh.remove(at));
             }
@@ -210,12 +215,16 @@ impl Chef {
             .pruner
             .rank_by_task(&query, (limit * 4).max(limit + 20).min(registry_len.max(1)));
         let task = self.task();
-        let extra = self.extra_tools(&task);
+        // Offered: in the list the model answered, or found for this request since.
         let offered = self.routing_tools().ok();
         let is_offered = |name: &ToolName| {
             offered.as_ref().is_some_and(|t| {
                 t.kept.iter().any(|(n, _)| n == name) || t.extra.iter().any(|(n, _)| n == name)
-            }) || extra.iter().any(|(t, _)| &t.name == name)
+            }) || self
+                .tools
+                .found
+                .iter()
+                .any(|f| f.task == task && &f.name == name)
         };
         let mut lines = Vec::new();
         let mut found = Vec::new();

@@ -46,9 +46,6 @@ pub(crate) struct ToolState {
     /// The request for which a `find_tools` search found nothing: from then on the
     /// constrained format leaves `find_tools` out, so a model cannot search in a loop.
     pub(crate) searched_in_vain: Option<String>,
-    /// The extra tools of the latest selection, in the order they joined: the next
-    /// selection keeps this order, so the set only grows at its end.
-    pub(crate) extra_order: Vec<ToolName>,
     /// Blocklist entries already reported in a compile's notices as matching nothing.
     pub(crate) unmatched_reported: BTreeSet<String>,
     /// The registry epoch the blocklist was last checked against (`None`: the blocklist
@@ -68,7 +65,6 @@ impl ToolState {
             task_override: None,
             found: Vec::new(),
             searched_in_vain: None,
-            extra_order: Vec::new(),
             unmatched_reported: BTreeSet::new(),
             unmatched_checked: None,
         }
@@ -86,7 +82,6 @@ impl ToolState {
             task_override: self.task_override.clone(),
             found: self.found.clone(),
             searched_in_vain: self.searched_in_vain.clone(),
-            extra_order: self.extra_order.clone(),
             unmatched_reported: self.unmatched_reported.clone(),
             unmatched_checked: self.unmatched_checked,
         }

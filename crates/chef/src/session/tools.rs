@@ -265,7 +265,6 @@ impl Chef {
         let chosen = selection.select(self.select_input(&task, &extra), owned_key);
         self.tools.selection = selection;
         let (fresh, changed) = chosen?;
-        self.tools.extra_order = fresh.extra.iter().map(|(n, _)| n.clone()).collect();
         if changed {
             let stats = fresh.stable.stats();
             self.emit(&ChefEvent::Compress {

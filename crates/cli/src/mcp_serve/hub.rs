@@ -509,9 +509,16 @@ impl Hub {
         let found = self.found.lock().clone();
         let advertised = advertise(self.config.mode, &compressed, &originals, &found);
         let ranking = (self.config.mode == Mode::Discover).then(|| {
+            let defs: Vec<ToolDefinition> = tools.iter().map(|(d, _)| d.clone()).collect();
+            // A rebuild for a search's finds keeps the tools: keep their ranking too (its
+            // hybrid index embeds the whole catalogue on first use).
+            if let Some(previous) = self.view().ranking.clone()
+                && previous.all_tools() == defs.as_slice()
+            {
+                return previous;
+            }
             let mut pruner = chef::Pruner::default();
             // The same names compress accepted, so registration cannot refuse them.
-            let defs = tools.iter().map(|(d, _)| d.clone()).collect();
             if let Err(e) = pruner.register_tools(defs) {
                 tracing::error!("find_tools cannot rank the tools: {e}");
             }
