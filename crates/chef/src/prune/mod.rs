@@ -124,7 +124,8 @@ pub enum PrunePolicy {
     /// calls stays offered while that call is in the history. When the index abstains
     /// (nothing fits), the model sees no ranked tool, and a search that finds nothing says
     /// so instead of offering unrelated tools. A catalogue of no more than `top_k` tools is
-    /// shown whole, without `find_tools`. See docs/DISCOVERY.md.
+    /// shown whole, without `find_tools`. A blocked tool is never offered under this policy
+    /// (the one place the blocklist edits the list). See docs/DISCOVERY.md.
     Discover {
         /// How many ranked tools to show before any search.
         top_k: usize,
@@ -400,7 +401,8 @@ impl Pruner {
         &self.blocklist
     }
 
-    /// Replaces the blocklist. It never changes what `compile` emits.
+    /// Replaces the blocklist. It never changes what `compile` emits, except under
+    /// [`PrunePolicy::Discover`], where a blocked tool is not offered.
     pub fn set_blocked_tools<I, S>(&mut self, names: I) -> &mut Self
     where
         I: IntoIterator<Item = S>,

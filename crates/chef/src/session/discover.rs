@@ -14,7 +14,8 @@
 //! (the order of the latest compile's, which the model saw, then the new ones): while the
 //! request stays the same that set only grows at its end, so no earlier byte of the
 //! request moves and the provider's cached prefix holds. Nothing here bypasses the gate:
-//! a blocked tool, or one off the allowlist or the active skill's, is never found or kept,
+//! a blocked tool, or one off the allowlist or the active skill's, is never found, kept or
+//! ranked (select.rs drops blocked tools from a discovery list),
 //! and every call of a found tool is routed, gated and validated like any other.
 
 use chef_compress::validate::ArgumentValidator;

@@ -291,13 +291,26 @@ pub(crate) fn keep(
         PrunePolicy::Discover { .. } if !input.policy.discovers(pruner.all_tools().len()) => &all,
         policy => policy,
     };
-    let mut kept: Vec<(ToolDefinition, KeepReason)> = match (bound, policy) {
+    // Under discovery a blocked tool is never offered (issue 43): the list follows the task
+    // anyway, so dropping one costs no more than the re-rank at a new request. Everywhere
+    // else the blocklist never edits the list (it is enforced at dispatch).
+    let hide_blocked =
+        matches!(input.policy, PrunePolicy::Discover { .. }) && !pruner.blocklist().is_empty();
+    let offered = |name: &str| {
+        bound
+            .as_ref()
+            .is_none_or(|a: &std::collections::BTreeSet<String>| a.contains(&name.to_lowercase()))
+            && !(hide_blocked && pruner.blocklist().blocks(name))
+    };
+    let narrowed = bound.is_some() || hide_blocked;
+    let mut kept: Vec<(ToolDefinition, KeepReason)> = match (narrowed, policy) {
         (
-            Some(allowed),
+            true,
             PrunePolicy::Ranked { top_k, always_keep }
             | PrunePolicy::Discover { top_k, always_keep },
         ) => {
-            // Rank among the allowed tools only, so the allowlist never costs ranked slots.
+            // Rank among the offered tools only, so the allowlist (or, under discovery, the
+            // blocklist) never costs ranked slots.
             let everything = PrunePolicy::Ranked {
                 top_k: pruner.all_tools().len(),
                 always_keep: always_keep.clone(),
@@ -308,7 +321,7 @@ pub(crate) fn keep(
                 .tools
                 .into_iter()
                 .zip(everything.reasons)
-                .filter(|(t, _)| allowed.contains(&t.name.as_str().to_lowercase()))
+                .filter(|(t, _)| offered(t.name.as_str()))
                 .filter(|(_, reason)| {
                     if matches!(reason, KeepReason::Ranked { .. }) {
                         ranked += 1;
@@ -319,17 +332,13 @@ pub(crate) fn keep(
                 })
                 .collect()
         }
-        (allowed, policy) => {
+        (_, policy) => {
             let result = policy.apply(pruner, input.task)?;
             result
                 .tools
                 .into_iter()
                 .zip(result.reasons)
-                .filter(|(t, _)| {
-                    allowed
-                        .as_ref()
-                        .is_none_or(|a| a.contains(&t.name.as_str().to_lowercase()))
-                })
+                .filter(|(t, _)| offered(t.name.as_str()))
                 .collect()
         }
     };

@@ -60,8 +60,10 @@ impl Chef {
         Ok(())
     }
 
-    /// Replaces the blocklist. The compiled tool list does not change; with tool-change
-    /// announcements on, the model is told which tools are blocked.
+    /// Replaces the blocklist. The compiled tool list does not change (except under
+    /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover), whose list follows the task
+    /// and never offers a blocked tool); with tool-change announcements on, the model is
+    /// told which tools are blocked.
     ///
     /// Entries match names the way [`route`](Self::route) does, ignoring letter case and
     /// separators (`GDrive_Upload_File` blocks `gdrive_upload_file`). The report lists the

@@ -253,6 +253,38 @@ fn a_blocked_tool_is_never_found_offered_or_callable() {
 }
 
 #[test]
+fn a_blocked_tool_is_never_among_the_ranked_tools_and_frees_its_slot() {
+    let mut chef = discovery(3);
+    chef.push(Message::user("Send a markdown email to the team"));
+    let before = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(
+        before.iter().any(|n| n == "send_markdown_email"),
+        "the unblocked ranking offers it: {before:?}"
+    );
+    chef.set_blocked_tools(["send_markdown_email"]);
+    let after = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(
+        !after.iter().any(|n| n == "send_markdown_email"),
+        "{after:?}"
+    );
+    // The slot goes to the next-ranked tool: still three ranked tools and find_tools.
+    assert_eq!(after.len(), before.len(), "{before:?} -> {after:?}");
+    // Unblocked, it comes back.
+    chef.set_blocked_tools(Vec::<String>::new());
+    assert_eq!(wire_names(&mut chef, Target::OpenAiChat), before);
+}
+
+#[test]
+fn a_blocked_tool_is_not_offered_by_a_catalogue_shown_whole() {
+    let mut chef = discovery(1_000);
+    chef.set_blocked_tools(["send_markdown_email"]);
+    chef.push(Message::user("Send a markdown email to the team"));
+    let names = wire_names(&mut chef, Target::Anthropic);
+    assert!(!names.iter().any(|n| n == "send_markdown_email"));
+    assert_eq!(names.len(), real_tools().len() - 1);
+}
+
+#[test]
 fn the_allowlist_bounds_what_a_search_finds() {
     let mut chef = discovery(3);
     chef.set_allowlist(Some(["get_diesel_price", "geocode_address"]));
