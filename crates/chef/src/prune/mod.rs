@@ -17,196 +17,23 @@
 //!   loop never merges tool lists by hand.
 
 mod error;
+mod filter;
+mod policy;
+mod rank;
 
 use std::collections::BTreeSet;
 
 use chef_compress::search::CatalogIndex;
-use chef_ir::{ToolDefinition, ToolName};
-use serde::{Deserialize, Serialize};
+use chef_ir::ToolDefinition;
 
-pub use self::error::RegistryError;
+pub use self::{
+    error::RegistryError,
+    policy::{KeepReason, PrunePolicy, PruneResult, Strategy},
+};
 use crate::{
     gate::Blocklist,
     namespace::{self, NamespaceCall, NamespaceError, ToolGroup},
 };
-
-/// How [`Pruner::prune_by_task_and_allowlist`] combines its two tests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// Keep a tool that is task-relevant **or** allowlisted.
-    #[default]
-    Union,
-    /// Keep a tool that is task-relevant **and** allowlisted.
-    Intersection,
-}
-
-/// Why a tool was kept.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "why", rename_all = "snake_case")]
-pub enum KeepReason {
-    /// The tool has no tags, so it is relevant to every task.
-    Universal,
-    /// The tool's name occurs in the task.
-    NameInTask,
-    /// One of the tool's tags occurs in the task.
-    TagInTask {
-        /// The tag that matched.
-        tag: String,
-    },
-    /// The tool is on the allowlist.
-    Allowlisted,
-    /// The catalogue index ranked the tool among the top results for the task.
-    Ranked {
-        /// 1-based rank.
-        rank: usize,
-        /// The index's score.
-        score: f64,
-        /// The task's terms that matched the tool.
-        matched_terms: Vec<String>,
-    },
-    /// The policy always keeps this tool.
-    AlwaysKept,
-    /// The model found the tool with the discovery search tool
-    /// ([`PrunePolicy::Discover`]) while working on the current request.
-    Found {
-        /// What the model searched for.
-        query: String,
-    },
-    /// The conversation holds an answered call of the tool, so it stays offered while
-    /// that call is in the history (ranked and discovery pruning).
-    Called,
-}
-
-/// Which flat tools `compile` keeps each turn. The task is what
-/// [`Chef::pruning_task`](crate::Chef::pruning_task) returns: the latest user request as the
-/// conversation states it, or the text set with [`Chef::set_task`](crate::Chef::set_task).
-///
-/// ```
-/// use chef::PrunePolicy;
-///
-/// // The 8 tools the catalogue index ranks best for the task, plus two always kept.
-/// let policy = PrunePolicy::Ranked { top_k: 8, always_keep: vec!["search_docs".into(), "ask_user".into()] };
-/// # let _ = policy;
-/// ```
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "policy", rename_all = "snake_case")]
-pub enum PrunePolicy {
-    /// Every registered flat tool (the reference's behaviour).
-    #[default]
-    All,
-    /// [`Pruner::prune_by_task`] on the task.
-    ByTask,
-    /// [`Pruner::allow_only`].
-    Allowlist {
-        /// The names to keep.
-        names: Vec<String>,
-    },
-    /// [`Pruner::prune_by_task_and_allowlist`] on the task.
-    ByTaskAndAllowlist {
-        /// The allowlist.
-        names: Vec<String>,
-    },
-    /// [`Pruner::rank_by_task`] on the task, plus tools always kept. When the index
-    /// abstains (nothing fits), only the always-kept tools remain.
-    Ranked {
-        /// How many ranked tools to keep.
-        top_k: usize,
-        /// Tools kept whatever the task (by exact name).
-        always_keep: Vec<String>,
-    },
-    /// Find, then call by real name: the `top_k` tools the index ranks best for the task,
-    /// as [`Ranked`](Self::Ranked) keeps them, plus a library-owned search tool,
-    /// [`find_tools`](crate::owned::FIND_TOOLS), through which the model asks for what the
-    /// list lacks. The tools a search finds join the list from the next request, by their
-    /// real names and schemas, appended after the ranked tools (so the cached prefix of the
-    /// request is not rewritten) while the request stays the same; a tool the history
-    /// calls stays offered while that call is in the history. When the index abstains
-    /// (nothing fits), the model sees no ranked tool, and a search that finds nothing says
-    /// so instead of offering unrelated tools. A catalogue of no more than `top_k` tools is
-    /// shown whole, without `find_tools`. A blocked tool is never offered under this policy
-    /// (the one place the blocklist edits the list). See docs/DISCOVERY.md.
-    Discover {
-        /// How many ranked tools to show before any search.
-        top_k: usize,
-        /// Tools kept whatever the task (by exact name).
-        #[serde(default)]
-        always_keep: Vec<String>,
-    },
-}
-
-impl PrunePolicy {
-    /// Whether the policy offers the discovery search tool for a catalogue of `tools` flat
-    /// tools: [`Discover`](Self::Discover) over more tools than its `top_k` (a catalogue
-    /// that small is shown whole, and there is nothing to find).
-    pub fn discovers(&self, tools: usize) -> bool {
-        matches!(self, Self::Discover { top_k, .. } if tools > *top_k)
-    }
-
-    /// Whether the policy ranks on the task ([`Ranked`](Self::Ranked) and
-    /// [`Discover`](Self::Discover)): such a list follows the task, so a tool the history
-    /// calls stays offered while the call is in the history.
-    pub fn ranks(&self) -> bool {
-        matches!(self, Self::Ranked { .. } | Self::Discover { .. })
-    }
-
-    /// Applies the policy to the registry for `task`.
-    pub fn apply(&self, pruner: &Pruner, task: &str) -> Result<PruneResult, RegistryError> {
-        Ok(match self {
-            Self::All => pruner.filter(|_| Some(KeepReason::Universal)),
-            Self::ByTask => pruner.prune_by_task(task),
-            Self::Allowlist { names } => pruner.allow_only(names),
-            Self::ByTaskAndAllowlist { names } => pruner.prune_by_task_and_allowlist(task, names),
-            Self::Ranked { top_k, always_keep } | Self::Discover { top_k, always_keep } => {
-                let ranked = pruner.rank_by_task(task, *top_k);
-                let mut tools = Vec::new();
-                let mut reasons = Vec::new();
-                for tool in pruner.all_tools() {
-                    if always_keep.iter().any(|n| n == tool.name.as_str()) {
-                        tools.push(tool.clone());
-                        reasons.push(KeepReason::AlwaysKept);
-                    }
-                }
-                for (tool, reason) in ranked.tools.into_iter().zip(ranked.reasons) {
-                    if !tools.iter().any(|t: &ToolDefinition| t.name == tool.name) {
-                        tools.push(tool);
-                        reasons.push(reason);
-                    }
-                }
-                let removed = pruner
-                    .all_tools()
-                    .iter()
-                    .filter(|t| !tools.iter().any(|k| k.name == t.name))
-                    .map(|t| t.name.clone())
-                    .collect();
-                PruneResult {
-                    kept: tools.len(),
-                    total: pruner.all_tools().len(),
-                    tools,
-                    reasons,
-                    removed,
-                }
-            }
-        })
-    }
-}
-
-/// The outcome of a pruning operation.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PruneResult {
-    /// The kept tools, in registration order (ranked pruning: best first; under
-    /// [`PrunePolicy::Ranked`] the always-kept tools come first, in registration order,
-    /// then the ranked ones).
-    pub tools: Vec<ToolDefinition>,
-    /// Why each kept tool was kept (same order as `tools`).
-    pub reasons: Vec<KeepReason>,
-    /// Names of registered tools that were not kept, in registration order.
-    pub removed: Vec<ToolName>,
-    /// `tools.len()`.
-    pub kept: usize,
-    /// The number of registered flat tools.
-    pub total: usize,
-}
 
 /// What [`Pruner::compile`] returns: the two-layer wire tools and the toolkit directory.
 #[derive(Debug, Clone, PartialEq)]
@@ -417,44 +244,6 @@ impl Pruner {
         self.blocklist.entries()
     }
 
-    /// Keeps the tools relevant to `task` (reference semantics; untagged tools always kept).
-    pub fn prune_by_task(&self, task: &str) -> PruneResult {
-        let task = task.to_lowercase();
-        self.filter(|tool| relevance(tool, &task))
-    }
-
-    /// Keeps the tools whose name is on `names` (case-insensitive exact match).
-    pub fn allow_only<S: AsRef<str>>(&self, names: &[S]) -> PruneResult {
-        let allowed = lowercase_set(names);
-        self.filter(|tool| {
-            allowed
-                .contains(&tool.name.as_str().to_lowercase())
-                .then_some(KeepReason::Allowlisted)
-        })
-    }
-
-    /// Combines [`Self::prune_by_task`] and [`Self::allow_only`] by the strategy.
-    pub fn prune_by_task_and_allowlist<S: AsRef<str>>(
-        &self,
-        task: &str,
-        names: &[S],
-    ) -> PruneResult {
-        let task = task.to_lowercase();
-        let allowed = lowercase_set(names);
-        let strategy = self.strategy;
-        self.filter(|tool| {
-            let relevant = relevance(tool, &task);
-            let listed = allowed.contains(&tool.name.as_str().to_lowercase());
-            match (strategy, relevant, listed) {
-                (Strategy::Union, Some(reason), _) => Some(reason),
-                (Strategy::Union, None, true) | (Strategy::Intersection, Some(_), true) => {
-                    Some(KeepReason::Allowlisted)
-                }
-                _ => None,
-            }
-        })
-    }
-
     /// The namespace tools (registration order) and, when any toolkit is registered, the
     /// `load_toolkit` tool. Depends only on the registered groups.
     pub fn group_tools(&self) -> Vec<ToolDefinition> {
@@ -525,169 +314,6 @@ impl Pruner {
     pub fn extract_toolkit(&self, name: &str) -> Result<&ToolGroup, NamespaceError> {
         namespace::extract_toolkit(&self.toolkits, name)
     }
-
-    /// The catalogue search index over the flat tools (built once per registration).
-    pub fn index(&self) -> &CatalogIndex {
-        self.index
-            .get_or_init(|| std::sync::Arc::new(CatalogIndex::build(&self.flat)))
-    }
-
-    /// Ranks [`rank_by_task`](Self::rank_by_task) with the hybrid of BM25F and this
-    /// embedding model (`chef_compress::search::dense`) instead of the default one. The
-    /// tools are embedded on the first ranking after each registration; if the model
-    /// fails, the lexical index ranks.
-    ///
-    /// Without a model set, ranking is already hybrid: with the static model bundled in
-    /// chef (`chef_compress::search::dense::BundledStatic`, the `bundled-model` feature,
-    /// on by default), else BM25F alone.
-    pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
-        self.dense = Some(config);
-        self.lexical_only = false;
-        self.hybrid = std::sync::OnceLock::new();
-        self
-    }
-
-    /// Ranks with BM25F alone (the lexical index and its abstention rule), not with the
-    /// hybrid; [`set_embedder`](Self::set_embedder) goes back to a hybrid.
-    pub fn set_lexical_ranking(&mut self) -> &mut Self {
-        self.dense = None;
-        self.lexical_only = true;
-        self.hybrid = std::sync::OnceLock::new();
-        self
-    }
-
-    /// Ranks as `other` does (its model, or lexical ranking): a restore keeps the
-    /// session's own ranking, which is code and not snapshot state.
-    pub(crate) fn keep_ranking_of(&mut self, other: &Self) {
-        self.dense.clone_from(&other.dense);
-        self.lexical_only = other.lexical_only;
-        self.hybrid = std::sync::OnceLock::new();
-    }
-
-    /// The embedding model set with [`set_embedder`](Self::set_embedder), if any (`None`
-    /// also when the bundled default ranks: see [`ranker`](Self::ranker)).
-    pub fn embedder(&self) -> Option<&chef_compress::search::dense::DenseConfig> {
-        self.dense.as_ref()
-    }
-
-    /// What ranks: `"lexical"`, or the model id of the hybrid's embedder (for the bundled
-    /// default, `static-bundled:…`). Builds the hybrid index if it is not built yet.
-    pub fn ranker(&self) -> String {
-        self.hybrid_index().map_or_else(
-            || "lexical".to_owned(),
-            |h| h.embedder().model_id().to_owned(),
-        )
-    }
-
-    /// The hybrid index, unless ranking is lexical: over the set model, else the bundled
-    /// one; `None` when neither could embed the catalogue.
-    pub fn hybrid_index(&self) -> Option<&chef_compress::search::dense::HybridIndex> {
-        if self.lexical_only {
-            return None;
-        }
-        self.hybrid
-            .get_or_init(|| {
-                let config = match &self.dense {
-                    Some(config) => config.clone(),
-                    None => chef_compress::search::dense::DenseConfig::bundled().ok()?,
-                };
-                config.build(&self.flat).ok().map(std::sync::Arc::new)
-            })
-            .as_deref()
-    }
-
-    /// The `k` flat tools the catalogue index ranks best for `task`, best first, each with
-    /// its score and the matched terms. Empty when the index abstains (nothing fits).
-    /// Unless ranking is lexical ([`set_lexical_ranking`](Self::set_lexical_ranking)), the
-    /// hybrid ranks and abstains, with the set model or the bundled one (scores are then
-    /// hybrid scores, `0..=1`).
-    ///
-    /// A task of several lines (a session's task for a short reply is the request, the
-    /// question it answers and the reply, one per line) on which the index abstains as a
-    /// whole — each line's chatter counting against the others — is ranked line by line
-    /// instead, the last line first, and the lines' hits are merged in turns (the best of
-    /// each line, then the second of each, …), each tool once, up to `k`. A line on which
-    /// the index abstains adds nothing.
-    pub fn rank_by_task(&self, task: &str, k: usize) -> PruneResult {
-        let search = |text: &str| match self.hybrid_index().map(|h| h.search(text, k)) {
-            Some(Ok(results)) => results,
-            _ => self.index().search(text, k),
-        };
-        let whole = search(task);
-        // Only when the whole abstains: the lines of a multi-line task.
-        let lines = whole
-            .abstained
-            .then(|| {
-                task.lines()
-                    .filter(|l| !l.trim().is_empty())
-                    .collect::<Vec<_>>()
-            })
-            .filter(|lines| lines.len() > 1);
-        let hits = if let Some(lines) = lines {
-            let per_line: Vec<Vec<chef_compress::search::Hit>> =
-                lines.iter().rev().map(|l| search(l).hits).collect();
-            let mut merged: Vec<chef_compress::search::Hit> = Vec::new();
-            let deepest = per_line.iter().map(Vec::len).max().unwrap_or(0);
-            for depth in 0..deepest {
-                for hit in per_line.iter().filter_map(|hits| hits.get(depth)) {
-                    if merged.len() < k && !merged.iter().any(|m| m.index == hit.index) {
-                        merged.push(hit.clone());
-                    }
-                }
-            }
-            merged
-        } else {
-            whole.hits
-        };
-        let mut tools = Vec::new();
-        let mut reasons = Vec::new();
-        for (rank, hit) in hits.iter().enumerate() {
-            let Some(tool) = self.flat.get(hit.index) else {
-                continue;
-            };
-            tools.push(tool.clone());
-            reasons.push(KeepReason::Ranked {
-                rank: rank + 1,
-                score: f64::from(hit.score),
-                matched_terms: hit.matched_terms.clone(),
-            });
-        }
-        let removed = self
-            .flat
-            .iter()
-            .filter(|t| !tools.iter().any(|k: &ToolDefinition| k.name == t.name))
-            .map(|t| t.name.clone())
-            .collect();
-        PruneResult {
-            kept: tools.len(),
-            total: self.flat.len(),
-            tools,
-            reasons,
-            removed,
-        }
-    }
-
-    fn filter(&self, keep: impl Fn(&ToolDefinition) -> Option<KeepReason>) -> PruneResult {
-        let mut tools = Vec::new();
-        let mut reasons = Vec::new();
-        let mut removed = Vec::new();
-        for tool in self.flat.iter() {
-            match keep(tool) {
-                Some(reason) => {
-                    tools.push(tool.clone());
-                    reasons.push(reason);
-                }
-                None => removed.push(tool.name.clone()),
-            }
-        }
-        PruneResult {
-            kept: tools.len(),
-            total: self.flat.len(),
-            tools,
-            reasons,
-            removed,
-        }
-    }
 }
 
 /// What chef uses a reserved tool name for (`None`: the name is free).
@@ -701,23 +327,6 @@ pub(crate) fn reserved_owner(name: &str) -> Option<&'static str> {
         namespace::LOAD_TOOLKIT => Some("the toolkit loader"),
         _ => None,
     }
-}
-
-fn lowercase_set<S: AsRef<str>>(names: &[S]) -> BTreeSet<String> {
-    names.iter().map(|n| n.as_ref().to_lowercase()).collect()
-}
-
-fn relevance(tool: &ToolDefinition, lowered_task: &str) -> Option<KeepReason> {
-    if tool.tags.is_empty() {
-        return Some(KeepReason::Universal);
-    }
-    if lowered_task.contains(&tool.name.as_str().to_lowercase()) {
-        return Some(KeepReason::NameInTask);
-    }
-    tool.tags
-        .iter()
-        .find(|tag| lowered_task.contains(&tag.to_lowercase()))
-        .map(|tag| KeepReason::TagInTask { tag: tag.clone() })
 }
 
 /// Checks `groups` (of `kind`, "namespace" or "toolkit") against each other and the
@@ -775,6 +384,7 @@ pub(crate) fn check_groups(
 
 #[cfg(test)]
 mod tests {
+    use chef_ir::ToolName;
     use serde_json::json;
 
     use super::*;

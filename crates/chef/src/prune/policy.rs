@@ -1,0 +1,185 @@
+//! What a pruning keeps and why: the policy `compile` applies, the combination strategy,
+//! each kept tool's reason, and the outcome.
+
+use chef_ir::{ToolDefinition, ToolName};
+use serde::{Deserialize, Serialize};
+
+use super::{Pruner, RegistryError};
+
+/// How [`Pruner::prune_by_task_and_allowlist`] combines its two tests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// Keep a tool that is task-relevant **or** allowlisted.
+    #[default]
+    Union,
+    /// Keep a tool that is task-relevant **and** allowlisted.
+    Intersection,
+}
+
+/// Why a tool was kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "why", rename_all = "snake_case")]
+pub enum KeepReason {
+    /// The tool has no tags, so it is relevant to every task.
+    Universal,
+    /// The tool's name occurs in the task.
+    NameInTask,
+    /// One of the tool's tags occurs in the task.
+    TagInTask {
+        /// The tag that matched.
+        tag: String,
+    },
+    /// The tool is on the allowlist.
+    Allowlisted,
+    /// The catalogue index ranked the tool among the top results for the task.
+    Ranked {
+        /// 1-based rank.
+        rank: usize,
+        /// The index's score.
+        score: f64,
+        /// The task's terms that matched the tool.
+        matched_terms: Vec<String>,
+    },
+    /// The policy always keeps this tool.
+    AlwaysKept,
+    /// The model found the tool with the discovery search tool
+    /// ([`PrunePolicy::Discover`]) while working on the current request.
+    Found {
+        /// What the model searched for.
+        query: String,
+    },
+    /// The conversation holds an answered call of the tool, so it stays offered while
+    /// that call is in the history (ranked and discovery pruning).
+    Called,
+}
+
+/// Which flat tools `compile` keeps each turn. The task is what
+/// [`Chef::pruning_task`](crate::Chef::pruning_task) returns: the latest user request as the
+/// conversation states it, or the text set with [`Chef::set_task`](crate::Chef::set_task).
+///
+/// ```
+/// use chef::PrunePolicy;
+///
+/// // The 8 tools the catalogue index ranks best for the task, plus two always kept.
+/// let policy = PrunePolicy::Ranked { top_k: 8, always_keep: vec!["search_docs".into(), "ask_user".into()] };
+/// # let _ = policy;
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "policy", rename_all = "snake_case")]
+pub enum PrunePolicy {
+    /// Every registered flat tool (the reference's behaviour).
+    #[default]
+    All,
+    /// [`Pruner::prune_by_task`] on the task.
+    ByTask,
+    /// [`Pruner::allow_only`].
+    Allowlist {
+        /// The names to keep.
+        names: Vec<String>,
+    },
+    /// [`Pruner::prune_by_task_and_allowlist`] on the task.
+    ByTaskAndAllowlist {
+        /// The allowlist.
+        names: Vec<String>,
+    },
+    /// [`Pruner::rank_by_task`] on the task, plus tools always kept. When the index
+    /// abstains (nothing fits), only the always-kept tools remain.
+    Ranked {
+        /// How many ranked tools to keep.
+        top_k: usize,
+        /// Tools kept whatever the task (by exact name).
+        always_keep: Vec<String>,
+    },
+    /// Find, then call by real name: the `top_k` tools the index ranks best for the task,
+    /// as [`Ranked`](Self::Ranked) keeps them, plus a library-owned search tool,
+    /// [`find_tools`](crate::owned::FIND_TOOLS), through which the model asks for what the
+    /// list lacks. The tools a search finds join the list from the next request, by their
+    /// real names and schemas, appended after the ranked tools (so the cached prefix of the
+    /// request is not rewritten) while the request stays the same; a tool the history
+    /// calls stays offered while that call is in the history. When the index abstains
+    /// (nothing fits), the model sees no ranked tool, and a search that finds nothing says
+    /// so instead of offering unrelated tools. A catalogue of no more than `top_k` tools is
+    /// shown whole, without `find_tools`. A blocked tool is never offered under this policy
+    /// (the one place the blocklist edits the list). See docs/DISCOVERY.md.
+    Discover {
+        /// How many ranked tools to show before any search.
+        top_k: usize,
+        /// Tools kept whatever the task (by exact name).
+        #[serde(default)]
+        always_keep: Vec<String>,
+    },
+}
+
+impl PrunePolicy {
+    /// Whether the policy offers the discovery search tool for a catalogue of `tools` flat
+    /// tools: [`Discover`](Self::Discover) over more tools than its `top_k` (a catalogue
+    /// that small is shown whole, and there is nothing to find).
+    pub fn discovers(&self, tools: usize) -> bool {
+        matches!(self, Self::Discover { top_k, .. } if tools > *top_k)
+    }
+
+    /// Whether the policy ranks on the task ([`Ranked`](Self::Ranked) and
+    /// [`Discover`](Self::Discover)): such a list follows the task, so a tool the history
+    /// calls stays offered while the call is in the history.
+    pub fn ranks(&self) -> bool {
+        matches!(self, Self::Ranked { .. } | Self::Discover { .. })
+    }
+
+    /// Applies the policy to the registry for `task`.
+    pub fn apply(&self, pruner: &Pruner, task: &str) -> Result<PruneResult, RegistryError> {
+        Ok(match self {
+            Self::All => pruner.filter(|_| Some(KeepReason::Universal)),
+            Self::ByTask => pruner.prune_by_task(task),
+            Self::Allowlist { names } => pruner.allow_only(names),
+            Self::ByTaskAndAllowlist { names } => pruner.prune_by_task_and_allowlist(task, names),
+            Self::Ranked { top_k, always_keep } | Self::Discover { top_k, always_keep } => {
+                let ranked = pruner.rank_by_task(task, *top_k);
+                let mut tools = Vec::new();
+                let mut reasons = Vec::new();
+                for tool in pruner.all_tools() {
+                    if always_keep.iter().any(|n| n == tool.name.as_str()) {
+                        tools.push(tool.clone());
+                        reasons.push(KeepReason::AlwaysKept);
+                    }
+                }
+                for (tool, reason) in ranked.tools.into_iter().zip(ranked.reasons) {
+                    if !tools.iter().any(|t: &ToolDefinition| t.name == tool.name) {
+                        tools.push(tool);
+                        reasons.push(reason);
+                    }
+                }
+                let removed = pruner
+                    .all_tools()
+                    .iter()
+                    .filter(|t| !tools.iter().any(|k| k.name == t.name))
+                    .map(|t| t.name.clone())
+                    .collect();
+                PruneResult {
+                    kept: tools.len(),
+                    total: pruner.all_tools().len(),
+                    tools,
+                    reasons,
+                    removed,
+                }
+            }
+        })
+    }
+}
+
+/// The outcome of a pruning operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PruneResult {
+    /// The kept tools, in registration order (ranked pruning: best first; under
+    /// [`PrunePolicy::Ranked`] the always-kept tools come first, in registration order,
+    /// then the ranked ones).
+    pub tools: Vec<ToolDefinition>,
+    /// Why each kept tool was kept (same order as `tools`).
+    pub reasons: Vec<KeepReason>,
+    /// Names of registered tools that were not kept, in registration order.
+    pub removed: Vec<ToolName>,
+    /// `tools.len()`.
+    pub kept: usize,
+    /// The number of registered flat tools.
+    pub total: usize,
+}

@@ -1,0 +1,150 @@
+//! Ranked pruning: the catalogue search index over the flat tools, the hybrid of BM25F and
+//! an embedding model, and `rank_by_task`.
+
+use chef_compress::search::CatalogIndex;
+use chef_ir::ToolDefinition;
+
+use super::{KeepReason, PruneResult, Pruner};
+
+impl Pruner {
+    /// The catalogue search index over the flat tools (built once per registration).
+    pub fn index(&self) -> &CatalogIndex {
+        self.index
+            .get_or_init(|| std::sync::Arc::new(CatalogIndex::build(&self.flat)))
+    }
+
+    /// Ranks [`rank_by_task`](Self::rank_by_task) with the hybrid of BM25F and this
+    /// embedding model (`chef_compress::search::dense`) instead of the default one. The
+    /// tools are embedded on the first ranking after each registration; if the model
+    /// fails, the lexical index ranks.
+    ///
+    /// Without a model set, ranking is already hybrid: with the static model bundled in
+    /// chef (`chef_compress::search::dense::BundledStatic`, the `bundled-model` feature,
+    /// on by default), else BM25F alone.
+    pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
+        self.dense = Some(config);
+        self.lexical_only = false;
+        self.hybrid = std::sync::OnceLock::new();
+        self
+    }
+
+    /// Ranks with BM25F alone (the lexical index and its abstention rule), not with the
+    /// hybrid; [`set_embedder`](Self::set_embedder) goes back to a hybrid.
+    pub fn set_lexical_ranking(&mut self) -> &mut Self {
+        self.dense = None;
+        self.lexical_only = true;
+        self.hybrid = std::sync::OnceLock::new();
+        self
+    }
+
+    /// Ranks as `other` does (its model, or lexical ranking): a restore keeps the
+    /// session's own ranking, which is code and not snapshot state.
+    pub(crate) fn keep_ranking_of(&mut self, other: &Self) {
+        self.dense.clone_from(&other.dense);
+        self.lexical_only = other.lexical_only;
+        self.hybrid = std::sync::OnceLock::new();
+    }
+
+    /// The embedding model set with [`set_embedder`](Self::set_embedder), if any (`None`
+    /// also when the bundled default ranks: see [`ranker`](Self::ranker)).
+    pub fn embedder(&self) -> Option<&chef_compress::search::dense::DenseConfig> {
+        self.dense.as_ref()
+    }
+
+    /// What ranks: `"lexical"`, or the model id of the hybrid's embedder (for the bundled
+    /// default, `static-bundled:…`). Builds the hybrid index if it is not built yet.
+    pub fn ranker(&self) -> String {
+        self.hybrid_index().map_or_else(
+            || "lexical".to_owned(),
+            |h| h.embedder().model_id().to_owned(),
+        )
+    }
+
+    /// The hybrid index, unless ranking is lexical: over the set model, else the bundled
+    /// one; `None` when neither could embed the catalogue.
+    pub fn hybrid_index(&self) -> Option<&chef_compress::search::dense::HybridIndex> {
+        if self.lexical_only {
+            return None;
+        }
+        self.hybrid
+            .get_or_init(|| {
+                let config = match &self.dense {
+                    Some(config) => config.clone(),
+                    None => chef_compress::search::dense::DenseConfig::bundled().ok()?,
+                };
+                config.build(&self.flat).ok().map(std::sync::Arc::new)
+            })
+            .as_deref()
+    }
+
+    /// The `k` flat tools the catalogue index ranks best for `task`, best first, each with
+    /// its score and the matched terms. Empty when the index abstains (nothing fits).
+    /// Unless ranking is lexical ([`set_lexical_ranking`](Self::set_lexical_ranking)), the
+    /// hybrid ranks and abstains, with the set model or the bundled one (scores are then
+    /// hybrid scores, `0..=1`).
+    ///
+    /// A task of several lines (a session's task for a short reply is the request, the
+    /// question it answers and the reply, one per line) on which the index abstains as a
+    /// whole — each line's chatter counting against the others — is ranked line by line
+    /// instead, the last line first, and the lines' hits are merged in turns (the best of
+    /// each line, then the second of each, …), each tool once, up to `k`. A line on which
+    /// the index abstains adds nothing.
+    pub fn rank_by_task(&self, task: &str, k: usize) -> PruneResult {
+        let search = |text: &str| match self.hybrid_index().map(|h| h.search(text, k)) {
+            Some(Ok(results)) => results,
+            _ => self.index().search(text, k),
+        };
+        let whole = search(task);
+        // Only when the whole abstains: the lines of a multi-line task.
+        let lines = whole
+            .abstained
+            .then(|| {
+                task.lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|lines| lines.len() > 1);
+        let hits = if let Some(lines) = lines {
+            let per_line: Vec<Vec<chef_compress::search::Hit>> =
+                lines.iter().rev().map(|l| search(l).hits).collect();
+            let mut merged: Vec<chef_compress::search::Hit> = Vec::new();
+            let deepest = per_line.iter().map(Vec::len).max().unwrap_or(0);
+            for depth in 0..deepest {
+                for hit in per_line.iter().filter_map(|hits| hits.get(depth)) {
+                    if merged.len() < k && !merged.iter().any(|m| m.index == hit.index) {
+                        merged.push(hit.clone());
+                    }
+                }
+            }
+            merged
+        } else {
+            whole.hits
+        };
+        let mut tools = Vec::new();
+        let mut reasons = Vec::new();
+        for (rank, hit) in hits.iter().enumerate() {
+            let Some(tool) = self.flat.get(hit.index) else {
+                continue;
+            };
+            tools.push(tool.clone());
+            reasons.push(KeepReason::Ranked {
+                rank: rank + 1,
+                score: f64::from(hit.score),
+                matched_terms: hit.matched_terms.clone(),
+            });
+        }
+        let removed = self
+            .flat
+            .iter()
+            .filter(|t| !tools.iter().any(|k: &ToolDefinition| k.name == t.name))
+            .map(|t| t.name.clone())
+            .collect();
+        PruneResult {
+            kept: tools.len(),
+            total: self.flat.len(),
+            tools,
+            reasons,
+            removed,
+        }
+    }
+}
