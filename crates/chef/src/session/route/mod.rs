@@ -26,23 +26,27 @@
 //! "Still offered" matters only when the registry changed after the compile: the tool the
 //! model's list named must still be registered with the same schema, else the call is
 //! refused as made against a changed list.
+//!
+//! Here the core of the route; beside it what the gate never teaches (`hide.rs`), toolkit
+//! loads (`toolkit.rs`) and the shorter correction of a repeated refused call (`repeat.rs`).
+
+mod hide;
+mod repeat;
+mod toolkit;
 
 use std::sync::Arc;
 
-use chef_compress::{
-    Resolution, ResolveError,
-    validate::{ArgumentProblem, ArgumentValidator},
-};
+use chef_compress::{Resolution, ResolveError};
 use chef_ir::{ToolCall, ToolCallId, ToolDefinition, ToolName};
 use serde_json::Value;
 
+use self::hide::mentioned_names;
 use super::{
     Chef,
     routed::{OwnedCall, Routed, RoutedCall},
     select::TurnTools,
 };
 use crate::{
-    announce::Channel,
     error::{ChefError, RouteError},
     events::ChefEvent,
     gate::{self, MALFORMED_CALL_REASON},
@@ -104,45 +108,6 @@ impl Chef {
             _ => {}
         }
         routed
-    }
-
-    /// A call refused for its arguments that repeats the previous refused call exactly
-    /// gets a shorter, different correction: the parameters the tool accepts, with their
-    /// types, and nothing else (the model did not act on the longer text).
-    fn correct_repeat(&mut self, call: &ToolCall, routed: &mut Routed) {
-        let Routed::Error {
-            error: RouteError::Resolve(ResolveError::InvalidArguments(problem)),
-            reply,
-            ..
-        } = routed
-        else {
-            self.routing.last_refused = None;
-            return;
-        };
-        // Cloning and comparing recurse: arguments nested past any real schema (a hostile
-        // call) are not remembered.
-        if nested_deeper_than(&call.arguments, REPEAT_DEPTH) {
-            self.routing.last_refused = None;
-            return;
-        }
-        let this = (call.name.as_str().trim().to_owned(), call.arguments.clone());
-        if self.routing.last_refused.as_ref() != Some(&this) {
-            self.routing.last_refused = Some(this);
-            return;
-        }
-        let tool = problem.tool.as_str();
-        let schema = self
-            .tools
-            .pruner
-            .all_tools()
-            .iter()
-            .chain(self.tools.pruner.namespaces().iter().flat_map(|g| &g.tools))
-            .chain(self.tools.pruner.toolkits().iter().flat_map(|g| &g.tools))
-            .find(|t| t.name == tool)
-            .map(|t| &t.input_schema);
-        if let Some(schema) = schema {
-            *reply = repeat_correction(tool, schema);
-        }
     }
 
     /// Turns the tool calls an assistant reply wrote as text (a fenced JSON block, a bare
@@ -417,231 +382,6 @@ impl Chef {
         );
         shown.is_some() && shown == now
     }
-
-    /// A call, by its exact name, of a tool of a toolkit loaded since the selection the
-    /// model answered (a model may load a toolkit and call one of its tools in one reply).
-    fn late_toolkit_call(
-        &self,
-        call: &ToolCall,
-        name: &str,
-        tools: &TurnTools,
-        gate: Gate,
-    ) -> Option<Routed> {
-        let kit = self
-            .tools
-            .loaded_toolkits
-            .iter()
-            .filter(|k| !tools.key.loaded.contains(k))
-            .filter_map(|k| self.tools.pruner.toolkits().iter().find(|g| &g.name == k))
-            .find(|g| g.tools.iter().any(|t| t.name == name))?;
-        let tool = kit.tools.iter().find(|t| t.name == name)?;
-        let id = call.id.clone();
-        if let Some(blocked) = self.gated(gate, &[name, &kit.name]) {
-            return Some(blocked_outcome(id, &blocked));
-        }
-        let args = match &call.arguments {
-            Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
-            other => other.clone(),
-        };
-        let checked =
-            ArgumentValidator::with_limits(name, &tool.input_schema, self.config.compress.limits())
-                .map_err(|e| {
-                    let reply = e.to_string();
-                    (ResolveError::UnusableSchema(Box::new(e)), reply)
-                })
-                .and_then(|v| {
-                    v.validate(&args).map_err(|e| {
-                        let reply = e.message();
-                        (ResolveError::InvalidArguments(Box::new(e)), reply)
-                    })
-                });
-        Some(match checked {
-            Ok(()) => Routed::Call(RoutedCall {
-                id,
-                name: tool.name.clone(),
-                arguments: args,
-                via: Some(kit.name.clone()),
-            }),
-            Err((e, reply)) => error(id, RouteError::Resolve(e), reply),
-        })
-    }
-
-    fn classify_toolkit_load(&self, id: ToolCallId, args: &Value, gate: Gate) -> Routed {
-        if let Some(blocked) = self.gated(gate, &[LOAD_TOOLKIT]) {
-            return blocked_outcome(id, &blocked);
-        }
-        let requested = args
-            .get("toolkit_name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let kit = match self.tools.pruner.extract_toolkit(requested) {
-            Ok(kit) => kit,
-            Err(e) => {
-                // A misspelt blocked toolkit is refused as blocked, and never listed.
-                if let Some(blocked) = self.gated_lookalike(gate, requested) {
-                    return blocked_outcome(id, &blocked);
-                }
-                let e = self.without_blocked_names(e);
-                let reply = e.to_string();
-                return error(id, RouteError::Namespace(e), reply);
-            }
-        };
-        if let Some(blocked) = self.gated(gate, &[kit.name.as_str()]) {
-            return blocked_outcome(id, &blocked);
-        }
-        // Blocked tools are never listed as available (they stay on the wire list, which
-        // blocking never edits, and calls to them are refused).
-        let tools: Vec<ToolName> = kit
-            .tools
-            .iter()
-            .filter(|t| self.blocked(&[t.name.as_str()]).is_none())
-            .map(|t| t.name.clone())
-            .collect();
-        let held_back = kit.tools.len() - tools.len();
-        let listed = toolkit_tool_list(&tools, held_back);
-        let already = self.tools.loaded_toolkits.iter().any(|k| k == &kit.name);
-        let reply = if already {
-            format!("Toolkit \"{}\" is already loaded. {listed}", kit.name)
-        } else {
-            format!(
-                "Loaded toolkit \"{}\". From your next step: {listed}",
-                kit.name
-            )
-        };
-        Routed::ToolkitLoaded {
-            id,
-            toolkit: kit.name.clone(),
-            tools,
-            reply,
-        }
-    }
-
-    /// Records a toolkit load that [`classify`](Self::classify) reported.
-    fn commit_toolkit(&mut self, toolkit: &str, available: &[ToolName]) {
-        if self.tools.loaded_toolkits.iter().any(|k| k == toolkit) {
-            return;
-        }
-        self.tools.loaded_toolkits.push(toolkit.to_owned());
-        if self.config.announce_tool_changes {
-            let held_back = self
-                .tools
-                .pruner
-                .toolkits()
-                .iter()
-                .find(|k| k.name == toolkit)
-                .map_or(0, |k| k.tools.len().saturating_sub(available.len()));
-            self.announce_internal(
-                &format!("toolkit:{toolkit}"),
-                format!(
-                    "Toolkit \"{toolkit}\" is loaded. {}",
-                    toolkit_tool_list(available, held_back)
-                ),
-                Channel::Auto,
-            );
-        }
-    }
-
-    /// The first of `names` on the blocklist (matched ignoring case and separators).
-    pub(crate) fn blocked(&self, names: &[&str]) -> Option<String> {
-        self.tools
-            .pruner
-            .blocklist()
-            .first_blocked(names.iter().copied())
-            .map(str::to_owned)
-    }
-
-    /// The blocklist entry that `name` spells, with any case or separators.
-    fn blocked_lookalike(&self, name: &str) -> Option<String> {
-        self.tools
-            .pruner
-            .blocklist()
-            .entry_for(name)
-            .map(str::to_owned)
-    }
-
-    /// [`blocked`](Self::blocked) when the gate is on; nothing when it is off.
-    fn gated(&self, gate: Gate, names: &[&str]) -> Option<String> {
-        match gate {
-            Gate::On => self.blocked(names),
-            Gate::Off => None,
-        }
-    }
-
-    /// [`blocked_lookalike`](Self::blocked_lookalike) when the gate is on.
-    fn gated_lookalike(&self, gate: Gate, name: &str) -> Option<String> {
-        match gate {
-            Gate::On => self.blocked_lookalike(name),
-            Gate::Off => None,
-        }
-    }
-
-    /// Whether did-you-mean must not name `tool` (a real name of the compressed set): it
-    /// is blocked, or the toolkit it was loaded from is.
-    fn hidden_tool(&self, tool: &str, tools: &TurnTools) -> bool {
-        let kit = tools.toolkit_of.get(tool).map(String::as_str);
-        let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
-        self.blocked(&names).is_some()
-    }
-
-    /// `e` without blocked names among the choices it lists: the actions of a namespace
-    /// tool's `action` enum and the toolkits of `load_toolkit`'s `toolkit_name` enum, as
-    /// the argument validator lists them. The model is never taught a blocked tool's
-    /// spelling by an error, as it is never offered one in a toolkit's list.
-    fn without_blocked_choices(&self, e: ResolveError, tools: &TurnTools) -> ResolveError {
-        let ResolveError::InvalidArguments(mut arg) = e else {
-            return e;
-        };
-        let field = if arg.tool == LOAD_TOOLKIT {
-            "toolkit_name"
-        } else if tools.namespaces.iter().any(|g| g.name == arg.tool.as_str()) {
-            "action"
-        } else {
-            return ResolveError::InvalidArguments(arg);
-        };
-        if let ArgumentProblem::InvalidEnum {
-            path,
-            allowed,
-            exact,
-            ..
-        } = &mut arg.problem
-            && path.as_str() == field
-        {
-            allowed.retain(|v| v.as_str().is_none_or(|n| self.blocked(&[n]).is_none()));
-            if exact
-                .as_deref()
-                .is_some_and(|n| self.blocked(&[n]).is_some())
-            {
-                *exact = None;
-            }
-        }
-        ResolveError::InvalidArguments(arg)
-    }
-
-    /// `e` without blocked names in the actions or toolkits it lists as available.
-    fn without_blocked_names(&self, e: NamespaceError) -> NamespaceError {
-        match e {
-            NamespaceError::UnknownAction {
-                group,
-                action,
-                mut available,
-            } => {
-                available.retain(|t| self.blocked(&[t.as_str()]).is_none());
-                NamespaceError::UnknownAction {
-                    group,
-                    action,
-                    available,
-                }
-            }
-            NamespaceError::UnknownToolkit {
-                name,
-                mut available,
-            } => {
-                available.retain(|k| self.blocked(&[k.as_str()]).is_none());
-                NamespaceError::UnknownToolkit { name, available }
-            }
-            other => other,
-        }
-    }
 }
 
 /// Whether [`Chef::classify`] applies the blocklist: always for a call the model made
@@ -686,23 +426,6 @@ impl Origin<'_> {
     }
 }
 
-/// "These tools are available: a, b." with the count of blocked ones left out.
-fn toolkit_tool_list(available: &[ToolName], held_back: usize) -> String {
-    let names: Vec<&str> = available.iter().map(ToolName::as_str).collect();
-    let mut text = if names.is_empty() {
-        "None of its tools is available now.".to_owned()
-    } else {
-        format!("These tools are available: {}.", names.join(", "))
-    };
-    if held_back > 0 {
-        text.push_str(&format!(
-            " {held_back} more of its tools {} blocked for now.",
-            if held_back == 1 { "is" } else { "are" }
-        ));
-    }
-    text
-}
-
 fn unavailable(call: &ToolCall, e: ChefError) -> Routed {
     let reply = format!("The tool list could not be prepared: {e}");
     error(call.id.clone(), RouteError::Unavailable(Arc::new(e)), reply)
@@ -741,34 +464,6 @@ fn resolve(
     stable
 }
 
-/// The names a failed call mentions: the tool name, and the fields through which a call
-/// names another tool (`f` of the dispatcher, `action` of a namespace, `op` of a level-2
-/// tool, `toolkit_name`), one level of nesting deep.
-fn mentioned_names(name: &str, arguments: &Value) -> Vec<String> {
-    const FIELDS: [&str; 4] = ["f", "action", "op", "toolkit_name"];
-    let mut names = vec![name.to_owned()];
-    let parsed;
-    let arguments = match arguments {
-        Value::String(text) => {
-            parsed = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
-            &parsed
-        }
-        other => other,
-    };
-    let nested = ["a", "args"]
-        .iter()
-        .filter_map(|k| arguments.get(k))
-        .collect::<Vec<_>>();
-    for bag in std::iter::once(arguments).chain(nested) {
-        for field in FIELDS {
-            if let Some(Value::String(s)) = bag.get(field) {
-                names.push(s.clone());
-            }
-        }
-    }
-    names
-}
-
 fn error(id: ToolCallId, error: RouteError, reply: String) -> Routed {
     Routed::Error { id, error, reply }
 }
@@ -779,59 +474,4 @@ fn blocked_outcome(id: ToolCallId, name: &str) -> Routed {
         name: name.to_owned(),
         reply: gate::blocked_reason(name),
     }
-}
-
-/// How deep a refused call's arguments may nest for it to be remembered.
-const REPEAT_DEPTH: usize = 64;
-
-/// Whether `value` nests arrays and objects more than `limit` deep (without recursion).
-fn nested_deeper_than(value: &Value, limit: usize) -> bool {
-    let mut stack = vec![(value, 0usize)];
-    while let Some((value, depth)) = stack.pop() {
-        if depth > limit {
-            return true;
-        }
-        match value {
-            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
-            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
-            _ => {}
-        }
-    }
-    false
-}
-
-/// The correction for the identical refused call sent again: the accepted parameters,
-/// each with its type and whether it is required, on one line each.
-pub(crate) fn repeat_correction(tool: &str, schema: &Value) -> String {
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let mut lines = Vec::new();
-    for (name, property) in properties.into_iter().flatten() {
-        let kind = chef_compress::parameter_type(property).unwrap_or_else(|| "any".to_owned());
-        let mut line = format!("{name}: {kind}");
-        if let Some(Value::Array(values)) = property.get("enum") {
-            let values: Vec<String> = values.iter().map(Value::to_string).collect();
-            line.push_str(&format!(", one of {}", values.join(", ")));
-        }
-        line.push_str(if required.contains(&name.as_str()) {
-            ", required"
-        } else {
-            ", optional (leave it out rather than send null)"
-        });
-        lines.push(line);
-    }
-    if lines.is_empty() {
-        return format!(
-            "The same call was refused again. {tool} takes no parameters: call it with {{}}."
-        );
-    }
-    format!(
-        "The same call was refused again; do not repeat it. {tool} accepts only these \
-         parameters, no others:\n{}",
-        lines.join("\n")
-    )
 }
