@@ -39,8 +39,11 @@ use serde::Deserialize;
 /// The port `listen` defaults to.
 pub const DEFAULT_PORT: u16 = 8787;
 
-/// A configuration that cannot be used, with the key (or file) at fault.
+/// A configuration that cannot be used, with the key (or file) at fault. Where a parser
+/// refused a value (TOML, an address, a URL, a level, a compiled map file), its error is
+/// kept as the [`source`](std::error::Error::source).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConfigError {
     /// The file could not be read.
     #[error("cannot read {path}: {source}")]
@@ -52,7 +55,16 @@ pub enum ConfigError {
     },
     /// The TOML is malformed, or a key is unknown or of the wrong type (toml names it).
     #[error("{0}")]
-    Toml(String),
+    Toml(#[source] Box<toml::de::Error>),
+    /// A `[[policy]]` key is unknown or of the wrong type (toml names it).
+    #[error("`policy.{policy}`: {source}")]
+    PolicyToml {
+        /// The policy's name.
+        policy: String,
+        /// What toml found.
+        #[source]
+        source: Box<toml::de::Error>,
+    },
     /// A key's value is out of range.
     #[error("`{key}`: {message}")]
     Invalid {
@@ -61,6 +73,84 @@ pub enum ConfigError {
         /// What is wrong with it.
         message: String,
     },
+    /// A key's value was refused by what reads it.
+    #[error("`{key}`: {source}")]
+    Value {
+        /// The dotted key (`policy.NAME.KEY` for a policy's).
+        key: String,
+        /// Why the value cannot be used.
+        #[source]
+        source: ValueError,
+    },
+}
+
+/// Why a key's value cannot be used ([`ConfigError::Value`]); each keeps the parser's
+/// error as its source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ValueError {
+    /// Not an `address:port`.
+    #[error("{value:?} is not an address:port ({source})")]
+    Address {
+        /// The value as written.
+        value: String,
+        /// The parser's error.
+        #[source]
+        source: std::net::AddrParseError,
+    },
+    /// Not a URL.
+    #[error("{value:?} is not a URL ({source})")]
+    Url {
+        /// The value as written.
+        value: String,
+        /// The URL parser's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// Not a compression level.
+    #[error("{0}")]
+    Level(#[source] chef_compress::UnsupportedLevel),
+    /// Not a map style.
+    #[error("{0}")]
+    MapStyle(#[source] chef_compress::UnsupportedMapStyle),
+    /// The compiled map file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    MapRead {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The compiled map file is not a JSON object of tool name to line.
+    #[error("{path} is not a compiled map (a JSON object of tool name to line): {source}")]
+    MapJson {
+        /// The file.
+        path: String,
+        /// What serde_json found.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Not a connection string PostgreSQL can use. The message never repeats the URL (it
+    /// may hold a password).
+    #[error("not a usable PostgreSQL URL: {}", crate::error_chain(&**.0))]
+    PostgresUrl(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The URL asks for TLS (`sslmode=require`), which this build's PostgreSQL connections
+    /// do not have.
+    #[error(
+        "sslmode=require needs TLS, which this build's PostgreSQL connections do not have: \
+         connect over a private network or a local TLS proxy with sslmode=disable or prefer"
+    )]
+    PostgresTls,
+}
+
+impl ConfigError {
+    fn value(key: impl Into<String>, source: ValueError) -> Self {
+        Self::Value {
+            key: key.into(),
+            source,
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -118,11 +208,12 @@ impl RawPolicy {
             Some(_) => return Err(invalid("keys", "must be a list of strings")),
         };
         // What is left are `[chef]` keys; an unknown one is named by toml.
-        let chef =
-            RawChef::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::Invalid {
-                key: format!("policy.{name}"),
-                message: e.to_string(),
-            })?;
+        let chef = RawChef::deserialize(toml::Value::Table(table)).map_err(|source| {
+            ConfigError::PolicyToml {
+                policy: name.clone(),
+                source: Box::new(source),
+            }
+        })?;
         Ok(Self {
             name,
             route,
@@ -414,12 +505,17 @@ impl Config {
 
     /// Parses and validates config text.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        let raw: Raw = toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+        let raw: Raw = toml::from_str(text).map_err(|e| ConfigError::Toml(Box::new(e)))?;
         let mut config = Self::default();
         if let Some(listen) = raw.listen {
-            config.listen = listen.parse().map_err(|e| ConfigError::Invalid {
-                key: "listen".to_owned(),
-                message: format!("{listen:?} is not an address:port ({e})"),
+            config.listen = listen.parse().map_err(|source| {
+                ConfigError::value(
+                    "listen",
+                    ValueError::Address {
+                        value: listen.clone(),
+                        source,
+                    },
+                )
             })?;
         }
         if let Some(url) = raw.upstream.openai {
@@ -482,10 +578,7 @@ impl Config {
                         .to_owned(),
                 });
             }
-            check_pg_url(&url).map_err(|message| ConfigError::Invalid {
-                key: "memory.url".to_owned(),
-                message,
-            })?;
+            check_pg_url(&url).map_err(|source| ConfigError::value("memory.url", source))?;
             config.memory_url = Some(url);
         }
         if let Some(secs) = raw.memory.timeout_secs {
@@ -534,26 +627,20 @@ impl Config {
 fn apply_chef(config: &mut Config, chef: RawChef, prefix: &str) -> Result<(), ConfigError> {
     let key = |name: &str| format!("{prefix}.{name}");
     if let Some(level) = chef.level {
-        config.level = Level::try_from(level).map_err(|e| ConfigError::Invalid {
-            key: key("level"),
-            message: e.to_string(),
-        })?;
+        config.level = Level::try_from(level)
+            .map_err(|e| ConfigError::value(key("level"), ValueError::Level(e)))?;
     }
     if let Some(style) = chef.map_style {
-        config.map_style = Some(style.parse().map_err(
-            |e: chef_compress::UnsupportedMapStyle| ConfigError::Invalid {
-                key: key("map_style"),
-                message: e.to_string(),
-            },
-        )?);
+        config.map_style = Some(
+            style
+                .parse()
+                .map_err(|e| ConfigError::value(key("map_style"), ValueError::MapStyle(e)))?,
+        );
     }
     if let Some(path) = chef.compiled_map {
-        config.compiled_map = Some(Arc::new(read_compiled_map(&path).map_err(|message| {
-            ConfigError::Invalid {
-                key: key("compiled_map"),
-                message,
-            }
-        })?));
+        config.compiled_map = Some(Arc::new(
+            read_compiled_map(&path).map_err(|e| ConfigError::value(key("compiled_map"), e))?,
+        ));
     }
     if config.level == Level::Four && config.compiled_map.is_none() {
         return Err(ConfigError::Invalid {
@@ -701,25 +788,20 @@ fn read_policy(base: &Config, raw: RawPolicy, earlier: &[Policy]) -> Result<Poli
 /// no TLS (this build connects without TLS, so `sslmode=require` never connects). The
 /// message never repeats the URL (it may hold a password).
 #[cfg(feature = "postgres")]
-fn check_pg_url(url: &str) -> Result<(), String> {
+fn check_pg_url(url: &str) -> Result<(), ValueError> {
     let config: tokio_postgres::Config = url
         .parse()
-        .map_err(|e| format!("not a usable PostgreSQL URL: {}", crate::error_chain(&e)))?;
+        .map_err(|e| ValueError::PostgresUrl(Box::new(e)))?;
     match config.get_ssl_mode() {
         tokio_postgres::config::SslMode::Disable | tokio_postgres::config::SslMode::Prefer => {
             Ok(())
         }
-        _ => Err(
-            "sslmode=require needs TLS, which this build's PostgreSQL connections do \
-                  not have: connect over a private network or a local TLS proxy with \
-                  sslmode=disable or prefer"
-                .to_owned(),
-        ),
+        _ => Err(ValueError::PostgresTls),
     }
 }
 
 #[cfg(not(feature = "postgres"))]
-fn check_pg_url(_url: &str) -> Result<(), String> {
+fn check_pg_url(_url: &str) -> Result<(), ValueError> {
     Ok(())
 }
 
@@ -762,10 +844,14 @@ fn pg_target(_url: &str) -> String {
 }
 
 /// Reads a compiled map file: a JSON object of real tool name → compiled line.
-fn read_compiled_map(path: &str) -> Result<BTreeMap<String, String>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    serde_json::from_str(&text).map_err(|e| {
-        format!("{path} is not a compiled map (a JSON object of tool name to line): {e}")
+fn read_compiled_map(path: &str) -> Result<BTreeMap<String, String>, ValueError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ValueError::MapRead {
+        path: path.to_owned(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| ValueError::MapJson {
+        path: path.to_owned(),
+        source,
     })
 }
 
@@ -780,9 +866,14 @@ fn positive<T: PartialEq + Default + std::fmt::Display>(key: &str, n: T) -> Resu
 }
 
 fn base_url(key: &str, url: &str) -> Result<String, ConfigError> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| ConfigError::Invalid {
-        key: key.to_owned(),
-        message: format!("{url:?} is not a URL ({e})"),
+    let parsed = reqwest::Url::parse(url).map_err(|e| {
+        ConfigError::value(
+            key,
+            ValueError::Url {
+                value: url.to_owned(),
+                source: Box::new(e),
+            },
+        )
     })?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(ConfigError::Invalid {

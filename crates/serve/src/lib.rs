@@ -52,7 +52,7 @@ use crate::{
 };
 pub use crate::{
     api::{Api, ApiError, Kind},
-    config::{Config, ConfigError, SharedStore},
+    config::{Config, ConfigError, SharedStore, ValueError},
     metrics::Metrics,
     store::{StoreHealth, StoreTimeout},
 };
@@ -105,8 +105,8 @@ async fn connect_store(url: &str) -> Result<Arc<dyn StorageBackend>, StoreError>
 
 /// `e` and every source under it, `: `-separated: a store error's own text says what chef
 /// was doing, its sources why (down to PostgreSQL's own message, such as `database "x"
-/// does not exist`).
-pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+/// does not exist`). A source whose text its error already ends with is not repeated.
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut next = e.source();
     while let Some(cause) = next {
@@ -180,8 +180,9 @@ impl Gateway {
     /// Whether the memory store answers, within `[memory] timeout_secs` (`GET /health`,
     /// `chef serve --check`): with `dir`, the directory can be made and written; with `url`
     /// (or a [`Config::memory_store`]), the store is connected and answers a read. `None`
-    /// without memory; the error is the whole chain of causes.
-    pub async fn check_memory(&self) -> Option<Result<(), String>> {
+    /// without memory. The error keeps its causes as its sources, down to the database's
+    /// own message; [`error_chain`] prints them on one line.
+    pub async fn check_memory(&self) -> Option<Result<(), StoreError>> {
         if !self.config.has_memory() {
             return None;
         }
@@ -209,7 +210,7 @@ impl Gateway {
                 Err(e) => Err(e),
             },
         };
-        Some(result.map_err(|e| error_chain(&e)))
+        Some(result)
     }
 
     /// The settings and template pool for a request sent under `route` (the path segment
@@ -293,6 +294,7 @@ async fn health(State(g): State<Arc<Gateway>>) -> Response {
         None => json_response(StatusCode::OK, &json!({"status": "ok"})),
         Some(Ok(())) => json_response(StatusCode::OK, &json!({"status": "ok", "memory": "ok"})),
         Some(Err(e)) => {
+            let e = error_chain(&e);
             tracing::warn!(error = %e, "health: the memory store does not answer");
             json_response(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -668,18 +670,34 @@ async fn passthrough(State(gateway): State<Arc<Gateway>>, request: Request) -> R
     }
 }
 
+/// One upstream as [`check_upstreams`] found it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct UpstreamCheck {
+    /// `openai` or `anthropic`.
+    pub name: &'static str,
+    /// Its base URL.
+    pub base: String,
+    /// The HTTP status it answered with, or why it did not answer.
+    pub result: Result<u16, Unreachable>,
+}
+
+/// An upstream did not answer HTTP (`chef serve --check`). `Display` says how the request
+/// failed in a few words (`connection failed`, `timed out`); the HTTP client's error is the
+/// source.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", upstream::transport_reason(.0))]
+pub struct Unreachable(#[source] reqwest::Error);
+
 /// Whether each upstream answers HTTP at all (`chef serve --check`): any status counts,
 /// since no credentials are sent.
-pub async fn check_upstreams(config: &Config) -> Vec<(&'static str, String, Result<u16, String>)> {
-    let client = match reqwest::Client::builder()
+///
+/// # Errors
+/// [`ClientError`] when the HTTP client cannot be built.
+pub async fn check_upstreams(config: &Config) -> Result<Vec<UpstreamCheck>, ClientError> {
+    let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
-        .build()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            return vec![("client", String::new(), Err(e.to_string()))];
-        }
-    };
+        .build()?;
     let mut out = Vec::new();
     for (name, base) in [
         ("openai", &config.openai_base),
@@ -688,11 +706,15 @@ pub async fn check_upstreams(config: &Config) -> Vec<(&'static str, String, Resu
         let url = format!("{base}/models");
         let result = match client.get(&url).send().await {
             Ok(r) => Ok(r.status().as_u16()),
-            Err(e) => Err(upstream::transport_reason(&e).to_owned()),
+            Err(e) => Err(Unreachable(e)),
         };
-        out.push((name, base.clone(), result));
+        out.push(UpstreamCheck {
+            name,
+            base: base.clone(),
+            result,
+        });
     }
-    out
+    Ok(out)
 }
 
 /// Runs the gateway until Ctrl-C (or SIGTERM), then finishes the requests in flight.
@@ -822,7 +844,9 @@ pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), CliError
         .build()
         .map_err(CliError::Runtime)?;
     if check {
-        let results = runtime.block_on(check_upstreams(&config));
+        let results = runtime
+            .block_on(check_upstreams(&config))
+            .map_err(CliError::Client)?;
         let memory = match config.memory_target() {
             Some(target) => {
                 let gateway = Gateway::new(config.clone()).map_err(CliError::Client)?;
@@ -845,7 +869,7 @@ pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), CliError
                 policy.config.level.as_u8()
             );
         }
-        for (name, base, result) in results {
+        for UpstreamCheck { name, base, result } in results {
             match result {
                 Ok(status) => println!("upstream {name}: {base} answered HTTP {status}"),
                 Err(e) => {
@@ -863,7 +887,7 @@ pub fn cli(config: Option<&std::path::Path>, check: bool) -> Result<(), CliError
                 false
             }
             Some((target, Err(e))) => {
-                println!("memory: {target} cannot be used: {e}");
+                println!("memory: {target} cannot be used: {}", error_chain(&e));
                 true
             }
             None => false,

@@ -551,6 +551,7 @@ async fn check_names_a_database_that_does_not_exist() {
         .await
         .unwrap()
         .unwrap_err();
+    let err = chef_serve::error_chain(&err);
     assert!(err.contains("does not exist"), "{err}");
     assert!(err.contains("chef_no_such_db_"), "{err}");
     // The real one answers.
