@@ -103,8 +103,10 @@ const BODY_SNIPPET_CHARS: usize = 200;
 /// when it already ends in `/chat/completions`.
 pub(crate) fn chat_url(endpoint: &str) -> Result<String, CliError> {
     let trimmed = endpoint.trim_end_matches('/');
-    let parsed = reqwest::Url::parse(trimmed)
-        .map_err(|e| CliError::Usage(format!("--endpoint {endpoint:?} is not a URL: {e}")))?;
+    let parsed = reqwest::Url::parse(trimmed).map_err(|e| CliError::EndpointUrl {
+        endpoint: endpoint.to_owned(),
+        source: Box::new(e),
+    })?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return Err(CliError::Usage(format!(
             "--endpoint {endpoint:?} must be an http:// or https:// URL"
@@ -531,7 +533,7 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
             .timeout(args.timeout_secs)
             .user_agent(concat!("chef/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| CliError::Endpoint(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(CliError::HttpClient)?;
         let bar = progress_bar(plan.todo.len());
         let client = ChatClient {
             http,
@@ -676,7 +678,13 @@ mod tests {
             assert_eq!(chat_url(given).unwrap(), want);
         }
         for bad in ["ftp://host/v1", "not a url", ""] {
-            assert!(matches!(chat_url(bad), Err(CliError::Usage(_))), "{bad}");
+            assert!(
+                matches!(
+                    chat_url(bad),
+                    Err(CliError::Usage(_) | CliError::EndpointUrl { .. })
+                ),
+                "{bad}"
+            );
         }
     }
 

@@ -148,10 +148,10 @@ pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
         None => Tools::Neutral(compressed.tools()),
         Some(target) => {
             let (tools, notices) =
-                envelope(&compressed, target).map_err(|message| CliError::Envelope {
+                envelope(&compressed, target).map_err(|source| CliError::Envelope {
                     path: args.tools.clone(),
                     target,
-                    message,
+                    source,
                 })?;
             for notice in notices {
                 eprintln!("chef: notice: {notice}");
@@ -167,8 +167,22 @@ pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
     })
 }
 
+/// Why the compressed tools cannot be put in a provider's envelope.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EnvelopeError {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    OpenAi(#[from] chef_openai::Error),
+    #[error("{0}")]
+    Gemini(#[from] chef_gemini::Error),
+}
+
 /// The provider `tools` array for a compressed set, and the envelope's notices as text.
-fn envelope(compressed: &Compressed, target: Target) -> Result<(Value, Vec<String>), String> {
+fn envelope(
+    compressed: &Compressed,
+    target: Target,
+) -> Result<(Value, Vec<String>), EnvelopeError> {
     let tools = compressed.tools();
     let preamble = compressed.system();
     match target {
@@ -181,7 +195,7 @@ fn envelope(compressed: &Compressed, target: Target) -> Result<(Value, Vec<Strin
                 .renamed()
                 .map(|(real, wire)| format!("tool {real:?} is sent as {wire:?}"))
                 .collect();
-            let value = serde_json::to_value(&env.tools).map_err(|e| e.to_string())?;
+            let value = serde_json::to_value(&env.tools)?;
             Ok((value, notices))
         }
         Target::OpenAiChat | Target::OpenAiResponses => {
@@ -189,9 +203,8 @@ fn envelope(compressed: &Compressed, target: Target) -> Result<(Value, Vec<Strin
                 chef_openai::chat::envelope(tools, preamble)
             } else {
                 chef_openai::responses::envelope(tools, preamble)
-            }
-            .map_err(|e| e.to_string())?;
-            let mut body: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+            }?;
+            let mut body: Value = serde_json::from_slice(&bytes)?;
             let value = body
                 .get_mut("tools")
                 .map(Value::take)
@@ -200,9 +213,8 @@ fn envelope(compressed: &Compressed, target: Target) -> Result<(Value, Vec<Strin
         }
         Target::Gemini => {
             let env =
-                chef_gemini::envelope(tools, preamble, &chef_gemini::CompileOptions::default())
-                    .map_err(|e| e.to_string())?;
-            let value = serde_json::to_value(&env.tools).map_err(|e| e.to_string())?;
+                chef_gemini::envelope(tools, preamble, &chef_gemini::CompileOptions::default())?;
+            let value = serde_json::to_value(&env.tools)?;
             Ok((value, env.notices.iter().map(ToString::to_string).collect()))
         }
     }

@@ -30,6 +30,37 @@ pub(crate) enum CliError {
     /// A flag value is unusable in a way clap cannot check alone.
     #[error("{0}")]
     Usage(String),
+    /// `--endpoint` is not a URL.
+    #[error("--endpoint {endpoint:?} is not a URL: {source}")]
+    EndpointUrl {
+        endpoint: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A session id is not a usable store key.
+    #[error("invalid session id: {0}")]
+    SessionId(#[source] chef::store::InvalidKey),
+    /// `chef eval`: a setting's session refuses the tools.
+    #[error("setting {setting}: {source}")]
+    Registry {
+        setting: String,
+        #[source]
+        source: Box<chef::ChefError>,
+    },
+    /// `chef eval`: a body chef compiled, or the response_format, does not read or write as
+    /// JSON (a defect in chef).
+    #[error("{what}: {source}")]
+    Json {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// `--prefix-format` has no `{tool}`.
+    #[error("--prefix-format {0}")]
+    PrefixFormat(#[source] crate::mcp::NoToolPlaceholder),
+    /// `chef mcp serve`: the config file cannot be read or is invalid.
+    #[error(transparent)]
+    McpConfig(#[from] crate::mcp_serve::ConfigError),
     /// Some MCP servers gave no usable tool list (each is named on stderr).
     #[error("{} of {total} MCP servers failed: {}", failed.len(), failed.join(", "))]
     McpServersFailed { failed: Vec<String>, total: usize },
@@ -76,11 +107,12 @@ pub(crate) enum CliError {
         source: chef_compress::CompressError,
     },
     /// The compressed tools cannot be put in the provider's envelope.
-    #[error("{}: cannot envelope the tools for {target}: {message}", path.display())]
+    #[error("{}: cannot envelope the tools for {target}: {source}", path.display())]
     Envelope {
         path: PathBuf,
         target: chef_ir::Target,
-        message: String,
+        #[source]
+        source: crate::compress::EnvelopeError,
     },
     /// A line of a calls file is unusable.
     #[error("{}: line {line}: {problem}", path.display())]
@@ -101,6 +133,9 @@ pub(crate) enum CliError {
     /// A chat-completions endpoint refused `chef compile-map` or never answered usefully.
     #[error("{0}")]
     Endpoint(String),
+    /// The HTTP client for `--endpoint` could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    HttpClient(#[source] reqwest::Error),
     /// Ctrl-C stopped `chef compile-map` (what verified is kept).
     #[error("interrupted; {0}")]
     Interrupted(String),
@@ -135,9 +170,10 @@ pub(crate) enum CliError {
     /// The hybrid index failed (the model misbehaved or the cache is unusable).
     #[error("{0}")]
     Hybrid(#[from] chef_compress::search::dense::DenseError),
-    /// `chef mcp serve` could not run (the host's transport or the listener failed).
+    /// `chef mcp serve` could not run (the host's transport or the listener failed, or
+    /// `--check` cannot compress the catalogue).
     #[error("chef mcp serve: {0}")]
-    McpServe(String),
+    McpServe(#[from] crate::mcp_serve::McpServeError),
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
@@ -167,6 +203,12 @@ impl CliError {
             | Self::Envelope { .. }
             | Self::Calls { .. }
             | Self::Usage(_)
+            | Self::EndpointUrl { .. }
+            | Self::SessionId(_)
+            | Self::Registry { .. }
+            | Self::Json { .. }
+            | Self::PrefixFormat(_)
+            | Self::McpConfig(_)
             | Self::McpServersFailed { .. }
             | Self::BlocklistUnmatched { .. }
             | Self::CodeFile(_)
@@ -184,6 +226,7 @@ impl CliError {
             | Self::WriteFile { .. }
             | Self::Demo(_)
             | Self::Endpoint(_)
+            | Self::HttpClient(_)
             | Self::Store { .. }
             | Self::Hybrid(_)
             | Self::McpServe(_) => 1,

@@ -508,32 +508,34 @@ pub(crate) struct DemoArgs {
     pub(crate) json: bool,
 }
 
-fn parse_target(s: &str) -> Result<chef_ir::Target, String> {
-    chef_ir::Target::from_name(s).ok_or_else(|| {
-        format!("unknown target {s:?} (expected anthropic, openai, openai-responses or gemini)")
-    })
+/// A `--target` value clap cannot take.
+#[derive(Debug, thiserror::Error)]
+enum TargetFlagError {
+    #[error("unknown target {0:?} (expected anthropic, openai, openai-responses or gemini)")]
+    Unknown(String),
+    #[error("chef eval sends Chat Completions requests: --target openai only (not {0})")]
+    NotChat(chef_ir::Target),
 }
 
-fn parse_eval_target(s: &str) -> Result<chef_ir::Target, String> {
+fn parse_target(s: &str) -> Result<chef_ir::Target, TargetFlagError> {
+    chef_ir::Target::from_name(s).ok_or_else(|| TargetFlagError::Unknown(s.to_owned()))
+}
+
+fn parse_eval_target(s: &str) -> Result<chef_ir::Target, TargetFlagError> {
     match parse_target(s)? {
         chef_ir::Target::OpenAiChat => Ok(chef_ir::Target::OpenAiChat),
-        other => Err(format!(
-            "chef eval sends Chat Completions requests: --target openai only (not {other})"
-        )),
+        other => Err(TargetFlagError::NotChat(other)),
     }
 }
 
-fn parse_level(s: &str) -> Result<Level, String> {
+fn parse_level(s: &str) -> Result<Level, chef_compress::UnsupportedLevel> {
     s.parse()
-        .map_err(|e: chef_compress::UnsupportedLevel| e.to_string())
 }
 
-fn parse_map_style(s: &str) -> Result<MapStyle, String> {
+fn parse_map_style(s: &str) -> Result<MapStyle, chef_compress::UnsupportedMapStyle> {
     s.parse()
-        .map_err(|e: chef_compress::UnsupportedMapStyle| e.to_string())
 }
 
-fn parse_objective(s: &str) -> Result<Objective, String> {
+fn parse_objective(s: &str) -> Result<Objective, chef_compress::UnsupportedObjective> {
     s.parse()
-        .map_err(|e: chef_compress::UnsupportedObjective| e.to_string())
 }

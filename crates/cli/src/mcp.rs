@@ -107,26 +107,52 @@ pub(crate) struct ServerSpec {
     argv: Vec<String>,
 }
 
+/// Why a `--server` value is unusable.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ServerSpecError {
+    #[error("expected NAME=COMMAND, e.g. files='python3 server.py'")]
+    NoEquals,
+    #[error("the server NAME before `=` is empty")]
+    EmptyName,
+    #[error(
+        "server name {name:?} may hold only letters, digits and `-` (found {found:?}): it becomes part of tool names"
+    )]
+    BadName { name: String, found: char },
+    #[error("server {name:?}: cannot split COMMAND: {source}")]
+    Split {
+        name: String,
+        #[source]
+        source: shell_words::ParseError,
+    },
+    #[error("server {name:?}: COMMAND is empty")]
+    EmptyCommand { name: String },
+}
+
 /// Parses `NAME=COMMAND` (a clap value parser).
-pub(crate) fn parse_server(value: &str) -> Result<ServerSpec, String> {
+pub(crate) fn parse_server(value: &str) -> Result<ServerSpec, ServerSpecError> {
     let Some((name, command_line)) = value.split_once('=') else {
-        return Err("expected NAME=COMMAND, e.g. files='python3 server.py'".to_owned());
+        return Err(ServerSpecError::NoEquals);
     };
     if name.is_empty() {
-        return Err("the server NAME before `=` is empty".to_owned());
+        return Err(ServerSpecError::EmptyName);
     }
-    if let Some(c) = name
+    if let Some(found) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
     {
-        return Err(format!(
-            "server name {name:?} may hold only letters, digits and `-` (found {c:?}): it becomes part of tool names"
-        ));
+        return Err(ServerSpecError::BadName {
+            name: name.to_owned(),
+            found,
+        });
     }
-    let argv = shell_words::split(command_line)
-        .map_err(|e| format!("server {name:?}: cannot split COMMAND: {e}"))?;
+    let argv = shell_words::split(command_line).map_err(|source| ServerSpecError::Split {
+        name: name.to_owned(),
+        source,
+    })?;
     if argv.is_empty() {
-        return Err(format!("server {name:?}: COMMAND is empty"));
+        return Err(ServerSpecError::EmptyCommand {
+            name: name.to_owned(),
+        });
     }
     Ok(ServerSpec {
         name: name.to_owned(),
@@ -135,15 +161,33 @@ pub(crate) fn parse_server(value: &str) -> Result<ServerSpec, String> {
     })
 }
 
+/// Why a `--timeout` value is unusable.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub(crate) enum TimeoutError {
+    #[error("{0:?} is not a number of seconds")]
+    NotANumber(String),
+    #[error("the timeout must be more than 0 seconds")]
+    NotPositive,
+    #[error("{value:?}: {source}")]
+    OutOfRange {
+        value: String,
+        #[source]
+        source: std::time::TryFromFloatSecsError,
+    },
+}
+
 /// Parses `--timeout` seconds (decimals allowed).
-pub(crate) fn parse_timeout(value: &str) -> Result<Duration, String> {
+pub(crate) fn parse_timeout(value: &str) -> Result<Duration, TimeoutError> {
     let seconds: f64 = value
         .parse()
-        .map_err(|_| format!("{value:?} is not a number of seconds"))?;
+        .map_err(|_| TimeoutError::NotANumber(value.to_owned()))?;
     if seconds.is_nan() || seconds <= 0.0 {
-        return Err("the timeout must be more than 0 seconds".to_owned());
+        return Err(TimeoutError::NotPositive);
     }
-    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{value:?}: {e}"))
+    Duration::try_from_secs_f64(seconds).map_err(|source| TimeoutError::OutOfRange {
+        value: value.to_owned(),
+        source,
+    })
 }
 
 /// How a server's tool is named in the combined catalogue.
@@ -157,10 +201,16 @@ pub(crate) enum Piece {
     Tool,
 }
 
+/// A name format without `{tool}`. `Display` starts with the format; the flag or key that
+/// gave it goes before.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:?} has no {{tool}}: every tool of a server would get the same name")]
+pub(crate) struct NoToolPlaceholder(String);
+
 impl NameFormat {
     /// Parses a format with `{server}` and `{tool}` placeholders; `{tool}` is required,
     /// since without it every tool of a server would get the same name.
-    pub(crate) fn parse(format: &str) -> Result<Self, String> {
+    pub(crate) fn parse(format: &str) -> Result<Self, NoToolPlaceholder> {
         let mut pieces = Vec::new();
         let mut rest = format;
         while !rest.is_empty() {
@@ -184,9 +234,7 @@ impl NameFormat {
             }
         }
         if !pieces.contains(&Piece::Tool) {
-            return Err(format!(
-                "--prefix-format {format:?} has no {{tool}}: every tool of a server would get the same name"
-            ));
+            return Err(NoToolPlaceholder(format.to_owned()));
         }
         Ok(Self(pieces))
     }
@@ -212,10 +260,14 @@ enum ServerError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the MCP handshake failed: {message}")]
-    Handshake { message: String },
-    #[error("tools/list failed: {message}")]
-    ListTools { message: String },
+    #[error("the MCP handshake failed: empty command")]
+    EmptyCommand,
+    #[error("the MCP handshake failed: the child's stdio pipes are missing")]
+    NoPipes,
+    #[error("the MCP handshake failed: {}", handshake_message(.0))]
+    Handshake(#[source] Box<ClientInitializeError>),
+    #[error("tools/list failed: {0}")]
+    ListTools(#[source] ListError),
     #[error("no answer within {} during {stage}", seconds(*after))]
     Timeout { after: Duration, stage: Stage },
     #[error("the tool list is unusable: {source}")]
@@ -373,7 +425,7 @@ pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
     let format = if args.no_prefix {
         NameFormat(vec![Piece::Tool])
     } else {
-        NameFormat::parse(&args.prefix_format).map_err(CliError::Usage)?
+        NameFormat::parse(&args.prefix_format).map_err(CliError::PrefixFormat)?
     };
     let mut seen_names = HashSet::new();
     for spec in &args.servers {
@@ -532,9 +584,7 @@ async fn inspect_server(spec: &ServerSpec, timeout: Duration) -> Result<Listed, 
     let (program, args) = match spec.argv.split_first() {
         Some(split) => split,
         None => {
-            return Err(Failure::new(ServerError::Handshake {
-                message: "empty command".to_owned(),
-            }));
+            return Err(Failure::new(ServerError::EmptyCommand));
         }
     };
     let mut child = Command::new(program)
@@ -580,9 +630,7 @@ async fn inspect_server(spec: &ServerSpec, timeout: Duration) -> Result<Listed, 
                 }),
             }
         }
-        _ => Err(ServerError::Handshake {
-            message: "the child's stdio pipes are missing".to_owned(),
-        }),
+        _ => Err(ServerError::NoPipes),
     };
 
     // stdin is closed by now (the session dropped it); a polite server exits on EOF.
@@ -622,25 +670,22 @@ async fn list_tools(
     stdin: tokio::process::ChildStdin,
     stage: &AtomicU8,
 ) -> Result<Listed, ServerError> {
-    let client =
-        client_config()
-            .serve((stdout, stdin))
-            .await
-            .map_err(|e| ServerError::Handshake {
-                message: handshake_message(&e),
-            })?;
+    let client = client_config()
+        .serve((stdout, stdin))
+        .await
+        .map_err(|e| ServerError::Handshake(Box::new(e)))?;
     stage.store(Stage::ListTools as u8, Ordering::Relaxed);
     let server = client.peer_info().and_then(|info| info.server_info.clone());
     let tools = list_all(client.peer())
         .await
-        .map_err(|message| ServerError::ListTools { message })?;
+        .map_err(ServerError::ListTools)?;
     let _ = client.cancel().await;
     Ok(Listed { server, tools })
 }
 
 /// Every tool a server lists, following `nextCursor` page by page; a cursor seen before
 /// means the pages loop. The error is a sentence for the user.
-pub(crate) async fn list_all(peer: &rmcp::Peer<rmcp::RoleClient>) -> Result<Vec<Tool>, String> {
+pub(crate) async fn list_all(peer: &rmcp::Peer<rmcp::RoleClient>) -> Result<Vec<Tool>, ListError> {
     let mut tools = Vec::new();
     let mut seen = HashSet::new();
     let mut cursor = None;
@@ -650,23 +695,33 @@ pub(crate) async fn list_all(peer: &rmcp::Peer<rmcp::RoleClient>) -> Result<Vec<
                 PaginatedRequestParams::default().with_cursor(cursor.clone()),
             ))
             .await
-            .map_err(|e| match e {
-                // rmcp could not read the result as a tool list.
-                ServiceError::UnexpectedResponse => "the reply is not an MCP tool list".to_owned(),
-                ServiceError::TransportClosed => "the server closed the connection".to_owned(),
-                other => clip(&other.to_string()),
-            })?;
+            .map_err(|e| ListError::Request(Box::new(e)))?;
         tools.extend(page.tools);
         match page.next_cursor {
             None => return Ok(tools),
-            Some(next) if !seen.insert(next.clone()) => {
-                return Err(format!(
-                    "the server sent nextCursor {:?} twice: its pages loop",
-                    clip(&next)
-                ));
-            }
+            Some(next) if !seen.insert(next.clone()) => return Err(ListError::PagesLoop(next)),
             Some(next) => cursor = Some(next),
         }
+    }
+}
+
+/// Why a server's tool list could not be read (`tools/list`, page by page).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ListError {
+    /// The request failed; `Display` is rmcp's error in a sentence for the user.
+    #[error("{}", service_message(.0))]
+    Request(#[source] Box<ServiceError>),
+    /// The server sent the same `nextCursor` twice.
+    #[error("the server sent nextCursor {:?} twice: its pages loop", clip(.0))]
+    PagesLoop(String),
+}
+
+fn service_message(error: &ServiceError) -> String {
+    match error {
+        // rmcp could not read the result as a tool list.
+        ServiceError::UnexpectedResponse => "the reply is not an MCP tool list".to_owned(),
+        ServiceError::TransportClosed => "the server closed the connection".to_owned(),
+        other => clip(&other.to_string()),
     }
 }
 
@@ -743,7 +798,7 @@ mod tests {
             ("files='unclosed", "cannot split COMMAND"),
         ];
         for (value, problem) in table {
-            let err = parse_server(value).unwrap_err();
+            let err = parse_server(value).unwrap_err().to_string();
             assert!(err.contains(problem), "{value:?}: {err}");
         }
     }

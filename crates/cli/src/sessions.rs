@@ -114,7 +114,7 @@ async fn open(store: &StoreUrl, create: bool) -> Result<Arc<dyn StorageBackend>,
 }
 
 fn key(id: &str) -> Result<StoreKey, CliError> {
-    StoreKey::new(id).map_err(|e| CliError::Usage(format!("invalid session id: {e}")))
+    StoreKey::new(id).map_err(CliError::SessionId)
 }
 
 async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> {

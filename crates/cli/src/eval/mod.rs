@@ -163,8 +163,11 @@ impl Context<'_> {
     /// The request body: chef's compiled Chat Completions body with the model,
     /// temperature 0, `max_tokens` and, with `--constrain`, the turn's `response_format`.
     fn body(&self, chef: &Chef, compiled: &[u8]) -> Result<Vec<u8>, CliError> {
-        let mut body: Value = serde_json::from_slice(compiled)
-            .map_err(|e| CliError::Usage(format!("chef compiled an unreadable body: {e}")))?;
+        let mut body: Value =
+            serde_json::from_slice(compiled).map_err(|source| CliError::Json {
+                what: "chef compiled an unreadable body",
+                source,
+            })?;
         if let Some(object) = body.as_object_mut() {
             object.insert("model".to_owned(), json!(self.args.model));
             object.insert("temperature".to_owned(), json!(0));
@@ -172,8 +175,9 @@ impl Context<'_> {
             if self.args.constrain
                 && let Some(format) = chef.response_format()
             {
-                let format = serde_json::to_value(format).map_err(|e| {
-                    CliError::Usage(format!("cannot serialise the response_format: {e}"))
+                let format = serde_json::to_value(format).map_err(|source| CliError::Json {
+                    what: "cannot serialise the response_format",
+                    source,
                 })?;
                 object.insert("response_format".to_owned(), format);
             }
@@ -209,7 +213,10 @@ fn written(reply: &Message) -> String {
 fn session(setting: &Setting, tools: Vec<ToolDefinition>) -> Result<Chef, CliError> {
     let mut chef = Chef::new(setting.config()?);
     chef.register_tools(tools)
-        .map_err(|e| CliError::Usage(format!("setting {}: {e}", setting.label)))?;
+        .map_err(|source| CliError::Registry {
+            setting: setting.label.clone(),
+            source: Box::new(source),
+        })?;
     chef.set_system_prompt(vec![Message::system(SYSTEM_PROMPT)]);
     Ok(chef)
 }
@@ -633,7 +640,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             .timeout(args.timeout)
             .user_agent(concat!("chef/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|e| CliError::Endpoint(format!("cannot build the HTTP client: {e}")))?;
+            .map_err(CliError::HttpClient)?;
         let cx = Context {
             http,
             url,

@@ -52,8 +52,24 @@ pub(crate) fn defaults() -> Vec<Setting> {
         .collect()
 }
 
+/// Why a `--setting` spec is unusable.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SettingError {
+    #[error("{0}")]
+    Level(#[source] chef_compress::UnsupportedLevel),
+    #[error("{0}")]
+    MapStyle(#[source] chef_compress::UnsupportedMapStyle),
+    /// A spec chef itself refuses (the message quotes it).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn invalid(message: String) -> SettingError {
+    SettingError::Invalid(message)
+}
+
 /// Parses a spec (clap's value parser for `--setting`).
-pub(crate) fn parse(spec: &str) -> Result<Setting, String> {
+pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
     let mut level = None;
     let mut style = None;
     let mut prune = Prune::All;
@@ -64,57 +80,51 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, String> {
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (key, value) = part
             .split_once('=')
-            .ok_or_else(|| format!("{part:?} is not key=value (in setting {spec:?})"))?;
+            .ok_or_else(|| invalid(format!("{part:?} is not key=value (in setting {spec:?})")))?;
         let (key, value) = (key.trim(), value.trim());
         if !seen.insert(key.to_owned()) {
-            return Err(format!("{key} given twice in setting {spec:?}"));
+            return Err(invalid(format!("{key} given twice in setting {spec:?}")));
         }
         match key {
             "level" => {
-                level = Some(
-                    value
-                        .parse::<Level>()
-                        .map_err(|e: chef_compress::UnsupportedLevel| e.to_string())?,
-                );
+                level = Some(value.parse::<Level>().map_err(SettingError::Level)?);
             }
             "style" => {
-                style = Some(
-                    value
-                        .parse::<MapStyle>()
-                        .map_err(|e: chef_compress::UnsupportedMapStyle| e.to_string())?,
-                );
+                style = Some(value.parse::<MapStyle>().map_err(SettingError::MapStyle)?);
             }
             "prune" => prune = parse_prune(value)?,
             "compiled" if !value.is_empty() => compiled = Some(PathBuf::from(value)),
             "name" if !value.is_empty() => name = Some(value.to_owned()),
-            "compiled" | "name" => return Err(format!("{key} is empty in setting {spec:?}")),
+            "compiled" | "name" => {
+                return Err(invalid(format!("{key} is empty in setting {spec:?}")));
+            }
             other => {
-                return Err(format!(
+                return Err(invalid(format!(
                     "unknown key {other:?} in setting {spec:?} (expected level, style, prune, compiled or name)"
-                ));
+                )));
             }
         }
         if key != "name" {
             label_parts.push(format!("{key}={value}"));
         }
     }
-    let level = level.ok_or_else(|| format!("setting {spec:?} has no level=N"))?;
+    let level = level.ok_or_else(|| invalid(format!("setting {spec:?} has no level=N")))?;
     if style.is_some() && level != Level::Three {
-        return Err(format!(
+        return Err(invalid(format!(
             "setting {spec:?}: style= applies only at level 3 (the tool map's style); \
              remove it or use level=3"
-        ));
+        )));
     }
     if compiled.is_some() && !matches!(level, Level::One | Level::Four) {
-        return Err(format!(
+        return Err(invalid(format!(
             "setting {spec:?}: compiled= applies only at level 4 (the compiled map) and \
              level 1 (its docstrings); remove it or use level=1 or level=4"
-        ));
+        )));
     }
     if level == Level::Four && compiled.is_none() {
-        return Err(format!(
+        return Err(invalid(format!(
             "setting {spec:?}: level 4 needs compiled=MAP.json (`chef compile-map` writes one)"
-        ));
+        )));
     }
     Ok(Setting {
         label: name.unwrap_or_else(|| label_parts.join(",")),
@@ -125,7 +135,7 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, String> {
     })
 }
 
-fn parse_prune(value: &str) -> Result<Prune, String> {
+fn parse_prune(value: &str) -> Result<Prune, SettingError> {
     match value {
         "all" => Ok(Prune::All),
         "task" => Ok(Prune::Task),
@@ -139,9 +149,9 @@ fn parse_prune(value: &str) -> Result<Prune, String> {
                 _ => (Prune::Ranked, ""),
             };
             let k = k.parse::<usize>().ok().filter(|k| *k > 0).ok_or_else(|| {
-                format!(
+                invalid(format!(
                     "prune={value:?}: expected all, task, ranked:K or discover:K (K at least 1)"
-                )
+                ))
             })?;
             Ok(make(k))
         }
@@ -238,7 +248,7 @@ mod tests {
             ("level=0,compiled=m.json", "level 1"),
             ("level=2,compiled=m.json", "compiled="),
         ] {
-            let err = parse(spec).unwrap_err();
+            let err = parse(spec).unwrap_err().to_string();
             assert!(err.contains(want), "{spec}: {err}");
         }
     }

@@ -34,7 +34,65 @@ use std::{
 
 use serde::Deserialize;
 
-use crate::mcp::NameFormat;
+use crate::mcp::{NameFormat, NoToolPlaceholder};
+
+/// Why the config file cannot be used; `Display` names the file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// What is wrong in the file.
+    #[error("{}: {source}", path.display())]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        source: Problem,
+    },
+}
+
+/// What is wrong in a config text, naming the key or the server.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Problem {
+    /// The TOML is malformed, or a key is unknown or of the wrong type (toml names it).
+    #[error("{0}")]
+    Toml(#[source] toml::de::Error),
+    #[error("map_style: {0}")]
+    MapStyle(#[source] chef_compress::UnsupportedMapStyle),
+    #[error("compiled_map: cannot read {}: {source}", path.display())]
+    MapRead {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("compiled_map: {} is not a JSON object of tool name to line: {source}", path.display())]
+    MapJson {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("prefix_format {0}")]
+    PrefixFormat(#[source] NoToolPlaceholder),
+    #[error("{at}: cannot split command: {source}")]
+    Split {
+        at: String,
+        #[source]
+        source: shell_words::ParseError,
+    },
+    #[error("{key}: {source}")]
+    Seconds {
+        key: &'static str,
+        #[source]
+        source: std::time::TryFromFloatSecsError,
+    },
+    /// A value chef itself refuses (the message names the key or the server).
+    #[error("{0}")]
+    Invalid(String),
+}
 
 /// How the host sees the upstream tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,37 +199,43 @@ struct RawServer {
 }
 
 /// Reads and checks `path`. The error names the file and the key.
-pub(crate) fn read(path: &Path) -> Result<Config, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    parse(&text, path).map_err(|e| format!("{}: {e}", path.display()))
+pub(crate) fn read(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(&text, path).map_err(|source| ConfigError::Invalid {
+        path: path.to_owned(),
+        source,
+    })
 }
 
-fn seconds(key: &str, value: Option<f64>, default: f64) -> Result<Duration, String> {
+fn seconds(key: &'static str, value: Option<f64>, default: f64) -> Result<Duration, Problem> {
     let s = value.unwrap_or(default);
     if !s.is_finite() || s <= 0.0 {
-        return Err(format!(
+        return Err(Problem::Invalid(format!(
             "{key} must be a number of seconds above 0 (got {s})"
-        ));
+        )));
     }
-    Duration::try_from_secs_f64(s).map_err(|e| format!("{key}: {e}"))
+    Duration::try_from_secs_f64(s).map_err(|source| Problem::Seconds { key, source })
 }
 
 /// Parses the configuration `text` of the file `path` (its relative paths are under the
 /// file's directory, and the default code file is named after it).
-pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, String> {
+pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
     let base = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let raw: Raw = toml::from_str(text).map_err(|e| e.to_string())?;
+    let invalid = |message: String| Err(Problem::Invalid(message));
+    let raw: Raw = toml::from_str(text).map_err(Problem::Toml)?;
     let mode = match raw.mode.as_deref().unwrap_or("dispatch") {
         "minify" => Mode::Minify,
         "dispatch" => Mode::Dispatch,
         "search" => Mode::Search,
         "discover" => Mode::Discover,
         other => {
-            return Err(format!(
+            return invalid(format!(
                 "mode {other:?} is not one of minify, dispatch, search, discover"
             ));
         }
@@ -181,32 +245,33 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, String> {
         .as_deref()
         .map(|s| {
             s.parse::<chef_compress::MapStyle>()
-                .map_err(|e| format!("map_style: {e}"))
+                .map_err(Problem::MapStyle)
         })
         .transpose()?;
     let compiled_map = match &raw.compiled_map {
         None => None,
         Some(file) => {
             let file = base.join(file);
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| format!("compiled_map: cannot read {}: {e}", file.display()))?;
-            let map: BTreeMap<String, String> = serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "compiled_map: {} is not a JSON object of tool name to line: {e}",
-                    file.display()
-                )
+            let text = std::fs::read_to_string(&file).map_err(|source| Problem::MapRead {
+                path: file.clone(),
+                source,
             })?;
+            let map: BTreeMap<String, String> =
+                serde_json::from_str(&text).map_err(|source| Problem::MapJson {
+                    path: file.clone(),
+                    source,
+                })?;
             Some(map)
         }
     };
     if compiled_map.is_some() && mode != Mode::Dispatch {
-        return Err("compiled_map is used only with mode = \"dispatch\"".to_owned());
+        return invalid("compiled_map is used only with mode = \"dispatch\"".to_owned());
     }
     let prefix_format =
         NameFormat::parse(raw.prefix_format.as_deref().unwrap_or("{server}_{tool}"))
-            .map_err(|e| e.replace("--prefix-format", "prefix_format"))?;
+            .map_err(Problem::PrefixFormat)?;
     if raw.servers.is_empty() {
-        return Err("no [[server]]: name at least one upstream MCP server".to_owned());
+        return invalid("no [[server]]: name at least one upstream MCP server".to_owned());
     }
     let mut names = HashSet::new();
     let mut servers = Vec::with_capacity(raw.servers.len());
@@ -217,37 +282,39 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, String> {
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
         {
-            return Err(format!(
+            return invalid(format!(
                 "{at}: a name may hold only letters, digits and `-` (found {c:?}): it becomes part of tool names"
             ));
         }
         if s.name.is_empty() {
-            return Err("a [[server]] has an empty name".to_owned());
+            return invalid("a [[server]] has an empty name".to_owned());
         }
         if !names.insert(s.name.clone()) {
-            return Err(format!("{at} is named twice"));
+            return invalid(format!("{at} is named twice"));
         }
         let transport = match (&s.command, &s.url) {
-            (Some(_), Some(_)) => return Err(format!("{at}: give command or url, not both")),
+            (Some(_), Some(_)) => return invalid(format!("{at}: give command or url, not both")),
             (None, None) => {
-                return Err(format!(
+                return invalid(format!(
                     "{at}: needs command (stdio) or url (streamable HTTP)"
                 ));
             }
             (None, Some(url)) => {
                 if !(url.starts_with("http://") || url.starts_with("https://")) {
-                    return Err(format!(
+                    return invalid(format!(
                         "{at}: url {url:?} must start with http:// or https://"
                     ));
                 }
                 if s.args.is_some() || !s.env.is_empty() || s.cwd.is_some() {
-                    return Err(format!("{at}: args, env and cwd go with command, not url"));
+                    return invalid(format!("{at}: args, env and cwd go with command, not url"));
                 }
                 for (name, value) in &s.headers {
                     if name.parse::<axum::http::HeaderName>().is_err()
                         || value.parse::<axum::http::HeaderValue>().is_err()
                     {
-                        return Err(format!("{at}: header {name:?} is not a valid HTTP header"));
+                        return invalid(format!(
+                            "{at}: header {name:?} is not a valid HTTP header"
+                        ));
                     }
                 }
                 Transport::Url {
@@ -257,13 +324,15 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, String> {
             }
             (Some(c), None) => {
                 if !s.headers.is_empty() {
-                    return Err(format!("{at}: headers go with url, not command"));
+                    return invalid(format!("{at}: headers go with url, not command"));
                 }
-                let mut argv = shell_words::split(c)
-                    .map_err(|e| format!("{at}: cannot split command: {e}"))?;
+                let mut argv = shell_words::split(c).map_err(|source| Problem::Split {
+                    at: at.clone(),
+                    source,
+                })?;
                 argv.extend(s.args.unwrap_or_default());
                 if argv.is_empty() {
-                    return Err(format!("{at}: command is empty"));
+                    return invalid(format!("{at}: command is empty"));
                 }
                 Transport::Command {
                     argv,
@@ -360,7 +429,9 @@ mod tests {
                 "prefix_format",
             ),
         ] {
-            let e = parse(text, Path::new("chef-mcp.toml")).unwrap_err();
+            let e = parse(text, Path::new("chef-mcp.toml"))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(needle), "{text:?}: {e}");
         }
     }

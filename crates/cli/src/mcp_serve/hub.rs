@@ -829,14 +829,13 @@ impl Hub {
     pub(crate) fn check_report(
         config: &Config,
         lists: &BTreeMap<String, Vec<Tool>>,
-    ) -> Result<CheckReport, String> {
+    ) -> Result<CheckReport, chef_compress::CompressError> {
         let (tools, _, _) = combine(config, lists);
         let mut out = Vec::new();
         let mut left_out = Vec::new();
         for mode in Mode::ALL {
             let mut usable = tools.clone();
-            let (c, dropped) =
-                compress_usable(&mut usable, &options(config, mode)).map_err(|e| e.to_string())?;
+            let (c, dropped) = compress_usable(&mut usable, &options(config, mode))?;
             if left_out.is_empty() {
                 left_out = dropped;
             }

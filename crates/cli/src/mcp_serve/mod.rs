@@ -13,6 +13,7 @@
 mod codes;
 pub(crate) use codes::CodeFileError;
 pub(crate) mod config;
+pub(crate) use config::ConfigError;
 mod gate;
 pub(crate) mod hub;
 mod jsonrpc;
@@ -176,8 +177,26 @@ fn init_logging() {
 }
 
 /// `chef mcp serve`.
+/// Why `chef mcp serve` stopped, past reading its config.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum McpServeError {
+    #[error("MCP handshake with the host failed: {0}")]
+    HostHandshake(#[source] Box<rmcp::service::ServerInitializeError>),
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the HTTP server stopped: {0}")]
+    Http(#[source] std::io::Error),
+    /// `--check`: the catalogue cannot be compressed in one of the modes.
+    #[error("{0}")]
+    Compress(#[source] chef_compress::CompressError),
+}
+
 pub(crate) fn run(args: &McpServeArgs) -> Result<(), CliError> {
-    let config = config::read(&args.config).map_err(CliError::Usage)?;
+    let config = config::read(&args.config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -202,9 +221,7 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
             let running = host
                 .serve(jsonrpc::front(tokio::io::stdin(), tokio::io::stdout()))
                 .await
-                .map_err(|e| {
-                    CliError::McpServe(format!("MCP handshake with the host failed: {e}"))
-                })?;
+                .map_err(|e| McpServeError::HostHandshake(Box::new(e)))?;
             let _ = running.waiting().await;
             Ok(())
         }
@@ -233,13 +250,13 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
                 .layer(axum::middleware::from_fn(jsonrpc::http_front));
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
-                .map_err(|e| CliError::McpServe(format!("cannot listen on {addr}: {e}")))?;
+                .map_err(|source| McpServeError::Listen { addr, source })?;
             let local = listener.local_addr().unwrap_or(addr);
             tracing::info!("serving MCP at http://{local}/mcp");
             eprintln!("chef mcp serve: http://{local}/mcp");
             axum::serve(listener, router)
                 .await
-                .map_err(|e| CliError::McpServe(format!("the HTTP server stopped: {e}")))
+                .map_err(|e| McpServeError::Http(e).into())
         }
     }
 }
@@ -259,11 +276,12 @@ async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
             Err(e) => {
                 failed.push(spec.name.clone());
                 eprintln!("chef: mcp server {:?}: {e}", spec.name);
-                servers.push(json!({"name": spec.name, "status": "failed", "error": e}));
+                servers
+                    .push(json!({"name": spec.name, "status": "failed", "error": e.to_string()}));
             }
         }
     }
-    let (report, left_out) = Hub::check_report(&config, &lists).map_err(CliError::McpServe)?;
+    let (report, left_out) = Hub::check_report(&config, &lists).map_err(McpServeError::Compress)?;
     let mut modes: Vec<serde_json::Value> = Vec::with_capacity(report.len());
     for (mode, count, text) in &report {
         let mut m = serde_json::Map::new();

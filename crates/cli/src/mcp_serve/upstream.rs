@@ -18,7 +18,7 @@ use super::{
     config::{Transport, Upstream},
     hub::{Hub, Status},
 };
-use crate::mcp::{client_config, clip, handshake_message, last_line, list_all};
+use crate::mcp::{ListError, client_config, clip, handshake_message, last_line, list_all};
 
 /// The first pause before a restart; it doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -62,8 +62,38 @@ struct Started {
     tools: Vec<Tool>,
 }
 
+/// Why an upstream did not start. `Display` is what the host reads in the server's status.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    #[error("empty command")]
+    EmptyCommand,
+    #[error("cannot start {program:?}: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the child's stdio pipes are missing")]
+    NoPipes,
+    #[error("MCP handshake failed: {}", handshake_message(.0))]
+    Handshake(#[source] Box<rmcp::service::ClientInitializeError>),
+    #[error("tools/list: {0}")]
+    ListTools(#[source] ListError),
+    #[error("no tool list within {:.1} s", .0.as_secs_f64())]
+    Timeout(Duration),
+}
+
+/// A failed start and the last line the server wrote to stderr, if any.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}{}", stderr.as_ref().map(|line| format!(" (stderr: {line})")).unwrap_or_default())]
+pub(crate) struct StartFailure {
+    #[source]
+    reason: StartError,
+    stderr: Option<String>,
+}
+
 /// Starts `spec`, shakes hands and lists its tools within the start timeout.
-async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, String> {
+async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, StartFailure> {
     let (tx, relist) = mpsc::channel(1);
     let handler = Handler {
         hub: Arc::downgrade(hub),
@@ -72,9 +102,12 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, String> {
     let stderr = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let (connecting, mut child) = match &spec.transport {
         Transport::Command { argv, env, cwd } => {
-            let (program, args) = argv
-                .split_first()
-                .ok_or_else(|| "empty command".to_owned())?;
+            let Some((program, args)) = argv.split_first() else {
+                return Err(StartFailure {
+                    reason: StartError::EmptyCommand,
+                    stderr: None,
+                });
+            };
             let mut command = Command::new(program);
             command
                 .args(args)
@@ -86,14 +119,21 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, String> {
             if let Some(cwd) = cwd {
                 command.current_dir(cwd);
             }
-            let mut child = command
-                .spawn()
-                .map_err(|e| format!("cannot start {program:?}: {e}"))?;
+            let mut child = command.spawn().map_err(|source| StartFailure {
+                reason: StartError::Spawn {
+                    program: program.clone(),
+                    source,
+                },
+                stderr: None,
+            })?;
             if let Some(pipe) = child.stderr.take() {
                 keep_stderr(pipe, Arc::clone(&stderr), spec.name.clone());
             }
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-                return Err("the child's stdio pipes are missing".to_owned());
+                return Err(StartFailure {
+                    reason: StartError::NoPipes,
+                    stderr: None,
+                });
             };
             let connecting: futures::future::BoxFuture<'static, _> =
                 Box::pin(handler.serve((stdout, stdin)));
@@ -120,18 +160,13 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, String> {
     let session = async {
         let service = connecting
             .await
-            .map_err(|e| format!("MCP handshake failed: {}", handshake_message(&e)))?;
+            .map_err(|e| StartError::Handshake(Box::new(e)))?;
         let tools = list_all(service.peer())
             .await
-            .map_err(|e| format!("tools/list: {e}"))?;
-        Ok::<_, String>((service, tools))
+            .map_err(StartError::ListTools)?;
+        Ok::<_, StartError>((service, tools))
     };
     let outcome = tokio::time::timeout(hub.config.start_timeout, session).await;
-    let failure =
-        |reason: String, stderr: &parking_lot::Mutex<Vec<u8>>| match last_line(&stderr.lock()) {
-            Some(line) => format!("{reason} (stderr: {line})"),
-            None => reason,
-        };
     let reason = match outcome {
         Ok(Ok((service, tools))) => {
             return Ok(Started {
@@ -143,15 +178,13 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, String> {
             });
         }
         Ok(Err(reason)) => reason,
-        Err(_) => format!(
-            "no tool list within {:.1} s",
-            hub.config.start_timeout.as_secs_f64()
-        ),
+        Err(_) => StartError::Timeout(hub.config.start_timeout),
     };
     if let Some(child) = &mut child {
         let _ = child.kill().await;
     }
-    Err(failure(reason, &stderr))
+    let stderr = last_line(&stderr.lock());
+    Err(StartFailure { reason, stderr })
 }
 
 /// rmcp's HTTP client is built without a TLS crypto provider: give rustls ring's, once.
@@ -186,11 +219,14 @@ fn keep_stderr(
 }
 
 /// Starts `spec` once, lists its tools and stops it (`--check`).
-pub(crate) async fn list_once(hub: &Arc<Hub>, spec: &Upstream) -> Result<Vec<Tool>, String> {
+pub(crate) async fn list_once(hub: &Arc<Hub>, spec: &Upstream) -> Result<Vec<Tool>, StartFailure> {
     let Started {
         service, mut child, ..
     } = start(hub, spec).await?;
-    let tools = list_all(service.peer()).await;
+    let tools = list_all(service.peer()).await.map_err(|e| StartFailure {
+        reason: StartError::ListTools(e),
+        stderr: None,
+    });
     let _ = service.cancel().await;
     if let Some(child) = &mut child {
         let _ = child.kill().await;
@@ -215,7 +251,7 @@ pub(crate) async fn supervise(hub: Arc<Hub>, spec: Upstream) {
     loop {
         hub.set_status(&spec.name, Status::Starting { attempt });
         let reason = match start(&hub, &spec).await {
-            Err(reason) => reason,
+            Err(failure) => failure.to_string(),
             Ok(started) => {
                 let Started {
                     service,
