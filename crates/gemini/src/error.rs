@@ -40,6 +40,15 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
+    /// A part's known field does not read as that field's type.
+    #[error("malformed {kind} part: {source}")]
+    MalformedPartData {
+        /// The part's data field (`inlineData`, `functionCall`, …).
+        kind: &'static str,
+        /// What serde_json found.
+        #[source]
+        source: serde_json::Error,
+    },
     /// The response carries no candidate (the prompt was blocked, or the body is empty).
     #[error("response has no candidate{}", block_reason.as_ref().map(|r| format!(" (prompt blocked: {r})")).unwrap_or_default())]
     NoCandidate {

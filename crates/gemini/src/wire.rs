@@ -408,6 +408,7 @@ impl Part<'_> {
             _ => "functionResponse",
         };
         let malformed = |reason: String| crate::Error::MalformedPart { kind, reason };
+        let unreadable = |source| crate::Error::MalformedPartData { kind, source };
         let thought = match map.get("thought") {
             None => false,
             Some(Value::Bool(b)) => *b,
@@ -452,10 +453,10 @@ impl Part<'_> {
                 Value::String(s) => Data::Text(Cow::Owned(s)),
                 other => return Err(malformed(format!("text is {other}, not a string"))),
             },
-            "inlineData" => Data::InlineData(decode(inner).map_err(malformed)?),
-            "fileData" => Data::FileData(decode(inner).map_err(malformed)?),
-            "functionCall" => Data::FunctionCall(decode(inner).map_err(malformed)?),
-            _ => Data::FunctionResponse(decode(inner).map_err(malformed)?),
+            "inlineData" => Data::InlineData(decode(inner).map_err(unreadable)?),
+            "fileData" => Data::FileData(decode(inner).map_err(unreadable)?),
+            "functionCall" => Data::FunctionCall(decode(inner).map_err(unreadable)?),
+            _ => Data::FunctionResponse(decode(inner).map_err(unreadable)?),
         };
         Ok(Self::Known(KnownPart {
             data,
@@ -465,8 +466,8 @@ impl Part<'_> {
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, String> {
-    serde_json::from_value(value).map_err(|e| e.to_string())
+fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, serde_json::Error> {
+    serde_json::from_value(value)
 }
 
 /// "Tool details that the model may use to generate response."
