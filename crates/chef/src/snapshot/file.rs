@@ -174,9 +174,17 @@ pub(crate) fn checksum_digits(bytes: &[u8]) -> Option<&str> {
     std::str::from_utf8(rest.get(at..)?).ok()
 }
 
+/// A checksum member that does not match the bytes it covers.
+#[derive(Debug, thiserror::Error)]
+#[error("checksum mismatch: the file says crc32:{found}, its content gives crc32:{computed}")]
+pub(super) struct ChecksumMismatch {
+    found: String,
+    computed: String,
+}
+
 /// Whether the bytes end with a checksum member, and if so whether it matches: `None` when
-/// there is none, `Some(Err(_))` with what is wrong when it does not match.
-pub(super) fn checksum(bytes: &[u8]) -> Option<Result<(), String>> {
+/// there is none, `Some(Err(_))` when it does not match.
+pub(super) fn checksum(bytes: &[u8]) -> Option<Result<(), ChecksumMismatch>> {
     let end = bytes
         .iter()
         .rposition(|b| !b.is_ascii_whitespace())
@@ -193,9 +201,10 @@ pub(super) fn checksum(bytes: &[u8]) -> Option<Result<(), String>> {
     Some(if found == computed {
         Ok(())
     } else {
-        Err(format!(
-            "checksum mismatch: the file says crc32:{found}, its content gives crc32:{computed}"
-        ))
+        Err(ChecksumMismatch {
+            found: found.to_owned(),
+            computed: computed.into_owned(),
+        })
     })
 }
 
@@ -249,10 +258,10 @@ pub(super) fn decode_versioned<T: DeserializeOwned>(
 ) -> Result<(Snapshot<T>, u64), SnapshotError> {
     // A checksum that does not match: corrupt, whatever the rest looks like.
     let checked = match checksum(bytes) {
-        Some(Err(message)) => {
+        Some(Err(mismatch)) => {
             return Err(SnapshotError::Corrupt {
                 origin,
-                source: serde_json::Error::custom(message),
+                source: serde_json::Error::custom(mismatch),
             });
         }
         Some(Ok(())) => true,

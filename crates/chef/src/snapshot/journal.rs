@@ -501,7 +501,7 @@ pub(crate) async fn replay(
         }
         match file::checksum(content.as_bytes()) {
             Some(Ok(())) => {}
-            Some(Err(message)) => return Err(corrupt(*at, message)),
+            Some(Err(mismatch)) => return Err(corrupt(*at, mismatch.to_string())),
             None => return Err(corrupt(*at, "no checksum".to_owned())),
         }
         let delta: Delta =
