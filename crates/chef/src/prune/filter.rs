@@ -62,13 +62,7 @@ impl Pruner {
                 None => removed.push(tool.name.clone()),
             }
         }
-        PruneResult {
-            kept: tools.len(),
-            total: self.flat.len(),
-            tools,
-            reasons,
-            removed,
-        }
+        PruneResult::new(self.flat.len(), tools, reasons, removed)
     }
 }
 

@@ -149,19 +149,7 @@ impl PrunePolicy {
                         reasons.push(reason);
                     }
                 }
-                let removed = pruner
-                    .all_tools()
-                    .iter()
-                    .filter(|t| !tools.iter().any(|k| k.name == t.name))
-                    .map(|t| t.name.clone())
-                    .collect();
-                PruneResult {
-                    kept: tools.len(),
-                    total: pruner.all_tools().len(),
-                    tools,
-                    reasons,
-                    removed,
-                }
+                PruneResult::keeping(pruner.all_tools(), tools, reasons)
             }
         })
     }
@@ -182,4 +170,38 @@ pub struct PruneResult {
     pub kept: usize,
     /// The number of registered flat tools.
     pub total: usize,
+}
+
+impl PruneResult {
+    /// Of `total` registered tools, `tools` kept (each for its reason) and the others
+    /// `removed`.
+    pub(super) fn new(
+        total: usize,
+        tools: Vec<ToolDefinition>,
+        reasons: Vec<KeepReason>,
+        removed: Vec<ToolName>,
+    ) -> Self {
+        Self {
+            kept: tools.len(),
+            total,
+            tools,
+            reasons,
+            removed,
+        }
+    }
+
+    /// Of the registered tools `all`, `tools` kept (each for its reason); the others, in
+    /// registration order, are removed.
+    pub(super) fn keeping(
+        all: &[ToolDefinition],
+        tools: Vec<ToolDefinition>,
+        reasons: Vec<KeepReason>,
+    ) -> Self {
+        let removed = all
+            .iter()
+            .filter(|t| !tools.iter().any(|k| k.name == t.name))
+            .map(|t| t.name.clone())
+            .collect();
+        Self::new(all.len(), tools, reasons, removed)
+    }
 }

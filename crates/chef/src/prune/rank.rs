@@ -2,7 +2,6 @@
 //! an embedding model, and `rank_by_task`.
 
 use chef_compress::search::CatalogIndex;
-use chef_ir::ToolDefinition;
 
 use super::{KeepReason, PruneResult, Pruner};
 
@@ -133,18 +132,6 @@ impl Pruner {
                 matched_terms: hit.matched_terms.clone(),
             });
         }
-        let removed = self
-            .flat
-            .iter()
-            .filter(|t| !tools.iter().any(|k: &ToolDefinition| k.name == t.name))
-            .map(|t| t.name.clone())
-            .collect();
-        PruneResult {
-            kept: tools.len(),
-            total: self.flat.len(),
-            tools,
-            reasons,
-            removed,
-        }
+        PruneResult::keeping(&self.flat, tools, reasons)
     }
 }
