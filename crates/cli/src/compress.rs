@@ -31,6 +31,7 @@
 
 use std::path::Path;
 
+use chef::ProviderError;
 use chef_compress::{Compressed, Level, Options, validate::Limits};
 use chef_ir::{Target, ToolDefinition};
 use serde::Serialize;
@@ -167,22 +168,12 @@ pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
     })
 }
 
-/// Why the compressed tools cannot be put in a provider's envelope.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum EnvelopeError {
-    #[error("{0}")]
-    Json(#[from] serde_json::Error),
-    #[error("{0}")]
-    OpenAi(#[from] chef_openai::Error),
-    #[error("{0}")]
-    Gemini(#[from] chef_gemini::Error),
-}
-
 /// The provider `tools` array for a compressed set, and the envelope's notices as text.
+/// The error is the provider crate's, or the tools' JSON that would not (de)serialise.
 fn envelope(
     compressed: &Compressed,
     target: Target,
-) -> Result<(Value, Vec<String>), EnvelopeError> {
+) -> Result<(Value, Vec<String>), ProviderError> {
     let tools = compressed.tools();
     let preamble = compressed.system();
     match target {
@@ -195,7 +186,7 @@ fn envelope(
                 .renamed()
                 .map(|(real, wire)| format!("tool {real:?} is sent as {wire:?}"))
                 .collect();
-            let value = serde_json::to_value(&env.tools)?;
+            let value = serde_json::to_value(&env.tools).map_err(ProviderError::Tools)?;
             Ok((value, notices))
         }
         Target::OpenAiChat | Target::OpenAiResponses => {
@@ -204,7 +195,7 @@ fn envelope(
             } else {
                 chef_openai::responses::envelope(tools, preamble)
             }?;
-            let mut body: Value = serde_json::from_slice(&bytes)?;
+            let mut body: Value = serde_json::from_slice(&bytes).map_err(ProviderError::Tools)?;
             let value = body
                 .get_mut("tools")
                 .map(Value::take)
@@ -214,7 +205,7 @@ fn envelope(
         Target::Gemini => {
             let env =
                 chef_gemini::envelope(tools, preamble, &chef_gemini::CompileOptions::default())?;
-            let value = serde_json::to_value(&env.tools)?;
+            let value = serde_json::to_value(&env.tools).map_err(ProviderError::Tools)?;
             Ok((value, env.notices.iter().map(ToString::to_string).collect()))
         }
     }

@@ -112,7 +112,7 @@ pub(crate) enum CliError {
         path: PathBuf,
         target: chef_ir::Target,
         #[source]
-        source: crate::compress::EnvelopeError,
+        source: chef::ProviderError,
     },
     /// A line of a calls file is unusable.
     #[error("{}: line {line}: {problem}", path.display())]
