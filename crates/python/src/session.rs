@@ -512,7 +512,7 @@ impl Chef {
         })?;
         match parsed {
             Ok(calls) => calls_list(py, calls),
-            Err(reason) => Err(response_error(target, &StrError(reason))),
+            Err(e) => Err(response_error(target, &*e)),
         }
     }
 
@@ -745,24 +745,12 @@ fn no_memory() -> Failure {
     Failure::NoMemory
 }
 
-/// A message as an error, for `response_error`.
-#[derive(Debug)]
-struct StrError(String);
-
-impl std::fmt::Display for StrError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StrError {}
-
 /// A reply read through the target's provider crate ([`Provider::parse_reply`]), its error
-/// as the text the Python exception carries.
+/// kept whole for the Python exception (its variant, text and causes).
 fn parse_reply<P: Provider>(
     bytes: &[u8],
     names: &WireNames,
     history: &[Message],
-) -> Result<Message, String> {
-    P::parse_reply(bytes, names, history).map_err(|e| e.to_string())
+) -> Result<Message, Box<dyn std::error::Error + Send + Sync>> {
+    P::parse_reply(bytes, names, history).map_err(Into::into)
 }
