@@ -113,7 +113,7 @@ pub enum GuardrailError {
     NotAnObject,
     /// The validator refused the schema.
     #[error("the guardrail's schema cannot be used: {0}")]
-    Schema(String),
+    Schema(#[source] chef_compress::validate::SchemaError),
 }
 
 /// What is wrong with a reply.
@@ -185,8 +185,7 @@ impl Guardrail {
         if schema.get("type").and_then(Value::as_str) != Some("object") {
             return Err(GuardrailError::NotAnObject);
         }
-        let validator = ArgumentValidator::new(ANSWER, &schema)
-            .map_err(|e| GuardrailError::Schema(e.to_string()))?;
+        let validator = ArgumentValidator::new(ANSWER, &schema).map_err(GuardrailError::Schema)?;
         Ok(Self::Json {
             schema,
             validator: Arc::new(validator),
