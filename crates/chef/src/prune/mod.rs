@@ -17,6 +17,7 @@
 //!   loop never merges tool lists by hand.
 
 mod error;
+mod found;
 
 use std::collections::BTreeSet;
 
@@ -25,6 +26,7 @@ use chef_ir::{ToolDefinition, ToolName};
 use serde::{Deserialize, Serialize};
 
 pub use self::error::RegistryError;
+pub use self::found::{DiscoveryState, FoundTool};
 use crate::{
     gate::Blocklist,
     namespace::{self, NamespaceCall, NamespaceError, ToolGroup},
