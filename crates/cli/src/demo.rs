@@ -1,5 +1,7 @@
-//! `chef demo [--level N] [--target T] [--json]`: one screen that shows what chef does for
-//! an agent, offline, on the bundled 149-tool corpus.
+//! `chef demo [--level N] [--prune all|discover:K] [--target T] [--json]`: one screen that
+//! shows what chef does for an agent, offline, on the bundled 149-tool corpus. By default
+//! it shows the setting a real model did best with (`chef eval`, docs/EVAL.md): level 1 with
+//! discovery — the 10 best-ranked real tools and `find_tools` (docs/DISCOVERY.md).
 //!
 //! A **scripted** model (a fixed list of the calls a model would make; no network, no
 //! model) drives a short agent loop through [`chef::Chef::compile`] and the dispatch entry
@@ -8,13 +10,16 @@
 
 use std::fmt::Write as _;
 
-use chef::{Chef, ChefConfig, Routed, ToolGroup, memory::Memory};
+use chef::{Chef, ChefConfig, PrunePolicy, Routed, ToolGroup, memory::Memory};
 use chef_compress::{Level, MapStyle, Options};
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::{error::CliError, flags::DemoArgs, output};
+
+/// The discovery setting's K when `--prune` does not say (the `chef serve` default).
+pub(crate) const DEFAULT_DISCOVER_TOP_K: usize = 10;
 
 /// The bundled corpus: 149 real tools from 14 MCP servers (toolgz fixtures, Apache-2.0).
 const CORPUS: &str = include_str!("../../../tests/fixtures/real-mcp-tools.json");
@@ -45,6 +50,8 @@ struct Row {
 struct Report {
     scripted_model: bool,
     level: u8,
+    /// The discovery setting's K (`None`: every tool is offered).
+    discover_top_k: Option<usize>,
     target: &'static str,
     steps: Vec<Step>,
     table: Vec<Row>,
@@ -55,7 +62,7 @@ fn demo_error(message: impl std::fmt::Display) -> CliError {
 }
 
 pub(crate) fn run(args: &DemoArgs) -> Result<(), CliError> {
-    let report = build(args.level, args.target)?;
+    let report = build(args.level, args.discover_top_k(), args.target)?;
     if args.json {
         return output::json_line(&report);
     }
@@ -66,6 +73,39 @@ fn corpus() -> Result<(Vec<ToolDefinition>, Value), CliError> {
     let document: Value = serde_json::from_str(CORPUS).map_err(demo_error)?;
     let tools = chef_ir::load_tools(&document).map_err(demo_error)?.tools;
     Ok((tools, document))
+}
+
+/// The demo's request.
+const REQUEST: &str = "Which customer sites are active? I want distances in kilometres from now on. And cancel order 999U123.";
+
+/// The discovery row of the closing table: the first request of a session at level 1 with
+/// discovery (top `top_k`) for the demo's request, compiled for Anthropic; what the model
+/// reads about the tools is the request's `tools` and `system` (chef's preamble and the
+/// discovery note; no system prompt is set).
+fn discovery_row(
+    tools: &[ToolDefinition],
+    top_k: usize,
+    original_tokens: usize,
+) -> Result<Row, CliError> {
+    let mut chef = Chef::new(config(Level::One, Some(top_k)));
+    chef.register_tools(tools.to_vec()).map_err(demo_error)?;
+    chef.push(Message::user(REQUEST));
+    let payload = chef.compile(Target::Anthropic).map_err(demo_error)?;
+    let body: Value = serde_json::from_slice(&payload.body).map_err(demo_error)?;
+    let mut text = body.get("tools").map(Value::to_string).unwrap_or_default();
+    if let Some(system) = body.get("system") {
+        text.push_str(&system.to_string());
+    }
+    let o200k_tokens = tokens(&text)?;
+    Ok(Row {
+        setting: format!("level 1, discovery top {top_k}"),
+        wire_tools: payload.meta.wire_tools.len(),
+        chars: text.chars().count(),
+        o200k_tokens,
+        reclaimed_pct: reclaimed(original_tokens, o200k_tokens),
+        model_calls: 1,
+        validates_arguments: "chef + provider",
+    })
 }
 
 fn tokens(text: &str) -> Result<usize, CliError> {
@@ -79,7 +119,22 @@ fn measure(tools: &[ToolDefinition], system: &str) -> Result<(usize, usize), Cli
     Ok((text.chars().count(), tokens(&text)?))
 }
 
-fn build(level: Level, target: Target) -> Result<Report, CliError> {
+/// The session settings every step of the demo shares (a resumed session must be made
+/// with the same ones to compile the same bytes).
+fn config(level: Level, discover: Option<usize>) -> ChefConfig {
+    let config = ChefConfig::default()
+        .with_level(level)
+        .with_tool_change_announcements(true);
+    match discover {
+        Some(top_k) => config.with_prune(PrunePolicy::Discover {
+            top_k,
+            always_keep: Vec::new(),
+        }),
+        None => config,
+    }
+}
+
+fn build(level: Level, discover: Option<usize>, target: Target) -> Result<Report, CliError> {
     let (tools, document) = corpus()?;
     let mut steps = Vec::new();
 
@@ -125,26 +180,24 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
     {
         lines.push(format!("  preamble: {}", clip(line, 96)));
     }
+    if let Some(top_k) = discover {
+        lines.push(format!(
+            "with discovery (the default; --prune all turns it off): the {top_k} tools ranked best for the request, by their real names, plus find_tools — see step 3."
+        ));
+    }
     steps.push(Step {
         title: "What compile turns them into".into(),
         lines,
     });
 
     // 3. The scripted agent loop.
-    let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_level(level)
-            .with_tool_change_announcements(true),
-    )
-    .with_memory(Memory::new());
+    let mut chef = Chef::new(config(level, discover)).with_memory(Memory::new());
     chef.register_tools(tools.clone()).map_err(demo_error)?;
     chef.set_system_prompt(vec![Message::system(
         "You are the operations agent of a logistics company.",
     )]);
     chef.set_blocked_tools(["cancel_order"]);
-    chef.push(Message::user(
-        "Which customer sites are active? I want distances in kilometres from now on. And cancel order 999U123.",
-    ));
+    chef.push(Message::user(REQUEST));
 
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -157,7 +210,16 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
         summarize_names(&payload.meta.wire_tools)
     ));
 
+    let first_tools = payload.meta.wire_tools.clone();
     let mut script: Vec<ToolCall> = Vec::new();
+    if discover.is_some() {
+        // The ranked tools lack a distance tool: the model asks for one.
+        script.push(ToolCall::new(
+            "c0",
+            chef::owned::FIND_TOOLS,
+            json!({"query": "driving distance between two addresses", "limit": 2}),
+        ));
+    }
     if level.as_u8() >= 3 {
         script.push(ToolCall::new(
             "c0",
@@ -165,7 +227,13 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
             json!({"s": "active customer sites"}),
         ));
     }
-    let mut encoded = |id: &str, name: &str, args: Value| encode(&mut chef, name, args, id);
+    // Under discovery a tool the list does not offer (the blocked cancel_order) is called by
+    // its real name, as a model that knows of it would.
+    let mut encoded =
+        |id: &str, name: &str, args: Value| match encode(&mut chef, name, args.clone(), id) {
+            Err(_) if discover.is_some() => Ok(ToolCall::new(id, name, args)),
+            other => other,
+        };
     let typo = encoded("c1", "active_locations", json!({"schema_onyl": true}))?;
     let good = encoded("c2", "active_locations", json!({"schema_only": true}))?;
     let memory = ToolCall::new(
@@ -199,6 +267,9 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
             }
             other => {
                 let label = match &other {
+                    Routed::Lookup { .. } if call.name.as_str() == chef::owned::FIND_TOOLS => {
+                        "search answered by chef"
+                    }
                     Routed::Lookup { .. } => "lookup answered by chef",
                     Routed::Blocked { .. } => "REFUSED by the gate",
                     Routed::Error { .. } => "error fed back to the model (recoverable)",
@@ -223,11 +294,40 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
         chef.push(Message::tool_results(vec![result]));
     }
     let payload = chef.compile(target).map_err(demo_error)?;
+    if discover.is_some() {
+        let found: Vec<&str> = chef.found_tools().iter().map(|f| f.name.as_str()).collect();
+        turn_lines.push(format!(
+            "request 2: the search's finds are callable by their real names: {}; request 1's tool list is its prefix (cache-stable): {}",
+            found.join(", "),
+            payload.meta.wire_tools.starts_with(&first_tools)
+        ));
+    }
     let body = String::from_utf8_lossy(&payload.body);
+    let gate = if discover.is_some() {
+        // Under discovery a blocked tool is not offered at all.
+        format!(
+            "blocked cancel_order offered: {}",
+            payload
+                .meta
+                .wire_tools
+                .iter()
+                .any(|n| n.as_str() == "cancel_order")
+        )
+    } else {
+        format!(
+            "tool list unchanged by the blocklist: {}",
+            payload.meta.wire_tools.len()
+                == chef
+                    .compile(target)
+                    .map_err(demo_error)?
+                    .meta
+                    .wire_tools
+                    .len()
+        )
+    };
     turn_lines.push(format!(
-        "request 2: {} bytes; tool list unchanged by the blocklist: {}; memory 'units' in the request: {}; blocked tools announced: {}",
+        "request 2: {} bytes; {gate}; memory 'units' in the request: {}; blocked tools announced: {}",
         payload.body.len(),
-        payload.meta.wire_tools.len() == chef.compile(target).map_err(demo_error)?.meta.wire_tools.len(),
         body.contains("kilometres"),
         body.contains("cancel_order") && body.contains("blocked")
     ));
@@ -244,12 +344,7 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
     let path = dir.path().join("session.json");
     chef.save(&path, Some("demo")).map_err(demo_error)?;
     let next = chef.compile(target).map_err(demo_error)?.body;
-    let mut resumed = Chef::new(
-        ChefConfig::default()
-            .with_level(level)
-            .with_tool_change_announcements(true),
-    )
-    .with_memory(Memory::new());
+    let mut resumed = Chef::new(config(level, discover)).with_memory(Memory::new());
     resumed.load(&path).map_err(demo_error)?;
     let again = resumed.compile(target).map_err(demo_error)?.body;
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
@@ -263,14 +358,15 @@ fn build(level: Level, target: Target) -> Result<Report, CliError> {
 
     // 6. Overflow: the same session in a small context window, summarised by a scripted
     //    summariser; the stored history is replaced and the old turns archived.
-    steps.push(overflow_step(level, target, &path, &runtime)?);
+    steps.push(overflow_step(level, discover, target, &path, &runtime)?);
 
     Ok(Report {
         scripted_model: true,
         level: level.as_u8(),
+        discover_top_k: discover,
         target: target.as_str(),
         steps,
-        table: table(&tools, toks)?,
+        table: table(&tools, toks, discover)?,
     })
 }
 
@@ -306,15 +402,14 @@ impl chef::Summarizer for ScriptedSummarizer {
 
 fn overflow_step(
     level: Level,
+    discover: Option<usize>,
     target: Target,
     snapshot: &std::path::Path,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<Step, CliError> {
     let window = 500;
     let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_level(level)
-            .with_tool_change_announcements(true)
+        config(level, discover)
             .with_overflow(chef::OverflowConfig::default().with_context_window(window)),
     )
     .with_memory(Memory::new())
@@ -454,7 +549,11 @@ fn two_layer(
     })
 }
 
-fn table(tools: &[ToolDefinition], original_tokens: usize) -> Result<Vec<Row>, CliError> {
+fn table(
+    tools: &[ToolDefinition],
+    original_tokens: usize,
+    discover: Option<usize>,
+) -> Result<Vec<Row>, CliError> {
     let compiled: std::collections::BTreeMap<String, String> =
         serde_json::from_str(COMPILED_MAP).map_err(demo_error)?;
     let settings: Vec<(String, Options, usize, &'static str)> = vec![
@@ -495,7 +594,11 @@ fn table(tools: &[ToolDefinition], original_tokens: usize) -> Result<Vec<Row>, C
             "chef (resolve)",
         ),
     ];
-    let mut rows = Vec::new();
+    let mut rows = vec![discovery_row(
+        tools,
+        discover.unwrap_or(DEFAULT_DISCOVER_TOP_K),
+        original_tokens,
+    )?];
     for (setting, options, model_calls, validates) in settings {
         let c = chef_compress::compress(tools, &options).map_err(demo_error)?;
         let (chars, toks) = measure(c.tools(), c.system())?;
@@ -582,7 +685,7 @@ fn render_text(report: &Report) -> String {
     }
     let _ = writeln!(
         out,
-        "\nTokens are o200k_base estimates of the tools + preamble, not a provider's own count. \"model calls\" is what the scripted task needs at that level (level 3 adds a q lookup; level 4's map shows real names)."
+        "\nTokens are o200k_base estimates of the tools + preamble, not a provider's own count. \"model calls\" is what the scripted task needs at that level (level 3 adds a q lookup; level 4's map shows real names; with discovery, a tool the ranked list lacks costs one find_tools call). The discovery row is the demo's first request (its ranked tools, find_tools and chef's note). On a real model, discovery is the setting that chose best (docs/EVAL.md)."
     );
     out
 }
@@ -593,8 +696,17 @@ mod tests {
 
     #[test]
     fn the_demo_shows_every_step_at_every_level() {
-        for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
-            let report = build(level, Target::Anthropic).unwrap();
+        let settings = [
+            (Level::Zero, None),
+            (Level::One, None),
+            (Level::Two, None),
+            (Level::Three, None),
+            (Level::Zero, Some(10)),
+            (Level::One, Some(10)),
+            (Level::One, Some(3)),
+        ];
+        for (level, discover) in settings {
+            let report = build(level, discover, Target::Anthropic).unwrap();
             let text = render_text(&report);
             for step in [
                 "SCRIPTED",
@@ -607,6 +719,15 @@ mod tests {
                 "archive/window-0.json",
             ] {
                 assert!(text.contains(step), "{step:?} missing at {level:?}: {text}");
+            }
+            if discover.is_some() {
+                for step in [
+                    "search answered by chef",
+                    "callable by their real names: ",
+                    "(cache-stable): true",
+                ] {
+                    assert!(text.contains(step), "{step:?} missing at {level:?}: {text}");
+                }
             }
         }
     }

@@ -18,6 +18,7 @@
 
 mod error;
 mod filter;
+mod found;
 mod policy;
 mod rank;
 
@@ -28,6 +29,7 @@ use chef_ir::ToolDefinition;
 
 pub use self::{
     error::RegistryError,
+    found::{DiscoveryState, FoundTool},
     policy::{KeepReason, PrunePolicy, PruneResult, Strategy},
 };
 use crate::{

@@ -29,20 +29,8 @@ use crate::{
         FIND_TOOLS, FIND_TOOLS_DEFAULT_LIMIT, FIND_TOOLS_MAX_LIMIT, find_tools_args,
         find_tools_tool, found_tool_line,
     },
-    prune::KeepReason,
+    prune::{FoundTool, KeepReason},
 };
-
-/// A tool a `find_tools` call returned.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct FoundTool {
-    /// The tool's real name.
-    pub name: ToolName,
-    /// What the model searched for.
-    pub query: String,
-    /// The request ([`Chef::pruning_task`]) the search was made for: the tool is offered
-    /// while the request stays this one.
-    pub task: String,
-}
 
 /// What a `find_tools` call found: the reply and the tools to offer.
 pub(crate) struct Finding {
@@ -57,7 +45,12 @@ impl Chef {
     /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover)).
     pub fn found_tools(&self) -> Vec<&FoundTool> {
         let task = self.task();
-        self.tools.found.iter().filter(|f| f.task == task).collect()
+        self.tools
+            .discovery
+            .found
+            .iter()
+            .filter(|f| f.task == task)
+            .collect()
     }
 
     /// The tools offered beyond the policy's own for `task`, in the order they joined: see
@@ -79,7 +72,7 @@ impl Chef {
             }
         };
         if self.discovering() {
-            for found in self.tools.found.iter().filter(|f| f.task == task) {
+            for found in self.tools.discovery.found.iter().filter(|f| f.task == task) {
                 push(
                     found.name.as_str(),
                     KeepReason::Found {
@@ -93,12 +86,12 @@ impl Chef {
         }
         // The order the latest compile sent them in first, then the new ones.
         let mut ordered = Vec::with_capacity(fresh.len());
-        let shown = self
-            .routing
-            .latest
-            .as_ref()
-            .map_or(&[][..], |t| &t.extra[..]);
-        for (name, _) in shown {
+        // (A session resumed from a snapshot has compiled nothing yet: the order saved.)
+        let shown: Vec<&ToolName> = match self.routing.latest.as_ref() {
+            Some(latest) => latest.extra.iter().map(|(name, _)| name).collect(),
+            None => self.tools.discovery.extra_order.iter().collect(),
+        };
+        for name in shown {
             if let Some(at) = fresh.iter().position(|(t, _)| &t.name == name) {
                 ordered.push(fresh.remove(at));
             }
@@ -223,6 +216,7 @@ impl Chef {
                 t.kept.iter().any(|(n, _)| n == name) || t.extra.iter().any(|(n, _)| n == name)
             }) || self
                 .tools
+                .discovery
                 .found
                 .iter()
                 .any(|f| f.task == task && &f.name == name)
@@ -269,10 +263,21 @@ impl Chef {
         }
     }
 
+    /// What a snapshot saves of discovery: the finds, the search in vain, and the extra
+    /// tools' order as the latest compile sent them (as restored, before any compile).
+    pub(crate) fn discovery_state(&self) -> crate::prune::DiscoveryState {
+        let mut state = self.tools.discovery.clone();
+        if let Some(latest) = self.routing.latest.as_ref() {
+            state.extra_order = latest.extra.iter().map(|(name, _)| name.clone()).collect();
+        }
+        state
+    }
+
     /// Whether a search for the current request found nothing: the constrained format
     /// ([`Chef::response_format`]) then leaves `find_tools` out.
     pub(crate) fn searched_in_vain(&self) -> bool {
         self.tools
+            .discovery
             .searched_in_vain
             .as_ref()
             .is_some_and(|task| *task == self.task())
@@ -283,12 +288,13 @@ impl Chef {
     pub(crate) fn commit_found(&mut self, found: Vec<FoundTool>, in_vain: bool) {
         let task = self.task();
         if in_vain {
-            self.tools.searched_in_vain = Some(task.clone());
+            self.tools.discovery.searched_in_vain = Some(task.clone());
         }
-        self.tools.found.retain(|f| f.task == task);
+        let known = &mut self.tools.discovery.found;
+        known.retain(|f| f.task == task);
         for tool in found {
-            if !self.tools.found.iter().any(|f| f.name == tool.name) {
-                self.tools.found.push(tool);
+            if !known.iter().any(|f| f.name == tool.name) {
+                known.push(tool);
             }
         }
     }

@@ -31,13 +31,13 @@ use chef_ir::{Request, Target, WireNames};
 pub use self::body::ChunkedBody;
 pub use self::compiler::TargetOptions;
 pub use self::config::{ChefConfig, MemoryPlacement};
-pub use self::discover::FoundTool;
 pub use self::payload::{ChunkedPayload, Payload, PayloadMeta};
 pub use self::subscribe::Compiled;
 pub use self::{
     assemble::ANCHOR_LINE,
     routed::{OwnedCall, Routed, RoutedCall},
 };
+pub use crate::prune::FoundTool;
 pub use crate::snapshot::{RestoreOptions, SessionState};
 use crate::{
     announce::Announcements,

@@ -40,12 +40,10 @@ pub(crate) struct ToolState {
     /// The task pruning ranks on instead of the conversation (see
     /// [`Chef::set_task`](super::Chef::set_task)).
     pub(crate) task_override: Option<String>,
-    /// Tools `find_tools` found, with the request each was found for (see
-    /// [`discover`](super::discover)).
-    pub(crate) found: Vec<super::discover::FoundTool>,
-    /// The request for which a `find_tools` search found nothing: from then on the
-    /// constrained format leaves `find_tools` out, so a model cannot search in a loop.
-    pub(crate) searched_in_vain: Option<String>,
+    /// What the discovery setting remembers: the tools `find_tools` found, the request a
+    /// search found nothing for, and (restored from a snapshot, until the next compile) the
+    /// order of the extra tools (see [`discover`](super::discover)).
+    pub(crate) discovery: crate::prune::DiscoveryState,
     /// Blocklist entries already reported in a compile's notices as matching nothing.
     pub(crate) unmatched_reported: BTreeSet<String>,
     /// The registry epoch the blocklist was last checked against (`None`: the blocklist
@@ -63,8 +61,7 @@ impl ToolState {
             shown: None,
             allowlist: None,
             task_override: None,
-            found: Vec::new(),
-            searched_in_vain: None,
+            discovery: crate::prune::DiscoveryState::default(),
             unmatched_reported: BTreeSet::new(),
             unmatched_checked: None,
         }
@@ -80,8 +77,7 @@ impl ToolState {
             shown: self.shown.clone(),
             allowlist: self.allowlist.clone(),
             task_override: self.task_override.clone(),
-            found: self.found.clone(),
-            searched_in_vain: self.searched_in_vain.clone(),
+            discovery: self.discovery.clone(),
             unmatched_reported: self.unmatched_reported.clone(),
             unmatched_checked: self.unmatched_checked,
         }

@@ -42,6 +42,7 @@ impl Chef {
             offload_policy: self.offloading.offload.as_ref(),
             offload_pending: &self.offloading.offload_pending,
             skill: self.saved_skill(),
+            discovery: self.discovery_state(),
         };
         let snapshot = Snapshot::new(state).with_created_turn(self.conversation.turn);
         match label {
@@ -162,6 +163,7 @@ impl Chef {
             .clone_from(&state.offload_pending);
         self.offloading.offload_notices.clear();
         self.restore_skill(state.skill.as_ref());
+        self.tools.discovery = state.discovery.clone();
         if widened && self.config.announce_tool_changes {
             // The snapshot's announcement of blocked tools predates the blocks kept now.
             self.announce_blocked();
@@ -207,6 +209,7 @@ impl Chef {
             offload_policy: self.offloading.offload.as_ref(),
             offload_pending: &self.offloading.offload_pending,
             skill: self.saved_skill().as_ref(),
+            discovery: &self.discovery_state(),
         }
         .encode()
     }

@@ -74,6 +74,14 @@ pub struct SessionState {
     /// name lends its other fields, and without one a stub with these becomes active.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skill: Option<crate::skills::SavedSkill>,
+    /// What the discovery setting remembers (the tools the model's searches found for the
+    /// current request, the order the extra tools were sent in); empty, and left out of the
+    /// file, for a session that never searched.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::prune::DiscoveryState::is_empty"
+    )]
+    pub discovery: crate::prune::DiscoveryState,
 }
 
 /// How [`Chef::restore_with`](crate::Chef::restore_with) (and
@@ -126,6 +134,8 @@ pub(crate) struct SessionStateRef<'a> {
     pub(crate) offload_pending: &'a [crate::offload::PendingOffload],
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) skill: Option<crate::skills::SavedSkill>,
+    #[serde(skip_serializing_if = "crate::prune::DiscoveryState::is_empty")]
+    pub(crate) discovery: crate::prune::DiscoveryState,
 }
 
 impl From<SessionStateRef<'_>> for SessionState {
@@ -150,6 +160,7 @@ impl From<SessionStateRef<'_>> for SessionState {
             offload_policy: state.offload_policy.cloned(),
             offload_pending: state.offload_pending.to_vec(),
             skill: state.skill,
+            discovery: state.discovery,
         }
     }
 }

@@ -509,3 +509,80 @@ fn a_catalogue_no_larger_than_k_is_shown_whole_without_the_search_tool() {
     let call = ToolCall::new("c1", "find_tools", json!({"query": "poems"}));
     assert!(matches!(chef.route(&call), Routed::Error { .. }));
 }
+
+/// A discovering session after two searches and a call of a found tool.
+fn session_that_found_tools() -> Chef {
+    let mut chef = discovery(3);
+    chef.push(Message::user("What is the diesel price in Ohio?"));
+    wire_names(&mut chef, Target::Anthropic);
+    find(&mut chef, "c1", "send an email");
+    wire_names(&mut chef, Target::OpenAiChat);
+    find(&mut chef, "c2", "geocode an address");
+    wire_names(&mut chef, Target::Gemini);
+    chef
+}
+
+#[test]
+fn a_resumed_session_offers_the_same_found_tools_in_the_same_order() {
+    let mut live = session_that_found_tools();
+    assert!(live.found_tools().len() >= 2, "{:?}", live.found_tools());
+    let snapshot = live.snapshot(Some("found"));
+    assert!(!snapshot.payload.discovery.found.is_empty());
+    assert!(!snapshot.payload.discovery.extra_order.is_empty());
+    // Through the file format too (what save/load write and read).
+    let bytes = chef::snapshot::to_vec(&snapshot).unwrap();
+    let read: chef::snapshot::Snapshot<chef::SessionState> =
+        chef::snapshot::from_slice(&bytes).unwrap();
+    let mut resumed = discovery(3);
+    resumed.restore(&read).unwrap();
+    assert_eq!(resumed.found_tools(), live.found_tools());
+    for target in Target::ALL {
+        assert_eq!(
+            String::from_utf8(resumed.compile(target).unwrap().body).unwrap(),
+            String::from_utf8(live.compile(target).unwrap().body).unwrap(),
+            "{target:?}"
+        );
+    }
+}
+
+#[test]
+fn a_session_that_never_searched_saves_no_discovery_member() {
+    let mut chef = discovery(3);
+    chef.push(Message::user("What is the diesel price in Ohio?"));
+    wire_names(&mut chef, Target::Anthropic);
+    let bytes = chef::snapshot::to_vec(&chef.snapshot(None)).unwrap();
+    assert!(!String::from_utf8_lossy(&bytes).contains("\"discovery\""));
+}
+
+#[tokio::test]
+async fn a_journal_replays_what_the_searches_found() {
+    use chef::snapshot::journal::Journal;
+    use chef::store::{MemoryBackend, StorageBackend, StoreKey};
+    use std::sync::Arc;
+
+    let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+    let id = StoreKey::new("found").unwrap();
+    let mut live = discovery(3);
+    let mut journal = Journal::new(Arc::clone(&store), id.clone());
+    live.push(Message::user("What is the diesel price in Ohio?"));
+    wire_names(&mut live, Target::Anthropic);
+    journal.save(&live).await.unwrap();
+    // A delta record carries the finds.
+    find(&mut live, "c1", "send an email");
+    wire_names(&mut live, Target::OpenAiChat);
+    journal.save(&live).await.unwrap();
+    let mut resumed = discovery(3);
+    Journal::new(Arc::clone(&store), id)
+        .load(&mut resumed)
+        .await
+        .unwrap()
+        .expect("a journal");
+    assert_eq!(resumed.found_tools(), live.found_tools());
+    for target in Target::ALL {
+        assert_eq!(
+            String::from_utf8(resumed.compile(target).unwrap().body).unwrap(),
+            String::from_utf8(live.compile(target).unwrap().body).unwrap(),
+            "{target:?}"
+        );
+    }
+}

@@ -9,7 +9,8 @@ fn demo_prints_json_with_every_level_row() {
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["scripted_model"], true);
     assert_eq!(report["target"], "gemini");
-    assert_eq!(report["table"].as_array().unwrap().len(), 5);
+    assert_eq!(report["table"].as_array().unwrap().len(), 6);
+    assert_eq!(report["discover_top_k"], 10);
     let text = report["steps"].to_string();
     assert!(text.contains("REFUSED"), "{text}");
 }
@@ -18,4 +19,27 @@ fn demo_prints_json_with_every_level_row() {
 fn demo_rejects_an_unknown_target() {
     let out = chef(["demo", "--target", "mistral"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn demo_prune_all_and_level_3_offer_every_tool() {
+    for args in [
+        ["demo", "--json", "--prune", "all"],
+        ["demo", "--json", "--level", "3"],
+    ] {
+        let out = chef(args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(report["discover_top_k"], Value::Null, "{args:?}");
+        assert!(!report["steps"].to_string().contains("find_tools("));
+    }
+}
+
+#[test]
+fn demo_rejects_a_malformed_prune() {
+    for bad in ["discover:0", "discover:x", "ranked:5"] {
+        let out = chef(["demo", "--prune", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(stderr(&out).contains("discover:K"), "{}", stderr(&out));
+    }
 }

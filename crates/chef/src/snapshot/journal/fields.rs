@@ -14,7 +14,7 @@ use crate::{
 /// The parts of [`SessionState`] a delta record can set, in record order. The history is
 /// appended (`from`/`append`), the turn is always written, and the registry (tools,
 /// namespaces, toolkits) changes only with a full record.
-pub(crate) const FIELDS: [&str; 15] = [
+pub(crate) const FIELDS: [&str; 16] = [
     "system",
     "loaded_toolkits",
     "blocked",
@@ -31,6 +31,7 @@ pub(crate) const FIELDS: [&str; 15] = [
     "offload_policy",
     "offload_pending",
     "skill",
+    "discovery",
 ];
 
 /// The serialised form of each of [`FIELDS`], in that order.
@@ -54,6 +55,7 @@ pub(crate) struct FieldsOf<'a> {
     pub(crate) offload_policy: Option<&'a crate::offload::OffloadPolicy>,
     pub(crate) offload_pending: &'a [crate::offload::PendingOffload],
     pub(crate) skill: Option<&'a crate::skills::SavedSkill>,
+    pub(crate) discovery: &'a crate::prune::DiscoveryState,
 }
 
 impl FieldsOf<'_> {
@@ -75,6 +77,7 @@ impl FieldsOf<'_> {
             serde_json::to_vec(&self.offload_policy)?,
             serde_json::to_vec(self.offload_pending)?,
             serde_json::to_vec(&self.skill)?,
+            serde_json::to_vec(self.discovery)?,
         ]))
     }
 }
@@ -97,6 +100,7 @@ impl Fields {
             offload_policy: state.offload_policy.as_ref(),
             offload_pending: &state.offload_pending,
             skill: state.skill.as_ref(),
+            discovery: &state.discovery,
         }
         .encode()
     }
@@ -136,6 +140,7 @@ pub(super) fn set_field(
         "offload_policy" => state.offload_policy = serde_json::from_str(text)?,
         "offload_pending" => state.offload_pending = serde_json::from_str(text)?,
         "skill" => state.skill = serde_json::from_str(text)?,
+        "discovery" => state.discovery = serde_json::from_str(text)?,
         other => {
             return Err(serde_json::Error::custom(format_args!(
                 "unknown field {other:?} in a delta record"
