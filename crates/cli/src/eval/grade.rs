@@ -81,6 +81,11 @@ pub(crate) struct Trace {
     /// Sums over the replies that reported `usage`.
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) completion_tokens: Option<u64>,
+    /// The prompt tokens the server read from its cache
+    /// (`usage.prompt_tokens_details.cached_tokens`): the first reply's, and the sum over
+    /// the replies that reported it.
+    pub(crate) first_cached_tokens: Option<u64>,
+    pub(crate) cached_tokens: Option<u64>,
     pub(crate) wall_ms: u64,
     /// Every dispatched call's tool, in order (`--whole-task`).
     pub(crate) calls: Vec<String>,
@@ -105,6 +110,8 @@ impl Trace {
             first_prompt_tokens: None,
             prompt_tokens: None,
             completion_tokens: None,
+            first_cached_tokens: None,
+            cached_tokens: None,
             wall_ms: 0,
             calls: Vec::new(),
             replies: Vec::new(),
@@ -174,6 +181,13 @@ pub(crate) struct Record {
     pub(crate) first_prompt_tokens: Option<u64>,
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) completion_tokens: Option<u64>,
+    /// The prompt tokens the server said it read from its prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`): the first request's, and the sum over
+    /// every request (absent when the server does not say, and in older lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) first_cached_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cached_tokens: Option<u64>,
     pub(crate) wall_ms: u64,
     /// The HTTP status of an `http_error` (none for a connection failure).
     pub(crate) http_status: Option<u16>,
@@ -287,6 +301,8 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         first_prompt_tokens: trace.first_prompt_tokens,
         prompt_tokens: trace.prompt_tokens,
         completion_tokens: trace.completion_tokens,
+        first_cached_tokens: trace.first_cached_tokens,
+        cached_tokens: trace.cached_tokens,
         wall_ms: trace.wall_ms,
         http_status,
         detail,

@@ -288,8 +288,16 @@ async fn run_one(
             trace.last_cut_at = None;
         }
         if let Some(usage) = parsed.usage {
+            // The cached share only where the server says it (`cached_tokens` in the reply):
+            // the parsed usage reads a missing count as 0.
+            let says_cached = bytes.windows(15).any(|w| w == b"\"cached_tokens\"");
             if trace.model_calls == 1 {
                 trace.first_prompt_tokens = Some(usage.input_tokens);
+                trace.first_cached_tokens = says_cached.then_some(usage.cached_input_tokens);
+            }
+            if says_cached {
+                trace.cached_tokens =
+                    Some(trace.cached_tokens.unwrap_or(0) + usage.cached_input_tokens);
             }
             trace.prompt_tokens = Some(trace.prompt_tokens.unwrap_or(0) + usage.input_tokens);
             trace.completion_tokens =

@@ -36,6 +36,10 @@ pub(crate) struct Tasks {
     pub(crate) steps_done: u64,
     pub(crate) steps: u64,
     pub(crate) mean_prompt_tokens: Option<f64>,
+    /// The prompt tokens of the requests after each task's first that the server read from
+    /// its cache, and those requests' prompt tokens, summed over the tasks whose lines say
+    /// (`None` when none does): the prompt-cache reuse across a task's turns.
+    pub(crate) cached_later: Option<(u64, u64)>,
 }
 
 impl Row {
@@ -97,6 +101,7 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
                         let sum: u64 = totals.iter().sum();
                         to_f64(usize::try_from(sum).unwrap_or(usize::MAX)) / to_f64(totals.len())
                     }),
+                    cached_later: cached_later(&graded),
                 }
             });
             Row {
@@ -114,6 +119,26 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// [`Tasks::cached_later`] of `records`.
+fn cached_later(records: &[&&Record]) -> Option<(u64, u64)> {
+    let mut said = false;
+    let (mut cached, mut prompt) = (0_u64, 0_u64);
+    for r in records {
+        let (Some(all), Some(first), Some(total), Some(first_total)) = (
+            r.cached_tokens,
+            r.first_cached_tokens,
+            r.prompt_tokens,
+            r.first_prompt_tokens,
+        ) else {
+            continue;
+        };
+        said = true;
+        cached += all.saturating_sub(first);
+        prompt += total.saturating_sub(first_total);
+    }
+    said.then_some((cached, prompt))
 }
 
 /// The middle value of a sorted list (the lower of the two middle ones for an even
@@ -144,7 +169,12 @@ pub(crate) fn table(rows: &[Row]) -> String {
     let whole = rows.iter().any(|r| r.tasks.is_some());
     let mut header: Vec<&str> = header.to_vec();
     if whole {
-        header.extend(["task_success", "steps_done", "prompt_tokens_task"]);
+        header.extend([
+            "task_success",
+            "steps_done",
+            "prompt_tokens_task",
+            "cached_later",
+        ]);
     }
     let mut lines: Vec<Vec<String>> = vec![header.iter().map(|h| (*h).to_owned()).collect()];
     for row in rows {
@@ -175,8 +205,21 @@ pub(crate) fn table(rows: &[Row]) -> String {
                     format!("{}/{}", t.steps_done, t.steps),
                     t.mean_prompt_tokens
                         .map_or_else(|| "-".to_owned(), |m| format!("{m:.0}")),
+                    match t.cached_later {
+                        Some((cached, prompt)) if prompt > 0 => format!(
+                            "{:.0}%",
+                            to_f64(usize::try_from(cached).unwrap_or(usize::MAX)) * 100.0
+                                / to_f64(usize::try_from(prompt).unwrap_or(usize::MAX))
+                        ),
+                        _ => "-".to_owned(),
+                    },
                 ]),
-                None => line.extend(["-".to_owned(), "-".to_owned(), "-".to_owned()]),
+                None => line.extend([
+                    "-".to_owned(),
+                    "-".to_owned(),
+                    "-".to_owned(),
+                    "-".to_owned(),
+                ]),
             }
         }
         lines.push(line);

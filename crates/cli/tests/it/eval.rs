@@ -149,14 +149,26 @@ fn handle(
             None => Reply::Text("unscripted"),
         }
     };
+    // A prompt cache like a server's: the bytes this request shares, from its start, with
+    // the one before it.
+    let cached = {
+        let seen = seen.lock().unwrap();
+        let last = seen.last().map(|s| s.body.to_string()).unwrap_or_default();
+        let now = body.to_string();
+        last.bytes()
+            .zip(now.bytes())
+            .take_while(|(a, b)| a == b)
+            .count()
+            / 4
+    };
     seen.lock().unwrap().push(Seen {
         prompt,
         authorization: request.authorization.clone(),
         body: body.clone(),
     });
     let tokens = request.body.len() / 4;
-    let usage =
-        json!({"prompt_tokens": tokens, "completion_tokens": 7, "total_tokens": tokens + 7});
+    let usage = json!({"prompt_tokens": tokens, "completion_tokens": 7, "total_tokens": tokens + 7,
+        "prompt_tokens_details": {"cached_tokens": cached.min(tokens)}});
     let finished = |message: Value, finish: &str| {
         json!({"id": "c1", "object": "chat.completion", "choices": [
             {"index": 0, "message": message, "finish_reason": finish}
@@ -1122,9 +1134,16 @@ fn whole_tasks_are_graded_call_by_call_in_order() {
     // Every request's prompt tokens count toward the task.
     let first = r["chain"]["first_prompt_tokens"].as_u64().unwrap();
     assert!(r["chain"]["prompt_tokens"].as_u64().unwrap() > 2 * first);
+    // The server's cached tokens are kept: a task's later requests begin with the earlier
+    // ones, so most of their prompt is read from the cache.
+    let all = r["chain"]["cached_tokens"].as_u64().unwrap();
+    let at_first = r["chain"]["first_cached_tokens"].as_u64().unwrap();
+    let later = r["chain"]["prompt_tokens"].as_u64().unwrap() - first;
+    assert!(all - at_first > later / 2, "{all} {at_first} {later}");
     // The summary table reports the tasks beside the first call.
     let table = stdout(&out);
     assert!(table.contains("task_success"), "{table}");
+    assert!(table.contains("cached_later"), "{table}");
     assert!(table.contains("2/5"), "{table}");
     assert!(table.contains("6/8"), "{table}");
     // A rerun without --whole-task does not resume these lines.
