@@ -110,6 +110,12 @@ async fn open(store: &StoreUrl, create: bool) -> Result<Arc<dyn StorageBackend>,
             dir.display()
         )));
     }
+    // A usage error, not a store failure: this binary cannot open such a store at all.
+    if cfg!(not(feature = "postgres")) && matches!(store, StoreUrl::Postgres(_)) {
+        return Err(CliError::Usage(format!(
+            "{store}: this chef was built without PostgreSQL support; rebuild it with `--features postgres`"
+        )));
+    }
     chef::store::open(store).await.map_err(store_err(store))
 }
 
