@@ -56,7 +56,9 @@ pub fn find_tools_tool() -> ToolDefinition {
             "properties": {
                 "query": {
                     "type": "string",
-                    "description": "What the tool you need should do, in a few words (for example: \"list open pull requests\")."
+                    // No example query: a small model that had finished its task searched
+                    // with the example's words (chef eval, whole tasks, session 21).
+                    "description": "What the tool you need should do for this task, in a few words."
                 },
                 "limit": {
                     "type": "integer",
@@ -71,7 +73,8 @@ pub fn find_tools_tool() -> ToolDefinition {
     .with_description(
         "Search every tool available to you, not only the ones listed, for a tool that does \
          what you need. Returns the best matches with their parameters; from your next \
-         step you can call them by name. Use it when no listed tool fits the task.",
+         step you can call them by name. Use it when no listed tool fits the task; when the \
+         task is done, answer instead.",
     )
 }
 

@@ -316,10 +316,12 @@ impl Chef {
     /// `response_format`, and recover the reply's JSON content with
     /// [`recover_text_calls`](Self::recover_text_calls). Call it after that compile (its
     /// name table is the one used). `None` when the turn has no tools or its tools cannot
-    /// be built. Under [`PrunePolicy::Discover`] the model may also answer without a call
-    /// (a request no tool answers, a finished task): the format then has one more branch,
-    /// `{"answer": "<text>"}` ([`chef_openai::chat::response_format_or_answer`]), which
-    /// recovery leaves as text; and once a `find_tools` search for the current request has
+    /// be built. Under [`PrunePolicy::Discover`], and at any setting once the current
+    /// request has had a tool result (its task may be done), the model may also answer
+    /// without a call: the format then has one more branch, `{"answer": "<text>"}`
+    /// ([`chef_openai::chat::response_format_or_answer`]), which recovery leaves as text; a
+    /// first call at the other settings has no such branch (the model is asked to pick a
+    /// tool). Once a `find_tools` search for the current request has
     /// found nothing, `find_tools` has no branch (a small model otherwise searches again
     /// and again).
     ///
@@ -345,14 +347,30 @@ impl Chef {
     pub fn response_format(&self) -> Option<chef_openai::chat::wire::ResponseFormat> {
         let tools = self.routing_tools().ok()?;
         let mut tools = tools.wire_tools();
-        if self.discovering() {
-            if self.searched_in_vain() {
-                tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
-            }
+        if self.discovering() && self.searched_in_vain() {
+            tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
+        }
+        // Under discovery the model may answer from the start (nothing may fit); at any
+        // setting, once the request has tool results, it may finish its task.
+        if self.discovering() || self.request_has_results() {
             chef_openai::chat::response_format_or_answer(&tools, &self.routing.names)
         } else {
             chef_openai::chat::response_format(&tools, &self.routing.names)
         }
+    }
+
+    /// Whether the history holds a tool result after the latest user message with text
+    /// (the current request has had calls answered).
+    fn request_has_results(&self) -> bool {
+        for message in self.conversation.history.iter().rev() {
+            if message.tool_results_iter().next().is_some() {
+                return true;
+            }
+            if message.role == chef_ir::Role::User && !message.text().trim().is_empty() {
+                return false;
+            }
+        }
+        false
     }
 
     /// The text pruning ranks on this turn (see [`PrunePolicy::Ranked`]): the override set

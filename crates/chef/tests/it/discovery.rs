@@ -586,3 +586,32 @@ async fn a_journal_replays_what_the_searches_found() {
         );
     }
 }
+
+/// The answer branch's presence in a response format.
+fn has_answer_branch(chef: &Chef) -> bool {
+    let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
+    format["json_schema"]["schema"]["anyOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["properties"].get("answer").is_some())
+}
+
+#[test]
+fn once_the_request_has_a_tool_result_any_setting_may_answer_instead_of_calling() {
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One));
+    chef.register_tools(real_tools()).unwrap();
+    chef.push(Message::user("What is the diesel price in Ohio?"));
+    chef.compile(Target::OpenAiChat).unwrap();
+    assert!(!has_answer_branch(&chef), "a first call picks a tool");
+    let call = ToolCall::new("c1", "get_diesel_price", json!({}));
+    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    chef.push(Message::tool_results(vec![ToolResult::text("c1", "$3.89")]));
+    chef.compile(Target::OpenAiChat).unwrap();
+    assert!(has_answer_branch(&chef), "the task may be done");
+    // A new request starts again with a call.
+    chef.push(Message::assistant("$3.89 a gallon."));
+    chef.push(Message::user("And in Texas?"));
+    chef.compile(Target::OpenAiChat).unwrap();
+    assert!(!has_answer_branch(&chef));
+}
