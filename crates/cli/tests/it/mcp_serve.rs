@@ -11,7 +11,7 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use crate::{chef, mcp::test_server, stderr, stdout};
+use crate::{assert_error, chef, mcp::test_server, stderr, stdout};
 
 fn config(dir: &std::path::Path, mode: &str, extra: &str) -> std::path::PathBuf {
     let server = test_server();
@@ -48,13 +48,9 @@ pub(crate) fn check_report(config: &std::path::Path, more: &[&str], code: i32) -
 }
 
 /// Asserts that [`check`] fails with exit 2 and a stderr that names each of `needles`.
+#[track_caller]
 pub(crate) fn check_fails(config: &std::path::Path, needles: &[&str]) {
-    let out = check(config, &[]);
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    for needle in needles {
-        assert!(err.contains(needle), "{needle:?} is not in: {err}");
-    }
+    assert_error(&check(config, &[]), needles);
 }
 
 /// A host (rmcp's client) connected over stdio to `chef mcp serve --config CONFIG`.
