@@ -15,6 +15,7 @@
 //! 3. `subscribe` counts compiles until `unsubscribe`; an `on_compiled` hook sees the same
 //!    bytes the compile returns, without a copy being made for it.
 
+#[macro_use]
 mod common;
 
 use std::sync::{
@@ -141,18 +142,12 @@ fn main() -> Result<(), Error> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_guardrail_holds_on_every_target_and_the_hooks_see_every_compile() {
-        super::common::assert_log_contains(
-            &super::run().unwrap(),
-            &[
-                "Anthropic: guardrail last, prefill native",
-                "answer 1: fails",
-                "answer 2: passes",
-                "5 compiles counted, then none after unsubscribe",
-            ],
-        );
-    }
-}
+log_test!(
+    the_guardrail_holds_on_every_target_and_the_hooks_see_every_compile,
+    [
+        "Anthropic: guardrail last, prefill native",
+        "answer 1: fails",
+        "answer 2: passes",
+        "5 compiles counted, then none after unsubscribe",
+    ]
+);

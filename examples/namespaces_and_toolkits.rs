@@ -15,6 +15,7 @@
 //!    tools, whose bytes do not move (the request's byte prefix is unchanged), and the load
 //!    is announced to the model.
 
+#[macro_use]
 mod common;
 
 use chef::{Chef, ChefConfig, Routed, ToolGroup};
@@ -331,20 +332,14 @@ fn main() -> Result<(), Error> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn namespaces_route_toolkits_load_after_the_stable_tools_and_the_gate_holds() {
-        super::common::assert_log_contains(
-            &super::run().unwrap(),
-            &[
-                r#"wire tools ["file_ops", "git", "load_toolkit"]"#,
-                "file_ops -> call: read_file via file_ops",
-                "file_ops -> blocked: delete_file: Tool \"delete_file\" is currently blocked.",
-                "load_toolkit -> toolkit_loaded: Weather: get_weather, get_forecast",
-                "load_toolkit -> blocked: Email:",
-                r#"["file_ops", "git", "load_toolkit", "get_forecast", "get_weather"]"#,
-            ],
-        );
-    }
-}
+log_test!(
+    namespaces_route_toolkits_load_after_the_stable_tools_and_the_gate_holds,
+    [
+        r#"wire tools ["file_ops", "git", "load_toolkit"]"#,
+        "file_ops -> call: read_file via file_ops",
+        "file_ops -> blocked: delete_file: Tool \"delete_file\" is currently blocked.",
+        "load_toolkit -> toolkit_loaded: Weather: get_weather, get_forecast",
+        "load_toolkit -> blocked: Email:",
+        r#"["file_ops", "git", "load_toolkit", "get_forecast", "get_weather"]"#,
+    ]
+);

@@ -20,6 +20,7 @@
 //!    snapshot restored into a fresh session compiles the same next request on every
 //!    target.
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
@@ -221,17 +222,11 @@ fn main() -> Result<(), Error> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn skills_load_activate_narrow_and_resume() {
-        super::common::assert_log_contains(
-            &super::run().unwrap(),
-            &[
-                "loaded: code-review, incident-triage, release-notes",
-                "problem: ",
-                "Gemini: resumed from a snapshot",
-            ],
-        );
-    }
-}
+log_test!(
+    skills_load_activate_narrow_and_resume,
+    [
+        "loaded: code-review, incident-triage, release-notes",
+        "problem: ",
+        "Gemini: resumed from a snapshot",
+    ]
+);

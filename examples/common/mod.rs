@@ -2,7 +2,7 @@
 //! run returns, and reading that log in a test. Each example includes it with `mod common;`.
 
 // Each example uses only a part of this module.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 /// An example's error: whatever failed, boxed.
 pub(crate) type Error = Box<dyn std::error::Error>;
@@ -31,4 +31,19 @@ pub(crate) fn assert_log_contains(log: &[String], expected: &[&str]) -> String {
         assert!(text.contains(want), "{want:?} is missing from:\n{text}");
     }
     text
+}
+
+/// The test of an example whose log says it all: runs the example and asserts that its log
+/// contains each of the given texts. An example that uses it includes this module with
+/// `#[macro_use]`.
+macro_rules! log_test {
+    ($name:ident, [$($want:expr),+ $(,)?]) => {
+        #[cfg(test)]
+        mod tests {
+            #[test]
+            fn $name() {
+                $crate::common::assert_log_contains(&super::run().unwrap(), &[$($want),+]);
+            }
+        }
+    };
 }
