@@ -57,11 +57,16 @@ fn session(store: Arc<dyn StorageBackend>) -> Chef {
 
 /// Pushes a user turn, the model's call of `tool` and its result `text`.
 fn push_result(chef: &mut Chef, id: &str, tool: &str, text: &str) {
+    push_call(chef, id, tool, ToolResult::text(id, text));
+}
+
+/// Pushes a user turn, the model's call of `tool` and its `result`.
+fn push_call(chef: &mut Chef, id: &str, tool: &str, result: ToolResult) {
     chef.push(Message::user("What failed?"));
     chef.push(Message::assistant_with(vec![Content::ToolCall(
         ToolCall::new(id, tool, json!({})),
     )]));
-    chef.push(Message::tool_results(vec![ToolResult::text(id, text)]));
+    chef.push(Message::tool_results(vec![result]));
 }
 
 /// The first tool result of the last message in the history.
@@ -412,24 +417,10 @@ fn a_failed_write_keeps_the_full_result_and_says_so() {
             // Text split over two parts with an attachment between: restored exactly.
             let result = with_attachment("c1", &log, "second part");
             let original = result.content.clone();
-            chef.push(Message::user("What failed?"));
-            chef.push(Message::assistant_with(vec![Content::ToolCall(
-                ToolCall::new("c1", "weather_now", json!({})),
-            )]));
-            chef.push(Message::tool_results(vec![result]));
+            push_call(&mut chef, "c1", "weather_now", result);
             assert!(last_result_text(&chef).starts_with("[Tool result offloaded"));
             let payload = chef.compile_async(target).await.unwrap();
-            assert_eq!(
-                chef.history()
-                    .last()
-                    .unwrap()
-                    .tool_results_iter()
-                    .next()
-                    .unwrap()
-                    .content,
-                original,
-                "{target:?}"
-            );
+            assert_eq!(last_result(&chef).content, original, "{target:?}");
             assert!(
                 payload
                     .notices
