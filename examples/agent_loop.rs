@@ -5,6 +5,8 @@
 //! Run with `cargo run -p chef-examples --example agent_loop`. Offline: the "model" is a
 //! script of the calls a model would make.
 
+mod common;
+
 use chef::{Chef, ChefConfig, Routed, ToolGroup, dynamic::Placement, memory::Memory};
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
@@ -117,9 +119,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let log = tokio::runtime::Builder::new_current_thread()
         .build()?
         .block_on(run())?;
-    for line in &log {
-        println!("{line}");
-    }
+    common::print_log(&log);
     Ok(())
 }
 
@@ -132,30 +132,17 @@ mod tests {
             .unwrap()
             .block_on(super::run())
             .unwrap();
-        let text = log.join("\n");
-        assert!(
-            text.contains("file_ops -> Tool \"delete_file\" is currently blocked."),
-            "{text}"
-        );
-        assert!(text.contains("file_ops -> read_file ran with"), "{text}");
-        assert!(
-            text.contains("load_toolkit -> Loaded toolkit \"Weather\""),
-            "{text}"
-        );
-        assert!(
-            text.contains("get_weather -> get_weather ran with"),
-            "{text}"
-        );
-        assert!(
-            text.contains("create_memory -> Created context://memory/units."),
-            "{text}"
-        );
-        // The refused delete is not in the state; the three calls that ran are.
-        assert!(
-            text.contains(
-                "state \"<dynamic_state>  <done>  <item>file_ops</item>  <item>load_toolkit</item>  <item>get_weather</item></done></dynamic_state>\""
-            ),
-            "{text}"
+        super::common::assert_log_contains(
+            &log,
+            &[
+                "file_ops -> Tool \"delete_file\" is currently blocked.",
+                "file_ops -> read_file ran with",
+                "load_toolkit -> Loaded toolkit \"Weather\"",
+                "get_weather -> get_weather ran with",
+                "create_memory -> Created context://memory/units.",
+                // The refused delete is not in the state; the three calls that ran are.
+                "state \"<dynamic_state>  <done>  <item>file_ops</item>  <item>load_toolkit</item>  <item>get_weather</item></done></dynamic_state>\"",
+            ],
         );
     }
 }

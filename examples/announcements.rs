@@ -18,21 +18,15 @@
 //!    itself, so that prefix moves there, and only there; a toolkit load appends its tools
 //!    after the unchanged stable ones.
 
+mod common;
+
 use chef::{Channel, Chef, ChefConfig, PrunePolicy, Routed, ToolGroup};
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
 use serde_json::{Value, json};
 
-type Error = Box<dyn std::error::Error>;
+use common::{Error, ensure};
 
 const TARGET: Target = Target::Anthropic;
-
-fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Error> {
-    if condition {
-        Ok(())
-    } else {
-        Err(what.into().into())
-    }
-}
 
 /// `value[key]`, or `null` when absent (indexing a `Value` is fine, but lints ask for `get`).
 fn at<'a>(value: &'a Value, key: &str) -> &'a Value {
@@ -323,9 +317,7 @@ fn run() -> Result<Vec<String>, Error> {
 }
 
 fn main() -> Result<(), Error> {
-    for line in run()? {
-        println!("{line}");
-    }
+    common::print_log(&run()?);
     Ok(())
 }
 
@@ -334,10 +326,13 @@ mod tests {
     #[test]
     fn announcements_live_in_the_tail_and_never_move_the_cached_prefix() {
         let log = super::run().unwrap();
-        let text = log.join("\n");
-        assert!(
-            text.contains("the cached prefix is byte-identical across all 6 compiles above"),
-            "{text}"
+        let text = super::common::assert_log_contains(
+            &log,
+            &[
+                "the cached prefix is byte-identical across all 6 compiles above",
+                "pruning changed the tool list",
+                "appended after the unchanged stable tools",
+            ],
         );
         // Every announcement-only compile printed the same prefix hash.
         let hashes: Vec<&str> = log
@@ -348,10 +343,5 @@ mod tests {
             .collect();
         assert_eq!(hashes.len(), 6, "{text}");
         assert!(hashes.iter().all(|h| *h == hashes[0]), "{hashes:?}");
-        assert!(text.contains("pruning changed the tool list"), "{text}");
-        assert!(
-            text.contains("appended after the unchanged stable tools"),
-            "{text}"
-        );
     }
 }

@@ -2,10 +2,14 @@
 //!
 //! Run with `cargo run -p chef-examples --example compress_and_resolve`.
 
+mod common;
+
 use chef_compress::{Level, Options, Resolution, compress};
 use serde_json::json;
 
-fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
+use common::Error;
+
+fn run() -> Result<Vec<String>, Error> {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/fixtures/real-mcp-tools.json"
@@ -37,10 +41,8 @@ fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     Ok(out)
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    for line in run()? {
-        println!("{line}");
-    }
+fn main() -> Result<(), Error> {
+    common::print_log(&run()?);
     Ok(())
 }
 

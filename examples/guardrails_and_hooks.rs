@@ -15,6 +15,9 @@
 //! 3. `subscribe` counts compiles until `unsubscribe`; an `on_compiled` hook sees the same
 //!    bytes the compile returns, without a copy being made for it.
 
+#[macro_use]
+mod common;
+
 use std::sync::{
     Arc, Mutex,
     atomic::{AtomicUsize, Ordering},
@@ -27,15 +30,7 @@ use chef::{
 use chef_ir::{Message, Target};
 use serde_json::json;
 
-type Error = Box<dyn std::error::Error>;
-
-fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Error> {
-    if condition {
-        Ok(())
-    } else {
-        Err(what.into().into())
-    }
-}
+use common::{Error, ensure};
 
 /// Runs the example; returns what it printed.
 fn run() -> Result<Vec<String>, Error> {
@@ -143,27 +138,16 @@ fn run() -> Result<Vec<String>, Error> {
 }
 
 fn main() -> Result<(), Error> {
-    for line in run()? {
-        println!("{line}");
-    }
+    common::print_log(&run()?);
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_guardrail_holds_on_every_target_and_the_hooks_see_every_compile() {
-        let log = super::run().unwrap();
-        let text = log.join("\n");
-        assert!(
-            text.contains("Anthropic: guardrail last, prefill native"),
-            "{text}"
-        );
-        assert!(text.contains("answer 1: fails"), "{text}");
-        assert!(text.contains("answer 2: passes"), "{text}");
-        assert!(
-            text.contains("5 compiles counted, then none after unsubscribe"),
-            "{text}"
-        );
-    }
-}
+log_test!(
+    the_guardrail_holds_on_every_target_and_the_hooks_see_every_compile,
+    [
+        "Anthropic: guardrail last, prefill native",
+        "answer 1: fails",
+        "answer 2: passes",
+        "5 compiles counted, then none after unsubscribe",
+    ]
+);

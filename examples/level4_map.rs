@@ -15,13 +15,15 @@
 //!    dropped (the tool falls back to its bare signature) and reported as stale — never
 //!    sent to the model out of date.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use chef_compress::{Compressed, Level, Options, Resolution, compress};
 use chef_ir::ToolDefinition;
 use serde_json::{Value, json};
 
-type Error = Box<dyn std::error::Error>;
+use common::{Error, ensure};
 
 const TOOLS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -34,14 +36,6 @@ const MAP: &str = concat!(
 
 /// The tool whose schema the example changes.
 const CHANGED: &str = "active_locations";
-
-fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Error> {
-    if condition {
-        Ok(())
-    } else {
-        Err(what.into().into())
-    }
-}
 
 fn describe(label: &str, c: &Compressed) -> String {
     let s = c.stats();

@@ -15,23 +15,18 @@
 //!    tools, whose bytes do not move (the request's byte prefix is unchanged), and the load
 //!    is announced to the model.
 
+#[macro_use]
+mod common;
+
 use chef::{Chef, ChefConfig, Routed, ToolGroup};
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
 
-type Error = Box<dyn std::error::Error>;
+use common::{Error, ensure};
 
 /// The target compiled here. OpenAI Chat Completions puts `tools` first in the body, so
 /// the stable tools are a literal byte prefix of every request.
 const TARGET: Target = Target::OpenAiChat;
-
-fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Error> {
-    if condition {
-        Ok(())
-    } else {
-        Err(what.into().into())
-    }
-}
 
 /// `value[key]`, or `null` when absent (indexing a `Value` is fine, but lints ask for `get`).
 fn at<'a>(value: &'a Value, key: &str) -> &'a Value {
@@ -333,40 +328,18 @@ fn run() -> Result<Vec<String>, Error> {
 }
 
 fn main() -> Result<(), Error> {
-    for line in run()? {
-        println!("{line}");
-    }
+    common::print_log(&run()?);
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn namespaces_route_toolkits_load_after_the_stable_tools_and_the_gate_holds() {
-        let log = super::run().unwrap();
-        let text = log.join("\n");
-        assert!(
-            text.contains(r#"wire tools ["file_ops", "git", "load_toolkit"]"#),
-            "{text}"
-        );
-        assert!(
-            text.contains("file_ops -> call: read_file via file_ops"),
-            "{text}"
-        );
-        assert!(
-            text.contains(
-                "file_ops -> blocked: delete_file: Tool \"delete_file\" is currently blocked."
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains("load_toolkit -> toolkit_loaded: Weather: get_weather, get_forecast"),
-            "{text}"
-        );
-        assert!(text.contains("load_toolkit -> blocked: Email:"), "{text}");
-        assert!(
-            text.contains(r#"["file_ops", "git", "load_toolkit", "get_forecast", "get_weather"]"#),
-            "{text}"
-        );
-    }
-}
+log_test!(
+    namespaces_route_toolkits_load_after_the_stable_tools_and_the_gate_holds,
+    [
+        r#"wire tools ["file_ops", "git", "load_toolkit"]"#,
+        "file_ops -> call: read_file via file_ops",
+        "file_ops -> blocked: delete_file: Tool \"delete_file\" is currently blocked.",
+        "load_toolkit -> toolkit_loaded: Weather: get_weather, get_forecast",
+        "load_toolkit -> blocked: Email:",
+        r#"["file_ops", "git", "load_toolkit", "get_forecast", "get_weather"]"#,
+    ]
+);

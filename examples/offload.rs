@@ -18,6 +18,8 @@
 //! 4. The same output twice is stored once; `cleanup_offloads` evicts by count, keeping
 //!    what the history still points to.
 
+mod common;
+
 use std::sync::Arc;
 
 use chef::{
@@ -28,15 +30,7 @@ use chef::{
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::json;
 
-type Error = Box<dyn std::error::Error>;
-
-fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Error> {
-    if condition {
-        Ok(())
-    } else {
-        Err(what.into().into())
-    }
-}
+use common::{Error, ensure};
 
 fn tools() -> Vec<ToolDefinition> {
     let path =

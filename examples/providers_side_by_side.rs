@@ -14,19 +14,13 @@
 //!   validated `Routed::Call`;
 //! - compiling the same state twice gives the same bytes.
 
+mod common;
+
 use chef::{Chef, ChefConfig, Routed, TargetOptions};
 use chef_ir::{Message, Target, ToolCall, ToolDefinition, WireNames};
 use serde_json::{Value, json};
 
-type Error = Box<dyn std::error::Error>;
-
-fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Error> {
-    if condition {
-        Ok(())
-    } else {
-        Err(what.into().into())
-    }
-}
+use common::{Error, ensure};
 
 fn session() -> Result<Chef, Error> {
     let mut targets = TargetOptions::default();
@@ -222,9 +216,7 @@ fn run() -> Result<(Vec<String>, Vec<Row>), Error> {
 }
 
 fn main() -> Result<(), Error> {
-    for line in run()?.0 {
-        println!("{line}");
-    }
+    common::print_log(&run()?.0);
     Ok(())
 }
 

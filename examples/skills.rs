@@ -20,6 +20,9 @@
 //!    snapshot restored into a fresh session compiles the same next request on every
 //!    target.
 
+#[macro_use]
+mod common;
+
 use std::path::Path;
 
 use chef::{
@@ -29,15 +32,7 @@ use chef::{
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
 use serde_json::json;
 
-type Error = Box<dyn std::error::Error>;
-
-fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Error> {
-    if condition {
-        Ok(())
-    } else {
-        Err(what.into().into())
-    }
-}
+use common::{Error, ensure};
 
 fn tools() -> Vec<ToolDefinition> {
     [
@@ -223,23 +218,15 @@ fn run() -> Result<Vec<String>, Error> {
 }
 
 fn main() -> Result<(), Error> {
-    for line in run()? {
-        println!("{line}");
-    }
+    common::print_log(&run()?);
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn skills_load_activate_narrow_and_resume() {
-        let log = super::run().unwrap();
-        let text = log.join("\n");
-        assert!(
-            text.contains("loaded: code-review, incident-triage, release-notes"),
-            "{text}"
-        );
-        assert!(text.contains("problem: "), "{text}");
-        assert!(text.contains("Gemini: resumed from a snapshot"), "{text}");
-    }
-}
+log_test!(
+    skills_load_activate_narrow_and_resume,
+    [
+        "loaded: code-review, incident-triage, release-notes",
+        "problem: ",
+        "Gemini: resumed from a snapshot",
+    ]
+);

@@ -15,6 +15,8 @@
 //!    byte-identical across the process boundary: the child writes its bytes to disk and
 //!    prints their FNV-1a hashes, and the parent compares both.
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     process::Command,
@@ -24,15 +26,7 @@ use chef::{Channel, Chef, ChefConfig, Routed, ToolGroup, memory::Memory};
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::json;
 
-type Error = Box<dyn std::error::Error>;
-
-fn ensure(condition: bool, what: impl Into<String>) -> Result<(), Error> {
-    if condition {
-        Ok(())
-    } else {
-        Err(what.into().into())
-    }
-}
+use common::{Error, ensure};
 
 /// FNV-1a, 64 bits: a small, fixed hash, the same in every process and on every machine.
 fn fnv1a(bytes: &[u8]) -> u64 {

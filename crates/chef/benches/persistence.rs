@@ -9,10 +9,6 @@
 )]
 
 #[path = "support/session200.rs"]
-#[allow(
-    dead_code,
-    reason = "shared with the compile bench; only its memories are used here"
-)]
 mod support;
 
 use std::hint::black_box;

@@ -14,10 +14,6 @@
 )]
 
 #[path = "support/session200.rs"]
-#[allow(
-    dead_code,
-    reason = "shared with the compile bench; only the plain session is used here"
-)]
 mod support;
 
 use std::hint::black_box;

@@ -2,6 +2,7 @@
 //! example and the splice byte-identity test: 200 history messages (user text, assistant
 //! tool calls, tool results, assistant text), the 149-tool corpus, 3 announcements and
 //! 10 memories.
+#![allow(dead_code, reason = "each includer uses a part of it")]
 
 use chef::{
     Channel, Chef, ChefConfig,

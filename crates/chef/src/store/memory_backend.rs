@@ -36,6 +36,28 @@ impl MemoryBackend {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// `f` of every entry of `namespace` whose key starts with `prefix`, in key order. One
+    /// lock for the whole walk: a point-in-time view of the namespace.
+    fn prefixed<T>(
+        &self,
+        namespace: &Namespace,
+        prefix: &str,
+        f: impl Fn(&StoreKey, &Versioned<Entry>) -> T,
+    ) -> Vec<T> {
+        let state = self.state.read();
+        state
+            .namespaces
+            .get(namespace)
+            .map(|entries| {
+                entries
+                    .iter()
+                    .filter(|(k, _)| k.as_str().starts_with(prefix))
+                    .map(|(k, v)| f(k, v))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 fn conflict(namespace: &Namespace, key: &StoreKey, current: Option<u64>) -> StoreError {
@@ -104,18 +126,7 @@ impl StorageBackend for MemoryBackend {
     }
 
     async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>> {
-        let state = self.state.read();
-        Ok(state
-            .namespaces
-            .get(namespace)
-            .map(|entries| {
-                entries
-                    .keys()
-                    .filter(|k| k.as_str().starts_with(prefix))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default())
+        Ok(self.prefixed(namespace, prefix, |key, _| key.clone()))
     }
 
     async fn scan(
@@ -123,18 +134,6 @@ impl StorageBackend for MemoryBackend {
         namespace: &Namespace,
         prefix: &str,
     ) -> Result<Vec<(StoreKey, Versioned<Entry>)>> {
-        // One lock for the whole scan: a point-in-time view of the namespace.
-        let state = self.state.read();
-        Ok(state
-            .namespaces
-            .get(namespace)
-            .map(|entries| {
-                entries
-                    .iter()
-                    .filter(|(k, _)| k.as_str().starts_with(prefix))
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect()
-            })
-            .unwrap_or_default())
+        Ok(self.prefixed(namespace, prefix, |key, entry| (key.clone(), entry.clone())))
     }
 }

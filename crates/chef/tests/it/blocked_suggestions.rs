@@ -8,51 +8,28 @@
 //! which names what was blocked: that is the gate's answer, not a suggestion.
 
 use chef::{Chef, ChefConfig, OwnedCall, Routed, ToolGroup, ToolsMode};
-use chef_compress::{Level, Options};
-use chef_ir::{Message, Target, ToolCall, ToolDefinition};
+use chef_compress::Level;
+use chef_ir::{Message, Target, ToolCall};
 use serde_json::{Value, json};
 
-use crate::support::block_on;
-
-const LEVELS: [Level; 5] = [
-    Level::Zero,
-    Level::One,
-    Level::Two,
-    Level::Three,
-    Level::Four,
-];
+use crate::{
+    fixtures::real_tools,
+    support::{block_on, corpus_options},
+};
 
 /// Blocked in every session: two catalogue tools and an owned tool.
 const BLOCKED: [&str; 3] = ["gdrive_upload_file", "gdrive_download_file", "context"];
 
-fn corpus() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
-}
-
-fn options(level: Level) -> Options {
-    let options = Options::new().with_level(level);
-    if level != Level::Four {
-        return options;
-    }
-    let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.compiled-map.json")).unwrap();
-    let map: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
-    options.with_compiled(
-        map.into_iter()
-            .map(|(k, v)| (k, v.as_str().unwrap().to_owned())),
-    )
-}
-
 fn config(level: Level) -> ChefConfig {
     ChefConfig::default()
-        .with_compress(options(level))
+        .with_compress(corpus_options(level))
         .with_tools_mode(ToolsMode::Unified)
 }
 
 /// Every catalogue tool flat.
 fn flat(level: Level) -> Chef {
     let mut chef = Chef::new(config(level));
-    chef.register_tools(corpus()).unwrap();
+    chef.register_tools(real_tools()).unwrap();
     chef.push(Message::user("Put the report on the drive."));
     chef.set_blocked_tools(BLOCKED);
     chef.compile(Target::OpenAiChat).unwrap();
@@ -62,7 +39,7 @@ fn flat(level: Level) -> Chef {
 /// The Drive tools behind a namespace `drive`, the Sheets tools in a blocked toolkit
 /// `sheets`, the rest flat.
 fn grouped(level: Level) -> Chef {
-    let (gdrive, rest): (Vec<_>, Vec<_>) = corpus()
+    let (gdrive, rest): (Vec<_>, Vec<_>) = real_tools()
         .into_iter()
         .partition(|t| t.name.as_str().starts_with("gdrive_"));
     let (sheets, drive): (Vec<_>, Vec<_>) = gdrive
@@ -203,7 +180,7 @@ fn forbidden(chef: &Chef, extra: &[&str]) -> Vec<String> {
 
 #[test]
 fn no_error_suggests_a_blocked_tool_at_any_level_on_any_route() {
-    for level in LEVELS {
+    for level in Level::ALL {
         let mut chef = flat(level);
         let forbidden = forbidden(&chef, &[]);
         let mut written: Vec<String> = BLOCKED.iter().flat_map(|n| misspellings(n)).collect();
@@ -275,7 +252,7 @@ fn no_error_suggests_a_blocked_tool_at_any_level_on_any_route() {
 
 #[test]
 fn no_error_suggests_a_blocked_action_or_toolkit_at_any_level() {
-    for level in LEVELS {
+    for level in Level::ALL {
         let mut chef = grouped(level);
         let forbidden = forbidden(&chef, &["sheets"]);
         let what = format!("{level:?} grouped");
@@ -323,7 +300,7 @@ fn no_error_suggests_a_blocked_action_or_toolkit_at_any_level() {
 /// parameters.
 #[test]
 fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_on_every_route() {
-    for level in LEVELS {
+    for level in Level::ALL {
         let mut chef = grouped(level);
         for args in [json!({}), json!({"file_name": 5}), json!({"nope": true})] {
             let action = json!({"action": "gdrive_upload_file", "args": args});

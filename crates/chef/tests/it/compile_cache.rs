@@ -3,7 +3,6 @@
 //! long-lived session equals the compile of a fresh session restored from the same state.
 
 #[path = "../../benches/support/session200.rs"]
-#[allow(dead_code, reason = "shared with the bench and the example")]
 pub(super) mod support;
 
 use chef::{Channel, Chef, ChefConfig, MemoryPlacement, memory::SetOptions};

@@ -23,7 +23,7 @@ use chef_compress::Level;
 use chef_ir::{Message, Target, ToolCall, ToolDefinition, ToolName};
 use serde_json::{Value, json};
 
-use crate::support::handoff_config;
+use crate::support::{handoff_config, wire_names};
 
 // ---- helpers ------------------------------------------------------------------------------
 
@@ -58,16 +58,6 @@ fn pruner(tools: Vec<ToolDefinition>, strategy: Strategy) -> Pruner {
 
 fn call(name: &str, args: Value) -> ToolCall {
     ToolCall::new("c1", name, args)
-}
-
-fn wire_names(chef: &mut Chef) -> Vec<String> {
-    let payload = chef.compile(Target::Anthropic).unwrap();
-    payload
-        .meta
-        .wire_tools
-        .iter()
-        .map(|n| n.as_str().to_owned())
-        .collect()
 }
 
 fn body(chef: &mut Chef, target: Target) -> Value {
@@ -427,7 +417,10 @@ fn item_12_compile_sends_every_flat_tool_unpruned() {
                 .len(),
             1
         );
-        assert_eq!(wire_names(&mut chef), ["get_time", "read_file", "run_bash"]);
+        assert_eq!(
+            wire_names(&mut chef, Target::Anthropic),
+            ["get_time", "read_file", "run_bash"]
+        );
     }
 }
 
@@ -442,12 +435,12 @@ fn item_13_namespaces_sit_beside_the_flat_tools() {
     chef.register_namespaces(namespaces()).unwrap();
     // (Compression puts the compiled list in name order, as for flat tools alone.)
     assert_eq!(
-        wire_names(&mut chef),
+        wire_names(&mut chef, Target::Anthropic),
         ["file_ops", "get_time", "read_file", "run_bash", "terminal"]
     );
     chef.register_toolkits(toolkits()).unwrap();
     assert_eq!(
-        wire_names(&mut chef),
+        wire_names(&mut chef, Target::Anthropic),
         [
             "file_ops",
             "get_time",
@@ -478,9 +471,12 @@ fn item_14_no_namespaces_leaves_the_flat_tools() {
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(vec![tool("get_time", &[])]).unwrap();
     chef.register_namespaces(namespaces()).unwrap();
-    assert_eq!(wire_names(&mut chef), ["file_ops", "get_time", "terminal"]);
+    assert_eq!(
+        wire_names(&mut chef, Target::Anthropic),
+        ["file_ops", "get_time", "terminal"]
+    );
     chef.register_namespaces(Vec::new()).unwrap();
-    assert_eq!(wire_names(&mut chef), ["get_time"]);
+    assert_eq!(wire_names(&mut chef, Target::Anthropic), ["get_time"]);
 }
 
 #[test]
@@ -1166,7 +1162,7 @@ fn item_49_the_directory_in_the_compiled_request() {
 // ---- library-owned tools (items 50–78) ----------------------------------------------------
 
 fn owned_names(chef: &mut Chef) -> Vec<String> {
-    wire_names(chef)
+    wire_names(chef, Target::Anthropic)
         .into_iter()
         .filter(|n| chef.owns_tool(n))
         .collect()
@@ -1182,7 +1178,7 @@ fn item_50_memory_tools_come_last() {
             chef.register_namespaces(namespaces()).unwrap();
             chef.register_toolkits(toolkits()).unwrap();
         }
-        let names = wire_names(&mut chef);
+        let names = wire_names(&mut chef, Target::Anthropic);
         assert_eq!(names[names.len() - 2..], ["create_memory", "modify_memory"]);
         // Three flat tools (then two namespaces and the loader); then the memory tools.
         assert_eq!(names.len(), if namespaced { 8 } else { 5 });
@@ -1804,7 +1800,7 @@ fn seed_agent_loop_is_one_match_over_the_dispatch_entry_point() {
     );
     // The loaded toolkit's tools are offered from the next compile on, after the stable
     // tools and the owned tools.
-    let names = wire_names(&mut chef);
+    let names = wire_names(&mut chef, Target::Anthropic);
     assert_eq!(
         names,
         [

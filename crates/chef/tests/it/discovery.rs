@@ -6,7 +6,10 @@ use chef_compress::Level;
 use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
 use serde_json::{Value, json};
 
-use crate::fixtures::real_tools;
+use crate::{
+    fixtures::real_tools,
+    support::{assert_same_bytes, wire_names},
+};
 
 const TARGETS: [Target; 4] = [
     Target::Anthropic,
@@ -24,17 +27,6 @@ fn discovery(top_k: usize) -> Chef {
     ));
     chef.register_tools(real_tools()).unwrap();
     chef
-}
-
-/// The wire tools' names of a compile for `target`.
-fn wire_names(chef: &mut Chef, target: Target) -> Vec<String> {
-    chef.compile(target)
-        .unwrap()
-        .meta
-        .wire_tools
-        .iter()
-        .map(|n| n.as_str().to_owned())
-        .collect()
 }
 
 /// `value` without `cache_control` members (the rolling breakpoint moves by design).
@@ -320,13 +312,11 @@ fn found_tools_belong_to_their_request_and_called_tools_stay_while_called() {
     chef.push(Message::assistant("Sent."));
     chef.push(Message::user("Now geocode 1 Main St, Columbus OH"));
     assert!(chef.found_tools().is_empty());
-    let payload = chef.compile(Target::Anthropic).unwrap();
-    let kept_called = payload
-        .meta
-        .wire_tools
-        .iter()
-        .any(|n| n == "send_markdown_email");
-    assert!(kept_called, "{:?}", payload.meta.wire_tools);
+    let names = wire_names(&mut chef, Target::Anthropic);
+    assert!(
+        names.iter().any(|n| n == "send_markdown_email"),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -344,13 +334,8 @@ fn ranked_pruning_keeps_a_called_tool_after_the_task_moves() {
     chef.push(Message::tool_results(vec![ToolResult::text("c1", "$3.80")]));
     chef.push(Message::assistant("$3.80 a gallon."));
     chef.push(Message::user("Geocode 1 Main St, Columbus OH for me"));
-    let payload = chef.compile(Target::OpenAiChat).unwrap();
-    let called = payload
-        .meta
-        .wire_tools
-        .iter()
-        .any(|n| n == "get_diesel_price");
-    assert!(called, "{:?}", payload.meta.wire_tools);
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(names.iter().any(|n| n == "get_diesel_price"), "{names:?}");
     // An error result does not keep a tool.
     let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Ranked {
         top_k: 3,
@@ -536,13 +521,7 @@ fn a_resumed_session_offers_the_same_found_tools_in_the_same_order() {
     let mut resumed = discovery(3);
     resumed.restore(&read).unwrap();
     assert_eq!(resumed.found_tools(), live.found_tools());
-    for target in Target::ALL {
-        assert_eq!(
-            String::from_utf8(resumed.compile(target).unwrap().body).unwrap(),
-            String::from_utf8(live.compile(target).unwrap().body).unwrap(),
-            "{target:?}"
-        );
-    }
+    assert_same_bytes(&mut resumed, &mut live);
 }
 
 #[test]
@@ -578,13 +557,7 @@ async fn a_journal_replays_what_the_searches_found() {
         .unwrap()
         .expect("a journal");
     assert_eq!(resumed.found_tools(), live.found_tools());
-    for target in Target::ALL {
-        assert_eq!(
-            String::from_utf8(resumed.compile(target).unwrap().body).unwrap(),
-            String::from_utf8(live.compile(target).unwrap().body).unwrap(),
-            "{target:?}"
-        );
-    }
+    assert_same_bytes(&mut resumed, &mut live);
 }
 
 /// The answer branch's presence in a response format.

@@ -35,6 +35,8 @@ use chef::{Chef, ChefConfig, Routed};
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::json;
 
+use crate::fixtures::real_tools;
+
 /// Sessions that share one team memory key.
 const SESSIONS_PER_KEY: usize = 10;
 
@@ -79,11 +81,6 @@ impl Figures {
             self.conflicts,
         )
     }
-}
-
-fn corpus() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
 }
 
 fn team_key(session: usize) -> String {
@@ -185,7 +182,7 @@ fn run(backend: Backend, sessions: usize, turns: usize, timeout: Duration) -> Fi
         Backend::Memory => Arc::new(MemoryBackend::new()),
         Backend::Fs => Arc::new(FsBackend::open(dir.path()).unwrap()),
     };
-    let tools = corpus();
+    let tools = real_tools();
     let figures = rt.block_on(async {
         let start = Instant::now();
         let mut tasks = tokio::task::JoinSet::new();

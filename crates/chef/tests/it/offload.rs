@@ -21,7 +21,7 @@ use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use crate::support::{block_on, key, two_tools};
+use crate::support::{assert_notice, block_on, key, two_tools};
 
 /// A 200 KB access log: 2,600-odd lines, one ERROR line near the middle.
 fn big_log() -> String {
@@ -57,22 +57,31 @@ fn session(store: Arc<dyn StorageBackend>) -> Chef {
 
 /// Pushes a user turn, the model's call of `tool` and its result `text`.
 fn push_result(chef: &mut Chef, id: &str, tool: &str, text: &str) {
+    push_call(chef, id, tool, ToolResult::text(id, text));
+}
+
+/// Pushes a user turn, the model's call of `tool` and its `result`.
+fn push_call(chef: &mut Chef, id: &str, tool: &str, result: ToolResult) {
     chef.push(Message::user("What failed?"));
     chef.push(Message::assistant_with(vec![Content::ToolCall(
         ToolCall::new(id, tool, json!({})),
     )]));
-    chef.push(Message::tool_results(vec![ToolResult::text(id, text)]));
+    chef.push(Message::tool_results(vec![result]));
 }
 
-fn last_result_text(chef: &Chef) -> String {
-    let result = chef
-        .history()
+/// The first tool result of the last message in the history.
+fn last_result(chef: &Chef) -> ToolResult {
+    chef.history()
         .last()
         .unwrap()
         .tool_results_iter()
         .next()
         .unwrap()
-        .clone();
+        .clone()
+}
+
+fn last_result_text(chef: &Chef) -> String {
+    let result = last_result(chef);
     result.content.iter().filter_map(Content::as_text).collect()
 }
 
@@ -281,14 +290,7 @@ fn per_tool_rules_keep_and_token_limits_decide() {
     let stored = chef.pending_offloads().last().unwrap().clone();
     assert_eq!(stored.content, format!("{log}\ntail text"));
     assert!(stored.original.is_some());
-    let last = chef
-        .history()
-        .last()
-        .unwrap()
-        .tool_results_iter()
-        .next()
-        .unwrap()
-        .clone();
+    let last = last_result(&chef);
     assert_eq!(last.content.len(), 2);
     assert!(matches!(last.content[1], Content::Attachment(_)));
 }
@@ -415,24 +417,10 @@ fn a_failed_write_keeps_the_full_result_and_says_so() {
             // Text split over two parts with an attachment between: restored exactly.
             let result = with_attachment("c1", &log, "second part");
             let original = result.content.clone();
-            chef.push(Message::user("What failed?"));
-            chef.push(Message::assistant_with(vec![Content::ToolCall(
-                ToolCall::new("c1", "weather_now", json!({})),
-            )]));
-            chef.push(Message::tool_results(vec![result]));
+            push_call(&mut chef, "c1", "weather_now", result);
             assert!(last_result_text(&chef).starts_with("[Tool result offloaded"));
             let payload = chef.compile_async(target).await.unwrap();
-            assert_eq!(
-                chef.history()
-                    .last()
-                    .unwrap()
-                    .tool_results_iter()
-                    .next()
-                    .unwrap()
-                    .content,
-                original,
-                "{target:?}"
-            );
+            assert_eq!(last_result(&chef).content, original, "{target:?}");
             assert!(
                 payload
                     .notices
@@ -456,26 +444,12 @@ fn sync_compiles_say_what_is_pending_and_what_the_model_cannot_reach() {
     let mut chef = session(Arc::new(MemoryBackend::new()));
     push_result(&mut chef, "c1", "weather_now", &big_log());
     let payload = chef.compile(Target::Anthropic).unwrap();
-    assert!(
-        payload
-            .notices
-            .iter()
-            .any(|n| n.contains("1 offloaded result(s) not yet written")),
-        "{:?}",
-        payload.notices
-    );
+    assert_notice(&payload, "1 offloaded result(s) not yet written");
     let mut legacy = Chef::new(ChefConfig::default());
     legacy.set_offload_policy(Some(OffloadPolicy::chars(10)));
     legacy.push(Message::user("hi"));
     let payload = legacy.compile(Target::Anthropic).unwrap();
-    assert!(
-        payload
-            .notices
-            .iter()
-            .any(|n| n.contains("the context tool is not offered")),
-        "{:?}",
-        payload.notices
-    );
+    assert_notice(&payload, "the context tool is not offered");
 }
 
 #[test]

@@ -16,41 +16,18 @@ use chef::{
     memory::{Memory, SetOptions, Ttl},
     store::{Expect, MemoryBackend, StoreKey},
 };
-use chef_compress::{Level, Options};
+use chef_compress::Level;
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
 
-use crate::support::{handoff_config, toy_table, two_tools};
-
-const LEVELS: [Level; 5] = [
-    Level::Zero,
-    Level::One,
-    Level::Two,
-    Level::Three,
-    Level::Four,
-];
-
-fn corpus() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
-}
-
-fn options(level: Level) -> Options {
-    let options = Options::new().with_level(level);
-    if level != Level::Four {
-        return options;
-    }
-    let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.compiled-map.json")).unwrap();
-    let map: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
-    options.with_compiled(
-        map.into_iter()
-            .map(|(k, v)| (k, v.as_str().unwrap().to_owned())),
-    )
-}
+use crate::{
+    fixtures::real_tools,
+    support::{corpus_options, handoff_config, toy_table, two_tools},
+};
 
 fn session(level: Level) -> Chef {
-    let mut chef = Chef::new(ChefConfig::default().with_compress(options(level)));
-    chef.register_tools(corpus()).unwrap();
+    let mut chef = Chef::new(ChefConfig::default().with_compress(corpus_options(level)));
+    chef.register_tools(real_tools()).unwrap();
     chef.set_system_prompt(vec![Message::system("You run operations.")]);
     chef.push(Message::user("Which sites are active?"));
     chef
@@ -89,7 +66,7 @@ fn called(routed: &Routed) -> Option<&str> {
 fn a_registry_change_after_compile_never_moves_a_call_to_another_tool() {
     let extra = ToolDefinition::new("active_aaa", json!({"type": "object", "properties": {}}))
         .with_description("A tool whose name sorts just before active_locations.");
-    for level in LEVELS {
+    for level in Level::ALL {
         for target in Target::ALL {
             let mut chef = session(level);
             chef.compile(target).unwrap();
@@ -99,13 +76,14 @@ fn a_registry_change_after_compile_never_moves_a_call_to_another_tool() {
             let seen_code = chef.code_for("active_locations");
 
             // An MCP server re-lists its tools: one more, sorting just before.
-            chef.register_tools(with_tool(corpus(), extra.clone()))
+            chef.register_tools(with_tool(real_tools(), extra.clone()))
                 .unwrap();
             if level == Level::Three {
                 // The race is real: a fresh compile gives active_locations another code.
-                let mut fresh = Chef::new(ChefConfig::default().with_compress(options(level)));
+                let mut fresh =
+                    Chef::new(ChefConfig::default().with_compress(corpus_options(level)));
                 fresh
-                    .register_tools(with_tool(corpus(), extra.clone()))
+                    .register_tools(with_tool(real_tools(), extra.clone()))
                     .unwrap();
                 fresh.compile(target).unwrap();
                 assert_ne!(fresh.code_for("active_locations"), seen_code);
@@ -125,7 +103,7 @@ fn a_registry_change_after_compile_never_moves_a_call_to_another_tool() {
             );
 
             // The tool leaves the registry: refused as a changed list, never another tool.
-            let without: Vec<ToolDefinition> = corpus()
+            let without: Vec<ToolDefinition> = real_tools()
                 .into_iter()
                 .filter(|t| t.name.as_str() != "active_locations")
                 .collect();
@@ -148,7 +126,7 @@ fn a_registry_change_after_compile_never_moves_a_call_to_another_tool() {
                 "active_locations",
                 json!({"type": "object", "properties": {"region": {"type": "string"}}}),
             );
-            let mut tools: Vec<ToolDefinition> = corpus()
+            let mut tools: Vec<ToolDefinition> = real_tools()
                 .into_iter()
                 .filter(|t| t.name.as_str() != "active_locations")
                 .collect();
@@ -217,7 +195,7 @@ fn a_namespace_member_that_changed_since_the_compile_is_refused() {
 
 #[test]
 fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_at_every_level() {
-    for level in LEVELS {
+    for level in Level::ALL {
         for target in Target::ALL {
             let mut chef = session(level);
             chef.set_blocked_tools(["gdrive_upload_file"]);
@@ -422,16 +400,16 @@ fn a_flat_tool_named_like_a_namespace_or_a_toolkit_tool_is_refused() {
 #[test]
 fn a_mixed_registry_never_sends_a_name_twice() {
     let object = json!({"type": "object", "properties": {}});
-    for level in LEVELS {
+    for level in Level::ALL {
         for mode in [ToolsMode::Legacy, ToolsMode::Unified] {
             let mut chef = Chef::new(
                 ChefConfig::default()
-                    .with_compress(options(level))
+                    .with_compress(corpus_options(level))
                     .with_tools_mode(mode)
                     .with_handoff(true),
             )
             .with_memory(Memory::new());
-            chef.register_tools(corpus()).unwrap();
+            chef.register_tools(real_tools()).unwrap();
             chef.register_namespaces(vec![ToolGroup::new(
                 "files",
                 "Files",
@@ -469,7 +447,7 @@ fn a_mixed_registry_never_sends_a_name_twice() {
 async fn a_tool_blocked_now_stays_blocked_after_loading_an_older_save() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("session.json");
-    for level in LEVELS {
+    for level in Level::ALL {
         let mut chef = session(level);
         chef.compile(Target::Gemini).unwrap();
         chef.save(&path, None).unwrap();
@@ -507,7 +485,8 @@ fn memory_in_a_snapshot_is_restored_into_a_session_built_without_memory() {
             .unwrap();
         let snapshot = chef.snapshot(None);
 
-        let mut other = Chef::new(ChefConfig::default().with_compress(options(Level::Three)));
+        let mut other =
+            Chef::new(ChefConfig::default().with_compress(corpus_options(Level::Three)));
         other.restore(&snapshot).unwrap();
         assert_eq!(
             other
@@ -584,7 +563,7 @@ fn the_session_ranks_with_its_embedder_and_keeps_its_policy_across_restore() {
 
 #[test]
 fn a_blocklist_entry_in_other_case_blocks_and_a_typo_is_reported() {
-    for level in LEVELS {
+    for level in Level::ALL {
         let mut chef = session(level);
         let report = chef.set_blocked_tools(["GDrive_Upload_File", "gdrive_uplaod_file"]);
         assert_eq!(report.unmatched, ["gdrive_uplaod_file"]);
@@ -606,7 +585,7 @@ fn a_blocklist_entry_in_other_case_blocks_and_a_typo_is_reported() {
 
 #[test]
 fn flat_tools_and_a_toolkit_are_sent_together() {
-    for level in LEVELS {
+    for level in Level::ALL {
         let mut chef = session(level);
         chef.register_toolkits(vec![ToolGroup::new(
             "weather",

@@ -8,12 +8,10 @@ use chef_compress::Level;
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
 
-use crate::support::handoff_config;
-
-fn corpus() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
-}
+use crate::{
+    fixtures::real_tools,
+    support::{handoff_config, wire_names},
+};
 
 fn body(chef: &mut Chef, target: Target) -> Value {
     serde_json::from_slice(&chef.compile(target).unwrap().body).unwrap()
@@ -40,7 +38,7 @@ fn stable_chef(level: Level, placement: MemoryPlacement) -> Chef {
             .with_tool_change_announcements(true),
     )
     .with_memory(Memory::new());
-    chef.register_tools(corpus()).unwrap();
+    chef.register_tools(real_tools()).unwrap();
     chef.set_system_prompt(vec![Message::system("You are the logistics agent.")]);
     chef
 }
@@ -123,7 +121,7 @@ fn the_same_state_compiles_to_the_same_bytes() {
 #[test]
 fn shuffled_registration_order_compiles_to_the_same_bytes() {
     for level in [Level::One, Level::Three] {
-        let mut tools = corpus();
+        let mut tools = real_tools();
         let mut a = stable_chef(level, MemoryPlacement::AfterSystem);
         a.push(Message::user("hi"));
         tools.reverse();
@@ -325,7 +323,7 @@ fn ranked_pruning_happens_inside_compile_and_says_why() {
         top_k: 5,
         always_keep: vec!["active_locations".into()],
     }));
-    chef.register_tools(corpus()).unwrap();
+    chef.register_tools(real_tools()).unwrap();
     chef.push(Message::user(
         "Show me the accessorial revenue summary by billing status for this year",
     ));
@@ -369,15 +367,7 @@ fn tool_changes_are_announced_once_then_retracted() {
 
 #[test]
 fn owned_tools_follow_the_mode() {
-    let names = |chef: &mut Chef| -> Vec<String> {
-        chef.compile(Target::OpenAiChat)
-            .unwrap()
-            .meta
-            .wire_tools
-            .iter()
-            .map(|n| n.as_str().to_owned())
-            .collect()
-    };
+    let names = |chef: &mut Chef| wire_names(chef, Target::OpenAiChat);
     assert!(names(&mut Chef::new(ChefConfig::default())).is_empty());
     let mut legacy = Chef::new(ChefConfig::default()).with_memory(Memory::new());
     assert_eq!(names(&mut legacy), ["create_memory", "modify_memory"]);
@@ -415,7 +405,7 @@ fn ranked_selections_compress_exactly_as_compress_of_the_kept_tools() {
                 always_keep: vec![],
             }),
     );
-    let tools = corpus();
+    let tools = real_tools();
     chef.register_tools(tools.clone()).unwrap();
     let mut systems = std::collections::BTreeSet::new();
     for request in [

@@ -14,7 +14,7 @@ use chef::{
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
 use serde_json::{Value, json};
 
-use crate::support::{block_on, key};
+use crate::support::{assert_notice, block_on, key, wire_names};
 
 const REVIEW: &str = "---\nname: code-review\ndescription: Review a change for bugs.\n\
     when-to-use: When asked to review a diff or pull request.\n\
@@ -329,16 +329,6 @@ fn load_skill_activates_and_an_unknown_name_is_answered_with_the_available_ones(
     );
 }
 
-fn wire_names(chef: &mut Chef, target: Target) -> Vec<String> {
-    let payload = chef.compile(target).unwrap();
-    payload
-        .meta
-        .wire_tools
-        .iter()
-        .map(|n| n.as_str().to_owned())
-        .collect()
-}
-
 #[test]
 fn allowed_tools_prune_only_when_opted_in_and_the_change_is_announced() {
     for target in Target::ALL {
@@ -530,13 +520,9 @@ fn activation_is_an_event_and_a_bound_matching_no_tool_is_said_once() {
     chef.activate_skill(stray).unwrap();
     chef.push(Message::user("status?"));
     let payload = chef.compile(Target::Anthropic).unwrap();
-    assert!(
-        payload
-            .notices
-            .iter()
-            .any(|n| n.contains("skill \"stray\" allows only Bash, which name no registered tool")),
-        "{:?}",
-        payload.notices
+    assert_notice(
+        &payload,
+        "skill \"stray\" allows only Bash, which name no registered tool",
     );
     let again = chef.compile(Target::Anthropic).unwrap();
     assert!(!again.notices.iter().any(|n| n.contains("stray")));

@@ -12,7 +12,8 @@ use chef::{
     Chef, ChefConfig, Payload, ToolsMode,
     dynamic::{InjectionView, Injections},
 };
-use chef_ir::{Content, Message, ToolCall, ToolDefinition, ToolResult};
+use chef_compress::{Level, Options};
+use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Map, Value, json};
 
 /// Instantiates every case, an async fn over `Arc<dyn StorageBackend>` in module
@@ -272,4 +273,50 @@ pub(crate) fn resealed(file: &[u8]) -> Vec<u8> {
         crc32fast::hash(covered.as_bytes())
     )
     .into_bytes()
+}
+
+/// Compression at `level` for the real tools; at level four with their compiled map,
+/// `real-mcp-tools.compiled-map.json`.
+pub(crate) fn corpus_options(level: Level) -> Options {
+    let options = Options::new().with_level(level);
+    if level != Level::Four {
+        return options;
+    }
+    let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.compiled-map.json")).unwrap();
+    let map: Map<String, Value> = serde_json::from_str(&text).unwrap();
+    options.with_compiled(
+        map.into_iter()
+            .map(|(k, v)| (k, v.as_str().unwrap().to_owned())),
+    )
+}
+
+/// The names of the tools a compile for `target` sends, in wire order.
+pub(crate) fn wire_names(chef: &mut Chef, target: Target) -> Vec<String> {
+    chef.compile(target)
+        .unwrap()
+        .meta
+        .wire_tools
+        .iter()
+        .map(|n| n.as_str().to_owned())
+        .collect()
+}
+
+/// Asserts that `resumed` compiles the same bytes as `live` for every target.
+pub(crate) fn assert_same_bytes(resumed: &mut Chef, live: &mut Chef) {
+    for target in Target::ALL {
+        assert_eq!(
+            String::from_utf8(resumed.compile(target).unwrap().body).unwrap(),
+            String::from_utf8(live.compile(target).unwrap().body).unwrap(),
+            "{target:?}"
+        );
+    }
+}
+
+/// Asserts that one of a compile's notices contains `needle`.
+pub(crate) fn assert_notice(payload: &Payload, needle: &str) {
+    assert!(
+        payload.notices.iter().any(|n| n.contains(needle)),
+        "{needle:?} is in none of {:?}",
+        payload.notices
+    );
 }

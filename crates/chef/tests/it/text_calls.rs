@@ -8,14 +8,11 @@ use chef_compress::Level;
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition};
 use serde_json::{Value, json};
 
-fn corpus() -> Vec<ToolDefinition> {
-    let text = std::fs::read_to_string(crate::fixture("real-mcp-tools.json")).unwrap();
-    chef_ir::load_tools_from_str(&text).unwrap().tools
-}
+use crate::fixtures::real_tools;
 
 fn level3() -> Chef {
     let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
-    chef.register_tools(corpus()).unwrap();
+    chef.register_tools(real_tools()).unwrap();
     chef.push(Message::user(
         "Geocode 1 Main St, then cancel order 999U123.",
     ));

@@ -15,7 +15,7 @@ use std::{
 use serde_json::{Value, json};
 
 use crate::{
-    chef,
+    assert_error, chef,
     scripted_http::{Listener, Request, respond},
     stderr, stdout,
 };
@@ -535,22 +535,12 @@ fn unusable_flags_and_maps_are_refused_before_any_request() {
     let dir = tempfile::tempdir().unwrap();
     write_json(&dir.path().join("tools.json"), &tools_json(&["a_one"]));
     let out = run(&mut command(dir.path(), "ftp://127.0.0.1/v1", &[]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("must be an http:// or https:// URL"),
-        "{}",
-        stderr(&out)
-    );
+    assert_error(&out, &["must be an http:// or https:// URL"]);
 
     std::fs::write(dir.path().join("map.json"), "not json").unwrap();
     let server = Server::start(&[]);
     let out = run(&mut command(dir.path(), &server.endpoint(), &[]));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("not a compiled map"),
-        "{}",
-        stderr(&out)
-    );
+    assert_error(&out, &["not a compiled map"]);
     assert_eq!(
         std::fs::read_to_string(dir.path().join("map.json")).unwrap(),
         "not json"

@@ -76,6 +76,17 @@ pub(crate) fn assert_one_line_error(output: &Output, needles: &[&str]) {
     assert!(needles.iter().all(|n| err.contains(n)), "{err}");
 }
 
+/// Asserts the run failed with exit status 2 and a stderr that contains every one of
+/// `needles`.
+#[track_caller]
+pub(crate) fn assert_error(output: &Output, needles: &[&str]) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} is not in: {err}");
+    }
+}
+
 /// A new temporary directory holding the file `name` with `contents`; returns the directory
 /// (keep it alive) and the file's path.
 pub(crate) fn temp_file(name: &str, contents: impl AsRef<[u8]>) -> (tempfile::TempDir, PathBuf) {

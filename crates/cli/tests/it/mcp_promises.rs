@@ -8,10 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::{
-    chef,
     mcp::test_server,
-    mcp_serve::{Proxy, block_on, call, text},
-    stderr, stdout,
+    mcp_serve::{Proxy, block_on, call, check_fails, check_report, text},
 };
 
 fn quoted(s: &str) -> String {
@@ -99,36 +97,19 @@ fn check_fails_on_a_blocklist_entry_that_matches_no_tool() {
         "typo.toml",
         "blocklist = [\"git_psuh\", \"push\", \"office_*\"]",
     );
-    let out = chef([
-        "mcp",
-        "serve",
-        "--config",
-        path.to_str().unwrap(),
-        "--check",
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let (report, err) = check_report(&path, &[], 2);
     assert_eq!(
         report["blocklist_unmatched"],
         json!(["git_psuh", "office_*"]),
         "{report}"
     );
-    let err = stderr(&out);
     assert!(
         err.contains("\"git_psuh\"") && err.contains("2 entries match no tool"),
         "{err}"
     );
     // Every entry matches: exit 0, no key.
     let path = two_servers(dir.path(), "ok.toml", "blocklist = [\"PUSH\", \"files_*\"]");
-    let out = chef([
-        "mcp",
-        "serve",
-        "--config",
-        path.to_str().unwrap(),
-        "--check",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let (report, _) = check_report(&path, &[], 0);
     assert!(report.get("blocklist_unmatched").is_none(), "{report}");
 }
 
@@ -344,20 +325,7 @@ fn codes_survive_a_restart_in_which_the_upstream_gained_a_tool() {
     );
     // A code file that is not one stops the start with a clear error.
     std::fs::write(&codes_file, "{not json").unwrap();
-    let out = chef([
-        "mcp",
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--check",
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("cal-dispatch.codes.json")
-            && stderr(&out).contains("not a code table"),
-        "{}",
-        stderr(&out)
-    );
+    check_fails(&config, &["cal-dispatch.codes.json", "not a code table"]);
 }
 
 #[test]

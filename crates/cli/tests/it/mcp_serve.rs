@@ -11,7 +11,7 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use crate::{chef, mcp::test_server, stderr, stdout};
+use crate::{assert_error, chef, mcp::test_server, stderr, stdout};
 
 fn config(dir: &std::path::Path, mode: &str, extra: &str) -> std::path::PathBuf {
     let server = test_server();
@@ -28,6 +28,29 @@ fn config(dir: &std::path::Path, mode: &str, extra: &str) -> std::path::PathBuf 
     )
     .unwrap();
     path
+}
+
+/// `chef mcp serve --config CONFIG --check`, then `more` flags.
+pub(crate) fn check(config: &std::path::Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec!["mcp", "serve", "--config"];
+    let config = config.to_str().unwrap();
+    args.extend([config, "--check"]);
+    args.extend(more);
+    chef(args)
+}
+
+/// [`check`]'s JSON report and its stderr, after asserting that it exits with `code`.
+pub(crate) fn check_report(config: &std::path::Path, more: &[&str], code: i32) -> (Value, String) {
+    let out = check(config, more);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "{err}");
+    (serde_json::from_str(&stdout(&out)).unwrap(), err)
+}
+
+/// Asserts that [`check`] fails with exit 2 and a stderr that names each of `needles`.
+#[track_caller]
+pub(crate) fn check_fails(config: &std::path::Path, needles: &[&str]) {
+    assert_error(&check(config, &[]), needles);
 }
 
 /// A host (rmcp's client) connected over stdio to `chef mcp serve --config CONFIG`.
@@ -153,16 +176,7 @@ fn an_rmcp_host_lists_calls_and_is_refused_through_the_proxy() {
 fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
     let dir = tempfile::tempdir().unwrap();
     let path = config(dir.path(), "search", "");
-    let out = chef([
-        "mcp",
-        "serve",
-        "--config",
-        path.to_str().unwrap(),
-        "--check",
-        "--tokens",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let (report, _) = check_report(&path, &["--tokens"], 0);
     let modes = report["modes"].as_array().unwrap();
     assert_eq!(modes.len(), 4);
     assert_eq!(modes[0]["mode"], "minify");
@@ -191,9 +205,7 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
         ),
     )
     .unwrap();
-    let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
-    assert_eq!(out.status.code(), Some(2));
-    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let (report, _) = check_report(&bad, &[], 2);
     assert_eq!(report["servers"][0]["status"], "failed");
     assert!(
         report["servers"][0]["error"]
@@ -213,23 +225,15 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
         ),
     )
     .unwrap();
-    let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let (report, err) = check_report(&bad, &[], 0);
     assert_eq!(report["modes"][0]["tools"], 3, "{report}");
     let left_out = report["left_out"][0].as_str().unwrap();
     assert!(left_out.contains("files_broken"), "{report}");
-    assert!(stderr(&out).contains("files_broken"), "{}", stderr(&out));
+    assert!(err.contains("files_broken"), "{err}");
 
     // A bad config: one line naming the problem, exit 2.
     std::fs::write(&bad, "mode = \"everything\"\n").unwrap();
-    let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("mode \"everything\""),
-        "{}",
-        stderr(&out)
-    );
+    check_fails(&bad, &["mode \"everything\""]);
 }
 
 #[test]
@@ -356,15 +360,7 @@ fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
         format!("mode = \"minify\"\n[[server]]\nname = \"remote\"\nurl = \"{url}\"\nheaders = {{ X-Test = \"1\" }}\n"),
     )
     .unwrap();
-    let out = chef([
-        "mcp",
-        "serve",
-        "--config",
-        outer.to_str().unwrap(),
-        "--check",
-    ]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let (report, _) = check_report(&outer, &[], 0);
     assert_eq!(
         report["servers"][0]["tools"],
         json!(["git_commit", "git_push", "git_search", "git_status"]),
@@ -477,9 +473,7 @@ fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
     );
     // A compiled map outside dispatch mode is a config error.
     let bad = config(dir.path(), "minify", "compiled_map = \"map.json\"");
-    let out = chef(["mcp", "serve", "--config", bad.to_str().unwrap(), "--check"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("compiled_map"), "{}", stderr(&out));
+    check_fails(&bad, &["compiled_map"]);
 }
 
 /// Issue 43: discover mode offers `find_tools` alone; a search lists the tools it finds by

@@ -1,7 +1,8 @@
 use serde_json::{Value, json};
 
 use crate::{
-    assert_one_line_error, chef, fixture, on_corpus, one_line_error, stderr, stdout, write_file,
+    assert_error, assert_one_line_error, chef, fixture, on_corpus, one_line_error, stderr, stdout,
+    write_file,
 };
 
 /// `chef resolve` on the corpus at `level` (and map style `style`) with the calls in `calls`.
@@ -295,6 +296,5 @@ fn resolve_with_a_target_accepts_that_target_s_wire_names() {
     assert_eq!(out[0]["name"], "timezone.convert");
     // The target is parsed as `chef compress --target` parses it.
     let out = run(&["--level", "1", "--target", "openai-chat"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("unknown target"), "{}", stderr(&out));
+    assert_error(&out, &["unknown target"]);
 }

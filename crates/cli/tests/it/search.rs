@@ -2,7 +2,9 @@ use std::{ffi::OsString, path::Path};
 
 use serde_json::{Value, json};
 
-use crate::{assert_one_line_error, chef, fixture, stderr, stdout, temp_file, write_file};
+use crate::{
+    assert_error, assert_one_line_error, chef, fixture, stderr, stdout, temp_file, write_file,
+};
 
 fn search(tools: &Path, queries: &Path, extra: &[&str]) -> std::process::Output {
     let mut args: Vec<OsString> = vec![
@@ -116,8 +118,7 @@ fn unusable_tool_files_and_missing_files_exit_2() {
     let bad_tools = write_file(dir.path(), "tools.json", "[{\"description\":\"no name\"}]");
 
     let out = search(&bad_tools, &queries, &[]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("tools.json"), "{}", stderr(&out));
+    assert_error(&out, &["tools.json"]);
 
     let out = search(&dir.path().join("absent.json"), &queries, &[]);
     assert_eq!(out.status.code(), Some(2));
@@ -198,8 +199,7 @@ fn threshold_flags_conflict_with_lexical_ranking() {
     assert_eq!(out.status.code(), Some(2));
     // The vector cache is only for a --model (the bundled model needs none).
     let out = search(&tools, &queries, &["--no-cache"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("--model"), "{}", stderr(&out));
+    assert_error(&out, &["--model"]);
     // Without --lexical, --min-cosine needs no --model: the bundled model ranks.
     let out = search(&tools, &queries, &["--min-cosine", "0.4"]);
     assert!(out.status.success(), "{}", stderr(&out));

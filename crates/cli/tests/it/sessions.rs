@@ -9,7 +9,7 @@ use chef::snapshot::{self, Snapshot};
 use chef::store::{Expect, FsBackend, StorageBackend, StoreKey};
 use serde_json::{Value, json};
 
-use crate::{chef, stderr, stdout};
+use crate::{assert_error, chef, stderr, stdout};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -121,12 +121,7 @@ fn round_trip(from: &str, to: &str, scratch: &Path) {
     }
     // Importing again refuses to overwrite, and says how to.
     let again = import(to, &bundle, &[]);
-    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
-    assert!(
-        stderr(&again).contains("already exists"),
-        "{}",
-        stderr(&again)
-    );
+    assert_error(&again, &["already exists"]);
     let forced = import(to, &bundle, &["--overwrite"]);
     assert!(forced.status.success(), "{}", stderr(&forced));
 }
@@ -170,12 +165,7 @@ fn sessions_commands_report_bad_input_with_status_2() {
         "--store".as_ref(),
         store.as_ref(),
     ]);
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(
-        stderr(&missing).contains("no session \"nope\""),
-        "{}",
-        stderr(&missing)
-    );
+    assert_error(&missing, &["no session \"nope\""]);
     let no_dir = ls_output(dir.path().join("absent"));
     assert_eq!(no_dir.status.code(), Some(2));
     let scheme = ls_output("s3://x");
@@ -190,12 +180,7 @@ fn sessions_commands_report_bad_input_with_status_2() {
     .unwrap();
     let b = dir.path().join("b");
     let out = import(b.to_str().unwrap(), &bundle, &[]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("bad.jsonl: line 2: "),
-        "{}",
-        stderr(&out)
-    );
+    assert_error(&out, &["bad.jsonl: line 2: "]);
     assert!(ls(b.to_str().unwrap()).is_empty());
 }
 
@@ -298,12 +283,7 @@ fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
 #[test]
 fn a_postgres_store_needs_the_feature() {
     let out = ls_output("postgres://chef@127.0.0.1:1/x");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--features postgres"),
-        "{}",
-        stderr(&out)
-    );
+    assert_error(&out, &["--features postgres"]);
 }
 
 #[cfg(feature = "postgres")]

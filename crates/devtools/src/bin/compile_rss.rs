@@ -5,7 +5,6 @@
 //! `anthropic`, `openai-chat`, `openai-responses` or `gemini` (default: all four, 250
 //! compiles each). Prints VmHWM from `/proc/self/status` at the end (Linux only).
 #[path = "../../../chef/benches/support/session200.rs"]
-#[allow(dead_code, reason = "shared with the benches and profile_turn")]
 #[allow(clippy::expect_used, reason = "a broken fixture should stop loudly")]
 mod support;
 

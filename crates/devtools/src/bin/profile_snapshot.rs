@@ -9,7 +9,6 @@
 )]
 
 #[path = "../../../chef/benches/support/session200.rs"]
-#[allow(dead_code, reason = "shared with the benches and profile_turn")]
 mod support;
 
 use std::time::Instant;

@@ -22,7 +22,6 @@
 //! (default: `Chef::compile`) or `chunks` (`Chef::compile_chunked`; collect with
 //! `--toggle-collect='chef::session::Chef::compile_chunked'`, or `profile_turn::turn`).
 #[path = "../../../chef/benches/support/session200.rs"]
-#[allow(dead_code, reason = "shared with the benches and the other profilers")]
 #[allow(clippy::expect_used, reason = "a broken fixture should stop loudly")]
 mod support;
 
