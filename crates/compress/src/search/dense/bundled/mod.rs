@@ -184,6 +184,23 @@ impl BundledStatic {
 
     /// The vector of one text, with `buffers` reused from the text before.
     fn vector(&self, text: &str, buffers: &mut Buffers) -> Vec<f32> {
+        buffers.rows.clear();
+        self.push_rows(text, buffers);
+        let mut sum = vec![0.0_f32; self.dims];
+        for at in (0..self.dims).step_by(BLOCK) {
+            let block = sum.get_mut(at..).unwrap_or_default();
+            match &buffers.rows_f32 {
+                Some(made) => add_f32_rows(block, &made.values, &buffers.rows, at),
+                None => add_i8_rows(block, &self.table, &buffers.rows, at),
+            }
+        }
+        mean_to_unit(&mut sum, buffers.rows.len());
+        sum
+    }
+
+    /// Appends to `buffers.rows` where the row of each counted token of `text` starts (in
+    /// the table, with its scale, or among the rows made `f32`).
+    fn push_rows(&self, text: &str, buffers: &mut Buffers) {
         // At most as many characters as bytes: only a long text needs counting.
         let text = if text.len() <= self.max_chars {
             text
@@ -197,13 +214,11 @@ impl BundledStatic {
             ids,
             rows,
             rows_f32,
+            ..
         } = buffers;
         ids.clear();
         self.tokenizer.encode_into(text, scratch, ids);
         let unknown = self.tokenizer.unknown();
-        // Where each counted token's row starts: in the table, with its scale, or among
-        // the rows made `f32`.
-        rows.clear();
         for &id in ids.iter().filter(|&&id| id != unknown).take(MAX_TOKENS) {
             let row = id as usize;
             let start = self.table_at + row * self.dims;
@@ -218,20 +233,6 @@ impl BundledStatic {
                 None => (start, scale),
             });
         }
-        let mut sum = vec![0.0_f32; self.dims];
-        match rows_f32 {
-            Some(made) => sum_f32_rows(&mut sum, &made.values, rows),
-            None => sum_i8_rows(&mut sum, &self.table, rows),
-        }
-        #[allow(
-            clippy::cast_precision_loss,
-            reason = "a count of at most MAX_TOKENS tokens"
-        )]
-        let count = rows.len().max(1) as f32;
-        sum.iter_mut().for_each(|x| *x /= count);
-        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-        sum.iter_mut().for_each(|x| *x /= norm);
-        sum
     }
 
     /// The token ids of `text` (the unknown token included), for comparing the tokenizer
@@ -343,69 +344,76 @@ impl RowsF32 {
     }
 }
 
-/// Adds up `rows` (each where it starts in `table`, and its scale) into `sum`, a block of
-/// dimensions at a time with the block's running sums kept in registers over all the
-/// rows: each dimension still adds its rows' values in order, so the sums are the ones
-/// row after row would give, bit for bit.
-fn sum_i8_rows(sum: &mut [f32], table: &[u8], rows: &[(usize, f32)]) {
-    let mut blocks = sum.chunks_exact_mut(BLOCK);
-    let mut at = 0;
-    for block in &mut blocks {
-        let mut acc = [0.0_f32; BLOCK];
+/// Adds `rows` (each where it starts in `table`, and its scale) at dimensions `at..` into
+/// `out`, a block of [`BLOCK`] dimensions (fewer at the end) whose running sums stay in
+/// registers over all the rows: each dimension still adds its rows' values in order, so
+/// the sums are the ones row after row would give, bit for bit.
+fn add_i8_rows(out: &mut [f32], table: &[u8], rows: &[(usize, f32)], at: usize) {
+    let value = |q: &u8, scale: f32| f32::from(i8::from_le_bytes([*q])) * scale;
+    if let Some(out) = out.first_chunk_mut::<BLOCK>() {
+        let mut acc = *out;
         for &(start, scale) in rows {
             let Some(values) = table
-                .get(start + at..start + at + BLOCK)
-                .and_then(|v| <&[u8; BLOCK]>::try_from(v).ok())
+                .get(start + at..)
+                .and_then(<[u8]>::first_chunk::<BLOCK>)
             else {
                 continue;
             };
-            for (acc, &q) in acc.iter_mut().zip(values) {
-                *acc += f32::from(i8::from_le_bytes([q])) * scale;
+            for (acc, q) in acc.iter_mut().zip(values) {
+                *acc += value(q, scale);
             }
         }
-        block.copy_from_slice(&acc);
-        at += BLOCK;
+        *out = acc;
+        return;
     }
-    let rest = blocks.into_remainder();
     for &(start, scale) in rows {
         let values = table
-            .get(start + at..start + at + rest.len())
+            .get(start + at..start + at + out.len())
             .unwrap_or_default();
-        for (acc, &q) in rest.iter_mut().zip(values) {
-            *acc += f32::from(i8::from_le_bytes([q])) * scale;
+        for (acc, q) in out.iter_mut().zip(values) {
+            *acc += value(q, scale);
         }
     }
 }
 
-/// [`sum_i8_rows`] over rows already made `f32` (each where it starts in `values`).
-fn sum_f32_rows(sum: &mut [f32], values: &[f32], rows: &[(usize, f32)]) {
-    let mut blocks = sum.chunks_exact_mut(BLOCK);
-    let mut at = 0;
-    for block in &mut blocks {
-        let mut acc = [0.0_f32; BLOCK];
+/// [`add_i8_rows`] over rows already made `f32` (each where it starts in `values`).
+fn add_f32_rows(out: &mut [f32], values: &[f32], rows: &[(usize, f32)], at: usize) {
+    if let Some(out) = out.first_chunk_mut::<BLOCK>() {
+        let mut acc = *out;
         for &(start, _) in rows {
             let Some(row) = values
-                .get(start + at..start + at + BLOCK)
-                .and_then(|v| <&[f32; BLOCK]>::try_from(v).ok())
+                .get(start + at..)
+                .and_then(<[f32]>::first_chunk::<BLOCK>)
             else {
                 continue;
             };
-            for (acc, &x) in acc.iter_mut().zip(row) {
+            for (acc, x) in acc.iter_mut().zip(row) {
                 *acc += x;
             }
         }
-        block.copy_from_slice(&acc);
-        at += BLOCK;
+        *out = acc;
+        return;
     }
-    let rest = blocks.into_remainder();
     for &(start, _) in rows {
         let row = values
-            .get(start + at..start + at + rest.len())
+            .get(start + at..start + at + out.len())
             .unwrap_or_default();
-        for (acc, &x) in rest.iter_mut().zip(row) {
+        for (acc, x) in out.iter_mut().zip(row) {
             *acc += x;
         }
     }
+}
+
+/// Divides a sum of `count` rows by the count (at least 1), then scales it to unit length.
+fn mean_to_unit(sum: &mut [f32], count: usize) {
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "a count of at most MAX_TOKENS tokens"
+    )]
+    let count = count.max(1) as f32;
+    sum.iter_mut().for_each(|x| *x /= count);
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    sum.iter_mut().for_each(|x| *x /= norm);
 }
 
 #[cfg(test)]
@@ -525,6 +533,18 @@ mod tests {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let batch = model.embed(&refs).expect("embeds");
         assert_eq!(batch.iter().map(|v| bits(v)).collect::<Vec<_>>(), expected);
+        // Many texts in one call: the rows made `f32`.
+        let many: Vec<&str> = refs
+            .iter()
+            .cycle()
+            .take(super::ROWS_F32_TEXTS + 100)
+            .copied()
+            .collect();
+        let batch = model.embed(&many).expect("embeds");
+        for (vector, expected) in batch.iter().zip(expected.iter().cycle()) {
+            assert_eq!(&bits(vector), expected);
+        }
+        assert_eq!(batch.len(), many.len());
     }
 
     #[cfg(feature = "bundled-model")]

@@ -96,9 +96,13 @@ impl WordPiece {
             let next = self.next_special(rest);
             let plain = next.map_or(rest, |(at, _, _)| rest.get(..at).unwrap_or_default());
             let mut normal = std::mem::take(&mut scratch.normal);
-            normalise_into(plain, &mut normal, &mut scratch.pending);
-            for word in pre_tokenise(&normal) {
-                self.word(word, scratch, ids);
+            if plain.is_ascii() {
+                self.ascii_words(plain, &mut normal, scratch, ids);
+            } else {
+                normalise_into(plain, &mut normal, &mut scratch.pending);
+                for word in pre_tokenise(&normal) {
+                    self.word(word, scratch, ids);
+                }
             }
             scratch.normal = normal;
             let Some((at, token, id)) = next else {
@@ -106,6 +110,39 @@ impl WordPiece {
             };
             ids.push(id);
             rest = rest.get(at + token.len()..).unwrap_or_default();
+        }
+    }
+
+    /// [`normalise`] and [`pre_tokenise`] of an ASCII text in one pass over its bytes, each
+    /// word (lowercased into `word`) tokenised as it ends: controls dropped (so the
+    /// characters around one join), whitespace ending a word, punctuation a word of its
+    /// own.
+    fn ascii_words(
+        &self,
+        text: &str,
+        word: &mut String,
+        scratch: &mut Scratch,
+        ids: &mut Vec<u32>,
+    ) {
+        word.clear();
+        for &b in text.as_bytes() {
+            match ASCII_CLASS.get(usize::from(b)).copied().unwrap_or(DROP) {
+                LETTER => word.push(char::from(b.to_ascii_lowercase())),
+                DROP => {}
+                class => {
+                    if !word.is_empty() {
+                        self.word(word, scratch, ids);
+                        word.clear();
+                    }
+                    if class == PUNCTUATION {
+                        let mut one = [0; 4];
+                        self.word(char::from(b).encode_utf8(&mut one), scratch, ids);
+                    }
+                }
+            }
+        }
+        if !word.is_empty() {
+            self.word(word, scratch, ids);
         }
     }
 
@@ -272,6 +309,31 @@ pub(crate) fn pre_tokenise(text: &str) -> impl Iterator<Item = &str> {
         Some(word)
     })
 }
+
+/// What [`normalise`] and [`pre_tokenise`] make of each ASCII byte (see `ascii_words`).
+const LETTER: u8 = 0;
+const DROP: u8 = 1;
+const SPACE: u8 = 2;
+const PUNCTUATION: u8 = 3;
+#[allow(clippy::indexing_slicing, reason = "`b` runs below the array's length")]
+const ASCII_CLASS: [u8; 128] = {
+    let mut class = [LETTER; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        class[b] = if matches!(c, b'\t' | b'\n' | b'\r' | b' ') {
+            SPACE
+        } else if c.is_ascii_control() {
+            DROP
+        } else if c.is_ascii_punctuation() {
+            PUNCTUATION
+        } else {
+            LETTER
+        };
+        b += 1;
+    }
+    class
+};
 
 fn is_whitespace(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r') || c.is_whitespace()
