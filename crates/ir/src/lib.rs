@@ -85,7 +85,10 @@ mod tool;
 mod wire_name;
 
 pub use crate::{
-    load::{LoadError, LoadedTools, ToolLocation, ToolShape, load_tools, load_tools_from_str},
+    load::{
+        LoadError, LoadedTools, ToolLocation, ToolShape, for_each_tool, load_tools,
+        load_tools_from_str,
+    },
     message::{Attachment, AttachmentSource, Content, Message, Role, ToolResult},
     repair::{PH_CONTINUES, PH_NO_RESULT, Repair, RepairOptions, Repaired, repair_history},
     request::{NativeTool, Request, Target, ToolPass},

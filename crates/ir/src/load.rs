@@ -172,9 +172,91 @@ impl LoadedTools {
 /// assert_eq!(loaded.tools.len(), 2);
 /// # Ok::<(), chef_ir::LoadError>(())
 /// ```
+///
+/// A document that is a JSON array is read one entry at a time ([`for_each_tool`]): each
+/// tool's schema is moved out of its entry, and no tree of the whole document is built.
+/// The tools and every error are the ones [`load_tools`] gives on the parsed document.
 pub fn load_tools_from_str(text: &str) -> Result<LoadedTools, LoadError> {
-    let value: Value = serde_json::from_str(text).map_err(|e| LoadError::from_json(&e))?;
-    load_tools(&value)
+    let mut loaded = LoadedTools::default();
+    for_each_tool(text, |tool, shape| {
+        loaded.tools.push(tool);
+        loaded.shapes.push(shape);
+    })?;
+    Ok(loaded)
+}
+
+/// Parses JSON text and hands each tool in it to `f`, in document order, keeping none of
+/// them: for a caller that indexes a large catalogue without holding every schema.
+///
+/// The tools, their order and every error are those of [`load_tools_from_str`]. When it
+/// returns an error, some tools may already have been handed over: discard them. A JSON
+/// array is read one entry at a time (only one entry's tree exists at once); any other
+/// document is parsed whole first, as [`load_tools`] reads it.
+///
+/// ```
+/// let mut names = Vec::new();
+/// chef_ir::for_each_tool(r#"[{"name": "a"}, {"functionDeclarations": [{"name": "b"}]}]"#, |tool, _| {
+///     names.push(tool.name.into_inner());
+/// })?;
+/// assert_eq!(names, ["a", "b"]);
+/// # Ok::<(), chef_ir::LoadError>(())
+/// ```
+pub fn for_each_tool(
+    text: &str,
+    f: impl FnMut(ToolDefinition, ToolShape),
+) -> Result<(), LoadError> {
+    let mut loader = Loader::new(f);
+    // serde_json's whitespace: a document starting with `[` is an array (or not JSON).
+    if text
+        .trim_start_matches([' ', '\n', '\t', '\r'])
+        .starts_with('[')
+    {
+        // The same parser calls as `serde_json::from_str::<Value>`, so a syntax error
+        // anywhere is the error the whole parse gives, and it wins over an entry's error
+        // (every entry is still parsed after one fails, as the whole parse would).
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde::Deserializer::deserialize_any(&mut de, Entries(&mut loader))
+            .and_then(|()| de.end())
+            .map_err(|e| LoadError::from_json(&e))?;
+    } else {
+        let document: Value = serde_json::from_str(text).map_err(|e| LoadError::from_json(&e))?;
+        match document {
+            Value::Array(items) => loader.entries(items),
+            Value::Object(mut map) => {
+                tool_list_of(&map)?;
+                match map.swap_remove("tools") {
+                    Some(Value::Array(items)) => loader.entries(items),
+                    _ => loader.entry(0, Value::Object(map)),
+                }
+            }
+            other => {
+                return Err(LoadError::NotAToolList {
+                    found: crate::json_kind(&other),
+                });
+            }
+        }
+    }
+    loader.finish()
+}
+
+/// Reads the entries of a top-level array one at a time (see [`for_each_tool`]).
+struct Entries<'l, F>(&'l mut Loader<F>);
+
+impl<'de, F: FnMut(ToolDefinition, ToolShape)> serde::de::Visitor<'de> for Entries<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("a JSON array of tools")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        while let Some(entry) = seq.next_element::<Value>()? {
+            self.0.entry(index, entry);
+            index += 1;
+        }
+        Ok(())
+    }
 }
 
 impl LoadError {
@@ -200,15 +282,9 @@ fn strip_position(message: &str) -> String {
 pub fn load_tools(document: &Value) -> Result<LoadedTools, LoadError> {
     let entries: &[Value] = match document {
         Value::Array(items) => items,
-        Value::Object(map) => match map.get("tools") {
-            Some(Value::Array(items)) => items,
-            Some(other) => {
-                return Err(LoadError::NotAToolList {
-                    found: crate::json_kind(other),
-                });
-            }
-            None if has_declarations(map) => std::slice::from_ref(document),
-            None => return Err(LoadError::NotAToolList { found: "object" }),
+        Value::Object(map) => match tool_list_of(map)? {
+            Some(items) => items,
+            None => std::slice::from_ref(document),
         },
         other => {
             return Err(LoadError::NotAToolList {
@@ -216,57 +292,126 @@ pub fn load_tools(document: &Value) -> Result<LoadedTools, LoadError> {
             });
         }
     };
-
     let mut loaded = LoadedTools::default();
-    let mut locations: Vec<ToolLocation> = Vec::new();
+    let mut loader = Loader::new(|tool, shape| {
+        loaded.tools.push(tool);
+        loaded.shapes.push(shape);
+    });
     for (index, entry) in entries.iter().enumerate() {
-        load_entry(index, entry, &mut loaded, &mut locations)?;
+        loader.entry(index, entry.clone());
     }
+    loader.finish()?;
+    Ok(loaded)
+}
 
-    let mut seen: HashMap<&str, ToolLocation> = HashMap::with_capacity(loaded.tools.len());
-    for (tool, at) in loaded.tools.iter().zip(&locations) {
-        if let Some(first) = seen.insert(tool.name.as_str(), *at) {
-            return Err(LoadError::DuplicateName {
-                name: tool.name.as_str().to_owned(),
-                first,
-                second: *at,
-            });
+/// The `tools` array of an object document, or `None` when the object is itself one
+/// Gemini tool (it has declarations and no `tools`).
+fn tool_list_of(map: &Map<String, Value>) -> Result<Option<&[Value]>, LoadError> {
+    match map.get("tools") {
+        Some(Value::Array(items)) => Ok(Some(items)),
+        Some(other) => Err(LoadError::NotAToolList {
+            found: crate::json_kind(other),
+        }),
+        None if has_declarations(map) => Ok(None),
+        None => Err(LoadError::NotAToolList { found: "object" }),
+    }
+}
+
+/// Loads entries in document order and hands each tool to `f` until one fails. The first
+/// unusable entry is the error; duplicate names are checked as tools arrive, but reported
+/// only when every entry loaded (an unusable entry after a duplicate is the error).
+struct Loader<F> {
+    f: F,
+    seen: HashMap<ToolName, ToolLocation>,
+    /// The first unusable entry.
+    failed: Option<LoadError>,
+    /// The first name seen twice.
+    duplicate: Option<LoadError>,
+}
+
+impl<F: FnMut(ToolDefinition, ToolShape)> Loader<F> {
+    fn new(f: F) -> Self {
+        Self {
+            f,
+            seen: HashMap::new(),
+            failed: None,
+            duplicate: None,
         }
     }
-    Ok(loaded)
+
+    fn entries(&mut self, entries: Vec<Value>) {
+        for (index, entry) in entries.into_iter().enumerate() {
+            self.entry(index, entry);
+        }
+    }
+
+    /// Loads entry `index`; nothing once an entry has failed.
+    fn entry(&mut self, index: usize, entry: Value) {
+        if self.failed.is_some() {
+            return;
+        }
+        let Self {
+            f, seen, duplicate, ..
+        } = self;
+        let result = load_entry(index, entry, &mut |tool, shape, at| {
+            if duplicate.is_some() {
+                return;
+            }
+            if let Some(first) = seen.insert(tool.name.clone(), at) {
+                *duplicate = Some(LoadError::DuplicateName {
+                    name: tool.name.as_str().to_owned(),
+                    first,
+                    second: at,
+                });
+                return;
+            }
+            f(tool, shape);
+        });
+        if let Err(e) = result {
+            self.failed = Some(e);
+        }
+    }
+
+    fn finish(self) -> Result<(), LoadError> {
+        match self.failed.or(self.duplicate) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
 }
 
 fn has_declarations(map: &Map<String, Value>) -> bool {
     map.contains_key("functionDeclarations") || map.contains_key("function_declarations")
 }
 
+/// Loads one entry, handing each of its tools (one, or a Gemini entry's declarations) to
+/// `push` with its shape and place.
 fn load_entry(
     index: usize,
-    entry: &Value,
-    loaded: &mut LoadedTools,
-    locations: &mut Vec<ToolLocation>,
+    entry: Value,
+    push: &mut impl FnMut(ToolDefinition, ToolShape, ToolLocation),
 ) -> Result<(), LoadError> {
     let at = ToolLocation {
         index,
         declaration: None,
     };
-    let Value::Object(map) = entry else {
+    let Value::Object(mut map) = entry else {
         return Err(LoadError::NotAnObject {
             at,
-            found: crate::json_kind(entry),
+            found: crate::json_kind(&entry),
         });
     };
 
-    if has_declarations(map) {
+    if has_declarations(&map) {
         let key = if map.contains_key("functionDeclarations") {
             "functionDeclarations"
         } else {
             "function_declarations"
         };
-        let Some(Value::Array(declarations)) = map.get(key) else {
+        let Some(Value::Array(declarations)) = map.swap_remove(key) else {
             return Err(invalid(at, key, "must be an array"));
         };
-        for (d, declaration) in declarations.iter().enumerate() {
+        for (d, declaration) in declarations.into_iter().enumerate() {
             let at = ToolLocation {
                 index,
                 declaration: Some(d),
@@ -274,25 +419,29 @@ fn load_entry(
             let Value::Object(decl) = declaration else {
                 return Err(LoadError::NotAnObject {
                     at,
-                    found: crate::json_kind(declaration),
+                    found: crate::json_kind(&declaration),
                 });
             };
             let tool = read_tool(at, decl, "", Some("parameters"))?;
-            loaded.tools.push(tool);
-            loaded.shapes.push(ToolShape::Gemini);
-            locations.push(at);
+            push(tool, ToolShape::Gemini, at);
         }
         return Ok(());
     }
 
-    let (tool, shape) = if let Some(function) = map.get("function") {
-        check_type(at, map, &["function"])?;
-        let Value::Object(function) = function else {
-            return Err(invalid(
-                at,
-                "function",
-                format!("must be an object, found {}", crate::json_kind(function)),
-            ));
+    let (tool, shape) = if map.contains_key("function") {
+        check_type(at, &map, &["function"])?;
+        let function = match map.swap_remove("function") {
+            Some(Value::Object(function)) => function,
+            other => {
+                return Err(invalid(
+                    at,
+                    "function",
+                    format!(
+                        "must be an object, found {}",
+                        other.as_ref().map_or("null", crate::json_kind)
+                    ),
+                ));
+            }
         };
         (
             read_tool(at, function, "function.", Some("parameters"))?,
@@ -304,7 +453,7 @@ fn load_entry(
             ToolShape::OpenAiResponses,
         )
     } else {
-        check_type(at, map, &["function", "custom"])?;
+        check_type(at, &map, &["function", "custom"])?;
         match (map.get("inputSchema"), map.get("input_schema")) {
             (Some(a), Some(b)) if a != b => {
                 return Err(invalid(
@@ -321,9 +470,7 @@ fn load_entry(
             (None, None) => (read_tool(at, map, "", Some("parameters"))?, ToolShape::Bare),
         }
     };
-    loaded.tools.push(tool);
-    loaded.shapes.push(shape);
-    locations.push(at);
+    push(tool, shape, at);
     Ok(())
 }
 
@@ -347,66 +494,67 @@ fn check_type(
     }
 }
 
+/// The tool of one entry (or declaration), its fields moved out of `map`.
 fn read_tool(
     at: ToolLocation,
-    map: &Map<String, Value>,
+    mut map: Map<String, Value>,
     prefix: &str,
     schema_key: Option<&str>,
 ) -> Result<ToolDefinition, LoadError> {
     let field = |name: &str| format!("{prefix}{name}");
 
-    let name = match map.get("name") {
+    let name = match map.swap_remove("name") {
         None | Some(Value::Null) => return Err(invalid(at, &field("name"), "is missing")),
         Some(Value::String(s)) if s.is_empty() => {
             return Err(invalid(at, &field("name"), "is empty"));
         }
-        Some(Value::String(s)) => ToolName::new(s.clone()),
+        Some(Value::String(s)) => ToolName::new(s),
         Some(other) => {
             return Err(invalid(
                 at,
                 &field("name"),
-                format!("must be a string, found {}", crate::json_kind(other)),
+                format!("must be a string, found {}", crate::json_kind(&other)),
             ));
         }
     };
 
-    let description = match map.get("description") {
+    let description = match map.swap_remove("description") {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s,
         Some(other) => {
             return Err(invalid(
                 at,
                 &field("description"),
-                format!("must be a string, found {}", crate::json_kind(other)),
+                format!("must be a string, found {}", crate::json_kind(&other)),
             ));
         }
     };
 
-    let input_schema = match schema_key.and_then(|k| map.get(k).map(|v| (k, v))) {
+    let input_schema = match schema_key.and_then(|k| map.swap_remove(k).map(|v| (k, v))) {
         None | Some((_, Value::Null)) => ToolDefinition::empty_schema(),
-        Some((_, Value::Object(schema))) => Value::Object(schema.clone()),
+        Some((_, schema @ Value::Object(_))) => schema,
         Some((key, other)) => {
             return Err(invalid(
                 at,
                 &field(key),
                 format!(
                     "must be a JSON Schema object, found {}",
-                    crate::json_kind(other)
+                    crate::json_kind(&other)
                 ),
             ));
         }
     };
 
-    let tags = match map.get("tags") {
+    let tags = match map.swap_remove("tags") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items
-            .iter()
+            .into_iter()
             .map(|t| match t {
-                Value::String(s) => Ok(s.clone()),
+                Value::String(s) => Ok(s),
                 other => Err(invalid(
                     at,
                     &field("tags"),
-                    format!("must hold strings, found {}", crate::json_kind(other)),
+                    format!("must hold strings, found {}", crate::json_kind(&other)),
                 )),
             })
             .collect::<Result<_, _>>()?,
@@ -416,7 +564,7 @@ fn read_tool(
                 &field("tags"),
                 format!(
                     "must be an array of strings, found {}",
-                    crate::json_kind(other)
+                    crate::json_kind(&other)
                 ),
             ));
         }
@@ -437,9 +585,9 @@ fn read_tool(
         }
     }
 
-    let annotations = match map.get("annotations") {
+    let annotations = match map.swap_remove("annotations") {
         None | Some(Value::Null) => ToolAnnotations::default(),
-        Some(value) => serde_json::from_value(value.clone()).map_err(|e| {
+        Some(value) => serde_json::from_value(value).map_err(|e| {
             invalid(
                 at,
                 &field("annotations"),

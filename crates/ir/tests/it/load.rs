@@ -1,5 +1,6 @@
 use chef_ir::{
-    LoadError, ToolDefinition, ToolLocation, ToolShape, load_tools, load_tools_from_str,
+    LoadError, ToolDefinition, ToolLocation, ToolShape, for_each_tool, load_tools,
+    load_tools_from_str,
 };
 use serde_json::{Value, json};
 
@@ -178,6 +179,73 @@ fn unusable_entries_give_typed_errors_naming_the_field() {
     ];
     for (doc, expected) in cases {
         assert_eq!(load_tools(doc).unwrap_err().to_string(), *expected, "{doc}");
+        // Text is read entry by entry (an array) or whole (anything else): same error.
+        let from_text = load_tools_from_str(&doc.to_string()).unwrap_err();
+        assert_eq!(from_text, load_tools(doc).unwrap_err(), "{doc}");
+    }
+}
+
+/// Text read one entry at a time gives what the parsed document gives, in every shape.
+#[test]
+fn text_loads_to_what_its_parsed_document_loads_to() {
+    let tools = corpus();
+    for shape in ToolShape::ALL {
+        let doc = rewrite(&tools, shape);
+        for text in [doc.to_string(), serde_json::to_string_pretty(&doc).unwrap()] {
+            assert_eq!(
+                load_tools_from_str(&text).unwrap(),
+                load_tools(&doc).unwrap()
+            );
+            let mut streamed = Vec::new();
+            for_each_tool(&text, |tool, shape| streamed.push((tool, shape))).unwrap();
+            let loaded = load_tools(&doc).unwrap();
+            assert!(
+                streamed
+                    .into_iter()
+                    .eq(loaded.tools.into_iter().zip(loaded.shapes)),
+                "shape {shape}"
+            );
+        }
+    }
+}
+
+/// Reading an array entry by entry keeps the whole parse's order of errors: a syntax error
+/// anywhere wins over an unusable entry before it, and an unusable entry over a duplicate
+/// name before it.
+#[test]
+fn errors_in_text_come_in_the_order_of_a_whole_parse() {
+    let syntax = "not valid JSON at line 1, column ";
+    let cases: &[(&str, &str)] = &[
+        (r#"[{"name": 3}, {"name": "b"} x]"#, syntax),
+        (r#"[{"name": "a"}, {"name": "a"}, {"#, syntax),
+        (r#"[{"name": 3}] ]"#, syntax),
+        (
+            r#"[{"name": "a"}, {"name": "a"}, {"name": ""}]"#,
+            "invalid tool at index 2: `name` is empty",
+        ),
+        (
+            r#"[{"name": "a"}, {"name": "b"}, {"name": "a"}, {"name": "b"}]"#,
+            r#"duplicate tool name "a" at index 0 and index 2"#,
+        ),
+        (
+            r#"  [{"functionDeclarations": [{"name": "a"}]}, {"name": "a"}]"#,
+            r#"duplicate tool name "a" at index 0 (functionDeclarations[0]) and index 1"#,
+        ),
+        (
+            "",
+            "not valid JSON at line 1, column 0: EOF while parsing a value",
+        ),
+        (
+            "[",
+            "not valid JSON at line 1, column 1: EOF while parsing a list",
+        ),
+    ];
+    for (text, expected) in cases {
+        let err = load_tools_from_str(text).unwrap_err();
+        assert!(err.to_string().starts_with(expected), "{text}: {err}");
+        if let Ok(doc) = serde_json::from_str::<Value>(text) {
+            assert_eq!(err, load_tools(&doc).unwrap_err(), "{text}");
+        }
     }
 }
 

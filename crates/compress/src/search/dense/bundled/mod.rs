@@ -30,10 +30,13 @@ use std::{borrow::Cow, fmt, sync::Arc};
 
 use super::{EmbedError, Embedder, ModelKind};
 
-use self::wordpiece::WordPiece;
+use self::wordpiece::{Scratch, WordPiece};
 
 /// Tokens per text beyond which the rest is cut (as chef-dense's static model).
 const MAX_TOKENS: usize = 512;
+
+/// Dimensions of a vector summed together over a text's tokens (see `vector`).
+const BLOCK: usize = 32;
 
 const MAGIC: &[u8; 8] = b"CHEFSTM1";
 const HEADER: usize = 8 + 16 + 5 * 4;
@@ -179,44 +182,57 @@ impl BundledStatic {
         })
     }
 
-    /// The vector of one text.
-    fn vector(&self, text: &str) -> Vec<f32> {
-        let text = text
-            .char_indices()
-            .nth(self.max_chars)
-            .map_or(text, |(at, _)| text.get(..at).unwrap_or(text));
+    /// The vector of one text, with `buffers` reused from the text before.
+    fn vector(&self, text: &str, buffers: &mut Buffers) -> Vec<f32> {
+        buffers.rows.clear();
+        self.push_rows(text, buffers);
         let mut sum = vec![0.0_f32; self.dims];
-        let mut count = 0_usize;
+        for at in (0..self.dims).step_by(BLOCK) {
+            let block = sum.get_mut(at..).unwrap_or_default();
+            match &buffers.rows_f32 {
+                Some(made) => add_f32_rows(block, &made.values, &buffers.rows, at),
+                None => add_i8_rows(block, &self.table, &buffers.rows, at),
+            }
+        }
+        mean_to_unit(&mut sum, buffers.rows.len());
+        sum
+    }
+
+    /// Appends to `buffers.rows` where the row of each counted token of `text` starts (in
+    /// the table, with its scale, or among the rows made `f32`).
+    fn push_rows(&self, text: &str, buffers: &mut Buffers) {
+        // At most as many characters as bytes: only a long text needs counting.
+        let text = if text.len() <= self.max_chars {
+            text
+        } else {
+            text.char_indices()
+                .nth(self.max_chars)
+                .map_or(text, |(at, _)| text.get(..at).unwrap_or(text))
+        };
+        let Buffers {
+            scratch,
+            ids,
+            rows,
+            rows_f32,
+            ..
+        } = buffers;
+        ids.clear();
+        self.tokenizer.encode_into(text, scratch, ids);
         let unknown = self.tokenizer.unknown();
-        for id in self
-            .tokenizer
-            .encode(text)
-            .into_iter()
-            .filter(|&id| id != unknown)
-            .take(MAX_TOKENS)
-        {
+        for &id in ids.iter().filter(|&&id| id != unknown).take(MAX_TOKENS) {
             let row = id as usize;
+            let start = self.table_at + row * self.dims;
             let (Some(&scale), Some(values)) = (
                 self.scales.get(row),
-                self.table
-                    .get(self.table_at + row * self.dims..self.table_at + (row + 1) * self.dims),
+                self.table.get(start..start + self.dims),
             ) else {
                 continue;
             };
-            for (acc, &q) in sum.iter_mut().zip(values) {
-                *acc += f32::from(i8::from_le_bytes([q])) * scale;
-            }
-            count += 1;
+            rows.push(match rows_f32 {
+                Some(made) => (made.start(row, self.rows, values, scale), 1.0),
+                None => (start, scale),
+            });
         }
-        #[allow(
-            clippy::cast_precision_loss,
-            reason = "a count of at most MAX_TOKENS tokens"
-        )]
-        let count = count.max(1) as f32;
-        sum.iter_mut().for_each(|x| *x /= count);
-        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-        sum.iter_mut().for_each(|x| *x /= norm);
-        sum
     }
 
     /// The token ids of `text` (the unknown token included), for comparing the tokenizer
@@ -241,7 +257,11 @@ impl Embedder for BundledStatic {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts.iter().map(|text| self.vector(text)).collect())
+        let mut buffers = Buffers::for_texts(texts.len());
+        Ok(texts
+            .iter()
+            .map(|text| self.vector(text, &mut buffers))
+            .collect())
     }
 }
 
@@ -254,6 +274,146 @@ impl super::DenseConfig {
     pub fn bundled() -> Result<Self, EmbedError> {
         Ok(Self::new(BundledStatic::shared()?))
     }
+}
+
+/// What embedding a text needs besides the model, kept from one text to the next.
+#[derive(Debug, Default)]
+struct Buffers {
+    scratch: Scratch,
+    /// The text's token ids.
+    ids: Vec<u32>,
+    /// Where each counted token's row starts (in the table, or in `rows_f32`), and its
+    /// scale (1 for a row made `f32`: its scale is in it).
+    rows: Vec<(usize, f32)>,
+    /// The rows met so far as `f32` (over many texts).
+    rows_f32: Option<RowsF32>,
+}
+
+impl Buffers {
+    /// The buffers for embedding `texts` texts: over many, the word pieces and the rows
+    /// met are kept (a catalogue's words repeat).
+    fn for_texts(texts: usize) -> Self {
+        Self {
+            scratch: if texts > 1 {
+                Scratch::caching()
+            } else {
+                Scratch::default()
+            },
+            rows_f32: (texts >= ROWS_F32_TEXTS).then(RowsF32::default),
+            ..Self::default()
+        }
+    }
+}
+
+/// From this many texts in one call, each row is made `f32` once, when first met, and
+/// summed from there: two instructions per four values instead of seven. Below, the
+/// rows it would make cost more than they save.
+const ROWS_F32_TEXTS: usize = 256;
+
+/// Rows of the table as `f32` (`i8 × scale`, the very products the sums would add), made
+/// when first needed.
+#[derive(Debug, Default)]
+struct RowsF32 {
+    /// Per row of the table, where it starts in `values`, or `usize::MAX` until made.
+    start: Vec<usize>,
+    values: Vec<f32>,
+}
+
+impl RowsF32 {
+    /// Where row `row` (of `rows`; its `values` and `scale` in the table) starts in
+    /// `values`, made now if it was not.
+    fn start(&mut self, row: usize, rows: usize, values: &[u8], scale: f32) -> usize {
+        if self.start.is_empty() {
+            self.start = vec![usize::MAX; rows];
+        }
+        match self.start.get_mut(row) {
+            Some(start) if *start != usize::MAX => *start,
+            slot => {
+                let start = self.values.len();
+                self.values.extend(
+                    values
+                        .iter()
+                        .map(|&q| f32::from(i8::from_le_bytes([q])) * scale),
+                );
+                if let Some(slot) = slot {
+                    *slot = start;
+                }
+                start
+            }
+        }
+    }
+}
+
+/// Adds `rows` (each where it starts in `table`, and its scale) at dimensions `at..` into
+/// `out`, a block of [`BLOCK`] dimensions (fewer at the end) whose running sums stay in
+/// registers over all the rows: each dimension still adds its rows' values in order, so
+/// the sums are the ones row after row would give, bit for bit.
+fn add_i8_rows(out: &mut [f32], table: &[u8], rows: &[(usize, f32)], at: usize) {
+    let value = |q: &u8, scale: f32| f32::from(i8::from_le_bytes([*q])) * scale;
+    if let Some(out) = out.first_chunk_mut::<BLOCK>() {
+        let mut acc = *out;
+        for &(start, scale) in rows {
+            let Some(values) = table
+                .get(start + at..)
+                .and_then(<[u8]>::first_chunk::<BLOCK>)
+            else {
+                continue;
+            };
+            for (acc, q) in acc.iter_mut().zip(values) {
+                *acc += value(q, scale);
+            }
+        }
+        *out = acc;
+        return;
+    }
+    for &(start, scale) in rows {
+        let values = table
+            .get(start + at..start + at + out.len())
+            .unwrap_or_default();
+        for (acc, q) in out.iter_mut().zip(values) {
+            *acc += value(q, scale);
+        }
+    }
+}
+
+/// [`add_i8_rows`] over rows already made `f32` (each where it starts in `values`).
+fn add_f32_rows(out: &mut [f32], values: &[f32], rows: &[(usize, f32)], at: usize) {
+    if let Some(out) = out.first_chunk_mut::<BLOCK>() {
+        let mut acc = *out;
+        for &(start, _) in rows {
+            let Some(row) = values
+                .get(start + at..)
+                .and_then(<[f32]>::first_chunk::<BLOCK>)
+            else {
+                continue;
+            };
+            for (acc, x) in acc.iter_mut().zip(row) {
+                *acc += x;
+            }
+        }
+        *out = acc;
+        return;
+    }
+    for &(start, _) in rows {
+        let row = values
+            .get(start + at..start + at + out.len())
+            .unwrap_or_default();
+        for (acc, x) in out.iter_mut().zip(row) {
+            *acc += x;
+        }
+    }
+}
+
+/// Divides a sum of `count` rows by the count (at least 1), then scales it to unit length.
+fn mean_to_unit(sum: &mut [f32], count: usize) {
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "a count of at most MAX_TOKENS tokens"
+    )]
+    let count = count.max(1) as f32;
+    sum.iter_mut().for_each(|x| *x /= count);
+    let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    sum.iter_mut().for_each(|x| *x /= norm);
 }
 
 #[cfg(test)]
@@ -298,6 +458,93 @@ mod tests {
         for bytes in [Vec::new(), b"CHEFSTM2".to_vec(), cut] {
             assert!(BundledStatic::from_bytes(Cow::Owned(bytes)).is_err());
         }
+    }
+
+    /// The vector as first written: token after token, each over every dimension.
+    fn reference_vector(model: &BundledStatic, text: &str) -> Vec<f32> {
+        let text = text
+            .char_indices()
+            .nth(model.max_chars)
+            .map_or(text, |(at, _)| &text[..at]);
+        let mut sum = vec![0.0_f32; model.dims];
+        let mut count = 0_usize;
+        let unknown = model.tokenizer.unknown();
+        for id in model
+            .tokenizer
+            .encode(text)
+            .into_iter()
+            .filter(|&id| id != unknown)
+            .take(super::MAX_TOKENS)
+        {
+            let row = id as usize;
+            let at = model.table_at + row * model.dims;
+            let (scale, values) = (model.scales[row], &model.table[at..at + model.dims]);
+            for (acc, &q) in sum.iter_mut().zip(values) {
+                *acc += f32::from(i8::from_le_bytes([q])) * scale;
+            }
+            count += 1;
+        }
+        let count = count.max(1) as f32;
+        sum.iter_mut().for_each(|x| *x /= count);
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+        sum.iter_mut().for_each(|x| *x /= norm);
+        sum
+    }
+
+    /// Summing a block of dimensions at a time, over one text or many (the word pieces
+    /// remembered), gives the token-by-token vectors bit for bit: every tool text of the
+    /// real corpus, and texts that are empty, all unknown, past the character limit or
+    /// past the token limit.
+    #[cfg(feature = "bundled-model")]
+    #[test]
+    fn vectors_are_the_token_by_token_sums_bit_for_bit() {
+        let model = BundledStatic::shared().expect("the bundled model reads");
+        let corpus = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/real-mcp-tools.json"
+        ))
+        .expect("the corpus reads");
+        let mut texts: Vec<String> = chef_ir::load_tools_from_str(&corpus)
+            .expect("the corpus loads")
+            .tools
+            .iter()
+            .map(crate::search::dense::tool_text)
+            .collect();
+        texts.extend([
+            String::new(),
+            "\u{e000}\u{e001} 😀".to_owned(),
+            "Café — naïve façade × 中文 [SEP] [PAD]x".to_owned(),
+            "word ".repeat(2_000),
+            "tokens, ".repeat(600),
+        ]);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let expected: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|text| bits(&reference_vector(&model, text)))
+            .collect();
+        // One text at a time; many, the word pieces remembered; many, the rows made `f32`.
+        for n in [1, 2, super::ROWS_F32_TEXTS] {
+            let mut buffers = super::Buffers::for_texts(n);
+            for (text, expected) in texts.iter().zip(&expected) {
+                let vector = model.vector(text, &mut buffers);
+                assert_eq!(&bits(&vector), expected, "{n}: {text:?}");
+            }
+        }
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let batch = model.embed(&refs).expect("embeds");
+        assert_eq!(batch.iter().map(|v| bits(v)).collect::<Vec<_>>(), expected);
+        // Many texts in one call: the rows made `f32`.
+        let many: Vec<&str> = refs
+            .iter()
+            .cycle()
+            .take(super::ROWS_F32_TEXTS + 100)
+            .copied()
+            .collect();
+        let batch = model.embed(&many).expect("embeds");
+        for (vector, expected) in batch.iter().zip(expected.iter().cycle()) {
+            assert_eq!(&bits(vector), expected);
+        }
+        assert_eq!(batch.len(), many.len());
     }
 
     #[cfg(feature = "bundled-model")]
