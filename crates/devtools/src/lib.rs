@@ -144,3 +144,36 @@ pub fn toolgz_scenarios(
     }
     Ok(out)
 }
+
+/// The request's words minus a short list of English function words: a keyword form of
+/// the same need.
+pub fn keywords(query: &str) -> String {
+    const STOP: &[&str] = &[
+        "a", "an", "the", "to", "of", "for", "in", "on", "at", "by", "with", "from", "and", "or",
+        "my", "me", "i", "you", "your", "our", "we", "is", "are", "be", "it", "this", "that",
+        "these", "those", "please", "can", "could", "would", "should", "will", "do", "does",
+        "what", "which", "who", "how", "all", "some", "any", "into", "about", "up", "then",
+        "after", "there", "their", "its", "as", "us", "s", "want", "need", "like",
+    ];
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| !w.is_empty() && !STOP.contains(&w.as_str()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The labelled requests of a JSON-lines file outside the fixtures (blank lines skipped).
+///
+/// # Errors
+/// The file cannot be read (the message says to run the pool script), or a line is not a
+/// labelled request.
+pub fn read_jsonl(path: &str) -> Result<Vec<LabelledQuery>, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("{path}: {e} (run python3 scripts/retrieval-sets/pool.py first)"))?;
+    let mut out = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        out.push(serde_json::from_str(line)?);
+    }
+    Ok(out)
+}

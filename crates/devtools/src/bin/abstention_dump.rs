@@ -20,36 +20,9 @@ use chef_compress::search::{
     dense::{BundledStatic, Embedder, HybridIndex, HybridOptions, ModelKind},
     eval::LabelledQuery,
 };
-use chef_devtools::{Error, load_labelled, load_tools};
+use chef_devtools::{Error, keywords, load_labelled, load_tools, read_jsonl};
 use chef_ir::ToolDefinition;
 use serde_json::json;
-
-fn read_jsonl(path: &str) -> Result<Vec<LabelledQuery>, Error> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{path}: {e} (run python3 scripts/retrieval-sets/pool.py first)"))?;
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        out.push(serde_json::from_str(line)?);
-    }
-    Ok(out)
-}
-
-/// The request's words minus a short list of English function words (as relevance_train).
-fn keywords(query: &str) -> String {
-    const STOP: &[&str] = &[
-        "a", "an", "the", "to", "of", "for", "in", "on", "at", "by", "with", "from", "and", "or",
-        "my", "me", "i", "you", "your", "our", "we", "is", "are", "be", "it", "this", "that",
-        "these", "those", "please", "can", "could", "would", "should", "will", "do", "does",
-        "what", "which", "who", "how", "all", "some", "any", "into", "about", "up", "then",
-        "after", "there", "their", "its", "as", "us", "s", "want", "need", "like",
-    ];
-    query
-        .split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .filter(|w| !w.is_empty() && !STOP.contains(&w.as_str()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 fn round(x: f32) -> f64 {
     (f64::from(x) * 10_000.0).round() / 10_000.0

@@ -25,7 +25,7 @@ use chef_compress::search::{
     },
     eval::{LabelledQuery, Metrics},
 };
-use chef_devtools::{Error, load_labelled, load_tools, metrics_cells, split};
+use chef_devtools::{Error, keywords, load_labelled, load_tools, metrics_cells, read_jsonl, split};
 use chef_ir::ToolDefinition;
 
 /// Candidates read per request (the 30).
@@ -37,24 +37,6 @@ fn build(tools: &[ToolDefinition], model: &Arc<dyn Embedder>) -> Result<HybridIn
         model.clone(),
         HybridOptions::for_kind(ModelKind::Static),
     )?)
-}
-
-/// The request's words minus a short list of English function words: a keyword form of
-/// the same need.
-fn keywords(query: &str) -> String {
-    const STOP: &[&str] = &[
-        "a", "an", "the", "to", "of", "for", "in", "on", "at", "by", "with", "from", "and", "or",
-        "my", "me", "i", "you", "your", "our", "we", "is", "are", "be", "it", "this", "that",
-        "these", "those", "please", "can", "could", "would", "should", "will", "do", "does",
-        "what", "which", "who", "how", "all", "some", "any", "into", "about", "up", "then",
-        "after", "there", "their", "its", "as", "us", "s", "want", "need", "like",
-    ];
-    query
-        .split(|c: char| !c.is_alphanumeric())
-        .map(str::to_lowercase)
-        .filter(|w| !w.is_empty() && !STOP.contains(&w.as_str()))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 fn keyword_form(queries: &[LabelledQuery]) -> Vec<LabelledQuery> {
@@ -92,16 +74,6 @@ fn without(tools: &[ToolDefinition], names: &[String]) -> Vec<ToolDefinition> {
         .filter(|t| !names.iter().any(|n| n == t.name.as_str()))
         .cloned()
         .collect()
-}
-
-fn read_jsonl(path: &str) -> Result<Vec<LabelledQuery>, Error> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{path}: {e} (run python3 scripts/retrieval-sets/pool.py first)"))?;
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        out.push(serde_json::from_str(line)?);
-    }
-    Ok(out)
 }
 
 fn row(set: &str, ranker: &str, m: &Metrics) {
