@@ -502,7 +502,7 @@ pub(crate) struct DemoArgs {
     pub(crate) level: Level,
     /// Which tools each request offers: `discover:K` (the K tools ranked best for the
     /// request, by their real names, plus `find_tools`; the default at levels 0 and 1,
-    /// with K = 10) or `all`(every tool; the default at levels 2 and 3).
+    /// with K = 10) or `all` (every tool; the default at levels 2 and 3).
     #[arg(long, value_name = "all|discover:K", value_parser = parse_demo_prune)]
     pub(crate) prune: Option<DemoPrune>,
     /// Provider the requests are compiled for.
