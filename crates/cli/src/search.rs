@@ -78,11 +78,11 @@ use std::{
 use std::sync::Arc;
 
 use chef_compress::search::{
-    Abstention, CatalogIndex,
-    dense::{self, Embedder, HybridIndex, HybridOptions, SecondStage},
+    Abstention, CatalogBuilder, CatalogIndex, IndexOptions,
+    dense::{self, Embedder, HybridBuilder, HybridIndex, HybridOptions, SecondStage},
     eval::{self, LabelledQuery, Metrics},
 };
-use chef_ir::ToolDefinition;
+use chef_ir::ToolName;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -96,13 +96,32 @@ enum Ranker {
     Hybrid(HybridIndex),
 }
 
-/// The hybrid index over `tools` with the model in `dir` (and the cache the flags name),
+/// The ranker being built, fed the tools as they are read (each builder boxed: they differ
+/// in size, and there is one).
+enum Building {
+    Lexical(Box<CatalogBuilder>),
+    Hybrid(Box<HybridBuilder>),
+}
+
+impl Building {
+    fn push(&mut self, tool: chef_ir::ToolDefinition) {
+        match self {
+            Self::Lexical(builder) => builder.push(tool),
+            Self::Hybrid(builder) => builder.push(tool),
+        }
+    }
+
+    fn finish(self) -> Result<Ranker, CliError> {
+        Ok(match self {
+            Self::Lexical(builder) => Ranker::Lexical(builder.finish()),
+            Self::Hybrid(builder) => Ranker::Hybrid(builder.finish()?),
+        })
+    }
+}
+
+/// A builder of the hybrid index with the model in `dir` (and the cache the flags name),
 /// or without one the bundled static model.
-fn hybrid(
-    tools: &[ToolDefinition],
-    dir: Option<&Path>,
-    flags: &DenseFlags,
-) -> Result<HybridIndex, CliError> {
+fn hybrid(dir: Option<&Path>, flags: &DenseFlags) -> Result<HybridBuilder, CliError> {
     let model: Arc<dyn Embedder> = match dir {
         Some(dir) => chef_dense::load(dir)?,
         None => dense::BundledStatic::shared().map_err(|source| dense::DenseError::Embed {
@@ -140,7 +159,7 @@ fn hybrid(
         )),
         None => model,
     };
-    Ok(HybridIndex::build(tools, embedder, options)?)
+    Ok(HybridBuilder::new(embedder, options))
 }
 
 /// `$XDG_CACHE_HOME/chef/vectors`, else `$HOME/.cache/chef/vectors`, else none.
@@ -224,14 +243,28 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
             source,
         })
     };
-    let tools = chef_ir::load_tools_from_str(&read(&args.tools)?)
-        .map_err(|source| CliError::Tools {
-            path: args.tools.clone(),
-            source,
-        })?
-        .tools;
+    // The ranker is built as the tools are read, so that no tool is kept (a catalogue of
+    // 100,000 tools is 600 MB of schemas). Its own errors (a flag out of range, a model
+    // that does not load) wait until the tools and the requests are checked, as when it
+    // was built after them.
+    let mut building = builder(args);
+    let mut names: Vec<ToolName> = Vec::new();
+    let mut tools = 0;
+    chef_ir::for_each_tool(&read(&args.tools)?, |tool, _| {
+        tools += 1;
+        if args.eval.is_some() {
+            names.push(tool.name.clone());
+        }
+        if let Ok(building) = &mut building {
+            building.push(tool);
+        }
+    })
+    .map_err(|source| CliError::Tools {
+        path: args.tools.clone(),
+        source,
+    })?;
     if let Some(path) = &args.eval {
-        let labelled = parse_labelled(path, &read(path)?, &tools, args.split.as_deref())?;
+        let labelled = parse_labelled(path, &read(path)?, &names, args.split.as_deref())?;
         if labelled.is_empty() {
             return Err(CliError::Usage(match &args.split {
                 Some(split) => format!(
@@ -244,8 +277,8 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
                 ),
             }));
         }
-        let ranker = ranker(&tools, args)?;
-        return evaluate(&ranker, &labelled, tools.len(), args);
+        let ranker = building?.finish()?;
+        return evaluate(&ranker, &labelled, tools, args);
     }
     let requests = match (&args.dense.calibrate, &args.queries) {
         (Some(path), _) | (None, Some(path)) => path,
@@ -259,7 +292,7 @@ pub(crate) fn run(args: &SearchArgs) -> Result<(), CliError> {
         )));
     }
 
-    let ranker = ranker(&tools, args)?;
+    let ranker = building?.finish()?;
     if let (Some(_), Ranker::Hybrid(index)) = (&args.dense.calibrate, &ranker) {
         let share = args
             .dense
@@ -310,13 +343,13 @@ fn second_stage(args: &SearchArgs) -> Result<SecondStage, CliError> {
     Ok(stage)
 }
 
-/// The lexical index over `tools` with `--lexical`, else the hybrid with `--model`'s model
-/// or the bundled one.
-fn ranker(tools: &[ToolDefinition], args: &SearchArgs) -> Result<Ranker, CliError> {
+/// A builder of the lexical index with `--lexical`, else of the hybrid with `--model`'s
+/// model or the bundled one.
+fn builder(args: &SearchArgs) -> Result<Building, CliError> {
     Ok(if args.dense.lexical {
-        Ranker::Lexical(CatalogIndex::build(tools))
+        Building::Lexical(Box::new(CatalogBuilder::new(&IndexOptions::default())))
     } else {
-        Ranker::Hybrid(hybrid(tools, args.dense.model.as_deref(), &args.dense)?)
+        Building::Hybrid(Box::new(hybrid(args.dense.model.as_deref(), &args.dense)?))
     })
 }
 
@@ -461,10 +494,10 @@ fn json_lines<'a>(
 fn parse_labelled(
     path: &Path,
     text: &str,
-    tools: &[ToolDefinition],
+    tools: &[ToolName],
     split: Option<&str>,
 ) -> Result<Vec<LabelledQuery>, CliError> {
-    let names: std::collections::HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let names: std::collections::HashSet<&str> = tools.iter().map(ToolName::as_str).collect();
     let mut labelled = Vec::new();
     for line in json_lines(path, text) {
         let (value, problem) = line?;

@@ -1,8 +1,8 @@
 //! A ranked catalogue index: find the tool a free-text request is about, or say that none
 //! fits.
 //!
-//! Built once per catalogue with [`CatalogIndex::build`], queried by text with
-//! [`CatalogIndex::search`]. The level-3/4 lookup tool `q(s=…)`, the runtime's task pruner
+//! Built once per catalogue with [`CatalogIndex::build`] (or tool by tool, as a file is
+//! read, with [`CatalogBuilder`]), queried by text with [`CatalogIndex::search`]. The level-3/4 lookup tool `q(s=…)`, the runtime's task pruner
 //! and `chef search` share it.
 //!
 //! ```
@@ -988,6 +988,75 @@ const PARALLEL_MIN_TOOLS: usize = 2_048;
 /// The most parts (threads) a catalogue is indexed in.
 const MAX_PARTS: usize = 4;
 
+/// Builds a [`CatalogIndex`] from tools handed over one at a time, keeping none of them: a
+/// large catalogue read from a file (`chef_ir::for_each_tool`) is indexed without every
+/// schema held at once.
+///
+/// The index is the one [`CatalogIndex::build_with`] makes of the same tools in the same
+/// order, bit for bit; it is built on the calling thread.
+///
+/// ```
+/// use chef_compress::search::{CatalogBuilder, IndexOptions};
+///
+/// let mut builder = CatalogBuilder::new(&IndexOptions::default());
+/// chef_ir::for_each_tool(
+///     r#"[{"name": "gdrive_sheets_append_rows", "description": "Append new rows to a sheet."},
+///         {"name": "reverse_geocode", "description": "Convert coordinates into an address."}]"#,
+///     |tool, _| builder.push(tool),
+/// )?;
+/// let index = builder.finish();
+/// let found = index.search("append rows to my sheet", 1);
+/// assert_eq!(found.hits[0].tool.as_str(), "gdrive_sheets_append_rows");
+/// # Ok::<(), chef_ir::LoadError>(())
+/// ```
+#[derive(Debug)]
+pub struct CatalogBuilder {
+    part: IndexPart,
+    /// Tools not indexed yet, at most [`BATCH`].
+    pending: Vec<ToolDefinition>,
+    options: IndexOptions,
+}
+
+impl CatalogBuilder {
+    /// A builder of an index with these options.
+    pub fn new(options: &IndexOptions) -> Self {
+        Self {
+            part: IndexPart::new(options, 0),
+            pending: Vec::with_capacity(BATCH),
+            options: *options,
+        }
+    }
+
+    /// Adds the next tool.
+    pub fn push(&mut self, tool: ToolDefinition) {
+        self.pending.push(tool);
+        if self.pending.len() >= BATCH {
+            self.flush();
+        }
+    }
+
+    /// The number of tools pushed so far.
+    pub fn len(&self) -> usize {
+        self.part.names.len() + self.pending.len()
+    }
+
+    /// True before the first tool.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The index of every tool pushed.
+    pub fn finish(mut self) -> CatalogIndex {
+        self.flush();
+        CatalogIndex::finish(vec![self.part], &self.options)
+    }
+
+    fn flush(&mut self) {
+        self.part.add(self.pending.iter().map(doc_of));
+        self.pending.clear();
+    }
+}
+
 /// How many parts to index `tools` tools in: one per available core, each of at least
 /// [`PARALLEL_MIN_TOOLS`] tools, at most [`MAX_PARTS`] and at most `threads` unless that
 /// is 0.
@@ -1002,7 +1071,7 @@ fn parts_for(tools: usize, threads: usize) -> usize {
     std::thread::available_parallelism().map_or(1, |cores| cores.get().min(most))
 }
 
-fn doc_of(tool: &ToolDefinition) -> Doc<'_> {
+pub(crate) fn doc_of(tool: &ToolDefinition) -> Doc<'_> {
     Doc {
         name: tool.name.as_str(),
         tags: &tool.tags,
@@ -1013,6 +1082,7 @@ fn doc_of(tool: &ToolDefinition) -> Doc<'_> {
 }
 
 /// The texts of a run of consecutive tools, tokenised.
+#[derive(Debug)]
 struct IndexPart {
     builder: bm25::Builder,
     names: Vec<ToolName>,
@@ -1306,6 +1376,35 @@ mod tests {
         // The sequential path that other callers use builds the same index.
         let from = CatalogIndex::build_from(tools.iter().map(doc_of), &options);
         assert!(fingerprint(&from) == expected);
+    }
+
+    /// Tools pushed one at a time give the index built from the slice, bit for bit: at the
+    /// batch boundaries and past them, and with the second stage's required parameters
+    /// gathered.
+    #[test]
+    fn a_catalogue_pushed_tool_by_tool_is_the_built_index_bit_for_bit() {
+        let tools = catalogue(2_000);
+        let gathering = IndexOptions {
+            rerank: Rerank {
+                argument_weight: 0.5,
+                ..Rerank::default()
+            },
+            ..IndexOptions::default()
+        };
+        for options in [IndexOptions::default(), gathering] {
+            for n in [0, 1, BATCH - 1, BATCH, BATCH + 1, 149, 2_000] {
+                let expected = CatalogIndex::build_with(&tools[..n], &options);
+                let mut builder = CatalogBuilder::new(&options);
+                for tool in &tools[..n] {
+                    builder.push(tool.clone());
+                }
+                assert_eq!(builder.len(), n);
+                let built = builder.finish();
+                assert!(fingerprint(&built) == fingerprint(&expected), "{n} tools");
+                assert_eq!(built.args, expected.args, "{n} tools");
+                assert_eq!(built.unknown_idf.to_bits(), expected.unknown_idf.to_bits());
+            }
+        }
     }
 
     #[test]

@@ -1,12 +1,18 @@
 //! [`HybridIndex`]: the lexical index and one unit vector per tool, mixed per request.
 
-use std::sync::Arc;
+use std::{
+    sync::{Arc, mpsc},
+    thread,
+};
 
 use chef_ir::{ToolDefinition, ToolName};
 use serde_json::Value;
 
 use super::{DenseError, Embedder, HybridOptions};
-use crate::search::{CatalogIndex, Doc, Hit, LexicalScores, SearchResults, rerank::RerankRequest};
+use crate::search::{
+    CatalogBuilder, CatalogIndex, Doc, Hit, LexicalScores, SearchResults, doc_of,
+    rerank::RerankRequest,
+};
 
 /// The text a tool's vector is computed from: its name split into words, its description
 /// (and annotation title), and its parameter names (see the module docs).
@@ -25,49 +31,55 @@ pub(super) const MAX_TOOL_TEXT: usize = 2_000;
 
 fn doc_text(doc: &Doc<'_>) -> String {
     let mut text = String::new();
+    push_doc_text(doc, &mut text);
+    text
+}
+
+/// Appends [`doc_text`] to `out`.
+fn push_doc_text(doc: &Doc<'_>, out: &mut String) {
+    let start = out.len();
     let mut previous_lower = false;
     for c in doc.name.chars() {
         if c == '_' || c == '-' || c == '.' || c == '/' || c == ' ' {
-            if !text.ends_with(' ') && !text.is_empty() {
-                text.push(' ');
+            if !out.ends_with(' ') && out.len() > start {
+                out.push(' ');
             }
             previous_lower = false;
             continue;
         }
         if c.is_uppercase() && previous_lower {
-            text.push(' ');
+            out.push(' ');
         }
         previous_lower = c.is_lowercase() || c.is_ascii_digit();
-        text.extend(c.to_lowercase());
+        out.extend(c.to_lowercase());
     }
-    let text_len = text.trim_end().len();
-    text.truncate(text_len);
+    let name_len = out.get(start..).map_or(0, |name| name.trim_end().len());
+    out.truncate(start + name_len);
     if let Some(title) = doc.title.filter(|t| !t.trim().is_empty()) {
-        text.push_str(" (");
-        text.push_str(title.trim());
-        text.push(')');
+        out.push_str(" (");
+        out.push_str(title.trim());
+        out.push(')');
     }
     let description = doc.description.trim();
     if !description.is_empty() {
-        text.push_str(": ");
-        text.push_str(description);
+        out.push_str(": ");
+        out.push_str(description);
     }
     if let Some(Value::Object(properties)) = doc.schema.get("properties") {
         let mut first = true;
         for name in properties.keys() {
-            text.push_str(if first { ". Parameters: " } else { ", " });
-            text.push_str(name);
+            out.push_str(if first { ". Parameters: " } else { ", " });
+            out.push_str(name);
             first = false;
         }
     }
-    if text.len() > MAX_TOOL_TEXT {
-        let mut end = MAX_TOOL_TEXT;
-        while !text.is_char_boundary(end) {
+    if out.len() - start > MAX_TOOL_TEXT {
+        let mut end = start + MAX_TOOL_TEXT;
+        while !out.is_char_boundary(end) {
             end -= 1;
         }
-        text.truncate(end);
+        out.truncate(end);
     }
-    text
 }
 
 /// A catalogue index that mixes BM25F with a sentence-embedding model. Cheap to query from
@@ -75,8 +87,9 @@ fn doc_text(doc: &Doc<'_>) -> String {
 #[derive(Debug, Clone)]
 pub struct HybridIndex {
     pub(super) lexical: CatalogIndex,
-    /// Unit vectors, `dim` floats per tool, in catalogue order.
-    vectors: Vec<f32>,
+    /// Unit vectors, `dim` floats per tool, in catalogue order: one piece, or one per
+    /// call of a [`HybridBuilder`] to the model.
+    pub(super) vectors: Vec<Vec<f32>>,
     dim: usize,
     embedder: Arc<dyn Embedder>,
     pub(super) options: HybridOptions,
@@ -131,7 +144,7 @@ impl HybridIndex {
         let (vectors, dim) = flatten(embedder.model_id(), refs.len(), raw, None)?;
         Ok(Self {
             lexical,
-            vectors,
+            vectors: vec![vectors],
             dim,
             embedder,
             options,
@@ -342,11 +355,273 @@ impl HybridIndex {
                 source,
             })?;
         let (q, _) = flatten(model, 1, raw, Some(self.dim))?;
-        Ok(self
-            .vectors
-            .chunks_exact(self.dim.max(1))
-            .map(|v| dot(v, &q))
-            .collect())
+        let mut cosines = Vec::with_capacity(self.len());
+        for piece in &self.vectors {
+            cosines.extend(piece.chunks_exact(self.dim.max(1)).map(|v| dot(v, &q)));
+        }
+        Ok(cosines)
+    }
+}
+
+/// Builds a [`HybridIndex`] from tools handed over one at a time, keeping none of them: a
+/// large catalogue read from a file (`chef_ir::for_each_tool`) is indexed without every
+/// schema held at once.
+///
+/// With a model whose vectors depend on each text alone ([`Embedder::embeds_texts_alone`],
+/// the bundled one) the tools are embedded a piece of 4,096 at a time as they come: from
+/// the first full piece on, on a thread of its own while the calling thread reads and
+/// indexes the next tools (unless [`IndexOptions::threads`] is 1, or one core is all
+/// there is). With another model their texts are kept and embedded in one call at the
+/// end, as [`HybridIndex::build`] does.
+///
+/// The index is the one [`HybridIndex::build`] makes of the same tools in the same order,
+/// bit for bit, and the errors are its errors.
+///
+/// ```
+/// use chef_compress::search::dense::{BundledStatic, HybridBuilder, HybridOptions, ModelKind};
+///
+/// let mut builder = HybridBuilder::new(BundledStatic::shared()?, HybridOptions::for_kind(ModelKind::Static));
+/// chef_ir::for_each_tool(
+///     r#"[{"name": "uber_request", "description": "Request a car to a destination."},
+///         {"name": "weather_now", "description": "Current weather for a city."}]"#,
+///     |tool, _| builder.push(tool),
+/// )?;
+/// let index = builder.finish()?;
+/// assert_eq!(index.search("get me a taxi to the airport", 1)?.hits[0].tool.as_str(), "uber_request");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// [`IndexOptions::threads`]: crate::search::IndexOptions::threads
+#[derive(Debug)]
+pub struct HybridBuilder {
+    lexical: CatalogBuilder,
+    /// The texts of the tools not embedded yet.
+    texts: Texts,
+    /// Texts embedded per call when the model embeds each text alone.
+    piece: usize,
+    embedding: Embedding,
+    embedder: Arc<dyn Embedder>,
+    options: HybridOptions,
+}
+
+/// Tool texts embedded per call by a [`HybridBuilder`] whose model embeds each text alone.
+const PIECE: usize = 4_096;
+
+/// Tool texts, one after another in one string.
+#[derive(Debug, Default)]
+struct Texts {
+    text: String,
+    /// Where each text ends in `text`.
+    ends: Vec<usize>,
+}
+
+impl Texts {
+    fn push(&mut self, tool: &ToolDefinition) {
+        push_doc_text(&doc_of(tool), &mut self.text);
+        self.ends.push(self.text.len());
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn refs(&self) -> Vec<&str> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let text = self.text.get(start..end).unwrap_or_default();
+                start = end;
+                text
+            })
+            .collect()
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+}
+
+/// Where a [`HybridBuilder`]'s pieces are embedded.
+#[derive(Debug)]
+enum Embedding {
+    /// On the calling thread (always before the first full piece).
+    Here(Embedded),
+    /// On a thread of its own, in the order they are sent; each piece's buffer comes back
+    /// emptied, to be filled again.
+    Thread {
+        send: mpsc::Sender<Texts>,
+        back: mpsc::Receiver<Texts>,
+        done: thread::JoinHandle<Embedded>,
+    },
+}
+
+/// The vectors of the pieces embedded so far.
+#[derive(Debug, Default)]
+struct Embedded {
+    /// One flat piece per call to the model.
+    vectors: Vec<Vec<f32>>,
+    /// Their length, once known.
+    dim: Option<usize>,
+    /// The first error, after which nothing more is embedded.
+    failed: Option<DenseError>,
+}
+
+impl Embedded {
+    /// Embeds `texts` (if any), appending their vectors.
+    fn add(&mut self, embedder: &dyn Embedder, texts: &Texts) {
+        if self.failed.is_some() || texts.len() == 0 {
+            return;
+        }
+        let refs = texts.refs();
+        let model = embedder.model_id();
+        let flat = embedder
+            .embed_tools(&refs)
+            .map_err(|source| DenseError::Embed {
+                model: model.to_owned(),
+                source,
+            })
+            .and_then(|raw| flatten(model, refs.len(), raw, self.dim));
+        match flat {
+            Ok((flat, dim)) => {
+                self.dim = Some(dim);
+                self.vectors.push(flat);
+            }
+            Err(e) => self.failed = Some(e),
+        }
+    }
+}
+
+/// The result of a thread, its panic passed on.
+fn joined<T>(done: thread::JoinHandle<T>) -> T {
+    done.join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+impl HybridBuilder {
+    /// A builder of an index with this model and these options.
+    pub fn new(embedder: Arc<dyn Embedder>, options: HybridOptions) -> Self {
+        let piece = if embedder.embeds_texts_alone() {
+            PIECE
+        } else {
+            usize::MAX
+        };
+        Self {
+            lexical: CatalogBuilder::new(&options.lexical),
+            texts: Texts::default(),
+            piece,
+            embedding: Embedding::Here(Embedded::default()),
+            embedder,
+            options,
+        }
+    }
+
+    /// The same with `piece` texts embedded per call (tests).
+    #[cfg(test)]
+    pub(super) fn with_piece(mut self, piece: usize) -> Self {
+        self.piece = piece.max(1);
+        self
+    }
+
+    /// Adds the next tool.
+    pub fn push(&mut self, tool: ToolDefinition) {
+        self.texts.push(&tool);
+        self.lexical.push(tool);
+        if self.texts.len() >= self.piece {
+            self.embed_piece();
+        }
+    }
+
+    /// The index of every tool pushed.
+    ///
+    /// # Errors
+    ///
+    /// As [`HybridIndex::build`]: the model failed, or returned vectors of the wrong number,
+    /// length or value.
+    pub fn finish(self) -> Result<HybridIndex, DenseError> {
+        let Self {
+            lexical,
+            texts,
+            embedding,
+            embedder,
+            options,
+            ..
+        } = self;
+        let (lexical, embedded) = match embedding {
+            Embedding::Here(mut embedded) => {
+                embedded.add(&*embedder, &texts);
+                (lexical.finish(), embedded)
+            }
+            Embedding::Thread { send, done, .. } => {
+                // The thread stops only by panicking, which `joined` passes on.
+                let _ = send.send(texts);
+                drop(send);
+                let lexical = lexical.finish();
+                (lexical, joined(done))
+            }
+        };
+        if let Some(e) = embedded.failed {
+            return Err(e);
+        }
+        Ok(HybridIndex {
+            lexical,
+            vectors: embedded.vectors,
+            dim: embedded.dim.unwrap_or(0),
+            embedder,
+            options,
+        })
+    }
+
+    /// Embeds the full piece of texts: here, or on the embedding thread (started with the
+    /// first piece when threads are allowed and there is more than one core).
+    fn embed_piece(&mut self) {
+        if let Embedding::Here(embedded) = &mut self.embedding {
+            let first = embedded.vectors.is_empty() && embedded.failed.is_none();
+            let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
+            let thread = first && self.options.lexical.threads != 1 && cores > 1;
+            match thread.then(|| Self::start(Arc::clone(&self.embedder))) {
+                Some(Ok(started)) => self.embedding = started,
+                _ => {
+                    embedded.add(&*self.embedder, &self.texts);
+                    self.texts.clear();
+                    return;
+                }
+            }
+        }
+        if let Embedding::Thread { send, back, .. } = &self.embedding {
+            let emptied = back.try_recv().unwrap_or_default();
+            let full = std::mem::replace(&mut self.texts, emptied);
+            if send.send(full).is_err() {
+                // The thread stopped, by panicking: pass it on.
+                let Embedding::Thread { done, .. } =
+                    std::mem::replace(&mut self.embedding, Embedding::Here(Embedded::default()))
+                else {
+                    return;
+                };
+                self.embedding = Embedding::Here(joined(done));
+            }
+        }
+    }
+
+    /// The embedding thread: it embeds each piece sent, in order, and sends its buffer
+    /// back.
+    fn start(embedder: Arc<dyn Embedder>) -> std::io::Result<Embedding> {
+        let (send, pieces) = mpsc::channel::<Texts>();
+        let (give_back, back) = mpsc::channel::<Texts>();
+        let done = thread::Builder::new()
+            .name("chef-embed".to_owned())
+            .spawn(move || {
+                let mut embedded = Embedded::default();
+                for mut texts in pieces {
+                    embedded.add(&*embedder, &texts);
+                    texts.clear();
+                    // The builder may have finished: then the buffer is dropped here.
+                    let _ = give_back.send(texts);
+                }
+                embedded
+            })?;
+        Ok(Embedding::Thread { send, back, done })
     }
 }
 

@@ -63,7 +63,8 @@
 //! parameter names, e.g. `gdrive sheets append rows: Append new rows to a sheet.
 //! Parameters: spreadsheet_id, range, values`.
 //!
-//! The index is in `index`, the calibration kit ([`calibrate`], [`calibrate_weight`],
+//! The index (and [`HybridBuilder`], which builds it tool by tool) is in `index`, the
+//! calibration kit ([`calibrate`], [`calibrate_weight`],
 //! [`evaluate`]…) in `calibrate`, the opt-in second stage ([`SecondStage`], a learned
 //! relevance model over the best candidates) in `relevance`, and [`WordTableEmbedder`] in
 //! `word_table`.
@@ -87,7 +88,7 @@ pub use self::{
         CALIBRATION_WEIGHTS, DEFAULT_ABSTAIN_SHARE, calibrate, calibrate_min_cosine,
         calibrate_on_irrelevant, calibrate_to_share, calibrate_weight, evaluate, weight_curve,
     },
-    index::{HybridIndex, tool_text},
+    index::{HybridBuilder, HybridIndex, tool_text},
     relevance::{
         Candidate, Example, FEATURE_NAMES, FEATURES, Judged, RelevanceModel, SecondStage,
         calibrate_min_relevance, evaluate_second_stage, train,
@@ -268,6 +269,14 @@ pub trait Embedder: Send + Sync + fmt::Debug {
     /// overrides it so that a catalogue is embedded once, while requests are not cached.
     fn embed_tools(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         self.embed(texts)
+    }
+
+    /// Whether a text's vector depends on that text alone, whatever else is embedded in the
+    /// same call (true of a static model; a transformer that pads a batch may differ in
+    /// the last bits). When true, [`HybridBuilder`] embeds a large catalogue a piece at a
+    /// time instead of keeping every tool text to the end. Defaults to false.
+    fn embeds_texts_alone(&self) -> bool {
+        false
     }
 }
 

@@ -292,6 +292,185 @@ fn a_misbehaving_model_is_a_typed_error() {
     assert_eq!(ok.dimensions(), 2);
 }
 
+/// A builder fed one tool at a time makes the index `HybridIndex::build` makes, bit for
+/// bit: with a model that embeds each text alone, a piece at a time (pieces of 1, 7 and
+/// 260 texts, and the default; on the embedding thread and on the calling thread), and
+/// with one that does not, in one call at the end.
+#[test]
+fn an_index_pushed_tool_by_tool_is_the_built_index_bit_for_bit() {
+    let real = {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/real-mcp-tools.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        chef_ir::load_tools_from_str(&text).unwrap().tools
+    };
+    let bits = |index: &HybridIndex| -> Vec<u32> {
+        index
+            .vectors
+            .iter()
+            .flatten()
+            .map(|x| x.to_bits())
+            .collect()
+    };
+    let requests = [
+        "add three new rows to the bottom of the tracker spreadsheet",
+        "will it rain",
+        "bake a chocolate cake",
+    ];
+    // 600 tools: pieces of 260 are past the size from which the bundled model makes its
+    // rows `f32`.
+    let replicated: Vec<ToolDefinition> = real
+        .iter()
+        .cycle()
+        .take(600)
+        .enumerate()
+        .map(|(i, tool)| {
+            let mut tool = tool.clone();
+            tool.name = chef_ir::ToolName::new(format!("s{}_{}", i / real.len(), tool.name));
+            tool
+        })
+        .collect();
+    for (model, catalogue) in [
+        (
+            BundledStatic::shared().unwrap() as Arc<dyn Embedder>,
+            real.clone(),
+        ),
+        (
+            BundledStatic::shared().unwrap() as Arc<dyn Embedder>,
+            replicated,
+        ),
+        (Arc::new(table()) as Arc<dyn Embedder>, tools()),
+    ] {
+        let options = HybridOptions::for_kind(model.kind());
+        let expected = HybridIndex::build(&catalogue, Arc::clone(&model), options).unwrap();
+        // Pieces embedded on a thread of their own, and on the calling thread.
+        let one_thread = HybridOptions {
+            lexical: IndexOptions {
+                threads: 1,
+                ..options.lexical
+            },
+            ..options
+        };
+        for (piece, options) in [
+            (None, options),
+            (Some(1), options),
+            (Some(7), options),
+            (Some(7), one_thread),
+            (Some(260), options),
+        ] {
+            let mut builder = HybridBuilder::new(Arc::clone(&model), options);
+            if let Some(piece) = piece {
+                builder = builder.with_piece(piece);
+            }
+            for tool in &catalogue {
+                builder.push(tool.clone());
+            }
+            let built = builder.finish().unwrap();
+            assert_eq!(bits(&built), bits(&expected), "{piece:?}");
+            assert_eq!(built.dimensions(), expected.dimensions());
+            assert_eq!(built.len(), expected.len());
+            for request in requests {
+                assert_eq!(
+                    built.search(request, 10).unwrap(),
+                    expected.search(request, 10).unwrap(),
+                    "{piece:?} {request}"
+                );
+            }
+        }
+    }
+    let empty = HybridBuilder::new(
+        Arc::new(table()),
+        HybridOptions::for_kind(ModelKind::Static),
+    )
+    .finish()
+    .unwrap();
+    assert!(empty.is_empty() && empty.dimensions() == 0);
+}
+
+/// What [`Broken`] answers for a number of texts.
+type Reply = fn(usize) -> Vec<Vec<f32>>;
+
+/// A builder reports what `HybridIndex::build` reports of a model that fails.
+#[test]
+fn a_builder_reports_a_misbehaving_model_as_the_build_does() {
+    let broken = |reply: Reply| {
+        Arc::new(Broken {
+            calls: AtomicUsize::new(0),
+            reply,
+        })
+    };
+    let options = HybridOptions::for_kind(ModelKind::Contextual);
+    let replies: [Reply; 4] = [
+        |n| vec![vec![1.0]; n - 1],
+        |_| vec![vec![1.0], vec![1.0, 2.0], vec![1.0]],
+        |n| vec![vec![f32::NAN]; n],
+        |n| vec![Vec::new(); n],
+    ];
+    for reply in replies {
+        let expected = HybridIndex::build(&tools(), broken(reply), options).unwrap_err();
+        let mut builder = HybridBuilder::new(broken(reply), options);
+        for tool in tools() {
+            builder.push(tool);
+        }
+        let err = builder.finish().unwrap_err();
+        assert_eq!(err.to_string(), expected.to_string());
+    }
+    let mut failing = tools();
+    failing[1].description = "fail".to_owned();
+    let expected = HybridIndex::build(&failing, broken(|n| vec![vec![1.0]; n]), options);
+    let mut builder = HybridBuilder::new(broken(|n| vec![vec![1.0]; n]), options);
+    for tool in failing.clone() {
+        builder.push(tool);
+    }
+    assert_eq!(
+        builder.finish().unwrap_err().to_string(),
+        expected.unwrap_err().to_string()
+    );
+
+    /// The same model, said to embed each text alone: embedded a piece at a time, on the
+    /// embedding thread.
+    #[derive(Debug)]
+    struct Alone(Broken);
+    impl Embedder for Alone {
+        fn model_id(&self) -> &str {
+            self.0.model_id()
+        }
+        fn kind(&self) -> ModelKind {
+            self.0.kind()
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+            self.0.embed(texts)
+        }
+        fn embeds_texts_alone(&self) -> bool {
+            true
+        }
+    }
+    let alone = |reply: Reply| {
+        Arc::new(Alone(Broken {
+            calls: AtomicUsize::new(0),
+            reply,
+        }))
+    };
+    let mut builder = HybridBuilder::new(alone(|n| vec![vec![1.0]; n]), options).with_piece(1);
+    for tool in failing {
+        builder.push(tool);
+    }
+    assert_eq!(
+        builder.finish().unwrap_err().to_string(),
+        "embedding model broken: refused"
+    );
+    let mut builder = HybridBuilder::new(alone(|n| vec![vec![f32::NAN]; n]), options).with_piece(2);
+    for tool in tools() {
+        builder.push(tool);
+    }
+    assert!(matches!(
+        builder.finish(),
+        Err(DenseError::NonFinite { .. })
+    ));
+}
+
 #[test]
 fn tool_text_splits_the_name_and_lists_parameters() {
     let tool = ToolDefinition::new(

@@ -26,7 +26,11 @@
 
 pub(crate) mod wordpiece;
 
-use std::{borrow::Cow, fmt, sync::Arc};
+use std::{
+    borrow::Cow,
+    fmt,
+    sync::{Arc, Mutex, PoisonError},
+};
 
 use super::{EmbedError, Embedder, ModelKind};
 
@@ -75,6 +79,9 @@ pub struct BundledStatic {
     rows: usize,
     max_chars: usize,
     id: String,
+    /// The rows made `f32` by calls with many texts, kept for the next such call (taken
+    /// out while one runs).
+    rows_f32: Mutex<Option<RowsF32>>,
 }
 
 impl fmt::Debug for BundledStatic {
@@ -179,6 +186,7 @@ impl BundledStatic {
             rows,
             max_chars,
             id,
+            rows_f32: Mutex::new(None),
         })
     }
 
@@ -256,12 +264,26 @@ impl Embedder for BundledStatic {
         ModelKind::Static
     }
 
+    fn embeds_texts_alone(&self) -> bool {
+        true
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut buffers = Buffers::for_texts(texts.len());
-        Ok(texts
+        let kept = || self.rows_f32.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(made) = &mut buffers.rows_f32 {
+            // The rows an earlier call made (another thread may hold them: then this
+            // call makes its own).
+            *made = kept().take().unwrap_or_default();
+        }
+        let vectors = texts
             .iter()
             .map(|text| self.vector(text, &mut buffers))
-            .collect())
+            .collect();
+        if let Some(made) = buffers.rows_f32.take() {
+            *kept() = Some(made);
+        }
+        Ok(vectors)
     }
 }
 
@@ -307,7 +329,8 @@ impl Buffers {
 
 /// From this many texts in one call, each row is made `f32` once, when first met, and
 /// summed from there: two instructions per four values instead of seven. Below, the
-/// rows it would make cost more than they save.
+/// rows it would make cost more than they save. The rows made are kept with the model
+/// for the next such call (at most the whole table, 31 MB; a catalogue uses a third).
 const ROWS_F32_TEXTS: usize = 256;
 
 /// Rows of the table as `f32` (`i8 × scale`, the very products the sums would add), made
@@ -325,6 +348,9 @@ impl RowsF32 {
     fn start(&mut self, row: usize, rows: usize, values: &[u8], scale: f32) -> usize {
         if self.start.is_empty() {
             self.start = vec![usize::MAX; rows];
+            // Room for every row, so that making one never moves the others; only the
+            // pages written are ever touched.
+            self.values.reserve_exact(rows * values.len());
         }
         match self.start.get_mut(row) {
             Some(start) if *start != usize::MAX => *start,
@@ -533,18 +559,21 @@ mod tests {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let batch = model.embed(&refs).expect("embeds");
         assert_eq!(batch.iter().map(|v| bits(v)).collect::<Vec<_>>(), expected);
-        // Many texts in one call: the rows made `f32`.
+        // Many texts in one call: the rows made `f32` and kept with the model.
         let many: Vec<&str> = refs
             .iter()
             .cycle()
             .take(super::ROWS_F32_TEXTS + 100)
             .copied()
             .collect();
-        let batch = model.embed(&many).expect("embeds");
-        for (vector, expected) in batch.iter().zip(expected.iter().cycle()) {
-            assert_eq!(&bits(vector), expected);
+        // Twice: the second call takes the rows the first made.
+        for _ in 0..2 {
+            let batch = model.embed(&many).expect("embeds");
+            for (vector, expected) in batch.iter().zip(expected.iter().cycle()) {
+                assert_eq!(&bits(vector), expected);
+            }
+            assert_eq!(batch.len(), many.len());
         }
-        assert_eq!(batch.len(), many.len());
     }
 
     #[cfg(feature = "bundled-model")]
