@@ -407,6 +407,9 @@ pub struct HybridBuilder {
 /// Tool texts embedded per call by a [`HybridBuilder`] whose model embeds each text alone.
 const PIECE: usize = 4_096;
 
+/// Pieces a [`HybridBuilder`] lets its embedding thread fall behind by before it waits.
+const IN_FLIGHT: usize = 2;
+
 /// Tool texts, one after another in one string.
 #[derive(Debug, Default)]
 struct Texts {
@@ -453,6 +456,8 @@ enum Embedding {
     Thread {
         send: mpsc::Sender<Texts>,
         back: mpsc::Receiver<Texts>,
+        /// Pieces sent whose buffer has not come back.
+        in_flight: usize,
         done: thread::JoinHandle<Embedded>,
     },
 }
@@ -589,18 +594,35 @@ impl HybridBuilder {
                 }
             }
         }
-        if let Embedding::Thread { send, back, .. } = &self.embedding {
-            let emptied = back.try_recv().unwrap_or_default();
-            let full = std::mem::replace(&mut self.texts, emptied);
-            if send.send(full).is_err() {
-                // The thread stopped, by panicking: pass it on.
-                let Embedding::Thread { done, .. } =
-                    std::mem::replace(&mut self.embedding, Embedding::Here(Embedded::default()))
-                else {
-                    return;
-                };
-                self.embedding = Embedding::Here(joined(done));
+        if let Embedding::Thread {
+            send,
+            back,
+            in_flight,
+            ..
+        } = &mut self.embedding
+        {
+            // A buffer back from the thread, waiting for one when it is behind by
+            // IN_FLIGHT pieces (so that no more buffers are made than that).
+            let emptied = if *in_flight >= IN_FLIGHT {
+                back.recv().ok()
+            } else {
+                back.try_recv().ok()
+            };
+            if emptied.is_some() {
+                *in_flight -= 1;
             }
+            let full = std::mem::replace(&mut self.texts, emptied.unwrap_or_default());
+            if send.send(full).is_ok() {
+                *in_flight += 1;
+                return;
+            }
+            // The thread stopped, by panicking: pass it on.
+            let Embedding::Thread { done, .. } =
+                std::mem::replace(&mut self.embedding, Embedding::Here(Embedded::default()))
+            else {
+                return;
+            };
+            self.embedding = Embedding::Here(joined(done));
         }
     }
 
@@ -621,7 +643,12 @@ impl HybridBuilder {
                 }
                 embedded
             })?;
-        Ok(Embedding::Thread { send, back, done })
+        Ok(Embedding::Thread {
+            send,
+            back,
+            in_flight: 0,
+            done,
+        })
     }
 }
 
