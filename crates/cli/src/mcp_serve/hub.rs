@@ -638,15 +638,24 @@ impl Hub {
         };
         let params = chef_ir::interop::rmcp3::call_tool_params(route.tool.clone(), &args)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        let handle: RequestHandle<RoleClient> = peer
+        // The server may have stopped between the route lookup and the send (a crash the
+        // supervisor has not seen yet): that is the model's "not available now", a tool
+        // result it can act on, never a JSON-RPC error the host shows as a failure.
+        let handle: RequestHandle<RoleClient> = match peer
             .send_cancellable_request(
                 ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params)),
                 PeerRequestOptions::no_options(),
             )
             .await
-            .map_err(|e| {
-                ErrorData::internal_error(format!("server {}: {e}", route.server), None)
-            })?;
+        {
+            Ok(handle) => handle,
+            Err(e) => {
+                return Ok(Self::tool_error(format!(
+                    "Tool {name} is not available now (server {}: {e}); it may return. Use another tool or try later.",
+                    route.server
+                )));
+            }
+        };
         let upstream_token = handle.progress_token.clone();
         if let Some(token) = meta.get_progress_token() {
             self.progress
