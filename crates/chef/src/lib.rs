@@ -73,8 +73,8 @@ pub use crate::{
     },
     session::{
         ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, Compiled, FoundTool,
-        MemoryPlacement, OwnedCall, Payload, PayloadMeta, RestoreOptions, Routed, RoutedCall,
-        SessionState, TargetOptions,
+        MemoryPlacement, OwnedCall, Payload, PayloadMeta, REPEATED_CALL_ID, RestoreOptions, Routed,
+        RoutedCall, SessionState, TargetOptions,
     },
 };
 

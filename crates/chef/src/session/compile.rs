@@ -23,8 +23,12 @@ impl Chef {
     /// do (a loop that sends this request through its own client routes the reply).
     pub fn request(&mut self, target: Target) -> Result<Request, ChefError> {
         let tools = self.turn_tools()?;
-        let notice = self.handoff_notice(false);
-        let request = self.build_request(target, &tools, tools.wire_tools(), notice.as_slice())?;
+        let extra: Vec<Announcement> = self
+            .handoff_notice(false)
+            .into_iter()
+            .chain(self.repeat_notice())
+            .collect();
+        let request = self.build_request(target, &tools, tools.wire_tools(), &extra)?;
         self.routing.latest = Some(tools);
         self.routing.names = request_names(&request, target);
         Ok(request)
@@ -231,9 +235,13 @@ impl Chef {
         expired: &[crate::memory::MemoryEntry],
         tools: Arc<TurnTools>,
     ) -> Result<Payload<Spliced>, ChefError> {
-        let notice = self.handoff_notice(true);
+        let extra: Vec<Announcement> = self
+            .handoff_notice(true)
+            .into_iter()
+            .chain(self.repeat_notice())
+            .collect();
         let pending = self.pending_overflow_notice();
-        let layers = self.layers(target, &tools, notice.as_slice())?;
+        let layers = self.layers(target, &tools, &extra)?;
         let compiler::CompiledTurn {
             mut wire,
             wire_tools,

@@ -54,6 +54,9 @@ pub struct ChefConfig {
     /// Bound the flat tools to the active skill's `allowed-tools` (see
     /// [`ChefConfig::with_skill_pruning`]).
     pub skill_pruning: bool,
+    /// Tell the model when its latest calls repeat answered calls (see
+    /// [`ChefConfig::with_repeat_notice`]). On by default.
+    pub repeat_notice: bool,
 }
 
 impl Default for ChefConfig {
@@ -73,6 +76,7 @@ impl Default for ChefConfig {
             skill_placement: crate::skills::SkillPlacement::AfterSystem,
             skill_tool: false,
             skill_pruning: false,
+            repeat_notice: true,
         }
     }
 }
@@ -124,6 +128,40 @@ impl ChefConfig {
     #[must_use]
     pub fn with_tool_change_announcements(mut self, on: bool) -> Self {
         self.announce_tool_changes = on;
+        self
+    }
+
+    /// Turns the loop guard on or off (on by default). When every call of the model's
+    /// latest reply repeats a call it already made for the same request — the same name
+    /// as written, equal arguments — and that earlier call's result was not an error, the
+    /// next compile tells the model so and asks it to answer if the results suffice
+    /// (announcement id [`REPEATED_CALL_ID`](crate::REPEATED_CALL_ID), in the tail after
+    /// the history, derived from the history at each compile, never stored). Nothing is
+    /// refused: the caller still dispatches a repeated call. The request starts at the
+    /// latest user message with text.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
+    /// use serde_json::json;
+    ///
+    /// let notice = "You called `get_weather` again with the same arguments";
+    /// for guard in [true, false] {
+    ///     let mut chef = Chef::new(ChefConfig::default().with_repeat_notice(guard));
+    ///     chef.push(Message::user("What is the weather in Paris?"));
+    ///     for id in ["1", "2"] {
+    ///         let call = ToolCall::new(id, "get_weather", json!({"city": "Paris"}));
+    ///         chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    ///         chef.push(Message::tool_results(vec![ToolResult::text(id, "12 °C")]));
+    ///     }
+    ///     let body = String::from_utf8(chef.compile(Target::OpenAiChat)?.body)?;
+    ///     assert_eq!(body.contains(notice), guard);
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_repeat_notice(mut self, on: bool) -> Self {
+        self.repeat_notice = on;
         self
     }
 

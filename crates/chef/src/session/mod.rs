@@ -16,6 +16,7 @@ mod overflow;
 mod owned;
 mod parts;
 mod payload;
+mod repeated;
 mod route;
 mod routed;
 mod select;
@@ -32,6 +33,7 @@ pub use self::body::ChunkedBody;
 pub use self::compiler::TargetOptions;
 pub use self::config::{ChefConfig, MemoryPlacement};
 pub use self::payload::{ChunkedPayload, Payload, PayloadMeta};
+pub use self::repeated::REPEATED_CALL_ID;
 pub use self::subscribe::Compiled;
 pub use self::{
     assemble::ANCHOR_LINE,

@@ -588,3 +588,44 @@ fn once_the_request_has_a_tool_result_any_setting_may_answer_instead_of_calling(
     chef.compile(Target::OpenAiChat).unwrap();
     assert!(!has_answer_branch(&chef));
 }
+
+fn call_and_answer(chef: &mut Chef, id: &str, name: &str, args: Value) {
+    let call = ToolCall::new(id, name, args);
+    chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
+    chef.push(Message::tool_results(vec![ToolResult::text(
+        id,
+        "ok: 3 rows",
+    )]));
+}
+
+#[test]
+fn a_model_that_repeats_an_answered_call_is_told_to_answer_after_the_cached_prefix() {
+    let notice = "You called `health_check` again with the same arguments as before";
+    for target in TARGETS {
+        let mut chef = discovery(3);
+        chef.push(Message::user("Is the service healthy?"));
+        call_and_answer(&mut chef, "c1", "health_check", json!({}));
+        let first = chef.compile(target).unwrap().body;
+        assert!(
+            !String::from_utf8_lossy(&first).contains(notice),
+            "{target:?}"
+        );
+        call_and_answer(&mut chef, "c2", "health_check", json!({}));
+        let second = chef.compile(target).unwrap().body;
+        let text = String::from_utf8_lossy(&second);
+        assert!(text.contains(notice), "{target:?}: {text}");
+        assert!(text.contains(chef::REPEATED_CALL_ID), "{target:?}: {text}");
+        assert_prefix(target, &first, &second, "after the repeated call");
+        // Deterministic: the same history compiles to the same bytes.
+        assert_eq!(chef.compile(target).unwrap().body, second, "{target:?}");
+        // A new request starts afresh: the same call for it is not a repeat.
+        chef.push(Message::assistant("The service is healthy."));
+        chef.push(Message::user("And now?"));
+        call_and_answer(&mut chef, "c3", "health_check", json!({}));
+        let third = chef.compile(target).unwrap().body;
+        assert!(
+            !String::from_utf8_lossy(&third).contains(notice),
+            "{target:?}"
+        );
+    }
+}

@@ -1,0 +1,177 @@
+//! The loop guard: a model that sends again a call it already made, and already has the
+//! result of, is told so at the next compile.
+//!
+//! Small models in particular finish the last step of a task and then call the same tool
+//! with the same arguments again, turn after turn, instead of answering. Nothing is
+//! refused (a repeated call may be a deliberate poll, and the caller dispatches it as
+//! usual); the next request carries a per-compile notice after the history, in the tail
+//! where every announcement goes, so the cached prefix never moves for it.
+
+use chef_ir::{Content, Message, Role, ToolCall, ToolCallId};
+
+use super::Chef;
+use crate::announce::{Announcement, Channel};
+
+/// The id of the notice (it is never a standing announcement: it is derived from the
+/// history at each compile).
+pub const REPEATED_CALL_ID: &str = "calls:repeated";
+
+impl Chef {
+    /// The notice for this compile when the model's latest calls all repeat calls it made
+    /// earlier for the same request (same name as written, equal arguments) whose results
+    /// were not errors; `None` otherwise, or when the guard is off
+    /// ([`ChefConfig::with_repeat_notice`](crate::ChefConfig::with_repeat_notice)).
+    pub(super) fn repeat_notice(&self) -> Option<Announcement> {
+        if !self.config.repeat_notice {
+            return None;
+        }
+        let repeated = repeated_calls(&self.conversation.history)?;
+        let names: Vec<String> = repeated.iter().map(|n| format!("`{n}`")).collect();
+        let (named, them) = match names.as_slice() {
+            [one] => (one.clone(), "its result is"),
+            [init @ .., last] => (
+                format!("{} and {last}", init.join(", ")),
+                "their results are",
+            ),
+            [] => return None,
+        };
+        Some(Announcement {
+            id: REPEATED_CALL_ID.to_owned(),
+            content: format!(
+                "You called {named} again with the same arguments as before; {them} already \
+                 above. If the results so far answer the request, reply with the answer now \
+                 instead of calling a tool. Otherwise make the next call the request still \
+                 needs."
+            ),
+            channel: Channel::Auto,
+        })
+    }
+}
+
+/// The names (as written, in order, each once) of the latest assistant message's calls
+/// when every one of them repeats an earlier call of the same request that was answered
+/// without an error; `None` when the latest message with calls has a new call, or none.
+///
+/// The request starts at the latest user message with text: tool results travelling in
+/// user messages (Anthropic's) do not start one.
+pub(crate) fn repeated_calls(history: &[Message]) -> Option<Vec<String>> {
+    let start = history
+        .iter()
+        .rposition(|m| m.role == Role::User && !m.text().trim().is_empty())
+        .map_or(0, |i| i + 1);
+    let request = history.get(start..)?;
+    let latest = request
+        .iter()
+        .rposition(|m| m.role == Role::Assistant && m.tool_calls().next().is_some())?;
+    let (earlier, rest) = request.split_at(latest);
+    let latest_calls: Vec<&ToolCall> = rest.first()?.tool_calls().collect();
+    let answered = |id: &ToolCallId| {
+        request
+            .iter()
+            .filter(|m| m.role != Role::Assistant)
+            .flat_map(Message::tool_results_iter)
+            .any(|r| &r.tool_call_id == id && !r.is_error)
+    };
+    let made_before = |call: &ToolCall| {
+        earlier
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .flat_map(|m| &m.content)
+            .any(|c| match c {
+                Content::ToolCall(before) => {
+                    before.name.as_str().trim() == call.name.as_str().trim()
+                        && before.arguments == call.arguments
+                        && answered(&before.id)
+                }
+                _ => false,
+            })
+    };
+    let mut names: Vec<String> = Vec::new();
+    for call in latest_calls {
+        if !made_before(call) {
+            return None;
+        }
+        let name = call.name.as_str().trim();
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_owned());
+        }
+    }
+    (!names.is_empty()).then_some(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use chef_ir::{Content, Message, ToolCall, ToolResult};
+    use serde_json::json;
+
+    use super::repeated_calls;
+
+    fn call(id: &str, name: &str, args: serde_json::Value) -> Message {
+        Message::assistant_with(vec![Content::ToolCall(ToolCall::new(id, name, args))])
+    }
+
+    fn result(id: &str, error: bool) -> Message {
+        Message::tool_results(vec![if error {
+            ToolResult::error(id, "no such city")
+        } else {
+            ToolResult::text(id, "12 degrees")
+        }])
+    }
+
+    #[test]
+    fn the_identical_answered_call_again_is_named() {
+        let history = vec![
+            Message::user("weather in Paris?"),
+            call("1", "get_weather", json!({"city": "Paris", "unit": "c"})),
+            result("1", false),
+            // Key order does not make a call new.
+            call("2", "get_weather", json!({"unit": "c", "city": "Paris"})),
+            result("2", false),
+        ];
+        assert_eq!(
+            repeated_calls(&history),
+            Some(vec!["get_weather".to_owned()])
+        );
+    }
+
+    #[test]
+    fn new_arguments_an_error_before_or_a_new_request_are_not_repeats() {
+        let other_args = vec![
+            Message::user("weather?"),
+            call("1", "get_weather", json!({"city": "Paris"})),
+            result("1", false),
+            call("2", "get_weather", json!({"city": "Rome"})),
+        ];
+        assert_eq!(repeated_calls(&other_args), None);
+        let failed_before = vec![
+            Message::user("weather?"),
+            call("1", "get_weather", json!({"city": "Paris"})),
+            result("1", true),
+            call("2", "get_weather", json!({"city": "Paris"})),
+        ];
+        assert_eq!(repeated_calls(&failed_before), None);
+        let new_request = vec![
+            Message::user("weather?"),
+            call("1", "get_weather", json!({"city": "Paris"})),
+            result("1", false),
+            Message::assistant("12 degrees."),
+            Message::user("and now?"),
+            call("2", "get_weather", json!({"city": "Paris"})),
+            result("2", false),
+        ];
+        assert_eq!(repeated_calls(&new_request), None);
+        // One new call among repeats: the model is still working.
+        let mixed = vec![
+            Message::user("weather?"),
+            call("1", "get_weather", json!({"city": "Paris"})),
+            result("1", false),
+            Message::assistant_with(vec![
+                Content::ToolCall(ToolCall::new("2", "get_weather", json!({"city": "Paris"}))),
+                Content::ToolCall(ToolCall::new("3", "get_time", json!({"city": "Paris"}))),
+            ]),
+        ];
+        assert_eq!(repeated_calls(&mixed), None);
+        assert_eq!(repeated_calls(&[]), None);
+        assert_eq!(repeated_calls(&[Message::user("hi")]), None);
+    }
+}
