@@ -323,7 +323,9 @@ impl Chef {
     /// first call at the other settings has no such branch (the model is asked to pick a
     /// tool). Once a `find_tools` search for the current request has
     /// found nothing, `find_tools` has no branch (a small model otherwise searches again
-    /// and again).
+    /// and again). Right after a reply whose calls all repeat answered calls (the loop
+    /// guard, [`ChefConfig::with_repeat_notice`](crate::ChefConfig::with_repeat_notice)),
+    /// those tools have no branch for that one reply, below level 3.
     ///
     /// ```
     /// use chef::{Chef, ChefConfig};
@@ -349,6 +351,20 @@ impl Chef {
         let mut tools = tools.wire_tools();
         if self.discovering() && self.searched_in_vain() {
             tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
+        }
+        // The loop guard's lever for a constrained model, which the notice alone did not
+        // stop: right after it repeated answered calls, their tools have no branch for one
+        // reply (it answers, or makes another call). Not at level 3, whose wire tools are
+        // the dispatcher every call goes through.
+        if self.config.repeat_notice
+            && self.config.compress.level() < chef_compress::Level::Three
+            && let Some(repeated) = super::repeated::repeated_calls(&self.conversation.history)
+        {
+            let real: Vec<&str> = repeated
+                .iter()
+                .map(|n| self.routing.names.to_real(n))
+                .collect();
+            tools.retain(|t| !real.contains(&t.name.as_str()));
         }
         // Under discovery the model may answer from the start (nothing may fit); at any
         // setting, once the request has tool results, it may finish its task.

@@ -449,22 +449,24 @@ fn kept_reasons_say_why_a_tool_is_offered() {
     );
 }
 
+/// The tool names the constrained format allows (`Null` for the answer branch).
+fn consts(chef: &Chef) -> Vec<Value> {
+    let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
+    let schema = &format["json_schema"]["schema"];
+    match schema["anyOf"].as_array() {
+        Some(branches) => branches
+            .iter()
+            .map(|b| b["properties"]["name"]["const"].clone())
+            .collect(),
+        None => vec![schema["properties"]["name"]["const"].clone()],
+    }
+}
+
 #[test]
 fn after_a_search_in_vain_the_constrained_format_offers_an_answer_not_another_search() {
     let mut chef = discovery(3);
     chef.push(Message::user("Write me a sonnet about the sea"));
     chef.compile(Target::OpenAiChat).unwrap();
-    let consts = |chef: &Chef| -> Vec<Value> {
-        let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
-        let schema = &format["json_schema"]["schema"];
-        match schema["anyOf"].as_array() {
-            Some(branches) => branches
-                .iter()
-                .map(|b| b["properties"]["name"]["const"].clone())
-                .collect(),
-            None => vec![schema["properties"]["name"]["const"].clone()],
-        }
-    };
     assert!(consts(&chef).contains(&json!("find_tools")));
     find(&mut chef, "c1", "compose a sonnet about the ocean waves");
     chef.compile(Target::OpenAiChat).unwrap();
@@ -628,4 +630,34 @@ fn a_model_that_repeats_an_answered_call_is_told_to_answer_after_the_cached_pref
             "{target:?}"
         );
     }
+}
+
+#[test]
+fn right_after_a_repeated_call_the_constrained_format_has_no_branch_for_that_tool() {
+    for level in [Level::Zero, Level::One] {
+        let mut chef = Chef::new(ChefConfig::default().with_level(level));
+        chef.register_tools(real_tools()).unwrap();
+        chef.push(Message::user("Is the service healthy?"));
+        call_and_answer(&mut chef, "c1", "health_check", json!({}));
+        chef.compile(Target::OpenAiChat).unwrap();
+        assert!(consts(&chef).contains(&json!("health_check")), "{level:?}");
+        call_and_answer(&mut chef, "c2", "health_check", json!({}));
+        chef.compile(Target::OpenAiChat).unwrap();
+        let after = consts(&chef);
+        assert!(!after.contains(&json!("health_check")), "{level:?}: {after:?}");
+        assert!(after.contains(&Value::Null), "{level:?}: the answer branch");
+        assert!(after.contains(&json!("check_health")), "{level:?}: the other tools stay");
+        // One reply only: a different call brings the branch back.
+        call_and_answer(&mut chef, "c3", "check_health", json!({}));
+        chef.compile(Target::OpenAiChat).unwrap();
+        assert!(consts(&chef).contains(&json!("health_check")), "{level:?}");
+    }
+    // Off, the format keeps every tool.
+    let mut chef = Chef::new(ChefConfig::default().with_repeat_notice(false));
+    chef.register_tools(real_tools()).unwrap();
+    chef.push(Message::user("Is the service healthy?"));
+    call_and_answer(&mut chef, "c1", "health_check", json!({}));
+    call_and_answer(&mut chef, "c2", "health_check", json!({}));
+    chef.compile(Target::OpenAiChat).unwrap();
+    assert!(consts(&chef).contains(&json!("health_check")));
 }
