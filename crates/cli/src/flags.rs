@@ -468,6 +468,11 @@ pub(crate) struct EvalArgs {
     /// tool was (the first call is still graded as without this flag).
     #[arg(long)]
     pub(crate) whole_task: bool,
+    /// With --whole-task: end a task when every call of a reply repeats a call already
+    /// answered in it (same name, equal arguments: the loop chef's guard announces),
+    /// grading the calls made until then; the line says `"stopped_on_repeat": true`.
+    #[arg(long, requires = "whole_task")]
+    pub(crate) stop_on_repeat: bool,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,32 @@ use crate::announce::{Announcement, Channel};
 pub const REPEATED_CALL_ID: &str = "calls:repeated";
 
 impl Chef {
+    /// The loop guard's finding: the tools of the latest reply, as the model wrote their
+    /// names (each once, in order), when every call of that reply repeats a call it made
+    /// earlier for the same request — the same name, equal arguments — whose result was
+    /// not an error; `None` when the latest reply with calls made a new one. The request
+    /// starts at the latest user message with text. An agent loop may act on it (stop, or
+    /// ask the user), whether or not the notice is on.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::{Content, Message, ToolCall, ToolResult};
+    /// use serde_json::json;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.push(Message::user("What is the weather in Paris?"));
+    /// let call = |id: &str| ToolCall::new(id, "get_weather", json!({"city": "Paris"}));
+    /// chef.push(Message::assistant_with(vec![Content::ToolCall(call("1"))]));
+    /// chef.push(Message::tool_results(vec![ToolResult::text("1", "12 °C")]));
+    /// assert_eq!(chef.repeated_calls(), None);
+    /// chef.push(Message::assistant_with(vec![Content::ToolCall(call("2"))]));
+    /// assert_eq!(chef.repeated_calls(), Some(vec!["get_weather".to_owned()]));
+    /// ```
+    #[must_use]
+    pub fn repeated_calls(&self) -> Option<Vec<String>> {
+        repeated_calls(&self.conversation.history)
+    }
+
     /// The notice for this compile when the model's latest calls all repeat calls it made
     /// earlier for the same request (same name as written, equal arguments) whose results
     /// were not errors; `None` otherwise, or when the guard is off

@@ -644,9 +644,15 @@ fn right_after_a_repeated_call_the_constrained_format_has_no_branch_for_that_too
         call_and_answer(&mut chef, "c2", "health_check", json!({}));
         chef.compile(Target::OpenAiChat).unwrap();
         let after = consts(&chef);
-        assert!(!after.contains(&json!("health_check")), "{level:?}: {after:?}");
+        assert!(
+            !after.contains(&json!("health_check")),
+            "{level:?}: {after:?}"
+        );
         assert!(after.contains(&Value::Null), "{level:?}: the answer branch");
-        assert!(after.contains(&json!("check_health")), "{level:?}: the other tools stay");
+        assert!(
+            after.contains(&json!("check_health")),
+            "{level:?}: the other tools stay"
+        );
         // One reply only: a different call brings the branch back.
         call_and_answer(&mut chef, "c3", "check_health", json!({}));
         chef.compile(Target::OpenAiChat).unwrap();

@@ -89,6 +89,8 @@ pub(crate) struct Trace {
     pub(crate) wall_ms: u64,
     /// Every dispatched call's tool, in order (`--whole-task`).
     pub(crate) calls: Vec<String>,
+    /// The task ended on a reply that only repeated answered calls (`--stop-on-repeat`).
+    pub(crate) stopped_on_repeat: bool,
     /// What the model wrote, one entry per reply: its text, then each native tool call as
     /// `name(arguments)`, before any recovery or routing (each cut to
     /// [`REPLY_CHARS`] characters).
@@ -114,6 +116,7 @@ impl Trace {
             cached_tokens: None,
             wall_ms: 0,
             calls: Vec::new(),
+            stopped_on_repeat: false,
             replies: Vec::new(),
         }
     }
@@ -138,6 +141,9 @@ pub(crate) struct RunParams {
     /// `--whole-task` (absent in lines written before it existed: first call only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) whole_task: bool,
+    /// `--stop-on-repeat` (absent when off).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) stop_on_repeat: bool,
 }
 
 impl RunParams {
@@ -150,6 +156,7 @@ impl RunParams {
             && self.text_recovery == current.text_recovery
             && self.constrained == current.constrained
             && self.whole_task == current.whole_task
+            && self.stop_on_repeat == current.stop_on_repeat
     }
 }
 
@@ -203,6 +210,10 @@ pub(crate) struct Record {
     /// Whole tasks: how many of the expected calls were made, in order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) steps_done: Option<u32>,
+    /// Whole tasks with `--stop-on-repeat`: the task ended on a reply that only repeated
+    /// calls already answered (absent otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) stopped_on_repeat: bool,
     /// What the model wrote, one entry per reply (see [`Trace::replies`]).
     #[serde(default)]
     pub(crate) replies: Vec<String>,
@@ -284,6 +295,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         calls,
         task_success,
         steps_done,
+        stopped_on_repeat: trace.stopped_on_repeat,
         setting: setting.to_owned(),
         scenario: scenario.id.clone(),
         outcome,
@@ -418,6 +430,7 @@ mod tests {
             text_recovery: false,
             constrained: true,
             whole_task: false,
+            stop_on_repeat: false,
         };
         super::grade(&run, setting, scenario, trace)
     }

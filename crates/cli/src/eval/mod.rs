@@ -314,6 +314,11 @@ async fn run_one(
         if calls.is_empty() {
             break first.take().unwrap_or(End::NoCall);
         }
+        if cx.args.stop_on_repeat && chef.repeated_calls().is_some() {
+            // The model only repeats what it already has: the loop, not a next step.
+            trace.stopped_on_repeat = true;
+            break first.take().unwrap_or(End::NoCall);
+        }
         let mut results = Vec::with_capacity(calls.len());
         let mut dispatched = None;
         last_refused = false;
@@ -579,6 +584,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         text_recovery: args.recover_text_calls,
         constrained: args.constrain,
         whole_task: args.whole_task,
+        stop_on_repeat: args.stop_on_repeat,
     };
     let ids: BTreeSet<&str> = scenarios.iter().map(|s| s.id.as_str()).collect();
     let mut records: Vec<Record> = Vec::new();
@@ -601,9 +607,10 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                 text_recovery,
                 constrained,
                 whole_task,
+                stop_on_repeat,
             } = &record.run;
             return Err(CliError::Usage(format!(
-                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}{}{}; \
+                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}{}{}{}; \
                  rerun with those flags, label this setting differently (name=LABEL) or choose another --out",
                 args.out.as_deref().unwrap_or(Path::new("")).display(),
                 record.setting,
@@ -617,6 +624,11 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                 },
                 if *constrained { " --constrain" } else { "" },
                 if *whole_task { " --whole-task" } else { "" },
+                if *stop_on_repeat {
+                    " --stop-on-repeat"
+                } else {
+                    ""
+                },
             )));
         }
         if done.insert((record.setting.clone(), record.scenario.clone())) {
@@ -710,6 +722,7 @@ mod tests {
                 text_recovery: false,
                 constrained: false,
                 whole_task: false,
+                stop_on_repeat: false,
             },
             "level=3",
             &Scenario {

@@ -1113,3 +1113,56 @@ fn whole_tasks_are_graded_call_by_call_in_order() {
         .unwrap();
     assert_error(&out, &["--whole-task"]);
 }
+
+/// `--stop-on-repeat`: a whole task ends at the first reply that only repeats answered
+/// calls (the loop chef's guard announces), graded on the calls made until then; without
+/// it the model is asked again until `--max-calls`.
+#[test]
+fn stop_on_repeat_ends_a_task_at_the_loop_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(&tools, tools_json().to_string()).unwrap();
+    let row = json!({"id": "loop", "prompt": "weather in Oslo then email bob", "expected": ["get_weather", "send_email"]});
+    let scenarios = dir.path().join("tasks.jsonl");
+    std::fs::write(&scenarios, format!("{row}\n")).unwrap();
+    let mail = || json!({"to": "bob", "body": "hi"});
+    let server = Server::start(&[(
+        "weather in Oslo then email bob",
+        vec![
+            Reply::Call("get_weather", json!({"city": "Oslo"})),
+            Reply::Call("send_email", mail()),
+            Reply::Call("send_email", mail()),
+            Reply::Call("send_email", mail()),
+            Reply::Call("send_email", mail()),
+            Reply::Call("send_email", mail()),
+        ],
+    )]);
+    let run = |extra: &[&str], name: &str| {
+        let path = dir.path().join(name);
+        let out = eval_command(&tools, &scenarios, &server.endpoint())
+            .args(["--setting", "level=1", "--whole-task", "--max-calls", "6"])
+            .args(extra)
+            .arg("--out")
+            .arg(&path)
+            .output()
+            .unwrap();
+        success(&out);
+        records(&path).remove(0)
+    };
+    let stopped = run(&["--stop-on-repeat"], "stop.jsonl");
+    assert_eq!(stopped["stopped_on_repeat"], true, "{stopped}");
+    assert_eq!(stopped["model_calls"], 3, "{stopped}");
+    assert_eq!(stopped["calls"], json!(["get_weather", "send_email"]));
+    assert_eq!(stopped["task_success"], true);
+    assert_eq!(stopped["stop_on_repeat"], true, "the flag is recorded");
+    let looped = run(&[], "loop.jsonl");
+    assert!(looped.get("stopped_on_repeat").is_none(), "{looped}");
+    assert_eq!(looped["model_calls"], 6, "{looped}");
+    // The flag needs --whole-task.
+    let out = eval_command(&tools, &scenarios, &server.endpoint())
+        .args(["--setting", "level=1", "--stop-on-repeat"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--whole-task"));
+}
