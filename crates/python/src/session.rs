@@ -244,16 +244,19 @@ impl Chef {
     /// cache: place chef's cache breakpoints.
     /// memory: give the session memory (the model writes it through owned tools).
     /// announce_tool_changes: tell the model when tools are added, removed or blocked.
+    /// repeat_notice: the loop guard — tell the model, at the next compile, when its latest
+    ///     calls only repeat calls it already had answered (see `repeated_calls()`).
     /// compiled: the compiled map (tool name → its `def` line, as `chef compile-map`
     ///     writes it), which level 4 needs and level 1 uses for descriptions.
     #[new]
-    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, compiled = None))]
+    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None))]
     fn new(
         level: u8,
         tools_mode: &str,
         cache: bool,
         memory: bool,
         announce_tool_changes: bool,
+        repeat_notice: bool,
         compiled: Option<std::collections::BTreeMap<String, String>>,
     ) -> PyResult<Self> {
         let mut options = chef_compress::Options::new().with_level(self::level(level)?);
@@ -264,7 +267,8 @@ impl Chef {
             .with_compress(options)
             .with_tools_mode(self::tools_mode(tools_mode)?)
             .with_cache(cache)
-            .with_tool_change_announcements(announce_tool_changes);
+            .with_tool_change_announcements(announce_tool_changes)
+            .with_repeat_notice(repeat_notice);
         let mut chef = chef::Chef::new(config);
         if memory {
             chef = chef.with_memory(Memory::new());
@@ -274,7 +278,7 @@ impl Chef {
 
     /// A new session (same settings as `Chef(...)`) restored from a snapshot file.
     #[staticmethod]
-    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, compiled = None))]
+    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None))]
     #[allow(clippy::too_many_arguments)]
     fn from_snapshot(
         py: Python<'_>,
@@ -284,6 +288,7 @@ impl Chef {
         cache: bool,
         memory: bool,
         announce_tool_changes: bool,
+        repeat_notice: bool,
         compiled: Option<std::collections::BTreeMap<String, String>>,
     ) -> PyResult<Self> {
         let session = Self::new(
@@ -292,6 +297,7 @@ impl Chef {
             cache,
             memory,
             announce_tool_changes,
+            repeat_notice,
             compiled,
         )?;
         session.load(py, path)?;
@@ -308,6 +314,14 @@ impl Chef {
     #[getter]
     fn turn(&self) -> PyResult<u64> {
         self.with(|i| Ok(i.chef.turn()))
+    }
+
+    /// The loop guard's finding: the tool names of the latest reply (as the model wrote
+    /// them, each once) when every call in it repeats a call the model already made for the
+    /// same request, with equal arguments and a result that was not an error; None when the
+    /// latest reply with calls made a new one. An agent loop may stop on it.
+    fn repeated_calls(&self) -> PyResult<Option<Vec<String>>> {
+        self.with(|i| Ok(i.chef.repeated_calls()))
     }
 
     /// Whether `close()` was called.

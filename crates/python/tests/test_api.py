@@ -153,3 +153,22 @@ def test_a_session_is_shared_between_threads_safely() -> None:
     for t in threads:
         t.join()
     assert len(bodies) == 20 and len(set(bodies)) == 1
+
+
+def test_the_loop_guard_names_a_repeated_answered_call_and_tells_the_model() -> None:
+    def call(call_id: str) -> dict:
+        return {"role": "assistant", "content": [
+            {"type": "tool_call", "id": call_id, "name": "get_weather", "arguments": {"city": "Paris"}}]}
+
+    notice = "You called `get_weather` again with the same arguments"
+    for guard in (True, False):
+        s = chef.Chef(repeat_notice=guard)
+        s.register_tools([WEATHER])
+        s.push_user("Weather in Paris?")
+        s.push(call("1"))
+        s.push_tool_result("1", "12 C")
+        assert s.repeated_calls() is None
+        s.push(call("2"))
+        assert s.repeated_calls() == ["get_weather"]  # whether or not the notice is on
+        s.push_tool_result("2", "12 C")
+        assert (notice in s.compile("openai").body.decode()) is guard

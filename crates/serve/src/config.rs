@@ -250,6 +250,7 @@ struct RawChef {
     allow: Option<Vec<String>>,
     blocked: Option<Vec<String>>,
     announce_tool_changes: Option<bool>,
+    repeat_notice: Option<bool>,
     cache: Option<bool>,
     announcements: Option<Vec<RawAnnouncement>>,
     compiled_map: Option<String>,
@@ -390,6 +391,9 @@ pub struct Config {
     pub blocked: Vec<String>,
     /// Tell the model about tool changes (blocked tools).
     pub announce_tool_changes: bool,
+    /// The loop guard: tell the model when its latest calls repeat answered calls (see
+    /// `chef::ChefConfig::with_repeat_notice`). On by default.
+    pub repeat_notice: bool,
     /// chef's cache breakpoints.
     pub cache: bool,
     /// Announcements added to every request.
@@ -455,6 +459,7 @@ impl Default for Config {
             },
             blocked: Vec::new(),
             announce_tool_changes: false,
+            repeat_notice: true,
             cache: true,
             announcements: Vec::new(),
             compiled_map: None,
@@ -691,6 +696,9 @@ fn apply_chef(config: &mut Config, chef: RawChef, prefix: &str) -> Result<(), Co
     }
     if let Some(on) = chef.announce_tool_changes {
         config.announce_tool_changes = on;
+    }
+    if let Some(on) = chef.repeat_notice {
+        config.repeat_notice = on;
     }
     if let Some(on) = chef.cache {
         config.cache = on;
@@ -1029,6 +1037,22 @@ mod tests {
                 always_keep: Vec::new()
             }
         );
+    }
+
+    /// The loop guard is on unless `[chef]` or a policy turns it off, and reaches the
+    /// session's config.
+    #[test]
+    fn the_loop_guard_is_on_by_default_and_a_policy_may_turn_it_off() {
+        let config = Config::parse("").unwrap();
+        assert!(config.repeat_notice);
+        assert!(crate::session::chef_config(&config).repeat_notice);
+        let config = Config::parse(
+            "[chef]\nrepeat_notice = false\n[[policy]]\nname = \"p\"\nroute = \"p\"\nrepeat_notice = true\n",
+        )
+        .unwrap();
+        assert!(!config.repeat_notice);
+        assert!(!crate::session::chef_config(&config).repeat_notice);
+        assert!(config.policies.first().unwrap().config.repeat_notice);
     }
 
     #[test]

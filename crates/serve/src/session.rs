@@ -103,6 +103,7 @@ pub fn chef_config(config: &Config) -> ChefConfig {
         .with_prune(prune)
         .with_cache(config.cache)
         .with_tool_change_announcements(config.announce_tool_changes)
+        .with_repeat_notice(config.repeat_notice)
 }
 
 /// Characters of the client's tool block before and after compression, as the session's

@@ -163,6 +163,7 @@ class Chef:
         cache: bool = True,
         memory: bool = False,
         announce_tool_changes: bool = False,
+        repeat_notice: bool = True,
         compiled: Optional[Mapping[str, str]] = None,
     ) -> None: ...
     @staticmethod
@@ -174,6 +175,7 @@ class Chef:
         cache: bool = True,
         memory: bool = False,
         announce_tool_changes: bool = False,
+        repeat_notice: bool = True,
         compiled: Optional[Mapping[str, str]] = None,
     ) -> "Chef":
         """A new session with these settings, restored from a snapshot file."""
@@ -183,6 +185,8 @@ class Chef:
     def turn(self) -> int: ...
     @property
     def closed(self) -> bool: ...
+    def repeated_calls(self) -> Optional[List[str]]:
+        """The loop guard's finding: the latest reply's tools when all its calls repeat answered ones."""
     @property
     def tool_names(self) -> List[str]: ...
     @property
