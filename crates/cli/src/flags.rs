@@ -468,11 +468,13 @@ pub(crate) struct EvalArgs {
     /// tool was (the first call is still graded as without this flag).
     #[arg(long)]
     pub(crate) whole_task: bool,
-    /// With --whole-task: end a task when every call of a reply repeats a call already
+    /// With --whole-task: end a task at the Nth reply whose calls all repeat calls already
     /// answered in it (same name, equal arguments: the loop chef's guard announces),
-    /// grading the calls made until then; the line says `"stopped_on_repeat": true`.
-    #[arg(long, requires = "whole_task")]
-    pub(crate) stop_on_repeat: bool,
+    /// grading the calls made until then; the line says `"stopped_on_repeat": true`. With
+    /// 2, chef's loop guard (its notice, and no branch for the repeated tools in the
+    /// constrained format) has had one reply to act on before the task ends.
+    #[arg(long, value_name = "N", requires = "whole_task", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) stop_on_repeat: Option<u32>,
 }
 
 #[derive(Debug, Args)]

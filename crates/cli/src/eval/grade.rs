@@ -141,9 +141,9 @@ pub(crate) struct RunParams {
     /// `--whole-task` (absent in lines written before it existed: first call only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) whole_task: bool,
-    /// `--stop-on-repeat` (absent when off).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub(crate) stop_on_repeat: bool,
+    /// `--stop-on-repeat N` (absent when off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) stop_on_repeat: Option<u32>,
 }
 
 impl RunParams {
@@ -430,7 +430,7 @@ mod tests {
             text_recovery: false,
             constrained: true,
             whole_task: false,
-            stop_on_repeat: false,
+            stop_on_repeat: None,
         };
         super::grade(&run, setting, scenario, trace)
     }

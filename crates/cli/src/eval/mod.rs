@@ -256,6 +256,8 @@ async fn run_one(
     // Whole tasks: the first dispatched call, graded as the first call when the task ends
     // on an answer or on --max-calls.
     let mut first: Option<End> = None;
+    // Replies whose calls all repeated answered calls (`--stop-on-repeat`).
+    let mut repeats = 0_u32;
     trace.end = loop {
         if trace.model_calls >= cx.args.max_calls {
             break first.take().unwrap_or(End::Exhausted { last_refused });
@@ -314,10 +316,15 @@ async fn run_one(
         if calls.is_empty() {
             break first.take().unwrap_or(End::NoCall);
         }
-        if cx.args.stop_on_repeat && chef.repeated_calls().is_some() {
+        if let Some(limit) = cx.args.stop_on_repeat
+            && chef.repeated_calls().is_some()
+        {
             // The model only repeats what it already has: the loop, not a next step.
-            trace.stopped_on_repeat = true;
-            break first.take().unwrap_or(End::NoCall);
+            repeats += 1;
+            if repeats >= limit {
+                trace.stopped_on_repeat = true;
+                break first.take().unwrap_or(End::NoCall);
+            }
         }
         let mut results = Vec::with_capacity(calls.len());
         let mut dispatched = None;
@@ -624,11 +631,9 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                 },
                 if *constrained { " --constrain" } else { "" },
                 if *whole_task { " --whole-task" } else { "" },
-                if *stop_on_repeat {
-                    " --stop-on-repeat"
-                } else {
-                    ""
-                },
+                stop_on_repeat
+                    .map(|n| format!(" --stop-on-repeat {n}"))
+                    .unwrap_or_default(),
             )));
         }
         if done.insert((record.setting.clone(), record.scenario.clone())) {
@@ -722,7 +727,7 @@ mod tests {
                 text_recovery: false,
                 constrained: false,
                 whole_task: false,
-                stop_on_repeat: false,
+                stop_on_repeat: None,
             },
             "level=3",
             &Scenario {

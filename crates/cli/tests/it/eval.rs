@@ -1126,18 +1126,22 @@ fn stop_on_repeat_ends_a_task_at_the_loop_and_says_so() {
     let scenarios = dir.path().join("tasks.jsonl");
     std::fs::write(&scenarios, format!("{row}\n")).unwrap();
     let mail = || json!({"to": "bob", "body": "hi"});
-    let server = Server::start(&[(
-        "weather in Oslo then email bob",
-        vec![
-            Reply::Call("get_weather", json!({"city": "Oslo"})),
-            Reply::Call("send_email", mail()),
-            Reply::Call("send_email", mail()),
-            Reply::Call("send_email", mail()),
-            Reply::Call("send_email", mail()),
-            Reply::Call("send_email", mail()),
-        ],
-    )]);
+    // A server per run: the scripted replies of a prompt are served in turn.
+    let server = || {
+        Server::start(&[(
+            "weather in Oslo then email bob",
+            vec![
+                Reply::Call("get_weather", json!({"city": "Oslo"})),
+                Reply::Call("send_email", mail()),
+                Reply::Call("send_email", mail()),
+                Reply::Call("send_email", mail()),
+                Reply::Call("send_email", mail()),
+                Reply::Call("send_email", mail()),
+            ],
+        )])
+    };
     let run = |extra: &[&str], name: &str| {
+        let server = server();
         let path = dir.path().join(name);
         let out = eval_command(&tools, &scenarios, &server.endpoint())
             .args(["--setting", "level=1", "--whole-task", "--max-calls", "6"])
@@ -1149,18 +1153,37 @@ fn stop_on_repeat_ends_a_task_at_the_loop_and_says_so() {
         success(&out);
         records(&path).remove(0)
     };
-    let stopped = run(&["--stop-on-repeat"], "stop.jsonl");
+    let stopped = run(&["--stop-on-repeat", "1"], "stop.jsonl");
     assert_eq!(stopped["stopped_on_repeat"], true, "{stopped}");
     assert_eq!(stopped["model_calls"], 3, "{stopped}");
     assert_eq!(stopped["calls"], json!(["get_weather", "send_email"]));
     assert_eq!(stopped["task_success"], true);
-    assert_eq!(stopped["stop_on_repeat"], true, "the flag is recorded");
+    assert_eq!(stopped["stop_on_repeat"], 1, "the flag is recorded");
+    // At 2 the first repeat is answered (chef's loop guard gets one reply), the second
+    // ends the task.
+    let second = run(&["--stop-on-repeat", "2"], "stop2.jsonl");
+    assert_eq!(second["stopped_on_repeat"], true, "{second}");
+    assert_eq!(second["model_calls"], 4, "{second}");
+    assert_eq!(
+        second["calls"],
+        json!(["get_weather", "send_email", "send_email"])
+    );
+    assert_eq!(second["task_success"], true, "repeats of an expected tool");
+    // A rerun with another N does not resume these lines.
+    let server = server();
+    let out = eval_command(&tools, &scenarios, &server.endpoint())
+        .args(["--setting", "level=1", "--whole-task", "--max-calls", "6"])
+        .args(["--stop-on-repeat", "3", "--out"])
+        .arg(dir.path().join("stop2.jsonl"))
+        .output()
+        .unwrap();
+    assert_error(&out, &["--stop-on-repeat 2"]);
     let looped = run(&[], "loop.jsonl");
     assert!(looped.get("stopped_on_repeat").is_none(), "{looped}");
     assert_eq!(looped["model_calls"], 6, "{looped}");
     // The flag needs --whole-task.
     let out = eval_command(&tools, &scenarios, &server.endpoint())
-        .args(["--setting", "level=1", "--stop-on-repeat"])
+        .args(["--setting", "level=1", "--stop-on-repeat", "1"])
         .output()
         .unwrap();
     assert!(!out.status.success());
