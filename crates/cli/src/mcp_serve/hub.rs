@@ -628,7 +628,7 @@ impl Hub {
         let peer = self.peers.lock().get(&route.server).cloned();
         let Some(peer) = peer else {
             return Ok(Self::tool_error(format!(
-                "Tool {name} is not available now: server {} is {}.",
+                "Tool {name} is not available now: server {} is {}; it may return. Use another tool or try later.",
                 route.server,
                 self.status
                     .lock()
