@@ -375,57 +375,49 @@ impl RowsF32 {
 /// registers over all the rows: each dimension still adds its rows' values in order, so
 /// the sums are the ones row after row would give, bit for bit.
 fn add_i8_rows(out: &mut [f32], table: &[u8], rows: &[(usize, f32)], at: usize) {
-    let value = |q: &u8, scale: f32| f32::from(i8::from_le_bytes([*q])) * scale;
+    add_rows(out, table, rows, at, |q, scale| {
+        f32::from(i8::from_le_bytes([*q])) * scale
+    });
+}
+
+/// [`add_i8_rows`] over rows already made `f32` (each where it starts in `values`).
+fn add_f32_rows(out: &mut [f32], values: &[f32], rows: &[(usize, f32)], at: usize) {
+    add_rows(out, values, rows, at, |x, _| *x);
+}
+
+/// The loop of [`add_i8_rows`] and [`add_f32_rows`]: `value` turns one stored element and
+/// its row's scale into the `f32` added (monomorphised per caller, so each keeps its own
+/// tight loop).
+#[inline]
+fn add_rows<T>(
+    out: &mut [f32],
+    table: &[T],
+    rows: &[(usize, f32)],
+    at: usize,
+    value: impl Fn(&T, f32) -> f32,
+) {
     if let Some(out) = out.first_chunk_mut::<BLOCK>() {
         let mut acc = *out;
         for &(start, scale) in rows {
-            let Some(values) = table
+            let Some(row) = table
                 .get(start + at..)
-                .and_then(<[u8]>::first_chunk::<BLOCK>)
+                .and_then(<[T]>::first_chunk::<BLOCK>)
             else {
                 continue;
             };
-            for (acc, q) in acc.iter_mut().zip(values) {
-                *acc += value(q, scale);
+            for (acc, x) in acc.iter_mut().zip(row) {
+                *acc += value(x, scale);
             }
         }
         *out = acc;
         return;
     }
     for &(start, scale) in rows {
-        let values = table
-            .get(start + at..start + at + out.len())
-            .unwrap_or_default();
-        for (acc, q) in out.iter_mut().zip(values) {
-            *acc += value(q, scale);
-        }
-    }
-}
-
-/// [`add_i8_rows`] over rows already made `f32` (each where it starts in `values`).
-fn add_f32_rows(out: &mut [f32], values: &[f32], rows: &[(usize, f32)], at: usize) {
-    if let Some(out) = out.first_chunk_mut::<BLOCK>() {
-        let mut acc = *out;
-        for &(start, _) in rows {
-            let Some(row) = values
-                .get(start + at..)
-                .and_then(<[f32]>::first_chunk::<BLOCK>)
-            else {
-                continue;
-            };
-            for (acc, x) in acc.iter_mut().zip(row) {
-                *acc += x;
-            }
-        }
-        *out = acc;
-        return;
-    }
-    for &(start, _) in rows {
-        let row = values
+        let row = table
             .get(start + at..start + at + out.len())
             .unwrap_or_default();
         for (acc, x) in out.iter_mut().zip(row) {
-            *acc += x;
+            *acc += value(x, scale);
         }
     }
 }
