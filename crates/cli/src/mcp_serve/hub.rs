@@ -30,6 +30,10 @@ use super::{
     config::{Config, Mode},
 };
 
+/// How every "not available now" answer ends, whichever path found the tool's server gone
+/// (a host's model reads one text for one situation).
+const MAY_RETURN: &str = "it may return. Use another tool or try later.";
+
 /// An upstream's state, for the status resource and for calls to its tools.
 #[derive(Debug, Clone)]
 pub(crate) enum Status {
@@ -628,7 +632,7 @@ impl Hub {
         let peer = self.peers.lock().get(&route.server).cloned();
         let Some(peer) = peer else {
             return Ok(Self::tool_error(format!(
-                "Tool {name} is not available now: server {} is {}; it may return. Use another tool or try later.",
+                "Tool {name} is not available now: server {} is {}; {MAY_RETURN}",
                 route.server,
                 self.status
                     .lock()
@@ -651,7 +655,7 @@ impl Hub {
             Ok(handle) => handle,
             Err(e) => {
                 return Ok(Self::tool_error(format!(
-                    "Tool {name} is not available now (server {}: {e}); it may return. Use another tool or try later.",
+                    "Tool {name} is not available now (server {}: {e}); {MAY_RETURN}",
                     route.server
                 )));
             }
@@ -816,9 +820,7 @@ impl Hub {
                         format!(" (server {}: {status})", s.name)
                     })
                     .unwrap_or_default();
-                format!(
-                    "Tool {name} is not available now{server}; it may return. Use another tool or try later."
-                )
+                format!("Tool {name} is not available now{server}; {MAY_RETURN}")
             }
             None => e.message(),
         }
