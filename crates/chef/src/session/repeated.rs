@@ -80,7 +80,7 @@ impl Chef {
 ///
 /// The request starts at the latest user message with text: tool results travelling in
 /// user messages (Anthropic's) do not start one.
-pub(crate) fn repeated_calls(history: &[Message]) -> Option<Vec<String>> {
+fn repeated_calls(history: &[Message]) -> Option<Vec<String>> {
     let start = history
         .iter()
         .rposition(|m| m.role == Role::User && !m.text().trim().is_empty())

@@ -358,7 +358,7 @@ impl Chef {
         // the dispatcher every call goes through.
         if self.config.repeat_notice
             && self.config.compress.level() < chef_compress::Level::Three
-            && let Some(repeated) = super::repeated::repeated_calls(&self.conversation.history)
+            && let Some(repeated) = self.repeated_calls()
         {
             let real: Vec<&str> = repeated
                 .iter()
