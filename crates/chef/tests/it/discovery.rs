@@ -450,6 +450,23 @@ fn kept_reasons_say_why_a_tool_is_offered() {
 }
 
 /// The tool names the constrained format allows (`Null` for the answer branch).
+#[test]
+fn with_no_ranked_tools_the_model_sees_the_search_tool_alone_and_calls_what_it_finds() {
+    // `top_k: 0` is what `chef mcp serve`'s discover mode shows a host: `find_tools` alone.
+    let mut chef = discovery(0);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    assert_eq!(wire_names(&mut chef, Target::OpenAiChat), ["find_tools"]);
+    assert_eq!(consts(&chef), [json!("find_tools"), Value::Null]);
+    let reply = find(&mut chef, "c1", "diesel price");
+    assert!(reply.contains("get_diesel_price("), "{reply}");
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    assert_eq!(names[0], "find_tools", "{names:?}");
+    assert!(names.iter().any(|n| n == "get_diesel_price"), "{names:?}");
+    assert!(consts(&chef).contains(&json!("get_diesel_price")));
+    let call = ToolCall::new("c2", "get_diesel_price", json!({"state": "OH"}));
+    assert!(matches!(chef.route(&call), Routed::Call(_)), "a found tool routes");
+}
+
 fn consts(chef: &Chef) -> Vec<Value> {
     let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
     let schema = &format["json_schema"]["schema"];

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `level` | `0`–`4` | required |
 //! | `style` | `name+required`, `explicit`, `signature`, `distinct`; level 3 only | chef's default |
-//! | `prune` | `all`, `task`, `ranked:K`, `discover:K` (the K best-ranked tools and `find_tools`) | `all` |
+//! | `prune` | `all`, `task`, `ranked:K`, `discover:K` (the K best-ranked tools and `find_tools`; `discover:0` is `find_tools` alone at first, what `chef mcp serve`'s discover mode shows a host) | `all` |
 //! | `compiled` | a compiled map (`chef compile-map` writes one); required at level 4, optional at level 1 (its docstrings), refused at 0, 2 and 3 | none |
 //! | `name` | the label in the run file, the table and the chart | the spec without `name` |
 //!
@@ -148,9 +148,13 @@ fn parse_prune(value: &str) -> Result<Prune, SettingError> {
                 (_, Some(k)) => (Prune::Discover, k),
                 _ => (Prune::Ranked, ""),
             };
-            let k = k.parse::<usize>().ok().filter(|k| *k > 0).ok_or_else(|| {
+            // `discover:0` is the search tool alone (chef mcp serve's discover mode); a
+            // ranked list of nothing is not a setting.
+            let least = usize::from(value.starts_with("ranked:"));
+            let k = k.parse::<usize>().ok().filter(|k| *k >= least).ok_or_else(|| {
                 invalid(format!(
-                    "prune={value:?}: expected all, task, ranked:K or discover:K (K at least 1)"
+                    "prune={value:?}: expected all, task, ranked:K (K at least 1) or \
+                     discover:K (K at least 0)"
                 ))
             })?;
             Ok(make(k))
@@ -220,6 +224,10 @@ mod tests {
             parse("level=1,prune=discover:8").unwrap().prune,
             Prune::Discover(8)
         );
+        assert_eq!(
+            parse("level=1,prune=discover:0").unwrap().prune,
+            Prune::Discover(0)
+        );
         let labels: Vec<_> = defaults().into_iter().map(|s| s.label).collect();
         assert_eq!(labels, ["level=1", "level=3"]);
     }
@@ -232,7 +240,7 @@ mod tests {
             ("level=3,style=fancy", "fancy"),
             ("level=3,prune=ranked:0", "ranked:K"),
             ("level=3,prune=some", "ranked:K"),
-            ("level=1,prune=discover:0", "discover:K"),
+            ("level=1,prune=discover:-1", "discover:K"),
             ("level=1,prune=discover:x", "discover:K"),
             ("level=3,colour=red", "unknown key"),
             ("level=3,level=1", "twice"),
