@@ -464,7 +464,10 @@ fn with_no_ranked_tools_the_model_sees_the_search_tool_alone_and_calls_what_it_f
     assert!(names.iter().any(|n| n == "get_diesel_price"), "{names:?}");
     assert!(consts(&chef).contains(&json!("get_diesel_price")));
     let call = ToolCall::new("c2", "get_diesel_price", json!({"state": "OH"}));
-    assert!(matches!(chef.route(&call), Routed::Call(_)), "a found tool routes");
+    assert!(
+        matches!(chef.route(&call), Routed::Call(_)),
+        "a found tool routes"
+    );
 }
 
 fn consts(chef: &Chef) -> Vec<Value> {

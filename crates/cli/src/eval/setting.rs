@@ -151,12 +151,16 @@ fn parse_prune(value: &str) -> Result<Prune, SettingError> {
             // `discover:0` is the search tool alone (chef mcp serve's discover mode); a
             // ranked list of nothing is not a setting.
             let least = usize::from(value.starts_with("ranked:"));
-            let k = k.parse::<usize>().ok().filter(|k| *k >= least).ok_or_else(|| {
-                invalid(format!(
-                    "prune={value:?}: expected all, task, ranked:K (K at least 1) or \
+            let k = k
+                .parse::<usize>()
+                .ok()
+                .filter(|k| *k >= least)
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "prune={value:?}: expected all, task, ranked:K (K at least 1) or \
                      discover:K (K at least 0)"
-                ))
-            })?;
+                    ))
+                })?;
             Ok(make(k))
         }
     }

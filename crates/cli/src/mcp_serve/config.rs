@@ -1,7 +1,7 @@
 //! `chef-mcp.toml`: what `chef mcp serve` fronts and how it shows it to the host.
 //!
 //! ```toml
-//! mode = "dispatch"               # minify | dispatch | search   (default dispatch)
+//! mode = "discover"               # minify | dispatch | search | discover (default discover)
 //! map_style = "distinct"          # dispatch: the code map's style (default: chef's choice)
 //! compiled_map = "map.json"       # dispatch: a level-4 map (chef compile-map), relative to this file
 //! prefix_format = "{server}_{tool}"
@@ -229,7 +229,9 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
     };
     let invalid = |message: String| Err(Problem::Invalid(message));
     let raw: Raw = toml::from_str(text).map_err(Problem::Toml)?;
-    let mode = match raw.mode.as_deref().unwrap_or("dispatch") {
+    // Discover by default: find, then call by real name is what a real model does best with
+    // (docs/EVAL.md, "chef mcp serve's modes on a model").
+    let mode = match raw.mode.as_deref().unwrap_or("discover") {
         "minify" => Mode::Minify,
         "dispatch" => Mode::Dispatch,
         "search" => Mode::Search,
@@ -385,6 +387,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.mode, Mode::Search);
+        let plain = parse(
+            "[[server]]\nname = \"git\"\ncommand = \"git-mcp\"\n",
+            Path::new("chef-mcp.toml"),
+        )
+        .unwrap();
+        assert_eq!(plain.mode, Mode::Discover, "the default mode");
         // The code file defaults to one beside the config, named after it.
         assert_eq!(
             c.code_file.as_deref(),

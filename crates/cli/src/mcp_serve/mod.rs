@@ -47,7 +47,9 @@ and blocklist.
 
 chef-mcp.toml:
 
-    mode = \"dispatch\"        # minify: every tool, short descriptions, full schemas
+    mode = \"discover\"        # discover (default): find_tools; what it finds joins the
+                             #   list by real name ({server}_{tool}), hosts are told
+                             # minify: every tool, short descriptions, full schemas
                              # dispatch: t (its description holds the code map) and q
                              # search: t and q only; q returns the tools' signatures
     blocklist = [\"git_push\", \"shell_*\"]   # refused when called; the list does not change
