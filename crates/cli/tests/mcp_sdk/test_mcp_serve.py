@@ -5,7 +5,8 @@ Usage: python test_mcp_serve.py CHEF_BINARY MCP_TEST_SERVER_BINARY
 The proxy fronts two copies of the repo's rmcp test server (`files` with the extra tools,
 `git`). Checked, over stdio in each mode and over streamable HTTP:
   - the advertised tools per mode (minify: every tool; dispatch: t with the map, and q;
-    search: t and q, no map);
+    search: t and q, no map; discover, the default: find_tools, then what it finds by
+    real name, announced with tools/list_changed; a blocked tool never found);
   - calls by code and by name (and with case/separator drift in minify);
   - q finds a tool;
   - a validation error and a blocked call come back as tool errors (isError);
@@ -309,12 +310,62 @@ async def search_over_http(directory):
         proc.wait(timeout=10)
 
 
+async def discover_by_default(directory):
+    """No `mode` line: discover mode. The host sees find_tools; what it finds joins the list
+    by real name (announced), is called directly, and a blocked tool is never found."""
+    path = os.path.join(directory, "chef-mcp-default.toml")
+    with open(path, "w") as f:
+        f.write(
+            f"""blocklist = ["git_push"]
+[[server]]
+name = "files"
+command = "'{SERVER}' --set files"
+[[server]]
+name = "git"
+command = "'{SERVER}' --set git"
+"""
+        )
+    params = StdioServerParameters(command=CHEF, args=["mcp", "serve", "--config", path])
+    notes = Notes()
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write, message_handler=notes) as session:
+            await session.initialize()
+            names = [t.name for t in (await session.list_tools()).tools]
+            check(names == ["find_tools"], f"discover (default): the host sees find_tools alone {names}")
+
+            async def finds_read():
+                r = await session.call_tool("find_tools", {"query": "read a text file"})
+                return not r.is_error and "files_read_file" in text(r)
+
+            before = notes.list_changed
+            check(await wait_for(finds_read, 20), "discover: find_tools finds files_read_file")
+
+            async def announced():
+                return notes.list_changed > before
+
+            check(await wait_for(announced, 10), "discover: tools/list_changed reaches the host")
+            tools = (await session.list_tools()).tools
+            names = [t.name for t in tools]
+            check(names[0] == "find_tools" and "files_read_file" in names, f"discover: the found tool is listed by its real name {names}")
+            schema = next((t.input_schema for t in tools if t.name == "files_read_file"), {})
+            check("path" in schema.get("properties", {}), "discover: with the upstream's schema")
+            r = await session.call_tool("files_read_file", {"path": "notes.txt"})
+            check(not r.is_error and "notes.txt" in text(r), f"discover: a found tool is called by name: {text(r)}")
+            r = await session.call_tool("files_read_file", {"path": 5})
+            check(r.is_error and "path" in text(r), f"discover: its arguments are validated: {text(r)}")
+            r = await session.call_tool("find_tools", {"query": "push commits to the remote"})
+            check("git_push" not in text(r), f"discover: a blocked tool is never found: {text(r)}")
+            r = await session.call_tool("git_push", {})
+            check(r.is_error and "blocked" in text(r), f"discover: a blocked tool called by name is refused: {text(r)}")
+
+
 async def main():
     with tempfile.TemporaryDirectory() as directory:
         await dispatch(directory)
         await minify(directory)
         await promises(directory)
         await search_over_http(directory)
+        await discover_by_default(directory)
     if FAILURES:
         print(f"{len(FAILURES)} checks failed", file=sys.stderr)
         sys.exit(1)
