@@ -33,6 +33,9 @@ pub(crate) struct Row {
 pub(crate) struct Tasks {
     pub(crate) graded: usize,
     pub(crate) succeeded: usize,
+    /// Tasks whose every expected call was made in order, other calls allowed (toolgz's
+    /// order rule; `succeeded` also refuses a call of a tool the task does not need).
+    pub(crate) all_steps: usize,
     pub(crate) steps_done: u64,
     pub(crate) steps: u64,
     pub(crate) mean_prompt_tokens: Option<f64>,
@@ -91,6 +94,13 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
                     succeeded: graded
                         .iter()
                         .filter(|r| r.task_success == Some(true))
+                        .count(),
+                    all_steps: graded
+                        .iter()
+                        .filter(|r| {
+                            r.steps_done
+                                .is_some_and(|done| done as usize == r.expected.len())
+                        })
                         .count(),
                     steps_done: graded
                         .iter()
@@ -171,6 +181,7 @@ pub(crate) fn table(rows: &[Row]) -> String {
     if whole {
         header.extend([
             "task_success",
+            "all_steps",
             "steps_done",
             "prompt_tokens_task",
             "cached_later",
@@ -202,6 +213,7 @@ pub(crate) fn table(rows: &[Row]) -> String {
             match &row.tasks {
                 Some(t) => line.extend([
                     format!("{}/{}", t.succeeded, t.graded),
+                    format!("{}/{}", t.all_steps, t.graded),
                     format!("{}/{}", t.steps_done, t.steps),
                     t.mean_prompt_tokens
                         .map_or_else(|| "-".to_owned(), |m| format!("{m:.0}")),

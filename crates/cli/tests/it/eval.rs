@@ -1104,6 +1104,20 @@ fn whole_tasks_are_graded_call_by_call_in_order() {
     assert!(table.contains("task_success"), "{table}");
     assert!(table.contains("cached_later"), "{table}");
     assert!(table.contains("2/5"), "{table}");
+    // Every expected call in order, other calls allowed: chain, stray and nothing.
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let column = lines
+        .iter()
+        .find_map(|l| l.iter().position(|c| *c == "all_steps"))
+        .expect("an all_steps column");
+    let row = lines
+        .iter()
+        .find(|l| l.first() == Some(&"level=1"))
+        .expect("the setting's row");
+    assert_eq!(row.get(column), Some(&"3/5"), "{table}");
     assert!(table.contains("6/8"), "{table}");
     // A rerun without --whole-task does not resume these lines.
     let out = eval_command(&tools, &scenarios, &server.endpoint())
