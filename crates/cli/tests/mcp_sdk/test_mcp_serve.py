@@ -67,6 +67,23 @@ command = "'{SERVER}' --set git"
     return path
 
 
+def two_servers(directory, name, head):
+    """A config file `name` in `directory`: `head`, then the plain files and git servers."""
+    path = os.path.join(directory, name)
+    with open(path, "w") as f:
+        f.write(
+            f"""{head}
+[[server]]
+name = "files"
+command = "'{SERVER}' --set files"
+[[server]]
+name = "git"
+command = "'{SERVER}' --set git"
+"""
+        )
+    return path
+
+
 def text(result):
     return "".join(getattr(c, "text", "") for c in result.content)
 
@@ -223,19 +240,7 @@ async def promises(directory):
     """Issue 47 through the official SDK: a blocklist entry written as the upstream names
     the tool (and with other case and separators), the gate before validation, did-you-mean
     that never names a blocked tool, and codes kept across a restart."""
-    path = os.path.join(directory, "chef-mcp-promises.toml")
-    with open(path, "w") as f:
-        f.write(
-            f"""mode = "dispatch"
-blocklist = ["push", "Files-Write-File"]
-[[server]]
-name = "files"
-command = "'{SERVER}' --set files"
-[[server]]
-name = "git"
-command = "'{SERVER}' --set git"
-"""
-        )
+    path = two_servers(directory, "chef-mcp-promises.toml", 'mode = "dispatch"\nblocklist = ["push", "Files-Write-File"]')
     params = StdioServerParameters(command=CHEF, args=["mcp", "serve", "--config", path])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -313,18 +318,7 @@ async def search_over_http(directory):
 async def discover_by_default(directory):
     """No `mode` line: discover mode. The host sees find_tools; what it finds joins the list
     by real name (announced), is called directly, and a blocked tool is never found."""
-    path = os.path.join(directory, "chef-mcp-default.toml")
-    with open(path, "w") as f:
-        f.write(
-            f"""blocklist = ["git_push"]
-[[server]]
-name = "files"
-command = "'{SERVER}' --set files"
-[[server]]
-name = "git"
-command = "'{SERVER}' --set git"
-"""
-        )
+    path = two_servers(directory, "chef-mcp-default.toml", 'blocklist = ["git_push"]')
     params = StdioServerParameters(command=CHEF, args=["mcp", "serve", "--config", path])
     notes = Notes()
     async with stdio_client(params) as (read, write):
