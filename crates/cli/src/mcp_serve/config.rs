@@ -10,7 +10,7 @@
 //! call_timeout = 60               # seconds per forwarded call
 //! start_timeout = 10              # seconds for an upstream to start and list its tools
 //! ping_interval = 15              # seconds between pings; no answer within start_timeout: restart
-//! search_limit = 8                # results per q
+//! search_limit = 8                # results per q, and per find_tools in discover mode
 //! code_file = "chef-mcp.codes.json"   # dispatch, search: codes kept across restarts
 //!                                 # (default: beside this file, named after it; "" for none)
 //!
