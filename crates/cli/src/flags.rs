@@ -418,7 +418,7 @@ pub(crate) struct EvalArgs {
     pub(crate) model: String,
     /// A setting to measure, repeatable: comma-separated key=value pairs, `level`
     /// required. Keys: level=0..4, style=name+required|explicit|signature|distinct (level 3
-    /// only), prune=all|task|ranked:K, compiled=MAP.json (required at level 4, optional at
+    /// only), prune=all|task|ranked:K|discover:K, compiled=MAP.json (required at level 4, optional at
     /// level 1 for its docstrings, refused at 0, 2 and 3), name=LABEL.
     /// E.g. `level=3,style=distinct`, `level=1,prune=ranked:10`,
     /// `level=4,compiled=map.json`. [default: level=1 and level=3]

@@ -449,7 +449,6 @@ fn kept_reasons_say_why_a_tool_is_offered() {
     );
 }
 
-/// The tool names the constrained format allows (`Null` for the answer branch).
 #[test]
 fn with_no_ranked_tools_the_model_sees_the_search_tool_alone_and_calls_what_it_finds() {
     // `top_k: 0` is what `chef mcp serve`'s discover mode shows a host: `find_tools` alone.
@@ -470,6 +469,7 @@ fn with_no_ranked_tools_the_model_sees_the_search_tool_alone_and_calls_what_it_f
     );
 }
 
+/// The tool names the constrained format allows (`Null` for the answer branch).
 fn consts(chef: &Chef) -> Vec<Value> {
     let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
     let schema = &format["json_schema"]["schema"];

@@ -140,17 +140,16 @@ fn parse_prune(value: &str) -> Result<Prune, SettingError> {
         "all" => Ok(Prune::All),
         "task" => Ok(Prune::Task),
         _ => {
-            let (make, k): (fn(usize) -> Prune, _) = match (
+            // `discover:0` is the search tool alone (chef mcp serve's discover mode); a
+            // ranked list of nothing is not a setting.
+            let (make, k, least): (fn(usize) -> Prune, _, _) = match (
                 value.strip_prefix("ranked:"),
                 value.strip_prefix("discover:"),
             ) {
-                (Some(k), _) => (Prune::Ranked, k),
-                (_, Some(k)) => (Prune::Discover, k),
-                _ => (Prune::Ranked, ""),
+                (Some(k), _) => (Prune::Ranked, k, 1),
+                (_, Some(k)) => (Prune::Discover, k, 0),
+                _ => (Prune::Ranked, "", 1),
             };
-            // `discover:0` is the search tool alone (chef mcp serve's discover mode); a
-            // ranked list of nothing is not a setting.
-            let least = usize::from(value.starts_with("ranked:"));
             let k = k
                 .parse::<usize>()
                 .ok()
@@ -158,7 +157,7 @@ fn parse_prune(value: &str) -> Result<Prune, SettingError> {
                 .ok_or_else(|| {
                     invalid(format!(
                         "prune={value:?}: expected all, task, ranked:K (K at least 1) or \
-                     discover:K (K at least 0)"
+                         discover:K (K at least 0)"
                     ))
                 })?;
             Ok(make(k))
