@@ -88,6 +88,48 @@ impl Pruner {
     /// instead, the last line first, and the lines' hits are merged in turns (the best of
     /// each line, then the second of each, …), each tool once, up to `k`. A line on which
     /// the index abstains adds nothing.
+    /// [`rank_by_task`](Self::rank_by_task) for a search the model writes (`find_tools`):
+    /// when the index abstains on `query` as a whole, the query's words that this catalogue
+    /// uses are ranked instead, if they alone find a tool by the lexical index's rule
+    /// ([`CatalogIndex::sentence_fallback`]) — the rule `q` answers by. A sentence's words
+    /// that no tool mentions ("with Bob next Tuesday at 10am") then cannot turn a clear match
+    /// into "nothing fits"; a query that shares only common words with the catalogue still
+    /// finds nothing.
+    ///
+    /// ```
+    /// use chef::prune::{Pruner, Strategy};
+    /// use chef_ir::ToolDefinition;
+    /// use serde_json::json;
+    ///
+    /// let mut pruner = Pruner::new(Strategy::default());
+    /// pruner.register_tools(vec![
+    ///     ToolDefinition::new("mute_monitor", json!({"type": "object"}))
+    ///         .with_description("Mute an alerting monitor for a while."),
+    ///     ToolDefinition::new("send_email", json!({"type": "object"}))
+    ///         .with_description("Send an email to a recipient."),
+    ///     ToolDefinition::new("read_file", json!({"type": "object"}))
+    ///         .with_description("Read a text file."),
+    ///     ToolDefinition::new("create_invoice", json!({"type": "object"}))
+    ///         .with_description("Create an invoice for a customer."),
+    /// ])?;
+    /// pruner.set_lexical_ranking();
+    /// let query = "mute the noisy monitor on the checkout box until Monday morning, thanks";
+    /// let found = pruner.rank_search(query, 3);
+    /// assert_eq!(found.tools[0].name.as_str(), "mute_monitor");
+    /// assert!(pruner.rank_search("what is the weather like in Paris", 3).tools.is_empty());
+    /// # Ok::<(), chef::prune::RegistryError>(())
+    /// ```
+    pub fn rank_search(&self, query: &str, k: usize) -> PruneResult {
+        let ranked = self.rank_by_task(query, k);
+        if !ranked.tools.is_empty() {
+            return ranked;
+        }
+        match self.index().sentence_fallback(query) {
+            Some(known) => self.rank_by_task(&known, k),
+            None => ranked,
+        }
+    }
+
     pub fn rank_by_task(&self, task: &str, k: usize) -> PruneResult {
         let search = |text: &str| match self.hybrid_index().map(|h| h.search(text, k)) {
             Some(Ok(results)) => results,

@@ -207,7 +207,7 @@ impl Chef {
         let ranked = self
             .tools
             .pruner
-            .rank_by_task(&query, (limit * 4).max(limit + 20).min(registry_len.max(1)));
+            .rank_search(&query, (limit * 4).max(limit + 20).min(registry_len.max(1)));
         let task = self.task();
         // Offered: in the list the model answered, or found for this request since.
         let offered = self.routing_tools().ok();

@@ -216,6 +216,75 @@ fn a_search_that_matches_nothing_says_so_and_offers_nothing() {
     assert!(chef.found_tools().is_empty());
 }
 
+/// A small travel desk: what each tool does, in a few words.
+const TRAVEL: [(&str, &str); 5] = [
+    ("book_flight", "Book a flight between two airports."),
+    (
+        "list_trips",
+        "List the traveller's trips between two dates.",
+    ),
+    (
+        "convert_currency",
+        "Convert an amount from one currency to another.",
+    ),
+    ("translate_text", "Translate text into another language."),
+    ("get_forecast", "Tomorrow's forecast for a city."),
+];
+
+/// A discovery session over [`TRAVEL`] showing `find_tools` alone, ranked as `lexical`
+/// says.
+fn travel_discovery(lexical: bool) -> Chef {
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
+        PrunePolicy::Discover {
+            top_k: 0,
+            always_keep: Vec::new(),
+        },
+    ));
+    let schema = json!({"type": "object", "properties": {"id": {"type": "string"}}});
+    chef.register_tools(
+        TRAVEL
+            .iter()
+            .map(|(name, what)| {
+                chef_ir::ToolDefinition::new(*name, schema.clone()).with_description(*what)
+            })
+            .collect(),
+    )
+    .unwrap();
+    if lexical {
+        chef.set_lexical_ranking();
+    }
+    chef
+}
+
+#[test]
+fn a_search_written_as_a_sentence_finds_what_its_catalogue_words_find() {
+    for lexical in [true, false] {
+        let mut chef = travel_discovery(lexical);
+        chef.push(Message::user("Sort out the trip, please."));
+        let reply = find(
+            &mut chef,
+            "c1",
+            "please book a flight to Lisbon for Bob and Carol next Tuesday at 10am",
+        );
+        assert!(
+            reply.lines().any(|l| l.starts_with("- book_flight")),
+            "lexical {lexical}: {reply}"
+        );
+        assert!(
+            chef.found_tools()
+                .iter()
+                .any(|t| t.name.as_str() == "book_flight"),
+            "lexical {lexical}"
+        );
+        // Words that fit nothing still find nothing.
+        let reply = find(&mut chef, "c2", "write a sonnet about the sea");
+        assert!(
+            reply.starts_with("No tool fits"),
+            "lexical {lexical}: {reply}"
+        );
+    }
+}
+
 #[test]
 fn a_blocked_tool_is_never_found_offered_or_callable() {
     let mut chef = discovery(3);
