@@ -11,6 +11,8 @@
 //! start_timeout = 10              # seconds for an upstream to start and list its tools
 //! ping_interval = 15              # seconds between pings; no answer within start_timeout: restart
 //! search_limit = 8                # results per q, and per find_tools in discover mode
+//! found_limit = 32                # discover: found tools listed at once; the least recently
+//!                                 # found or called leaves first (it stays callable)
 //! code_file = "chef-mcp.codes.json"   # dispatch, search: codes kept across restarts
 //!                                 # (default: beside this file, named after it; "" for none)
 //!
@@ -35,6 +37,10 @@ use std::{
 use serde::Deserialize;
 
 use crate::mcp::{NameFormat, NoToolPlaceholder};
+
+/// Discover mode's default `found_limit`: four full searches' worth at the default
+/// `search_limit`.
+pub(crate) const DEFAULT_FOUND_LIMIT: usize = 32;
 
 /// Why the config file cannot be used; `Display` names the file.
 #[derive(Debug, thiserror::Error)]
@@ -160,6 +166,8 @@ pub(crate) struct Config {
     /// timeout is restarted.
     pub(crate) ping_interval: Duration,
     pub(crate) search_limit: usize,
+    /// Discover mode: how many found tools the list holds at once (at least 1).
+    pub(crate) found_limit: usize,
     /// Where the codes issued are kept across restarts (dispatch and search modes); `None`
     /// in minify mode, or when `code_file = ""` turns it off.
     pub(crate) code_file: Option<PathBuf>,
@@ -179,6 +187,7 @@ struct Raw {
     start_timeout: Option<f64>,
     ping_interval: Option<f64>,
     search_limit: Option<usize>,
+    found_limit: Option<usize>,
     code_file: Option<PathBuf>,
     #[serde(default, rename = "server")]
     servers: Vec<RawServer>,
@@ -358,6 +367,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
         start_timeout: seconds("start_timeout", raw.start_timeout, 10.0)?,
         ping_interval: seconds("ping_interval", raw.ping_interval, 15.0)?,
         search_limit: raw.search_limit.unwrap_or(8).max(1),
+        found_limit: raw.found_limit.unwrap_or(DEFAULT_FOUND_LIMIT).max(1),
         code_file: match &raw.code_file {
             _ if matches!(mode, Mode::Minify | Mode::Discover) => None,
             Some(file) if file.as_os_str().is_empty() => None,

@@ -104,8 +104,9 @@ pub(crate) struct Hub {
     ready: tokio::sync::watch::Sender<bool>,
     /// The blocklist entries that matched no tool at the last report (logged when it changes).
     unmatched: Mutex<Option<Vec<String>>>,
-    /// Discover mode: the tools `find_tools` found, in the order found (listed after it).
-    found: Mutex<Vec<String>>,
+    /// Discover mode: the tools `find_tools` found, in the order found (listed after it),
+    /// at most `found_limit` of them.
+    found: Mutex<super::found::Found>,
 }
 
 /// Normalises a name for loose matching.
@@ -338,7 +339,7 @@ impl Hub {
             settled: Mutex::new(std::collections::HashSet::new()),
             ready: tokio::sync::watch::Sender::new(false),
             unmatched: Mutex::new(None),
-            found: Mutex::new(Vec::new()),
+            found: Mutex::new(super::found::Found::default()),
         })
     }
 
@@ -510,7 +511,7 @@ impl Hub {
                 seen.insert(loose_key(name), name.clone());
             }
         }
-        let found = self.found.lock().clone();
+        let found = self.found.lock().names().to_vec();
         let advertised = advertise(self.config.mode, &compressed, &originals, &found);
         let ranking = (self.config.mode == Mode::Discover).then(|| {
             let defs: Vec<ToolDefinition> = tools.iter().map(|(d, _)| d.clone()).collect();
@@ -629,6 +630,8 @@ impl Hub {
             )));
         };
         drop(view);
+        // A found tool in use is the last to leave a full list.
+        self.found.lock().touch(&name);
         let peer = self.peers.lock().get(&route.server).cloned();
         let Some(peer) = peer else {
             return Ok(Self::tool_error(format!(
@@ -737,10 +740,11 @@ impl Hub {
             return (Err("No upstream MCP server is up yet.".to_owned()), false);
         };
         let total = ranking.all_tools().len().max(1);
-        let ranked = ranking.rank_by_task(&query, (limit + 20).min(total));
+        let ranked = ranking.rank_search(&query, (limit + 20).min(total));
+        // Every tool the reply lists is in the tool list.
+        let limit = limit.min(self.config.found_limit);
         let mut lines = Vec::new();
-        let mut found = self.found.lock();
-        let before = found.len();
+        let mut finds = Vec::new();
         for tool in &ranked.tools {
             if lines.len() >= limit {
                 break;
@@ -750,12 +754,9 @@ impl Hub {
                 continue;
             }
             lines.push(chef::owned::found_tool_line(tool));
-            if !found.iter().any(|f| f == name) {
-                found.push(name.to_owned());
-            }
+            finds.push(name.to_owned());
         }
-        let fresh = found.len() != before;
-        drop(found);
+        let fresh = self.found.lock().record(&finds, self.config.found_limit);
         if lines.is_empty() {
             return (
                 Ok(format!(

@@ -13,6 +13,7 @@
 mod codes;
 pub(crate) use codes::CodeFileError;
 pub(crate) mod config;
+mod found;
 pub(crate) use config::ConfigError;
 mod gate;
 pub(crate) mod hub;
@@ -56,7 +57,8 @@ chef-mcp.toml:
                              # (upstream or prefixed names, any case or separators;
                              # an entry that matches no tool fails --check)
     call_timeout = 60        # seconds (also: start_timeout, ping_interval, search_limit,
-                             # map_style, compiled_map, prefix_format, code_file)
+                             # found_limit, map_style, compiled_map, prefix_format,
+                             # code_file)
     [[server]]
     name = \"files\"
     command = \"npx -y @modelcontextprotocol/server-filesystem .\"

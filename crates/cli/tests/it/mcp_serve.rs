@@ -488,11 +488,9 @@ fn discover_mode_finds_then_the_host_calls_by_real_name() {
         let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
             tools.into_iter().map(|t| t.name.to_string()).collect()
         };
+        let find = |query: &str| host.call_tool(call("find_tools", json!({"query": query})));
         assert_eq!(names(host.list_all_tools().await.unwrap()), ["find_tools"]);
-        let r = host
-            .call_tool(call("find_tools", json!({"query": "read a file"})))
-            .await
-            .unwrap();
+        let r = find("read a file").await.unwrap();
         let reply = text(&r);
         assert_ne!(r.is_error, Some(true), "{reply}");
         assert!(reply.contains("files_read_file("), "{reply}");
@@ -505,13 +503,7 @@ fn discover_mode_finds_then_the_host_calls_by_real_name() {
             .unwrap();
         assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
         // The blocklist holds: git_push is never found, and never runs.
-        let r = host
-            .call_tool(call(
-                "find_tools",
-                json!({"query": "push commits to the remote"}),
-            ))
-            .await
-            .unwrap();
+        let r = find("push commits to the remote").await.unwrap();
         assert!(!text(&r).contains("git_push("), "{}", text(&r));
         assert!(
             !names(host.list_all_tools().await.unwrap())
@@ -521,15 +513,56 @@ fn discover_mode_finds_then_the_host_calls_by_real_name() {
         let r = host.call_tool(call("git_push", json!({}))).await.unwrap();
         assert_eq!(r.is_error, Some(true));
         assert!(text(&r).contains("blocked"), "{}", text(&r));
-        // A query with nothing behind it says so.
-        let r = host
-            .call_tool(call(
-                "find_tools",
-                json!({"query": "compose a sonnet about the sea"}),
-            ))
+        // A search written as a sentence finds what its catalogue words find.
+        let r = find("please read the text file Bob and Carol sent us last Tuesday in Lisbon")
             .await
             .unwrap();
+        assert!(text(&r).contains("files_read_file("), "{}", text(&r));
+        // A query with nothing behind it says so.
+        let r = find("compose a sonnet about the sea").await.unwrap();
         assert!(text(&r).starts_with("No tool fits"), "{}", text(&r));
+        proxy.stop().await;
+    });
+}
+
+/// Discover mode lists at most `found_limit` found tools: a search past it drops the tool
+/// least recently found or called, which stays callable by name.
+#[test]
+fn discover_mode_lists_at_most_found_limit_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    block_on(async {
+        let proxy = Proxy::start(config(dir.path(), "discover", "found_limit = 2")).await;
+        let host = &proxy.host;
+        let find = |query: &str| host.call_tool(call("find_tools", json!({"query": query})));
+        let listed = || async {
+            let tools = host.list_all_tools().await.unwrap();
+            tools
+                .into_iter()
+                .map(|t| t.name.to_string())
+                .collect::<Vec<_>>()
+        };
+        for (query, best) in [
+            ("read a text file", "files_read_file"),
+            ("show the working tree status", "git_status"),
+            ("record changes in a commit", "git_commit"),
+        ] {
+            let reply = text(&find(query).await.unwrap());
+            let lines = reply.lines().filter(|l| l.starts_with("- ")).count();
+            assert!((1..=2).contains(&lines), "{query}: {reply}");
+            let now = listed().await;
+            assert!(now.len() <= 3, "find_tools and at most two found: {now:?}");
+            assert!(now.iter().any(|n| n == best), "{query}: {now:?}");
+        }
+        assert!(
+            !listed().await.iter().any(|n| n == "files_read_file"),
+            "the least recently found tool left the list"
+        );
+        // What left the list is still callable by its name.
+        let r = host
+            .call_tool(call("files_read_file", json!({"path": "x"})))
+            .await
+            .unwrap();
+        assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
         proxy.stop().await;
     });
 }
