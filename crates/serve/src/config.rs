@@ -961,8 +961,10 @@ fn prune(
             if allow.is_some() {
                 return Err(unused("allow", kind));
             }
+            // 0 is allowed here (not for "ranked"): find_tools alone until the model
+            // searches, what `chef mcp serve`'s discover mode shows a host.
             Ok(Prune::Discover {
-                top_k: positive(&key("top_k"), top_k.unwrap_or(DEFAULT_DISCOVER_TOP_K))?,
+                top_k: top_k.unwrap_or(DEFAULT_DISCOVER_TOP_K),
                 always_keep: always_keep.unwrap_or_default(),
             })
         }
@@ -1080,6 +1082,9 @@ mod tests {
         assert!(matches!(config.prune, Prune::Discover { top_k: 10, .. }));
         let config = Config::parse("[chef]\nprune = \"discover\"\ntop_k = 4\n").unwrap();
         assert!(matches!(config.prune, Prune::Discover { top_k: 4, .. }));
+        // 0: find_tools alone until the model searches (chef mcp serve's discover mode).
+        let config = Config::parse("[chef]\ntop_k = 0\n").unwrap();
+        assert!(matches!(config.prune, Prune::Discover { top_k: 0, .. }));
     }
 
     #[test]
@@ -1101,7 +1106,7 @@ mod tests {
             ("[chef]\nmap_style = \"terse\"", "chef.map_style"),
             ("[chef]\nprune = \"ranked\"", "chef.top_k"),
             ("[chef]\nallow = [\"a\"]", "chef.allow"),
-            ("[chef]\ntop_k = 0", "chef.top_k"),
+            ("[chef]\nprune = \"ranked\"\ntop_k = 0", "chef.top_k"),
             (
                 "[chef]\nprune = \"discover\"\nallow = [\"a\"]",
                 "chef.allow",
