@@ -12,32 +12,13 @@
 //! The larger catalogues replicate the 149 real MCP tools under renamed names, as the
 //! `search` bench does; 1,729 is the size of issue 23's held-out benchmark.
 
-use std::{hint::black_box, path::Path, sync::Arc};
+use std::{hint::black_box, sync::Arc};
 
 use chef_compress::search::dense::{BundledStatic, DenseConfig, Embedder, SecondStage};
-use chef_ir::{ToolDefinition, ToolName};
 use criterion::{Criterion, criterion_group, criterion_main};
 
-fn catalogue(n: usize) -> Vec<ToolDefinition> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/real-mcp-tools.json");
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let real = chef_ir::load_tools_from_str(&text)
-        .map(|loaded| loaded.tools)
-        .unwrap_or_default();
-    real.iter()
-        .cycle()
-        .take(if real.is_empty() { 0 } else { n })
-        .enumerate()
-        .map(|(i, tool)| {
-            let mut tool = tool.clone();
-            if i >= real.len() {
-                tool.name = ToolName::new(format!("s{}_{}", i / real.len(), tool.name));
-            }
-            tool
-        })
-        .collect()
-}
+mod common;
+use common::catalogue;
 
 const SHORT: &str = "add three new rows to the bottom of the tracker spreadsheet";
 
@@ -50,12 +31,12 @@ fn bench(c: &mut Criterion) {
         b.iter(|| model.embed(black_box(&[SHORT])));
     });
     let config = DenseConfig::new(Arc::clone(&model) as Arc<dyn Embedder>);
-    let real = catalogue(149);
+    let real = catalogue(149, 149);
     c.bench_function("hybrid: build 149 tools", |b| {
         b.iter(|| config.build(black_box(&real)));
     });
     for n in [149, 1_729, 10_000] {
-        let tools = catalogue(n);
+        let tools = catalogue(n, 149);
         assert_eq!(tools.len(), n, "the fixture corpus loads");
         let Ok(index) = config.build(&tools) else {
             eprintln!("the hybrid index does not build: nothing measured");

@@ -18,33 +18,17 @@
 //! `build 10k tools` uses the default threads (one per core, up to 4, on this catalogue);
 //! `build 10k tools (1 thread)` is the same build on the calling thread only.
 
-use std::{hint::black_box, path::Path};
+use std::hint::black_box;
 
 use chef_compress::search::{CatalogIndex, IndexOptions, Rerank, RerankScope};
-use chef_ir::{ToolDefinition, ToolName};
+use chef_ir::ToolDefinition;
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::Value;
 
-const TOOLS: usize = 10_000;
+mod common;
+use common::catalogue;
 
-fn catalogue() -> Vec<ToolDefinition> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/real-mcp-tools.json");
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let real = chef_ir::load_tools_from_str(&text)
-        .map(|loaded| loaded.tools)
-        .unwrap_or_default();
-    real.iter()
-        .cycle()
-        .take(if real.is_empty() { 0 } else { TOOLS })
-        .enumerate()
-        .map(|(i, tool)| {
-            let mut tool = tool.clone();
-            tool.name = ToolName::new(format!("s{}_{}", i / real.len(), tool.name));
-            tool
-        })
-        .collect()
-}
+const TOOLS: usize = 10_000;
 
 /// Appends `suffix` to every `description` string in a schema.
 fn suffix_descriptions(value: &mut Value, suffix: &str) {
@@ -65,7 +49,7 @@ fn suffix_descriptions(value: &mut Value, suffix: &str) {
 }
 
 fn bench(c: &mut Criterion) {
-    let tools = catalogue();
+    let tools = catalogue(TOOLS, 0);
     let real = tools.get(..149).unwrap_or_default();
     c.bench_function("build 149 tools", |b| {
         b.iter(|| CatalogIndex::build(black_box(real)));

@@ -33,6 +33,27 @@ pub fn load_tools(name: &str) -> Result<Vec<ToolDefinition>, Error> {
     Ok(chef_ir::load_tools_from_str(&text)?.tools)
 }
 
+/// `n` tools cycling through `base`, each named by `rename(pass, name)` (`pass` 0 for the
+/// first time through `base`) where that gives a name; names must stay unique.
+pub fn cycled(
+    base: &[ToolDefinition],
+    n: usize,
+    rename: impl Fn(usize, &str) -> Option<String>,
+) -> Vec<ToolDefinition> {
+    base.iter()
+        .cycle()
+        .take(if base.is_empty() { 0 } else { n })
+        .enumerate()
+        .map(|(i, tool)| {
+            let mut tool = tool.clone();
+            if let Some(name) = rename(i / base.len(), tool.name.as_str()) {
+                tool.name = name.into();
+            }
+            tool
+        })
+        .collect()
+}
+
 /// The labelled requests of a JSON-lines fixture (blank lines skipped), in file order.
 ///
 /// # Errors

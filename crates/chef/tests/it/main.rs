@@ -17,6 +17,7 @@ mod dense_prune;
 mod discovery;
 mod dynamic_state;
 mod errors;
+mod faulty;
 mod fork;
 mod fuzz;
 mod gate_bypass;

@@ -13,13 +13,14 @@
 
 use std::sync::{Arc, Mutex};
 
-use async_trait::async_trait;
 use chef::memory::{Memory, MemoryEntry, MemoryEvent, RetryOutcome, SetOptions, Ttl};
 use chef::store::{
     Entry, Expect, Lease, Namespace, StorageBackend, StoreError, StoreKey, Versioned,
 };
 use chef::{Chef, ChefConfig, ChefEvent, OwnedCall, OwnedReply, ToolsMode};
 use serde_json::{Value, json};
+
+use crate::faulty::{Fault, Faulty};
 
 backend_suite!(memory_retry, worker_threads = 2;
     disjoint_keys_never_conflict,
@@ -330,7 +331,7 @@ pub(crate) async fn a_rename_never_deletes_its_source_unless_the_destination_was
 
 pub(crate) async fn a_lost_acknowledgement_is_not_written_twice(store: Arc<dyn StorageBackend>) {
     seed(&store, "count", "1").await;
-    let flaky = Faulty::losing_ack(&store);
+    let flaky = Faulty::over(Arc::clone(&store), Fault::LoseNextAck);
     let mut a = Session::open(&flaky).await;
     let call = OwnedCall {
         id: "c1".into(),
@@ -358,7 +359,7 @@ pub(crate) async fn an_exhausted_retry_budget_is_a_typed_conflict(store: Arc<dyn
     for (churns, budget, succeeds) in [(2, 3, true), (2, 2, false), (0, 0, false)] {
         let k = format!("hot{churns}{budget}");
         seed(&store, &k, "v").await;
-        let churn = Faulty::churning(&store, churns);
+        let churn = Faulty::over(Arc::clone(&store), Fault::Churn(churns));
         let mut memory = Memory::new().with_persist_retries(budget);
         memory.load(&*churn).await.unwrap();
         let events = Arc::new(Mutex::new(Vec::new()));
@@ -387,7 +388,7 @@ pub(crate) async fn an_exhausted_retry_budget_is_a_typed_conflict(store: Arc<dyn
 
     // Through the tool: the budget spent, the model is told and nothing is overwritten.
     seed(&store, "tool", "v").await;
-    let churn = Faulty::churning(&store, 100);
+    let churn = Faulty::over(Arc::clone(&store), Fault::Churn(100));
     let mut a = Session::open_with(&churn, Memory::new().with_persist_retries(1)).await;
     seed(&store, "tool", "v").await;
     let reply = a.replace("tool", "v", "mine").await;
@@ -420,106 +421,4 @@ pub(crate) async fn direct_writes_keep_conflicting_except_a_delete_of_a_gone_key
     assert_eq!(a.persist(&*store).await.unwrap(), 0);
     assert!(!a.has_unsaved_changes());
     assert!(stored(&store, "k").await.is_none());
-}
-
-/// A backend over `inner` with two faults. With `lose_next_ack`, the next memory `put` is
-/// applied but answered with an error (a connection dropped after the commit). After each
-/// of its first `churn` reads of a memory key, the entry is rewritten with the same fact
-/// (another writer refreshing it), so the read is already stale.
-struct Faulty {
-    inner: Arc<dyn StorageBackend>,
-    lose_next_ack: Mutex<bool>,
-    churn: Mutex<u32>,
-}
-
-impl Faulty {
-    fn losing_ack(inner: &Arc<dyn StorageBackend>) -> Arc<dyn StorageBackend> {
-        Arc::new(Self {
-            inner: Arc::clone(inner),
-            lose_next_ack: Mutex::new(true),
-            churn: Mutex::new(0),
-        })
-    }
-
-    fn churning(inner: &Arc<dyn StorageBackend>, reads: u32) -> Arc<dyn StorageBackend> {
-        Arc::new(Self {
-            inner: Arc::clone(inner),
-            lose_next_ack: Mutex::new(false),
-            churn: Mutex::new(reads),
-        })
-    }
-}
-
-#[async_trait]
-impl StorageBackend for Faulty {
-    async fn get(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-    ) -> Result<Option<Versioned<Entry>>, StoreError> {
-        let read = self.inner.get(namespace, key).await?;
-        let churn = {
-            let mut left = self.churn.lock().unwrap();
-            let churn = *left > 0 && *namespace == Namespace::MEMORY && read.is_some();
-            if churn {
-                *left -= 1;
-            }
-            churn
-        };
-        if churn && let Some(read) = &read {
-            self.inner
-                .put(namespace, key, read.value.clone(), Expect::Any)
-                .await?;
-        }
-        Ok(read)
-    }
-
-    async fn put(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        entry: Entry,
-        expect: Expect,
-    ) -> Result<u64, StoreError> {
-        let version = self.inner.put(namespace, key, entry, expect).await?;
-        let lose = *namespace == Namespace::MEMORY
-            && std::mem::replace(&mut *self.lose_next_ack.lock().unwrap(), false);
-        if lose {
-            return Err(StoreError::Backend {
-                message: "connection closed, answer lost".into(),
-                source: None,
-            });
-        }
-        Ok(version)
-    }
-
-    async fn delete(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        expect: Expect,
-    ) -> Result<bool, StoreError> {
-        self.inner.delete(namespace, key, expect).await
-    }
-
-    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>, StoreError> {
-        self.inner.list(namespace, prefix).await
-    }
-
-    async fn scan(
-        &self,
-        namespace: &Namespace,
-        prefix: &str,
-    ) -> Result<Vec<(StoreKey, Versioned<Entry>)>, StoreError> {
-        self.inner.scan(namespace, prefix).await
-    }
-
-    async fn claim_lease(
-        &self,
-        session: &StoreKey,
-        holder: &str,
-        ttl: std::time::Duration,
-    ) -> Result<Lease, StoreError> {
-        self.inner.claim_lease(session, holder, ttl).await
-    }
 }

@@ -21,7 +21,10 @@ use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use crate::support::{assert_notice, block_on, key, two_tools};
+use crate::{
+    faulty::{Fault, Faulty},
+    support::{assert_notice, block_on, key, two_tools},
+};
 
 /// A 200 KB access log: 2,600-odd lines, one ERROR line near the middle.
 fn big_log() -> String {
@@ -323,70 +326,14 @@ fn offloading_at_push_keeps_the_history_prefix_reusable() {
     });
 }
 
-/// What [`FaultyVfs`] does to writes in `vfs`.
-enum Fault {
-    /// Refuses them (reads and other namespaces work).
-    Refuse,
-    /// Never finishes them while the flag is set.
-    Stall(Arc<std::sync::atomic::AtomicBool>),
-}
-
-/// A memory store with a fault in its `vfs` writes.
-struct FaultyVfs(MemoryBackend, Fault);
-
-#[async_trait]
-impl StorageBackend for FaultyVfs {
-    async fn get(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-    ) -> Result<Option<Versioned<Entry>>, StoreError> {
-        self.0.get(namespace, key).await
-    }
-    async fn put(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        entry: Entry,
-        expect: Expect,
-    ) -> Result<u64, StoreError> {
-        if namespace.as_str() == "vfs" {
-            match &self.1 {
-                Fault::Refuse => {
-                    return Err(StoreError::Io {
-                        path: "vfs".into(),
-                        source: std::io::Error::other("disk full"),
-                    });
-                }
-                Fault::Stall(on) if on.load(std::sync::atomic::Ordering::SeqCst) => {
-                    std::future::pending::<()>().await;
-                }
-                Fault::Stall(_) => {}
-            }
-        }
-        self.0.put(namespace, key, entry, expect).await
-    }
-    async fn delete(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        expect: Expect,
-    ) -> Result<bool, StoreError> {
-        self.0.delete(namespace, key, expect).await
-    }
-    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>, StoreError> {
-        self.0.list(namespace, prefix).await
-    }
-}
-
 #[test]
 fn a_flush_cut_short_leaves_the_unwritten_results_pending() {
     block_on(async {
         let stall = Arc::new(std::sync::atomic::AtomicBool::new(true));
-        let mut chef = session(Arc::new(FaultyVfs(
-            MemoryBackend::new(),
-            Fault::Stall(Arc::clone(&stall)),
-        )));
+        let mut chef = session(Faulty::over(
+            Arc::new(MemoryBackend::new()),
+            Fault::StallVfs(Arc::clone(&stall)),
+        ));
         push_result(&mut chef, "c1", "weather_now", &big_log());
         push_result(&mut chef, "c2", "weather_now", &format!("{}x", big_log()));
         assert_eq!(chef.pending_offloads().len(), 2);
@@ -405,7 +352,10 @@ fn a_flush_cut_short_leaves_the_unwritten_results_pending() {
 fn a_failed_write_keeps_the_full_result_and_says_so() {
     block_on(async {
         for target in Target::ALL {
-            let mut chef = session(Arc::new(FaultyVfs(MemoryBackend::new(), Fault::Refuse)));
+            let mut chef = session(Faulty::over(
+                Arc::new(MemoryBackend::new()),
+                Fault::RefuseVfs,
+            ));
             let failed = Arc::new(Mutex::new(Vec::new()));
             let seen = Arc::clone(&failed);
             let _sub = chef.subscribe(move |e| {

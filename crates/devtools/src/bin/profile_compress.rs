@@ -21,20 +21,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tools: usize = args.next().map_or(Ok(149), |a| a.parse())?;
     let rounds: usize = args.next().map_or(Ok(100), |a| a.parse())?;
     let base = chef_devtools::load_tools("real-mcp-tools.json")?;
-    let catalogue: Vec<_> = base
-        .iter()
-        .cycle()
-        .take(tools)
-        .enumerate()
-        .map(|(i, tool)| {
-            let mut tool = tool.clone();
-            let k = i / base.len().max(1);
-            if k > 0 {
-                tool.name = format!("{}_r{k}", tool.name).into();
-            }
-            tool
-        })
-        .collect();
+    let catalogue = chef_devtools::cycled(&base, tools, |pass, name| {
+        (pass > 0).then(|| format!("{name}_r{pass}"))
+    });
     let options = Options::new().with_level(Level::Three);
     let mut total = 0;
     if std::env::var_os("PREPARED").is_some() {

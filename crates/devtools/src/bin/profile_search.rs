@@ -25,7 +25,6 @@
 use std::hint::black_box;
 
 use chef_compress::search::{CatalogIndex, IndexOptions};
-use chef_ir::ToolName;
 
 const SHORT: &str = "add three new rows to the bottom of the tracker spreadsheet";
 const LONG: &str = "Get the full details of order 735U2663137, then add a note to it saying the \
@@ -41,17 +40,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(n) => n.parse()?,
         Err(_) => 10_000,
     };
-    let catalogue: Vec<_> = base
-        .iter()
-        .cycle()
-        .take(tools)
-        .enumerate()
-        .map(|(i, tool)| {
-            let mut tool = tool.clone();
-            tool.name = ToolName::new(format!("s{}_{}", i / base.len(), tool.name));
-            tool
-        })
-        .collect();
+    let catalogue =
+        chef_devtools::cycled(&base, tools, |pass, name| Some(format!("s{pass}_{name}")));
     match mode.as_str() {
         "build" | "build1" => {
             let options = IndexOptions {

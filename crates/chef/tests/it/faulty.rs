@@ -1,0 +1,136 @@
+//! One store with faults for the tests that need one (memory retries, offload writes): a
+//! backend over another that misbehaves as its [`Fault`] says and passes everything else
+//! through.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
+
+use async_trait::async_trait;
+use chef::store::{
+    Entry, Expect, Lease, Namespace, StorageBackend, StoreError, StoreKey, Versioned,
+};
+use parking_lot::Mutex;
+
+/// What goes wrong.
+pub(crate) enum Fault {
+    /// The next memory `put` is applied but answered with an error (a connection dropped
+    /// after the commit).
+    LoseNextAck,
+    /// After each of the first this-many reads of a memory key, the entry is rewritten with
+    /// the same fact (another writer refreshing it), so the read is already stale.
+    Churn(u32),
+    /// Writes in `vfs` are refused (reads and other namespaces work).
+    RefuseVfs,
+    /// Writes in `vfs` never finish while the flag is set.
+    StallVfs(Arc<AtomicBool>),
+}
+
+/// A backend over `inner` with one [`Fault`].
+pub(crate) struct Faulty {
+    inner: Arc<dyn StorageBackend>,
+    fault: Mutex<Option<Fault>>,
+}
+
+impl Faulty {
+    pub(crate) fn over(inner: Arc<dyn StorageBackend>, fault: Fault) -> Arc<dyn StorageBackend> {
+        Arc::new(Self {
+            inner,
+            fault: Mutex::new(Some(fault)),
+        })
+    }
+}
+
+#[async_trait]
+impl StorageBackend for Faulty {
+    async fn get(
+        &self,
+        namespace: &Namespace,
+        key: &StoreKey,
+    ) -> Result<Option<Versioned<Entry>>, StoreError> {
+        let read = self.inner.get(namespace, key).await?;
+        let churn = *namespace == Namespace::MEMORY && read.is_some() && {
+            let mut fault = self.fault.lock();
+            match &mut *fault {
+                Some(Fault::Churn(left)) if *left > 0 => {
+                    *left -= 1;
+                    true
+                }
+                _ => false,
+            }
+        };
+        if churn && let Some(read) = &read {
+            self.inner
+                .put(namespace, key, read.value.clone(), Expect::Any)
+                .await?;
+        }
+        Ok(read)
+    }
+
+    async fn put(
+        &self,
+        namespace: &Namespace,
+        key: &StoreKey,
+        entry: Entry,
+        expect: Expect,
+    ) -> Result<u64, StoreError> {
+        if namespace.as_str() == "vfs" {
+            let stall = match &*self.fault.lock() {
+                Some(Fault::RefuseVfs) => {
+                    return Err(StoreError::Io {
+                        path: "vfs".into(),
+                        source: std::io::Error::other("disk full"),
+                    });
+                }
+                Some(Fault::StallVfs(on)) => on.load(Ordering::SeqCst),
+                _ => false,
+            };
+            if stall {
+                std::future::pending::<()>().await;
+            }
+        }
+        let version = self.inner.put(namespace, key, entry, expect).await?;
+        let lose = *namespace == Namespace::MEMORY && {
+            let mut fault = self.fault.lock();
+            matches!(*fault, Some(Fault::LoseNextAck)) && fault.take().is_some()
+        };
+        if lose {
+            return Err(StoreError::Backend {
+                message: "connection closed, answer lost".into(),
+                source: None,
+            });
+        }
+        Ok(version)
+    }
+
+    async fn delete(
+        &self,
+        namespace: &Namespace,
+        key: &StoreKey,
+        expect: Expect,
+    ) -> Result<bool, StoreError> {
+        self.inner.delete(namespace, key, expect).await
+    }
+
+    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>, StoreError> {
+        self.inner.list(namespace, prefix).await
+    }
+
+    async fn scan(
+        &self,
+        namespace: &Namespace,
+        prefix: &str,
+    ) -> Result<Vec<(StoreKey, Versioned<Entry>)>, StoreError> {
+        self.inner.scan(namespace, prefix).await
+    }
+
+    async fn claim_lease(
+        &self,
+        session: &StoreKey,
+        holder: &str,
+        ttl: std::time::Duration,
+    ) -> Result<Lease, StoreError> {
+        self.inner.claim_lease(session, holder, ttl).await
+    }
+}
