@@ -76,18 +76,6 @@ impl Pruner {
             .as_deref()
     }
 
-    /// The `k` flat tools the catalogue index ranks best for `task`, best first, each with
-    /// its score and the matched terms. Empty when the index abstains (nothing fits).
-    /// Unless ranking is lexical ([`set_lexical_ranking`](Self::set_lexical_ranking)), the
-    /// hybrid ranks and abstains, with the set model or the bundled one (scores are then
-    /// hybrid scores, `0..=1`).
-    ///
-    /// A task of several lines (a session's task for a short reply is the request, the
-    /// question it answers and the reply, one per line) on which the index abstains as a
-    /// whole — each line's chatter counting against the others — is ranked line by line
-    /// instead, the last line first, and the lines' hits are merged in turns (the best of
-    /// each line, then the second of each, …), each tool once, up to `k`. A line on which
-    /// the index abstains adds nothing.
     /// [`rank_by_task`](Self::rank_by_task) for a search the model writes (`find_tools`):
     /// when the index abstains on `query` as a whole, the query's words that this catalogue
     /// uses are ranked instead, if they alone find a tool by the lexical index's rule
@@ -130,6 +118,18 @@ impl Pruner {
         }
     }
 
+    /// The `k` flat tools the catalogue index ranks best for `task`, best first, each with
+    /// its score and the matched terms. Empty when the index abstains (nothing fits).
+    /// Unless ranking is lexical ([`set_lexical_ranking`](Self::set_lexical_ranking)), the
+    /// hybrid ranks and abstains, with the set model or the bundled one (scores are then
+    /// hybrid scores, `0..=1`).
+    ///
+    /// A task of several lines (a session's task for a short reply is the request, the
+    /// question it answers and the reply, one per line) on which the index abstains as a
+    /// whole — each line's chatter counting against the others — is ranked line by line
+    /// instead, the last line first, and the lines' hits are merged in turns (the best of
+    /// each line, then the second of each, …), each tool once, up to `k`. A line on which
+    /// the index abstains adds nothing.
     pub fn rank_by_task(&self, task: &str, k: usize) -> PruneResult {
         let search = |text: &str| match self.hybrid_index().map(|h| h.search(text, k)) {
             Some(Ok(results)) => results,
