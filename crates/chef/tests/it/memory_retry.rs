@@ -14,9 +14,7 @@
 use std::sync::{Arc, Mutex};
 
 use chef::memory::{Memory, MemoryEntry, MemoryEvent, RetryOutcome, SetOptions, Ttl};
-use chef::store::{
-    Entry, Expect, Lease, Namespace, StorageBackend, StoreError, StoreKey, Versioned,
-};
+use chef::store::StorageBackend;
 use chef::{Chef, ChefConfig, ChefEvent, OwnedCall, OwnedReply, ToolsMode};
 use serde_json::{Value, json};
 

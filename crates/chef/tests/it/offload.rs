@@ -7,15 +7,11 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use chef::{
     Chef, ChefConfig, ChefEvent, Routed, ToolsMode,
     offload::{EvictReason, Keep, Limit, OffloadCaps, OffloadPolicy, ToolRule},
     snapshot::journal::Journal,
-    store::{
-        Entry, Expect, FsBackend, MemoryBackend, Namespace, StorageBackend, StoreError, StoreKey,
-        Versioned,
-    },
+    store::{Entry, Expect, FsBackend, MemoryBackend, Namespace, StorageBackend},
 };
 use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
 use parking_lot::Mutex;

@@ -8,7 +8,7 @@ use chef_ir::{ToolDefinition, ToolName};
 /// `n` tools cycling through tests/fixtures/real-mcp-tools.json (none when it cannot be
 /// read). The first `keep` keep their real names; every later one is renamed
 /// `s{pass}_{name}`, so names stay unique.
-pub fn catalogue(n: usize, keep: usize) -> Vec<ToolDefinition> {
+pub(crate) fn catalogue(n: usize, keep: usize) -> Vec<ToolDefinition> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/real-mcp-tools.json");
     let text = std::fs::read_to_string(path).unwrap_or_default();
