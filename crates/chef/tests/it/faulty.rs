@@ -91,10 +91,13 @@ impl StorageBackend for Faulty {
             }
         }
         let version = self.inner.put(namespace, key, entry, expect).await?;
-        let lose = *namespace == Namespace::MEMORY && {
-            let mut fault = self.fault.lock();
-            matches!(*fault, Some(Fault::LoseNextAck)) && fault.take().is_some()
-        };
+        // The fault fires once: it is taken when it does.
+        let lose = *namespace == Namespace::MEMORY
+            && self
+                .fault
+                .lock()
+                .take_if(|f| matches!(f, Fault::LoseNextAck))
+                .is_some();
         if lose {
             return Err(StoreError::Backend {
                 message: "connection closed, answer lost".into(),
