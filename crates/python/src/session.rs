@@ -421,11 +421,13 @@ impl Chef {
     }
 
     /// Ranks the registered tools for a task with the catalogue index; returns up to `k`
-    /// `(name, score)` pairs, best first (none when nothing fits). Runs without the GIL.
+    /// `(name, score)` pairs, best first (none when nothing fits). A sentence on which the
+    /// index abstains as a whole is searched by the words of it the catalogue uses, as
+    /// `find_tools` searches ([`chef::prune::Pruner::rank_search`]). Runs without the GIL.
     #[pyo3(signature = (query, k = 5))]
     fn search(&self, py: Python<'_>, query: String, k: usize) -> PyResult<Vec<(String, f64)>> {
         self.without_gil(py, move |i| {
-            let result = i.chef.pruner().rank_by_task(&query, k);
+            let result = i.chef.pruner().rank_search(&query, k);
             Ok(result
                 .tools
                 .iter()

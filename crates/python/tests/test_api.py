@@ -77,6 +77,21 @@ def test_fork_and_search() -> None:
     assert "cancel_order" in [n for n, _ in hits]
 
 
+TRAVEL = [("book_flight", "Book a flight between two airports."),
+          ("list_trips", "List the traveller's trips between two dates."),
+          ("convert_currency", "Convert an amount from one currency to another."),
+          ("translate_text", "Translate text into another language."),
+          ("get_forecast", "Tomorrow's forecast for a city.")]
+
+
+def test_search_with_a_sentence_finds_what_its_catalogue_words_find() -> None:
+    s = chef.Chef(level=1)
+    s.register_tools([{"name": n, "description": d, "inputSchema": {"type": "object"}} for n, d in TRAVEL])
+    hits = s.search("please book a flight to Lisbon for Bob and Carol next Tuesday at 10am", k=3)
+    assert hits and hits[0][0] == "book_flight", hits
+    assert s.search("write a sonnet about the sea", k=3) == []
+
+
 def test_sdk_objects_are_accepted_as_replies() -> None:
     ChatCompletion = pytest.importorskip("openai.types.chat").ChatCompletion
 
