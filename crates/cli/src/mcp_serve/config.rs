@@ -229,6 +229,17 @@ fn seconds(key: &'static str, value: Option<f64>, default: f64) -> Result<Durati
     Duration::try_from_secs_f64(s).map_err(|source| Problem::Seconds { key, source })
 }
 
+/// A count of at least 1 (`default` when the key is absent): 0 is refused, naming the key,
+/// rather than read as 1.
+fn count(key: &'static str, value: Option<usize>, default: usize) -> Result<usize, Problem> {
+    match value.unwrap_or(default) {
+        0 => Err(Problem::Invalid(format!(
+            "{key} must be at least 1 (got 0)"
+        ))),
+        n => Ok(n),
+    }
+}
+
 /// Parses the configuration `text` of the file `path` (its relative paths are under the
 /// file's directory, and the default code file is named after it).
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
@@ -366,8 +377,8 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
         call_timeout: seconds("call_timeout", raw.call_timeout, 60.0)?,
         start_timeout: seconds("start_timeout", raw.start_timeout, 10.0)?,
         ping_interval: seconds("ping_interval", raw.ping_interval, 15.0)?,
-        search_limit: raw.search_limit.unwrap_or(8).max(1),
-        found_limit: raw.found_limit.unwrap_or(DEFAULT_FOUND_LIMIT).max(1),
+        search_limit: count("search_limit", raw.search_limit, 8)?,
+        found_limit: count("found_limit", raw.found_limit, DEFAULT_FOUND_LIMIT)?,
         code_file: match &raw.code_file {
             _ if matches!(mode, Mode::Minify | Mode::Discover) => None,
             Some(file) if file.as_os_str().is_empty() => None,
@@ -441,6 +452,14 @@ mod tests {
             (
                 "colour = 1\n[[server]]\nname=\"a\"\ncommand=\"x\"",
                 "colour",
+            ),
+            (
+                "found_limit = 0\n[[server]]\nname=\"a\"\ncommand=\"x\"",
+                "found_limit must be at least 1",
+            ),
+            (
+                "search_limit = 0\n[[server]]\nname=\"a\"\ncommand=\"x\"",
+                "search_limit must be at least 1",
             ),
             (
                 "prefix_format = \"{server}\"\n[[server]]\nname=\"a\"\ncommand=\"x\"",
