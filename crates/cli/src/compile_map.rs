@@ -85,7 +85,9 @@ use reqwest::{StatusCode, header};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::{error::CliError, flags::CompileMapArgs, output, tools};
+use clap::Args;
+
+use crate::{args::parse_timeout, error::CliError, output, tools};
 
 /// The environment variable the key is read from unless `--api-key-env` names another.
 pub(crate) const DEFAULT_KEY_ENV: &str = "CHEF_API_KEY";
@@ -653,6 +655,43 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
         rejections,
         dangling,
     })
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompileMapArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    #[arg(long, value_name = "TOOLS")]
+    pub(crate) tools: PathBuf,
+    /// The compiled map to write (and to resume from when it exists).
+    #[arg(long, value_name = "MAP.json")]
+    pub(crate) out: PathBuf,
+    /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended unless the
+    /// URL already ends with it), e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL")]
+    pub(crate) endpoint: String,
+    /// The model id sent with each request.
+    #[arg(long, value_name = "ID")]
+    pub(crate) model: String,
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub(crate) concurrency: u16,
+    /// The environment variable holding the API key [default: CHEF_API_KEY]. Unset or
+    /// empty: no Authorization header (local servers).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) api_key_env: Option<String>,
+    /// Seconds one HTTP request may take, reply included.
+    #[arg(long, value_name = "SECONDS", default_value = "120", value_parser = parse_timeout)]
+    pub(crate) timeout_secs: std::time::Duration,
+    /// HTTP attempts per request (429, 5xx, network errors, timeouts, malformed replies).
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=10))]
+    pub(crate) max_attempts: u8,
+    /// The docstring length the prompt asks for, in characters.
+    #[arg(long, value_name = "N", default_value_t = chef_compress::DEFAULT_MAX_DOC_CHARS)]
+    pub(crate) max_doc_chars: usize,
+    /// Sampling temperature sent with each request (omitted by default: some models
+    /// accept only their own).
+    #[arg(long, value_name = "T")]
+    pub(crate) temperature: Option<f32>,
 }
 
 #[cfg(test)]

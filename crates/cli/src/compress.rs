@@ -29,17 +29,18 @@
 //! on the wire; each rename (and any other envelope notice) is one `chef: notice:` line on
 //! stderr, so stdout stays one JSON object.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use chef::ProviderError;
-use chef_compress::{Compressed, Level, Options, validate::Limits};
+use chef_compress::{Compressed, Level, Objective, Options, validate::Limits};
 use chef_ir::{Target, ToolDefinition};
+use clap::Args;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::{
+    args::{CompiledFlags, CompressionFlags, LimitFlags, parse_target},
     error::CliError,
-    flags::{CompiledFlags, CompressArgs, CompressionFlags, LimitFlags},
     output, tools,
 };
 
@@ -209,4 +210,30 @@ fn envelope(
             Ok((value, env.notices.iter().map(ToString::to_string).collect()))
         }
     }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct CompressArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    pub(crate) tools: PathBuf,
+    #[command(flatten)]
+    pub(crate) compression: CompressionFlags,
+    /// Exact model id: picks the measured map style for it (see --objective).
+    #[arg(long, value_name = "ID")]
+    pub(crate) model: Option<String>,
+    /// What a model-specific style pick optimises.
+    #[arg(long, value_name = "occupancy|cost", value_parser = parse_objective)]
+    pub(crate) objective: Option<Objective>,
+    /// Also report o200k_base token counts of the original and compressed payload.
+    #[arg(long)]
+    pub(crate) tokens: bool,
+    #[command(flatten)]
+    pub(crate) compiled: CompiledFlags,
+    /// Emit `tools` in this provider's envelope instead of chef's neutral shape.
+    #[arg(long, value_name = "anthropic|openai|openai-responses|gemini", value_parser = parse_target)]
+    pub(crate) target: Option<chef_ir::Target>,
+}
+
+fn parse_objective(s: &str) -> Result<Objective, chef_compress::UnsupportedObjective> {
+    s.parse()
 }

@@ -16,7 +16,13 @@ use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::{error::CliError, flags::DemoArgs, output};
+use clap::Args;
+
+use crate::{
+    args::{parse_level, parse_target},
+    error::CliError,
+    output,
+};
 
 /// The discovery setting's K when `--prune` does not say (the `chef serve` default).
 pub(crate) const DEFAULT_DISCOVER_TOP_K: usize = 10;
@@ -688,6 +694,58 @@ fn render_text(report: &Report) -> String {
         "\nTokens are o200k_base estimates of the tools + preamble, not a provider's own count. \"model calls\" is what the scripted task needs at that level (level 3 adds a q lookup; level 4's map shows real names; with discovery, a tool the ranked list lacks costs one find_tools call). The discovery row is the demo's first request (its ranked tools, find_tools and chef's note). On a real model, discovery is the setting that chose best (docs/EVAL.md)."
     );
     out
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DemoArgs {
+    /// Compression level for the agent loop.
+    #[arg(long, value_name = "0|1|2|3", default_value = "1", value_parser = parse_level)]
+    pub(crate) level: Level,
+    /// Which tools each request offers: `discover:K` (the K tools ranked best for the
+    /// request, by their real names, plus `find_tools`; the default at levels 0 and 1,
+    /// with K = 10) or `all` (every tool; the default at levels 2 and 3).
+    #[arg(long, value_name = "all|discover:K", value_parser = parse_demo_prune)]
+    pub(crate) prune: Option<DemoPrune>,
+    /// Provider the requests are compiled for.
+    #[arg(long, value_name = "anthropic|openai|openai-responses|gemini", default_value = "anthropic", value_parser = parse_target)]
+    pub(crate) target: chef_ir::Target,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// `chef demo --prune`: every tool, or discovery with its K.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DemoPrune {
+    All,
+    Discover(usize),
+}
+
+impl DemoArgs {
+    /// The discovery setting's K for this run (`None`: every tool is offered).
+    pub(crate) fn discover_top_k(&self) -> Option<usize> {
+        match self.prune {
+            Some(DemoPrune::All) => None,
+            Some(DemoPrune::Discover(k)) => Some(k),
+            None => (self.level.as_u8() <= 1).then_some(DEFAULT_DISCOVER_TOP_K),
+        }
+    }
+}
+
+/// A `chef demo --prune` value clap cannot take.
+#[derive(Debug, thiserror::Error)]
+#[error("--prune {0:?}: expected all or discover:K (K at least 1)")]
+struct DemoPruneError(String);
+
+fn parse_demo_prune(s: &str) -> Result<DemoPrune, DemoPruneError> {
+    if s == "all" {
+        return Ok(DemoPrune::All);
+    }
+    s.strip_prefix("discover:")
+        .and_then(|k| k.parse::<usize>().ok())
+        .filter(|k| *k >= 1)
+        .map(DemoPrune::Discover)
+        .ok_or_else(|| DemoPruneError(s.to_owned()))
 }
 
 #[cfg(test)]

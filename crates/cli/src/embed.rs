@@ -6,7 +6,11 @@
 //! {"out":"models/static","vocab":30522,"dims":256,"explained_variance":0.93,"seconds":180.2}
 //! ```
 
-use crate::{error::CliError, flags::DistillArgs};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error::CliError;
 
 #[cfg(feature = "dense")]
 #[derive(Debug, serde::Serialize)]
@@ -51,4 +55,17 @@ pub(crate) fn distill(args: &DistillArgs) -> Result<(), CliError> {
         path: args.from.clone(),
     }
     .into())
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct DistillArgs {
+    /// The MiniLM directory (config.json, model.safetensors, tokenizer.json).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) from: PathBuf,
+    /// Where to write the static model (created if needed).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: PathBuf,
+    /// Dimensions to keep (PCA components).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) dims: u16,
 }

@@ -57,10 +57,7 @@ pub(crate) enum CliError {
     },
     /// `--prefix-format` has no `{tool}`.
     #[error("--prefix-format {0}")]
-    PrefixFormat(#[source] crate::mcp::NoToolPlaceholder),
-    /// `chef mcp serve`: the config file cannot be read or is invalid.
-    #[error(transparent)]
-    McpConfig(#[from] crate::mcp_serve::ConfigError),
+    PrefixFormat(#[source] crate::prefix::NoToolPlaceholder),
     /// Some MCP servers gave no usable tool list (each is named on stderr).
     #[error("{} of {total} MCP servers failed: {}", failed.len(), failed.join(", "))]
     McpServersFailed { failed: Vec<String>, total: usize },
@@ -75,9 +72,6 @@ pub(crate) enum CliError {
     /// `chef serve` stopped (a bad config and a failed `--check` are bad input, exit 2).
     #[error(transparent)]
     Serve(chef_serve::CliError),
-    /// `chef mcp serve`: the code file cannot be read or is not a code table.
-    #[error(transparent)]
-    CodeFile(#[from] crate::mcp_serve::CodeFileError),
     /// The combined MCP catalogue does not load back (a defect in chef, not in a server).
     #[error("the combined MCP tool catalogue is invalid: {0}")]
     Catalogue(#[source] chef_ir::LoadError),
@@ -170,13 +164,54 @@ pub(crate) enum CliError {
     /// The hybrid index failed (the model misbehaved or the cache is unusable).
     #[error("{0}")]
     Hybrid(#[from] chef_compress::search::dense::DenseError),
-    /// `chef mcp serve` could not run (the host's transport or the listener failed, or
-    /// `--check` cannot compress the catalogue).
-    #[error("chef mcp serve: {0}")]
-    McpServe(#[from] crate::mcp_serve::McpServeError),
+    /// A command's own error type, whole (`chef mcp serve`: its config file, its code
+    /// file, the host's transport).
+    #[error(transparent)]
+    Command(CommandError),
     /// stdout was closed by the reader (e.g. `| head`); not an error for the user.
     #[error("output closed")]
     BrokenPipe,
+}
+
+/// A command module's own error, kept whole (its text and its sources are the error's),
+/// with the exit status it asks for. A command whose errors are a type of its own reports
+/// through [`CliError::Command`] with this, so this module names no command's types and
+/// imports no command module (each command imports it).
+#[derive(Debug)]
+pub(crate) struct CommandError {
+    error: Box<dyn std::error::Error + Send + Sync>,
+    /// Bad input (exit status 2) rather than a failure of chef or its environment (1).
+    usage: bool,
+}
+
+impl CommandError {
+    /// Bad input: exit status 2.
+    pub(crate) fn usage(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            error: Box::new(error),
+            usage: true,
+        }
+    }
+
+    /// A failure of chef or its environment: exit status 1.
+    pub(crate) fn failure(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self {
+            error: Box::new(error),
+            usage: false,
+        }
+    }
+}
+
+impl std::fmt::Display for CommandError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for CommandError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
 }
 
 /// What to do about a compress error on the command line, when there is a flag for it
@@ -208,16 +243,15 @@ impl CliError {
             | Self::Registry { .. }
             | Self::Json { .. }
             | Self::PrefixFormat(_)
-            | Self::McpConfig(_)
             | Self::McpServersFailed { .. }
             | Self::BlocklistUnmatched { .. }
-            | Self::CodeFile(_)
             | Self::McpCompress(_)
             | Self::SessionNotFound { .. }
             | Self::SessionExists { .. }
             | Self::Bundle { .. }
             | Self::CorruptSession { .. }
-            | Self::Dense(_) => 2,
+            | Self::Dense(_)
+            | Self::Command(CommandError { usage: true, .. }) => 2,
             Self::Tokenizer
             | Self::Write(_)
             | Self::BrokenPipe
@@ -229,7 +263,7 @@ impl CliError {
             | Self::HttpClient(_)
             | Self::Store { .. }
             | Self::Hybrid(_)
-            | Self::McpServe(_) => 1,
+            | Self::Command(CommandError { usage: false, .. }) => 1,
             Self::Interrupted(_) => 130,
         }
     }

@@ -12,11 +12,15 @@
 //! today, in the shapes the file uses); `chars` counts Unicode scalar values.
 //! `o200k_tokens` appears only with `--tokens`.
 
+use std::path::PathBuf;
+
 use chef_ir::LoadedTools;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::{error::CliError, flags::InspectArgs, output};
+use clap::Args;
+
+use crate::{error::CliError, output};
 
 #[derive(Debug, Serialize)]
 struct Report {
@@ -87,4 +91,13 @@ pub(crate) fn run(args: &InspectArgs) -> Result<(), CliError> {
         file: args.file.display().to_string(),
         stats: CatalogueStats::measure(&loaded, &wire, args.tokens)?,
     })
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct InspectArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    pub(crate) file: PathBuf,
+    /// Also count o200k_base tokens (offline estimate).
+    #[arg(long)]
+    pub(crate) tokens: bool,
 }

@@ -6,6 +6,7 @@
 //! problems (a missing file, an unusable tool list) exit with status 2 and one line on
 //! stderr naming the file and the problem; nothing panics.
 
+mod args;
 mod compile_map;
 mod compress;
 mod demo;
@@ -17,6 +18,7 @@ mod inspect;
 mod mcp;
 mod mcp_serve;
 mod output;
+mod prefix;
 mod recommend;
 mod resolve;
 mod search;

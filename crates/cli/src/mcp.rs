@@ -44,7 +44,7 @@
 use std::{
     collections::{HashMap, HashSet},
     fmt,
-    path::Path,
+    path::{Path, PathBuf},
     process::{ExitStatus, Stdio},
     sync::{
         Arc,
@@ -55,6 +55,7 @@ use std::{
 
 use chef_compress::{CompressError, Level, Options, ToolNamespace, validate::Limits};
 use chef_ir::LoadError;
+use clap::Args;
 use rmcp::{
     ServiceError, ServiceExt,
     model::{ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams, Tool},
@@ -65,11 +66,12 @@ use serde_json::{Map, Value};
 use tokio::{io::AsyncReadExt, process::Command, sync::Mutex};
 
 use crate::{
+    args::{LimitFlags, parse_timeout},
     compress::limits,
     error::{CliError, compress_hint},
-    flags::McpInspectArgs,
     inspect::CatalogueStats,
     output,
+    prefix::NameFormat,
 };
 
 /// `--help` text for `chef mcp inspect`.
@@ -159,96 +161,6 @@ pub(crate) fn parse_server(value: &str) -> Result<ServerSpec, ServerSpecError> {
         command_line: command_line.to_owned(),
         argv,
     })
-}
-
-/// Why a `--timeout` value is unusable.
-#[derive(Debug, PartialEq, thiserror::Error)]
-pub(crate) enum TimeoutError {
-    #[error("{0:?} is not a number of seconds")]
-    NotANumber(String),
-    #[error("the timeout must be more than 0 seconds")]
-    NotPositive,
-    #[error("{value:?}: {source}")]
-    OutOfRange {
-        value: String,
-        #[source]
-        source: std::time::TryFromFloatSecsError,
-    },
-}
-
-/// Parses `--timeout` seconds (decimals allowed).
-pub(crate) fn parse_timeout(value: &str) -> Result<Duration, TimeoutError> {
-    let seconds: f64 = value
-        .parse()
-        .map_err(|_| TimeoutError::NotANumber(value.to_owned()))?;
-    if seconds.is_nan() || seconds <= 0.0 {
-        return Err(TimeoutError::NotPositive);
-    }
-    Duration::try_from_secs_f64(seconds).map_err(|source| TimeoutError::OutOfRange {
-        value: value.to_owned(),
-        source,
-    })
-}
-
-/// How a server's tool is named in the combined catalogue.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct NameFormat(Vec<Piece>);
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Piece {
-    Text(String),
-    Server,
-    Tool,
-}
-
-/// A name format without `{tool}`. `Display` starts with the format; the flag or key that
-/// gave it goes before.
-#[derive(Debug, thiserror::Error)]
-#[error("{0:?} has no {{tool}}: every tool of a server would get the same name")]
-pub(crate) struct NoToolPlaceholder(String);
-
-impl NameFormat {
-    /// Parses a format with `{server}` and `{tool}` placeholders; `{tool}` is required,
-    /// since without it every tool of a server would get the same name.
-    pub(crate) fn parse(format: &str) -> Result<Self, NoToolPlaceholder> {
-        let mut pieces = Vec::new();
-        let mut rest = format;
-        while !rest.is_empty() {
-            let next = [("{server}", Piece::Server), ("{tool}", Piece::Tool)]
-                .into_iter()
-                .filter_map(|(pat, piece)| rest.find(pat).map(|i| (i, pat.len(), piece)))
-                .min_by_key(|(i, _, _)| *i);
-            match next {
-                Some((i, len, piece)) => {
-                    let (text, tail) = rest.split_at(i);
-                    if !text.is_empty() {
-                        pieces.push(Piece::Text(text.to_owned()));
-                    }
-                    pieces.push(piece);
-                    rest = tail.get(len..).unwrap_or_default();
-                }
-                None => {
-                    pieces.push(Piece::Text(rest.to_owned()));
-                    rest = "";
-                }
-            }
-        }
-        if !pieces.contains(&Piece::Tool) {
-            return Err(NoToolPlaceholder(format.to_owned()));
-        }
-        Ok(Self(pieces))
-    }
-
-    pub(crate) fn apply(&self, server: &str, tool: &str) -> String {
-        self.0
-            .iter()
-            .map(|piece| match piece {
-                Piece::Text(text) => text.as_str(),
-                Piece::Server => server,
-                Piece::Tool => tool,
-            })
-            .collect()
-    }
 }
 
 /// Why one server gave no usable tool list.
@@ -423,7 +335,7 @@ struct ServerInfo {
 
 pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
     let format = if args.no_prefix {
-        NameFormat(vec![Piece::Tool])
+        NameFormat::tool_only()
     } else {
         NameFormat::parse(&args.prefix_format).map_err(CliError::PrefixFormat)?
     };
@@ -772,6 +684,37 @@ fn write_atomically(path: &Path, value: &Value) -> Result<(), CliError> {
     output::write_atomic(path, &bytes)
 }
 
+#[derive(Debug, Args)]
+pub(crate) struct McpInspectArgs {
+    /// A server to start: NAME=COMMAND. Repeat once per server. NAME (letters, digits,
+    /// `-`) prefixes its tools; COMMAND is split into words like a POSIX shell does
+    /// (quotes and backslashes; no variables, globs or pipes) and run directly.
+    #[arg(long = "server", value_name = "NAME=COMMAND", required = true, value_parser = parse_server)]
+    pub(crate) servers: Vec<ServerSpec>,
+    /// How tools are named in the combined catalogue; `{server}` and `{tool}` are replaced.
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        default_value = "{server}_{tool}",
+        conflicts_with = "no_prefix"
+    )]
+    pub(crate) prefix_format: String,
+    /// Keep each tool's own name (same as --prefix-format '{tool}').
+    #[arg(long)]
+    pub(crate) no_prefix: bool,
+    /// Seconds each server gets to start, answer the MCP handshake and list every tool.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_timeout)]
+    pub(crate) timeout: std::time::Duration,
+    /// Also count o200k_base tokens (offline estimate).
+    #[arg(long)]
+    pub(crate) tokens: bool,
+    /// Write the combined catalogue here as MCP `tools/list` JSON (`{"tools":[...]}`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -801,27 +744,6 @@ mod tests {
             let err = parse_server(value).unwrap_err().to_string();
             assert!(err.contains(problem), "{value:?}: {err}");
         }
-    }
-
-    #[test]
-    fn timeouts_parse_as_positive_seconds() {
-        assert_eq!(parse_timeout("10"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_timeout("0.25"), Ok(Duration::from_millis(250)));
-        for bad in ["0", "-1", "ten", "NaN", "inf"] {
-            assert!(parse_timeout(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn name_formats_substitute_once_and_need_a_tool() {
-        let format = NameFormat::parse("{server}_{tool}").unwrap();
-        assert_eq!(format.apply("git", "status"), "git_status");
-        // A tool name that contains a placeholder is not substituted again.
-        assert_eq!(format.apply("git", "{server}"), "git_{server}");
-        let format = NameFormat::parse("mcp-{server}-{tool}-x").unwrap();
-        assert_eq!(format.apply("a", "b"), "mcp-a-b-x");
-        assert!(NameFormat::parse("{server}").is_err());
-        assert!(NameFormat::parse("").is_err());
     }
 
     #[test]

@@ -18,7 +18,11 @@
 
 use chef_compress::ToolNamespace;
 
-use crate::{compress::limits, error::CliError, flags::RecommendArgs, output, tools};
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::{args::LimitFlags, compress::limits, error::CliError, output, tools};
 
 pub(crate) fn run(args: &RecommendArgs) -> Result<(), CliError> {
     let definitions = tools::load(&args.tools)?;
@@ -32,4 +36,12 @@ pub(crate) fn run(args: &RecommendArgs) -> Result<(), CliError> {
         source,
     })?;
     output::json_line(&advice)
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RecommendArgs {
+    /// A JSON file of tool definitions.
+    pub(crate) tools: PathBuf,
+    #[command(flatten)]
+    pub(crate) limits: LimitFlags,
 }

@@ -32,16 +32,19 @@
 //! names it in `tool`, the real name, so a program never reads it out of `message`; an
 //! error that reached no tool (an unknown name or code) has no `tool`.
 
+use std::path::PathBuf;
+
 use std::io::{self, Write};
 
 use chef_compress::Resolution;
+use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::{
+    args::{CompiledFlags, CompressionFlags, parse_target},
     compress::options,
     error::{CliError, json_line_problem},
-    flags::ResolveArgs,
     tools,
 };
 
@@ -179,4 +182,21 @@ fn write_error(e: io::Error) -> CliError {
         io::ErrorKind::BrokenPipe => CliError::BrokenPipe,
         _ => CliError::Write(e),
     }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ResolveArgs {
+    /// A JSON file of tool definitions.
+    pub(crate) tools: PathBuf,
+    #[command(flatten)]
+    pub(crate) compression: CompressionFlags,
+    #[command(flatten)]
+    pub(crate) compiled: CompiledFlags,
+    /// JSON lines, one call each: {"name": ..., "arguments": an object or a JSON string}.
+    #[arg(long, value_name = "CALLS.jsonl")]
+    pub(crate) calls: PathBuf,
+    /// Also accept the tool names this provider was sent (`chef compress --target`): a name
+    /// it refuses, such as `timezone.convert`, goes on the wire renamed (`timezone_convert`).
+    #[arg(long, value_name = "anthropic|openai|openai-responses|gemini", value_parser = parse_target)]
+    pub(crate) target: Option<chef_ir::Target>,
 }

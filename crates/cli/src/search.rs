@@ -72,7 +72,7 @@
 
 use std::{
     io::{self, BufWriter, Write},
-    path::Path,
+    path::{Path, PathBuf},
 };
 
 use std::sync::Arc;
@@ -86,10 +86,9 @@ use chef_ir::ToolName;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{
-    error::CliError,
-    flags::{DenseFlags, SearchArgs},
-};
+use clap::Args;
+
+use crate::error::CliError;
 
 enum Ranker {
     Lexical(CatalogIndex),
@@ -547,4 +546,102 @@ fn write_error(e: io::Error) -> CliError {
         io::ErrorKind::BrokenPipe => CliError::BrokenPipe,
         _ => CliError::Write(e),
     }
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    pub(crate) tools: PathBuf,
+    /// A JSON Lines file of requests, one `{"query":"…"}` object per line.
+    #[arg(long, required_unless_present_any = ["calibrate", "eval"])]
+    pub(crate) queries: Option<PathBuf>,
+    /// How many tools to list per request, best first.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) top: u16,
+    /// Instead of searching, measure the ranker on a labelled JSON Lines file (one
+    /// `{"query":"…","expected":["tool",…]}` per line; `"expected":[]` for a request no
+    /// tool answers) and print one JSON object: recall@1, recall@5, MRR (depth 10) and false
+    /// abstention (over answerable requests, null without any) and true abstention (over
+    /// the others, null without any), for the ranker in use (the bundled hybrid, --model's,
+    /// or --lexical) at its abstention setting.
+    #[arg(
+        long,
+        value_name = "LABELS.jsonl",
+        conflicts_with_all = ["queries", "calibrate"]
+    )]
+    pub(crate) eval: Option<PathBuf>,
+    /// With --eval: measure only the lines whose `"split"` is NAME (e.g. `heldout`).
+    #[arg(long, value_name = "NAME", requires = "eval")]
+    pub(crate) split: Option<String>,
+    /// Never abstain: rank every request (with --eval, the figures of the ranking alone).
+    #[arg(long, conflicts_with = "min_cosine")]
+    pub(crate) never_abstain: bool,
+    #[command(flatten)]
+    pub(crate) dense: DenseFlags,
+}
+
+/// The hybrid (BM25F + embedding model) options of `chef search`.
+#[derive(Debug, Args)]
+pub(crate) struct DenseFlags {
+    /// Rank with this local embedding model mixed with BM25F instead of the static model
+    /// bundled in chef: a directory holding all-MiniLM-L6-v2 (config.json,
+    /// model.safetensors, tokenizer.json) or a static model made by `chef embed distill`.
+    /// Nothing is downloaded. Needs a chef built with `--features dense`.
+    #[arg(long, value_name = "DIR", conflicts_with = "lexical")]
+    pub(crate) model: Option<PathBuf>,
+    /// Rank with BM25F alone (and its own abstention rule), not the default hybrid of
+    /// BM25F and the bundled static model.
+    #[arg(long, conflicts_with_all = ["min_cosine", "dense_weight", "calibrate", "joint", "cosine_only"])]
+    pub(crate) lexical: bool,
+    /// Where tool vectors are cached [default: $XDG_CACHE_HOME/chef/vectors, else
+    /// ~/.cache/chef/vectors].
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "model",
+        conflicts_with = "no_cache"
+    )]
+    pub(crate) cache: Option<PathBuf>,
+    /// Embed the catalogue afresh and keep nothing on disk.
+    #[arg(long, requires = "model")]
+    pub(crate) no_cache: bool,
+    /// Abstain when no tool's cosine with the request reaches this (and, unless
+    /// --cosine-only, BM25F abstains too) [default: 0.32 for MiniLM, 0.54 for a static
+    /// model (the bundled one included), calibrated on 149 tools; calibrate yours with
+    /// --calibrate].
+    #[arg(long, value_name = "COSINE", allow_negative_numbers = true)]
+    pub(crate) min_cosine: Option<f32>,
+    /// Joint abstention, the default: abstain only when the cosine is below --min-cosine
+    /// and BM25F's own rule abstains too (the flag is accepted for scripts written when it
+    /// was opt-in).
+    #[arg(long, conflicts_with = "cosine_only")]
+    pub(crate) joint: bool,
+    /// Abstain on the cosine alone (below --min-cosine), whatever BM25F finds: refuses
+    /// more unanswerable requests, and more answerable ones.
+    #[arg(long)]
+    pub(crate) cosine_only: bool,
+    /// Weight of the model's score in the mix, 0 to 1 [default: 0.6 for MiniLM, 0.4 for a
+    /// static model, calibrated on 149 tools].
+    #[arg(long, value_name = "W")]
+    pub(crate) dense_weight: Option<f32>,
+    /// Instead of searching, print the --min-cosine for this catalogue, from a JSON Lines
+    /// file of requests known to be irrelevant to it (`{"query":"…"}` per line): the
+    /// lowest that abstains on --abstain-share of them, with the abstention rule in use
+    /// (joint unless --cosine-only).
+    #[arg(long, value_name = "IRRELEVANT.jsonl", conflicts_with = "queries")]
+    pub(crate) calibrate: Option<PathBuf>,
+    /// With --calibrate: the share of those requests to abstain on, 0 to 1 [default: 0.9].
+    #[arg(long, value_name = "SHARE", requires = "calibrate")]
+    pub(crate) abstain_share: Option<f32>,
+    /// Re-rank the hybrid's best 30 tools with the second stage (a relevance model learned
+    /// from public labelled data, compiled in) and abstain on its probability, read from the
+    /// request's words that some tool mentions. Opt-in: on held-out data it does not beat
+    /// the default (docs/PERFORMANCE.md). With --eval, prints the first stage's line and
+    /// then the second stage's.
+    #[arg(long, conflicts_with_all = ["lexical", "calibrate"])]
+    pub(crate) second_stage: bool,
+    /// With --second-stage: abstain when no candidate's probability reaches this, 0 to 1
+    /// [default: 0.256, calibrated on 149 tools].
+    #[arg(long, value_name = "P", requires = "second_stage")]
+    pub(crate) min_relevance: Option<f32>,
 }

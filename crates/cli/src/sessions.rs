@@ -27,16 +27,16 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use chef::snapshot::{self, journal};
 use chef::store::{Expect, StorageBackend, StoreError, StoreKey, StoreUrl};
+use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{CliError, chain, json_line_problem};
-use crate::flags::{SessionsArgs, SessionsCommand};
 use crate::output;
 
 /// One line of `ls`.
@@ -333,4 +333,43 @@ async fn import(
         }
     }
     output::json_line(&Imported { imported })
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SessionsArgs {
+    /// The store: `file:///dir` or a directory (file system), or `postgres://…` (needs a
+    /// chef built with the `postgres` feature). Required.
+    #[arg(long, value_name = "URL", global = true, value_parser = clap::value_parser!(chef::store::StoreUrl))]
+    pub(crate) store: Option<chef::store::StoreUrl>,
+    #[command(subcommand)]
+    pub(crate) command: SessionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum SessionsCommand {
+    /// List sessions, one JSON line each: id, version, created_turn, bytes.
+    Ls,
+    /// Print one session's snapshot (the snapshot file format).
+    Show {
+        /// The session id.
+        id: String,
+    },
+    /// Write sessions (all, or those named) as a JSON Lines bundle.
+    Export {
+        /// Session ids (default: every session).
+        ids: Vec<String>,
+        /// Write the bundle here (atomically) instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Read a bundle written by `export` (`-` for stdin) into the store. Every line is
+    /// checked before anything is written (a session id on two lines is refused); an
+    /// existing session stops the import unless --overwrite is given.
+    Import {
+        /// The bundle file.
+        file: PathBuf,
+        /// Replace sessions that already exist in the store.
+        #[arg(long)]
+        overwrite: bool,
+    },
 }

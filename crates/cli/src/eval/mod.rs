@@ -27,13 +27,14 @@ pub(crate) mod setting;
 use std::{
     collections::{BTreeSet, HashSet},
     io::Write as _,
-    path::Path,
+    path::{Path, PathBuf},
     time::Instant,
 };
 
 use chef::{Chef, RouteError, Routed};
 use chef_compress::ResolveError;
 use chef_ir::{Message, Target, ToolCall, ToolDefinition, ToolResult};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use reqwest::{StatusCode, header};
 use serde_json::{Value, json};
@@ -44,9 +45,9 @@ use self::{
     setting::Setting,
 };
 use crate::{
+    args::{TargetFlagError, parse_target, parse_timeout},
     compile_map::{chat_url, snippet},
     error::CliError,
-    flags::EvalArgs,
     output, tools,
 };
 
@@ -712,6 +713,95 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         output::write_atomic(path, report::svg(&rows, &title).as_bytes())?;
     }
     Ok(())
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct EvalArgs {
+    /// A JSON file of tool definitions (MCP, Anthropic, OpenAI, Gemini or bare shapes).
+    #[arg(long, value_name = "TOOLS")]
+    pub(crate) tools: PathBuf,
+    /// The scenarios: a toolgz scenario file (`{"scenarios":[…]}`), a JSON array, or JSON
+    /// Lines of `{"id","prompt","expected":["tool",…],"arguments":{…},"result":"…"}`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) scenarios: PathBuf,
+    /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended unless the
+    /// URL already ends with it), e.g. http://127.0.0.1:8080/v1. The key, if any, is read
+    /// from OPENAI_API_KEY (or --api-key-env).
+    #[arg(long, value_name = "URL")]
+    pub(crate) endpoint: String,
+    /// The environment variable holding the API key [default: OPENAI_API_KEY]. Unset or
+    /// empty: no Authorization header (local servers).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) api_key_env: Option<String>,
+    /// The model id sent with each request.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: String,
+    /// A setting to measure, repeatable: comma-separated key=value pairs, `level`
+    /// required. Keys: level=0..4, style=name+required|explicit|signature|distinct (level 3
+    /// only), prune=all|task|ranked:K|discover:K, compiled=MAP.json (required at level 4, optional at
+    /// level 1 for its docstrings, refused at 0, 2 and 3), name=LABEL.
+    /// E.g. `level=3,style=distinct`, `level=1,prune=ranked:10`,
+    /// `level=4,compiled=map.json`. [default: level=1 and level=3]
+    #[arg(long = "setting", value_name = "SPEC", value_parser = setting::parse)]
+    pub(crate) settings: Vec<Setting>,
+    /// The wire format of the requests; the eval speaks Chat Completions only.
+    #[arg(long, value_name = "openai", default_value = "openai", value_parser = parse_eval_target)]
+    pub(crate) target: chef_ir::Target,
+    /// Model calls per scenario: lookups and refused calls are answered and the model is
+    /// asked again, up to this many requests.
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=50))]
+    pub(crate) max_calls: u32,
+    /// Seconds one request may take, reply included; past it the scenario is a timeout.
+    #[arg(long, value_name = "S", default_value = "120", value_parser = parse_timeout)]
+    pub(crate) timeout: std::time::Duration,
+    /// The most tokens the model may write per request (`max_tokens`): a small model that
+    /// does not stop would otherwise write until the context is full. A reply cut short
+    /// is graded as what it holds (usually malformed or no call).
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_tokens: u32,
+    /// Append one JSON line per (setting, scenario) here; pairs already in the file are
+    /// not run again.
+    #[arg(long, value_name = "RUN.jsonl")]
+    pub(crate) out: Option<PathBuf>,
+    /// Write a chart of accuracy against first-request prompt tokens, one point per
+    /// setting.
+    #[arg(long, value_name = "CHART.svg")]
+    pub(crate) svg: Option<PathBuf>,
+    /// Use only the first N scenarios (of those whose tools are in TOOLS, and in --split).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) limit: Option<u32>,
+    /// Use only the scenarios whose `"split"` is NAME (e.g. `heldout` of
+    /// tests/fixtures/retrieval-149.jsonl).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) split: Option<String>,
+    /// Turn tool calls the model wrote as text (fenced JSON, a bare JSON object,
+    /// `<tool_call>` tags) into tool calls before routing them.
+    #[arg(long)]
+    pub(crate) recover_text_calls: bool,
+    /// Send a JSON-schema `response_format` that constrains the reply to one call of the
+    /// turn's tools (recover the reply with --recover-text-calls).
+    #[arg(long)]
+    pub(crate) constrain: bool,
+    /// Grade whole tasks: every dispatched call is answered with the scenario's scripted
+    /// result and the model goes on, until it answers without a call or --max-calls runs
+    /// out; the task succeeds when the expected tools were called in order and no other
+    /// tool was (the first call is still graded as without this flag).
+    #[arg(long)]
+    pub(crate) whole_task: bool,
+    /// With --whole-task: end a task at the Nth reply whose calls all repeat calls already
+    /// answered in it (same name, equal arguments: the loop chef's guard announces),
+    /// grading the calls made until then; the line says `"stopped_on_repeat": true`. With
+    /// 2, chef's loop guard (its notice, and no branch for the repeated tools in the
+    /// constrained format) has had one reply to act on before the task ends.
+    #[arg(long, value_name = "N", requires = "whole_task", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) stop_on_repeat: Option<u32>,
+}
+
+fn parse_eval_target(s: &str) -> Result<chef_ir::Target, TargetFlagError> {
+    match parse_target(s)? {
+        chef_ir::Target::OpenAiChat => Ok(chef_ir::Target::OpenAiChat),
+        other => Err(TargetFlagError::NotChat(other)),
+    }
 }
 
 #[cfg(test)]

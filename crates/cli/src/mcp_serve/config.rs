@@ -36,7 +36,7 @@ use std::{
 
 use serde::Deserialize;
 
-use crate::mcp::{NameFormat, NoToolPlaceholder};
+use crate::prefix::{NameFormat, NoToolPlaceholder};
 
 /// Discover mode's default `found_limit`: four full searches' worth at the default
 /// `search_limit`.

@@ -20,7 +20,7 @@ pub(crate) mod hub;
 mod jsonrpc;
 mod upstream;
 
-use std::{collections::BTreeMap, net::SocketAddr, sync::Arc};
+use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, sync::Arc};
 
 use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
@@ -34,7 +34,9 @@ use rmcp::{
 use serde_json::json;
 
 use self::hub::Hub;
-use crate::{error::CliError, flags::McpServeArgs};
+use clap::Args;
+
+use crate::error::{CliError, CommandError};
 
 /// `--help` text for `chef mcp serve`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -180,25 +182,43 @@ fn init_logging() {
         .try_init();
 }
 
-/// `chef mcp serve`.
 /// Why `chef mcp serve` stopped, past reading its config.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum McpServeError {
-    #[error("MCP handshake with the host failed: {0}")]
+    #[error("chef mcp serve: MCP handshake with the host failed: {0}")]
     HostHandshake(#[source] Box<rmcp::service::ServerInitializeError>),
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("chef mcp serve: cannot listen on {addr}: {source}")]
     Listen {
         addr: std::net::SocketAddr,
         #[source]
         source: std::io::Error,
     },
-    #[error("the HTTP server stopped: {0}")]
+    #[error("chef mcp serve: the HTTP server stopped: {0}")]
     Http(#[source] std::io::Error),
     /// `--check`: the catalogue cannot be compressed in one of the modes.
-    #[error("{0}")]
+    #[error("chef mcp serve: {0}")]
     Compress(#[source] chef_compress::CompressError),
 }
 
+impl From<McpServeError> for CliError {
+    fn from(error: McpServeError) -> Self {
+        Self::Command(CommandError::failure(error))
+    }
+}
+
+impl From<ConfigError> for CliError {
+    fn from(error: ConfigError) -> Self {
+        Self::Command(CommandError::usage(error))
+    }
+}
+
+impl From<CodeFileError> for CliError {
+    fn from(error: CodeFileError) -> Self {
+        Self::Command(CommandError::usage(error))
+    }
+}
+
+/// `chef mcp serve`.
 pub(crate) fn run(args: &McpServeArgs) -> Result<(), CliError> {
     let config = config::read(&args.config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -333,4 +353,20 @@ async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
         return Err(CliError::BlocklistUnmatched { entries: unmatched });
     }
     Ok(())
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpServeArgs {
+    /// The TOML file naming the upstream servers and the mode (see --help).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: PathBuf,
+    /// Serve streamable HTTP at http://ADDR/mcp (loopback only) instead of stdio.
+    #[arg(long, value_name = "ADDR", conflicts_with = "check")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// Start every upstream once, report its tools and each mode's size, and exit.
+    #[arg(long)]
+    pub(crate) check: bool,
+    /// With --check: also count o200k_base tokens (offline estimate).
+    #[arg(long, requires = "check")]
+    pub(crate) tokens: bool,
 }
