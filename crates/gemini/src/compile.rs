@@ -222,7 +222,7 @@ pub fn compile_with<'a>(
     }
 
     if let Some(prefill) = &request.prefill {
-        prefill::degrade(
+        degrade_prefill(
             prefill,
             &mut pending,
             request.messages.len(),
@@ -512,5 +512,35 @@ impl<'a> Cx<'_, 'a> {
         out.push(Part::Known(KnownPart::new(Data::FunctionResponse(fr))));
         out.extend(extra);
         Ok(())
+    }
+}
+
+/// Sends `prefill` as [`prefill_enforcement`](crate::prefill_enforcement) text: a new text part of the last content
+/// when it is a user content, else a new trailing user content (standing after message
+/// `next_message - 1`), so no content is dropped or rewritten. Either way the content is
+/// marked as touched (out of the cache prefix) and a [`Notice::PrefillDegraded`] says
+/// which.
+fn degrade_prefill(
+    prefill: &str,
+    pending: &mut Vec<Pending<'_>>,
+    next_message: usize,
+    notices: &mut Vec<Notice>,
+) {
+    let part = Part::text(prefill::prefill_enforcement(prefill));
+    match pending.last_mut() {
+        Some(last) if last.role == wire::Role::USER => {
+            last.parts.push(part);
+            last.touched = true;
+            notices.push(Notice::PrefillDegraded { new_content: false });
+        }
+        _ => {
+            pending.push(Pending {
+                role: wire::Role::USER,
+                parts: vec![part],
+                last: next_message,
+                touched: true,
+            });
+            notices.push(Notice::PrefillDegraded { new_content: true });
+        }
     }
 }

@@ -80,6 +80,7 @@ mod repair;
 mod request;
 pub mod sse;
 mod stand_in;
+mod target;
 mod text_call;
 mod tool;
 mod wire_name;
@@ -91,8 +92,9 @@ pub use crate::{
     },
     message::{Attachment, AttachmentSource, Content, Message, Role, ToolResult},
     repair::{PH_CONTINUES, PH_NO_RESULT, Repair, RepairOptions, Repaired, repair_history},
-    request::{NativeTool, Request, Target, ToolPass},
+    request::{NativeTool, Request, ToolPass},
     stand_in::{COMPACTION_HEADER, PrefillWording, compaction_text, prefill_enforcement},
+    target::Target,
     text_call::{
         TEXT_CALL_ID_PREFIX, TextCall, TextCallBlock, find_text_calls, recover_text_calls,
     },

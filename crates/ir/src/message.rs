@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::{
     is_false,
-    request::Target,
+    target::Target,
     tool::{ToolCall, ToolCallId, ToolName},
 };
 

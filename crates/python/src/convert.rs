@@ -1,4 +1,5 @@
-//! Python objects ↔ JSON values, and the small parsers of Python-side arguments.
+//! Python objects → JSON values, and the small parsers of Python-side arguments (JSON
+//! values → Python objects: `json_out`).
 
 use chef_ir::Target;
 use pyo3::{
@@ -80,38 +81,6 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         "{} is not JSON (use dict, list, str, int, float, bool or None)",
         type_name(obj)
     )))
-}
-
-/// A JSON value as Python objects (`dict` keeps the object's order).
-pub(crate) fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
-            }
-        }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(py, item)?)?;
-            }
-            list.into_any()
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (k, v) in map {
-                dict.set_item(k, to_py(py, v)?)?;
-            }
-            dict.into_any()
-        }
-    })
 }
 
 /// A JSON document given as text (`str`, `bytes`, `bytearray`) or as Python objects.

@@ -9,7 +9,7 @@ use chef::ChefError;
 use pyo3::{exceptions::PyRuntimeError, prelude::*, types::PyDict};
 use serde_json::Value;
 
-use crate::convert::to_py;
+use crate::json_out::to_py;
 
 /// Builds an exception of the class `class` of `chef._errors`. Never fails: should the
 /// class be missing (a broken install), a `RuntimeError` with the same message is built.

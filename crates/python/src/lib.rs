@@ -6,6 +6,7 @@
 
 mod convert;
 mod errors;
+mod json_out;
 mod session;
 mod types;
 

@@ -16,8 +16,9 @@ use pyo3::{
 use serde_json::Value;
 
 use crate::{
-    convert::{document, json_bytes, target, to_py, to_value, type_name},
+    convert::{document, json_bytes, target, to_value, type_name},
     errors::{chef_error, closed, invalid_input, load_error, response_error},
+    json_out::to_py,
     types::{Owned, OwnedReply, Payload, ToolCall, calls_list, outcome},
 };
 

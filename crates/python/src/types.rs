@@ -7,7 +7,7 @@ use pyo3::{
     types::{PyBytes, PyDict, PyList, PyString},
 };
 
-use crate::convert::{to_py, to_value};
+use crate::{convert::to_value, json_out::to_py};
 
 /// The Python repr of a string (quotes and escapes as Python writes them).
 fn r(py: Python<'_>, s: &str) -> String {

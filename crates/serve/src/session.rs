@@ -868,6 +868,22 @@ mod tests {
 
     use super::*;
 
+    /// The loop guard is on unless `[chef]` or a policy turns it off, and reaches the
+    /// session's config.
+    #[test]
+    fn the_loop_guard_is_on_by_default_and_a_policy_may_turn_it_off() {
+        let config = Config::parse("").unwrap();
+        assert!(config.repeat_notice);
+        assert!(chef_config(&config).repeat_notice);
+        let config = Config::parse(
+            "[chef]\nrepeat_notice = false\n[[policy]]\nname = \"p\"\nroute = \"p\"\nrepeat_notice = true\n",
+        )
+        .unwrap();
+        assert!(!config.repeat_notice);
+        assert!(!chef_config(&config).repeat_notice);
+        assert!(config.policies.first().unwrap().config.repeat_notice);
+    }
+
     #[test]
     fn splice_appends_members_in_order() {
         let mut extras = Map::new();
