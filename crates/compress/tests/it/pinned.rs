@@ -29,6 +29,23 @@ fn level3(pins: &BTreeMap<String, String>) -> Options {
         .with_pinned_codes(pins.clone())
 }
 
+/// Pins from `(tool, code)` pairs.
+fn pin_map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|&(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+/// Asserts that calling `code` through the dispatcher is refused as an unknown code.
+#[track_caller]
+fn assert_unknown_code(c: &Compressed, code: &str) {
+    match c.resolve("t", &json!({"f": code, "a": {}})) {
+        Resolution::Error(ResolveError::UnknownCode { .. }) => {}
+        other => panic!("{code}: {other:?}"),
+    }
+}
+
 #[test]
 fn added_and_removed_tools_leave_the_other_codes_where_they_were() {
     let before = compress(
@@ -55,10 +72,7 @@ fn added_and_removed_tools_leave_the_other_codes_where_they_were() {
     assert_eq!(new["aws_list"], "c0");
     // The removed tools' codes reach nothing now.
     for gone in ["a1", "b0"] {
-        match after.resolve("t", &json!({"f": gone, "a": {}})) {
-            Resolution::Error(ResolveError::UnknownCode { .. }) => {}
-            other => panic!("{gone}: {other:?}"),
-        }
+        assert_unknown_code(&after, gone);
     }
     match after.resolve("t", &json!({"f": "a2", "a": {}})) {
         Resolution::Call { name, .. } => assert_eq!(name, "files_delete"),
@@ -101,23 +115,17 @@ fn a_code_stays_reserved_while_its_tool_is_away_and_returns_with_it() {
 #[test]
 fn pins_that_cannot_hold_are_ignored_not_obeyed() {
     let tools = named(&["files_read", "git_push"]);
-    let pins: BTreeMap<String, String> = [
+    let pins = pin_map(&[
         ("files_read", "not a code"),
         // A huge code: ignored rather than allocating a billion holes.
         ("git_push", "a999999999"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect();
+    ]);
     let c = compress(&tools, &level3(&pins)).unwrap();
     assert_eq!(codes(&c)["files_read"], "a0");
     assert_eq!(codes(&c)["git_push"], "b0");
 
     // Two namespaces claiming one letter: the first (in sorted order) keeps it.
-    let clash: BTreeMap<String, String> = [("files_read", "a0"), ("git_push", "a1")]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let clash = pin_map(&[("files_read", "a0"), ("git_push", "a1")]);
     let c = compress(&tools, &level3(&clash)).unwrap();
     assert_eq!(codes(&c)["files_read"], "a0");
     assert_eq!(codes(&c)["git_push"], "b0");
@@ -135,18 +143,12 @@ fn a_pin_too_far_out_to_apply_is_still_never_given_to_another_tool() {
     // Three tools and two pins bound applied pins at 5: `a5` is not applied, but the
     // fresh codes after the reserved `a0`–`a4` would reach it, and must step over it.
     let tools = named(&["a_x", "a_y", "a_z"]);
-    let pins: BTreeMap<String, String> = [("a_old1", "a4"), ("a_old2", "a5")]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
-        .collect();
+    let pins = pin_map(&[("a_old1", "a4"), ("a_old2", "a5")]);
     let c = compress(&tools, &level3(&pins)).unwrap();
     let got = codes(&c);
     assert!(got.values().all(|code| code != "a5"), "{got:?}");
     assert_eq!(got["a_x"], "a6");
-    match c.resolve("t", &json!({"f": "a5", "a": {}})) {
-        Resolution::Error(ResolveError::UnknownCode { .. }) => {}
-        other => panic!("a5: {other:?}"),
-    }
+    assert_unknown_code(&c, "a5");
 }
 
 #[test]

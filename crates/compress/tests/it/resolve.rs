@@ -18,6 +18,12 @@ fn by_code(c: &chef_compress::Compressed, f: &str) -> Resolution {
     c.resolve("t", &json!({"f": f}))
 }
 
+/// What `q` answers to the search text `s`, which must be a meta answer.
+#[track_caller]
+fn search(c: &chef_compress::Compressed, s: &str) -> String {
+    expect_meta(c.resolve("q", &json!({"s": s})))
+}
+
 /// The spec's separator fixture: two gdrive sheet tools and `coding_task_result`.
 fn gdrive() -> Vec<ToolDefinition> {
     let sheet = json!({"type": "object", "properties": {"spreadsheet_id": {"type": "string"}, "range": {"type": "string"}}, "required": ["spreadsheet_id", "range"]});
@@ -455,7 +461,7 @@ fn q_expands_a_code_to_signature_and_full_description() {
 #[test]
 fn q_with_a_code_and_a_search_text_searches_the_text() {
     let c = l3();
-    let search = expect_meta(c.resolve("q", &json!({"s": "slack"})));
+    let search = search(&c, "slack");
     assert_eq!(search, "b0 = slack_post_message(channel,text,thread_ts?)");
     for code in ["a0", "github_create_issue", "zz99", ""] {
         let both = json!({"c": code, "s": "slack"});
@@ -487,17 +493,17 @@ fn q_with_a_code_and_a_search_text_searches_the_text() {
 #[test]
 fn q_ranks_tools_best_first_and_lists_code_order_when_blank() {
     let c = l3();
-    let m = expect_meta(c.resolve("q", &json!({"s": "slack"})));
+    let m = search(&c, "slack");
     assert_eq!(m, "b0 = slack_post_message(channel,text,thread_ts?)");
-    let m = expect_meta(c.resolve("q", &json!({"s": "search for issues"})));
+    let m = search(&c, "search for issues");
     assert!(m.starts_with("a1 = github_search_issues("), "{m}");
-    let m = expect_meta(c.resolve("q", &json!({"s": "open a new issue"})));
+    let m = search(&c, "open a new issue");
     assert!(m.starts_with("a0 = github_create_issue("), "{m}");
-    let m = expect_meta(c.resolve("q", &json!({"s": "GITHUB"})));
+    let m = search(&c, "GITHUB");
     assert_eq!(m.lines().count(), 2, "{m}");
     assert!(m.lines().all(|l| l.contains("github_")), "{m}");
     assert_eq!(
-        expect_meta(c.resolve("q", &json!({"s": "nothing-like-this"}))),
+        search(&c, "nothing-like-this"),
         "No matches for \"nothing-like-this\"."
     );
     let all = expect_meta(c.resolve("q", &json!({})));
@@ -510,21 +516,18 @@ fn q_ranks_tools_best_first_and_lists_code_order_when_blank() {
         ["a0", "a1", "b0"],
         "empty search lists all in code order"
     );
-    assert_eq!(expect_meta(c.resolve("q", &json!({"s": "  "}))), all);
+    assert_eq!(search(&c, "  "), all);
 }
 
 #[test]
 fn search_limit_caps_the_hits() {
     let c = compress(&tools3(), &three().with_search_limit(1)).unwrap();
     assert_eq!(
-        expect_meta(c.resolve("q", &json!({"s": ""}))),
+        search(&c, ""),
         "a0 = github_create_issue(owner,repo,title,body?,labels?:string[])"
     );
     let none = compress(&tools3(), &three().with_search_limit(0)).unwrap();
-    assert_eq!(
-        expect_meta(none.resolve("q", &json!({"s": "github"}))),
-        "No matches for \"github\"."
-    );
+    assert_eq!(search(&none, "github"), "No matches for \"github\".");
 }
 
 #[test]
@@ -562,7 +565,7 @@ fn a_real_tool_named_t_or_q_is_reachable_only_through_its_code() {
     let code = c.code_for("q").unwrap().to_owned();
     expect_call(by_code(&c, &code), "q");
     // The bare name `q` is the lookup tool.
-    expect_meta(c.resolve("q", &json!({"s": "called"})));
+    search(&c, "called");
 }
 
 /// Issue 4: `q(s=…)` at level 3/4 answers with the ranked codes and lines; the reference's
@@ -578,7 +581,7 @@ fn q_answers_a_real_question_with_the_ranked_tools() {
             .any(|t| t.name.as_str().contains(question) || t.description.contains(question)),
         "a substring search would find it"
     );
-    let m = expect_meta(c.resolve("q", &json!({"s": question})));
+    let m = search(&c, question);
     let first = m.lines().next().unwrap();
     let code = c.code_for("get_active_locations").unwrap();
     let other = c.code_for("active_locations").unwrap();
@@ -596,7 +599,7 @@ fn q_answers_a_real_question_with_the_ranked_tools() {
     }
     // A request nothing in the catalogue fits: the index abstains.
     assert_eq!(
-        expect_meta(c.resolve("q", &json!({"s": "bake a chocolate cake"}))),
+        search(&c, "bake a chocolate cake"),
         "No matches for \"bake a chocolate cake\"."
     );
 }

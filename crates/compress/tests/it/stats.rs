@@ -3,7 +3,7 @@
 use chef_compress::{Level, MapStyle, Options, compress};
 use serde_json::json;
 
-use crate::{at, real_tools, styled, three, tool, tools3};
+use crate::{at, real_tools, styled, tool, tools3};
 
 fn round_pct(original: usize, compressed: usize) -> f64 {
     ((1.0 - compressed as f64 / original as f64) * 1000.0 + 0.5).floor() / 10.0
@@ -108,7 +108,7 @@ fn token_counts_are_reported_when_asked_for() {
     let tools = real_tools();
     let plain = at(&tools, Level::Three);
     assert_eq!(plain.stats().original_tokens, None);
-    let c = compress(&tools, &three().with_token_counts(true)).unwrap();
+    let c = compress(&tools, &crate::three().with_token_counts(true)).unwrap();
     let original = c.stats().original_tokens.unwrap();
     let compressed = c.stats().compressed_tokens.unwrap();
     let expected_original =

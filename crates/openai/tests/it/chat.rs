@@ -5,7 +5,8 @@ use chef_openai::{CompileOptions, Notice, PrefillPlacement, chat, prefill_enforc
 use serde_json::json;
 
 use crate::{
-    chat_json, chat_json_with, prefilled_after_tool_result, prefilled_image, result_with_image,
+    chat_bytes, chat_json, chat_json_with, prefilled_after_tool_result, prefilled_image,
+    result_with_image,
 };
 
 #[test]
@@ -37,10 +38,7 @@ fn flags_never_reach_the_wire() {
             .with_positional(true),
         Message::user("u").with_pinned(true),
     ]);
-    let text = String::from_utf8(
-        chat::to_vec(&chat::compile(&request, &CompileOptions::default()).unwrap()).unwrap(),
-    )
-    .unwrap();
+    let text = chat_bytes(&request);
     assert_eq!(
         text,
         r#"{"messages":[{"role":"system","content":"S"},{"role":"user","content":"u"}]}"#

@@ -7,19 +7,10 @@ use chef_openai::{CompileOptions, chat, responses};
 use serde_json::json;
 
 use crate::{
+    chat_bytes,
     child::{child_output, print_for_parent},
-    real_tools, tool_heavy,
+    real_tools, responses_bytes, tool_heavy,
 };
-
-fn chat_bytes(request: &Request) -> String {
-    let compiled = chat::compile(request, &CompileOptions::default()).unwrap();
-    String::from_utf8(chat::to_vec(&compiled).unwrap()).unwrap()
-}
-
-fn responses_bytes(request: &Request) -> String {
-    let compiled = responses::compile(request, &CompileOptions::default()).unwrap();
-    String::from_utf8(responses::to_vec(&compiled).unwrap()).unwrap()
-}
 
 /// Function tools, deferred tools and the search server tools of both providers.
 fn tool_search_request() -> Request {

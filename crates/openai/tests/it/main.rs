@@ -27,6 +27,18 @@ use serde_json::{Value, json};
 
 pub(crate) use fixtures::{conversation as tool_heavy, real_tools};
 
+/// Chat body as the exact text sent, compiled with default options.
+pub(crate) fn chat_bytes(request: &Request) -> String {
+    let compiled = chef_openai::chat::compile(request, &CompileOptions::default()).unwrap();
+    String::from_utf8(chef_openai::chat::to_vec(&compiled).unwrap()).unwrap()
+}
+
+/// Responses body as the exact text sent, compiled with default options.
+pub(crate) fn responses_bytes(request: &Request) -> String {
+    let compiled = chef_openai::responses::compile(request, &CompileOptions::default()).unwrap();
+    String::from_utf8(chef_openai::responses::to_vec(&compiled).unwrap()).unwrap()
+}
+
 /// Chat body as JSON, with its notices.
 pub(crate) fn chat_json(request: &Request) -> (Value, Vec<Notice>) {
     chat_json_with(request, &CompileOptions::default())

@@ -2,8 +2,10 @@
 //! compiled back byte for byte.
 
 use chef_ir::{Content, Message, NameRule, Request, Target, ToolName, WireNames};
-use chef_openai::{CompileOptions, StopReason, chat, responses};
+use chef_openai::{StopReason, chat, responses};
 use serde_json::{Value, json};
+
+use crate::chat_json;
 
 fn names() -> WireNames {
     WireNames::new(
@@ -82,8 +84,7 @@ fn a_parsed_chat_reply_compiles_back_to_the_same_message() {
     let request = Request::new(vec![Message::user("q"), parsed.message]).with_tools(vec![
         chef_ir::ToolDefinition::new("triangle_properties.get", json!({"type":"object"})),
     ]);
-    let compiled = chat::compile(&request, &CompileOptions::default()).unwrap();
-    let body: Value = serde_json::from_slice(&chat::to_vec(&compiled).unwrap()).unwrap();
+    let (body, _) = chat_json(&request);
     let original: Value = serde_json::from_str(CHAT_REPLY).unwrap();
     let mut expected = original["choices"][0]["message"].clone();
     let map = expected.as_object_mut().unwrap();

@@ -7,7 +7,10 @@ use chef_ir::{
 use chef_openai::{CompileOptions, Notice, PrefillPlacement, prefill_enforcement, responses};
 use serde_json::json;
 
-use crate::{prefilled_after_tool_result, prefilled_image, responses_json, result_with_image};
+use crate::{
+    prefilled_after_tool_result, prefilled_image, responses_bytes, responses_json,
+    result_with_image,
+};
 
 fn reasoning(id: &str) -> Content {
     Content::Unknown {
@@ -24,8 +27,7 @@ fn system_messages_become_instructions_after_tools_and_before_input() {
         Message::system("S2"),
         Message::user("hi"),
     ]);
-    let compiled = responses::compile(&request, &CompileOptions::default()).unwrap();
-    let text = String::from_utf8(responses::to_vec(&compiled).unwrap()).unwrap();
+    let text = responses_bytes(&request);
     assert_eq!(
         text,
         r#"{"instructions":"S1\n\nS2","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}]}"#
@@ -101,8 +103,7 @@ fn reasoning_items_are_echoed_verbatim_before_the_turn() {
         Message::user("again"),
         Message::assistant_with(vec![reasoning("rs_2")]),
     ]);
-    let compiled = responses::compile(&request, &CompileOptions::default()).unwrap();
-    let text = String::from_utf8(responses::to_vec(&compiled).unwrap()).unwrap();
+    let text = responses_bytes(&request);
     assert!(text.contains(
         r#"{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"ENC"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"x"}]}"#
     ));
