@@ -67,11 +67,12 @@ mod compile;
 mod compress;
 mod error;
 mod levels;
-mod lookup;
 mod measured;
 mod options;
 mod order;
+mod pipeline;
 mod policy;
+mod read;
 mod recommend;
 mod render;
 mod resolve;
@@ -90,24 +91,24 @@ pub use crate::{
         DEFAULT_MAX_DOC_CHARS, DanglingReference, VerifyError, compile_prompt, compiled_docstring,
         dangling_references, describe_for_compile, verify_compiled_line,
     },
-    compress::{Catalogue, Compressed, EncodedCall, compress},
+    compress::{Compressed, EncodedCall},
     error::{CodeError, CompressError},
     measured::{MEASURED, Measured, map_style_sweeps},
     options::{
         AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,
         UnsupportedMapStyle, UnsupportedObjective,
     },
+    pipeline::{Catalogue, compress},
     policy::{
         BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, MAP_STYLE_MARGIN_PCT, POLICY, PolicyEntry,
         StyleSelection, select_map_style, select_map_style_with, style_winner,
     },
     recommend::{
         Recommendation, recommend_level, recommend_level_with, recommend_level_with_limits,
-        thousands,
     },
     render::{first_sentence, flatten_schema, parameter_lines, parameter_type, signature_line},
     resolve::{Resolution, ResolveError, real_name_of_wire},
-    stats::Stats,
+    stats::{Stats, thousands},
 };
 
 #[cfg(feature = "compile")]

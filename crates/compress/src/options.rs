@@ -129,7 +129,7 @@ macro_rules! numbered {
 }
 
 // A level's number; its behaviour is its module in `crate::levels`, registered in
-// `levels::codec`.
+// `levels::codec` (which also gives `Level` the methods that ask a level's behaviour).
 numbered! {
     Level, UnsupportedLevel { level },
     Zero => 0,
@@ -137,27 +137,6 @@ numbered! {
     Two => 2,
     Three => 3,
     Four => 4,
-}
-
-impl Level {
-    /// True at levels 3 and 4, where the model calls tools by code through `t` (as the
-    /// level's own module says).
-    pub fn is_dispatcher(self) -> bool {
-        crate::levels::codec(self).dispatcher()
-    }
-
-    /// True at levels 0 and 1, where each tool goes on the wire as its own tool under its
-    /// real name (so a provider can defer or search tools one by one); levels 2–4 fold
-    /// tools into compound or dispatcher tools.
-    ///
-    /// ```
-    /// use chef_compress::Level;
-    /// assert!(Level::One.sends_each_tool());
-    /// assert!(!Level::Two.sends_each_tool());
-    /// ```
-    pub fn sends_each_tool(self) -> bool {
-        crate::levels::codec(self).sends_each_tool()
-    }
 }
 
 impl fmt::Display for Level {

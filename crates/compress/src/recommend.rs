@@ -18,11 +18,12 @@ use chef_ir::ToolDefinition;
 use serde::Serialize;
 
 use crate::{
-    compress::compress,
     error::CompressError,
     levels::{Advice, Measure, Sizes, codec},
     measured::Measured,
     options::{Level, Options, ToolNamespace},
+    pipeline::compress,
+    stats::thousands,
     validate::Limits,
 };
 
@@ -234,36 +235,4 @@ fn count_tokens(options: Options) -> Options {
 #[cfg(not(feature = "tokens"))]
 fn count_tokens(options: Options) -> Options {
     options
-}
-
-/// A count with comma thousands separators, as chef's messages print sizes:
-/// `42713` → `42,713` (never locale-dependent).
-///
-/// ```
-/// assert_eq!(chef_compress::thousands(204_800), "204,800");
-/// ```
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(42_713), "42,713");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 }

@@ -162,7 +162,7 @@ pub(crate) fn python_signature(name: &str, schema: &Value) -> String {
         let mut keyword: Vec<(&str, bool)> = Vec::new();
         for (key, spec) in properties {
             let is_required = required.iter().any(|r| r == key);
-            if !crate::compile::is_python_identifier(key) {
+            if !is_python_identifier(key) {
                 keyword.push((key, is_required));
                 continue;
             }
@@ -386,6 +386,24 @@ pub fn first_sentence(text: &str) -> &str {
         }
     }
     text.trim()
+}
+
+/// Python's reserved words: a parameter named one cannot be written bare in a `def` line.
+const RESERVED: [&str; 37] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield", "match", "case",
+];
+
+/// True when `key` can be written as a bare Python parameter: ASCII identifier, not a
+/// reserved word (`_` and `type` are fine; `from`, `user-id`, `é` are not).
+pub(crate) fn is_python_identifier(key: &str) -> bool {
+    let mut bytes = key.bytes();
+    let head_ok = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    head_ok && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') && !RESERVED.contains(&key)
 }
 
 #[cfg(test)]

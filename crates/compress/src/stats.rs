@@ -127,9 +127,36 @@ pub(crate) fn json_chars<T: Serialize + ?Sized>(value: &T) -> usize {
     counter.chars
 }
 
+/// A count with comma thousands separators, as chef's messages print sizes:
+/// `42713` → `42,713` (never locale-dependent).
+///
+/// ```
+/// assert_eq!(chef_compress::thousands(204_800), "204,800");
+/// ```
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(42_713), "42,713");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
 
     #[test]
     fn saved_pct_rounds_half_up_with_one_decimal() {

@@ -69,26 +69,37 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::chat::wire::Part;
+
+    /// A wire type of this module's own with one modelled kind, `{"type":"text","text":…}`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "type", rename_all = "snake_case")]
+    enum Part {
+        Text { text: String },
+    }
+
+    impl KnownTags for Part {
+        const KIND: &'static str = "content part";
+        const TAGS: &'static [&'static str] = &["text"];
+    }
 
     #[test]
     fn known_tags_decode_and_unknown_tags_are_kept() {
-        let known: Tagged<'_, Part<'_>> = decode(json!({"type":"text","text":"a"})).unwrap();
+        let known: Tagged<'_, Part> = decode(json!({"type":"text","text":"a"})).unwrap();
         assert!(matches!(known, Tagged::Known(Part::Text { .. })));
         let value = json!({"type":"input_audio","z":1,"a":[2]});
-        let unknown: Tagged<'_, Part<'_>> = decode(value.clone()).unwrap();
+        let unknown: Tagged<'_, Part> = decode(value.clone()).unwrap();
         assert_eq!(unknown, Tagged::Unknown(Cow::Owned(value.clone())));
         assert_eq!(
             serde_json::to_string(&unknown).unwrap(),
             r#"{"type":"input_audio","z":1,"a":[2]}"#
         );
-        let untagged: Tagged<'_, Part<'_>> = decode(json!([1])).unwrap();
+        let untagged: Tagged<'_, Part> = decode(json!([1])).unwrap();
         assert!(matches!(untagged, Tagged::Unknown(_)));
     }
 
     #[test]
     fn a_known_tag_with_the_wrong_shape_is_an_error() {
-        let err = decode::<Part<'_>>(json!({"type":"text"})).unwrap_err();
+        let err = decode::<Part>(json!({"type":"text"})).unwrap_err();
         assert!(matches!(
             err,
             crate::Error::CorruptKnownKind {

@@ -24,7 +24,7 @@ pub use self::run::{
     CompleterError, ProgressFn, compile_tools,
 };
 pub use self::verify::{DanglingReference, VerifyError, compiled_docstring, verify_compiled_line};
-pub(crate) use self::verify::{dangling_mentions, is_python_identifier, verify_line};
+pub(crate) use self::verify::{dangling_mentions, verify_line};
 
 /// The default target length of a docstring, in characters.
 pub const DEFAULT_MAX_DOC_CHARS: usize = 110;

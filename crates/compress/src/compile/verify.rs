@@ -12,7 +12,7 @@ use std::fmt;
 use chef_ir::ToolDefinition;
 use serde_json::Value;
 
-use crate::render::required_names;
+use crate::render::{is_python_identifier, required_names};
 
 /// Why a compiled line was refused. `Display` is the reason shown to people and stored in
 /// stale-line reports, e.g. `dropped required parameter(s): section_title`.
@@ -65,23 +65,6 @@ fn reserved_message(names: &[String]) -> String {
 }
 
 /// Python's reserved words (hard and soft keywords that cannot name a parameter cleanly).
-const RESERVED: [&str; 37] = [
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
-    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
-    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
-    "with", "yield", "match", "case",
-];
-
-/// True when `key` can be written as a bare Python parameter: ASCII identifier, not a
-/// reserved word (`_` and `type` are fine; `from`, `user-id`, `é` are not).
-pub(crate) fn is_python_identifier(key: &str) -> bool {
-    let mut bytes = key.bytes();
-    let head_ok = bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-    head_ok && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') && !RESERVED.contains(&key)
-}
-
 /// A def line taken apart: the function name, the text between the parentheses, and the
 /// text after the colon (trimmed).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

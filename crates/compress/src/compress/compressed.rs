@@ -5,19 +5,16 @@ use std::sync::{Arc, OnceLock};
 use chef_ir::ToolDefinition;
 use serde_json::Value;
 
-use super::{Code, ToolCore};
-use crate::{
-    error::CodeError,
+use super::{
+    Code, ToolCore,
     lookup::{CodeSuggestions, NormIndex},
-    options::Level,
-    order::compare_names,
-    stats::Stats,
 };
+use crate::{error::CodeError, options::Level, order::compare_names, stats::Stats};
 
 /// One tool of a [`Compressed`], in sorted order: the shared core plus what this
 /// compression gave it.
 pub(crate) struct Entry {
-    pub(super) core: Arc<ToolCore>,
+    pub(crate) core: Arc<ToolCore>,
     pub(crate) ns: u32,
     /// The operation when the caller's `namespace_of` gave one (or level 2 gave a full
     /// name to tell clashing operations apart); else the core's default.
@@ -41,6 +38,9 @@ impl std::ops::Deref for Entry {
         &self.core
     }
 }
+
+/// A free place in a pinned namespace: a code reserved for a tool that is not here.
+pub(crate) const HOLE: u32 = u32::MAX;
 
 /// One namespace, in order of first appearance in the sorted tool list.
 pub(crate) struct Namespace {
@@ -116,7 +116,7 @@ impl Compressed {
 
     /// Whether the preamble should sit behind a cache breakpoint (levels 3–4).
     pub fn cache_preamble(&self) -> bool {
-        crate::levels::codec(self.level).dispatcher()
+        self.level.is_dispatcher()
     }
 
     /// What the compression did.
@@ -157,23 +157,6 @@ impl Compressed {
             .ok_or_else(|| CodeError::UnknownTool {
                 name: name.to_owned(),
             })
-    }
-
-    /// Builds the raw call a model would emit to invoke `name` with `args`: `name(args)` at
-    /// levels 0–1, `alias(op, args)` at level 2, `t(f=code, a=args)` at 3–4.
-    /// [`resolve`](Self::resolve) of the result gives back `Call { name, args }`. A host that
-    /// replays history written with real names encodes each earlier call with it; tests
-    /// and demos use it to play the model.
-    ///
-    /// # Errors
-    /// [`CodeError::UnknownTool`] for a name not in this compression.
-    pub fn encode_call(&self, name: &str, args: Value) -> Result<EncodedCall, CodeError> {
-        let entry = self
-            .entry_by_name(name)
-            .ok_or_else(|| CodeError::UnknownTool {
-                name: name.to_owned(),
-            })?;
-        Ok(crate::levels::codec(self.level).encode_call(self, entry, args))
     }
 
     /// The entry with exactly this real name (entries are sorted by the total order).

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Advice, Hidden, LevelCodec, RenderInput, Rendered, Sizes, wire_tool};
 use crate::{
-    compress::{Code, Compressed, EncodedCall, Entry, Namespace},
+    compress::{Code, Compressed, EncodedCall, Entry, HOLE, Namespace},
     error::CompressError,
     options::{Level, Options, ToolNamespace},
     resolve::{Resolution, ResolveError, as_object, as_text, flat_args, is_empty, with_parameters},
@@ -162,9 +162,6 @@ fn address(entries: &mut [Entry], namespaces: &mut Vec<Namespace>, options: &Opt
     }
 }
 
-/// A free place in a pinned namespace: a code reserved for a tool that is not here.
-pub(crate) const HOLE: u32 = u32::MAX;
-
 /// Recodes `entries` so that pinned tools keep their codes and no other tool takes a pinned
 /// code (see [`Options::with_pinned_codes`]); returns the namespaces indexed by code letter,
 /// with [`HOLE`]s at reserved places and empty namespaces at reserved letters.
@@ -177,13 +174,13 @@ fn pin_codes(
     // Pins further out than this cannot come from a real history of this many tools.
     let bound = pins.len() + entries.len();
     let parse =
-        |code: &str| crate::lookup::parse_code(code).filter(|&(n, o)| n < bound && o < bound);
+        |code: &str| crate::compress::parse_code(code).filter(|&(n, o)| n < bound && o < bound);
     // Pins further out are not applied, but no fresh code may land on one either: a fresh
     // place that is such a code is left a hole. Each can cost at most one hole, so a
     // hostile map still cannot make the compression allocate without bound.
     let far: HashSet<(usize, usize)> = pins
         .values()
-        .filter_map(|code| crate::lookup::parse_code(code))
+        .filter_map(|code| crate::compress::parse_code(code))
         .filter(|&(n, o)| n >= bound || o >= bound)
         .collect();
     // Letter → the first op index no pin reserves.

@@ -9,8 +9,8 @@ use crate::{
     error::CompressError,
     measured::{Measured, quoted_comparison},
     options::Level,
-    recommend::thousands,
     render::{first_sentence, flatten_schema, signature_line},
+    stats::thousands,
 };
 
 /// Signature lines.

@@ -2,7 +2,12 @@
 //! match into "No matches" (issue 47, item 2), with BM25F alone and with the bundled
 //! hybrid, while a request whose words fit nothing still gets "No matches".
 
-use chef_compress::{Compressed, Level, Options, Resolution, compress, search::dense::DenseConfig};
+use std::sync::Arc;
+
+use chef_compress::{
+    Compressed, Level, Options, Resolution, compress,
+    search::dense::{DenseConfig, EmbedError, Embedder, ModelKind, WordTableEmbedder},
+};
 use chef_ir::ToolDefinition;
 use serde_json::json;
 
@@ -161,4 +166,60 @@ fn the_sentence_fallback_figures_on_retrieval_149() {
     };
     assert_eq!(count("calibrate").1.1, 29);
     assert_eq!(count("heldout"), ((12, 27), (7, 27)));
+}
+
+/// A toy model over [`calendar`]'s words and the request words the tests use: one axis for
+/// the calendar, one for mail, one for the weather.
+fn word_table() -> WordTableEmbedder {
+    WordTableEmbedder::new("calendar-toy", ModelKind::Static, 3)
+        .with_word("calendar", [1.0, 0.0, 0.0])
+        .with_word("meeting", [0.9, 0.0, 0.1])
+        .with_word("email", [0.0, 1.0, 0.0])
+        .with_word("weather", [0.0, 0.0, 1.0])
+        .with_word("rain", [0.1, 0.0, 0.9])
+        .with_word("umbrella", [0.0, 0.1, 0.9])
+}
+
+#[test]
+fn with_an_embedder_q_finds_a_tool_that_shares_no_word_with_the_request() {
+    let plain = compress(&calendar(), &Options::new().with_level(Level::Three)).unwrap();
+    let request = "do I need an umbrella, will it rain";
+    assert!(
+        q(&plain, request).is_empty(),
+        "BM25F alone has no word to match"
+    );
+    let hybrid = plain.with_embedder(DenseConfig::new(Arc::new(word_table())));
+    assert_eq!(
+        q(&hybrid, request).first().map(String::as_str),
+        Some("get_weather")
+    );
+    // Abstention still applies: words the model does not know find nothing.
+    assert!(q(&hybrid, "bake a chocolate cake").is_empty());
+}
+
+/// A model that answers every text with an empty vector.
+#[derive(Debug)]
+struct Broken;
+
+impl Embedder for Broken {
+    fn model_id(&self) -> &str {
+        "broken"
+    }
+    fn kind(&self) -> ModelKind {
+        ModelKind::Contextual
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(vec![Vec::new(); texts.len()])
+    }
+}
+
+#[test]
+fn q_falls_back_to_bm25f_when_the_model_fails() {
+    let c = compress(&calendar(), &Options::new().with_level(Level::Three))
+        .unwrap()
+        .with_embedder(DenseConfig::new(Arc::new(Broken)));
+    assert_eq!(
+        q(&c, "list calendar events").first().map(String::as_str),
+        Some("list_events")
+    );
 }

@@ -371,16 +371,3 @@ impl DenseConfig {
         HybridIndex::build(tools, self.embedder.clone(), self.options)
     }
 }
-
-impl crate::Compressed {
-    /// Ranks `q(s=…)` searches with the hybrid of BM25F and `config`'s model instead of
-    /// BM25F alone. The tools are embedded on the first search; if embedding the tools
-    /// fails, that search and every later one use the lexical index (the model is not
-    /// tried again); if only a request fails to embed, that search does.
-    #[must_use]
-    pub fn with_embedder(mut self, config: DenseConfig) -> Self {
-        self.dense = Some(config);
-        self.hybrid_index = std::sync::OnceLock::new();
-        self
-    }
-}

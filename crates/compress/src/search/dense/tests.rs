@@ -1,4 +1,4 @@
-//! The hybrid index, its calibration and its use by `q(s=…)`.
+//! The hybrid index and its calibration (its use by `q(s=…)`: `tests/it/q_sentences.rs`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -510,41 +510,6 @@ fn ranking_does_not_depend_on_catalogue_order() {
             top(&b.search(q, 3).unwrap()),
             "{q}"
         );
-    }
-}
-
-#[test]
-fn q_search_uses_the_hybrid_when_an_embedder_is_set() {
-    let options = crate::Options::new().with_level(crate::Level::Three);
-    let plain = crate::compress(&tools(), &options).unwrap();
-    let meta = |c: &crate::Compressed, s: &str| match c.resolve("q", &json!({"s": s})) {
-        crate::Resolution::Meta { result, .. } => result,
-        other => panic!("{other:?}"),
-    };
-    assert!(meta(&plain, "will it rain").starts_with("No matches"));
-    let hybrid = plain.with_embedder(DenseConfig::new(Arc::new(table())));
-    let found = meta(&hybrid, "will it rain");
-    let first = found.lines().next().unwrap();
-    assert!(first.contains("weather_now"), "{found}");
-    // Abstention still applies: nothing in the table, nothing found.
-    assert!(meta(&hybrid, "bake a chocolate cake").starts_with("No matches"));
-}
-
-#[test]
-fn q_search_falls_back_to_lexical_when_the_model_fails() {
-    let options = crate::Options::new().with_level(crate::Level::Three);
-    let broken = Broken {
-        calls: AtomicUsize::new(0),
-        reply: |n| vec![Vec::new(); n],
-    };
-    let c = crate::compress(&tools(), &options)
-        .unwrap()
-        .with_embedder(DenseConfig::new(Arc::new(broken)));
-    match c.resolve("q", &json!({"s": "calendar event"})) {
-        crate::Resolution::Meta { result, .. } => {
-            assert!(result.contains("calendar_create_event"), "{result}");
-        }
-        other => panic!("{other:?}"),
     }
 }
 

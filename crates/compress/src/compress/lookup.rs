@@ -7,9 +7,9 @@
 
 use std::collections::HashMap;
 
+use super::{Compressed, Entry};
 use crate::{
-    compress::{Compressed, Entry},
-    search::{CatalogIndex, Doc, IndexOptions},
+    search::{CatalogIndex, Doc, IndexOptions, dense::DenseConfig},
     similarity::similarity,
 };
 
@@ -135,7 +135,7 @@ impl CodeSuggestions {
             .namespaces
             .iter()
             .flat_map(|ns| ns.members.iter().copied())
-            .filter(|&m| m != crate::levels::HOLE)
+            .filter(|&m| m != super::HOLE)
             .collect();
         let mut position = vec![0u32; c.entries.len()];
         let mut affix_first = HashMap::new();
@@ -377,5 +377,18 @@ fn known_words_again<E>(
     match lexical.sentence_fallback(request) {
         Some(known) => search(&known),
         None => Ok(found),
+    }
+}
+
+impl Compressed {
+    /// Ranks `q(s=…)` searches with the hybrid of BM25F and `config`'s model instead of
+    /// BM25F alone. The tools are embedded on the first search; if embedding the tools
+    /// fails, that search and every later one use the lexical index (the model is not
+    /// tried again); if only a request fails to embed, that search does.
+    #[must_use]
+    pub fn with_embedder(mut self, config: DenseConfig) -> Self {
+        self.dense = Some(config);
+        self.hybrid_index = std::sync::OnceLock::new();
+        self
     }
 }
