@@ -23,8 +23,8 @@ impl Compressed {
 
     /// [`resolve`](Self::resolve) whose did-you-mean never names a tool for which
     /// `hidden(real name)` is true: the suggestion of an
-    /// [`UnknownCode`](ResolveError::UnknownCode) or
-    /// [`UnknownFunction`](ResolveError::UnknownFunction) error is then the nearest tool
+    /// [`UnknownCode`](crate::ResolveError::UnknownCode) or
+    /// [`UnknownFunction`](crate::ResolveError::UnknownFunction) error is then the nearest tool
     /// that is not hidden, or none. A runtime passes its blocklist here, so a misspelt
     /// blocked tool is never answered with its exact spelling (or its code). Nothing else
     /// changes: a call that reaches a hidden tool resolves to it (gate it afterwards).
@@ -68,7 +68,7 @@ impl Compressed {
     ///
     /// A wire name that, as written, also reaches another tool of this set (its exact
     /// name, or at levels 3–4 a code or a name with other case or separators) is refused
-    /// with [`ResolveError::AmbiguousWireName`], naming both tools: nothing is guessed.
+    /// with [`ResolveError::AmbiguousWireName`](crate::ResolveError::AmbiguousWireName), naming both tools: nothing is guessed.
     ///
     /// At levels 3–4 the real names are not on the wire (only `t` and `q`), so a table
     /// made from this set changes nothing; a sanitised real name is still accepted there as
