@@ -68,7 +68,8 @@ impl Compressed {
     ///
     /// A wire name that, as written, also reaches another tool of this set (its exact
     /// name, or at levels 3–4 a code or a name with other case or separators) is refused
-    /// with [`ResolveError::AmbiguousWireName`](crate::ResolveError::AmbiguousWireName), naming both tools: nothing is guessed.
+    /// with [`ResolveError::AmbiguousWireName`](crate::ResolveError::AmbiguousWireName),
+    /// naming both tools: nothing is guessed.
     ///
     /// At levels 3–4 the real names are not on the wire (only `t` and `q`), so a table
     /// made from this set changes nothing; a sanitised real name is still accepted there as
