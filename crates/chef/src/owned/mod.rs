@@ -11,7 +11,9 @@
 //! | [`ToolsMode::Unified`] | `context`, then `new_context` when a handoff budget is configured |
 //!
 //! `load_skill` is emitted after those, in either mode, when
-//! [`ChefConfig::with_skill_tool`](crate::ChefConfig::with_skill_tool) turns it on.
+//! [`ChefConfig::with_skill_tool`](crate::ChefConfig::with_skill_tool) turns it on;
+//! `find_tools` under discovery; `final_answer` last, when
+//! [`ChefConfig::with_answer_tool`](crate::ChefConfig::with_answer_tool) turns it on.
 //! `recall_context` is owned (handled when called) but never emitted.
 
 mod handle;
@@ -41,6 +43,50 @@ pub const LOAD_SKILL: &str = "load_skill";
 /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover) and answered by
 /// [`Chef::route`](crate::Chef::route) itself (a [`Routed::Lookup`](crate::Routed::Lookup)).
 pub const FIND_TOOLS: &str = "find_tools";
+
+/// `final_answer`: the model ends its task with its answer, offered with
+/// [`ChefConfig::with_answer_tool`](crate::ChefConfig::with_answer_tool);
+/// [`Chef::recover_text_calls`](crate::Chef::recover_text_calls) turns its call into the
+/// reply's text.
+pub const FINAL_ANSWER: &str = "final_answer";
+
+/// The `final_answer` tool. Its schema is static, so it is safe inside a cached prefix.
+pub fn final_answer_tool() -> ToolDefinition {
+    ToolDefinition::new(
+        FINAL_ANSWER,
+        json!({
+            "type": "object",
+            "properties": {
+                "answer": {"type": "string", "description": "Your answer for the user, in a sentence or two."}
+            },
+            "required": ["answer"]
+        }),
+    )
+    .with_description(
+        "End the task with your answer for the user. Call it once every part of the request          is done (or when no tool can do what was asked); call no other tool after it.",
+    )
+}
+
+/// The answer of a `final_answer` call: its `answer` when that is text, else its
+/// arguments as JSON text (nothing the model wrote is dropped).
+pub fn final_answer_text(arguments: &Value) -> String {
+    // OpenAI sends arguments as JSON text.
+    let parsed;
+    let arguments = match arguments {
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(value) => {
+                parsed = value;
+                &parsed
+            }
+            Err(_) => return text.clone(),
+        },
+        other => other,
+    };
+    match arguments.get("answer") {
+        Some(Value::String(answer)) => answer.clone(),
+        _ => arguments.to_string(),
+    }
+}
 
 /// How many tools one `find_tools` call returns when the model does not say.
 pub const FIND_TOOLS_DEFAULT_LIMIT: usize = 5;

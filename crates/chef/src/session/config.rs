@@ -57,6 +57,8 @@ pub struct ChefConfig {
     /// Tell the model when its latest calls repeat answered calls (see
     /// [`ChefConfig::with_repeat_notice`]). On by default.
     pub repeat_notice: bool,
+    /// Emit the library-owned `final_answer` tool (see [`ChefConfig::with_answer_tool`]).
+    pub answer_tool: bool,
 }
 
 impl Default for ChefConfig {
@@ -77,6 +79,7 @@ impl Default for ChefConfig {
             skill_tool: false,
             skill_pruning: false,
             repeat_notice: true,
+            answer_tool: false,
         }
     }
 }
@@ -205,6 +208,50 @@ impl ChefConfig {
     #[must_use]
     pub fn with_skill_placement(mut self, placement: crate::skills::SkillPlacement) -> Self {
         self.skill_placement = placement;
+        self
+    }
+
+    /// Emits the library-owned `final_answer` tool (after the other owned tools), through
+    /// which a model ends its task with its answer: for a model whose replies are
+    /// constrained ([`Chef::response_format`](crate::Chef::response_format)) or written as
+    /// text, which otherwise has no way to stop that it takes. A small model given the
+    /// format's plain `{"answer": …}` branch never took it on whole NESTFUL tasks (0 of 120;
+    /// docs/EVAL.md); given this tool, it ended 29 of 60 tasks with it — 16 of them before
+    /// their last step, so it did fewer of the tasks' steps. Measure it on your model.
+    ///
+    /// [`Chef::recover_text_calls`](crate::Chef::recover_text_calls) turns a
+    /// `final_answer` call in a reply (written as text or as a native call) into the reply's
+    /// text, so the reply carries no call and the agent loop ends on it; a `final_answer`
+    /// call routed anyway ([`Chef::route`](crate::Chef::route)) is answered as a
+    /// [`Routed::Lookup`](crate::Routed::Lookup) telling the model to reply in text. The
+    /// blocklist gates it like any owned tool (a blocked `final_answer` stays a call, and
+    /// `route` refuses it). When the registry has a tool of that name, the agent's tool
+    /// is the one offered and chef's is not. Off by default.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::{Message, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default().with_answer_tool(true));
+    /// chef.register_tools(vec![ToolDefinition::new("get_weather", json!({"type": "object"}))])?;
+    /// chef.push(Message::user("Weather in Oslo?"));
+    /// let names: Vec<String> = chef
+    ///     .compile(chef_ir::Target::OpenAiChat)?
+    ///     .meta
+    ///     .wire_tools
+    ///     .iter()
+    ///     .map(|t| t.to_string())
+    ///     .collect();
+    /// assert_eq!(names, ["get_weather", "final_answer"]);
+    /// let mut reply = Message::assistant(r#"{"name": "final_answer", "arguments": {"answer": "Sunny, 21 °C."}}"#);
+    /// chef.recover_text_calls(&mut reply);
+    /// assert_eq!((reply.text(), reply.tool_calls().count()), ("Sunny, 21 °C.".to_owned(), 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_answer_tool(mut self, on: bool) -> Self {
+        self.answer_tool = on;
         self
     }
 

@@ -152,9 +152,24 @@ impl Chef {
             .discovers(self.tools.pruner.all_tools().len())
     }
 
+    /// Whether the session offers chef's `find_tools` now: it discovers, and no registered
+    /// tool has the name (the agent's tool is then the one offered and called).
+    pub(crate) fn offers_find_tools(&self) -> bool {
+        self.discovering() && !self.registers(FIND_TOOLS)
+    }
+
+    /// Whether a registered flat tool has exactly this name.
+    pub(crate) fn registers(&self, name: &str) -> bool {
+        self.tools
+            .pruner
+            .all_tools()
+            .iter()
+            .any(|t| t.name.as_str() == name)
+    }
+
     /// Whether `call` is a `find_tools` call this session answers.
     pub(crate) fn is_find_call(&self, call: &ToolCall) -> bool {
-        self.discovering() && call.name.as_str().trim() == FIND_TOOLS
+        self.offers_find_tools() && call.name.as_str().trim() == FIND_TOOLS
     }
 
     /// Answers a `find_tools` call: the best-ranked tools for its query that the gate, the

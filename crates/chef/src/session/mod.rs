@@ -304,4 +304,5 @@ type OwnedKey = (
     bool,
     bool,
     bool,
+    bool,
 );

@@ -502,7 +502,7 @@ pub(crate) fn select(
 /// The owned tools compile emits for a mode.
 /// The owned tools for the settings `key` holds.
 fn owned_tools_for(
-    (mode, keys, handoff, skill, discovery): &super::OwnedKey,
+    (mode, keys, handoff, skill, discovery, answer): &super::OwnedKey,
 ) -> Vec<ToolDefinition> {
     let mut tools = owned_tools(*mode, keys.as_ref().map(|k| k.as_deref()), *handoff);
     if *skill {
@@ -510,6 +510,9 @@ fn owned_tools_for(
     }
     if *discovery {
         tools.push(owned::find_tools_tool());
+    }
+    if *answer {
+        tools.push(owned::final_answer_tool());
     }
     tools
 }

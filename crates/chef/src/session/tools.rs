@@ -113,7 +113,7 @@ impl Chef {
             .map(|t| t.name.as_str())
             .chain(members)
             .chain(crate::owned::OWNED_NAMES)
-            .chain([crate::namespace::LOAD_TOOLKIT]);
+            .chain([crate::namespace::LOAD_TOOLKIT, crate::owned::FINAL_ANSWER]);
         pruner.blocklist().unmatched(names)
     }
 
@@ -223,8 +223,15 @@ impl Chef {
                 .map(|m| m.allowed_keys().map(<[String]>::to_vec)),
             self.config.overflow.handoff.is_some(),
             self.config.skill_tool,
-            self.discovering(),
+            self.offers_find_tools(),
+            self.answering(),
         )
+    }
+
+    /// Whether the session offers chef's `final_answer` now: it is on, and no registered
+    /// tool has the name.
+    pub(crate) fn answering(&self) -> bool {
+        self.config.answer_tool && !self.registers(crate::owned::FINAL_ANSWER)
     }
 
     /// The current selection without caching it (for `&self` readers before any compile).
@@ -349,7 +356,7 @@ impl Chef {
     pub fn response_format(&self) -> Option<chef_openai::chat::wire::ResponseFormat> {
         let tools = self.routing_tools().ok()?;
         let mut tools = tools.wire_tools();
-        if self.discovering() && self.searched_in_vain() {
+        if self.offers_find_tools() && self.searched_in_vain() {
             tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
         }
         // The loop guard's lever for a constrained model, which the notice alone did not

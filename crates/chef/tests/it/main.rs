@@ -18,6 +18,7 @@ mod discovery;
 mod dynamic_state;
 mod errors;
 mod faulty;
+mod final_answer;
 mod fork;
 mod fuzz;
 mod gate_bypass;

@@ -738,8 +738,9 @@ pub(crate) struct EvalArgs {
     pub(crate) model: String,
     /// A setting to measure, repeatable: comma-separated key=value pairs, `level`
     /// required. Keys: level=0..4, style=name+required|explicit|signature|distinct (level 3
-    /// only), prune=all|task|ranked:K|discover:K, compiled=MAP.json (required at level 4, optional at
-    /// level 1 for its docstrings, refused at 0, 2 and 3), name=LABEL.
+    /// only), prune=all|task|ranked:K|discover:K, answer=tool|none (chef's final_answer tool,
+    /// through which the model ends its task), compiled=MAP.json (required at level 4, optional
+    /// at level 1 for its docstrings, refused at 0, 2 and 3), name=LABEL.
     /// E.g. `level=3,style=distinct`, `level=1,prune=ranked:10`,
     /// `level=4,compiled=map.json`. [default: level=1 and level=3]
     #[arg(long = "setting", value_name = "SPEC", value_parser = setting::parse)]

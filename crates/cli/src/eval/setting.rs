@@ -8,6 +8,7 @@
 //! | `style` | `name+required`, `explicit`, `signature`, `distinct`; level 3 only | chef's default |
 //! | `prune` | `all`, `task`, `ranked:K`, `discover:K` (the K best-ranked tools and `find_tools`; `discover:0` is `find_tools` alone at first, what `chef mcp serve`'s discover mode shows a host) | `all` |
 //! | `compiled` | a compiled map (`chef compile-map` writes one); required at level 4, optional at level 1 (its docstrings), refused at 0, 2 and 3 | none |
+//! | `answer` | `tool` (chef's `final_answer`, through which the model ends its task: `ChefConfig::with_answer_tool`) or `none` | `none` |
 //! | `name` | the label in the run file, the table and the chart | the spec without `name` |
 //!
 //! So `level=3,style=distinct`, `level=1,prune=ranked:10`, `level=4,compiled=map.json`.
@@ -42,6 +43,8 @@ pub(crate) struct Setting {
     pub(crate) style: Option<MapStyle>,
     pub(crate) prune: Prune,
     pub(crate) compiled: Option<PathBuf>,
+    /// Offer chef's `final_answer` tool (`answer=tool`).
+    pub(crate) answer_tool: bool,
 }
 
 /// The settings used when no `--setting` is given: level 1 and level 3.
@@ -74,6 +77,7 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
     let mut style = None;
     let mut prune = Prune::All;
     let mut compiled = None;
+    let mut answer_tool = false;
     let mut name = None;
     let mut label_parts = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -93,6 +97,17 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
                 style = Some(value.parse::<MapStyle>().map_err(SettingError::MapStyle)?);
             }
             "prune" => prune = parse_prune(value)?,
+            "answer" => {
+                answer_tool = match value {
+                    "tool" => true,
+                    "none" => false,
+                    _ => {
+                        return Err(invalid(format!(
+                            "answer={value:?}: expected tool or none (in setting {spec:?})"
+                        )));
+                    }
+                };
+            }
             "compiled" if !value.is_empty() => compiled = Some(PathBuf::from(value)),
             "name" if !value.is_empty() => name = Some(value.to_owned()),
             "compiled" | "name" => {
@@ -100,7 +115,7 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown key {other:?} in setting {spec:?} (expected level, style, prune, compiled or name)"
+                    "unknown key {other:?} in setting {spec:?} (expected level, style, prune, answer, compiled or name)"
                 )));
             }
         }
@@ -132,6 +147,7 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
         style,
         prune,
         compiled,
+        answer_tool,
     })
 }
 
@@ -196,7 +212,8 @@ impl Setting {
         };
         Ok(ChefConfig::default()
             .with_compress(options)
-            .with_prune(prune))
+            .with_prune(prune)
+            .with_answer_tool(self.answer_tool))
     }
 }
 
@@ -231,6 +248,14 @@ mod tests {
             parse("level=1,prune=discover:0").unwrap().prune,
             Prune::Discover(0)
         );
+        let s = parse("level=1,prune=discover:10,answer=tool").unwrap();
+        assert_eq!(
+            (s.label.as_str(), s.answer_tool),
+            ("level=1,prune=discover:10,answer=tool", true)
+        );
+        assert!(s.config().unwrap().answer_tool);
+        assert!(!parse("level=1,answer=none").unwrap().answer_tool);
+        assert!(!parse("level=1").unwrap().config().unwrap().answer_tool);
         let labels: Vec<_> = defaults().into_iter().map(|s| s.label).collect();
         assert_eq!(labels, ["level=1", "level=3"]);
     }
@@ -258,6 +283,7 @@ mod tests {
             ),
             ("level=0,compiled=m.json", "level 1"),
             ("level=2,compiled=m.json", "compiled="),
+            ("level=1,answer=yes", "expected tool or none"),
         ] {
             let err = parse(spec).unwrap_err().to_string();
             assert!(err.contains(want), "{spec}: {err}");

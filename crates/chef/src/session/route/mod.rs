@@ -54,6 +54,11 @@ use crate::{
     owned,
 };
 
+/// The reply to a `final_answer` call that reached [`Chef::route`] (a loop that did not
+/// pass the reply through [`Chef::recover_text_calls`], which makes it the reply's text).
+const ANSWER_ROUTED: &str =
+    "Your answer is noted. Reply to the user with it as plain text; call no other tool.";
+
 impl Chef {
     /// Classifies a model's call: the single dispatch entry point.
     ///
@@ -122,7 +127,8 @@ impl Chef {
     /// refuses it naming both. Each recovered call then goes through `route` like a native
     /// one: codes, real names, a code used as the function name, the gate, validation.
     /// A reply that already holds native calls, or no text that parses as a call, is left
-    /// as it is.
+    /// as it is. With [`ChefConfig::with_answer_tool`](crate::ChefConfig::with_answer_tool),
+    /// a `final_answer` call (recovered or native) becomes the reply's text: the answer.
     ///
     /// ```
     /// use chef::{Chef, ChefConfig, Routed};
@@ -150,21 +156,36 @@ impl Chef {
     pub fn recover_text_calls(&self, reply: &mut chef_ir::Message) -> usize {
         let recovered =
             chef_ir::recover_text_calls(reply, &chef_ir::WireNames::default(), self.history());
-        if recovered == 0 || self.routing.names.is_identity() {
-            return recovered;
-        }
-        let Ok(tools) = self.routing_tools() else {
-            return recovered;
-        };
-        for content in &mut reply.content {
-            if let chef_ir::Content::ToolCall(call) = content
-                && let Ok(real) = self.real_name_of_wire(call.name.as_str(), &tools)
-                && real != call.name.as_str()
-            {
-                call.name = ToolName::from(real);
+        if recovered > 0
+            && !self.routing.names.is_identity()
+            && let Ok(tools) = self.routing_tools()
+        {
+            for content in &mut reply.content {
+                if let chef_ir::Content::ToolCall(call) = content
+                    && let Ok(real) = self.real_name_of_wire(call.name.as_str(), &tools)
+                    && real != call.name.as_str()
+                {
+                    call.name = ToolName::from(real);
+                }
             }
         }
+        self.answer_final_calls(reply);
         recovered
+    }
+
+    /// Turns each `final_answer` call in `reply` (when the session offers it and the gate
+    /// lets it through) into the reply's text at its place: the answer it carries.
+    fn answer_final_calls(&self, reply: &mut chef_ir::Message) {
+        if !self.answering() || self.blocked(&[owned::FINAL_ANSWER]).is_some() {
+            return;
+        }
+        for content in &mut reply.content {
+            if let chef_ir::Content::ToolCall(call) = content
+                && call.name.as_str().trim() == owned::FINAL_ANSWER
+            {
+                *content = chef_ir::Content::text(owned::final_answer_text(&call.arguments));
+            }
+        }
     }
 
     /// Classifies a call exactly as [`Chef::route`] does — resolution against the latest
@@ -213,6 +234,15 @@ impl Chef {
         }
         if self.is_find_call(call) {
             return self.find(call, gate == Gate::On).routed;
+        }
+        if self.answering() && name == owned::FINAL_ANSWER {
+            if let Some(blocked) = self.gated(gate, &[name]) {
+                return blocked_outcome(id, &blocked);
+            }
+            return Routed::Lookup {
+                id,
+                reply: ANSWER_ROUTED.to_owned(),
+            };
         }
         if owned::is_owned_name(name) {
             if let Some(blocked) = self.gated(gate, &[name]) {
