@@ -100,6 +100,7 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, StartFailure>
         relist: tx,
     };
     let stderr = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let mut stderr_reader = None;
     let (connecting, mut child) = match &spec.transport {
         Transport::Command { argv, env, cwd } => {
             let Some((program, args)) = argv.split_first() else {
@@ -127,7 +128,7 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, StartFailure>
                 stderr: None,
             })?;
             if let Some(pipe) = child.stderr.take() {
-                keep_stderr(pipe, Arc::clone(&stderr), spec.name.clone());
+                stderr_reader = Some(keep_stderr(pipe, Arc::clone(&stderr), spec.name.clone()));
             }
             let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
                 return Err(StartFailure {
@@ -183,6 +184,12 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, StartFailure>
     if let Some(child) = &mut child {
         let _ = child.kill().await;
     }
+    // The server's last words say why it failed (a crash during the handshake reaches chef
+    // as a broken pipe first): let the reader drain the pipe, which closes once the server
+    // is gone, within a bound (a process the server started may hold it open).
+    if let Some(reader) = stderr_reader {
+        let _ = tokio::time::timeout(STDERR_DRAIN, reader).await;
+    }
     let stderr = last_line(&stderr.lock());
     Err(StartFailure { reason, stderr })
 }
@@ -195,12 +202,16 @@ fn install_crypto_provider() {
     });
 }
 
-/// Keeps the tail of a child's stderr (for the status) and logs its lines at debug level.
+/// How long a failed start waits for the server's stderr to be read to its end.
+const STDERR_DRAIN: Duration = Duration::from_secs(1);
+
+/// Keeps the tail of a child's stderr (for the status) and logs its lines at debug level;
+/// the reader ends when the pipe closes.
 fn keep_stderr(
     mut pipe: tokio::process::ChildStderr,
     tail: Arc<parking_lot::Mutex<Vec<u8>>>,
     server: String,
-) {
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut buf = [0u8; 4096];
         while let Ok(n) = pipe.read(&mut buf).await {
@@ -215,7 +226,7 @@ fn keep_stderr(
             let excess = tail.len().saturating_sub(STDERR_TAIL);
             tail.drain(..excess);
         }
-    });
+    })
 }
 
 /// Starts `spec` once, lists its tools and stops it (`--check`).
