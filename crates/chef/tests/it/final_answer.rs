@@ -43,6 +43,27 @@ fn discover() -> PrunePolicy {
     }
 }
 
+/// A session over [`catalogue`] and an agent tool `(name, its one string parameter, its
+/// description)` that has the name of a tool chef offers, with `request` pushed.
+fn with_agent_tool(
+    config: ChefConfig,
+    (name, parameter, what): (&str, &str, &str),
+    request: &str,
+) -> Chef {
+    let mut chef = Chef::new(config);
+    let mut tools = catalogue();
+    tools.push(
+        ToolDefinition::new(
+            name,
+            json!({"type": "object", "properties": {parameter: {"type": "string"}}}),
+        )
+        .with_description(what),
+    );
+    chef.register_tools(tools).unwrap();
+    chef.push(Message::user(request));
+    chef
+}
+
 const ANSWER_TEXT: &str = r#"{"name": "final_answer", "arguments": {"answer": "Sunny in Oslo."}}"#;
 
 #[test]
@@ -139,17 +160,11 @@ fn a_routed_final_answer_tells_the_model_to_reply_in_text() {
 
 #[test]
 fn an_agent_tool_named_final_answer_is_the_one_offered_and_called() {
-    let mut chef = Chef::new(ChefConfig::default().with_answer_tool(true));
-    let mut tools = catalogue();
-    tools.push(
-        ToolDefinition::new(
-            "final_answer",
-            json!({"type": "object", "properties": {"answer": {"type": "string"}}}),
-        )
-        .with_description("The agent's own."),
+    let mut chef = with_agent_tool(
+        ChefConfig::default().with_answer_tool(true),
+        ("final_answer", "answer", "The agent's own."),
+        "Weather in Oslo?",
     );
-    chef.register_tools(tools).unwrap();
-    chef.push(Message::user("Weather in Oslo?"));
     let names = wire_tools(&mut chef);
     assert_eq!(names.iter().filter(|n| *n == "final_answer").count(), 1);
     let mut reply = Message::assistant(ANSWER_TEXT);
@@ -177,17 +192,15 @@ fn the_constrained_format_has_a_final_answer_branch() {
 
 #[test]
 fn an_agent_tool_named_find_tools_is_the_one_offered_and_called_under_discovery() {
-    let mut chef = Chef::new(ChefConfig::default().with_prune(discover()));
-    let mut tools = catalogue();
-    tools.push(
-        ToolDefinition::new(
+    let mut chef = with_agent_tool(
+        ChefConfig::default().with_prune(discover()),
+        (
             "find_tools",
-            json!({"type": "object", "properties": {"query": {"type": "string"}}}),
-        )
-        .with_description("Search the agent's own tool registry for a tool."),
+            "query",
+            "Search the agent's own tool registry for a tool.",
+        ),
+        "Find me a tool to search the registry",
     );
-    chef.register_tools(tools).unwrap();
-    chef.push(Message::user("Find me a tool to search the registry"));
     let names = wire_tools(&mut chef);
     assert!(
         names.iter().filter(|n| *n == "find_tools").count() <= 1,
