@@ -249,8 +249,12 @@ impl Chef {
     ///     calls only repeat calls it already had answered (see `repeated_calls()`).
     /// compiled: the compiled map (tool name → its `def` line, as `chef compile-map`
     ///     writes it), which level 4 needs and level 1 uses for descriptions.
+    /// answer_tool: offer chef's `final_answer(answer)` tool, through which a constrained
+    ///     small model ends its task (`push_reply(..., recover_text_calls=True)` turns a call
+    ///     to it into the reply's text). Off by default: measure it on your model first.
     #[new]
-    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None))]
+    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         level: u8,
         tools_mode: &str,
@@ -259,6 +263,7 @@ impl Chef {
         announce_tool_changes: bool,
         repeat_notice: bool,
         compiled: Option<std::collections::BTreeMap<String, String>>,
+        answer_tool: bool,
     ) -> PyResult<Self> {
         let mut options = chef_compress::Options::new().with_level(self::level(level)?);
         if let Some(map) = compiled {
@@ -269,7 +274,8 @@ impl Chef {
             .with_tools_mode(self::tools_mode(tools_mode)?)
             .with_cache(cache)
             .with_tool_change_announcements(announce_tool_changes)
-            .with_repeat_notice(repeat_notice);
+            .with_repeat_notice(repeat_notice)
+            .with_answer_tool(answer_tool);
         let mut chef = chef::Chef::new(config);
         if memory {
             chef = chef.with_memory(Memory::new());
@@ -279,7 +285,7 @@ impl Chef {
 
     /// A new session (same settings as `Chef(...)`) restored from a snapshot file.
     #[staticmethod]
-    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None))]
+    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false))]
     #[allow(clippy::too_many_arguments)]
     fn from_snapshot(
         py: Python<'_>,
@@ -291,6 +297,7 @@ impl Chef {
         announce_tool_changes: bool,
         repeat_notice: bool,
         compiled: Option<std::collections::BTreeMap<String, String>>,
+        answer_tool: bool,
     ) -> PyResult<Self> {
         let session = Self::new(
             level,
@@ -300,6 +307,7 @@ impl Chef {
             announce_tool_changes,
             repeat_notice,
             compiled,
+            answer_tool,
         )?;
         session.load(py, path)?;
         Ok(session)
@@ -483,11 +491,16 @@ impl Chef {
     /// Parses a provider's reply (its JSON bytes or text, a dict, or an SDK response
     /// object with `model_dump_json`) for `target`, with the wire names of the latest
     /// compile for that target, appends the assistant message, and returns its calls.
+    /// With `recover_text_calls`, calls the model wrote as text (a small model behind a
+    /// local server) become calls first, and a `final_answer` call the reply's text (see
+    /// the Rust `Chef::recover_text_calls`).
+    #[pyo3(signature = (target, reply, *, recover_text_calls = false))]
     fn push_reply<'py>(
         &self,
         py: Python<'py>,
         target: &str,
         reply: &Bound<'py, PyAny>,
+        recover_text_calls: bool,
     ) -> PyResult<Bound<'py, PyList>> {
         let target = self::target(target)?;
         // `bytes` are read where they are (the usual case: an SDK's raw response body);
@@ -521,7 +534,10 @@ impl Chef {
                 }
                 Target::Gemini => parse_reply::<chef::gemini::Gemini>(bytes, &names, history),
             };
-            Ok(message.map(|message| {
+            Ok(message.map(|mut message| {
+                if recover_text_calls {
+                    i.chef.recover_text_calls(&mut message);
+                }
                 let calls: Vec<_> = message.tool_calls().cloned().collect();
                 i.chef.push(message);
                 calls
@@ -531,6 +547,18 @@ impl Chef {
             Ok(calls) => calls_list(py, calls),
             Err(e) => Err(response_error(target, &*e)),
         }
+    }
+
+    /// The JSON-schema `response_format` that constrains the next Chat Completions reply to
+    /// one call of the latest compile's tools, each tool's arguments by its own schema
+    /// (plus the branches chef adds: see the Rust `Chef::response_format`), as a dict for
+    /// the request body; None before any tool is offered.
+    fn response_format<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let value = self.with(|i| {
+            serde_json::to_value(i.chef.response_format())
+                .map_err(|e| Failure::Runtime(e.to_string()))
+        })?;
+        to_py(py, &value)
     }
 
     /// Appends the result of a call (as an error result when `is_error`).

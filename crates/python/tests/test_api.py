@@ -84,6 +84,35 @@ TRAVEL = [("book_flight", "Book a flight between two airports."),
           ("get_forecast", "Tomorrow's forecast for a city.")]
 
 
+def _chat_text_reply(text: str) -> dict:
+    return {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}]}
+
+
+def test_a_small_model_constrained_recovered_and_finishing_with_final_answer() -> None:
+    s = chef.Chef(level=1, answer_tool=True)
+    s.register_tools([WEATHER])
+    s.push_user("Weather in Oslo?")
+    assert s.compile("openai").wire_tools == ["get_weather", "final_answer"]
+    fmt = s.response_format()
+    assert fmt is not None and fmt["type"] == "json_schema"
+    names = [b["properties"]["name"]["const"] for b in fmt["json_schema"]["schema"]["anyOf"]
+             if "name" in b.get("properties", {})]
+    assert names == ["get_weather", "final_answer"]
+    # The call written as text: recovered only when asked.
+    text = '{"name": "get_weather", "arguments": {"city": "Oslo"}}'
+    assert s.fork().push_reply("openai", _chat_text_reply(text)) == []
+    calls = s.push_reply("openai", _chat_text_reply(text), recover_text_calls=True)
+    assert [c.name for c in calls] == ["get_weather"]
+    assert isinstance(s.route(calls[0]), chef.Call)
+    s.push_tool_result(calls[0].id, "Sunny, 21 C.")
+    s.compile("openai")
+    done = '{"name": "final_answer", "arguments": {"answer": "Sunny in Oslo."}}'
+    assert s.push_reply("openai", _chat_text_reply(done), recover_text_calls=True) == []
+    assert s.history()[-1]["content"] in ("Sunny in Oslo.", [{"type": "text", "text": "Sunny in Oslo."}])
+
+
 def test_search_with_a_sentence_finds_what_its_catalogue_words_find() -> None:
     s = chef.Chef(level=1)
     s.register_tools([{"name": n, "description": d, "inputSchema": {"type": "object"}} for n, d in TRAVEL])
