@@ -128,7 +128,9 @@ impl Chef {
     /// one: codes, real names, a code used as the function name, the gate, validation.
     /// A reply that already holds native calls, or no text that parses as a call, is left
     /// as it is. With [`ChefConfig::with_answer_tool`](crate::ChefConfig::with_answer_tool),
-    /// a `final_answer` call (recovered or native) becomes the reply's text: the answer.
+    /// a `final_answer` call (recovered or native) becomes the reply's text: the answer
+    /// (one recovered from text still counts in the number returned; the reply's
+    /// `tool_calls()` say what is left to route).
     ///
     /// ```
     /// use chef::{Chef, ChefConfig, Routed};
