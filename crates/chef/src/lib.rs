@@ -31,6 +31,7 @@
 //! ```
 
 pub mod announce;
+mod arguments;
 pub mod dynamic;
 mod error;
 pub mod events;

@@ -70,21 +70,12 @@ pub fn final_answer_tool() -> ToolDefinition {
 /// The answer of a `final_answer` call: its `answer` when that is text, else its
 /// arguments as JSON text (nothing the model wrote is dropped).
 pub fn final_answer_text(arguments: &Value) -> String {
-    // OpenAI sends arguments as JSON text.
-    let parsed;
-    let arguments = match arguments {
-        Value::String(text) => match serde_json::from_str::<Value>(text) {
-            Ok(value) => {
-                parsed = value;
-                &parsed
-            }
-            Err(_) => return text.clone(),
-        },
-        other => other,
-    };
-    match arguments.get("answer") {
-        Some(Value::String(answer)) => answer.clone(),
-        _ => arguments.to_string(),
+    let parsed = crate::arguments::parsed(arguments);
+    match (parsed.get("answer"), arguments) {
+        (Some(Value::String(answer)), _) => answer.clone(),
+        // Argument text that is not JSON: the text itself.
+        (_, Value::String(text)) if parsed.is_null() => text.clone(),
+        _ => parsed.to_string(),
     }
 }
 
@@ -307,6 +298,15 @@ pub fn load_skill_tool() -> ToolDefinition {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_final_answer_keeps_what_the_model_wrote() {
+        let answer = |v: Value| final_answer_text(&v);
+        assert_eq!(answer(json!({"answer": "Sunny."})), "Sunny.");
+        assert_eq!(answer(json!(r#"{"answer": "Sunny."}"#)), "Sunny.");
+        assert_eq!(answer(json!("not json: sunny")), "not json: sunny");
+        assert_eq!(answer(json!({"text": "Sunny."})), r#"{"text":"Sunny."}"#);
+    }
 
     #[test]
     fn owned_names_are_exact() {

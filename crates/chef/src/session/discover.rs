@@ -158,18 +158,10 @@ impl Chef {
         self.discovering() && !self.registers(FIND_TOOLS)
     }
 
-    /// Whether a registered flat tool has exactly this name.
-    pub(crate) fn registers(&self, name: &str) -> bool {
-        self.tools
-            .pruner
-            .all_tools()
-            .iter()
-            .any(|t| t.name.as_str() == name)
-    }
-
     /// Whether `call` is a `find_tools` call this session answers.
     pub(crate) fn is_find_call(&self, call: &ToolCall) -> bool {
-        self.offers_find_tools() && call.name.as_str().trim() == FIND_TOOLS
+        // The name first: every routed call asks, and the offer scans the registry.
+        call.name.as_str().trim() == FIND_TOOLS && self.offers_find_tools()
     }
 
     /// Answers a `find_tools` call: the best-ranked tools for its query that the gate, the

@@ -237,14 +237,7 @@ impl Chef {
 
     /// Answers a `load_skill` call: activates the named skill, or names the ones there are.
     pub(crate) fn load_skill_reply(&mut self, arguments: &serde_json::Value) -> OwnedReply {
-        let parsed;
-        let arguments = match arguments {
-            serde_json::Value::String(text) => {
-                parsed = serde_json::from_str(text).unwrap_or(serde_json::Value::Null);
-                &parsed
-            }
-            other => other,
-        };
+        let arguments = crate::arguments::parsed(arguments);
         let name = arguments
             .get("name")
             .and_then(serde_json::Value::as_str)

@@ -234,6 +234,15 @@ impl Chef {
         self.config.answer_tool && !self.registers(crate::owned::FINAL_ANSWER)
     }
 
+    /// Whether a registered flat tool has exactly this name.
+    pub(crate) fn registers(&self, name: &str) -> bool {
+        self.tools
+            .pruner
+            .all_tools()
+            .iter()
+            .any(|t| t.name.as_str() == name)
+    }
+
     /// The current selection without caching it (for `&self` readers before any compile).
     pub(crate) fn selection_now(&self) -> Result<Arc<TurnTools>, ChefError> {
         let task = self.task();

@@ -126,14 +126,8 @@ impl Chef {
 pub(super) fn mentioned_names(name: &str, arguments: &Value) -> Vec<String> {
     const FIELDS: [&str; 4] = ["f", "action", "op", "toolkit_name"];
     let mut names = vec![name.to_owned()];
-    let parsed;
-    let arguments = match arguments {
-        Value::String(text) => {
-            parsed = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
-            &parsed
-        }
-        other => other,
-    };
+    let arguments = crate::arguments::parsed(arguments);
+    let arguments = arguments.as_ref();
     let nested = ["a", "args"]
         .iter()
         .filter_map(|k| arguments.get(k))

@@ -237,7 +237,7 @@ impl Chef {
         if self.is_find_call(call) {
             return self.find(call, gate == Gate::On).routed;
         }
-        if self.answering() && name == owned::FINAL_ANSWER {
+        if name == owned::FINAL_ANSWER && self.answering() {
             if let Some(blocked) = self.gated(gate, &[name]) {
                 return blocked_outcome(id, &blocked);
             }

@@ -40,10 +40,7 @@ impl Chef {
         if let Some(blocked) = self.gated(gate, &[name, &kit.name]) {
             return Some(blocked_outcome(id, &blocked));
         }
-        let args = match &call.arguments {
-            Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
-            other => other.clone(),
-        };
+        let args = crate::arguments::parsed(&call.arguments).into_owned();
         let checked =
             ArgumentValidator::with_limits(name, &tool.input_schema, self.config.compress.limits())
                 .map_err(|e| {
