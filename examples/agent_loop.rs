@@ -28,7 +28,7 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let path = json!({"path": {"type": "string"}});
     let mut chef = Chef::new(ChefConfig::default().with_tool_change_announcements(true))
         .with_memory(Memory::new());
-    chef.register_namespaces(vec![ToolGroup::new(
+    chef.tools_mut().register_namespaces(vec![ToolGroup::new(
         "file_ops",
         "Work with files in the project.",
         vec![
@@ -36,7 +36,7 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
             tool("delete_file", "Delete a file.", object(path, &["path"])),
         ],
     )])?;
-    chef.register_toolkits(vec![ToolGroup::new(
+    chef.tools_mut().register_toolkits(vec![ToolGroup::new(
         "Weather",
         "Forecasts and current conditions.",
         vec![tool(
@@ -46,7 +46,7 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
         )],
     )])?;
     chef.set_system_prompt(vec![Message::system("You are a careful assistant.")]);
-    chef.set_blocked_tools(["delete_file"]);
+    chef.tools_mut().set_blocked(["delete_file"]);
     chef.push(Message::user(
         "Tidy the repo, check Oslo's weather, remember I like metric.",
     ));
@@ -76,7 +76,8 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
     let mut done: Vec<String> = Vec::new();
     for call in script {
         // The loop's own view of the task, restated each turn after the user's words.
-        chef.set_dynamic_state(&json!({"done": done}), Placement::LastUser)?;
+        chef.layers_mut()
+            .set_dynamic_state(&json!({"done": done}), Placement::LastUser)?;
         // Overflow (a requested new_context, a long history) runs first; then the bytes.
         let payload = chef.compile_async(Target::Anthropic).await?; // send payload.body
         log.push(format!(
@@ -84,7 +85,7 @@ async fn run() -> Result<Vec<String>, Box<dyn std::error::Error>> {
             payload.meta.turn,
             payload.body.len(),
             payload.meta.wire_tools,
-            chef.dynamic_state_xml().replace('\n', "")
+            chef.layers().dynamic_state_xml().replace('\n', "")
         ));
         chef.push(Message::assistant_with(vec![Content::ToolCall(
             call.clone(),

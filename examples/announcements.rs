@@ -202,7 +202,7 @@ fn announcements_and_deltas(log: &mut Vec<String>) -> Result<(), Error> {
     ensure(!c.tail.contains("Read-only"), "the retracted note is gone")?;
     same_prefix.push(c.prefix);
 
-    chef.set_blocked_tools(["send_email"]);
+    chef.tools_mut().set_blocked(["send_email"]);
     let c = compile(&mut chef, "blocklist", log)?;
     ensure(
         c.tail.contains(
@@ -264,12 +264,12 @@ fn announcements_and_deltas(log: &mut Vec<String>) -> Result<(), Error> {
 
 fn toolkit_load(log: &mut Vec<String>) -> Result<(), Error> {
     let mut chef = Chef::new(ChefConfig::default().with_tool_change_announcements(true));
-    chef.register_namespaces(vec![ToolGroup::new(
+    chef.tools_mut().register_namespaces(vec![ToolGroup::new(
         "docs",
         "The project documentation.",
         vec![tool("search_docs", "Search the documentation.", &[])],
     )])?;
-    chef.register_toolkits(vec![ToolGroup::new(
+    chef.tools_mut().register_toolkits(vec![ToolGroup::new(
         "Weather",
         "Forecasts and current conditions.",
         vec![tool("get_weather", "Current weather for a city.", &[])],

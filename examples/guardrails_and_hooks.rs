@@ -7,7 +7,7 @@
 //! `cargo test -p chef-examples` runs it too and fails if anything it shows stops holding.
 //!
 //! What it shows, each step checked:
-//! 1. `set_guardrail` (a JSON object valid against a schema) and `set_prefill`: the
+//! 1. `layers_mut().set_guardrail` (a JSON object valid against a schema) and `set_prefill`: the
 //!    guardrail's instruction is the last message on every target; the prefill is native
 //!    on Anthropic and an instruction (with a notice) on the others.
 //! 2. `check_reply` fails the first answer with a message written for the model, which the
@@ -58,13 +58,14 @@ fn run() -> Result<Vec<String>, Error> {
     });
 
     // 1. The guardrail and the prefill, on every target.
-    chef.set_guardrail(Some(Guardrail::json(json!({
-        "type": "object",
-        "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
-        "required": ["city", "country"],
-        "additionalProperties": false
-    }))?))
-    .set_prefill(Some("{\"city\":"));
+    chef.layers_mut()
+        .set_guardrail(Some(Guardrail::json(json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "country": {"type": "string"}},
+            "required": ["city", "country"],
+            "additionalProperties": false
+        }))?))
+        .set_prefill(Some("{\"city\":"));
     chef.push(Message::user("Where is the Eiffel Tower?"));
     for target in Target::ALL {
         let payload = chef.compile(target)?;
@@ -105,7 +106,7 @@ fn run() -> Result<Vec<String>, Error> {
         " \"Paris\", \"country\": \"France\"}",
     ];
     for (i, reply) in replies.iter().enumerate() {
-        let full = format!("{}{reply}", chef.prefill().unwrap_or_default());
+        let full = format!("{}{reply}", chef.layers().prefill().unwrap_or_default());
         match chef.check_reply(&full).ok_or("no guardrail")? {
             Verdict::Pass { content } => {
                 log.push(format!("answer {}: passes: {content}", i + 1));

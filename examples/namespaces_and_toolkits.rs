@@ -45,7 +45,7 @@ fn tool(name: &str, description: &str, props: Value, required: &[&str]) -> ToolD
 fn session() -> Result<Chef, Error> {
     let path = json!({"path": {"type": "string", "description": "Path from the repo root."}});
     let mut chef = Chef::new(ChefConfig::default().with_tool_change_announcements(true));
-    chef.register_namespaces(vec![
+    chef.tools_mut().register_namespaces(vec![
         ToolGroup::new(
             "file_ops",
             "Read and change files in the project.",
@@ -79,7 +79,7 @@ fn session() -> Result<Chef, Error> {
             ],
         ),
     ])?;
-    chef.register_toolkits(vec![
+    chef.tools_mut().register_toolkits(vec![
         ToolGroup::new(
             "Weather",
             "Forecasts and current conditions.",
@@ -110,7 +110,7 @@ fn session() -> Result<Chef, Error> {
         ),
     ])?;
     chef.set_system_prompt(vec![Message::system("You are a careful repo assistant.")]);
-    chef.set_blocked_tools(["delete_file", "Email"]);
+    chef.tools_mut().set_blocked(["delete_file", "Email"]);
     Ok(chef)
 }
 
@@ -203,7 +203,7 @@ fn run() -> Result<Vec<String>, Error> {
         tools0 == ["file_ops", "git", "load_toolkit"],
         format!("turn 0 tools: {tools0:?}"),
     )?;
-    let directory = chef.directory_xml();
+    let directory = chef.tools().directory_xml();
     log.push(format!(
         "toolkit directory in the system prompt:\n{directory}"
     ));
@@ -311,7 +311,8 @@ fn run() -> Result<Vec<String>, Error> {
         s.outcome == "call" && s.detail.starts_with("get_weather via Weather"),
         format!("get_weather after the load: {s:?}"),
     )?;
-    chef.set_blocked_tools(["delete_file", "Email", "Weather"]);
+    chef.tools_mut()
+        .set_blocked(["delete_file", "Email", "Weather"]);
     let s = step(
         &mut chef,
         ToolCall::new("c8", "get_forecast", json!({"city": "Oslo"})),

@@ -7,7 +7,7 @@
 //! `cargo test -p chef-examples` runs it too and fails if anything it shows stops holding.
 //!
 //! What it shows, each step checked:
-//! 1. `set_offload_policy`: a result over 8,000 characters is stored whole in the store's
+//! 1. `offloads_mut().set_policy`: a result over 8,000 characters is stored whole in the store's
 //!    `vfs` namespace (here a `FsBackend`) and replaced by its first and last lines with a
 //!    marker giving its `context://vfs/…` address; small results are untouched.
 //! 2. The window: o200k tokens of the compiled request on each turn, without and with the
@@ -15,7 +15,7 @@
 //! 3. The model finds the error with `context` `search` inside the entry, then reads the
 //!    lines around it with `view` and `offset`/`limit` — through `route` and
 //!    `handle_tool`, gated like every tool.
-//! 4. The same output twice is stored once; `cleanup_offloads` evicts by count, keeping
+//! 4. The same output twice is stored once; `offloads_mut().cleanup` evicts by count, keeping
 //!    what the history still points to.
 
 mod common;
@@ -107,7 +107,7 @@ fn session(store: Arc<dyn StorageBackend>, policy: Option<OffloadPolicy>) -> Res
     chef.set_system_prompt(vec![Message::system(
         "You are an on-call engineer's assistant.",
     )]);
-    chef.set_offload_policy(policy);
+    chef.offloads_mut().set_policy(policy);
     Ok(chef)
 }
 
@@ -222,7 +222,8 @@ async fn run_async() -> Result<String, Error> {
         "the same log is stored once; the JSON dump is the other",
     )?;
     let report = chef
-        .cleanup_offloads(&OffloadCaps::new().with_max_entries(0))
+        .offloads_mut()
+        .cleanup(&OffloadCaps::new().with_max_entries(0))
         .await?;
     out.push_str(&format!(
         "cleanup with max_entries 0: {} evicted, {} kept because the history points to them\n",

@@ -130,8 +130,11 @@ fn run() -> Result<Vec<String>, Error> {
     // 2. The session: the listing in the system prompt, load_skill on from the start.
     let mut chef = Chef::new(config());
     chef.register_tools(tools())?;
-    chef.register_skills(loaded.skills);
-    let system = format!("You maintain a Rust service.\n\n{}", chef.skill_listing());
+    chef.skills_mut().register(loaded.skills);
+    let system = format!(
+        "You maintain a Rust service.\n\n{}",
+        chef.skills().listing()
+    );
     chef.set_system_prompt(vec![Message::system(system.clone())]);
     chef.push(Message::user("Write the release notes for 2.4."));
     let first = chef.compile(Target::Anthropic)?;
@@ -199,7 +202,7 @@ fn run() -> Result<Vec<String>, Error> {
             .starts_with("# Release notes for 2.4"),
         "arguments are filled in",
     )?;
-    chef.activate_skill(invoked)?;
+    chef.skills_mut().activate(invoked)?;
     for target in Target::ALL {
         let mut fresh = Chef::new(config());
         fresh.restore(&chef.snapshot(None))?;

@@ -66,7 +66,7 @@ fn request_file(dir: &Path, target: Target) -> PathBuf {
 async fn first_process(dir: &Path) -> Result<Vec<String>, Error> {
     let mut log = Vec::new();
     let mut chef = new_session();
-    chef.register_namespaces(vec![ToolGroup::new(
+    chef.tools_mut().register_namespaces(vec![ToolGroup::new(
         "file_ops",
         "Read and delete files in the project.",
         vec![
@@ -74,13 +74,13 @@ async fn first_process(dir: &Path) -> Result<Vec<String>, Error> {
             tool("delete_file", "Delete a file.", "path"),
         ],
     )])?;
-    chef.register_toolkits(vec![ToolGroup::new(
+    chef.tools_mut().register_toolkits(vec![ToolGroup::new(
         "Weather",
         "Forecasts and current conditions.",
         vec![tool("get_weather", "Current weather for a city.", "city")],
     )])?;
     chef.set_system_prompt(vec![Message::system("You are a careful assistant.")]);
-    chef.set_blocked_tools(["delete_file"]);
+    chef.tools_mut().set_blocked(["delete_file"]);
     chef.announce("deadline", "Reply before 17:00.", Channel::UserTail);
     chef.push(Message::user(
         "Check Oslo's weather and remember that I use metric units.",
@@ -109,7 +109,7 @@ async fn first_process(dir: &Path) -> Result<Vec<String>, Error> {
         chef.push(Message::tool_results(vec![ToolResult::text(call.id, text)]));
     }
     ensure(
-        chef.loaded_toolkits() == ["Weather"],
+        chef.tools().loaded_toolkits() == ["Weather"],
         "the toolkit is loaded",
     )?;
     ensure(

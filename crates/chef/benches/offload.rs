@@ -47,7 +47,8 @@ fn session(store: Arc<dyn StorageBackend>, policy: bool) -> Chef {
     )])
     .expect("tools");
     if policy {
-        chef.set_offload_policy(Some(OffloadPolicy::chars(8_000)));
+        chef.offloads_mut()
+            .set_policy(Some(OffloadPolicy::chars(8_000)));
     }
     // A realistic history before the result: 50 turns.
     for i in 0..50 {
@@ -112,7 +113,9 @@ fn benches(c: &mut Criterion) {
                     chef
                 },
                 |mut chef| {
-                    runtime.block_on(chef.flush_offloads()).expect("flush");
+                    runtime
+                        .block_on(chef.offloads_mut().flush())
+                        .expect("flush");
                     chef
                 },
                 BatchSize::SmallInput,
@@ -124,7 +127,9 @@ fn benches(c: &mut Criterion) {
         "c1",
         text.clone(),
     )]));
-    runtime.block_on(chef.flush_offloads()).expect("flush");
+    runtime
+        .block_on(chef.offloads_mut().flush())
+        .expect("flush");
     chef.compile(Target::Anthropic).expect("compile");
     let uri = format!("context://vfs/{}", chef::offload::content_key(&text, false));
     let routed = chef.route(&ToolCall::new(

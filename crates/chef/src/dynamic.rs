@@ -1,10 +1,10 @@
 //! Dynamic state and injected context: the volatile, per-turn blocks of a request.
 //!
-//! * **Dynamic state** ([`DynamicState`], set with [`Chef::set_dynamic_state`]) is what the
+//! * **Dynamic state** ([`DynamicState`], set with [`LayersMut::set_dynamic_state`]) is what the
 //!   agent knows about the task right now (the open file, the plan, the step), rendered as
 //!   XML under `<dynamic_state>`. It stands until replaced or cleared, and rides snapshots.
 //! * **Injected context** comes from [`ContextInjector`]s (added with
-//!   [`Chef::add_injector`]), called at every compile with a view of the session; what they
+//!   [`LayersMut::add_injector`]), called at every compile with a view of the session; what they
 //!   inject is wrapped in `<implicit_context>`. Injectors are code, not state: snapshots
 //!   do not carry them.
 //!
@@ -42,8 +42,8 @@
 //!   shortest round-trip form (`0.1`, `1.5e-7`, `1e+300`). Integers beyond 2⁵³ keep every
 //!   digit, where JavaScript would have rounded them on parsing.
 //!
-//! [`Chef::set_dynamic_state`]: crate::Chef::set_dynamic_state
-//! [`Chef::add_injector`]: crate::Chef::add_injector
+//! [`LayersMut::set_dynamic_state`]: crate::LayersMut::set_dynamic_state
+//! [`LayersMut::add_injector`]: crate::LayersMut::add_injector
 
 use chef_ir::{Message, Target};
 use serde::{Deserialize, Serialize};
@@ -282,7 +282,7 @@ impl From<&str> for InjectError {
 /// use chef_ir::{Message, Target};
 ///
 /// let mut chef = Chef::new(ChefConfig::default());
-/// chef.add_injector("build", |_: &InjectionView<'_>, out: &mut Injections| {
+/// chef.layers_mut().add_injector("build", |_: &InjectionView<'_>, out: &mut Injections| {
 ///     out.push("The last build passed.");
 ///     Ok(())
 /// });

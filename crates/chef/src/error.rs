@@ -61,7 +61,7 @@ pub enum ChefError {
         /// The name sent twice.
         name: chef_ir::ToolName,
     },
-    /// `handle_tool` was given a tool chef does not own (guard with `owns_tool`).
+    /// `handle_tool` was given a tool chef does not own (guard with `chef.tools().owns`).
     #[error("\"{0}\" is not a library-owned tool; check owns_tool() before handle_tool()")]
     NotOwned(String),
     /// `activate_skill` was given a name no registered skill has.

@@ -73,9 +73,10 @@ pub use crate::{
         CompiledGroups, KeepReason, PrunePolicy, PruneResult, Pruner, RegistryError, Strategy,
     },
     session::{
-        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, Compiled, FoundTool,
-        MemoryPlacement, OwnedCall, Payload, PayloadMeta, REPEATED_CALL_ID, RestoreOptions, Routed,
-        RoutedCall, SessionState, TargetOptions,
+        ANCHOR_LINE, Chef, ChefConfig, ChunkedBody, ChunkedPayload, Compiled, FoundTool, Layers,
+        LayersMut, MemoryPlacement, Offloads, OffloadsMut, OwnedCall, Payload, PayloadMeta,
+        REPEATED_CALL_ID, RestoreOptions, Routed, RoutedCall, SessionSkills, SessionState,
+        SkillsMut, TargetOptions, Tools, ToolsMut,
     },
 };
 

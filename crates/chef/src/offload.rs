@@ -10,9 +10,9 @@
 //! Everything here is pure: the same text, address and policy give the same bytes on every
 //! run, so an offloaded result is as cache-stable as the one it replaced. The session side
 //! (when results are offloaded, the store writes, the lifecycle) is on [`Chef`]:
-//! [`set_offload_policy`](crate::Chef::set_offload_policy), [`offload`](crate::Chef::offload),
-//! [`flush_offloads`](crate::Chef::flush_offloads), [`cleanup_offloads`](crate::Chef::cleanup_offloads)
-//! and [`reconcile_offloads`](crate::Chef::reconcile_offloads).
+//! [`set_policy`](crate::OffloadsMut::set_policy), [`store`](crate::OffloadsMut::store),
+//! [`flush`](crate::OffloadsMut::flush), [`cleanup`](crate::OffloadsMut::cleanup)
+//! and [`reconcile`](crate::OffloadsMut::reconcile).
 //!
 //! Sizes are counted in characters (Unicode scalar values), never UTF-16 units, or in
 //! tokens with the session's tokenizer.
@@ -108,7 +108,7 @@ impl Default for Keep {
 
 /// A session's offload policy: which tool results are offloaded, and what stays.
 ///
-/// Set with [`Chef::set_offload_policy`](crate::Chef::set_offload_policy); snapshots and
+/// Set with [`OffloadsMut::set_policy`](crate::OffloadsMut::set_policy); snapshots and
 /// the journal carry it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -363,7 +363,7 @@ fn range(one: &str, many: &str, from: usize, to: usize) -> String {
 }
 
 /// A result offloaded by the session whose store write has not happened yet (see
-/// [`Chef::flush_offloads`](crate::Chef::flush_offloads)). Snapshots carry these, so a
+/// [`OffloadsMut::flush`](crate::OffloadsMut::flush)). Snapshots carry these, so a
 /// result is never lost between its push and its write.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -384,7 +384,7 @@ pub struct PendingOffload {
     pub original: Option<Vec<chef_ir::Content>>,
 }
 
-/// What [`Chef::flush_offloads`](crate::Chef::flush_offloads) did.
+/// What [`OffloadsMut::flush`](crate::OffloadsMut::flush) did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct FlushReport {
@@ -396,7 +396,7 @@ pub struct FlushReport {
     pub kept_whole: Vec<(String, String)>,
 }
 
-/// What [`Chef::offload`](crate::Chef::offload) stored.
+/// What [`OffloadsMut::store`](crate::OffloadsMut::store) stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Offloaded {
@@ -414,7 +414,7 @@ pub struct Offloaded {
     pub preview: String,
 }
 
-/// Caps for [`Chef::cleanup_offloads`](crate::Chef::cleanup_offloads). An entry's age counts
+/// Caps for [`OffloadsMut::cleanup`](crate::OffloadsMut::cleanup). An entry's age counts
 /// from the last time its content was offloaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -501,7 +501,7 @@ pub struct Evicted {
     pub reason: EvictReason,
 }
 
-/// What [`Chef::cleanup_offloads`](crate::Chef::cleanup_offloads) did.
+/// What [`OffloadsMut::cleanup`](crate::OffloadsMut::cleanup) did.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct CleanupReport {
@@ -517,7 +517,7 @@ pub struct CleanupReport {
     pub skipped_changed: Vec<String>,
 }
 
-/// What [`Chef::reconcile_offloads`](crate::Chef::reconcile_offloads) found.
+/// What [`OffloadsMut::reconcile`](crate::OffloadsMut::reconcile) found.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct ReconcileReport {

@@ -112,7 +112,7 @@ async fn agent() -> Vec<String> {
         .collect();
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(tools).expect("register");
-    chef.set_blocked_tools(blocked);
+    chef.tools_mut().set_blocked(blocked);
     chef.push(Message::user("Read notes.txt, then delete it."));
     let payload = chef.compile(Target::OpenAiChat).expect("compile");
 

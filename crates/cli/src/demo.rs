@@ -202,7 +202,7 @@ fn build(level: Level, discover: Option<usize>, target: Target) -> Result<Report
     chef.set_system_prompt(vec![Message::system(
         "You are the operations agent of a logistics company.",
     )]);
-    chef.set_blocked_tools(["cancel_order"]);
+    chef.tools_mut().set_blocked(["cancel_order"]);
     chef.push(Message::user(REQUEST));
 
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -301,7 +301,12 @@ fn build(level: Level, discover: Option<usize>, target: Target) -> Result<Report
     }
     let payload = chef.compile(target).map_err(demo_error)?;
     if discover.is_some() {
-        let found: Vec<&str> = chef.found_tools().iter().map(|f| f.name.as_str()).collect();
+        let found: Vec<&str> = chef
+            .tools()
+            .found()
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
         turn_lines.push(format!(
             "request 2: the search's finds are callable by their real names: {}; request 1's tool list is its prefix (cache-stable): {}",
             found.join(", "),
@@ -491,19 +496,21 @@ fn two_layer(
             .with_level(level)
             .with_tool_change_announcements(true),
     );
-    chef.register_namespaces(vec![ToolGroup::new(
-        "orders",
-        "FragilePAK order operations.",
-        group("fragilepak-api-mcp"),
-    )])
-    .map_err(demo_error)?;
-    chef.register_toolkits(vec![ToolGroup::new(
-        "Maps",
-        "Google Maps: geocoding, routes, distance matrices, places.",
-        group("google-maps-mcp"),
-    )])
-    .map_err(demo_error)?;
-    chef.set_blocked_tools(["cancel_order"]);
+    chef.tools_mut()
+        .register_namespaces(vec![ToolGroup::new(
+            "orders",
+            "FragilePAK order operations.",
+            group("fragilepak-api-mcp"),
+        )])
+        .map_err(demo_error)?;
+    chef.tools_mut()
+        .register_toolkits(vec![ToolGroup::new(
+            "Maps",
+            "Google Maps: geocoding, routes, distance matrices, places.",
+            group("google-maps-mcp"),
+        )])
+        .map_err(demo_error)?;
+    chef.tools_mut().set_blocked(["cancel_order"]);
     chef.push(Message::user("Cancel 999U123, then plan a route."));
     let payload = chef.compile(target).map_err(demo_error)?;
     let mut lines = vec![format!(
@@ -512,7 +519,7 @@ fn two_layer(
     )];
     let action = json!({"action": "cancel_order", "args": {"trackingNumber": "999U123"}});
     let mut attempts = vec![ToolCall::new("n1", "orders", action.clone())];
-    if let Some(code) = chef.code_for("orders") {
+    if let Some(code) = chef.tools().code_for("orders") {
         attempts.push(ToolCall::new("n2", "t", json!({"f": code, "a": action})));
     }
     for call in attempts {
@@ -631,6 +638,7 @@ fn reclaimed(before: usize, after: usize) -> f64 {
 
 fn encode(chef: &mut Chef, name: &str, args: Value, id: &str) -> Result<ToolCall, CliError> {
     let call = chef
+        .tools()
         .encode_call(name, args)
         .ok_or_else(|| demo_error(format!("cannot encode a call of {name}")))?;
     Ok(ToolCall::new(id, call.name, call.arguments))

@@ -152,24 +152,25 @@ fn run_step(run: &mut Run, step: &Value, out: &mut Vec<String>) -> Result<()> {
             chef.register_tools(tools_of(step)?)?;
         }
         "register_namespaces" => {
-            chef.register_namespaces(groups_of(step)?)?;
+            chef.tools_mut().register_namespaces(groups_of(step)?)?;
         }
         "register_toolkits" => {
-            chef.register_toolkits(groups_of(step)?)?;
+            chef.tools_mut().register_toolkits(groups_of(step)?)?;
         }
         "set_system_prompt" => {
             chef.set_system_prompt(vec![Message::system(str_of(step, "text")?)]);
         }
         "set_blocked_tools" => {
             let names: Vec<String> = serde_json::from_value(field(step, "names").clone())?;
-            chef.set_blocked_tools(names);
+            chef.tools_mut().set_blocked(names);
         }
         "set_prune_policy" => {
             let policy: PrunePolicy = serde_json::from_value(field(step, "policy").clone())?;
-            chef.set_prune_policy(policy);
+            chef.tools_mut().set_prune_policy(policy);
         }
         "set_task" => {
-            chef.set_task(step.get("task").and_then(Value::as_str));
+            chef.tools_mut()
+                .set_task(step.get("task").and_then(Value::as_str));
         }
         "push" => {
             chef.push(serde_json::from_value(field(step, "message").clone())?);
@@ -280,7 +281,7 @@ fn bench(turns: usize, target: Target) -> Result<()> {
     chef.set_system_prompt(vec![Message::system("You track freight orders.")]);
     chef.push(Message::user("Warm-up."));
     chef.compile(target)?;
-    let code = chef.code_for("cancel_order").ok_or("no code")?;
+    let code = chef.tools().code_for("cancel_order").ok_or("no code")?;
     let replies: Vec<Vec<u8>> = (0..turns)
         .map(|i| serde_json::to_vec(&bench_reply(target, i, &code)))
         .collect::<std::result::Result<_, _>>()?;

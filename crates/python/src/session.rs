@@ -357,7 +357,7 @@ impl Chef {
     fn register_namespaces(&self, groups: &Bound<'_, PyAny>) -> PyResult<()> {
         let groups = self::groups(groups)?;
         self.with(|i| {
-            i.chef.register_namespaces(groups)?;
+            i.chef.tools_mut().register_namespaces(groups)?;
             Ok(())
         })
     }
@@ -367,7 +367,7 @@ impl Chef {
     fn register_toolkits(&self, groups: &Bound<'_, PyAny>) -> PyResult<()> {
         let groups = self::groups(groups)?;
         self.with(|i| {
-            i.chef.register_toolkits(groups)?;
+            i.chef.tools_mut().register_toolkits(groups)?;
             Ok(())
         })
     }
@@ -377,6 +377,7 @@ impl Chef {
     fn tool_names(&self) -> PyResult<Vec<String>> {
         self.with(|i| {
             Ok(i.chef
+                .tools()
                 .pruner()
                 .all_tools()
                 .iter()
@@ -389,13 +390,13 @@ impl Chef {
     /// case and separator style). Returns the entries that match nothing registered (most
     /// likely typos; they stay on the list). Blocking never changes the request bytes.
     fn set_blocked_tools(&self, names: Vec<String>) -> PyResult<Vec<String>> {
-        self.with(|i| Ok(i.chef.set_blocked_tools(names).unmatched))
+        self.with(|i| Ok(i.chef.tools_mut().set_blocked(names).unmatched))
     }
 
     /// The blocklist.
     #[getter]
     fn blocked_tools(&self) -> PyResult<Vec<String>> {
-        self.with(|i| Ok(i.chef.pruner().blocked_tools().to_vec()))
+        self.with(|i| Ok(i.chef.tools().pruner().blocked_tools().to_vec()))
     }
 
     /// Sets which flat tools each compile keeps: "all", "by_task", or a dict such as
@@ -406,7 +407,7 @@ impl Chef {
     fn set_prune_policy(&self, policy: &Bound<'_, PyAny>) -> PyResult<()> {
         let policy = prune_policy(policy)?;
         self.with(|i| {
-            i.chef.set_prune_policy(policy);
+            i.chef.tools_mut().set_prune_policy(policy);
             Ok(())
         })
     }
@@ -415,7 +416,7 @@ impl Chef {
     #[pyo3(signature = (task))]
     fn set_task(&self, task: Option<String>) -> PyResult<()> {
         self.with(|i| {
-            i.chef.set_task(task);
+            i.chef.tools_mut().set_task(task);
             Ok(())
         })
     }
@@ -424,7 +425,7 @@ impl Chef {
     #[pyo3(signature = (names))]
     fn set_allowlist(&self, names: Option<Vec<String>>) -> PyResult<()> {
         self.with(|i| {
-            i.chef.set_allowlist(names);
+            i.chef.tools_mut().set_allowlist(names);
             Ok(())
         })
     }
@@ -436,7 +437,7 @@ impl Chef {
     #[pyo3(signature = (query, k = 5))]
     fn search(&self, py: Python<'_>, query: String, k: usize) -> PyResult<Vec<(String, f64)>> {
         self.without_gil(py, move |i| {
-            let result = i.chef.pruner().rank_search(&query, k);
+            let result = i.chef.tools().pruner().rank_search(&query, k);
             Ok(result
                 .tools
                 .iter()
@@ -666,7 +667,7 @@ impl Chef {
 
     /// The level-3/4 code of a tool or group in the latest compile's map, if it has one.
     fn code_for(&self, name: &str) -> PyResult<Option<String>> {
-        self.with(|i| Ok(i.chef.code_for(name)))
+        self.with(|i| Ok(i.chef.tools().code_for(name)))
     }
 
     /// The call a model would make to reach `name` with `arguments` at this level (a
@@ -675,6 +676,7 @@ impl Chef {
         let arguments = to_value(arguments)?;
         self.with(|i| {
             Ok(i.chef
+                .tools()
                 .encode_call(name, arguments)
                 .map(|call| ToolCall { call }))
         })
@@ -683,7 +685,7 @@ impl Chef {
     /// The toolkits loaded so far.
     #[getter]
     fn loaded_toolkits(&self) -> PyResult<Vec<String>> {
-        self.with(|i| Ok(i.chef.loaded_toolkits().to_vec()))
+        self.with(|i| Ok(i.chef.tools().loaded_toolkits().to_vec()))
     }
 
     /// Writes a memory entry (the session needs `memory=True`).
@@ -777,10 +779,10 @@ impl Chef {
             Some(i) => format!(
                 "Chef(level={}, tools={}, messages={}, turn={}, blocked={})",
                 i.chef.config().compress.level().as_u8(),
-                i.chef.pruner().all_tools().len(),
+                i.chef.tools().pruner().all_tools().len(),
                 i.chef.history().len(),
                 i.chef.turn(),
-                i.chef.pruner().blocked_tools().len()
+                i.chef.tools().pruner().blocked_tools().len()
             ),
         }
     }

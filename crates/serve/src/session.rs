@@ -559,7 +559,7 @@ pub fn build(
             });
             chef.register_tools(tools)
                 .map_err(|e| invalid(api, format!("the tools cannot be used: {e}")))?;
-            chef.set_blocked_tools(config.blocked.iter().cloned());
+            chef.tools_mut().set_blocked(config.blocked.iter().cloned());
             for a in &config.announcements {
                 chef.announce(a.id.clone(), a.text.clone(), a.channel);
             }
@@ -591,6 +591,7 @@ pub fn build(
 fn encode_history(chef: &mut Chef) -> Vec<Message> {
     let mut history = chef.history().to_vec();
     let registered: std::collections::HashSet<String> = chef
+        .tools()
         .pruner()
         .all_tools()
         .iter()
@@ -607,7 +608,10 @@ fn encode_history(chef: &mut Chef) -> Vec<Message> {
             if !registered.contains(call.name.as_str()) {
                 continue;
             }
-            if let Some(encoded) = chef.encode_call(call.name.as_str(), call.arguments.clone()) {
+            if let Some(encoded) = chef
+                .tools()
+                .encode_call(call.name.as_str(), call.arguments.clone())
+            {
                 call.name = encoded.name;
                 call.arguments = encoded.arguments;
             }

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 /// every tool in it; an entry `load_toolkit` blocks all loading.
 ///
 /// An entry that matches no registered tool, namespace, toolkit or owned tool is reported
-/// by [`Chef::set_blocked_tools`](crate::Chef::set_blocked_tools) and, once per entry, in
+/// by [`ToolsMut::set_blocked`](crate::ToolsMut::set_blocked) and, once per entry, in
 /// a compile's notices.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -95,7 +95,7 @@ impl Blocklist {
     }
 }
 
-/// What [`Chef::set_blocked_tools`](crate::Chef::set_blocked_tools) found.
+/// What [`ToolsMut::set_blocked`](crate::ToolsMut::set_blocked) found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BlockReport {

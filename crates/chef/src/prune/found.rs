@@ -14,7 +14,7 @@ pub struct FoundTool {
     pub name: ToolName,
     /// What the model searched for.
     pub query: String,
-    /// The request ([`Chef::pruning_task`](crate::Chef::pruning_task)) the search was made
+    /// The request ([`Tools::pruning_task`](crate::Tools::pruning_task)) the search was made
     /// for: the tool is offered while the request stays this one.
     pub task: String,
 }

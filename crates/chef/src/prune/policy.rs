@@ -55,8 +55,8 @@ pub enum KeepReason {
 }
 
 /// Which flat tools `compile` keeps each turn. The task is what
-/// [`Chef::pruning_task`](crate::Chef::pruning_task) returns: the latest user request as the
-/// conversation states it, or the text set with [`Chef::set_task`](crate::Chef::set_task).
+/// [`Tools::pruning_task`](crate::Tools::pruning_task) returns: the latest user request as the
+/// conversation states it, or the text set with [`ToolsMut::set_task`](crate::ToolsMut::set_task).
 ///
 /// ```
 /// use chef::PrunePolicy;

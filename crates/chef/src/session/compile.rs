@@ -41,7 +41,7 @@ impl Chef {
         wire_tools: Vec<ToolDefinition>,
         extra: &[Announcement],
     ) -> Result<Request, ChefError> {
-        let layers = self.layers(target, tools, extra)?;
+        let layers = self.assemble_layers(target, tools, extra)?;
         let mut request = Request::new(layers.around(
             &self.conversation.system,
             &self.conversation.history,
@@ -55,7 +55,7 @@ impl Chef {
     /// Everything around the history that a compile adds: the stable system text, the
     /// memory layer, dynamic state and injected context, and the announcements of both
     /// channels. Fails when an injector does.
-    fn layers(
+    fn assemble_layers(
         &self,
         target: Target,
         tools: &TurnTools,
@@ -241,7 +241,7 @@ impl Chef {
             .chain(self.repeat_notice())
             .collect();
         let pending = self.pending_overflow_notice();
-        let layers = self.layers(target, &tools, &extra)?;
+        let layers = self.assemble_layers(target, &tools, &extra)?;
         let compiler::CompiledTurn {
             mut wire,
             wire_tools,
@@ -289,7 +289,7 @@ impl Chef {
                 .collect(),
             window: self.conversation.overflow.window,
             cache_issues: std::mem::take(&mut wire.cache_issues),
-            active_skill: self.active_skill().map(|s| s.name().to_owned()),
+            active_skill: self.skills().active().map(|s| s.name().to_owned()),
             reused_prefix,
         };
         Ok(Payload {
@@ -309,7 +309,7 @@ impl Chef {
         {
             return Vec::new();
         }
-        let unmatched = self.unmatched_blocked_tools();
+        let unmatched = self.tools().unmatched_blocked();
         self.tools.unmatched_checked = Some(self.tools.epoch);
         unmatched
             .into_iter()

@@ -266,7 +266,7 @@ impl ChefConfig {
     }
 
     /// Bounds the flat tools kept to the active skill's `allowed-tools` (each entry up to
-    /// a `(`, matched like [`Chef::set_allowlist`](crate::Chef::set_allowlist), and within the allowlist when both are
+    /// a `(`, matched like [`ToolsMut::set_allowlist`](crate::ToolsMut::set_allowlist), and within the allowlist when both are
     /// set). Off by default: the skill's tools are then only information. A skill that
     /// lists no tools does not narrow anything; namespaces, toolkits and owned tools are
     /// never narrowed. With tool-change announcements on, the change is announced as any

@@ -32,9 +32,9 @@ impl Chef {
 
     /// Appends a message to the history.
     ///
-    /// With an [offload policy](Self::set_offload_policy), a tool result over its limit is
+    /// With an [offload policy](super::OffloadsMut::set_policy), a tool result over its limit is
     /// replaced by its preview here, and its full text written to the store at the next
-    /// async step (see [`flush_offloads`](Self::flush_offloads)).
+    /// async step (see [`OffloadsMut::flush`](super::OffloadsMut::flush)).
     pub fn push(&mut self, message: Message) -> &mut Self {
         let message = if self.offloading.offload.is_some() {
             self.offload_incoming(message)

@@ -41,18 +41,6 @@ pub(crate) struct Finding {
 }
 
 impl Chef {
-    /// The tools found by `find_tools` for the current request, in the order found (see
-    /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover)).
-    pub fn found_tools(&self) -> Vec<&FoundTool> {
-        let task = self.task();
-        self.tools
-            .discovery
-            .found
-            .iter()
-            .filter(|f| f.task == task)
-            .collect()
-    }
-
     /// The tools offered beyond the policy's own for `task`, in the order they joined: see
     /// the module docs. Empty unless the policy ranks.
     pub(crate) fn extra_tools(&self, task: &str) -> Vec<(ToolDefinition, KeepReason)> {
@@ -304,5 +292,20 @@ impl Chef {
                 known.push(tool);
             }
         }
+    }
+}
+
+impl<'a> super::Tools<'a> {
+    /// The tools found by `find_tools` for the current request, in the order found (see
+    /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover)).
+    pub fn found(&self) -> Vec<&'a FoundTool> {
+        let task = self.chef.task();
+        self.chef
+            .tools
+            .discovery
+            .found
+            .iter()
+            .filter(|f| f.task == task)
+            .collect()
     }
 }

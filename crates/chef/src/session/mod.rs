@@ -2,6 +2,7 @@
 
 mod assemble;
 mod body;
+mod compat;
 mod compile;
 pub(crate) mod compiler;
 mod config;
@@ -32,9 +33,13 @@ use chef_ir::{Request, Target, WireNames};
 pub use self::body::ChunkedBody;
 pub use self::compiler::TargetOptions;
 pub use self::config::{ChefConfig, MemoryPlacement};
+pub use self::dynamic::{Layers, LayersMut};
+pub use self::offload::{Offloads, OffloadsMut};
 pub use self::payload::{ChunkedPayload, Payload, PayloadMeta};
 pub use self::repeated::REPEATED_CALL_ID;
+pub use self::skills::{SessionSkills, SkillsMut};
 pub use self::subscribe::Compiled;
+pub use self::tools::{Tools, ToolsMut};
 pub use self::{
     assemble::ANCHOR_LINE,
     routed::{OwnedCall, Routed, RoutedCall},
@@ -64,7 +69,7 @@ type CompiledHook = Arc<dyn Fn(&Compiled<'_>) + Send + Sync>;
 /// ])?;
 /// chef.set_system_prompt(vec![Message::system("You manage files.")]);
 /// chef.push(Message::user("Remove notes.txt"));
-/// chef.set_blocked_tools(["delete_file"]);
+/// chef.tools_mut().set_blocked(["delete_file"]);
 ///
 /// let payload = chef.compile(Target::Anthropic)?;
 /// assert!(String::from_utf8(payload.body)?.contains("delete_file")); // the list never moves
@@ -211,11 +216,6 @@ impl Chef {
         &self.config
     }
 
-    /// The registry (read-only; mutate through the session so caches stay right).
-    pub fn pruner(&self) -> &Pruner {
-        &self.tools.pruner
-    }
-
     // ---- tools ------------------------------------------------------------------------
 
     // ---- pruning policy ----------------------------------------------------------------
@@ -292,7 +292,7 @@ fn memory_instruction(style: MemoryStyle) -> &'static str {
 }
 
 /// A user reply of this many words or fewer is read with what it answers (see
-/// [`Chef::pruning_task`]).
+/// [`Tools::pruning_task`]).
 const SHORT_REPLY_WORDS: usize = 4;
 
 /// What the owned tools depend on: the tools mode, memory's allowed keys (`None`: no

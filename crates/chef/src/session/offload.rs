@@ -4,7 +4,7 @@
 //! A result is replaced as it is pushed — synchronously, so `push` stays a plain call and
 //! the history holds the preview from the first compile on — and its full text waits in
 //! the session's pending list (carried by snapshots) until the next async step writes it:
-//! [`Chef::flush_offloads`], [`Chef::handle_tool`], [`Chef::compile_async`] or the
+//! [`OffloadsMut::flush`], [`Chef::handle_tool`], [`Chef::compile_async`] or the
 //! lifecycle calls ([`Chef::save_to_store`] snapshots the pending list, it does not write
 //! it). A write that fails puts the full result back into the history, and a flush cut
 //! short leaves the unwritten results pending, so nothing is lost.
@@ -96,10 +96,49 @@ async fn store_content(
     })
 }
 
+/// Offloading as it stands: the policy and the results not yet written. Reached with
+/// [`Chef::offloads`]; to change it, [`Chef::offloads_mut`].
+#[derive(Debug, Clone, Copy)]
+pub struct Offloads<'a> {
+    chef: &'a Chef,
+}
+
+/// Offloading, to change: set the policy, store content, write the pending results, evict
+/// and adopt entries of the store's `vfs` namespace (see [`crate::offload`]). Reached with
+/// [`Chef::offloads_mut`].
+#[derive(Debug)]
+pub struct OffloadsMut<'a> {
+    chef: &'a mut Chef,
+}
+
 impl Chef {
+    /// Offloading as it stands: the policy and the pending results.
+    pub fn offloads(&self) -> Offloads<'_> {
+        Offloads { chef: self }
+    }
+
+    /// Offloading, to change: the policy, the writes and the store's upkeep.
+    pub fn offloads_mut(&mut self) -> OffloadsMut<'_> {
+        OffloadsMut { chef: self }
+    }
+}
+
+impl<'a> Offloads<'a> {
+    /// The offload policy in force.
+    pub fn policy(&self) -> Option<&'a OffloadPolicy> {
+        self.chef.offloading.offload.as_ref()
+    }
+
+    /// Results offloaded from the history whose store write has not happened yet.
+    pub fn pending(&self) -> &'a [PendingOffload] {
+        &self.chef.offloading.offload_pending
+    }
+}
+
+impl OffloadsMut<'_> {
     /// Sets the offload policy (replacing any), or turns offloading off with `None`.
     ///
-    /// From now on a tool result [pushed](Self::push) whose text is over the policy's limit
+    /// From now on a tool result [pushed](Chef::push) whose text is over the policy's limit
     /// for its tool is stored whole in the context store's `vfs` namespace and replaced in
     /// the history by the [`preview`](crate::offload::preview) the policy keeps, with its
     /// `context://vfs/…` address (see [`crate::offload`]). Results already in the history
@@ -116,7 +155,7 @@ impl Chef {
     ///
     /// # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
     /// let mut chef = Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified));
-    /// chef.set_offload_policy(Some(OffloadPolicy::chars(2_000)));
+    /// chef.offloads_mut().set_policy(Some(OffloadPolicy::chars(2_000)));
     /// chef.push(Message::assistant_with(vec![Content::ToolCall(ToolCall::new(
     ///     "c1", "read_log", json!({}),
     /// ))]));
@@ -127,43 +166,34 @@ impl Chef {
     /// let kept = result.content[0].as_text().unwrap();
     /// assert!(kept.starts_with("[Tool result offloaded: 103,890 characters in 5,000 lines"));
     /// assert!(kept.len() < 2_500); // marker, 1,500 characters of head, 500 of tail
-    /// chef.flush_offloads().await?; // written to the store (compile_async does this too)
+    /// chef.offloads_mut().flush().await?; // written to the store (compile_async does this too)
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// # })?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// [`ToolsMode::Unified`]: crate::ToolsMode::Unified
-    pub fn set_offload_policy(&mut self, policy: Option<OffloadPolicy>) -> &mut Self {
-        self.offloading.offload = policy;
+    pub fn set_policy(&mut self, policy: Option<OffloadPolicy>) -> &mut Self {
+        self.chef.offloading.offload = policy;
         self
-    }
-
-    /// The offload policy in force.
-    pub fn offload_policy(&self) -> Option<&OffloadPolicy> {
-        self.offloading.offload.as_ref()
-    }
-
-    /// Results offloaded from the history whose store write has not happened yet.
-    pub fn pending_offloads(&self) -> &[PendingOffload] {
-        &self.offloading.offload_pending
     }
 
     /// Stores `text` in the `vfs` namespace now and returns its address and the preview to
     /// show instead (with the policy's [`Keep`](crate::offload::Keep), or the default one
     /// without a policy). For callers that hold large content outside a tool result.
     /// Nothing in the session changes; a store failure is `Err` (keep the text).
-    pub async fn offload(&mut self, text: &str) -> Result<Offloaded, ChefError> {
-        let store = Arc::clone(&self.storage.store);
+    pub async fn store(&mut self, text: &str) -> Result<Offloaded, ChefError> {
+        let store = Arc::clone(&self.chef.storage.store);
         let (key, deduplicated) = store_content(&*store, text, None).await?;
         let uri = offload::vfs_uri(&key);
-        self.emit(&ChefEvent::Offloaded {
+        self.chef.emit(&ChefEvent::Offloaded {
             uri: uri.clone(),
             bytes: text.len(),
             tool: None,
             deduplicated,
         });
         let keep = self
+            .chef
             .offloading
             .offload
             .as_ref()
@@ -179,33 +209,33 @@ impl Chef {
         })
     }
 
-    /// Writes the pending offloads to the store (see [`pending_offloads`](Self::pending_offloads)).
+    /// Writes the pending offloads to the store (see [`Offloads::pending`]).
     ///
     /// A result the store refuses goes back whole into the history (the message is
     /// rewritten, so the next compile cannot reuse the history prefix once); the next
     /// compile's notices and a [`ChefEvent::OffloadFailed`] say so. Only the refusal of a
     /// result is handled this way: `Err` is never returned for it, so the loop goes on.
-    pub async fn flush_offloads(&mut self) -> Result<FlushReport, ChefError> {
+    pub async fn flush(&mut self) -> Result<FlushReport, ChefError> {
         let mut report = FlushReport::default();
-        if self.offloading.offload_pending.is_empty() {
+        if self.chef.offloading.offload_pending.is_empty() {
             return Ok(report);
         }
-        let store = Arc::clone(&self.storage.store);
+        let store = Arc::clone(&self.chef.storage.store);
         // Each result leaves the pending list only once its write has ended: a flush that
         // is dropped mid-way (a timeout around it) leaves the rest pending, not lost.
-        while let Some(first) = self.offloading.offload_pending.first() {
+        while let Some(first) = self.chef.offloading.offload_pending.first() {
             let written = store_content(&*store, &first.content, first.tool.as_deref()).await;
-            let item = self.offloading.offload_pending.remove(0);
+            let item = self.chef.offloading.offload_pending.remove(0);
             let uri = offload::vfs_uri(&item.key);
             match written {
                 Ok((key, deduplicated)) => {
                     let stored = offload::vfs_uri(&key);
                     if key != item.key {
                         // The short name was taken: point the preview at the long one.
-                        self.repoint(&item.call_id, &uri, &stored);
+                        self.chef.repoint(&item.call_id, &uri, &stored);
                     }
                     report.deduplicated += usize::from(deduplicated);
-                    self.emit(&ChefEvent::Offloaded {
+                    self.chef.emit(&ChefEvent::Offloaded {
                         uri: stored.clone(),
                         bytes: item.content.len(),
                         tool: item.tool.clone(),
@@ -215,14 +245,14 @@ impl Chef {
                 }
                 Err(e) => {
                     let why = e.to_string();
-                    self.keep_whole(&item, &uri);
-                    self.offloading.offload_notices.push(format!(
+                    self.chef.keep_whole(&item, &uri);
+                    self.chef.offloading.offload_notices.push(format!(
                         "offloading the result of call {} ({}) failed ({why}); the full \
                          result stays in the history",
                         item.call_id,
                         item.tool.as_deref().unwrap_or("unknown tool"),
                     ));
-                    self.emit(&ChefEvent::OffloadFailed {
+                    self.chef.emit(&ChefEvent::OffloadFailed {
                         uri: uri.clone(),
                         error: why.clone(),
                     });
@@ -234,7 +264,7 @@ impl Chef {
     }
 
     /// Evicts offloaded entries over `caps` from the store's `vfs` namespace; never runs by
-    /// itself (not inside [`compile`](Self::compile)). Pending offloads are written first.
+    /// itself (not inside [`compile`](Chef::compile)). Pending offloads are written first.
     ///
     /// Entries are ranked newest first by the last time their content was offloaded (ties
     /// by address); an entry goes when it is older than `max_age`, beyond `max_entries`, or
@@ -242,14 +272,11 @@ impl Chef {
     /// Entries the session's history still points to are kept unless
     /// [`OffloadCaps::evicting_referenced`]. Deletes are compare-and-set: an entry another
     /// writer touched meanwhile is left. Entries without chef's bookkeeping count as
-    /// offloaded now (see [`reconcile_offloads`](Self::reconcile_offloads)). Each eviction is
+    /// offloaded now (see [`reconcile`](Self::reconcile)). Each eviction is
     /// a [`ChefEvent::OffloadEvicted`].
-    pub async fn cleanup_offloads(
-        &mut self,
-        caps: &OffloadCaps,
-    ) -> Result<CleanupReport, ChefError> {
-        self.flush_offloads().await?;
-        let store = Arc::clone(&self.storage.store);
+    pub async fn cleanup(&mut self, caps: &OffloadCaps) -> Result<CleanupReport, ChefError> {
+        self.flush().await?;
+        let store = Arc::clone(&self.chef.storage.store);
         let ns = vfs()?;
         let now = now_ms();
         let mut entries: Vec<(String, u64, u64, u64)> = store
@@ -268,7 +295,7 @@ impl Chef {
             })
             .collect();
         entries.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let referenced = self.referenced_offloads();
+        let referenced = self.chef.referenced_offloads();
         let mut report = CleanupReport::default();
         let mut count = 0usize;
         let mut bytes = 0u64;
@@ -312,7 +339,7 @@ impl Chef {
                 .await
             {
                 Ok(true) => {
-                    self.emit(&ChefEvent::OffloadEvicted {
+                    self.chef.emit(&ChefEvent::OffloadEvicted {
                         uri: uri.clone(),
                         bytes: size,
                         reason,
@@ -338,13 +365,13 @@ impl Chef {
 
     /// Adopts the `vfs` entries an earlier process (or another writer) left: each entry
     /// without chef's bookkeeping gets it (size, lines, and an age counted from now), so
-    /// [`cleanup_offloads`](Self::cleanup_offloads) ranks it like the others. Reports the
+    /// [`cleanup`](Self::cleanup) ranks it like the others. Reports the
     /// namespace's totals, the adopted entries, and content-addressed entries whose
     /// content does not match their name (reported; their content is never changed, and
     /// without bookkeeping they are adopted like any other, so cleanup can evict them). Pending offloads are written first.
-    pub async fn reconcile_offloads(&mut self) -> Result<ReconcileReport, ChefError> {
-        self.flush_offloads().await?;
-        let store = Arc::clone(&self.storage.store);
+    pub async fn reconcile(&mut self) -> Result<ReconcileReport, ChefError> {
+        self.flush().await?;
+        let store = Arc::clone(&self.chef.storage.store);
         let ns = vfs()?;
         let mut report = ReconcileReport::default();
         for (key, entry) in store.scan(&ns, "").await? {
@@ -376,7 +403,9 @@ impl Chef {
         }
         Ok(report)
     }
+}
 
+impl Chef {
     /// The `context://vfs/…` addresses the history's offload markers point to.
     fn referenced_offloads(&self) -> std::collections::BTreeSet<String> {
         let prefix = format!(
@@ -600,7 +629,7 @@ impl Chef {
             if !self.offloading.offload_pending.is_empty() {
                 out.push(format!(
                     "{} offloaded result(s) not yet written to the store; run \
-                     Chef::flush_offloads (or compile_async) to write them",
+                     chef.offloads_mut().flush() (or compile_async) to write them",
                     self.offloading.offload_pending.len()
                 ));
             }

@@ -83,7 +83,7 @@ impl Chef {
     /// Writes pending offloads, runs overflow, then compiles: the turn an agent loop with a
     /// [`Summarizer`] or an offload policy calls.
     pub async fn compile_async(&mut self, target: Target) -> Result<Payload, ChefError> {
-        self.flush_offloads().await?;
+        self.offloads_mut().flush().await?;
         self.overflow().await?;
         self.compile(target)
     }
@@ -94,7 +94,7 @@ impl Chef {
         &mut self,
         target: Target,
     ) -> Result<ChunkedPayload, ChefError> {
-        self.flush_offloads().await?;
+        self.offloads_mut().flush().await?;
         self.overflow().await?;
         self.compile_chunked(target)
     }

@@ -102,7 +102,7 @@ impl Chef {
             });
         }
         // Offloaded results the model may be about to read are written first.
-        self.flush_offloads().await?;
+        self.offloads_mut().flush().await?;
         if call.name == crate::owned::LOAD_SKILL {
             return Ok(self.load_skill_reply(&call.arguments));
         }

@@ -35,10 +35,10 @@ pub(crate) struct ToolState {
     pub(crate) selection: select::Selection,
     /// The flat tools the model was last shown (for announcements of what changed).
     pub(crate) shown: Option<Vec<ToolName>>,
-    /// The session's allowlist (see [`Chef::set_allowlist`](super::Chef::set_allowlist)).
+    /// The session's allowlist (see [`ToolsMut::set_allowlist`](super::ToolsMut::set_allowlist)).
     pub(crate) allowlist: Option<Vec<String>>,
     /// The task pruning ranks on instead of the conversation (see
-    /// [`Chef::set_task`](super::Chef::set_task)).
+    /// [`ToolsMut::set_task`](super::ToolsMut::set_task)).
     pub(crate) task_override: Option<String>,
     /// What the discovery setting remembers: the tools `find_tools` found, the request a
     /// search found nothing for, and (restored from a snapshot, until the next compile) the
@@ -158,7 +158,7 @@ impl Storage {
 /// Offloading of large tool results.
 #[derive(Clone, Default)]
 pub(crate) struct Offloading {
-    /// The offload policy (see [`Chef::set_offload_policy`](super::Chef::set_offload_policy)).
+    /// The offload policy (see [`OffloadsMut::set_policy`](super::OffloadsMut::set_policy)).
     pub(crate) offload: Option<crate::offload::OffloadPolicy>,
     /// Offloaded results not yet written to the store.
     pub(crate) offload_pending: Vec<crate::offload::PendingOffload>,

@@ -33,105 +33,39 @@ impl ActiveSkill {
     }
 }
 
+/// The session's skills as they stand: the registry (through `Deref`, so `get`, `names`
+/// and `iter` read as on [`Skills`]), the active skill and the listing to put in the
+/// system prompt. Reached with [`Chef::skills`]; to change them, [`Chef::skills_mut`].
+#[derive(Debug, Clone, Copy)]
+pub struct SessionSkills<'a> {
+    chef: &'a Chef,
+}
+
+impl std::ops::Deref for SessionSkills<'_> {
+    type Target = Skills;
+
+    fn deref(&self) -> &Skills {
+        &self.chef.skill_state.skills
+    }
+}
+
+/// The session's skills, to change: register them, activate one, deactivate it. Reached
+/// with [`Chef::skills_mut`].
+#[derive(Debug)]
+pub struct SkillsMut<'a> {
+    chef: &'a mut Chef,
+}
+
 impl Chef {
-    /// Replaces the registered skills (as [`register_tools`](Self::register_tools) replaces
-    /// the tools); a name given twice keeps the last. The active skill stays as it was
-    /// activated (activate it again to take a new version), and so does one restored from
-    /// a snapshot or a journal: its saved instructions, arguments filled in, are kept. Registering never changes the
-    /// tool list: `load_skill` is emitted by configuration
-    /// ([`ChefConfig::with_skill_tool`](super::ChefConfig::with_skill_tool)), and its schema
-    /// names no skill.
-    ///
-    /// ```
-    /// use chef::{Chef, ChefConfig, skills::{Skill, SkillPlacement}};
-    /// use chef_ir::{Message, Target};
-    ///
-    /// let mut chef = Chef::new(ChefConfig::default().with_skill_placement(SkillPlacement::Tail));
-    /// chef.register_skills([Skill::parse("skills/haiku/SKILL.md", "---\ndescription: Answer in a haiku.\n---\nAnswer in 5-7-5.")?]);
-    /// chef.set_system_prompt(vec![Message::system(format!("You are terse.\n\n{}", chef.skill_listing()))]);
-    /// chef.activate_skill("haiku")?;
-    /// chef.push(Message::user("Describe Rust."));
-    /// let payload = chef.compile(Target::OpenAiChat)?;
-    /// assert_eq!(payload.meta.active_skill.as_deref(), Some("haiku"));
-    /// assert!(String::from_utf8(payload.body)?.contains(r#"<skill_instructions skill=\"haiku\">\nAnswer in 5-7-5."#));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn register_skills(&mut self, skills: impl IntoIterator<Item = Skill>) -> &mut Self {
-        self.skill_state.skills = skills.into_iter().collect();
-        self
+    /// The session's skills: the registered ones (the handle reads as the [`Skills`]
+    /// registry: `get`, `names`, `iter`), the active one and the listing for the prompt.
+    pub fn skills(&self) -> SessionSkills<'_> {
+        SessionSkills { chef: self }
     }
 
-    /// The registered skills.
-    pub fn skills(&self) -> &Skills {
-        &self.skill_state.skills
-    }
-
-    /// Makes a skill active (replacing any): a registered one by name, or a [`Skill`]
-    /// value (for one invocation's arguments, [`Skill::invoked`]). From the next compile
-    /// on its instructions are placed per
-    /// [`ChefConfig::with_skill_placement`](super::ChefConfig::with_skill_placement), its
-    /// name is in [`PayloadMeta::active_skill`](super::PayloadMeta::active_skill), and with
-    /// [`ChefConfig::with_skill_pruning`](super::ChefConfig::with_skill_pruning) its
-    /// `allowed-tools` bound the flat tools kept.
-    ///
-    /// # Errors
-    /// [`ChefError::UnknownSkill`] for a name not registered (nothing changes).
-    pub fn activate_skill(&mut self, skill: impl Into<SkillRef>) -> Result<&mut Self, ChefError> {
-        let skill = match skill.into() {
-            SkillRef::Skill(skill) => skill,
-            SkillRef::Name(name) => match self.skill_state.skills.get(&name) {
-                Some(skill) => Arc::clone(skill),
-                None => {
-                    return Err(ChefError::UnknownSkill {
-                        available: self
-                            .skill_state
-                            .skills
-                            .names()
-                            .iter()
-                            .map(|n| (*n).to_owned())
-                            .collect(),
-                        name,
-                    });
-                }
-            },
-        };
-        self.put_active_skill(Some(skill));
-        Ok(self)
-    }
-
-    /// Ends the active skill; returns it.
-    pub fn deactivate_skill(&mut self) -> Option<Arc<Skill>> {
-        let active = self
-            .skill_state
-            .active_skill
-            .as_ref()
-            .map(|a| Arc::clone(&a.skill));
-        self.put_active_skill(None);
-        active
-    }
-
-    /// The active skill.
-    pub fn active_skill(&self) -> Option<&Skill> {
-        self.skill_state
-            .active_skill
-            .as_ref()
-            .map(|a| a.skill.as_ref())
-    }
-
-    /// The block listing the registered skills for your system prompt (name, description,
-    /// when to use; `""` without skills), followed, when the `load_skill` tool is on, by one
-    /// line saying how to load one. Add it to the system prompt yourself: chef does not, so
-    /// you decide where it sits in your cached prefix. It changes only when the registered
-    /// skills do, never on activation.
-    pub fn skill_listing(&self) -> String {
-        let listing = self.skill_state.skills.listing();
-        if listing.is_empty() || !self.config.skill_tool {
-            return listing;
-        }
-        format!(
-            "{listing}\nWhen a task matches a skill, call {} with its name to load its instructions.",
-            crate::owned::LOAD_SKILL
-        )
+    /// The session's skills, to change: register, activate, deactivate.
+    pub fn skills_mut(&mut self) -> SkillsMut<'_> {
+        SkillsMut { chef: self }
     }
 
     /// Sets the active skill and what it decides; a change of skill is an event
@@ -144,7 +78,7 @@ impl Chef {
             .as_ref()
             .map(|a| a.skill.name().to_owned());
         self.skill_state.active_skill = skill.map(ActiveSkill::new);
-        let after = self.active_skill().map(|s| s.name().to_owned());
+        let after = self.skills().active().map(|s| s.name().to_owned());
         if let Some(name) = before.filter(|b| after.as_ref() != Some(b)) {
             self.emit(&crate::ChefEvent::SkillDeactivated { name });
         }
@@ -218,7 +152,7 @@ impl Chef {
 
     /// The active skill as snapshots keep it.
     pub(crate) fn saved_skill(&self) -> Option<SavedSkill> {
-        self.active_skill().map(SavedSkill::from)
+        self.skills().active().map(SavedSkill::from)
     }
 
     /// Restores a saved active skill as it was activated: its instructions as they were
@@ -269,5 +203,107 @@ impl Chef {
             ),
             is_error: false,
         }
+    }
+}
+
+impl<'a> SessionSkills<'a> {
+    /// The active skill.
+    pub fn active(&self) -> Option<&'a Skill> {
+        self.chef
+            .skill_state
+            .active_skill
+            .as_ref()
+            .map(|a| a.skill.as_ref())
+    }
+
+    /// The block listing the registered skills for your system prompt (name, description,
+    /// when to use; `""` without skills), followed, when the `load_skill` tool is on, by one
+    /// line saying how to load one. Add it to the system prompt yourself: chef does not, so
+    /// you decide where it sits in your cached prefix. It changes only when the registered
+    /// skills do, never on activation.
+    pub fn listing(&self) -> String {
+        let listing = self.chef.skill_state.skills.listing();
+        if listing.is_empty() || !self.chef.config.skill_tool {
+            return listing;
+        }
+        format!(
+            "{listing}\nWhen a task matches a skill, call {} with its name to load its instructions.",
+            crate::owned::LOAD_SKILL
+        )
+    }
+}
+
+impl SkillsMut<'_> {
+    /// Replaces the registered skills (as [`register_tools`](Chef::register_tools) replaces
+    /// the tools); a name given twice keeps the last. The active skill stays as it was
+    /// activated (activate it again to take a new version), and so does one restored from
+    /// a snapshot or a journal: its saved instructions, arguments filled in, are kept. Registering never changes the
+    /// tool list: `load_skill` is emitted by configuration
+    /// ([`ChefConfig::with_skill_tool`](super::ChefConfig::with_skill_tool)), and its schema
+    /// names no skill.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig, skills::{Skill, SkillPlacement}};
+    /// use chef_ir::{Message, Target};
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default().with_skill_placement(SkillPlacement::Tail));
+    /// chef.skills_mut().register([Skill::parse("skills/haiku/SKILL.md", "---\ndescription: Answer in a haiku.\n---\nAnswer in 5-7-5.")?]);
+    /// chef.set_system_prompt(vec![Message::system(format!("You are terse.\n\n{}", chef.skills().listing()))]);
+    /// chef.skills_mut().activate("haiku")?;
+    /// chef.push(Message::user("Describe Rust."));
+    /// let payload = chef.compile(Target::OpenAiChat)?;
+    /// assert_eq!(payload.meta.active_skill.as_deref(), Some("haiku"));
+    /// assert!(String::from_utf8(payload.body)?.contains(r#"<skill_instructions skill=\"haiku\">\nAnswer in 5-7-5."#));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn register(&mut self, skills: impl IntoIterator<Item = Skill>) -> &mut Self {
+        self.chef.skill_state.skills = skills.into_iter().collect();
+        self
+    }
+
+    /// Makes a skill active (replacing any): a registered one by name, or a [`Skill`]
+    /// value (for one invocation's arguments, [`Skill::invoked`]). From the next compile
+    /// on its instructions are placed per
+    /// [`ChefConfig::with_skill_placement`](super::ChefConfig::with_skill_placement), its
+    /// name is in [`PayloadMeta::active_skill`](super::PayloadMeta::active_skill), and with
+    /// [`ChefConfig::with_skill_pruning`](super::ChefConfig::with_skill_pruning) its
+    /// `allowed-tools` bound the flat tools kept.
+    ///
+    /// # Errors
+    /// [`ChefError::UnknownSkill`] for a name not registered (nothing changes).
+    pub fn activate(&mut self, skill: impl Into<SkillRef>) -> Result<&mut Self, ChefError> {
+        let skill = match skill.into() {
+            SkillRef::Skill(skill) => skill,
+            SkillRef::Name(name) => match self.chef.skill_state.skills.get(&name) {
+                Some(skill) => Arc::clone(skill),
+                None => {
+                    return Err(ChefError::UnknownSkill {
+                        available: self
+                            .chef
+                            .skill_state
+                            .skills
+                            .names()
+                            .iter()
+                            .map(|n| (*n).to_owned())
+                            .collect(),
+                        name,
+                    });
+                }
+            },
+        };
+        self.chef.put_active_skill(Some(skill));
+        Ok(self)
+    }
+
+    /// Ends the active skill; returns it.
+    pub fn deactivate(&mut self) -> Option<Arc<Skill>> {
+        let active = self
+            .chef
+            .skill_state
+            .active_skill
+            .as_ref()
+            .map(|a| Arc::clone(&a.skill));
+        self.chef.put_active_skill(None);
+        active
     }
 }

@@ -36,8 +36,8 @@ impl Chef {
             shown_tools: self.tools.shown.as_deref(),
             new_context_requested: self.conversation.new_context_requested,
             overflow: &self.conversation.overflow,
-            dynamic_state: self.dynamic_state(),
-            guardrail: self.guardrail(),
+            dynamic_state: self.layers().dynamic_state(),
+            guardrail: self.layers().guardrail(),
             prefill: self.context.prefill.as_deref(),
             offload_policy: self.offloading.offload.as_ref(),
             offload_pending: &self.offloading.offload_pending,
@@ -77,7 +77,7 @@ impl Chef {
     /// snapshot's entries are added to it (a tool blocked since the save stays blocked).
     /// Ask for the snapshot's blocklist alone with [`restore_with`](Self::restore_with) and
     /// [`RestoreOptions::with_snapshot_blocklist`]. The session's own pruning policy,
-    /// allowlist, task override and embedder (see [`set_prune_policy`](Self::set_prune_policy))
+    /// allowlist, task override and embedder (see [`ToolsMut::set_prune_policy`](crate::ToolsMut::set_prune_policy))
     /// are settings, not state, and are kept.
     ///
     /// Nothing the snapshot holds is dropped: a snapshot with memory entries restored into
@@ -203,8 +203,8 @@ impl Chef {
             shown_tools: self.tools.shown.as_deref(),
             new_context_requested: self.conversation.new_context_requested,
             overflow: &self.conversation.overflow,
-            dynamic_state: self.dynamic_state(),
-            guardrail: self.guardrail(),
+            dynamic_state: self.layers().dynamic_state(),
+            guardrail: self.layers().guardrail(),
             prefill: self.context.prefill.as_deref(),
             offload_policy: self.offloading.offload.as_ref(),
             offload_pending: &self.offloading.offload_pending,

@@ -8,11 +8,42 @@ use chef_ir::{Message, Role, ToolDefinition};
 use super::{Chef, OwnedKey, SHORT_REPLY_WORDS};
 use super::{select::SelectInput, select::TurnTools};
 use crate::{
-    announce::Channel, error::ChefError, events::ChefEvent, gate::BlockReport,
-    namespace::ToolGroup, prune::PrunePolicy,
+    announce::Channel,
+    error::ChefError,
+    events::ChefEvent,
+    gate::BlockReport,
+    namespace::ToolGroup,
+    prune::{PrunePolicy, Pruner},
 };
 
+/// The session's tools as they stand: the registry, the blocklist and allowlist, the
+/// pruning policy and task, the loaded toolkits and found tools, and the names and codes
+/// of the latest compile. Reached with [`Chef::tools`]; to change them,
+/// [`Chef::tools_mut`] ([`Chef::register_tools`] stays on the session: it is the loop's).
+#[derive(Debug, Clone, Copy)]
+pub struct Tools<'a> {
+    pub(super) chef: &'a Chef,
+}
+
+/// The session's tools, to change: namespaces and toolkits, the blocklist and allowlist,
+/// the pruning policy, the task and the ranker (see [`Tools`]). Reached with
+/// [`Chef::tools_mut`]; setters return the handle, so settings chain.
+#[derive(Debug)]
+pub struct ToolsMut<'a> {
+    pub(super) chef: &'a mut Chef,
+}
+
 impl Chef {
+    /// The session's tools as they stand (see [`Tools`]).
+    pub fn tools(&self) -> Tools<'_> {
+        Tools { chef: self }
+    }
+
+    /// The session's tools, to change (see [`ToolsMut`]).
+    pub fn tools_mut(&mut self) -> ToolsMut<'_> {
+        ToolsMut { chef: self }
+    }
+
     pub(super) fn touch(&mut self) {
         self.tools.epoch += 1;
         self.tools.selection.forget();
@@ -21,23 +52,6 @@ impl Chef {
     /// Replaces the flat tools (names must be unique).
     pub fn register_tools(&mut self, tools: Vec<ToolDefinition>) -> Result<&mut Self, ChefError> {
         self.tools.pruner.register_tools(tools)?;
-        self.touch();
-        Ok(self)
-    }
-
-    /// Replaces the namespaces.
-    pub fn register_namespaces(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
-        self.tools.pruner.register_namespaces(groups)?;
-        self.touch();
-        Ok(self)
-    }
-
-    /// Replaces the lazy toolkits. At levels 3–4 a loaded toolkit's tools are sent beside
-    /// the dispatcher, so a member named `t` or `q` is refused
-    /// ([`RegistryError::ReservedToolName`](crate::RegistryError::ReservedToolName)).
-    pub fn register_toolkits(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
-        self.check_toolkit_names(&groups)?;
-        self.tools.pruner.register_toolkits(groups)?;
         self.touch();
         Ok(self)
     }
@@ -60,63 +74,6 @@ impl Chef {
         Ok(())
     }
 
-    /// Replaces the blocklist. The compiled tool list does not change (except under
-    /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover), whose list follows the task
-    /// and never offers a blocked tool); with tool-change announcements on, the model is
-    /// told which tools are blocked.
-    ///
-    /// Entries match names the way [`route`](Self::route) does, ignoring letter case and
-    /// separators (`GDrive_Upload_File` blocks `gdrive_upload_file`). The report lists the
-    /// entries that match no registered tool, namespace, toolkit or owned tool, so a typo
-    /// never leaves a tool open unnoticed; such entries are also named, once each, in the
-    /// next compile's [`Payload::notices`](crate::Payload::notices) (the registry may change after blocking).
-    ///
-    /// ```
-    /// use chef::{Chef, ChefConfig};
-    /// use chef_ir::ToolDefinition;
-    /// use serde_json::json;
-    ///
-    /// let mut chef = Chef::new(ChefConfig::default());
-    /// chef.register_tools(vec![ToolDefinition::new("gdrive_upload_file", json!({"type": "object"}))])?;
-    /// let report = chef.set_blocked_tools(["GDrive_Upload_File", "gdrive_uplaod"]);
-    /// assert_eq!(report.unmatched, ["gdrive_uplaod"]);
-    /// assert!(chef.pruner().blocklist().blocks("gdrive_upload_file"));
-    /// # Ok::<(), chef::ChefError>(())
-    /// ```
-    pub fn set_blocked_tools<I, S>(&mut self, names: I) -> BlockReport
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.tools.pruner.set_blocked_tools(names);
-        self.tools.unmatched_reported.clear();
-        self.tools.unmatched_checked = None;
-        if self.config.announce_tool_changes {
-            self.announce_blocked();
-        }
-        BlockReport {
-            unmatched: self.unmatched_blocked_tools(),
-        }
-    }
-
-    /// Blocklist entries that match no registered flat tool, namespace, namespace member,
-    /// toolkit, toolkit member or owned tool, in blocklist order.
-    pub fn unmatched_blocked_tools(&self) -> Vec<String> {
-        let pruner = &self.tools.pruner;
-        let groups = pruner.namespaces().iter().chain(pruner.toolkits());
-        let members = groups.flat_map(|g| {
-            std::iter::once(g.name.as_str()).chain(g.tools.iter().map(|t| t.name.as_str()))
-        });
-        let names = pruner
-            .all_tools()
-            .iter()
-            .map(|t| t.name.as_str())
-            .chain(members)
-            .chain(crate::owned::OWNED_NAMES)
-            .chain([crate::namespace::LOAD_TOOLKIT, crate::owned::FINAL_ANSWER]);
-        pruner.blocklist().unmatched(names)
-    }
-
     /// States the blocklist in force in the `tools:blocked` announcement (retracted when
     /// nothing is blocked).
     pub(crate) fn announce_blocked(&mut self) {
@@ -133,85 +90,6 @@ impl Chef {
                 Channel::Auto,
             );
         }
-    }
-
-    /// Replaces the pruning policy (which flat tools each compile keeps) from the next
-    /// compile on. Like the rest of the policy set on a session — [`set_allowlist`],
-    /// [`set_task`], [`set_embedder`] — it is the session's own setting, not snapshot
-    /// state: [`restore`](Self::restore) and [`load`](Self::load) keep it.
-    ///
-    /// [`set_allowlist`]: Self::set_allowlist
-    /// [`set_task`]: Self::set_task
-    /// [`set_embedder`]: Self::set_embedder
-    pub fn set_prune_policy(&mut self, policy: PrunePolicy) -> &mut Self {
-        self.config.prune = policy;
-        self
-    }
-
-    /// The pruning policy in force.
-    pub fn prune_policy(&self) -> &PrunePolicy {
-        &self.config.prune
-    }
-
-    /// Bounds every policy to these flat tools (case-insensitive exact names): a tool off
-    /// the list is never kept, whatever the policy says. Under [`PrunePolicy::Ranked`] the
-    /// whole catalogue is ranked (scores and abstention as without the list) and the best
-    /// `top_k` allowed tools are kept, so `top_k` is not spent on tools the list removes
-    /// (a kept tool's [`KeepReason`](crate::prune::KeepReason) rank is its catalogue rank). `None` lifts the bound. Kept across `restore`.
-    pub fn set_allowlist<I, S>(&mut self, names: Option<I>) -> &mut Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.tools.allowlist = names.map(|n| n.into_iter().map(Into::into).collect());
-        self
-    }
-
-    /// The session's allowlist, when set.
-    pub fn allowlist(&self) -> Option<&[String]> {
-        self.tools.allowlist.as_deref()
-    }
-
-    /// Prunes (and ranks) on this task text instead of the conversation's request (see
-    /// [`pruning_task`](Self::pruning_task)); `None` goes back to the conversation. Kept
-    /// across `restore`.
-    pub fn set_task(&mut self, task: Option<impl Into<String>>) -> &mut Self {
-        self.tools.task_override = task.map(Into::into);
-        self
-    }
-
-    /// Ranks the session's tools with the hybrid of BM25F and this embedding model
-    /// (`chef_compress::search::dense`; [`PrunePolicy::Ranked`] uses it from the next
-    /// compile). The catalogue is embedded on the first ranking after each registration;
-    /// if the model fails, the lexical index ranks. An embedder is code, so snapshots do
-    /// not carry it: `restore` and `load` keep the session's own.
-    pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
-        self.tools.pruner.set_embedder(config);
-        self
-    }
-
-    /// Ranks the session's tools with BM25F alone instead of the default hybrid (BM25F and
-    /// the static model bundled in chef; see [`Pruner::set_embedder`](crate::prune::Pruner::set_embedder)). Kept across
-    /// `restore`, like [`set_embedder`](Self::set_embedder).
-    pub fn set_lexical_ranking(&mut self) -> &mut Self {
-        self.tools.pruner.set_lexical_ranking();
-        self
-    }
-
-    /// The toolkits loaded so far, in load order.
-    pub fn loaded_toolkits(&self) -> &[String] {
-        &self.tools.loaded_toolkits
-    }
-
-    /// The tool-search directory to place in the system prompt (`""` without toolkits).
-    /// chef also adds it to its own system message at compile.
-    pub fn directory_xml(&self) -> String {
-        self.tools.pruner.directory_xml()
-    }
-
-    /// Whether chef owns (answers) a tool of this name.
-    pub fn owns_tool(&self, name: &str) -> bool {
-        crate::owned::is_owned_name(name)
     }
 
     fn owned_key(&self) -> OwnedKey {
@@ -296,33 +174,6 @@ impl Chef {
         Ok(fresh)
     }
 
-    /// The dispatcher code of a real tool at levels 3–4, in the map of the latest compile
-    /// (the one the model was shown; before any compile, the current tools). `None` below
-    /// level 3, or for a tool not in that map.
-    pub fn code_for(&self, name: &str) -> Option<String> {
-        let tools = self.routing_tools().ok()?;
-        tools.stable.code_for(name).ok().map(str::to_owned)
-    }
-
-    /// The call a model would write for `name(args)` in the map of the latest compile
-    /// (before any compile, of the current tools): `t(f=<code>, a=args)` at level 3, the
-    /// compound op at level 2, the call itself at levels 0–1. `None` for a tool not in that
-    /// map. A host that replays history written with real names (a gateway, say) encodes
-    /// each earlier call with it; tests and demos use it to play the model.
-    pub fn encode_call(&self, name: &str, args: serde_json::Value) -> Option<chef_ir::ToolCall> {
-        let tools = self.routing_tools().ok()?;
-        let encoded = match tools.stable.encode_call(name, args.clone()) {
-            Ok(encoded) => encoded,
-            // A loaded toolkit's or a found tool's call is the call itself (level 1 at most).
-            Err(_) => tools.loaded.as_ref()?.encode_call(name, args).ok()?,
-        };
-        Some(chef_ir::ToolCall::new(
-            format!("call_{name}"),
-            encoded.name,
-            encoded.args,
-        ))
-    }
-
     /// A Chat Completions `response_format` that constrains the reply to one call of the
     /// latest compile's wire tools (at level 3: `t` or `q`), named as that compile put them
     /// on the wire, each tool's arguments constrained by its own schema (no unknown
@@ -405,36 +256,6 @@ impl Chef {
         false
     }
 
-    /// The text pruning ranks on this turn (see [`PrunePolicy::Ranked`]): the override set
-    /// with [`set_task`](Self::set_task), else the request as the conversation states it.
-    ///
-    /// That is the latest user message that has text. Tool results do not count (also when
-    /// they travel in a user message, as Anthropic's do), so while the model works through
-    /// tool calls the task stays the request they serve — and the ranked tool list, and the
-    /// prompt cache, stay put. A short reply of four words or fewer ("yes", "go ahead",
-    /// "the second one") to an assistant message that ends with a question answers that
-    /// question: the task is then the user's request before it, the assistant's question,
-    /// and the reply, one per line, in that order. A short message after anything else is
-    /// a request of its own ("now use the shell"). Ranked pruning ranks such a task line by
-    /// line when the index abstains on it as a whole (see [`Pruner::rank_by_task`](crate::prune::Pruner::rank_by_task)).
-    ///
-    /// ```
-    /// use chef::{Chef, ChefConfig};
-    /// use chef_ir::Message;
-    ///
-    /// let mut chef = Chef::new(ChefConfig::default());
-    /// chef.push(Message::user("Clean up my repository"));
-    /// chef.push(Message::assistant("Shall I delete the merged branches?"));
-    /// chef.push(Message::user("yes"));
-    /// assert_eq!(
-    ///     chef.pruning_task(),
-    ///     "Clean up my repository\nShall I delete the merged branches?\nyes"
-    /// );
-    /// ```
-    pub fn pruning_task(&self) -> String {
-        self.task()
-    }
-
     pub(super) fn task(&self) -> String {
         if let Some(task) = &self.tools.task_override {
             return task.clone();
@@ -479,5 +300,225 @@ impl Chef {
             .chain([text(asked), reply])
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+impl<'a> Tools<'a> {
+    /// The registry (read-only; change it through [`Chef::register_tools`] and
+    /// [`ToolsMut`], so the session's caches stay right).
+    pub fn pruner(&self) -> &'a Pruner {
+        &self.chef.tools.pruner
+    }
+
+    /// Blocklist entries that match no registered flat tool, namespace, namespace member,
+    /// toolkit, toolkit member or owned tool, in blocklist order.
+    pub fn unmatched_blocked(&self) -> Vec<String> {
+        let pruner = &self.chef.tools.pruner;
+        let groups = pruner.namespaces().iter().chain(pruner.toolkits());
+        let members = groups.flat_map(|g| {
+            std::iter::once(g.name.as_str()).chain(g.tools.iter().map(|t| t.name.as_str()))
+        });
+        let names = pruner
+            .all_tools()
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(members)
+            .chain(crate::owned::OWNED_NAMES)
+            .chain([crate::namespace::LOAD_TOOLKIT, crate::owned::FINAL_ANSWER]);
+        pruner.blocklist().unmatched(names)
+    }
+
+    /// The pruning policy in force.
+    pub fn prune_policy(&self) -> &'a PrunePolicy {
+        &self.chef.config.prune
+    }
+
+    /// The session's allowlist, when set.
+    pub fn allowlist(&self) -> Option<&'a [String]> {
+        self.chef.tools.allowlist.as_deref()
+    }
+
+    /// The toolkits loaded so far, in load order.
+    pub fn loaded_toolkits(&self) -> &'a [String] {
+        &self.chef.tools.loaded_toolkits
+    }
+
+    /// The tool-search directory to place in the system prompt (`""` without toolkits).
+    /// chef also adds it to its own system message at compile.
+    pub fn directory_xml(&self) -> String {
+        self.chef.tools.pruner.directory_xml()
+    }
+
+    /// Whether chef owns (answers) a tool of this name.
+    pub fn owns(&self, name: &str) -> bool {
+        crate::owned::is_owned_name(name)
+    }
+
+    /// The dispatcher code of a real tool at levels 3–4, in the map of the latest compile
+    /// (the one the model was shown; before any compile, the current tools). `None` below
+    /// level 3, or for a tool not in that map.
+    pub fn code_for(&self, name: &str) -> Option<String> {
+        let tools = self.chef.routing_tools().ok()?;
+        tools.stable.code_for(name).ok().map(str::to_owned)
+    }
+
+    /// The call a model would write for `name(args)` in the map of the latest compile
+    /// (before any compile, of the current tools): `t(f=<code>, a=args)` at level 3, the
+    /// compound op at level 2, the call itself at levels 0–1. `None` for a tool not in that
+    /// map. A host that replays history written with real names (a gateway, say) encodes
+    /// each earlier call with it; tests and demos use it to play the model.
+    pub fn encode_call(&self, name: &str, args: serde_json::Value) -> Option<chef_ir::ToolCall> {
+        let tools = self.chef.routing_tools().ok()?;
+        let encoded = match tools.stable.encode_call(name, args.clone()) {
+            Ok(encoded) => encoded,
+            // A loaded toolkit's or a found tool's call is the call itself (level 1 at most).
+            Err(_) => tools.loaded.as_ref()?.encode_call(name, args).ok()?,
+        };
+        Some(chef_ir::ToolCall::new(
+            format!("call_{name}"),
+            encoded.name,
+            encoded.args,
+        ))
+    }
+
+    /// The text pruning ranks on this turn (see [`PrunePolicy::Ranked`]): the override set
+    /// with [`ToolsMut::set_task`], else the request as the conversation states it.
+    ///
+    /// That is the latest user message that has text. Tool results do not count (also when
+    /// they travel in a user message, as Anthropic's do), so while the model works through
+    /// tool calls the task stays the request they serve — and the ranked tool list, and the
+    /// prompt cache, stay put. A short reply of four words or fewer ("yes", "go ahead",
+    /// "the second one") to an assistant message that ends with a question answers that
+    /// question: the task is then the user's request before it, the assistant's question,
+    /// and the reply, one per line, in that order. A short message after anything else is
+    /// a request of its own ("now use the shell"). Ranked pruning ranks such a task line by
+    /// line when the index abstains on it as a whole (see [`Pruner::rank_by_task`](crate::prune::Pruner::rank_by_task)).
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::Message;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.push(Message::user("Clean up my repository"));
+    /// chef.push(Message::assistant("Shall I delete the merged branches?"));
+    /// chef.push(Message::user("yes"));
+    /// assert_eq!(
+    ///     chef.tools().pruning_task(),
+    ///     "Clean up my repository\nShall I delete the merged branches?\nyes"
+    /// );
+    /// ```
+    pub fn pruning_task(&self) -> String {
+        self.chef.task()
+    }
+}
+
+impl ToolsMut<'_> {
+    /// Replaces the namespaces.
+    pub fn register_namespaces(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
+        self.chef.tools.pruner.register_namespaces(groups)?;
+        self.chef.touch();
+        Ok(self)
+    }
+
+    /// Replaces the lazy toolkits. At levels 3–4 a loaded toolkit's tools are sent beside
+    /// the dispatcher, so a member named `t` or `q` is refused
+    /// ([`RegistryError::ReservedToolName`](crate::RegistryError::ReservedToolName)).
+    pub fn register_toolkits(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
+        self.chef.check_toolkit_names(&groups)?;
+        self.chef.tools.pruner.register_toolkits(groups)?;
+        self.chef.touch();
+        Ok(self)
+    }
+
+    /// Replaces the blocklist. The compiled tool list does not change (except under
+    /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover), whose list follows the task
+    /// and never offers a blocked tool); with tool-change announcements on, the model is
+    /// told which tools are blocked.
+    ///
+    /// Entries match names the way [`route`](Chef::route) does, ignoring letter case and
+    /// separators (`GDrive_Upload_File` blocks `gdrive_upload_file`). The report lists the
+    /// entries that match no registered tool, namespace, toolkit or owned tool, so a typo
+    /// never leaves a tool open unnoticed; such entries are also named, once each, in the
+    /// next compile's [`Payload::notices`](crate::Payload::notices) (the registry may change after blocking).
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig};
+    /// use chef_ir::ToolDefinition;
+    /// use serde_json::json;
+    ///
+    /// let mut chef = Chef::new(ChefConfig::default());
+    /// chef.register_tools(vec![ToolDefinition::new("gdrive_upload_file", json!({"type": "object"}))])?;
+    /// let report = chef.tools_mut().set_blocked(["GDrive_Upload_File", "gdrive_uplaod"]);
+    /// assert_eq!(report.unmatched, ["gdrive_uplaod"]);
+    /// assert!(chef.tools().pruner().blocklist().blocks("gdrive_upload_file"));
+    /// # Ok::<(), chef::ChefError>(())
+    /// ```
+    pub fn set_blocked<I, S>(&mut self, names: I) -> BlockReport
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.chef.tools.pruner.set_blocked_tools(names);
+        self.chef.tools.unmatched_reported.clear();
+        self.chef.tools.unmatched_checked = None;
+        if self.chef.config.announce_tool_changes {
+            self.chef.announce_blocked();
+        }
+        BlockReport {
+            unmatched: self.chef.tools().unmatched_blocked(),
+        }
+    }
+
+    /// Replaces the pruning policy (which flat tools each compile keeps) from the next
+    /// compile on. Like the rest of the policy set on a session — [`set_allowlist`],
+    /// [`set_task`], [`set_embedder`] — it is the session's own setting, not snapshot
+    /// state: [`restore`](Chef::restore) and [`load`](Chef::load) keep it.
+    ///
+    /// [`set_allowlist`]: crate::ToolsMut::set_allowlist
+    /// [`set_task`]: crate::ToolsMut::set_task
+    /// [`set_embedder`]: crate::ToolsMut::set_embedder
+    pub fn set_prune_policy(&mut self, policy: PrunePolicy) -> &mut Self {
+        self.chef.config.prune = policy;
+        self
+    }
+
+    /// Bounds every policy to these flat tools (case-insensitive exact names): a tool off
+    /// the list is never kept, whatever the policy says. Under [`PrunePolicy::Ranked`] the
+    /// whole catalogue is ranked (scores and abstention as without the list) and the best
+    /// `top_k` allowed tools are kept, so `top_k` is not spent on tools the list removes
+    /// (a kept tool's [`KeepReason`](crate::prune::KeepReason) rank is its catalogue rank). `None` lifts the bound. Kept across `restore`.
+    pub fn set_allowlist<I, S>(&mut self, names: Option<I>) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.chef.tools.allowlist = names.map(|n| n.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Prunes (and ranks) on this task text instead of the conversation's request (see
+    /// [`Tools::pruning_task`]); `None` goes back to the conversation. Kept
+    /// across `restore`.
+    pub fn set_task(&mut self, task: Option<impl Into<String>>) -> &mut Self {
+        self.chef.tools.task_override = task.map(Into::into);
+        self
+    }
+
+    /// Ranks the session's tools with the hybrid of BM25F and this embedding model
+    /// (`chef_compress::search::dense`; [`PrunePolicy::Ranked`] uses it from the next
+    /// compile). The catalogue is embedded on the first ranking after each registration;
+    /// if the model fails, the lexical index ranks. An embedder is code, so snapshots do
+    /// not carry it: `restore` and `load` keep the session's own.
+    pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
+        self.chef.tools.pruner.set_embedder(config);
+        self
+    }
+
+    /// Ranks the session's tools with BM25F alone instead of the default hybrid (BM25F and
+    /// the static model bundled in chef; see [`Pruner::set_embedder`](crate::prune::Pruner::set_embedder)). Kept across
+    /// `restore`, like [`ToolsMut::set_embedder`](crate::ToolsMut::set_embedder).
+    pub fn set_lexical_ranking(&mut self) -> &mut Self {
+        self.chef.tools.pruner.set_lexical_ranking();
+        self
     }
 }

@@ -31,7 +31,7 @@ fn flat(level: Level) -> Chef {
     let mut chef = Chef::new(config(level));
     chef.register_tools(real_tools()).unwrap();
     chef.push(Message::user("Put the report on the drive."));
-    chef.set_blocked_tools(BLOCKED);
+    chef.tools_mut().set_blocked(BLOCKED);
     chef.compile(Target::OpenAiChat).unwrap();
     chef
 }
@@ -47,17 +47,19 @@ fn grouped(level: Level) -> Chef {
         .partition(|t| t.name.as_str().starts_with("gdrive_sheets_"));
     let mut chef = Chef::new(config(level));
     chef.register_tools(rest).unwrap();
-    chef.register_namespaces(vec![ToolGroup::new("drive", "Google Drive.", drive)])
+    chef.tools_mut()
+        .register_namespaces(vec![ToolGroup::new("drive", "Google Drive.", drive)])
         .unwrap();
-    chef.register_toolkits(vec![
-        ToolGroup::new("sheets", "Spreadsheets.", sheets),
-        ToolGroup::new("shelf", "Nothing much.", Vec::new()),
-    ])
-    .unwrap();
+    chef.tools_mut()
+        .register_toolkits(vec![
+            ToolGroup::new("sheets", "Spreadsheets.", sheets),
+            ToolGroup::new("shelf", "Nothing much.", Vec::new()),
+        ])
+        .unwrap();
     chef.push(Message::user("Put the report on the drive."));
     let mut blocked = BLOCKED.to_vec();
     blocked.push("Sheets");
-    chef.set_blocked_tools(blocked);
+    chef.tools_mut().set_blocked(blocked);
     chef.compile(Target::OpenAiChat).unwrap();
     chef
 }
@@ -171,7 +173,7 @@ fn forbidden(chef: &Chef, extra: &[&str]) -> Vec<String> {
         .map(|n| n.to_lowercase())
         .collect();
     for name in BLOCKED {
-        if let Some(code) = chef.code_for(name) {
+        if let Some(code) = chef.tools().code_for(name) {
             out.push(code.to_lowercase());
         }
     }
@@ -186,7 +188,7 @@ fn no_error_suggests_a_blocked_tool_at_any_level_on_any_route() {
         let mut written: Vec<String> = BLOCKED.iter().flat_map(|n| misspellings(n)).collect();
         // Codes with a character more, around a blocked tool's code (levels 3–4).
         for name in BLOCKED {
-            if let Some(code) = chef.code_for(name) {
+            if let Some(code) = chef.tools().code_for(name) {
                 written.extend([format!("{code}x"), format!("{code}0"), format!("x{code}")]);
             }
         }
@@ -213,7 +215,7 @@ fn no_error_suggests_a_blocked_tool_at_any_level_on_any_route() {
             if level == Level::Two {
                 // The op of the blocked tool's namespace, misspelt.
                 for name in BLOCKED {
-                    let Some(encoded) = chef.encode_call(name, json!({})) else {
+                    let Some(encoded) = chef.tools().encode_call(name, json!({})) else {
                         continue;
                     };
                     let mut args = encoded.arguments.clone();
@@ -260,6 +262,7 @@ fn no_error_suggests_a_blocked_action_or_toolkit_at_any_level() {
             for m in misspellings(name) {
                 let action = json!({"action": m, "args": {"file_name": "a"}});
                 let encoded = chef
+                    .tools()
                     .encode_call("drive", action.clone())
                     .unwrap_or_else(|| call("drive", action.clone()));
                 check(&mut chef, &encoded, &m, &forbidden, &what);
@@ -281,6 +284,7 @@ fn no_error_suggests_a_blocked_action_or_toolkit_at_any_level() {
         {
             let load = json!({"toolkit_name": m});
             let encoded = chef
+                .tools()
                 .encode_call("load_toolkit", load.clone())
                 .unwrap_or_else(|| call("load_toolkit", load.clone()));
             check(&mut chef, &encoded, &m, &forbidden, &what);
@@ -305,6 +309,7 @@ fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_on_every_route() {
         for args in [json!({}), json!({"file_name": 5}), json!({"nope": true})] {
             let action = json!({"action": "gdrive_upload_file", "args": args});
             let via_ns = chef
+                .tools()
                 .encode_call("drive", action.clone())
                 .unwrap_or_else(|| call("drive", action));
             let owned = call("context", json!({"command": 5}));

@@ -207,7 +207,7 @@ fn a_failed_chunked_compile_fails_as_compile_does_and_changes_nothing() {
     let (mut chunked, _) = session();
     for chef in [&mut contiguous, &mut chunked] {
         chef.compile(Target::OpenAiChat).expect("compiles");
-        chef.add_injector(
+        chef.layers_mut().add_injector(
             "failing",
             |_: &chef::dynamic::InjectionView<'_>, _: &mut chef::dynamic::Injections| {
                 Err(chef::dynamic::InjectError::from("down"))
@@ -219,7 +219,7 @@ fn a_failed_chunked_compile_fails_as_compile_does_and_changes_nothing() {
     assert_eq!(a.to_string(), b.to_string());
     assert_eq!(contiguous.turn(), chunked.turn());
     for chef in [&mut contiguous, &mut chunked] {
-        chef.remove_injector("failing");
+        chef.layers_mut().remove_injector("failing");
     }
     let whole = contiguous.compile(Target::OpenAiChat).expect("compiles");
     let parts = chunked

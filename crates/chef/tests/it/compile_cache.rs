@@ -35,7 +35,7 @@ fn turns(config: ChefConfig, turns: usize) {
                 }
                 2 => {
                     chef.retract_announcement("env");
-                    chef.set_blocked_tools([format!("tool_{turn}")]);
+                    chef.tools_mut().set_blocked([format!("tool_{turn}")]);
                 }
                 3 => {
                     chef.announce("env", format!("cwd {turn}"), Channel::System);

@@ -2,7 +2,7 @@
 //! 79–117): one test per item, named after it. Where chef deliberately differs, the test
 //! pins chef's behaviour and says why.
 //!
-//! `before-assemble` injections are context injectors (`Chef::add_injector`, items 89, 116,
+//! `before-assemble` injections are context injectors (`chef.layers_mut().add_injector`, items 89, 116,
 //! 117). The other pipeline slots are not offered, on purpose (`before-overflow`,
 //! `after-assemble` replacement, …; item 112): a Rust agent loop composes those steps
 //! itself. `Chef::request` returns the assembled IR to inspect or edit, `Chef::overflow` is
@@ -493,7 +493,8 @@ fn item_105_restore_rolls_back_everything_that_decides_the_next_compile() {
                 .set("k", version, SetOptions::new())
                 .unwrap();
             chef.push(Message::user(user));
-            chef.set_dynamic_state(&json!({"step": step}), placement)
+            chef.layers_mut()
+                .set_dynamic_state(&json!({"step": step}), placement)
                 .unwrap();
             chef.report_token_usage(tokens);
         };
@@ -505,10 +506,10 @@ fn item_105_restore_rolls_back_everything_that_decides_the_next_compile() {
     set_all(&mut chef, "v2", "b", "more", 2, Placement::LastUser, 99);
     chef.restore(&snap).unwrap();
     assert_eq!(chef.request(Target::OpenAiChat).unwrap(), before);
-    let state = chef.dynamic_state().unwrap();
+    let state = chef.layers().dynamic_state().unwrap();
     assert_eq!(state.placement, Placement::System);
     assert_eq!(
-        chef.dynamic_state_xml(),
+        chef.layers().dynamic_state_xml(),
         "<dynamic_state>\n  <step>1</step>\n</dynamic_state>"
     );
     assert_eq!(chef.overflow_state().reported_tokens, Some(42));
@@ -707,9 +708,10 @@ fn item_114_pinned_messages_follow_the_summary_and_the_stored_history_is_replace
 #[test]
 fn item_116_a_failing_injector_fails_the_compile_and_a_panicking_subscriber_is_its_own_business() {
     let mut chef = chef_with_user("q");
-    chef.add_injector("rag", |_: &InjectionView<'_>, _: &mut Injections| {
-        Err("index offline".into())
-    });
+    chef.layers_mut()
+        .add_injector("rag", |_: &InjectionView<'_>, _: &mut Injections| {
+            Err("index offline".into())
+        });
     let turn = chef.turn();
     let err = chef.compile(Target::OpenAiChat).unwrap_err();
     assert!(
@@ -726,8 +728,8 @@ fn item_116_a_failing_injector_fails_the_compile_and_a_panicking_subscriber_is_i
         "a failed compile does not count as a turn"
     );
     assert!(chef.request(Target::OpenAiChat).is_err());
-    assert!(chef.remove_injector("rag"));
-    assert!(!chef.remove_injector("rag"));
+    assert!(chef.layers_mut().remove_injector("rag"));
+    assert!(!chef.layers_mut().remove_injector("rag"));
     chef.compile(Target::OpenAiChat).unwrap();
 }
 
@@ -771,11 +773,12 @@ fn item_115_compile_start_precedes_compile_done_and_overflow_ends_once() {
 fn item_117_injections_accumulate_in_order_across_injectors() {
     let mut chef = chef_with_user("q");
     inject_lines(&mut chef, "one", &["A", "", "B"]);
-    chef.add_injector("two", |view: &InjectionView<'_>, out: &mut Injections| {
-        // Injectors see the history about to be sent.
-        out.push(format!("C after {} message(s)", view.history.len()));
-        Ok(())
-    });
+    chef.layers_mut()
+        .add_injector("two", |view: &InjectionView<'_>, out: &mut Injections| {
+            // Injectors see the history about to be sent.
+            out.push(format!("C after {} message(s)", view.history.len()));
+            Ok(())
+        });
     let messages = texts(&mut chef, Target::OpenAiChat);
     assert_eq!(
         messages[0].2,
@@ -785,7 +788,10 @@ fn item_117_injections_accumulate_in_order_across_injectors() {
     );
     // Re-adding a name replaces the injector in place.
     inject_lines(&mut chef, "one", &["Z"]);
-    assert_eq!(chef.injectors().collect::<Vec<_>>(), ["one", "two"]);
+    assert_eq!(
+        chef.layers().injectors().collect::<Vec<_>>(),
+        ["one", "two"]
+    );
     let messages = texts(&mut chef, Target::OpenAiChat);
     assert!(messages[0].2.contains("<implicit_context>\nZ\n\nC after"));
 }

@@ -242,7 +242,7 @@ fn item_01_prune_by_task_keeps_tag_matches_and_universal_tools() {
     // 1. pruneByTask("Read the auth.ts file") on the three-tool registry.
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(seed_tools()).unwrap();
-    let result = chef.pruner().prune_by_task("Read the auth.ts file");
+    let result = chef.tools().pruner().prune_by_task("Read the auth.ts file");
     assert_eq!(kept(&result), ["read_file", "get_time"]);
     assert_eq!(removed(&result), ["run_bash"]);
     assert_eq!((result.kept, result.total), (2, 3));
@@ -351,6 +351,7 @@ fn item_09_intersection_needs_both() {
     ])
     .unwrap();
     let result = chef
+        .tools()
         .pruner()
         .prune_by_task_and_allowlist("read a file", &["read_file"]);
     assert_eq!(kept(&result), ["read_file"]);
@@ -411,7 +412,8 @@ fn item_12_compile_sends_every_flat_tool_unpruned() {
         chef.register_tools(seed_tools()).unwrap();
         chef.push(Message::user("Read the auth.ts file"));
         assert_eq!(
-            chef.pruner()
+            chef.tools()
+                .pruner()
                 .prune_by_task("Read the auth.ts file")
                 .removed
                 .len(),
@@ -432,13 +434,13 @@ fn item_13_namespaces_sit_beside_the_flat_tools() {
     // tools in silence because one toolkit was registered is never what was meant.
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(seed_tools()).unwrap();
-    chef.register_namespaces(namespaces()).unwrap();
+    chef.tools_mut().register_namespaces(namespaces()).unwrap();
     // (Compression puts the compiled list in name order, as for flat tools alone.)
     assert_eq!(
         wire_names(&mut chef, Target::Anthropic),
         ["file_ops", "get_time", "read_file", "run_bash", "terminal"]
     );
-    chef.register_toolkits(toolkits()).unwrap();
+    chef.tools_mut().register_toolkits(toolkits()).unwrap();
     assert_eq!(
         wire_names(&mut chef, Target::Anthropic),
         [
@@ -470,12 +472,12 @@ fn item_14_no_namespaces_leaves_the_flat_tools() {
     // 14. registerNamespaces([]) after namespaces (no toolkits): only the flat tools.
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(vec![tool("get_time", &[])]).unwrap();
-    chef.register_namespaces(namespaces()).unwrap();
+    chef.tools_mut().register_namespaces(namespaces()).unwrap();
     assert_eq!(
         wire_names(&mut chef, Target::Anthropic),
         ["file_ops", "get_time", "terminal"]
     );
-    chef.register_namespaces(Vec::new()).unwrap();
+    chef.tools_mut().register_namespaces(Vec::new()).unwrap();
     assert_eq!(wire_names(&mut chef, Target::Anthropic), ["get_time"]);
 }
 
@@ -545,7 +547,7 @@ fn item_17_fresh_blocklist_is_empty_and_allows() {
     // effects), so "allowed" is Routed::Call with the resolved tool; a name that is no
     // registered tool is an Error for the model, not "allowed".
     let chef = gated(Level::One);
-    assert!(chef.pruner().blocked_tools().is_empty());
+    assert!(chef.tools().pruner().blocked_tools().is_empty());
     assert!(Pruner::default().blocked_tools().is_empty());
     match chef.check_tool_call(&call("anything", json!({}))) {
         Routed::Call(c) => assert_eq!(c.name.as_str(), "anything"),
@@ -564,7 +566,7 @@ fn item_17_fresh_blocklist_is_empty_and_allows() {
 fn item_18_a_blocked_call_is_refused_with_the_reason() {
     // 18. Blocked with reason `Tool "delete_file" is currently blocked.`.
     let mut chef = gated(Level::One);
-    chef.set_blocked_tools(["write_file", "delete_file"]);
+    chef.tools_mut().set_blocked(["write_file", "delete_file"]);
     match chef.check_tool_call(&call("delete_file", json!({}))) {
         Routed::Blocked { name, reply, .. } => {
             assert_eq!(name, "delete_file");
@@ -578,7 +580,7 @@ fn item_18_a_blocked_call_is_refused_with_the_reason() {
 fn item_19_an_allowed_call_carries_no_reason() {
     // 19. Same blocklist; read_file is allowed and carries no reason.
     let mut chef = gated(Level::One);
-    chef.set_blocked_tools(["write_file", "delete_file"]);
+    chef.tools_mut().set_blocked(["write_file", "delete_file"]);
     let routed = chef.check_tool_call(&call("read_file", json!({})));
     assert!(matches!(routed, Routed::Call(_)), "{routed:?}");
     assert_eq!(routed.reply(), None);
@@ -589,11 +591,11 @@ fn item_19_an_allowed_call_carries_no_reason() {
 fn item_20_set_blocked_tools_replaces() {
     // 20. setBlockedTools replaces, [] clears.
     let mut chef = gated(Level::One);
-    chef.set_blocked_tools(["a"]);
-    chef.set_blocked_tools(["b", "c"]);
-    assert_eq!(chef.pruner().blocked_tools(), ["b", "c"]);
-    chef.set_blocked_tools(["delete_file"]);
-    chef.set_blocked_tools(Vec::<String>::new());
+    chef.tools_mut().set_blocked(["a"]);
+    chef.tools_mut().set_blocked(["b", "c"]);
+    assert_eq!(chef.tools().pruner().blocked_tools(), ["b", "c"]);
+    chef.tools_mut().set_blocked(["delete_file"]);
+    chef.tools_mut().set_blocked(Vec::<String>::new());
     assert!(matches!(
         chef.check_tool_call(&call("delete_file", json!({}))),
         Routed::Call(_)
@@ -607,7 +609,7 @@ fn item_21_entries_match_any_case_and_separators() {
     // writes, ignoring case and separators, so a differently cased entry never leaves the
     // tool open. The reply names the real tool the call reached.
     let mut chef = gated(Level::One);
-    let report = chef.set_blocked_tools(["Delete_File"]);
+    let report = chef.tools_mut().set_blocked(["Delete_File"]);
     assert!(report.unmatched.is_empty(), "{report:?}");
     for spelling in ["delete_file", "Delete_File", "DELETE_FILE", "delete-file"] {
         match chef.check_tool_call(&call(spelling, json!({}))) {
@@ -618,7 +620,7 @@ fn item_21_entries_match_any_case_and_separators() {
         }
     }
     // An entry that names nothing is reported, not silently kept.
-    let report = chef.set_blocked_tools(["Delete_Fiel"]);
+    let report = chef.tools_mut().set_blocked(["Delete_Fiel"]);
     assert_eq!(report.unmatched, ["Delete_Fiel"]);
     assert!(matches!(
         chef.check_tool_call(&call("delete_file", json!({}))),
@@ -633,9 +635,9 @@ fn item_22_entries_are_kept_verbatim() {
     // slice, so neither side can change the other (the reference needs defensive copies).
     let mut chef = gated(Level::One);
     let mut given = vec!["x".to_owned(), "x".to_owned()];
-    chef.set_blocked_tools(given.clone());
+    chef.tools_mut().set_blocked(given.clone());
     given.push("y".to_owned());
-    assert_eq!(chef.pruner().blocked_tools(), ["x", "x"]);
+    assert_eq!(chef.tools().pruner().blocked_tools(), ["x", "x"]);
 }
 
 #[test]
@@ -644,7 +646,7 @@ fn item_23_a_missing_or_empty_name_is_malformed_without_an_event() {
     // A name that is missing or a number cannot be written: `ToolCall::name` is a string.
     // chef also trims it, so whitespace only is malformed as well.
     let mut chef = gated(Level::One);
-    chef.set_blocked_tools([""]);
+    chef.tools_mut().set_blocked([""]);
     let seen = events(&mut chef);
     for name in ["", "   ", "\n"] {
         match chef.check_tool_call(&call(name, json!({}))) {
@@ -663,7 +665,7 @@ fn item_23_a_missing_or_empty_name_is_malformed_without_an_event() {
 fn item_24_one_event_per_blocked_check() {
     // 24. A blocked check emits one tool-blocked event with the name; an allowed one none.
     let mut chef = gated(Level::One);
-    chef.set_blocked_tools(["delete_file"]);
+    chef.tools_mut().set_blocked(["delete_file"]);
     let seen = events(&mut chef);
     let _ = chef.check_tool_call(&call("read_file", json!({})));
     assert!(blocked_events(&seen).is_empty());
@@ -676,13 +678,13 @@ fn item_25_blocking_never_changes_the_compiled_tools() {
     // 25. Blocking namespaces leaves pruner.compile() unchanged — and, in chef, the bytes
     // of the whole compiled request too (compile, block, compile, compare).
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_namespaces(namespaces()).unwrap();
+    chef.tools_mut().register_namespaces(namespaces()).unwrap();
     chef.set_system_prompt(vec![Message::system("You are an agent.")]);
     chef.push(Message::user("hi"));
-    let before = chef.pruner().compile();
+    let before = chef.tools().pruner().compile();
     let bytes_before = chef.compile(Target::Anthropic).unwrap().body;
-    chef.set_blocked_tools(["file_ops", "terminal"]);
-    assert_eq!(chef.pruner().compile(), before);
+    chef.tools_mut().set_blocked(["file_ops", "terminal"]);
+    assert_eq!(chef.tools().pruner().compile(), before);
     assert_eq!(group_names(&before), ["file_ops", "terminal"]);
     assert_eq!(chef.compile(Target::Anthropic).unwrap().body, bytes_before);
 }
@@ -694,8 +696,8 @@ fn item_26_a_blocked_action_is_blocked_through_its_namespace() {
     // and reaches read_file. chef resolves the action first and gates the real tool, so
     // file_ops(action=read_file) is blocked while the group's other actions pass.
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_namespaces(namespaces()).unwrap();
-    chef.set_blocked_tools(["read_file"]);
+    chef.tools_mut().register_namespaces(namespaces()).unwrap();
+    chef.tools_mut().set_blocked(["read_file"]);
     let blocked = chef.check_tool_call(&call(
         "file_ops",
         json!({"action": "read_file", "args": {"path": "auth.ts"}}),
@@ -723,7 +725,7 @@ fn item_27_blocking_an_owned_tool_gates_the_call_and_handle_tool() {
     // DIFFERS (deliberate): handle_tool is gated too, so an owned call built by hand never
     // runs a blocked tool.
     let mut chef = unified();
-    chef.set_blocked_tools(["context"]);
+    chef.tools_mut().set_blocked(["context"]);
     let args = json!({"command": "view", "path": "notes/"});
     assert!(matches!(
         chef.check_tool_call(&call("context", args.clone())),
@@ -736,7 +738,7 @@ fn item_27_blocking_an_owned_tool_gates_the_call_and_handle_tool() {
     let reply = handle(&mut chef, "context", args.clone()).unwrap();
     assert!(reply.is_error);
     assert_eq!(reply.text, "Tool \"context\" is currently blocked.");
-    chef.set_blocked_tools(Vec::<String>::new());
+    chef.tools_mut().set_blocked(Vec::<String>::new());
     let reply = handle(&mut chef, "context", args).unwrap();
     assert_eq!(reply.text, "context://notes/ is empty.");
 }
@@ -745,14 +747,17 @@ fn item_27_blocking_an_owned_tool_gates_the_call_and_handle_tool() {
 fn item_28_the_blocklist_rides_snapshots() {
     // 28. The blocklist survives snapshot/restore; an older snapshot restores the older list.
     let mut chef = gated(Level::One);
-    chef.set_blocked_tools(["delete_file"]);
+    chef.tools_mut().set_blocked(["delete_file"]);
     let early = chef.snapshot(None);
-    chef.set_blocked_tools(["write_file", "read_file"]);
+    chef.tools_mut().set_blocked(["write_file", "read_file"]);
     let late = chef.snapshot(None);
 
     let mut fresh = gated(Level::One);
     fresh.restore(&late).unwrap();
-    assert_eq!(fresh.pruner().blocked_tools(), ["write_file", "read_file"]);
+    assert_eq!(
+        fresh.tools().pruner().blocked_tools(),
+        ["write_file", "read_file"]
+    );
     assert!(matches!(
         fresh.check_tool_call(&call("write_file", json!({}))),
         Routed::Blocked { .. }
@@ -762,13 +767,13 @@ fn item_28_the_blocklist_rides_snapshots() {
     // asked for.
     fresh.restore(&early).unwrap();
     assert_eq!(
-        fresh.pruner().blocked_tools(),
+        fresh.tools().pruner().blocked_tools(),
         ["delete_file", "write_file", "read_file"]
     );
     fresh
         .restore_with(&early, RestoreOptions::default().with_snapshot_blocklist())
         .unwrap();
-    assert_eq!(fresh.pruner().blocked_tools(), ["delete_file"]);
+    assert_eq!(fresh.tools().pruner().blocked_tools(), ["delete_file"]);
     // Through the on-disk bytes as well.
     let bytes = snapshot::to_vec(&late).unwrap();
     let mut from_disk = gated(Level::One);
@@ -776,7 +781,7 @@ fn item_28_the_blocklist_rides_snapshots() {
         .restore(&snapshot::from_slice(&bytes).unwrap())
         .unwrap();
     assert_eq!(
-        from_disk.pruner().blocked_tools(),
+        from_disk.tools().pruner().blocked_tools(),
         ["write_file", "read_file"]
     );
 }
@@ -792,33 +797,35 @@ fn item_29_a_snapshot_without_a_blocklist_clears_it_only_when_asked() {
     let payload = doc["payload"].as_object_mut().unwrap();
     assert!(payload.remove("blocked").is_some());
     let bytes = crate::support::resealed(&serde_json::to_vec(&doc).unwrap());
-    chef.set_blocked_tools(["stale"]);
+    chef.tools_mut().set_blocked(["stale"]);
     let old = snapshot::from_slice(&bytes).unwrap();
     chef.restore(&old).unwrap();
-    assert_eq!(chef.pruner().blocked_tools(), ["stale"]);
+    assert_eq!(chef.tools().pruner().blocked_tools(), ["stale"]);
     chef.restore_with(&old, RestoreOptions::default().with_snapshot_blocklist())
         .unwrap();
-    assert!(chef.pruner().blocked_tools().is_empty());
+    assert!(chef.tools().pruner().blocked_tools().is_empty());
 }
 
 // ---- namespaces and toolkits (items 30–49) ------------------------------------------------
 
 fn grouped() -> Chef {
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_namespaces(namespaces()).unwrap();
+    chef.tools_mut().register_namespaces(namespaces()).unwrap();
     chef
 }
 
 /// The error resolving a `file_ops` call with `arguments` in [`grouped`], which must fail.
 fn file_ops_error(arguments: &Value) -> NamespaceError {
     grouped()
+        .tools()
         .pruner()
         .resolve_namespace("file_ops", arguments)
         .unwrap_err()
 }
 
 fn namespace_tool(chef: &Chef, name: &str) -> ToolDefinition {
-    chef.pruner()
+    chef.tools()
+        .pruner()
         .compile()
         .tools
         .into_iter()
@@ -830,7 +837,7 @@ fn namespace_tool(chef: &Chef, name: &str) -> ToolDefinition {
 fn item_30_one_tool_per_namespace_and_no_directory() {
     // 30. Namespaces file_ops (3 tools) and terminal (2): two tools, empty directory.
     let chef = grouped();
-    let compiled = chef.pruner().compile();
+    let compiled = chef.tools().pruner().compile();
     assert_eq!(group_names(&compiled), ["file_ops", "terminal"]);
     assert_eq!(compiled.directory_xml, "");
 }
@@ -876,7 +883,7 @@ fn item_33_a_full_json_schema_is_documented_from_its_properties() {
     // lines `type (any)`, `properties (any)`, `required (any)`. chef reads `properties`
     // (and marks required ones), since MCP tools always carry a full JSON Schema.
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_namespaces(vec![ToolGroup::new(
+    chef.tools_mut().register_namespaces(vec![ToolGroup::new(
         "search",
         "Search",
         vec![sub(
@@ -901,7 +908,8 @@ fn item_33_a_full_json_schema_is_documented_from_its_properties() {
 fn item_34_an_empty_namespace() {
     // 34. A namespace with no tools: enum [] and the description ends with the header.
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_namespaces(vec![ToolGroup::new("empty", "Nothing here", Vec::new())])
+    chef.tools_mut()
+        .register_namespaces(vec![ToolGroup::new("empty", "Nothing here", Vec::new())])
         .unwrap();
     let t = namespace_tool(&chef, "empty");
     assert_eq!(t.input_schema["properties"]["action"]["enum"], json!([]));
@@ -916,8 +924,8 @@ fn item_34_an_empty_namespace() {
 fn item_35_the_load_toolkit_tool() {
     // 35. Toolkits Weather (2) and Database (1): tools [load_toolkit] with the kit enum.
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_toolkits(toolkits()).unwrap();
-    let compiled = chef.pruner().compile();
+    chef.tools_mut().register_toolkits(toolkits()).unwrap();
+    let compiled = chef.tools().pruner().compile();
     assert_eq!(group_names(&compiled), ["load_toolkit"]);
     let schema = &compiled.tools[0].input_schema;
     assert_eq!(
@@ -932,9 +940,9 @@ fn item_35_the_load_toolkit_tool() {
 fn item_36_the_toolkit_directory() {
     // 36. The directory XML, byte for byte.
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_toolkits(toolkits()).unwrap();
+    chef.tools_mut().register_toolkits(toolkits()).unwrap();
     assert_eq!(
-        chef.pruner().compile().directory_xml,
+        chef.tools().pruner().compile().directory_xml,
         "<available_toolkits>\n  <toolkit name=\"Weather\" tools=\"get_weather, get_forecast\">Weather forecast and climate data</toolkit>\n  <toolkit name=\"Database\" tools=\"run_sql\">SQL query and schema inspection</toolkit>\n</available_toolkits>"
     );
 }
@@ -946,12 +954,13 @@ fn item_37_directory_text_is_escaped_and_empty_kits_render() {
     // description can close the element or inject markup into the system prompt. chef
     // escapes the XML specials.
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_toolkits(vec![
-        ToolGroup::new("Odd", "a <b> & \"c\"", vec![sub("x1", "x", json!({}))]),
-        ToolGroup::new("Empty", "nothing", Vec::new()),
-    ])
-    .unwrap();
-    let xml = chef.pruner().directory_xml();
+    chef.tools_mut()
+        .register_toolkits(vec![
+            ToolGroup::new("Odd", "a <b> & \"c\"", vec![sub("x1", "x", json!({}))]),
+            ToolGroup::new("Empty", "nothing", Vec::new()),
+        ])
+        .unwrap();
+    let xml = chef.tools().pruner().directory_xml();
     assert!(
         xml.contains(
             "<toolkit name=\"Odd\" tools=\"x1\">a &lt;b&gt; &amp; &quot;c&quot;</toolkit>"
@@ -969,8 +978,8 @@ fn item_38_namespaces_then_the_loader() {
     // 38. Namespaces and toolkits: [file_ops, terminal, load_toolkit]; the directory names
     // no namespace.
     let mut chef = grouped();
-    chef.register_toolkits(toolkits()).unwrap();
-    let compiled = chef.pruner().compile();
+    chef.tools_mut().register_toolkits(toolkits()).unwrap();
+    let compiled = chef.tools().pruner().compile();
     assert_eq!(
         group_names(&compiled),
         ["file_ops", "terminal", "load_toolkit"]
@@ -984,28 +993,28 @@ fn item_39_group_compile_is_stable() {
     // 39. directory_xml() equals compile().directory_xml; compile is repeatable and not
     // changed by extracting or loading toolkits.
     let mut chef = grouped();
-    chef.register_toolkits(toolkits()).unwrap();
-    let first = chef.pruner().compile();
-    assert_eq!(chef.pruner().directory_xml(), first.directory_xml);
-    assert_eq!(chef.directory_xml(), first.directory_xml);
-    assert_eq!(chef.pruner().compile(), first);
-    let _ = chef.pruner().extract_toolkit("weather").unwrap();
-    let _ = chef.pruner().extract_toolkit("Database").unwrap();
-    assert_eq!(chef.pruner().compile(), first);
+    chef.tools_mut().register_toolkits(toolkits()).unwrap();
+    let first = chef.tools().pruner().compile();
+    assert_eq!(chef.tools().pruner().directory_xml(), first.directory_xml);
+    assert_eq!(chef.tools().directory_xml(), first.directory_xml);
+    assert_eq!(chef.tools().pruner().compile(), first);
+    let _ = chef.tools().pruner().extract_toolkit("weather").unwrap();
+    let _ = chef.tools().pruner().extract_toolkit("Database").unwrap();
+    assert_eq!(chef.tools().pruner().compile(), first);
     chef.push(Message::user("weather?"));
     chef.compile(Target::Anthropic).unwrap();
     let loaded = chef.route(&call("load_toolkit", json!({"toolkit_name": "Weather"})));
     assert!(matches!(loaded, Routed::ToolkitLoaded { .. }), "{loaded:?}");
-    assert_eq!(chef.pruner().compile(), first);
+    assert_eq!(chef.tools().pruner().compile(), first);
 }
 
 #[test]
 fn item_40_namespace_and_loader_predicates() {
     // 40. is_namespace_call is exact; is_toolkit_loader needs no toolkits.
     let chef = grouped();
-    assert!(chef.pruner().is_namespace_call("file_ops"));
-    assert!(!chef.pruner().is_namespace_call("FILE_OPS"));
-    assert!(!chef.pruner().is_namespace_call("load_toolkit"));
+    assert!(chef.tools().pruner().is_namespace_call("file_ops"));
+    assert!(!chef.tools().pruner().is_namespace_call("FILE_OPS"));
+    assert!(!chef.tools().pruner().is_namespace_call("load_toolkit"));
     assert!(Pruner::default().toolkits().is_empty());
     assert!(Pruner::is_toolkit_loader("load_toolkit"));
     assert!(!Pruner::is_toolkit_loader("Load_Toolkit"));
@@ -1022,12 +1031,16 @@ fn item_41_resolve_namespace_from_text_or_object() {
     };
     let text = json!(r#"{"action":"read_file","args":{"path":"auth.ts"}}"#);
     assert_eq!(
-        chef.pruner().resolve_namespace("file_ops", &text).unwrap(),
+        chef.tools()
+            .pruner()
+            .resolve_namespace("file_ops", &text)
+            .unwrap(),
         expected
     );
     let object = json!({"action": "read_file", "args": {"path": "auth.ts"}});
     assert_eq!(
-        chef.pruner()
+        chef.tools()
+            .pruner()
             .resolve_namespace("file_ops", &object)
             .unwrap(),
         expected
@@ -1044,6 +1057,7 @@ fn item_42_unusable_args_become_an_empty_object() {
         json!({"action": "kill_process", "args": "s"}),
     ] {
         let resolved = chef
+            .tools()
             .pruner()
             .resolve_namespace("terminal", &arguments)
             .unwrap();
@@ -1056,6 +1070,7 @@ fn item_42_unusable_args_become_an_empty_object() {
 fn item_43_unknown_namespace() {
     // 43. An unknown namespace lists the registered ones, or (none).
     let err = grouped()
+        .tools()
         .pruner()
         .resolve_namespace("unknown", &json!({}))
         .unwrap_err();
@@ -1113,11 +1128,15 @@ fn item_48_extract_toolkit_is_case_insensitive() {
     // read-only, so a caller cannot change the registry through it (the point of the
     // reference's copies); an owned copy is a .clone() away.
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_toolkits(toolkits()).unwrap();
-    let kit = chef.pruner().extract_toolkit("weather").unwrap();
+    chef.tools_mut().register_toolkits(toolkits()).unwrap();
+    let kit = chef.tools().pruner().extract_toolkit("weather").unwrap();
     let names: Vec<&str> = kit.tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["get_weather", "get_forecast"]);
-    let err = chef.pruner().extract_toolkit("NonExistent").unwrap_err();
+    let err = chef
+        .tools()
+        .pruner()
+        .extract_toolkit("NonExistent")
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "Unknown toolkit: \"NonExistent\". Available: Weather, Database"
@@ -1132,7 +1151,7 @@ fn item_48_extract_toolkit_is_case_insensitive() {
             .is_some_and(|r| r.contains("Use exactly \"Weather\"")),
         "{routed:?}"
     );
-    assert!(chef.loaded_toolkits().is_empty());
+    assert!(chef.tools().loaded_toolkits().is_empty());
     let err = Pruner::default()
         .extract_toolkit("NonExistent")
         .unwrap_err();
@@ -1150,7 +1169,7 @@ fn item_49_the_directory_in_the_compiled_request() {
     // directory sits inside the cached prefix (it depends only on the registered
     // toolkits). It appears exactly once.
     let mut chef = grouped();
-    chef.register_toolkits(toolkits()).unwrap();
+    chef.tools_mut().register_toolkits(toolkits()).unwrap();
     chef.set_system_prompt(vec![Message::system("You are an agent.")]);
     chef.push(Message::user("hi"));
     let text = String::from_utf8(chef.compile(Target::Anthropic).unwrap().body).unwrap();
@@ -1164,7 +1183,7 @@ fn item_49_the_directory_in_the_compiled_request() {
 fn owned_names(chef: &mut Chef) -> Vec<String> {
     wire_names(chef, Target::Anthropic)
         .into_iter()
-        .filter(|n| chef.owns_tool(n))
+        .filter(|n| chef.tools().owns(n))
         .collect()
 }
 
@@ -1175,8 +1194,8 @@ fn item_50_memory_tools_come_last() {
         let mut chef = Chef::new(ChefConfig::default()).with_memory(Memory::new());
         chef.register_tools(seed_tools()).unwrap();
         if namespaced {
-            chef.register_namespaces(namespaces()).unwrap();
-            chef.register_toolkits(toolkits()).unwrap();
+            chef.tools_mut().register_namespaces(namespaces()).unwrap();
+            chef.tools_mut().register_toolkits(toolkits()).unwrap();
         }
         let names = wire_names(&mut chef, Target::Anthropic);
         assert_eq!(names[names.len() - 2..], ["create_memory", "modify_memory"]);
@@ -1288,10 +1307,10 @@ fn item_54_owns_tool_is_exact() {
         "modify_memory",
         "recall_context",
     ] {
-        assert!(chef.owns_tool(name), "{name}");
+        assert!(chef.tools().owns(name), "{name}");
     }
     for name in ["load_toolkit", "Context", "", " context"] {
-        assert!(!chef.owns_tool(name), "{name:?}");
+        assert!(!chef.tools().owns(name), "{name:?}");
     }
 }
 
@@ -1760,9 +1779,9 @@ fn seed_agent_loop_is_one_match_over_the_dispatch_entry_point() {
     // The seed's loop (gate, namespace routing, toolkit loading, owned tools) written
     // against Chef::route: every outcome is one arm.
     let mut chef = Chef::new(ChefConfig::default()).with_memory(Memory::new());
-    chef.register_namespaces(namespaces()).unwrap();
-    chef.register_toolkits(toolkits()).unwrap();
-    chef.set_blocked_tools(["delete_file", "run_bash"]);
+    chef.tools_mut().register_namespaces(namespaces()).unwrap();
+    chef.tools_mut().register_toolkits(toolkits()).unwrap();
+    chef.tools_mut().set_blocked(["delete_file", "run_bash"]);
     chef.push(Message::user("check the weather and remember it"));
     chef.compile(Target::Anthropic).unwrap();
     let calls = [

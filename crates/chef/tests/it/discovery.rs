@@ -151,7 +151,8 @@ fn a_found_tool_is_callable_by_its_real_name_from_the_next_request() {
         "{kept:?}"
     );
     assert!(
-        chef.found_tools()
+        chef.tools()
+            .found()
             .iter()
             .any(|f| f.name == "send_markdown_email")
     );
@@ -195,7 +196,8 @@ fn the_cached_prefix_is_byte_stable_while_the_model_finds_two_tools_on_every_tar
         let third = chef.compile(target).unwrap().body;
         assert_prefix(target, &second, &third, "after the second search");
         let found: Vec<String> = chef
-            .found_tools()
+            .tools()
+            .found()
             .iter()
             .map(|f| f.name.as_str().to_owned())
             .collect();
@@ -213,7 +215,7 @@ fn a_search_that_matches_nothing_says_so_and_offers_nothing() {
     let reply = find(&mut chef, "c1", "compose a sonnet about the ocean waves");
     assert!(reply.starts_with("No tool fits"), "{reply}");
     assert_eq!(wire_names(&mut chef, Target::Anthropic), before);
-    assert!(chef.found_tools().is_empty());
+    assert!(chef.tools().found().is_empty());
 }
 
 /// A small travel desk: what each tool does, in a few words.
@@ -251,7 +253,7 @@ fn travel_discovery(lexical: bool) -> Chef {
     )
     .unwrap();
     if lexical {
-        chef.set_lexical_ranking();
+        chef.tools_mut().set_lexical_ranking();
     }
     chef
 }
@@ -271,7 +273,8 @@ fn a_search_written_as_a_sentence_finds_what_its_catalogue_words_find() {
             "lexical {lexical}: {reply}"
         );
         assert!(
-            chef.found_tools()
+            chef.tools()
+                .found()
                 .iter()
                 .any(|t| t.name.as_str() == "book_flight"),
             "lexical {lexical}"
@@ -288,13 +291,14 @@ fn a_search_written_as_a_sentence_finds_what_its_catalogue_words_find() {
 #[test]
 fn a_blocked_tool_is_never_found_offered_or_callable() {
     let mut chef = discovery(3);
-    chef.set_blocked_tools(["send_markdown_email"]);
+    chef.tools_mut().set_blocked(["send_markdown_email"]);
     chef.push(Message::user("Email the weekly report to the team"));
     let reply = find(&mut chef, "c1", "send a markdown email");
     assert!(!reply.contains("send_markdown_email("), "{reply}");
     let names = wire_names(&mut chef, Target::OpenAiChat);
     let found: Vec<String> = chef
-        .found_tools()
+        .tools()
+        .found()
         .iter()
         .map(|f| f.name.as_str().to_owned())
         .collect();
@@ -308,7 +312,7 @@ fn a_blocked_tool_is_never_found_offered_or_callable() {
         "{names:?}"
     );
     // find_tools itself can be blocked.
-    chef.set_blocked_tools(["find_tools"]);
+    chef.tools_mut().set_blocked(["find_tools"]);
     let call = ToolCall::new("c3", "find_tools", json!({"query": "email"}));
     assert!(matches!(chef.route(&call), Routed::Blocked { .. }));
 }
@@ -322,7 +326,7 @@ fn a_blocked_tool_is_never_among_the_ranked_tools_and_frees_its_slot() {
         before.iter().any(|n| n == "send_markdown_email"),
         "the unblocked ranking offers it: {before:?}"
     );
-    chef.set_blocked_tools(["send_markdown_email"]);
+    chef.tools_mut().set_blocked(["send_markdown_email"]);
     let after = wire_names(&mut chef, Target::OpenAiChat);
     assert!(
         !after.iter().any(|n| n == "send_markdown_email"),
@@ -331,14 +335,14 @@ fn a_blocked_tool_is_never_among_the_ranked_tools_and_frees_its_slot() {
     // The slot goes to the next-ranked tool: still three ranked tools and find_tools.
     assert_eq!(after.len(), before.len(), "{before:?} -> {after:?}");
     // Unblocked, it comes back.
-    chef.set_blocked_tools(Vec::<String>::new());
+    chef.tools_mut().set_blocked(Vec::<String>::new());
     assert_eq!(wire_names(&mut chef, Target::OpenAiChat), before);
 }
 
 #[test]
 fn a_blocked_tool_is_not_offered_by_a_catalogue_shown_whole() {
     let mut chef = discovery(1_000);
-    chef.set_blocked_tools(["send_markdown_email"]);
+    chef.tools_mut().set_blocked(["send_markdown_email"]);
     chef.push(Message::user("Send a markdown email to the team"));
     let names = wire_names(&mut chef, Target::Anthropic);
     assert!(!names.iter().any(|n| n == "send_markdown_email"));
@@ -348,7 +352,8 @@ fn a_blocked_tool_is_not_offered_by_a_catalogue_shown_whole() {
 #[test]
 fn the_allowlist_bounds_what_a_search_finds() {
     let mut chef = discovery(3);
-    chef.set_allowlist(Some(["get_diesel_price", "geocode_address"]));
+    chef.tools_mut()
+        .set_allowlist(Some(["get_diesel_price", "geocode_address"]));
     chef.push(Message::user("What is the diesel price?"));
     let reply = find(&mut chef, "c1", "send an email");
     assert!(!reply.contains("send_markdown_email"), "{reply}");
@@ -361,10 +366,11 @@ fn found_tools_belong_to_their_request_and_called_tools_stay_while_called() {
     let mut chef = discovery(3);
     chef.push(Message::user("What is the diesel price in Ohio?"));
     find(&mut chef, "c1", "send an email");
-    assert!(!chef.found_tools().is_empty());
+    assert!(!chef.tools().found().is_empty());
     // The model calls a found tool; it is answered.
     wire_names(&mut chef, Target::Anthropic);
     let call = chef
+        .tools()
         .encode_call(
             "send_markdown_email",
             json!({"to": "ops@example.com", "subject": "diesel", "markdown": "$3.80"}),
@@ -380,7 +386,7 @@ fn found_tools_belong_to_their_request_and_called_tools_stay_while_called() {
     // A new request: the earlier finds are gone, the called tool stays.
     chef.push(Message::assistant("Sent."));
     chef.push(Message::user("Now geocode 1 Main St, Columbus OH"));
-    assert!(chef.found_tools().is_empty());
+    assert!(chef.tools().found().is_empty());
     let names = wire_names(&mut chef, Target::Anthropic);
     assert!(
         names.iter().any(|n| n == "send_markdown_email"),
@@ -601,7 +607,11 @@ fn session_that_found_tools() -> Chef {
 #[test]
 fn a_resumed_session_offers_the_same_found_tools_in_the_same_order() {
     let mut live = session_that_found_tools();
-    assert!(live.found_tools().len() >= 2, "{:?}", live.found_tools());
+    assert!(
+        live.tools().found().len() >= 2,
+        "{:?}",
+        live.tools().found()
+    );
     let snapshot = live.snapshot(Some("found"));
     assert!(!snapshot.payload.discovery.found.is_empty());
     assert!(!snapshot.payload.discovery.extra_order.is_empty());
@@ -611,7 +621,7 @@ fn a_resumed_session_offers_the_same_found_tools_in_the_same_order() {
         chef::snapshot::from_slice(&bytes).unwrap();
     let mut resumed = discovery(3);
     resumed.restore(&read).unwrap();
-    assert_eq!(resumed.found_tools(), live.found_tools());
+    assert_eq!(resumed.tools().found(), live.tools().found());
     assert_same_bytes(&mut resumed, &mut live);
 }
 
@@ -647,7 +657,7 @@ async fn a_journal_replays_what_the_searches_found() {
         .await
         .unwrap()
         .expect("a journal");
-    assert_eq!(resumed.found_tools(), live.found_tools());
+    assert_eq!(resumed.tools().found(), live.tools().found());
     assert_same_bytes(&mut resumed, &mut live);
 }
 

@@ -33,7 +33,8 @@ const A1: &str = "<dynamic_state>\n  <a>1</a>\n</dynamic_state>";
 
 /// Sets the state `{"a": "1"}` (rendered [`A1`]) at `placement`.
 fn set_a1(chef: &mut Chef, placement: Placement) {
-    chef.set_dynamic_state(&json!({"a": "1"}), placement)
+    chef.layers_mut()
+        .set_dynamic_state(&json!({"a": "1"}), placement)
         .unwrap();
 }
 
@@ -159,10 +160,12 @@ fn item_20_a_state_change_leaves_every_earlier_message_identical() {
         chef.push(Message::assistant(format!("a{i}")));
     }
     chef.push(Message::user("last"));
-    chef.set_dynamic_state(&json!({"step": 1}), Placement::LastUser)
+    chef.layers_mut()
+        .set_dynamic_state(&json!({"step": 1}), Placement::LastUser)
         .unwrap();
     let one = body(&mut chef, Target::OpenAiChat);
-    chef.set_dynamic_state(&json!({"step": 2, "note": "x"}), Placement::LastUser)
+    chef.layers_mut()
+        .set_dynamic_state(&json!({"step": 2, "note": "x"}), Placement::LastUser)
         .unwrap();
     let two = body(&mut chef, Target::OpenAiChat);
     let (one, two) = (
@@ -183,17 +186,18 @@ fn struct_fields_keep_their_declared_order() {
         files: Vec<&'static str>,
     }
     let mut chef = chef();
-    chef.set_dynamic_state(
-        &Task {
-            zeta: "first",
-            alpha: 2,
-            files: vec!["a.rs"],
-        },
-        Placement::LastUser,
-    )
-    .unwrap();
+    chef.layers_mut()
+        .set_dynamic_state(
+            &Task {
+                zeta: "first",
+                alpha: 2,
+                files: vec!["a.rs"],
+            },
+            Placement::LastUser,
+        )
+        .unwrap();
     assert_eq!(
-        chef.dynamic_state_xml(),
+        chef.layers().dynamic_state_xml(),
         "<dynamic_state>\n  <zeta>first</zeta>\n  <alpha>2</alpha>\n  <files>\n  <item>a.rs</item>\n</files>\n</dynamic_state>"
     );
 }
@@ -202,14 +206,15 @@ fn struct_fields_keep_their_declared_order() {
 fn null_clears_and_clearing_removes_the_block() {
     let mut chef = chef_with_user("q");
     set_a1(&mut chef, Placement::LastUser);
-    assert!(chef.clear_dynamic_state());
-    assert!(!chef.clear_dynamic_state());
+    assert!(chef.layers_mut().clear_dynamic_state());
+    assert!(!chef.layers_mut().clear_dynamic_state());
     assert_eq!(texts(&mut chef, Target::OpenAiChat)[0].1, "q");
     set_a1(&mut chef, Placement::LastUser);
-    chef.set_dynamic_state(&Value::Null, Placement::LastUser)
+    chef.layers_mut()
+        .set_dynamic_state(&Value::Null, Placement::LastUser)
         .unwrap();
-    assert!(chef.dynamic_state().is_none());
-    assert_eq!(chef.dynamic_state_xml(), "");
+    assert!(chef.layers().dynamic_state().is_none());
+    assert_eq!(chef.layers().dynamic_state_xml(), "");
 }
 
 #[test]
@@ -219,10 +224,11 @@ fn a_state_that_is_not_json_is_refused_and_the_old_one_kept() {
     // A map with non-string keys cannot be a JSON object.
     let bad: std::collections::BTreeMap<(u8, u8), u8> = [((1, 2), 3)].into_iter().collect();
     let err = chef
+        .layers_mut()
         .set_dynamic_state(&bad, Placement::LastUser)
         .unwrap_err();
     assert!(matches!(err, ChefError::DynamicState(_)), "{err}");
-    assert_eq!(chef.dynamic_state_xml(), A1);
+    assert_eq!(chef.layers().dynamic_state_xml(), A1);
 }
 
 #[test]
@@ -233,22 +239,26 @@ fn a_schema_checks_the_state_before_it_is_set() {
         "required": ["step"],
     });
     let mut chef = chef();
-    chef.set_dynamic_state_checked(&schema, &json!({"step": 1}), Placement::LastUser)
+    chef.layers_mut()
+        .set_dynamic_state_checked(&schema, &json!({"step": 1}), Placement::LastUser)
         .unwrap();
     let err = chef
+        .layers_mut()
         .set_dynamic_state_checked(&schema, &json!({"file": "x"}), Placement::LastUser)
         .unwrap_err();
     assert!(err.to_string().contains("step"), "{err}");
     let err = chef
+        .layers_mut()
         .set_dynamic_state_checked(&schema, &json!({"step": "two"}), Placement::LastUser)
         .unwrap_err();
     assert!(matches!(err, ChefError::DynamicState(_)), "{err}");
     assert_eq!(
-        chef.dynamic_state_xml(),
+        chef.layers().dynamic_state_xml(),
         "<dynamic_state>\n  <step>1</step>\n</dynamic_state>",
         "refused states leave the old one"
     );
     let err = chef
+        .layers_mut()
         .set_dynamic_state_checked(&json!({"type": "string"}), &json!({}), Placement::LastUser)
         .unwrap_err();
     assert!(matches!(err, ChefError::DynamicState(_)), "{err}");
@@ -266,7 +276,7 @@ fn the_state_rides_snapshot_files_and_old_files_have_none() {
     let mut other = Chef::new(ChefConfig::default().with_cache(false));
     other.load(&path).unwrap();
     assert_eq!(other.request(Target::Gemini).unwrap(), expected);
-    assert_eq!(other.dynamic_state_xml(), A1);
+    assert_eq!(other.layers().dynamic_state_xml(), A1);
 
     // A file without the field (an older writer) restores to no state.
     let mut json: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
@@ -279,7 +289,7 @@ fn the_state_rides_snapshot_files_and_old_files_have_none() {
     )
     .unwrap();
     other.restore(&snap).unwrap();
-    assert!(other.dynamic_state().is_none());
+    assert!(other.layers().dynamic_state().is_none());
 }
 
 #[test]
@@ -345,18 +355,25 @@ fn turns_that_reuse_the_history_prefix_match_a_full_compile() {
             let mut reused = 0;
             for turn in 0..40u32 {
                 chef.push(Message::user(format!("question {turn}")));
-                chef.set_dynamic_state(&json!({"turn": turn}), placement)
+                chef.layers_mut()
+                    .set_dynamic_state(&json!({"turn": turn}), placement)
                     .unwrap();
-                chef.add_injector("n", move |_: &InjectionView<'_>, out: &mut Injections| {
-                    out.push(format!("doc {turn}"));
-                    Ok(())
-                });
+                chef.layers_mut().add_injector(
+                    "n",
+                    move |_: &InjectionView<'_>, out: &mut Injections| {
+                        out.push(format!("doc {turn}"));
+                        Ok(())
+                    },
+                );
                 let mut fresh = Chef::new(config.clone());
                 fresh.restore(&chef.snapshot(None)).unwrap();
-                fresh.add_injector("n", move |_: &InjectionView<'_>, out: &mut Injections| {
-                    out.push(format!("doc {turn}"));
-                    Ok(())
-                });
+                fresh.layers_mut().add_injector(
+                    "n",
+                    move |_: &InjectionView<'_>, out: &mut Injections| {
+                        out.push(format!("doc {turn}"));
+                        Ok(())
+                    },
+                );
                 let payload = chef.compile(target).unwrap();
                 reused += usize::from(payload.meta.reused_prefix);
                 let full = fresh.compile(target).unwrap();

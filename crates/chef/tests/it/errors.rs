@@ -106,7 +106,10 @@ fn an_error_about_a_tool_names_it_as_a_field() {
         .unwrap();
         chef.push(Message::user("Read the file."));
         chef.compile(Target::OpenAiChat).unwrap();
-        let bad = chef.encode_call("files.read", json!({"path": 3})).unwrap();
+        let bad = chef
+            .tools()
+            .encode_call("files.read", json!({"path": 3}))
+            .unwrap();
         let routed = chef.route(&bad);
         assert!(routed.is_error(), "{level}: {routed:?}");
         assert_eq!(routed.tool(), Some("files.read"), "{level}: {routed:?}");
@@ -120,6 +123,7 @@ fn an_error_about_a_tool_names_it_as_a_field() {
         assert_eq!(unknown.tool(), None, "{level}");
         // A dispatched call names its tool too.
         let good = chef
+            .tools()
             .encode_call("files.read", json!({"path": "/x"}))
             .unwrap();
         assert_eq!(chef.route(&good).tool(), Some("files.read"));

@@ -135,7 +135,7 @@ fn without_the_setting_a_final_answer_call_is_an_unknown_tool() {
 #[test]
 fn a_blocked_final_answer_stays_a_call_and_is_refused() {
     let mut chef = session(true, PrunePolicy::All);
-    chef.set_blocked_tools(["final_answer"]);
+    chef.tools_mut().set_blocked(["final_answer"]);
     chef.compile(Target::OpenAiChat).unwrap();
     let mut reply = Message::assistant(ANSWER_TEXT);
     assert_eq!(chef.recover_text_calls(&mut reply), 1);
@@ -144,7 +144,7 @@ fn a_blocked_final_answer_stays_a_call_and_is_refused() {
         matches!(chef.route(&call), Routed::Blocked { .. }),
         "a blocked final_answer is never taken as the answer"
     );
-    assert!(chef.unmatched_blocked_tools().is_empty());
+    assert!(chef.tools().unmatched_blocked().is_empty());
 }
 
 #[test]

@@ -25,7 +25,7 @@ fn session(level: Level) -> Chef {
     let config = ChefConfig::default().with_compress(Options::new().with_level(level));
     let mut chef = Chef::new(config).with_memory(memory_with("tz", "Europe/Oslo", "user's zone"));
     chef.register_tools(real_tools()).unwrap();
-    chef.set_blocked_tools(["cancel_order"]);
+    chef.tools_mut().set_blocked(["cancel_order"]);
     chef.announce("freeze", "Orders are frozen today.", Channel::Auto);
     chef.set_system_prompt(vec![Message::system("You track orders.")]);
     chef.push(Message::user("Where is order 737U2663137?"));
@@ -86,8 +86,8 @@ fn a_fork_shares_the_prepared_tools_instead_of_compressing_them_again() {
     let fork_compressions = compress_events(&mut fork);
     assert!(
         std::ptr::eq(
-            parent.pruner().all_tools().as_ptr(),
-            fork.pruner().all_tools().as_ptr()
+            parent.tools().pruner().all_tools().as_ptr(),
+            fork.tools().pruner().all_tools().as_ptr()
         ),
         "the tool definitions are shared, not copied"
     );
@@ -111,7 +111,7 @@ fn forks_change_independently() {
 
     let mut fork = parent.fork();
     fork.push(Message::user("Something else."));
-    fork.set_blocked_tools(["create_article"]);
+    fork.tools_mut().set_blocked(["create_article"]);
     fork.retract_announcement("freeze");
     fork.memory_mut()
         .unwrap()
@@ -122,21 +122,21 @@ fn forks_change_independently() {
     fork.compile(Target::Anthropic).unwrap();
 
     assert_eq!(parent.history(), history.as_slice());
-    assert_eq!(parent.pruner().all_tools().len(), 149);
-    assert_eq!(fork.pruner().all_tools().len(), 10);
+    assert_eq!(parent.tools().pruner().all_tools().len(), 149);
+    assert_eq!(fork.tools().pruner().all_tools().len(), 10);
     assert_eq!(
         parent.memory().unwrap().get("tz").map(|e| e.value()),
         Some("Europe/Oslo")
     );
     assert_eq!(parent.announcements().len(), 1);
-    assert_eq!(parent.pruner().blocked_tools(), ["cancel_order"]);
+    assert_eq!(parent.tools().pruner().blocked_tools(), ["cancel_order"]);
     assert_eq!(parent.compile(Target::Anthropic).unwrap().body, before);
 
     // And the other way: the parent's changes do not reach a fork made earlier.
     let mut fork = parent.fork();
     let forked = fork.compile(Target::Gemini).unwrap().body;
     parent.push(Message::user("Later."));
-    parent.set_blocked_tools(Vec::<String>::new());
+    parent.tools_mut().set_blocked(Vec::<String>::new());
     assert_eq!(fork.compile(Target::Gemini).unwrap().body, forked);
 }
 

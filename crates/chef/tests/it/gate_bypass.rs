@@ -27,7 +27,7 @@ fn chef(level: Level) -> Chef {
     chef.register_tools(tools()).unwrap();
     chef.set_system_prompt(vec![Message::system("You manage files.")]);
     chef.push(Message::user("Clean up the temp directory."));
-    chef.set_blocked_tools([BLOCKED]);
+    chef.tools_mut().set_blocked([BLOCKED]);
     chef
 }
 
@@ -99,14 +99,14 @@ fn route_04_dotted_dashed_and_camel_aliases() {
 #[test]
 fn route_05_level_3_dispatcher_code() {
     let mut chef = chef(Level::Three);
-    let code = chef.code_for(BLOCKED).unwrap();
+    let code = chef.tools().code_for(BLOCKED).unwrap();
     assert_blocked(&mut chef, &call("t", json!({"f": code, "a": args()})));
 }
 
 #[test]
 fn route_06_level_3_code_used_as_the_tool_name() {
     let mut chef = chef(Level::Three);
-    let code = chef.code_for(BLOCKED).unwrap();
+    let code = chef.tools().code_for(BLOCKED).unwrap();
     assert_blocked(&mut chef, &call(&code, args()));
 }
 
@@ -121,7 +121,7 @@ fn route_07_level_3_real_name_and_drifted_name_in_f() {
 #[test]
 fn route_08_q_then_t() {
     let mut chef = chef(Level::Three);
-    let code = chef.code_for(BLOCKED).unwrap();
+    let code = chef.tools().code_for(BLOCKED).unwrap();
     match chef.route(&call("q", json!({"s": "delete"}))) {
         Routed::Lookup { reply, .. } => assert!(reply.contains(&code), "{reply}"),
         other => panic!("{other:?}"),
@@ -132,7 +132,7 @@ fn route_08_q_then_t() {
 #[test]
 fn route_09_dispatcher_nested_in_itself_and_flat_bags() {
     let mut chef = chef(Level::Three);
-    let code = chef.code_for(BLOCKED).unwrap();
+    let code = chef.tools().code_for(BLOCKED).unwrap();
     assert_blocked(
         &mut chef,
         &call("t", json!({"f": "t", "a": {"f": code, "a": args()}})),
@@ -143,7 +143,7 @@ fn route_09_dispatcher_nested_in_itself_and_flat_bags() {
 #[test]
 fn route_10_whole_arguments_as_a_json_string() {
     let mut chef = chef(Level::Three);
-    let code = chef.code_for(BLOCKED).unwrap();
+    let code = chef.tools().code_for(BLOCKED).unwrap();
     let text = json!({"f": code, "a": args()}).to_string();
     assert_blocked(&mut chef, &call("t", Value::String(text)));
 }
@@ -151,7 +151,7 @@ fn route_10_whole_arguments_as_a_json_string() {
 #[test]
 fn route_11_level_2_compound_op() {
     let mut chef = chef(Level::Two);
-    let encoded = chef.encode_call(BLOCKED, args()).unwrap();
+    let encoded = chef.tools().encode_call(BLOCKED, args()).unwrap();
     assert_eq!(encoded.name.as_str(), "fs");
     assert_blocked(&mut chef, &encoded);
     assert_blocked(
@@ -163,26 +163,28 @@ fn route_11_level_2_compound_op() {
 fn namespaced(level: Level, blocked: &str) -> Chef {
     let mut chef = Chef::new(ChefConfig::default().with_level(level));
     let all = tools();
-    chef.register_namespaces(vec![ToolGroup::new(
-        "file_ops",
-        "File operations",
-        all.iter()
-            .filter(|t| t.name.as_str().starts_with("fs_"))
-            .cloned()
-            .collect(),
-    )])
-    .unwrap();
-    chef.register_toolkits(vec![ToolGroup::new(
-        "Web",
-        "Web access",
-        all.iter()
-            .filter(|t| t.name == "web_search")
-            .cloned()
-            .collect(),
-    )])
-    .unwrap();
+    chef.tools_mut()
+        .register_namespaces(vec![ToolGroup::new(
+            "file_ops",
+            "File operations",
+            all.iter()
+                .filter(|t| t.name.as_str().starts_with("fs_"))
+                .cloned()
+                .collect(),
+        )])
+        .unwrap();
+    chef.tools_mut()
+        .register_toolkits(vec![ToolGroup::new(
+            "Web",
+            "Web access",
+            all.iter()
+                .filter(|t| t.name == "web_search")
+                .cloned()
+                .collect(),
+        )])
+        .unwrap();
     chef.push(Message::user("go"));
-    chef.set_blocked_tools([blocked]);
+    chef.tools_mut().set_blocked([blocked]);
     chef
 }
 
@@ -192,7 +194,7 @@ fn route_12_namespace_action() {
         let mut chef = namespaced(level, BLOCKED);
         let ns_call = call("file_ops", json!({"action": BLOCKED, "args": args()}));
         let routed = if level == Level::Three {
-            let code = chef.code_for("file_ops").unwrap();
+            let code = chef.tools().code_for("file_ops").unwrap();
             call(
                 "t",
                 json!({"f": code, "a": {"action": BLOCKED, "args": args()}}),
@@ -265,7 +267,7 @@ fn route_15_blocked_toolkit_and_blocked_loader() {
 #[test]
 fn route_16_owned_tools_are_gated_too() {
     let mut chef = Chef::new(ChefConfig::default().with_tools_mode(chef::ToolsMode::Unified));
-    chef.set_blocked_tools(["context"]);
+    chef.tools_mut().set_blocked(["context"]);
     assert_blocked(
         &mut chef,
         &call("context", json!({"command": "view", "path": "notes/"})),
@@ -283,7 +285,7 @@ fn route_17_unknown_names_are_not_dispatched() {
 #[test]
 fn allowed_tools_still_route_on_every_path() {
     let mut chef = chef(Level::Three);
-    let code = chef.code_for("fs_read_file").unwrap();
+    let code = chef.tools().code_for("fs_read_file").unwrap();
     match chef.route(&call("t", json!({"f": code, "a": args()}))) {
         Routed::Call(c) => {
             assert_eq!(c.name, "fs_read_file");
@@ -298,9 +300,9 @@ fn blocking_never_changes_the_compiled_request() {
     for target in Target::ALL {
         for level in [Level::Zero, Level::One, Level::Three] {
             let mut chef = chef(level);
-            chef.set_blocked_tools(Vec::<String>::new());
+            chef.tools_mut().set_blocked(Vec::<String>::new());
             let before = chef.compile(target).unwrap().body;
-            chef.set_blocked_tools([BLOCKED, "web_search"]);
+            chef.tools_mut().set_blocked([BLOCKED, "web_search"]);
             let after = chef.compile(target).unwrap().body;
             assert_eq!(before, after, "{target} level {level:?}");
         }
@@ -320,11 +322,11 @@ fn check_tool_call_gates_like_route_but_changes_nothing() {
         "{checked:?}"
     );
     assert!(
-        chef.loaded_toolkits().is_empty(),
+        chef.tools().loaded_toolkits().is_empty(),
         "a check never loads a toolkit"
     );
     chef.route(&call("load_toolkit", json!({"toolkit_name": "Web"})));
-    assert_eq!(chef.loaded_toolkits(), ["Web"]);
+    assert_eq!(chef.tools().loaded_toolkits(), ["Web"]);
 }
 
 #[track_caller]
@@ -336,7 +338,7 @@ fn assert_blocked_check(chef: &mut Chef, call: &ToolCall) {
 /// ignoring case and separators (`_ - .`, spaces), at every level and on every route to the
 /// tool (its name, a level-2 op, a level-3 code, a namespace action); an entry that names
 /// nothing registered — a typo, or a tool's name without the prefix it is registered under
-/// — is listed by `unmatched_blocked_tools`, which follows the registry as it changes.
+/// — is listed by `Tools::unmatched_blocked`, which follows the registry as it changes.
 #[test]
 fn blocklist_entries_match_with_drift_and_unmatched_ones_are_listed() {
     let drop_table = ToolDefinition::new(
@@ -353,16 +355,23 @@ fn blocklist_entries_match_with_drift_and_unmatched_ones_are_listed() {
             let mut chef = Chef::new(ChefConfig::default().with_level(level));
             chef.register_tools(vec![drop_table.clone()]).unwrap();
             chef.push(Message::user("go"));
-            let report = chef.set_blocked_tools([entry]);
+            let report = chef.tools_mut().set_blocked([entry]);
             assert!(report.unmatched.is_empty(), "{entry}: {report:?}");
-            assert!(chef.pruner().blocklist().blocks("office_db_drop_table"));
+            assert!(
+                chef.tools()
+                    .pruner()
+                    .blocklist()
+                    .blocks("office_db_drop_table")
+            );
             chef.compile(Target::Anthropic).unwrap();
             let encoded = chef
+                .tools()
                 .encode_call("office_db_drop_table", json!({"table": "t"}))
                 .unwrap();
             assert_blocked(&mut chef, &encoded);
             // Bad arguments too: the gate comes first.
             let bad = chef
+                .tools()
                 .encode_call("office_db_drop_table", json!({"table": 5}))
                 .unwrap();
             assert_blocked(&mut chef, &bad);
@@ -372,7 +381,7 @@ fn blocklist_entries_match_with_drift_and_unmatched_ones_are_listed() {
     // A namespace member by its own name, in any spelling; the namespace by its name.
     for entry in ["FS-Delete-File", "file_ops"] {
         let mut chef = namespaced(Level::One, entry);
-        assert!(chef.unmatched_blocked_tools().is_empty(), "{entry}");
+        assert!(chef.tools().unmatched_blocked().is_empty(), "{entry}");
         assert_blocked(
             &mut chef,
             &call("file_ops", json!({"action": BLOCKED, "args": args()})),
@@ -382,14 +391,16 @@ fn blocklist_entries_match_with_drift_and_unmatched_ones_are_listed() {
     // Entries that name nothing registered are listed, in order, each once — and stop
     // being listed once a tool of that name is registered.
     let mut chef = chef(Level::One);
-    let report = chef.set_blocked_tools(["delete_file", "fs_delete_fiel", "delete_file", BLOCKED]);
+    let report =
+        chef.tools_mut()
+            .set_blocked(["delete_file", "fs_delete_fiel", "delete_file", BLOCKED]);
     assert_eq!(report.unmatched, ["delete_file", "fs_delete_fiel"]);
-    assert_eq!(chef.unmatched_blocked_tools(), report.unmatched);
+    assert_eq!(chef.tools().unmatched_blocked(), report.unmatched);
     let mut more = tools();
     more.push(ToolDefinition::new(
         "Delete-File",
         json!({"type": "object"}),
     ));
     chef.register_tools(more).unwrap();
-    assert_eq!(chef.unmatched_blocked_tools(), ["fs_delete_fiel"]);
+    assert_eq!(chef.tools().unmatched_blocked(), ["fs_delete_fiel"]);
 }

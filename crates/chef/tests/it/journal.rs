@@ -298,7 +298,7 @@ pub(crate) async fn rewrites_and_registry_changes_write_full_records(
     tools.pop();
     chef.register_tools(tools).unwrap();
     save(&chef).await; // the registry moved: full
-    chef.set_blocked_tools(["weather_now"]);
+    chef.tools_mut().set_blocked(["weather_now"]);
     chef.announce("a", "Maintenance at noon.", chef::Channel::System);
     save(&chef).await; // state only: delta
     save(&chef).await; // nothing changed: a delta of the turn alone

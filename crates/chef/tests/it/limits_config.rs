@@ -342,12 +342,13 @@ fn namespace_members_are_validated_with_the_configured_limits() {
             ..Limits::default()
         });
         let mut chef = Chef::new(ChefConfig::default().with_compress(options));
-        chef.register_namespaces(vec![chef::ToolGroup::new(
-            "docs",
-            "Documentation",
-            vec![member.clone()],
-        )])
-        .unwrap();
+        chef.tools_mut()
+            .register_namespaces(vec![chef::ToolGroup::new(
+                "docs",
+                "Documentation",
+                vec![member.clone()],
+            )])
+            .unwrap();
         let routed = chef.route(&ToolCall::new("c", "docs", args.clone()));
         assert_eq!(
             matches!(routed, Routed::Error { .. }),

@@ -22,6 +22,7 @@ mod final_answer;
 mod fork;
 mod fuzz;
 mod gate_bypass;
+mod handles;
 mod hooks;
 mod hostile;
 mod journal;

@@ -50,7 +50,8 @@ fn session(store: Arc<dyn StorageBackend>) -> Chef {
         Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified)).with_store(store);
     chef.register_tools(two_tools()).unwrap();
     chef.set_system_prompt(vec![Message::system("You read logs.")]);
-    chef.set_offload_policy(Some(OffloadPolicy::chars(8_000)));
+    chef.offloads_mut()
+        .set_policy(Some(OffloadPolicy::chars(8_000)));
     chef
 }
 
@@ -129,9 +130,9 @@ fn a_200_kb_log_is_offloaded_and_read_back_in_ranges_on_every_target() {
             assert!(preview.len() < 2_500, "{}", preview.len());
             let uri = uri_in(&preview);
             // Before the write, the full text waits in the session.
-            assert_eq!(chef.pending_offloads().len(), 1);
+            assert_eq!(chef.offloads().pending().len(), 1);
             let payload = chef.compile_async(target).await.unwrap();
-            assert!(chef.pending_offloads().is_empty());
+            assert!(chef.offloads().pending().is_empty());
             let body = String::from_utf8(payload.body).unwrap();
             assert!(body.contains("Tool result offloaded"), "{target:?}");
             assert!(
@@ -212,14 +213,14 @@ fn the_same_output_twice_is_stored_once() {
         let log = big_log();
         push_result(&mut chef, "c1", "weather_now", &log);
         push_result(&mut chef, "c2", "weather_now", &log);
-        let report = chef.flush_offloads().await.unwrap();
+        let report = chef.offloads_mut().flush().await.unwrap();
         assert_eq!(report.stored.len(), 2);
         assert_eq!(report.stored[0], report.stored[1]);
         assert_eq!(report.deduplicated, 1);
         assert_eq!(store.list(&ns(), "").await.unwrap().len(), 1);
         assert_eq!(*events.lock(), vec![false, true]);
         // The explicit offload of the same text finds it too.
-        let offloaded = chef.offload(&log).await.unwrap();
+        let offloaded = chef.offloads_mut().store(&log).await.unwrap();
         assert!(offloaded.deduplicated);
         assert_eq!(offloaded.uri, report.stored[0]);
         assert_eq!(offloaded.bytes, log.len());
@@ -232,7 +233,7 @@ fn pushing_the_result_of_a_blocked_call_emits_no_blocked_event() {
     // Chef looks at the call a pushed result answers (for per-tool rules) without refusing
     // anything: only route, check_tool_call and handle_tool report a blocked call.
     let mut chef = session(Arc::new(MemoryBackend::new()));
-    chef.set_blocked_tools(["weather_now"]);
+    chef.tools_mut().set_blocked(["weather_now"]);
     let blocked = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&blocked);
     let _sub = chef.subscribe(move |e| {
@@ -251,7 +252,7 @@ fn pushing_the_result_of_a_blocked_call_emits_no_blocked_event() {
 fn per_tool_rules_keep_and_token_limits_decide() {
     let log = big_log();
     let mut chef = session(Arc::new(MemoryBackend::new()));
-    chef.set_offload_policy(Some(
+    chef.offloads_mut().set_policy(Some(
         OffloadPolicy::chars(8_000)
             .with_tool("uber_request", ToolRule::Never)
             .with_tool("weather_now", ToolRule::Over(Limit::Chars(500_000))),
@@ -268,7 +269,8 @@ fn per_tool_rules_keep_and_token_limits_decide() {
     assert!(last_result_text(&chef).starts_with("[Tool result offloaded"));
 
     // Keep nothing: only the marker.
-    chef.set_offload_policy(Some(OffloadPolicy::chars(100).with_keep(Keep::Nothing)));
+    chef.offloads_mut()
+        .set_policy(Some(OffloadPolicy::chars(100).with_keep(Keep::Nothing)));
     push_result(&mut chef, "c3", "weather_now", &log);
     let text = last_result_text(&chef);
     assert!(text.contains("Nothing of it is shown here"));
@@ -277,7 +279,8 @@ fn per_tool_rules_keep_and_token_limits_decide() {
     // Tokens: counted with the session's tokenizer (here: one token per 4 bytes).
     let mut chef = session(Arc::new(MemoryBackend::new()))
         .with_tokenizer(Arc::new(|m: &Message| (m.text().len() / 4) as u64));
-    chef.set_offload_policy(Some(OffloadPolicy::tokens(1_000)));
+    chef.offloads_mut()
+        .set_policy(Some(OffloadPolicy::tokens(1_000)));
     push_result(&mut chef, "c1", "weather_now", &"x".repeat(3_900));
     assert!(!last_result_text(&chef).starts_with("[Tool result"));
     push_result(&mut chef, "c2", "weather_now", &"y".repeat(4_100));
@@ -286,7 +289,7 @@ fn per_tool_rules_keep_and_token_limits_decide() {
     // Attachments stay in place; the text parts become one preview.
     let result = with_attachment("c4", &log, "tail text");
     chef.push(Message::tool_results(vec![result]));
-    let stored = chef.pending_offloads().last().unwrap().clone();
+    let stored = chef.offloads().pending().last().unwrap().clone();
     assert_eq!(stored.content, format!("{log}\ntail text"));
     assert!(stored.original.is_some());
     let last = last_result(&chef);
@@ -302,7 +305,7 @@ fn offloading_at_push_keeps_the_history_prefix_reusable() {
             for policy in [false, true] {
                 let mut chef = session(Arc::new(MemoryBackend::new()));
                 if !policy {
-                    chef.set_offload_policy(None);
+                    chef.offloads_mut().set_policy(None);
                 }
                 let mut count = 0;
                 for turn in 0..12 {
@@ -332,15 +335,18 @@ fn a_flush_cut_short_leaves_the_unwritten_results_pending() {
         ));
         push_result(&mut chef, "c1", "weather_now", &big_log());
         push_result(&mut chef, "c2", "weather_now", &format!("{}x", big_log()));
-        assert_eq!(chef.pending_offloads().len(), 2);
-        let cut =
-            tokio::time::timeout(std::time::Duration::from_millis(50), chef.flush_offloads()).await;
+        assert_eq!(chef.offloads().pending().len(), 2);
+        let cut = tokio::time::timeout(
+            std::time::Duration::from_millis(50),
+            chef.offloads_mut().flush(),
+        )
+        .await;
         assert!(cut.is_err(), "the stalled write cannot finish");
-        assert_eq!(chef.pending_offloads().len(), 2, "nothing lost");
+        assert_eq!(chef.offloads().pending().len(), 2, "nothing lost");
         stall.store(false, std::sync::atomic::Ordering::SeqCst);
-        let report = chef.flush_offloads().await.unwrap();
+        let report = chef.offloads_mut().flush().await.unwrap();
         assert_eq!(report.stored.len(), 2);
-        assert!(chef.pending_offloads().is_empty());
+        assert!(chef.offloads().pending().is_empty());
     });
 }
 
@@ -380,7 +386,7 @@ fn a_failed_write_keeps_the_full_result_and_says_so() {
             assert_eq!(failed.lock().len(), 1);
             assert!(failed.lock()[0].contains("store i/o failed"));
             // The explicit offload reports the failure to its caller.
-            assert!(chef.offload("x").await.is_err());
+            assert!(chef.offloads_mut().store("x").await.is_err());
         }
     });
 }
@@ -392,7 +398,9 @@ fn sync_compiles_say_what_is_pending_and_what_the_model_cannot_reach() {
     let payload = chef.compile(Target::Anthropic).unwrap();
     assert_notice(&payload, "1 offloaded result(s) not yet written");
     let mut legacy = Chef::new(ChefConfig::default());
-    legacy.set_offload_policy(Some(OffloadPolicy::chars(10)));
+    legacy
+        .offloads_mut()
+        .set_policy(Some(OffloadPolicy::chars(10)));
     legacy.push(Message::user("hi"));
     let payload = legacy.compile(Target::Anthropic).unwrap();
     assert_notice(&payload, "the context tool is not offered");
@@ -404,12 +412,13 @@ fn snapshots_and_the_journal_carry_the_policy_and_unwritten_results() {
         for target in Target::ALL {
             let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
             let mut chef = session(Arc::clone(&store));
-            chef.set_offload_policy(Some(OffloadPolicy::chars(5_000).with_keep(
-                Keep::HeadTail {
-                    head: 300,
-                    tail: 100,
-                },
-            )));
+            chef.offloads_mut()
+                .set_policy(Some(OffloadPolicy::chars(5_000).with_keep(
+                    Keep::HeadTail {
+                        head: 300,
+                        tail: 100,
+                    },
+                )));
             push_result(&mut chef, "c1", "weather_now", &big_log());
             // Not flushed: the snapshot holds the full text.
             let snapshot = chef.snapshot(Some("mid"));
@@ -421,8 +430,8 @@ fn snapshots_and_the_journal_carry_the_policy_and_unwritten_results() {
             let mut resumed = Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified))
                 .with_store(Arc::clone(&store));
             resumed.load(&path).unwrap();
-            assert_eq!(resumed.offload_policy(), chef.offload_policy());
-            assert_eq!(resumed.pending_offloads(), chef.pending_offloads());
+            assert_eq!(resumed.offloads().policy(), chef.offloads().policy());
+            assert_eq!(resumed.offloads().pending(), chef.offloads().pending());
             let a = chef.compile_async(target).await.unwrap().body;
             let b = resumed.compile_async(target).await.unwrap().body;
             assert_eq!(a, b, "{target:?}");
@@ -436,7 +445,8 @@ fn snapshots_and_the_journal_carry_the_policy_and_unwritten_results() {
             let mut live = session(Arc::clone(&store));
             live.push(Message::user("hello"));
             journal.save(&live).await.unwrap();
-            live.set_offload_policy(Some(OffloadPolicy::chars(1_000).with_keep(Keep::Nothing)));
+            live.offloads_mut()
+                .set_policy(Some(OffloadPolicy::chars(1_000).with_keep(Keep::Nothing)));
             push_result(&mut live, "c1", "weather_now", &big_log());
             journal.save(&live).await.unwrap();
             let mut replayed = Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified))
@@ -446,8 +456,8 @@ fn snapshots_and_the_journal_carry_the_policy_and_unwritten_results() {
                 .await
                 .unwrap()
                 .unwrap();
-            assert_eq!(replayed.offload_policy(), live.offload_policy());
-            assert_eq!(replayed.pending_offloads(), live.pending_offloads());
+            assert_eq!(replayed.offloads().policy(), live.offloads().policy());
+            assert_eq!(replayed.offloads().pending(), live.offloads().pending());
             assert_eq!(
                 live.compile(target).unwrap().body,
                 replayed.compile(target).unwrap().body,
@@ -473,7 +483,7 @@ async fn lifecycle_on(store: Arc<dyn StorageBackend>) {
         .collect();
     let mut uris = Vec::new();
     for (i, text) in texts.iter().enumerate() {
-        let offloaded = chef.offload(text).await.unwrap();
+        let offloaded = chef.offloads_mut().store(text).await.unwrap();
         uris.push(offloaded.uri);
         if i < 2 {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
@@ -487,17 +497,22 @@ async fn lifecycle_on(store: Arc<dyn StorageBackend>) {
         &"referenced\n".repeat(2_000),
     );
     let referenced = uri_in(&last_result_text(&chef));
-    chef.flush_offloads().await.unwrap();
+    chef.offloads_mut().flush().await.unwrap();
     assert_eq!(store.list(&ns(), "").await.unwrap().len(), 4);
 
     // Nothing to do without caps.
-    let report = chef.cleanup_offloads(&OffloadCaps::new()).await.unwrap();
+    let report = chef
+        .offloads_mut()
+        .cleanup(&OffloadCaps::new())
+        .await
+        .unwrap();
     assert!(report.evicted.is_empty());
     assert_eq!(report.kept, 4);
 
     // Keep two: the referenced entry is the newest; the next newest stays.
     let report = chef
-        .cleanup_offloads(&OffloadCaps::new().with_max_entries(2))
+        .offloads_mut()
+        .cleanup(&OffloadCaps::new().with_max_entries(2))
         .await
         .unwrap();
     let gone: Vec<&str> = report.evicted.iter().map(|e| e.uri.as_str()).collect();
@@ -516,7 +531,8 @@ async fn lifecycle_on(store: Arc<dyn StorageBackend>) {
 
     // A byte cap below one entry: the referenced one is kept and said so.
     let report = chef
-        .cleanup_offloads(&OffloadCaps::new().with_max_bytes(10))
+        .offloads_mut()
+        .cleanup(&OffloadCaps::new().with_max_bytes(10))
         .await
         .unwrap();
     assert_eq!(report.evicted.len(), 1);
@@ -527,7 +543,8 @@ async fn lifecycle_on(store: Arc<dyn StorageBackend>) {
     // Age, evicting referenced entries too.
     tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     let report = chef
-        .cleanup_offloads(
+        .offloads_mut()
+        .cleanup(
             &OffloadCaps::new()
                 .with_max_age(std::time::Duration::from_millis(10))
                 .evicting_referenced(),
@@ -571,14 +588,14 @@ async fn lifecycle_on(store: Arc<dyn StorageBackend>) {
         )
         .await
         .unwrap();
-    let report = chef.reconcile_offloads().await.unwrap();
+    let report = chef.offloads_mut().reconcile().await.unwrap();
     assert_eq!(report.entries, 2);
     assert_eq!(report.adopted.len(), 2);
     assert_eq!(
         report.mismatched,
         vec!["context://vfs/0123456789abcdef".to_owned()]
     );
-    let again = chef.reconcile_offloads().await.unwrap();
+    let again = chef.offloads_mut().reconcile().await.unwrap();
     assert!(again.adopted.is_empty());
     let adopted = store.get(&ns(), &key(&left_key)).await.unwrap().unwrap();
     assert_eq!(adopted.value.meta()["bytes"], json!(left.len()));
@@ -598,7 +615,7 @@ fn cleanup_and_reconcile_on_the_file_system_backend() {
         let store: Arc<dyn StorageBackend> = Arc::new(FsBackend::open(dir.path()).unwrap());
         let mut first = session(Arc::clone(&store));
         push_result(&mut first, "c1", "weather_now", &big_log());
-        first.flush_offloads().await.unwrap();
+        first.offloads_mut().flush().await.unwrap();
         let uri = uri_in(&last_result_text(&first));
         let mut next = session(Arc::new(FsBackend::open(dir.path()).unwrap()));
         let r = context(
@@ -642,12 +659,12 @@ fn a_never_rule_holds_when_the_tool_is_blocked_between_its_call_and_its_result()
         )
         .with_store(Arc::clone(&store));
         chef.register_tools(two_tools()).unwrap();
-        chef.set_offload_policy(Some(
+        chef.offloads_mut().set_policy(Some(
             OffloadPolicy::chars(8_000).with_tool("uber_request", ToolRule::Never),
         ));
         chef.push(Message::user("A car to the station."));
         chef.compile(Target::OpenAiChat).unwrap();
-        let call = chef.encode_call("uber_request", json!({})).unwrap();
+        let call = chef.tools().encode_call("uber_request", json!({})).unwrap();
         assert!(
             matches!(chef.route(&call), Routed::Call(_)),
             "{level:?}: {call:?}"
@@ -656,7 +673,7 @@ fn a_never_rule_holds_when_the_tool_is_blocked_between_its_call_and_its_result()
             call.clone(),
         )]));
         // Blocked after the call was dispatched, before its result comes back.
-        chef.set_blocked_tools(["uber_request"]);
+        chef.tools_mut().set_blocked(["uber_request"]);
         chef.push(Message::tool_results(vec![ToolResult::text(
             call.id.clone(),
             log.clone(),
@@ -665,12 +682,12 @@ fn a_never_rule_holds_when_the_tool_is_blocked_between_its_call_and_its_result()
             last_result_text(&chef) == log,
             "{level:?}: the result of a Never tool was offloaded"
         );
-        assert!(chef.pending_offloads().is_empty(), "{level:?}");
-        block_on(chef.flush_offloads()).unwrap();
+        assert!(chef.offloads().pending().is_empty(), "{level:?}");
+        block_on(chef.offloads_mut().flush()).unwrap();
         let stored = block_on(store.list(&ns(), "")).unwrap();
         assert!(stored.is_empty(), "{level:?}: {stored:?}");
         // Another tool's result still follows the threshold.
-        let other = chef.encode_call("weather_now", json!({})).unwrap();
+        let other = chef.tools().encode_call("weather_now", json!({})).unwrap();
         let other = ToolCall::new("c2", other.name.as_str(), other.arguments.clone());
         chef.push(Message::assistant_with(vec![Content::ToolCall(other)]));
         chef.push(Message::tool_results(vec![ToolResult::text(

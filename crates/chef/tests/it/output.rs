@@ -41,7 +41,8 @@ fn the_guardrail_is_the_last_instruction_and_the_prefill_is_honoured_on_every_ta
     for target in Target::ALL {
         let mut chef = session();
         chef.push(Message::user("Where is the Louvre?"));
-        chef.set_guardrail(Some(Guardrail::tag("answer").unwrap()))
+        chef.layers_mut()
+            .set_guardrail(Some(Guardrail::tag("answer").unwrap()))
             .set_prefill(Some("<answer>"));
         let payload = chef.compile(target).unwrap();
         let text = String::from_utf8(payload.body.clone()).unwrap();
@@ -77,11 +78,13 @@ fn the_guardrail_is_the_last_instruction_and_the_prefill_is_honoured_on_every_ta
             );
         }
         // Replaced as a whole; cleared with None.
-        chef.set_guardrail(Some(json_guardrail()));
+        chef.layers_mut().set_guardrail(Some(json_guardrail()));
         let replaced = body(&mut chef, target);
         assert!(!replaced.contains(instruction));
         assert!(replaced.contains("valid against this JSON Schema"));
-        chef.set_guardrail(None).set_prefill(None::<String>);
+        chef.layers_mut()
+            .set_guardrail(None)
+            .set_prefill(None::<String>);
         let cleared = body(&mut chef, target);
         assert!(!cleared.contains("JSON Schema") && !cleared.contains("prefill_enforcement"));
     }
@@ -91,7 +94,7 @@ fn the_guardrail_is_the_last_instruction_and_the_prefill_is_honoured_on_every_ta
 fn check_reply_uses_the_guardrail_in_force() {
     let mut chef = session();
     assert_eq!(chef.check_reply("anything"), None);
-    chef.set_guardrail(Some(json_guardrail()));
+    chef.layers_mut().set_guardrail(Some(json_guardrail()));
     assert!(matches!(
         chef.check_reply("{\"city\": \"Paris\"}"),
         Some(Verdict::Pass { .. })
@@ -130,7 +133,8 @@ fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
     for target in Target::ALL {
         let mut live = session();
         live.push(Message::user("start"));
-        live.set_guardrail(Some(json_guardrail()))
+        live.layers_mut()
+            .set_guardrail(Some(json_guardrail()))
             .set_prefill(Some("{\"city\":"));
         let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
         let id = key("output");
@@ -141,8 +145,8 @@ fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
             // A fresh session restored from the snapshot compiles the same bytes.
             let mut fresh = session();
             fresh.restore(&live.snapshot(None)).unwrap();
-            assert_eq!(fresh.guardrail(), live.guardrail());
-            assert_eq!(fresh.prefill(), live.prefill());
+            assert_eq!(fresh.layers().guardrail(), live.layers().guardrail());
+            assert_eq!(fresh.layers().prefill(), live.layers().prefill());
             // The fresh session compiles the turn `live` just compiled: roll its counter back
             // by comparing the next compile of both instead.
             block_on(journal.save(&live)).unwrap();
@@ -156,28 +160,29 @@ fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
         block_on(Journal::new(Arc::clone(&store), id.clone()).load(&mut resumed))
             .unwrap()
             .expect("a journal");
-        assert_eq!(resumed.guardrail(), live.guardrail());
-        assert_eq!(resumed.prefill(), Some("{\"city\":"));
+        assert_eq!(resumed.layers().guardrail(), live.layers().guardrail());
+        assert_eq!(resumed.layers().prefill(), Some("{\"city\":"));
         assert_eq!(
             body(&mut resumed, target),
             body(&mut live, target),
             "{target:?}"
         );
         // And a cleared guardrail is journalled as cleared.
-        live.set_guardrail(None);
+        live.layers_mut().set_guardrail(None);
         block_on(journal.save(&live)).unwrap();
         let mut again = session();
         block_on(Journal::new(Arc::clone(&store), id).load(&mut again))
             .unwrap()
             .expect("a journal");
-        assert_eq!(again.guardrail(), None);
+        assert_eq!(again.layers().guardrail(), None);
     }
 }
 
 #[test]
 fn a_snapshot_with_a_broken_guardrail_schema_is_refused_not_half_loaded() {
     let mut chef = session();
-    chef.set_guardrail(Some(Guardrail::tag("answer").unwrap()));
+    chef.layers_mut()
+        .set_guardrail(Some(Guardrail::tag("answer").unwrap()));
     let bytes = chef::snapshot::to_vec(&chef.snapshot(None)).unwrap();
     let text = String::from_utf8(bytes).unwrap();
     assert!(text.contains(r#""guardrail":{"tag":"answer"}"#), "{text}");

@@ -38,16 +38,17 @@ fn a_short_reply_is_read_with_the_question_it_answers() {
     ));
     chef.push(Message::user("yes please"));
     assert_eq!(
-        chef.pruning_task(),
+        chef.tools().pruning_task(),
         "Order 4417: the customer changed their mind about the delivery.\n\
          Should I cancel order 4417 and add a note?\nyes please"
     );
     // As a whole the three lines abstain (the request's and the reply's words count
     // against the question's); line by line, the question's best tool comes first.
     assert!(
-        chef.pruner()
+        chef.tools()
+            .pruner()
             .index()
-            .search(&chef.pruning_task(), 3)
+            .search(&chef.tools().pruning_task(), 3)
             .abstained
     );
     let kept = kept(&mut chef);
@@ -60,7 +61,7 @@ fn a_short_reply_is_read_with_the_question_it_answers() {
     // A reply of five words or more stands on its own.
     chef.push(Message::user("What is the diesel price in Ohio today?"));
     assert_eq!(
-        chef.pruning_task(),
+        chef.tools().pruning_task(),
         "What is the diesel price in Ohio today?"
     );
     assert!(kept_has(&mut chef, "get_diesel_price"));
@@ -89,7 +90,7 @@ fn tool_results_never_replace_the_request() {
             ))],
         ));
         assert_eq!(
-            chef.pruning_task(),
+            chef.tools().pruning_task(),
             "What is the diesel price in Ohio today?"
         );
         // The same tools while the model works through its calls: the list does not move.
@@ -100,21 +101,21 @@ fn tool_results_never_replace_the_request() {
 #[test]
 fn the_override_and_an_empty_conversation() {
     let mut chef = session();
-    assert_eq!(chef.pruning_task(), "");
+    assert_eq!(chef.tools().pruning_task(), "");
     chef.push(Message::user("ok"));
     // A short reply with nothing before it is the task alone.
-    assert_eq!(chef.pruning_task(), "ok");
+    assert_eq!(chef.tools().pruning_task(), "ok");
     // A short message after an answer (not a question) is a request of its own.
     chef.push(Message::user("Geocode 1 Main St, Springfield"));
     chef.push(Message::assistant("Done: 39.78, -89.65."));
     chef.push(Message::user("now the diesel price"));
-    assert_eq!(chef.pruning_task(), "now the diesel price");
+    assert_eq!(chef.tools().pruning_task(), "now the diesel price");
     chef.push(Message::assistant("For which state?"));
     chef.push(Message::user("Ohio"));
     assert_eq!(
-        chef.pruning_task(),
+        chef.tools().pruning_task(),
         "now the diesel price\nFor which state?\nOhio"
     );
-    chef.set_task(Some("geocode an address"));
-    assert_eq!(chef.pruning_task(), "geocode an address");
+    chef.tools_mut().set_task(Some("geocode an address"));
+    assert_eq!(chef.tools().pruning_task(), "geocode an address");
 }

@@ -73,7 +73,7 @@ fn resume_all_child() {
         for how in ["file", "journal"] {
             for target in Target::ALL {
                 let mut chef = Chef::new(config()).with_store(store(&dir));
-                chef.register_skills(skills(&dir));
+                chef.skills_mut().register(skills(&dir));
                 if how == "file" {
                     chef.load(dir.join("session.json")).unwrap();
                 } else {
@@ -83,11 +83,11 @@ fn resume_all_child() {
                         .unwrap()
                         .unwrap();
                 }
-                assert!(chef.offload_policy().is_some());
-                assert_eq!(chef.pending_offloads().len(), 1);
-                assert!(chef.guardrail().is_some());
-                assert_eq!(chef.prefill(), Some("{"));
-                assert_eq!(chef.active_skill().map(Skill::name), Some("triage"));
+                assert!(chef.offloads().policy().is_some());
+                assert_eq!(chef.offloads().pending().len(), 1);
+                assert!(chef.layers().guardrail().is_some());
+                assert_eq!(chef.layers().prefill(), Some("{"));
+                assert_eq!(chef.skills().active().map(Skill::name), Some("triage"));
                 next_turn(&mut chef);
                 let payload = chef.compile_async(target).await.unwrap();
                 let expected = std::fs::read(body_file(&dir, how, target)).unwrap();
@@ -98,7 +98,7 @@ fn resume_all_child() {
                     String::from_utf8_lossy(&expected)
                 );
                 // The pending result was written by this process and reads back.
-                assert!(chef.pending_offloads().is_empty());
+                assert!(chef.offloads().pending().is_empty());
             }
         }
     });
@@ -130,27 +130,29 @@ fn everything_active_resumes_byte_identical_in_a_new_process() {
             counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         });
         chef.register_tools(two_tools()).unwrap();
-        chef.register_skills(skills(dir.path()));
+        chef.skills_mut().register(skills(dir.path()));
         chef.set_system_prompt(vec![Message::system(format!(
             "You are on call.\n\n{}",
-            chef.skill_listing()
+            chef.skills().listing()
         ))]);
-        chef.activate_skill("triage").unwrap();
-        chef.set_offload_policy(Some(OffloadPolicy::chars(4_000).with_keep(
-            Keep::HeadTail {
-                head: 400,
-                tail: 200,
-            },
-        )));
-        chef.set_guardrail(Some(
-            Guardrail::json(json!({
-                "type": "object",
-                "properties": {"pool": {"type": "string"}},
-                "required": ["pool"]
-            }))
-            .unwrap(),
-        ))
-        .set_prefill(Some("{"));
+        chef.skills_mut().activate("triage").unwrap();
+        chef.offloads_mut()
+            .set_policy(Some(OffloadPolicy::chars(4_000).with_keep(
+                Keep::HeadTail {
+                    head: 400,
+                    tail: 200,
+                },
+            )));
+        chef.layers_mut()
+            .set_guardrail(Some(
+                Guardrail::json(json!({
+                    "type": "object",
+                    "properties": {"pool": {"type": "string"}},
+                    "required": ["pool"]
+                }))
+                .unwrap(),
+            ))
+            .set_prefill(Some("{"));
         chef.announce("deploy", "A deploy is running.", chef::Channel::UserTail);
         chef.push(Message::user("Why is the API slow?"));
         for (i, tag) in ["first", "second"].into_iter().enumerate() {
@@ -167,7 +169,7 @@ fn everything_active_resumes_byte_identical_in_a_new_process() {
                 chef.compile_async(Target::Anthropic).await.unwrap();
             }
         }
-        assert_eq!(chef.pending_offloads().len(), 1);
+        assert_eq!(chef.offloads().pending().len(), 1);
         chef.save(dir.path().join("session.json"), None).unwrap();
         Journal::new(store(dir.path()), key("s1"))
             .save(&chef)

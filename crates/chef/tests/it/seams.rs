@@ -40,7 +40,7 @@ fn with_tool(mut tools: Vec<ToolDefinition>, tool: ToolDefinition) -> Vec<ToolDe
 
 /// The call the model writes for `name(args)` at the session's level.
 fn encoded(chef: &Chef, name: &str, args: Value) -> ToolCall {
-    chef.encode_call(name, args).unwrap()
+    chef.tools().encode_call(name, args).unwrap()
 }
 
 /// Asserts the model's call of `gdrive_upload_file` is blocked; returns that call.
@@ -71,9 +71,10 @@ fn a_registry_change_after_compile_never_moves_a_call_to_another_tool() {
             let mut chef = session(level);
             chef.compile(target).unwrap();
             let call = chef
+                .tools()
                 .encode_call("active_locations", json!({}))
                 .unwrap_or_else(|| panic!("{level:?}: no call for active_locations"));
-            let seen_code = chef.code_for("active_locations");
+            let seen_code = chef.tools().code_for("active_locations");
 
             // An MCP server re-lists its tools: one more, sorting just before.
             chef.register_tools(with_tool(real_tools(), extra.clone()))
@@ -86,9 +87,9 @@ fn a_registry_change_after_compile_never_moves_a_call_to_another_tool() {
                     .register_tools(with_tool(real_tools(), extra.clone()))
                     .unwrap();
                 fresh.compile(target).unwrap();
-                assert_ne!(fresh.code_for("active_locations"), seen_code);
+                assert_ne!(fresh.tools().code_for("active_locations"), seen_code);
                 // ... while this session still answers with the map its model saw.
-                assert_eq!(chef.code_for("active_locations"), seen_code);
+                assert_eq!(chef.tools().code_for("active_locations"), seen_code);
             }
             let routed = chef.route(&call);
             assert_eq!(
@@ -142,7 +143,10 @@ fn a_registry_change_after_compile_never_moves_a_call_to_another_tool() {
 
             // The next compile shows the new list, and calls made against it route.
             chef.compile(target).unwrap();
-            let fresh_call = chef.encode_call("active_locations", json!({})).unwrap();
+            let fresh_call = chef
+                .tools()
+                .encode_call("active_locations", json!({}))
+                .unwrap();
             assert_eq!(
                 called(&chef.route(&fresh_call)),
                 Some("active_locations"),
@@ -164,7 +168,9 @@ fn a_namespace_member_that_changed_since_the_compile_is_refused() {
         )]
     };
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_namespaces(group(path.clone())).unwrap();
+    chef.tools_mut()
+        .register_namespaces(group(path.clone()))
+        .unwrap();
     chef.compile(Target::Anthropic).unwrap();
     let call = ToolCall::new(
         "c1",
@@ -178,10 +184,11 @@ fn a_namespace_member_that_changed_since_the_compile_is_refused() {
     )])
     .unwrap();
     assert_eq!(called(&chef.route(&call)), Some("read_file"));
-    chef.register_namespaces(group(
-        json!({"type": "object", "properties": {"uri": {"type": "string"}}}),
-    ))
-    .unwrap();
+    chef.tools_mut()
+        .register_namespaces(group(
+            json!({"type": "object", "properties": {"uri": {"type": "string"}}}),
+        ))
+        .unwrap();
     assert!(matches!(
         chef.route(&call),
         Routed::Error {
@@ -198,10 +205,11 @@ fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_at_every_level() {
     for level in Level::ALL {
         for target in Target::ALL {
             let mut chef = session(level);
-            chef.set_blocked_tools(["gdrive_upload_file"]);
+            chef.tools_mut().set_blocked(["gdrive_upload_file"]);
             chef.compile(target).unwrap();
             for args in [json!({}), json!({"file_name": 5}), json!({"nope": true})] {
                 let call = chef
+                    .tools()
                     .encode_call("gdrive_upload_file", args.clone())
                     .unwrap();
                 match chef.route(&call) {
@@ -213,8 +221,11 @@ fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_at_every_level() {
                 }
             }
             // A permitted tool with bad arguments still gets the validation error.
-            let call = chef.encode_call("gdrive_upload_file", json!({})).unwrap();
-            chef.set_blocked_tools(Vec::<String>::new());
+            let call = chef
+                .tools()
+                .encode_call("gdrive_upload_file", json!({}))
+                .unwrap();
+            chef.tools_mut().set_blocked(Vec::<String>::new());
             assert!(
                 matches!(chef.route(&call), Routed::Error { .. }),
                 "{level:?}"
@@ -228,12 +239,13 @@ fn a_blocked_toolkit_tool_with_bad_arguments_is_refused_as_blocked() {
     let city =
         json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
     let mut chef = Chef::new(ChefConfig::default().with_level(Level::One));
-    chef.register_toolkits(vec![ToolGroup::new(
-        "weather",
-        "Weather",
-        vec![ToolDefinition::new("get_weather", city)],
-    )])
-    .unwrap();
+    chef.tools_mut()
+        .register_toolkits(vec![ToolGroup::new(
+            "weather",
+            "Weather",
+            vec![ToolDefinition::new("get_weather", city)],
+        )])
+        .unwrap();
     chef.compile(Target::OpenAiChat).unwrap();
     chef.route(&ToolCall::new(
         "c1",
@@ -241,7 +253,7 @@ fn a_blocked_toolkit_tool_with_bad_arguments_is_refused_as_blocked() {
         json!({"toolkit_name": "weather"}),
     ));
     chef.compile(Target::OpenAiChat).unwrap();
-    chef.set_blocked_tools(["get_weather"]);
+    chef.tools_mut().set_blocked(["get_weather"]);
     assert!(matches!(
         chef.route(&ToolCall::new("c2", "get_weather", json!({}))),
         Routed::Blocked { .. }
@@ -262,7 +274,7 @@ fn owned(name: &str, arguments: Value) -> OwnedCall {
 async fn a_blocked_owned_tool_is_refused_on_every_route() {
     // Legacy memory tools.
     let mut chef = Chef::new(ChefConfig::default()).with_memory(Memory::new());
-    chef.set_blocked_tools(["Create-Memory"]);
+    chef.tools_mut().set_blocked(["Create-Memory"]);
     let create = json!({"key": "lang", "value": "Rust"});
     assert!(matches!(
         chef.route(&ToolCall::new("c1", "create_memory", create.clone())),
@@ -278,7 +290,7 @@ async fn a_blocked_owned_tool_is_refused_on_every_route() {
 
     // The unified context tool and the handoff tool.
     let mut chef = Chef::new(handoff_config()).with_memory(Memory::new());
-    chef.set_blocked_tools(["context", "new_context"]);
+    chef.tools_mut().set_blocked(["context", "new_context"]);
     let write = json!({"command": "create", "path": "memory/lang", "file_text": "Rust"});
     assert!(matches!(
         chef.route(&ToolCall::new("c1", "context", write.clone())),
@@ -324,11 +336,16 @@ fn names_chef_answers_itself_are_refused_at_registration() {
             }
             other => panic!("{name}: {other:?}"),
         }
-        assert_eq!(chef.pruner().all_tools().len(), 1, "registry unchanged");
+        assert_eq!(
+            chef.tools().pruner().all_tools().len(),
+            1,
+            "registry unchanged"
+        );
     }
     // At levels 3–4 a loaded toolkit tool sits beside `t` and `q` on the wire.
     let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
     let err = chef
+        .tools_mut()
         .register_toolkits(vec![ToolGroup::new(
             "kit",
             "Kit",
@@ -347,6 +364,7 @@ fn a_snapshot_whose_toolkit_clashes_with_the_dispatcher_is_refused_whole() {
     // session, where it would sit beside the dispatcher's `q`: refused, session untouched.
     let mut saved = Chef::new(ChefConfig::default());
     saved
+        .tools_mut()
         .register_toolkits(vec![ToolGroup::new(
             "kit",
             "Kit",
@@ -367,7 +385,11 @@ fn a_snapshot_whose_toolkit_clashes_with_the_dispatcher_is_refused_whole() {
         ),
         "{err:?}"
     );
-    assert_eq!(chef.pruner().all_tools().len(), 1, "registry unchanged");
+    assert_eq!(
+        chef.tools().pruner().all_tools().len(),
+        1,
+        "registry unchanged"
+    );
     assert_eq!(chef.history().len(), 1, "history unchanged");
 }
 
@@ -375,12 +397,13 @@ fn a_snapshot_whose_toolkit_clashes_with_the_dispatcher_is_refused_whole() {
 fn a_flat_tool_named_like_a_namespace_or_a_toolkit_tool_is_refused() {
     let object = json!({"type": "object"});
     let mut chef = Chef::new(ChefConfig::default());
-    chef.register_namespaces(vec![ToolGroup::new(
-        "files",
-        "Files",
-        vec![ToolDefinition::new("read_file", object.clone())],
-    )])
-    .unwrap();
+    chef.tools_mut()
+        .register_namespaces(vec![ToolGroup::new(
+            "files",
+            "Files",
+            vec![ToolDefinition::new("read_file", object.clone())],
+        )])
+        .unwrap();
     assert!(matches!(
         chef.register_tools(vec![ToolDefinition::new("files", object.clone())]),
         Err(ChefError::Registry(RegistryError::NameClash { .. }))
@@ -388,6 +411,7 @@ fn a_flat_tool_named_like_a_namespace_or_a_toolkit_tool_is_refused() {
     chef.register_tools(vec![ToolDefinition::new("get_weather", object.clone())])
         .unwrap();
     let err = chef
+        .tools_mut()
         .register_toolkits(vec![ToolGroup::new(
             "weather",
             "Weather",
@@ -410,18 +434,20 @@ fn a_mixed_registry_never_sends_a_name_twice() {
             )
             .with_memory(Memory::new());
             chef.register_tools(real_tools()).unwrap();
-            chef.register_namespaces(vec![ToolGroup::new(
-                "files",
-                "Files",
-                vec![ToolDefinition::new("read_file", object.clone())],
-            )])
-            .unwrap();
-            chef.register_toolkits(vec![ToolGroup::new(
-                "weather",
-                "Weather",
-                vec![ToolDefinition::new("get_weather", object.clone())],
-            )])
-            .unwrap();
+            chef.tools_mut()
+                .register_namespaces(vec![ToolGroup::new(
+                    "files",
+                    "Files",
+                    vec![ToolDefinition::new("read_file", object.clone())],
+                )])
+                .unwrap();
+            chef.tools_mut()
+                .register_toolkits(vec![ToolGroup::new(
+                    "weather",
+                    "Weather",
+                    vec![ToolDefinition::new("get_weather", object.clone())],
+                )])
+                .unwrap();
             chef.push(Message::user("hi"));
             chef.compile(Target::Anthropic).unwrap();
             chef.route(&ToolCall::new(
@@ -458,9 +484,12 @@ async fn a_tool_blocked_now_stays_blocked_after_loading_an_older_save() {
             .unwrap();
 
         // The permission changes; then the older save is resumed.
-        chef.set_blocked_tools(["gdrive_upload_file"]);
+        chef.tools_mut().set_blocked(["gdrive_upload_file"]);
         chef.load(&path).unwrap();
-        assert_eq!(chef.pruner().blocked_tools(), ["gdrive_upload_file"]);
+        assert_eq!(
+            chef.tools().pruner().blocked_tools(),
+            ["gdrive_upload_file"]
+        );
         chef.compile(Target::Gemini).unwrap();
         let call = assert_upload_blocked(&mut chef, level);
         chef.load_from_store(&store, &key).await.unwrap();
@@ -469,7 +498,7 @@ async fn a_tool_blocked_now_stays_blocked_after_loading_an_older_save() {
         // Only a caller that asks for the snapshot's policy gets it.
         chef.load_with(&path, RestoreOptions::default().with_snapshot_blocklist())
             .unwrap();
-        assert!(chef.pruner().blocked_tools().is_empty());
+        assert!(chef.tools().pruner().blocked_tools().is_empty());
     }
 }
 
@@ -513,7 +542,7 @@ fn embedder() -> DenseConfig {
 fn the_session_ranks_with_its_embedder_and_keeps_its_policy_across_restore() {
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(two_tools()).unwrap();
-    chef.set_prune_policy(PrunePolicy::Ranked {
+    chef.tools_mut().set_prune_policy(PrunePolicy::Ranked {
         top_k: 1,
         always_keep: Vec::new(),
     });
@@ -526,36 +555,42 @@ fn the_session_ranks_with_its_embedder_and_keeps_its_policy_across_restore() {
             .kept
             .is_empty()
     );
-    chef.set_embedder(embedder());
+    chef.tools_mut().set_embedder(embedder());
     let kept = chef.compile(Target::Anthropic).unwrap().meta.kept;
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].0.as_str(), "weather_now");
     assert!(matches!(kept[0].1, KeepReason::Ranked { .. }));
 
     // A task override ranks on its own text.
-    chef.set_task(Some("book a ride"));
+    chef.tools_mut().set_task(Some("book a ride"));
     let kept = chef.compile(Target::Anthropic).unwrap().meta.kept;
     assert_eq!(kept[0].0.as_str(), "uber_request");
-    chef.set_task(None::<String>);
+    chef.tools_mut().set_task(None::<String>);
 
     // Restoring a snapshot keeps the embedder and the policy (settings, not state).
     let snapshot = chef.snapshot(None);
     chef.restore(&snapshot).unwrap();
-    assert!(chef.pruner().embedder().is_some());
-    assert!(matches!(chef.prune_policy(), PrunePolicy::Ranked { .. }));
+    assert!(chef.tools().pruner().embedder().is_some());
+    assert!(matches!(
+        chef.tools().prune_policy(),
+        PrunePolicy::Ranked { .. }
+    ));
     let kept = chef.compile(Target::Anthropic).unwrap().meta.kept;
     assert_eq!(kept[0].0.as_str(), "weather_now");
 
     // An allowlist bounds every policy; ranking runs among the allowed tools.
-    chef.set_allowlist(Some(["uber_request"]));
+    chef.tools_mut().set_allowlist(Some(["uber_request"]));
     let kept = chef.compile(Target::Anthropic).unwrap().meta.kept;
     assert!(kept.iter().all(|(n, _)| n.as_str() == "uber_request"));
-    chef.set_prune_policy(PrunePolicy::All);
+    chef.tools_mut().set_prune_policy(PrunePolicy::All);
     let kept = chef.compile(Target::Anthropic).unwrap().meta.kept;
     assert_eq!(kept.len(), 1);
     chef.restore(&snapshot).unwrap();
-    assert_eq!(chef.allowlist(), Some(&["uber_request".to_owned()][..]));
-    chef.set_allowlist(None::<Vec<String>>);
+    assert_eq!(
+        chef.tools().allowlist(),
+        Some(&["uber_request".to_owned()][..])
+    );
+    chef.tools_mut().set_allowlist(None::<Vec<String>>);
     assert_eq!(chef.compile(Target::Anthropic).unwrap().meta.kept.len(), 2);
 }
 
@@ -565,7 +600,9 @@ fn the_session_ranks_with_its_embedder_and_keeps_its_policy_across_restore() {
 fn a_blocklist_entry_in_other_case_blocks_and_a_typo_is_reported() {
     for level in Level::ALL {
         let mut chef = session(level);
-        let report = chef.set_blocked_tools(["GDrive_Upload_File", "gdrive_uplaod_file"]);
+        let report = chef
+            .tools_mut()
+            .set_blocked(["GDrive_Upload_File", "gdrive_uplaod_file"]);
         assert_eq!(report.unmatched, ["gdrive_uplaod_file"]);
         let first = chef.compile(Target::OpenAiResponses).unwrap();
         let typo: Vec<&String> = first
@@ -587,21 +624,25 @@ fn a_blocklist_entry_in_other_case_blocks_and_a_typo_is_reported() {
 fn flat_tools_and_a_toolkit_are_sent_together() {
     for level in Level::ALL {
         let mut chef = session(level);
-        chef.register_toolkits(vec![ToolGroup::new(
-            "weather",
-            "Weather",
-            vec![ToolDefinition::new(
-                "get_weather",
-                json!({"type": "object", "properties": {}}),
-            )],
-        )])
-        .unwrap();
+        chef.tools_mut()
+            .register_toolkits(vec![ToolGroup::new(
+                "weather",
+                "Weather",
+                vec![ToolDefinition::new(
+                    "get_weather",
+                    json!({"type": "object", "properties": {}}),
+                )],
+            )])
+            .unwrap();
         let payload = chef.compile(Target::Anthropic).unwrap();
         if matches!(level, Level::Zero | Level::One) {
             let wire = &payload.meta.wire_tools;
             assert_eq!(wire.len(), 150, "{level:?}: 149 flat tools and the loader");
         }
-        let call = chef.encode_call("active_locations", json!({})).unwrap();
+        let call = chef
+            .tools()
+            .encode_call("active_locations", json!({}))
+            .unwrap();
         assert_eq!(called(&chef.route(&call)), Some("active_locations"));
         // The loader, as the model writes it at this level (a code at 3, `load(op…)` at 2).
         let load = encoded(&chef, "load_toolkit", json!({"toolkit_name": "weather"}));
@@ -623,16 +664,17 @@ fn flat_tools_and_a_toolkit_are_sent_together() {
 fn a_toolkit_load_and_its_announcement_leave_blocked_tools_out() {
     let object = json!({"type": "object", "properties": {}});
     let mut chef = Chef::new(ChefConfig::default().with_tool_change_announcements(true));
-    chef.register_toolkits(vec![ToolGroup::new(
-        "git",
-        "Git",
-        vec![
-            ToolDefinition::new("git_status", object.clone()),
-            ToolDefinition::new("git_push_force", object),
-        ],
-    )])
-    .unwrap();
-    chef.set_blocked_tools(["git_push_force"]);
+    chef.tools_mut()
+        .register_toolkits(vec![ToolGroup::new(
+            "git",
+            "Git",
+            vec![
+                ToolDefinition::new("git_status", object.clone()),
+                ToolDefinition::new("git_push_force", object),
+            ],
+        )])
+        .unwrap();
+    chef.tools_mut().set_blocked(["git_push_force"]);
     chef.compile(Target::Anthropic).unwrap();
     let routed = chef.route(&ToolCall::new(
         "c1",
@@ -725,7 +767,7 @@ fn a_failed_compile_keeps_expiring_memory_and_the_turn() {
         ToolDefinition::new("new_tool", json!({"type": "object"})),
     ))
     .unwrap();
-    chef.add_injector("clock", failing);
+    chef.layers_mut().add_injector("clock", failing);
     let announcements = chef.announcements().to_vec();
     let turn = chef.turn();
     let err = chef.compile(Target::Anthropic).unwrap_err();
@@ -737,7 +779,7 @@ fn a_failed_compile_keeps_expiring_memory_and_the_turn() {
     assert_eq!(chef.turn(), turn);
     assert_eq!(chef.announcements(), announcements.as_slice());
 
-    chef.remove_injector("clock");
+    chef.layers_mut().remove_injector("clock");
     let payload = chef.compile(Target::Anthropic).unwrap();
     assert_eq!(payload.meta.expired_memory_keys, ["soon"]);
     let body = String::from_utf8(payload.body).unwrap();

@@ -68,17 +68,18 @@ fn fifty_turns_never_move_the_cached_prefix() {
                 .set("last_request", format!("{turn}"), SetOptions::new())
                 .unwrap();
             if turn % 2 == 0 {
-                chef.set_blocked_tools(["active_locations"]);
+                chef.tools_mut().set_blocked(["active_locations"]);
             } else {
-                chef.set_blocked_tools(Vec::<String>::new());
+                chef.tools_mut().set_blocked(Vec::<String>::new());
             }
             // So do the dynamic state and the injected context (default placement).
-            chef.set_dynamic_state(
-                &serde_json::json!({"turn": turn, "open": ["a.rs"]}),
-                chef::dynamic::Placement::LastUser,
-            )
-            .unwrap();
-            chef.add_injector(
+            chef.layers_mut()
+                .set_dynamic_state(
+                    &serde_json::json!({"turn": turn, "open": ["a.rs"]}),
+                    chef::dynamic::Placement::LastUser,
+                )
+                .unwrap();
+            chef.layers_mut().add_injector(
                 "rag",
                 move |_: &chef::dynamic::InjectionView<'_>, out: &mut chef::dynamic::Injections| {
                     out.push(format!("retrieved for request {turn}"));
@@ -246,12 +247,13 @@ fn toolkits_load_persist_and_survive_snapshots() {
     .with_description("Weather now.");
     let build = || {
         let mut chef = Chef::new(ChefConfig::default().with_tool_change_announcements(true));
-        chef.register_toolkits(vec![ToolGroup::new(
-            "Weather",
-            "Forecasts",
-            vec![weather.clone()],
-        )])
-        .unwrap();
+        chef.tools_mut()
+            .register_toolkits(vec![ToolGroup::new(
+                "Weather",
+                "Forecasts",
+                vec![weather.clone()],
+            )])
+            .unwrap();
         chef
     };
     let mut chef = build();
@@ -285,7 +287,7 @@ fn toolkits_load_persist_and_survive_snapshots() {
     let next = chef.compile(Target::Anthropic).unwrap().body;
     let mut resumed = build();
     resumed.load(&path).unwrap();
-    assert_eq!(resumed.loaded_toolkits(), ["Weather"]);
+    assert_eq!(resumed.tools().loaded_toolkits(), ["Weather"]);
     assert_eq!(
         resumed.compile(Target::Anthropic).unwrap().body,
         next,

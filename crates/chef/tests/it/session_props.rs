@@ -92,7 +92,8 @@ fn apply(chef: &mut Chef, op: &Op) {
             chef.retract_announcement(&format!("a{i}"));
         }
         Op::Block(names) => {
-            chef.set_blocked_tools(names.iter().map(|n| format!("tool_{n}")));
+            chef.tools_mut()
+                .set_blocked(names.iter().map(|n| format!("tool_{n}")));
         }
         Op::Remember(k, v) => {
             let _ = chef
@@ -112,7 +113,8 @@ fn apply(chef: &mut Chef, op: &Op) {
             } else {
                 Placement::LastUser
             };
-            chef.set_dynamic_state(&json!({"note": t, "n": t.len()}), placement)
+            chef.layers_mut()
+                .set_dynamic_state(&json!({"note": t, "n": t.len()}), placement)
                 .unwrap();
         }
         Op::Compile(t) => {

@@ -51,8 +51,8 @@ fn registered() -> Vec<Skill> {
 fn session(config: ChefConfig) -> Chef {
     let mut chef = Chef::new(config);
     chef.register_tools(tools()).unwrap();
-    chef.register_skills(registered());
-    let listing = chef.skill_listing();
+    chef.skills_mut().register(registered());
+    let listing = chef.skills().listing();
     chef.set_system_prompt(vec![Message::system(format!(
         "You are a careful engineer.\n\n{listing}"
     ))]);
@@ -172,7 +172,7 @@ fn activation_places_the_instructions_after_the_system_layers_on_every_target() 
         chef.push(Message::user("Please review my change."));
         let plain = chef.compile(target).unwrap();
         assert_eq!(plain.meta.active_skill, None);
-        chef.activate_skill("code-review").unwrap();
+        chef.skills_mut().activate("code-review").unwrap();
         let payload = chef.compile(target).unwrap();
         assert_eq!(payload.meta.active_skill.as_deref(), Some("code-review"));
         let text = String::from_utf8(payload.body).unwrap();
@@ -189,7 +189,10 @@ fn activation_places_the_instructions_after_the_system_layers_on_every_target() 
         assert!(skill_at < user_at, "{target:?}: {text}");
         assert!(!text.contains("<skill_instructions"), "{target:?}");
         // Deactivated: gone.
-        assert_eq!(chef.deactivate_skill().unwrap().name(), "code-review");
+        assert_eq!(
+            chef.skills_mut().deactivate().unwrap().name(),
+            "code-review"
+        );
         let after = chef.compile(target).unwrap();
         assert_eq!(after.meta.active_skill, None);
         assert!(
@@ -212,7 +215,7 @@ fn activation_in_the_tail_stitch_keeps_everything_before_the_last_user_turn() {
             .get("release-notes")
             .unwrap()
             .invoked(&["2.0"]);
-        chef.activate_skill(skill).unwrap();
+        chef.skills_mut().activate(skill).unwrap();
         let with = body(&mut chef, target);
         let stitched = "Notes for 2.0 please.\\n\\n<skill_instructions skill=\\\"release-notes\\\">\\nSummarise the changes of 2.0.\\n</skill_instructions>";
         assert!(with.contains(stitched), "{target:?}: {with}");
@@ -223,7 +226,8 @@ fn activation_in_the_tail_stitch_keeps_everything_before_the_last_user_turn() {
         let mut twin = session(config.clone());
         twin.push(Message::user("Notes for 2.0 please."));
         body(&mut twin, target);
-        twin.activate_skill(chef.active_skill().unwrap().clone())
+        twin.skills_mut()
+            .activate(chef.skills().active().unwrap().clone())
             .unwrap();
         assert_eq!(
             body(&mut twin, target),
@@ -236,14 +240,14 @@ fn activation_in_the_tail_stitch_keeps_everything_before_the_last_user_turn() {
 #[test]
 fn an_unknown_skill_name_is_refused_with_the_registered_ones() {
     let mut chef = session(ChefConfig::default());
-    match chef.activate_skill("deploy") {
+    match chef.skills_mut().activate("deploy") {
         Err(ChefError::UnknownSkill { name, available }) => {
             assert_eq!(name, "deploy");
             assert_eq!(available, ["code-review", "release-notes"]);
         }
         other => panic!("{other:?}"),
     }
-    assert!(chef.active_skill().is_none());
+    assert!(chef.skills().active().is_none());
 }
 
 #[test]
@@ -258,12 +262,13 @@ fn the_tool_list_is_byte_identical_before_and_after_registering_and_activating_s
             chef.push(Message::user("hi"));
             let bare = tool_bytes(&body(&mut chef, target));
             assert!(bare.contains("load_skill"), "{target:?}: {bare}");
-            chef.register_skills(registered());
+            chef.skills_mut().register(registered());
             let registered_tools = tool_bytes(&body(&mut chef, target));
-            chef.activate_skill("code-review").unwrap();
+            chef.skills_mut().activate("code-review").unwrap();
             let active = tool_bytes(&body(&mut chef, target));
-            chef.register_skills(vec![Skill::new("other", "x").unwrap()]);
-            chef.activate_skill("other").unwrap();
+            chef.skills_mut()
+                .register(vec![Skill::new("other", "x").unwrap()]);
+            chef.skills_mut().activate("other").unwrap();
             let replaced = tool_bytes(&body(&mut chef, target));
             assert_eq!(bare, registered_tools, "{target:?}");
             assert_eq!(bare, active, "{target:?}");
@@ -276,18 +281,20 @@ fn the_tool_list_is_byte_identical_before_and_after_registering_and_activating_s
     let mut chef = session(ChefConfig::default());
     chef.push(Message::user("hi"));
     assert!(!tool_bytes(&body(&mut chef, Target::Anthropic)).contains("load_skill"));
-    assert!(!chef.skill_listing().contains("load_skill"));
+    assert!(!chef.skills().listing().contains("load_skill"));
 }
 
 #[test]
 fn load_skill_activates_and_an_unknown_name_is_answered_with_the_available_ones() {
     let mut chef = session(ChefConfig::default().with_skill_tool(true));
     assert!(
-        chef.skill_listing()
+        chef.skills()
+            .listing()
             .contains("call load_skill with its name")
     );
     assert!(
-        chef.skill_listing()
+        chef.skills()
+            .listing()
             .contains("<skill name=\"code-review\">")
     );
     chef.push(Message::user("Review this."));
@@ -302,7 +309,7 @@ fn load_skill_activates_and_an_unknown_name_is_answered_with_the_available_ones(
         reply.text,
         "Error: there is no skill named \"nope\". Available skills: code-review, release-notes."
     );
-    assert!(chef.active_skill().is_none());
+    assert!(chef.skills().active().is_none());
     // Arguments as a JSON string, as some providers send them.
     let call = ToolCall::new("c2", "load_skill", json!("{\"name\": \"code-review\"}"));
     let Routed::Owned(owned) = chef.route(&call) else {
@@ -310,7 +317,7 @@ fn load_skill_activates_and_an_unknown_name_is_answered_with_the_available_ones(
     };
     let reply = block_on(chef.handle_tool(&owned)).unwrap();
     assert!(!reply.is_error, "{}", reply.text);
-    assert_eq!(chef.active_skill().map(Skill::name), Some("code-review"));
+    assert_eq!(chef.skills().active().map(Skill::name), Some("code-review"));
     let missing = ToolCall::new("c3", "load_skill", json!({}));
     let Routed::Owned(owned) = chef.route(&missing) else {
         panic!("load_skill is owned");
@@ -336,7 +343,7 @@ fn allowed_tools_prune_only_when_opted_in_and_the_change_is_announced() {
         let mut off = session(ChefConfig::default());
         off.push(Message::user("Review it."));
         let all = wire_names(&mut off, target);
-        off.activate_skill("code-review").unwrap();
+        off.skills_mut().activate("code-review").unwrap();
         assert_eq!(wire_names(&mut off, target), all, "{target:?}");
 
         // On: narrowed to read_file and grep, announced, and widened again on deactivation.
@@ -346,7 +353,7 @@ fn allowed_tools_prune_only_when_opted_in_and_the_change_is_announced() {
         let mut on = session(config);
         on.push(Message::user("Review it."));
         assert_eq!(wire_names(&mut on, target), all);
-        on.activate_skill("code-review").unwrap();
+        on.skills_mut().activate("code-review").unwrap();
         let payload = on.compile(target).unwrap();
         let mut narrowed: Vec<&str> = payload.meta.wire_tools.iter().map(|n| n.as_str()).collect();
         narrowed.sort_unstable();
@@ -357,10 +364,10 @@ fn allowed_tools_prune_only_when_opted_in_and_the_change_is_announced() {
             "{target:?}: {text}"
         );
         // Within the allowlist when both are set.
-        on.set_allowlist(Some(["grep", "deploy"]));
+        on.tools_mut().set_allowlist(Some(["grep", "deploy"]));
         assert_eq!(wire_names(&mut on, target), ["grep"], "{target:?}");
-        on.set_allowlist(None::<Vec<String>>);
-        on.deactivate_skill();
+        on.tools_mut().set_allowlist(None::<Vec<String>>);
+        on.skills_mut().deactivate();
         let payload = on.compile(target).unwrap();
         assert_eq!(payload.meta.wire_tools.len(), all.len(), "{target:?}");
         assert!(
@@ -384,7 +391,7 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
                 .get("release-notes")
                 .unwrap()
                 .invoked(&["3.1"]);
-            live.activate_skill(invoked).unwrap();
+            live.skills_mut().activate(invoked).unwrap();
             let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
             let id = key("skills");
             let mut journal = Journal::new(Arc::clone(&store), id.clone());
@@ -400,7 +407,7 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
                 let mut registered = session(config.clone());
                 registered.restore(&snapshot).unwrap();
                 assert_eq!(
-                    registered.active_skill().unwrap().instructions(),
+                    registered.skills().active().unwrap().instructions(),
                     "Summarise the changes of 3.1."
                 );
                 // Not registered: a stub with the persisted (rendered) instructions, and the
@@ -408,7 +415,7 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
                 let mut fresh = Chef::new(config.clone());
                 fresh.restore(&snapshot).unwrap();
                 assert_eq!(
-                    fresh.active_skill().unwrap().instructions(),
+                    fresh.skills().active().unwrap().instructions(),
                     "Summarise the changes of 3.1."
                 );
                 let mut twin = live.fork();
@@ -423,7 +430,7 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
                 .unwrap()
                 .expect("a journal");
             assert_eq!(
-                resumed.active_skill().map(Skill::name),
+                resumed.skills().active().map(Skill::name),
                 Some("release-notes")
             );
             assert_eq!(
@@ -432,13 +439,13 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
                 "{target:?}"
             );
             // Deactivation is journalled too.
-            live.deactivate_skill();
+            live.skills_mut().deactivate();
             block_on(journal.save(&live)).unwrap();
             let mut again = Chef::new(config.clone());
             block_on(Journal::new(Arc::clone(&store), id).load(&mut again))
                 .unwrap()
                 .expect("a journal");
-            assert!(again.active_skill().is_none());
+            assert!(again.skills().active().is_none());
         }
     }
 }
@@ -448,7 +455,7 @@ fn snapshots_without_a_skill_say_nothing_and_old_ones_load() {
     let mut chef = session(ChefConfig::default());
     let text = String::from_utf8(chef::snapshot::to_vec(&chef.snapshot(None)).unwrap()).unwrap();
     assert!(!text.contains("\"skill\""), "{text}");
-    chef.activate_skill("code-review").unwrap();
+    chef.skills_mut().activate("code-review").unwrap();
     let text = String::from_utf8(chef::snapshot::to_vec(&chef.snapshot(None)).unwrap()).unwrap();
     assert!(
         text.contains(r#""skill":{"name":"code-review","instructions":"Read every changed file with read_file before judging.","allowed_tools":["read_file","grep"]}"#),
@@ -456,17 +463,17 @@ fn snapshots_without_a_skill_say_nothing_and_old_ones_load() {
     );
     // A snapshot of an earlier version has no such field: it restores with no skill.
     let mut other = session(ChefConfig::default());
-    other.activate_skill("release-notes").unwrap();
+    other.skills_mut().activate("release-notes").unwrap();
     let old = session(ChefConfig::default()).snapshot(None);
     other.restore(&old).unwrap();
-    assert!(other.active_skill().is_none());
+    assert!(other.skills().active().is_none());
 }
 
 #[test]
 fn an_unchanged_skill_keeps_the_cached_prefix_turn_after_turn() {
     for placement in [SkillPlacement::AfterSystem, SkillPlacement::Tail] {
         let mut chef = session(ChefConfig::default().with_skill_placement(placement));
-        chef.activate_skill("code-review").unwrap();
+        chef.skills_mut().activate("code-review").unwrap();
         let mut reused = false;
         for i in 0..12 {
             chef.push(Message::user(format!("turn {i}")));
@@ -500,9 +507,9 @@ fn activation_is_an_event_and_a_bound_matching_no_tool_is_said_once() {
         }
         _ => {}
     });
-    chef.activate_skill("code-review").unwrap();
-    chef.activate_skill("release-notes").unwrap();
-    chef.deactivate_skill();
+    chef.skills_mut().activate("code-review").unwrap();
+    chef.skills_mut().activate("release-notes").unwrap();
+    chef.skills_mut().deactivate();
     assert_eq!(
         *seen.lock().unwrap(),
         [
@@ -517,7 +524,7 @@ fn activation_is_an_event_and_a_bound_matching_no_tool_is_said_once() {
     let stray = Skill::new("stray", "Use the Bash tool.")
         .unwrap()
         .with_allowed_tools(["Bash(git status:*)"]);
-    chef.activate_skill(stray).unwrap();
+    chef.skills_mut().activate(stray).unwrap();
     chef.push(Message::user("status?"));
     let payload = chef.compile(Target::Anthropic).unwrap();
     assert_notice(
@@ -546,7 +553,7 @@ fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_tha
                 .get("release-notes")
                 .unwrap()
                 .invoked(&["2.4"]);
-            live.activate_skill(invoked).unwrap();
+            live.skills_mut().activate(invoked).unwrap();
             let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
             let id = key("invoked");
             let mut journal = Journal::new(Arc::clone(&store), id.clone());
@@ -560,7 +567,7 @@ fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_tha
             let mut restored = session(config.clone());
             restored.restore(&snapshot).unwrap();
             assert_eq!(
-                restored.active_skill().unwrap().instructions(),
+                restored.skills().active().unwrap().instructions(),
                 "Summarise the changes of 2.4."
             );
             assert_eq!(
@@ -580,7 +587,7 @@ fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_tha
             );
             // The registered skill's own fields still describe it.
             assert_eq!(
-                replayed.active_skill().unwrap().description(),
+                replayed.skills().active().unwrap().description(),
                 "Write release notes."
             );
         }

@@ -15,7 +15,7 @@ fn session() -> Chef {
     chef.push(Message::user("Transfer 100 EUR to account 42."));
     chef.push(Message::assistant("Done: 100 EUR to account 42."));
     chef.announce("env", "cwd /srv", chef::Channel::System);
-    chef.set_blocked_tools(["delete_file"]);
+    chef.tools_mut().set_blocked(["delete_file"]);
     chef
 }
 

@@ -29,7 +29,7 @@ fn session() -> Chef {
 
 /// The registry's tools, by address: equal when the registry kept the same allocation.
 fn registry_address(chef: &Chef) -> *const ToolDefinition {
-    chef.pruner().all_tools().as_ptr()
+    chef.tools().pruner().all_tools().as_ptr()
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn a_v1_file_written_before_the_tools_were_shared_still_loads() {
     std::fs::write(&path, v1).unwrap();
     for mut chef in [Chef::new(ChefConfig::default()), session()] {
         chef.load(&path).unwrap();
-        assert_eq!(chef.pruner().all_tools(), tools().as_slice());
+        assert_eq!(chef.tools().pruner().all_tools(), tools().as_slice());
         assert_eq!(chef.history()[0].text(), "What is in /srv?");
     }
 }
@@ -85,7 +85,7 @@ fn restoring_the_same_tools_keeps_the_registry_and_other_tools_are_parsed() {
         .register_tools(vec![ToolDefinition::new("rm", json!({"type": "object"}))])
         .unwrap();
     other.load(&path).unwrap();
-    assert_eq!(other.pruner().all_tools(), tools().as_slice());
+    assert_eq!(other.tools().pruner().all_tools(), tools().as_slice());
     assert_eq!(other.compile(Target::Anthropic).unwrap().body, expected);
 }
 
@@ -109,7 +109,7 @@ fn a_snapshot_taken_after_new_tools_are_registered_carries_the_new_tools() {
     // Restoring the first snapshot brings the old tools back.
     chef.restore(&snapshot::from_slice(&first).unwrap())
         .unwrap();
-    assert_eq!(chef.pruner().all_tools(), tools().as_slice());
+    assert_eq!(chef.tools().pruner().all_tools(), tools().as_slice());
 }
 
 /// A snapshot file of `session()` with its tools field replaced by `tools`.
@@ -181,7 +181,7 @@ fn duplicate_tool_names_in_a_file_are_refused_before_anything_changes() {
     let err = chef.restore(&read).unwrap_err();
     assert!(matches!(err, ChefError::Registry(_)), "{err:?}");
     assert_eq!(chef.history().len(), 2);
-    assert_eq!(chef.pruner().all_tools(), tools().as_slice());
+    assert_eq!(chef.tools().pruner().all_tools(), tools().as_slice());
 }
 
 #[test]
@@ -269,7 +269,10 @@ fn fresh_sessions_restoring_one_catalogue_share_its_parsed_tools() {
     std::fs::write(&pretty_path, crate::support::resealed(edited.as_bytes())).unwrap();
     let mut third = Chef::new(ChefConfig::default());
     third.load(&pretty_path).unwrap();
-    assert_eq!(third.pruner().all_tools(), first.pruner().all_tools());
+    assert_eq!(
+        third.tools().pruner().all_tools(),
+        first.tools().pruner().all_tools()
+    );
     assert_eq!(third.compile(Target::OpenAiChat).unwrap().body, expected);
 
     // Once no session holds them, a restore parses them again and still compiles the same.

@@ -95,12 +95,13 @@ pub(crate) fn push_tool_round(chef: &mut Chef, id: &str, name: &str) {
 
 /// Adds (or replaces) injector `name`, which injects `lines` every turn.
 pub(crate) fn inject_lines(chef: &mut Chef, name: &str, lines: &'static [&'static str]) {
-    chef.add_injector(name, move |_: &InjectionView<'_>, out: &mut Injections| {
-        for line in lines {
-            out.push(*line);
-        }
-        Ok(())
-    });
+    chef.layers_mut()
+        .add_injector(name, move |_: &InjectionView<'_>, out: &mut Injections| {
+            for line in lines {
+                out.push(*line);
+            }
+            Ok(())
+        });
 }
 
 /// Two tools a toy embedder tells apart: a ride and the weather.

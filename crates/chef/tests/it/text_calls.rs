@@ -53,8 +53,8 @@ fn routed_call(chef: &mut Chef, call: &ToolCall) -> (String, Value) {
 #[test]
 fn recovered_calls_route_like_native_ones_at_level_3() {
     let mut chef = level3();
-    let geocode = chef.code_for("batch_geocode").unwrap();
-    let cancel = chef.code_for("cancel_order").unwrap();
+    let geocode = chef.tools().code_for("batch_geocode").unwrap();
+    let cancel = chef.tools().code_for("cancel_order").unwrap();
     let geocode_args = json!({"addresses": ["1 Main St"]});
     let cancel_args = json!({"trackingNumber": "999U123"});
     let replies = [
@@ -126,7 +126,7 @@ fn recovered_calls_route_like_native_ones_at_level_3() {
 #[test]
 fn several_calls_in_one_reply_and_a_lookup_route_in_order() {
     let mut chef = level3();
-    let cancel = chef.code_for("cancel_order").unwrap();
+    let cancel = chef.tools().code_for("cancel_order").unwrap();
     let content = format!(
         "<tool_call>\n{}\n</tool_call>\n<tool_call>\n{}\n</tool_call>",
         json!({"name": "q", "arguments": {"c": cancel, "s": "geocode addresses"}}),
@@ -222,7 +222,7 @@ fn a_constrained_reply_is_recovered_and_routed() {
     sent["response_format"] = format;
     assert_eq!(sent["response_format"]["type"], "json_schema");
     // A reply the schema allows, as llama.cpp returns it: the call is the content.
-    let code = chef.code_for("batch_geocode").unwrap();
+    let code = chef.tools().code_for("batch_geocode").unwrap();
     let content = json!({"name": "t", "arguments": {"f": code, "a": {"addresses": ["1 Main St"]}}})
         .to_string();
     let reply_value: Value = serde_json::from_str(&content).unwrap();

@@ -82,7 +82,7 @@ fn request_sets_the_wire_names_route_reads_too() {
 #[test]
 fn a_gated_tool_is_blocked_under_its_wire_name_too() {
     let mut chef = session(Level::One);
-    chef.set_blocked_tools(["timezone.convert"]);
+    chef.tools_mut().set_blocked(["timezone.convert"]);
     chef.compile(Target::OpenAiChat).unwrap();
     // Bad arguments too: the gate comes before validation.
     let tz = ToolCall::new("c1", "timezone_convert", json!({}));
@@ -95,12 +95,13 @@ fn map_tool_beside_loaded_toolkit_tool() -> (Chef, chef::Payload) {
     let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
     chef.register_tools(vec![ToolDefinition::new("a_b", json!({"type": "object"}))])
         .unwrap();
-    chef.register_toolkits(vec![ToolGroup::new(
-        "kit",
-        "A toolkit",
-        vec![ToolDefinition::new("a.b", json!({"type": "object"}))],
-    )])
-    .unwrap();
+    chef.tools_mut()
+        .register_toolkits(vec![ToolGroup::new(
+            "kit",
+            "A toolkit",
+            vec![ToolDefinition::new("a.b", json!({"type": "object"}))],
+        )])
+        .unwrap();
     chef.push(Message::user("go"));
     chef.compile(Target::OpenAiChat).unwrap();
     let load = ToolCall::new("c0", "load_toolkit", json!({"toolkit_name": "kit"}));
@@ -138,7 +139,7 @@ fn a_toolkit_tool_s_wire_name_that_is_also_a_map_tool_is_refused_naming_both() {
     }
     // Unambiguous routes still reach each tool: the map tool by its code, the toolkit tool
     // by its real name.
-    let code = chef.code_for("a_b").unwrap();
+    let code = chef.tools().code_for("a_b").unwrap();
     expect_call(
         chef.route(&ToolCall::new("c2", "t", json!({"f": code}))),
         "a_b",
@@ -150,7 +151,7 @@ fn a_toolkit_tool_s_wire_name_that_is_also_a_map_tool_is_refused_naming_both() {
 fn an_ambiguous_wire_name_involving_a_blocked_tool_is_blocked_not_explained() {
     for blocked in ["a.b", "a_b", "A-B"] {
         let (mut chef, _) = map_tool_beside_loaded_toolkit_tool();
-        chef.set_blocked_tools([blocked]);
+        chef.tools_mut().set_blocked([blocked]);
         match chef.route(&ToolCall::new("c1", "a_b", json!({}))) {
             Routed::Blocked { name, reply, .. } => {
                 // Blocklist entries match ignoring separators, so either entry blocks both.

@@ -39,7 +39,10 @@ fn library_body_with(
     setup(&mut chef);
     chef.set_system_prompt(vec![Message::system("You track orders.")]);
     chef.push(Message::user("Where is 737U2663137?"));
-    let mut call = chef.encode_call("get_order_details", args()).unwrap();
+    let mut call = chef
+        .tools()
+        .encode_call("get_order_details", args())
+        .unwrap();
     call.id = call_id.into();
     chef.push(Message::assistant_with(vec![Content::ToolCall(call)]));
     chef.push(Message::tool_results(vec![ToolResult::text(

@@ -411,7 +411,7 @@ pub fn tool_definitions() -> Vec<ToolDefinition> {
 pub fn encoded(name: &str, args: Value) -> ToolCall {
     let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
     chef.register_tools(tool_definitions()).unwrap();
-    chef.encode_call(name, args).unwrap()
+    chef.tools().encode_call(name, args).unwrap()
 }
 
 /// The names of the tools in an upstream body.

@@ -561,7 +561,7 @@ async fn check_names_a_database_that_does_not_exist() {
 }
 
 /// Issue #47 item 1, the gateway's side: `[chef] blocked` is handed to chef's gate
-/// (`Chef::set_blocked_tools`), which matches an entry the way calls are matched, ignoring
+/// (`chef.tools_mut().set_blocked`), which matches an entry the way calls are matched, ignoring
 /// letter case and separators; the gateway adds no matching of its own.
 #[tokio::test]
 async fn a_blocklist_entry_with_case_and_separator_drift_blocks_the_tool() {
