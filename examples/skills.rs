@@ -11,7 +11,7 @@
 //! 1. `skills::load_dirs`: the example's skills first, then a second directory holding a
 //!    broken file and an older copy of one skill: the broken file is reported with its
 //!    path and line, the older copy as hidden, and the rest load.
-//! 2. `skill_listing` goes into the system prompt once; `load_skill` is on the tool list
+//! 2. `skills().listing()` goes into the system prompt once; `load_skill` is on the tool list
 //!    from the first turn (a setting), with a schema that names no skill.
 //! 3. The model asks for a skill that does not exist and is told which ones do; then it
 //!    loads `release-notes`: its instructions go into the tail, the payload names it, and

@@ -62,9 +62,11 @@ pub enum ChefError {
         name: chef_ir::ToolName,
     },
     /// `handle_tool` was given a tool chef does not own (guard with `chef.tools().owns`).
-    #[error("\"{0}\" is not a library-owned tool; check owns_tool() before handle_tool()")]
+    #[error(
+        "\"{0}\" is not a library-owned tool; check chef.tools().owns(name) before handle_tool()"
+    )]
     NotOwned(String),
-    /// `activate_skill` was given a name no registered skill has.
+    /// `SkillsMut::activate` was given a name no registered skill has.
     #[error("no skill named \"{name}\" is registered (registered: {})", available.join(", "))]
     UnknownSkill {
         /// The name given.

@@ -110,7 +110,7 @@ pub enum ChefEvent {
         /// The store's error.
         error: String,
     },
-    /// A skill became active (by `activate_skill`, a `load_skill` call, or a restore).
+    /// A skill became active (by `SkillsMut::activate`, a `load_skill` call, or a restore).
     SkillActivated {
         /// Its name.
         name: String,

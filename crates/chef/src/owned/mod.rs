@@ -275,7 +275,7 @@ pub fn recall_context_tool() -> ToolDefinition {
 }
 
 /// The `load_skill` tool. Its schema is static: the skill names live in the listing
-/// ([`Chef::skill_listing`](crate::Chef::skill_listing)), never in an enum, so the tool
+/// ([`SessionSkills::listing`](crate::SessionSkills::listing)), never in an enum, so the tool
 /// list (and the cache over it) holds when skills are registered or change.
 pub fn load_skill_tool() -> ToolDefinition {
     ToolDefinition::new(

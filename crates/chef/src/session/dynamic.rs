@@ -31,11 +31,13 @@ pub struct LayersMut<'a> {
 
 impl Chef {
     /// The dynamic state, the context injectors, the guardrail and the prefill in force.
+    #[must_use]
     pub fn layers(&self) -> Layers<'_> {
         Layers { chef: self }
     }
 
     /// The dynamic state, the context injectors, the guardrail and the prefill, to change.
+    #[must_use]
     pub fn layers_mut(&mut self) -> LayersMut<'_> {
         LayersMut { chef: self }
     }

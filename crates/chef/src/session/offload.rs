@@ -113,11 +113,13 @@ pub struct OffloadsMut<'a> {
 
 impl Chef {
     /// Offloading as it stands: the policy and the pending results.
+    #[must_use]
     pub fn offloads(&self) -> Offloads<'_> {
         Offloads { chef: self }
     }
 
     /// Offloading, to change: the policy, the writes and the store's upkeep.
+    #[must_use]
     pub fn offloads_mut(&mut self) -> OffloadsMut<'_> {
         OffloadsMut { chef: self }
     }
@@ -182,7 +184,7 @@ impl OffloadsMut<'_> {
     /// show instead (with the policy's [`Keep`](crate::offload::Keep), or the default one
     /// without a policy). For callers that hold large content outside a tool result.
     /// Nothing in the session changes; a store failure is `Err` (keep the text).
-    pub async fn store(&mut self, text: &str) -> Result<Offloaded, ChefError> {
+    pub async fn store(self, text: &str) -> Result<Offloaded, ChefError> {
         let store = Arc::clone(&self.chef.storage.store);
         let (key, deduplicated) = store_content(&*store, text, None).await?;
         let uri = offload::vfs_uri(&key);
@@ -215,7 +217,7 @@ impl OffloadsMut<'_> {
     /// rewritten, so the next compile cannot reuse the history prefix once); the next
     /// compile's notices and a [`ChefEvent::OffloadFailed`] say so. Only the refusal of a
     /// result is handled this way: `Err` is never returned for it, so the loop goes on.
-    pub async fn flush(&mut self) -> Result<FlushReport, ChefError> {
+    pub async fn flush(self) -> Result<FlushReport, ChefError> {
         let mut report = FlushReport::default();
         if self.chef.offloading.offload_pending.is_empty() {
             return Ok(report);
@@ -274,8 +276,8 @@ impl OffloadsMut<'_> {
     /// writer touched meanwhile is left. Entries without chef's bookkeeping count as
     /// offloaded now (see [`reconcile`](Self::reconcile)). Each eviction is
     /// a [`ChefEvent::OffloadEvicted`].
-    pub async fn cleanup(&mut self, caps: &OffloadCaps) -> Result<CleanupReport, ChefError> {
-        self.flush().await?;
+    pub async fn cleanup(self, caps: &OffloadCaps) -> Result<CleanupReport, ChefError> {
+        self.chef.offloads_mut().flush().await?;
         let store = Arc::clone(&self.chef.storage.store);
         let ns = vfs()?;
         let now = now_ms();
@@ -369,8 +371,8 @@ impl OffloadsMut<'_> {
     /// namespace's totals, the adopted entries, and content-addressed entries whose
     /// content does not match their name (reported; their content is never changed, and
     /// without bookkeeping they are adopted like any other, so cleanup can evict them). Pending offloads are written first.
-    pub async fn reconcile(&mut self) -> Result<ReconcileReport, ChefError> {
-        self.flush().await?;
+    pub async fn reconcile(self) -> Result<ReconcileReport, ChefError> {
+        self.chef.offloads_mut().flush().await?;
         let store = Arc::clone(&self.chef.storage.store);
         let ns = vfs()?;
         let mut report = ReconcileReport::default();

@@ -33,20 +33,12 @@ impl ActiveSkill {
     }
 }
 
-/// The session's skills as they stand: the registry (through `Deref`, so `get`, `names`
-/// and `iter` read as on [`Skills`]), the active skill and the listing to put in the
-/// system prompt. Reached with [`Chef::skills`]; to change them, [`Chef::skills_mut`].
+/// The session's skills as they stand: the registry, the active skill and the listing to
+/// put in the system prompt. Reached with [`Chef::skills`]; to change them,
+/// [`Chef::skills_mut`]. Every read borrows the session, not the handle.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionSkills<'a> {
     chef: &'a Chef,
-}
-
-impl std::ops::Deref for SessionSkills<'_> {
-    type Target = Skills;
-
-    fn deref(&self) -> &Skills {
-        &self.chef.skill_state.skills
-    }
 }
 
 /// The session's skills, to change: register them, activate one, deactivate it. Reached
@@ -57,13 +49,15 @@ pub struct SkillsMut<'a> {
 }
 
 impl Chef {
-    /// The session's skills: the registered ones (the handle reads as the [`Skills`]
-    /// registry: `get`, `names`, `iter`), the active one and the listing for the prompt.
+    /// The session's skills: the registered ones, the active one and the listing for the
+    /// prompt (see [`SessionSkills`]).
+    #[must_use]
     pub fn skills(&self) -> SessionSkills<'_> {
         SessionSkills { chef: self }
     }
 
     /// The session's skills, to change: register, activate, deactivate.
+    #[must_use]
     pub fn skills_mut(&mut self) -> SkillsMut<'_> {
         SkillsMut { chef: self }
     }
@@ -207,6 +201,36 @@ impl Chef {
 }
 
 impl<'a> SessionSkills<'a> {
+    /// The registered skills.
+    pub fn registry(&self) -> &'a Skills {
+        &self.chef.skill_state.skills
+    }
+
+    /// A registered skill by name.
+    pub fn get(&self, name: &str) -> Option<&'a Arc<Skill>> {
+        self.registry().get(name)
+    }
+
+    /// The registered skills' names, in name order.
+    pub fn names(&self) -> Vec<&'a str> {
+        self.registry().names()
+    }
+
+    /// The registered skills, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a Skill> + use<'a> {
+        self.registry().iter()
+    }
+
+    /// How many skills are registered.
+    pub fn len(&self) -> usize {
+        self.registry().len()
+    }
+
+    /// Whether no skill is registered.
+    pub fn is_empty(&self) -> bool {
+        self.registry().is_empty()
+    }
+
     /// The active skill.
     pub fn active(&self) -> Option<&'a Skill> {
         self.chef

@@ -35,11 +35,13 @@ pub struct ToolsMut<'a> {
 
 impl Chef {
     /// The session's tools as they stand (see [`Tools`]).
+    #[must_use]
     pub fn tools(&self) -> Tools<'_> {
         Tools { chef: self }
     }
 
     /// The session's tools, to change (see [`ToolsMut`]).
+    #[must_use]
     pub fn tools_mut(&mut self) -> ToolsMut<'_> {
         ToolsMut { chef: self }
     }
@@ -304,6 +306,11 @@ impl Chef {
 }
 
 impl<'a> Tools<'a> {
+    /// The blocklist in force, as set (see [`ToolsMut::set_blocked`]).
+    pub fn blocked(&self) -> &'a [String] {
+        self.chef.tools.pruner.blocked_tools()
+    }
+
     /// The registry (read-only; change it through [`Chef::register_tools`] and
     /// [`ToolsMut`], so the session's caches stay right).
     pub fn pruner(&self) -> &'a Pruner {

@@ -23,8 +23,8 @@
 //!   commas or spaces), `arguments` (names, or `{name, description}`) / `argument-hint`
 //!   (its `[bracketed]` words name the arguments when `arguments` is absent).
 //! * [`render_arguments`] fills `$ARGUMENTS`, `$0..$N` and `${NAME}`: a pure function.
-//! * In a session ([`Chef::register_skills`](crate::Chef::register_skills),
-//!   [`Chef::activate_skill`](crate::Chef::activate_skill)) the active skill's
+//! * In a session ([`SkillsMut::register`](crate::SkillsMut::register),
+//!   [`SkillsMut::activate`](crate::SkillsMut::activate)) the active skill's
 //!   instructions are placed per [`SkillPlacement`], reported in
 //!   [`PayloadMeta::active_skill`](crate::PayloadMeta::active_skill), carried by snapshots,
 //!   and, with [`ChefConfig::with_skill_pruning`](crate::ChefConfig::with_skill_pruning),

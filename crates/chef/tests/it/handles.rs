@@ -169,3 +169,114 @@ fn the_skills_handle_reads_as_the_registry() {
     assert_eq!(was.as_deref().map(Skill::name), Some("notes"));
     assert!(chef.skills_mut().activate("missing").is_err());
 }
+
+#[test]
+fn skill_reads_outlive_the_handle() {
+    let mut chef = Chef::new(ChefConfig::default());
+    chef.skills_mut()
+        .register([Skill::new("notes", "Write them.").unwrap()]);
+    let names = chef.skills().names();
+    let registry = chef.skills().registry();
+    let first = chef.skills().iter().next();
+    assert_eq!(names, ["notes"]);
+    assert_eq!(registry.len(), 1);
+    assert_eq!(first.map(Skill::name), Some("notes"));
+    assert_eq!((chef.skills().len(), chef.skills().is_empty()), (1, false));
+}
+
+/// An async method's future borrows the session, not the temporary handle, so it can be
+/// handed to a combinator; and the deprecated async shims write what the handles write.
+#[tokio::test]
+#[allow(deprecated)]
+async fn offload_futures_borrow_the_session_and_the_shims_match() {
+    let big: String = (0..3_000)
+        .map(|i| format!("{i} GET /health 200\n"))
+        .collect();
+    let mut results = Vec::new();
+    for flat in [false, true] {
+        let mut chef = Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified));
+        if flat {
+            chef.set_offload_policy(Some(OffloadPolicy::chars(2_000)));
+        } else {
+            chef.offloads_mut()
+                .set_policy(Some(OffloadPolicy::chars(2_000)));
+        }
+        chef.push(Message::assistant_with(vec![chef_ir::Content::ToolCall(
+            chef_ir::ToolCall::new("c1", "read_log", json!({})),
+        )]));
+        chef.push(Message::tool_results(vec![chef_ir::ToolResult::text(
+            "c1",
+            big.clone(),
+        )]));
+        assert_eq!(chef.offloads().pending().len(), 1);
+        let flushed = if flat {
+            chef.flush_offloads().await.unwrap()
+        } else {
+            let future = chef.offloads_mut().flush();
+            tokio::time::timeout(std::time::Duration::from_secs(30), future)
+                .await
+                .unwrap()
+                .unwrap()
+        };
+        assert!(chef.offloads().pending().is_empty());
+        let stored = if flat {
+            chef.offload("held outside a result").await.unwrap()
+        } else {
+            chef.offloads_mut()
+                .store("held outside a result")
+                .await
+                .unwrap()
+        };
+        let reconciled = if flat {
+            chef.reconcile_offloads().await.unwrap()
+        } else {
+            chef.offloads_mut().reconcile().await.unwrap()
+        };
+        results.push((flushed.stored, stored.uri, reconciled.entries));
+    }
+    assert_eq!(results[0], results[1]);
+    assert_eq!(results[0].2, 2);
+}
+
+#[test]
+#[allow(deprecated)]
+fn the_deprecated_reads_of_a_compiled_session_match_the_handles() {
+    use chef_compress::Level;
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    chef.register_tools(tools()).unwrap();
+    chef.push(Message::user("list the files"));
+    chef.compile(Target::Anthropic).unwrap();
+    assert_eq!(chef.code_for("list_dir"), chef.tools().code_for("list_dir"));
+    assert!(chef.tools().code_for("list_dir").is_some());
+    assert_eq!(
+        chef.encode_call("list_dir", json!({})),
+        chef.tools().encode_call("list_dir", json!({}))
+    );
+    assert_eq!(chef.owns_tool("context"), chef.tools().owns("context"));
+    assert_eq!(chef.directory_xml(), chef.tools().directory_xml());
+    assert_eq!(chef.loaded_toolkits(), chef.tools().loaded_toolkits());
+    assert_eq!(chef.found_tools().len(), chef.tools().found().len());
+    assert_eq!(chef.tools().blocked(), chef.pruner().blocked_tools());
+
+    let schema = json!({"type": "object", "properties": {"step": {"type": "integer"}}});
+    assert!(
+        chef.set_dynamic_state_checked(&schema, &json!({"step": "one"}), Placement::LastUser)
+            .is_err()
+    );
+    assert!(
+        chef.layers_mut()
+            .set_dynamic_state_checked(&schema, &json!({"step": "one"}), Placement::LastUser)
+            .is_err()
+    );
+    chef.add_injector(
+        "clock",
+        |_: &chef::dynamic::InjectionView<'_>, out: &mut chef::dynamic::Injections| {
+            out.push("noon");
+            Ok(())
+        },
+    );
+    assert_eq!(chef.injectors().collect::<Vec<_>>(), ["clock"]);
+    assert_eq!(chef.layers().injectors().collect::<Vec<_>>(), ["clock"]);
+    assert!(chef.remove_injector("clock"));
+    assert!(!chef.layers_mut().remove_injector("clock"));
+}
