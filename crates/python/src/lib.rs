@@ -7,6 +7,7 @@
 mod convert;
 mod errors;
 mod json_out;
+mod layers;
 mod session;
 mod types;
 

@@ -19,6 +19,7 @@ use crate::{
     convert::{document, json_bytes, target, to_value, type_name},
     errors::{chef_error, closed, invalid_input, load_error, response_error},
     json_out::to_py,
+    layers,
     types::{Owned, OwnedReply, Payload, ToolCall, calls_list, outcome},
 };
 
@@ -31,11 +32,13 @@ struct Inner {
 }
 
 /// Why a step run without the GIL failed; turned into a Python exception after.
-enum Failure {
+pub(crate) enum Failure {
     Closed,
     Chef(ChefError),
     Runtime(String),
     NoMemory,
+    /// A value from Python that chef cannot use (`chef.InvalidInputError`).
+    Invalid(String),
 }
 
 impl From<ChefError> for Failure {
@@ -50,6 +53,7 @@ impl From<Failure> for PyErr {
             Failure::Closed => closed(),
             Failure::Chef(e) => chef_error(e),
             Failure::Runtime(m) => pyo3::exceptions::PyRuntimeError::new_err(m),
+            Failure::Invalid(m) => invalid_input(m),
             Failure::NoMemory => crate::errors::raise(
                 "ChefMemoryError",
                 "this session has no memory (create it with Chef(memory=True))".to_owned(),
@@ -686,6 +690,128 @@ impl Chef {
     #[getter]
     fn loaded_toolkits(&self) -> PyResult<Vec<String>> {
         self.with(|i| Ok(i.chef.tools().loaded_toolkits().to_vec()))
+    }
+
+    /// Sets the dynamic state: any JSON value, rendered as XML under `<dynamic_state>` at
+    /// every compile until replaced or cleared (`None` clears it). placement: "last_user"
+    /// (stitched into the last user message, after the cached prefix) or "system" (a
+    /// system message after the history).
+    #[pyo3(signature = (state, placement = "last_user"))]
+    fn set_dynamic_state(&self, state: &Bound<'_, PyAny>, placement: &str) -> PyResult<()> {
+        let state = to_value(state)?;
+        self.with(|i| {
+            let placement = layers::placement(placement)?;
+            layers::set_dynamic_state(&mut i.chef, &state, placement)
+        })
+    }
+
+    /// Clears the dynamic state; whether there was one.
+    fn clear_dynamic_state(&self) -> PyResult<bool> {
+        self.with(|i| Ok(i.chef.layers_mut().clear_dynamic_state()))
+    }
+
+    /// The dynamic state as `{"state": …, "placement": …, "xml": …}`, or None.
+    fn dynamic_state<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let state = self.with(|i| Ok(layers::dynamic_state(&i.chef)))?;
+        state.map(|s| to_py(py, &s)).transpose()
+    }
+
+    /// Sets the output guardrail: the answer inside one `<tag>…</tag>` pair (`tag=`), or a
+    /// JSON object valid against `schema=`; neither clears it. Its instruction is the last
+    /// message of every request; check the model's answer with `check_reply`.
+    #[pyo3(signature = (*, tag = None, schema = None))]
+    fn set_guardrail(
+        &self,
+        tag: Option<String>,
+        schema: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let schema = schema.map(to_value).transpose()?;
+        self.with(|i| {
+            let guardrail = layers::guardrail(tag, schema)?;
+            i.chef.layers_mut().set_guardrail(guardrail);
+            Ok(())
+        })
+    }
+
+    /// Sets the text the model's reply must start with, or clears it with None
+    /// (Anthropic takes it natively; the other targets get an instruction and a notice).
+    fn set_prefill(&self, text: Option<String>) -> PyResult<()> {
+        self.with(|i| {
+            i.chef.layers_mut().set_prefill(text);
+            Ok(())
+        })
+    }
+
+    /// The prefill in force, or None.
+    #[getter]
+    fn prefill(&self) -> PyResult<Option<String>> {
+        self.with(|i| Ok(i.chef.layers().prefill().map(str::to_owned)))
+    }
+
+    /// Checks the model's answer against the guardrail: `{"ok": True, "content": …}` or
+    /// `{"ok": False, "problem": …, "retry": …}` (`retry` is the message to send the model);
+    /// None without a guardrail. With a prefill, pass the reply with the prefill in front.
+    fn check_reply<'py>(
+        &self,
+        py: Python<'py>,
+        reply: &str,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let verdict = self.with(|i| Ok(layers::check_reply(&i.chef, reply)))?;
+        verdict.map(|v| to_py(py, &v)).transpose()
+    }
+
+    /// Loads skills — each path a `SKILL.md` file or a directory of skill folders
+    /// (`<dir>/<name>/SKILL.md`), earlier paths winning a name clash — and registers them
+    /// in place of the session's. Returns `{"loaded": [names], "problems": [{"path",
+    /// "line", "message"}], "shadowed": [{"name", "kept", "hidden"}]}`: a file that does
+    /// not load is reported and the others load.
+    fn load_skills<'py>(
+        &self,
+        py: Python<'py>,
+        paths: Vec<std::path::PathBuf>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let loaded = self.without_gil(py, |i| Ok(layers::load_skills(&mut i.chef, &paths)))?;
+        to_py(py, &loaded.to_json())
+    }
+
+    /// The registered skills' names.
+    fn skill_names(&self) -> PyResult<Vec<String>> {
+        self.with(|i| {
+            Ok(i.chef
+                .skills()
+                .names()
+                .into_iter()
+                .map(str::to_owned)
+                .collect())
+        })
+    }
+
+    /// The listing of the registered skills, to put in the system prompt.
+    fn skill_listing(&self) -> PyResult<String> {
+        self.with(|i| Ok(i.chef.skills().listing()))
+    }
+
+    /// Makes a registered skill active (its instructions join every request), rendered
+    /// with `arguments` (`$ARGUMENTS`, `$0`, `$1`, …) when given.
+    #[pyo3(signature = (name, arguments = Vec::new()))]
+    fn activate_skill(&self, name: &str, arguments: Vec<String>) -> PyResult<()> {
+        self.with(|i| layers::activate_skill(&mut i.chef, name, &arguments))
+    }
+
+    /// Deactivates the active skill; its name, or None.
+    fn deactivate_skill(&self) -> PyResult<Option<String>> {
+        self.with(|i| {
+            Ok(i.chef
+                .skills_mut()
+                .deactivate()
+                .map(|s| s.name().to_owned()))
+        })
+    }
+
+    /// The active skill's name, or None.
+    #[getter]
+    fn active_skill(&self) -> PyResult<Option<String>> {
+        self.with(|i| Ok(i.chef.skills().active().map(|s| s.name().to_owned())))
     }
 
     /// Writes a memory entry (the session needs `memory=True`).

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import chef
 
@@ -41,6 +41,21 @@ def setup() -> chef.Chef:
         assert hits is not None
         code: Optional[str] = session.code_for("a")
         assert code is None or code
+        session.set_dynamic_state({"step": 1}, placement="system")
+        state: Optional[Dict[str, Any]] = session.dynamic_state()
+        assert state is None or state["xml"]
+        session.set_guardrail(tag="answer")
+        session.set_prefill("<answer>")
+        verdict: Optional[Dict[str, Any]] = session.check_reply("<answer>4</answer>")
+        assert verdict is None or verdict["ok"] in (True, False)
+        prefill: Optional[str] = session.prefill
+        assert prefill is None or prefill
+        report: Dict[str, Any] = session.load_skills(["skills"])
+        assert report is not None
+        listing: str = session.skill_listing()
+        assert listing is not None
+        active: Optional[str] = session.active_skill
+        assert active is None or active
         session.save("/tmp/never-written.chef", label=None)
         return session.fork()
 

@@ -1,0 +1,174 @@
+//! What the `Chef` class does with the context chef adds around the conversation — the
+//! dynamic state, the output guardrail and the prefill — and with skills: the logic behind
+//! those methods, over the Rust session, kept apart from the class's wiring in
+//! `session.rs`.
+
+use std::path::Path;
+
+use chef::skills::{Skill, SkillError, load_dir};
+use chef::{dynamic::Placement, guardrail::Guardrail, guardrail::Problem, guardrail::Verdict};
+use serde_json::{Value, json};
+
+use crate::session::Failure;
+
+/// `"last_user"` (the default) or `"system"`.
+pub(crate) fn placement(name: &str) -> Result<Placement, Failure> {
+    match name {
+        "last_user" => Ok(Placement::LastUser),
+        "system" => Ok(Placement::System),
+        other => Err(Failure::Invalid(format!(
+            "placement must be \"last_user\" or \"system\", not {other:?}"
+        ))),
+    }
+}
+
+/// Sets (or, for `null`, clears) the dynamic state.
+pub(crate) fn set_dynamic_state(
+    chef: &mut chef::Chef,
+    state: &Value,
+    placement: Placement,
+) -> Result<(), Failure> {
+    chef.layers_mut().set_dynamic_state(state, placement)?;
+    Ok(())
+}
+
+/// The dynamic state's value and placement, when set.
+pub(crate) fn dynamic_state(chef: &chef::Chef) -> Option<Value> {
+    chef.layers().dynamic_state().map(|s| {
+        json!({
+            "state": s.value,
+            "placement": match s.placement {
+                Placement::System => "system",
+                _ => "last_user",
+            },
+            "xml": chef.layers().dynamic_state_xml(),
+        })
+    })
+}
+
+/// The guardrail for `tag` or `schema` (one of them), or none to clear it.
+pub(crate) fn guardrail(
+    tag: Option<String>,
+    schema: Option<Value>,
+) -> Result<Option<Guardrail>, Failure> {
+    let invalid = |e: chef::guardrail::GuardrailError| Failure::Invalid(e.to_string());
+    match (tag, schema) {
+        (None, None) => Ok(None),
+        (Some(tag), None) => Guardrail::tag(tag).map(Some).map_err(invalid),
+        (None, Some(schema)) => Guardrail::json(schema).map(Some).map_err(invalid),
+        (Some(_), Some(_)) => Err(Failure::Invalid(
+            "set_guardrail takes tag= or schema=, not both".to_owned(),
+        )),
+    }
+}
+
+/// A checked reply as a dict: `{"ok": true, "content": …}` or `{"ok": false, "problem":
+/// …, "retry": …}` (with the problem's details); `None` without a guardrail.
+pub(crate) fn check_reply(chef: &chef::Chef, reply: &str) -> Option<Value> {
+    Some(match chef.check_reply(reply)? {
+        Verdict::Pass { content } => json!({"ok": true, "content": content}),
+        Verdict::Fail { problem, retry } => {
+            let (name, detail) = match problem {
+                Problem::MissingTag => ("missing_tag", Value::Null),
+                Problem::UnclosedTag => ("unclosed_tag", Value::Null),
+                Problem::RepeatedTag { count } => ("repeated_tag", json!(count)),
+                Problem::NotJson { error } => ("not_json", json!(error)),
+                Problem::Schema { message } => ("schema", json!(message)),
+                _ => ("other", Value::Null),
+            };
+            json!({"ok": false, "problem": name, "detail": detail, "retry": retry})
+        }
+        _ => json!({"ok": false, "problem": "other"}),
+    })
+}
+
+/// What loading skills found: the names registered, the files that failed (path, line,
+/// message) and the skills a same-named one hid.
+pub(crate) struct LoadedSkills {
+    pub(crate) names: Vec<String>,
+    pub(crate) problems: Vec<Value>,
+    pub(crate) shadowed: Vec<Value>,
+}
+
+impl LoadedSkills {
+    pub(crate) fn to_json(&self) -> Value {
+        json!({"loaded": self.names, "problems": self.problems, "shadowed": self.shadowed})
+    }
+}
+
+fn problem(e: &SkillError) -> Value {
+    json!({"path": e.path().display().to_string(), "line": e.line(), "message": e.to_string()})
+}
+
+/// Loads skills from each path — a `SKILL.md` file, or a directory of skill folders (each
+/// `<dir>/<folder>/SKILL.md`) — earlier paths winning a name clash, and registers them in
+/// place of the session's skills. A file that does not load is reported, not raised.
+pub(crate) fn load_skills(chef: &mut chef::Chef, paths: &[std::path::PathBuf]) -> LoadedSkills {
+    let mut skills: Vec<Skill> = Vec::new();
+    let mut out = LoadedSkills {
+        names: Vec::new(),
+        problems: Vec::new(),
+        shadowed: Vec::new(),
+    };
+    let keep = |skill: Skill, out: &mut LoadedSkills, skills: &mut Vec<Skill>| match skills
+        .iter()
+        .find(|s| s.name() == skill.name())
+    {
+        Some(kept) => out.shadowed.push(json!({
+            "name": skill.name(),
+            "kept": kept.source().map(|p| p.display().to_string()),
+            "hidden": skill.source().map(|p| p.display().to_string()),
+        })),
+        None => skills.push(skill),
+    };
+    for path in paths {
+        if is_dir(path) {
+            let loaded = load_dir(path);
+            out.problems.extend(loaded.problems.iter().map(problem));
+            for hidden in &loaded.shadowed {
+                out.shadowed.push(json!({
+                    "name": hidden.name,
+                    "kept": hidden.kept.display().to_string(),
+                    "hidden": hidden.hidden.display().to_string(),
+                }));
+            }
+            for skill in loaded.skills {
+                keep(skill, &mut out, &mut skills);
+            }
+        } else {
+            match Skill::load(path) {
+                Ok(skill) => keep(skill, &mut out, &mut skills),
+                Err(e) => out.problems.push(problem(&e)),
+            }
+        }
+    }
+    out.names = skills.iter().map(|s| s.name().to_owned()).collect();
+    chef.skills_mut().register(skills);
+    out
+}
+
+fn is_dir(path: &Path) -> bool {
+    path.is_dir()
+}
+
+/// Activates a registered skill, rendered with `arguments` when there are any.
+pub(crate) fn activate_skill(
+    chef: &mut chef::Chef,
+    name: &str,
+    arguments: &[String],
+) -> Result<(), Failure> {
+    if arguments.is_empty() {
+        chef.skills_mut().activate(name)?;
+        return Ok(());
+    }
+    let invoked = match chef.skills().get(name) {
+        Some(skill) => skill.invoked(arguments),
+        // Unknown: let the session say so, with the names it has.
+        None => {
+            chef.skills_mut().activate(name)?;
+            return Ok(());
+        }
+    };
+    chef.skills_mut().activate(invoked)?;
+    Ok(())
+}
