@@ -9,7 +9,7 @@ use chef::skills::{Skill, SkillError, load_dir};
 use chef::{dynamic::Placement, guardrail::Guardrail, guardrail::Problem, guardrail::Verdict};
 use serde_json::{Value, json};
 
-use crate::session::Failure;
+use crate::failure::Failure;
 
 /// `"last_user"` (the default) or `"system"`.
 pub(crate) fn placement(name: &str) -> Result<Placement, Failure> {

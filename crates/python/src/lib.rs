@@ -6,6 +6,7 @@
 
 mod convert;
 mod errors;
+mod failure;
 mod json_out;
 mod layers;
 mod session;

@@ -17,7 +17,8 @@ use serde_json::Value;
 
 use crate::{
     convert::{document, json_bytes, target, to_value, type_name},
-    errors::{chef_error, closed, invalid_input, load_error, response_error},
+    errors::{invalid_input, load_error, response_error},
+    failure::Failure,
     json_out::to_py,
     layers,
     types::{Owned, OwnedReply, Payload, ToolCall, calls_list, outcome},
@@ -29,41 +30,6 @@ struct Inner {
     names: Option<(Target, WireNames)>,
     /// For the async parts of the session (owned tools), built on first use.
     runtime: Option<tokio::runtime::Runtime>,
-}
-
-/// Why a step run without the GIL failed; turned into a Python exception after.
-pub(crate) enum Failure {
-    Closed,
-    Chef(ChefError),
-    Runtime(String),
-    NoMemory,
-    /// A value from Python that chef cannot use (`chef.InvalidInputError`).
-    Invalid(String),
-}
-
-impl From<ChefError> for Failure {
-    fn from(e: ChefError) -> Self {
-        Self::Chef(e)
-    }
-}
-
-impl From<Failure> for PyErr {
-    fn from(f: Failure) -> Self {
-        match f {
-            Failure::Closed => closed(),
-            Failure::Chef(e) => chef_error(e),
-            Failure::Runtime(m) => pyo3::exceptions::PyRuntimeError::new_err(m),
-            Failure::Invalid(m) => invalid_input(m),
-            Failure::NoMemory => crate::errors::raise(
-                "ChefMemoryError",
-                "this session has no memory (create it with Chef(memory=True))".to_owned(),
-                "memory",
-                "NoMemory",
-                Vec::new(),
-                String::new(),
-            ),
-        }
-    }
 }
 
 /// One agent session: tools, conversation, blocklist, memory; `compile(target)` once per
