@@ -393,37 +393,38 @@ fn a_snapshot_whose_toolkit_clashes_with_the_dispatcher_is_refused_whole() {
     assert_eq!(chef.history().len(), 1, "history unchanged");
 }
 
+/// A group (namespace or toolkit) named `name` holding one tool, `tool`, that takes an
+/// empty object.
+fn one_tool_group(name: &str, tool: &str) -> ToolGroup {
+    ToolGroup::new(
+        name,
+        format!("The {name} group."),
+        vec![ToolDefinition::new(tool, json!({"type": "object"}))],
+    )
+}
+
 #[test]
 fn a_flat_tool_named_like_a_namespace_or_a_toolkit_tool_is_refused() {
     let object = json!({"type": "object"});
     let mut chef = Chef::new(ChefConfig::default());
     chef.tools_mut()
-        .register_namespaces(vec![ToolGroup::new(
-            "files",
-            "Files",
-            vec![ToolDefinition::new("read_file", object.clone())],
-        )])
+        .register_namespaces(vec![one_tool_group("files", "read_file")])
         .unwrap();
     assert!(matches!(
         chef.register_tools(vec![ToolDefinition::new("files", object.clone())]),
         Err(ChefError::Registry(RegistryError::NameClash { .. }))
     ));
-    chef.register_tools(vec![ToolDefinition::new("get_weather", object.clone())])
+    chef.register_tools(vec![ToolDefinition::new("get_weather", object)])
         .unwrap();
     let err = chef
         .tools_mut()
-        .register_toolkits(vec![ToolGroup::new(
-            "weather",
-            "Weather",
-            vec![ToolDefinition::new("get_weather", object)],
-        )])
+        .register_toolkits(vec![one_tool_group("weather", "get_weather")])
         .unwrap_err();
     assert!(err.to_string().contains("get_weather"), "{err}");
 }
 
 #[test]
 fn a_mixed_registry_never_sends_a_name_twice() {
-    let object = json!({"type": "object", "properties": {}});
     for level in Level::ALL {
         for mode in [ToolsMode::Legacy, ToolsMode::Unified] {
             let mut chef = Chef::new(
@@ -435,18 +436,9 @@ fn a_mixed_registry_never_sends_a_name_twice() {
             .with_memory(Memory::new());
             chef.register_tools(real_tools()).unwrap();
             chef.tools_mut()
-                .register_namespaces(vec![ToolGroup::new(
-                    "files",
-                    "Files",
-                    vec![ToolDefinition::new("read_file", object.clone())],
-                )])
-                .unwrap();
-            chef.tools_mut()
-                .register_toolkits(vec![ToolGroup::new(
-                    "weather",
-                    "Weather",
-                    vec![ToolDefinition::new("get_weather", object.clone())],
-                )])
+                .register_namespaces(vec![one_tool_group("files", "read_file")])
+                .unwrap()
+                .register_toolkits(vec![one_tool_group("weather", "get_weather")])
                 .unwrap();
             chef.push(Message::user("hi"));
             chef.compile(Target::Anthropic).unwrap();
