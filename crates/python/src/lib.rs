@@ -9,6 +9,7 @@ mod errors;
 mod failure;
 mod json_out;
 mod layers;
+mod offload;
 mod session;
 mod types;
 

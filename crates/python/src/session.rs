@@ -20,7 +20,7 @@ use crate::{
     errors::{invalid_input, load_error, response_error},
     failure::Failure,
     json_out::to_py,
-    layers,
+    layers, offload,
     types::{Owned, OwnedReply, Payload, ToolCall, calls_list, outcome},
 };
 
@@ -616,18 +616,8 @@ impl Chef {
     fn handle_tool(&self, py: Python<'_>, call: &Bound<'_, Owned>) -> PyResult<OwnedReply> {
         let call = call.get().call.clone();
         let reply = self.without_gil(py, move |i| {
-            if i.runtime.is_none() {
-                i.runtime = Some(
-                    tokio::runtime::Builder::new_current_thread()
-                        .build()
-                        .map_err(|e| Failure::Runtime(e.to_string()))?,
-                );
-            }
             let Inner { chef, runtime, .. } = i;
-            let runtime = runtime
-                .as_ref()
-                .ok_or_else(|| Failure::Runtime("no runtime".to_owned()))?;
-            Ok(runtime.block_on(chef.handle_tool(&call))?)
+            Ok(started(runtime)?.block_on(chef.handle_tool(&call))?)
         })?;
         Ok(OwnedReply {
             text: reply.text,
@@ -780,6 +770,56 @@ impl Chef {
         self.with(|i| Ok(i.chef.skills().active().map(|s| s.name().to_owned())))
     }
 
+    /// Offloads large tool results: from now on a result pushed whose text is over
+    /// `chars` characters (or `tokens` tokens) is stored whole in the session's store and
+    /// replaced in the history by its first `head` and last `tail` characters and its
+    /// `context://vfs/…` address (both 0: the address alone); neither turns it off. The
+    /// model reads it back with the owned `context` tool: use `tools_mode="unified"`.
+    #[pyo3(signature = (*, chars = None, tokens = None, head = 1500, tail = 500))]
+    fn set_offload_policy(
+        &self,
+        chars: Option<usize>,
+        tokens: Option<usize>,
+        head: usize,
+        tail: usize,
+    ) -> PyResult<()> {
+        self.with(|i| {
+            let policy = offload::policy(chars, tokens, head, tail)?;
+            i.chef.offloads_mut().set_policy(policy);
+            Ok(())
+        })
+    }
+
+    /// The offload policy in force as a dict (`threshold`, `keep`, `tools`), or None.
+    fn offload_policy<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let policy = self.with(|i| {
+            i.chef
+                .offloads()
+                .policy()
+                .map(serde_json::to_value)
+                .transpose()
+                .map_err(|e| Failure::Runtime(e.to_string()))
+        })?;
+        policy.map(|p| to_py(py, &p)).transpose()
+    }
+
+    /// How many offloaded results wait to be written to the store (`flush_offloads` and
+    /// `handle_tool` write them; a snapshot carries them).
+    fn pending_offloads(&self) -> PyResult<usize> {
+        self.with(|i| Ok(i.chef.offloads().pending().len()))
+    }
+
+    /// Writes the pending offloads: `{"stored": [addresses], "deduplicated": n,
+    /// "kept_whole": [{"uri", "error"}]}` (a result the store refuses goes back whole into
+    /// the history).
+    fn flush_offloads<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let report = self.without_gil(py, |i| {
+            let Inner { chef, runtime, .. } = i;
+            Ok(started(runtime)?.block_on(chef.offloads_mut().flush())?)
+        })?;
+        to_py(py, &offload::flush_report(&report))
+    }
+
     /// Writes a memory entry (the session needs `memory=True`).
     fn memory_set(&self, key: &str, value: &str) -> PyResult<()> {
         self.with(|i| {
@@ -878,6 +918,21 @@ impl Chef {
             ),
         }
     }
+}
+
+/// The session's runtime for its async steps, built on first use.
+fn started(
+    slot: &mut Option<tokio::runtime::Runtime>,
+) -> Result<&tokio::runtime::Runtime, Failure> {
+    if slot.is_none() {
+        *slot = Some(
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .map_err(|e| Failure::Runtime(e.to_string()))?,
+        );
+    }
+    slot.as_ref()
+        .ok_or_else(|| Failure::Runtime("no runtime".to_owned()))
 }
 
 fn no_memory() -> Failure {

@@ -114,3 +114,35 @@ def test_a_single_skill_file_loads_and_replaces_the_registered_ones(tmp_path: Pa
     report = s.load_skills([tmp_path / "nowhere" / "SKILL.md"])
     assert report["loaded"] == [] and len(report["problems"]) == 1
     assert s.skill_names() == []
+
+
+def test_a_large_tool_result_is_offloaded_flushed_and_read_back() -> None:
+    s = chef.Chef(tools_mode="unified")
+    s.set_offload_policy(chars=2_000)
+    policy = s.offload_policy()
+    assert policy is not None and policy["threshold"] == {"chars": 2000}
+    s.push_user("Read the log.")
+    s.push({"role": "assistant", "content": [
+        {"type": "tool_call", "id": "c1", "name": "read_log", "arguments": {}}]})
+    log = "".join(f"{i} GET /health 200\n" for i in range(5_000))
+    s.push_tool_result("c1", log)
+    kept = json.dumps(s.history()[-1])
+    assert "Tool result offloaded" in kept and "context://vfs/" in kept
+    assert len(kept) < 4_000
+    assert s.pending_offloads() == 1
+    report = s.flush_offloads()
+    assert len(report["stored"]) == 1 and report["kept_whole"] == []
+    assert s.pending_offloads() == 0
+    uri = report["stored"][0]
+    s.compile("openai")
+    owned = s.route({"id": "v1", "name": "context",
+                     "arguments": {"command": "view", "path": uri, "offset": 4_001, "limit": 2}})
+    assert isinstance(owned, chef.Owned)
+    reply = s.handle_tool(owned)
+    assert not reply.is_error, reply.text
+    assert "4000 GET /health 200" in reply.text
+
+    s.set_offload_policy()
+    assert s.offload_policy() is None
+    with pytest.raises(chef.InvalidInputError, match="not both"):
+        s.set_offload_policy(chars=10, tokens=10)

@@ -54,6 +54,11 @@ def setup() -> chef.Chef:
         assert report is not None
         listing: str = session.skill_listing()
         assert listing is not None
+        session.set_offload_policy(chars=8_000, head=1_500, tail=500)
+        offload: Optional[Dict[str, Any]] = session.offload_policy()
+        assert offload is None or offload["threshold"]
+        pending: int = session.pending_offloads()
+        assert pending >= 0
         active: Optional[str] = session.active_skill
         assert active is None or active
         session.save("/tmp/never-written.chef", label=None)
