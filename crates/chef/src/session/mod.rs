@@ -58,6 +58,14 @@ type CompiledHook = Arc<dyn Fn(&Compiled<'_>) + Send + Sync>;
 
 /// One agent session: tools, conversation, announcements, memory.
 ///
+/// The loop's own calls are methods here (`register_tools`, `push`, `compile`, `route`,
+/// `check_tool_call`, `handle_tool`, `snapshot`, `save`, …); each part of the session is
+/// reached through a handle: [`tools`](Self::tools) / [`tools_mut`](Self::tools_mut),
+/// [`layers`](Self::layers) / [`layers_mut`](Self::layers_mut),
+/// [`offloads`](Self::offloads) / [`offloads_mut`](Self::offloads_mut),
+/// [`skills`](Self::skills) / [`skills_mut`](Self::skills_mut), and
+/// [`memory`](Self::memory) / [`memory_mut`](Self::memory_mut).
+///
 /// ```
 /// use chef::{Chef, ChefConfig, Routed};
 /// use chef_ir::{Message, Target, ToolCall, ToolDefinition};
