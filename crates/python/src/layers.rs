@@ -3,9 +3,7 @@
 //! those methods, over the Rust session, kept apart from the class's wiring in
 //! `session.rs`.
 
-use std::path::Path;
-
-use chef::skills::{Skill, SkillError, load_dir};
+use chef::skills::{SkillError, load_paths};
 use chef::{dynamic::Placement, guardrail::Guardrail, guardrail::Problem, guardrail::Verdict};
 use serde_json::{Value, json};
 
@@ -101,54 +99,28 @@ fn problem(e: &SkillError) -> Value {
 }
 
 /// Loads skills from each path — a `SKILL.md` file, or a directory of skill folders (each
-/// `<dir>/<folder>/SKILL.md`) — earlier paths winning a name clash, and registers them in
-/// place of the session's skills. A file that does not load is reported, not raised.
+/// `<dir>/<folder>/SKILL.md`) — earlier paths winning a name clash
+/// ([`chef::skills::load_paths`]), and registers them in place of the session's. A file
+/// that does not load is reported, not raised.
 pub(crate) fn load_skills(chef: &mut chef::Chef, paths: &[std::path::PathBuf]) -> LoadedSkills {
-    let mut skills: Vec<Skill> = Vec::new();
-    let mut out = LoadedSkills {
-        names: Vec::new(),
-        problems: Vec::new(),
-        shadowed: Vec::new(),
-    };
-    let keep = |skill: Skill, out: &mut LoadedSkills, skills: &mut Vec<Skill>| match skills
-        .iter()
-        .find(|s| s.name() == skill.name())
-    {
-        Some(kept) => out.shadowed.push(json!({
-            "name": skill.name(),
-            "kept": kept.source().map(|p| p.display().to_string()),
-            "hidden": skill.source().map(|p| p.display().to_string()),
-        })),
-        None => skills.push(skill),
-    };
-    for path in paths {
-        if is_dir(path) {
-            let loaded = load_dir(path);
-            out.problems.extend(loaded.problems.iter().map(problem));
-            for hidden in &loaded.shadowed {
-                out.shadowed.push(json!({
+    let loaded = load_paths(paths);
+    let out = LoadedSkills {
+        names: loaded.skills.iter().map(|s| s.name().to_owned()).collect(),
+        problems: loaded.problems.iter().map(problem).collect(),
+        shadowed: loaded
+            .shadowed
+            .iter()
+            .map(|hidden| {
+                json!({
                     "name": hidden.name,
                     "kept": hidden.kept.display().to_string(),
                     "hidden": hidden.hidden.display().to_string(),
-                }));
-            }
-            for skill in loaded.skills {
-                keep(skill, &mut out, &mut skills);
-            }
-        } else {
-            match Skill::load(path) {
-                Ok(skill) => keep(skill, &mut out, &mut skills),
-                Err(e) => out.problems.push(problem(&e)),
-            }
-        }
-    }
-    out.names = skills.iter().map(|s| s.name().to_owned()).collect();
-    chef.skills_mut().register(skills);
+                })
+            })
+            .collect(),
+    };
+    chef.skills_mut().register(loaded.skills);
     out
-}
-
-fn is_dir(path: &Path) -> bool {
-    path.is_dir()
 }
 
 /// Activates a registered skill, rendered with `arguments` when there are any.

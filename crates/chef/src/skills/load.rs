@@ -77,6 +77,31 @@ where
     loaded
 }
 
+/// Loads skills from several paths, highest precedence first, each a skill file (a
+/// `SKILL.md`, or any file in its format) or a directory of skill folders (as
+/// [`load_dir`]). On a name clash the skill of the path listed first wins and the hidden
+/// one is reported in [`Loaded::shadowed`]; a file that does not load is reported in
+/// [`Loaded::problems`] and the others load.
+pub fn load_paths<I, P>(paths: I) -> Loaded
+where
+    I: IntoIterator<Item = P>,
+    P: AsRef<Path>,
+{
+    let mut loaded = Loaded::default();
+    for path in paths {
+        let path = path.as_ref();
+        if path.is_dir() {
+            load_dir_into(path, &mut loaded);
+        } else {
+            match load_file(path) {
+                Ok(skill) => loaded.add(skill),
+                Err(e) => loaded.problems.push(e),
+            }
+        }
+    }
+    loaded
+}
+
 fn load_dir_into(dir: &Path, loaded: &mut Loaded) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,

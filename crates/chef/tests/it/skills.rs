@@ -141,6 +141,28 @@ fn several_directories_rank_first_listed_first_and_report_the_hidden_skill() {
 }
 
 #[test]
+fn paths_mix_skill_files_and_directories_first_listed_first() {
+    let (project, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    write(project.path(), "code-review", REVIEW);
+    write(user.path(), "release-notes", RELEASE);
+    write(
+        user.path(),
+        "review",
+        "---\nname: code-review\ndescription: older\n---\nx",
+    );
+    let file = project.path().join("code-review").join(skills::SKILL_FILE);
+    let missing = project.path().join("gone").join(skills::SKILL_FILE);
+    let loaded = skills::load_paths([file.as_path(), user.path(), missing.as_path()]);
+    let names: Vec<&str> = loaded.skills.iter().map(Skill::name).collect();
+    assert_eq!(names, ["code-review", "release-notes"]);
+    assert_eq!(loaded.skills[0].description(), "Review a change for bugs.");
+    assert_eq!(loaded.shadowed.len(), 1);
+    assert!(loaded.shadowed[0].hidden.starts_with(user.path()));
+    assert_eq!(loaded.problems.len(), 1);
+    assert!(loaded.problems[0].path().starts_with(project.path()));
+}
+
+#[test]
 fn arguments_render_positional_named_and_all_and_missing_ones_are_listed() {
     let skill = Skill::parse(
         "s/fix/SKILL.md",
