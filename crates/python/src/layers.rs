@@ -20,16 +20,6 @@ pub(crate) fn placement(name: &str) -> Result<Placement, Failure> {
     }
 }
 
-/// Sets (or, for `null`, clears) the dynamic state.
-pub(crate) fn set_dynamic_state(
-    chef: &mut chef::Chef,
-    state: &Value,
-    placement: Placement,
-) -> Result<(), Failure> {
-    chef.layers_mut().set_dynamic_state(state, placement)?;
-    Ok(())
-}
-
 /// The dynamic state's value and placement, when set.
 pub(crate) fn dynamic_state(chef: &chef::Chef) -> Option<Value> {
     chef.layers().dynamic_state().map(|s| {

@@ -657,7 +657,8 @@ impl Chef {
         let state = to_value(state)?;
         self.with(|i| {
             let placement = layers::placement(placement)?;
-            layers::set_dynamic_state(&mut i.chef, &state, placement)
+            i.chef.layers_mut().set_dynamic_state(&state, placement)?;
+            Ok(())
         })
     }
 
