@@ -10,6 +10,7 @@ mod failure;
 mod json_out;
 mod layers;
 mod offload;
+mod overflow;
 mod session;
 mod types;
 

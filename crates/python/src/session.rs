@@ -4,7 +4,10 @@
 //! lock is taken with the GIL released wherever chef does real work (compile, search,
 //! snapshots, owned tools), and no Python object is touched while it is held.
 
-use chef::{ChefConfig, ChefError, PrunePolicy, ToolGroup, ToolsMode, memory::Memory};
+use chef::{
+    ChefConfig, ChefError, PrunePolicy, ToolGroup, ToolsMode, memory::Memory,
+    overflow::OverflowConfig,
+};
 use chef_compress::Level;
 use chef_ir::{Message, Target, ToolDefinition, WireNames, provider::Provider};
 use parking_lot::Mutex;
@@ -20,7 +23,7 @@ use crate::{
     errors::{invalid_input, load_error, response_error},
     failure::Failure,
     json_out::to_py,
-    layers, offload,
+    layers, offload, overflow,
     types::{Owned, OwnedReply, Payload, ToolCall, calls_list, outcome},
 };
 
@@ -60,11 +63,34 @@ impl Chef {
     /// becomes a Python exception only after the lock is released: building one runs
     /// Python code, which may let another thread take the GIL and wait for this lock.
     fn with<T>(&self, f: impl FnOnce(&mut Inner) -> Result<T, Failure>) -> PyResult<T> {
-        let result = match self.inner.lock().as_mut() {
+        let result = self.lock().and_then(|mut guard| match guard.as_mut() {
             Some(inner) => f(inner),
             None => Err(Failure::Closed),
-        };
+        });
         result.map_err(PyErr::from)
+    }
+
+    /// The session's lock, waited for with the GIL released: the thread that holds it may
+    /// need the GIL to finish (a summariser is Python code). Refused on the thread whose
+    /// overflow step holds it (the summariser calling back in would wait for itself).
+    fn lock(&self) -> Result<parking_lot::MutexGuard<'_, Option<Inner>>, Failure> {
+        overflow::not_summarising(self.address())?;
+        if let Some(guard) = self.inner.try_lock() {
+            return Ok(guard);
+        }
+        Ok(Python::attach(|py| {
+            loop {
+                py.detach(|| drop(self.inner.lock()));
+                if let Some(guard) = self.inner.try_lock() {
+                    break guard;
+                }
+            }
+        }))
+    }
+
+    /// This session's identity on this process (its lock's address).
+    fn address(&self) -> usize {
+        std::ptr::from_ref(&self.inner).addr()
     }
 
     /// Runs `f` on the open session with the GIL released (compile, search, files).
@@ -73,6 +99,7 @@ impl Chef {
         py: Python<'_>,
         f: impl FnOnce(&mut Inner) -> Result<T, Failure> + Send,
     ) -> PyResult<T> {
+        overflow::not_summarising(self.address())?;
         py.detach(|| match self.inner.lock().as_mut() {
             Some(inner) => f(inner),
             None => Err(Failure::Closed),
@@ -222,8 +249,13 @@ impl Chef {
     /// answer_tool: offer chef's `final_answer(answer)` tool, through which a constrained
     ///     small model ends its task (`push_reply(..., recover_text_calls=True)` turns a call
     ///     to it into the reply's text). Off by default: measure it on your model first.
+    /// context_window: the model's context window in tokens; `overflow()` summarises (with
+    ///     `set_summarizer`'s callable) or archives and drops older turns once the history
+    ///     passes `trigger_ratio` of it. None (the default): only `request_new_context()`
+    ///     makes it act.
+    /// trigger_ratio: the share of the window at which `overflow()` acts (0.01–1).
     #[new]
-    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false))]
+    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         level: u8,
@@ -234,7 +266,13 @@ impl Chef {
         repeat_notice: bool,
         compiled: Option<std::collections::BTreeMap<String, String>>,
         answer_tool: bool,
+        context_window: Option<u64>,
+        trigger_ratio: f64,
     ) -> PyResult<Self> {
+        let mut overflow = OverflowConfig::default().with_trigger_ratio(trigger_ratio);
+        if let Some(tokens) = context_window {
+            overflow = overflow.with_context_window(tokens);
+        }
         let mut options = chef_compress::Options::new().with_level(self::level(level)?);
         if let Some(map) = compiled {
             options = options.with_compiled(map);
@@ -245,7 +283,8 @@ impl Chef {
             .with_cache(cache)
             .with_tool_change_announcements(announce_tool_changes)
             .with_repeat_notice(repeat_notice)
-            .with_answer_tool(answer_tool);
+            .with_answer_tool(answer_tool)
+            .with_overflow(overflow);
         let mut chef = chef::Chef::new(config);
         if memory {
             chef = chef.with_memory(Memory::new());
@@ -255,7 +294,7 @@ impl Chef {
 
     /// A new session (same settings as `Chef(...)`) restored from a snapshot file.
     #[staticmethod]
-    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false))]
+    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7))]
     #[allow(clippy::too_many_arguments)]
     fn from_snapshot(
         py: Python<'_>,
@@ -268,6 +307,8 @@ impl Chef {
         repeat_notice: bool,
         compiled: Option<std::collections::BTreeMap<String, String>>,
         answer_tool: bool,
+        context_window: Option<u64>,
+        trigger_ratio: f64,
     ) -> PyResult<Self> {
         let session = Self::new(
             level,
@@ -278,6 +319,8 @@ impl Chef {
             repeat_notice,
             compiled,
             answer_tool,
+            context_window,
+            trigger_ratio,
         )?;
         session.load(py, path)?;
         Ok(session)
@@ -305,8 +348,8 @@ impl Chef {
 
     /// Whether `close()` was called.
     #[getter]
-    fn closed(&self) -> bool {
-        self.inner.lock().is_none()
+    fn closed(&self) -> PyResult<bool> {
+        Ok(self.lock()?.is_none())
     }
 
     /// Registers the flat tools (replacing those registered before), in any shape chef reads (MCP `inputSchema`, OpenAI Chat
@@ -821,6 +864,70 @@ impl Chef {
         to_py(py, &offload::flush_report(&report))
     }
 
+    /// Sets the summariser `overflow()` uses, or None (older turns are then archived and
+    /// dropped). It is called with one dict — `span` (the messages to summarise, as
+    /// `history()` gives them), `instruction` (what the summary must hold), `window`, and
+    /// `messages` (the span followed by the instruction as a user message, ready to send to
+    /// a chat model) — and returns the summary text. An exception, a non-`str`, an empty
+    /// summary or one that does not shrink the span is a failed step: the history stays as
+    /// it was, and after three in a row `overflow()` stops trying until the next window.
+    /// It runs while this session is locked: it must not call this session (that raises).
+    fn set_summarizer(&self, summarizer: &Bound<'_, PyAny>) -> PyResult<()> {
+        let summarizer = if summarizer.is_none() {
+            None
+        } else {
+            Some(overflow::PySummarizer::shared(summarizer)?)
+        };
+        self.with(|i| {
+            i.chef.set_summarizer(summarizer);
+            Ok(())
+        })
+    }
+
+    /// Records the prompt tokens the provider reported for the last request (its usage):
+    /// the budget reads it until the next `overflow()`.
+    fn report_token_usage(&self, tokens: u64) -> PyResult<()> {
+        self.with(|i| {
+            i.chef.report_token_usage(tokens);
+            Ok(())
+        })
+    }
+
+    /// Where the history stands against the context window: `{"limit", "trigger",
+    /// "current", "remaining", "over"}` (tokens; `limit`, `trigger` and `remaining` are None
+    /// without a `context_window`).
+    fn budget<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let budget = self.with(|i| Ok(overflow::budget(&i.chef.budget())))?;
+        to_py(py, &budget)
+    }
+
+    /// Asks for a fresh context window: the next `overflow()` summarises (or archives)
+    /// everything before the last turn, whatever the budget.
+    fn request_new_context(&self) -> PyResult<()> {
+        self.with(|i| {
+            i.chef.request_new_context();
+            Ok(())
+        })
+    }
+
+    /// The overflow step, to call before `compile` each turn: when the history is past the
+    /// trigger (or a new context was requested) the older turns are summarised by the
+    /// summariser, or archived and dropped without one. Returns what it did, its kind under
+    /// `"outcome"`: `not_needed` (with `budget`), `summarized` (`replaced`, `pinned_kept`,
+    /// `window`, `archive`), `dropped` (`dropped`, `window`, `archive`), `failed`
+    /// (`reason`, `failures`; the history unchanged), `breaker_open` (`failures`) or
+    /// `nothing_to_compress`. `archive` is the `context://archive/…` address of the
+    /// replaced messages in the session's store.
+    fn overflow<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let address = self.address();
+        let outcome = self.without_gil(py, move |i| {
+            let _summarising = overflow::Summarising::start(address);
+            let Inner { chef, runtime, .. } = i;
+            Ok(started(runtime)?.block_on(chef.overflow())?)
+        })?;
+        to_py(py, &overflow::outcome(&outcome))
+    }
+
     /// Writes a memory entry (the session needs `memory=True`).
     fn memory_set(&self, key: &str, value: &str) -> PyResult<()> {
         self.with(|i| {
@@ -892,8 +999,9 @@ impl Chef {
     }
 
     /// Drops the session and what it holds; any later call raises `chef.ClosedError`.
-    fn close(&self) {
-        drop(self.inner.lock().take());
+    fn close(&self) -> PyResult<()> {
+        drop(self.lock()?.take());
+        Ok(())
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -901,13 +1009,16 @@ impl Chef {
     }
 
     #[pyo3(signature = (*_args))]
-    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> bool {
-        self.close();
-        false
+    fn __exit__(&self, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close()?;
+        Ok(false)
     }
 
     fn __repr__(&self) -> String {
-        match self.inner.lock().as_ref() {
+        let Ok(guard) = self.lock() else {
+            return "Chef(summarising)".to_owned();
+        };
+        match guard.as_ref() {
             None => "Chef(closed)".to_owned(),
             Some(i) => format!(
                 "Chef(level={}, tools={}, messages={}, turn={}, blocked={})",

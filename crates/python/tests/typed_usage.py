@@ -59,6 +59,14 @@ def setup() -> chef.Chef:
         assert offload is None or offload["threshold"]
         pending: int = session.pending_offloads()
         assert pending >= 0
+        session.set_summarizer(lambda request: str(request["instruction"])[:10])
+        session.report_token_usage(1_000)
+        budget: Dict[str, Any] = session.budget()
+        assert budget["current"] >= 0
+        session.request_new_context()
+        step: Dict[str, Any] = session.overflow()
+        assert step["outcome"]
+        session.set_summarizer(None)
         active: Optional[str] = session.active_skill
         assert active is None or active
         session.save("/tmp/never-written.chef", label=None)

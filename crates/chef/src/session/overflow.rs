@@ -33,6 +33,20 @@ impl Chef {
         self
     }
 
+    /// Sets or clears the summariser on a session already built ([`with_summarizer`]
+    /// is the builder form). Without one, an overflow archives and drops the older turns.
+    ///
+    /// [`with_summarizer`]: Self::with_summarizer
+    pub fn set_summarizer(&mut self, summarizer: Option<Arc<dyn Summarizer>>) -> &mut Self {
+        self.conversation.summarizer = summarizer;
+        self
+    }
+
+    /// Whether a summariser is set.
+    pub fn has_summarizer(&self) -> bool {
+        self.conversation.summarizer.is_some()
+    }
+
     /// Records the prompt tokens the provider reported for the last request. Budget
     /// verdicts and the compile's notices read it until the next overflow step consumes
     /// it.

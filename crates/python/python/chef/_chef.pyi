@@ -1,7 +1,7 @@
 """Types of chef's extension module (chef._chef); import them from `chef`."""
 
 from os import PathLike
-from typing import Any, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, ClassVar, Dict, List, Literal, Mapping, Optional, Sequence, Tuple, Union
 
 from typing_extensions import Self
 
@@ -166,6 +166,8 @@ class Chef:
         repeat_notice: bool = True,
         compiled: Optional[Mapping[str, str]] = None,
         answer_tool: bool = False,
+        context_window: Optional[int] = None,
+        trigger_ratio: float = 0.7,
     ) -> None: ...
     @staticmethod
     def from_snapshot(
@@ -179,6 +181,8 @@ class Chef:
         repeat_notice: bool = True,
         compiled: Optional[Mapping[str, str]] = None,
         answer_tool: bool = False,
+        context_window: Optional[int] = None,
+        trigger_ratio: float = 0.7,
     ) -> "Chef":
         """A new session with these settings, restored from a snapshot file."""
     @property
@@ -243,6 +247,14 @@ class Chef:
     def pending_offloads(self) -> int: ...
     def flush_offloads(self) -> Dict[str, Any]:
         """Writes the pending offloads: {"stored", "deduplicated", "kept_whole"}."""
+    def set_summarizer(self, summarizer: Optional[Callable[[Dict[str, Any]], str]]) -> None:
+        """The callable `overflow()` summarises with: given {"span", "instruction", "window", "messages"}, it returns the summary text."""
+    def report_token_usage(self, tokens: int) -> None: ...
+    def budget(self) -> Dict[str, Any]:
+        """{"limit", "trigger", "current", "remaining", "over"} against the context window."""
+    def request_new_context(self) -> None: ...
+    def overflow(self) -> Dict[str, Any]:
+        """The overflow step (call it before compile): {"outcome": "not_needed" | "summarized" | "dropped" | "failed" | "breaker_open" | "nothing_to_compress", ...}."""
     def memory_set(self, key: str, value: str) -> None: ...
     def memory_get(self, key: str) -> Optional[str]: ...
     def memory_delete(self, key: str) -> bool: ...
