@@ -368,9 +368,12 @@ impl MapFile {
         if self.on_disk.as_deref() == Some(bytes.as_slice()) {
             return Ok(());
         }
-        write_atomically(&self.path, &bytes).map_err(|source| CliError::WriteFile {
-            path: self.path.clone(),
-            source,
+        // The map is the user's own file: a new one is readable like any other output.
+        crate::output::write_file_atomic(&self.path, &bytes, false).map_err(|source| {
+            CliError::WriteFile {
+                path: self.path.clone(),
+                source,
+            }
         })?;
         self.on_disk = Some(bytes);
         Ok(())
@@ -383,29 +386,6 @@ fn map_bytes(map: &BTreeMap<String, String>) -> Vec<u8> {
     let mut bytes = serde_json::to_vec(map).unwrap_or_default();
     bytes.push(b'\n');
     bytes
-}
-
-/// Writes `bytes` to a temporary file beside `path`, flushes it to disk, renames it over
-/// `path` and flushes the directory, so `path` holds the old bytes or the new ones, never
-/// a mix. An existing file's permissions are kept.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut file = tempfile::Builder::new()
-        .prefix(".chef-compile-map-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    file.write_all(bytes)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        file.as_file().set_permissions(meta.permissions())?;
-    }
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    #[cfg(unix)]
-    std::fs::File::open(dir)?.sync_all()?;
-    Ok(())
 }
 
 /// One rejected tool in the summary.

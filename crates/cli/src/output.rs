@@ -105,6 +105,11 @@ pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io:
     }
     tmp.as_file().sync_all().map_err(err)?;
     tmp.persist(path).map_err(|e| err(e.error))?;
+    // The rename itself is durable once the directory is flushed.
+    #[cfg(unix)]
+    std::fs::File::open(parent_dir(path))
+        .and_then(|dir| dir.sync_all())
+        .map_err(err)?;
     Ok(())
 }
 

@@ -363,6 +363,13 @@ fn a_second_run_compiles_only_missing_and_stale_tools() {
     );
     let before = read_map(&dir.path().join("map.json"));
     assert_eq!(before.len(), 3);
+    // A new map is an ordinary output file (README: `rw-r--r--`), not owner-only.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let meta = std::fs::metadata(dir.path().join("map.json")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o644);
+    }
 
     // d_four gains a required parameter: its line is stale now.
     let mut tools = tools_json(&names);
