@@ -66,7 +66,6 @@
 
 use std::{
     collections::BTreeMap,
-    io::Write as _,
     path::{Path, PathBuf},
     sync::{
         Arc, OnceLock,

@@ -113,6 +113,14 @@ pub enum ResolveError {
     /// can be checked, so none is dispatched.
     #[error("{}", self.message())]
     UnusableSchema(Box<SchemaError>),
+    /// A lookup (`q(c=…)` at levels 3–4) named a tool the caller hides
+    /// ([`Compressed::resolve_hiding`]'s `hidden`, e.g. a blocked tool): its parameters are
+    /// not described. A caller with a gate answers it as that gate's refusal.
+    #[error("{}", self.message())]
+    HiddenTool {
+        /// The real name of the tool the lookup reached.
+        tool: String,
+    },
     /// [`Compressed::resolve_wire`]: the name is the wire name a target gave one tool
     /// (`wire_of`), and as written it also reaches another tool (`reaches`). Nothing is
     /// dispatched: either tool could be meant.
@@ -156,6 +164,9 @@ impl ResolveError {
             ),
             Self::UnknownDescribedOperation { ns, op } => format!("No operation \"{ns}.{op}\"."),
             Self::InvalidArguments(e) => e.message(),
+            Self::HiddenTool { tool } => format!(
+                "Tool \"{tool}\" is not available: do the task another way or tell the user."
+            ),
             Self::UnusableSchema(e) => format!(
                 "Tool \"{}\" cannot be called: its input schema is unusable ({e}). Use another tool.",
                 e.tool()
@@ -171,8 +182,9 @@ impl ResolveError {
     }
 
     /// The real tool this error is about, where it is about one tool: the tool whose
-    /// arguments were refused ([`InvalidArguments`](Self::InvalidArguments)) or whose
-    /// schema is unusable ([`UnusableSchema`](Self::UnusableSchema)).
+    /// arguments were refused ([`InvalidArguments`](Self::InvalidArguments)), whose
+    /// schema is unusable ([`UnusableSchema`](Self::UnusableSchema)), or the hidden tool a
+    /// lookup reached ([`HiddenTool`](Self::HiddenTool)).
     ///
     /// `None` when the call reached no tool (an unknown name, code, function or
     /// operation) or could mean two ([`AmbiguousWireName`](Self::AmbiguousWireName), whose
@@ -198,6 +210,7 @@ impl ResolveError {
         match self {
             Self::InvalidArguments(e) => Some(&e.tool),
             Self::UnusableSchema(e) => Some(e.tool()),
+            Self::HiddenTool { tool } => Some(tool),
             Self::UnknownTool { .. }
             | Self::UnknownCode { .. }
             | Self::UnknownFunction { .. }
@@ -218,6 +231,7 @@ impl ResolveError {
             | Self::UnknownOperation { .. }
             | Self::UnknownDescribedOperation { .. }
             | Self::InvalidArguments(_)
+            | Self::HiddenTool { .. }
             | Self::AmbiguousWireName { .. } => true,
             Self::UnusableSchema(_) => false,
         }

@@ -258,8 +258,9 @@ impl Echo {
         self.members.is_empty()
     }
 
-    /// `reply` to serialise with the client's members in place of upstream's, where the
-    /// reply has them (a member the reply lacks is not added).
+    /// `reply` to serialise with the client's members in place of upstream's; a member
+    /// the reply lacks is added after its own (an upstream that leaves them out still
+    /// shows the client what it sent).
     pub fn reply<'a>(&'a self, reply: &'a Value) -> impl Serialize + 'a {
         Echoed {
             value: reply,
@@ -294,7 +295,13 @@ impl Serialize for Echoed<'_> {
         if self.echo.is_empty() {
             return self.value.serialize(serializer);
         }
-        let mut map = serializer.serialize_map(Some(members.len()))?;
+        let missing = || {
+            self.echo
+                .members
+                .iter()
+                .filter(|(key, _)| !self.nested && !members.contains_key(*key))
+        };
+        let mut map = serializer.serialize_map(Some(members.len() + missing().count()))?;
         for (key, value) in members {
             if self.nested {
                 if Some(key.as_str()) == self.echo.nested {
@@ -314,6 +321,9 @@ impl Serialize for Echoed<'_> {
                 None => map.serialize_entry(key, value)?,
             }
         }
+        for (key, raw) in missing() {
+            map.serialize_entry(key, raw)?;
+        }
         map.end()
     }
 }
@@ -331,7 +341,7 @@ mod tests {
     }
 
     #[test]
-    fn an_echo_puts_the_clients_members_back_where_the_reply_has_them() {
+    fn an_echo_puts_the_clients_members_back_and_adds_those_the_reply_lacks() {
         let echo = Echo::new()
             .with_member("tools", raw(r#"[{"name":"real"}]"#))
             .with_member("instructions", raw("null"))
@@ -339,12 +349,22 @@ mod tests {
         let reply = json!({"id": "r", "tools": [{"name": "t"}], "output": []});
         assert_eq!(
             serde_json::to_string(&echo.reply(&reply)).unwrap(),
-            r#"{"id":"r","tools":[{"name":"real"}],"output":[]}"#
+            r#"{"id":"r","tools":[{"name":"real"}],"output":[],"instructions":null}"#
         );
         let event = json!({"type": "x", "response": reply, "tools": 1});
         assert_eq!(
             serde_json::to_string(&echo.event(&event)).unwrap(),
-            r#"{"type":"x","response":{"id":"r","tools":[{"name":"real"}],"output":[]},"tools":1}"#
+            r#"{"type":"x","response":{"id":"r","tools":[{"name":"real"}],"output":[],"instructions":null},"tools":1}"#
+        );
+        // An upstream that leaves them out: the client's are added after the reply's own.
+        let bare = json!({"id": "r", "output": []});
+        assert_eq!(
+            serde_json::to_string(&echo.reply(&bare)).unwrap(),
+            r#"{"id":"r","output":[],"tools":[{"name":"real"}],"instructions":null}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&echo.event(&json!({"type": "x", "response": bare}))).unwrap(),
+            r#"{"type":"x","response":{"id":"r","output":[],"tools":[{"name":"real"}],"instructions":null}}"#
         );
         let nothing = Echo::new();
         assert_eq!(

@@ -97,11 +97,16 @@ pub fn chef_config(config: &Config) -> ChefConfig {
             always_keep: always_keep.clone(),
         },
     };
+    // `cache = false` means no breakpoint at all: chef's (system, history) and the one
+    // the Anthropic compile puts on the last tool by default.
+    let mut targets = chef::TargetOptions::default();
+    targets.anthropic = targets.anthropic.with_cache_tools(config.cache);
     ChefConfig::default()
         .with_tools_mode(config.memory_tools)
         .with_compress(options)
         .with_prune(prune)
         .with_cache(config.cache)
+        .with_targets(targets)
         .with_tool_change_announcements(config.announce_tool_changes)
         .with_repeat_notice(config.repeat_notice)
 }

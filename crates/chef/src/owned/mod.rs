@@ -86,6 +86,12 @@ pub const FIND_TOOLS_MAX_LIMIT: usize = 10;
 
 /// The `find_tools` tool. Its schema is static, so it is safe inside a cached prefix.
 pub fn find_tools_tool() -> ToolDefinition {
+    find_tools_tool_with_default(FIND_TOOLS_DEFAULT_LIMIT)
+}
+
+/// [`find_tools_tool`] for a host that answers a call without a `limit` with `default`
+/// tools (its schema says so).
+pub fn find_tools_tool_with_default(default: usize) -> ToolDefinition {
     ToolDefinition::new(
         FIND_TOOLS,
         json!({
@@ -100,8 +106,8 @@ pub fn find_tools_tool() -> ToolDefinition {
                 "limit": {
                     "type": "integer",
                     "minimum": 1,
-                    "maximum": FIND_TOOLS_MAX_LIMIT,
-                    "description": "How many tools to return (default 5)."
+                    "maximum": FIND_TOOLS_MAX_LIMIT.max(default),
+                    "description": format!("How many tools to return (default {default}).")
                 }
             },
             "required": ["query"]

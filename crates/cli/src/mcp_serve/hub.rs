@@ -154,6 +154,15 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
             continue;
         };
         for tool in list {
+            // The server's own name is what a call is sent under: a prefix cannot make up
+            // for an empty one.
+            if tool.name.trim().is_empty() {
+                skipped.push(format!(
+                    "a tool of {:?} has an empty name: left out",
+                    server.name
+                ));
+                continue;
+            }
             let name = config.prefix_format.apply(&server.name, &tool.name);
             if let Some(first) = routes.get(&name) {
                 skipped.push(format!(
@@ -227,16 +236,18 @@ fn with_search_model(compressed: Compressed) -> Compressed {
 }
 
 /// The tool list the host sees for `compressed` in `mode`; `originals` by name keeps
-/// minify's titles and annotations; `found` is what discover mode lists after `find_tools`.
+/// minify's titles and annotations; `found` is what discover mode lists after `find_tools`,
+/// whose schema names `search_limit` as its default.
 fn advertise(
     mode: Mode,
+    search_limit: usize,
     compressed: &Compressed,
     originals: &HashMap<&str, &Tool>,
     found: &[String],
 ) -> Vec<Tool> {
     let mut out = Vec::new();
     if mode == Mode::Discover {
-        if let Ok(tool) = Tool::try_from(&chef::owned::find_tools_tool()) {
+        if let Ok(tool) = Tool::try_from(&chef::owned::find_tools_tool_with_default(search_limit)) {
             out.push(tool);
         }
         for name in found {
@@ -512,7 +523,13 @@ impl Hub {
             }
         }
         let found = self.found.lock().names().to_vec();
-        let advertised = advertise(self.config.mode, &compressed, &originals, &found);
+        let advertised = advertise(
+            self.config.mode,
+            self.config.search_limit,
+            &compressed,
+            &originals,
+            &found,
+        );
         let ranking = (self.config.mode == Mode::Discover).then(|| {
             let defs: Vec<ToolDefinition> = tools.iter().map(|(d, _)| d.clone()).collect();
             // A rebuild for a search's finds keeps the tools: keep their ranking too (its
@@ -790,19 +807,26 @@ impl Hub {
     /// The model's text for a resolve error; a code or name issued earlier whose tool is gone
     /// says so.
     fn explain(&self, e: &ResolveError) -> String {
+        // A name the host saw (pinned, or listed before) is that tool, gone for now;
+        // `t(f=…)` takes names as well as codes, so an unknown code may be one too.
+        let seen_name = |name: &String| {
+            let pinned = self.pins.lock().contains_key(name);
+            if pinned {
+                return Some(name.clone());
+            }
+            self.seen.lock().get(&loose_key(name)).cloned()
+        };
         let gone = match e {
-            ResolveError::UnknownCode { code, .. } => self
-                .pins
-                .lock()
-                .iter()
-                .find(|(_, c)| *c == code)
-                .map(|(name, _)| name.clone()),
-            ResolveError::UnknownTool { name, .. } => self
-                .pins
-                .lock()
-                .contains_key(name)
-                .then(|| name.clone())
-                .or_else(|| self.seen.lock().get(&loose_key(name)).cloned()),
+            ResolveError::UnknownCode { code, .. } => {
+                let coded = {
+                    let pins = self.pins.lock();
+                    pins.iter()
+                        .find(|(_, c)| *c == code)
+                        .map(|(name, _)| name.clone())
+                };
+                coded.or_else(|| seen_name(code))
+            }
+            ResolveError::UnknownTool { name, .. } => seen_name(name),
             _ => None,
         };
         match gone {
@@ -842,18 +866,17 @@ impl Hub {
         config: &Config,
         lists: &BTreeMap<String, Vec<Tool>>,
     ) -> Result<CheckReport, chef_compress::CompressError> {
-        let (tools, _, _) = combine(config, lists);
+        let (tools, _, mut left_out) = combine(config, lists);
         let mut out = Vec::new();
-        let mut left_out = Vec::new();
-        for mode in Mode::ALL {
+        for (i, mode) in Mode::ALL.into_iter().enumerate() {
             let mut usable = tools.clone();
             let (c, dropped) = compress_usable(&mut usable, &options(config, mode))?;
-            if left_out.is_empty() {
-                left_out = dropped;
+            if i == 0 {
+                left_out.extend(dropped);
             }
             let originals: HashMap<&str, &Tool> =
                 usable.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
-            let list = advertise(mode, &c, &originals, &[]);
+            let list = advertise(mode, config.search_limit, &c, &originals, &[]);
             out.push((
                 mode,
                 list.len(),

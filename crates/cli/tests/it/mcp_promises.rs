@@ -329,58 +329,107 @@ fn codes_survive_a_restart_in_which_the_upstream_gained_a_tool() {
 }
 
 #[test]
-fn a_tool_whose_server_is_down_says_it_may_return_in_minify_mode() {
+fn a_tool_whose_server_is_down_says_it_may_return_by_name_in_every_mode() {
+    for mode in ["minify", "dispatch", "search"] {
+        let dir = tempfile::tempdir().unwrap();
+        let refuse = dir.path().join("refuse");
+        let path = dir.path().join("down.toml");
+        std::fs::write(
+            &path,
+            format!(
+                "mode = \"{mode}\"\n[[server]]\nname = \"files\"\ncommand = \"{} --set files --extra --refuse-if {}\"\n\
+                 [[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
+                quoted(&test_server()),
+                quoted(&refuse.display().to_string()),
+                quoted(&test_server()),
+            ),
+        )
+        .unwrap();
+        // A call by name: the tool itself in minify, `t` with the name elsewhere.
+        let by_name = |name: &str| {
+            if mode == "minify" {
+                call(name, json!({"path": "x"}))
+            } else {
+                call("t", json!({"f": name, "a": {"path": "x"}}))
+            }
+        };
+        block_on(async {
+            let proxy = Proxy::start(&path).await;
+            let host = &proxy.host;
+            // The first tools/list waits for every upstream's first start: files is up
+            // before the refuse file exists (written earlier, a slow start would never
+            // come up).
+            let tools = host.list_all_tools().await.unwrap();
+            let listed = tools.iter().any(|t| {
+                t.name == "files_read_file"
+                    || t.description
+                        .as_deref()
+                        .is_some_and(|d| d.contains("files_read_file"))
+            });
+            // Search mode lists no tool until `q` finds one.
+            assert!(listed || mode == "search", "{mode}: {tools:?}");
+            std::fs::write(&refuse, "stay down").unwrap();
+            let crash = if mode == "minify" {
+                call("files_crash", json!({}))
+            } else {
+                call("t", json!({"f": "files_crash", "a": {}}))
+            };
+            let _ = host.call_tool(crash).await;
+            let mut last = String::new();
+            for _ in 0..100 {
+                let r = host.call_tool(by_name("files_read_file")).await.unwrap();
+                last = text(&r);
+                if last.contains("not available now") {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            assert!(
+                last.contains("not available now") && last.contains("it may return"),
+                "{mode}: {last}"
+            );
+            // Written with drift, too.
+            let r = host.call_tool(by_name("Files-Read-File")).await.unwrap();
+            assert!(text(&r).contains("it may return"), "{mode}: {}", text(&r));
+            proxy.stop().await;
+        });
+    }
+}
+
+#[test]
+fn a_lookup_never_describes_or_ranks_a_blocked_tool() {
     let dir = tempfile::tempdir().unwrap();
-    let refuse = dir.path().join("refuse");
-    let path = dir.path().join("down.toml");
-    std::fs::write(
-        &path,
-        format!(
-            "mode = \"minify\"\n[[server]]\nname = \"files\"\ncommand = \"{} --set files --extra --refuse-if {}\"\n\
-             [[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
-            quoted(&test_server()),
-            quoted(&refuse.display().to_string()),
-            quoted(&test_server()),
-        ),
-    )
-    .unwrap();
-    block_on(async {
-        let proxy = Proxy::start(&path).await;
-        let host = &proxy.host;
-        // The first tools/list waits for every upstream's first start: files is up before
-        // the refuse file exists (written earlier, a slow start would never come up).
-        let tools = host.list_all_tools().await.unwrap();
-        assert!(
-            tools.iter().any(|t| t.name == "files_read_file"),
-            "{:?}",
-            tools.iter().map(|t| &t.name).collect::<Vec<_>>()
+    for mode in ["dispatch", "search"] {
+        let path = two_servers(
+            dir.path(),
+            &format!("q-{mode}.toml"),
+            &format!("mode = \"{mode}\"\nblocklist = [\"git_push\"]"),
         );
-        std::fs::write(&refuse, "stay down").unwrap();
-        let _ = host.call_tool(call("files_crash", json!({}))).await;
-        let mut last = String::new();
-        for _ in 0..100 {
+        block_on(async {
+            let proxy = Proxy::start(&path).await;
+            let host = &proxy.host;
             let r = host
-                .call_tool(call("files_read_file", json!({"path": "x"})))
+                .call_tool(call("q", json!({"c": "git_push"})))
                 .await
                 .unwrap();
-            last = text(&r);
-            if last.contains("not available now") {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        assert!(
-            last.contains("not available now") && last.contains("it may return"),
-            "{last}"
-        );
-        // Written with drift, too.
-        let r = host
-            .call_tool(call("Files-Read-File", json!({"path": "x"})))
-            .await
-            .unwrap();
-        assert!(text(&r).contains("it may return"), "{}", text(&r));
-        proxy.stop().await;
-    });
+            let t = text(&r);
+            assert_eq!(r.is_error, Some(true), "{mode}: {t}");
+            assert!(t.contains("blocked") && !t.contains("force"), "{mode}: {t}");
+            let r = host
+                .call_tool(call("q", json!({"s": "push commits to the remote"})))
+                .await
+                .unwrap();
+            let t = text(&r);
+            assert!(!t.contains("git_push"), "{mode}: {t}");
+            // An allowed tool is still described and ranked.
+            let r = host
+                .call_tool(call("q", json!({"c": "git_status"})))
+                .await
+                .unwrap();
+            assert_ne!(r.is_error, Some(true), "{mode}: {}", text(&r));
+            proxy.stop().await;
+        });
+    }
 }
 
 /// Raw JSON-RPC lines to `chef mcp serve` over stdio, and the line each one gets back.
@@ -487,4 +536,23 @@ fn malformed_json_rpc_gets_the_spec_s_errors_with_its_id_and_never_silence() {
     drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[test]
+fn an_upstream_tool_with_an_empty_name_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("empty-name.json");
+    std::fs::write(
+        &file,
+        r#"[{"name": "", "description": "Nameless.", "input_schema": {"type": "object"}},
+            {"name": "ok_tool", "description": "Fine.", "input_schema": {"type": "object"}}]"#,
+    )
+    .unwrap();
+    let path = calendar_config(dir.path(), "minify", &file);
+    let (report, _) = check_report(&path, &[], 0);
+    let left_out = report["left_out"].to_string();
+    assert!(left_out.contains("empty name"), "{report}");
+    // minify shows the one tool left (without the fix: two, one of them named `cal_`).
+    assert_eq!(report["modes"][0]["mode"], "minify", "{report}");
+    assert_eq!(report["modes"][0]["tools"], 1, "{report}");
 }

@@ -339,6 +339,10 @@ fn answer_lookup(
     if args.get("c").is_some() && !has_text {
         let written = as_text(args.get("c"));
         return match c.lookup(&written) {
+            // A hidden tool is neither described nor listed: the model is never taught it.
+            Some(e) if hidden(&e.name) => Resolution::Error(ResolveError::HiddenTool {
+                tool: e.name.clone(),
+            }),
             Some(e) => Resolution::Meta {
                 name: "q",
                 result: with_parameters(dialect.describe(&written, e), e.schema()),
@@ -351,7 +355,8 @@ fn answer_lookup(
         Some(Value::Number(n)) if n.as_f64() == Some(0.0) => Cow::Borrowed(""),
         other => as_text(other),
     };
-    let hits = c.search_hits(&needle);
+    let mut hits = c.search_hits(&needle);
+    hits.retain(|e| !hidden(&e.name));
     let result = if hits.is_empty() {
         format!("No matches for \"{needle}\".")
     } else {

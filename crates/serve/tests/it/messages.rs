@@ -264,3 +264,21 @@ async fn a_client_that_goes_away_closes_the_upstream_stream() {
         "the upstream stream was not closed after the client went away"
     );
 }
+
+#[tokio::test]
+async fn cache_false_sends_no_breakpoint_at_all() {
+    for (config, breakpoints) in [("", true), ("[chef]\ncache = false\n", false)] {
+        let rig = Rig::start(
+            config,
+            vec![Reply::Json(messages_reply(Some("Done."), &[]))],
+        )
+        .await;
+        rig.anthropic_ok(&request("Where is 737U2663137?")).await;
+        let sent = rig.script.seen()[0].json().to_string();
+        assert_eq!(
+            sent.contains("cache_control"),
+            breakpoints,
+            "{config:?}: {sent}"
+        );
+    }
+}
