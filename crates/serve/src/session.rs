@@ -42,6 +42,12 @@ pub struct Prepared {
     chars: Arc<ToolChars>,
     /// Whether the session is a fork of a pooled template (its tools already registered).
     pub reused: bool,
+    /// Whether the tools offered depend on the task: a session that served a request is
+    /// then never kept as a template.
+    per_task: bool,
+    /// For a per-task session made fresh: the template of its tools, forked before it
+    /// served anything (see [`pooled`]).
+    pristine: Option<Chef>,
     /// Which of the gateway's pools it may go back to (its policy's).
     pub(crate) pool: usize,
 }
@@ -175,11 +181,20 @@ type ToolSet = (Arc<[u8]>, Arc<Template>);
 /// Tool sets a pool keeps.
 const POOL_TOOL_SETS: usize = 16;
 
-/// Whether requests under `config` may use a template: a session's tools and codes must not
-/// depend on the request (pruning other than `all` picks per task), on what it showed
-/// before (tool-change announcements), or on the conversation (memory).
+/// Whether requests under `config` may use a template: a session must not depend on what
+/// it showed before (tool-change announcements) or on the conversation (memory).
+///
+/// With pruning other than `all` the tools a request is offered depend on its task, so
+/// its template is *pristine*: a fork of the first session for those tools taken before
+/// it served anything, its search indexes built, and never replaced by a session that did
+/// (see [`per_task`]). Each request forks it and picks its own tools.
 pub fn pooled(config: &Config) -> bool {
-    !config.announce_tool_changes && !config.has_memory() && config.prune == Prune::All
+    !config.announce_tool_changes && !config.has_memory()
+}
+
+/// Whether the tools a request is offered depend on its task (pruning other than `all`).
+fn per_task(config: &Config) -> bool {
+    config.prune != Prune::All
 }
 
 impl Pool {
@@ -199,6 +214,13 @@ impl Pool {
         let Some(key) = prepared.key else {
             return;
         };
+        if prepared.per_task {
+            // Only a session that served nothing is a template for per-task tools.
+            if let Some(chef) = prepared.pristine {
+                self.keep_pristine(key, chef, prepared.chars);
+            }
+            return;
+        }
         let target = prepared.api.target();
         let mut sets = self.sets.lock();
         let kept = sets.iter().position(|(k, _)| **k == *key);
@@ -223,6 +245,26 @@ impl Pool {
         } else if sets.len() >= POOL_TOOL_SETS {
             sets.remove(0);
         }
+        sets.push((key, template));
+    }
+}
+
+impl Pool {
+    /// Keeps `chef` (a session with its tools registered that served nothing) as the
+    /// template of `key`, unless one is kept already.
+    fn keep_pristine(&self, key: Arc<[u8]>, chef: Chef, chars: Arc<ToolChars>) {
+        let mut sets = self.sets.lock();
+        if sets.iter().any(|(k, _)| **k == *key) {
+            return;
+        }
+        if sets.len() >= POOL_TOOL_SETS {
+            sets.remove(0);
+        }
+        let template = Arc::new(Template {
+            chef,
+            chars,
+            warm: chef_ir::Target::ALL.to_vec(),
+        });
         sets.push((key, template));
     }
 }
@@ -515,6 +557,8 @@ pub fn build(
     } = parsed;
     // A request without tools gets none: no dispatcher, no map, no memory tools.
     let memory = memory.filter(|_| !toolless);
+    let per_task = per_task(config);
+    let mut pristine = None;
     let (mut chef, chars, key, reused) = match tools {
         Tools::Template(key, template) => (
             template.chef.fork(),
@@ -533,7 +577,9 @@ pub fn build(
                 let options = session_config.compress.clone().with_level(Level::Zero);
                 session_config = session_config.with_compress(options);
             }
-            if key.is_some() {
+            // Counted once per tool set; a per-task session compresses its own selection
+            // on every request, so there it would be counted every time.
+            if key.is_some() && !per_task {
                 let options = session_config.compress.clone().with_token_counts(true);
                 session_config = session_config.with_compress(options);
             }
@@ -568,6 +614,14 @@ pub fn build(
             for a in &config.announcements {
                 chef.announce(a.id.clone(), a.text.clone(), a.channel);
             }
+            if key.is_some() && per_task {
+                // The indexes every request's ranking reads, built once and shared by the
+                // template's forks.
+                let pruner = chef.tools().pruner();
+                pruner.index();
+                let _ = pruner.hybrid_index();
+                pristine = Some(chef.fork());
+            }
             (chef, chars, key, false)
         }
     };
@@ -585,6 +639,8 @@ pub fn build(
         key,
         chars,
         reused,
+        per_task,
+        pristine,
         pool: 0,
     })
 }

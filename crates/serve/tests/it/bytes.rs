@@ -267,3 +267,45 @@ async fn configured_announcements_reach_the_model_as_the_library_places_them() {
         assert_same_text(&s.body, &expected, "");
     }
 }
+
+/// Under per-task pruning (the default, `discover`) a request whose tools were seen before
+/// forks a template that served nothing: its upstream bytes are those of a fresh session,
+/// whatever the requests before it asked for.
+#[test]
+fn a_per_task_template_fork_sends_the_bytes_of_a_fresh_session() {
+    let asks = [
+        "Where is order 737U2663137?",
+        "Create a calendar event for Friday at 10am with Bob",
+        "What is the weather in Oslo tomorrow?",
+        "Where is order 737U2663137?",
+        "List the open pull requests of the repository",
+    ];
+    for (toml, pooled) in [
+        ("", true),
+        ("[chef]\nprune = \"ranked\"\ntop_k = 5\n", true),
+        ("[chef]\nlevel = 3\n", true),
+    ] {
+        // One pool per configuration, as the gateway keeps one per policy.
+        let pool = chef_serve::session::Pool::default();
+        let config = chef_serve::Config::parse(toml).unwrap();
+        assert_eq!(chef_serve::session::pooled(&config), pooled, "{toml:?}");
+        for (i, ask) in asks.iter().enumerate() {
+            let body = serde_json::to_vec(&json!({
+                "model": "gpt-test",
+                "messages": [{"role": "system", "content": "You help."},
+                             {"role": "user", "content": ask}],
+                "tools": chat_tools(),
+            }))
+            .unwrap();
+            let api = chef_serve::Api::Chat;
+            let mut forked =
+                chef_serve::session::prepare_with(&config, api, &body, Some(&pool)).unwrap();
+            assert_eq!(forked.reused, i > 0, "{toml:?} {ask}");
+            let mut fresh = chef_serve::session::prepare(&config, api, &body).unwrap();
+            let (sent, _) = chef_serve::session::compile_round(&mut forked, false).unwrap();
+            let (expected, _) = chef_serve::session::compile_round(&mut fresh, false).unwrap();
+            assert_same_text(&sent, &expected, &format!("{toml:?} {ask}"));
+            pool.release(forked);
+        }
+    }
+}

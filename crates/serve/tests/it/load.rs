@@ -213,25 +213,35 @@ async fn two_hundred_concurrent_streaming_conversations() {
 #[ignore = "timing; run with --ignored --nocapture"]
 fn time_of_one_session() {
     let body = serde_json::to_vec(&request("Where is 737U2663137?")).unwrap();
-    let config = chef_serve::Config::parse("[chef]\nlevel = 3\n").unwrap();
-    let pool = chef_serve::session::Pool::default();
-    for round in 0..6 {
-        let t0 = Instant::now();
-        let mut prepared =
-            chef_serve::session::prepare_with(&config, chef_serve::Api::Chat, &body, Some(&pool))
-                .unwrap();
-        let t1 = Instant::now();
-        let (upstream, _) = chef_serve::session::compile_round(&mut prepared, true).unwrap();
-        let t2 = Instant::now();
-        println!(
-            "{} prepare {:?}  compile {:?}  ({} body bytes in, {} out)",
-            if prepared.reused { "fork " } else { "fresh" },
-            t1 - t0,
-            t2 - t1,
-            body.len(),
-            upstream.len()
-        );
-        assert_eq!(prepared.reused, round > 0);
-        pool.release(prepared);
+    for toml in ["[chef]\nlevel = 3\n", ""] {
+        let config = chef_serve::Config::parse(toml).unwrap();
+        let pool = chef_serve::session::Pool::default();
+        println!("config {toml:?}");
+        for round in 0..6 {
+            let t0 = Instant::now();
+            let mut prepared = chef_serve::session::prepare_with(
+                &config,
+                chef_serve::Api::Chat,
+                &body,
+                Some(&pool),
+            )
+            .unwrap();
+            let t1 = Instant::now();
+            let (upstream, _) = chef_serve::session::compile_round(&mut prepared, true).unwrap();
+            let t2 = Instant::now();
+            println!(
+                "{} prepare {:?}  compile {:?}  ({} body bytes in, {} out)",
+                if prepared.reused { "fork " } else { "fresh" },
+                t1 - t0,
+                t2 - t1,
+                body.len(),
+                upstream.len()
+            );
+            assert_eq!(
+                prepared.reused,
+                round > 0 && chef_serve::session::pooled(&config)
+            );
+            pool.release(prepared);
+        }
     }
 }
