@@ -78,9 +78,10 @@ def test_05_to_10_level_3_codes() -> None:
     assert_blocked(s, call(code, ARGS))  # 06: the code as the tool name
     for f in (BLOCKED, "FS.Delete-File", "fsdeletefile"):  # 07: names in f
         assert_blocked(s, call("t", {"f": f, "a": ARGS}))
-    lookup = s.route(call("q", {"s": "delete"}))  # 08: q, then t
-    assert isinstance(lookup, chef.Lookup) and code in lookup.reply
-    assert_blocked(s, call("t", {"f": code, "a": ARGS}))
+    lookup = s.route(call("q", {"s": "delete"}))  # 08: q never lists it, nor describes it
+    assert isinstance(lookup, chef.Lookup) and code not in lookup.reply
+    assert_blocked(s, call("q", {"c": code}))
+    assert_blocked(s, call("t", {"f": code, "a": ARGS}))  # a code known from elsewhere
     assert_blocked(s, call("t", {"f": "t", "a": {"f": code, "a": ARGS}}))  # 09: nested
     assert_blocked(s, call("t", {"f": code, "path": "/tmp/x"}))  # 09: flat bag
     assert_blocked(s, call("t", json.dumps({"f": code, "a": ARGS})))  # 10: a JSON string
