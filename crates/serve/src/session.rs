@@ -617,9 +617,7 @@ pub fn build(
             if key.is_some() && per_task {
                 // The indexes every request's ranking reads, built once and shared by the
                 // template's forks.
-                let pruner = chef.tools().pruner();
-                pruner.index();
-                let _ = pruner.hybrid_index();
+                chef.tools_mut().warm();
                 pristine = Some(chef.fork());
             }
             (chef, chars, key, false)

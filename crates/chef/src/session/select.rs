@@ -152,18 +152,7 @@ fn compress_kept(
     input: &SelectInput<'_>,
     catalogue: &mut Option<Arc<RegistryCatalogue>>,
 ) -> Result<Compressed, ChefError> {
-    let registry = input.pruner.all_tools();
-    if catalogue.as_ref().is_none_or(|c| c.epoch != input.epoch) {
-        *catalogue = Some(Arc::new(RegistryCatalogue {
-            epoch: input.epoch,
-            catalogue: Catalogue::with_limits(registry, input.options.limits()).ok(),
-            index: registry
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (t.name.clone(), i))
-                .collect(),
-        }));
-    }
+    prepare_registry(input.pruner, input.epoch, input.options, catalogue);
     let Some(RegistryCatalogue {
         catalogue: Some(prepared),
         index,
@@ -177,6 +166,28 @@ fn compress_kept(
         Some(indices) => prepared.compress_subset(&indices, input.options)?,
         None => chef_compress::compress(kept, input.options)?,
     })
+}
+
+/// The registry prepared for compression, made again when the epoch moved.
+fn prepare_registry(
+    pruner: &Pruner,
+    epoch: u64,
+    options: &Options,
+    catalogue: &mut Option<Arc<RegistryCatalogue>>,
+) {
+    if catalogue.as_ref().is_some_and(|c| c.epoch == epoch) {
+        return;
+    }
+    let registry = pruner.all_tools();
+    *catalogue = Some(Arc::new(RegistryCatalogue {
+        epoch,
+        catalogue: Catalogue::with_limits(registry, options.limits()).ok(),
+        index: registry
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.clone(), i))
+            .collect(),
+    }));
 }
 
 /// The inputs of a selection that live in the session.
@@ -222,6 +233,12 @@ impl Selection {
             owned: self.owned.clone(),
             catalogue: self.catalogue.clone(),
         }
+    }
+
+    /// Prepares the registry for compression now, as the first selection of `epoch` would
+    /// (forks made afterwards share it).
+    pub(crate) fn warm(&mut self, pruner: &Pruner, epoch: u64, options: &Options) {
+        prepare_registry(pruner, epoch, options, &mut self.catalogue);
     }
 
     /// Forgets the latest selection: the registry moved.

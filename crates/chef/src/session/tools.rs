@@ -528,4 +528,46 @@ impl ToolsMut<'_> {
         self.chef.tools.pruner.set_lexical_ranking();
         self
     }
+
+    /// Builds now what the first compile after a registration would build from the whole
+    /// catalogue, and keeps it: the search indexes (BM25F and, unless ranking is lexical,
+    /// the embedded catalogue) and the registry prepared for compression. A
+    /// [`Chef::fork`] made afterwards shares them, so a template forked once per request
+    /// pays for them once. Nothing a compile sends changes.
+    ///
+    /// ```
+    /// use chef::{Chef, ChefConfig, PrunePolicy};
+    /// use chef_ir::{Message, Target, ToolDefinition};
+    /// use serde_json::json;
+    ///
+    /// let mut template = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Discover {
+    ///     top_k: 1,
+    ///     always_keep: vec![],
+    /// }));
+    /// template.register_tools(vec![
+    ///     ToolDefinition::new("get_weather", json!({"type": "object"})),
+    ///     ToolDefinition::new("send_email", json!({"type": "object"})),
+    /// ])?;
+    /// template.tools_mut().warm();
+    /// let mut request = template.fork(); // shares the indexes and the prepared registry
+    /// request.push(Message::user("What is the weather in Oslo?"));
+    /// let mut fresh = Chef::new(template.config().clone());
+    /// fresh.register_tools(template.tools().pruner().all_tools().to_vec())?;
+    /// fresh.push(Message::user("What is the weather in Oslo?"));
+    /// assert_eq!(
+    ///     request.compile(Target::OpenAiChat)?.body,
+    ///     fresh.compile(Target::OpenAiChat)?.body
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn warm(&mut self) -> &mut Self {
+        let chef = &mut *self.chef;
+        let pruner = &chef.tools.pruner;
+        pruner.index();
+        let _ = pruner.hybrid_index();
+        chef.tools
+            .selection
+            .warm(pruner, chef.tools.epoch, &chef.config.compress);
+        self
+    }
 }
