@@ -186,8 +186,9 @@ const POOL_TOOL_SETS: usize = 16;
 ///
 /// With pruning other than `all` the tools a request is offered depend on its task, so
 /// its template is *pristine*: a fork of the first session for those tools taken before
-/// it served anything, its search indexes built, and never replaced by a session that did
-/// (see [`per_task`]). Each request forks it and picks its own tools.
+/// it served anything, its search indexes and prepared registry built
+/// (`ToolsMut::warm`), and never replaced by a session that did. Each request forks it
+/// and picks its own tools.
 pub fn pooled(config: &Config) -> bool {
     !config.announce_tool_changes && !config.has_memory()
 }
