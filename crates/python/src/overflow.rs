@@ -4,7 +4,7 @@
 //!
 //! The summariser runs while the session's lock is held (the overflow step owns the
 //! history), with the GIL taken back for the call. Two things follow. Another thread that
-//! waits for the lock must not hold the GIL meanwhile (`Chef::with` releases it while it
+//! waits for the lock must not hold the GIL meanwhile (`Chef::lock` releases it while it
 //! waits). And the callable must not use the session it summarises: the lock is not
 //! re-entrant, so such a call raises instead of waiting for itself.
 

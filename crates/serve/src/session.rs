@@ -152,7 +152,8 @@ impl ToolChars {
 pub struct Template {
     chef: Chef,
     chars: Arc<ToolChars>,
-    /// The targets the template has compiled for (their tool bytes are cached in it).
+    /// The targets the template has compiled for (their tool bytes are cached in it); none
+    /// for a pristine template (per-task pruning), which never compiles.
     warm: Vec<chef_ir::Target>,
 }
 
@@ -248,9 +249,7 @@ impl Pool {
         }
         sets.push((key, template));
     }
-}
 
-impl Pool {
     /// Keeps `chef` (a session with its tools registered that served nothing) as the
     /// template of `key`, unless one is kept already.
     fn keep_pristine(&self, key: Arc<[u8]>, chef: Chef, chars: Arc<ToolChars>) {
@@ -264,7 +263,8 @@ impl Pool {
         let template = Arc::new(Template {
             chef,
             chars,
-            warm: chef_ir::Target::ALL.to_vec(),
+            // It never compiles: each fork compiles its own selection.
+            warm: Vec::new(),
         });
         sets.push((key, template));
     }
@@ -616,8 +616,8 @@ pub fn build(
                 chef.announce(a.id.clone(), a.text.clone(), a.channel);
             }
             if key.is_some() && per_task {
-                // The indexes every request's ranking reads, built once and shared by the
-                // template's forks.
+                // What every request's selection reads (the search indexes, the registry
+                // prepared for compression), built once and shared by the template's forks.
                 chef.tools_mut().warm();
                 pristine = Some(chef.fork());
             }

@@ -42,11 +42,6 @@ impl Chef {
         self
     }
 
-    /// Whether a summariser is set.
-    pub fn has_summarizer(&self) -> bool {
-        self.conversation.summarizer.is_some()
-    }
-
     /// Records the prompt tokens the provider reported for the last request. Budget
     /// verdicts and the compile's notices read it until the next overflow step consumes
     /// it.
