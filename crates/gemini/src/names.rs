@@ -29,20 +29,7 @@ pub(crate) fn table(request: &Request) -> WireNames {
 
 /// The bytes [`NameRule::GEMINI`] allows after the first: letters, digits, `_`, `-`, `.`
 /// and `:`.
-#[allow(
-    clippy::indexing_slicing,
-    reason = "a const loop over the table's own length; `get_mut` is not const here"
-)]
-static GEMINI_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b':');
-        b += 1;
-    }
-    table
-};
+static GEMINI_BYTES: [bool; 256] = NameRule::GEMINI.byte_table();
 
 /// [`NameRule::GEMINI`]'s test on bytes, inlined for the hot path (every tool name, every
 /// turn): a letter or `_` first, then bytes of [`GEMINI_BYTES`], 64 bytes at most.

@@ -33,21 +33,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::tool::ToolName;
 
-/// The bytes every rule accepts: ASCII letters, digits, `_` and `-`.
-#[allow(
-    clippy::indexing_slicing,
-    reason = "a const loop over the table's own length; `get_mut` is not const here"
-)]
-static BASE_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
-        b += 1;
-    }
-    table
-};
+/// The bytes every rule accepts: ASCII letters, digits, `_` and `-` (the table of a rule
+/// with no extra punctuation).
+static BASE_BYTES: [bool; 256] = NameRule::ANTHROPIC.byte_table();
 
 /// Which names a provider accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,6 +64,39 @@ impl NameRule {
         extra: &['.', ':'],
         letter_first: true,
     };
+
+    /// The bytes the rule allows after the first, as a table indexed by byte: ASCII
+    /// letters, digits, `_`, `-` and the ASCII characters of [`extra`](Self::extra). Built
+    /// at compile time, it lets a provider crate check names with one lookup a byte:
+    ///
+    /// ```
+    /// use chef_ir::NameRule;
+    ///
+    /// static GEMINI: [bool; 256] = NameRule::GEMINI.byte_table();
+    /// assert!(GEMINI[usize::from(b':')] && !GEMINI[usize::from(b'/')]);
+    /// assert!(!NameRule::OPENAI.byte_table()[usize::from(b':')]);
+    /// ```
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "const loops over the table's own length and over ASCII bytes; `get_mut` is not const here"
+    )]
+    pub const fn byte_table(&self) -> [bool; 256] {
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            table[b] = c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+            b += 1;
+        }
+        let mut extra = self.extra;
+        while let [c, rest @ ..] = extra {
+            if c.is_ascii() {
+                table[*c as usize] = true;
+            }
+            extra = rest;
+        }
+        table
+    }
 
     fn allows(&self, c: char) -> bool {
         c.is_ascii_alphanumeric() || c == '_' || c == '-' || self.extra.contains(&c)
