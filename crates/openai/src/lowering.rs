@@ -71,14 +71,107 @@ pub(crate) fn native_tools<'a, T>(
 }
 
 /// A compiler's per-request state, turning IR messages into wire elements (messages or
-/// items) one at a time.
+/// items) one at a time. [`user_parts`] and [`tool_message`] are the walks both APIs
+/// share over it.
 pub(crate) trait Lower<'a> {
+    /// The target whose own content (`Content::Unknown` aimed at it) is sent verbatim.
+    const TARGET: Target;
+    /// The API's content part.
+    type Part: TextPart<'a>;
+
     /// Adds what message `index` becomes.
     fn message(&mut self, index: usize, message: &'a Message) -> Result<()>;
     /// Sends what tool messages held outside any result, after their run.
     fn flush_spill(&mut self);
     /// How many wire elements there are so far.
     fn len(&self) -> usize;
+    /// The notices so far.
+    fn notices(&mut self) -> &mut Vec<Notice>;
+    /// The part an attachment of message `index` becomes.
+    fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Self::Part>;
+    /// Adds what a tool result in message `index` becomes.
+    fn tool_result(&mut self, index: usize, result: &'a ToolResult);
+    /// The parts tool messages held outside any result, waiting for [`flush_spill`](Self::flush_spill).
+    fn spill(&mut self) -> &mut Vec<Tagged<'a, Self::Part>>;
+    /// Adds content of [`TARGET`](Self::TARGET) that a tool message held outside any result.
+    fn tool_message_own(&mut self, value: &'a Value);
+}
+
+/// The parts of a system or user message: text, media and content of the API's own
+/// target as they are, an Anthropic compaction summary as text (other foreign content
+/// left out), thinking left out; each reported.
+///
+/// # Errors
+///
+/// [`Error::MisplacedContent`] for a tool call or result.
+pub(crate) fn user_parts<'a, L: Lower<'a>>(
+    lower: &mut L,
+    index: usize,
+    message: &'a Message,
+) -> Result<Vec<Tagged<'a, L::Part>>> {
+    let mut parts = Vec::with_capacity(message.content.len());
+    let (mut thinking, mut redacted) = (0, 0);
+    for content in &message.content {
+        match content {
+            Content::Text { text, .. } => parts.push(text_part(text)),
+            Content::Attachment(attachment) => parts.push(lower.attachment(index, attachment)),
+            Content::Unknown {
+                target: Some(target),
+                value,
+            } if *target == L::TARGET => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
+            Content::Unknown { target, value } => {
+                if let Some(text) = compaction(lower.notices(), index, *target, value) {
+                    parts.push(Tagged::Known(L::Part::text(text)));
+                }
+            }
+            Content::Thinking { .. } => thinking += 1,
+            Content::RedactedThinking { .. } => redacted += 1,
+            Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
+            Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
+        }
+    }
+    thinking_notices(lower.notices(), index, thinking, redacted);
+    Ok(parts)
+}
+
+/// Lowers a tool message: each result through [`Lower::tool_result`]; text and media
+/// outside any result to the spill, content of the API's own target to
+/// [`Lower::tool_message_own`]; foreign content and thinking left out (reported).
+///
+/// # Errors
+///
+/// [`Error::MisplacedContent`] for a tool call.
+pub(crate) fn tool_message<'a, L: Lower<'a>>(
+    lower: &mut L,
+    index: usize,
+    message: &'a Message,
+) -> Result<()> {
+    for content in &message.content {
+        match content {
+            Content::ToolResult(result) => lower.tool_result(index, result),
+            Content::Text { text, .. } => lower.spill().push(text_part(text)),
+            Content::Attachment(attachment) => {
+                let part = lower.attachment(index, attachment);
+                lower.spill().push(part);
+            }
+            Content::Unknown {
+                target: Some(target),
+                value,
+            } if *target == L::TARGET => lower.tool_message_own(value),
+            other @ (Content::Unknown { .. }
+            | Content::Thinking { .. }
+            | Content::RedactedThinking { .. }) => left_out(lower.notices(), index, other),
+            Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
+        }
+    }
+    Ok(())
+}
+
+/// A call or result nested in a tool result has no meaning there: it is kept visible as a
+/// text part holding its JSON rather than lost (`None` if it cannot be serialised).
+pub(crate) fn nested_as_text<'a, P: TextPart<'a>>(content: &Content) -> Option<Tagged<'a, P>> {
+    let json = serde_json::to_string(content).ok()?;
+    Some(Tagged::Known(P::text(Cow::Owned(json))))
 }
 
 /// Lowers every message in order, flushing the spill before each non-tool message and at

@@ -170,6 +170,9 @@ struct Builder<'a, 'b> {
 }
 
 impl<'a> Lower<'a> for Builder<'a, '_> {
+    const TARGET: Target = Target::OpenAiChat;
+    type Part = Part<'a>;
+
     fn message(&mut self, index: usize, message: &'a Message) -> Result<()> {
         match message.role {
             Role::System | Role::User => {
@@ -190,7 +193,7 @@ impl<'a> Lower<'a> for Builder<'a, '_> {
                 let assistant = self.assistant(index, message)?;
                 self.messages.push(wire::Message::Assistant(assistant));
             }
-            Role::Tool => self.tool(index, message)?,
+            Role::Tool => lowering::tool_message(self, index, message)?,
         }
         Ok(())
     }
@@ -208,35 +211,103 @@ impl<'a> Lower<'a> for Builder<'a, '_> {
     fn len(&self) -> usize {
         self.messages.len()
     }
+
+    fn notices(&mut self) -> &mut Vec<Notice> {
+        self.notices
+    }
+
+    fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {
+        let media_type = attachment.media_type.as_str();
+        let filename = attachment.filename.as_deref().map(Cow::Borrowed);
+        if lowering::is_image(self.notices, index, attachment) {
+            let url = match &attachment.source {
+                AttachmentSource::Base64 { data } => Cow::Owned(shared::data_url(media_type, data)),
+                AttachmentSource::Url { url } => Cow::Borrowed(url.as_str()),
+            };
+            return Tagged::Known(Part::ImageUrl {
+                image_url: ImageUrl { url, detail: None },
+            });
+        }
+        let file = match &attachment.source {
+            AttachmentSource::Base64 { data } => FileRef {
+                file_data: Some(Cow::Owned(shared::data_url(media_type, data))),
+                file_id: None,
+                filename,
+            },
+            AttachmentSource::Url { url } if url.starts_with("data:") => FileRef {
+                file_data: Some(Cow::Borrowed(url.as_str())),
+                file_id: None,
+                filename,
+            },
+            AttachmentSource::Url { url } if is_file_id(url) => FileRef {
+                file_data: None,
+                file_id: Some(Cow::Borrowed(url.as_str())),
+                filename,
+            },
+            AttachmentSource::Url { url } => {
+                self.notices.push(Notice::DocumentUrlAsText {
+                    message: index,
+                    url: url.clone(),
+                });
+                let name = attachment.filename.as_deref().unwrap_or("document");
+                return Tagged::Known(Part::Text {
+                    text: Cow::Owned(format!("[Attachment {name} ({media_type}): {url}]")),
+                });
+            }
+        };
+        Tagged::Known(Part::File { file })
+    }
+
+    fn tool_result(&mut self, index: usize, result: &'a ToolResult) {
+        let id = result.tool_call_id.as_str();
+        lowering::error_flag(self.notices, index, result);
+        let mut texts = Vec::with_capacity(result.content.len());
+        let mut moved = Vec::new();
+        for content in &result.content {
+            match content {
+                Content::Text { text, .. } => texts.push(text_part(text)),
+                Content::Attachment(attachment) => moved.push(self.attachment(index, attachment)),
+                Content::Unknown {
+                    target: Some(Target::OpenAiChat),
+                    value,
+                } => moved.push(Tagged::Unknown(Cow::Borrowed(value))),
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
+                Content::ToolCall(_) | Content::ToolResult(_) => {
+                    texts.extend(lowering::nested_as_text(content));
+                }
+            }
+        }
+        if !moved.is_empty() {
+            self.notices.push(Notice::ToolContentMoved {
+                message: index,
+                tool_call_id: id.to_owned(),
+            });
+            self.spill.push(Tagged::Known(Part::Text {
+                text: Cow::Owned(format!("[Media from the result of tool call {id}]")),
+            }));
+            self.spill.extend(moved);
+        }
+        self.messages.push(wire::Message::Tool {
+            content: collapse(texts),
+            tool_call_id: Cow::Borrowed(id),
+        });
+    }
+
+    fn spill(&mut self) -> &mut Vec<Tagged<'a, Part<'a>>> {
+        &mut self.spill
+    }
+
+    /// A tool message's own content rides with the spilled parts.
+    fn tool_message_own(&mut self, value: &'a Value) {
+        self.spill.push(Tagged::Unknown(Cow::Borrowed(value)));
+    }
 }
 
 impl<'a> Builder<'a, '_> {
     fn user_content(&mut self, index: usize, message: &'a Message) -> Result<MessageContent<'a>> {
-        let mut parts = Vec::with_capacity(message.content.len());
-        let (mut thinking, mut redacted) = (0, 0);
-        for content in &message.content {
-            match content {
-                Content::Text { text, .. } => parts.push(text_part(text)),
-                Content::Attachment(attachment) => {
-                    parts.push(self.attachment(index, attachment));
-                }
-                Content::Unknown {
-                    target: Some(Target::OpenAiChat),
-                    value,
-                } => parts.push(Tagged::Unknown(Cow::Borrowed(value))),
-                Content::Unknown { target, value } => {
-                    if let Some(text) = compaction(self.notices, index, *target, value) {
-                        parts.push(Tagged::Known(Part::Text { text }));
-                    }
-                }
-                Content::Thinking { .. } => thinking += 1,
-                Content::RedactedThinking { .. } => redacted += 1,
-                Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
-                Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
-            }
-        }
-        thinking_notices(self.notices, index, thinking, redacted);
-        Ok(collapse(parts))
+        Ok(collapse(lowering::user_parts(self, index, message)?))
     }
 
     fn assistant(
@@ -327,113 +398,6 @@ impl<'a> Builder<'a, '_> {
             tool_calls,
             extra,
         })
-    }
-
-    fn tool(&mut self, index: usize, message: &'a Message) -> Result<()> {
-        for content in &message.content {
-            match content {
-                Content::ToolResult(result) => self.tool_result(index, result),
-                Content::Text { text, .. } => self.spill.push(text_part(text)),
-                Content::Attachment(attachment) => {
-                    let part = self.attachment(index, attachment);
-                    self.spill.push(part);
-                }
-                Content::Unknown {
-                    target: Some(Target::OpenAiChat),
-                    value,
-                } => self.spill.push(Tagged::Unknown(Cow::Borrowed(value))),
-                other @ (Content::Unknown { .. }
-                | Content::Thinking { .. }
-                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
-                Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
-            }
-        }
-        Ok(())
-    }
-
-    fn tool_result(&mut self, index: usize, result: &'a ToolResult) {
-        let id = result.tool_call_id.as_str();
-        lowering::error_flag(self.notices, index, result);
-        let mut texts = Vec::with_capacity(result.content.len());
-        let mut moved = Vec::new();
-        for content in &result.content {
-            match content {
-                Content::Text { text, .. } => texts.push(text_part(text)),
-                Content::Attachment(attachment) => moved.push(self.attachment(index, attachment)),
-                Content::Unknown {
-                    target: Some(Target::OpenAiChat),
-                    value,
-                } => moved.push(Tagged::Unknown(Cow::Borrowed(value))),
-                other @ (Content::Unknown { .. }
-                | Content::Thinking { .. }
-                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
-                Content::ToolCall(_) | Content::ToolResult(_) => {
-                    // Nested calls or results have no meaning inside a result; keep them
-                    // visible as their JSON rather than lose them.
-                    if let Ok(json) = serde_json::to_string(content) {
-                        texts.push(Tagged::Known(Part::Text {
-                            text: Cow::Owned(json),
-                        }));
-                    }
-                }
-            }
-        }
-        if !moved.is_empty() {
-            self.notices.push(Notice::ToolContentMoved {
-                message: index,
-                tool_call_id: id.to_owned(),
-            });
-            self.spill.push(Tagged::Known(Part::Text {
-                text: Cow::Owned(format!("[Media from the result of tool call {id}]")),
-            }));
-            self.spill.extend(moved);
-        }
-        self.messages.push(wire::Message::Tool {
-            content: collapse(texts),
-            tool_call_id: Cow::Borrowed(id),
-        });
-    }
-
-    fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {
-        let media_type = attachment.media_type.as_str();
-        let filename = attachment.filename.as_deref().map(Cow::Borrowed);
-        if lowering::is_image(self.notices, index, attachment) {
-            let url = match &attachment.source {
-                AttachmentSource::Base64 { data } => Cow::Owned(shared::data_url(media_type, data)),
-                AttachmentSource::Url { url } => Cow::Borrowed(url.as_str()),
-            };
-            return Tagged::Known(Part::ImageUrl {
-                image_url: ImageUrl { url, detail: None },
-            });
-        }
-        let file = match &attachment.source {
-            AttachmentSource::Base64 { data } => FileRef {
-                file_data: Some(Cow::Owned(shared::data_url(media_type, data))),
-                file_id: None,
-                filename,
-            },
-            AttachmentSource::Url { url } if url.starts_with("data:") => FileRef {
-                file_data: Some(Cow::Borrowed(url.as_str())),
-                file_id: None,
-                filename,
-            },
-            AttachmentSource::Url { url } if is_file_id(url) => FileRef {
-                file_data: None,
-                file_id: Some(Cow::Borrowed(url.as_str())),
-                filename,
-            },
-            AttachmentSource::Url { url } => {
-                self.notices.push(Notice::DocumentUrlAsText {
-                    message: index,
-                    url: url.clone(),
-                });
-                let name = attachment.filename.as_deref().unwrap_or("document");
-                return Tagged::Known(Part::Text {
-                    text: Cow::Owned(format!("[Attachment {name} ({media_type}): {url}]")),
-                });
-            }
-        };
-        Tagged::Known(Part::File { file })
     }
 }
 

@@ -251,6 +251,9 @@ fn same_text(parts: &[Tagged<'_, Part<'_>>], verbatim: &[Value]) -> bool {
 }
 
 impl<'a> Lower<'a> for Builder<'a, '_> {
+    const TARGET: Target = Target::OpenAiResponses;
+    type Part = Part<'a>;
+
     fn message(&mut self, index: usize, message: &'a Message) -> Result<()> {
         match message.role {
             Role::System => self.system(index, message)?,
@@ -265,7 +268,7 @@ impl<'a> Lower<'a> for Builder<'a, '_> {
             }
             Role::Tool => {
                 self.started = true;
-                self.tool(index, message)?;
+                lowering::tool_message(self, index, message)?;
             }
         }
         Ok(())
@@ -280,6 +283,92 @@ impl<'a> Lower<'a> for Builder<'a, '_> {
 
     fn len(&self) -> usize {
         self.items.len()
+    }
+
+    fn notices(&mut self) -> &mut Vec<Notice> {
+        self.notices
+    }
+
+    fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {
+        let media_type = attachment.media_type.as_str();
+        let filename = attachment.filename.as_deref().map(Cow::Borrowed);
+        let (inline, by_url) = match &attachment.source {
+            AttachmentSource::Base64 { data } => {
+                (Some(Cow::Owned(shared::data_url(media_type, data))), None)
+            }
+            AttachmentSource::Url { url } if url.starts_with("data:") => {
+                (Some(Cow::Borrowed(url.as_str())), None)
+            }
+            AttachmentSource::Url { url } => (None, Some(url.as_str())),
+        };
+        let file_id = by_url
+            .filter(|url| shared::is_file_id(url))
+            .map(Cow::Borrowed);
+        if lowering::is_image(self.notices, index, attachment) {
+            let image_url = match (&file_id, inline, by_url) {
+                (Some(_), _, _) => None,
+                (None, Some(data), _) => Some(data),
+                (None, None, url) => url.map(Cow::Borrowed),
+            };
+            return Tagged::Known(Part::InputImage(InputImage {
+                image_url,
+                file_id,
+                detail: None,
+            }));
+        }
+        let file_url = if file_id.is_some() {
+            None
+        } else {
+            by_url.map(Cow::Borrowed)
+        };
+        Tagged::Known(Part::InputFile(InputFile {
+            file_data: inline,
+            file_id,
+            file_url,
+            filename,
+        }))
+    }
+
+    fn tool_result(&mut self, index: usize, result: &'a ToolResult) {
+        let id = result.tool_call_id.as_str();
+        lowering::error_flag(self.notices, index, result);
+        let mut parts = Vec::with_capacity(result.content.len());
+        for content in &result.content {
+            if let Some(part) = self.part(index, content) {
+                parts.push(part);
+                continue;
+            }
+            match content {
+                // Sent by `part`.
+                Content::Text { .. } | Content::Attachment(_) => {}
+                other @ (Content::Unknown { .. }
+                | Content::Thinking { .. }
+                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
+                Content::ToolCall(_) | Content::ToolResult(_) => {
+                    parts.extend(lowering::nested_as_text(content));
+                }
+            }
+        }
+        let output = match lowering::lone_text(&mut parts) {
+            Some(text) => MessageContent::Text(text),
+            None => MessageContent::Parts(parts),
+        };
+        self.items.push(Tagged::Known(Item::FunctionCallOutput(
+            FunctionCallOutputItem {
+                call_id: Cow::Borrowed(id),
+                output,
+                extra: Map::new(),
+            },
+        )));
+    }
+
+    fn spill(&mut self) -> &mut Vec<Tagged<'a, Part<'a>>> {
+        &mut self.spill
+    }
+
+    /// A tool message's own content is an item of its own.
+    fn tool_message_own(&mut self, value: &'a Value) {
+        self.items.push(Tagged::Unknown(Cow::Borrowed(value)));
     }
 }
 
@@ -320,28 +409,7 @@ impl<'a> Builder<'a, '_> {
         index: usize,
         message: &'a Message,
     ) -> Result<Vec<Tagged<'a, Part<'a>>>> {
-        let mut parts = Vec::with_capacity(message.content.len());
-        let (mut thinking, mut redacted) = (0, 0);
-        for content in &message.content {
-            if let Some(part) = self.part(index, content) {
-                parts.push(part);
-                continue;
-            }
-            match content {
-                Content::Unknown { target, value } => {
-                    if let Some(text) = compaction(self.notices, index, *target, value) {
-                        parts.push(Tagged::Known(Part::InputText { text }));
-                    }
-                }
-                Content::Thinking { .. } => thinking += 1,
-                Content::RedactedThinking { .. } => redacted += 1,
-                Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
-                Content::ToolResult(_) => return Err(misplaced(index, message, "tool result")),
-                // Sent by `part`.
-                Content::Text { .. } | Content::Attachment(_) => {}
-            }
-        }
-        thinking_notices(self.notices, index, thinking, redacted);
+        let mut parts = lowering::user_parts(self, index, message)?;
         if parts.is_empty() {
             parts.push(input_text(""));
         }
@@ -470,65 +538,6 @@ impl<'a> Builder<'a, '_> {
         }
     }
 
-    fn tool(&mut self, index: usize, message: &'a Message) -> Result<()> {
-        for content in &message.content {
-            match content {
-                Content::ToolResult(result) => self.tool_result(index, result),
-                Content::Text { text, .. } => self.spill.push(input_text(text)),
-                Content::Attachment(attachment) => {
-                    let part = self.attachment(index, attachment);
-                    self.spill.push(part);
-                }
-                Content::Unknown {
-                    target: Some(Target::OpenAiResponses),
-                    value,
-                } => self.items.push(Tagged::Unknown(Cow::Borrowed(value))),
-                other @ (Content::Unknown { .. }
-                | Content::Thinking { .. }
-                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
-                Content::ToolCall(_) => return Err(misplaced(index, message, "tool call")),
-            }
-        }
-        Ok(())
-    }
-
-    fn tool_result(&mut self, index: usize, result: &'a ToolResult) {
-        let id = result.tool_call_id.as_str();
-        lowering::error_flag(self.notices, index, result);
-        let mut parts = Vec::with_capacity(result.content.len());
-        for content in &result.content {
-            if let Some(part) = self.part(index, content) {
-                parts.push(part);
-                continue;
-            }
-            match content {
-                // Sent by `part`.
-                Content::Text { .. } | Content::Attachment(_) => {}
-                other @ (Content::Unknown { .. }
-                | Content::Thinking { .. }
-                | Content::RedactedThinking { .. }) => left_out(self.notices, index, other),
-                Content::ToolCall(_) | Content::ToolResult(_) => {
-                    if let Ok(json) = serde_json::to_string(content) {
-                        parts.push(Tagged::Known(Part::InputText {
-                            text: Cow::Owned(json),
-                        }));
-                    }
-                }
-            }
-        }
-        let output = match lowering::lone_text(&mut parts) {
-            Some(text) => MessageContent::Text(text),
-            None => MessageContent::Parts(parts),
-        };
-        self.items.push(Tagged::Known(Item::FunctionCallOutput(
-            FunctionCallOutputItem {
-                call_id: Cow::Borrowed(id),
-                output,
-                extra: Map::new(),
-            },
-        )));
-    }
-
     /// The input part of text, media or this target's own content, which a user message
     /// and a tool result send alike; `None` for any other content, which the caller
     /// handles itself.
@@ -542,46 +551,6 @@ impl<'a> Builder<'a, '_> {
             } => Tagged::Unknown(Cow::Borrowed(value)),
             _ => return None,
         })
-    }
-
-    fn attachment(&mut self, index: usize, attachment: &'a Attachment) -> Tagged<'a, Part<'a>> {
-        let media_type = attachment.media_type.as_str();
-        let filename = attachment.filename.as_deref().map(Cow::Borrowed);
-        let (inline, by_url) = match &attachment.source {
-            AttachmentSource::Base64 { data } => {
-                (Some(Cow::Owned(shared::data_url(media_type, data))), None)
-            }
-            AttachmentSource::Url { url } if url.starts_with("data:") => {
-                (Some(Cow::Borrowed(url.as_str())), None)
-            }
-            AttachmentSource::Url { url } => (None, Some(url.as_str())),
-        };
-        let file_id = by_url
-            .filter(|url| shared::is_file_id(url))
-            .map(Cow::Borrowed);
-        if lowering::is_image(self.notices, index, attachment) {
-            let image_url = match (&file_id, inline, by_url) {
-                (Some(_), _, _) => None,
-                (None, Some(data), _) => Some(data),
-                (None, None, url) => url.map(Cow::Borrowed),
-            };
-            return Tagged::Known(Part::InputImage(InputImage {
-                image_url,
-                file_id,
-                detail: None,
-            }));
-        }
-        let file_url = if file_id.is_some() {
-            None
-        } else {
-            by_url.map(Cow::Borrowed)
-        };
-        Tagged::Known(Part::InputFile(InputFile {
-            file_data: inline,
-            file_id,
-            file_url,
-            filename,
-        }))
     }
 }
 
