@@ -31,15 +31,30 @@ fn tool_search_request() -> Request {
 }
 
 #[test]
-fn chat_request_for_the_tool_heavy_conversation() {
-    insta::assert_snapshot!(chat_bytes(&tool_heavy()));
-}
-
-#[test]
-fn chat_notices_for_the_tool_heavy_conversation() {
+fn requests_and_notices_for_the_tool_heavy_conversation() {
     let request = tool_heavy();
-    let compiled = chat::compile(&request, &CompileOptions::default()).unwrap();
-    insta::assert_debug_snapshot!(compiled.notices);
+    let options = CompileOptions::default();
+    for (target, bytes, notices) in [
+        (
+            "chat",
+            chat_bytes(&request),
+            chat::compile(&request, &options).unwrap().notices,
+        ),
+        (
+            "responses",
+            responses_bytes(&request),
+            responses::compile(&request, &options).unwrap().notices,
+        ),
+    ] {
+        insta::assert_snapshot!(
+            format!("{target}_request_for_the_tool_heavy_conversation"),
+            bytes
+        );
+        insta::assert_debug_snapshot!(
+            format!("{target}_notices_for_the_tool_heavy_conversation"),
+            notices
+        );
+    }
 }
 
 #[test]
@@ -48,18 +63,6 @@ fn chat_request_for_the_tool_heavy_conversation_with_thinking_as_text() {
     let request = tool_heavy();
     let compiled = chat::compile(&request, &options).unwrap();
     insta::assert_snapshot!(String::from_utf8(chat::to_vec(&compiled).unwrap()).unwrap());
-}
-
-#[test]
-fn responses_request_for_the_tool_heavy_conversation() {
-    insta::assert_snapshot!(responses_bytes(&tool_heavy()));
-}
-
-#[test]
-fn responses_notices_for_the_tool_heavy_conversation() {
-    let request = tool_heavy();
-    let compiled = responses::compile(&request, &CompileOptions::default()).unwrap();
-    insta::assert_debug_snapshot!(compiled.notices);
 }
 
 #[test]
@@ -95,13 +98,17 @@ fn envelopes_carry_the_system_preamble() {
 }
 
 #[test]
-fn chat_request_mixing_function_deferred_and_search_tools() {
-    insta::assert_snapshot!(chat_bytes(&tool_search_request()));
-}
-
-#[test]
-fn responses_request_mixing_function_deferred_and_search_tools() {
-    insta::assert_snapshot!(responses_bytes(&tool_search_request()));
+fn requests_mixing_function_deferred_and_search_tools() {
+    let request = tool_search_request();
+    for (target, bytes) in [
+        ("chat", chat_bytes(&request)),
+        ("responses", responses_bytes(&request)),
+    ] {
+        insta::assert_snapshot!(
+            format!("{target}_request_mixing_function_deferred_and_search_tools"),
+            bytes
+        );
+    }
 }
 
 #[test]
