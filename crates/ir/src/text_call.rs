@@ -315,10 +315,8 @@ fn value_at(text: &str) -> Option<(Value, usize)> {
 fn tag_blocks(text: &str) -> Vec<TextCallBlock> {
     let mut blocks = Vec::new();
     let mut from = 0;
-    while let Some(found) = text.get(from..).and_then(|rest| rest.find(OPEN_TAG)) {
-        let start = from + found;
+    while let Some((start, rest)) = next_marker(text, from, OPEN_TAG) {
         let body = start + OPEN_TAG.len();
-        let rest = text.get(body..).unwrap_or_default();
         if let Some(close) = rest.find(CLOSE_TAG) {
             let end = body + close + CLOSE_TAG.len();
             let inner = rest.get(..close).unwrap_or_default();
@@ -362,10 +360,8 @@ fn unfenced(inner: &str) -> &str {
 fn fences(text: &str) -> Vec<(Range<usize>, &str, &str)> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(found) = text.get(from..).and_then(|rest| rest.find(FENCE)) {
-        let start = from + found;
+    while let Some((start, rest)) = next_marker(text, from, FENCE) {
         let after = start + FENCE.len();
-        let rest = text.get(after..).unwrap_or_default();
         let Some(line_end) = rest.find('\n') else {
             break;
         };
@@ -376,18 +372,21 @@ fn fences(text: &str) -> Vec<(Range<usize>, &str, &str)> {
             continue;
         }
         let body = after + line_end + 1;
-        let Some(close) = text.get(body..).and_then(|rest| rest.find(FENCE)) else {
+        let Some((close, _)) = next_marker(text, body, FENCE) else {
             break;
         };
-        let end = body + close + FENCE.len();
-        out.push((
-            start..end,
-            text.get(body..body + close).unwrap_or_default(),
-            info,
-        ));
+        let end = close + FENCE.len();
+        out.push((start..end, text.get(body..close).unwrap_or_default(), info));
         from = end;
     }
     out
+}
+
+/// The first `marker` in `text` at or after byte `from`: where it starts, and the text
+/// after it.
+fn next_marker<'t>(text: &'t str, from: usize, marker: &str) -> Option<(usize, &'t str)> {
+    let start = from + text.get(from..)?.find(marker)?;
+    Some((start, text.get(start + marker.len()..).unwrap_or_default()))
 }
 
 fn overlaps(blocks: &[TextCallBlock], span: &Range<usize>) -> bool {
