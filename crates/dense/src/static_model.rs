@@ -16,13 +16,11 @@ use std::{
 
 use candle_core::{DType, Device, Tensor};
 use chef_compress::search::dense::{EmbedError, Embedder, ModelKind};
-use sha2::{Digest, Sha256};
 use tokenizers::Tokenizer;
 
 use crate::{
-    cache::hex,
     error::Result,
-    minilm::{bad, read, required},
+    minilm::{ModelFiles, bad, fingerprint},
 };
 
 /// Tokens per text beyond which the rest is cut.
@@ -59,20 +57,18 @@ impl fmt::Debug for StaticEmbedder {
 impl StaticEmbedder {
     /// Loads the model from `dir`. Nothing is downloaded.
     pub fn load(dir: &Path) -> Result<Self> {
-        let config_path = required(dir, "config.json")?;
-        let weights_path = required(dir, "model.safetensors")?;
-        let tokenizer_path = required(dir, "tokenizer.json")?;
-        let (config, weights, tokenizer_bytes) = (
-            read(&config_path)?,
-            read(&weights_path)?,
-            read(&tokenizer_path)?,
+        let ModelFiles {
+            config_path,
+            weights_path,
+            tokenizer_path,
+            config,
+            weights,
+            tokenizer: tokenizer_bytes,
+        } = ModelFiles::read(dir)?;
+        let id = format!(
+            "static:{}",
+            fingerprint(&[&config, &weights, &tokenizer_bytes])
         );
-        let mut fingerprint = Sha256::new();
-        for bytes in [&config, &weights, &tokenizer_bytes] {
-            fingerprint.update(bytes);
-        }
-        let digest = fingerprint.finalize();
-        let id = format!("static:{}", hex(digest.get(..8).unwrap_or_default()));
 
         let config: serde_json::Value =
             serde_json::from_slice(&config).map_err(|e| bad(&config_path, e))?;
