@@ -69,30 +69,39 @@ pub(crate) fn bad(path: &Path, e: impl fmt::Display) -> Error {
     }
 }
 
-/// A model directory's three files, read after all three are found there: `config.json`,
-/// `model.safetensors` and `tokenizer.json`, with their paths for errors naming them.
+/// One file of a model directory: its path, for errors naming it, and its bytes.
+pub(crate) struct ModelFile {
+    pub(crate) path: PathBuf,
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl ModelFile {
+    fn read(path: PathBuf) -> Result<Self> {
+        let bytes = read(&path)?;
+        Ok(Self { path, bytes })
+    }
+}
+
+/// A model directory's three files, read after all three are found there.
 pub(crate) struct ModelFiles {
-    pub(crate) config_path: PathBuf,
-    pub(crate) weights_path: PathBuf,
-    pub(crate) tokenizer_path: PathBuf,
-    pub(crate) config: Vec<u8>,
-    pub(crate) weights: Vec<u8>,
-    pub(crate) tokenizer: Vec<u8>,
+    /// `config.json`.
+    pub(crate) config: ModelFile,
+    /// `model.safetensors`.
+    pub(crate) weights: ModelFile,
+    /// `tokenizer.json`.
+    pub(crate) tokenizer: ModelFile,
 }
 
 impl ModelFiles {
     /// Finds the three files in `dir`, then reads them.
     pub(crate) fn read(dir: &Path) -> Result<Self> {
-        let config_path = required(dir, "config.json")?;
-        let weights_path = required(dir, "model.safetensors")?;
-        let tokenizer_path = required(dir, "tokenizer.json")?;
+        let config = required(dir, "config.json")?;
+        let weights = required(dir, "model.safetensors")?;
+        let tokenizer = required(dir, "tokenizer.json")?;
         Ok(Self {
-            config: read(&config_path)?,
-            weights: read(&weights_path)?,
-            tokenizer: read(&tokenizer_path)?,
-            config_path,
-            weights_path,
-            tokenizer_path,
+            config: ModelFile::read(config)?,
+            weights: ModelFile::read(weights)?,
+            tokenizer: ModelFile::read(tokenizer)?,
         })
     }
 }
@@ -109,25 +118,20 @@ pub(crate) fn fingerprint(parts: &[&[u8]]) -> String {
 impl MiniLm {
     /// Loads the model from `dir`. Nothing is downloaded.
     pub fn load(dir: &Path) -> Result<Self> {
-        let ModelFiles {
-            config_path,
-            weights_path,
-            tokenizer_path,
-            config,
-            weights,
-            tokenizer: tokenizer_bytes,
-        } = ModelFiles::read(dir)?;
-        let config: Config = serde_json::from_slice(&config).map_err(|e| bad(&config_path, e))?;
+        let files = ModelFiles::read(dir)?;
+        let config: Config =
+            serde_json::from_slice(&files.config.bytes).map_err(|e| bad(&files.config.path, e))?;
         let id = format!(
             "minilm-mean-{MAX_TOKENS}:{}",
-            fingerprint(&[&weights, &tokenizer_bytes])
+            fingerprint(&[&files.weights.bytes, &files.tokenizer.bytes])
         );
 
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| bad(&weights_path, e))?;
-        let model = Bert::load(vb, &config).map_err(|e| bad(&weights_path, e))?;
-        let mut tokenizer =
-            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| bad(&tokenizer_path, e))?;
+        let vb =
+            VarBuilder::from_buffered_safetensors(files.weights.bytes, DType::F32, &Device::Cpu)
+                .map_err(|e| bad(&files.weights.path, e))?;
+        let model = Bert::load(vb, &config).map_err(|e| bad(&files.weights.path, e))?;
+        let mut tokenizer = Tokenizer::from_bytes(&files.tokenizer.bytes)
+            .map_err(|e| bad(&files.tokenizer.path, e))?;
         tokenizer.with_padding(Some(PaddingParams {
             strategy: PaddingStrategy::BatchLongest,
             ..PaddingParams::default()
@@ -137,7 +141,7 @@ impl MiniLm {
                 max_length: MAX_TOKENS,
                 ..TruncationParams::default()
             }))
-            .map_err(|e| bad(&tokenizer_path, e))?;
+            .map_err(|e| bad(&files.tokenizer.path, e))?;
         Ok(Self {
             model,
             tokenizer,

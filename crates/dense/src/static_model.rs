@@ -57,56 +57,53 @@ impl fmt::Debug for StaticEmbedder {
 impl StaticEmbedder {
     /// Loads the model from `dir`. Nothing is downloaded.
     pub fn load(dir: &Path) -> Result<Self> {
-        let ModelFiles {
-            config_path,
-            weights_path,
-            tokenizer_path,
-            config,
-            weights,
-            tokenizer: tokenizer_bytes,
-        } = ModelFiles::read(dir)?;
+        let files = ModelFiles::read(dir)?;
         let id = format!(
             "static:{}",
-            fingerprint(&[&config, &weights, &tokenizer_bytes])
+            fingerprint(&[
+                &files.config.bytes,
+                &files.weights.bytes,
+                &files.tokenizer.bytes
+            ])
         );
 
         let config: serde_json::Value =
-            serde_json::from_slice(&config).map_err(|e| bad(&config_path, e))?;
+            serde_json::from_slice(&files.config.bytes).map_err(|e| bad(&files.config.path, e))?;
         let normalize = config
             .get("normalize")
             .and_then(serde_json::Value::as_bool)
             .unwrap_or(true);
 
-        let mut tokenizer =
-            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| bad(&tokenizer_path, e))?;
+        let mut tokenizer = Tokenizer::from_bytes(&files.tokenizer.bytes)
+            .map_err(|e| bad(&files.tokenizer.path, e))?;
         tokenizer.with_padding(None);
         tokenizer
             .with_truncation(None)
-            .map_err(|e| bad(&tokenizer_path, e))?;
+            .map_err(|e| bad(&files.tokenizer.path, e))?;
         let unknown =
-            unknown_token(&tokenizer_bytes).and_then(|token| tokenizer.token_to_id(&token));
+            unknown_token(&files.tokenizer.bytes).and_then(|token| tokenizer.token_to_id(&token));
         let mut lengths: Vec<usize> = tokenizer.get_vocab(false).keys().map(String::len).collect();
         lengths.sort_unstable();
         let median = lengths.get(lengths.len() / 2).copied().unwrap_or(1);
 
-        let tensors = candle_core::safetensors::load_buffer(&weights, &Device::Cpu)
-            .map_err(|e| bad(&weights_path, e))?;
-        let (table, dims) = embeddings(&tensors).map_err(|e| bad(&weights_path, e))?;
+        let tensors = candle_core::safetensors::load_buffer(&files.weights.bytes, &Device::Cpu)
+            .map_err(|e| bad(&files.weights.path, e))?;
+        let (table, dims) = embeddings(&tensors).map_err(|e| bad(&files.weights.path, e))?;
         let rows = table.len() / dims.max(1);
         let token_weights = tensor_values::<f32>(&tensors, "weights", DType::F32)
-            .map_err(|e| bad(&weights_path, e))?;
+            .map_err(|e| bad(&files.weights.path, e))?;
         let mapping = tensor_values::<i64>(&tensors, "mapping", DType::I64)
-            .map_err(|e| bad(&weights_path, e))?
+            .map_err(|e| bad(&files.weights.path, e))?
             .map(|m| {
                 m.into_iter()
                     .map(|row| usize::try_from(row).ok().filter(|&r| r < rows))
                     .collect::<Option<Vec<usize>>>()
-                    .ok_or_else(|| bad(&weights_path, "mapping names a row the table lacks"))
+                    .ok_or_else(|| bad(&files.weights.path, "mapping names a row the table lacks"))
             })
             .transpose()?;
         if mapping.is_none() && tokenizer.get_vocab_size(true) > rows {
             return Err(bad(
-                &weights_path,
+                &files.weights.path,
                 format!(
                     "{rows} embedding rows for a vocabulary of {} tokens",
                     tokenizer.get_vocab_size(true)
