@@ -9,7 +9,7 @@ use chef::compress::search::dense::{ModelKind, WordTableEmbedder};
 use chef::memory::{Memory, SetOptions};
 use chef::store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey};
 use chef::{
-    Chef, ChefConfig, Payload, ToolsMode,
+    Chef, ChefConfig, Payload, ToolGroup, ToolsMode,
     dynamic::{InjectionView, Injections},
 };
 use chef_compress::{Level, Options};
@@ -74,6 +74,14 @@ pub(crate) fn chef_with_user(text: &str) -> Chef {
     chef
 }
 
+/// A session at compression `level` with `tools` registered and one user turn, `text`.
+pub(crate) fn asked_at(level: Level, tools: Vec<ToolDefinition>, text: &str) -> Chef {
+    let mut chef = Chef::new(ChefConfig::default().with_level(level));
+    chef.register_tools(tools).unwrap();
+    chef.push(Message::user(text));
+    chef
+}
+
 /// The dedupe keys of a compile's cache-audit findings, in order.
 pub(crate) fn cache_issue_keys(payload: &Payload) -> Vec<&str> {
     payload
@@ -112,6 +120,16 @@ pub(crate) fn two_tools() -> Vec<ToolDefinition> {
         ToolDefinition::new("weather_now", json!({"type": "object"}))
             .with_description("Current weather for a city."),
     ]
+}
+
+/// A group (namespace or toolkit) named `name` holding one tool, `tool`, that takes an
+/// empty object.
+pub(crate) fn one_tool_group(name: &str, tool: &str) -> ToolGroup {
+    ToolGroup::new(
+        name,
+        format!("The {name} group."),
+        vec![ToolDefinition::new(tool, json!({"type": "object"}))],
+    )
 }
 
 /// A two-dimension word table: `car`/`ride` on one axis, `weather`/`rain` on the other.
