@@ -214,7 +214,8 @@ mod tests {
         );
         assert_eq!(result_text(&history[1]), "r1", "the input is not modified");
         // Each setting, with what it leaves at some positions of the history.
-        let cases: [(&str, Clear, &[(usize, &str)]); 3] = [
+        type Left = &'static [(usize, &'static str)];
+        let cases: [(&str, Clear, Left); 3] = [
             (
                 "keep_recent 1",
                 Clear::ToolResults {
