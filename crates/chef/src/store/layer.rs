@@ -79,35 +79,6 @@ pub enum Op<'a> {
     },
 }
 
-impl Op<'_> {
-    /// Runs the operation on `backend`: calls the method it names with its arguments.
-    pub async fn run(self, backend: &dyn StorageBackend) -> Result<Reply> {
-        Ok(match self {
-            Self::Get { namespace, key } => Reply::Get(backend.get(namespace, key).await?),
-            Self::Put {
-                namespace,
-                key,
-                entry,
-                expect,
-            } => Reply::Put(backend.put(namespace, key, entry, expect).await?),
-            Self::Delete {
-                namespace,
-                key,
-                expect,
-            } => Reply::Delete(backend.delete(namespace, key, expect).await?),
-            Self::List { namespace, prefix } => Reply::List(backend.list(namespace, prefix).await?),
-            Self::Scan { namespace, prefix } => Reply::Scan(backend.scan(namespace, prefix).await?),
-            Self::ClaimLease {
-                session,
-                holder,
-                ttl,
-            } => Reply::Lease(backend.claim_lease(session, holder, ttl).await?),
-            Self::RenewLease { lease, ttl } => Reply::Lease(backend.renew_lease(lease, ttl).await?),
-            Self::ReleaseLease { lease } => Reply::Released(backend.release_lease(lease).await?),
-        })
-    }
-}
-
 /// What an [`Op`] returned: the value of the method it called.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -182,97 +153,51 @@ pub trait Layer: Send + Sync {
     async fn call(&self, op: Op<'_>) -> Result<Reply>;
 }
 
-/// A layer's reply that does not answer the operation `op`.
-fn mismatch(op: &str, reply: &Reply) -> StoreError {
+/// The error for a layer's reply that does not answer the operation `op`.
+fn mismatch(op: &str) -> StoreError {
     StoreError::Backend {
-        message: format!("a store layer answered {op} with {reply:?}"),
+        message: format!("a store layer answered {op} with the reply to another operation"),
         source: None,
     }
 }
 
-#[async_trait]
-impl<L: Layer> StorageBackend for L {
-    async fn get(&self, namespace: &Namespace, key: &StoreKey) -> Result<Option<Versioned<Entry>>> {
-        match self.call(Op::Get { namespace, key }).await? {
-            Reply::Get(entry) => Ok(entry),
-            other => Err(mismatch("get", &other)),
+/// For each [`StorageBackend`] method, its arguments, what it returns and its [`Op`] and
+/// [`Reply`] variants: [`Op::run`] calls the method, and every [`Layer`] implements it as
+/// one [`call`](Layer::call) whose reply is unpacked.
+macro_rules! operations {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $out:ty: $op:ident => $reply:ident;)*) => {
+        impl Op<'_> {
+            /// Runs the operation on `backend`: calls the method it names with its arguments.
+            pub async fn run(self, backend: &dyn StorageBackend) -> Result<Reply> {
+                Ok(match self {
+                    $(Self::$op { $($arg),* } => Reply::$reply(backend.$method($($arg),*).await?),)*
+                })
+            }
         }
-    }
 
-    async fn put(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        entry: Entry,
-        expect: Expect,
-    ) -> Result<u64> {
-        let op = Op::Put {
-            namespace,
-            key,
-            entry,
-            expect,
-        };
-        match self.call(op).await? {
-            Reply::Put(version) => Ok(version),
-            other => Err(mismatch("put", &other)),
+        #[async_trait]
+        impl<L: Layer> StorageBackend for L {
+            $(
+                async fn $method(&self, $($arg: $ty),*) -> Result<$out> {
+                    match self.call(Op::$op { $($arg),* }).await? {
+                        Reply::$reply(value) => Ok(value),
+                        _ => Err(mismatch(stringify!($method))),
+                    }
+                }
+            )*
         }
-    }
+    };
+}
 
-    async fn delete(&self, namespace: &Namespace, key: &StoreKey, expect: Expect) -> Result<bool> {
-        let op = Op::Delete {
-            namespace,
-            key,
-            expect,
-        };
-        match self.call(op).await? {
-            Reply::Delete(removed) => Ok(removed),
-            other => Err(mismatch("delete", &other)),
-        }
-    }
-
-    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>> {
-        match self.call(Op::List { namespace, prefix }).await? {
-            Reply::List(keys) => Ok(keys),
-            other => Err(mismatch("list", &other)),
-        }
-    }
-
-    async fn scan(
-        &self,
-        namespace: &Namespace,
-        prefix: &str,
-    ) -> Result<Vec<(StoreKey, Versioned<Entry>)>> {
-        match self.call(Op::Scan { namespace, prefix }).await? {
-            Reply::Scan(entries) => Ok(entries),
-            other => Err(mismatch("scan", &other)),
-        }
-    }
-
-    async fn claim_lease(&self, session: &StoreKey, holder: &str, ttl: Duration) -> Result<Lease> {
-        let op = Op::ClaimLease {
-            session,
-            holder,
-            ttl,
-        };
-        match self.call(op).await? {
-            Reply::Lease(lease) => Ok(lease),
-            other => Err(mismatch("claim_lease", &other)),
-        }
-    }
-
-    async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> Result<Lease> {
-        match self.call(Op::RenewLease { lease, ttl }).await? {
-            Reply::Lease(lease) => Ok(lease),
-            other => Err(mismatch("renew_lease", &other)),
-        }
-    }
-
-    async fn release_lease(&self, lease: &Lease) -> Result<bool> {
-        match self.call(Op::ReleaseLease { lease }).await? {
-            Reply::Released(held) => Ok(held),
-            other => Err(mismatch("release_lease", &other)),
-        }
-    }
+operations! {
+    get(namespace: &Namespace, key: &StoreKey) -> Option<Versioned<Entry>>: Get => Get;
+    put(namespace: &Namespace, key: &StoreKey, entry: Entry, expect: Expect) -> u64: Put => Put;
+    delete(namespace: &Namespace, key: &StoreKey, expect: Expect) -> bool: Delete => Delete;
+    list(namespace: &Namespace, prefix: &str) -> Vec<StoreKey>: List => List;
+    scan(namespace: &Namespace, prefix: &str) -> Vec<(StoreKey, Versioned<Entry>)>: Scan => Scan;
+    claim_lease(session: &StoreKey, holder: &str, ttl: Duration) -> Lease: ClaimLease => Lease;
+    renew_lease(lease: &Lease, ttl: Duration) -> Lease: RenewLease => Lease;
+    release_lease(lease: &Lease) -> bool: ReleaseLease => Released;
 }
 
 #[cfg(test)]
