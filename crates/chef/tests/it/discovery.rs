@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::{
     fixtures::real_tools,
-    support::{asked_at, assert_same_bytes, wire_names},
+    support::{asked_at, assert_same_bytes, memory_journal, replayed, wire_names},
 };
 
 fn discovery(top_k: usize) -> Chef {
@@ -628,14 +628,8 @@ fn a_session_that_never_searched_saves_no_discovery_member() {
 
 #[tokio::test]
 async fn a_journal_replays_what_the_searches_found() {
-    use chef::snapshot::journal::Journal;
-    use chef::store::{MemoryBackend, StorageBackend, StoreKey};
-    use std::sync::Arc;
-
-    let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
-    let id = StoreKey::new("found").unwrap();
+    let (store, id, mut journal) = memory_journal("found");
     let mut live = discovery(3);
-    let mut journal = Journal::new(Arc::clone(&store), id.clone());
     live.push(Message::user("What is the diesel price in Ohio?"));
     wire_names(&mut live, Target::Anthropic);
     journal.save(&live).await.unwrap();
@@ -643,12 +637,7 @@ async fn a_journal_replays_what_the_searches_found() {
     find(&mut live, "c1", "send an email");
     wire_names(&mut live, Target::OpenAiChat);
     journal.save(&live).await.unwrap();
-    let mut resumed = discovery(3);
-    Journal::new(Arc::clone(&store), id)
-        .load(&mut resumed)
-        .await
-        .unwrap()
-        .expect("a journal");
+    let mut resumed = replayed(&store, &id, discovery(3)).await;
     assert_eq!(resumed.tools().found(), live.tools().found());
     assert_same_bytes(&mut resumed, &mut live);
 }

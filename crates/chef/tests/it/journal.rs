@@ -11,7 +11,7 @@ use chef::{Chef, ChefConfig, ChefError};
 use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
 use serde_json::json;
 
-use crate::support::{assert_same_bytes, key, memory_with};
+use crate::support::{assert_same_bytes, key, memory_journal, memory_with, replayed};
 
 backend_suite!(journal, worker_threads = 2;
     turns_append_deltas_and_replay_to_the_live_session,
@@ -74,14 +74,18 @@ async fn replayed_bytes(store: &dyn StorageBackend, id: &StoreKey) -> Vec<u8> {
     snapshot::to_vec(&replayed.snapshot).unwrap()
 }
 
+/// The journal `id` replays to a snapshot of `chef`, byte for byte.
+async fn assert_replays_to(store: &dyn StorageBackend, id: &StoreKey, chef: &Chef) {
+    assert_eq!(
+        replayed_bytes(store, id).await,
+        state_bytes(chef),
+        "journal {id} does not replay to the session"
+    );
+}
+
 /// A fresh session loaded from the journal compiles what `live` compiles, on every target.
 async fn assert_resumes(store: &Arc<dyn StorageBackend>, id: &StoreKey, live: &mut Chef) {
-    let mut resumed = Chef::new(config());
-    Journal::new(Arc::clone(store), id.clone())
-        .load(&mut resumed)
-        .await
-        .unwrap()
-        .expect("a journal");
+    let mut resumed = replayed(store, id, Chef::new(config())).await;
     assert_same_bytes(&mut resumed, live);
 }
 
@@ -185,10 +189,7 @@ pub(crate) async fn a_torn_last_record_is_dropped_and_the_next_save_takes_its_pl
     turn(&mut resumed, 4);
     let saved = again.save(&resumed).await.unwrap();
     assert_eq!((saved.seq, saved.full), (5, false));
-    assert_eq!(
-        replayed_bytes(store.as_ref(), &id).await,
-        state_bytes(&resumed)
-    );
+    assert_replays_to(store.as_ref(), &id, &resumed).await;
     assert_resumes(&store, &id, &mut resumed).await;
 }
 
@@ -267,12 +268,12 @@ pub(crate) async fn a_second_writer_is_refused_and_recovers_by_loading(
         "{err:?}"
     );
     // Nothing of b's was written; b reloads, re-applies, saves.
-    assert_eq!(replayed_bytes(store.as_ref(), &id).await, state_bytes(&a));
+    assert_replays_to(store.as_ref(), &id, &a).await;
     assert_eq!(jb.next_seq(), Some(2));
     jb.load(&mut b).await.unwrap().unwrap();
     b.push(Message::user("only b says this"));
     assert_eq!(jb.save(&b).await.unwrap().seq, 3);
-    assert_eq!(replayed_bytes(store.as_ref(), &id).await, state_bytes(&b));
+    assert_replays_to(store.as_ref(), &id, &b).await;
 }
 
 pub(crate) async fn rewrites_and_registry_changes_write_full_records(
@@ -303,10 +304,7 @@ pub(crate) async fn rewrites_and_registry_changes_write_full_records(
     save(&chef).await; // state only: delta
     save(&chef).await; // nothing changed: a delta of the turn alone
     assert_eq!(kinds, [true, false, true, false, true, false, false]);
-    assert_eq!(
-        replayed_bytes(store.as_ref(), &id).await,
-        state_bytes(&chef)
-    );
+    assert_replays_to(store.as_ref(), &id, &chef).await;
     // A journal handed another session writes a full record, not a delta against the
     // first session's state.
     let other = session();
@@ -314,10 +312,7 @@ pub(crate) async fn rewrites_and_registry_changes_write_full_records(
     journal.load(&mut Chef::new(config())).await.unwrap();
     let saved = journal.save(&other).await.unwrap();
     assert!(saved.full);
-    assert_eq!(
-        replayed_bytes(store.as_ref(), &id).await,
-        state_bytes(&other)
-    );
+    assert_replays_to(store.as_ref(), &id, &other).await;
     // Full records at 1, 3, 5 and 8: each compaction kept the records from the full one
     // before it, so 5–8 remain.
     assert_eq!(saved.pruned, 2);
@@ -380,10 +375,7 @@ fn every_bit_flip_of_a_delta_record_is_caught() {
                 .await
                 .unwrap();
         }
-        assert_eq!(
-            replayed_bytes(store.as_ref(), &id).await,
-            state_bytes(&chef)
-        );
+        assert_replays_to(store.as_ref(), &id, &chef).await;
     });
 }
 
@@ -408,10 +400,7 @@ fn a_turn_of_a_2000_message_session_saves_as_a_small_delta() {
         turn(&mut chef, 666);
         let delta = journal.save(&chef).await.unwrap();
         assert!(!delta.full && delta.bytes < 1_500, "{delta:?}");
-        assert_eq!(
-            replayed_bytes(store.as_ref(), &id).await,
-            state_bytes(&chef)
-        );
+        assert_replays_to(store.as_ref(), &id, &chef).await;
     });
 }
 
@@ -420,9 +409,7 @@ fn a_turn_of_a_2000_message_session_saves_as_a_small_delta() {
 #[test]
 fn deltas_that_outweigh_the_snapshot_bring_a_full_record() {
     crate::support::block_on(async {
-        let store: Arc<dyn StorageBackend> = Arc::new(chef::store::MemoryBackend::new());
-        let id = key("by-bytes");
-        let mut journal = Journal::new(Arc::clone(&store), id.clone());
+        let (store, id, mut journal) = memory_journal("by-bytes");
         let mut chef = session();
         let (mut full_bytes, mut since) = (0, 0);
         for i in 0..30 {
@@ -439,9 +426,6 @@ fn deltas_that_outweigh_the_snapshot_bring_a_full_record() {
                 assert!(since < full_bytes + saved.bytes, "turn {i}");
             }
         }
-        assert_eq!(
-            replayed_bytes(store.as_ref(), &id).await,
-            state_bytes(&chef)
-        );
+        assert_replays_to(store.as_ref(), &id, &chef).await;
     });
 }

@@ -3,18 +3,14 @@
 //! journal, and cache-safe (a session compiling with prefix reuse gives the bytes a fresh
 //! session restored from its snapshot gives).
 
-use std::sync::Arc;
-
 use chef::{
     Chef, ChefConfig,
     guardrail::{Guardrail, Problem, Verdict},
-    snapshot::journal::Journal,
-    store::{MemoryBackend, StorageBackend},
 };
 use chef_ir::{Message, Target, ToolCall, ToolResult};
 use serde_json::json;
 
-use crate::support::{block_on, key, two_tools};
+use crate::support::{block_on, memory_journal, replayed, two_tools};
 
 fn session() -> Chef {
     let mut chef = Chef::new(ChefConfig::default());
@@ -136,9 +132,7 @@ fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
         live.layers_mut()
             .set_guardrail(Some(json_guardrail()))
             .set_prefill(Some("{\"city\":"));
-        let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
-        let id = key("output");
-        let mut journal = Journal::new(Arc::clone(&store), id.clone());
+        let (store, id, mut journal) = memory_journal("output");
         for i in 0..6 {
             turn(&mut live, i);
             let live_body = body(&mut live, target);
@@ -156,10 +150,7 @@ fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
             assert!(live_body.contains("valid against this JSON Schema"));
         }
         // The journal replays them.
-        let mut resumed = session();
-        block_on(Journal::new(Arc::clone(&store), id.clone()).load(&mut resumed))
-            .unwrap()
-            .expect("a journal");
+        let mut resumed = block_on(replayed(&store, &id, session()));
         assert_eq!(resumed.layers().guardrail(), live.layers().guardrail());
         assert_eq!(resumed.layers().prefill(), Some("{\"city\":"));
         assert_eq!(
@@ -170,10 +161,7 @@ fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
         // And a cleared guardrail is journalled as cleared.
         live.layers_mut().set_guardrail(None);
         block_on(journal.save(&live)).unwrap();
-        let mut again = session();
-        block_on(Journal::new(Arc::clone(&store), id).load(&mut again))
-            .unwrap()
-            .expect("a journal");
+        let again = block_on(replayed(&store, &id, session()));
         assert_eq!(again.layers().guardrail(), None);
     }
 }

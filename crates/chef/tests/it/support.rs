@@ -4,10 +4,12 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use chef::compress::search::dense::{ModelKind, WordTableEmbedder};
 use chef::memory::{Memory, SetOptions};
-use chef::store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey};
+use chef::snapshot::journal::Journal;
+use chef::store::{Entry, Expect, MemoryBackend, Namespace, StorageBackend, StoreError, StoreKey};
 use chef::{
     Chef, ChefConfig, Payload, ToolGroup, ToolsMode,
     dynamic::{InjectionView, Injections},
@@ -201,6 +203,28 @@ pub(crate) fn child_test(test: &str, env: &str, value: impl AsRef<OsStr>) -> Com
 /// The store key `text`, which must be valid.
 pub(crate) fn key(text: &str) -> StoreKey {
     StoreKey::new(text).unwrap()
+}
+
+/// A journal `id` in a fresh memory store: the store, the id and the journal.
+pub(crate) fn memory_journal(id: &str) -> (Arc<dyn StorageBackend>, StoreKey, Journal) {
+    let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+    let id = key(id);
+    let journal = Journal::new(Arc::clone(&store), id.clone());
+    (store, id, journal)
+}
+
+/// `into`, loaded from the journal `id` in `store` (which must hold one).
+pub(crate) async fn replayed(
+    store: &Arc<dyn StorageBackend>,
+    id: &StoreKey,
+    mut into: Chef,
+) -> Chef {
+    Journal::new(Arc::clone(store), id.clone())
+        .load(&mut into)
+        .await
+        .unwrap()
+        .expect("a journal");
+    into
 }
 
 /// The content stored at `key` of `ns`, which must be present.
