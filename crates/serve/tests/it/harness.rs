@@ -309,6 +309,25 @@ pub fn lookup_for(good: &ToolCall) -> ToolCall {
     ToolCall::new("x", "q", json!({"c": tool_code(good)}))
 }
 
+/// One streamed round of a scripted model: its text and the id of the call it makes, and
+/// the size of the pieces its SSE body is cut into.
+pub type Round<'a> = (&'a str, &'a str, usize);
+
+/// The upstream script of a streamed tool round: the model looks up the tool of
+/// [`order_call`] (`lookup`), then calls it (`call`), each round's SSE written by `stream`
+/// (the API's) and cut into pieces.
+pub fn streamed_lookup_then_call(
+    stream: fn(&str, &str, &ToolCall) -> String,
+    lookup: Round<'_>,
+    call: Round<'_>,
+) -> Vec<Reply> {
+    let good = order_call();
+    let (text, id, n) = lookup;
+    let first = Reply::Sse(pieces(&stream(text, id, &lookup_for(&good)), n));
+    let (text, id, n) = call;
+    vec![first, Reply::Sse(pieces(&stream(text, id, &good), n))]
+}
+
 /// A call to `good`'s tool code with an argument the tool does not take.
 pub fn bad_call_for(good: &ToolCall) -> ToolCall {
     ToolCall::new("x", "t", json!({"f": tool_code(good), "a": {}}))
