@@ -258,10 +258,25 @@ impl Rig {
 
     /// Posts JSON with the OpenAI credential header.
     pub async fn openai(&self, path: &str, body: &Value) -> reqwest::Response {
-        self.http
-            .post(self.url(path))
-            .header("authorization", "Bearer sk-test-secret")
-            .json(body)
+        self.send(self.http.post(self.url(path)).json(body), "sk-test-secret")
+            .await
+    }
+
+    /// Posts JSON with the OpenAI credential header carrying `key`.
+    pub async fn openai_with_key(&self, path: &str, key: &str, body: &Value) -> reqwest::Response {
+        self.send(self.http.post(self.url(path)).json(body), key)
+            .await
+    }
+
+    /// GETs `path` with the OpenAI credential header carrying `key`.
+    pub async fn get_with_key(&self, path: &str, key: &str) -> reqwest::Response {
+        self.send(self.http.get(self.url(path)), key).await
+    }
+
+    /// Sends `request` with `authorization: Bearer {key}`.
+    async fn send(&self, request: reqwest::RequestBuilder, key: &str) -> reqwest::Response {
+        request
+            .header("authorization", format!("Bearer {key}"))
             .send()
             .await
             .unwrap()
