@@ -19,6 +19,16 @@ fn session() -> Chef {
     chef
 }
 
+/// [`session`] with one user turn, `text`, under `guardrail` and `prefill`.
+fn guarded(text: &str, guardrail: Guardrail, prefill: &str) -> Chef {
+    let mut chef = session();
+    chef.push(Message::user(text));
+    chef.layers_mut()
+        .set_guardrail(Some(guardrail))
+        .set_prefill(Some(prefill));
+    chef
+}
+
 fn body(chef: &mut Chef, target: Target) -> String {
     String::from_utf8(chef.compile(target).unwrap().body).unwrap()
 }
@@ -35,11 +45,11 @@ fn json_guardrail() -> Guardrail {
 #[test]
 fn the_guardrail_is_the_last_instruction_and_the_prefill_is_honoured_on_every_target() {
     for target in Target::ALL {
-        let mut chef = session();
-        chef.push(Message::user("Where is the Louvre?"));
-        chef.layers_mut()
-            .set_guardrail(Some(Guardrail::tag("answer").unwrap()))
-            .set_prefill(Some("<answer>"));
+        let mut chef = guarded(
+            "Where is the Louvre?",
+            Guardrail::tag("answer").unwrap(),
+            "<answer>",
+        );
         let payload = chef.compile(target).unwrap();
         let text = String::from_utf8(payload.body.clone()).unwrap();
         let instruction = "Put your final answer inside <answer> and </answer>";
@@ -127,11 +137,7 @@ fn turn(chef: &mut Chef, i: usize) {
 #[test]
 fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
     for target in Target::ALL {
-        let mut live = session();
-        live.push(Message::user("start"));
-        live.layers_mut()
-            .set_guardrail(Some(json_guardrail()))
-            .set_prefill(Some("{\"city\":"));
+        let mut live = guarded("start", json_guardrail(), "{\"city\":");
         let (store, id, mut journal) = memory_journal("output");
         for i in 0..6 {
             turn(&mut live, i);
