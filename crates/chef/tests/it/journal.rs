@@ -33,6 +33,13 @@ fn journal_of(store: &Arc<dyn StorageBackend>, id: &StoreKey) -> Journal {
     Journal::new(Arc::clone(store), id.clone()).with_policy(by_count(64))
 }
 
+/// A fresh [`session`] and its journal `id` in `store` ([`journal_of`]).
+fn started(store: &Arc<dyn StorageBackend>, id: &str) -> (StoreKey, Journal, Chef) {
+    let id = key(id);
+    let journal = journal_of(store, &id);
+    (id, journal, session())
+}
+
 fn config() -> ChefConfig {
     ChefConfig::default().with_tool_change_announcements(true)
 }
@@ -144,9 +151,7 @@ pub(crate) async fn turns_append_deltas_and_replay_to_the_live_session(
 pub(crate) async fn a_torn_last_record_is_dropped_and_the_next_save_takes_its_place(
     store: Arc<dyn StorageBackend>,
 ) {
-    let id = key("torn");
-    let mut journal = journal_of(&store, &id);
-    let mut chef = session();
+    let (id, mut journal, mut chef) = started(&store, "torn");
     let mut before_last = Vec::new();
     for i in 0..5 {
         turn(&mut chef, i);
@@ -196,9 +201,7 @@ pub(crate) async fn a_torn_last_record_is_dropped_and_the_next_save_takes_its_pl
 pub(crate) async fn damage_before_the_last_record_is_refused_and_changes_nothing(
     store: Arc<dyn StorageBackend>,
 ) {
-    let id = key("damaged");
-    let mut journal = journal_of(&store, &id);
-    let mut chef = session();
+    let (id, mut journal, mut chef) = started(&store, "damaged");
     for i in 0..5 {
         turn(&mut chef, i);
         journal.save(&chef).await.unwrap();
@@ -279,9 +282,7 @@ pub(crate) async fn a_second_writer_is_refused_and_recovers_by_loading(
 pub(crate) async fn rewrites_and_registry_changes_write_full_records(
     store: Arc<dyn StorageBackend>,
 ) {
-    let id = key("rewrites");
-    let mut journal = journal_of(&store, &id);
-    let mut chef = session();
+    let (id, mut journal, mut chef) = started(&store, "rewrites");
     let mut kinds = Vec::new();
     let mut save = async |chef: &Chef| {
         let saved = journal.save(chef).await.unwrap();
@@ -331,9 +332,7 @@ pub(crate) async fn rewrites_and_registry_changes_write_full_records(
 fn every_bit_flip_of_a_delta_record_is_caught() {
     crate::support::block_on(async {
         let store: Arc<dyn StorageBackend> = Arc::new(chef::store::MemoryBackend::new());
-        let id = key("flips");
-        let mut journal = journal_of(&store, &id);
-        let mut chef = session();
+        let (id, mut journal, mut chef) = started(&store, "flips");
         for i in 0..3 {
             turn(&mut chef, i);
             journal.save(&chef).await.unwrap();
@@ -384,9 +383,7 @@ fn every_bit_flip_of_a_delta_record_is_caught() {
 fn a_turn_of_a_2000_message_session_saves_as_a_small_delta() {
     crate::support::block_on(async {
         let store: Arc<dyn StorageBackend> = Arc::new(chef::store::MemoryBackend::new());
-        let id = key("long");
-        let mut journal = journal_of(&store, &id);
-        let mut chef = session();
+        let (id, mut journal, mut chef) = started(&store, "long");
         for i in 0..666 {
             chef.push(Message::user(format!(
                 "turn {i}: book a ride to street {i}"
