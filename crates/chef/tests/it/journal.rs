@@ -11,7 +11,7 @@ use chef::{Chef, ChefConfig, ChefError};
 use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
 use serde_json::json;
 
-use crate::support::{assert_same_bytes, key, memory_journal, memory_with, replayed};
+use crate::support::{assert_same_bytes, content, key, memory_journal, memory_with, replayed};
 
 backend_suite!(journal, worker_threads = 2;
     turns_append_deltas_and_replay_to_the_live_session,
@@ -213,12 +213,7 @@ pub(crate) async fn damage_before_the_last_record_is_refused_and_changes_nothing
         ("damaged/00000000000000000001", "You help.", "You helq."),
     ] {
         let record = key(record);
-        let stored = store
-            .get(&Namespace::JOURNAL, &record)
-            .await
-            .unwrap()
-            .unwrap();
-        let good = stored.value.content().to_owned();
+        let good = content(store.as_ref(), &Namespace::JOURNAL, &record).await;
         assert!(good.contains(from), "{record}");
         let bad = good.replacen(from, to, 1);
         store
@@ -342,12 +337,8 @@ fn every_bit_flip_of_a_delta_record_is_caught() {
             ("flips/00000000000000000003", true),
         ] {
             let record = key(record);
-            let good = store
-                .get(&Namespace::JOURNAL, &record)
-                .await
-                .unwrap()
-                .unwrap();
-            let bytes = good.value.content().as_bytes().to_vec();
+            let good = content(store.as_ref(), &Namespace::JOURNAL, &record).await;
+            let bytes = good.as_bytes().to_vec();
             for bit in 0..bytes.len() * 8 {
                 let mut bad = bytes.clone();
                 bad[bit / 8] ^= 1 << (bit % 8);
@@ -368,7 +359,7 @@ fn every_bit_flip_of_a_delta_record_is_caught() {
                 .put(
                     &Namespace::JOURNAL,
                     &record,
-                    Entry::new(good.value.content()),
+                    Entry::new(good.as_str()),
                     Expect::Any,
                 )
                 .await
