@@ -70,6 +70,18 @@ fn release_notes(chef: &Chef, version: &str) -> Skill {
         .invoked(&[version])
 }
 
+/// `into` with `snapshot` restored, whose active skill must read `instructions`.
+#[track_caller]
+fn restored(
+    mut into: Chef,
+    snapshot: &chef::snapshot::Snapshot<chef::SessionState>,
+    instructions: &str,
+) -> Chef {
+    into.restore(snapshot).unwrap();
+    assert_eq!(into.skills().active().unwrap().instructions(), instructions);
+    into
+}
+
 fn tool_bytes(body: &str) -> String {
     let value: Value = serde_json::from_str(body).unwrap();
     let tools = value
@@ -422,19 +434,17 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
 
                 // Registered in the receiving session: the rendering as it was activated
                 // (arguments filled in) is kept, not the registered template.
-                let mut registered = session(config.clone());
-                registered.restore(&snapshot).unwrap();
-                assert_eq!(
-                    registered.skills().active().unwrap().instructions(),
-                    "Summarise the changes of 3.1."
+                restored(
+                    session(config.clone()),
+                    &snapshot,
+                    "Summarise the changes of 3.1.",
                 );
                 // Not registered: a stub with the persisted (rendered) instructions, and the
                 // same next request as the live session.
-                let mut fresh = Chef::new(config.clone());
-                fresh.restore(&snapshot).unwrap();
-                assert_eq!(
-                    fresh.skills().active().unwrap().instructions(),
-                    "Summarise the changes of 3.1."
+                let mut fresh = restored(
+                    Chef::new(config.clone()),
+                    &snapshot,
+                    "Summarise the changes of 3.1.",
                 );
                 let mut twin = live.fork();
                 assert_eq!(
@@ -570,11 +580,10 @@ fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_tha
             block_on(journal.save(&live)).unwrap();
             let snapshot = live.snapshot(None);
 
-            let mut restored = session(config.clone());
-            restored.restore(&snapshot).unwrap();
-            assert_eq!(
-                restored.skills().active().unwrap().instructions(),
-                "Summarise the changes of 2.4."
+            let mut restored = restored(
+                session(config.clone()),
+                &snapshot,
+                "Summarise the changes of 2.4.",
             );
             assert_eq!(
                 body(&mut restored, target),

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::{
     chat_calling, chat_says,
-    harness::{Rig, chat_tools, wire_tool_names},
+    harness::{Rig, chat_tools, tool_answer, wire_tool_names},
 };
 
 fn request(user: &str) -> Value {
@@ -62,13 +62,8 @@ async fn memory_the_model_writes_is_kept_for_its_session_only() {
     let tools = wire_tool_names(&seen[0].json());
     assert_eq!(&tools[..2], ["t", "q"]);
     assert!(tools.contains(&"create_memory".to_owned()), "{tools:?}");
-    let answer = seen[1].json()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["tool_call_id"] == "call_m")
-        .unwrap()
-        .clone();
+    let second = seen[1].json();
+    let answer = tool_answer(&second, "call_m");
     assert!(
         !answer.to_string().to_lowercase().contains("error"),
         "{answer}"
