@@ -138,16 +138,23 @@ fn a_directory_with_one_broken_skill_loads_the_rest_and_names_the_bad_file_and_l
     assert_eq!(loaded.skills[1].arguments()[0].name, "version");
 }
 
-#[test]
-fn several_directories_rank_first_listed_first_and_report_the_hidden_skill() {
+/// Two skill directories: a project's, with `code-review`, and a user's, with
+/// `release-notes` and an older `code-review` (in folder `review`).
+fn project_and_user() -> (tempfile::TempDir, tempfile::TempDir) {
     let (project, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     write(project.path(), "code-review", REVIEW);
+    write(user.path(), "release-notes", RELEASE);
     write(
         user.path(),
         "review",
         "---\nname: code-review\ndescription: older\n---\nx",
     );
-    write(user.path(), "release-notes", RELEASE);
+    (project, user)
+}
+
+#[test]
+fn several_directories_rank_first_listed_first_and_report_the_hidden_skill() {
+    let (project, user) = project_and_user();
     let loaded = skills::load_dirs([project.path(), user.path()]);
     let names: Vec<&str> = loaded.skills.iter().map(Skill::name).collect();
     assert_eq!(names, ["code-review", "release-notes"]);
@@ -160,14 +167,7 @@ fn several_directories_rank_first_listed_first_and_report_the_hidden_skill() {
 
 #[test]
 fn paths_mix_skill_files_and_directories_first_listed_first() {
-    let (project, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write(project.path(), "code-review", REVIEW);
-    write(user.path(), "release-notes", RELEASE);
-    write(
-        user.path(),
-        "review",
-        "---\nname: code-review\ndescription: older\n---\nx",
-    );
+    let (project, user) = project_and_user();
     let file = project.path().join("code-review").join(skills::SKILL_FILE);
     let missing = project.path().join("gone").join(skills::SKILL_FILE);
     let loaded = skills::load_paths([file.as_path(), user.path(), missing.as_path()]);
