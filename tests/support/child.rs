@@ -13,6 +13,16 @@ pub(crate) fn print_for_parent(env: &str, text: &str) {
     }
 }
 
+/// Asserts that a child process succeeded; its stderr is the failure message.
+#[track_caller]
+pub(crate) fn assert_succeeded(output: &std::process::Output) {
+    assert!(
+        output.status.success(),
+        "{output:?}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 /// Runs the test `test` (its path in this binary, `module::name`; an ignored one too)
 /// alone in a child process with `env` set, and returns what it printed with
 /// [`print_for_parent`]. The child must succeed.
@@ -28,11 +38,7 @@ pub(crate) fn child_output(test: &str, env: &str) -> String {
         .env(env, "1")
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{output:?}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_succeeded(&output);
     let stdout = String::from_utf8(output.stdout).unwrap();
     let start = stdout.find(BEGIN).expect("the child printed its output") + BEGIN.len();
     let end = stdout.find(END).unwrap();

@@ -67,28 +67,23 @@ fn benches(c: &mut Criterion) {
         .expect("runtime");
     let text = log(0);
     let result = Message::tool_results(vec![ToolResult::text("c1", text.clone())]);
-    let template = session(Arc::new(MemoryBackend::new()), true);
-    c.bench_function("offload_push_200kb", |b| {
-        b.iter_batched(
-            || (template.fork(), result.clone()),
-            |(mut chef, message)| {
-                chef.push(message);
-                chef
-            },
-            BatchSize::SmallInput,
-        );
-    });
-    let plain = session(Arc::new(MemoryBackend::new()), false);
-    c.bench_function("push_200kb_without_policy", |b| {
-        b.iter_batched(
-            || (plain.fork(), result.clone()),
-            |(mut chef, message)| {
-                chef.push(message);
-                chef
-            },
-            BatchSize::SmallInput,
-        );
-    });
+    // Pushing the result, with the offload policy and without.
+    for (name, policy) in [
+        ("offload_push_200kb", true),
+        ("push_200kb_without_policy", false),
+    ] {
+        let template = session(Arc::new(MemoryBackend::new()), policy);
+        c.bench_function(name, |b| {
+            b.iter_batched(
+                || (template.fork(), result.clone()),
+                |(mut chef, message)| {
+                    chef.push(message);
+                    chef
+                },
+                BatchSize::SmallInput,
+            );
+        });
+    }
     let mut seed = 0;
     let dir = tempfile::tempdir().expect("tempdir");
     let stores: [(&str, Arc<dyn StorageBackend>); 2] = [

@@ -993,35 +993,26 @@ mod tests {
     fn a_policy_inherits_the_prune_keys_it_does_not_set() {
         let base = "[chef]\nprune = \"ranked\"\ntop_k = 5\nalways_keep = [\"a\"]\n";
         let policy = |keys: &str| format!("{base}[[policy]]\nname = \"p\"\nroute = \"p\"\n{keys}");
-        // Only top_k: still ranked, always_keep inherited.
-        assert_eq!(
-            policy_prune(&policy("top_k = 3\n")).unwrap(),
-            Prune::Ranked {
-                top_k: 3,
-                always_keep: vec!["a".to_owned()]
-            }
-        );
-        // Only always_keep: top_k inherited.
-        assert_eq!(
-            policy_prune(&policy("always_keep = []\n")).unwrap(),
-            Prune::Ranked {
-                top_k: 5,
-                always_keep: Vec::new()
-            }
-        );
-        // Nothing about pruning: the whole setting inherited.
-        assert_eq!(
-            policy_prune(&policy("level = 1\n")).unwrap(),
-            Prune::Ranked {
-                top_k: 5,
-                always_keep: vec!["a".to_owned()]
-            }
-        );
-        // Another kind inherits none of the ranked keys.
-        assert_eq!(
-            policy_prune(&policy("prune = \"allowlist\"\nallow = [\"b\"]\n")).unwrap(),
-            Prune::Allowlist(vec!["b".to_owned()])
-        );
+        let ranked = |top_k: usize, always_keep: &[&str]| Prune::Ranked {
+            top_k,
+            always_keep: always_keep.iter().map(|&k| k.to_owned()).collect(),
+        };
+        let cases = [
+            // Only top_k: still ranked, always_keep inherited.
+            ("top_k = 3\n", ranked(3, &["a"])),
+            // Only always_keep: top_k inherited.
+            ("always_keep = []\n", ranked(5, &[])),
+            // Nothing about pruning: the whole setting inherited.
+            ("level = 1\n", ranked(5, &["a"])),
+            // Another kind inherits none of the ranked keys.
+            (
+                "prune = \"allowlist\"\nallow = [\"b\"]\n",
+                Prune::Allowlist(vec!["b".to_owned()]),
+            ),
+        ];
+        for (keys, want) in cases {
+            assert_eq!(policy_prune(&policy(keys)).unwrap(), want, "{keys}");
+        }
         let err = policy_prune(&policy("prune = \"allowlist\"\n"))
             .unwrap_err()
             .to_string();

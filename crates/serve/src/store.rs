@@ -15,9 +15,7 @@ use std::{
 };
 
 use async_trait::async_trait;
-use chef::store::{
-    Entry, Expect, Lease, Namespace, Result, StorageBackend, StoreError, StoreKey, Versioned,
-};
+use chef::store::{Layer, Op, Reply, Result, StorageBackend, StoreError};
 
 /// A store operation took longer than `[memory] timeout_secs`.
 #[derive(Debug, Clone, Copy, thiserror::Error)]
@@ -143,54 +141,11 @@ impl Bounded {
             health,
         }
     }
-
-    async fn run<T>(&self, op: impl std::future::Future<Output = Result<T>> + Send) -> Result<T> {
-        bounded(self.timeout, &self.health, op).await
-    }
 }
 
 #[async_trait]
-impl StorageBackend for Bounded {
-    async fn get(&self, namespace: &Namespace, key: &StoreKey) -> Result<Option<Versioned<Entry>>> {
-        self.run(self.inner.get(namespace, key)).await
-    }
-
-    async fn put(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        entry: Entry,
-        expect: Expect,
-    ) -> Result<u64> {
-        self.run(self.inner.put(namespace, key, entry, expect))
-            .await
-    }
-
-    async fn delete(&self, namespace: &Namespace, key: &StoreKey, expect: Expect) -> Result<bool> {
-        self.run(self.inner.delete(namespace, key, expect)).await
-    }
-
-    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>> {
-        self.run(self.inner.list(namespace, prefix)).await
-    }
-
-    async fn scan(
-        &self,
-        namespace: &Namespace,
-        prefix: &str,
-    ) -> Result<Vec<(StoreKey, Versioned<Entry>)>> {
-        self.run(self.inner.scan(namespace, prefix)).await
-    }
-
-    async fn claim_lease(&self, session: &StoreKey, holder: &str, ttl: Duration) -> Result<Lease> {
-        self.run(self.inner.claim_lease(session, holder, ttl)).await
-    }
-
-    async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> Result<Lease> {
-        self.run(self.inner.renew_lease(lease, ttl)).await
-    }
-
-    async fn release_lease(&self, lease: &Lease) -> Result<bool> {
-        self.run(self.inner.release_lease(lease)).await
+impl Layer for Bounded {
+    async fn call(&self, op: Op<'_>) -> Result<Reply> {
+        bounded(self.timeout, &self.health, op.run(self.inner.as_ref())).await
     }
 }

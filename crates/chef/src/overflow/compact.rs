@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chef_ir::{Content, Message, Role};
 
-use super::split::turns;
+use super::{split::turns, summarize::collapse_newlines};
 
 /// The placeholder that replaces a cleared tool result's content.
 pub const CLEARED_TOOL_RESULT: &str = "[Old tool result content cleared]";
@@ -171,20 +171,7 @@ fn strip_think(text: &str) -> Option<String> {
         }
     }
     out.push_str(text.get(at..).unwrap_or_default());
-    let mut collapsed = String::with_capacity(out.len());
-    let mut newlines = 0;
-    for c in out.chars() {
-        if c == '\n' {
-            newlines += 1;
-            if newlines > 2 {
-                continue;
-            }
-        } else {
-            newlines = 0;
-        }
-        collapsed.push(c);
-    }
-    Some(collapsed.trim().to_owned())
+    Some(collapse_newlines(&out, false))
 }
 
 #[cfg(test)]
@@ -226,35 +213,43 @@ mod tests {
                 .all(|m| result_text(m) == CLEARED_TOOL_RESULT)
         );
         assert_eq!(result_text(&history[1]), "r1", "the input is not modified");
-        let recent = compact(
-            &history,
-            &[Clear::ToolResults {
-                keep_recent: 1,
-                only: vec![],
-                exempt: vec![],
-            }],
-        );
-        assert_eq!(result_text(&recent[5]), "r3");
-        assert_eq!(result_text(&recent[3]), CLEARED_TOOL_RESULT);
-        let only_read = compact(
-            &history,
-            &[Clear::ToolResults {
-                keep_recent: 0,
-                only: vec!["read".into()],
-                exempt: vec![],
-            }],
-        );
-        assert_eq!(result_text(&only_read[3]), "r2");
-        assert_eq!(result_text(&only_read[5]), CLEARED_TOOL_RESULT);
-        let exempt = compact(
-            &history,
-            &[Clear::ToolResults {
-                keep_recent: 0,
-                only: vec![],
-                exempt: vec!["grep".into()],
-            }],
-        );
-        assert_eq!(result_text(&exempt[3]), "r2");
+        // Each setting, with what it leaves at some positions of the history.
+        type Left = &'static [(usize, &'static str)];
+        let cases: [(&str, Clear, Left); 3] = [
+            (
+                "keep_recent 1",
+                Clear::ToolResults {
+                    keep_recent: 1,
+                    only: vec![],
+                    exempt: vec![],
+                },
+                &[(5, "r3"), (3, CLEARED_TOOL_RESULT)],
+            ),
+            (
+                "only read",
+                Clear::ToolResults {
+                    keep_recent: 0,
+                    only: vec!["read".into()],
+                    exempt: vec![],
+                },
+                &[(3, "r2"), (5, CLEARED_TOOL_RESULT)],
+            ),
+            (
+                "exempt grep",
+                Clear::ToolResults {
+                    keep_recent: 0,
+                    only: vec![],
+                    exempt: vec!["grep".into()],
+                },
+                &[(3, "r2")],
+            ),
+        ];
+        for (case, clear, want) in cases {
+            let out = compact(&history, &[clear]);
+            for &(at, text) in want {
+                assert_eq!(result_text(&out[at]), text, "{case}: message {at}");
+            }
+        }
     }
 
     #[test]

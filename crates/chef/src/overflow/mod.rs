@@ -88,13 +88,27 @@ pub struct OverflowConfig {
     pub handoff: Option<HandoffBudget>,
 }
 
+/// [`OverflowConfig::trigger_ratio`] by default, and for a ratio that is not a number.
+const DEFAULT_TRIGGER_RATIO: f64 = 0.7;
+/// [`OverflowConfig::min_shrink_ratio`] by default, and for a ratio that is not a number.
+const DEFAULT_MIN_SHRINK_RATIO: f64 = 0.5;
+
+/// `ratio` clamped to `min`–1, or `default` when it is not a finite number.
+fn ratio_within(ratio: f64, min: f64, default: f64) -> f64 {
+    if ratio.is_finite() {
+        ratio.clamp(min, 1.0)
+    } else {
+        default
+    }
+}
+
 impl Default for OverflowConfig {
     fn default() -> Self {
         Self {
             context_window: None,
-            trigger_ratio: 0.7,
+            trigger_ratio: DEFAULT_TRIGGER_RATIO,
             preserve: None,
-            min_shrink_ratio: 0.5,
+            min_shrink_ratio: DEFAULT_MIN_SHRINK_RATIO,
             tool_result_stub_threshold: None,
             archive: true,
             max_failures: 3,
@@ -114,11 +128,7 @@ impl OverflowConfig {
     /// Sets the trigger ratio (clamped to 0.01–1).
     #[must_use]
     pub fn with_trigger_ratio(mut self, ratio: f64) -> Self {
-        self.trigger_ratio = if ratio.is_finite() {
-            ratio.clamp(0.01, 1.0)
-        } else {
-            0.7
-        };
+        self.trigger_ratio = ratio_within(ratio, 0.01, DEFAULT_TRIGGER_RATIO);
         self
     }
 
@@ -132,11 +142,7 @@ impl OverflowConfig {
     /// Sets the shrink guard ratio (clamped to 0–1).
     #[must_use]
     pub fn with_min_shrink_ratio(mut self, ratio: f64) -> Self {
-        self.min_shrink_ratio = if ratio.is_finite() {
-            ratio.clamp(0.0, 1.0)
-        } else {
-            0.5
-        };
+        self.min_shrink_ratio = ratio_within(ratio, 0.0, DEFAULT_MIN_SHRINK_RATIO);
         self
     }
 

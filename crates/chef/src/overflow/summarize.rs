@@ -181,6 +181,12 @@ pub(crate) fn clean(raw: &str) -> String {
             .map_or(body, |end| body.get(..end).unwrap_or(body));
         text = body.to_owned();
     }
+    collapse_newlines(&text, true)
+}
+
+/// `text` with runs of three or more newlines collapsed to two, trimmed. With
+/// `within_crlf`, a `\r` does not end a run (so `\r\n` line ends collapse too).
+pub(super) fn collapse_newlines(text: &str, within_crlf: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut newlines = 0;
     for c in text.chars() {
@@ -189,7 +195,7 @@ pub(crate) fn clean(raw: &str) -> String {
             if newlines > 2 {
                 continue;
             }
-        } else if c != '\r' {
+        } else if !(within_crlf && c == '\r') {
             newlines = 0;
         }
         out.push(c);

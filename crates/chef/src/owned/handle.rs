@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::{
-    CONTEXT, CREATE_MEMORY, MODIFY_MEMORY, NEW_CONTEXT, RECALL_CONTEXT,
+    CONTEXT, CONTEXT_COMMANDS, CREATE_MEMORY, MODIFY_MEMORY, NEW_CONTEXT, RECALL_CONTEXT,
     text::{ViewRange, edit, search_entry, search_results, snippet, view_range},
 };
 use crate::{
@@ -406,19 +406,10 @@ pub(crate) fn parse_address(raw: &str) -> Result<Address, OwnedReply> {
 
 async fn context(args: &Map<String, Value>, cx: Context<'_>) -> Outcome {
     let command = try_reply_ok!(required(args, "command"));
-    const COMMANDS: [&str; 7] = [
-        "view",
-        "create",
-        "str_replace",
-        "insert",
-        "delete",
-        "rename",
-        "search",
-    ];
-    if !COMMANDS.contains(&command) {
+    if !CONTEXT_COMMANDS.contains(&command) {
         return Ok(OwnedReply::err(format!(
             "unknown command \"{command}\". Use one of: {}.",
-            COMMANDS.join(", ")
+            CONTEXT_COMMANDS.join(", ")
         )));
     }
     let raw = try_reply_ok!(required(args, "path"));

@@ -226,6 +226,17 @@ pub fn modify_memory_tool() -> ToolDefinition {
     .with_description("Update or delete a memory created earlier.")
 }
 
+/// The commands of the `context` tool, in the order its schema lists them.
+const CONTEXT_COMMANDS: [&str; 7] = [
+    "view",
+    "create",
+    "str_replace",
+    "insert",
+    "delete",
+    "rename",
+    "search",
+];
+
 /// The unified `context` tool.
 pub fn context_tool() -> ToolDefinition {
     ToolDefinition::new(
@@ -233,7 +244,7 @@ pub fn context_tool() -> ToolDefinition {
         json!({
             "type": "object",
             "properties": {
-                "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert", "delete", "rename", "search"]},
+                "command": {"type": "string", "enum": CONTEXT_COMMANDS},
                 "path": {"type": "string", "description": "An address such as context://memory/user_timezone or notes/plan.md; a trailing / names a directory."},
                 "file_text": {"type": "string", "description": "create: the full content."},
                 "old_str": {"type": "string", "description": "str_replace: the exact text to replace (must occur once)."},

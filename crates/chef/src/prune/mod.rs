@@ -119,22 +119,14 @@ impl Pruner {
                 .iter()
                 .find(|g| g.name == tool.name.as_str())
             {
-                return Err(RegistryError::NameClash {
-                    name: group.name.clone(),
-                    first: format!("namespace \"{}\"", group.name),
-                    second: "a flat tool".to_owned(),
-                });
+                return Err(clash(&group.name, namespace_side(group), FLAT_TOOL));
             }
             if let Some(kit) = self
                 .toolkits
                 .iter()
                 .find(|k| k.tools.iter().any(|t| t.name == tool.name))
             {
-                return Err(RegistryError::NameClash {
-                    name: tool.name.as_str().to_owned(),
-                    first: format!("a tool of toolkit \"{}\"", kit.name),
-                    second: "a flat tool".to_owned(),
-                });
+                return Err(clash(tool.name.as_str(), toolkit_side(kit), FLAT_TOOL));
             }
         }
         self.flat = tools;
@@ -171,11 +163,7 @@ impl Pruner {
         check_groups(&groups, &self.toolkits, "namespace")?;
         for group in &groups {
             if self.flat.iter().any(|t| t.name == group.name.as_str()) {
-                return Err(RegistryError::NameClash {
-                    name: group.name.clone(),
-                    first: "a flat tool".to_owned(),
-                    second: format!("namespace \"{}\"", group.name),
-                });
+                return Err(clash(&group.name, FLAT_TOOL, namespace_side(group)));
             }
         }
         self.namespaces = groups;
@@ -194,11 +182,7 @@ impl Pruner {
                 .iter()
                 .find(|t| self.flat.iter().any(|f| f.name == t.name))
             {
-                return Err(RegistryError::NameClash {
-                    name: tool.name.as_str().to_owned(),
-                    first: "a flat tool".to_owned(),
-                    second: format!("a tool of toolkit \"{}\"", kit.name),
-                });
+                return Err(clash(tool.name.as_str(), FLAT_TOOL, toolkit_side(kit)));
             }
         }
         self.toolkits = groups;
@@ -334,6 +318,28 @@ pub(crate) fn reserved_owner(name: &str) -> Option<&'static str> {
 /// Checks `groups` (of `kind`, "namespace" or "toolkit") against each other and the
 /// `others` kind: no reserved name, no duplicate group or member, no group nested in
 /// another.
+/// How a [`RegistryError::NameClash`] names a flat tool.
+const FLAT_TOOL: &str = "a flat tool";
+
+/// How a [`RegistryError::NameClash`] names a namespace.
+fn namespace_side(group: &ToolGroup) -> String {
+    format!("namespace \"{}\"", group.name)
+}
+
+/// How a [`RegistryError::NameClash`] names a tool of a toolkit.
+fn toolkit_side(kit: &ToolGroup) -> String {
+    format!("a tool of toolkit \"{}\"", kit.name)
+}
+
+/// `name` held by `first` already, and wanted by `second`.
+fn clash(name: &str, first: impl Into<String>, second: impl Into<String>) -> RegistryError {
+    RegistryError::NameClash {
+        name: name.to_owned(),
+        first: first.into(),
+        second: second.into(),
+    }
+}
+
 pub(crate) fn check_groups(
     groups: &[ToolGroup],
     others: &[ToolGroup],

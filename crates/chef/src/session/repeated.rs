@@ -162,41 +162,48 @@ mod tests {
 
     #[test]
     fn new_arguments_an_error_before_or_a_new_request_are_not_repeats() {
-        let other_args = vec![
-            Message::user("weather?"),
-            call("1", "get_weather", json!({"city": "Paris"})),
-            result("1", false),
-            call("2", "get_weather", json!({"city": "Rome"})),
+        // Each case follows a first call for Paris's weather, answered (or failed).
+        let paris = json!({"city": "Paris"});
+        let cases = [
+            (
+                "other arguments",
+                false,
+                vec![call("2", "get_weather", json!({"city": "Rome"}))],
+            ),
+            (
+                "failed before",
+                true,
+                vec![call("2", "get_weather", paris.clone())],
+            ),
+            (
+                "a new request",
+                false,
+                vec![
+                    Message::assistant("12 degrees."),
+                    Message::user("and now?"),
+                    call("2", "get_weather", paris.clone()),
+                    result("2", false),
+                ],
+            ),
+            // One new call among repeats: the model is still working.
+            (
+                "mixed",
+                false,
+                vec![Message::assistant_with(vec![
+                    Content::ToolCall(ToolCall::new("2", "get_weather", paris.clone())),
+                    Content::ToolCall(ToolCall::new("3", "get_time", paris.clone())),
+                ])],
+            ),
         ];
-        assert_eq!(repeated_calls(&other_args), None);
-        let failed_before = vec![
-            Message::user("weather?"),
-            call("1", "get_weather", json!({"city": "Paris"})),
-            result("1", true),
-            call("2", "get_weather", json!({"city": "Paris"})),
-        ];
-        assert_eq!(repeated_calls(&failed_before), None);
-        let new_request = vec![
-            Message::user("weather?"),
-            call("1", "get_weather", json!({"city": "Paris"})),
-            result("1", false),
-            Message::assistant("12 degrees."),
-            Message::user("and now?"),
-            call("2", "get_weather", json!({"city": "Paris"})),
-            result("2", false),
-        ];
-        assert_eq!(repeated_calls(&new_request), None);
-        // One new call among repeats: the model is still working.
-        let mixed = vec![
-            Message::user("weather?"),
-            call("1", "get_weather", json!({"city": "Paris"})),
-            result("1", false),
-            Message::assistant_with(vec![
-                Content::ToolCall(ToolCall::new("2", "get_weather", json!({"city": "Paris"}))),
-                Content::ToolCall(ToolCall::new("3", "get_time", json!({"city": "Paris"}))),
-            ]),
-        ];
-        assert_eq!(repeated_calls(&mixed), None);
+        for (case, failed, then) in cases {
+            let mut history = vec![
+                Message::user("weather?"),
+                call("1", "get_weather", paris.clone()),
+                result("1", failed),
+            ];
+            history.extend(then);
+            assert_eq!(repeated_calls(&history), None, "{case}");
+        }
         assert_eq!(repeated_calls(&[]), None);
         assert_eq!(repeated_calls(&[Message::user("hi")]), None);
     }

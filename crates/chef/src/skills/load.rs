@@ -56,9 +56,7 @@ impl Loaded {
 /// [`Loaded::problems`] and the others load. Two folders whose skills have one name: the
 /// first in name order is kept, the other reported in [`Loaded::shadowed`].
 pub fn load_dir(dir: impl AsRef<Path>) -> Loaded {
-    let mut loaded = Loaded::default();
-    load_dir_into(dir.as_ref(), &mut loaded);
-    loaded
+    load_dirs([dir])
 }
 
 /// Loads the skill folders of several directories, highest precedence first: on a name

@@ -13,6 +13,11 @@
 //! `postgres` feature, `PgBackend` (many worker processes on many hosts sharing one
 //! PostgreSQL database).
 //!
+//! A backend that wraps another one — to add a timeout, metrics, a key prefix ([`Scoped`]),
+//! faults in a test — is written as a [`Layer`]: one function that sees every operation as
+//! an [`Op`] value and passes on what it leaves alone with [`Op::run`]; every `Layer` is a
+//! `StorageBackend`.
+//!
 //! Workers that drive the same sessions coordinate with [leases](Lease)
 //! ([`StorageBackend::claim_lease`]), and save session snapshots through the store with
 //! compare-and-set ([`crate::snapshot::store`]).
@@ -47,6 +52,7 @@
 mod error;
 mod fs;
 mod key;
+mod layer;
 mod lease;
 mod memory_backend;
 #[cfg(feature = "postgres")]
@@ -66,6 +72,7 @@ pub use self::key::{
     InvalidKey, InvalidNamespace, KeyProblem, MAX_KEY_BYTES, MAX_NAMESPACE_BYTES,
     MAX_SEGMENT_BYTES, Namespace, StoreKey,
 };
+pub use self::layer::{Layer, Op, Reply};
 pub use self::lease::{Lease, MAX_HOLDER_BYTES};
 pub use self::memory_backend::MemoryBackend;
 #[cfg(feature = "postgres")]

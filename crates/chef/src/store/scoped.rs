@@ -1,13 +1,10 @@
 //! [`Scoped`]: one backend shared by many sessions, each in its own key space.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{
-    Entry, Expect, Lease, Namespace, Result, StorageBackend, StoreError, StoreKey, Versioned,
-};
+use super::{Layer, Lease, Op, Reply, Result, StorageBackend, StoreError, StoreKey};
 
 /// A view of a backend in which every key lives under `SCOPE/`: many sessions (tenants,
 /// conversations, agents) keep their memory, notes and journals in one store — one
@@ -72,7 +69,12 @@ impl Scoped {
     }
 
     fn inner_key(&self, key: &StoreKey) -> Result<StoreKey> {
-        Ok(StoreKey::new(format!("{}{}", self.prefix, key.as_str()))?)
+        Ok(StoreKey::new(self.inner_prefix(key.as_str()))?)
+    }
+
+    /// A key prefix (or a whole key's text) as the backend holds it.
+    fn inner_prefix(&self, prefix: &str) -> String {
+        format!("{}{prefix}", self.prefix)
     }
 
     /// A backend key as the caller names it (`None`: not in this scope).
@@ -132,85 +134,63 @@ impl Scoped {
 }
 
 #[async_trait]
-impl StorageBackend for Scoped {
-    async fn get(&self, namespace: &Namespace, key: &StoreKey) -> Result<Option<Versioned<Entry>>> {
-        let key = self.inner_key(key)?;
-        self.inner
-            .get(namespace, &key)
-            .await
-            .map_err(|e| self.outer_error(e))
-    }
-
-    async fn put(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        entry: Entry,
-        expect: Expect,
-    ) -> Result<u64> {
-        let key = self.inner_key(key)?;
-        self.inner
-            .put(namespace, &key, entry, expect)
-            .await
-            .map_err(|e| self.outer_error(e))
-    }
-
-    async fn delete(&self, namespace: &Namespace, key: &StoreKey, expect: Expect) -> Result<bool> {
-        let key = self.inner_key(key)?;
-        self.inner
-            .delete(namespace, &key, expect)
-            .await
-            .map_err(|e| self.outer_error(e))
-    }
-
-    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>> {
-        let keys = self
-            .inner
-            .list(namespace, &format!("{}{prefix}", self.prefix))
-            .await
-            .map_err(|e| self.outer_error(e))?;
-        Ok(keys.iter().filter_map(|k| self.outer_key(k)).collect())
-    }
-
-    async fn scan(
-        &self,
-        namespace: &Namespace,
-        prefix: &str,
-    ) -> Result<Vec<(StoreKey, Versioned<Entry>)>> {
-        let entries = self
-            .inner
-            .scan(namespace, &format!("{}{prefix}", self.prefix))
-            .await
-            .map_err(|e| self.outer_error(e))?;
-        Ok(entries
-            .into_iter()
-            .filter_map(|(k, v)| self.outer_key(&k).map(|k| (k, v)))
-            .collect())
-    }
-
-    async fn claim_lease(&self, session: &StoreKey, holder: &str, ttl: Duration) -> Result<Lease> {
-        let session = self.inner_key(session)?;
-        let lease = self
-            .inner
-            .claim_lease(&session, holder, ttl)
-            .await
-            .map_err(|e| self.outer_error(e))?;
-        Ok(self.outer_lease(&lease))
-    }
-
-    async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> Result<Lease> {
-        let lease = self
-            .inner
-            .renew_lease(&self.inner_lease(lease)?, ttl)
-            .await
-            .map_err(|e| self.outer_error(e))?;
-        Ok(self.outer_lease(&lease))
-    }
-
-    async fn release_lease(&self, lease: &Lease) -> Result<bool> {
-        self.inner
-            .release_lease(&self.inner_lease(lease)?)
-            .await
-            .map_err(|e| self.outer_error(e))
+impl Layer for Scoped {
+    async fn call(&self, op: Op<'_>) -> Result<Reply> {
+        let inner = self.inner.as_ref();
+        let reply = match op {
+            Op::Get { namespace, key } => inner
+                .get(namespace, &self.inner_key(key)?)
+                .await
+                .map(Reply::Get),
+            Op::Put {
+                namespace,
+                key,
+                entry,
+                expect,
+            } => inner
+                .put(namespace, &self.inner_key(key)?, entry, expect)
+                .await
+                .map(Reply::Put),
+            Op::Delete {
+                namespace,
+                key,
+                expect,
+            } => inner
+                .delete(namespace, &self.inner_key(key)?, expect)
+                .await
+                .map(Reply::Delete),
+            Op::List { namespace, prefix } => inner
+                .list(namespace, &self.inner_prefix(prefix))
+                .await
+                .map(|keys| Reply::List(keys.iter().filter_map(|k| self.outer_key(k)).collect())),
+            Op::Scan { namespace, prefix } => inner
+                .scan(namespace, &self.inner_prefix(prefix))
+                .await
+                .map(|entries| {
+                    Reply::Scan(
+                        entries
+                            .into_iter()
+                            .filter_map(|(k, v)| self.outer_key(&k).map(|k| (k, v)))
+                            .collect(),
+                    )
+                }),
+            Op::ClaimLease {
+                session,
+                holder,
+                ttl,
+            } => inner
+                .claim_lease(&self.inner_key(session)?, holder, ttl)
+                .await
+                .map(|lease| Reply::Lease(self.outer_lease(&lease))),
+            Op::RenewLease { lease, ttl } => inner
+                .renew_lease(&self.inner_lease(lease)?, ttl)
+                .await
+                .map(|lease| Reply::Lease(self.outer_lease(&lease))),
+            Op::ReleaseLease { lease } => inner
+                .release_lease(&self.inner_lease(lease)?)
+                .await
+                .map(Reply::Released),
+        };
+        reply.map_err(|e| self.outer_error(e))
     }
 }

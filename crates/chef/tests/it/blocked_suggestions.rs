@@ -165,6 +165,29 @@ fn call(name: &str, args: Value) -> ToolCall {
     ToolCall::new("c1", name, args)
 }
 
+/// The call of `name` with `args` as the model sends it at the session's level: encoded
+/// where the level encodes it, else as is.
+fn as_sent(chef: &Chef, name: &str, args: Value) -> ToolCall {
+    chef.tools()
+        .encode_call(name, args.clone())
+        .unwrap_or_else(|| call(name, args))
+}
+
+/// [`check`] on the call of `name` with `args` as the model sends it ([`as_sent`]), then
+/// as is.
+fn check_sent_and_raw(
+    chef: &mut Chef,
+    name: &str,
+    args: Value,
+    written: &str,
+    forbidden: &[String],
+    what: &str,
+) {
+    let sent = as_sent(chef, name, args.clone());
+    check(chef, &sent, written, forbidden, what);
+    check(chef, &call(name, args), written, forbidden, what);
+}
+
 /// The names and codes no error may teach in `chef`.
 fn forbidden(chef: &Chef, extra: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = BLOCKED
@@ -261,18 +284,7 @@ fn no_error_suggests_a_blocked_action_or_toolkit_at_any_level() {
         for name in BLOCKED {
             for m in misspellings(name) {
                 let action = json!({"action": m, "args": {"file_name": "a"}});
-                let encoded = chef
-                    .tools()
-                    .encode_call("drive", action.clone())
-                    .unwrap_or_else(|| call("drive", action.clone()));
-                check(&mut chef, &encoded, &m, &forbidden, &what);
-                check(
-                    &mut chef,
-                    &call("drive", action.clone()),
-                    &m,
-                    &forbidden,
-                    &what,
-                );
+                check_sent_and_raw(&mut chef, "drive", action, &m, &forbidden, &what);
                 // Flat arguments beside the action.
                 let flat_args = json!({"action": m, "file_name": "a"});
                 check(&mut chef, &call("drive", flat_args), &m, &forbidden, &what);
@@ -283,18 +295,7 @@ fn no_error_suggests_a_blocked_action_or_toolkit_at_any_level() {
             .chain(["sheet".to_owned(), "Sheetz".to_owned()])
         {
             let load = json!({"toolkit_name": m});
-            let encoded = chef
-                .tools()
-                .encode_call("load_toolkit", load.clone())
-                .unwrap_or_else(|| call("load_toolkit", load.clone()));
-            check(&mut chef, &encoded, &m, &forbidden, &what);
-            check(
-                &mut chef,
-                &call("load_toolkit", load),
-                &m,
-                &forbidden,
-                &what,
-            );
+            check_sent_and_raw(&mut chef, "load_toolkit", load, &m, &forbidden, &what);
         }
     }
 }
@@ -308,10 +309,7 @@ fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_on_every_route() {
         let mut chef = grouped(level);
         for args in [json!({}), json!({"file_name": 5}), json!({"nope": true})] {
             let action = json!({"action": "gdrive_upload_file", "args": args});
-            let via_ns = chef
-                .tools()
-                .encode_call("drive", action.clone())
-                .unwrap_or_else(|| call("drive", action));
+            let via_ns = as_sent(&chef, "drive", action);
             let owned = call("context", json!({"command": 5}));
             for c in [via_ns, owned] {
                 for routed in [chef.check_tool_call(&c), chef.route(&c)] {

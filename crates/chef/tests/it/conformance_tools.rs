@@ -23,7 +23,7 @@ use chef_compress::Level;
 use chef_ir::{Message, Target, ToolCall, ToolDefinition, ToolName};
 use serde_json::{Value, json};
 
-use crate::support::{handoff_config, wire_names};
+use crate::support::{asked_at, handoff_config, wire_names};
 
 // ---- helpers ------------------------------------------------------------------------------
 
@@ -408,9 +408,7 @@ fn item_12_compile_sends_every_flat_tool_unpruned() {
     // so the bytes of the request do not depend on registration order (a shuffled
     // registration compiles to the same cached prefix).
     for level in [Level::Zero, Level::One] {
-        let mut chef = Chef::new(ChefConfig::default().with_level(level));
-        chef.register_tools(seed_tools()).unwrap();
-        chef.push(Message::user("Read the auth.ts file"));
+        let mut chef = asked_at(level, seed_tools(), "Read the auth.ts file");
         assert_eq!(
             chef.tools()
                 .pruner()
@@ -505,9 +503,7 @@ fn item_16_tags_and_defer_loading_on_the_wire() {
             tool("read_file", &["file"]).with_defer_loading(true),
             tool("run_bash", &["shell"]),
         ];
-        let mut chef = Chef::new(ChefConfig::default().with_level(level));
-        chef.register_tools(tools).unwrap();
-        chef.push(Message::user("hi"));
+        let mut chef = asked_at(level, tools, "hi");
         let anthropic = body(&mut chef, Target::Anthropic);
         let wire = anthropic["tools"].as_array().unwrap();
         let read = wire.iter().find(|t| t["name"] == "read_file").unwrap();

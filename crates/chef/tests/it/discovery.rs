@@ -8,15 +8,8 @@ use serde_json::{Value, json};
 
 use crate::{
     fixtures::real_tools,
-    support::{assert_same_bytes, wire_names},
+    support::{asked_at, assert_same_bytes, memory_journal, replayed, wire_names},
 };
-
-const TARGETS: [Target; 4] = [
-    Target::Anthropic,
-    Target::OpenAiChat,
-    Target::OpenAiResponses,
-    Target::Gemini,
-];
 
 fn discovery(top_k: usize) -> Chef {
     let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
@@ -88,6 +81,15 @@ fn assert_prefix(target: Target, earlier: &[u8], later: &[u8], step: &str) {
             && messages_b[..messages_a.len() - 1] == messages_a[..messages_a.len() - 1],
         "{target:?} {step}: earlier messages were rewritten"
     );
+}
+
+/// The real names of the tools the session has found, in order.
+fn found_names(chef: &Chef) -> Vec<String> {
+    chef.tools()
+        .found()
+        .iter()
+        .map(|f| f.name.as_str().to_owned())
+        .collect()
 }
 
 fn find(chef: &mut Chef, id: &str, query: &str) -> String {
@@ -183,7 +185,7 @@ fn a_found_tool_is_callable_by_its_real_name_from_the_next_request() {
 
 #[test]
 fn the_cached_prefix_is_byte_stable_while_the_model_finds_two_tools_on_every_target() {
-    for target in TARGETS {
+    for target in Target::ALL {
         let mut chef = discovery(3);
         chef.push(Message::user(
             "Get the diesel price, then email it to ops, then geocode the depot address",
@@ -195,12 +197,7 @@ fn the_cached_prefix_is_byte_stable_while_the_model_finds_two_tools_on_every_tar
         find(&mut chef, "c2", "geocode an address");
         let third = chef.compile(target).unwrap().body;
         assert_prefix(target, &second, &third, "after the second search");
-        let found: Vec<String> = chef
-            .tools()
-            .found()
-            .iter()
-            .map(|f| f.name.as_str().to_owned())
-            .collect();
+        let found = found_names(&chef);
         assert!(found.len() >= 2, "{target:?}: {found:?}");
         // Compiling again with nothing new gives the same bytes.
         assert_eq!(chef.compile(target).unwrap().body, third, "{target:?}");
@@ -296,12 +293,7 @@ fn a_blocked_tool_is_never_found_offered_or_callable() {
     let reply = find(&mut chef, "c1", "send a markdown email");
     assert!(!reply.contains("send_markdown_email("), "{reply}");
     let names = wire_names(&mut chef, Target::OpenAiChat);
-    let found: Vec<String> = chef
-        .tools()
-        .found()
-        .iter()
-        .map(|f| f.name.as_str().to_owned())
-        .collect();
+    let found = found_names(&chef);
     assert!(
         !found.iter().any(|n| n == "send_markdown_email"),
         "{found:?}"
@@ -636,14 +628,8 @@ fn a_session_that_never_searched_saves_no_discovery_member() {
 
 #[tokio::test]
 async fn a_journal_replays_what_the_searches_found() {
-    use chef::snapshot::journal::Journal;
-    use chef::store::{MemoryBackend, StorageBackend, StoreKey};
-    use std::sync::Arc;
-
-    let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
-    let id = StoreKey::new("found").unwrap();
+    let (store, id, mut journal) = memory_journal("found");
     let mut live = discovery(3);
-    let mut journal = Journal::new(Arc::clone(&store), id.clone());
     live.push(Message::user("What is the diesel price in Ohio?"));
     wire_names(&mut live, Target::Anthropic);
     journal.save(&live).await.unwrap();
@@ -651,12 +637,7 @@ async fn a_journal_replays_what_the_searches_found() {
     find(&mut live, "c1", "send an email");
     wire_names(&mut live, Target::OpenAiChat);
     journal.save(&live).await.unwrap();
-    let mut resumed = discovery(3);
-    Journal::new(Arc::clone(&store), id)
-        .load(&mut resumed)
-        .await
-        .unwrap()
-        .expect("a journal");
+    let mut resumed = replayed(&store, &id, discovery(3)).await;
     assert_eq!(resumed.tools().found(), live.tools().found());
     assert_same_bytes(&mut resumed, &mut live);
 }
@@ -702,15 +683,13 @@ fn call_and_answer(chef: &mut Chef, id: &str, name: &str, args: Value) {
 #[test]
 fn a_model_that_repeats_an_answered_call_is_told_to_answer_after_the_cached_prefix() {
     let notice = "You called `health_check` again with the same arguments as before";
-    for target in TARGETS {
+    let has_notice = |body: &[u8]| String::from_utf8_lossy(body).contains(notice);
+    for target in Target::ALL {
         let mut chef = discovery(3);
         chef.push(Message::user("Is the service healthy?"));
         call_and_answer(&mut chef, "c1", "health_check", json!({}));
         let first = chef.compile(target).unwrap().body;
-        assert!(
-            !String::from_utf8_lossy(&first).contains(notice),
-            "{target:?}"
-        );
+        assert!(!has_notice(&first), "{target:?}");
         call_and_answer(&mut chef, "c2", "health_check", json!({}));
         let second = chef.compile(target).unwrap().body;
         let text = String::from_utf8_lossy(&second);
@@ -724,19 +703,14 @@ fn a_model_that_repeats_an_answered_call_is_told_to_answer_after_the_cached_pref
         chef.push(Message::user("And now?"));
         call_and_answer(&mut chef, "c3", "health_check", json!({}));
         let third = chef.compile(target).unwrap().body;
-        assert!(
-            !String::from_utf8_lossy(&third).contains(notice),
-            "{target:?}"
-        );
+        assert!(!has_notice(&third), "{target:?}");
     }
 }
 
 #[test]
 fn right_after_a_repeated_call_the_constrained_format_has_no_branch_for_that_tool() {
     for level in [Level::Zero, Level::One] {
-        let mut chef = Chef::new(ChefConfig::default().with_level(level));
-        chef.register_tools(real_tools()).unwrap();
-        chef.push(Message::user("Is the service healthy?"));
+        let mut chef = asked_at(level, real_tools(), "Is the service healthy?");
         call_and_answer(&mut chef, "c1", "health_check", json!({}));
         chef.compile(Target::OpenAiChat).unwrap();
         assert!(consts(&chef).contains(&json!("health_check")), "{level:?}");

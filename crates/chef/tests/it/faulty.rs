@@ -9,7 +9,8 @@ use std::sync::{
 
 use async_trait::async_trait;
 use chef::store::{
-    Entry, Expect, Lease, Namespace, StorageBackend, StoreError, StoreKey, Versioned,
+    Entry, Expect, Layer, Namespace, Op, Reply, Result, StorageBackend, StoreError, StoreKey,
+    Versioned,
 };
 use parking_lot::Mutex;
 
@@ -42,13 +43,13 @@ impl Faulty {
     }
 }
 
-#[async_trait]
-impl StorageBackend for Faulty {
-    async fn get(
+impl Faulty {
+    /// A read, after which a churning fault rewrites the entry read.
+    async fn read(
         &self,
         namespace: &Namespace,
         key: &StoreKey,
-    ) -> Result<Option<Versioned<Entry>>, StoreError> {
+    ) -> Result<Option<Versioned<Entry>>> {
         let read = self.inner.get(namespace, key).await?;
         let churn = *namespace == Namespace::MEMORY && read.is_some() && {
             let mut fault = self.fault.lock();
@@ -68,13 +69,9 @@ impl StorageBackend for Faulty {
         Ok(read)
     }
 
-    async fn put(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        entry: Entry,
-        expect: Expect,
-    ) -> Result<u64, StoreError> {
+    /// A write (`put`, an [`Op::Put`] in `namespace`), refused, stalled or with its answer
+    /// lost as the fault says.
+    async fn write(&self, namespace: &Namespace, put: Op<'_>) -> Result<Reply> {
         if namespace.as_str() == "vfs" {
             let stall = match &*self.fault.lock() {
                 Some(Fault::RefuseVfs) => {
@@ -90,7 +87,7 @@ impl StorageBackend for Faulty {
                 std::future::pending::<()>().await;
             }
         }
-        let version = self.inner.put(namespace, key, entry, expect).await?;
+        let reply = put.run(self.inner.as_ref()).await?;
         // The fault fires once: it is taken when it does.
         let lose = *namespace == Namespace::MEMORY
             && self
@@ -104,36 +101,17 @@ impl StorageBackend for Faulty {
                 source: None,
             });
         }
-        Ok(version)
+        Ok(reply)
     }
+}
 
-    async fn delete(
-        &self,
-        namespace: &Namespace,
-        key: &StoreKey,
-        expect: Expect,
-    ) -> Result<bool, StoreError> {
-        self.inner.delete(namespace, key, expect).await
-    }
-
-    async fn list(&self, namespace: &Namespace, prefix: &str) -> Result<Vec<StoreKey>, StoreError> {
-        self.inner.list(namespace, prefix).await
-    }
-
-    async fn scan(
-        &self,
-        namespace: &Namespace,
-        prefix: &str,
-    ) -> Result<Vec<(StoreKey, Versioned<Entry>)>, StoreError> {
-        self.inner.scan(namespace, prefix).await
-    }
-
-    async fn claim_lease(
-        &self,
-        session: &StoreKey,
-        holder: &str,
-        ttl: std::time::Duration,
-    ) -> Result<Lease, StoreError> {
-        self.inner.claim_lease(session, holder, ttl).await
+#[async_trait]
+impl Layer for Faulty {
+    async fn call(&self, op: Op<'_>) -> Result<Reply> {
+        match op {
+            Op::Get { namespace, key } => self.read(namespace, key).await.map(Reply::Get),
+            put @ Op::Put { namespace, .. } => self.write(namespace, put).await,
+            other => other.run(self.inner.as_ref()).await,
+        }
     }
 }

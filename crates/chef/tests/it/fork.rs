@@ -12,13 +12,6 @@ use serde_json::json;
 use crate::fixtures::real_tools;
 use crate::support::memory_with;
 
-const TARGETS: [Target; 4] = [
-    Target::Anthropic,
-    Target::OpenAiChat,
-    Target::OpenAiResponses,
-    Target::Gemini,
-];
-
 /// A session with the 149 real tools at `level`, a blocked tool, an announcement, memory
 /// and a conversation with a tool round.
 fn session(level: Level) -> Chef {
@@ -56,7 +49,7 @@ fn compress_events(chef: &mut Chef) -> Arc<Mutex<usize>> {
 #[test]
 fn a_fork_compiles_the_bytes_its_parent_would_on_every_target_and_level() {
     for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
-        for target in TARGETS {
+        for target in Target::ALL {
             let mut parent = session(level);
             parent.compile(target).unwrap();
             let mut fork = parent.fork();

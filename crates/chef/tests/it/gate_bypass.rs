@@ -5,6 +5,8 @@ use chef_compress::Level;
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
 use serde_json::{Value, json};
 
+use crate::support::asked_at;
+
 const BLOCKED: &str = "fs_delete_file";
 
 fn tools() -> Vec<ToolDefinition> {
@@ -356,9 +358,7 @@ fn blocklist_entries_match_with_drift_and_unmatched_ones_are_listed() {
         "officeDbDropTable",
     ] {
         for level in [Level::Zero, Level::One, Level::Two, Level::Three] {
-            let mut chef = Chef::new(ChefConfig::default().with_level(level));
-            chef.register_tools(vec![drop_table.clone()]).unwrap();
-            chef.push(Message::user("go"));
+            let mut chef = asked_at(level, vec![drop_table.clone()], "go");
             let report = chef.tools_mut().set_blocked([entry]);
             assert!(report.unmatched.is_empty(), "{entry}: {report:?}");
             assert!(

@@ -11,7 +11,7 @@ use chef::{Chef, ChefConfig, ChefError};
 use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
 use serde_json::json;
 
-use crate::support::{assert_same_bytes, key, memory_with};
+use crate::support::{assert_same_bytes, content, key, memory_journal, memory_with, replayed};
 
 backend_suite!(journal, worker_threads = 2;
     turns_append_deltas_and_replay_to_the_live_session,
@@ -31,6 +31,13 @@ fn by_count(max_records: u64) -> CompactPolicy {
 
 fn journal_of(store: &Arc<dyn StorageBackend>, id: &StoreKey) -> Journal {
     Journal::new(Arc::clone(store), id.clone()).with_policy(by_count(64))
+}
+
+/// A fresh [`session`] and its journal `id` in `store` ([`journal_of`]).
+fn started(store: &Arc<dyn StorageBackend>, id: &str) -> (StoreKey, Journal, Chef) {
+    let id = key(id);
+    let journal = journal_of(store, &id);
+    (id, journal, session())
 }
 
 fn config() -> ChefConfig {
@@ -74,14 +81,18 @@ async fn replayed_bytes(store: &dyn StorageBackend, id: &StoreKey) -> Vec<u8> {
     snapshot::to_vec(&replayed.snapshot).unwrap()
 }
 
+/// The journal `id` replays to a snapshot of `chef`, byte for byte.
+async fn assert_replays_to(store: &dyn StorageBackend, id: &StoreKey, chef: &Chef) {
+    assert_eq!(
+        replayed_bytes(store, id).await,
+        state_bytes(chef),
+        "journal {id} does not replay to the session"
+    );
+}
+
 /// A fresh session loaded from the journal compiles what `live` compiles, on every target.
 async fn assert_resumes(store: &Arc<dyn StorageBackend>, id: &StoreKey, live: &mut Chef) {
-    let mut resumed = Chef::new(config());
-    Journal::new(Arc::clone(store), id.clone())
-        .load(&mut resumed)
-        .await
-        .unwrap()
-        .expect("a journal");
+    let mut resumed = replayed(store, id, Chef::new(config())).await;
     assert_same_bytes(&mut resumed, live);
 }
 
@@ -140,9 +151,7 @@ pub(crate) async fn turns_append_deltas_and_replay_to_the_live_session(
 pub(crate) async fn a_torn_last_record_is_dropped_and_the_next_save_takes_its_place(
     store: Arc<dyn StorageBackend>,
 ) {
-    let id = key("torn");
-    let mut journal = journal_of(&store, &id);
-    let mut chef = session();
+    let (id, mut journal, mut chef) = started(&store, "torn");
     let mut before_last = Vec::new();
     for i in 0..5 {
         turn(&mut chef, i);
@@ -185,19 +194,14 @@ pub(crate) async fn a_torn_last_record_is_dropped_and_the_next_save_takes_its_pl
     turn(&mut resumed, 4);
     let saved = again.save(&resumed).await.unwrap();
     assert_eq!((saved.seq, saved.full), (5, false));
-    assert_eq!(
-        replayed_bytes(store.as_ref(), &id).await,
-        state_bytes(&resumed)
-    );
+    assert_replays_to(store.as_ref(), &id, &resumed).await;
     assert_resumes(&store, &id, &mut resumed).await;
 }
 
 pub(crate) async fn damage_before_the_last_record_is_refused_and_changes_nothing(
     store: Arc<dyn StorageBackend>,
 ) {
-    let id = key("damaged");
-    let mut journal = journal_of(&store, &id);
-    let mut chef = session();
+    let (id, mut journal, mut chef) = started(&store, "damaged");
     for i in 0..5 {
         turn(&mut chef, i);
         journal.save(&chef).await.unwrap();
@@ -209,12 +213,7 @@ pub(crate) async fn damage_before_the_last_record_is_refused_and_changes_nothing
         ("damaged/00000000000000000001", "You help.", "You helq."),
     ] {
         let record = key(record);
-        let stored = store
-            .get(&Namespace::JOURNAL, &record)
-            .await
-            .unwrap()
-            .unwrap();
-        let good = stored.value.content().to_owned();
+        let good = content(store.as_ref(), &Namespace::JOURNAL, &record).await;
         assert!(good.contains(from), "{record}");
         let bad = good.replacen(from, to, 1);
         store
@@ -267,20 +266,18 @@ pub(crate) async fn a_second_writer_is_refused_and_recovers_by_loading(
         "{err:?}"
     );
     // Nothing of b's was written; b reloads, re-applies, saves.
-    assert_eq!(replayed_bytes(store.as_ref(), &id).await, state_bytes(&a));
+    assert_replays_to(store.as_ref(), &id, &a).await;
     assert_eq!(jb.next_seq(), Some(2));
     jb.load(&mut b).await.unwrap().unwrap();
     b.push(Message::user("only b says this"));
     assert_eq!(jb.save(&b).await.unwrap().seq, 3);
-    assert_eq!(replayed_bytes(store.as_ref(), &id).await, state_bytes(&b));
+    assert_replays_to(store.as_ref(), &id, &b).await;
 }
 
 pub(crate) async fn rewrites_and_registry_changes_write_full_records(
     store: Arc<dyn StorageBackend>,
 ) {
-    let id = key("rewrites");
-    let mut journal = journal_of(&store, &id);
-    let mut chef = session();
+    let (id, mut journal, mut chef) = started(&store, "rewrites");
     let mut kinds = Vec::new();
     let mut save = async |chef: &Chef| {
         let saved = journal.save(chef).await.unwrap();
@@ -303,10 +300,7 @@ pub(crate) async fn rewrites_and_registry_changes_write_full_records(
     save(&chef).await; // state only: delta
     save(&chef).await; // nothing changed: a delta of the turn alone
     assert_eq!(kinds, [true, false, true, false, true, false, false]);
-    assert_eq!(
-        replayed_bytes(store.as_ref(), &id).await,
-        state_bytes(&chef)
-    );
+    assert_replays_to(store.as_ref(), &id, &chef).await;
     // A journal handed another session writes a full record, not a delta against the
     // first session's state.
     let other = session();
@@ -314,10 +308,7 @@ pub(crate) async fn rewrites_and_registry_changes_write_full_records(
     journal.load(&mut Chef::new(config())).await.unwrap();
     let saved = journal.save(&other).await.unwrap();
     assert!(saved.full);
-    assert_eq!(
-        replayed_bytes(store.as_ref(), &id).await,
-        state_bytes(&other)
-    );
+    assert_replays_to(store.as_ref(), &id, &other).await;
     // Full records at 1, 3, 5 and 8: each compaction kept the records from the full one
     // before it, so 5–8 remain.
     assert_eq!(saved.pruned, 2);
@@ -336,9 +327,7 @@ pub(crate) async fn rewrites_and_registry_changes_write_full_records(
 fn every_bit_flip_of_a_delta_record_is_caught() {
     crate::support::block_on(async {
         let store: Arc<dyn StorageBackend> = Arc::new(chef::store::MemoryBackend::new());
-        let id = key("flips");
-        let mut journal = journal_of(&store, &id);
-        let mut chef = session();
+        let (id, mut journal, mut chef) = started(&store, "flips");
         for i in 0..3 {
             turn(&mut chef, i);
             journal.save(&chef).await.unwrap();
@@ -348,12 +337,8 @@ fn every_bit_flip_of_a_delta_record_is_caught() {
             ("flips/00000000000000000003", true),
         ] {
             let record = key(record);
-            let good = store
-                .get(&Namespace::JOURNAL, &record)
-                .await
-                .unwrap()
-                .unwrap();
-            let bytes = good.value.content().as_bytes().to_vec();
+            let good = content(store.as_ref(), &Namespace::JOURNAL, &record).await;
+            let bytes = good.as_bytes().to_vec();
             for bit in 0..bytes.len() * 8 {
                 let mut bad = bytes.clone();
                 bad[bit / 8] ^= 1 << (bit % 8);
@@ -374,16 +359,13 @@ fn every_bit_flip_of_a_delta_record_is_caught() {
                 .put(
                     &Namespace::JOURNAL,
                     &record,
-                    Entry::new(good.value.content()),
+                    Entry::new(good.as_str()),
                     Expect::Any,
                 )
                 .await
                 .unwrap();
         }
-        assert_eq!(
-            replayed_bytes(store.as_ref(), &id).await,
-            state_bytes(&chef)
-        );
+        assert_replays_to(store.as_ref(), &id, &chef).await;
     });
 }
 
@@ -392,9 +374,7 @@ fn every_bit_flip_of_a_delta_record_is_caught() {
 fn a_turn_of_a_2000_message_session_saves_as_a_small_delta() {
     crate::support::block_on(async {
         let store: Arc<dyn StorageBackend> = Arc::new(chef::store::MemoryBackend::new());
-        let id = key("long");
-        let mut journal = journal_of(&store, &id);
-        let mut chef = session();
+        let (id, mut journal, mut chef) = started(&store, "long");
         for i in 0..666 {
             chef.push(Message::user(format!(
                 "turn {i}: book a ride to street {i}"
@@ -408,10 +388,7 @@ fn a_turn_of_a_2000_message_session_saves_as_a_small_delta() {
         turn(&mut chef, 666);
         let delta = journal.save(&chef).await.unwrap();
         assert!(!delta.full && delta.bytes < 1_500, "{delta:?}");
-        assert_eq!(
-            replayed_bytes(store.as_ref(), &id).await,
-            state_bytes(&chef)
-        );
+        assert_replays_to(store.as_ref(), &id, &chef).await;
     });
 }
 
@@ -420,9 +397,7 @@ fn a_turn_of_a_2000_message_session_saves_as_a_small_delta() {
 #[test]
 fn deltas_that_outweigh_the_snapshot_bring_a_full_record() {
     crate::support::block_on(async {
-        let store: Arc<dyn StorageBackend> = Arc::new(chef::store::MemoryBackend::new());
-        let id = key("by-bytes");
-        let mut journal = Journal::new(Arc::clone(&store), id.clone());
+        let (store, id, mut journal) = memory_journal("by-bytes");
         let mut chef = session();
         let (mut full_bytes, mut since) = (0, 0);
         for i in 0..30 {
@@ -439,9 +414,6 @@ fn deltas_that_outweigh_the_snapshot_bring_a_full_record() {
                 assert!(since < full_bytes + saved.bytes, "turn {i}");
             }
         }
-        assert_eq!(
-            replayed_bytes(store.as_ref(), &id).await,
-            state_bytes(&chef)
-        );
+        assert_replays_to(store.as_ref(), &id, &chef).await;
     });
 }

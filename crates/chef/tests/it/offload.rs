@@ -10,7 +10,6 @@ use std::sync::Arc;
 use chef::{
     Chef, ChefConfig, ChefEvent, Routed, ToolsMode,
     offload::{EvictReason, Keep, Limit, OffloadCaps, OffloadPolicy, ToolRule},
-    snapshot::journal::Journal,
     store::{Entry, Expect, FsBackend, MemoryBackend, Namespace, StorageBackend},
 };
 use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
@@ -19,7 +18,7 @@ use serde_json::{Value, json};
 
 use crate::{
     faulty::{Fault, Faulty},
-    support::{assert_notice, block_on, key, two_tools},
+    support::{assert_notice, block_on, key, memory_journal, replayed, two_tools},
 };
 
 /// A 200 KB access log: 2,600-odd lines, one ERROR line near the middle.
@@ -440,8 +439,7 @@ fn snapshots_and_the_journal_carry_the_policy_and_unwritten_results() {
             assert!(last_result_text(&resumed).starts_with("[Tool result offloaded"));
 
             // Journal: a delta carries the policy and the unwritten result.
-            let backend: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
-            let mut journal = Journal::new(Arc::clone(&backend), key("s1"));
+            let (backend, id, mut journal) = memory_journal("s1");
             let mut live = session(Arc::clone(&store));
             live.push(Message::user("hello"));
             journal.save(&live).await.unwrap();
@@ -449,13 +447,9 @@ fn snapshots_and_the_journal_carry_the_policy_and_unwritten_results() {
                 .set_policy(Some(OffloadPolicy::chars(1_000).with_keep(Keep::Nothing)));
             push_result(&mut live, "c1", "weather_now", &big_log());
             journal.save(&live).await.unwrap();
-            let mut replayed = Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified))
+            let into = Chef::new(ChefConfig::default().with_tools_mode(ToolsMode::Unified))
                 .with_store(Arc::clone(&store));
-            Journal::new(backend, key("s1"))
-                .load(&mut replayed)
-                .await
-                .unwrap()
-                .unwrap();
+            let mut replayed = replayed(&backend, &id, into).await;
             assert_eq!(replayed.offloads().policy(), live.offloads().policy());
             assert_eq!(replayed.offloads().pending(), live.offloads().pending());
             assert_eq!(

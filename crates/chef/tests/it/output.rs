@@ -3,23 +3,29 @@
 //! journal, and cache-safe (a session compiling with prefix reuse gives the bytes a fresh
 //! session restored from its snapshot gives).
 
-use std::sync::Arc;
-
 use chef::{
     Chef, ChefConfig,
     guardrail::{Guardrail, Problem, Verdict},
-    snapshot::journal::Journal,
-    store::{MemoryBackend, StorageBackend},
 };
 use chef_ir::{Message, Target, ToolCall, ToolResult};
 use serde_json::json;
 
-use crate::support::{block_on, key, two_tools};
+use crate::support::{block_on, memory_journal, replayed, two_tools};
 
 fn session() -> Chef {
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(two_tools()).unwrap();
     chef.set_system_prompt(vec![Message::system("You are terse.")]);
+    chef
+}
+
+/// [`session`] with one user turn, `text`, under `guardrail` and `prefill`.
+fn guarded(text: &str, guardrail: Guardrail, prefill: &str) -> Chef {
+    let mut chef = session();
+    chef.push(Message::user(text));
+    chef.layers_mut()
+        .set_guardrail(Some(guardrail))
+        .set_prefill(Some(prefill));
     chef
 }
 
@@ -39,11 +45,11 @@ fn json_guardrail() -> Guardrail {
 #[test]
 fn the_guardrail_is_the_last_instruction_and_the_prefill_is_honoured_on_every_target() {
     for target in Target::ALL {
-        let mut chef = session();
-        chef.push(Message::user("Where is the Louvre?"));
-        chef.layers_mut()
-            .set_guardrail(Some(Guardrail::tag("answer").unwrap()))
-            .set_prefill(Some("<answer>"));
+        let mut chef = guarded(
+            "Where is the Louvre?",
+            Guardrail::tag("answer").unwrap(),
+            "<answer>",
+        );
         let payload = chef.compile(target).unwrap();
         let text = String::from_utf8(payload.body.clone()).unwrap();
         let instruction = "Put your final answer inside <answer> and </answer>";
@@ -131,14 +137,8 @@ fn turn(chef: &mut Chef, i: usize) {
 #[test]
 fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
     for target in Target::ALL {
-        let mut live = session();
-        live.push(Message::user("start"));
-        live.layers_mut()
-            .set_guardrail(Some(json_guardrail()))
-            .set_prefill(Some("{\"city\":"));
-        let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
-        let id = key("output");
-        let mut journal = Journal::new(Arc::clone(&store), id.clone());
+        let mut live = guarded("start", json_guardrail(), "{\"city\":");
+        let (store, id, mut journal) = memory_journal("output");
         for i in 0..6 {
             turn(&mut live, i);
             let live_body = body(&mut live, target);
@@ -156,10 +156,7 @@ fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
             assert!(live_body.contains("valid against this JSON Schema"));
         }
         // The journal replays them.
-        let mut resumed = session();
-        block_on(Journal::new(Arc::clone(&store), id.clone()).load(&mut resumed))
-            .unwrap()
-            .expect("a journal");
+        let mut resumed = block_on(replayed(&store, &id, session()));
         assert_eq!(resumed.layers().guardrail(), live.layers().guardrail());
         assert_eq!(resumed.layers().prefill(), Some("{\"city\":"));
         assert_eq!(
@@ -170,10 +167,7 @@ fn snapshots_and_the_journal_carry_them_and_reuse_changes_no_byte() {
         // And a cleared guardrail is journalled as cleared.
         live.layers_mut().set_guardrail(None);
         block_on(journal.save(&live)).unwrap();
-        let mut again = session();
-        block_on(Journal::new(Arc::clone(&store), id).load(&mut again))
-            .unwrap()
-            .expect("a journal");
+        let again = block_on(replayed(&store, &id, session()));
         assert_eq!(again.layers().guardrail(), None);
     }
 }

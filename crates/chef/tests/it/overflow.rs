@@ -85,6 +85,12 @@ fn fill(chef: &mut Chef, turns: usize) {
     }
 }
 
+/// Overflow run after [`fill`]ing `turns` more turns.
+fn overflow_after(chef: &mut Chef, turns: usize) -> OverflowOutcome {
+    fill(chef, turns);
+    block_on(chef.overflow()).expect("overflow")
+}
+
 fn texts(chef: &Chef) -> Vec<String> {
     chef.history().iter().map(Message::text).collect()
 }
@@ -158,8 +164,7 @@ fn pinned_turns_stay_verbatim_right_after_the_summary() {
         ToolCall::new("c1", "read_file", json!({"path": "spec.md"})),
     )]));
     chef.push(Message::tool_results(vec![ToolResult::text("c1", "THE SPEC")]).with_pinned(true));
-    fill(&mut chef, 6);
-    let outcome = block_on(chef.overflow()).expect("overflow");
+    let outcome = overflow_after(&mut chef, 6);
     assert!(matches!(
         outcome,
         OverflowOutcome::Summarized { pinned_kept: 2, .. }
@@ -257,8 +262,7 @@ fn without_a_summarizer_older_turns_are_archived_and_readable() {
             .with_tools_mode(ToolsMode::Unified)
             .with_overflow(window_1000()),
     );
-    fill(&mut chef, 10);
-    let outcome = block_on(chef.overflow()).expect("overflow");
+    let outcome = overflow_after(&mut chef, 10);
     let OverflowOutcome::Dropped {
         dropped, archive, ..
     } = outcome
@@ -320,8 +324,7 @@ fn large_tool_results_reach_the_summarizer_as_a_stub() {
         "c1",
         "p".repeat(3_000),
     )]));
-    fill(&mut chef, 2);
-    block_on(chef.overflow()).expect("overflow");
+    overflow_after(&mut chef, 2);
     let span = summarizer.last().span;
     let stub: String = span[1]
         .tool_results_iter()
@@ -390,8 +393,7 @@ fn overflow_emits_start_summary_and_end_events() {
     let mut chef = chef(1_000).with_summarizer(Scripted::new(vec![ok("s")]));
     let sink = Arc::clone(&events);
     chef.subscribe(move |e| sink.lock().expect("lock").push(e.clone()));
-    fill(&mut chef, 10);
-    block_on(chef.overflow()).expect("overflow");
+    overflow_after(&mut chef, 10);
     let events = events.lock().expect("lock").clone();
     assert!(matches!(
         events.as_slice(),
@@ -479,8 +481,7 @@ fn a_summariser_set_on_a_built_session_is_used_and_can_be_cleared() {
     let mut chef = chef(1_000);
     let summarizer = Scripted::new(vec![ok("Goal: set later.")]);
     chef.set_summarizer(Some(summarizer.clone()));
-    fill(&mut chef, 10);
-    let outcome = block_on(chef.overflow()).expect("overflow");
+    let outcome = overflow_after(&mut chef, 10);
     assert!(
         matches!(outcome, OverflowOutcome::Summarized { .. }),
         "{outcome:?}"
@@ -488,8 +489,7 @@ fn a_summariser_set_on_a_built_session_is_used_and_can_be_cleared() {
     assert_eq!(summarizer.calls(), 1);
     assert!(texts(&chef)[0].contains("Goal: set later."));
     chef.set_summarizer(None);
-    fill(&mut chef, 10);
-    let outcome = block_on(chef.overflow()).expect("overflow");
+    let outcome = overflow_after(&mut chef, 10);
     assert!(
         matches!(outcome, OverflowOutcome::Dropped { .. }),
         "{outcome:?}"

@@ -24,6 +24,7 @@ use chef::{
 use chef_ir::{Content, Message, Target, ToolCall, ToolResult};
 use serde_json::json;
 
+use crate::child::assert_succeeded;
 use crate::support::{bare_runtime, child_dir, child_test, key, two_tools};
 
 const CHILD_ENV: &str = "CHEF_RESUME_ALL_DIR";
@@ -195,9 +196,5 @@ fn everything_active_resumes_byte_identical_in_a_new_process() {
         .stderr(Stdio::piped())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
 }

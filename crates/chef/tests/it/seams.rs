@@ -22,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::{
     fixtures::real_tools,
-    support::{corpus_options, handoff_config, toy_table, two_tools},
+    support::{corpus_options, handoff_config, one_tool_group, toy_table, two_tools},
 };
 
 fn session(level: Level) -> Chef {
@@ -346,11 +346,7 @@ fn names_chef_answers_itself_are_refused_at_registration() {
     let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
     let err = chef
         .tools_mut()
-        .register_toolkits(vec![ToolGroup::new(
-            "kit",
-            "Kit",
-            vec![ToolDefinition::new("q", json!({"type": "object"}))],
-        )])
+        .register_toolkits(vec![one_tool_group("kit", "q")])
         .unwrap_err();
     assert!(matches!(
         err,
@@ -365,11 +361,7 @@ fn a_snapshot_whose_toolkit_clashes_with_the_dispatcher_is_refused_whole() {
     let mut saved = Chef::new(ChefConfig::default());
     saved
         .tools_mut()
-        .register_toolkits(vec![ToolGroup::new(
-            "kit",
-            "Kit",
-            vec![ToolDefinition::new("q", json!({"type": "object"}))],
-        )])
+        .register_toolkits(vec![one_tool_group("kit", "q")])
         .unwrap();
     saved.push(Message::user("saved turn"));
     let snapshot = saved.snapshot(None);
@@ -391,16 +383,6 @@ fn a_snapshot_whose_toolkit_clashes_with_the_dispatcher_is_refused_whole() {
         "registry unchanged"
     );
     assert_eq!(chef.history().len(), 1, "history unchanged");
-}
-
-/// A group (namespace or toolkit) named `name` holding one tool, `tool`, that takes an
-/// empty object.
-fn one_tool_group(name: &str, tool: &str) -> ToolGroup {
-    ToolGroup::new(
-        name,
-        format!("The {name} group."),
-        vec![ToolDefinition::new(tool, json!({"type": "object"}))],
-    )
 }
 
 #[test]

@@ -8,13 +8,11 @@ use chef::{
     Chef, ChefConfig, ChefError, Routed,
     memory::Memory,
     skills::{self, Skill, SkillErrorKind, SkillPlacement},
-    snapshot::journal::Journal,
-    store::{MemoryBackend, StorageBackend},
 };
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
 use serde_json::{Value, json};
 
-use crate::support::{assert_notice, block_on, key, wire_names};
+use crate::support::{assert_notice, block_on, memory_journal, replayed, wire_names};
 
 const REVIEW: &str = "---\nname: code-review\ndescription: Review a change for bugs.\n\
     when-to-use: When asked to review a diff or pull request.\n\
@@ -64,6 +62,26 @@ fn body(chef: &mut Chef, target: Target) -> String {
 }
 
 /// The compiled tool list: the bytes of the body's `tools` member.
+/// The `release-notes` skill registered in `chef`, invoked for `version`.
+fn release_notes(chef: &Chef, version: &str) -> Skill {
+    chef.skills()
+        .get("release-notes")
+        .unwrap()
+        .invoked(&[version])
+}
+
+/// `into` with `snapshot` restored, whose active skill must read `instructions`.
+#[track_caller]
+fn restored(
+    mut into: Chef,
+    snapshot: &chef::snapshot::Snapshot<chef::SessionState>,
+    instructions: &str,
+) -> Chef {
+    into.restore(snapshot).unwrap();
+    assert_eq!(into.skills().active().unwrap().instructions(), instructions);
+    into
+}
+
 fn tool_bytes(body: &str) -> String {
     let value: Value = serde_json::from_str(body).unwrap();
     let tools = value
@@ -120,16 +138,23 @@ fn a_directory_with_one_broken_skill_loads_the_rest_and_names_the_bad_file_and_l
     assert_eq!(loaded.skills[1].arguments()[0].name, "version");
 }
 
-#[test]
-fn several_directories_rank_first_listed_first_and_report_the_hidden_skill() {
+/// Two skill directories: a project's, with `code-review`, and a user's, with
+/// `release-notes` and an older `code-review` (in folder `review`).
+fn project_and_user() -> (tempfile::TempDir, tempfile::TempDir) {
     let (project, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     write(project.path(), "code-review", REVIEW);
+    write(user.path(), "release-notes", RELEASE);
     write(
         user.path(),
         "review",
         "---\nname: code-review\ndescription: older\n---\nx",
     );
-    write(user.path(), "release-notes", RELEASE);
+    (project, user)
+}
+
+#[test]
+fn several_directories_rank_first_listed_first_and_report_the_hidden_skill() {
+    let (project, user) = project_and_user();
     let loaded = skills::load_dirs([project.path(), user.path()]);
     let names: Vec<&str> = loaded.skills.iter().map(Skill::name).collect();
     assert_eq!(names, ["code-review", "release-notes"]);
@@ -142,14 +167,7 @@ fn several_directories_rank_first_listed_first_and_report_the_hidden_skill() {
 
 #[test]
 fn paths_mix_skill_files_and_directories_first_listed_first() {
-    let (project, user) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    write(project.path(), "code-review", REVIEW);
-    write(user.path(), "release-notes", RELEASE);
-    write(
-        user.path(),
-        "review",
-        "---\nname: code-review\ndescription: older\n---\nx",
-    );
+    let (project, user) = project_and_user();
     let file = project.path().join("code-review").join(skills::SKILL_FILE);
     let missing = project.path().join("gone").join(skills::SKILL_FILE);
     let loaded = skills::load_paths([file.as_path(), user.path(), missing.as_path()]);
@@ -232,11 +250,7 @@ fn activation_in_the_tail_stitch_keeps_everything_before_the_last_user_turn() {
         let mut chef = session(config.clone());
         chef.push(Message::user("Notes for 2.0 please."));
         let before = body(&mut chef, target);
-        let skill = chef
-            .skills()
-            .get("release-notes")
-            .unwrap()
-            .invoked(&["2.0"]);
+        let skill = release_notes(&chef, "2.0");
         chef.skills_mut().activate(skill).unwrap();
         let with = body(&mut chef, target);
         let stitched = "Notes for 2.0 please.\\n\\n<skill_instructions skill=\\\"release-notes\\\">\\nSummarise the changes of 2.0.\\n</skill_instructions>";
@@ -408,15 +422,9 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
         for target in Target::ALL {
             let mut live = session(config.clone());
             live.push(Message::user("Notes for 3.1."));
-            let invoked = live
-                .skills()
-                .get("release-notes")
-                .unwrap()
-                .invoked(&["3.1"]);
+            let invoked = release_notes(&live, "3.1");
             live.skills_mut().activate(invoked).unwrap();
-            let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
-            let id = key("skills");
-            let mut journal = Journal::new(Arc::clone(&store), id.clone());
+            let (store, id, mut journal) = memory_journal("skills");
             for i in 0..3 {
                 live.push(Message::assistant(format!("step {i}")));
                 live.push(Message::user(format!("go on {i}")));
@@ -426,19 +434,17 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
 
                 // Registered in the receiving session: the rendering as it was activated
                 // (arguments filled in) is kept, not the registered template.
-                let mut registered = session(config.clone());
-                registered.restore(&snapshot).unwrap();
-                assert_eq!(
-                    registered.skills().active().unwrap().instructions(),
-                    "Summarise the changes of 3.1."
+                restored(
+                    session(config.clone()),
+                    &snapshot,
+                    "Summarise the changes of 3.1.",
                 );
                 // Not registered: a stub with the persisted (rendered) instructions, and the
                 // same next request as the live session.
-                let mut fresh = Chef::new(config.clone());
-                fresh.restore(&snapshot).unwrap();
-                assert_eq!(
-                    fresh.skills().active().unwrap().instructions(),
-                    "Summarise the changes of 3.1."
+                let mut fresh = restored(
+                    Chef::new(config.clone()),
+                    &snapshot,
+                    "Summarise the changes of 3.1.",
                 );
                 let mut twin = live.fork();
                 assert_eq!(
@@ -447,10 +453,7 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
                     "{target:?} {i}"
                 );
             }
-            let mut resumed = Chef::new(config.clone());
-            block_on(Journal::new(Arc::clone(&store), id.clone()).load(&mut resumed))
-                .unwrap()
-                .expect("a journal");
+            let mut resumed = block_on(replayed(&store, &id, Chef::new(config.clone())));
             assert_eq!(
                 resumed.skills().active().map(Skill::name),
                 Some("release-notes")
@@ -463,10 +466,7 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
             // Deactivation is journalled too.
             live.skills_mut().deactivate();
             block_on(journal.save(&live)).unwrap();
-            let mut again = Chef::new(config.clone());
-            block_on(Journal::new(Arc::clone(&store), id).load(&mut again))
-                .unwrap()
-                .expect("a journal");
+            let again = block_on(replayed(&store, &id, Chef::new(config.clone())));
             assert!(again.skills().active().is_none());
         }
     }
@@ -570,15 +570,9 @@ fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_tha
         for target in Target::ALL {
             let mut live = session(config.clone());
             live.push(Message::user("Release notes, please."));
-            let invoked = live
-                .skills()
-                .get("release-notes")
-                .unwrap()
-                .invoked(&["2.4"]);
+            let invoked = release_notes(&live, "2.4");
             live.skills_mut().activate(invoked).unwrap();
-            let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
-            let id = key("invoked");
-            let mut journal = Journal::new(Arc::clone(&store), id.clone());
+            let (store, id, mut journal) = memory_journal("invoked");
             live.push(Message::assistant("Reading the log."));
             live.push(Message::user("Go on."));
             let before = body(&mut live, target);
@@ -586,11 +580,10 @@ fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_tha
             block_on(journal.save(&live)).unwrap();
             let snapshot = live.snapshot(None);
 
-            let mut restored = session(config.clone());
-            restored.restore(&snapshot).unwrap();
-            assert_eq!(
-                restored.skills().active().unwrap().instructions(),
-                "Summarise the changes of 2.4."
+            let mut restored = restored(
+                session(config.clone()),
+                &snapshot,
+                "Summarise the changes of 2.4.",
             );
             assert_eq!(
                 body(&mut restored, target),
@@ -598,10 +591,7 @@ fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_tha
                 "restore {placement:?} {target:?}"
             );
 
-            let mut replayed = session(config.clone());
-            block_on(Journal::new(Arc::clone(&store), id).load(&mut replayed))
-                .unwrap()
-                .expect("a journal");
+            let mut replayed = block_on(replayed(&store, &id, session(config.clone())));
             assert_eq!(
                 body(&mut replayed, target),
                 before,

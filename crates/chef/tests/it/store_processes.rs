@@ -9,6 +9,7 @@ use std::process::Stdio;
 
 use chef::store::{FsBackend, Namespace, StorageBackend};
 
+use crate::child::assert_succeeded;
 use crate::support::{bare_runtime, child_dir, child_test, increment_retrying, key};
 
 const CHILD_ENV: &str = "CHEF_CAS_CHILD_DIR";
@@ -45,12 +46,7 @@ fn concurrent_processes_lose_no_update() {
         })
         .collect();
     for child in children {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_succeeded(&child.wait_with_output().unwrap());
     }
     let runtime = bare_runtime();
     let store = FsBackend::open(dir.path()).unwrap();

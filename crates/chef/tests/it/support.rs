@@ -4,12 +4,14 @@
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use chef::compress::search::dense::{ModelKind, WordTableEmbedder};
 use chef::memory::{Memory, SetOptions};
-use chef::store::{Entry, Expect, Namespace, StorageBackend, StoreError, StoreKey};
+use chef::snapshot::journal::Journal;
+use chef::store::{Entry, Expect, MemoryBackend, Namespace, StorageBackend, StoreError, StoreKey};
 use chef::{
-    Chef, ChefConfig, Payload, ToolsMode,
+    Chef, ChefConfig, Payload, ToolGroup, ToolsMode,
     dynamic::{InjectionView, Injections},
 };
 use chef_compress::{Level, Options};
@@ -74,6 +76,14 @@ pub(crate) fn chef_with_user(text: &str) -> Chef {
     chef
 }
 
+/// A session at compression `level` with `tools` registered and one user turn, `text`.
+pub(crate) fn asked_at(level: Level, tools: Vec<ToolDefinition>, text: &str) -> Chef {
+    let mut chef = Chef::new(ChefConfig::default().with_level(level));
+    chef.register_tools(tools).unwrap();
+    chef.push(Message::user(text));
+    chef
+}
+
 /// The dedupe keys of a compile's cache-audit findings, in order.
 pub(crate) fn cache_issue_keys(payload: &Payload) -> Vec<&str> {
     payload
@@ -112,6 +122,16 @@ pub(crate) fn two_tools() -> Vec<ToolDefinition> {
         ToolDefinition::new("weather_now", json!({"type": "object"}))
             .with_description("Current weather for a city."),
     ]
+}
+
+/// A group (namespace or toolkit) named `name` holding one tool, `tool`, that takes an
+/// empty object.
+pub(crate) fn one_tool_group(name: &str, tool: &str) -> ToolGroup {
+    ToolGroup::new(
+        name,
+        format!("The {name} group."),
+        vec![ToolDefinition::new(tool, json!({"type": "object"}))],
+    )
 }
 
 /// A two-dimension word table: `car`/`ride` on one axis, `weather`/`rain` on the other.
@@ -183,6 +203,28 @@ pub(crate) fn child_test(test: &str, env: &str, value: impl AsRef<OsStr>) -> Com
 /// The store key `text`, which must be valid.
 pub(crate) fn key(text: &str) -> StoreKey {
     StoreKey::new(text).unwrap()
+}
+
+/// A journal `id` in a fresh memory store: the store, the id and the journal.
+pub(crate) fn memory_journal(id: &str) -> (Arc<dyn StorageBackend>, StoreKey, Journal) {
+    let store: Arc<dyn StorageBackend> = Arc::new(MemoryBackend::new());
+    let id = key(id);
+    let journal = Journal::new(Arc::clone(&store), id.clone());
+    (store, id, journal)
+}
+
+/// `into`, loaded from the journal `id` in `store` (which must hold one).
+pub(crate) async fn replayed(
+    store: &Arc<dyn StorageBackend>,
+    id: &StoreKey,
+    mut into: Chef,
+) -> Chef {
+    Journal::new(Arc::clone(store), id.clone())
+        .load(&mut into)
+        .await
+        .unwrap()
+        .expect("a journal");
+    into
 }
 
 /// The content stored at `key` of `ns`, which must be present.

@@ -2,10 +2,12 @@
 //! recovered from text, or built from the raw reply, carries the wire name, not the real
 //! one) and refuses a wire name that could mean two tools.
 
-use chef::{Chef, ChefConfig, RouteError, Routed, ToolGroup};
+use chef::{Chef, ChefConfig, RouteError, Routed};
 use chef_compress::{Level, ResolveError};
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
 use serde_json::json;
+
+use crate::support::{asked_at, one_tool_group};
 
 fn odd_tools() -> Vec<ToolDefinition> {
     vec![
@@ -21,10 +23,7 @@ fn odd_tools() -> Vec<ToolDefinition> {
 }
 
 fn session(level: Level) -> Chef {
-    let mut chef = Chef::new(ChefConfig::default().with_level(level));
-    chef.register_tools(odd_tools()).unwrap();
-    chef.push(Message::user("what time is it in Oslo?"));
-    chef
+    asked_at(level, odd_tools(), "what time is it in Oslo?")
 }
 
 #[track_caller]
@@ -96,11 +95,7 @@ fn map_tool_beside_loaded_toolkit_tool() -> (Chef, chef::Payload) {
     chef.register_tools(vec![ToolDefinition::new("a_b", json!({"type": "object"}))])
         .unwrap();
     chef.tools_mut()
-        .register_toolkits(vec![ToolGroup::new(
-            "kit",
-            "A toolkit",
-            vec![ToolDefinition::new("a.b", json!({"type": "object"}))],
-        )])
+        .register_toolkits(vec![one_tool_group("kit", "a.b")])
         .unwrap();
     chef.push(Message::user("go"));
     chef.compile(Target::OpenAiChat).unwrap();

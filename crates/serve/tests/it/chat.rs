@@ -4,10 +4,11 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    chat_reply, chat_says,
+    chat_calling, chat_reply, chat_says,
     harness::{
         BLOCK_CANCEL, Reply, Rig, bad_call_for, chat_calls, chat_tools, encoded, lookup_for,
-        messages, pieces, sse, sse_events, streamed, tool_answer, wire_tool_names,
+        messages, sse, sse_events, streamed, streamed_lookup_then_call, tool_answer,
+        wire_tool_names,
     },
 };
 
@@ -32,7 +33,7 @@ fn assert_one_order_call(body: &Value, id: &str) {
 async fn a_t_call_reaches_the_client_under_its_real_name() {
     let call = order_call();
     assert_eq!(call.name.as_str(), "t");
-    let rig = Rig::level3(vec![Reply::Json(chat_reply(None, &[("call_1", &call)]))]).await;
+    let rig = Rig::level3(vec![chat_calling("call_1", &call)]).await;
     let body = rig
         .openai_ok("/v1/chat/completions", &request("Where is 737U2663137?"))
         .await;
@@ -70,8 +71,8 @@ async fn a_lookup_and_a_bad_argument_are_answered_inside_the_gateway() {
     let bad = bad_call_for(&good);
     let rig = Rig::level3(vec![
         Reply::Json(chat_reply(Some("Looking it up."), &[("call_q", &lookup)])),
-        Reply::Json(chat_reply(None, &[("call_bad", &bad)])),
-        Reply::Json(chat_reply(None, &[("call_good", &good)])),
+        chat_calling("call_bad", &bad),
+        chat_calling("call_good", &good),
     ])
     .await;
     let body = rig
@@ -113,7 +114,7 @@ async fn a_blocked_tool_is_refused_inside_the_gateway() {
     let rig = Rig::start(
         BLOCK_CANCEL,
         vec![
-            Reply::Json(chat_reply(None, &[("call_c", &cancel)])),
+            chat_calling("call_c", &cancel),
             chat_says("I cannot cancel orders."),
         ],
     )
@@ -179,12 +180,11 @@ pub(crate) fn chat_stream(text: &str, id: &str, call: &ToolCall) -> String {
 
 #[tokio::test]
 async fn streaming_holds_call_deltas_and_emits_real_names() {
-    let good = order_call();
-    let lookup = lookup_for(&good);
-    let rig = Rig::level3(vec![
-        Reply::Sse(pieces(&chat_stream("Let me check.", "call_q", &lookup), 17)),
-        Reply::Sse(pieces(&chat_stream("Found it.", "call_1", &good), 23)),
-    ])
+    let rig = Rig::level3(streamed_lookup_then_call(
+        chat_stream,
+        ("Let me check.", "call_q", 17),
+        ("Found it.", "call_1", 23),
+    ))
     .await;
     let mut body = streamed(request("Where is 737U2663137?"));
     body["stream_options"] = json!({"include_usage": true});
@@ -263,7 +263,7 @@ async fn a_reply_mixing_a_lookup_and_a_real_call_is_answered_whole_inside_first(
     let mixed = chat_reply(None, &[("call_q", &lookup), ("call_early", &good)]);
     let rig = Rig::level3(vec![
         Reply::Json(mixed.clone()),
-        Reply::Json(chat_reply(None, &[("call_1", &good)])),
+        chat_calling("call_1", &good),
     ])
     .await;
     let body = rig

@@ -7,8 +7,8 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    chat_reply, chat_says,
-    harness::{Reply, Rig, chat_tools, wire_tool_names},
+    chat_calling, chat_says,
+    harness::{Rig, chat_tools, wire_tool_names},
 };
 
 fn request(text: &str) -> Value {
@@ -23,7 +23,7 @@ async fn the_default_sends_the_best_ranked_real_tools_and_answers_a_search_insid
     let rig = Rig::start(
         "",
         vec![
-            Reply::Json(chat_reply(None, &[("s1", &search)])),
+            chat_calling("s1", &search),
             chat_says("I can email it now."),
         ],
     )
@@ -66,10 +66,7 @@ async fn a_blocked_tool_is_never_found_through_the_gateway() {
     );
     let rig = Rig::start(
         "[chef]\nblocked = [\"send_markdown_email\"]\n",
-        vec![
-            Reply::Json(chat_reply(None, &[("s1", &search)])),
-            chat_says("Done."),
-        ],
+        vec![chat_calling("s1", &search), chat_says("Done.")],
     )
     .await;
     rig.openai_ok(

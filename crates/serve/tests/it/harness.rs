@@ -258,10 +258,25 @@ impl Rig {
 
     /// Posts JSON with the OpenAI credential header.
     pub async fn openai(&self, path: &str, body: &Value) -> reqwest::Response {
-        self.http
-            .post(self.url(path))
-            .header("authorization", "Bearer sk-test-secret")
-            .json(body)
+        self.send(self.http.post(self.url(path)).json(body), "sk-test-secret")
+            .await
+    }
+
+    /// Posts JSON with the OpenAI credential header carrying `key`.
+    pub async fn openai_with_key(&self, path: &str, key: &str, body: &Value) -> reqwest::Response {
+        self.send(self.http.post(self.url(path)).json(body), key)
+            .await
+    }
+
+    /// GETs `path` with the OpenAI credential header carrying `key`.
+    pub async fn get_with_key(&self, path: &str, key: &str) -> reqwest::Response {
+        self.send(self.http.get(self.url(path)), key).await
+    }
+
+    /// Sends `request` with `authorization: Bearer {key}`.
+    async fn send(&self, request: reqwest::RequestBuilder, key: &str) -> reqwest::Response {
+        request
+            .header("authorization", format!("Bearer {key}"))
             .send()
             .await
             .unwrap()
@@ -307,6 +322,25 @@ pub fn order_call() -> ToolCall {
 /// The lookup (`q`) a level-3 model writes for the tool behind `good`'s code.
 pub fn lookup_for(good: &ToolCall) -> ToolCall {
     ToolCall::new("x", "q", json!({"c": tool_code(good)}))
+}
+
+/// One streamed round of a scripted model: its text and the id of the call it makes, and
+/// the size of the pieces its SSE body is cut into.
+pub type Round<'a> = (&'a str, &'a str, usize);
+
+/// The upstream script of a streamed tool round: the model looks up the tool of
+/// [`order_call`] (`lookup`), then calls it (`call`), each round's SSE written by `stream`
+/// (the API's) and cut into pieces.
+pub fn streamed_lookup_then_call(
+    stream: fn(&str, &str, &ToolCall) -> String,
+    lookup: Round<'_>,
+    call: Round<'_>,
+) -> Vec<Reply> {
+    let good = order_call();
+    let (text, id, n) = lookup;
+    let first = Reply::Sse(pieces(&stream(text, id, &lookup_for(&good)), n));
+    let (text, id, n) = call;
+    vec![first, Reply::Sse(pieces(&stream(text, id, &good), n))]
 }
 
 /// A call to `good`'s tool code with an argument the tool does not take.

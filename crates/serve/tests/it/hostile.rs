@@ -189,12 +189,8 @@ async fn other_paths_pass_through_with_credentials() {
     let models = json!({"object": "list", "data": [{"id": "gpt-test", "object": "model"}]});
     let rig = Rig::start("", vec![Reply::Json(models.clone())]).await;
     let response = rig
-        .http
-        .get(rig.url("/v1/models?limit=5"))
-        .header("authorization", "Bearer sk-test-secret")
-        .send()
-        .await
-        .unwrap();
+        .get_with_key("/v1/models?limit=5", "sk-test-secret")
+        .await;
     assert_eq!(response.status(), 200);
     assert_eq!(response.json::<Value>().await.unwrap(), models);
     let seen = rig.script.seen();

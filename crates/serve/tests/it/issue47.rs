@@ -3,6 +3,7 @@
 //! session header is refused, a stalled memory store is bounded, `--check` tries the
 //! memory store, and a blocklist entry matches names as calls do.
 
+use chef::store::Op;
 use serde_json::{Value, json};
 
 use crate::{
@@ -266,7 +267,7 @@ async fn an_invalid_session_header_is_a_400_in_the_api_shape() {
 }
 
 /// A memory store that answers from memory, or never answers: every operation
-/// (`stall_reads`), or only writes.
+/// (`stall_reads`), or only writes (leases, which write, never finish either).
 struct Stalling {
     inner: chef::store::MemoryBackend,
     stall_reads: bool,
@@ -279,50 +280,16 @@ impl Stalling {
             stall_reads,
         }))
     }
-
-    async fn read<T>(&self, op: impl std::future::Future<Output = T>) -> T {
-        if self.stall_reads {
-            std::future::pending::<()>().await;
-        }
-        op.await
-    }
 }
 
 #[async_trait::async_trait]
-impl chef::store::StorageBackend for Stalling {
-    async fn get(
-        &self,
-        namespace: &chef::store::Namespace,
-        key: &chef::store::StoreKey,
-    ) -> chef::store::Result<Option<chef::store::Versioned<chef::store::Entry>>> {
-        self.read(self.inner.get(namespace, key)).await
-    }
-
-    async fn put(
-        &self,
-        _: &chef::store::Namespace,
-        _: &chef::store::StoreKey,
-        _: chef::store::Entry,
-        _: chef::store::Expect,
-    ) -> chef::store::Result<u64> {
-        std::future::pending().await
-    }
-
-    async fn delete(
-        &self,
-        _: &chef::store::Namespace,
-        _: &chef::store::StoreKey,
-        _: chef::store::Expect,
-    ) -> chef::store::Result<bool> {
-        std::future::pending().await
-    }
-
-    async fn list(
-        &self,
-        namespace: &chef::store::Namespace,
-        prefix: &str,
-    ) -> chef::store::Result<Vec<chef::store::StoreKey>> {
-        self.read(self.inner.list(namespace, prefix)).await
+impl chef::store::Layer for Stalling {
+    async fn call(&self, op: Op<'_>) -> chef::store::Result<chef::store::Reply> {
+        let read = matches!(op, Op::Get { .. } | Op::List { .. } | Op::Scan { .. });
+        if self.stall_reads || !read {
+            std::future::pending::<()>().await;
+        }
+        op.run(&self.inner).await
     }
 }
 

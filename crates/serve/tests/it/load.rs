@@ -81,10 +81,8 @@ async fn two_hundred_concurrent_streaming_conversations() {
         vec![],
     )
     .await;
-    rig.script.always(Reply::Sse(pieces(
-        &chat_stream("Found it.", "call_1", &call),
-        64,
-    )));
+    let stream = pieces(&chat_stream("Found it.", "call_1", &call), 64);
+    rig.script.always(Reply::Sse(stream.clone()));
     // Serialised once: the client's own JSON work would only compete for the two cores.
     let body =
         Bytes::from(serde_json::to_vec(&streamed(request("Where is 737U2663137?"))).unwrap());
@@ -94,25 +92,14 @@ async fn two_hundred_concurrent_streaming_conversations() {
         .unwrap();
 
     let direct_url = format!("http://{}/v1/chat/completions", rig.upstream);
+    let gateway_url = rig.url("/v1/chat/completions");
     let (direct, direct_failed) = run(&http, &direct_url, &body, "[DONE]").await;
     // The first request of a tool set prepares its template (parses, registers, compresses
     // and serialises the tools); every later request with the same tools forks it.
-    let (cold, ok) = one(
-        &http,
-        &rig.url("/v1/chat/completions"),
-        &body,
-        "get_order_details",
-    )
-    .await;
+    let (cold, ok) = one(&http, &gateway_url, &body, "get_order_details").await;
     assert!(ok, "the first request failed");
     let started = Instant::now();
-    let (through, failed) = run(
-        &http,
-        &rig.url("/v1/chat/completions"),
-        &body,
-        "get_order_details",
-    )
-    .await;
+    let (through, failed) = run(&http, &gateway_url, &body, "get_order_details").await;
     let wall = started.elapsed();
     let metrics = rig.metrics().await;
     // One request at a time, direct and through the gateway in turn (so drift in the
@@ -120,20 +107,11 @@ async fn two_hundred_concurrent_streaming_conversations() {
     // behind 199 others for two cores it shares with the client and the upstream.
     // The same pieces without the upstream's pauses, so the upstream's timer jitter does
     // not hide the gateway's share.
-    rig.script.always(Reply::SseNow(pieces(
-        &chat_stream("Found it.", "call_1", &call),
-        64,
-    )));
+    rig.script.always(Reply::SseNow(stream));
     let mut pairs = Vec::new();
     for _ in 0..SEQUENTIAL {
         let (d, df) = one(&http, &direct_url, &body, "[DONE]").await;
-        let (t, tf) = one(
-            &http,
-            &rig.url("/v1/chat/completions"),
-            &body,
-            "get_order_details",
-        )
-        .await;
+        let (t, tf) = one(&http, &gateway_url, &body, "get_order_details").await;
         assert!(df && tf, "a sequential request failed");
         pairs.push((d, t));
     }

@@ -58,6 +58,21 @@ pub fn responses_says(text: &str) -> harness::Reply {
     harness::Reply::Json(responses_reply(Some(text), &[]))
 }
 
+/// A whole reply of each API that only calls `call`, with call id `id`.
+pub fn chat_calling(id: &str, call: &chef_ir::ToolCall) -> harness::Reply {
+    harness::Reply::Json(chat_reply(None, &[(id, call)]))
+}
+
+/// See [`chat_calling`].
+pub fn messages_calling(id: &str, call: &chef_ir::ToolCall) -> harness::Reply {
+    harness::Reply::Json(messages_reply(None, &[(id, call)]))
+}
+
+/// See [`chat_calling`].
+pub fn responses_calling(id: &str, call: &chef_ir::ToolCall) -> harness::Reply {
+    harness::Reply::Json(responses_reply(None, &[(id, call)]))
+}
+
 /// A whole Messages reply.
 pub fn messages_reply(text: Option<&str>, calls: &[(&str, &chef_ir::ToolCall)]) -> Value {
     let mut content = Vec::new();

@@ -5,8 +5,8 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    chat_reply, chat_says,
-    harness::{Reply, Rig, chat_tools, wire_tool_names},
+    chat_calling, chat_says,
+    harness::{Rig, chat_tools, tool_answer, wire_tool_names},
 };
 
 fn request(user: &str) -> Value {
@@ -44,7 +44,7 @@ async fn memory_the_model_writes_is_kept_for_its_session_only() {
     let rig = Rig::start(
         &format!("[chef]\nlevel = 3\n[memory]\ndir = \"{}\"\n", dir.display()),
         vec![
-            Reply::Json(chat_reply(None, &[("call_m", &create)])),
+            chat_calling("call_m", &create),
             chat_says("Noted."),
             chat_says("You use Rust."),
             chat_says("Hello."),
@@ -62,13 +62,8 @@ async fn memory_the_model_writes_is_kept_for_its_session_only() {
     let tools = wire_tool_names(&seen[0].json());
     assert_eq!(&tools[..2], ["t", "q"]);
     assert!(tools.contains(&"create_memory".to_owned()), "{tools:?}");
-    let answer = seen[1].json()["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["tool_call_id"] == "call_m")
-        .unwrap()
-        .clone();
+    let second = seen[1].json();
+    let answer = tool_answer(&second, "call_m");
     assert!(
         !answer.to_string().to_lowercase().contains("error"),
         "{answer}"
@@ -98,11 +93,7 @@ async fn memory_the_model_writes_is_kept_for_its_session_only() {
 #[tokio::test]
 async fn without_memory_configured_an_owned_call_is_answered_not_available() {
     let create = create_memory_call();
-    let rig = Rig::level3(vec![
-        Reply::Json(chat_reply(None, &[("call_m", &create)])),
-        chat_says("ok"),
-    ])
-    .await;
+    let rig = Rig::level3(vec![chat_calling("call_m", &create), chat_says("ok")]).await;
     let response = post(&rig, &request("I write Rust."), None).await;
     assert_eq!(response.status(), 200);
     assert!(response.headers().get("x-chef-session").is_none());
@@ -154,10 +145,7 @@ async fn two_gateways_share_a_sessions_memory_through_postgres() {
     );
     let first = Rig::start(
         &config,
-        vec![
-            Reply::Json(chat_reply(None, &[("call_m", &create)])),
-            chat_says("Noted."),
-        ],
+        vec![chat_calling("call_m", &create), chat_says("Noted.")],
     )
     .await;
     let second = Rig::start(&config, vec![chat_says("You use Rust."), chat_says("Hi.")]).await;

@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 use crate::{
     harness::{
         BLOCK_CANCEL, Reply, Rig, anthropic_tools, bad_call_for, encoded, lookup_for, order_call,
-        pieces, sse_events, streamed, typed_sse, wire_tool_names,
+        sse_events, streamed, streamed_lookup_then_call, typed_sse, wire_tool_names,
     },
-    messages_reply, messages_says,
+    messages_calling, messages_reply, messages_says,
 };
 
 fn request(user: &str) -> Value {
@@ -23,8 +23,8 @@ async fn a_lookup_and_a_bad_argument_are_resolved_before_the_client_sees_a_call(
     let lookup = lookup_for(&good);
     let bad = bad_call_for(&good);
     let rig = Rig::level3(vec![
-        Reply::Json(messages_reply(None, &[("toolu_q", &lookup)])),
-        Reply::Json(messages_reply(None, &[("toolu_bad", &bad)])),
+        messages_calling("toolu_q", &lookup),
+        messages_calling("toolu_bad", &bad),
         Reply::Json(messages_reply(Some("Checking."), &[("toolu_1", &good)])),
     ])
     .await;
@@ -73,7 +73,7 @@ async fn a_blocked_tool_reached_through_its_code_is_refused() {
     let rig = Rig::start(
         BLOCK_CANCEL,
         vec![
-            Reply::Json(messages_reply(None, &[("toolu_c", &cancel)])),
+            messages_calling("toolu_c", &cancel),
             messages_says("That tool is blocked."),
         ],
     )
@@ -125,12 +125,11 @@ fn messages_stream(text: &str, id: &str, call: &ToolCall) -> String {
 
 #[tokio::test]
 async fn streaming_renumbers_blocks_across_rounds_and_emits_real_names() {
-    let good = order_call();
-    let lookup = lookup_for(&good);
-    let rig = Rig::level3(vec![
-        Reply::Sse(pieces(&messages_stream("Looking.", "toolu_q", &lookup), 13)),
-        Reply::Sse(pieces(&messages_stream("Found.", "toolu_1", &good), 31)),
-    ])
+    let rig = Rig::level3(streamed_lookup_then_call(
+        messages_stream,
+        ("Looking.", "toolu_q", 13),
+        ("Found.", "toolu_1", 31),
+    ))
     .await;
     let body = streamed(request("Where is 737U2663137?"));
     let text = rig.anthropic(&body).await.text().await.unwrap();

@@ -121,13 +121,8 @@ async fn a_client_key_selects_its_policy() {
     rig.openai_ok("/v1/chat/completions", &body).await;
     // Another key: the default (level 3).
     let other = rig
-        .http
-        .post(rig.url("/v1/chat/completions"))
-        .header("authorization", "Bearer sk-someone-else")
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+        .openai_with_key("/v1/chat/completions", "sk-someone-else", &body)
+        .await;
     assert_eq!(other.status(), 200);
     let seen = rig.script.seen();
     assert_eq!(wire_tool_names(&seen[0].json()).len(), 149);
@@ -176,13 +171,7 @@ async fn a_routes_other_paths_pass_through() {
         vec![chat_says("x")],
     )
     .await;
-    let response = rig
-        .http
-        .get(rig.url("/a/v1/models"))
-        .header("authorization", "Bearer k")
-        .send()
-        .await
-        .unwrap();
+    let response = rig.get_with_key("/a/v1/models", "k").await;
     assert_eq!(response.status(), 200);
     assert_eq!(rig.script.seen()[0].path, "/v1/models");
 }

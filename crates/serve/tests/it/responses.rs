@@ -5,10 +5,10 @@ use serde_json::{Value, json};
 
 use crate::{
     harness::{
-        Reply, Rig, lookup_for, order_call, pieces, responses_tools, sse_events, streamed,
-        typed_sse, wire_tool_names,
+        Rig, lookup_for, order_call, responses_tools, sse_events, streamed,
+        streamed_lookup_then_call, typed_sse, wire_tool_names,
     },
-    responses_reply,
+    responses_calling,
 };
 
 fn request(user: &str) -> Value {
@@ -21,8 +21,8 @@ async fn a_lookup_is_answered_and_the_call_returns_under_its_real_name() {
     let good = order_call();
     let lookup = lookup_for(&good);
     let rig = Rig::level3(vec![
-        Reply::Json(responses_reply(None, &[("call_q", &lookup)])),
-        Reply::Json(responses_reply(None, &[("call_1", &good)])),
+        responses_calling("call_q", &lookup),
+        responses_calling("call_1", &good),
     ])
     .await;
     let body = rig
@@ -75,12 +75,11 @@ fn responses_stream(text: &str, id: &str, call: &ToolCall) -> String {
 
 #[tokio::test]
 async fn streaming_emits_text_then_the_real_call_and_one_completed_response() {
-    let good = order_call();
-    let lookup = lookup_for(&good);
-    let rig = Rig::level3(vec![
-        Reply::Sse(pieces(&responses_stream("Looking.", "call_q", &lookup), 19)),
-        Reply::Sse(pieces(&responses_stream("Found.", "call_1", &good), 41)),
-    ])
+    let rig = Rig::level3(streamed_lookup_then_call(
+        responses_stream,
+        ("Looking.", "call_q", 19),
+        ("Found.", "call_1", 41),
+    ))
     .await;
     let body = streamed(request("Where is 737U2663137?"));
     let text = rig

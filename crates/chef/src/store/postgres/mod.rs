@@ -13,8 +13,8 @@ use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use serde::de::Error as _;
 use serde_json::{Map, Value};
-use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
+use tokio_postgres::{NoTls, Statement};
 
 pub use self::migrate::SCHEMA_VERSION as PG_SCHEMA_VERSION;
 use super::lease::check_holder;
@@ -310,15 +310,20 @@ impl PgBackend {
             .map_err(|e| backend_error("cannot get a PostgreSQL connection", e))
     }
 
+    /// `sql` prepared on `client` (kept in the connection's statement cache).
+    async fn prepare(client: &Object, sql: &str) -> Result<Statement> {
+        client
+            .prepare_cached(sql)
+            .await
+            .map_err(pg("cannot prepare a store statement"))
+    }
+
     async fn query_opt(
         client: &Object,
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Option<tokio_postgres::Row>> {
-        let statement = client
-            .prepare_cached(sql)
-            .await
-            .map_err(pg("cannot prepare a store statement"))?;
+        let statement = Self::prepare(client, sql).await?;
         client
             .query_opt(&statement, params)
             .await
@@ -330,10 +335,7 @@ impl PgBackend {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<tokio_postgres::Row>> {
-        let statement = client
-            .prepare_cached(sql)
-            .await
-            .map_err(pg("cannot prepare a store statement"))?;
+        let statement = Self::prepare(client, sql).await?;
         client
             .query(&statement, params)
             .await
@@ -535,10 +537,7 @@ impl StorageBackend for PgBackend {
     async fn release_lease(&self, lease: &Lease) -> Result<bool> {
         let client = self.client().await?;
         let token = i64::try_from(lease.token()).unwrap_or(-1);
-        let statement = client
-            .prepare_cached(RELEASE)
-            .await
-            .map_err(pg("cannot prepare a store statement"))?;
+        let statement = Self::prepare(&client, RELEASE).await?;
         let n = client
             .execute(&statement, &[&lease.session().as_str(), &token])
             .await
