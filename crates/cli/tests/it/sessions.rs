@@ -11,6 +11,15 @@ use serde_json::{Value, json};
 
 use crate::{assert_error, chef, stderr, stdout};
 
+/// A new temporary directory with the file system store `a` in it, [`seed`]ed; returns the
+/// directory (keep it alive) and the store's path.
+fn seeded_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    seed(&FsBackend::open(&a).unwrap());
+    (dir, a)
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -122,10 +131,8 @@ fn round_trip(from: &str, to: &str, scratch: &Path) {
 
 #[test]
 fn sessions_move_between_two_file_system_stores_unchanged() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
+    let (dir, a) = seeded_store();
     let b = dir.path().join("b");
-    seed(&FsBackend::open(&a).unwrap());
     let shown = show(a.to_str().unwrap(), "support/42");
     let parsed = snapshot::from_slice::<Value>(shown.as_bytes()).unwrap();
     assert_eq!(parsed.created_turn, 3);
@@ -148,9 +155,7 @@ fn sessions_move_between_two_file_system_stores_unchanged() {
 
 #[test]
 fn sessions_commands_report_bad_input_with_status_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
-    seed(&FsBackend::open(&a).unwrap());
+    let (dir, a) = seeded_store();
     let store = a.to_str().unwrap();
     let missing = show_output(store, "nope");
     assert_error(&missing, &["no session \"nope\""]);
@@ -230,9 +235,7 @@ fn a_bad_bundle_imports_nothing_and_says_where_and_why() {
 
 #[test]
 fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
-    seed(&FsBackend::open(&a).unwrap());
+    let (dir, a) = seeded_store();
     let store = a.to_str().unwrap();
     // One byte of the stored snapshot changes: its checksum no longer matches.
     let file = a.join("sessions").join("alpha.json");
@@ -297,10 +300,8 @@ fn sessions_move_from_the_file_system_to_postgres_and_back() {
     });
     let sep = if url.contains('?') { '&' } else { '?' };
     let pg = format!("{url}{sep}options=-csearch_path%3D{schema}");
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
+    let (dir, a) = seeded_store();
     let c = dir.path().join("c");
-    seed(&FsBackend::open(&a).unwrap());
     round_trip(a.to_str().unwrap(), &pg, dir.path());
     round_trip(&pg, c.to_str().unwrap(), dir.path());
 }
