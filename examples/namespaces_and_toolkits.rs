@@ -18,7 +18,7 @@
 #[macro_use]
 mod common;
 
-use chef::{Chef, ChefConfig, Routed, ToolGroup};
+use chef::{Chef, ChefConfig, Payload, Routed, ToolGroup};
 use chef_ir::{Content, Message, Target, ToolCall, ToolDefinition, ToolResult};
 use serde_json::{Value, json};
 
@@ -167,6 +167,23 @@ fn parse(body: &[u8]) -> Result<Value, Error> {
     Ok(serde_json::from_slice(body)?)
 }
 
+/// Compiles turn `turn`, logs its size and wire tools, and returns the payload, its parsed
+/// body and the wire tools' names.
+fn compile_turn(
+    chef: &mut Chef,
+    turn: usize,
+    log: &mut Vec<String>,
+) -> Result<(Payload, Value, Vec<String>), Error> {
+    let payload = chef.compile(TARGET)?;
+    let body = parse(&payload.body)?;
+    let tools = names(&body);
+    log.push(format!(
+        "turn {turn}: {} bytes, wire tools {tools:?}",
+        payload.body.len()
+    ));
+    Ok((payload, body, tools))
+}
+
 fn names(body: &Value) -> Vec<String> {
     at(body, "tools")
         .as_array()
@@ -192,13 +209,7 @@ fn run() -> Result<Vec<String>, Error> {
     ));
 
     // Turn 0: the namespaces and the loader are the only wire tools.
-    let first = chef.compile(TARGET)?;
-    let body0 = parse(&first.body)?;
-    let tools0 = names(&body0);
-    log.push(format!(
-        "turn 0: {} bytes, wire tools {tools0:?}",
-        first.body.len()
-    ));
+    let (first, body0, tools0) = compile_turn(&mut chef, 0, &mut log)?;
     ensure(
         tools0 == ["file_ops", "git", "load_toolkit"],
         format!("turn 0 tools: {tools0:?}"),
@@ -267,13 +278,7 @@ fn run() -> Result<Vec<String>, Error> {
     )?;
 
     // Turn 1: the Weather tools follow the stable tools; nothing before them moved.
-    let second = chef.compile(TARGET)?;
-    let body1 = parse(&second.body)?;
-    let tools1 = names(&body1);
-    log.push(format!(
-        "turn 1: {} bytes, wire tools {tools1:?}",
-        second.body.len()
-    ));
+    let (second, _, tools1) = compile_turn(&mut chef, 1, &mut log)?;
     ensure(
         tools1
             == [

@@ -26,7 +26,7 @@ mod common;
 use std::path::Path;
 
 use chef::{
-    Chef, ChefConfig, Routed,
+    Chef, ChefConfig, Payload, Routed,
     skills::{self, SkillPlacement},
 };
 use chef_ir::{Message, Target, ToolCall, ToolDefinition};
@@ -81,6 +81,16 @@ fn call_load_skill(chef: &mut Chef, id: &str, name: &str) -> Result<(String, boo
 }
 
 /// Runs the example; returns what it printed.
+/// The names of the tools a compile sent.
+fn wire_names(payload: &Payload) -> Vec<String> {
+    payload
+        .meta
+        .wire_tools
+        .iter()
+        .map(|n| n.to_string())
+        .collect()
+}
+
 fn run() -> Result<Vec<String>, Error> {
     let mut log = Vec::new();
 
@@ -138,12 +148,7 @@ fn run() -> Result<Vec<String>, Error> {
     chef.set_system_prompt(vec![Message::system(system.clone())]);
     chef.push(Message::user("Write the release notes for 2.4."));
     let first = chef.compile(Target::Anthropic)?;
-    let first_names: Vec<String> = first
-        .meta
-        .wire_tools
-        .iter()
-        .map(|n| n.to_string())
-        .collect();
+    let first_names = wire_names(&first);
     log.push(format!("turn 1 tools: {}", first_names.join(", ")));
     ensure(
         first_names.iter().any(|n| n == "load_skill"),
@@ -161,12 +166,7 @@ fn run() -> Result<Vec<String>, Error> {
     log.push(format!("load_skill(release-notes): {reply}"));
     ensure(!is_error, "release-notes loads")?;
     let second = chef.compile(Target::Anthropic)?;
-    let second_names: Vec<String> = second
-        .meta
-        .wire_tools
-        .iter()
-        .map(|n| n.to_string())
-        .collect();
+    let second_names = wire_names(&second);
     log.push(format!(
         "turn 2: active skill {:?}, tools {}",
         second.meta.active_skill,

@@ -13,7 +13,7 @@ import anthropic
 from anthropic.types import Message
 
 import chef
-from openai_loop import TOOLS, run_tool
+from openai_loop import TOOLS, answer_calls
 from scripted_model import ScriptedModel, code_of
 
 
@@ -30,15 +30,7 @@ def agent_loop(client: anthropic.Anthropic, session: chef.Chef, question: str, m
         calls = session.push_reply("anthropic", reply)
         if not calls:
             return "".join(block.text for block in reply.content if block.type == "text")
-        for call in calls:
-            routed = session.route(call)
-            if isinstance(routed, chef.Call):
-                session.push_tool_result(call.id, run_tool(routed.name, routed.arguments))
-            elif isinstance(routed, chef.Owned):
-                answer = session.handle_tool(routed)
-                session.push_tool_result(call.id, answer.text, answer.is_error)
-            else:
-                session.push_tool_result(call.id, routed.reply, routed.is_error)
+        answer_calls(session, calls)
     raise RuntimeError("no answer within max_turns")
 
 

@@ -45,16 +45,21 @@ def agent_loop(client: openai.OpenAI, session: chef.Chef, question: str, max_tur
         calls = session.push_reply("openai", reply)
         if not calls:
             return reply.choices[0].message.content or ""
-        for call in calls:
-            routed = session.route(call)  # the one dispatch entry point
-            if isinstance(routed, chef.Call):
-                session.push_tool_result(call.id, run_tool(routed.name, routed.arguments))
-            elif isinstance(routed, chef.Owned):
-                answer = session.handle_tool(routed)  # memory, the context store
-                session.push_tool_result(call.id, answer.text, answer.is_error)
-            else:  # a lookup, a toolkit load, a blocked tool, a model mistake
-                session.push_tool_result(call.id, routed.reply, routed.is_error)
+        answer_calls(session, calls)
     raise RuntimeError("no answer within max_turns")
+
+
+def answer_calls(session: chef.Chef, calls: list) -> None:
+    """Routes every call of a reply and pushes its tool result (any provider's loop)."""
+    for call in calls:
+        routed = session.route(call)  # the one dispatch entry point
+        if isinstance(routed, chef.Call):
+            session.push_tool_result(call.id, run_tool(routed.name, routed.arguments))
+        elif isinstance(routed, chef.Owned):
+            answer = session.handle_tool(routed)  # memory, the context store
+            session.push_tool_result(call.id, answer.text, answer.is_error)
+        else:  # a lookup, a toolkit load, a blocked tool, a model mistake
+            session.push_tool_result(call.id, routed.reply, routed.is_error)
 
 
 def chat_reply(calls: list, text: str | None = None) -> Dict[str, Any]:

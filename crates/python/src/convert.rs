@@ -64,23 +64,23 @@ fn to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Object(map));
     }
     if let Ok(list) = obj.cast::<PyList>() {
-        return list
-            .iter()
-            .map(|v| to_value_at(&v, depth + 1))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Value::Array);
+        return array_at(list.iter(), depth);
     }
     if let Ok(tuple) = obj.cast::<PyTuple>() {
-        return tuple
-            .iter()
-            .map(|v| to_value_at(&v, depth + 1))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Value::Array);
+        return array_at(tuple.iter(), depth);
     }
     Err(invalid_input(format!(
         "{} is not JSON (use dict, list, str, int, float, bool or None)",
         type_name(obj)
     )))
+}
+
+/// A list's or a tuple's items (at `depth`) as a JSON array.
+fn array_at<'py>(items: impl Iterator<Item = Bound<'py, PyAny>>, depth: usize) -> PyResult<Value> {
+    items
+        .map(|v| to_value_at(&v, depth + 1))
+        .collect::<PyResult<Vec<_>>>()
+        .map(Value::Array)
 }
 
 /// A JSON document given as text (`str`, `bytes`, `bytearray`) or as Python objects.

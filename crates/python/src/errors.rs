@@ -99,66 +99,41 @@ fn causes_of(error: &dyn std::error::Error) -> Vec<String> {
     causes
 }
 
+/// What [`chef_error`] raises for one variant: the class, the kind, the Rust variant and
+/// the variant's fields.
+type Raised<'a> = (&'a str, &'a str, String, Vec<(&'a str, Value)>);
+
+/// A variant that wraps an inner error: named after the inner error's variant, with no
+/// fields of its own.
+fn wrapping<'a>(class: &'a str, kind: &'a str, inner: &dyn std::fmt::Debug) -> Raised<'a> {
+    (
+        class,
+        kind,
+        variant_of(&format!("{inner:?}")).to_owned(),
+        Vec::new(),
+    )
+}
+
 /// A session error as the `chef.ChefError` subclass of its kind.
 pub(crate) fn chef_error(error: ChefError) -> PyErr {
     let message = error.to_string();
     let detail = format!("{error:?}");
     let causes = causes_of(&error);
-    let (class, kind, variant, fields): (&str, &str, String, Vec<(&str, Value)>) = match &error {
-        ChefError::Registry(e) => (
-            "RegistryError",
-            "registry",
-            variant_of(&format!("{e:?}")).to_owned(),
-            Vec::new(),
-        ),
-        ChefError::Compress(e) => (
-            "CompressError",
-            "compress",
-            variant_of(&format!("{e:?}")).to_owned(),
-            Vec::new(),
-        ),
-        ChefError::Schema(e) => (
-            "SchemaError",
-            "schema",
-            variant_of(&format!("{e:?}")).to_owned(),
-            Vec::new(),
-        ),
+    let (class, kind, variant, fields): Raised<'_> = match &error {
+        ChefError::Registry(e) => wrapping("RegistryError", "registry", e),
+        ChefError::Compress(e) => wrapping("CompressError", "compress", e),
+        ChefError::Schema(e) => wrapping("SchemaError", "schema", e),
         ChefError::Provider { target, source } => (
             "ProviderError",
             "provider",
             variant_of(&format!("{source:?}")).to_owned(),
             vec![("target", Value::from(target.as_str()))],
         ),
-        ChefError::Memory(e) => (
-            "ChefMemoryError",
-            "memory",
-            variant_of(&format!("{e:?}")).to_owned(),
-            Vec::new(),
-        ),
-        ChefError::Store(e) => (
-            "StoreError",
-            "store",
-            variant_of(&format!("{e:?}")).to_owned(),
-            Vec::new(),
-        ),
-        ChefError::Snapshot(e) => (
-            "SnapshotError",
-            "snapshot",
-            variant_of(&format!("{e:?}")).to_owned(),
-            Vec::new(),
-        ),
-        ChefError::Summarize(e) => (
-            "SummarizeError",
-            "summarize",
-            variant_of(&format!("{e:?}")).to_owned(),
-            Vec::new(),
-        ),
-        ChefError::DynamicState(e) => (
-            "DynamicStateError",
-            "dynamic_state",
-            variant_of(&format!("{e:?}")).to_owned(),
-            Vec::new(),
-        ),
+        ChefError::Memory(e) => wrapping("ChefMemoryError", "memory", e),
+        ChefError::Store(e) => wrapping("StoreError", "store", e),
+        ChefError::Snapshot(e) => wrapping("SnapshotError", "snapshot", e),
+        ChefError::Summarize(e) => wrapping("SummarizeError", "summarize", e),
+        ChefError::DynamicState(e) => wrapping("DynamicStateError", "dynamic_state", e),
         ChefError::Inject { injector, .. } => (
             "InjectError",
             "inject",

@@ -58,10 +58,10 @@ pub(crate) enum End {
     Unparsable { detail: String },
 }
 
-/// What one scenario's loop did.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Trace {
-    pub(crate) end: End,
+/// What one scenario's requests counted and cost: kept by the loop ([`Trace`]) and
+/// written, these keys in this order, into its run-file line ([`Record`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Counts {
     /// Requests sent (each counts, failed ones included).
     pub(crate) model_calls: u32,
     /// Calls answered as lookups (`q`, `describe_op`, toolkit loads).
@@ -72,21 +72,33 @@ pub(crate) struct Trace {
     pub(crate) validation_errors: Vec<ValidationError>,
     /// Calls recovered from the reply's text (`--recover-text-calls`).
     pub(crate) recovered_text_calls: u32,
-    /// Replies the endpoint cut at `--max-tokens` (`finish_reason` `length`).
+    /// Replies the endpoint cut at `--max-tokens` (`finish_reason` `length`; lines
+    /// written before this field existed read as 0).
+    #[serde(default)]
     pub(crate) cut_replies: u32,
-    /// Whether the latest reply was one of those, and the limit it hit.
-    pub(crate) last_cut_at: Option<u32>,
     /// The first reply's `usage.prompt_tokens`.
     pub(crate) first_prompt_tokens: Option<u64>,
     /// Sums over the replies that reported `usage`.
     pub(crate) prompt_tokens: Option<u64>,
     pub(crate) completion_tokens: Option<u64>,
-    /// The prompt tokens the server read from its cache
-    /// (`usage.prompt_tokens_details.cached_tokens`): the first reply's, and the sum over
-    /// the replies that reported it.
+    /// The prompt tokens the server said it read from its prompt cache
+    /// (`usage.prompt_tokens_details.cached_tokens`): the first request's, and the sum over
+    /// every request that reported it (absent when the server does not say, and in older
+    /// lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) first_cached_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cached_tokens: Option<u64>,
     pub(crate) wall_ms: u64,
+}
+
+/// What one scenario's loop did.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Trace {
+    pub(crate) end: End,
+    pub(crate) counts: Counts,
+    /// Whether the latest reply was cut at `--max-tokens`, and the limit it hit.
+    pub(crate) last_cut_at: Option<u32>,
     /// Every dispatched call's tool, in order (`--whole-task`).
     pub(crate) calls: Vec<String>,
     /// The task ended on a reply that only repeated answered calls (`--stop-on-repeat`).
@@ -102,19 +114,8 @@ impl Trace {
     pub(crate) fn new(end: End) -> Self {
         Self {
             end,
-            model_calls: 0,
-            lookups: 0,
-            malformed_calls: 0,
-            validation_errors: Vec::new(),
-            recovered_text_calls: 0,
-            cut_replies: 0,
+            counts: Counts::default(),
             last_cut_at: None,
-            first_prompt_tokens: None,
-            prompt_tokens: None,
-            completion_tokens: None,
-            first_cached_tokens: None,
-            cached_tokens: None,
-            wall_ms: 0,
             calls: Vec::new(),
             stopped_on_repeat: false,
             replies: Vec::new(),
@@ -177,25 +178,8 @@ pub(crate) struct Record {
     /// The expected arguments are a subset of the call's (only when the right tool was
     /// called and the scenario lists arguments).
     pub(crate) args_match: Option<bool>,
-    pub(crate) model_calls: u32,
-    pub(crate) lookups: u32,
-    pub(crate) malformed_calls: u32,
-    pub(crate) validation_errors: Vec<ValidationError>,
-    pub(crate) recovered_text_calls: u32,
-    /// Replies cut at `--max-tokens` (lines written before this field existed read as 0).
-    #[serde(default)]
-    pub(crate) cut_replies: u32,
-    pub(crate) first_prompt_tokens: Option<u64>,
-    pub(crate) prompt_tokens: Option<u64>,
-    pub(crate) completion_tokens: Option<u64>,
-    /// The prompt tokens the server said it read from its prompt cache
-    /// (`usage.prompt_tokens_details.cached_tokens`): the first request's, and the sum over
-    /// every request (absent when the server does not say, and in older lines).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) first_cached_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) cached_tokens: Option<u64>,
-    pub(crate) wall_ms: u64,
+    #[serde(flatten)]
+    pub(crate) counts: Counts,
     /// The HTTP status of an `http_error` (none for a connection failure).
     pub(crate) http_status: Option<u16>,
     /// Why a timeout, HTTP error or unparsable reply happened.
@@ -304,18 +288,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         first_tool,
         arguments,
         args_match,
-        model_calls: trace.model_calls,
-        lookups: trace.lookups,
-        malformed_calls: trace.malformed_calls,
-        validation_errors: trace.validation_errors,
-        recovered_text_calls: trace.recovered_text_calls,
-        cut_replies: trace.cut_replies,
-        first_prompt_tokens: trace.first_prompt_tokens,
-        prompt_tokens: trace.prompt_tokens,
-        completion_tokens: trace.completion_tokens,
-        first_cached_tokens: trace.first_cached_tokens,
-        cached_tokens: trace.cached_tokens,
-        wall_ms: trace.wall_ms,
+        counts: trace.counts,
         http_status,
         detail,
         replies: trace.replies,
@@ -412,11 +385,14 @@ mod tests {
 
     fn trace(end: End) -> Trace {
         Trace {
-            model_calls: 1,
-            first_prompt_tokens: Some(100),
-            prompt_tokens: Some(100),
-            completion_tokens: Some(10),
-            wall_ms: 5,
+            counts: Counts {
+                model_calls: 1,
+                first_prompt_tokens: Some(100),
+                prompt_tokens: Some(100),
+                completion_tokens: Some(10),
+                wall_ms: 5,
+                ..Counts::default()
+            },
             replies: vec!["```json\n{\"name\": \"t\"}\n```".to_owned()],
             ..Trace::new(end)
         }

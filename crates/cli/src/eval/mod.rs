@@ -260,7 +260,7 @@ async fn run_one(
     // Replies whose calls all repeated answered calls (`--stop-on-repeat`).
     let mut repeats = 0_u32;
     trace.end = loop {
-        if trace.model_calls >= cx.args.max_calls {
+        if trace.counts.model_calls >= cx.args.max_calls {
             break first.take().unwrap_or(End::Exhausted { last_refused });
         }
         let payload = chef.compile(Target::OpenAiChat).map_err(|e| {
@@ -270,7 +270,7 @@ async fn run_one(
             ))
         })?;
         let body = cx.body(&chef, &payload.body)?;
-        trace.model_calls += 1;
+        trace.counts.model_calls += 1;
         let bytes = match cx.send(body).await {
             Ok(bytes) => bytes,
             Err(SendError::Outcome(end)) => break end,
@@ -285,7 +285,7 @@ async fn run_one(
             }
         };
         if parsed.stop_reason.as_ref() == Some(&chef::openai::StopReason::LENGTH) {
-            trace.cut_replies += 1;
+            trace.counts.cut_replies += 1;
             trace.last_cut_at = Some(cx.args.max_tokens);
         } else {
             trace.last_cut_at = None;
@@ -294,23 +294,24 @@ async fn run_one(
             // The cached share only where the server says it (`cached_tokens` in the reply):
             // the parsed usage reads a missing count as 0.
             let says_cached = bytes.windows(15).any(|w| w == b"\"cached_tokens\"");
-            if trace.model_calls == 1 {
-                trace.first_prompt_tokens = Some(usage.input_tokens);
-                trace.first_cached_tokens = says_cached.then_some(usage.cached_input_tokens);
+            if trace.counts.model_calls == 1 {
+                trace.counts.first_prompt_tokens = Some(usage.input_tokens);
+                trace.counts.first_cached_tokens = says_cached.then_some(usage.cached_input_tokens);
             }
             if says_cached {
-                trace.cached_tokens =
-                    Some(trace.cached_tokens.unwrap_or(0) + usage.cached_input_tokens);
+                trace.counts.cached_tokens =
+                    Some(trace.counts.cached_tokens.unwrap_or(0) + usage.cached_input_tokens);
             }
-            trace.prompt_tokens = Some(trace.prompt_tokens.unwrap_or(0) + usage.input_tokens);
-            trace.completion_tokens =
-                Some(trace.completion_tokens.unwrap_or(0) + usage.output_tokens);
+            trace.counts.prompt_tokens =
+                Some(trace.counts.prompt_tokens.unwrap_or(0) + usage.input_tokens);
+            trace.counts.completion_tokens =
+                Some(trace.counts.completion_tokens.unwrap_or(0) + usage.output_tokens);
         }
         let mut reply = parsed.message;
         trace.replies.push(written(&reply));
         if cx.args.recover_text_calls {
             let recovered = chef.recover_text_calls(&mut reply);
-            trace.recovered_text_calls += u32::try_from(recovered).unwrap_or(u32::MAX);
+            trace.counts.recovered_text_calls += u32::try_from(recovered).unwrap_or(u32::MAX);
         }
         let calls: Vec<ToolCall> = reply.tool_calls().cloned().collect();
         chef.push(reply);
@@ -349,19 +350,19 @@ async fn run_one(
                     break;
                 }
                 Routed::Lookup { id, reply } | Routed::ToolkitLoaded { id, reply, .. } => {
-                    trace.lookups += 1;
+                    trace.counts.lookups += 1;
                     results.push(ToolResult::text(id, reply));
                 }
                 Routed::Blocked { id, reply, .. } => {
-                    trace.malformed_calls += 1;
+                    trace.counts.malformed_calls += 1;
                     last_refused = true;
                     results.push(ToolResult::error(id, reply));
                 }
                 Routed::Error { id, error, reply } => {
-                    trace.malformed_calls += 1;
+                    trace.counts.malformed_calls += 1;
                     last_refused = true;
                     if validation_error(&error) {
-                        trace.validation_errors.push(ValidationError {
+                        trace.counts.validation_errors.push(ValidationError {
                             tool: error.tool().map(str::to_owned),
                             message: reply.clone(),
                         });
@@ -371,7 +372,7 @@ async fn run_one(
                 Routed::Owned(call) => {
                     // No library-owned tool is configured in an eval; refuse rather than
                     // run one.
-                    trace.malformed_calls += 1;
+                    trace.counts.malformed_calls += 1;
                     last_refused = true;
                     results.push(ToolResult::error(
                         call.id,
@@ -393,7 +394,7 @@ async fn run_one(
         }
         chef.push(Message::tool_results(results));
     };
-    trace.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    trace.counts.wall_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(trace)
 }
 
@@ -832,8 +833,11 @@ mod tests {
                 split: None,
             },
             Trace {
-                model_calls: 1,
-                wall_ms: 1,
+                counts: grade::Counts {
+                    model_calls: 1,
+                    wall_ms: 1,
+                    ..grade::Counts::default()
+                },
                 ..Trace::new(End::Unparsable {
                     detail: "réponse coupée …".to_owned(),
                 })

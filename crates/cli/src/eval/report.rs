@@ -77,18 +77,24 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
             for r in &mine {
                 *outcomes.entry(r.outcome).or_insert(0) += 1;
             }
-            let tokens: Vec<u64> = mine.iter().filter_map(|r| r.first_prompt_tokens).collect();
+            let tokens: Vec<u64> = mine
+                .iter()
+                .filter_map(|r| r.counts.first_prompt_tokens)
+                .collect();
             let mean_first_prompt_tokens = (!tokens.is_empty()).then(|| {
                 let sum: u64 = tokens.iter().sum();
                 to_f64(usize::try_from(sum).unwrap_or(usize::MAX)) / to_f64(tokens.len())
             });
-            let mut walls: Vec<u64> = mine.iter().map(|r| r.wall_ms).collect();
+            let mut walls: Vec<u64> = mine.iter().map(|r| r.counts.wall_ms).collect();
             walls.sort_unstable();
             let median_wall_ms = median(&walls);
             let checked: Vec<bool> = mine.iter().filter_map(|r| r.args_match).collect();
             let graded: Vec<&&Record> = mine.iter().filter(|r| r.task_success.is_some()).collect();
             let tasks = (!graded.is_empty()).then(|| {
-                let totals: Vec<u64> = graded.iter().filter_map(|r| r.prompt_tokens).collect();
+                let totals: Vec<u64> = graded
+                    .iter()
+                    .filter_map(|r| r.counts.prompt_tokens)
+                    .collect();
                 Tasks {
                     graded: graded.len(),
                     succeeded: graded
@@ -123,8 +129,8 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
                 args_matched: checked.iter().filter(|m| **m).count(),
                 mean_first_prompt_tokens,
                 median_wall_ms,
-                model_calls: mine.iter().map(|r| u64::from(r.model_calls)).sum(),
-                lookups: mine.iter().map(|r| u64::from(r.lookups)).sum(),
+                model_calls: mine.iter().map(|r| u64::from(r.counts.model_calls)).sum(),
+                lookups: mine.iter().map(|r| u64::from(r.counts.lookups)).sum(),
                 tasks,
             }
         })
@@ -137,10 +143,10 @@ fn cached_later(records: &[&&Record]) -> Option<(u64, u64)> {
     let (mut cached, mut prompt) = (0_u64, 0_u64);
     for r in records {
         let (Some(all), Some(first), Some(total), Some(first_total)) = (
-            r.cached_tokens,
-            r.first_cached_tokens,
-            r.prompt_tokens,
-            r.first_prompt_tokens,
+            r.counts.cached_tokens,
+            r.counts.first_cached_tokens,
+            r.counts.prompt_tokens,
+            r.counts.first_prompt_tokens,
         ) else {
             continue;
         };

@@ -3,11 +3,11 @@
 //! request.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::BTreeMap,
     net::TcpStream,
     path::{Path, PathBuf},
     process::{Command, Output, Stdio},
-    sync::{Arc, Mutex},
+    sync::Mutex,
     thread,
     time::{Duration, Instant},
 };
@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use crate::{
     assert_error, chef,
-    scripted_http::{Listener, Request, respond},
+    scripted_http::{Request, Script, Scripted, respond},
     stderr, stdout,
 };
 
@@ -47,31 +47,16 @@ struct Seen {
 
 /// A scripted chat-completions server. Each tool's replies are used in order, the last
 /// one repeating; a tool without a script gets `Good`.
-struct Server {
-    listener: Listener,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
+type Server = Scripted<Seen>;
 
 impl Server {
     fn start(script: &[(&str, &[Reply])]) -> Self {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let queues: HashMap<String, Vec<Reply>> = script
-            .iter()
-            .map(|(tool, replies)| ((*tool).to_owned(), replies.to_vec()))
-            .collect();
-        let queues = Mutex::new(queues);
-        let seen2 = Arc::clone(&seen);
-        let listener =
-            Listener::start(move |stream, request| handle(stream, request, &seen2, &queues));
-        Self { listener, seen }
-    }
-
-    fn endpoint(&self) -> String {
-        self.listener.endpoint()
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        Self::launch(
+            script
+                .iter()
+                .map(|(tool, replies)| (*tool, replies.to_vec())),
+            handle,
+        )
     }
 
     fn requests_for(&self, tool: &str) -> Vec<Seen> {
@@ -79,12 +64,7 @@ impl Server {
     }
 }
 
-fn handle(
-    stream: TcpStream,
-    request: Request,
-    seen: &Mutex<Vec<Seen>>,
-    queues: &Mutex<HashMap<String, Vec<Reply>>>,
-) {
+fn handle(stream: TcpStream, request: Request, seen: &Mutex<Vec<Seen>>, script: &Script<Reply>) {
     let body: Value = serde_json::from_slice(&request.body).unwrap();
     let user = body["messages"][1]["content"].as_str().unwrap().to_owned();
     // The tool asked for is the last `name — "…" params: …` line.
@@ -95,14 +75,7 @@ fn handle(
         .unwrap()
         .to_owned();
     let tool = tool_line.split(' ').next().unwrap().to_owned();
-    let reply = {
-        let mut queues = queues.lock().unwrap();
-        match queues.get_mut(&tool) {
-            Some(q) if q.len() > 1 => q.remove(0),
-            Some(q) => q.first().cloned().unwrap_or(Reply::Good),
-            None => Reply::Good,
-        }
-    };
+    let reply = script.next(&tool, Reply::Good).unwrap_or(Reply::Good);
     seen.lock().unwrap().push(Seen {
         tool: tool.clone(),
         path: request.path,

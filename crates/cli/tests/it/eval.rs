@@ -8,7 +8,7 @@ use std::{
     net::TcpStream,
     path::{Path, PathBuf},
     process::{Command, Output},
-    sync::{Arc, Mutex},
+    sync::Mutex,
     thread,
     time::Duration,
 };
@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use crate::{
     assert_error,
-    scripted_http::{Listener, Request, respond},
+    scripted_http::{Request, Script, Scripted, respond},
     stderr, stdout,
 };
 
@@ -53,31 +53,16 @@ struct Seen {
 
 /// A scripted chat-completions server. Each prompt's replies are used in order, the last
 /// one repeating; an unscripted prompt gets text and no call.
-struct Server {
-    listener: Listener,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
+type Server = Scripted<Seen>;
 
 impl Server {
     fn start(script: &[(&str, Vec<Reply>)]) -> Self {
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let queues: HashMap<String, Vec<Reply>> = script
-            .iter()
-            .map(|(prompt, replies)| ((*prompt).to_owned(), replies.clone()))
-            .collect();
-        let queues = Mutex::new(queues);
-        let seen2 = Arc::clone(&seen);
-        let listener =
-            Listener::start(move |stream, request| handle(stream, &request, &seen2, &queues));
-        Self { listener, seen }
-    }
-
-    fn endpoint(&self) -> String {
-        self.listener.endpoint()
-    }
-
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
+        Self::launch(
+            script
+                .iter()
+                .map(|(prompt, replies)| (*prompt, replies.clone())),
+            |stream, request, seen, script| handle(stream, &request, seen, script),
+        )
     }
 }
 
@@ -119,12 +104,7 @@ fn offers(body: &Value, wire_name: &str) -> bool {
         .is_some_and(|tools| tools.iter().any(|t| t["function"]["name"] == wire_name))
 }
 
-fn handle(
-    stream: TcpStream,
-    request: &Request,
-    seen: &Mutex<Vec<Seen>>,
-    queues: &Mutex<HashMap<String, Vec<Reply>>>,
-) {
+fn handle(stream: TcpStream, request: &Request, seen: &Mutex<Vec<Seen>>, script: &Script<Reply>) {
     let body: Value = serde_json::from_slice(&request.body).unwrap();
     let prompt = body["messages"]
         .as_array()
@@ -136,20 +116,13 @@ fn handle(
     // Each prompt's script runs once per kind of request (level 3's `t`/`q`, or real
     // names), so two settings each see it from the start.
     let coded = offers(&body, "t");
-    let reply = {
-        let mut queues = queues.lock().unwrap();
-        let key = format!("{prompt}\u{0}{coded}");
-        if !queues.contains_key(&key)
-            && let Some(script) = queues.get(&prompt).cloned()
-        {
-            queues.insert(key.clone(), script);
-        }
-        match queues.get_mut(&key) {
-            Some(q) if q.len() > 1 => q.remove(0),
-            Some(q) => q.first().cloned().unwrap_or(Reply::Text("done")),
-            None => Reply::Text("unscripted"),
-        }
-    };
+    let reply = script
+        .next_from(
+            &prompt,
+            &format!("{prompt}\u{0}{coded}"),
+            Reply::Text("done"),
+        )
+        .unwrap_or(Reply::Text("unscripted"));
     // A prompt cache like a server's: the bytes this request shares, from its start, with
     // the one before it.
     let cached = {

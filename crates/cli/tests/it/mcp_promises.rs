@@ -8,27 +8,22 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::{
-    mcp::test_server,
-    mcp_serve::{Proxy, block_on, call, check_fails, check_report, text},
+    mcp_serve::{call_in, check_fails, check_report, eventually, invoke, server, text, with_proxy},
+    temp_file, write_file,
 };
-
-fn quoted(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
-}
 
 /// A config in `dir` fronting the files and git test sets.
 fn two_servers(dir: &Path, name: &str, head: &str) -> PathBuf {
-    let server = quoted(&test_server());
-    let path = dir.join(name);
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        name,
         format!(
-            "{head}\n[[server]]\nname = \"files\"\ncommand = \"{server} --set files --extra\"\n\
-             [[server]]\nname = \"git\"\ncommand = \"{server} --set git\"\n"
+            "{head}\n[[server]]\nname = \"files\"\ncommand = \"{}\"\n\
+             [[server]]\nname = \"git\"\ncommand = \"{}\"\n",
+            server("--set files --extra"),
+            server("--set git")
         ),
     )
-    .unwrap();
-    path
 }
 
 /// The code `t`'s map gives `name`.
@@ -51,40 +46,28 @@ fn blocklist_entries_match_upstream_names_and_any_case_or_separators() {
             &format!("{mode}.toml"),
             &format!("mode = \"{mode}\"\nblocklist = [\"push\", \"Files-Write-File\"]"),
         );
-        block_on(async {
-            let proxy = Proxy::start(&path).await;
-            let host = &proxy.host;
-            let calls = if mode == "minify" {
-                vec![
-                    call("git_push", json!({})),
-                    call("Git-Push", json!({})),
-                    call("files_write_file", json!({"path": "p", "text": "t"})),
-                ]
+        with_proxy(&path, async |host| {
+            let push = if mode == "minify" {
+                "Git-Push"
             } else {
-                vec![
-                    call("t", json!({"f": "git_push", "a": {}})),
-                    call("t", json!({"f": "GIT.PUSH", "a": {}})),
-                    call(
-                        "t",
-                        json!({"f": "files_write_file", "a": {"path": "p", "text": "t"}}),
-                    ),
-                ]
+                "GIT.PUSH"
             };
-            for c in calls {
+            for (name, args) in [
+                ("git_push", json!({})),
+                (push, json!({})),
+                ("files_write_file", json!({"path": "p", "text": "t"})),
+            ] {
+                let c = call_in(mode, name, args);
                 let r = host.call_tool(c.clone()).await.unwrap();
                 assert_eq!(r.is_error, Some(true), "{mode} {c:?}: {}", text(&r));
                 assert!(text(&r).contains("blocked"), "{mode}: {}", text(&r));
             }
             // The others still run.
-            let r = if mode == "minify" {
-                host.call_tool(call("git_status", json!({}))).await.unwrap()
-            } else {
-                host.call_tool(call("t", json!({"f": "git_status", "a": {}})))
-                    .await
-                    .unwrap()
-            };
+            let r = host
+                .call_tool(call_in(mode, "git_status", json!({})))
+                .await
+                .unwrap();
             assert_eq!(text(&r), "status {}", "{mode}");
-            proxy.stop().await;
         });
     }
 }
@@ -115,12 +98,10 @@ fn check_fails_on_a_blocklist_entry_that_matches_no_tool() {
 
 #[test]
 fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_and_never_suggested() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("map.json"),
+    let (dir, _map) = temp_file(
+        "map.json",
         r#"{"git_push":"def git_push(force):\"update the remote\""}"#,
-    )
-    .unwrap();
+    );
     for (mode, extra) in [
         ("minify", ""),
         ("dispatch", ""),
@@ -132,18 +113,13 @@ fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_and_never_suggested()
             &format!("gate-{mode}.toml"),
             &format!("mode = \"{mode}\"\nblocklist = [\"git_push\"]\n{extra}"),
         );
-        block_on(async {
-            let proxy = Proxy::start(&path).await;
-            let host = &proxy.host;
+        with_proxy(&path, async |host| {
             let tools = host.list_all_tools().await.unwrap();
             let bad_args = json!({"force": "yes, please"});
-            let r = if mode == "minify" {
-                host.call_tool(call("git_push", bad_args)).await.unwrap()
-            } else {
-                host.call_tool(call("t", json!({"f": "git_push", "a": bad_args})))
-                    .await
-                    .unwrap()
-            };
+            let r = host
+                .call_tool(call_in(mode, "git_push", bad_args))
+                .await
+                .unwrap();
             assert!(text(&r).contains("blocked"), "{mode} {extra}: {}", text(&r));
             assert!(
                 !text(&r).contains("boolean"),
@@ -158,13 +134,7 @@ fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_and_never_suggested()
                 written.push(format!("{code}9"));
             }
             for w in written {
-                let r = if mode == "minify" {
-                    host.call_tool(call(&w, json!({}))).await.unwrap()
-                } else {
-                    host.call_tool(call("t", json!({"f": w, "a": {}})))
-                        .await
-                        .unwrap()
-                };
+                let r = host.call_tool(call_in(mode, &w, json!({}))).await.unwrap();
                 let t = text(&r);
                 assert_eq!(r.is_error, Some(true), "{mode} {extra} {w}: {t}");
                 assert!(!t.contains("\"git_push\""), "{mode} {extra} {w}: {t}");
@@ -172,7 +142,6 @@ fn a_blocked_tool_with_bad_arguments_is_refused_as_blocked_and_never_suggested()
                     assert!(!t.contains(&format!("\"{code}\"")), "{mode} {w}: {t}");
                 }
             }
-            proxy.stop().await;
         });
     }
 }
@@ -211,17 +180,14 @@ fn catalogue(extra_first: bool) -> String {
 }
 
 fn calendar_config(dir: &Path, mode: &str, catalogue_file: &Path) -> PathBuf {
-    let path = dir.join(format!("cal-{mode}.toml"));
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        &format!("cal-{mode}.toml"),
         format!(
-            "mode = \"{mode}\"\n[[server]]\nname = \"cal\"\ncommand = \"{} --catalogue {}\"\n",
-            quoted(&test_server()),
-            quoted(&catalogue_file.display().to_string())
+            "mode = \"{mode}\"\n[[server]]\nname = \"cal\"\ncommand = \"{}\"\n",
+            server(&format!("--catalogue {}", catalogue_file.display()))
         ),
     )
-    .unwrap();
-    path
 }
 
 #[test]
@@ -229,9 +195,8 @@ fn minify_advertises_whole_schemas_and_a_code_lookup_describes_every_parameter()
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("cal.json");
     std::fs::write(&file, catalogue(false)).unwrap();
-    block_on(async {
-        let proxy = Proxy::start(calendar_config(dir.path(), "minify", &file)).await;
-        let tools = proxy.host.list_all_tools().await.unwrap();
+    with_proxy(calendar_config(dir.path(), "minify", &file), async |host| {
+        let tools = host.list_all_tools().await.unwrap();
         let create = tools.iter().find(|t| t.name == "cal_create_event").unwrap();
         let schema = serde_json::to_value(&*create.input_schema).unwrap();
         assert_eq!(
@@ -241,16 +206,10 @@ fn minify_advertises_whole_schemas_and_a_code_lookup_describes_every_parameter()
             "{schema}"
         );
         assert_eq!(schema["properties"]["minutes"]["default"], 30, "{schema}");
-        proxy.stop().await;
     });
     for mode in ["dispatch", "search"] {
-        block_on(async {
-            let proxy = Proxy::start(calendar_config(dir.path(), mode, &file)).await;
-            let host = &proxy.host;
-            let found = host
-                .call_tool(call("q", json!({"s": "create event"})))
-                .await
-                .unwrap();
+        with_proxy(calendar_config(dir.path(), mode, &file), async |host| {
+            let found = invoke(host, "q", json!({"s": "create event"})).await;
             let code = text(&found)
                 .lines()
                 .find_map(|l| {
@@ -259,7 +218,7 @@ fn minify_advertises_whole_schemas_and_a_code_lookup_describes_every_parameter()
                         .map(|(c, _)| c.to_owned())
                 })
                 .unwrap_or_else(|| panic!("{mode}: {}", text(&found)));
-            let r = host.call_tool(call("q", json!({"c": code}))).await.unwrap();
+            let r = invoke(host, "q", json!({"c": code})).await;
             let t = text(&r);
             for needle in [
                 "Start time, ISO 8601 (2026-01-31T10:00:00Z).",
@@ -270,7 +229,6 @@ fn minify_advertises_whole_schemas_and_a_code_lookup_describes_every_parameter()
             ] {
                 assert!(t.contains(needle), "{mode}: {needle} not in {t}");
             }
-            proxy.stop().await;
         });
     }
 }
@@ -282,12 +240,9 @@ fn codes_survive_a_restart_in_which_the_upstream_gained_a_tool() {
     std::fs::write(&file, catalogue(false)).unwrap();
     let config = calendar_config(dir.path(), "dispatch", &file);
     let map_of = |config: &Path| {
-        block_on(async {
-            let proxy = Proxy::start(config).await;
-            let tools = proxy.host.list_all_tools().await.unwrap();
-            let map = tools[0].description.as_deref().unwrap().to_owned();
-            proxy.stop().await;
-            map
+        with_proxy(config, async |host| {
+            let tools = host.list_all_tools().await.unwrap();
+            tools[0].description.as_deref().unwrap().to_owned()
         })
     };
     let before = map_of(&config);
@@ -333,29 +288,22 @@ fn a_tool_whose_server_is_down_says_it_may_return_by_name_in_every_mode() {
     for mode in ["minify", "dispatch", "search"] {
         let dir = tempfile::tempdir().unwrap();
         let refuse = dir.path().join("refuse");
-        let path = dir.path().join("down.toml");
-        std::fs::write(
-            &path,
+        let path = write_file(
+            dir.path(),
+            "down.toml",
             format!(
-                "mode = \"{mode}\"\n[[server]]\nname = \"files\"\ncommand = \"{} --set files --extra --refuse-if {}\"\n\
-                 [[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
-                quoted(&test_server()),
-                quoted(&refuse.display().to_string()),
-                quoted(&test_server()),
+                "mode = \"{mode}\"\n[[server]]\nname = \"files\"\ncommand = \"{}\"\n\
+                 [[server]]\nname = \"git\"\ncommand = \"{}\"\n",
+                server(&format!(
+                    "--set files --extra --refuse-if {}",
+                    refuse.display()
+                )),
+                server("--set git"),
             ),
-        )
-        .unwrap();
+        );
         // A call by name: the tool itself in minify, `t` with the name elsewhere.
-        let by_name = |name: &str| {
-            if mode == "minify" {
-                call(name, json!({"path": "x"}))
-            } else {
-                call("t", json!({"f": name, "a": {"path": "x"}}))
-            }
-        };
-        block_on(async {
-            let proxy = Proxy::start(&path).await;
-            let host = &proxy.host;
+        let by_name = |name: &str| call_in(mode, name, json!({"path": "x"}));
+        with_proxy(&path, async |host| {
             // The first tools/list waits for every upstream's first start: files is up
             // before the refuse file exists (written earlier, a slow start would never
             // come up).
@@ -369,21 +317,16 @@ fn a_tool_whose_server_is_down_says_it_may_return_by_name_in_every_mode() {
             // Search mode lists no tool until `q` finds one.
             assert!(listed || mode == "search", "{mode}: {tools:?}");
             std::fs::write(&refuse, "stay down").unwrap();
-            let crash = if mode == "minify" {
-                call("files_crash", json!({}))
-            } else {
-                call("t", json!({"f": "files_crash", "a": {}}))
-            };
-            let _ = host.call_tool(crash).await;
+            let _ = host
+                .call_tool(call_in(mode, "files_crash", json!({})))
+                .await;
             let mut last = String::new();
-            for _ in 0..100 {
+            eventually(async || {
                 let r = host.call_tool(by_name("files_read_file")).await.unwrap();
                 last = text(&r);
-                if last.contains("not available now") {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            }
+                last.contains("not available now")
+            })
+            .await;
             assert!(
                 last.contains("not available now") && last.contains("it may return"),
                 "{mode}: {last}"
@@ -391,7 +334,6 @@ fn a_tool_whose_server_is_down_says_it_may_return_by_name_in_every_mode() {
             // Written with drift, too.
             let r = host.call_tool(by_name("Files-Read-File")).await.unwrap();
             assert!(text(&r).contains("it may return"), "{mode}: {}", text(&r));
-            proxy.stop().await;
         });
     }
 }
@@ -405,29 +347,17 @@ fn a_lookup_never_describes_or_ranks_a_blocked_tool() {
             &format!("q-{mode}.toml"),
             &format!("mode = \"{mode}\"\nblocklist = [\"git_push\"]"),
         );
-        block_on(async {
-            let proxy = Proxy::start(&path).await;
-            let host = &proxy.host;
-            let r = host
-                .call_tool(call("q", json!({"c": "git_push"})))
-                .await
-                .unwrap();
+        with_proxy(&path, async |host| {
+            let r = invoke(host, "q", json!({"c": "git_push"})).await;
             let t = text(&r);
             assert_eq!(r.is_error, Some(true), "{mode}: {t}");
             assert!(t.contains("blocked") && !t.contains("force"), "{mode}: {t}");
-            let r = host
-                .call_tool(call("q", json!({"s": "push commits to the remote"})))
-                .await
-                .unwrap();
+            let r = invoke(host, "q", json!({"s": "push commits to the remote"})).await;
             let t = text(&r);
             assert!(!t.contains("git_push"), "{mode}: {t}");
             // An allowed tool is still described and ranked.
-            let r = host
-                .call_tool(call("q", json!({"c": "git_status"})))
-                .await
-                .unwrap();
+            let r = invoke(host, "q", json!({"c": "git_status"})).await;
             assert_ne!(r.is_error, Some(true), "{mode}: {}", text(&r));
-            proxy.stop().await;
         });
     }
 }
@@ -540,14 +470,11 @@ fn malformed_json_rpc_gets_the_spec_s_errors_with_its_id_and_never_silence() {
 
 #[test]
 fn an_upstream_tool_with_an_empty_name_is_left_out() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("empty-name.json");
-    std::fs::write(
-        &file,
+    let (dir, file) = temp_file(
+        "empty-name.json",
         r#"[{"name": "", "description": "Nameless.", "input_schema": {"type": "object"}},
             {"name": "ok_tool", "description": "Fine.", "input_schema": {"type": "object"}}]"#,
-    )
-    .unwrap();
+    );
     let path = calendar_config(dir.path(), "minify", &file);
     let (report, _) = check_report(&path, &[], 0);
     let left_out = report["left_out"].to_string();

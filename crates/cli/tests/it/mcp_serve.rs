@@ -11,23 +11,30 @@ use rmcp::{
 };
 use serde_json::{Value, json};
 
-use crate::{assert_error, chef, mcp::test_server, stderr, stdout};
+use crate::{assert_error, chef, mcp::test_server, stderr, stdout, temp_file, write_file};
+
+/// `s` quoted for a TOML basic string.
+fn quoted(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+/// The test server's command line with `args`, quoted for a TOML basic string.
+pub(crate) fn server(args: &str) -> String {
+    quoted(&format!("{} {args}", test_server()))
+}
 
 fn config(dir: &std::path::Path, mode: &str, extra: &str) -> std::path::PathBuf {
-    let server = test_server();
-    let path = dir.join(format!("chef-mcp-{mode}.toml"));
-    std::fs::write(
-        &path,
+    write_file(
+        dir,
+        &format!("chef-mcp-{mode}.toml"),
         format!(
             "mode = \"{mode}\"\nblocklist = [\"git_push\"]\n{extra}\n\
              [[server]]\nname = \"files\"\ncommand = \"{}\"\n\
-             [[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
-            format!("{server} --set files").replace('"', "\\\""),
-            server.replace('"', "\\\"")
+             [[server]]\nname = \"git\"\ncommand = \"{}\"\n",
+            server("--set files"),
+            server("--set git")
         ),
     )
-    .unwrap();
-    path
 }
 
 /// `chef mcp serve --config CONFIG --check`, then `more` flags.
@@ -53,14 +60,17 @@ pub(crate) fn check_fails(config: &std::path::Path, needles: &[&str]) {
     assert_error(&check(config, &[]), needles);
 }
 
+/// The host side of a [`Proxy`]: rmcp's client.
+pub(crate) type Host = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
 /// A host (rmcp's client) connected over stdio to `chef mcp serve --config CONFIG`.
-pub(crate) struct Proxy {
-    pub(crate) host: rmcp::service::RunningService<rmcp::RoleClient, ()>,
+struct Proxy {
+    host: Host,
     child: tokio::process::Child,
 }
 
 impl Proxy {
-    pub(crate) async fn start(config: impl AsRef<std::path::Path>) -> Self {
+    async fn start(config: impl AsRef<std::path::Path>) -> Self {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_chef"))
             .args(["mcp", "serve", "--config"])
             .arg(config.as_ref())
@@ -75,13 +85,26 @@ impl Proxy {
         Self { host, child }
     }
 
-    pub(crate) async fn stop(mut self) {
+    async fn stop(mut self) {
         let _ = self.host.cancel().await;
         let _ = self.child.wait().await;
     }
 }
 
-pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+/// Runs `body` with the host of a [`Proxy`] started on `config`, then stops the proxy.
+pub(crate) fn with_proxy<T>(
+    config: impl AsRef<std::path::Path>,
+    body: impl AsyncFnOnce(&Host) -> T,
+) -> T {
+    block_on(async {
+        let proxy = Proxy::start(config).await;
+        let out = body(&proxy.host).await;
+        proxy.stop().await;
+        out
+    })
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -104,16 +127,55 @@ pub(crate) fn call(name: &str, args: Value) -> CallToolRequestParams {
     CallToolRequestParams::new(name.to_owned()).with_arguments(args)
 }
 
+/// A call of the tool `name` as `mode` offers it: the tool itself in minify, `t` with the
+/// name elsewhere.
+pub(crate) fn call_in(mode: &str, name: &str, args: Value) -> CallToolRequestParams {
+    if mode == "minify" {
+        call(name, args)
+    } else {
+        call("t", json!({"f": name, "a": args}))
+    }
+}
+
+/// Calls `name` with `args` through `host`; a tool error is a result too.
+pub(crate) async fn invoke(host: &Host, name: &str, args: Value) -> CallToolResult {
+    host.call_tool(call(name, args)).await.unwrap()
+}
+
+/// The proxy's `chef://status` resource, as JSON text.
+async fn status(host: &Host) -> String {
+    let status = host
+        .read_resource(rmcp::model::ReadResourceRequestParams::new("chef://status"))
+        .await
+        .unwrap();
+    serde_json::to_string(&status).unwrap()
+}
+
+/// The names of the tools `host` lists now.
+pub(crate) async fn listed(host: &Host) -> Vec<String> {
+    let tools = host.list_all_tools().await.unwrap();
+    tools.into_iter().map(|t| t.name.to_string()).collect()
+}
+
+/// Whether `done` holds within five seconds (asked every 50 ms).
+pub(crate) async fn eventually(mut done: impl AsyncFnMut() -> bool) -> bool {
+    for _ in 0..100 {
+        if done().await {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
 #[test]
 fn an_rmcp_host_lists_calls_and_is_refused_through_the_proxy() {
     let dir = tempfile::tempdir().unwrap();
-    block_on(async {
-        for mode in ["dispatch", "minify"] {
-            let proxy = Proxy::start(config(dir.path(), mode, "")).await;
-            let host = &proxy.host;
+    for mode in ["dispatch", "minify"] {
+        with_proxy(config(dir.path(), mode, ""), async |host| {
             let tools = host.list_all_tools().await.unwrap();
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-            let (read, blocked) = if mode == "dispatch" {
+            if mode == "dispatch" {
                 assert_eq!(names, ["t", "q"], "{mode}");
                 let map = tools[0].description.as_deref().unwrap();
                 let code = map
@@ -127,29 +189,16 @@ fn an_rmcp_host_lists_calls_and_is_refused_through_the_proxy() {
                     .unwrap_or_else(|| panic!("no files_read_file in {map}"))
                     .to_owned();
                 // By code and by name.
-                let r = host
-                    .call_tool(call("t", json!({"f": code, "a": {"path": "x"}})))
-                    .await
-                    .unwrap();
+                let r = invoke(host, "t", json!({"f": code, "a": {"path": "x"}})).await;
                 assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
-                (
-                    call("t", json!({"f": "files_read_file", "a": {"path": 5}})),
-                    call("t", json!({"f": "git_push", "a": {}})),
-                )
             } else {
                 assert_eq!(names.len(), 7, "{names:?}");
                 assert!(names.contains(&"git_search") && names.contains(&"files_search"));
-                let r = host
-                    .call_tool(call("files_read_file", json!({"path": "x"})))
-                    .await
-                    .unwrap();
+                let r = invoke(host, "files_read_file", json!({"path": "x"})).await;
                 assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
-                (
-                    call("files_read_file", json!({"path": 5})),
-                    call("git_push", json!({})),
-                )
-            };
+            }
             // A validation error and a blocked call: tool errors the model can read.
+            let read = call_in(mode, "files_read_file", json!({"path": 5}));
             let r = host.call_tool(read).await.unwrap();
             assert_eq!(r.is_error, Some(true), "{mode}");
             assert!(
@@ -157,19 +206,15 @@ fn an_rmcp_host_lists_calls_and_is_refused_through_the_proxy() {
                 "{}",
                 text(&r)
             );
+            let blocked = call_in(mode, "git_push", json!({}));
             let r = host.call_tool(blocked).await.unwrap();
             assert_eq!(r.is_error, Some(true), "{mode}");
             assert!(text(&r).contains("blocked"), "{}", text(&r));
             // The status resource.
-            let status = host
-                .read_resource(rmcp::model::ReadResourceRequestParams::new("chef://status"))
-                .await
-                .unwrap();
-            let body = serde_json::to_string(&status).unwrap();
+            let body = status(host).await;
             assert!(body.contains("files: up: 3 tools"), "{body}");
-            proxy.stop().await;
-        }
-    });
+        });
+    }
 }
 
 #[test]
@@ -195,16 +240,15 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
     assert!(tokens[0] > tokens[1] && tokens[1] > tokens[2], "{tokens:?}");
 
     // One upstream that cannot start: reported, the other still listed, exit 2.
-    let bad = dir.path().join("bad.toml");
-    std::fs::write(
-        &bad,
+    let bad = write_file(
+        dir.path(),
+        "bad.toml",
         format!(
-            "[[server]]\nname = \"dead\"\ncommand = \"{} --crash boom\"\n[[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
-            test_server().replace('"', "\\\""),
-            test_server().replace('"', "\\\"")
+            "[[server]]\nname = \"dead\"\ncommand = \"{}\"\n[[server]]\nname = \"git\"\ncommand = \"{}\"\n",
+            server("--crash boom"),
+            server("--set git")
         ),
-    )
-    .unwrap();
+    );
     let (report, _) = check_report(&bad, &[], 2);
     assert_eq!(report["servers"][0]["status"], "failed");
     assert!(
@@ -220,8 +264,8 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
     std::fs::write(
         &bad,
         format!(
-            "[[server]]\nname = \"files\"\ncommand = \"{} --set files --bad-schema\"\n",
-            test_server().replace('"', "\\\"")
+            "[[server]]\nname = \"files\"\ncommand = \"{}\"\n",
+            server("--set files --bad-schema")
         ),
     )
     .unwrap();
@@ -238,89 +282,55 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
 
 #[test]
 fn a_call_past_call_timeout_is_cancelled_and_answered_with_a_tool_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("slow.toml");
-    std::fs::write(
-        &path,
+    let (_dir, path) = temp_file(
+        "slow.toml",
         format!(
-            "mode = \"minify\"\ncall_timeout = 0.3\n[[server]]\nname = \"files\"\ncommand = \"{} --set files --extra\"\n",
-            test_server().replace('"', "\\\"")
+            "mode = \"minify\"\ncall_timeout = 0.3\n[[server]]\nname = \"files\"\ncommand = \"{}\"\n",
+            server("--set files --extra")
         ),
-    )
-    .unwrap();
-    block_on(async {
-        let proxy = Proxy::start(&path).await;
-        let host = &proxy.host;
-        let r = host
-            .call_tool(call("files_sleep", json!({"seconds": 5})))
-            .await
-            .unwrap();
+    );
+    with_proxy(&path, async |host| {
+        let r = invoke(host, "files_sleep", json!({"seconds": 5})).await;
         assert_eq!(r.is_error, Some(true));
         assert!(text(&r).contains("did not answer within"), "{}", text(&r));
         // The upstream is still there for the next call.
-        let r = host
-            .call_tool(call("files_sleep", json!({"seconds": 0.05})))
-            .await
-            .unwrap();
+        let r = invoke(host, "files_sleep", json!({"seconds": 0.05})).await;
         assert_eq!(text(&r), "slept");
-        proxy.stop().await;
     });
 }
 
 #[test]
 fn an_upstream_that_stops_answering_is_withdrawn_and_restarted() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("hang.toml");
-    std::fs::write(
-        &path,
+    let (_dir, path) = temp_file(
+        "hang.toml",
         format!(
             "mode = \"minify\"\ncall_timeout = 0.3\nping_interval = 0.2\nstart_timeout = 0.5\n\
-             [[server]]\nname = \"files\"\ncommand = \"{0} --set files --extra\"\n\
-             [[server]]\nname = \"git\"\ncommand = \"{0} --set git\"\n",
-            test_server().replace('"', "\\\"")
+             [[server]]\nname = \"files\"\ncommand = \"{}\"\n\
+             [[server]]\nname = \"git\"\ncommand = \"{}\"\n",
+            server("--set files --extra"),
+            server("--set git")
         ),
-    )
-    .unwrap();
-    block_on(async {
-        let proxy = Proxy::start(&path).await;
-        let host = &proxy.host;
-        let status = |host: &rmcp::service::RunningService<rmcp::RoleClient, ()>| {
-            let peer = host.peer().clone();
-            async move {
-                let r = peer
-                    .read_resource(rmcp::model::ReadResourceRequestParams::new("chef://status"))
-                    .await
-                    .unwrap();
-                serde_json::to_string(&r).unwrap()
-            }
-        };
-        let r = host.call_tool(call("files_hang", json!({}))).await.unwrap();
+    );
+    with_proxy(&path, async |host| {
+        let r = invoke(host, "files_hang", json!({})).await;
         assert!(text(&r).contains("did not answer within"), "{}", text(&r));
         // The pings go unanswered: the server is restarted, its tools withdrawn meanwhile.
         let mut seen_down = false;
-        let mut back = false;
-        for _ in 0..100 {
+        let back = eventually(async || {
             let s = status(host).await;
             if s.contains("stopped answering") {
                 seen_down = true;
             }
-            if seen_down && s.contains("files: up") {
-                back = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+            seen_down && s.contains("files: up")
+        })
+        .await;
         assert!(seen_down, "{}", status(host).await);
         assert!(back, "{}", status(host).await);
         // git never stopped; files works again.
-        let r = host.call_tool(call("git_status", json!({}))).await.unwrap();
+        let r = invoke(host, "git_status", json!({})).await;
         assert_ne!(r.is_error, Some(true), "{}", text(&r));
-        let r = host
-            .call_tool(call("files_read_file", json!({"path": "x"})))
-            .await
-            .unwrap();
+        let r = invoke(host, "files_read_file", json!({"path": "x"})).await;
         assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
-        proxy.stop().await;
     });
 }
 
@@ -328,16 +338,13 @@ fn an_upstream_that_stops_answering_is_withdrawn_and_restarted() {
 fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
     // The upstream is another chef mcp serve, in minify mode over HTTP, in front of the git
     // test server.
-    let dir = tempfile::tempdir().unwrap();
-    let inner = dir.path().join("inner.toml");
-    std::fs::write(
-        &inner,
+    let (dir, inner) = temp_file(
+        "inner.toml",
         format!(
-            "mode = \"minify\"\n[[server]]\nname = \"git\"\ncommand = \"{} --set git\"\n",
-            test_server().replace('"', "\\\"")
+            "mode = \"minify\"\n[[server]]\nname = \"git\"\ncommand = \"{}\"\n",
+            server("--set git")
         ),
-    )
-    .unwrap();
+    );
     let mut upstream = std::process::Command::new(env!("CARGO_BIN_EXE_chef"))
         .args(["mcp", "serve", "--http", "127.0.0.1:0", "--config"])
         .arg(&inner)
@@ -354,12 +361,13 @@ fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
         })
         .unwrap();
     std::thread::spawn(move || for _ in lines {});
-    let outer = dir.path().join("outer.toml");
-    std::fs::write(
-        &outer,
-        format!("mode = \"minify\"\n[[server]]\nname = \"remote\"\nurl = \"{url}\"\nheaders = {{ X-Test = \"1\" }}\n"),
-    )
-    .unwrap();
+    let outer = write_file(
+        dir.path(),
+        "outer.toml",
+        format!(
+            "mode = \"minify\"\n[[server]]\nname = \"remote\"\nurl = \"{url}\"\nheaders = {{ X-Test = \"1\" }}\n"
+        ),
+    );
     let (report, _) = check_report(&outer, &[], 0);
     assert_eq!(
         report["servers"][0]["tools"],
@@ -367,15 +375,9 @@ fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
         "{report}"
     );
     // A call through both proxies.
-    block_on(async {
-        let proxy = Proxy::start(&outer).await;
-        let host = &proxy.host;
-        let r = host
-            .call_tool(call("remote_git_commit", json!({"message": "m"})))
-            .await
-            .unwrap();
+    with_proxy(&outer, async |host| {
+        let r = invoke(host, "remote_git_commit", json!({"message": "m"})).await;
         assert_eq!(text(&r), r#"commit {"message":"m"}"#);
-        proxy.stop().await;
     });
     let _ = upstream.kill();
     let _ = upstream.wait();
@@ -385,19 +387,16 @@ fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
 fn the_hosts_cancellation_reaches_the_upstream() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("cancelled");
-    let path = dir.path().join("cancel.toml");
-    std::fs::write(
-        &path,
+    let path = write_file(
+        dir.path(),
+        "cancel.toml",
         format!(
-            "mode = \"minify\"\n[[server]]\nname = \"files\"\ncommand = \"{} --set files --extra\"\nenv = {{ MCP_TEST_CANCELLED_FILE = \"{}\" }}\n",
-            test_server().replace('"', "\\\""),
+            "mode = \"minify\"\n[[server]]\nname = \"files\"\ncommand = \"{}\"\nenv = {{ MCP_TEST_CANCELLED_FILE = \"{}\" }}\n",
+            server("--set files --extra"),
             marker.display()
         ),
-    )
-    .unwrap();
-    block_on(async {
-        let proxy = Proxy::start(&path).await;
-        let host = &proxy.host;
+    );
+    with_proxy(&path, async |host| {
         let handle = host
             .peer()
             .send_cancellable_request(
@@ -414,27 +413,17 @@ fn the_hosts_cancellation_reaches_the_upstream() {
             .cancel(Some("the user changed their mind".into()))
             .await
             .unwrap();
-        let mut seen = false;
-        for _ in 0..100 {
-            if marker.exists() {
-                seen = true;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+        let seen = eventually(async || marker.exists()).await;
         assert!(seen, "the upstream's sleep was never cancelled");
-        proxy.stop().await;
     });
 }
 
 #[test]
 fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("map.json"),
+    let (dir, _map) = temp_file(
+        "map.json",
         r#"{"files_read_file":"def files_read_file(path):\"read one text file by its path\""}"#,
-    )
-    .unwrap();
+    );
     let mut maps = Vec::new();
     for extra in [
         "",
@@ -442,21 +431,17 @@ fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
         "compiled_map = \"map.json\"",
     ] {
         let path = config(dir.path(), "dispatch", extra);
-        let map = block_on(async {
-            let proxy = Proxy::start(&path).await;
-            let host = &proxy.host;
+        let map = with_proxy(&path, async |host| {
             let tools = host.list_all_tools().await.unwrap();
             let map = tools[0].description.as_deref().unwrap().to_owned();
             // Whatever the map, a call by name reaches the tool.
-            let r = host
-                .call_tool(call(
-                    "t",
-                    json!({"f": "files_read_file", "a": {"path": "p"}}),
-                ))
-                .await
-                .unwrap();
+            let r = invoke(
+                host,
+                "t",
+                json!({"f": "files_read_file", "a": {"path": "p"}}),
+            )
+            .await;
             assert_eq!(text(&r), r#"read_file {"path":"p"}"#, "{extra}");
-            proxy.stop().await;
             map
         });
         maps.push(map);
@@ -482,46 +467,35 @@ fn dispatch_takes_a_map_style_and_a_compiled_map_for_level_four() {
 #[test]
 fn discover_mode_finds_then_the_host_calls_by_real_name() {
     let dir = tempfile::tempdir().unwrap();
-    block_on(async {
-        let proxy = Proxy::start(config(dir.path(), "discover", "")).await;
-        let host = &proxy.host;
-        let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
-            tools.into_iter().map(|t| t.name.to_string()).collect()
-        };
-        let find = |query: &str| host.call_tool(call("find_tools", json!({"query": query})));
-        assert_eq!(names(host.list_all_tools().await.unwrap()), ["find_tools"]);
-        let r = find("read a file").await.unwrap();
+    with_proxy(config(dir.path(), "discover", ""), async |host| {
+        let find = |query: &str| invoke(host, "find_tools", json!({"query": query}));
+        assert_eq!(listed(host).await, ["find_tools"]);
+        let r = find("read a file").await;
         let reply = text(&r);
         assert_ne!(r.is_error, Some(true), "{reply}");
         assert!(reply.contains("files_read_file("), "{reply}");
-        let listed = names(host.list_all_tools().await.unwrap());
-        assert_eq!(listed.first().map(String::as_str), Some("find_tools"));
-        assert!(listed.iter().any(|n| n == "files_read_file"), "{listed:?}");
-        let r = host
-            .call_tool(call("files_read_file", json!({"path": "x"})))
-            .await
-            .unwrap();
+        let listed_now = listed(host).await;
+        assert_eq!(listed_now.first().map(String::as_str), Some("find_tools"));
+        assert!(
+            listed_now.iter().any(|n| n == "files_read_file"),
+            "{listed_now:?}"
+        );
+        let r = invoke(host, "files_read_file", json!({"path": "x"})).await;
         assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
         // The blocklist holds: git_push is never found, and never runs.
-        let r = find("push commits to the remote").await.unwrap();
+        let r = find("push commits to the remote").await;
         assert!(!text(&r).contains("git_push("), "{}", text(&r));
-        assert!(
-            !names(host.list_all_tools().await.unwrap())
-                .iter()
-                .any(|n| n == "git_push")
-        );
-        let r = host.call_tool(call("git_push", json!({}))).await.unwrap();
+        assert!(!listed(host).await.iter().any(|n| n == "git_push"));
+        let r = invoke(host, "git_push", json!({})).await;
         assert_eq!(r.is_error, Some(true));
         assert!(text(&r).contains("blocked"), "{}", text(&r));
         // A search written as a sentence finds what its catalogue words find.
-        let r = find("please read the text file Bob and Carol sent us last Tuesday in Lisbon")
-            .await
-            .unwrap();
+        let r =
+            find("please read the text file Bob and Carol sent us last Tuesday in Lisbon").await;
         assert!(text(&r).contains("files_read_file("), "{}", text(&r));
         // A query with nothing behind it says so.
-        let r = find("compose a sonnet about the sea").await.unwrap();
+        let r = find("compose a sonnet about the sea").await;
         assert!(text(&r).starts_with("No tool fits"), "{}", text(&r));
-        proxy.stop().await;
     });
 }
 
@@ -530,39 +504,28 @@ fn discover_mode_finds_then_the_host_calls_by_real_name() {
 #[test]
 fn discover_mode_lists_at_most_found_limit_tools() {
     let dir = tempfile::tempdir().unwrap();
-    block_on(async {
-        let proxy = Proxy::start(config(dir.path(), "discover", "found_limit = 2")).await;
-        let host = &proxy.host;
-        let find = |query: &str| host.call_tool(call("find_tools", json!({"query": query})));
-        let listed = || async {
-            let tools = host.list_all_tools().await.unwrap();
-            tools
-                .into_iter()
-                .map(|t| t.name.to_string())
-                .collect::<Vec<_>>()
-        };
-        for (query, best) in [
-            ("read a text file", "files_read_file"),
-            ("show the working tree status", "git_status"),
-            ("record changes in a commit", "git_commit"),
-        ] {
-            let reply = text(&find(query).await.unwrap());
-            let lines = reply.lines().filter(|l| l.starts_with("- ")).count();
-            assert!((1..=2).contains(&lines), "{query}: {reply}");
-            let now = listed().await;
-            assert!(now.len() <= 3, "find_tools and at most two found: {now:?}");
-            assert!(now.iter().any(|n| n == best), "{query}: {now:?}");
-        }
-        assert!(
-            !listed().await.iter().any(|n| n == "files_read_file"),
-            "the least recently found tool left the list"
-        );
-        // What left the list is still callable by its name.
-        let r = host
-            .call_tool(call("files_read_file", json!({"path": "x"})))
-            .await
-            .unwrap();
-        assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
-        proxy.stop().await;
-    });
+    with_proxy(
+        config(dir.path(), "discover", "found_limit = 2"),
+        async |host| {
+            for (query, best) in [
+                ("read a text file", "files_read_file"),
+                ("show the working tree status", "git_status"),
+                ("record changes in a commit", "git_commit"),
+            ] {
+                let reply = text(&invoke(host, "find_tools", json!({"query": query})).await);
+                let lines = reply.lines().filter(|l| l.starts_with("- ")).count();
+                assert!((1..=2).contains(&lines), "{query}: {reply}");
+                let now = listed(host).await;
+                assert!(now.len() <= 3, "find_tools and at most two found: {now:?}");
+                assert!(now.iter().any(|n| n == best), "{query}: {now:?}");
+            }
+            assert!(
+                !listed(host).await.iter().any(|n| n == "files_read_file"),
+                "the least recently found tool left the list"
+            );
+            // What left the list is still callable by its name.
+            let r = invoke(host, "files_read_file", json!({"path": "x"})).await;
+            assert_eq!(text(&r), r#"read_file {"path":"x"}"#);
+        },
+    );
 }

@@ -2,7 +2,7 @@ use serde_json::{Value, json};
 
 use crate::{
     assert_error, assert_one_line_error, chef, fixture, on_corpus, one_line_error, stderr, stdout,
-    write_file,
+    temp_file, write_file,
 };
 
 /// `chef resolve` on the corpus at `level` (and map style `style`) with the calls in `calls`.
@@ -247,9 +247,7 @@ fn resolve_at_level_4_without_a_map_names_the_missing_flag() {
 /// sanitised), as `chef compress --target` reports them.
 #[test]
 fn resolve_with_a_target_accepts_that_target_s_wire_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let tools = write_file(
-        dir.path(),
+    let (dir, tools) = temp_file(
         "tools.json",
         json!({"tools": [
             {"name": "timezone.convert", "inputSchema": {"type": "object", "properties": {"tz": {"type": "string"}}, "required": ["tz"]}},

@@ -1,12 +1,14 @@
 //! A hand-written HTTP/1.1 server on 127.0.0.1 for the tests that need an endpoint
 //! (`compile_map`, `eval`): one thread per connection, `Connection: close`, and a handler
-//! that reads the request and decides the reply (or hangs, or closes without one).
+//! that reads the request and decides the reply (or hangs, or closes without one), from a
+//! script of replies per key ([`Scripted`]).
 
 use std::{
+    collections::HashMap,
     io::{BufRead as _, BufReader, Read as _, Write as _},
     net::{SocketAddr, TcpListener, TcpStream},
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicBool, Ordering},
     },
     thread,
@@ -57,6 +59,76 @@ impl Listener {
     /// `http://127.0.0.1:PORT/v1`.
     pub(crate) fn endpoint(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+}
+
+/// Replies scripted per key: each key's replies are used in order, the last one repeating.
+pub(crate) struct Script<R>(Mutex<HashMap<String, Vec<R>>>);
+
+impl<R: Clone> Script<R> {
+    /// The next reply for `key`, whose script starts as a copy of `from`'s the first time
+    /// `key` is asked for; `exhausted` when its script is empty, `None` when neither `key`
+    /// nor `from` has one.
+    pub(crate) fn next_from(&self, from: &str, key: &str, exhausted: R) -> Option<R> {
+        let mut queues = self.0.lock().unwrap();
+        if !queues.contains_key(key)
+            && let Some(script) = queues.get(from).cloned()
+        {
+            queues.insert(key.to_owned(), script);
+        }
+        match queues.get_mut(key) {
+            Some(q) if q.len() > 1 => Some(q.remove(0)),
+            Some(q) => Some(q.first().cloned().unwrap_or(exhausted)),
+            None => None,
+        }
+    }
+
+    /// [`next_from`](Self::next_from) `key` itself.
+    pub(crate) fn next(&self, key: &str, exhausted: R) -> Option<R> {
+        self.next_from(key, key, exhausted)
+    }
+}
+
+/// A scripted server: a [`Listener`] whose handler reads its reply from a [`Script`] and
+/// records what it saw (`S`, one per request).
+pub(crate) struct Scripted<S> {
+    listener: Listener,
+    seen: Arc<Mutex<Vec<S>>>,
+}
+
+impl<S: Clone + Send + 'static> Scripted<S> {
+    /// Starts a server whose `handle` answers each request with the script's replies
+    /// (`script`: each key's replies, in order).
+    pub(crate) fn launch<'a, K, R, H>(
+        script: impl IntoIterator<Item = (&'a K, Vec<R>)>,
+        handle: H,
+    ) -> Self
+    where
+        K: AsRef<str> + ?Sized + 'a,
+        R: Clone + Send + 'static,
+        H: Fn(TcpStream, Request, &Mutex<Vec<S>>, &Script<R>) + Send + Sync + 'static,
+    {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let script = Script(Mutex::new(
+            script
+                .into_iter()
+                .map(|(key, replies)| (key.as_ref().to_owned(), replies))
+                .collect(),
+        ));
+        let seen2 = Arc::clone(&seen);
+        let listener =
+            Listener::start(move |stream, request| handle(stream, request, &seen2, &script));
+        Self { listener, seen }
+    }
+
+    /// `http://127.0.0.1:PORT/v1`.
+    pub(crate) fn endpoint(&self) -> String {
+        self.listener.endpoint()
+    }
+
+    /// What the server saw so far, in order.
+    pub(crate) fn seen(&self) -> Vec<S> {
+        self.seen.lock().unwrap().clone()
     }
 }
 

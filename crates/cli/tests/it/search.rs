@@ -7,14 +7,32 @@ use crate::{
 };
 
 fn search(tools: &Path, queries: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args: Vec<OsString> = vec![
-        "search".into(),
-        tools.into(),
-        "--queries".into(),
-        queries.into(),
-    ];
+    search_with("--queries", tools, queries, extra)
+}
+
+/// `chef search TOOLS FLAG FILE EXTRA…`: `--queries` or `--eval` and its file.
+fn search_with(flag: &str, tools: &Path, file: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args: Vec<OsString> = vec!["search".into(), tools.into(), flag.into(), file.into()];
     args.extend(extra.iter().map(Into::into));
     chef(args)
+}
+
+/// Asserts that `run` on the 149 tools and each `(file name, text, problem)` exits 2 with
+/// one line naming the file and its problem, and prints nothing.
+#[track_caller]
+fn assert_unusable_files(
+    cases: &[(&str, &str, &str)],
+    run: impl Fn(&Path, &Path, &[&str]) -> std::process::Output,
+) {
+    for (name, text, problem) in cases {
+        let (_dir, path) = temp_file(name, text);
+        let out = run(&fixture("real-mcp-tools.json"), &path, &[]);
+        assert_one_line_error(&out, &[&format!("{name}{problem}")]);
+        assert!(
+            stdout(&out).is_empty(),
+            "nothing is printed before the file is checked"
+        );
+    }
 }
 
 fn lines(text: &str) -> Vec<Value> {
@@ -100,15 +118,7 @@ fn unusable_request_files_exit_2_naming_file_and_line() {
             ": line 1: expected an object",
         ),
     ];
-    for (name, text, problem) in cases {
-        let (_dir, path) = temp_file(name, text);
-        let out = search(&fixture("real-mcp-tools.json"), &path, &[]);
-        assert_one_line_error(&out, &[&format!("{name}{problem}")]);
-        assert!(
-            stdout(&out).is_empty(),
-            "nothing is printed before the file is checked"
-        );
-    }
+    assert_unusable_files(&cases, search);
 }
 
 #[test]
@@ -206,14 +216,7 @@ fn threshold_flags_conflict_with_lexical_ranking() {
 }
 
 fn evaluate(tools: &Path, labels: &Path, extra: &[&str]) -> std::process::Output {
-    let mut args: Vec<OsString> = vec![
-        "search".into(),
-        tools.into(),
-        "--eval".into(),
-        labels.into(),
-    ];
-    args.extend(extra.iter().map(Into::into));
-    chef(args)
+    search_with("--eval", tools, labels, extra)
 }
 
 /// The figures `--eval` prints, as the library computes them (what `retrieval_eval`
@@ -384,12 +387,7 @@ fn unusable_label_files_exit_2_naming_file_and_line() {
             ": line 1: expected tool \"no_such_tool\" is not in the catalogue",
         ),
     ];
-    for (name, text, problem) in cases {
-        let (_dir, path) = temp_file(name, text);
-        let out = evaluate(&fixture("real-mcp-tools.json"), &path, &[]);
-        assert_one_line_error(&out, &[&format!("{name}{problem}")]);
-        assert!(stdout(&out).is_empty());
-    }
+    assert_unusable_files(&cases, evaluate);
     // --eval and --queries are two different commands.
     let (_dir, path) = temp_file("l.jsonl", "{\"query\":\"x\",\"expected\":[]}\n");
     let out = chef([

@@ -11,6 +11,15 @@ use serde_json::{Value, json};
 
 use crate::{assert_error, chef, stderr, stdout};
 
+/// A new temporary directory with the file system store `a` in it, [`seed`]ed; returns the
+/// directory (keep it alive) and the store's path.
+fn seeded_store() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    seed(&FsBackend::open(&a).unwrap());
+    (dir, a)
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -33,18 +42,26 @@ fn seed(store: &dyn StorageBackend) {
     });
 }
 
-fn run(args: &[&OsStr]) -> std::process::Output {
-    chef(args)
+/// `chef sessions ARGS…`.
+fn sessions<S: AsRef<OsStr>>(args: &[S]) -> std::process::Output {
+    chef(std::iter::once(OsStr::new("sessions")).chain(args.iter().map(AsRef::as_ref)))
 }
 
 /// `chef sessions ls --store STORE`.
 fn ls_output(store: impl AsRef<OsStr>) -> std::process::Output {
-    run(&[
-        "sessions".as_ref(),
-        "ls".as_ref(),
-        "--store".as_ref(),
-        store.as_ref(),
-    ])
+    sessions(&["ls".as_ref(), "--store".as_ref(), store.as_ref()])
+}
+
+/// `chef sessions show ID --store STORE`.
+fn show_output(store: &str, id: &str) -> std::process::Output {
+    sessions(&["show", id, "--store", store])
+}
+
+/// `chef sessions export --store STORE`, then `more` flags.
+fn export_output(store: &str, more: &[&OsStr]) -> std::process::Output {
+    let mut args: Vec<&OsStr> = vec!["export".as_ref(), "--store".as_ref(), store.as_ref()];
+    args.extend(more);
+    sessions(&args)
 }
 
 fn ls(store: &str) -> Vec<Value> {
@@ -57,39 +74,25 @@ fn ls(store: &str) -> Vec<Value> {
 }
 
 fn show(store: &str, id: &str) -> String {
-    let out = run(&[
-        "sessions".as_ref(),
-        "show".as_ref(),
-        id.as_ref(),
-        "--store".as_ref(),
-        store.as_ref(),
-    ]);
+    let out = show_output(store, id);
     assert!(out.status.success(), "{}", stderr(&out));
     stdout(&out)
 }
 
 fn export(store: &str, bundle: &Path) {
-    let out = run(&[
-        "sessions".as_ref(),
-        "export".as_ref(),
-        "--store".as_ref(),
-        store.as_ref(),
-        "--out".as_ref(),
-        bundle.as_os_str(),
-    ]);
+    let out = export_output(store, &["--out".as_ref(), bundle.as_os_str()]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
 fn import(store: &str, bundle: &Path, extra: &[&str]) -> std::process::Output {
     let mut args: Vec<&OsStr> = vec![
-        "sessions".as_ref(),
         "import".as_ref(),
         bundle.as_os_str(),
         "--store".as_ref(),
         store.as_ref(),
     ];
     args.extend(extra.iter().map(|s| OsStr::new(*s)));
-    run(&args)
+    sessions(&args)
 }
 
 /// Export from `from`, import into `to`, and check both list and show the same sessions.
@@ -128,10 +131,8 @@ fn round_trip(from: &str, to: &str, scratch: &Path) {
 
 #[test]
 fn sessions_move_between_two_file_system_stores_unchanged() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
+    let (dir, a) = seeded_store();
     let b = dir.path().join("b");
-    seed(&FsBackend::open(&a).unwrap());
     let shown = show(a.to_str().unwrap(), "support/42");
     let parsed = snapshot::from_slice::<Value>(shown.as_bytes()).unwrap();
     assert_eq!(parsed.created_turn, 3);
@@ -154,17 +155,9 @@ fn sessions_move_between_two_file_system_stores_unchanged() {
 
 #[test]
 fn sessions_commands_report_bad_input_with_status_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
-    seed(&FsBackend::open(&a).unwrap());
+    let (dir, a) = seeded_store();
     let store = a.to_str().unwrap();
-    let missing = run(&[
-        "sessions".as_ref(),
-        "show".as_ref(),
-        "nope".as_ref(),
-        "--store".as_ref(),
-        store.as_ref(),
-    ]);
+    let missing = show_output(store, "nope");
     assert_error(&missing, &["no session \"nope\""]);
     let no_dir = ls_output(dir.path().join("absent"));
     assert_eq!(no_dir.status.code(), Some(2));
@@ -184,57 +177,65 @@ fn sessions_commands_report_bad_input_with_status_2() {
     assert!(ls(b.to_str().unwrap()).is_empty());
 }
 
-/// A bundle that must import nothing: exit status 2, one line on stderr, which is returned.
+/// A run refused with exit status 2, nothing on stdout and one line on stderr, which is
+/// returned.
+#[track_caller]
+fn refusal(out: &std::process::Output) -> String {
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(out));
+    assert!(stdout(out).is_empty(), "{}", stdout(out));
+    let err = stderr(out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+/// A bundle that must import nothing: its [`refusal`], and nothing written.
 fn refused_import(bundle_text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let bundle = dir.path().join("bad2.jsonl");
     std::fs::write(&bundle, bundle_text).unwrap();
     let b = dir.path().join("b");
-    let out = import(b.to_str().unwrap(), &bundle, &[]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
-    let err = stderr(&out);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = refusal(&import(b.to_str().unwrap(), &bundle, &[]));
     assert!(ls(b.to_str().unwrap()).is_empty(), "nothing is written");
     err
 }
 
 const GOOD_LINE: &str = r#"{"id":"ok","snapshot":{"format":"chef-snapshot","format_version":1,"created_turn":0,"payload":1}}"#;
 
+/// A bundle line that is not JSON names one position; a snapshot whose checksum does not
+/// match says so; one session twice names both lines. Each imports nothing.
 #[test]
-fn a_bundle_line_that_is_not_json_names_one_position() {
-    let err = refused_import(&format!("{GOOD_LINE}\n\n{{1:2}}\n"));
-    assert!(
-        err.ends_with("bad2.jsonl: line 3: not valid JSON at column 2: key must be a string\n"),
-        "{err}"
-    );
-}
-
-#[test]
-fn a_bundle_snapshot_whose_checksum_does_not_match_says_so() {
-    let line = r#"{"id":"ok","snapshot":{"format":"chef-snapshot","format_version":2,"created_turn":0,"payload":1,"checksum":"crc32:00000000"}}"#;
-    let err = refused_import(&format!("{line}\n"));
-    assert!(
-        err.contains("bad2.jsonl: line 1: snapshot bytes is corrupt: ") && err.contains("checksum"),
-        "{err}"
-    );
-}
-
-#[test]
-fn a_bundle_with_one_session_twice_imports_nothing_and_names_both_lines() {
+fn a_bad_bundle_imports_nothing_and_says_where_and_why() {
+    let corrupt = r#"{"id":"ok","snapshot":{"format":"chef-snapshot","format_version":2,"created_turn":0,"payload":1,"checksum":"crc32:00000000"}}"#;
     let other = GOOD_LINE.replace("\"ok\"", "\"other\"");
-    let err = refused_import(&format!("{GOOD_LINE}\n{other}\n\n{GOOD_LINE}\n"));
-    assert!(
-        err.contains("bad2.jsonl: line 4: session \"ok\" is also on line 1"),
-        "{err}"
-    );
+    // Each error is one line, so a needle ending in its newline ends the error.
+    let cases = [
+        (
+            format!("{GOOD_LINE}\n\n{{1:2}}\n"),
+            &["bad2.jsonl: line 3: not valid JSON at column 2: key must be a string\n"][..],
+        ),
+        (
+            format!("{corrupt}\n"),
+            &[
+                "bad2.jsonl: line 1: snapshot bytes is corrupt: ",
+                "checksum",
+            ],
+        ),
+        (
+            format!("{GOOD_LINE}\n{other}\n\n{GOOD_LINE}\n"),
+            &["bad2.jsonl: line 4: session \"ok\" is also on line 1"],
+        ),
+    ];
+    for (bundle, needles) in cases {
+        let err = refused_import(&bundle);
+        for needle in needles {
+            assert!(err.contains(needle), "{needle:?} is not in: {err}");
+        }
+    }
 }
 
 #[test]
 fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
-    seed(&FsBackend::open(&a).unwrap());
+    let (dir, a) = seeded_store();
     let store = a.to_str().unwrap();
     // One byte of the stored snapshot changes: its checksum no longer matches.
     let file = a.join("sessions").join("alpha.json");
@@ -243,38 +244,20 @@ fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
     std::fs::write(&file, text.replace("hello from alpha", "hello from alphA")).unwrap();
 
     let refused = |out: std::process::Output| {
-        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
-        let err = stderr(&out);
-        assert_eq!(err.lines().count(), 1, "{err}");
+        let err = refusal(&out);
         assert!(
             err.contains("session \"alpha\" is corrupt: ") && err.contains("checksum mismatch"),
             "{err}"
         );
     };
-    refused(run(&[
-        "sessions".as_ref(),
-        "show".as_ref(),
-        "alpha".as_ref(),
-        "--store".as_ref(),
-        store.as_ref(),
-    ]));
+    refused(show_output(store, "alpha"));
     let bundle = dir.path().join("bundle.jsonl");
-    refused(run(&[
-        "sessions".as_ref(),
-        "export".as_ref(),
-        "--store".as_ref(),
-        store.as_ref(),
-        "--out".as_ref(),
-        bundle.as_os_str(),
-    ]));
+    refused(export_output(
+        store,
+        &["--out".as_ref(), bundle.as_os_str()],
+    ));
     assert!(!bundle.exists(), "nothing exported");
-    refused(run(&[
-        "sessions".as_ref(),
-        "export".as_ref(),
-        "--store".as_ref(),
-        store.as_ref(),
-    ]));
+    refused(export_output(store, &[]));
     // The intact session still shows.
     assert!(show(store, "support/42").contains("hello from support/42"));
 }
@@ -317,10 +300,8 @@ fn sessions_move_from_the_file_system_to_postgres_and_back() {
     });
     let sep = if url.contains('?') { '&' } else { '?' };
     let pg = format!("{url}{sep}options=-csearch_path%3D{schema}");
-    let dir = tempfile::tempdir().unwrap();
-    let a = dir.path().join("a");
+    let (dir, a) = seeded_store();
     let c = dir.path().join("c");
-    seed(&FsBackend::open(&a).unwrap());
     round_trip(a.to_str().unwrap(), &pg, dir.path());
     round_trip(&pg, c.to_str().unwrap(), dir.path());
 }

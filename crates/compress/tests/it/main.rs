@@ -55,51 +55,54 @@ pub(crate) fn tools3() -> Vec<ToolDefinition> {
         tool(
             "github_create_issue",
             "Create a new issue in a GitHub repository. The issue will be created by the authenticated user.",
-            json!({
-                "$schema": "http://json-schema.org/draft-07/schema#",
-                "type": "object",
-                "properties": {
+            draft07(
+                json!({
                     "owner": {"type": "string", "description": "Repository owner (user or organisation)."},
                     "repo": {"type": "string", "description": "Repository name."},
                     "title": {"type": "string", "description": "Issue title."},
                     "body": {"type": "string", "description": "Issue body in Markdown."},
                     "labels": {"type": "array", "items": {"type": "string"}, "description": "Labels to apply."}
-                },
-                "required": ["owner", "repo", "title"],
-                "additionalProperties": false
-            }),
+                }),
+                &["owner", "repo", "title"],
+            ),
         ),
         tool(
             "github_search_issues",
             "Search issues and pull requests across all of GitHub using a query string.",
-            json!({
-                "$schema": "http://json-schema.org/draft-07/schema#",
-                "type": "object",
-                "properties": {
+            draft07(
+                json!({
                     "q": {"type": "string", "description": "Search query using GitHub search syntax."},
                     "sort": {"type": "string", "enum": ["comments", "created", "updated"], "description": "Sort field."},
                     "per_page": {"type": "integer", "description": "Results per page (max 100)."}
-                },
-                "required": ["q"],
-                "additionalProperties": false
-            }),
+                }),
+                &["q"],
+            ),
         ),
         tool(
             "slack_post_message",
             "Post a message to a Slack channel on behalf of the app.",
-            json!({
-                "$schema": "http://json-schema.org/draft-07/schema#",
-                "type": "object",
-                "properties": {
+            draft07(
+                json!({
                     "channel": {"type": "string", "description": "Channel id."},
                     "text": {"type": "string", "description": "Message text."},
                     "thread_ts": {"type": "string", "description": "Thread timestamp to reply in."}
-                },
-                "required": ["channel", "text"],
-                "additionalProperties": false
-            }),
+                }),
+                &["channel", "text"],
+            ),
         ),
     ]
+}
+
+/// A TOOLS3 schema: draft-07's `$schema`, `properties`, the `required` ones and no others
+/// (`additionalProperties: false`), in that order.
+fn draft07(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false
+    })
 }
 
 /// `svc_search`: required string `q`, optional typed parameters.

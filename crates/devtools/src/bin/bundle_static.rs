@@ -60,20 +60,10 @@ fn main() {
     let header: Value = serde_json::from_slice(&weights[8..8 + header_len]).expect("header");
     let matrix = &header["embeddings"];
     assert_eq!(matrix["dtype"], "F32", "f32 embeddings");
-    let shape: Vec<usize> = matrix["shape"]
-        .as_array()
-        .expect("shape")
-        .iter()
-        .map(|n| usize::try_from(n.as_u64().expect("n")).expect("fits"))
-        .collect();
+    let shape = sizes(&matrix["shape"], "shape");
     let (rows, dims) = (shape[0], shape[1]);
     assert_eq!(rows, tokens.len(), "one row per token");
-    let offsets: Vec<usize> = matrix["data_offsets"]
-        .as_array()
-        .expect("offsets")
-        .iter()
-        .map(|n| usize::try_from(n.as_u64().expect("n")).expect("fits"))
-        .collect();
+    let offsets = sizes(&matrix["data_offsets"], "offsets");
     let data = &weights[8 + header_len + offsets[0]..8 + header_len + offsets[1]];
     let values: Vec<f32> = data
         .chunks_exact(4)
@@ -118,18 +108,31 @@ fn main() {
     body.extend_from_slice(&scales);
     body.extend_from_slice(&table);
     let digest = Sha256::digest(&body);
-    let id: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let id = hex(&digest[..8]);
     let mut file = b"CHEFSTM1".to_vec();
     file.extend_from_slice(id.as_bytes());
     file.extend_from_slice(&body);
     std::fs::write(&out, &file).expect("write");
-    let sha: String = Sha256::digest(&file)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha = hex(&Sha256::digest(&file));
     println!(
         "{}: {} bytes, {rows} rows × {dims}, max chars {max_chars}, id {id}, worst error {worst:.2e}\nsha256 {sha}",
         out.display(),
         file.len()
     );
+}
+
+/// A JSON array of sizes (the safetensors header's `shape`, `data_offsets`), `what` naming
+/// it when it is not one.
+fn sizes(array: &Value, what: &str) -> Vec<usize> {
+    array
+        .as_array()
+        .expect(what)
+        .iter()
+        .map(|n| usize::try_from(n.as_u64().expect("n")).expect("fits"))
+        .collect()
+}
+
+/// `bytes` in lowercase hex.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
