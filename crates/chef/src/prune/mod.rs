@@ -315,9 +315,6 @@ pub(crate) fn reserved_owner(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Checks `groups` (of `kind`, "namespace" or "toolkit") against each other and the
-/// `others` kind: no reserved name, no duplicate group or member, no group nested in
-/// another.
 /// How a [`RegistryError::NameClash`] names a flat tool.
 const FLAT_TOOL: &str = "a flat tool";
 
@@ -340,6 +337,9 @@ fn clash(name: &str, first: impl Into<String>, second: impl Into<String>) -> Reg
     }
 }
 
+/// Checks `groups` (of `kind`, "namespace" or "toolkit") against each other and the
+/// `others` kind: no reserved name, no duplicate group or member, no group nested in
+/// another.
 pub(crate) fn check_groups(
     groups: &[ToolGroup],
     others: &[ToolGroup],
