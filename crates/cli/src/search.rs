@@ -38,11 +38,15 @@
 //! {"model":"static-bundled:af5e7e5211d02a98","kind":"static","tools":149,"irrelevant":60,"abstain_share":0.9,"joint":true,"min_cosine":0.575,"abstains":0.9}
 //! ```
 //!
-//! `--second-stage` re-ranks the hybrid's best 30 tools with the second stage
+//! With the bundled model the best ten are then re-ordered by the second stage
 //! (`chef_compress::search::dense::SecondStage`: a relevance model learned from public
-//! labelled data and compiled in) and abstains when its probability for the request's
-//! catalogue words is below `--min-relevance` (default 0.256). It is opt-in: on held-out
-//! data it ranks better but abstains worse than the default (docs/PERFORMANCE.md).
+//! labelled data and compiled in): ranks 1-5 among themselves and ranks 6-10 among
+//! themselves, so the tools in the best five and ten, and abstention, stay the hybrid's.
+//! `--first-stage` keeps the hybrid's own order. `--second-stage` goes further: it re-ranks
+//! the hybrid's best 30 tools by that probability and abstains when its probability for
+//! the request's catalogue words is below `--min-relevance` (default 0.256). That is
+//! opt-in: on held-out data it ranks better but abstains worse than the default
+//! (docs/PERFORMANCE.md).
 //!
 //! # Measuring (`--eval LABELS.jsonl`)
 //!
@@ -67,8 +71,11 @@
 //! {"ranker":"lexical","abstention":"default","tools":149,"requests":105,"relevant":75,"irrelevant":30,"recall_at_1":0.8,"recall_at_5":0.82,"mrr":0.815,"false_abstention":0.16,"true_abstention":0.9}
 //! ```
 //!
-//! With `--second-stage` a second line follows, `"ranker":"second-stage"`, measured on the
-//! same requests at `--min-relevance` (or never abstaining with `--never-abstain`).
+//! With the bundled model the hybrid's line says `"order":"second-stage"`: its best ten
+//! are re-ordered by the second stage (below); `--first-stage` measures the hybrid's own
+//! order. With `--second-stage` a second line follows, `"ranker":"second-stage"`,
+//! measured on the same requests at `--min-relevance` (or never abstaining with
+//! `--never-abstain`).
 
 use std::{
     io::{self, BufWriter, Write},
@@ -128,7 +135,10 @@ fn hybrid(dir: Option<&Path>, flags: &DenseFlags) -> Result<HybridBuilder, CliEr
             source,
         })?,
     };
-    let mut options = HybridOptions::for_kind(model.kind()).with_joint(!flags.cosine_only);
+    let mut options = HybridOptions::for_model(model.as_ref()).with_joint(!flags.cosine_only);
+    if flags.first_stage {
+        options.second_stage = false;
+    }
     if let Some(w) = flags.dense_weight {
         if !(0.0..=1.0).contains(&w) {
             return Err(CliError::Usage(format!(
@@ -359,6 +369,9 @@ struct Evaluation<'a> {
     model: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dense_weight: Option<f32>,
+    /// `second-stage` for the hybrid with the second stage's re-ordering of the best ten.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    order: Option<&'a str>,
     /// `default`, `none`, or for the hybrid the `min_cosine` used.
     abstention: String,
     tools: usize,
@@ -389,6 +402,7 @@ impl<'a> Evaluation<'a> {
             ranker,
             model,
             dense_weight,
+            order: None,
             abstention,
             tools,
             requests,
@@ -446,8 +460,11 @@ fn evaluate(
         }
     };
     let mut out = io::stdout().lock();
-    Evaluation::new((name, model, weight, abstention), tools, labelled.len(), &m)
-        .write(&mut out)?;
+    let mut line = Evaluation::new((name, model, weight, abstention), tools, labelled.len(), &m);
+    if let Ranker::Hybrid(index) = ranker {
+        line.order = index.options().second_stage.then_some("second-stage");
+    }
+    line.write(&mut out)?;
     if let (true, Ranker::Hybrid(index)) = (args.dense.second_stage, ranker) {
         let stage = second_stage(args)?;
         let m = dense::evaluate_second_stage(index, labelled, &stage)?;
@@ -640,6 +657,12 @@ pub(crate) struct DenseFlags {
     /// then the second stage's.
     #[arg(long, conflicts_with_all = ["lexical", "calibrate"])]
     pub(crate) second_stage: bool,
+    /// Keep the hybrid's own order: without the second stage's re-ordering of the best ten
+    /// (ranks 1-5 among themselves and 6-10 among themselves, by a relevance model learned
+    /// from public labelled data), which is on by default with the bundled model. The
+    /// tools in the best five and ten, and abstention, are the same either way.
+    #[arg(long, conflicts_with_all = ["lexical", "second_stage"])]
+    pub(crate) first_stage: bool,
     /// With --second-stage: abstain when no candidate's probability reaches this, 0 to 1
     /// [default: 0.256, calibrated on 149 tools].
     #[arg(long, value_name = "P", requires = "second_stage")]

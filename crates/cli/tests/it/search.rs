@@ -298,22 +298,39 @@ fn eval_prints_the_figures_retrieval_eval_computes() {
     assert_eq!(lines(&stdout(&out))[0]["abstention"], "none");
 
     // Without --lexical the bundled static model ranks with BM25F (the hybrid), with
-    // its calibrated threshold and joint abstention: the held-out rows of
-    // docs/PERFORMANCE.md, by default and with the cosine alone deciding.
-    for (extra, abstention, figures) in [
+    // its calibrated threshold and joint abstention, its best ten re-ordered by the second
+    // stage: the held-out rows of docs/PERFORMANCE.md, by default, with the cosine alone
+    // deciding, and in the hybrid's own order (--first-stage: recall@5 and abstention
+    // the same, a lower recall@1 and MRR).
+    for (extra, abstention, order, figures) in [
         (
             &[][..],
             "min_cosine 0.54, joint",
-            ["0.840", "0.960", "0.896", "0.027", "0.867"],
+            Value::from("second-stage"),
+            ["0.867", "0.960", "0.908", "0.027", "0.867"],
         ),
         (
             &["--joint"],
             "min_cosine 0.54, joint",
-            ["0.840", "0.960", "0.896", "0.027", "0.867"],
+            Value::from("second-stage"),
+            ["0.867", "0.960", "0.908", "0.027", "0.867"],
         ),
         (
             &["--cosine-only"],
             "min_cosine 0.54",
+            Value::from("second-stage"),
+            ["0.800", "0.893", "0.841", "0.093", "0.933"],
+        ),
+        (
+            &["--first-stage"],
+            "min_cosine 0.54, joint",
+            Value::Null,
+            ["0.840", "0.960", "0.896", "0.027", "0.867"],
+        ),
+        (
+            &["--first-stage", "--cosine-only"],
+            "min_cosine 0.54",
+            Value::Null,
             ["0.773", "0.893", "0.829", "0.093", "0.933"],
         ),
     ] {
@@ -331,6 +348,7 @@ fn eval_prints_the_figures_retrieval_eval_computes() {
             "{got}"
         );
         assert_eq!(got["abstention"], abstention, "{extra:?}");
+        assert_eq!(got["order"], order, "{extra:?}");
         let figure = |key: &str| format!("{:.3}", got[key].as_f64().unwrap());
         assert_eq!(
             [
@@ -500,9 +518,10 @@ fn eval_with_nothing_to_measure_exits_2_and_figures_over_no_request_are_null() {
     assert!(stdout(&out).is_empty());
 }
 
-/// `--eval --second-stage` prints the first stage's line and then the second stage's: the
-/// held-out rows of docs/PERFORMANCE.md ("A second stage"), at its threshold and never
-/// abstaining.
+/// `--eval --second-stage` prints the default line (the hybrid, its best ten in the second
+/// stage's order) and then the whole second stage's: the held-out rows of
+/// docs/PERFORMANCE.md ("A second stage", "The second stage by default"), at its threshold
+/// and never abstaining.
 #[test]
 fn eval_with_the_second_stage_prints_it_beside_the_first() {
     let tools = fixture("real-mcp-tools.json");
@@ -510,12 +529,12 @@ fn eval_with_the_second_stage_prints_it_beside_the_first() {
     for (extra, first, second) in [
         (
             &["--split", "heldout", "--second-stage"][..],
-            "0.840/0.960/0.896/2.7/86.7",
+            "0.867/0.960/0.908/2.7/86.7",
             "0.800/0.847/0.821/13.3/86.7",
         ),
         (
             &["--split", "heldout", "--second-stage", "--never-abstain"][..],
-            "0.853/0.973/0.909/0.0/0.0",
+            "0.880/0.973/0.921/0.0/0.0",
             "0.880/0.967/0.921/0.0/0.0",
         ),
     ] {
@@ -547,4 +566,11 @@ fn eval_with_the_second_stage_prints_it_beside_the_first() {
         Some(2),
         "--min-relevance needs --second-stage"
     );
+    for conflicting in [
+        ["--first-stage", "--second-stage"],
+        ["--first-stage", "--lexical"],
+    ] {
+        let out = evaluate(&tools, &labels, &conflicting);
+        assert_eq!(out.status.code(), Some(2), "{conflicting:?}");
+    }
 }

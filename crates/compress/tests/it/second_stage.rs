@@ -148,3 +148,62 @@ fn words_no_tool_mentions_never_make_the_second_stage_abstain() {
     );
     assert!(checked > 100, "{checked}");
 }
+
+/// The default re-ordering (`HybridOptions::second_stage`, on for the bundled model only):
+/// over every request of retrieval-149 and every fifth of NESTFUL's, at the default
+/// threshold and never abstaining, the
+/// hybrid with it and without it abstain alike, hold the same tools in their best five and
+/// best ten, and a shorter list is the start of a longer one.
+#[test]
+fn the_default_reordering_keeps_the_best_five_and_ten_and_abstention() {
+    let on = DenseConfig::bundled().unwrap();
+    assert!(on.options.second_stage, "on for the bundled model");
+    assert!(!dense::HybridOptions::for_kind(dense::ModelKind::Static).second_stage);
+    let off = DenseConfig {
+        options: on.options.with_second_stage(false),
+        ..on.clone()
+    };
+    let nestful = chef_ir::load_tools_from_str(
+        &std::fs::read_to_string(fixture("nestful-tools.json")).unwrap(),
+    )
+    .unwrap()
+    .tools;
+    let sorted = |hits: &[chef_compress::search::Hit]| {
+        let mut names: Vec<&str> = hits.iter().map(|h| h.tool.as_str()).collect();
+        names.sort_unstable();
+        names.join(",")
+    };
+    let mut moved = 0;
+    for (tools, labels) in [
+        (real_tools(), "retrieval-149.jsonl"),
+        (nestful, "nestful.jsonl"),
+    ] {
+        let (with, without) = (on.build(&tools).unwrap(), off.build(&tools).unwrap());
+        for q in labelled(labels)
+            .into_iter()
+            .step_by(if tools.len() > 160 { 5 } else { 1 })
+        {
+            for threshold in [with.options().min_cosine, -1.0] {
+                let a = with.search_with(&q.query, 10, threshold).unwrap();
+                let b = without.search_with(&q.query, 10, threshold).unwrap();
+                assert_eq!(a.abstained, b.abstained, "{}", q.query);
+                assert_eq!(sorted(&a.hits), sorted(&b.hits), "{}", q.query);
+                let five = |r: &chef_compress::search::SearchResults| {
+                    sorted(r.hits.get(..5.min(r.hits.len())).unwrap())
+                };
+                assert_eq!(five(&a), five(&b), "{}", q.query);
+                moved += usize::from(a.hits != b.hits);
+                for k in [1, 5] {
+                    let short = with.search_with(&q.query, k, threshold).unwrap();
+                    assert_eq!(
+                        short.hits[..],
+                        a.hits[..k.min(a.hits.len())],
+                        "{} k={k}",
+                        q.query
+                    );
+                }
+            }
+        }
+    }
+    assert!(moved > 0, "the re-ordering moves something");
+}

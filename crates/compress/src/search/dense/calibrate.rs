@@ -80,12 +80,13 @@ struct Outcome {
     lexical_abstains: bool,
 }
 
-/// The outcomes of `queries` at each of `weights` (one list per weight); each request is
-/// embedded and matched once.
+/// The outcomes of `queries` at each of `weights` (one list per weight; `None`: the
+/// index's own ranking, as [`HybridIndex::search`] orders it, second stage included);
+/// each request is embedded and matched once.
 fn outcomes_at(
     index: &HybridIndex,
     queries: &[LabelledQuery],
-    weights: &[f32],
+    weights: &[Option<f32>],
 ) -> Result<Vec<Vec<Outcome>>, DenseError> {
     let mut per_weight: Vec<Vec<Outcome>> = weights
         .iter()
@@ -97,7 +98,13 @@ fn outcomes_at(
             outcomes.push(match &scored {
                 Some(scored) => Outcome {
                     expected: q.expected.len(),
-                    ranks: ranks_of(&index.rank(scored, MRR_DEPTH, w), &q.expected),
+                    ranks: ranks_of(
+                        &match w {
+                            Some(w) => index.rank(scored, MRR_DEPTH, w),
+                            None => index.ranked(scored, MRR_DEPTH),
+                        },
+                        &q.expected,
+                    ),
                     best_cosine: scored.best_cosine,
                     lexical_abstains: scored.lexical_abstains,
                 },
@@ -115,7 +122,7 @@ fn outcomes_at(
 }
 
 fn outcomes(index: &HybridIndex, queries: &[LabelledQuery]) -> Result<Vec<Outcome>, DenseError> {
-    Ok(outcomes_at(index, queries, &[index.options.weight()])?
+    Ok(outcomes_at(index, queries, &[None])?
         .into_iter()
         .next()
         .unwrap_or_default())
@@ -200,7 +207,10 @@ pub fn calibrate_to_share(
 pub const CALIBRATION_WEIGHTS: [f32; 11] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
 
 /// The metrics (never abstaining) of the hybrid at each weight of
-/// [`CALIBRATION_WEIGHTS`], in that order: the curve [`calibrate_weight`] picks from.
+/// [`CALIBRATION_WEIGHTS`], in that order: the curve [`calibrate_weight`] picks from. The
+/// first stage's ranking at each weight: the second stage's re-ordering
+/// ([`HybridOptions::second_stage`](super::HybridOptions::second_stage)) is not applied,
+/// as it was learned at the default weight.
 pub fn weight_curve(
     index: &HybridIndex,
     queries: &[LabelledQuery],
@@ -208,7 +218,7 @@ pub fn weight_curve(
     Ok(CALIBRATION_WEIGHTS
         .iter()
         .copied()
-        .zip(outcomes_at(index, queries, &CALIBRATION_WEIGHTS)?)
+        .zip(outcomes_at(index, queries, &CALIBRATION_WEIGHTS.map(Some))?)
         .map(|(w, outcomes)| (w, metrics(&outcomes, f32::NEG_INFINITY)))
         .collect())
 }

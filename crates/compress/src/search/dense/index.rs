@@ -174,6 +174,14 @@ impl HybridIndex {
         self
     }
 
+    /// The same index with the second stage's re-ordering of the best ten on or off
+    /// ([`HybridOptions::second_stage`]); nothing is embedded again.
+    #[must_use]
+    pub fn with_second_stage(mut self, second_stage: bool) -> Self {
+        self.options.second_stage = second_stage;
+        self
+    }
+
     /// The same index with another abstention threshold ([`HybridOptions::min_cosine`]);
     /// nothing is embedded again.
     #[must_use]
@@ -223,7 +231,7 @@ impl HybridIndex {
         if k == 0 || scored.abstains(min_cosine) {
             return Ok(abstain(scored.best_cosine, scored.lexical.evidence));
         }
-        let hits = self.rank(&scored, k, self.options.weight());
+        let hits = self.ranked(&scored, k);
         Ok(SearchResults {
             hits,
             abstained: false,
@@ -256,6 +264,27 @@ impl HybridIndex {
             request,
             lexical_abstains,
         }))
+    }
+
+    /// The best `k` tools as [`search`](Self::search) orders them: [`rank`](Self::rank) at
+    /// the index's weight, then, with [`HybridOptions::second_stage`], the best ten
+    /// re-ordered in their two blocks ([`reorder_blocks`](Self::reorder_blocks)). Whole
+    /// blocks are ranked and re-ordered before the list is cut to `k`, so a shorter list is
+    /// a prefix of a longer one.
+    pub(super) fn ranked(&self, scored: &Scored, k: usize) -> Vec<Hit> {
+        let weight = self.options.weight();
+        if !self.options.second_stage {
+            return self.rank(scored, k, weight);
+        }
+        let whole_blocks = super::relevance::REORDERED_BLOCKS
+            .iter()
+            .map(|block| block.end)
+            .find(|&end| k <= end)
+            .unwrap_or(k);
+        let mut hits = self.rank(scored, whole_blocks, weight);
+        self.reorder_blocks(scored, &mut hits);
+        hits.truncate(k);
+        hits
     }
 
     /// The best `k` tools by `w × cosine' + (1 − w) × bm25'` (see the module docs).

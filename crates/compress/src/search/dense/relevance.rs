@@ -10,11 +10,18 @@
 //! ([`RelevanceModel`]) learned from public labelled data (NESTFUL's calibrate half, see
 //! docs/PERFORMANCE.md). Most features are shares and margins, not raw scores, meant to
 //! read the same on 100 tools as on 10,000; measured, its threshold carries over from 149
-//! tools to 421 no better than the cosine's, so the second stage is opt-in and the
-//! hybrid's own ranking and abstention stay the default (docs/PERFORMANCE.md, "A second
-//! stage").
+//! tools to 421 no better than the cosine's, so its abstention is opt-in and the hybrid's
+//! abstention stays the default (docs/PERFORMANCE.md, "A second stage").
 //!
-//! It re-orders the candidates by that probability and abstains when no candidate of the
+//! Its ranking is the default, inside limits: with the bundled static model
+//! ([`HybridOptions::second_stage`](super::HybridOptions::second_stage)) the hybrid's best
+//! ten are re-ordered by the probability, the best five among themselves and the next five
+//! among themselves ([`REORDERED_BLOCKS`]), so which tools are in the best five and ten,
+//! and abstention, stay the first stage's (docs/PERFORMANCE.md, "The second stage by
+//! default").
+//!
+//! The whole stage ([`HybridIndex::search_second_stage`]) re-orders all its candidates by
+//! that probability and abstains when no candidate of the
 //! request's *catalogue words* ([`CatalogIndex::known_words`](crate::search::CatalogIndex::known_words))
 //! reaches [`SecondStage::min_relevance`]: the verdict reads only the words some tool
 //! mentions, so words that no tool mentions ("with Bob next Tuesday at 10am") cannot turn
@@ -22,6 +29,12 @@
 
 use super::{DenseError, HybridIndex, index::Scored};
 use crate::search::{Hit, SearchResults};
+
+/// The ranks (0-based, end excluded) the default re-ordering
+/// ([`HybridOptions::second_stage`](super::HybridOptions::second_stage)) sorts among
+/// themselves: the best five, then the next five. Which tools are in the best five and the
+/// best ten never changes.
+pub const REORDERED_BLOCKS: [std::ops::Range<usize>; 2] = [0..5, 5..10];
 
 /// How many numbers the second stage reads about one candidate.
 pub const FEATURES: usize = 9;
@@ -195,6 +208,35 @@ impl HybridIndex {
             }
         }
         out
+    }
+
+    /// Re-orders the first stage's `hits` (best first) by the trained model's probability,
+    /// within each of [`REORDERED_BLOCKS`]; a stable sort, so ties keep the first stage's
+    /// order, and hits past the last block stay where they are. The probabilities are read
+    /// over the best [`SecondStage::DEFAULT`] `depth` candidates of `scored`, as in
+    /// training; a hit outside them counts as 0.
+    pub(super) fn reorder_blocks(&self, scored: &Scored, hits: &mut [Hit]) {
+        if hits.len() < 2 {
+            return;
+        }
+        let model = SecondStage::DEFAULT.model;
+        let judged: Vec<(usize, f32)> = self
+            .candidates_of(scored, SecondStage::DEFAULT.depth)
+            .iter()
+            .map(|c| (c.hit.index, model.probability(&c.features)))
+            .collect();
+        let probability = |hit: &Hit| {
+            judged
+                .iter()
+                .find(|(index, _)| *index == hit.index)
+                .map_or(0.0, |&(_, p)| p)
+        };
+        for block in REORDERED_BLOCKS {
+            let end = block.end.min(hits.len());
+            if let Some(part) = hits.get_mut(block.start..end) {
+                part.sort_by(|a, b| probability(b).total_cmp(&probability(a)));
+            }
+        }
     }
 
     /// The second stage on `query`: its candidates ranked by probability, and the

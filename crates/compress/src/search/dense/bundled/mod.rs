@@ -123,6 +123,23 @@ impl BundledStatic {
         }
     }
 
+    /// Whether `model_id` is the id of the model compiled into this build
+    /// ([`Embedder::model_id`] of [`shared`](Self::shared)); false without the
+    /// `bundled-model` feature. Reads the id from the compiled bytes, not the model.
+    pub fn is_bundled_id(model_id: &str) -> bool {
+        #[cfg(feature = "bundled-model")]
+        {
+            model_id
+                .strip_prefix("static-bundled:")
+                .is_some_and(|hex| BYTES.get(8..24) == Some(hex.as_bytes()))
+        }
+        #[cfg(not(feature = "bundled-model"))]
+        {
+            let _ = model_id;
+            false
+        }
+    }
+
     /// Reads a model in the bundled format (see the module docs).
     ///
     /// # Errors
