@@ -140,16 +140,24 @@ impl Chef {
             .discovers(self.tools.pruner.all_tools().len())
     }
 
-    /// Whether the session offers chef's `find_tools` now: it discovers, and no registered
-    /// tool has the name (the agent's tool is then the one offered and called).
-    pub(crate) fn offers_find_tools(&self) -> bool {
+    /// Whether `find_tools` calls are chef's to answer: the session discovers, and no
+    /// registered tool has the name (the agent's tool is then the one ranked, offered and
+    /// called like its others). A blocked `find_tools` is still chef's: a call is refused.
+    fn answers_find_tools(&self) -> bool {
         self.discovering() && !self.registers(FIND_TOOLS)
     }
 
-    /// Whether `call` is a `find_tools` call this session answers.
+    /// Whether the session offers chef's `find_tools` now (on the wire, with the discovery
+    /// note): it answers its calls, and the blocklist does not name it.
+    pub(crate) fn offers_find_tools(&self) -> bool {
+        self.answers_find_tools() && !self.tools.pruner.blocklist().blocks(FIND_TOOLS)
+    }
+
+    /// Whether `call` is a `find_tools` call this session answers (or, when blocked,
+    /// refuses).
     pub(crate) fn is_find_call(&self, call: &ToolCall) -> bool {
         // The name first: every routed call asks, and the offer scans the registry.
-        call.name.as_str().trim() == FIND_TOOLS && self.offers_find_tools()
+        call.name.as_str().trim() == FIND_TOOLS && self.answers_find_tools()
     }
 
     /// Answers a `find_tools` call: the best-ranked tools for its query that the gate, the

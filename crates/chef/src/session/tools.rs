@@ -331,7 +331,11 @@ impl<'a> Tools<'a> {
             .map(|t| t.name.as_str())
             .chain(members)
             .chain(crate::owned::OWNED_NAMES)
-            .chain([crate::namespace::LOAD_TOOLKIT, crate::owned::FINAL_ANSWER]);
+            .chain([
+                crate::namespace::LOAD_TOOLKIT,
+                crate::owned::FINAL_ANSWER,
+                crate::owned::FIND_TOOLS,
+            ]);
         pruner.blocklist().unmatched(names)
     }
 

@@ -309,6 +309,80 @@ fn a_blocked_tool_is_never_found_offered_or_callable() {
     assert!(matches!(chef.route(&call), Routed::Blocked { .. }));
 }
 
+/// Blocked, chef's `find_tools` is not offered either: not on the wire, not advertised by
+/// the discovery note, not reported as an entry that matches nothing, and a call to it is
+/// refused. Unblocked, it comes back (in any case or separators, as every entry).
+#[test]
+fn a_blocked_find_tools_is_neither_offered_nor_advertised() {
+    let mut chef = discovery(5);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    let system = |chef: &mut Chef| {
+        let body: Value =
+            serde_json::from_slice(&chef.compile(Target::OpenAiChat).unwrap().body).unwrap();
+        body["messages"][0]["content"].to_string()
+    };
+    for entry in ["find_tools", "Find-Tools"] {
+        chef.tools_mut().set_blocked([entry]);
+        let names = wire_names(&mut chef, Target::OpenAiChat);
+        assert_eq!(names.len(), 5, "{entry}: {names:?}");
+        assert!(!names.iter().any(|n| n == "find_tools"), "{names:?}");
+        assert!(!system(&mut chef).contains("find_tools"), "{entry}");
+        assert!(chef.tools().unmatched_blocked().is_empty(), "{entry}");
+        let call = ToolCall::new("c1", "find_tools", json!({"query": "fuel prices"}));
+        assert!(
+            matches!(chef.route(&call), Routed::Blocked { .. }),
+            "{entry}"
+        );
+    }
+    chef.tools_mut().set_blocked(Vec::<String>::new());
+    assert_eq!(
+        wire_names(&mut chef, Target::OpenAiChat)
+            .last()
+            .map(String::as_str),
+        Some("find_tools")
+    );
+    assert!(system(&mut chef).contains("call find_tools"));
+}
+
+/// An agent's own tool named `find_tools` takes the place of chef's: chef neither offers
+/// its search nor advertises it, and the agent's tool is ranked, offered and routed like
+/// its other tools (offered when it fits the request, called by the agent, not answered
+/// by chef).
+#[test]
+fn an_agents_find_tools_is_ranked_like_its_tools_and_chef_advertises_no_search() {
+    let own = chef_ir::ToolDefinition::new(
+        "find_tools",
+        json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}),
+    )
+    .with_description("Search the company's document archive for equipment manuals.");
+    let mut chef = discovery(5);
+    let mut tools = real_tools();
+    tools.push(own);
+    chef.register_tools(tools).unwrap();
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(!names.iter().any(|n| n == "find_tools"), "{names:?}");
+    let body: Value =
+        serde_json::from_slice(&chef.compile(Target::OpenAiChat).unwrap().body).unwrap();
+    assert!(
+        !body["messages"][0]["content"]
+            .to_string()
+            .contains("find_tools"),
+        "no note advertises a search chef does not answer"
+    );
+    chef.push(Message::user(
+        "Search the document archive for the forklift equipment manual",
+    ));
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(names.iter().any(|n| n == "find_tools"), "{names:?}");
+    let call = ToolCall::new("c1", "find_tools", json!({"q": "forklift manual"}));
+    assert!(
+        matches!(chef.route(&call), Routed::Call(_)),
+        "the agent's tool runs: {:?}",
+        chef.route(&call)
+    );
+}
+
 #[test]
 fn a_blocked_tool_is_never_among_the_ranked_tools_and_frees_its_slot() {
     let mut chef = discovery(3);
