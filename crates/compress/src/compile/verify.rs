@@ -75,7 +75,10 @@ pub(crate) struct DefLine<'a> {
 }
 
 /// Parses `def NAME ( PARAMS ) : BODY` on one line (`\s` allowed around the punctuation;
-/// PARAMS holds no `)`; BODY is not empty).
+/// PARAMS holds no `)`; BODY is not empty). NAME is a tool's name as written: it starts
+/// with a letter or `_` and may hold `-`, `.` and `/` besides Python's identifier
+/// characters, so a tool named `timezone.convert` or `get-weather` keeps its own name in
+/// its line (the line is read by a model, never run).
 pub(crate) fn parse_def(line: &str) -> Option<DefLine<'_>> {
     if line.contains(['\n', '\r', '\u{2028}', '\u{2029}']) {
         return None;
@@ -87,7 +90,7 @@ pub(crate) fn parse_def(line: &str) -> Option<DefLine<'_>> {
     }
     let name_len = trimmed
         .bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'/'))
         .count();
     let name = trimmed.get(..name_len)?;
     if !name
@@ -416,6 +419,38 @@ mod tests {
         ];
         for (line, want) in cases {
             let got = verify_line(line, n, &s).map_err(|e| e.to_string());
+            assert_eq!(got, want.map_err(str::to_owned), "{line}");
+        }
+        // A tool whose name is not a Python identifier keeps its own name in its line; the
+        // identifier spelling of it is a rename.
+        for (name, line, want) in [
+            (
+                "timezone.convert",
+                r#"def timezone.convert(owner,repo,title):"x""#,
+                Ok(()),
+            ),
+            (
+                "get-weather",
+                r#"def get-weather(owner,repo,title):"x""#,
+                Ok(()),
+            ),
+            (
+                "files/read",
+                r#"def files/read(owner,repo,title):"x""#,
+                Ok(()),
+            ),
+            (
+                "timezone.convert",
+                r#"def timezone_convert(owner,repo,title):"x""#,
+                Err("renamed the tool to timezone_convert"),
+            ),
+            (
+                "x",
+                r#"def .x(owner,repo,title):"x""#,
+                Err("not a single-line def"),
+            ),
+        ] {
+            let got = verify_line(line, name, &s).map_err(|e| e.to_string());
             assert_eq!(got, want.map_err(str::to_owned), "{line}");
         }
     }
