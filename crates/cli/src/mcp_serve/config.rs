@@ -10,7 +10,8 @@
 //! call_timeout = 60               # seconds per forwarded call
 //! start_timeout = 10              # seconds for an upstream to start and list its tools
 //! ping_interval = 15              # seconds between pings; no answer within start_timeout: restart
-//! search_limit = 8                # results per q, and per find_tools in discover mode
+//! search_limit = 8                # results per q; discover: find_tools' default, a call
+//!                                 # may ask for up to max(10, search_limit)
 //! found_limit = 32                # discover: found tools listed at once; the least recently
 //!                                 # found or called leaves first (it stays callable)
 //! code_file = "chef-mcp.codes.json"   # dispatch, search: codes kept across restarts

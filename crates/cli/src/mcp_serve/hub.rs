@@ -635,7 +635,7 @@ impl Hub {
                 if let Some(refusal) = e.tool().and_then(|tool| self.refusal(&view, tool)) {
                     return Ok(Self::tool_error(refusal));
                 }
-                return Ok(Self::tool_error(self.explain(&e)));
+                return Ok(Self::tool_error(self.explain(&view, &e)));
             }
         };
         if let Some(refusal) = self.refusal(&view, &name) {
@@ -805,8 +805,10 @@ impl Hub {
     }
 
     /// The model's text for a resolve error; a code or name issued earlier whose tool is gone
-    /// says so.
-    fn explain(&self, e: &ResolveError) -> String {
+    /// says so. A name that reaches nothing in minify or discover mode is answered with
+    /// the nearest name of a tool that is not blocked, and in discover mode how to search;
+    /// search mode's hint names no map (the host was shown none).
+    fn explain(&self, view: &View, e: &ResolveError) -> String {
         // A name the host saw (pinned, or listed before) is that tool, gone for now;
         // `t(f=…)` takes names as well as codes, so an unknown code may be one too.
         let seen_name = |name: &String| {
@@ -847,7 +849,40 @@ impl Hub {
                     .unwrap_or_default();
                 format!("Tool {name} is not available now{server}; {MAY_RETURN}")
             }
-            None => e.message(),
+            None => match (e, self.config.mode) {
+                (ResolveError::UnknownTool { name, .. }, Mode::Minify | Mode::Discover) => {
+                    let mut names: Vec<&str> = view
+                        .routes
+                        .keys()
+                        .filter(|n| !self.blocked(view, n))
+                        .map(String::as_str)
+                        .collect();
+                    names.sort_unstable();
+                    let mut text = e.message();
+                    if let Some(near) = chef_compress::similarity::nearest(
+                        name,
+                        names,
+                        chef_compress::similarity::SUGGESTION_FLOOR,
+                    ) {
+                        text.push_str(&format!(" Did you mean \"{near}\"?"));
+                    }
+                    if self.config.mode == Mode::Discover {
+                        text.push_str(&format!(
+                            " Search with {}(query=\"what the tool should do\") to find one.",
+                            chef::owned::FIND_TOOLS
+                        ));
+                    }
+                    text
+                }
+                (ResolveError::UnknownCode { code, suggestion }, Mode::Search) => {
+                    let near = suggestion
+                        .as_ref()
+                        .map(|s| format!(" Did you mean \"{s}\"?"))
+                        .unwrap_or_default();
+                    format!("No map code \"{code}\". Search with q(s=…).{near}")
+                }
+                _ => e.message(),
+            },
         }
     }
 

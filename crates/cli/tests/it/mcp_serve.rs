@@ -529,3 +529,53 @@ fn discover_mode_lists_at_most_found_limit_tools() {
         },
     );
 }
+
+/// A name or code that reaches nothing is answered with the nearest tool that is not
+/// blocked (minify and discover: its name; dispatch and search: its code) and how to
+/// search; search mode's hint names no map, since the host was shown none.
+#[test]
+fn a_name_or_code_that_reaches_nothing_gets_the_nearest_and_how_to_search() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, name, hint) in [
+        (
+            "minify",
+            "files_reed_file",
+            "No tool named \"files_reed_file\". Did you mean \"files_read_file\"?",
+        ),
+        (
+            "discover",
+            "files_reed_file",
+            "No tool named \"files_reed_file\". Did you mean \"files_read_file\"? \
+             Search with find_tools(query=\"what the tool should do\") to find one.",
+        ),
+        // The nearest name is never a blocked tool's.
+        ("minify", "git_pushh", "No tool named \"git_pushh\"."),
+    ] {
+        with_proxy(config(dir.path(), mode, ""), async |host| {
+            let r = invoke(host, name, json!({})).await;
+            assert_eq!(r.is_error, Some(true), "{mode}");
+            let reply = text(&r);
+            assert!(reply.starts_with(hint), "{mode}: {reply}");
+            assert!(!reply.contains("git_push\""), "{mode}: {reply}");
+        });
+    }
+    with_proxy(config(dir.path(), "search", ""), async |host| {
+        let r = invoke(host, "q", json!({"s": "read a file"})).await;
+        let found = text(&r);
+        let code = found
+            .split_whitespace()
+            .find(|w| {
+                w.starts_with('a') && w.len() > 1 && w[1..].chars().all(|c| c.is_ascii_digit())
+            })
+            .unwrap_or_else(|| panic!("a code in {found}"))
+            .to_owned();
+        let r = invoke(host, "t", json!({"f": format!("{code}9"), "a": {}})).await;
+        let reply = text(&r);
+        assert_eq!(r.is_error, Some(true), "{reply}");
+        assert!(reply.starts_with("No map code"), "{reply}");
+        assert!(
+            !reply.contains("toolmap"),
+            "search mode shows no map: {reply}"
+        );
+    });
+}
