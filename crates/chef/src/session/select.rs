@@ -405,13 +405,13 @@ pub(crate) fn select(
         .iter()
         .filter(|(t, _)| !kept.iter().any(|(k, _)| k.name == t.name))
         .collect();
-    // The note joins the preamble only with chef's `find_tools` among the owned tools: not
-    // when it is blocked, nor when an agent's tool of that name took its place.
-    let discovery = input.policy.discovers(input.pruner.all_tools().len())
-        && input
-            .owned
-            .iter()
-            .any(|t| t.name.as_str() == owned::FIND_TOOLS);
+    // The note joins the preamble with chef's `find_tools` among the owned tools, which
+    // the session offers only while it discovers: not when it is blocked, nor when an
+    // agent's tool of that name took its place.
+    let discovery = input
+        .owned
+        .iter()
+        .any(|t| t.name.as_str() == owned::FIND_TOOLS);
     let key = SelectionKey {
         epoch: input.epoch,
         kept: kept.iter().map(|(t, _)| t.name.clone()).collect(),

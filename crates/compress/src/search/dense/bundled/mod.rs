@@ -44,6 +44,9 @@ const BLOCK: usize = 32;
 
 const MAGIC: &[u8; 8] = b"CHEFSTM1";
 const HEADER: usize = 8 + 16 + 5 * 4;
+/// Where the file's id (16 hex digits) lies, and what a model's id puts before it.
+const ID_BYTES: std::ops::Range<usize> = 8..24;
+const ID_PREFIX: &str = "static-bundled:";
 
 #[cfg(feature = "bundled-model")]
 static BYTES: &[u8] = include_bytes!("../../../../models/minilm-static-256.chefstm");
@@ -130,8 +133,8 @@ impl BundledStatic {
         #[cfg(feature = "bundled-model")]
         {
             model_id
-                .strip_prefix("static-bundled:")
-                .is_some_and(|hex| BYTES.get(8..24) == Some(hex.as_bytes()))
+                .strip_prefix(ID_PREFIX)
+                .is_some_and(|hex| BYTES.get(ID_BYTES) == Some(hex.as_bytes()))
         }
         #[cfg(not(feature = "bundled-model"))]
         {
@@ -150,9 +153,9 @@ impl BundledStatic {
         if bytes.get(..8) != Some(MAGIC.as_slice()) {
             return Err(bad("not a CHEFSTM1 file"));
         }
-        let id = std::str::from_utf8(bytes.get(8..24).ok_or_else(|| bad("no id"))?)
+        let id = std::str::from_utf8(bytes.get(ID_BYTES).ok_or_else(|| bad("no id"))?)
             .map_err(|_| bad("the id is not text"))?;
-        let id = format!("static-bundled:{id}");
+        let id = format!("{ID_PREFIX}{id}");
         let word = |i: usize| -> Result<usize, EmbedError> {
             let at = 24 + 4 * i;
             let b: [u8; 4] = bytes
