@@ -22,8 +22,9 @@ pub enum Error {
         /// The content kind found.
         kind: &'static str,
     },
-    /// The body is not JSON.
-    #[error("response body is not JSON")]
+    /// The body (a request's or a reply's) is not JSON, or not JSON the parser can read
+    /// (it nests deeper than serde_json's limit of 128).
+    #[error("the body is not JSON")]
     InvalidJson {
         /// The parser's complaint.
         #[source]

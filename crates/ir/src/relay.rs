@@ -213,9 +213,25 @@ pub enum RelayError {
     /// The client's request could not be read into the IR (the provider crate's error).
     #[error(transparent)]
     Request(Box<dyn std::error::Error + Send + Sync>),
+    /// The reply holds a call the gateway cannot route — a legacy `function_call`, a
+    /// custom or shell tool call, a second choice — so it cannot be checked against the
+    /// blocklist or the tool's schema. It is refused, never relayed: `what` names it.
+    #[error(
+        "the upstream reply holds {what}, which chef cannot check against the blocklist \
+         and the tool's schema; it was not relayed"
+    )]
+    Ungated {
+        /// What the reply holds, e.g. "a `custom_tool_call` output item".
+        what: String,
+    },
 }
 
 impl RelayError {
+    /// A [`RelayError::Ungated`] naming `what` the reply holds.
+    pub fn ungated(what: impl Into<String>) -> Self {
+        Self::Ungated { what: what.into() }
+    }
+
     /// A [`RelayError::Malformed`] from its cause.
     pub fn malformed(e: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::Malformed(Box::new(e))

@@ -275,7 +275,8 @@ pub fn router(gateway: Arc<Gateway>) -> Router {
         .with_state(gateway)
 }
 
-/// `POST` of one API, with the policy route when the path has one.
+/// `POST` of one API, with the policy route when the path has one; any other method is a
+/// 405 in the API's error shape, with `Allow: POST`.
 fn endpoint(api: Api) -> axum::routing::MethodRouter<Arc<Gateway>> {
     post(
         move |State(g): State<Arc<Gateway>>,
@@ -285,6 +286,17 @@ fn endpoint(api: Api) -> axum::routing::MethodRouter<Arc<Gateway>> {
             handle(g, api, route.map(|Path(route)| route), headers, body).await
         },
     )
+    .fallback(move || async move {
+        let message = format!("/v1{} accepts POST only", api.path());
+        let mut response = json_response(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &api::error_body(api, Kind::InvalidRequest, &message),
+        );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("POST"));
+        response
+    })
 }
 
 /// `GET /health`: 200 `{"status":"ok"}`, or 503 with the memory store's error when it does

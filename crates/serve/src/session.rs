@@ -79,6 +79,20 @@ fn invalid(api: Api, message: impl Into<String>) -> ApiError {
     ApiError::new(api, Kind::InvalidRequest, message)
 }
 
+/// The most characters of a request error's text the client gets back (a decoder's
+/// complaint can quote a value of the request whole).
+const REQUEST_ERROR_CHARS: usize = 500;
+
+/// Why a request could not be read, with the decoder's complaint (which member, which line
+/// and column), cut at [`REQUEST_ERROR_CHARS`].
+fn request_error(e: &(dyn std::error::Error + 'static)) -> String {
+    let text = crate::error_chain(e);
+    match text.char_indices().nth(REQUEST_ERROR_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
 /// The session configuration the gateway's config asks for.
 pub fn chef_config(config: &Config) -> ChefConfig {
     let mut options = chef_compress::Options::new().with_level(config.level);
@@ -492,7 +506,7 @@ pub fn parse_with(
     };
     let mut request = relay
         .read_request(read)
-        .map_err(|e| invalid(api, e.to_string()))?;
+        .map_err(|e| invalid(api, request_error(&e)))?;
     // chef sessions have no prefill: the trailing assistant text (Messages) goes back at the
     // end of the history, where the API reads it as one.
     if let Some(prefill) = request.prefill.take() {

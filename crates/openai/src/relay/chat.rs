@@ -21,11 +21,26 @@ impl Relay for Chat {
     }
 
     fn refusal(&self, extras: &Map<String, Value>) -> Option<String> {
-        extras
+        if extras
             .get("n")
             .and_then(Value::as_u64)
             .is_some_and(|n| n > 1)
-            .then(|| "n > 1 is not supported by chef serve: send one request per choice".to_owned())
+        {
+            return Some(
+                "n > 1 is not supported by chef serve: send one request per choice".to_owned(),
+            );
+        }
+        // The deprecated form of `tools`: chef would neither prune, validate nor gate
+        // them, so they are refused rather than passed through.
+        ["functions", "function_call"]
+            .into_iter()
+            .find(|key| extras.get(*key).is_some_and(|v| !v.is_null()))
+            .map(|key| {
+                format!(
+                    "the deprecated `{key}` is not supported by chef serve: send the functions \
+                     as `tools` (and `tool_choice`)"
+                )
+            })
     }
 
     fn forced_tool<'v>(&self, choice: &'v mut Value) -> Option<&'v mut Value> {
@@ -68,6 +83,80 @@ impl Relay for Chat {
             ..ChatStream::default()
         })
     }
+}
+
+/// Refuses a reply holding a call the gateway cannot route ([`RelayError::Ungated`]): a
+/// second choice (chef serve asks for one), a legacy `function_call`, a tool call whose
+/// `type` is not `function` (a custom tool's).
+fn check_reply(reply: &Value) -> Result<(), RelayError> {
+    if reply
+        .get("choices")
+        .and_then(Value::as_array)
+        .is_some_and(|choices| choices.len() > 1)
+    {
+        return Err(RelayError::ungated(
+            "a second choice (chef serve asks for one)",
+        ));
+    }
+    let Some(message) = reply.pointer("/choices/0/message") else {
+        return Ok(());
+    };
+    if message.get("function_call").is_some_and(|c| !c.is_null()) {
+        return Err(RelayError::ungated("a legacy `function_call`"));
+    }
+    for call in message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match call.get("type").and_then(Value::as_str) {
+            Some("function") => {}
+            Some(other) => {
+                return Err(RelayError::ungated(format!(
+                    "a tool call of type `{other}`"
+                )));
+            }
+            None => return Err(RelayError::ungated("a tool call without a `type`")),
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a streamed chunk's choice that holds what [`check_reply`] refuses: a choice
+/// other than the first, a legacy `function_call` delta, a tool-call delta of another
+/// `type` than `function` (later deltas of a call leave `type` out).
+fn check_chunk_choice(choice: &Value) -> Result<(), RelayError> {
+    if choice
+        .get("index")
+        .and_then(Value::as_u64)
+        .is_some_and(|i| i != 0)
+    {
+        return Err(RelayError::ungated(
+            "a second choice (chef serve asks for one)",
+        ));
+    }
+    let Some(delta) = choice.get("delta") else {
+        return Ok(());
+    };
+    if delta.get("function_call").is_some_and(|c| !c.is_null()) {
+        return Err(RelayError::ungated("a legacy `function_call`"));
+    }
+    for call in delta
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let kind = call.get("type").and_then(Value::as_str);
+        if call.get("custom").is_some() || kind.is_some_and(|kind| kind != "function") {
+            return Err(RelayError::ungated(format!(
+                "a tool call of type `{}`",
+                kind.unwrap_or("custom")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A choice's calls restored; when none is left, no `tool_calls` and a `stop` finish.
@@ -184,6 +273,14 @@ impl RelayStream for ChatStream {
         let Some(choice) = chunk.pointer("/choices/0") else {
             return Ok(());
         };
+        for choice in chunk
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            check_chunk_choice(choice)?;
+        }
         if let Some(reason) = choice.get("finish_reason").filter(|r| !r.is_null()) {
             self.finish_reason = Some(reason.clone());
         }

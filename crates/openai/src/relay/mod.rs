@@ -10,6 +10,7 @@ macro_rules! shared_relay {
         }
 
         fn read_reply(&self, reply: &Value, names: &WireNames) -> Result<Message, RelayError> {
+            check_reply(reply)?;
             let bytes = serde_json::to_vec(reply).map_err(|e| RelayError::Reply(Box::new(e)))?;
             crate::$api::parse_response(&bytes, names)
                 .map(|parsed| parsed.message)
@@ -40,7 +41,9 @@ fn arguments_text(arguments: &Value) -> String {
 
 /// Whether an OpenAI call (a Chat `function`, a Responses `function_call` item) stays in
 /// the reply: a client's call does, with its real name and argument text put back in
-/// `fields`; one answered before does not; a call the gateway did not see stays as it is.
+/// `fields`; one answered before does not, and neither does one the gateway did not route
+/// (`read_reply` refuses every call shape it cannot read, so none is expected: a call
+/// that was not checked against the blocklist never reaches the client).
 fn restore_call(fields: Option<&mut Map<String, Value>>, fate: Option<CallFate>) -> bool {
     match fate {
         Some(CallFate::Client { name, arguments }) => {
@@ -53,8 +56,7 @@ fn restore_call(fields: Option<&mut Map<String, Value>>, fate: Option<CallFate>)
             }
             true
         }
-        Some(CallFate::Answered) => false,
-        None => true,
+        Some(CallFate::Answered) | None => false,
     }
 }
 

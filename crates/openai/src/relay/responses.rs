@@ -91,6 +91,29 @@ impl Relay for Responses {
     }
 }
 
+/// Refuses a reply that is not a Responses reply (no `output` list), or that holds an
+/// output item the gateway cannot route ([`check_item`]).
+fn check_reply(reply: &Value) -> Result<(), RelayError> {
+    let Some(items) = reply.get("output").and_then(Value::as_array) else {
+        return Err(RelayError::Reply(
+            "it is not a Responses reply: it has no `output` list".into(),
+        ));
+    };
+    items.iter().try_for_each(check_item)
+}
+
+/// Refuses an output item other than text (`message`), `reasoning` and the `function_call`s
+/// chef routes: a `custom_tool_call`, a `local_shell_call`, a hosted tool's call (chef
+/// serve refuses requests with such tools, so an upstream that sends one anyway is not
+/// relayed: none of them can be checked against the blocklist).
+fn check_item(item: &Value) -> Result<(), RelayError> {
+    match item.get("type").and_then(Value::as_str) {
+        Some("message" | "reasoning" | "function_call") => Ok(()),
+        Some(other) => Err(RelayError::ungated(format!("a `{other}` output item"))),
+        None => Err(RelayError::ungated("an output item without a `type`")),
+    }
+}
+
 /// A Responses client's stream (see the module docs).
 #[derive(Debug, Default)]
 struct ResponsesStream {
@@ -238,6 +261,9 @@ impl RelayStream for ResponsesStream {
                     return Ok(());
                 };
                 if kind == "response.output_item.added" {
+                    if let Some(item) = value.get("item") {
+                        check_item(item)?;
+                    }
                     let is_call = value.pointer("/item/type").and_then(Value::as_str)
                         == Some("function_call");
                     if !is_call {

@@ -20,6 +20,7 @@ mod memory;
 mod messages;
 mod policy;
 mod responses;
+mod ungated;
 
 use serde_json::{Value, json};
 

@@ -1,0 +1,249 @@
+//! Calls the gateway cannot route never reach the client: the deprecated `functions`
+//! request field is refused, and an upstream reply holding a call shape chef cannot check
+//! against the blocklist (a legacy `function_call`, a custom or shell tool call, a second
+//! choice) is a 502, whole or streamed, never relayed. The methods the API routes do not
+//! take are a 405 in the API's own error shape.
+
+use serde_json::{Value, json};
+
+use crate::{
+    chat::request as chat_request,
+    harness::{BLOCK_CANCEL, Reply, Rig, responses_tools, sse, streamed, typed_sse},
+};
+
+fn responses_request() -> Value {
+    json!({"model": "gpt-test", "input": "Cancel ZZ9UNGATED42", "tools": responses_tools(),
+        "store": false})
+}
+
+fn chat_completion(message: Value, extra_choices: Vec<Value>) -> Value {
+    let mut choices = vec![json!({"index": 0, "message": message, "finish_reason": "stop"})];
+    choices.extend(extra_choices);
+    json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+        "choices": choices,
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+}
+
+fn responses_reply(output: Value) -> Value {
+    json!({"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-test",
+        "status": "completed", "output": output,
+        "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}})
+}
+
+/// Asserts a 502 in the OpenAI error shape whose message names `what`, and that nothing
+/// of the blocked call reached the client.
+async fn assert_refused(response: reqwest::Response, what: &str, case: &str) {
+    assert_eq!(response.status(), 502, "{case}");
+    let text = response.text().await.unwrap();
+    let body: Value = serde_json::from_str(&text).unwrap();
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(what), "{case}: {message}");
+    assert!(message.contains("not relayed"), "{case}: {message}");
+    assert!(!text.contains("ZZ9UNGATED42"), "{case}: {text}");
+}
+
+#[tokio::test]
+async fn the_deprecated_functions_field_is_refused_not_passed_through() {
+    let rig = Rig::start(BLOCK_CANCEL, vec![]).await;
+    for (key, value) in [
+        (
+            "functions",
+            json!([{"name": "cancel_order", "parameters": {"type": "object"}}]),
+        ),
+        ("function_call", json!({"name": "cancel_order"})),
+    ] {
+        let mut body = chat_request("Cancel ZZ9UNGATED42");
+        body[key] = value;
+        let response = rig.openai("/v1/chat/completions", &body).await;
+        assert_eq!(response.status(), 400, "{key}");
+        let body: Value = response.json().await.unwrap();
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(key) && message.contains("`tools`"),
+            "{message}"
+        );
+    }
+    assert!(rig.script.seen().is_empty());
+}
+
+#[tokio::test]
+async fn chat_replies_holding_calls_chef_cannot_route_are_a_502() {
+    let cancel_args = r#"{"trackingNumber":"ZZ9UNGATED42"}"#;
+    let cases = [
+        (
+            "a legacy function_call",
+            chat_completion(
+                json!({"role": "assistant", "content": null,
+                    "function_call": {"name": "cancel_order", "arguments": cancel_args}}),
+                vec![],
+            ),
+            "legacy `function_call`",
+        ),
+        (
+            "a custom tool call",
+            chat_completion(
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": "call_c",
+                    "type": "custom", "custom": {"name": "cancel_order", "input": cancel_args}}]}),
+                vec![],
+            ),
+            "type `custom`",
+        ),
+        (
+            "a second choice",
+            chat_completion(
+                json!({"role": "assistant", "content": "Sure."}),
+                vec![
+                    json!({"index": 1, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null, "tool_calls": [{"id": "call_c",
+                    "type": "function",
+                    "function": {"name": "cancel_order", "arguments": cancel_args}}]}}),
+                ],
+            ),
+            "second choice",
+        ),
+    ];
+    for (case, reply, what) in cases {
+        let rig = Rig::start(BLOCK_CANCEL, vec![Reply::Json(reply)]).await;
+        let response = rig
+            .openai("/v1/chat/completions", &chat_request("Cancel ZZ9UNGATED42"))
+            .await;
+        assert_refused(response, what, case).await;
+    }
+}
+
+#[tokio::test]
+async fn responses_replies_holding_items_chef_cannot_route_are_a_502() {
+    let cases = [
+        (
+            "a custom tool call",
+            responses_reply(json!([{"type": "custom_tool_call", "id": "ctc_1",
+                "call_id": "call_c", "name": "cancel_order", "input": "ZZ9UNGATED42"}])),
+            "`custom_tool_call` output item",
+        ),
+        (
+            "a local shell call",
+            responses_reply(json!([{"type": "local_shell_call", "id": "lsc_1",
+                "call_id": "call_s", "status": "completed",
+                "action": {"type": "exec", "command": ["rm", "-rf", "/ZZ9UNGATED42"]}}])),
+            "`local_shell_call` output item",
+        ),
+    ];
+    for (case, reply, what) in cases {
+        let rig = Rig::start(BLOCK_CANCEL, vec![Reply::Json(reply)]).await;
+        let response = rig.openai("/v1/responses", &responses_request()).await;
+        assert_refused(response, what, case).await;
+    }
+    // A 200 that is not a Responses reply at all.
+    for garbled in [json!({"hello": "world"}), json!([])] {
+        let rig = Rig::start(BLOCK_CANCEL, vec![Reply::Json(garbled.clone())]).await;
+        let response = rig.openai("/v1/responses", &responses_request()).await;
+        assert_eq!(response.status(), 502, "{garbled}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["type"], "server_error", "{body}");
+    }
+}
+
+/// The client's stream ends on an error event naming `what`, and carries nothing of the
+/// call (its argument; a Responses stream does repeat the client's own tools).
+fn assert_stream_refused(text: &str, what: &str, case: &str) {
+    assert!(text.contains(what), "{case}: {text}");
+    assert!(text.contains("not relayed"), "{case}: {text}");
+    assert!(!text.contains("ZZ9UNGATED42"), "{case}: {text}");
+}
+
+#[tokio::test]
+async fn streamed_calls_chef_cannot_route_end_the_stream_on_an_error() {
+    let chunk = |delta: Value, index: u64| {
+        json!({"id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1,
+            "model": "gpt-test", "choices": [{"index": index, "delta": delta, "finish_reason": null}]})
+    };
+    let chat_cases = [
+        (
+            "a legacy function_call",
+            vec![chunk(
+                json!({"role": "assistant", "function_call": {"name": "cancel_order",
+                "arguments": "{\"trackingNumber\":\"ZZ9UNGATED42\"}"}}),
+                0,
+            )],
+            "legacy `function_call`",
+        ),
+        (
+            "a custom tool call",
+            vec![chunk(
+                json!({"tool_calls": [{"index": 0, "id": "call_c", "type": "custom",
+                "custom": {"name": "cancel_order", "input": "ZZ9UNGATED42"}}]}),
+                0,
+            )],
+            "type `custom`",
+        ),
+        (
+            "a second choice",
+            vec![
+                chunk(json!({"role": "assistant", "content": ""}), 0),
+                chunk(
+                    json!({"tool_calls": [{"index": 0, "id": "call_c", "type": "function",
+                    "function": {"name": "cancel_order",
+                    "arguments": "{\"trackingNumber\":\"ZZ9UNGATED42\"}"}}]}),
+                    1,
+                ),
+            ],
+            "second choice",
+        ),
+    ];
+    for (case, chunks, what) in chat_cases {
+        let events: Vec<(&str, Value)> = chunks.into_iter().map(|c| ("", c)).collect();
+        let mut body = sse(&events);
+        body.push_str("data: [DONE]\n\n");
+        let rig = Rig::start(BLOCK_CANCEL, vec![Reply::Sse(vec![body])]).await;
+        let response = rig
+            .openai(
+                "/v1/chat/completions",
+                &streamed(chat_request("Cancel ZZ9UNGATED42")),
+            )
+            .await;
+        assert_stream_refused(&response.text().await.unwrap(), what, case);
+    }
+
+    let item = json!({"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_c",
+        "name": "cancel_order", "input": "ZZ9UNGATED42"});
+    let response = json!({"id": "resp_1", "object": "response", "created_at": 1,
+        "model": "gpt-test", "status": "in_progress", "output": []});
+    let events = typed_sse(&[
+        json!({"type": "response.created", "sequence_number": 0, "response": response}),
+        json!({"type": "response.output_item.added", "sequence_number": 1,
+            "output_index": 0, "item": item}),
+        json!({"type": "response.output_item.done", "sequence_number": 2,
+            "output_index": 0, "item": item}),
+    ]);
+    let rig = Rig::start(BLOCK_CANCEL, vec![Reply::Sse(vec![events])]).await;
+    let response = rig
+        .openai("/v1/responses", &streamed(responses_request()))
+        .await;
+    assert_stream_refused(
+        &response.text().await.unwrap(),
+        "`custom_tool_call` output item",
+        "a streamed custom tool call",
+    );
+}
+
+#[tokio::test]
+async fn other_methods_on_an_api_route_are_a_405_in_its_shape() {
+    let rig = Rig::start("", vec![]).await;
+    for (path, anthropic) in [
+        ("/v1/chat/completions", false),
+        ("/v1/responses", false),
+        ("/v1/messages", true),
+    ] {
+        let response = rig.http.get(rig.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 405, "{path}");
+        assert_eq!(response.headers()["allow"], "POST", "{path}");
+        let body: Value = response.json().await.unwrap();
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(path) && message.contains("POST"),
+            "{message}"
+        );
+        assert_eq!(body["type"] == "error", anthropic, "{body}");
+    }
+    assert!(rig.script.seen().is_empty());
+}
