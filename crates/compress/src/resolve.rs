@@ -42,8 +42,11 @@ pub enum Resolution {
         /// The tool's real name.
         name: String,
         /// The arguments the model sent (after choosing the nested or flat bag; a JSON
-        /// string holding an object is parsed, and anything that is neither an object nor
-        /// such a string counts as `{}`), validated against the original schema.
+        /// string holding an object is parsed; absent, `null`, `""` and `[]` count as
+        /// `{}`), validated against the original schema. A bag that cannot be read as an
+        /// object (text that is not JSON, a non-empty array, a number) is an
+        /// [`ArgumentProblem::NotAnObject`](crate::validate::ArgumentProblem::NotAnObject)
+        /// error, never a call without the arguments the model meant.
         args: Value,
     },
     /// The model asked the library a lookup question (`q` or `describe_op`): return
@@ -288,7 +291,64 @@ pub(crate) fn flat_args(args: &Value) -> Value {
     )
 }
 
+/// What the model wrote for an argument bag when it cannot be read as an object and is
+/// not empty, named as an error names it: text that is not a JSON object, a non-empty
+/// array, a number, a boolean. `None` for an object, a string holding one, and the empty
+/// spellings of "no arguments" (absent, `null`, `""`, `[]`).
+///
+/// [`as_object`] reads every such value as `{}`; a call whose bag comes out empty while
+/// the model wrote one of these is refused ([`Compressed::call_read`]) instead of being
+/// dispatched without the arguments the model meant (a filter dropped from a "list"
+/// call runs it over everything).
+pub(crate) fn unreadable_bag(value: Option<&Value>) -> Option<&'static str> {
+    match value? {
+        Value::Null | Value::Object(_) => None,
+        Value::String(text) => {
+            let text = text.trim();
+            if text.is_empty() {
+                return None;
+            }
+            match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(_) | Value::Null) => None,
+                Ok(Value::Array(items)) if items.is_empty() => None,
+                Ok(Value::Array(_)) => Some("array"),
+                Ok(Value::String(_)) => Some("JSON string"),
+                Ok(Value::Number(_)) => Some("number"),
+                Ok(Value::Bool(_)) => Some("boolean"),
+                Err(_) => Some("string that is not JSON"),
+            }
+        }
+        Value::Array(items) if items.is_empty() => None,
+        Value::Array(_) => Some("array"),
+        Value::Number(_) => Some("number"),
+        Value::Bool(_) => Some("boolean"),
+    }
+}
+
 impl Compressed {
+    /// [`call`](Self::call), unless `args` came out empty while the model wrote a bag that
+    /// cannot be read (`unreadable`, from [`unreadable_bag`]): that is refused as
+    /// [`ArgumentProblem::NotAnObject`](crate::validate::ArgumentProblem::NotAnObject), so
+    /// the model resends its arguments instead of the tool running without them.
+    pub(crate) fn call_read(
+        &self,
+        entry: &Entry,
+        args: Cow<'_, Value>,
+        unreadable: Option<&'static str>,
+    ) -> Resolution {
+        if let Some(received) = unreadable.filter(|_| is_empty(&args)) {
+            return Resolution::Error(ResolveError::InvalidArguments(Box::new(
+                crate::validate::ArgumentError {
+                    tool: entry.name.to_string(),
+                    problem: crate::validate::ArgumentProblem::NotAnObject {
+                        received: received.to_owned(),
+                    },
+                },
+            )));
+        }
+        self.call(entry, args)
+    }
+
     /// The call of `entry` with `args`, validated against its schema (when validation is
     /// on): what every level's reading back ends in.
     pub(crate) fn call(&self, entry: &Entry, args: Cow<'_, Value>) -> Resolution {

@@ -15,7 +15,10 @@ use crate::{
     compress::{Code, Compressed, EncodedCall, Entry, HOLE, Namespace},
     error::CompressError,
     options::{Level, Options, ToolNamespace},
-    resolve::{Resolution, ResolveError, as_object, as_text, flat_args, is_empty, with_parameters},
+    resolve::{
+        Resolution, ResolveError, as_object, as_text, flat_args, is_empty, unreadable_bag,
+        with_parameters,
+    },
 };
 
 /// A dispatcher level: what it says in its own words. Every `Dialect` is a
@@ -316,14 +319,17 @@ fn resolve(
         }
     };
 
-    // (D) the argument bag: nested under `a` if non-empty, else the flat keys.
+    // (D) the argument bag: nested under `a` if non-empty, else the flat keys; refused
+    // when it comes out empty although `a` (or the whole arguments) held something that
+    // cannot be read.
+    let unreadable = unreadable_bag(args.get("a")).or_else(|| unreadable_bag(Some(raw_args)));
     let nested = as_object(args.get("a"));
     let bag = if args.get("a").is_some() && !is_empty(&nested) {
         nested
     } else {
         Cow::Owned(flat_args(&args))
     };
-    c.call(entry, bag)
+    c.call_read(entry, bag, unreadable)
 }
 
 /// `q`: `c` looks a code (or name) up, `s` searches. A call with both a search text

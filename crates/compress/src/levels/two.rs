@@ -10,7 +10,10 @@ use crate::{
     compress::{Compressed, EncodedCall, Entry, Namespace},
     error::CompressError,
     options::{Level, Options},
-    resolve::{Resolution, ResolveError, as_object, as_text, with_description, with_parameters},
+    resolve::{
+        Resolution, ResolveError, as_object, as_text, unreadable_bag, with_description,
+        with_parameters,
+    },
 };
 
 /// Level-2 namespace description, after the real namespace name.
@@ -124,7 +127,11 @@ impl LevelCodec for Two {
             });
         };
         match operation(c, Some(ns), &op) {
-            Some(e) => c.call(e, as_object(args.get("args"))),
+            Some(e) => c.call_read(
+                e,
+                as_object(args.get("args")),
+                unreadable_bag(args.get("args")),
+            ),
             None => Resolution::Error(ResolveError::UnknownOperation {
                 name: name.to_owned(),
                 op: op.into_owned(),

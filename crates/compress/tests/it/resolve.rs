@@ -182,8 +182,10 @@ fn leniency_2_nested_bag_as_a_json_string() {
         "slack_post_message",
     );
     assert_eq!(args["channel"], "C1");
+    // The reference reads unparsable text as `{}` and answers "Missing required"; chef
+    // says what is wrong (see `an_unreadable_argument_bag_is_refused_not_read_as_empty`).
     let m = expect_error(c.resolve("t", &json!({"f": "b0", "a": "not json at all"})));
-    assert!(m.contains("Missing required"), "{m}");
+    assert!(m.contains("received a string that is not JSON"), "{m}");
 }
 
 #[test]
@@ -215,6 +217,68 @@ fn leniency_5_empty_or_unparsable_a_falls_back_to_flat_keys() {
             "github_search_issues",
         );
         assert_eq!(args, json!({"q": "x"}));
+    }
+}
+
+/// A deliberate departure from the reference (spec §4.2): a bag the model wrote that
+/// cannot be read as an object (text that is not JSON, a non-empty array, a number) is
+/// refused when nothing else carries arguments, instead of being read as `{}`: a tool
+/// with only optional parameters would otherwise run without the filter the model meant
+/// ("list the charges of cus_123" dispatched as "list every charge"). The empty
+/// spellings (absent, null, "", []) still mean no arguments, and flat keys still win
+/// over an unreadable `a` (leniency 5).
+#[test]
+fn an_unreadable_argument_bag_is_refused_not_read_as_empty() {
+    let list = ToolDefinition::new(
+        "stripe_list_charges",
+        json!({"type": "object", "properties": {"customer": {"type": "string"}}}),
+    );
+    let garbled = [
+        (json!("customer=cus_123"), "string that is not JSON"),
+        (json!("{customer: cus_123"), "string that is not JSON"),
+        (json!(["cus_123"]), "array"),
+        (json!("[\"cus_123\"]"), "array"),
+        (json!(7), "number"),
+    ];
+    for level in LEVELS {
+        let c = at(std::slice::from_ref(&list), level);
+        // The call as the model writes it at this level, with `bag` as its argument bag.
+        let encoded = c
+            .encode_call("stripe_list_charges", json!({"customer": "cus_1"}))
+            .unwrap();
+        let with_bag = |bag: &Value| {
+            let mut args = encoded.args.clone();
+            match ["args", "a"].into_iter().find(|k| args.get(*k).is_some()) {
+                Some(key) => {
+                    args[key] = bag.clone();
+                    args
+                }
+                None => bag.clone(),
+            }
+        };
+        for (bag, received) in &garbled {
+            let resolved = c.resolve(&encoded.name, &with_bag(bag));
+            let Resolution::Error(ResolveError::InvalidArguments(e)) = &resolved else {
+                panic!("{level:?} {bag}: {resolved:?}");
+            };
+            let message = e.message();
+            assert!(
+                message.contains(&format!("received a {received}"))
+                    || message.contains(&format!("received an {received}")),
+                "{level:?} {bag}: {message}"
+            );
+            assert!(message.contains("stripe_list_charges"), "{message}");
+        }
+        for empty in [json!(null), json!(""), json!([]), json!({})] {
+            assert_eq!(
+                expect_call(
+                    c.resolve(&encoded.name, &with_bag(&empty)),
+                    "stripe_list_charges"
+                ),
+                json!({}),
+                "{level:?} {empty}"
+            );
+        }
     }
 }
 
