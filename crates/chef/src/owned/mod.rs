@@ -63,7 +63,7 @@ pub fn final_answer_tool() -> ToolDefinition {
         }),
     )
     .with_description(
-        "End the task with your answer for the user. Call it once every part of the request          is done (or when no tool can do what was asked); call no other tool after it.",
+        "End the task with your answer for the user. Call it once every part of the request is done (or when no tool can do what was asked); call no other tool after it.",
     )
 }
 

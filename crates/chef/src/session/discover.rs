@@ -179,7 +179,19 @@ impl Chef {
             });
         }
         let args = match &call.arguments {
-            Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
+            Value::String(text) => match serde_json::from_str(text) {
+                Ok(args) => args,
+                // Said as it is: "must be an object; received null" would blame a value
+                // the model never wrote.
+                Err(_) => {
+                    return nothing(Routed::Lookup {
+                        id,
+                        reply: "find_tools' arguments were not JSON: call it with a JSON \
+                                object, {\"query\": \"a few words saying what the tool should do\"}."
+                            .to_owned(),
+                    });
+                }
+            },
             other => other.clone(),
         };
         let tool = find_tools_tool();
@@ -263,6 +275,55 @@ impl Chef {
             routed: Routed::Lookup { id, reply },
             found,
             in_vain,
+        }
+    }
+
+    /// Under discovery, a call of a name the list the model answered does not hold (a tool
+    /// the ranking left out, or a name the model made up) is answered with a search for
+    /// the name's words, as if the model had called `find_tools` with them: the tools
+    /// found are listed and callable by name from its next step — a search that brings
+    /// back what the ranking missed, in the same round. The search goes through the same
+    /// gate as `find_tools` (a blocked tool, or one off the allowlist or the active skill's,
+    /// is never found). When it finds nothing, or `find_tools` is not offered (blocked, or
+    /// not discovering), `routed` is left as it is, with how to search added when
+    /// `find_tools` is offered.
+    pub(crate) fn search_for_unknown(&mut self, call: &ToolCall, routed: &mut Routed) {
+        let Routed::Error {
+            error: RouteError::Resolve(chef_compress::ResolveError::UnknownTool { name, .. }),
+            reply,
+            ..
+        } = routed
+        else {
+            return;
+        };
+        if !self.offers_find_tools() {
+            return;
+        }
+        let words: String = name
+            .chars()
+            .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+            .collect();
+        let search = ToolCall::new(
+            call.id.clone(),
+            FIND_TOOLS,
+            serde_json::json!({ "query": words.split_whitespace().collect::<Vec<_>>().join(" ") }),
+        );
+        let finding = self.find(&search, true);
+        match finding.routed {
+            Routed::Lookup { id, reply: found } if !finding.in_vain => {
+                let name = name.clone();
+                self.commit_found(finding.found, false);
+                *routed = Routed::Lookup {
+                    id,
+                    reply: format!(
+                        "No tool named \"{name}\" is among your tools for this step; nothing \
+                         was run. {found}"
+                    ),
+                };
+            }
+            _ => reply.push_str(
+                " To look for a tool, call find_tools with a few words saying what it should do.",
+            ),
         }
     }
 

@@ -285,6 +285,87 @@ fn a_search_written_as_a_sentence_finds_what_its_catalogue_words_find() {
     }
 }
 
+/// A call of a tool the ranked list left out is answered with a search for the name's
+/// words, in the same round: the tool is found and callable by name from the next step.
+/// The search holds the gate (a blocked tool is refused, never found), a made-up name
+/// finds its neighbours or says how to search, and find_tools' non-JSON arguments are
+/// said to be so.
+#[test]
+fn a_call_of_a_tool_not_offered_searches_for_it_and_never_reaches_a_blocked_one() {
+    let mut chef = discovery(3);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    let before = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(
+        !before.iter().any(|n| n == "send_markdown_email"),
+        "{before:?}"
+    );
+    let call = ToolCall::new(
+        "c1",
+        "send_markdown_email",
+        json!({"to": "ops@example.com"}),
+    );
+    let routed = chef.route(&call);
+    let Routed::Lookup { reply, .. } = &routed else {
+        panic!("a call of a tool not offered is answered with a search: {routed:?}");
+    };
+    assert!(
+        reply.starts_with("No tool named \"send_markdown_email\" is among your tools"),
+        "{reply}"
+    );
+    assert!(reply.contains("send_markdown_email("), "{reply}");
+    assert!(
+        found_names(&chef)
+            .iter()
+            .any(|n| n == "send_markdown_email")
+    );
+    let after = wire_names(&mut chef, Target::OpenAiChat);
+    assert_eq!(
+        after[..before.len()],
+        before[..],
+        "found tools are appended"
+    );
+    assert!(
+        after.iter().any(|n| n == "send_markdown_email"),
+        "{after:?}"
+    );
+
+    // Blocked: refused as blocked, never searched for, never found.
+    let mut chef = discovery(3);
+    chef.tools_mut().set_blocked(["send_markdown_email"]);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    wire_names(&mut chef, Target::OpenAiChat);
+    assert!(matches!(chef.route(&call), Routed::Blocked { .. }));
+    assert!(found_names(&chef).is_empty());
+
+    // A name no tool has, whose words fit nothing: the error, with how to search.
+    let mut chef = discovery(3);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    wire_names(&mut chef, Target::OpenAiChat);
+    let made_up = ToolCall::new("c2", "zqxv_wvut", json!({}));
+    let Routed::Error { reply, .. } = chef.route(&made_up) else {
+        panic!("a name whose words fit nothing stays an error");
+    };
+    assert!(reply.contains("No tool named \"zqxv_wvut\""), "{reply}");
+    assert!(reply.contains("call find_tools"), "{reply}");
+
+    // find_tools' arguments that are not JSON are said to be so.
+    let garbled = ToolCall::new("c3", "find_tools", json!("{not json"));
+    let Routed::Lookup { reply, .. } = chef.route(&garbled) else {
+        panic!("find_tools answers garbled arguments itself");
+    };
+    assert!(reply.contains("were not JSON"), "{reply}");
+
+    // Without discovery nothing is searched: the plain error.
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One));
+    chef.register_tools(real_tools()).unwrap();
+    chef.push(Message::user("hi"));
+    wire_names(&mut chef, Target::OpenAiChat);
+    let Routed::Error { reply, .. } = chef.route(&made_up) else {
+        panic!("an unknown name is an error");
+    };
+    assert!(!reply.contains("find_tools"), "{reply}");
+}
+
 #[test]
 fn a_blocked_tool_is_never_found_offered_or_callable() {
     let mut chef = discovery(3);

@@ -104,6 +104,7 @@ impl Chef {
             },
         };
         let mut routed = self.classify(call, &tools, Gate::On);
+        self.search_for_unknown(call, &mut routed);
         self.correct_repeat(call, &mut routed);
         match &routed {
             Routed::ToolkitLoaded { toolkit, tools, .. } => self.commit_toolkit(toolkit, tools),
