@@ -231,6 +231,11 @@ impl CliError {
         match self {
             Self::Serve(e) if e.is_usage() => 2,
             Self::Serve(_) => 1,
+            // A stored entry that does not decode is damaged data, as a corrupt session is.
+            Self::Store {
+                source: chef::store::StoreError::Corrupt { .. },
+                ..
+            } => 2,
             Self::Read { .. }
             | Self::Tools { .. }
             | Self::Queries { .. }

@@ -522,6 +522,13 @@ fn parse_labelled(
                 "expected an object like {\"query\":\"…\",\"expected\":[\"tool\"]}".to_owned(),
             ));
         }
+        // A misspelt key (`expect`) must not turn the request into one no tool answers.
+        if value.get("expected").is_none() {
+            return Err(problem(
+                "no \"expected\": list the tools that answer the request, or [] when none does"
+                    .to_owned(),
+            ));
+        }
         let query: LabelledQuery = serde_json::from_value(value).map_err(|e| {
             problem(format!(
                 "not a labelled request (a string `query`, a list of strings `expected`): {e}"

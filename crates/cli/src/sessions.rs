@@ -143,6 +143,12 @@ async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> 
     }
     for id in journal::list(store).await.map_err(store_err(url))? {
         let Some((replayed, bytes)) = replay(store, url, &id).await? else {
+            // Records are there, but none replays (a damaged lone record is dropped):
+            // said, not silently left out.
+            eprintln!(
+                "chef: notice: session {:?}: {UNREPLAYABLE}; not listed",
+                id.as_str()
+            );
             continue;
         };
         let loaded = &replayed.loaded;
@@ -206,11 +212,25 @@ async fn load_any(
     }
     match replay(store, url, id).await? {
         Some((replayed, text)) => Ok((text, replayed.loaded.seq)),
+        None if journal::list(store)
+            .await
+            .map_err(store_err(url))?
+            .contains(id) =>
+        {
+            Err(CliError::CorruptSession {
+                id: id.as_str().to_owned(),
+                problem: UNREPLAYABLE.to_owned(),
+            })
+        }
         None => Err(CliError::SessionNotFound {
             id: id.as_str().to_owned(),
         }),
     }
 }
+
+/// What is said of a session whose journal has records of which none replays.
+const UNREPLAYABLE: &str =
+    "its journal has records, but none that replays (a damaged last record is dropped)";
 
 async fn show(store: &dyn StorageBackend, url: &StoreUrl, id: &str) -> Result<(), CliError> {
     let id = key(id)?;
@@ -232,7 +252,16 @@ async fn export(
         all.dedup();
         all
     } else {
-        ids.iter().map(|id| key(id)).collect::<Result<_, _>>()?
+        // Each session once, in the order first named: a bundle holds each session once
+        // (`import` refuses one that does not).
+        let mut named: Vec<StoreKey> = Vec::new();
+        for id in ids {
+            let id = key(id)?;
+            if !named.contains(&id) {
+                named.push(id);
+            }
+        }
+        named
     };
     let mut bundle = Vec::new();
     for id in ids {

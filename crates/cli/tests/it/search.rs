@@ -404,6 +404,12 @@ fn unusable_label_files_exit_2_naming_file_and_line() {
             "{\"query\":\"x\",\"expected\":[\"no_such_tool\"]}\n",
             ": line 1: expected tool \"no_such_tool\" is not in the catalogue",
         ),
+        // A misspelt `expected` is not a request no tool answers.
+        (
+            "misspelt.jsonl",
+            "{\"query\":\"x\",\"expected\":[]}\n{\"query\":\"x\",\"expect\":[\"reverse_geocode\"]}\n",
+            ": line 2: no \"expected\"",
+        ),
     ];
     assert_unusable_files(&cases, evaluate);
     // --eval and --queries are two different commands.

@@ -262,6 +262,95 @@ fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
     assert!(show(store, "support/42").contains("hello from support/42"));
 }
 
+/// A session named twice is exported once; a store entry that is not JSON at all stops
+/// `ls` with exit status 2 naming the file, as damaged data, not as a failure of chef.
+#[test]
+fn export_names_each_session_once_and_a_damaged_entry_is_bad_input() {
+    let (dir, a) = seeded_store();
+    let store = a.to_str().unwrap();
+    let bundle = dir.path().join("twice.jsonl");
+    let out = export_output(
+        store,
+        &[
+            "alpha".as_ref(),
+            "support/42".as_ref(),
+            "alpha".as_ref(),
+            "--out".as_ref(),
+            bundle.as_os_str(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ids: Vec<String> = std::fs::read_to_string(&bundle)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(ids, ["alpha", "support/42"]);
+    let b = dir.path().join("b");
+    assert!(import(b.to_str().unwrap(), &bundle, &[]).status.success());
+
+    std::fs::write(a.join("sessions").join("alpha.json"), "").unwrap();
+    let out = ls_output(store);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is corrupt"), "{}", stderr(&out));
+}
+
+/// A journal whose only record is damaged replays to nothing: `ls` says so on stderr
+/// instead of leaving the session out silently, and `show` calls it corrupt (exit 2), not
+/// absent.
+#[test]
+fn a_journal_with_no_intact_record_is_reported_not_hidden() {
+    use std::sync::Arc;
+
+    use chef::ir::{Message, Target};
+    use chef::snapshot::journal::Journal;
+    use chef::{Chef, ChefConfig};
+
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a");
+    let store: Arc<dyn StorageBackend> = Arc::new(FsBackend::open(&a).unwrap());
+    runtime().block_on(async {
+        let mut live = Chef::new(ChefConfig::default());
+        let mut journal = Journal::new(Arc::clone(&store), StoreKey::new("j3").unwrap());
+        live.push(Message::user("only"));
+        live.compile(Target::Anthropic).unwrap();
+        journal.save(&live).await.unwrap();
+    });
+    // Damage the record's bytes on disk (its one file under the journal namespace).
+    let mut records = Vec::new();
+    let mut dirs = vec![a.clone()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.to_string_lossy().contains("journal") {
+                records.push(path);
+            }
+        }
+    }
+    assert_eq!(records.len(), 1, "{records:?}");
+    let text = std::fs::read_to_string(&records[0]).unwrap();
+    std::fs::write(&records[0], text.replacen("only", "onlY", 1)).unwrap();
+
+    let store_arg = a.to_str().unwrap();
+    let out = ls_output(store_arg);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("session \"j3\": its journal has records, but none that replays"),
+        "{}",
+        stderr(&out)
+    );
+    let err = refusal(&show_output(store_arg, "j3"));
+    assert!(err.contains("session \"j3\" is corrupt"), "{err}");
+}
+
 #[cfg(not(feature = "postgres"))]
 #[test]
 fn a_postgres_store_needs_the_feature() {
