@@ -150,7 +150,7 @@ struct ChatClient {
     url: String,
     model: String,
     key: Option<String>,
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     timeout: Duration,
     max_attempts: u32,
     tally: Arc<Tally>,
@@ -667,15 +667,39 @@ pub(crate) struct CompileMapArgs {
     /// The docstring length the prompt asks for, in characters.
     #[arg(long, value_name = "N", default_value_t = chef_compress::DEFAULT_MAX_DOC_CHARS)]
     pub(crate) max_doc_chars: usize,
-    /// Sampling temperature sent with each request (omitted by default: some models
-    /// accept only their own).
-    #[arg(long, value_name = "T")]
-    pub(crate) temperature: Option<f32>,
+    /// Sampling temperature sent with each request, 0 to 2 (omitted by default: some
+    /// models accept only their own).
+    #[arg(long, value_name = "T", value_parser = temperature)]
+    pub(crate) temperature: Option<f64>,
+}
+
+/// `--temperature`: a number from 0 to 2, sent as written (an `f64`, so `0.3` is sent as
+/// `0.3`, not as the nearest `f32`).
+fn temperature(text: &str) -> Result<f64, String> {
+    let t: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a number: {text:?}"))?;
+    if (0.0..=2.0).contains(&t) {
+        Ok(t)
+    } else {
+        Err(format!("must be from 0 to 2, not {text}"))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_temperature_is_a_number_from_0_to_2_sent_as_written() {
+        assert_eq!(temperature("0.3"), Ok(0.3));
+        assert_eq!(json!(temperature("0.3").unwrap()).to_string(), "0.3");
+        assert_eq!(temperature(" 2 "), Ok(2.0));
+        for bad in ["nan", "inf", "-0.1", "2.5", "warm", ""] {
+            assert!(temperature(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn endpoints_gain_the_chat_completions_path_once() {

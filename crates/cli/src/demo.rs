@@ -125,11 +125,24 @@ fn measure(tools: &[ToolDefinition], system: &str) -> Result<(usize, usize), Cli
     Ok((text.chars().count(), tokens(&text)?))
 }
 
+/// The compression options of `level`: at level 4 with the bundled compiled map (the
+/// closing table's level-4 row reads the same map).
+fn options(level: Level) -> Options {
+    let options = Options::new().with_level(level);
+    if level != Level::Four {
+        return options;
+    }
+    // The map is a fixture this crate bundles; a test reads it through the same parse.
+    let compiled: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(COMPILED_MAP).unwrap_or_default();
+    options.with_compiled(compiled)
+}
+
 /// The session settings every step of the demo shares (a resumed session must be made
 /// with the same ones to compile the same bytes).
 fn config(level: Level, discover: Option<usize>) -> ChefConfig {
     let config = ChefConfig::default()
-        .with_level(level)
+        .with_compress(options(level))
         .with_tool_change_announcements(true);
     match discover {
         Some(top_k) => config.with_prune(PrunePolicy::Discover {
@@ -162,8 +175,7 @@ fn build(level: Level, discover: Option<usize>, target: Target) -> Result<Report
     });
 
     // 2. What compile turns them into at the chosen level.
-    let compressed =
-        chef_compress::compress(&tools, &Options::new().with_level(level)).map_err(demo_error)?;
+    let compressed = chef_compress::compress(&tools, &options(level)).map_err(demo_error)?;
     let (c_chars, c_toks) = measure(compressed.tools(), compressed.system())?;
     let mut lines = vec![format!(
         "level {}: {} wire tool(s) [{}], {c_chars} characters, {c_toks} tokens ({:.1}% reclaimed).",
@@ -491,11 +503,7 @@ fn two_layer(
             .cloned()
             .collect()
     };
-    let mut chef = Chef::new(
-        ChefConfig::default()
-            .with_level(level)
-            .with_tool_change_announcements(true),
-    );
+    let mut chef = Chef::new(config(level, None));
     chef.tools_mut()
         .register_namespaces(vec![ToolGroup::new(
             "orders",
@@ -706,8 +714,8 @@ fn render_text(report: &Report) -> String {
 
 #[derive(Debug, Args)]
 pub(crate) struct DemoArgs {
-    /// Compression level for the agent loop.
-    #[arg(long, value_name = "0|1|2|3", default_value = "1", value_parser = parse_level)]
+    /// Compression level for the agent loop (4: with the bundled compiled map).
+    #[arg(long, value_name = "0|1|2|3|4", default_value = "1", value_parser = parse_level)]
     pub(crate) level: Level,
     /// Which tools each request offers: `discover:K` (the K tools ranked best for the
     /// request, by their real names, plus `find_tools`; the default at levels 0 and 1,

@@ -148,9 +148,11 @@ fn hybrid(dir: Option<&Path>, flags: &DenseFlags) -> Result<HybridBuilder, CliEr
         options.dense_weight = w;
     }
     if let Some(t) = flags.min_cosine {
-        if !t.is_finite() {
+        // A cosine lies in [-1, 1]: a bound outside it abstains on every query (above) or
+        // never (below), which --never-abstain says plainly.
+        if !(-1.0..=1.0).contains(&t) {
             return Err(CliError::Usage(format!(
-                "--min-cosine must be a number, not {t}"
+                "--min-cosine must be between -1 and 1, not {t}"
             )));
         }
         options.min_cosine = t;

@@ -162,9 +162,16 @@ impl ResolveError {
                 }
                 m
             }
+            Self::UnknownOperation { name, op } if op.is_empty() => format!(
+                "The \"{name}\" tool needs an \"op\": one of its op enum, with the operation's arguments in \"args\"."
+            ),
             Self::UnknownOperation { name, op } => format!(
                 "No operation \"{name}.{op}\". Call describe_op, or check the op enum on the \"{name}\" tool."
             ),
+            Self::UnknownDescribedOperation { ns, op } if ns.is_empty() || op.is_empty() => {
+                "describe_op needs \"ns\" (a namespace tool's name) and \"op\" (one of its op enum)."
+                    .to_owned()
+            }
             Self::UnknownDescribedOperation { ns, op } => format!("No operation \"{ns}.{op}\"."),
             Self::InvalidArguments(e) => e.message(),
             Self::HiddenTool { tool } => format!(

@@ -188,7 +188,8 @@ pub fn load_tools_from_str(text: &str) -> Result<LoadedTools, LoadError> {
 /// Parses JSON text and hands each tool in it to `f`, in document order, keeping none of
 /// them: for a caller that indexes a large catalogue without holding every schema.
 ///
-/// The tools, their order and every error are those of [`load_tools_from_str`]. When it
+/// The tools, their order and every error are those of [`load_tools_from_str`]; a leading
+/// UTF-8 byte order mark is skipped. When it
 /// returns an error, some tools may already have been handed over: discard them. A JSON
 /// array is read one entry at a time (only one entry's tree exists at once); any other
 /// document is parsed whole first, as [`load_tools`] reads it.
@@ -206,6 +207,10 @@ pub fn for_each_tool(
     f: impl FnMut(ToolDefinition, ToolShape),
 ) -> Result<(), LoadError> {
     let mut loader = Loader::new(f);
+    // A UTF-8 byte order mark (some Windows editors write one) is not JSON, but it says
+    // nothing: read past it (RFC 8259 lets a parser ignore it), so error positions count
+    // from the text after it.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     // serde_json's whitespace: a document starting with `[` is an array (or not JSON).
     if text
         .trim_start_matches([' ', '\n', '\t', '\r'])

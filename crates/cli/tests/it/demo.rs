@@ -43,3 +43,15 @@ fn demo_rejects_a_malformed_prune() {
         assert!(stderr(&out).contains("discover:K"), "{}", stderr(&out));
     }
 }
+
+/// Level 4 runs the loop on the bundled compiled map (the closing table's level-4 row).
+#[test]
+fn demo_runs_at_level_4_with_the_bundled_map() {
+    let out = chef(["demo", "--json", "--level", "4"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["level"], 4);
+    let text = report["steps"].to_string();
+    assert!(text.contains("def get_active_locations"), "{text}");
+    assert!(text.contains("REFUSED"), "{text}");
+}

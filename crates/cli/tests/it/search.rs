@@ -213,6 +213,12 @@ fn threshold_flags_conflict_with_lexical_ranking() {
     // Without --lexical, --min-cosine needs no --model: the bundled model ranks.
     let out = search(&tools, &queries, &["--min-cosine", "0.4"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // A cosine lies in [-1, 1]: a bound outside it is refused, not read as "abstain on
+    // every query".
+    for bad in ["2", "-1.5", "NaN"] {
+        let out = search(&tools, &queries, &["--min-cosine", bad]);
+        assert_error(&out, &["--min-cosine must be between -1 and 1"]);
+    }
 }
 
 fn evaluate(tools: &Path, labels: &Path, extra: &[&str]) -> std::process::Output {

@@ -117,6 +117,15 @@ fn level_2_resolves_ops_and_describes_them() {
         expect_error(c.resolve("describe_op", &json!({"ns": "svc", "op": "zz"}))),
         "No operation \"svc.zz\"."
     );
+    // A missing `op` (or `ns`) is said to be missing, not read as an operation named "".
+    assert_eq!(
+        expect_error(c.resolve("describe_op", &json!({"op": "search"}))),
+        "describe_op needs \"ns\" (a namespace tool's name) and \"op\" (one of its op enum)."
+    );
+    assert!(
+        expect_error(c.resolve("svc", &json!({"args": {"q": "x"}})))
+            .starts_with("The \"svc\" tool needs an \"op\""),
+    );
     let args = expect_call(
         c.resolve("svc", &json!({"op": "search", "args": {"q": "x"}})),
         "svc_search",

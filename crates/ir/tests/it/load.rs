@@ -48,6 +48,23 @@ fn the_corpus_in_every_shape_loads_to_identical_definitions() {
     }
 }
 
+/// A leading UTF-8 byte order mark is read past, for an array and for any other document;
+/// one anywhere else is still not JSON.
+#[test]
+fn a_byte_order_mark_at_the_start_is_skipped() {
+    for text in [
+        r#"[{"name": "a", "inputSchema": {"type": "object"}}]"#,
+        r#"{"tools": [{"name": "a", "inputSchema": {"type": "object"}}]}"#,
+    ] {
+        let with_bom = format!("\u{feff}{text}");
+        assert_eq!(
+            load_tools_from_str(&with_bom).unwrap().tools,
+            load_tools_from_str(text).unwrap().tools
+        );
+    }
+    assert!(load_tools_from_str("[\u{feff}]").is_err());
+}
+
 #[test]
 fn one_file_may_mix_shapes() {
     let loaded = load_tools(&json!([
