@@ -82,7 +82,20 @@ pub(crate) fn options(
         .with_level(flags.level)
         .with_limits(limits(&flags.limits));
     if let Some(style) = flags.map_style {
+        if flags.level != Level::Three {
+            // Said, not silently kept: `chef eval` refuses `style` below or above level 3.
+            eprintln!(
+                "chef: notice: --map-style shapes level 3's code map only; it changes nothing at level {}",
+                flags.level.as_u8()
+            );
+        }
         options = options.with_map_style(style);
+    }
+    if compiled.compiled.is_some() && !matches!(flags.level, Level::One | Level::Four) {
+        eprintln!(
+            "chef: notice: --compiled is read at level 4 (its map) and level 1 (its docstrings) only; it changes nothing at level {}",
+            flags.level.as_u8()
+        );
     }
     match &compiled.compiled {
         Some(path) => {

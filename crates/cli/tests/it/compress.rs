@@ -249,6 +249,31 @@ fn compress_with_a_target_renames_refused_names_and_says_so_on_stderr() {
     }
 }
 
+/// A flag that changes nothing at the level asked for is said on stderr, not kept silently.
+#[test]
+fn flags_that_change_nothing_at_the_level_are_said() {
+    let out = on_corpus("compress", &["--level", "0", "--map-style", "distinct"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("notice: --map-style shapes level 3's code map only"),
+        "{}",
+        stderr(&out)
+    );
+    let map = crate::fixture("real-mcp-tools.compiled-map.json");
+    let out = on_corpus(
+        "compress",
+        &["--level", "3", "--compiled", map.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("notice: --compiled is read at level 4"),
+        "{}",
+        stderr(&out)
+    );
+    let out = on_corpus("compress", &["--level", "3", "--map-style", "distinct"]);
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
 #[test]
 fn compress_refuses_an_unknown_target_as_a_usage_error() {
     for bad in ["claude", "Anthropic", ""] {
