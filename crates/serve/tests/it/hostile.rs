@@ -74,6 +74,31 @@ async fn malformed_json_is_a_400_in_each_shape() {
         assert_eq!(status, 400, "{path} {raw}");
         assert_error(&body, "invalid_request_error");
     }
+    // The message says what is wrong with the request: the decoder's cause (which member,
+    // where), not only that it is not a request of the API.
+    let cases: [(&str, &'static str, &str); 3] = [
+        (
+            "/v1/chat/completions",
+            "{\"model\": \"m\"}",
+            "missing field `messages`",
+        ),
+        (
+            "/v1/responses",
+            "{\"model\": \"m\", \"input\": 5}",
+            "line 1 column",
+        ),
+        (
+            "/v1/messages",
+            "not json",
+            "not valid JSON: expected ident at line 1 column 2",
+        ),
+    ];
+    for (path, raw, needle) in cases {
+        let (status, body) = post_raw(&rig, path, raw).await;
+        assert_eq!(status, 400, "{path} {raw}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{path} {raw}: {message}");
+    }
     assert!(rig.script.seen().is_empty());
 }
 
