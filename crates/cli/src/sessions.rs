@@ -344,7 +344,19 @@ async fn import(
     };
     let mut imported = 0;
     for (id, bytes) in sessions {
-        match snapshot::store::save_raw(store, &id, bytes, expect).await {
+        let saved = snapshot::store::save_raw(store, &id, bytes, expect).await;
+        if imported > 0
+            && let Err(e) = &saved
+            && !e.is_conflict()
+        {
+            // The sessions before it are in the store: say so beside the error (the
+            // "already exists" error counts them itself).
+            eprintln!(
+                "chef: notice: {imported} session(s) of the bundle were imported before {:?} failed",
+                id.as_str()
+            );
+        }
+        match saved {
             Ok(_) => imported += 1,
             Err(e) if e.is_conflict() => {
                 return Err(CliError::SessionExists {

@@ -300,6 +300,31 @@ fn export_names_each_session_once_and_a_damaged_entry_is_bad_input() {
     assert!(stderr(&out).contains("is corrupt"), "{}", stderr(&out));
 }
 
+/// An import that fails after writing some sessions says how many are in the store.
+#[cfg(unix)]
+#[test]
+fn an_import_that_fails_part_way_says_what_it_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let bundle = dir.path().join("two.jsonl");
+    let other = GOOD_LINE.replace("\"ok\"", "\"z\"");
+    std::fs::write(&bundle, format!("{GOOD_LINE}\n{other}\n")).unwrap();
+    let b = dir.path().join("b");
+    std::fs::create_dir_all(b.join("sessions")).unwrap();
+    // The store refuses to write through a symbolic link: the second write fails.
+    std::os::unix::fs::symlink(
+        dir.path().join("elsewhere.json"),
+        b.join("sessions").join("z.json"),
+    )
+    .unwrap();
+    let out = import(b.to_str().unwrap(), &bundle, &[]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 session(s) of the bundle were imported before \"z\" failed"),
+        "{err}"
+    );
+}
+
 /// A journal whose only record is damaged replays to nothing: `ls` says so on stderr
 /// instead of leaving the session out silently, and `show` calls it corrupt (exit 2), not
 /// absent.
