@@ -8,7 +8,11 @@ use serde_json::{Value, json};
 
 use crate::{
     chat::request as chat_request,
-    harness::{BLOCK_CANCEL, Reply, Rig, responses_tools, sse, streamed, typed_sse},
+    chat_reply, chat_says,
+    harness::{
+        BLOCK_CANCEL, Reply, Rig, encoded, order_call, responses_tools, sse, streamed, tool_answer,
+        typed_sse,
+    },
 };
 
 fn responses_request() -> Value {
@@ -246,4 +250,50 @@ async fn other_methods_on_an_api_route_are_a_405_in_its_shape() {
         assert_eq!(body["type"] == "error", anthropic, "{body}");
     }
     assert!(rig.script.seen().is_empty());
+}
+
+/// A function call without `type` (some OpenAI-compatible servers leave it out) is read as
+/// the function call it is: routed, gated and validated like any other, not refused and
+/// not passed through unrouted.
+#[tokio::test]
+async fn a_function_call_without_a_type_is_routed_and_gated() {
+    let untyped = |id: &str, call: &chef_ir::ToolCall| {
+        let mut reply = chat_reply(None, &[(id, call)]);
+        reply["choices"][0]["message"]["tool_calls"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("type");
+        Reply::Json(reply)
+    };
+    let cancel = encoded("cancel_order", json!({"trackingNumber": "ZZ9UNGATED42"}));
+    let rig = Rig::start(
+        BLOCK_CANCEL,
+        vec![
+            untyped("call_c", &cancel),
+            chat_says("I cannot cancel orders."),
+        ],
+    )
+    .await;
+    let body = rig
+        .openai_ok("/v1/chat/completions", &chat_request("Cancel ZZ9UNGATED42"))
+        .await;
+    assert!(
+        body["choices"][0]["message"].get("tool_calls").is_none(),
+        "{body}"
+    );
+    let seen = rig.script.seen();
+    assert_eq!(seen.len(), 2);
+    let refusal = tool_answer(&seen[1].json(), "call_c").to_string();
+    assert!(refusal.contains("blocked"), "{refusal}");
+
+    let good = order_call();
+    let rig = Rig::start(BLOCK_CANCEL, vec![untyped("call_1", &good)]).await;
+    let body = rig
+        .openai_ok(
+            "/v1/chat/completions",
+            &chat_request("Where is 737U2663137?"),
+        )
+        .await;
+    let call = &body["choices"][0]["message"]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "get_order_details", "{body}");
 }
