@@ -16,6 +16,9 @@ pub trait KnownTags {
     const KIND: &'static str;
     /// The tags this type models.
     const TAGS: &'static [&'static str];
+    /// The tag a value that has no `type` member is read as, if any (a Chat function call:
+    /// some OpenAI-compatible servers leave its `type` out).
+    const UNTAGGED: Option<&'static str> = None;
 }
 
 /// A value of a kind we model, or one we keep verbatim.
@@ -46,8 +49,13 @@ impl<'de, K: KnownTags + DeserializeOwned> Deserialize<'de> for Tagged<'_, K> {
 
 /// Decodes one value: a known tag into `K`, anything else kept.
 pub(crate) fn decode<'a, K: KnownTags + DeserializeOwned>(
-    value: Value,
+    mut value: Value,
 ) -> Result<Tagged<'a, K>, crate::Error> {
+    if let (Some(tag), Some(object)) = (K::UNTAGGED, value.as_object_mut())
+        && !object.contains_key("type")
+    {
+        object.insert("type".to_owned(), Value::from(tag));
+    }
     let tag = value.get("type").and_then(Value::as_str);
     match tag {
         Some(tag) if K::TAGS.contains(&tag) => {

@@ -162,6 +162,7 @@ pub enum ToolCall<'a> {
 impl KnownTags for ToolCall<'_> {
     const KIND: &'static str = "tool call";
     const TAGS: &'static [&'static str] = &["function"];
+    const UNTAGGED: Option<&'static str> = Some("function");
 }
 
 /// "The function that the model called."

@@ -112,8 +112,8 @@ fn check_reply(reply: &Value) -> Result<(), RelayError> {
     {
         match call.get("type").and_then(Value::as_str) {
             Some("function") => {}
-            // Some OpenAI-compatible servers leave `type` out of a function call:
-            // `typed_calls` reads it as one.
+            // Some OpenAI-compatible servers leave `type` out of a function call: the
+            // parser reads it as one (`wire::ToolCall`'s untagged kind).
             None if call.get("function").is_some_and(Value::is_object) => {}
             Some(other) => {
                 return Err(RelayError::ungated(format!(
@@ -124,27 +124,6 @@ fn check_reply(reply: &Value) -> Result<(), RelayError> {
         }
     }
     Ok(())
-}
-
-/// `reply` with `"type":"function"` put into each function call that leaves it out (some
-/// OpenAI-compatible servers do), so the parser reads it as the call it is; `None` when
-/// every call has its type.
-fn typed_calls(reply: &Value) -> Option<Value> {
-    let calls = reply.pointer("/choices/0/message/tool_calls")?.as_array()?;
-    if calls.iter().all(|call| call.get("type").is_some()) {
-        return None;
-    }
-    let mut typed = reply.clone();
-    if let Some(Value::Array(calls)) = typed.pointer_mut("/choices/0/message/tool_calls") {
-        for call in calls {
-            if let Some(call) = call.as_object_mut()
-                && !call.contains_key("type")
-            {
-                call.insert("type".to_owned(), Value::from("function"));
-            }
-        }
-    }
-    Some(typed)
 }
 
 /// Refuses a streamed chunk's choice that holds what [`check_reply`] refuses: a choice

@@ -11,8 +11,6 @@ macro_rules! shared_relay {
 
         fn read_reply(&self, reply: &Value, names: &WireNames) -> Result<Message, RelayError> {
             check_reply(reply)?;
-            let typed = typed_calls(reply);
-            let reply = typed.as_ref().unwrap_or(reply);
             let bytes = serde_json::to_vec(reply).map_err(|e| RelayError::Reply(Box::new(e)))?;
             crate::$api::parse_response(&bytes, names)
                 .map(|parsed| parsed.message)

@@ -102,11 +102,6 @@ fn check_reply(reply: &Value) -> Result<(), RelayError> {
     items.iter().try_for_each(check_item)
 }
 
-/// Responses items always carry their `type`: nothing to add.
-fn typed_calls(_: &Value) -> Option<Value> {
-    None
-}
-
 /// Refuses an output item other than text (`message`), `reasoning` and the `function_call`s
 /// chef routes: a `custom_tool_call`, a `local_shell_call`, a hosted tool's call (chef
 /// serve refuses requests with such tools, so an upstream that sends one anyway is not

@@ -106,6 +106,21 @@ fn a_chat_refusal_is_kept_and_compiles_back_as_a_refusal_part() {
     );
 }
 
+/// Some OpenAI-compatible servers leave `type` out of a function call: it is read as the
+/// call it is, not kept as an unknown value the loop would never run. Another kind of
+/// call keeps its own type and stays unknown.
+#[test]
+fn a_chat_function_call_without_a_type_is_a_call() {
+    let reply = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[
+        {"id":"c1","function":{"name":"get_weather","arguments":"{\"city\":\"Oslo\"}"}},
+        {"id":"c2","type":"custom","custom":{"name":"x","input":"y"}}]},"finish_reason":"tool_calls"}]}"#;
+    let parsed = chat::parse_response(reply.as_bytes(), &WireNames::default()).unwrap();
+    let calls: Vec<_> = parsed.message.tool_calls().collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].name.as_str(), "get_weather");
+    assert_eq!(calls[0].arguments, json!({"city": "Oslo"}));
+}
+
 #[test]
 fn chat_errors_are_typed() {
     assert!(matches!(
