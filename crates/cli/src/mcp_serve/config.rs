@@ -369,6 +369,17 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
             transport,
         });
     }
+    // Only a trailing `*` is a pattern: a `*` anywhere else would be read past like a
+    // separator (`*push` would block `push` alone), leaving open what the entry meant.
+    if let Some(entry) = raw
+        .blocklist
+        .iter()
+        .find(|e| e.trim().trim_end_matches('*').contains('*') || e.trim().ends_with("**"))
+    {
+        return invalid(format!(
+            "blocklist entry {entry:?}: only a `*` at the end is a pattern (a prefix, e.g. \"git_*\"); name each tool, or the prefix they share"
+        ));
+    }
     Ok(Config {
         mode,
         map_style,
@@ -431,6 +442,14 @@ mod tests {
                 "mode \"all\"",
             ),
             ("", "no [[server]]"),
+            (
+                "blocklist = [\"*push\"]\n[[server]]\nname=\"a\"\ncommand=\"x\"",
+                "only a `*` at the end is a pattern",
+            ),
+            (
+                "blocklist = [\"p*sh\"]\n[[server]]\nname=\"a\"\ncommand=\"x\"",
+                "blocklist entry \"p*sh\"",
+            ),
             ("[[server]]\nname=\"a b\"\ncommand=\"x\"", "letters, digits"),
             (
                 "[[server]]\nname=\"a\"\ncommand=\"x\"\n[[server]]\nname=\"a\"\ncommand=\"y\"",

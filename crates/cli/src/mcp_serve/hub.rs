@@ -143,8 +143,17 @@ type Combined = (
     Vec<String>,
 );
 
-/// Names every upstream's tools with the prefix format; a name taken by an earlier server
-/// skips the later tool (logged).
+/// The tools the proxy lists and answers itself in `mode`.
+fn owned_names(mode: Mode) -> &'static [&'static str] {
+    match mode {
+        Mode::Minify => &[],
+        Mode::Dispatch | Mode::Search => &["t", "q"],
+        Mode::Discover => &[chef::owned::FIND_TOOLS],
+    }
+}
+
+/// Names every upstream's tools with the prefix format; a name taken by an earlier server,
+/// or one the proxy answers itself in its mode ([`owned_names`]), skips the tool (logged).
 fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
     let mut tools = Vec::new();
     let mut routes: HashMap<String, Route> = HashMap::new();
@@ -164,6 +173,20 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
                 continue;
             }
             let name = config.prefix_format.apply(&server.name, &tool.name);
+            // A name the proxy answers itself in this mode (in any case or separators, as
+            // calls are matched) would list two tools of that name, one unreachable.
+            if let Some(own) = owned_names(config.mode)
+                .iter()
+                .find(|own| chef::gate::name_key(own) == chef::gate::name_key(&name))
+            {
+                skipped.push(format!(
+                    "tool {:?} of {:?} is named {name:?}, which reads as chef's own {own:?} in {} mode: skipped (change prefix_format to list it)",
+                    tool.name,
+                    server.name,
+                    config.mode.as_str()
+                ));
+                continue;
+            }
             if let Some(first) = routes.get(&name) {
                 skipped.push(format!(
                     "tool {:?} of {:?} is named {name:?}, as is {:?} of {:?}: skipped",
@@ -173,6 +196,27 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
             }
             let mut renamed = tool.clone();
             renamed.name = name.clone().into();
+            // The schema the host is shown is the one chef validates against: a schema
+            // found in the wild (`"required": "x"`, a keyword of the wrong type) is shown
+            // normalised, since a host's SDK may refuse the whole list over one such tool;
+            // a schema chef cannot use at all leaves its tool out. A schema that needs no
+            // change is shown as the upstream wrote it, byte for byte.
+            let schema = Value::Object((*tool.input_schema).clone());
+            match chef_compress::validate::normalise_schema(&name, &schema) {
+                Ok(normalised) if normalised.notes.is_empty() => {}
+                Ok(normalised) => {
+                    if let Value::Object(object) = normalised.schema {
+                        renamed.input_schema = Arc::new(object);
+                    }
+                }
+                Err(e) => {
+                    skipped.push(format!(
+                        "tool {:?} of {:?}: its input schema is unusable ({e}): left out",
+                        tool.name, server.name
+                    ));
+                    continue;
+                }
+            }
             let def = ToolDefinition::from(&renamed);
             routes.insert(
                 name,

@@ -579,3 +579,57 @@ fn a_name_or_code_that_reaches_nothing_gets_the_nearest_and_how_to_search() {
         );
     });
 }
+
+/// An upstream schema found in the wild (`"required": "x"`) is listed as chef reads and
+/// validates it — a host's SDK may refuse a whole list over one such tool — while a schema
+/// that needs no change is listed as the upstream wrote it; an upstream tool whose name
+/// reads as one the proxy answers itself in its mode (`find_tools` in discover mode) is
+/// left out and named, not listed twice.
+#[test]
+fn a_wild_schema_is_listed_as_read_and_a_tool_named_like_the_proxys_own_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalogue = write_file(
+        dir.path(),
+        "wild.json",
+        json!([
+            {"name": "loose", "input_schema": {"type": "object",
+                "properties": {"x": {"type": "string"}}, "required": "x"}},
+            {"name": "tools", "input_schema": {"type": "object"}},
+            {"name": "tidy", "input_schema": {"type": "object",
+                "properties": {"y": {"type": "integer"}}}}
+        ])
+        .to_string(),
+    );
+    let config_for = |mode: &str| {
+        write_file(
+            dir.path(),
+            &format!("{mode}.toml"),
+            format!(
+                "mode = \"{mode}\"\n[[server]]\nname = \"find\"\ncommand = \"{}\"\n",
+                server(&format!("--catalogue {}", catalogue.display()))
+            ),
+        )
+    };
+    with_proxy(config_for("minify"), async |host: &Host| {
+        let tools = host.list_all_tools().await.unwrap();
+        let schema = |name: &str| {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            Value::Object((*tool.input_schema).clone())
+        };
+        assert_eq!(schema("find_loose")["required"], json!(["x"]));
+        assert_eq!(
+            schema("find_tidy"),
+            json!({"type": "object", "properties": {"y": {"type": "integer"}}})
+        );
+        // In minify mode the proxy has no find_tools of its own: the upstream's is listed.
+        assert!(tools.iter().any(|t| t.name == "find_tools"));
+    });
+    let (report, err) = check_report(&config_for("discover"), &[], 0);
+    assert!(
+        report["left_out"]
+            .to_string()
+            .contains("chef's own \\\"find_tools\\\" in discover mode"),
+        "{report}"
+    );
+    assert!(err.contains("find_tools"), "{err}");
+}
