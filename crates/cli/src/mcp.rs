@@ -588,29 +588,72 @@ async fn list_tools(
         .map_err(|e| ServerError::Handshake(Box::new(e)))?;
     stage.store(Stage::ListTools as u8, Ordering::Relaxed);
     let server = client.peer_info().and_then(|info| info.server_info.clone());
-    let tools = list_all(client.peer())
+    let (tools, left_out) = list_all(client.peer())
         .await
         .map_err(ServerError::ListTools)?;
+    let name = server.as_ref().map_or("a server", |s| s.name.as_str());
+    for line in left_out {
+        eprintln!("chef: notice: mcp server {name:?}: {line}");
+    }
     let _ = client.cancel().await;
     Ok(Listed { server, tools })
 }
 
-/// Every tool a server lists, following `nextCursor` page by page; a cursor seen before
-/// means the pages loop. The error is a sentence for the user.
-pub(crate) async fn list_all(peer: &rmcp::Peer<rmcp::RoleClient>) -> Result<Vec<Tool>, ListError> {
+/// Every tool a server lists, following `nextCursor` page by page, and a line for each
+/// listed tool that is not an MCP tool (left out; the others are kept); a cursor seen
+/// before means the pages loop. The error is a sentence for the user.
+pub(crate) async fn list_all(
+    peer: &rmcp::Peer<rmcp::RoleClient>,
+) -> Result<(Vec<Tool>, Vec<String>), ListError> {
     let mut tools = Vec::new();
+    let mut left_out = Vec::new();
     let mut seen = HashSet::new();
     let mut cursor = None;
     loop {
-        let page = peer
-            .list_tools(Some(
+        let request = rmcp::model::ClientRequest::ListToolsRequest(
+            rmcp::model::ListToolsRequest::with_param(
                 PaginatedRequestParams::default().with_cursor(cursor.clone()),
-            ))
+            ),
+        );
+        let result = peer
+            .send_request(request)
             .await
             .map_err(|e| ListError::Request(Box::new(e)))?;
-        tools.extend(page.tools);
-        match page.next_cursor {
-            None => return Ok(tools),
+        let next_cursor = match result {
+            rmcp::model::ServerResult::ListToolsResult(page) => {
+                tools.extend(page.tools);
+                page.next_cursor
+            }
+            // rmcp reads a list with one malformed tool as no tool list at all: read it
+            // tool by tool, so one bad tool is left out (and named), not the server.
+            rmcp::model::ServerResult::CustomResult(rmcp::model::CustomResult(page)) => {
+                let Some(listed) = page.get("tools").and_then(Value::as_array) else {
+                    return Err(ListError::Request(Box::new(
+                        ServiceError::UnexpectedResponse,
+                    )));
+                };
+                for (i, tool) in listed.iter().enumerate() {
+                    match serde_json::from_value::<Tool>(tool.clone()) {
+                        Ok(tool) => tools.push(tool),
+                        Err(e) => left_out.push(format!(
+                            "tools/list: tool {i} ({}) is not an MCP tool ({e}): left out",
+                            tool.get("name")
+                                .map_or_else(|| "no name".to_owned(), |n| clip(&n.to_string()))
+                        )),
+                    }
+                }
+                page.get("nextCursor")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            }
+            _ => {
+                return Err(ListError::Request(Box::new(
+                    ServiceError::UnexpectedResponse,
+                )));
+            }
+        };
+        match next_cursor {
+            None => return Ok((tools, left_out)),
             Some(next) if !seen.insert(next.clone()) => return Err(ListError::PagesLoop(next)),
             Some(next) => cursor = Some(next),
         }

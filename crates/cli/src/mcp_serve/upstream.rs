@@ -162,9 +162,12 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, StartFailure>
         let service = connecting
             .await
             .map_err(|e| StartError::Handshake(Box::new(e)))?;
-        let tools = list_all(service.peer())
+        let (tools, left_out) = list_all(service.peer())
             .await
             .map_err(StartError::ListTools)?;
+        for line in left_out {
+            tracing::warn!(server = %spec.name, "{line}");
+        }
         Ok::<_, StartError>((service, tools))
     };
     let outcome = tokio::time::timeout(hub.config.start_timeout, session).await;
@@ -234,10 +237,18 @@ pub(crate) async fn list_once(hub: &Arc<Hub>, spec: &Upstream) -> Result<Vec<Too
     let Started {
         service, mut child, ..
     } = start(hub, spec).await?;
-    let tools = list_all(service.peer()).await.map_err(|e| StartFailure {
-        reason: StartError::ListTools(e),
-        stderr: None,
-    });
+    let tools = list_all(service.peer())
+        .await
+        .map(|(tools, left_out)| {
+            for line in left_out {
+                eprintln!("chef: notice: server {:?}: {line}", spec.name);
+            }
+            tools
+        })
+        .map_err(|e| StartFailure {
+            reason: StartError::ListTools(e),
+            stderr: None,
+        });
     let _ = service.cancel().await;
     if let Some(child) = &mut child {
         let _ = child.kill().await;
@@ -303,7 +314,10 @@ pub(crate) async fn supervise(hub: Arc<Hub>, spec: Upstream) {
                         },
                         Some(()) = relist.recv() => {
                             match list_all(&peer).await {
-                                Ok(tools) => {
+                                Ok((tools, left_out)) => {
+                                    for line in left_out {
+                                        tracing::warn!(server = %spec.name, "{line}");
+                                    }
                                     tracing::info!(server = %spec.name, tools = tools.len(), "upstream tool list changed");
                                     hub.publish(&spec.name, peer.clone(), tools).await;
                                 }
