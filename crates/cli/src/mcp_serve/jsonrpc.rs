@@ -8,7 +8,7 @@
 //! | a line over [`MAX_LINE`] bytes | `-32600` Invalid Request, `id: null` (the line is skipped) |
 //! | `jsonrpc` other than `"2.0"`, no `method`, `params` neither object nor array, an `id` that is not a string, number or null | `-32600` with the `id` |
 //! | `params` an array | `-32602` Invalid params, with the `id` (MCP's params are objects) |
-//! | `tools/call` without a string `name` | `-32602` with the `id` |
+//! | `tools/call` without a string `name`, or with `arguments` that are not an object | `-32602` with the `id` |
 //! | a batch (an array) | an array with one `-32600` per element, each with its `id` (MCP has no batches since 2025-06-18) |
 //!
 //! Everything else (requests, notifications, the host's responses to chef's own
@@ -112,6 +112,20 @@ fn check_message(message: &Value) -> Option<Value> {
             id,
             -32602,
             "Invalid params: tools/call needs params.name, the tool to call",
+        ));
+    }
+    // rmcp would read a call whose arguments are not an object as no known request
+    // ("Method not found"): the params are what is wrong.
+    if method == "tools/call"
+        && object
+            .get("params")
+            .and_then(|p| p.get("arguments"))
+            .is_some_and(|a| !(a.is_object() || a.is_null()))
+    {
+        return Some(error(
+            id,
+            -32602,
+            "Invalid params: tools/call's params.arguments must be an object of the tool's arguments",
         ));
     }
     None
@@ -381,6 +395,16 @@ mod tests {
                 -32600,
             ),
             (r#"{"id":9,"method":"tools/list"}"#, json!(9), -32600),
+            (
+                r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#,
+                json!(12),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"x","arguments":"a=1"}}"#,
+                json!(13),
+                -32602,
+            ),
             (
                 r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"arguments":{}}}"#,
                 json!(11),
