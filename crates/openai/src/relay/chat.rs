@@ -86,66 +86,46 @@ impl Relay for Chat {
 }
 
 /// Refuses a reply holding a call the gateway cannot route ([`RelayError::Ungated`]): a
-/// second choice (chef serve asks for one), a legacy `function_call`, a tool call whose
-/// `type` is not `function` (a custom tool's).
+/// second choice (chef serve asks for one), or what [`check_calls`] refuses in its message.
 fn check_reply(reply: &Value) -> Result<(), RelayError> {
     if reply
         .get("choices")
         .and_then(Value::as_array)
         .is_some_and(|choices| choices.len() > 1)
     {
-        return Err(RelayError::ungated(
-            "a second choice (chef serve asks for one)",
-        ));
+        return Err(second_choice());
     }
-    let Some(message) = reply.pointer("/choices/0/message") else {
-        return Ok(());
-    };
-    if message.get("function_call").is_some_and(|c| !c.is_null()) {
-        return Err(RelayError::ungated("a legacy `function_call`"));
-    }
-    for call in message
-        .get("tool_calls")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        match call.get("type").and_then(Value::as_str) {
-            Some("function") => {}
-            // Some OpenAI-compatible servers leave `type` out of a function call: the
-            // parser reads it as one (`wire::ToolCall`'s untagged kind).
-            None if call.get("function").is_some_and(Value::is_object) => {}
-            Some(other) => {
-                return Err(RelayError::ungated(format!(
-                    "a tool call of type `{other}`"
-                )));
-            }
-            None => return Err(RelayError::ungated("a tool call without a `type`")),
-        }
-    }
-    Ok(())
+    reply
+        .pointer("/choices/0/message")
+        .map_or(Ok(()), check_calls)
 }
 
 /// Refuses a streamed chunk's choice that holds what [`check_reply`] refuses: a choice
-/// other than the first, a legacy `function_call` delta, a tool-call delta of another
-/// `type` than `function` (later deltas of a call leave `type` out).
+/// other than the first, or what [`check_calls`] refuses in its delta.
 fn check_chunk_choice(choice: &Value) -> Result<(), RelayError> {
     if choice
         .get("index")
         .and_then(Value::as_u64)
         .is_some_and(|i| i != 0)
     {
-        return Err(RelayError::ungated(
-            "a second choice (chef serve asks for one)",
-        ));
+        return Err(second_choice());
     }
-    let Some(delta) = choice.get("delta") else {
-        return Ok(());
-    };
-    if delta.get("function_call").is_some_and(|c| !c.is_null()) {
+    choice.get("delta").map_or(Ok(()), check_calls)
+}
+
+fn second_choice() -> RelayError {
+    RelayError::ungated("a second choice (chef serve asks for one)")
+}
+
+/// Refuses a message (or a streamed delta of one) holding a legacy `function_call`, or a
+/// tool call whose `type` is not `function` (a custom tool's). A call without `type` is a
+/// function call: some OpenAI-compatible servers leave it out, the parser reads it so
+/// (`wire::ToolCall`'s untagged kind), and a call's later deltas leave it out too.
+fn check_calls(message: &Value) -> Result<(), RelayError> {
+    if message.get("function_call").is_some_and(|c| !c.is_null()) {
         return Err(RelayError::ungated("a legacy `function_call`"));
     }
-    for call in delta
+    for call in message
         .get("tool_calls")
         .and_then(Value::as_array)
         .into_iter()
