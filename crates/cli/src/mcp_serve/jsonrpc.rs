@@ -6,7 +6,7 @@
 //! |---|---|
 //! | a line that is not JSON | `-32700` Parse error, `id: null` |
 //! | a line over [`MAX_LINE`] bytes | `-32600` Invalid Request, `id: null` (the line is skipped) |
-//! | `jsonrpc` other than `"2.0"`, no `method`, `params` neither object nor array, an `id` that is not a string, number or null | `-32600` with the `id` |
+//! | `jsonrpc` other than `"2.0"`, no `method`, `params` neither object nor array, an `id` that is not a string or an integer (MCP: never null) | `-32600` with the `id` |
 //! | `params` an array | `-32602` Invalid params, with the `id` (MCP's params are objects) |
 //! | `tools/call` without a string `name`, or with `arguments` that are not an object | `-32602` with the `id` |
 //! | a batch (an array) | an array with one `-32600` per element, each with its `id` (MCP has no batches since 2025-06-18) |
@@ -85,6 +85,17 @@ fn check_message(message: &Value) -> Option<Value> {
             "Invalid Request: method must be a string",
         ));
     };
+    // MCP narrows JSON-RPC: a request's id is a string or an integer, never null (rmcp
+    // answered `null` and `1.5` with an error that had no id at all).
+    if let Some(id @ (Value::Null | Value::Number(_))) = object.get("id")
+        && !(id.is_i64() || id.is_u64())
+    {
+        return Some(error(
+            id.clone(),
+            -32600,
+            "Invalid Request: an MCP request's id is a string or an integer (not null)",
+        ));
+    }
     match object.get("params") {
         None | Some(Value::Object(_)) => {}
         Some(Value::Array(_)) => {
@@ -395,6 +406,16 @@ mod tests {
                 -32600,
             ),
             (r#"{"id":9,"method":"tools/list"}"#, json!(9), -32600),
+            (
+                r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#,
+                Value::Null,
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}"#,
+                json!(1.5),
+                -32600,
+            ),
             (
                 r#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#,
                 json!(12),
