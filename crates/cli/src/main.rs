@@ -46,26 +46,12 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("chef: {}", with_causes(&err));
+            // Each cause its text does not already say (a store error ends with PostgreSQL's own
+            // reason).
+            eprintln!("chef: {}", chef_serve::error_chain(&err));
             ExitCode::from(err.exit_code())
         }
     }
-}
-
-/// `err` and each cause under it that its text does not already say, `: `-separated (a
-/// store error says what failed, its cause why: PostgreSQL's own message, say).
-fn with_causes(err: &CliError) -> String {
-    let mut text = err.to_string();
-    let mut next = std::error::Error::source(err);
-    while let Some(cause) = next {
-        let said = cause.to_string();
-        if !said.is_empty() && !text.contains(&said) {
-            text.push_str(": ");
-            text.push_str(&said);
-        }
-        next = cause.source();
-    }
-    text
 }
 
 fn run(flags: Flags) -> Result<(), CliError> {

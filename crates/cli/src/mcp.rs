@@ -619,6 +619,7 @@ pub(crate) async fn list_all(
             .send_request(request)
             .await
             .map_err(|e| ListError::Request(Box::new(e)))?;
+        let unexpected = || ListError::Request(Box::new(ServiceError::UnexpectedResponse));
         let next_cursor = match result {
             rmcp::model::ServerResult::ListToolsResult(page) => {
                 tools.extend(page.tools);
@@ -628,12 +629,10 @@ pub(crate) async fn list_all(
             // tool by tool, so one bad tool is left out (and named), not the server.
             rmcp::model::ServerResult::CustomResult(rmcp::model::CustomResult(page)) => {
                 let Some(listed) = page.get("tools").and_then(Value::as_array) else {
-                    return Err(ListError::Request(Box::new(
-                        ServiceError::UnexpectedResponse,
-                    )));
+                    return Err(unexpected());
                 };
                 for (i, tool) in listed.iter().enumerate() {
-                    match serde_json::from_value::<Tool>(tool.clone()) {
+                    match <Tool as serde::Deserialize>::deserialize(tool) {
                         Ok(tool) => tools.push(tool),
                         Err(e) => left_out.push(format!(
                             "tools/list: tool {i} ({}) is not an MCP tool ({e}): left out",
@@ -646,11 +645,7 @@ pub(crate) async fn list_all(
                     .and_then(Value::as_str)
                     .map(str::to_owned)
             }
-            _ => {
-                return Err(ListError::Request(Box::new(
-                    ServiceError::UnexpectedResponse,
-                )));
-            }
+            _ => return Err(unexpected()),
         };
         match next_cursor {
             None => return Ok((tools, left_out)),

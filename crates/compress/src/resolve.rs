@@ -309,24 +309,27 @@ pub(crate) fn flat_args(args: &Value) -> Value {
 /// call runs it over everything).
 pub(crate) fn unreadable_bag(value: Option<&Value>) -> Option<&'static str> {
     match value? {
-        Value::Null | Value::Object(_) => None,
         Value::String(text) => {
             let text = text.trim();
             if text.is_empty() {
                 return None;
             }
             match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(_) | Value::Null) => None,
-                Ok(Value::Array(items)) if items.is_empty() => None,
-                Ok(Value::Array(_)) => Some("array"),
-                Ok(Value::String(_)) => Some("JSON string"),
-                Ok(Value::Number(_)) => Some("number"),
-                Ok(Value::Bool(_)) => Some("boolean"),
+                Ok(parsed) => unreadable_kind(&parsed),
                 Err(_) => Some("string that is not JSON"),
             }
         }
+        other => unreadable_kind(other),
+    }
+}
+
+/// [`unreadable_bag`] of a JSON value (a string here is one a JSON text held).
+fn unreadable_kind(value: &Value) -> Option<&'static str> {
+    match value {
+        Value::Null | Value::Object(_) => None,
         Value::Array(items) if items.is_empty() => None,
         Value::Array(_) => Some("array"),
+        Value::String(_) => Some("JSON string"),
         Value::Number(_) => Some("number"),
         Value::Bool(_) => Some("boolean"),
     }
@@ -334,16 +337,19 @@ pub(crate) fn unreadable_bag(value: Option<&Value>) -> Option<&'static str> {
 
 impl Compressed {
     /// [`call`](Self::call), unless `args` came out empty while the model wrote a bag that
-    /// cannot be read (`unreadable`, from [`unreadable_bag`]): that is refused as
+    /// cannot be read (`unreadable`, [`unreadable_bag`] of what it wrote, asked only then:
+    /// a bag that came out full is never parsed twice): that is refused as
     /// [`ArgumentProblem::NotAnObject`](crate::validate::ArgumentProblem::NotAnObject), so
     /// the model resends its arguments instead of the tool running without them.
     pub(crate) fn call_read(
         &self,
         entry: &Entry,
         args: Cow<'_, Value>,
-        unreadable: Option<&'static str>,
+        unreadable: impl FnOnce() -> Option<&'static str>,
     ) -> Resolution {
-        if let Some(received) = unreadable.filter(|_| is_empty(&args)) {
+        if is_empty(&args)
+            && let Some(received) = unreadable()
+        {
             return Resolution::Error(ResolveError::InvalidArguments(Box::new(
                 crate::validate::ArgumentError {
                     tool: entry.name.to_string(),

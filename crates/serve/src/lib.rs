@@ -105,14 +105,14 @@ async fn connect_store(url: &str) -> Result<Arc<dyn StorageBackend>, StoreError>
 
 /// `e` and every source under it, `: `-separated: a store error's own text says what chef
 /// was doing, its sources why (down to PostgreSQL's own message, such as `database "x"
-/// does not exist`). A source whose text its error already ends with is not repeated.
+/// does not exist`). A source whose text is already said is not repeated.
 pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut next = e.source();
     while let Some(cause) = next {
         let text = cause.to_string();
-        // Some errors repeat their source in their own text.
-        if !out.ends_with(&text) {
+        // Some errors repeat their source in their own text (not always at its end).
+        if !out.contains(&text) {
             out.push_str(": ");
             out.push_str(&text);
         }

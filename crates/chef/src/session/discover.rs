@@ -299,14 +299,14 @@ impl Chef {
         if !self.offers_find_tools() {
             return;
         }
-        let words: String = name
-            .chars()
-            .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        let words: Vec<&str> = name
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|word| !word.is_empty())
             .collect();
         let search = ToolCall::new(
             call.id.clone(),
             FIND_TOOLS,
-            serde_json::json!({ "query": words.split_whitespace().collect::<Vec<_>>().join(" ") }),
+            serde_json::json!({ "query": words.join(" ") }),
         );
         let finding = self.find(&search, true);
         match finding.routed {

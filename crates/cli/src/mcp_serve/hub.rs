@@ -158,6 +158,11 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
     let mut tools = Vec::new();
     let mut routes: HashMap<String, Route> = HashMap::new();
     let mut skipped = Vec::new();
+    // The proxy's own names in this mode, as calls are matched (case and separators aside).
+    let owned: Vec<(String, &str)> = owned_names(config.mode)
+        .iter()
+        .map(|own| (chef::gate::name_key(own), *own))
+        .collect();
     for server in &config.servers {
         let Some(list) = lists.get(&server.name) else {
             continue;
@@ -175,10 +180,8 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
             let name = config.prefix_format.apply(&server.name, &tool.name);
             // A name the proxy answers itself in this mode (in any case or separators, as
             // calls are matched) would list two tools of that name, one unreachable.
-            if let Some(own) = owned_names(config.mode)
-                .iter()
-                .find(|own| chef::gate::name_key(own) == chef::gate::name_key(&name))
-            {
+            let key = (!owned.is_empty()).then(|| chef::gate::name_key(&name));
+            if let Some((_, own)) = owned.iter().find(|(own, _)| key.as_ref() == Some(own)) {
                 skipped.push(format!(
                     "tool {:?} of {:?} is named {name:?}, which reads as chef's own {own:?} in {} mode: skipped (change prefix_format to list it)",
                     tool.name,

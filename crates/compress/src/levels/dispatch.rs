@@ -322,14 +322,15 @@ fn resolve(
     // (D) the argument bag: nested under `a` if non-empty, else the flat keys; refused
     // when it comes out empty although `a` (or the whole arguments) held something that
     // cannot be read.
-    let unreadable = unreadable_bag(args.get("a")).or_else(|| unreadable_bag(Some(raw_args)));
     let nested = as_object(args.get("a"));
     let bag = if args.get("a").is_some() && !is_empty(&nested) {
         nested
     } else {
         Cow::Owned(flat_args(&args))
     };
-    c.call_read(entry, bag, unreadable)
+    c.call_read(entry, bag, || {
+        unreadable_bag(args.get("a")).or_else(|| unreadable_bag(Some(raw_args)))
+    })
 }
 
 /// `q`: `c` looks a code (or name) up, `s` searches. A call with both a search text

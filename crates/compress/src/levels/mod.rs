@@ -126,7 +126,7 @@ pub(crate) trait LevelCodec: Sync {
     fn resolve(&self, c: &Compressed, name: &str, args: &Value, hidden: Hidden<'_>) -> Resolution {
         let _ = hidden;
         match c.entry_by_name(name) {
-            Some(entry) => c.call_read(entry, as_object(Some(args)), unreadable_bag(Some(args))),
+            Some(entry) => c.call_read(entry, as_object(Some(args)), || unreadable_bag(Some(args))),
             None => Resolution::Error(ResolveError::UnknownTool {
                 name: name.to_owned(),
                 level: self.level(),

@@ -127,11 +127,9 @@ impl LevelCodec for Two {
             });
         };
         match operation(c, Some(ns), &op) {
-            Some(e) => c.call_read(
-                e,
-                as_object(args.get("args")),
-                unreadable_bag(args.get("args")),
-            ),
+            Some(e) => c.call_read(e, as_object(args.get("args")), || {
+                unreadable_bag(args.get("args"))
+            }),
             None => Resolution::Error(ResolveError::UnknownOperation {
                 name: name.to_owned(),
                 op: op.into_owned(),
