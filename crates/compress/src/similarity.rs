@@ -78,6 +78,56 @@ pub fn nearest<'a>(
         .map(|(candidate, _)| candidate)
 }
 
+/// [`nearest`] for a list that holds names the model must not be taught (blocked tools):
+/// the open candidate (one `withheld` does not mark) nearest to `name`, if it scores at
+/// least `floor` **and is strictly nearer than every withheld candidate**; otherwise
+/// `None`.
+///
+/// "Nearer" is the score, then, between equal scores, the smaller edit distance between
+/// the normalised names (the score alone ties every sibling that shares a namespace word:
+/// `office_prnt` scores 60 against `office_print` and `office_push` alike). Open
+/// candidates still equal on both keep the first.
+///
+/// When the nearest name is a withheld one, the model most likely meant that tool, and
+/// the next-nearest open name is a different tool it did not ask for (a misspelt
+/// `office_push` answered "did you mean `office_crash`?"): no suggestion is safer than a
+/// redirection, and it teaches nothing about the withheld name either.
+///
+/// ```
+/// use chef_compress::similarity::{nearest_open, SUGGESTION_FLOOR};
+///
+/// let tools = ["office_crash", "office_print", "office_push"];
+/// let blocked = |n: &str| n == "office_push";
+/// assert_eq!(nearest_open("office_pussh", tools, SUGGESTION_FLOOR, blocked), None);
+/// assert_eq!(nearest_open("office_prnt", tools, SUGGESTION_FLOOR, blocked), Some("office_print"));
+/// ```
+#[must_use]
+pub fn nearest_open<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    floor: u8,
+    withheld: impl Fn(&str) -> bool,
+) -> Option<&'a str> {
+    let prepared = Prepared::new(name);
+    // (score, negated distance): greater is nearer.
+    let mut best: Option<(&'a str, (u8, isize))> = None;
+    let mut best_withheld: Option<(u8, isize)> = None;
+    for candidate in candidates {
+        let score = prepared.score(candidate);
+        if score < floor {
+            continue;
+        }
+        let key = (score, -prepared.distance(candidate));
+        if withheld(candidate) {
+            best_withheld = best_withheld.max(Some(key));
+        } else if best.is_none_or(|(_, top)| key > top) {
+            best = Some((candidate, key));
+        }
+    }
+    best.filter(|&(_, key)| best_withheld.is_none_or(|w| key > w))
+        .map(|(candidate, _)| candidate)
+}
+
 /// One side of a comparison, normalised once (`nearest` compares one name with many).
 struct Prepared<'a> {
     raw: &'a str,
@@ -96,6 +146,13 @@ impl<'a> Prepared<'a> {
             has_long_word: words.iter().any(|w| w.chars().count() > 2),
             words,
         }
+    }
+
+    /// The Levenshtein distance between the normalised names (for [`nearest_open`]'s
+    /// tie-break), as a signed number to negate.
+    fn distance(&self, other: &str) -> isize {
+        let d = strsim::generic_levenshtein(&self.norm, &norm(other));
+        isize::try_from(d).unwrap_or(isize::MAX)
     }
 
     /// `similarity(self.raw, other)`, keeping the argument order of the reference.

@@ -177,6 +177,20 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
                 ));
                 continue;
             }
+            // A name with a line break, a tab or any other whitespace or control character
+            // cannot be called reliably (provider APIs refuse it; MCP asks for none) and
+            // would carry text of the upstream's choosing into the host's lists and logs.
+            if tool
+                .name
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control())
+            {
+                skipped.push(format!(
+                    "a tool of {:?} is named {:?}, which holds whitespace or a control character: left out",
+                    server.name, tool.name
+                ));
+                continue;
+            }
             let name = config.prefix_format.apply(&server.name, &tool.name);
             // A name the proxy answers itself in this mode (in any case or separators, as
             // calls are matched) would list two tools of that name, one unreachable.
@@ -853,7 +867,8 @@ impl Hub {
 
     /// The model's text for a resolve error; a code or name issued earlier whose tool is gone
     /// says so. A name that reaches nothing in minify or discover mode is answered with
-    /// the nearest name of a tool that is not blocked, and in discover mode how to search;
+    /// the nearest name of a tool that is not blocked (none when a blocked tool's name is
+    /// at least as near), and in discover mode how to search;
     /// search mode's hint names no map (the host was shown none).
     fn explain(&self, view: &View, e: &ResolveError) -> String {
         // A name the host saw (pinned, or listed before) is that tool, gone for now;
@@ -898,18 +913,16 @@ impl Hub {
             }
             None => match (e, self.config.mode) {
                 (ResolveError::UnknownTool { name, .. }, Mode::Minify | Mode::Discover) => {
-                    let mut names: Vec<&str> = view
-                        .routes
-                        .keys()
-                        .filter(|n| !self.blocked(view, n))
-                        .map(String::as_str)
-                        .collect();
+                    let mut names: Vec<&str> = view.routes.keys().map(String::as_str).collect();
                     names.sort_unstable();
                     let mut text = e.message();
-                    if let Some(near) = chef_compress::similarity::nearest(
+                    // Nothing when a blocked tool is the nearest: the host's model meant
+                    // it, and the next name is another tool it did not ask for.
+                    if let Some(near) = chef_compress::similarity::nearest_open(
                         name,
                         names,
                         chef_compress::similarity::SUGGESTION_FLOOR,
+                        |n| self.blocked(view, n),
                     ) {
                         text.push_str(&format!(" Did you mean \"{near}\"?"));
                     }

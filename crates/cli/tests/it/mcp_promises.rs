@@ -469,6 +469,35 @@ fn malformed_json_rpc_gets_the_spec_s_errors_with_its_id_and_never_silence() {
 }
 
 #[test]
+fn an_upstream_tool_whose_name_holds_whitespace_or_control_characters_is_left_out() {
+    let (dir, file) = temp_file(
+        "odd-names.json",
+        r#"[{"name": "two\nlines", "description": "A.", "input_schema": {"type": "object"}},
+            {"name": "tab\there", "description": "B.", "input_schema": {"type": "object"}},
+            {"name": "bell\u0007", "description": "C.", "input_schema": {"type": "object"}},
+            {"name": "ok.tool-2", "description": "Fine.", "input_schema": {"type": "object"}}]"#,
+    );
+    let path = calendar_config(dir.path(), "minify", &file);
+    let (report, _) = check_report(&path, &[], 0);
+    let left_out: Vec<&str> = report["left_out"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let left_out = left_out.join("\n");
+    // Named as Rust's debug form writes them: escaped, on one line.
+    for name in [r#""two\nlines""#, r#""tab\there""#, r#""bell\u{7}""#] {
+        assert!(left_out.contains(name), "{name}: {report}");
+    }
+    assert!(
+        left_out.contains("whitespace or a control character"),
+        "{report}"
+    );
+    assert_eq!(report["modes"][0]["tools"], 1, "{report}");
+}
+
+#[test]
 fn an_upstream_tool_with_an_empty_name_is_left_out() {
     let (dir, file) = temp_file(
         "empty-name.json",

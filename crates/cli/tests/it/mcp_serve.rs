@@ -548,7 +548,8 @@ fn a_name_or_code_that_reaches_nothing_gets_the_nearest_and_how_to_search() {
             "No tool named \"files_reed_file\". Did you mean \"files_read_file\"? \
              Search with find_tools(query=\"what the tool should do\") to find one.",
         ),
-        // The nearest name is never a blocked tool's.
+        // The nearest name is never a blocked tool's, and when a blocked tool is the
+        // nearest, no other tool is offered in its place (git_status shares "git").
         ("minify", "git_pushh", "No tool named \"git_pushh\"."),
     ] {
         with_proxy(config(dir.path(), mode, ""), async |host| {
@@ -557,6 +558,9 @@ fn a_name_or_code_that_reaches_nothing_gets_the_nearest_and_how_to_search() {
             let reply = text(&r);
             assert!(reply.starts_with(hint), "{mode}: {reply}");
             assert!(!reply.contains("git_push\""), "{mode}: {reply}");
+            if name == "git_pushh" {
+                assert!(!reply.contains("Did you mean"), "{mode}: {reply}");
+            }
         });
     }
     with_proxy(config(dir.path(), "search", ""), async |host| {

@@ -207,12 +207,15 @@ impl Compressed {
     }
 
     /// The code nearest to `written` scoring at least 55, if any, of a tool that is not
-    /// `hidden` (asked with the tool's real name).
+    /// `hidden` (asked with the tool's real name) — and only when no hidden tool's code
+    /// scores as high: a near miss of a blocked tool's code is answered with no
+    /// suggestion, never with the next-nearest tool (see
+    /// [`nearest_open`](crate::similarity::nearest_open)).
     ///
-    /// The candidates are found through [`CodeSuggestions`]; when one of them is hidden,
-    /// the first code with an affix or infix may have hidden a later one, so every code
-    /// of a tool not hidden is scored instead (rare: an error path with a blocked tool
-    /// nearby).
+    /// The candidates are found through [`CodeSuggestions`] (a hidden code found there
+    /// may shadow a later code with the same affix or infix, which scores no higher than
+    /// it: no suggestion either way); when an open code is found, every hidden tool's
+    /// code is scored against it (an error path: one predicate call a tool).
     pub(crate) fn suggest_code(
         &self,
         written: &str,
@@ -245,35 +248,20 @@ impl Compressed {
                 }
             }
         }
-        let before = candidates.len();
-        candidates.retain(|&entry| {
-            self.entries
-                .get(entry as usize)
-                .is_some_and(|e| !hidden(&e.name))
-        });
-        if candidates.len() < before {
-            candidates = index
-                .order
-                .iter()
-                .copied()
-                .filter(|&entry| {
-                    self.entries
-                        .get(entry as usize)
-                        .is_some_and(|e| !hidden(&e.name))
-                })
-                .collect();
-        }
         let mut best: Option<(u8, u32, &str)> = None;
         for entry in candidates {
             let Some(e) = self.entries.get(entry as usize) else {
                 continue;
             };
+            if hidden(&e.name) {
+                continue;
+            }
+            let score = similarity(written, &e.code);
             let pos = index
                 .position
                 .get(entry as usize)
                 .copied()
                 .unwrap_or(u32::MAX);
-            let score = similarity(written, &e.code);
             let better = match best {
                 None => true,
                 Some((s, p, _)) => score > s || (score == s && pos < p),
@@ -282,8 +270,12 @@ impl Compressed {
                 best = Some((score, pos, &e.code));
             }
         }
-        best.filter(|(score, _, _)| *score >= SUGGESTION_FLOOR)
-            .map(|(_, _, code)| code)
+        let (score, _, code) = best.filter(|(score, _, _)| *score >= SUGGESTION_FLOOR)?;
+        let hidden_as_near = self
+            .entries
+            .iter()
+            .any(|e| hidden(&e.name) && similarity(written, &e.code) >= score);
+        (!hidden_as_near).then_some(code)
     }
 
     /// Tools answering a `q(s=…)` search, at most `search_limit`.

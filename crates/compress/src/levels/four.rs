@@ -78,26 +78,26 @@ impl Dialect for Four {
 }
 
 /// Level 4's did-you-mean for a function name: the nearest real tool name (the model
-/// sees names here, not codes), else the tool of the nearest code; never a `hidden` tool.
+/// sees names here, not codes), else the tool of the nearest code; never a `hidden` tool,
+/// and nothing when the nearest name is a hidden tool's
+/// ([`nearest_open`](crate::similarity::nearest_open)).
 fn suggest_function(
     c: &Compressed,
     written: &str,
     hidden: &dyn Fn(&str) -> bool,
 ) -> Option<String> {
-    crate::similarity::nearest(
-        written,
-        c.entries
-            .iter()
-            .map(|e| e.name.as_str())
-            .filter(|name| !hidden(name)),
-        crate::similarity::SUGGESTION_FLOOR,
-    )
-    .map(str::to_owned)
-    .or_else(|| {
-        c.suggest_code(written, hidden)
-            .and_then(|code| c.lookup(code))
-            .map(|e| e.name.as_str().to_owned())
-    })
+    let names = || c.entries.iter().map(|e| e.name.as_str());
+    let floor = crate::similarity::SUGGESTION_FLOOR;
+    if let Some(name) = crate::similarity::nearest_open(written, names(), floor, hidden) {
+        return Some(name.to_owned());
+    }
+    // No open name is near enough: if a hidden one is, the model meant that tool.
+    if names().any(|n| hidden(n) && crate::similarity::similarity(written, n) >= floor) {
+        return None;
+    }
+    c.suggest_code(written, hidden)
+        .and_then(|code| c.lookup(code))
+        .map(|e| e.name.as_str().to_owned())
 }
 
 /// The Python preamble, the lookalike figures, the compiled-map report, and each tool's

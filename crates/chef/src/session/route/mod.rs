@@ -20,9 +20,10 @@
 //! reaches a blocked tool, and no validation error teaches a blocked tool's parameters.
 //! Nor does an error teach a blocked tool's spelling: did-you-mean (a near-miss code at
 //! level 3, a function name at level 4, through `t` or `q`) suggests the nearest tool that
-//! is not blocked, or none; a namespace's unknown action and an unknown toolkit are answered
-//! with the choices that are not blocked; a spelling that differs from a blocked name only
-//! in case or separators is refused as blocked.
+//! is not blocked, and none when a blocked tool is at least as near (the model meant it;
+//! the next-nearest is a tool it did not ask for); a namespace's unknown action and an
+//! unknown toolkit are answered with the choices that are not blocked; a spelling that
+//! differs from a blocked name only in case or separators is refused as blocked.
 //! "Still offered" matters only when the registry changed after the compile: the tool the
 //! model's list named must still be registered with the same schema, else the call is
 //! refused as made against a changed list.
