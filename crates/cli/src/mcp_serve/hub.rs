@@ -871,14 +871,18 @@ impl Hub {
     /// at least as near), and in discover mode how to search;
     /// search mode's hint names no map (the host was shown none).
     fn explain(&self, view: &View, e: &ResolveError) -> String {
-        // A name the host saw (pinned, or listed before) is that tool, gone for now;
-        // `t(f=…)` takes names as well as codes, so an unknown code may be one too.
+        // A name the host saw (pinned, or listed before) and that is not listed now is
+        // that tool, gone for now; `t(f=…)` takes names as well as codes, so an unknown
+        // code may be one too. A name listed now was not reached for another reason (case
+        // or separators at levels 0–1): the did-you-mean below answers it.
         let seen_name = |name: &String| {
             let pinned = self.pins.lock().contains_key(name);
-            if pinned {
-                return Some(name.clone());
-            }
-            self.seen.lock().get(&loose_key(name)).cloned()
+            let seen = if pinned {
+                Some(name.clone())
+            } else {
+                self.seen.lock().get(&loose_key(name)).cloned()
+            };
+            seen.filter(|seen| !view.routes.contains_key(seen))
         };
         let gone = match e {
             ResolveError::UnknownCode { code, .. } => {

@@ -497,6 +497,33 @@ fn an_upstream_tool_whose_name_holds_whitespace_or_control_characters_is_left_ou
     assert_eq!(report["modes"][0]["tools"], 1, "{report}");
 }
 
+/// Two listed tools whose names differ only in case: a call in a third case reaches
+/// neither (either could be meant), and the answer is not "not available now" (both are
+/// listed) but the nearest of them to call by its exact name.
+#[test]
+fn a_call_between_two_names_that_differ_only_in_case_is_not_called_gone() {
+    let (dir, file) = temp_file(
+        "case-pair.json",
+        r#"[{"name": "Get_Event", "description": "One.", "input_schema": {"type": "object"}},
+            {"name": "get_event", "description": "Two.", "input_schema": {"type": "object"}}]"#,
+    );
+    with_proxy(calendar_config(dir.path(), "minify", &file), async |host| {
+        let r = invoke(host, "CAL_GET_EVENT", json!({})).await;
+        let reply = text(&r);
+        assert_eq!(r.is_error, Some(true), "{reply}");
+        assert!(!reply.contains("not available"), "{reply}");
+        assert!(
+            reply.starts_with("No tool named \"CAL_GET_EVENT\". Did you mean \"cal_Get_Event\"?"),
+            "{reply}"
+        );
+        // Each exact name still reaches its own tool.
+        for name in ["cal_Get_Event", "cal_get_event"] {
+            let r = invoke(host, name, json!({})).await;
+            assert_ne!(r.is_error, Some(true), "{name}: {}", text(&r));
+        }
+    });
+}
+
 #[test]
 fn an_upstream_tool_with_an_empty_name_is_left_out() {
     let (dir, file) = temp_file(

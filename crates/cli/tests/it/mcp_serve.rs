@@ -554,8 +554,8 @@ fn a_name_or_code_that_reaches_nothing_gets_the_nearest_and_how_to_search() {
     ] {
         with_proxy(config(dir.path(), mode, ""), async |host| {
             let r = invoke(host, name, json!({})).await;
-            assert_eq!(r.is_error, Some(true), "{mode}");
             let reply = text(&r);
+            assert_eq!(r.is_error, Some(true), "{mode} {name}: {reply}");
             assert!(reply.starts_with(hint), "{mode}: {reply}");
             assert!(!reply.contains("git_push\""), "{mode}: {reply}");
             if name == "git_pushh" {
