@@ -227,7 +227,19 @@ pub enum Notice {
         /// Index of the message in the IR request.
         message: usize,
     },
-    /// More breakpoints were requested than the API accepts.
+    /// A tool call's arguments were not a JSON object (a garbled call that was refused when
+    /// it was routed, kept in the history with its error result); `tool_use.input` must be
+    /// one, so they were sent as `{}`. (`null` is sent as `{}` without a notice: that is
+    /// what it means.)
+    ArgumentsNotAnObject {
+        /// Index of the message in the IR request.
+        message: usize,
+        /// The call's id.
+        call_id: String,
+    },
+    /// More breakpoints were requested than the API accepts (it refuses such a request
+    /// whole), so the earliest were left out until [`MAX_BREAKPOINTS`] remain: message
+    /// breakpoints first (never the last message's), then system ones; the tools' stays.
     TooManyBreakpoints {
         /// How many the request carries.
         count: usize,
@@ -244,7 +256,8 @@ impl Notice {
             Self::ForeignContentLeftOut { message, .. }
             | Self::ImageFilenameDropped { message, .. }
             | Self::UnsupportedMediaType { message, .. }
-            | Self::ThoughtSignatureDropped { message } => {
+            | Self::ThoughtSignatureDropped { message }
+            | Self::ArgumentsNotAnObject { message, .. } => {
                 *message += offset;
                 true
             }
@@ -313,9 +326,13 @@ impl fmt::Display for Notice {
                 f,
                 "Gemini thought signatures in message {message} have no place on the wire"
             ),
+            Self::ArgumentsNotAnObject { message, call_id } => write!(
+                f,
+                "arguments of tool call {call_id:?} in message {message} are not a JSON object: sent as {{}}"
+            ),
             Self::TooManyBreakpoints { count } => write!(
                 f,
-                "{count} cache breakpoints requested; the API accepts {MAX_BREAKPOINTS}"
+                "{count} cache breakpoints requested; the API accepts {MAX_BREAKPOINTS}: the earliest were left out"
             ),
         }
     }
@@ -403,7 +420,7 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
         notices.push(Notice::NoToolBreakpoint);
     }
 
-    let body = wire::Request {
+    let mut body = wire::Request {
         model: options.model.clone().map(Cow::Owned),
         max_tokens: options.max_tokens,
         system,
@@ -413,6 +430,7 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
     };
     let count = body.breakpoint_count();
     if count > MAX_BREAKPOINTS {
+        trim_breakpoints(&mut body, count - MAX_BREAKPOINTS);
         notices.push(Notice::TooManyBreakpoints { count });
     }
     Ok(Compiled {
@@ -420,6 +438,42 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
         names,
         notices,
     })
+}
+
+/// Leaves out `excess` breakpoints so the body carries no more than the API accepts (a
+/// request with more is refused whole): the earliest message breakpoints first, never the
+/// last message's (the one the next turn reads from), then the earliest system ones; the
+/// tools' breakpoint stays. A passed-through block in its own wire format keeps its
+/// marker (it is sent verbatim).
+fn trim_breakpoints(body: &mut wire::Request<'_>, mut excess: usize) {
+    let last_message = body
+        .messages
+        .iter()
+        .rposition(|m| m.content.iter().any(|b| b.cache_control().is_some()));
+    for (index, message) in body.messages.iter_mut().enumerate() {
+        if Some(index) == last_message {
+            break;
+        }
+        for block in &mut message.content {
+            if excess == 0 {
+                return;
+            }
+            if let Some(marker) = block.cache_control_mut()
+                && marker.take().is_some()
+            {
+                excess -= 1;
+            }
+        }
+    }
+    let system_count = body.system.len();
+    for block in body.system.iter_mut().take(system_count.saturating_sub(1)) {
+        if excess == 0 {
+            return;
+        }
+        if block.cache_control.take().is_some() {
+            excess -= 1;
+        }
+    }
 }
 
 /// The name table for a request: every defined tool and every tool named in a call.
@@ -577,12 +631,28 @@ impl<'a> Compiler<'a, '_> {
         Ok(Some(match content {
             Content::Text { text, .. } => ContentBlock::text(text.as_str()),
             Content::Attachment(attachment) => self.attachment(index, attachment),
-            Content::ToolCall(call) => ContentBlock::ToolUse(ToolUseBlock {
-                id: Cow::Borrowed(call.id.as_str()),
-                name: wire_name(self.names, call.name.as_str()),
-                input: Cow::Borrowed(&call.arguments),
-                cache_control: None,
-            }),
+            Content::ToolCall(call) => {
+                // `input` must be an object: arguments that are not one (a model's garbled
+                // call, refused when it was routed) go as `{}`, said by a notice; `null`
+                // means `{}` as chef reads it.
+                let input = if call.arguments.is_object() {
+                    Cow::Borrowed(&call.arguments)
+                } else {
+                    if !call.arguments.is_null() {
+                        self.notices.push(Notice::ArgumentsNotAnObject {
+                            message: index,
+                            call_id: call.id.to_string(),
+                        });
+                    }
+                    Cow::Owned(serde_json::Value::Object(serde_json::Map::new()))
+                };
+                ContentBlock::ToolUse(ToolUseBlock {
+                    id: Cow::Borrowed(call.id.as_str()),
+                    name: wire_name(self.names, call.name.as_str()),
+                    input,
+                    cache_control: None,
+                })
+            }
             Content::ToolResult(result) => ContentBlock::ToolResult(self.result(index, result)?),
             Content::Thinking {
                 thinking,

@@ -106,7 +106,6 @@ pub struct Compiled<'a> {
 ///
 /// # Errors
 ///
-/// [`Error::NonObjectArguments`] for a tool call whose arguments are not a JSON object,
 /// [`Error::SchemaNotObject`] for a tool whose input schema is not an object,
 /// [`Error::NativeToolNotObject`] for a native tool that is not an object, and
 /// [`Error::UnsupportedDataUrl`] for an attachment `data:` URL Gemini cannot take.
@@ -383,21 +382,27 @@ impl<'a> Cx<'_, 'a> {
                 out.push(Part::Known(KnownPart::new(data)));
             }
             Content::ToolCall(call) => {
-                let Value::Object(args) = &call.arguments else {
-                    return Err(Error::NonObjectArguments {
-                        call_id: call.id.to_string(),
-                        tool: call.name.to_string(),
-                    });
+                // `functionCall.args` is a Struct: arguments that are not an object (a
+                // model's garbled call, refused when it was routed) go as `{}`, said by a
+                // notice; `null` means `{}` as chef reads it.
+                let args = match &call.arguments {
+                    Value::Object(args) => Cow::Borrowed(args),
+                    other => {
+                        if !other.is_null() {
+                            self.notices.push(Notice::ArgumentsNotAnObject {
+                                message: i,
+                                call_id: call.id.to_string(),
+                            });
+                        }
+                        Cow::Owned(serde_json::Map::new())
+                    }
                 };
-                let fc = FunctionCall::new(
-                    wire_name(self.names, call.name.as_str()),
-                    Some(Cow::Borrowed(args)),
-                )
-                .with_id(
-                    self.options
-                        .call_ids
-                        .then_some(Cow::Borrowed(call.id.as_str())),
-                );
+                let fc = FunctionCall::new(wire_name(self.names, call.name.as_str()), Some(args))
+                    .with_id(
+                        self.options
+                            .call_ids
+                            .then_some(Cow::Borrowed(call.id.as_str())),
+                    );
                 out.push(Part::Known(
                     KnownPart::new(Data::FunctionCall(fc)).with_thought_signature(
                         call.thought_signature.as_deref().map(Cow::Borrowed),

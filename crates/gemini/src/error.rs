@@ -4,15 +4,6 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// A tool call's arguments are not a JSON object; Gemini's `functionCall.args` is a
-    /// `Struct`, and chef does not guess how to wrap other values.
-    #[error("arguments of tool call {call_id:?} ({tool}) are not a JSON object")]
-    NonObjectArguments {
-        /// The call's id.
-        call_id: String,
-        /// The tool's real name.
-        tool: String,
-    },
     /// A tool's input schema is not a JSON object.
     #[error("input schema of tool {tool:?} is not a JSON object")]
     SchemaNotObject {

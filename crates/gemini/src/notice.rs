@@ -84,6 +84,16 @@ pub enum Notice {
         /// The targets it belongs to.
         targets: Vec<Target>,
     },
+    /// A tool call's arguments were not a JSON object (a garbled call that was refused when
+    /// it was routed, kept in the history with its error result); Gemini's
+    /// `functionCall.args` is a `Struct`, so they were sent as `{}`. (`null` is sent as `{}`
+    /// without a notice: that is what it means.)
+    ArgumentsNotAnObject {
+        /// Index of the message in the request.
+        message: usize,
+        /// The call's id.
+        call_id: String,
+    },
     /// A tool name Gemini refuses is sent under another name (mapped back when parsing).
     ToolRenamed {
         /// The real name.
@@ -105,7 +115,8 @@ impl Notice {
             | Self::CompactionAsText { message }
             | Self::RedactedThinkingDropped { message }
             | Self::ContentDropped { message, .. }
-            | Self::FilenameDropped { message, .. } => {
+            | Self::FilenameDropped { message, .. }
+            | Self::ArgumentsNotAnObject { message, .. } => {
                 *message += offset;
                 true
             }
@@ -181,6 +192,10 @@ impl std::fmt::Display for Notice {
             Self::ToolRenamed { real, wire } => {
                 write!(f, "tool {real:?} sent as {wire:?}")
             }
+            Self::ArgumentsNotAnObject { message, call_id } => write!(
+                f,
+                "arguments of tool call {call_id:?} in message {message} are not a JSON object: sent as {{}}"
+            ),
         }
     }
 }

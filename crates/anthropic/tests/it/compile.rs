@@ -294,6 +294,46 @@ fn more_than_four_breakpoints_are_reported() {
     let request = Request::new(messages);
     let c = compiled(&request);
     assert_eq!(c.notices, vec![Notice::TooManyBreakpoints { count: 5 }]);
+    // The API refuses more than four: the earliest is left out, the last one kept.
+    assert_eq!(c.body.breakpoint_count(), 4);
+    let marked: Vec<usize> = c
+        .body
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.content.iter().any(|b| b.cache_control().is_some()))
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(marked, vec![2, 4, 6, 8], "{marked:?}");
+}
+
+#[test]
+fn too_many_breakpoints_keep_the_tools_the_last_system_block_and_the_last_message() {
+    let mut messages = vec![
+        Message::system("s0").with_cache_breakpoint(true),
+        Message::system("s1").with_cache_breakpoint(true),
+    ];
+    for i in 0..3 {
+        messages.push(Message::user(format!("u{i}")).with_cache_breakpoint(true));
+        messages.push(Message::assistant("a"));
+    }
+    messages.push(Message::user("last").with_cache_breakpoint(true));
+    let request = Request::new(messages).with_tools(vec![tool("f")]);
+    let options = CompileOptions::default().with_cache_tools(true);
+    let c = chef_anthropic::compile(&request, &options).unwrap();
+    assert_eq!(c.notices, vec![Notice::TooManyBreakpoints { count: 7 }]);
+    assert_eq!(c.body.breakpoint_count(), 4);
+    let text = serde_json::to_string(&c.body).unwrap();
+    assert_eq!(
+        c.last_breakpoint().map(|b| format!("{b:?}")).as_deref(),
+        Some("Message { index: 6, block: 0 }"),
+        "{text}"
+    );
+    assert!(
+        c.body.system.last().unwrap().cache_control.is_some(),
+        "{text}"
+    );
+    assert!(c.body.tools.iter().any(|t| t.has_cache_control()), "{text}");
 }
 
 #[test]
@@ -675,5 +715,43 @@ fn a_renamed_tool_notice_reads_as_text_not_as_a_debug_dump() {
     assert_eq!(
         text,
         [r#"tool "weather.current" is sent as "weather_current""#]
+    );
+}
+
+/// A garbled call kept in the history (refused when routed, answered with its error) is
+/// sent with `input: {}`: the API takes only an object there. `null` means `{}` and needs
+/// no notice.
+#[test]
+fn non_object_arguments_go_as_an_empty_object_with_a_notice() {
+    let request = Request::new(vec![
+        Message::user("q"),
+        Message::assistant_with(vec![
+            Content::ToolCall(ToolCall::new("c", "f", json!("{not json"))),
+            Content::ToolCall(ToolCall::new("d", "f", json!([1, 2]))),
+            Content::ToolCall(ToolCall::new("e", "f", json!(null))),
+        ]),
+    ]);
+    let c = compiled(&request);
+    let text = String::from_utf8(c.to_vec().unwrap()).unwrap();
+    for id in ["c", "d", "e"] {
+        assert!(
+            text.contains(&format!(
+                r#"{{"type":"tool_use","id":"{id}","name":"f","input":{{}}}}"#
+            )),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        c.notices,
+        vec![
+            Notice::ArgumentsNotAnObject {
+                message: 1,
+                call_id: "c".into()
+            },
+            Notice::ArgumentsNotAnObject {
+                message: 1,
+                call_id: "d".into()
+            },
+        ]
     );
 }

@@ -155,14 +155,37 @@ fn h74_calls_become_function_call_parts_with_arguments_as_given() {
     assert!(text.contains(r#"{"role":"model","parts":[{"text":"Let me check..."},{"functionCall":{"name":"f","args":{"z":1,"a":{"y":2.0,"b":100.0}}}},{"functionCall":{"name":"g","args":{}}},{"functionCall":{"name":"h","args":{"n":18446744073709551615}}}]}"#), "{text}");
 }
 
+/// A garbled call kept in the history (refused when routed, answered with its error) must
+/// not make every later compile fail: its arguments go as `{}`, said by a notice.
 #[test]
-fn non_object_arguments_are_a_typed_error() {
+fn non_object_arguments_go_as_an_empty_object_with_a_notice() {
     let request = Request::new(vec![
         Message::user("q"),
-        Message::assistant_with(vec![call("c", "f", json!("{not json"))]),
+        Message::assistant_with(vec![
+            call("c", "f", json!("{not json")),
+            call("d", "f", json!([1, 2])),
+            call("e", "f", json!(null)),
+        ]),
     ]);
-    let err = chef_gemini::compile(&request, &CompileOptions::default()).unwrap_err();
-    assert!(matches!(err, Error::NonObjectArguments { ref call_id, .. } if call_id == "c"));
+    let c = chef_gemini::compile(&request, &CompileOptions::default()).unwrap();
+    let text = String::from_utf8(chef_gemini::to_vec(&c).unwrap()).unwrap();
+    assert!(
+        text.contains(r#"[{"functionCall":{"name":"f","args":{}}},{"functionCall":{"name":"f","args":{}}},{"functionCall":{"name":"f","args":{}}}]"#),
+        "{text}"
+    );
+    assert_eq!(
+        c.notices,
+        vec![
+            Notice::ArgumentsNotAnObject {
+                message: 1,
+                call_id: "c".into()
+            },
+            Notice::ArgumentsNotAnObject {
+                message: 1,
+                call_id: "d".into()
+            },
+        ]
+    );
 }
 
 #[test]
