@@ -11,8 +11,13 @@
 //! # What the resolver accepts beyond the canonical call
 //!
 //! Models drift, so at levels 3–4 the resolver also accepts: the whole argument object or
-//! the nested bag as a JSON string; flat arguments beside `f` (a non-empty `a` wins, never
-//! merged); a code or a real name used as the tool name; a real name in `f`; separator and
+//! the nested bag as a JSON string; flat arguments beside `f`, and keys written beside a
+//! non-empty `a` merged into it (the reference lets `a` win and drops them: a `dry_run`
+//! beside `a` would run the deploy for real; here they are arguments, and a key inside and
+//! beside with different values is refused as
+//! [`GivenTwice`](crate::validate::ArgumentProblem::GivenTwice)); a tool's own parameter
+//! named `a` or `f` read as that parameter (called by its name or code, a tool that
+//! declares `a` is never unwrapped); a code or a real name used as the tool name; a real name in `f`; separator and
 //! case drift in names and codes (`gdrive.sheets_append_rows`, `GDrive-Sheets_Append_Rows`)
 //! unless two tools normalise to the same key; the lookup tool routed through the
 //! dispatcher (`t(f="q", …)`) and the dispatcher nested in itself (one level); `q` with
@@ -288,14 +293,68 @@ pub(crate) fn as_text(value: Option<&Value>) -> Cow<'_, str> {
 
 /// The bag without the dispatcher's own keys `f` and `a`.
 pub(crate) fn flat_args(args: &Value) -> Value {
+    without(args, &["f", "a"])
+}
+
+/// `args` (an object) without the keys in `drop`.
+pub(crate) fn without(args: &Value, drop: &[&str]) -> Value {
     Value::Object(
         map(args)
             .into_iter()
             .flatten()
-            .filter(|(k, _)| *k != "f" && *k != "a")
+            .filter(|(k, _)| !drop.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
     )
+}
+
+/// The argument bag of a call written through a wrapper (the dispatcher's `a`, level 2's
+/// `args`): the wrapped object with the keys the model wrote beside the wrapper merged in
+/// (`t(f=…, a={"service": "api"}, dry_run=true)` means `dry_run` too; dropping it would run
+/// the tool without what the model asked for). `beside` is the call's arguments with the
+/// wrapper's own keys already left out. A key written inside and beside with different
+/// values is refused ([`ArgumentProblem::GivenTwice`](crate::validate::ArgumentProblem)):
+/// which one the model meant cannot be told.
+pub(crate) fn merged_bag<'v>(
+    tool: &str,
+    wrapped: Cow<'v, Value>,
+    beside: &Value,
+) -> Result<Cow<'v, Value>, ResolveError> {
+    let Some(extra) = map(beside).filter(|m| !m.is_empty()) else {
+        return Ok(wrapped);
+    };
+    let mut bag = wrapped.into_owned();
+    let Value::Object(inner) = &mut bag else {
+        return Ok(Cow::Owned(beside.clone()));
+    };
+    for (key, value) in extra {
+        match inner.get(key) {
+            Some(existing) if existing != value => {
+                return Err(ResolveError::InvalidArguments(Box::new(
+                    crate::validate::ArgumentError {
+                        tool: tool.to_owned(),
+                        problem: crate::validate::ArgumentProblem::GivenTwice {
+                            param: key.clone(),
+                        },
+                    },
+                )));
+            }
+            Some(_) => {}
+            None => {
+                inner.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    Ok(Cow::Owned(bag))
+}
+
+/// Whether `schema` declares a top-level property `key` (a tool's own parameter named
+/// like a wrapper key, `a` or `f`, is that parameter, never the wrapper).
+pub(crate) fn declares(schema: &Value, key: &str) -> bool {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key(key))
 }
 
 /// What the model wrote for an argument bag when it cannot be read as an object and is

@@ -244,20 +244,55 @@ pub fn resolve_namespace(
             available: group.tools.iter().map(|t| t.name.clone()).collect(),
         });
     };
-    let args = match map.get("args") {
-        Some(Value::Object(args)) => Value::Object(args.clone()),
-        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(args)) => Value::Object(args),
-            _ => Value::Object(Map::new()),
-        },
-        Some(_) => Value::Object(Map::new()),
-        None => Value::Object(
-            map.iter()
-                .filter(|(k, _)| k.as_str() != "action")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
+    // The action's arguments: `args` (an object, or a JSON text of one), with the keys
+    // written beside it merged in; `args` absent, `null`, `""` or `[]` means only those.
+    // An `args` that cannot be read, or a key inside and beside with different values, is
+    // refused: the action must not run without what the model wrote.
+    let bad = |problem: String| NamespaceError::BadArguments {
+        group: group.name.clone(),
+        problem,
     };
+    let mut args = match map.get("args") {
+        Some(Value::Object(args)) => args.clone(),
+        Some(Value::String(text)) if text.trim().is_empty() => Map::new(),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(args)) => args,
+            _ => {
+                return Err(bad(
+                    "\"args\" must be a JSON object; received a string that is not one".into(),
+                ));
+            }
+        },
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Array(items)) if items.is_empty() => Map::new(),
+        Some(other) => {
+            let kind = match other {
+                Value::Array(_) => "an array",
+                Value::Number(_) => "a number",
+                _ => "a boolean",
+            };
+            return Err(bad(format!(
+                "\"args\" must be a JSON object; received {kind}"
+            )));
+        }
+    };
+    for (key, value) in map {
+        if key == "action" || key == "args" {
+            continue;
+        }
+        match args.get(key) {
+            Some(inside) if inside != value => {
+                return Err(bad(format!(
+                    "\"{key}\" was given twice with different values, inside \"args\" and beside it; send each argument once, inside \"args\""
+                )));
+            }
+            Some(_) => {}
+            None => {
+                args.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    let args = Value::Object(args);
     Ok(NamespaceCall {
         group: group.name.clone(),
         tool_name: tool.name.clone(),

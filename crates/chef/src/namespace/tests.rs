@@ -120,18 +120,59 @@ fn resolve_namespace_reads_string_and_object_arguments() {
     );
 }
 
+/// The reference reads an `args` it cannot use as `{}`, which runs the action without what
+/// the model wrote; chef refuses it, and reads the empty spellings as no arguments.
 #[test]
-fn unusable_args_become_an_empty_object() {
+fn unreadable_args_are_refused_and_empty_ones_mean_none() {
     let ns = vec![file_ops()];
-    for args in [json!([1]), json!("s"), json!(3)] {
+    for (args, received) in [
+        (json!([1]), "an array"),
+        (json!("s"), "a string that is not one"),
+        (json!("{path: auth.ts"), "a string that is not one"),
+        (json!(3), "a number"),
+        (json!(true), "a boolean"),
+    ] {
+        let e = resolve_namespace(
+            &ns,
+            "file_ops",
+            &json!({"action": "read_file", "args": args}),
+        )
+        .unwrap_err();
+        let NamespaceError::BadArguments { problem, .. } = &e else {
+            panic!("{e:?}")
+        };
+        assert!(problem.ends_with(received), "{args}: {problem}");
+    }
+    for args in [json!(null), json!(""), json!([]), json!({})] {
         let call = resolve_namespace(
             &ns,
             "file_ops",
             &json!({"action": "read_file", "args": args}),
         )
         .unwrap();
-        assert_eq!(call.args, json!({}));
+        assert_eq!(call.args, json!({}), "{args}");
     }
+}
+
+/// Keys written beside `args` are the action's arguments too (a `dry_run` beside it must
+/// not be dropped); the same key inside and beside with different values is refused.
+#[test]
+fn keys_beside_args_are_merged_and_a_conflict_is_refused() {
+    let ns = vec![file_ops()];
+    let call = resolve_namespace(
+        &ns,
+        "file_ops",
+        &json!({"action": "read_file", "args": {"path": "auth.ts"}, "encoding": "utf-8"}),
+    )
+    .unwrap();
+    assert_eq!(call.args, json!({"path": "auth.ts", "encoding": "utf-8"}));
+    let e = resolve_namespace(
+        &ns,
+        "file_ops",
+        &json!({"action": "read_file", "args": {"path": "a.ts"}, "path": "b.ts"}),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("\"path\" was given twice"), "{e}");
 }
 
 #[test]

@@ -16,8 +16,8 @@ use crate::{
     error::CompressError,
     options::{Level, Options, ToolNamespace},
     resolve::{
-        Resolution, ResolveError, as_object, as_text, flat_args, is_empty, unreadable_bag,
-        with_parameters,
+        Resolution, ResolveError, as_object, as_text, declares, flat_args, is_empty, merged_bag,
+        unreadable_bag, with_parameters, without,
     },
 };
 
@@ -319,17 +319,40 @@ fn resolve(
         }
     };
 
-    // (D) the argument bag: nested under `a` if non-empty, else the flat keys; refused
-    // when it comes out empty although `a` (or the whole arguments) held something that
-    // cannot be read.
+    // (D) the argument bag: nested under `a` if that is a non-empty object, with the keys
+    // written beside it merged in; else the flat keys. Refused when it comes out empty
+    // although `a` (or the whole arguments) held something that cannot be read, and when
+    // a key is written inside `a` and beside it with different values. A tool's own
+    // parameter named `a` or `f` is that parameter: called by its name or code, the tool
+    // that declares `a` is never unwrapped, and `f` is left out only when the tool does
+    // not declare it; through `t`, `f` is the code, and `a` is the wrapper unless it is
+    // not an object and the tool declares `a`.
+    let schema = entry.schema();
+    let own_a = declares(schema, "a");
+    let by_name = via.is_some();
+    let strip: &[&str] = match (by_name, declares(schema, "f")) {
+        (true, true) => &["a"],
+        _ => &["f", "a"],
+    };
     let nested = as_object(args.get("a"));
-    let bag = if args.get("a").is_some() && !is_empty(&nested) {
-        nested
+    let wrapper = !(own_a && (by_name || is_empty(&nested)));
+    let bag = if !wrapper {
+        Cow::Owned(without(&args, &strip[..strip.len() - 1]))
+    } else if args.get("a").is_some() && !is_empty(&nested) {
+        match merged_bag(&entry.name, nested, &without(&args, strip)) {
+            Ok(bag) => bag,
+            Err(e) => return Resolution::Error(e),
+        }
     } else {
-        Cow::Owned(flat_args(&args))
+        Cow::Owned(without(&args, strip))
     };
     c.call_read(entry, bag, || {
-        unreadable_bag(args.get("a")).or_else(|| unreadable_bag(Some(raw_args)))
+        let unreadable_a = if wrapper {
+            unreadable_bag(args.get("a"))
+        } else {
+            None
+        };
+        unreadable_a.or_else(|| unreadable_bag(Some(raw_args)))
     })
 }
 

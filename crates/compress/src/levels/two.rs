@@ -11,8 +11,8 @@ use crate::{
     error::CompressError,
     options::{Level, Options},
     resolve::{
-        Resolution, ResolveError, as_object, as_text, unreadable_bag, with_description,
-        with_parameters,
+        Resolution, ResolveError, as_object, as_text, merged_bag, unreadable_bag, with_description,
+        with_parameters, without,
     },
 };
 
@@ -127,9 +127,17 @@ impl LevelCodec for Two {
             });
         };
         match operation(c, Some(ns), &op) {
-            Some(e) => c.call_read(e, as_object(args.get("args")), || {
-                unreadable_bag(args.get("args"))
-            }),
+            // The bag under `args`, with the keys written beside it (other than `op`)
+            // merged in: `svc(op="deploy", service="api")` means `service`, and so does
+            // `svc(op="deploy", args={…}, dry_run=true)` mean `dry_run`.
+            Some(e) => match merged_bag(
+                &e.name,
+                as_object(args.get("args")),
+                &without(&args, &["op", "args"]),
+            ) {
+                Ok(bag) => c.call_read(e, bag, || unreadable_bag(args.get("args"))),
+                Err(error) => Resolution::Error(error),
+            },
             None => Resolution::Error(ResolveError::UnknownOperation {
                 name: name.to_owned(),
                 op: op.into_owned(),

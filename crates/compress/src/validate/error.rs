@@ -180,6 +180,12 @@ pub enum ArgumentProblem {
         /// The JSON type received (`"array"`, `"string"`, ...).
         received: String,
     },
+    /// A parameter written twice with different values: inside the wrapper that holds a
+    /// call's arguments (the dispatcher's `a`, level 2's `args`) and beside it.
+    GivenTwice {
+        /// The parameter's name.
+        param: String,
+    },
     /// A required parameter is absent (at the top level, `null` and `""` count as absent).
     MissingRequired {
         /// The missing parameter's name.
@@ -312,6 +318,7 @@ impl ArgumentProblem {
     pub fn path(&self) -> &str {
         match self {
             Self::NotAnObject { .. } | Self::TooDeep { .. } => "",
+            Self::GivenTwice { param } => param,
             Self::MissingRequired { path, .. }
             | Self::UnknownParameter { path, .. }
             | Self::InvalidEnum { path, .. }

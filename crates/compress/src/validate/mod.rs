@@ -1116,6 +1116,7 @@ fn whole_number(f: f64) -> Value {
 fn rank(problem: &ArgumentProblem) -> u8 {
     match problem {
         ArgumentProblem::NotAnObject { .. }
+        | ArgumentProblem::GivenTwice { .. }
         | ArgumentProblem::TooDeep { .. }
         | ArgumentProblem::TooLarge { .. } => 0,
         ArgumentProblem::MissingRequired { .. } => 1,

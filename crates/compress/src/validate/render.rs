@@ -30,6 +30,11 @@ fn write_message(out: &mut String, tool: &str, problem: &ArgumentProblem) -> std
             "Arguments for {tool} must be a JSON object; received {}.",
             with_article(received)
         ),
+        ArgumentProblem::GivenTwice { param } => write!(
+            out,
+            "Parameter \"{}\" for {tool} was given twice with different values, inside the arguments object and beside it. Send each parameter once, inside it.",
+            cut(param, PREVIEW_CHARS)
+        ),
         ArgumentProblem::MissingRequired {
             param,
             path,

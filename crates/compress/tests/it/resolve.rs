@@ -197,16 +197,31 @@ fn leniency_3_flat_arguments_beside_f() {
     assert_eq!(args, json!({"q": "leak"}));
 }
 
+/// The reference lets a non-empty `a` win and drops the flat keys beside it; chef merges
+/// them (a flag beside `a` is an argument the model meant) and refuses a key written in
+/// both places with different values, which no reading can settle.
 #[test]
-fn leniency_4_a_non_empty_a_wins_without_merging() {
+fn leniency_4_keys_beside_a_non_empty_a_are_merged_and_a_conflict_is_refused() {
     let args = expect_call(
         l3().resolve(
             "t",
-            &json!({"f": "a1", "a": {"q": "from-a"}, "q": "from-flat"}),
+            &json!({"f": "a1", "a": {"q": "leak"}, "sort": "created"}),
         ),
         "github_search_issues",
     );
-    assert_eq!(args, json!({"q": "from-a"}));
+    assert_eq!(args, json!({"q": "leak", "sort": "created"}));
+    let conflict = l3().resolve(
+        "t",
+        &json!({"f": "a1", "a": {"q": "from-a"}, "q": "from-flat"}),
+    );
+    let Resolution::Error(ResolveError::InvalidArguments(e)) = &conflict else {
+        panic!("{conflict:?}")
+    };
+    assert!(
+        e.message()
+            .contains("\"q\" for github_search_issues was given twice"),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -279,6 +294,116 @@ fn an_unreadable_argument_bag_is_refused_not_read_as_empty() {
                 "{level:?} {empty}"
             );
         }
+    }
+}
+
+/// Keys written beside the wrapper that holds a call's arguments (`a` at level 3, `args`
+/// at level 2) are the call's arguments too, never dropped: `dry_run` beside `a` would
+/// otherwise run a deploy for real. The same key inside and beside with different values
+/// is refused. A tool's own parameter named `a` or `f` is that parameter, not the wrapper.
+#[test]
+fn keys_beside_the_wrapper_are_arguments_and_a_tools_own_a_or_f_is_its_parameter() {
+    let deploy = ToolDefinition::new(
+        "svc_deploy",
+        json!({"type": "object", "properties": {"service": {"type": "string"}, "dry_run": {"type": "boolean"}}, "required": ["service"], "additionalProperties": false}),
+    );
+    let add = ToolDefinition::new(
+        "math_add",
+        json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
+    );
+    let open = ToolDefinition::new(
+        "file_open",
+        json!({"type": "object", "properties": {"f": {"type": "string"}, "mode": {"type": "string"}}, "required": ["f"]}),
+    );
+    let tools = [deploy, add, open];
+    let want = json!({"service": "api", "dry_run": true});
+
+    let c3 = at(&tools, Level::Three);
+    let code = |name: &str| c3.code_for(name).unwrap().to_owned();
+    let (d, m, o) = (code("svc_deploy"), code("math_add"), code("file_open"));
+    for (name, args) in [
+        (
+            "t",
+            json!({"f": d, "a": {"service": "api"}, "dry_run": true}),
+        ),
+        (
+            "t",
+            json!({"f": d, "a": {"service": "api", "dry_run": true}}),
+        ),
+        ("t", json!({"f": d, "service": "api", "dry_run": true})),
+        // Written the same inside and beside: one value, kept.
+        (
+            "t",
+            json!({"f": d, "a": {"service": "api", "dry_run": true}, "dry_run": true}),
+        ),
+        (
+            "svc_deploy",
+            json!({"a": {"service": "api"}, "dry_run": true}),
+        ),
+        (
+            d.as_str(),
+            json!({"a": {"service": "api"}, "dry_run": true}),
+        ),
+    ] {
+        assert_eq!(
+            expect_call(c3.resolve(name, &args), "svc_deploy"),
+            want,
+            "{name} {args}"
+        );
+    }
+    let twice = c3.resolve(
+        "t",
+        &json!({"f": d, "a": {"service": "api", "dry_run": false}, "dry_run": true}),
+    );
+    let Resolution::Error(ResolveError::InvalidArguments(e)) = &twice else {
+        panic!("{twice:?}")
+    };
+    assert!(
+        e.message()
+            .contains("\"dry_run\" for svc_deploy was given twice"),
+        "{}",
+        e.message()
+    );
+
+    let sum = json!({"a": 1, "b": 2});
+    for (name, args) in [
+        ("math_add", json!({"a": 1, "b": 2})),
+        (m.as_str(), json!({"a": 1, "b": 2})),
+        ("t", json!({"f": m, "a": 1, "b": 2})),
+        ("t", json!({"f": m, "a": {"a": 1, "b": 2}})),
+    ] {
+        assert_eq!(
+            expect_call(c3.resolve(name, &args), "math_add"),
+            sum,
+            "{name} {args}"
+        );
+    }
+    let path = json!({"f": "/tmp/x", "mode": "r"});
+    for (name, args) in [
+        ("file_open", json!({"f": "/tmp/x", "mode": "r"})),
+        ("t", json!({"f": o, "a": {"f": "/tmp/x", "mode": "r"}})),
+    ] {
+        assert_eq!(
+            expect_call(c3.resolve(name, &args), "file_open"),
+            path,
+            "{name} {args}"
+        );
+    }
+
+    let c2 = at(&tools, Level::Two);
+    let encoded = c2
+        .encode_call("svc_deploy", json!({"service": "api"}))
+        .unwrap();
+    let op = encoded.args["op"].clone();
+    for args in [
+        json!({"op": op, "args": {"service": "api"}, "dry_run": true}),
+        json!({"op": op, "service": "api", "dry_run": true}),
+    ] {
+        assert_eq!(
+            expect_call(c2.resolve(&encoded.name, &args), "svc_deploy"),
+            want,
+            "{args}"
+        );
     }
 }
 
