@@ -299,6 +299,12 @@ impl Chef {
         if !self.offers_find_tools() {
             return;
         }
+        // A near miss of a blocked tool's name is not searched for: the model meant that
+        // tool, and what a search for its words finds are tools it did not ask for (a
+        // misspelt `office_push` would bring back `office_crash`). It keeps the plain error.
+        if self.nearest_is_blocked(name) {
+            return;
+        }
         let words: Vec<&str> = name
             .split(|c: char| !c.is_alphanumeric())
             .filter(|word| !word.is_empty())
@@ -325,6 +331,19 @@ impl Chef {
                 " To look for a tool, call find_tools with a few words saying what it should do.",
             ),
         }
+    }
+
+    /// Whether a blocked registered tool's name is at least as near `name` as every other
+    /// registered tool's, and near enough for a did-you-mean
+    /// ([`nearest_open`](chef_compress::similarity::nearest_open) finds no open name while
+    /// a blocked one reaches the floor).
+    fn nearest_is_blocked(&self, name: &str) -> bool {
+        use chef_compress::similarity::{SUGGESTION_FLOOR, nearest_open, similarity};
+        let all = self.tools.pruner.all_tools();
+        let names = || all.iter().map(|t| t.name.as_str());
+        let blocked = |n: &str| self.blocked(&[n]).is_some();
+        nearest_open(name, names(), SUGGESTION_FLOOR, blocked).is_none()
+            && names().any(|n| blocked(n) && similarity(name, n) >= SUGGESTION_FLOOR)
     }
 
     /// What a snapshot saves of discovery: the finds, the search in vain, and the extra

@@ -336,6 +336,19 @@ fn a_call_of_a_tool_not_offered_searches_for_it_and_never_reaches_a_blocked_one(
     wire_names(&mut chef, Target::OpenAiChat);
     assert!(matches!(chef.route(&call), Routed::Blocked { .. }));
     assert!(found_names(&chef).is_empty());
+    // A near miss of the blocked name is not searched for either: its words would find
+    // other tools the model did not ask for (send_email, …). The plain error, no finds.
+    let typo = ToolCall::new("c4", "send_markdwn_email", json!({"to": "ops@example.com"}));
+    let routed = chef.route(&typo);
+    let Routed::Error { reply, .. } = &routed else {
+        panic!("a near miss of a blocked name stays an error: {routed:?}");
+    };
+    assert!(
+        reply.contains("No tool named \"send_markdwn_email\""),
+        "{reply}"
+    );
+    assert!(!reply.contains("Did you mean"), "{reply}");
+    assert!(found_names(&chef).is_empty(), "{:?}", found_names(&chef));
 
     // A name no tool has, whose words fit nothing: the error, with how to search.
     let mut chef = discovery(3);
