@@ -321,10 +321,7 @@ impl Chef {
                 self.commit_found(finding.found, false);
                 *routed = Routed::Lookup {
                     id,
-                    reply: format!(
-                        "No tool named \"{name}\" is among your tools for this step; nothing \
-                         was run. {found}"
-                    ),
+                    reply: format!("{} {found}", not_run(&name)),
                 };
             }
             _ => reply.push_str(
@@ -396,4 +393,11 @@ impl<'a> super::Tools<'a> {
             .filter(|f| f.task == task)
             .collect()
     }
+}
+
+/// How the answer to a call of a tool that is not offered begins ([`Chef::search_for_unknown`]):
+/// nothing was run, so the loop guard does not count that call as made
+/// (`repeated::repeated_calls`).
+pub(crate) fn not_run(name: &str) -> String {
+    format!("No tool named \"{name}\" is among your tools for this step; nothing was run.")
 }

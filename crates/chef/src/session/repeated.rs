@@ -7,7 +7,7 @@
 //! usual); the next request carries a per-compile notice after the history, in the tail
 //! where every announcement goes, so the cached prefix never moves for it.
 
-use chef_ir::{Content, Message, Role, ToolCall, ToolCallId};
+use chef_ir::{Content, Message, Role, ToolCall};
 
 use super::Chef;
 use crate::announce::{Announcement, Channel};
@@ -91,12 +91,23 @@ fn repeated_calls(history: &[Message]) -> Option<Vec<String>> {
         .rposition(|m| m.role == Role::Assistant && m.tool_calls().next().is_some())?;
     let (earlier, rest) = request.split_at(latest);
     let latest_calls: Vec<&ToolCall> = rest.first()?.tool_calls().collect();
-    let answered = |id: &ToolCallId| {
+    // Answered without an error, and run: a call of a tool that was not offered is
+    // answered with a search under discovery ("… nothing was run."), and calling the tool
+    // it found is the first real call, not a repeat.
+    let answered = |before: &ToolCall| {
+        let not_run = super::discover::not_run(before.name.as_str());
         request
             .iter()
             .filter(|m| m.role != Role::Assistant)
             .flat_map(Message::tool_results_iter)
-            .any(|r| &r.tool_call_id == id && !r.is_error)
+            .any(|r| {
+                r.tool_call_id == before.id
+                    && !r.is_error
+                    && !r.content.iter().any(|c| match c {
+                        Content::Text { text, .. } => text.starts_with(&not_run),
+                        _ => false,
+                    })
+            })
     };
     let made_before = |call: &ToolCall| {
         earlier
@@ -107,7 +118,7 @@ fn repeated_calls(history: &[Message]) -> Option<Vec<String>> {
                 Content::ToolCall(before) => {
                     before.name.as_str().trim() == call.name.as_str().trim()
                         && before.arguments == call.arguments
-                        && answered(&before.id)
+                        && answered(before)
                 }
                 _ => false,
             })
@@ -142,6 +153,35 @@ mod tests {
         } else {
             ToolResult::text(id, "12 degrees")
         }])
+    }
+
+    /// Under discovery a call of a tool that was not offered is answered with a search
+    /// ("… nothing was run."): calling the tool it found is its first real call.
+    #[test]
+    fn a_call_answered_with_nothing_run_is_not_a_call_made() {
+        let not_run = crate::session::discover::not_run("geocode_address");
+        let history = vec![
+            Message::user("where is the Eiffel tower?"),
+            call("1", "geocode_address", json!({"address": "Eiffel tower"})),
+            Message::tool_results(vec![ToolResult::text(
+                "1",
+                format!("{not_run} Tools for \"geocode address\", best first: …"),
+            )]),
+            call("2", "geocode_address", json!({"address": "Eiffel tower"})),
+            result("2", false),
+        ];
+        assert_eq!(repeated_calls(&history), None);
+        // Called a third time, after the real call was answered: a repeat.
+        let mut again = history;
+        again.push(call(
+            "3",
+            "geocode_address",
+            json!({"address": "Eiffel tower"}),
+        ));
+        assert_eq!(
+            repeated_calls(&again),
+            Some(vec!["geocode_address".to_owned()])
+        );
     }
 
     #[test]
