@@ -208,6 +208,18 @@ async fn load_any(
                 problem: chain(&e),
             }
         })?;
+        // The id may also name a journal (a journaled session imported into its own
+        // store): said, since that journal is not what is shown or exported.
+        if journal::list(store)
+            .await
+            .map_err(store_err(url))?
+            .contains(id)
+        {
+            eprintln!(
+                "chef: notice: session {:?} is held both as a stored snapshot and as a journal; the stored snapshot is used, the journal is left as it is (`ls` lists both)",
+                id.as_str()
+            );
+        }
         return Ok((stored.value, stored.version));
     }
     match replay(store, url, id).await? {

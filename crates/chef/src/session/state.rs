@@ -104,6 +104,21 @@ impl Chef {
         options: RestoreOptions,
     ) -> Result<&mut Self, ChefError> {
         let state = &snapshot.payload;
+        // A memory key saved twice would keep one of its values and drop the other: the
+        // snapshot is refused instead (chef never writes one).
+        if let Some(memory) = &state.memory {
+            let mut keys = std::collections::HashSet::new();
+            if let Some(twice) = memory.entries.iter().find(|e| !keys.insert(e.key())) {
+                return Err(SnapshotError::Corrupt {
+                    origin,
+                    source: serde::de::Error::custom(format_args!(
+                        "payload.memory: the key {:?} has two entries",
+                        twice.key().as_str()
+                    )),
+                }
+                .into());
+            }
+        }
         let (tools, tools_json) = state
             .tools
             .resolve(self.tools.pruner.shared_tools(), || {

@@ -506,6 +506,31 @@ fn memory_in_a_snapshot_is_restored_into_a_session_built_without_memory() {
     }
 }
 
+/// A snapshot whose memory holds one key twice would lose one of the values: it is
+/// refused as corrupt, and the session stays as it was.
+#[test]
+fn a_snapshot_with_a_memory_key_twice_is_refused_not_collapsed() {
+    let mut chef = session(Level::One).with_memory(Memory::new());
+    chef.memory_mut()
+        .unwrap()
+        .set("lang", "Rust", SetOptions::new())
+        .unwrap();
+    let mut snapshot = chef.snapshot(None);
+    let memory = snapshot.payload.memory.as_mut().unwrap();
+    let twin = memory.entries[0].clone();
+    memory.entries.push(twin);
+
+    let mut other = session(Level::One).with_memory(Memory::new());
+    let e = other.restore(&snapshot).unwrap_err();
+    let debug = format!("{e:?}");
+    assert!(debug.starts_with("Snapshot(Corrupt"), "{debug}");
+    assert!(
+        debug.contains("lang") && debug.contains("has two entries"),
+        "{debug}"
+    );
+    assert!(other.memory().unwrap().get("lang").is_none());
+}
+
 fn embedder() -> DenseConfig {
     DenseConfig::new(Arc::new(toy_table()))
 }
