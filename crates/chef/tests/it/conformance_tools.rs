@@ -1044,21 +1044,32 @@ fn item_41_resolve_namespace_from_text_or_object() {
 }
 
 #[test]
-fn item_42_unusable_args_become_an_empty_object() {
-    // 42. Missing, list or string args give {}.
+fn item_42_missing_args_give_an_empty_object_and_unreadable_ones_are_refused() {
+    // 42. Missing args give {}. The reference also reads `args: [1]` or `args: "s"` as {},
+    // which runs the action without what the model wrote (a `kill_process` with its pid
+    // dropped); chef refuses them instead, deliberately, as it refuses an unreadable
+    // argument bag at every level.
     let chef = grouped();
+    let resolved = chef
+        .tools()
+        .pruner()
+        .resolve_namespace("terminal", &json!({"action": "kill_process"}))
+        .unwrap();
+    assert_eq!(resolved.tool_name.as_str(), "kill_process");
+    assert_eq!(resolved.args, json!({}));
     for arguments in [
-        json!({"action": "kill_process"}),
         json!({"action": "kill_process", "args": [1]}),
         json!({"action": "kill_process", "args": "s"}),
     ] {
-        let resolved = chef
+        let e = chef
             .tools()
             .pruner()
             .resolve_namespace("terminal", &arguments)
-            .unwrap();
-        assert_eq!(resolved.tool_name.as_str(), "kill_process");
-        assert_eq!(resolved.args, json!({}), "{arguments}");
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("must be a JSON object"),
+            "{arguments}: {e}"
+        );
     }
 }
 

@@ -377,6 +377,24 @@ fn a_call_of_a_tool_not_offered_searches_for_it_and_never_reaches_a_blocked_one(
         panic!("an unknown name is an error");
     };
     assert!(!reply.contains("find_tools"), "{reply}");
+    assert!(!reply.contains("Did you mean"), "{reply}");
+    // A typo of a listed name is told the name it meant; never a blocked one, and not a
+    // sibling when the blocked tool is the nearest.
+    let typo = ToolCall::new("c5", "gdrive_upload_files", json!({}));
+    let Routed::Error { reply, .. } = chef.route(&typo) else {
+        panic!("a typo is an error");
+    };
+    assert!(
+        reply.starts_with(
+            "No tool named \"gdrive_upload_files\". Did you mean \"gdrive_upload_file\"?"
+        ),
+        "{reply}"
+    );
+    chef.tools_mut().set_blocked(["gdrive_upload_file"]);
+    wire_names(&mut chef, Target::OpenAiChat);
+    let routed = chef.route(&typo);
+    let reply = routed.reply().unwrap_or_default().to_owned();
+    assert!(!reply.contains("Did you mean"), "{routed:?}");
 }
 
 #[test]

@@ -36,8 +36,8 @@ fn a_resolver_refusal_is_the_resolvers_typed_error() {
         panic!("{error:?}");
     };
     assert_eq!(name, "raed_file");
-    // What the model reads is the resolver's own message.
-    assert_eq!(error.to_string(), reply);
+    // What the model reads is the resolver's own message, with the name it meant.
+    assert_eq!(format!("{error} Did you mean \"read_file\"?"), reply);
 
     let (error, reply) = route_error(
         &mut chef,

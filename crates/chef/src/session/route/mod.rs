@@ -37,7 +37,7 @@ mod toolkit;
 
 use std::sync::Arc;
 
-use chef_compress::{Resolution, ResolveError};
+use chef_compress::{Compressed, Level, Resolution, ResolveError};
 use chef_ir::{ToolCall, ToolCallId, ToolDefinition, ToolName};
 use serde_json::Value;
 
@@ -106,6 +106,7 @@ impl Chef {
         };
         let mut routed = self.classify(call, &tools, Gate::On);
         self.search_for_unknown(call, &mut routed);
+        self.suggest_a_name(&tools, &mut routed);
         self.correct_repeat(call, &mut routed);
         match &routed {
             Routed::ToolkitLoaded { toolkit, tools, .. } => self.commit_toolkit(toolkit, tools),
@@ -115,6 +116,45 @@ impl Chef {
             _ => {}
         }
         routed
+    }
+
+    /// At levels 0–1 a name the list the model answered does not hold (and that no search
+    /// answered) gets the nearest name the list does hold: a typo is told the tool it
+    /// meant. Never a blocked tool's name, and none when a blocked tool is at least as
+    /// near ([`nearest_open`](chef_compress::similarity::nearest_open)). Levels 2–4 suggest
+    /// their own way (an op enum, codes, function names).
+    fn suggest_a_name(&self, tools: &TurnTools, routed: &mut Routed) {
+        let Routed::Error {
+            error: RouteError::Resolve(ResolveError::UnknownTool { name, .. }),
+            reply,
+            ..
+        } = routed
+        else {
+            return;
+        };
+        if !matches!(tools.stable.level(), Level::Zero | Level::One) {
+            return;
+        }
+        let offered = tools
+            .stable
+            .tools()
+            .iter()
+            .chain(tools.loaded.iter().flat_map(Compressed::tools))
+            .chain(&tools.owned)
+            .map(|t| t.name.as_str());
+        if let Some(near) = chef_compress::similarity::nearest_open(
+            name,
+            offered,
+            chef_compress::similarity::SUGGESTION_FLOOR,
+            |n| self.blocked(&[n]).is_some(),
+        ) {
+            let sentence = format!("No tool named \"{name}\".");
+            let suggestion = format!(" Did you mean \"{near}\"?");
+            match reply.find(&sentence) {
+                Some(at) => reply.insert_str(at + sentence.len(), &suggestion),
+                None => reply.push_str(&suggestion),
+            }
+        }
     }
 
     /// Turns the tool calls an assistant reply wrote as text (a fenced JSON block, a bare
