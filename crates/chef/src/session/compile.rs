@@ -193,7 +193,7 @@ impl Chef {
                 }
                 self.routing.latest = Some(tools);
                 self.routing.names = payload.names.clone();
-                self.conversation.turn += 1;
+                self.conversation.turn = self.conversation.turn.saturating_add(1);
                 self.emit(&ChefEvent::CompileDone {
                     target,
                     bytes: payload.body.len(),
