@@ -330,14 +330,16 @@ fn resolve(
     let schema = entry.schema();
     let own_a = declares(schema, "a");
     let by_name = via.is_some();
-    let strip: &[&str] = match (by_name, declares(schema, "f")) {
-        (true, true) => &["a"],
-        _ => &["f", "a"],
+    let own_f = by_name && declares(schema, "f");
+    let (strip_f, strip): (&[&str], &[&str]) = if own_f {
+        (&[], &["a"])
+    } else {
+        (&["f"], &["f", "a"])
     };
     let nested = as_object(args.get("a"));
     let wrapper = !(own_a && (by_name || is_empty(&nested)));
     let bag = if !wrapper {
-        Cow::Owned(without(&args, &strip[..strip.len() - 1]))
+        Cow::Owned(without(&args, strip_f))
     } else if args.get("a").is_some() && !is_empty(&nested) {
         match merged_bag(&entry.name, nested, &without(&args, strip)) {
             Ok(bag) => bag,
