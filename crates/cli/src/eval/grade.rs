@@ -148,6 +148,34 @@ pub(crate) struct RunParams {
 }
 
 impl RunParams {
+    /// The flags whose values differ from `current`'s, as flag names (`--model`,
+    /// `--constrain`, …), for a refused resume.
+    pub(crate) fn differences(&self, current: &Self) -> String {
+        let mut out = Vec::new();
+        if self.model != current.model {
+            out.push("--model");
+        }
+        if self.max_calls != current.max_calls {
+            out.push("--max-calls");
+        }
+        if self.max_tokens.is_some() && self.max_tokens != current.max_tokens {
+            out.push("--max-tokens");
+        }
+        if self.text_recovery != current.text_recovery {
+            out.push("--recover-text-calls");
+        }
+        if self.constrained != current.constrained {
+            out.push("--constrain");
+        }
+        if self.whole_task != current.whole_task {
+            out.push("--whole-task");
+        }
+        if self.stop_on_repeat != current.stop_on_repeat {
+            out.push("--stop-on-repeat");
+        }
+        out.join(", ")
+    }
+
     /// Whether a line made with these flags measured what a run with `current` would:
     /// every flag equal, a line without `max_tokens` taken as made with any.
     pub(crate) fn resumable_by(&self, current: &Self) -> bool {
@@ -297,16 +325,20 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
 }
 
 /// A whole task's grade: whether the `expected` tools were called in order with no other
-/// tool among `calls` (repeats of an expected tool allowed), and how many expected calls
-/// were made in order.
+/// call among `calls`, and how many expected calls were made in order. Each call must be
+/// the next expected step or repeat a step already made: a call of a tool the task does
+/// not need is a stray, and so is a call of a later step's tool before its turn (sending
+/// the email before fetching what it should say).
 pub(crate) fn task_grade(expected: &[String], calls: &[String]) -> (bool, u32) {
     let mut done = 0_usize;
+    let mut stray = false;
     for call in calls {
         if expected.get(done) == Some(call) {
             done += 1;
+        } else if !expected.iter().take(done).any(|made| made == call) {
+            stray = true;
         }
     }
-    let stray = calls.iter().any(|c| !expected.contains(c));
     (
         done == expected.len() && !stray,
         u32::try_from(done).unwrap_or(u32::MAX),
@@ -320,8 +352,10 @@ fn cut_detail(limit: Option<u32>) -> Option<String> {
 }
 
 /// Whether every expected argument is in `actual` with a matching value: two strings
-/// match after trimming and lower-casing, any other value must be equal (the number 12
-/// does not match the string "12"). Keys `actual` has beyond those are ignored.
+/// match after trimming and lower-casing, two numbers when they are the same number (`3`
+/// and `3.0`: a benchmark written from Python says `3.0`), any other value must be equal,
+/// numbers inside it compared the same way (the number 12 does not match the string
+/// "12"). Keys `actual` has beyond those are ignored.
 pub(crate) fn arguments_match(expected: &Map<String, Value>, actual: &Value) -> bool {
     let Some(actual) = actual.as_object() else {
         return expected.is_empty();
@@ -332,14 +366,67 @@ pub(crate) fn arguments_match(expected: &Map<String, Value>, actual: &Value) -> 
             (Value::String(w), Some(Value::String(a))) => {
                 w.trim().to_lowercase() == a.trim().to_lowercase()
             }
-            (w, Some(a)) => w == a,
+            (w, Some(a)) => same_value(w, a),
             (_, None) => false,
         })
+}
+
+/// JSON equality with numbers compared by value (`3` equals `3.0`); integers beyond
+/// 2^53 are compared exactly, not through a double.
+fn same_value(want: &Value, got: &Value) -> bool {
+    match (want, got) {
+        (Value::Number(w), Value::Number(g)) => {
+            match (w.as_i64(), g.as_i64(), w.as_u64(), g.as_u64()) {
+                (Some(w), Some(g), ..) => w == g,
+                (.., Some(w), Some(g)) => w == g,
+                _ => w.as_f64().zip(g.as_f64()).is_some_and(|(w, g)| w == g),
+            }
+        }
+        (Value::Array(w), Value::Array(g)) => {
+            w.len() == g.len() && w.iter().zip(g).all(|(w, g)| same_value(w, g))
+        }
+        (Value::Object(w), Value::Object(g)) => {
+            w.len() == g.len()
+                && w.iter()
+                    .all(|(k, w)| g.get(k).is_some_and(|g| same_value(w, g)))
+        }
+        _ => want == got,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
+
+    #[test]
+    fn numbers_match_by_value_at_any_depth() {
+        use serde_json::json;
+        let want = |v: serde_json::Value| v.as_object().unwrap().clone();
+        assert!(super::arguments_match(
+            &want(json!({"days": 3.0})),
+            &json!({"days": 3})
+        ));
+        assert!(super::arguments_match(
+            &want(json!({"days": 3})),
+            &json!({"days": 3.0})
+        ));
+        assert!(super::arguments_match(
+            &want(json!({"box": {"w": [1, 2.5]}})),
+            &json!({"box": {"w": [1.0, 2.5]}, "extra": 1})
+        ));
+        assert!(!super::arguments_match(
+            &want(json!({"days": 3})),
+            &json!({"days": 3.5})
+        ));
+        assert!(!super::arguments_match(
+            &want(json!({"days": 12})),
+            &json!({"days": "12"})
+        ));
+        assert!(!super::arguments_match(
+            &want(json!({"n": 9_007_199_254_740_993_u64})),
+            &json!({"n": 9_007_199_254_740_992_u64})
+        ));
+    }
 
     #[test]
     fn a_task_succeeds_when_its_tools_are_called_in_order_and_no_other() {
@@ -358,6 +445,15 @@ mod tests {
             (false, 2)
         );
         assert_eq!(super::task_grade(&expected, &v(&["a", "b"])), (false, 2));
+        // A later step's tool called before its turn is a stray, not a repeat.
+        assert_eq!(
+            super::task_grade(&expected, &v(&["b", "a", "b", "c"])),
+            (false, 3)
+        );
+        assert_eq!(
+            super::task_grade(&expected, &v(&["a", "b", "a", "c", "c"])),
+            (true, 3)
+        );
         assert_eq!(
             super::task_grade(&expected, &v(&["a", "x", "b", "c"])),
             (false, 3)

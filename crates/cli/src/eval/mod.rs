@@ -279,8 +279,9 @@ async fn run_one(
         let parsed = match chef::openai::chat::parse_response(&bytes, &payload.names) {
             Ok(parsed) => parsed,
             Err(e) => {
+                // With the decoder's cause: which field did not have the shape expected.
                 break End::Unparsable {
-                    detail: format!("{e}{}", snippet(&bytes)),
+                    detail: format!("{}{}", chef_serve::error_chain(&e), snippet(&bytes)),
                 };
             }
         };
@@ -608,7 +609,21 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             retried.insert((record.setting, record.scenario));
             continue;
         }
+        // A line whose scenario now expects other tools was made for another request
+        // under the same id (a JSON Lines file reordered or edited: ids are `line-N`).
+        if let Some(now) = scenarios.iter().find(|s| s.id == record.scenario)
+            && now.expected != record.expected
+        {
+            return Err(CliError::Usage(format!(
+                "{}: scenario {} was run expecting {:?}, and the scenario file now expects {:?} under that id;                  the file changed since: choose another --out (ids of JSON Lines files are line numbers)",
+                args.out.as_deref().unwrap_or(Path::new("")).display(),
+                record.scenario,
+                record.expected,
+                now.expected,
+            )));
+        }
         if !record.run.resumable_by(&params) {
+            let differ = record.run.differences(&params);
             let RunParams {
                 model,
                 max_calls,
@@ -619,7 +634,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                 stop_on_repeat,
             } = &record.run;
             return Err(CliError::Usage(format!(
-                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}{}{}{}; \
+                "{}: setting {} was run with --model {model} --max-calls {max_calls}{}{}{}{}{} (this run differs in {differ}); \
                  rerun with those flags, label this setting differently (name=LABEL) or choose another --out",
                 args.out.as_deref().unwrap_or(Path::new("")).display(),
                 record.setting,

@@ -242,7 +242,9 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Scenario>, CliError> {
         path: path.to_owned(),
         source,
     })?;
-    let scenarios = parse(&text).map_err(|problem| match problem.line {
+    // A leading UTF-8 byte-order mark (an editor's) is not part of the JSON.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let scenarios = parse(text).map_err(|problem| match problem.line {
         Some(line) => CliError::Queries {
             path: path.to_owned(),
             line,
@@ -345,6 +347,21 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_leading_byte_order_mark_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        for text in [
+            "\u{feff}{\"prompt\": \"weather?\", \"expected\": [\"get_weather\"]}\n",
+            "\u{feff}[{\"prompt\": \"weather?\", \"expected\": [\"get_weather\"]}]",
+        ] {
+            let path = dir.path().join("s.jsonl");
+            std::fs::write(&path, text).unwrap();
+            let loaded = load(&path).unwrap();
+            assert_eq!(loaded.len(), 1, "{text:?}");
+            assert_eq!(loaded[0].expected, ["get_weather"]);
+        }
+    }
 
     fn fixture(name: &str) -> String {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -953,8 +953,27 @@ fn a_rerun_with_another_max_tokens_is_refused_and_old_lines_without_it_are_kept(
     let sent = server.seen().len();
 
     let other = go("64");
-    assert_error(&other, &["--max-tokens 512"]);
+    assert_error(
+        &other,
+        &["--max-tokens 512", "(this run differs in --max-tokens)"],
+    );
     assert_eq!(server.seen().len(), sent, "nothing sent");
+
+    // A line whose scenario now expects other tools was made for another request under
+    // that id (a JSON Lines file edited or reordered): refused, nothing sent.
+    let mut moved = first[0].clone();
+    moved["expected"] = serde_json::json!(["some_other_tool"]);
+    std::fs::write(run, format!("{moved}\n")).unwrap();
+    let changed = go("512");
+    assert_error(
+        &changed,
+        &[
+            "was run expecting [\"some_other_tool\"]",
+            "the file changed since",
+        ],
+    );
+    assert_eq!(server.seen().len(), sent, "nothing sent");
+    std::fs::write(run, format!("{}\n", first[0])).unwrap();
 
     // A line written before max_tokens was recorded is resumed under any --max-tokens.
     let mut old = first[0].clone();

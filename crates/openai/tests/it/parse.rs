@@ -121,6 +121,18 @@ fn a_chat_function_call_without_a_type_is_a_call() {
     assert_eq!(calls[0].arguments, json!({"city": "Oslo"}));
 }
 
+/// Some OpenAI-compatible servers send `arguments` as the object itself, not its JSON
+/// text: the call is read, not the whole reply refused.
+#[test]
+fn chat_arguments_sent_as_an_object_are_read() {
+    let reply = r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[
+        {"id":"c1","type":"function","function":{"name":"get_weather","arguments":{"city":"Oslo","days":3}}}]},"finish_reason":"tool_calls"}]}"#;
+    let parsed = chat::parse_response(reply.as_bytes(), &WireNames::default()).unwrap();
+    let calls: Vec<_> = parsed.message.tool_calls().collect();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].arguments, json!({"city": "Oslo", "days": 3}));
+}
+
 #[test]
 fn chat_errors_are_typed() {
     assert!(matches!(
