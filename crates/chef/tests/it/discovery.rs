@@ -350,6 +350,24 @@ fn a_call_of_a_tool_not_offered_searches_for_it_and_never_reaches_a_blocked_one(
     assert!(!reply.contains("Did you mean"), "{reply}");
     assert!(found_names(&chef).is_empty(), "{:?}", found_names(&chef));
 
+    // Nor is a sibling on the list suggested in its place (the blocked tool is not on
+    // the list under discovery, but it is still the nearest name).
+    let mut chef = discovery(3);
+    chef.tools_mut().set_blocked(["gdrive_upload_file"]);
+    chef.push(Message::user("List the files in my Google Drive folder"));
+    let offered = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(
+        offered.iter().any(|n| n.starts_with("gdrive_")),
+        "{offered:?}"
+    );
+    let typo = ToolCall::new("c6", "gdrive_upload_files", json!({}));
+    let routed = chef.route(&typo);
+    let Routed::Error { reply, .. } = &routed else {
+        panic!("{routed:?}");
+    };
+    assert!(!reply.contains("Did you mean"), "{reply}");
+    assert!(found_names(&chef).is_empty());
+
     // A name no tool has, whose words fit nothing: the error, with how to search.
     let mut chef = discovery(3);
     chef.push(Message::user("What is the diesel price in Ohio this week?"));

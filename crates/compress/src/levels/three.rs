@@ -40,9 +40,26 @@ impl Dialect for Three {
         " Invoke tools with t(f=<code>)."
     }
 
+    /// The nearest code, else (`f` takes real names too) the nearest real name; neither
+    /// when a hidden tool's code or name is at least as near (see
+    /// [`nearest_open`](crate::similarity::nearest_open)).
     fn unknown(&self, c: &Compressed, written: &str, hidden: Hidden<'_>) -> ResolveError {
+        use crate::similarity::{SUGGESTION_FLOOR, nearest_open, similarity};
+        let suggestion =
+            c.suggest_code(written, hidden)
+                .map(str::to_owned)
+                .or_else(|| {
+                    let near_hidden_code = c.entries.iter().any(|e| {
+                        hidden(&e.name) && similarity(written, &e.code) >= SUGGESTION_FLOOR
+                    });
+                    if near_hidden_code {
+                        return None;
+                    }
+                    let names = c.entries.iter().map(|e| e.name.as_str());
+                    nearest_open(written, names, SUGGESTION_FLOOR, hidden).map(str::to_owned)
+                });
         ResolveError::UnknownCode {
-            suggestion: c.suggest_code(written, hidden).map(str::to_owned),
+            suggestion,
             code: written.to_owned(),
         }
     }

@@ -875,6 +875,28 @@ fn near_miss_codes_never_suggest_a_hidden_tool_nor_swap_it_for_another() {
     }
 }
 
+/// Level 3: `t(f=…)` takes real names too, so a misspelt name is answered with the name it
+/// meant when no code is near; never a hidden tool's, and not a sibling's when the hidden
+/// one is the nearest.
+#[test]
+fn level_3_answers_a_misspelt_name_with_the_name() {
+    let tools = crate::real_tools();
+    let c = at(&tools, Level::Three);
+    let Resolution::Error(e) = c.resolve("t", &json!({"f": "gdrive_upload_files"})) else {
+        panic!()
+    };
+    assert!(
+        e.message().contains("Did you mean \"gdrive_upload_file\"?"),
+        "{e}"
+    );
+    let hidden = |n: &str| n == "gdrive_upload_file";
+    let Resolution::Error(e) = c.resolve_hiding("t", &json!({"f": "gdrive_upload_files"}), &hidden)
+    else {
+        panic!()
+    };
+    assert!(!e.message().contains("Did you mean"), "{e}");
+}
+
 /// Level 4: a misspelt function name is never answered with a hidden tool's name, through
 /// `t(f=…)` and through `q(c=…)`, nor with another tool's when the hidden one is nearer;
 /// a name nearer another tool still gets that one.

@@ -135,18 +135,23 @@ impl Chef {
         if !matches!(tools.stable.level(), Level::Zero | Level::One) {
             return;
         }
-        let offered = tools
+        // The offered names, and the blocked registered tools (under discovery a blocked
+        // tool leaves the list, but a typo of its name must still not be sent elsewhere).
+        let blocked = |n: &str| self.blocked(&[n]).is_some();
+        let registry = self.tools.pruner.all_tools();
+        let candidates = tools
             .stable
             .tools()
             .iter()
             .chain(tools.loaded.iter().flat_map(Compressed::tools))
             .chain(&tools.owned)
+            .chain(registry.iter().filter(|t| blocked(t.name.as_str())))
             .map(|t| t.name.as_str());
         if let Some(near) = chef_compress::similarity::nearest_open(
             name,
-            offered,
+            candidates,
             chef_compress::similarity::SUGGESTION_FLOOR,
-            |n| self.blocked(&[n]).is_some(),
+            blocked,
         ) {
             let sentence = format!("No tool named \"{name}\".");
             let suggestion = format!(" Did you mean \"{near}\"?");
