@@ -239,7 +239,7 @@ pub enum Notice {
     },
     /// More breakpoints were requested than the API accepts (it refuses such a request
     /// whole), so the earliest were left out until [`MAX_BREAKPOINTS`] remain: message
-    /// breakpoints first (never the last message's), then system ones; the tools' stays.
+    /// breakpoints first (never the last of them), then system ones; the tools' stays.
     TooManyBreakpoints {
         /// How many the request carries.
         count: usize,
@@ -441,22 +441,33 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
 }
 
 /// Leaves out `excess` breakpoints so the body carries no more than the API accepts (a
-/// request with more is refused whole): the earliest message breakpoints first, never the
-/// last message's (the one the next turn reads from), then the earliest system ones; the
-/// tools' breakpoint stays. A passed-through block in its own wire format keeps its
-/// marker (it is sent verbatim).
+/// request with more is refused whole), earliest first: every message breakpoint but the
+/// last one of all (the one the next turn reads from: consecutive tool results packed into
+/// one turn may carry several), then every system one but the last, then that one. The
+/// tools' breakpoint stays, and so does a passed-through block's (it is sent verbatim;
+/// only such blocks can leave more than four).
 fn trim_breakpoints(body: &mut wire::Request<'_>, mut excess: usize) {
-    let last_message = body
+    // The last editable message marker: kept.
+    let last = body
         .messages
         .iter()
-        .rposition(|m| m.content.iter().any(|b| b.cache_control().is_some()));
-    for (index, message) in body.messages.iter_mut().enumerate() {
-        if Some(index) == last_message {
-            break;
-        }
-        for block in &mut message.content {
+        .enumerate()
+        .flat_map(|(m, message)| {
+            message
+                .content
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.cache_control().is_some())
+                .map(move |(b, _)| (m, b))
+        })
+        .last();
+    for (m, message) in body.messages.iter_mut().enumerate() {
+        for (b, block) in message.content.iter_mut().enumerate() {
             if excess == 0 {
                 return;
+            }
+            if Some((m, b)) == last {
+                continue;
             }
             if let Some(marker) = block.cache_control_mut()
                 && marker.take().is_some()
@@ -465,10 +476,9 @@ fn trim_breakpoints(body: &mut wire::Request<'_>, mut excess: usize) {
             }
         }
     }
-    let system_count = body.system.len();
-    for block in body.system.iter_mut().take(system_count.saturating_sub(1)) {
+    for block in &mut body.system {
         if excess == 0 {
-            return;
+            break;
         }
         if block.cache_control.take().is_some() {
             excess -= 1;

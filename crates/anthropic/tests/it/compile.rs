@@ -307,6 +307,34 @@ fn more_than_four_breakpoints_are_reported() {
     assert_eq!(marked, vec![2, 4, 6, 8], "{marked:?}");
 }
 
+/// Tool results packed into one user turn may carry several breakpoints: the earlier ones
+/// of that turn go too, so four remain and the last is kept.
+#[test]
+fn too_many_breakpoints_in_the_last_turn_leave_four() {
+    let messages = vec![
+        Message::system("s").with_cache_breakpoint(true),
+        Message::user("q"),
+        Message::assistant_with(vec![
+            Content::ToolCall(ToolCall::new("c1", "f", json!({}))),
+            Content::ToolCall(ToolCall::new("c2", "f", json!({}))),
+        ]),
+        Message::tool_results(vec![ToolResult::text("c1", "one")]).with_cache_breakpoint(true),
+        Message::tool_results(vec![ToolResult::text("c2", "two")]).with_cache_breakpoint(true),
+        Message::user("go on").with_cache_breakpoint(true),
+    ];
+    let request = Request::new(messages).with_tools(vec![tool("f")]);
+    let options = CompileOptions::default().with_cache_tools(true);
+    let c = chef_anthropic::compile(&request, &options).unwrap();
+    assert_eq!(c.notices, vec![Notice::TooManyBreakpoints { count: 5 }]);
+    assert_eq!(c.body.breakpoint_count(), 4);
+    let text = serde_json::to_string(&c.body).unwrap();
+    assert!(text.contains(r#""text":"go on","cache_control""#), "{text}");
+    assert!(
+        text.contains(r#""system":[{"type":"text","text":"s","cache_control""#),
+        "{text}"
+    );
+}
+
 #[test]
 fn too_many_breakpoints_keep_the_tools_the_last_system_block_and_the_last_message() {
     let mut messages = vec![

@@ -282,6 +282,11 @@ pub fn resolve_namespace(
         }
         match args.get(key) {
             Some(inside) if inside != value => {
+                let key: String = if key.chars().count() > 80 {
+                    key.chars().take(80).chain(['…']).collect()
+                } else {
+                    key.clone()
+                };
                 return Err(bad(format!(
                     "\"{key}\" was given twice with different values, inside \"args\" and beside it; send each argument once, inside \"args\""
                 )));

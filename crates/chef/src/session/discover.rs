@@ -334,7 +334,7 @@ impl Chef {
     /// registered tool's, and near enough for a did-you-mean
     /// ([`nearest_open`](chef_compress::similarity::nearest_open) finds no open name while
     /// a blocked one reaches the floor).
-    fn nearest_is_blocked(&self, name: &str) -> bool {
+    pub(crate) fn nearest_is_blocked(&self, name: &str) -> bool {
         use chef_compress::similarity::{SUGGESTION_FLOOR, nearest_open, similarity};
         let all = self.tools.pruner.all_tools();
         let names = || all.iter().map(|t| t.name.as_str());

@@ -95,7 +95,7 @@ fn repeated_calls(history: &[Message]) -> Option<Vec<String>> {
     // answered with a search under discovery ("… nothing was run."), and calling the tool
     // it found is the first real call, not a repeat.
     let answered = |before: &ToolCall| {
-        let not_run = super::discover::not_run(before.name.as_str());
+        let not_run = super::discover::not_run(before.name.as_str().trim());
         request
             .iter()
             .filter(|m| m.role != Role::Assistant)

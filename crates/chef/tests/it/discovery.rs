@@ -944,3 +944,31 @@ fn right_after_a_repeated_call_the_constrained_format_has_no_branch_for_that_too
     chef.compile(Target::OpenAiChat).unwrap();
     assert!(consts(&chef).contains(&json!("health_check")));
 }
+
+/// Under discovery a blocked tool leaves the list at every level, so the level-3 resolver
+/// cannot see it: a typo of its name in `t(f=…)` must still not be answered with the
+/// nearest sibling the list holds.
+#[test]
+fn at_level_3_a_typo_of_a_blocked_tool_is_not_answered_with_a_sibling() {
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three).with_prune(
+        PrunePolicy::Discover {
+            top_k: 5,
+            always_keep: Vec::new(),
+        },
+    ));
+    chef.register_tools(real_tools()).unwrap();
+    chef.push(Message::user("Upload a file to my Google Drive folder"));
+    let probe = ToolCall::new("c0", "t", json!({"f": "gdrive_upload_files", "a": {}}));
+    chef.compile(Target::OpenAiChat).unwrap();
+    // Open, the typo is told the tool (by its name: `t(f=…)` takes names).
+    let routed = chef.route(&probe);
+    let reply = routed.reply().unwrap_or_default().to_owned();
+    assert!(reply.contains("Did you mean"), "{routed:?}");
+
+    chef.tools_mut().set_blocked(["gdrive_upload_file"]);
+    chef.compile(Target::OpenAiChat).unwrap();
+    let routed = chef.route(&probe);
+    let reply = routed.reply().unwrap_or_default().to_owned();
+    assert!(!reply.contains("Did you mean"), "{routed:?}");
+    assert!(!reply.contains("gdrive_upload_file\""), "{routed:?}");
+}

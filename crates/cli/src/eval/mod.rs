@@ -615,7 +615,8 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             && now.expected != record.expected
         {
             return Err(CliError::Usage(format!(
-                "{}: scenario {} was run expecting {:?}, and the scenario file now expects {:?} under that id;                  the file changed since: choose another --out (ids of JSON Lines files are line numbers)",
+                "{}: scenario {} was run expecting {:?}, and the scenario file now expects {:?} under that id; \
+                 the file changed since: choose another --out (ids of JSON Lines files are line numbers)",
                 args.out.as_deref().unwrap_or(Path::new("")).display(),
                 record.scenario,
                 record.expected,

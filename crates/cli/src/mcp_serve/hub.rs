@@ -143,6 +143,15 @@ type Combined = (
     Vec<String>,
 );
 
+/// A character a tool name must not hold: whitespace, a control character, or an invisible
+/// format character (zero-width spaces and joiners, bidirectional overrides, the
+/// byte-order mark, the soft hyphen) that would make a name read as another in the host.
+fn unshowable(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || matches!(c, '\u{00ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
 /// The tools the proxy lists and answers itself in `mode`.
 fn owned_names(mode: Mode) -> &'static [&'static str] {
     match mode {
@@ -180,13 +189,9 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
             // A name with a line break, a tab or any other whitespace or control character
             // cannot be called reliably (provider APIs refuse it; MCP asks for none) and
             // would carry text of the upstream's choosing into the host's lists and logs.
-            if tool
-                .name
-                .chars()
-                .any(|c| c.is_whitespace() || c.is_control())
-            {
+            if tool.name.chars().any(unshowable) {
                 skipped.push(format!(
-                    "a tool of {:?} is named {:?}, which holds whitespace or a control character: left out",
+                    "a tool of {:?} is named {:?}, which holds whitespace, a control character or an invisible format character: left out",
                     server.name, tool.name
                 ));
                 continue;

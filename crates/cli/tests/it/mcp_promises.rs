@@ -475,6 +475,7 @@ fn an_upstream_tool_whose_name_holds_whitespace_or_control_characters_is_left_ou
         r#"[{"name": "two\nlines", "description": "A.", "input_schema": {"type": "object"}},
             {"name": "tab\there", "description": "B.", "input_schema": {"type": "object"}},
             {"name": "bell\u0007", "description": "C.", "input_schema": {"type": "object"}},
+            {"name": "rea\u202ed_file", "description": "D.", "input_schema": {"type": "object"}},
             {"name": "ok.tool-2", "description": "Fine.", "input_schema": {"type": "object"}}]"#,
     );
     let path = calendar_config(dir.path(), "minify", &file);
@@ -487,11 +488,16 @@ fn an_upstream_tool_whose_name_holds_whitespace_or_control_characters_is_left_ou
         .collect();
     let left_out = left_out.join("\n");
     // Named as Rust's debug form writes them: escaped, on one line.
-    for name in [r#""two\nlines""#, r#""tab\there""#, r#""bell\u{7}""#] {
+    for name in [
+        r#""two\nlines""#,
+        r#""tab\there""#,
+        r#""bell\u{7}""#,
+        r#""rea\u{202e}d_file""#,
+    ] {
         assert!(left_out.contains(name), "{name}: {report}");
     }
     assert!(
-        left_out.contains("whitespace or a control character"),
+        left_out.contains("whitespace, a control character or an invisible format character"),
         "{report}"
     );
     assert_eq!(report["modes"][0]["tools"], 1, "{report}");

@@ -122,10 +122,13 @@ pub(crate) struct CodeSuggestions {
     order: Vec<u32>,
     /// Position of each entry in code order.
     position: Vec<u32>,
-    /// Every non-empty prefix and suffix of a code → first code-order position.
-    affix_first: HashMap<Box<str>, u32>,
-    /// Every substring of ≥ 3 characters of a code → first code-order position.
-    infix_first: HashMap<Box<str>, u32>,
+    /// Every non-empty prefix and suffix of a code → first code-order position, and how
+    /// many codes have it (when more than one, a hidden code may share the first one's
+    /// score unseen: [`Compressed::suggest_code`] then scores the hidden codes).
+    affix_first: HashMap<Box<str>, (u32, u32)>,
+    /// Every substring of ≥ 3 characters of a code → first code-order position, and how
+    /// many codes hold it.
+    infix_first: HashMap<Box<str>, (u32, u32)>,
     longest: usize,
 }
 
@@ -150,17 +153,26 @@ impl CodeSuggestions {
                 continue;
             };
             longest = longest.max(code.len());
-            // Codes are ASCII, so every byte offset is a char boundary.
+            // Codes are ASCII, so every byte offset is a char boundary. The first code with
+            // a part keeps its position; each code counts once for a part it holds twice.
+            let count = |map: &mut HashMap<Box<str>, (u32, u32)>, part: &str| {
+                let slot = map.entry(part.into()).or_insert((pos, 0));
+                slot.1 = slot.1.saturating_add(1);
+            };
+            let mut seen_affix: Vec<&str> = Vec::new();
+            let mut seen_infix: Vec<&str> = Vec::new();
             for end in 1..=code.len() {
                 for start in 0..end {
                     let Some(part) = code.get(start..end) else {
                         continue;
                     };
-                    if start == 0 || end == code.len() {
-                        affix_first.entry(part.into()).or_insert(pos);
+                    if (start == 0 || end == code.len()) && !seen_affix.contains(&part) {
+                        seen_affix.push(part);
+                        count(&mut affix_first, part);
                     }
-                    if end - start >= 3 {
-                        infix_first.entry(part.into()).or_insert(pos);
+                    if end - start >= 3 && !seen_infix.contains(&part) {
+                        seen_infix.push(part);
+                        count(&mut infix_first, part);
                     }
                 }
             }
@@ -212,10 +224,11 @@ impl Compressed {
     /// suggestion, never with the next-nearest tool (see
     /// [`nearest_open`](crate::similarity::nearest_open)).
     ///
-    /// The candidates are found through [`CodeSuggestions`] (a hidden code found there
-    /// may shadow a later code with the same affix or infix, which scores no higher than
-    /// it: no suggestion either way); when an open code is found, every hidden tool's
-    /// code is scored against it (an error path: one predicate call a tool).
+    /// The candidates are found through [`CodeSuggestions`]; a hidden code among them that
+    /// is as near stops the suggestion. A hidden code with the written text as an affix or
+    /// infix may be unseen behind the first such code (the maps keep the first); only when
+    /// the maps say several codes share it are the hidden tools' codes scored (one
+    /// predicate call a tool, on an error path that is rare: a truncated code).
     pub(crate) fn suggest_code(
         &self,
         written: &str,
@@ -239,24 +252,30 @@ impl Compressed {
                 }
             }
         }
+        // Whether another code shares the written text as an affix or infix with the first
+        // one found: it scores the same, and if it is hidden it must be seen.
+        let mut shared = false;
         if n.len() <= index.longest {
             for map in [&index.affix_first, &index.infix_first] {
-                if let Some(&pos) = map.get(n.as_str())
+                if let Some(&(pos, count)) = map.get(n.as_str())
                     && let Some(&entry) = index.order.get(pos as usize)
                 {
                     candidates.push(entry);
+                    shared |= count > 1;
                 }
             }
         }
         let mut best: Option<(u8, u32, &str)> = None;
+        let mut best_hidden: Option<u8> = None;
         for entry in candidates {
             let Some(e) = self.entries.get(entry as usize) else {
                 continue;
             };
+            let score = similarity(written, &e.code);
             if hidden(&e.name) {
+                best_hidden = best_hidden.max(Some(score));
                 continue;
             }
-            let score = similarity(written, &e.code);
             let pos = index
                 .position
                 .get(entry as usize)
@@ -271,10 +290,17 @@ impl Compressed {
             }
         }
         let (score, _, code) = best.filter(|(score, _, _)| *score >= SUGGESTION_FLOOR)?;
-        let hidden_as_near = self
-            .entries
-            .iter()
-            .any(|e| hidden(&e.name) && similarity(written, &e.code) >= score);
+        if best_hidden.is_some_and(|h| h >= score) {
+            return None;
+        }
+        // Only when codes share the written affix or infix can a hidden one be as near
+        // and unseen: then (rarely: a truncated code, say) the hidden tools' codes are
+        // scored. Otherwise the candidates held every code that can reach the floor.
+        let hidden_as_near = shared
+            && self
+                .entries
+                .iter()
+                .any(|e| hidden(&e.name) && similarity(written, &e.code) >= score);
         (!hidden_as_near).then_some(code)
     }
 

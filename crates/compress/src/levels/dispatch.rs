@@ -286,10 +286,14 @@ fn resolve(
     {
         let inner_name = f.clone();
         let nested = as_object(args.get("a"));
+        // Keys beside the outer `a` belong to the inner call too.
         let inner = if is_empty(&nested) {
             Cow::Owned(flat_args(&args))
         } else {
-            Cow::Owned(nested.into_owned())
+            match merged_bag(&inner_name, nested, &flat_args(&args)) {
+                Ok(bag) => Cow::Owned(bag.into_owned()),
+                Err(e) => return Resolution::Error(e),
+            }
         };
         name = Cow::Owned(inner_name);
         args = inner;
@@ -326,7 +330,7 @@ fn resolve(
     // parameter named `a` or `f` is that parameter: called by its name or code, the tool
     // that declares `a` is never unwrapped, and `f` is left out only when the tool does
     // not declare it; through `t`, `f` is the code, and `a` is the wrapper unless it is
-    // not an object and the tool declares `a`.
+    // not a non-empty object and the tool declares `a`.
     let schema = entry.schema();
     let own_a = declares(schema, "a");
     let by_name = via.is_some();
@@ -338,6 +342,13 @@ fn resolve(
     };
     let nested = as_object(args.get("a"));
     let wrapper = !(own_a && (by_name || is_empty(&nested)));
+    // An `a` that cannot be read is refused even with keys beside it: what it held would
+    // be lost.
+    if wrapper && let Some(received) = unreadable_bag(args.get("a")) {
+        return c.call_read(entry, Cow::Owned(Value::Object(Map::new())), || {
+            Some(received)
+        });
+    }
     let bag = if !wrapper {
         Cow::Owned(without(&args, strip_f))
     } else if args.get("a").is_some() && !is_empty(&nested) {

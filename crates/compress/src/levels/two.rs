@@ -130,6 +130,12 @@ impl LevelCodec for Two {
             // The bag under `args`, with the keys written beside it (other than `op`)
             // merged in: `svc(op="deploy", service="api")` means `service`, and so does
             // `svc(op="deploy", args={…}, dry_run=true)` mean `dry_run`.
+            // An `args` that cannot be read is refused even with keys beside it.
+            Some(e) if let Some(received) = unreadable_bag(args.get("args")) => c.call_read(
+                e,
+                std::borrow::Cow::Owned(Value::Object(serde_json::Map::new())),
+                || Some(received),
+            ),
             Some(e) => match merged_bag(
                 &e.name,
                 as_object(args.get("args")),

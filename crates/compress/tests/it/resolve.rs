@@ -224,14 +224,24 @@ fn leniency_4_keys_beside_a_non_empty_a_are_merged_and_a_conflict_is_refused() {
     );
 }
 
+/// An empty `a` falls back to the flat keys. An `a` that cannot be read is refused even
+/// with flat keys beside it (the reference reads the flat keys and drops `a`: whatever the
+/// model put in it, a `dry_run` say, would be lost).
 #[test]
-fn leniency_5_empty_or_unparsable_a_falls_back_to_flat_keys() {
-    for a in [json!({}), json!("garbage"), json!(null)] {
+fn leniency_5_empty_a_falls_back_to_flat_keys_and_an_unreadable_one_is_refused() {
+    for a in [json!({}), json!(""), json!(null), json!([])] {
         let args = expect_call(
             l3().resolve("t", &json!({"f": "a1", "a": a, "q": "x"})),
             "github_search_issues",
         );
         assert_eq!(args, json!({"q": "x"}));
+    }
+    for a in [json!("garbage"), json!("{'sort': 'created'}"), json!(7)] {
+        let refused = l3().resolve("t", &json!({"f": "a1", "a": a, "q": "x"}));
+        let Resolution::Error(ResolveError::InvalidArguments(e)) = &refused else {
+            panic!("{a}: {refused:?}")
+        };
+        assert!(e.message().contains("must be a JSON object"), "{e:?}");
     }
 }
 
@@ -405,6 +415,16 @@ fn keys_beside_the_wrapper_are_arguments_and_a_tools_own_a_or_f_is_its_parameter
             "{args}"
         );
     }
+    // An `args` that cannot be read is refused even with keys beside it.
+    let garbled = json!({"op": op, "args": "{'dry_run': true}", "service": "api"});
+    let refused = c2.resolve(&encoded.name, &garbled);
+    assert!(
+        matches!(
+            &refused,
+            Resolution::Error(ResolveError::InvalidArguments(_))
+        ),
+        "{refused:?}"
+    );
 }
 
 #[test]

@@ -123,13 +123,56 @@ impl Chef {
     /// meant. Never a blocked tool's name, and none when a blocked tool is at least as
     /// near ([`nearest_open`](chef_compress::similarity::nearest_open)). Levels 2–4 suggest
     /// their own way (an op enum, codes, function names).
+    ///
+    /// At levels 3–4 the resolver's own suggestion (a code, a name) is dropped when a
+    /// blocked registered tool is the nearest: under discovery a blocked tool has left the
+    /// list the resolver sees, so it cannot tell.
     fn suggest_a_name(&self, tools: &TurnTools, routed: &mut Routed) {
         let Routed::Error {
-            error: RouteError::Resolve(ResolveError::UnknownTool { name, .. }),
+            error: RouteError::Resolve(error),
             reply,
             ..
         } = routed
         else {
+            return;
+        };
+        let written = match &*error {
+            ResolveError::UnknownCode {
+                code,
+                suggestion: Some(_),
+            } => code.clone(),
+            ResolveError::UnknownFunction {
+                name,
+                suggestion: Some(_),
+            } => name.clone(),
+            ResolveError::UnknownTool { .. } => {
+                return self.suggest_for_unknown_tool(tools, error, reply);
+            }
+            _ => return,
+        };
+        if self.nearest_is_blocked(&written) {
+            let before = error.message();
+            if let ResolveError::UnknownCode { suggestion, .. }
+            | ResolveError::UnknownFunction { suggestion, .. } = error
+            {
+                *suggestion = None;
+            }
+            let after = error.message();
+            *reply = match reply.strip_prefix(&before) {
+                Some(rest) => format!("{after}{rest}"),
+                None => reply.replace(&before, &after),
+            };
+        }
+    }
+
+    /// [`suggest_a_name`](Self::suggest_a_name) for a name at levels 0–1.
+    fn suggest_for_unknown_tool(
+        &self,
+        tools: &TurnTools,
+        error: &ResolveError,
+        reply: &mut String,
+    ) {
+        let ResolveError::UnknownTool { name, .. } = error else {
             return;
         };
         if !matches!(tools.stable.level(), Level::Zero | Level::One) {
