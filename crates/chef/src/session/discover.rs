@@ -330,14 +330,22 @@ impl Chef {
         }
     }
 
-    /// Whether a blocked registered tool's name is at least as near `name` as every other
-    /// registered tool's, and near enough for a did-you-mean
-    /// ([`nearest_open`](chef_compress::similarity::nearest_open) finds no open name while
-    /// a blocked one reaches the floor).
+    /// Whether a blocked registered tool's name (a flat tool, a namespace or toolkit
+    /// member) is at least as near `name` as every other registered tool's, and near
+    /// enough for a did-you-mean ([`nearest_open`](chef_compress::similarity::nearest_open)
+    /// finds no open name while a blocked one reaches the floor).
     pub(crate) fn nearest_is_blocked(&self, name: &str) -> bool {
         use chef_compress::similarity::{SUGGESTION_FLOOR, nearest_open, similarity};
-        let all = self.tools.pruner.all_tools();
-        let names = || all.iter().map(|t| t.name.as_str());
+        let pruner = &self.tools.pruner;
+        // Flat tools, and the members of namespaces and toolkits.
+        let names = || {
+            pruner
+                .all_tools()
+                .iter()
+                .chain(pruner.namespaces().iter().flat_map(|g| &g.tools))
+                .chain(pruner.toolkits().iter().flat_map(|g| &g.tools))
+                .map(|t| t.name.as_str())
+        };
         let blocked = |n: &str| self.blocked(&[n]).is_some();
         nearest_open(name, names(), SUGGESTION_FLOOR, blocked).is_none()
             && names().any(|n| blocked(n) && similarity(name, n) >= SUGGESTION_FLOOR)
