@@ -323,9 +323,10 @@ pub(crate) fn merged_bag<'v>(
     let Some(extra) = map(beside).filter(|m| !m.is_empty()) else {
         return Ok(wrapped);
     };
-    let mut bag = wrapped.into_owned();
-    let Value::Object(inner) = &mut bag else {
-        return Ok(Cow::Owned(beside.clone()));
+    // `wrapped` is an object ([`as_object`]'s).
+    let mut inner = match wrapped.into_owned() {
+        Value::Object(inner) => inner,
+        _ => Map::new(),
     };
     for (key, value) in extra {
         match inner.get(key) {
@@ -345,7 +346,7 @@ pub(crate) fn merged_bag<'v>(
             }
         }
     }
-    Ok(Cow::Owned(bag))
+    Ok(Cow::Owned(Value::Object(inner)))
 }
 
 /// Whether `schema` declares a top-level property `key` (a tool's own parameter named
@@ -394,6 +395,20 @@ fn unreadable_kind(value: &Value) -> Option<&'static str> {
     }
 }
 
+/// The refusal of a call of `entry` whose argument bag cannot be read (`received`,
+/// [`unreadable_bag`]'s kind):
+/// [`ArgumentProblem::NotAnObject`](crate::validate::ArgumentProblem::NotAnObject).
+pub(crate) fn not_an_object(entry: &Entry, received: &str) -> Resolution {
+    Resolution::Error(ResolveError::InvalidArguments(Box::new(
+        crate::validate::ArgumentError {
+            tool: entry.name.to_string(),
+            problem: crate::validate::ArgumentProblem::NotAnObject {
+                received: received.to_owned(),
+            },
+        },
+    )))
+}
+
 impl Compressed {
     /// [`call`](Self::call), unless `args` came out empty while the model wrote a bag that
     /// cannot be read (`unreadable`, [`unreadable_bag`] of what it wrote, asked only then:
@@ -409,14 +424,7 @@ impl Compressed {
         if is_empty(&args)
             && let Some(received) = unreadable()
         {
-            return Resolution::Error(ResolveError::InvalidArguments(Box::new(
-                crate::validate::ArgumentError {
-                    tool: entry.name.to_string(),
-                    problem: crate::validate::ArgumentProblem::NotAnObject {
-                        received: received.to_owned(),
-                    },
-                },
-            )));
+            return not_an_object(entry, received);
         }
         self.call(entry, args)
     }

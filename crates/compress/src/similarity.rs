@@ -108,6 +108,43 @@ pub fn nearest_open<'a>(
     floor: u8,
     withheld: impl Fn(&str) -> bool,
 ) -> Option<&'a str> {
+    match nearest_among(name, candidates, floor, withheld) {
+        Nearest::Open(candidate) => Some(candidate),
+        Nearest::Withheld | Nearest::Nothing => None,
+    }
+}
+
+/// What [`nearest_among`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nearest<'a> {
+    /// An open candidate, strictly nearer than every withheld one: [`nearest_open`]'s answer.
+    Open(&'a str),
+    /// A withheld candidate reaches the floor and is at least as near as every open one:
+    /// the model most likely meant it, so nothing is suggested.
+    Withheld,
+    /// No candidate reaches the floor.
+    Nothing,
+}
+
+/// [`nearest_open`], telling apart why nothing is suggested: a withheld candidate is the
+/// nearest ([`Nearest::Withheld`]), or no candidate is near enough ([`Nearest::Nothing`]),
+/// where a caller may look elsewhere (level 4 falls back to codes).
+///
+/// ```
+/// use chef_compress::similarity::{nearest_among, Nearest, SUGGESTION_FLOOR};
+///
+/// let tools = ["office_crash", "office_print", "office_push"];
+/// let blocked = |n: &str| n == "office_push";
+/// assert_eq!(nearest_among("office_pussh", tools, SUGGESTION_FLOOR, blocked), Nearest::Withheld);
+/// assert_eq!(nearest_among("zz9", tools, SUGGESTION_FLOOR, blocked), Nearest::Nothing);
+/// ```
+#[must_use]
+pub fn nearest_among<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    floor: u8,
+    withheld: impl Fn(&str) -> bool,
+) -> Nearest<'a> {
     let prepared = Prepared::new(name);
     // (score, negated distance): greater is nearer.
     let mut best: Option<(&'a str, (u8, isize))> = None;
@@ -124,8 +161,13 @@ pub fn nearest_open<'a>(
             best = Some((candidate, key));
         }
     }
-    best.filter(|&(_, key)| best_withheld.is_none_or(|w| key > w))
-        .map(|(candidate, _)| candidate)
+    match (best, best_withheld) {
+        (Some((candidate, key)), withheld) if withheld.is_none_or(|w| key > w) => {
+            Nearest::Open(candidate)
+        }
+        (_, Some(_)) => Nearest::Withheld,
+        _ => Nearest::Nothing,
+    }
 }
 
 /// One side of a comparison, normalised once (`nearest` compares one name with many).

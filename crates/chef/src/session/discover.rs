@@ -332,23 +332,19 @@ impl Chef {
 
     /// Whether a blocked registered tool's name (a flat tool, a namespace or toolkit
     /// member) is at least as near `name` as every other registered tool's, and near
-    /// enough for a did-you-mean ([`nearest_open`](chef_compress::similarity::nearest_open)
-    /// finds no open name while a blocked one reaches the floor).
+    /// enough for a did-you-mean ([`Nearest::Withheld`](chef_compress::similarity::Nearest)).
     pub(crate) fn nearest_is_blocked(&self, name: &str) -> bool {
-        use chef_compress::similarity::{SUGGESTION_FLOOR, nearest_open, similarity};
+        use chef_compress::similarity::{Nearest, SUGGESTION_FLOOR, nearest_among};
         let pruner = &self.tools.pruner;
         // Flat tools, and the members of namespaces and toolkits.
-        let names = || {
-            pruner
-                .all_tools()
-                .iter()
-                .chain(pruner.namespaces().iter().flat_map(|g| &g.tools))
-                .chain(pruner.toolkits().iter().flat_map(|g| &g.tools))
-                .map(|t| t.name.as_str())
-        };
+        let names = pruner
+            .all_tools()
+            .iter()
+            .chain(pruner.namespaces().iter().flat_map(|g| &g.tools))
+            .chain(pruner.toolkits().iter().flat_map(|g| &g.tools))
+            .map(|t| t.name.as_str());
         let blocked = |n: &str| self.blocked(&[n]).is_some();
-        nearest_open(name, names(), SUGGESTION_FLOOR, blocked).is_none()
-            && names().any(|n| blocked(n) && similarity(name, n) >= SUGGESTION_FLOOR)
+        nearest_among(name, names, SUGGESTION_FLOOR, blocked) == Nearest::Withheld
     }
 
     /// What a snapshot saves of discovery: the finds, the search in vain, and the extra

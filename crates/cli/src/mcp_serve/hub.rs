@@ -149,7 +149,15 @@ type Combined = (
 fn unshowable(c: char) -> bool {
     c.is_whitespace()
         || c.is_control()
-        || matches!(c, '\u{00ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+        || matches!(
+            c,
+            '\u{00ad}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{feff}'
+        )
 }
 
 /// The tools the proxy lists and answers itself in `mode`.
@@ -186,9 +194,10 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
                 ));
                 continue;
             }
-            // A name with a line break, a tab or any other whitespace or control character
-            // cannot be called reliably (provider APIs refuse it; MCP asks for none) and
-            // would carry text of the upstream's choosing into the host's lists and logs.
+            // A name with a line break, any other whitespace or control character, or an
+            // invisible format character cannot be called reliably (provider APIs refuse
+            // it; MCP asks for none) and would carry text of the upstream's choosing into
+            // the host's lists and logs, or read there as another name.
             if tool.name.chars().any(unshowable) {
                 skipped.push(format!(
                     "a tool of {:?} is named {:?}, which holds whitespace, a control character or an invisible format character: left out",

@@ -17,7 +17,7 @@ use crate::{
     options::{Level, Options, ToolNamespace},
     resolve::{
         Resolution, ResolveError, as_object, as_text, declares, flat_args, is_empty, merged_bag,
-        unreadable_bag, with_parameters, without,
+        not_an_object, unreadable_bag, with_parameters, without,
     },
 };
 
@@ -345,9 +345,7 @@ fn resolve(
     // An `a` that cannot be read is refused even with keys beside it: what it held would
     // be lost.
     if wrapper && let Some(received) = unreadable_bag(args.get("a")) {
-        return c.call_read(entry, Cow::Owned(Value::Object(Map::new())), || {
-            Some(received)
-        });
+        return not_an_object(entry, received);
     }
     let bag = if !wrapper {
         Cow::Owned(without(&args, strip_f))
@@ -359,14 +357,8 @@ fn resolve(
     } else {
         Cow::Owned(without(&args, strip))
     };
-    c.call_read(entry, bag, || {
-        let unreadable_a = if wrapper {
-            unreadable_bag(args.get("a"))
-        } else {
-            None
-        };
-        unreadable_a.or_else(|| unreadable_bag(Some(raw_args)))
-    })
+    // (An unreadable `a` was refused above; the whole arguments may still be unreadable.)
+    c.call_read(entry, bag, || unreadable_bag(Some(raw_args)))
 }
 
 /// `q`: `c` looks a code (or name) up, `s` searches. A call with both a search text

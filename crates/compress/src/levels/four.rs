@@ -86,18 +86,17 @@ fn suggest_function(
     written: &str,
     hidden: &dyn Fn(&str) -> bool,
 ) -> Option<String> {
-    let names = || c.entries.iter().map(|e| e.name.as_str());
-    let floor = crate::similarity::SUGGESTION_FLOOR;
-    if let Some(name) = crate::similarity::nearest_open(written, names(), floor, hidden) {
-        return Some(name.to_owned());
+    use crate::similarity::{Nearest, SUGGESTION_FLOOR, nearest_among};
+    let names = c.entries.iter().map(|e| e.name.as_str());
+    match nearest_among(written, names, SUGGESTION_FLOOR, hidden) {
+        Nearest::Open(name) => Some(name.to_owned()),
+        // The model meant the hidden tool.
+        Nearest::Withheld => None,
+        Nearest::Nothing => c
+            .suggest_code(written, hidden)
+            .and_then(|code| c.lookup(code))
+            .map(|e| e.name.as_str().to_owned()),
     }
-    // No open name is near enough: if a hidden one is, the model meant that tool.
-    if names().any(|n| hidden(n) && crate::similarity::similarity(written, n) >= floor) {
-        return None;
-    }
-    c.suggest_code(written, hidden)
-        .and_then(|code| c.lookup(code))
-        .map(|e| e.name.as_str().to_owned())
 }
 
 /// The Python preamble, the lookalike figures, the compiled-map report, and each tool's

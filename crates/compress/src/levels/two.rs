@@ -11,8 +11,8 @@ use crate::{
     error::CompressError,
     options::{Level, Options},
     resolve::{
-        Resolution, ResolveError, as_object, as_text, merged_bag, unreadable_bag, with_description,
-        with_parameters, without,
+        Resolution, ResolveError, as_object, as_text, merged_bag, not_an_object, unreadable_bag,
+        with_description, with_parameters, without,
     },
 };
 
@@ -131,17 +131,15 @@ impl LevelCodec for Two {
             // merged in: `svc(op="deploy", service="api")` means `service`, and so does
             // `svc(op="deploy", args={…}, dry_run=true)` mean `dry_run`.
             // An `args` that cannot be read is refused even with keys beside it.
-            Some(e) if let Some(received) = unreadable_bag(args.get("args")) => c.call_read(
-                e,
-                std::borrow::Cow::Owned(Value::Object(serde_json::Map::new())),
-                || Some(received),
-            ),
+            Some(e) if let Some(received) = unreadable_bag(args.get("args")) => {
+                not_an_object(e, received)
+            }
             Some(e) => match merged_bag(
                 &e.name,
                 as_object(args.get("args")),
                 &without(&args, &["op", "args"]),
             ) {
-                Ok(bag) => c.call_read(e, bag, || unreadable_bag(args.get("args"))),
+                Ok(bag) => c.call(e, bag),
                 Err(error) => Resolution::Error(error),
             },
             None => Resolution::Error(ResolveError::UnknownOperation {

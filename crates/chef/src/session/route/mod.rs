@@ -106,7 +106,7 @@ impl Chef {
         };
         let mut routed = self.classify(call, &tools, Gate::On);
         self.search_for_unknown(call, &mut routed);
-        self.suggest_a_name(&tools, &mut routed);
+        self.mend_did_you_mean(&tools, &mut routed);
         self.correct_repeat(call, &mut routed);
         match &routed {
             Routed::ToolkitLoaded { toolkit, tools, .. } => self.commit_toolkit(toolkit, tools),
@@ -127,7 +127,7 @@ impl Chef {
     /// At levels 3–4 the resolver's own suggestion (a code, a name) is dropped when a
     /// blocked registered tool is the nearest: under discovery a blocked tool has left the
     /// list the resolver sees, so it cannot tell.
-    fn suggest_a_name(&self, tools: &TurnTools, routed: &mut Routed) {
+    fn mend_did_you_mean(&self, tools: &TurnTools, routed: &mut Routed) {
         let Routed::Error {
             error: RouteError::Resolve(error),
             reply,
@@ -165,7 +165,7 @@ impl Chef {
         }
     }
 
-    /// [`suggest_a_name`](Self::suggest_a_name) for a name at levels 0–1.
+    /// [`mend_did_you_mean`](Self::mend_did_you_mean) for a name at levels 0–1.
     fn suggest_for_unknown_tool(
         &self,
         tools: &TurnTools,
