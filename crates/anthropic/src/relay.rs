@@ -29,14 +29,50 @@ impl Relay for Anthropic {
             .map_err(|e| RelayError::Request(Box::new(e)))
     }
 
+    /// The MCP connector (`mcp_servers`): Anthropic would call those servers' tools itself,
+    /// where no blocklist or schema check can reach them.
+    fn refusal(&self, extras: &Map<String, Value>) -> Option<String> {
+        extras
+            .get("mcp_servers")
+            .is_some_and(|v| !v.is_null())
+            .then(|| {
+                "`mcp_servers` (the MCP connector) is not supported by chef serve: its tools \
+                 would run upstream, out of the gate's reach"
+                    .to_owned()
+            })
+    }
+
     fn any_tool(&self) -> Value {
         json!({"type": "any"})
     }
 
     fn read_reply(&self, reply: &Value, names: &WireNames) -> Result<Message, RelayError> {
+        if let Some(Value::Array(blocks)) = reply.get("content") {
+            blocks
+                .iter()
+                .try_for_each(|b| check_block(b.get("type").and_then(Value::as_str)))?;
+        }
         parse_response_value(reply, names)
             .map(|parsed| parsed.message)
             .map_err(|e| RelayError::Reply(Box::new(e)))
+    }
+
+    /// Every block of the earlier rounds but their `tool_use` calls, before the final
+    /// round's blocks.
+    fn carry_earlier(&self, reply: &mut Value, earlier: &[Value]) {
+        let carried: Vec<Value> = earlier
+            .iter()
+            .filter_map(|r| r.get("content").and_then(Value::as_array))
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) != Some("tool_use"))
+            .cloned()
+            .collect();
+        if carried.is_empty() {
+            return;
+        }
+        if let Some(Value::Array(blocks)) = reply.get_mut("content") {
+            blocks.splice(0..0, carried);
+        }
     }
 
     fn finish_reply(
@@ -92,6 +128,19 @@ impl Relay for Anthropic {
 
     fn stream(&self, _: &Map<String, Value>, _: Echo) -> Box<dyn RelayStream> {
         Box::new(MessagesStream::default())
+    }
+}
+
+/// Refuses a reply block other than text, thinking and the `tool_use` calls chef routes: a
+/// server tool's call or result (`server_tool_use`, `web_search_tool_result`, …) or an MCP
+/// connector's (`mcp_tool_use`, `mcp_tool_result`). chef serve refuses requests that
+/// declare such tools, so an upstream that sends one anyway is not relayed: none of them
+/// can be checked against the blocklist, and the call already ran upstream.
+fn check_block(kind: Option<&str>) -> Result<(), RelayError> {
+    match kind {
+        Some("text" | "thinking" | "redacted_thinking" | "tool_use") => Ok(()),
+        Some(other) => Err(RelayError::ungated(format!("a `{other}` content block"))),
+        None => Err(RelayError::ungated("a content block without a `type`")),
     }
 }
 
@@ -178,8 +227,10 @@ impl RelayStream for MessagesStream {
             }
             "content_block_start" => {
                 let index = value.get("index").and_then(Value::as_u64).unwrap_or(0);
-                let is_call = value.pointer("/content_block/type").and_then(Value::as_str)
-                    == Some("tool_use");
+                let block = value.pointer("/content_block/type").and_then(Value::as_str);
+                // Refused before any of it reaches the client.
+                check_block(block)?;
+                let is_call = block == Some("tool_use");
                 if !is_call {
                     let client = self.next_block();
                     self.passed.insert(index, client);

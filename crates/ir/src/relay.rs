@@ -97,6 +97,14 @@ pub trait Relay: Send + Sync {
         reply.get("usage").and_then(Value::as_object)
     }
 
+    /// Puts what a streamed client sees of the rounds answered inside the gateway (their
+    /// text, thinking and reasoning; never their calls) at the front of the final reply,
+    /// in order, so a whole reply carries what a streamed one does. `earlier` are those
+    /// rounds' raw replies. Nothing by default.
+    fn carry_earlier(&self, reply: &mut Value, earlier: &[Value]) {
+        let _ = (reply, earlier);
+    }
+
     /// Rewrites the final reply for the client: each tool call as `fate` says (a call it
     /// does not know stays as it is), the stop reason made to agree when no call is left,
     /// and `usage` (every round's) in place of the reply's own.

@@ -542,6 +542,9 @@ async fn whole(
 ) -> Result<Response, ApiError> {
     let api = prepared.api;
     let mut usage: Option<Map<String, Value>> = None;
+    // The rounds answered inside: what a streamed client saw of them (text, thinking) leads
+    // the whole reply too.
+    let mut earlier: Vec<Value> = Vec::new();
     let max = gateway.config.max_internal_rounds;
     for round in 1..=max {
         let (body, names) = session::compile_round(prepared, false)?;
@@ -572,9 +575,11 @@ async fn whole(
         let decisions = decide_round(gateway, &mut prepared.chef, &message, round == max).await;
         if !all_internal(&decisions) {
             tracing::debug!(api = api.name(), round, "final round");
+            api.relay().carry_earlier(&mut raw, &earlier);
             reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
             return Ok(json_response(StatusCode::OK, &prepared.echo.reply(&raw)));
         }
+        earlier.push(raw);
         prepared.chef.push(message);
         prepared.chef.push(internal_results(&decisions));
     }

@@ -638,6 +638,9 @@ pub fn build(
             (chef, chars, key, false)
         }
     };
+    if !toolless {
+        keep_forced_tool(api, &mut chef, &extras)?;
+    }
     chef.set_system_prompt(system);
     chef.set_history(history);
     let encoded = encode_history(&mut chef);
@@ -656,6 +659,57 @@ pub fn build(
         pristine,
         pool: 0,
     })
+}
+
+/// A `tool_choice` that forces one of the request's tools by name: refused when the
+/// blocklist blocks that tool (the model could only be made to call it, or some other
+/// tool in its place), and kept on the wire under pruning (ranked or discovery), which
+/// would otherwise leave it out and force some other tool instead.
+fn keep_forced_tool(
+    api: Api,
+    chef: &mut Chef,
+    extras: &Map<String, Value>,
+) -> Result<(), ApiError> {
+    let relay = api.relay();
+    let mut extras = extras.clone();
+    let Some(name) = relay
+        .tool_choice(&mut extras)
+        .and_then(|choice| relay.forced_tool(choice))
+        .and_then(|slot| slot.as_str().map(str::to_owned))
+    else {
+        return Ok(());
+    };
+    let pruner = chef.tools().pruner();
+    if pruner.blocklist().blocks(&name) {
+        return Err(invalid(
+            api,
+            format!(
+                "`tool_choice` forces the tool {name:?}, which the gateway's blocklist refuses"
+            ),
+        ));
+    }
+    if !pruner.all_tools().iter().any(|t| t.name.as_str() == name) {
+        return Ok(());
+    }
+    let policy = match chef.tools().prune_policy().clone() {
+        PrunePolicy::Ranked {
+            top_k,
+            mut always_keep,
+        } if !always_keep.contains(&name) => {
+            always_keep.push(name);
+            PrunePolicy::Ranked { top_k, always_keep }
+        }
+        PrunePolicy::Discover {
+            top_k,
+            mut always_keep,
+        } if !always_keep.contains(&name) => {
+            always_keep.push(name);
+            PrunePolicy::Discover { top_k, always_keep }
+        }
+        _ => return Ok(()),
+    };
+    chef.tools_mut().set_prune_policy(policy);
+    Ok(())
 }
 
 /// The history with every earlier call of a client tool written the way the model writes

@@ -60,6 +60,31 @@ impl Relay for Chat {
         }
     }
 
+    /// The earlier rounds' text, joined before the final round's `content`.
+    fn carry_earlier(&self, reply: &mut Value, earlier: &[Value]) {
+        let carried: String = earlier
+            .iter()
+            .filter_map(|r| {
+                r.pointer("/choices/0/message/content")
+                    .and_then(Value::as_str)
+            })
+            .collect();
+        if carried.is_empty() {
+            return;
+        }
+        if let Some(message) = reply
+            .pointer_mut("/choices/0/message")
+            .and_then(Value::as_object_mut)
+        {
+            let last = message
+                .get("content")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let joined = format!("{carried}{last}");
+            message.insert("content".to_owned(), Value::String(joined));
+        }
+    }
+
     fn finish_reply(
         &self,
         reply: &mut Value,

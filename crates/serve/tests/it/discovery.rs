@@ -7,8 +7,9 @@ use chef_ir::ToolCall;
 use serde_json::{Value, json};
 
 use crate::{
-    chat_calling, chat_says,
-    harness::{Rig, chat_tools, wire_tool_names},
+    chat_calling, chat_reply, chat_says,
+    harness::{Reply, Rig, anthropic_tools, chat_tools, responses_tools, wire_tool_names},
+    messages_reply, messages_says, responses_reply, responses_says,
 };
 
 fn request(text: &str) -> Value {
@@ -85,4 +86,100 @@ async fn a_blocked_tool_is_never_found_through_the_gateway() {
                 .any(|n| n == "send_markdown_email"),
         "a blocked tool is never added by a search: {second:?}"
     );
+}
+
+/// A client that forces one of its tools gets that tool, not some other one: under
+/// discovery the forced tool is kept on the wire beside the ranked ten; forcing a blocked
+/// tool is refused before anything goes upstream.
+#[tokio::test]
+async fn a_forced_tool_stays_on_the_wire_and_a_blocked_one_is_refused() {
+    let rig = Rig::start(
+        "[chef]\nblocked = [\"send_markdown_email\"]\n",
+        vec![chat_says("Here it is.")],
+    )
+    .await;
+    let mut body = request("What is the diesel price in Ohio this week?");
+    body["tool_choice"] = json!({"type": "function", "function": {"name": "scorecard_nps_daily"}});
+    rig.openai_ok("/v1/chat/completions", &body).await;
+    let seen = rig.script.seen();
+    let sent = seen[0].json();
+    let names = wire_tool_names(&sent);
+    assert!(
+        names.iter().any(|n| n == "scorecard_nps_daily"),
+        "{names:?}"
+    );
+    assert!(names.iter().any(|n| n == "get_diesel_price"), "{names:?}");
+    assert_eq!(
+        sent["tool_choice"],
+        json!({"type": "function", "function": {"name": "scorecard_nps_daily"}})
+    );
+
+    let mut body = request("Email the weekly report to the team");
+    body["tool_choice"] = json!({"type": "function", "function": {"name": "send_markdown_email"}});
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("send_markdown_email") && message.contains("blocklist"),
+        "{message}"
+    );
+    assert_eq!(rig.script.seen().len(), 1, "nothing more went upstream");
+}
+
+/// What the model wrote beside a search the gateway answered inside reaches a whole reply
+/// too, before the final round's text, as it reaches a streamed one.
+#[tokio::test]
+async fn a_whole_reply_keeps_the_text_of_the_rounds_answered_inside() {
+    let search = ToolCall::new("s1", "find_tools", json!({"query": "send an email"}));
+    let ask = "Email the weekly report to the team";
+
+    let rig = Rig::start(
+        "",
+        vec![
+            Reply::Json(chat_reply(Some("Let me look. "), &[("s1", &search)])),
+            chat_says("Done."),
+        ],
+    )
+    .await;
+    let reply = rig.openai_ok("/v1/chat/completions", &request(ask)).await;
+    assert_eq!(
+        reply["choices"][0]["message"]["content"],
+        "Let me look. Done."
+    );
+
+    let rig = Rig::start(
+        "",
+        vec![
+            Reply::Json(messages_reply(Some("Let me look."), &[("s1", &search)])),
+            messages_says("Done."),
+        ],
+    )
+    .await;
+    let body = json!({"model": "claude-test", "max_tokens": 1024,
+        "messages": [{"role": "user", "content": ask}], "tools": anthropic_tools()});
+    let reply = rig.anthropic_ok(&body).await;
+    assert_eq!(
+        reply["content"],
+        json!([{"type": "text", "text": "Let me look."}, {"type": "text", "text": "Done."}])
+    );
+    assert_eq!(reply["stop_reason"], "end_turn");
+
+    let rig = Rig::start(
+        "",
+        vec![
+            Reply::Json(responses_reply(Some("Let me look."), &[("s1", &search)])),
+            responses_says("Done."),
+        ],
+    )
+    .await;
+    let body = json!({"model": "gpt-test", "input": ask, "tools": responses_tools()});
+    let reply = rig.openai_ok("/v1/responses", &body).await;
+    let texts: Vec<&str> = reply["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["content"][0]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts, ["Let me look.", "Done."]);
 }

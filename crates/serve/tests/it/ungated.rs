@@ -10,10 +10,22 @@ use crate::{
     chat::request as chat_request,
     chat_reply, chat_says,
     harness::{
-        BLOCK_CANCEL, Reply, Rig, encoded, order_call, responses_tools, sse, streamed, tool_answer,
-        typed_sse,
+        BLOCK_CANCEL, Reply, Rig, anthropic_tools, encoded, order_call, responses_tools, sse,
+        streamed, tool_answer, typed_sse,
     },
 };
+
+fn messages_request() -> Value {
+    json!({"model": "claude-test", "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "Cancel ZZ9UNGATED42"}],
+        "tools": anthropic_tools()})
+}
+
+fn messages_with(content: Value) -> Value {
+    json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": content, "stop_reason": "end_turn", "stop_sequence": null,
+        "usage": {"input_tokens": 10, "output_tokens": 5}})
+}
 
 fn responses_request() -> Value {
     json!({"model": "gpt-test", "input": "Cancel ZZ9UNGATED42", "tools": responses_tools(),
@@ -227,6 +239,102 @@ async fn streamed_calls_chef_cannot_route_end_the_stream_on_an_error() {
         &response.text().await.unwrap(),
         "`custom_tool_call` output item",
         "a streamed custom tool call",
+    );
+}
+
+/// Anthropic runs an MCP connector's tools and its server tools itself: a request that
+/// declares MCP servers is refused before anything goes upstream, and a reply holding such
+/// a call or its result (an upstream that ran one anyway) is a 502, whole or streamed.
+#[tokio::test]
+async fn messages_mcp_servers_and_server_tool_blocks_never_reach_the_client() {
+    let rig = Rig::start(BLOCK_CANCEL, vec![]).await;
+    for tools in [Some(anthropic_tools()), None] {
+        let mut body = messages_request();
+        body["mcp_servers"] = json!([{"type": "url", "url": "https://mcp.example/sse",
+            "name": "orders"}]);
+        match tools {
+            Some(tools) => body["tools"] = tools,
+            None => {
+                body.as_object_mut().unwrap().remove("tools");
+            }
+        }
+        let response = rig.anthropic(&body).await;
+        assert_eq!(response.status(), 400);
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("`mcp_servers`"), "{message}");
+    }
+    // `null` is no connector.
+    let mut body = messages_request();
+    body["mcp_servers"] = Value::Null;
+    let rig = Rig::start(
+        BLOCK_CANCEL,
+        vec![Reply::Json(messages_with(
+            json!([{"type": "text", "text": "Hi"}]),
+        ))],
+    )
+    .await;
+    assert_eq!(rig.anthropic(&body).await.status(), 200);
+
+    let mcp_use = json!({"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "cancel_order",
+        "server_name": "orders", "input": {"trackingNumber": "ZZ9UNGATED42"}});
+    let mcp_result = json!({"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1",
+        "is_error": false, "content": [{"type": "text", "text": "ZZ9UNGATED42 cancelled"}]});
+    let server_use = json!({"type": "server_tool_use", "id": "srvtoolu_1",
+        "name": "web_search", "input": {"query": "ZZ9UNGATED42"}});
+    let cases = [
+        (
+            "an MCP call",
+            json!([mcp_use, mcp_result]),
+            "`mcp_tool_use` content block",
+        ),
+        (
+            "an MCP result",
+            json!([mcp_result]),
+            "`mcp_tool_result` content block",
+        ),
+        (
+            "a server tool's call",
+            json!([server_use]),
+            "`server_tool_use` content block",
+        ),
+        (
+            "a block without a type",
+            json!([{"text": "ZZ9UNGATED42"}]),
+            "without a `type`",
+        ),
+    ];
+    for (case, content, what) in cases {
+        let rig = Rig::start(
+            BLOCK_CANCEL,
+            vec![Reply::Json(messages_with(content.clone()))],
+        )
+        .await;
+        let response = rig.anthropic(&messages_request()).await;
+        assert_eq!(response.status(), 502, "{case}");
+        let text = response.text().await.unwrap();
+        let body: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(body["error"]["type"], "api_error", "{case}: {body}");
+        assert!(text.contains(what), "{case}: {text}");
+        assert!(text.contains("not relayed"), "{case}: {text}");
+        assert!(!text.contains("ZZ9UNGATED42"), "{case}: {text}");
+    }
+
+    let start = json!({"type": "message_start", "message": {"id": "msg_s", "type": "message",
+        "role": "assistant", "model": "claude-test", "content": [], "stop_reason": null,
+        "usage": {"input_tokens": 10, "output_tokens": 1}}});
+    let events = typed_sse(&[
+        start,
+        json!({"type": "content_block_start", "index": 0, "content_block": mcp_use}),
+        json!({"type": "content_block_stop", "index": 0}),
+    ]);
+    let rig = Rig::start(BLOCK_CANCEL, vec![Reply::Sse(vec![events])]).await;
+    let response = rig.anthropic(&streamed(messages_request())).await;
+    assert_stream_refused(
+        &response.text().await.unwrap(),
+        "`mcp_tool_use` content block",
+        "a streamed MCP call",
     );
 }
 
