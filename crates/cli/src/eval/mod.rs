@@ -59,6 +59,12 @@ pub(crate) const SYSTEM_PROMPT: &str = "You work in an operations role with acce
 Use the tools to complete the user's request. Do not ask clarifying questions: make \
 reasonable assumptions and act. Finish with a one-line summary.";
 
+/// What `answer=note` adds to the system prompt: the constrained format's answer branch,
+/// which a model reading only the grammar does not know it may take.
+pub(crate) const ANSWER_NOTE: &str = "Each reply is one JSON object: \
+{\"name\": \"<tool>\", \"arguments\": {...}} calls a tool; {\"answer\": \"<your one-line \
+summary>\"} ends the task, once every part of the request is done or when no tool can do it.";
+
 /// `chef eval --help`.
 pub(crate) const LONG_ABOUT: &str = "\
 Measure chef settings on a model behind an OpenAI-compatible chat-completions endpoint.
@@ -218,7 +224,12 @@ fn session(setting: &Setting, tools: Vec<ToolDefinition>) -> Result<Chef, CliErr
             setting: setting.label.clone(),
             source: Box::new(source),
         })?;
-    chef.set_system_prompt(vec![Message::system(SYSTEM_PROMPT)]);
+    let prompt = if setting.answer_note {
+        format!("{SYSTEM_PROMPT} {ANSWER_NOTE}")
+    } else {
+        SYSTEM_PROMPT.to_owned()
+    };
+    chef.set_system_prompt(vec![Message::system(prompt)]);
     Ok(chef)
 }
 

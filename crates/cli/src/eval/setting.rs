@@ -8,7 +8,7 @@
 //! | `style` | `name+required`, `explicit`, `signature`, `distinct`; level 3 only | chef's default |
 //! | `prune` | `all`, `task`, `ranked:K`, `discover:K` (the K best-ranked tools and `find_tools`; `discover:0` is `find_tools` alone at first, what `chef mcp serve`'s discover mode shows a host) | `all` |
 //! | `compiled` | a compiled map (`chef compile-map` writes one); required at level 4, optional at level 1 (its docstrings), refused at 0, 2 and 3 | none |
-//! | `answer` | `tool` (chef's `final_answer`, through which the model ends its task: `ChefConfig::with_answer_tool`) or `none` | `none` |
+//! | `answer` | `tool` (chef's `final_answer`, through which the model ends its task: `ChefConfig::with_answer_tool`), `note` (the system prompt also describes the constrained format's `{"answer": …}` branch) or `none` | `none` |
 //! | `name` | the label in the run file, the table and the chart | the spec without `name` |
 //!
 //! So `level=3,style=distinct`, `level=1,prune=ranked:10`, `level=4,compiled=map.json`.
@@ -45,6 +45,9 @@ pub(crate) struct Setting {
     pub(crate) compiled: Option<PathBuf>,
     /// Offer chef's `final_answer` tool (`answer=tool`).
     pub(crate) answer_tool: bool,
+    /// Describe the constrained format's answer branch in the system prompt
+    /// (`answer=note`).
+    pub(crate) answer_note: bool,
 }
 
 /// The settings used when no `--setting` is given: level 1 and level 3.
@@ -78,6 +81,7 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
     let mut prune = Prune::All;
     let mut compiled = None;
     let mut answer_tool = false;
+    let mut answer_note = false;
     let mut name = None;
     let mut label_parts = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -98,12 +102,13 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
             }
             "prune" => prune = parse_prune(value)?,
             "answer" => {
-                answer_tool = match value {
-                    "tool" => true,
-                    "none" => false,
+                (answer_tool, answer_note) = match value {
+                    "tool" => (true, false),
+                    "note" => (false, true),
+                    "none" => (false, false),
                     _ => {
                         return Err(invalid(format!(
-                            "answer={value:?}: expected tool or none (in setting {spec:?})"
+                            "answer={value:?}: expected tool, note or none (in setting {spec:?})"
                         )));
                     }
                 };
@@ -148,6 +153,7 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
         prune,
         compiled,
         answer_tool,
+        answer_note,
     })
 }
 
@@ -283,7 +289,7 @@ mod tests {
             ),
             ("level=0,compiled=m.json", "level 1"),
             ("level=2,compiled=m.json", "compiled="),
-            ("level=1,answer=yes", "expected tool or none"),
+            ("level=1,answer=yes", "expected tool, note or none"),
         ] {
             let err = parse(spec).unwrap_err().to_string();
             assert!(err.contains(want), "{spec}: {err}");
