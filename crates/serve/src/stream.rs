@@ -226,6 +226,21 @@ impl Pump {
     /// assembled as a whole one.
     async fn read_round(&mut self, api: Api, response: reqwest::Response) -> Result<Value, Stop> {
         let idle = self.gateway.config.upstream_timeout;
+        // An upstream that ignores `stream` and answers whole JSON: said as such, rather
+        // than as a stream that ended early.
+        let whole_json = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("application/json"));
+        if whole_json {
+            return Err(Stop::Error(ApiError::new(
+                api,
+                Kind::Upstream,
+                "the upstream answered the streamed request with a whole JSON reply, not an \
+                 event stream",
+            )));
+        }
         let mut decoder = SseDecoder::new();
         let mut chunks = response.bytes_stream();
         loop {

@@ -195,6 +195,19 @@ async fn a_truncated_stream_ends_with_an_error_event() {
 }
 
 #[tokio::test]
+async fn an_upstream_answering_a_stream_with_whole_json_is_said_so() {
+    let rig = Rig::level3(vec![messages_says("whole")]).await;
+    let body = streamed(request("Where is 737U2663137?"));
+    let text = rig.anthropic(&body).await.text().await.unwrap();
+    let events = sse_events(&text);
+    let (event, data) = events.last().unwrap();
+    assert_eq!(event, "error");
+    let data: Value = serde_json::from_str(data).unwrap();
+    let message = data["error"]["message"].as_str().unwrap();
+    assert!(message.contains("whole JSON reply"), "{message}");
+}
+
+#[tokio::test]
 async fn a_client_that_goes_away_between_rounds_cancels_the_next_upstream_request() {
     // Round 1 streams a lookup the gateway answers itself; round 2's request then waits
     // on an upstream that never answers. The client hanging up must end that wait at once,
