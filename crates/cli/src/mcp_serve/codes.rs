@@ -44,6 +44,52 @@ pub(crate) enum CodeFileError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "code file {}: another chef mcp serve is using it (its lock {} is held); give each proxy its own code_file, or the two would issue one code to different tools",
+        path.display(),
+        lock.display()
+    )]
+    InUse { path: PathBuf, lock: PathBuf },
+    #[error("code file {}: cannot lock it ({}): {source}", path.display(), lock.display())]
+    Lock {
+        path: PathBuf,
+        lock: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Holds the code file for this process: an exclusive lock on `<code file>.lock`, released
+/// when the returned file is dropped (or the process ends). Two proxies sharing one code
+/// file would each pin codes the other does not see and overwrite each other's pins, so a
+/// code one of them issued could reach another tool after a restart.
+///
+/// # Errors
+/// [`CodeFileError::InUse`] when another process holds it; [`CodeFileError::Lock`] when the
+/// lock file cannot be opened or locked.
+pub(crate) fn hold(path: &Path) -> Result<std::fs::File, CodeFileError> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let lock = PathBuf::from(name);
+    let failed = |source| CodeFileError::Lock {
+        path: path.to_owned(),
+        lock: lock.clone(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .map_err(failed)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(CodeFileError::InUse {
+            path: path.to_owned(),
+            lock,
+        }),
+        Err(std::fs::TryLockError::Error(e)) => Err(failed(e)),
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -96,6 +142,22 @@ pub(crate) fn save(path: &Path, codes: &BTreeMap<String, String>) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_file_is_held_by_one_process_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("codes.json");
+        let held = hold(&path).unwrap();
+        // A second hold (another open file description, as another process has) is refused.
+        let error = hold(&path).unwrap_err();
+        assert!(matches!(error, CodeFileError::InUse { .. }), "{error}");
+        assert!(
+            error.to_string().contains("another chef mcp serve"),
+            "{error}"
+        );
+        drop(held);
+        hold(&path).unwrap();
+    }
 
     #[test]
     fn codes_round_trip_and_a_missing_file_is_empty() {

@@ -60,7 +60,7 @@ impl Status {
 }
 
 /// Where a host-visible tool goes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Route {
     server: String,
     tool: String,
@@ -93,6 +93,10 @@ pub(crate) struct Hub {
     /// Every tool name ever shown, by [`loose_key`]: a call of one whose server is down is
     /// told it may return, in every mode.
     seen: Mutex<HashMap<String, String>>,
+    /// The upstream tool each host-visible name was first given to in this process: a
+    /// name (and the code pinned to it) never passes to another server's tool, even after
+    /// its first holder's server went away.
+    owners: Mutex<HashMap<String, Route>>,
     hosts: Mutex<Vec<Peer<RoleServer>>>,
     /// Upstream progress token → the host and the host's own token.
     progress: Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>,
@@ -170,8 +174,13 @@ fn owned_names(mode: Mode) -> &'static [&'static str] {
 }
 
 /// Names every upstream's tools with the prefix format; a name taken by an earlier server,
-/// or one the proxy answers itself in its mode ([`owned_names`]), skips the tool (logged).
-fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
+/// given earlier to another server's tool (`owners`, kept by the running proxy), or one the
+/// proxy answers itself in its mode ([`owned_names`]), skips the tool (logged).
+fn combine(
+    config: &Config,
+    lists: &BTreeMap<String, Vec<Tool>>,
+    owners: &HashMap<String, Route>,
+) -> Combined {
     let mut tools = Vec::new();
     let mut routes: HashMap<String, Route> = HashMap::new();
     let mut skipped = Vec::new();
@@ -215,6 +224,16 @@ fn combine(config: &Config, lists: &BTreeMap<String, Vec<Tool>>) -> Combined {
                     tool.name,
                     server.name,
                     config.mode.as_str()
+                ));
+                continue;
+            }
+            // A host may hold this name, or its code, from when it was another tool's.
+            if let Some(owner) = owners.get(&name)
+                && (owner.server != server.name || owner.tool != tool.name.as_ref())
+            {
+                skipped.push(format!(
+                    "tool {:?} of {:?} is named {name:?}, which was {:?} of {:?} earlier: skipped (a host may still hold that name or its code; change prefix_format to list it)",
+                    tool.name, server.name, owner.tool, owner.server
                 ));
                 continue;
             }
@@ -419,6 +438,7 @@ impl Hub {
             peers: Mutex::new(HashMap::new()),
             pins: Mutex::new(pins),
             seen: Mutex::new(HashMap::new()),
+            owners: Mutex::new(HashMap::new()),
             hosts: Mutex::new(Vec::new()),
             progress: Mutex::new(HashMap::new()),
             rebuilding: tokio::sync::Mutex::new(()),
@@ -470,7 +490,7 @@ impl Hub {
         config: &Config,
         lists: &BTreeMap<String, Vec<Tool>>,
     ) -> Vec<String> {
-        let (_, routes, _) = combine(config, lists);
+        let (_, routes, _) = combine(config, lists, &HashMap::new());
         config.blocklist.unmatched(
             routes
                 .iter()
@@ -553,7 +573,8 @@ impl Hub {
     pub(crate) async fn rebuild(&self) {
         let _one = self.rebuilding.lock().await;
         let lists = self.lists.lock().clone();
-        let (mut tools, mut routes, skipped) = combine(&self.config, &lists);
+        let owners = self.owners.lock().clone();
+        let (mut tools, mut routes, skipped) = combine(&self.config, &lists, &owners);
         for line in skipped {
             tracing::warn!("{line}");
         }
@@ -574,6 +595,12 @@ impl Hub {
             }
         };
         routes.retain(|name, _| tools.iter().any(|(d, _)| d.name.as_str() == name));
+        {
+            let mut owners = self.owners.lock();
+            for (name, route) in &routes {
+                owners.entry(name.clone()).or_insert_with(|| route.clone());
+            }
+        }
         let originals: HashMap<&str, &Tool> =
             tools.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
         let grown = {
@@ -979,7 +1006,7 @@ impl Hub {
         config: &Config,
         lists: &BTreeMap<String, Vec<Tool>>,
     ) -> Result<CheckReport, chef_compress::CompressError> {
-        let (tools, _, mut left_out) = combine(config, lists);
+        let (tools, _, mut left_out) = combine(config, lists, &HashMap::new());
         let mut out = Vec::new();
         for (i, mode) in Mode::ALL.into_iter().enumerate() {
             let mut usable = tools.clone();

@@ -233,6 +233,8 @@ pub(crate) fn run(args: &McpServeArgs) -> Result<(), CliError> {
 }
 
 async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), CliError> {
+    // Held while the proxy serves: one process per code file.
+    let _code_file = config.code_file.as_deref().map(codes::hold).transpose()?;
     let hub = Hub::new(config)?;
     for spec in hub.config.servers.clone() {
         tokio::spawn(upstream::supervise(Arc::clone(&hub), spec));

@@ -637,3 +637,60 @@ fn a_wild_schema_is_listed_as_read_and_a_tool_named_like_the_proxys_own_is_left_
     );
     assert!(err.contains("find_tools"), "{err}");
 }
+
+/// Two servers whose tools take one name (`prefix_format = "{tool}"`): the first server's
+/// keeps it, and when that server goes away the name (and in dispatch its code) does not
+/// pass to the other server's tool, which a host holding the name would then reach.
+#[test]
+fn a_name_given_to_one_servers_tool_never_passes_to_anothers() {
+    let dir = tempfile::tempdir().unwrap();
+    let flag = dir.path().join("a-stays-down");
+    // b starts only once a holds the name.
+    let hold_b = dir.path().join("b-waits");
+    std::fs::write(&hold_b, "").unwrap();
+    let path = write_file(
+        dir.path(),
+        "collide.toml",
+        format!(
+            "mode = \"minify\"\nprefix_format = \"{{tool}}\"\ncall_timeout = 0.3\n\
+             ping_interval = 0.2\nstart_timeout = 0.5\n\
+             [[server]]\nname = \"a\"\ncommand = \"{}\"\n\
+             [[server]]\nname = \"b\"\ncommand = \"{}\"\n",
+            server(&format!(
+                "--set files --extra --refuse-if {}",
+                flag.display()
+            )),
+            server(&format!("--set files --refuse-if {}", hold_b.display()))
+        ),
+    );
+    with_proxy(&path, async |host| {
+        assert!(eventually(async || listed(host).await.contains(&"read_file".to_owned())).await);
+        std::fs::remove_file(&hold_b).unwrap();
+        let b_up = async || {
+            for _ in 0..4 {
+                if eventually(async || status(host).await.contains("b: up")).await {
+                    return true;
+                }
+            }
+            false
+        };
+        assert!(b_up().await, "{}", status(host).await);
+        // a stops answering and cannot come back.
+        std::fs::write(&flag, "").unwrap();
+        let r = invoke(host, "hang", json!({})).await;
+        assert!(text(&r).contains("did not answer within"), "{}", text(&r));
+        // a's tools are withdrawn (its `hang` leaves the list).
+        assert!(
+            eventually(async || !listed(host).await.contains(&"hang".to_owned())).await,
+            "{}",
+            status(host).await
+        );
+        assert!(
+            !listed(host).await.contains(&"read_file".to_owned()),
+            "b's read_file must not take a's name"
+        );
+        let r = invoke(host, "read_file", json!({"path": "x"})).await;
+        assert_eq!(r.is_error, Some(true), "{}", text(&r));
+        assert!(!text(&r).starts_with("read_file {"), "{}", text(&r));
+    });
+}
