@@ -150,14 +150,27 @@ pub(crate) fn remove_stale_temps(dir: &Path, recursive: bool) -> io::Result<Vec<
     Ok(removed)
 }
 
+/// The writer's pid when `name` is exactly a name [`write_atomic`] gives
+/// (`.tmp-<pid>-<lower-case hex digits, at most 32>`); `None` for any other file, which is never
+/// ours to delete (a user's `.tmp-999-notes.txt` beside a snapshot stays).
+fn temp_writer(name: &str) -> Option<u32> {
+    let (pid, random) = name.strip_prefix(TEMP_PREFIX)?.split_once('-')?;
+    let ours = !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && (1..=32).contains(&random.len())
+        && random
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    ours.then(|| pid.parse::<u32>().ok()).flatten()
+}
+
 fn is_stale(path: &Path, name: &str, proc_available: bool) -> bool {
-    let pid = name
-        .strip_prefix(TEMP_PREFIX)
-        .and_then(|rest| rest.split('-').next())
-        .and_then(|pid| pid.parse::<u32>().ok());
+    let Some(pid) = temp_writer(name) else {
+        return false;
+    };
     match pid {
-        Some(pid) if pid == std::process::id() => false,
-        Some(pid) if proc_available => !Path::new("/proc").join(pid.to_string()).exists(),
+        pid if pid == std::process::id() => false,
+        pid if proc_available => !Path::new("/proc").join(pid.to_string()).exists(),
         _ => fs::metadata(path)
             .and_then(|m| m.modified())
             .ok()
@@ -210,10 +223,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir(dir.path().join("sub")).unwrap();
         // pid 0 never names a user process in /proc.
-        let dead = dir.path().join("sub/.tmp-0-abc");
-        let mine = dir.path().join(format!(".tmp-{}-abc", std::process::id()));
+        let random = "0123456789abcdef0123456789abcdef";
+        let dead = dir.path().join(format!("sub/.tmp-0-{random}"));
+        let mine = dir
+            .path()
+            .join(format!(".tmp-{}-{random}", std::process::id()));
         let other = dir.path().join(".hidden");
-        for p in [&dead, &mine, &other] {
+        // A user's files that only look like ours, by a writer that is gone: never deleted.
+        let users = [
+            dir.path().join("sub/.tmp-0-notes.txt"),
+            dir.path().join("sub/.tmp-0"),
+            dir.path().join(format!("sub/.tmp-0-{random}.chef")),
+            dir.path().join(format!("sub/.tmp-x0-{random}")),
+            dir.path().join(format!("sub/.tmp-0-{random}0")),
+        ];
+        for p in [&dead, &mine, &other].into_iter().chain(&users) {
             fs::write(p, b"x").unwrap();
         }
         assert!(remove_stale_temps(dir.path(), false).unwrap().is_empty());
@@ -222,6 +246,7 @@ mod tests {
             std::slice::from_ref(&dead)
         );
         assert!(!dead.exists() && mine.exists() && other.exists());
+        assert!(users.iter().all(|p| p.exists()));
     }
 
     #[test]
