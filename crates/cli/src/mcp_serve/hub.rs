@@ -164,6 +164,26 @@ fn unshowable(c: char) -> bool {
         )
 }
 
+/// A parameter name anywhere in `schema` (a key of any `properties`) that holds a
+/// character [`unshowable`] refuses, a plain space aside: the map, `q`'s answers and minify's signatures show
+/// parameter names, where a line break would let an upstream write lines of its own.
+fn unshowable_parameter(schema: &Value) -> Option<String> {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::Object(properties)) = object.get("properties")
+                && let Some(name) = properties
+                    .keys()
+                    .find(|k| k.chars().any(|c| c != ' ' && unshowable(c)))
+            {
+                return Some(name.clone());
+            }
+            object.values().find_map(unshowable_parameter)
+        }
+        Value::Array(items) => items.iter().find_map(unshowable_parameter),
+        _ => None,
+    }
+}
+
 /// The tools the proxy lists and answers itself in `mode`.
 fn owned_names(mode: Mode) -> &'static [&'static str] {
     match mode {
@@ -214,6 +234,14 @@ fn combine(
                 ));
                 continue;
             }
+            let schema = Value::Object((*tool.input_schema).clone());
+            if let Some(param) = unshowable_parameter(&schema) {
+                skipped.push(format!(
+                    "tool {:?} of {:?} has a parameter named {param:?}, which holds a line break, another control character or an invisible format character: left out",
+                    tool.name, server.name
+                ));
+                continue;
+            }
             let name = config.prefix_format.apply(&server.name, &tool.name);
             // A name the proxy answers itself in this mode (in any case or separators, as
             // calls are matched) would list two tools of that name, one unreachable.
@@ -251,7 +279,6 @@ fn combine(
             // normalised, since a host's SDK may refuse the whole list over one such tool;
             // a schema chef cannot use at all leaves its tool out. A schema that needs no
             // change is shown as the upstream wrote it, byte for byte.
-            let schema = Value::Object((*tool.input_schema).clone());
             match chef_compress::validate::normalise_schema(&name, &schema) {
                 Ok(normalised) if normalised.notes.is_empty() => {}
                 Ok(normalised) => {
