@@ -49,6 +49,9 @@ pub(crate) struct Context<'a> {
     pub(crate) store: &'a Arc<dyn StorageBackend>,
     pub(crate) writable: &'a [String],
     pub(crate) new_context_requested: &'a mut bool,
+    /// Whether the session has a handoff (`ChefConfig::with_handoff`): without one,
+    /// `new_context` was never offered, and a call of it ends no window.
+    pub(crate) handoff: bool,
 }
 
 type Outcome = Result<OwnedReply, StoreError>;
@@ -62,6 +65,10 @@ pub(crate) async fn handle(name: &str, arguments: &Value, cx: Context<'_>) -> Ou
     match name {
         CREATE_MEMORY => Ok(create_memory(&args, cx)),
         MODIFY_MEMORY => Ok(modify_memory(&args, cx)),
+        NEW_CONTEXT if !cx.handoff => Ok(OwnedReply::err(
+            "new_context is not available: this session has no handoff tool, so its context \
+             window is not yours to end.",
+        )),
         NEW_CONTEXT => {
             *cx.new_context_requested = true;
             Ok(OwnedReply::ok("Starting a new context window."))

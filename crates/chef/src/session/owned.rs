@@ -121,6 +121,7 @@ impl Chef {
                 store: &store,
                 writable: &writable,
                 new_context_requested: &mut self.conversation.new_context_requested,
+                handoff: self.config.overflow.handoff.is_some(),
             },
         )
         .await?;

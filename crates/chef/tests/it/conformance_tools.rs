@@ -1759,6 +1759,14 @@ fn item_77_new_context_requests_a_fresh_window() {
     assert!(chef.new_context_requested());
     let mut host = Chef::new(ChefConfig::default());
     assert!(!host.new_context_requested());
+    // DIFFERS (a deliberate guard): a session without a handoff never offered the tool, so
+    // a model that names it anyway ends no window.
+    let reply = owned(&mut host, "new_context", json!({}));
+    assert!(
+        reply.starts_with("Error: new_context is not available"),
+        "{reply}"
+    );
+    assert!(!host.new_context_requested());
     host.request_new_context();
     assert!(host.new_context_requested());
 }
