@@ -60,19 +60,7 @@ impl Relay for Anthropic {
     /// Every block of the earlier rounds but their `tool_use` calls, before the final
     /// round's blocks.
     fn carry_earlier(&self, reply: &mut Value, earlier: &[Value]) {
-        let carried: Vec<Value> = earlier
-            .iter()
-            .filter_map(|r| r.get("content").and_then(Value::as_array))
-            .flatten()
-            .filter(|b| b.get("type").and_then(Value::as_str) != Some("tool_use"))
-            .cloned()
-            .collect();
-        if carried.is_empty() {
-            return;
-        }
-        if let Some(Value::Array(blocks)) = reply.get_mut("content") {
-            blocks.splice(0..0, carried);
-        }
+        chef_ir::relay::carry_parts(reply, earlier, "content", "tool_use");
     }
 
     fn finish_reply(

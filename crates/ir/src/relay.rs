@@ -234,6 +234,37 @@ pub enum RelayError {
     },
 }
 
+/// The shared body of [`Relay::carry_earlier`] for APIs whose reply is a list of typed
+/// parts: every part of `earlier`'s `member` lists whose `type` is not `call_type`, in
+/// order, put in front of `reply`'s own `member` list.
+///
+/// ```
+/// use chef_ir::relay::carry_parts;
+/// use serde_json::json;
+///
+/// let earlier = [json!({"content": [{"type": "text", "text": "Looking."},
+///     {"type": "tool_use", "id": "s1", "name": "find_tools", "input": {}}]})];
+/// let mut reply = json!({"content": [{"type": "text", "text": "Done."}]});
+/// carry_parts(&mut reply, &earlier, "content", "tool_use");
+/// assert_eq!(reply["content"], json!([{"type": "text", "text": "Looking."},
+///     {"type": "text", "text": "Done."}]));
+/// ```
+pub fn carry_parts(reply: &mut Value, earlier: &[Value], member: &str, call_type: &str) {
+    let carried: Vec<Value> = earlier
+        .iter()
+        .filter_map(|r| r.get(member).and_then(Value::as_array))
+        .flatten()
+        .filter(|part| part.get("type").and_then(Value::as_str) != Some(call_type))
+        .cloned()
+        .collect();
+    if carried.is_empty() {
+        return;
+    }
+    if let Some(Value::Array(parts)) = reply.get_mut(member) {
+        parts.splice(0..0, carried);
+    }
+}
+
 impl RelayError {
     /// A [`RelayError::Ungated`] naming `what` the reply holds.
     pub fn ungated(what: impl Into<String>) -> Self {

@@ -691,24 +691,14 @@ fn keep_forced_tool(
     if !pruner.all_tools().iter().any(|t| t.name.as_str() == name) {
         return Ok(());
     }
-    let policy = match chef.tools().prune_policy().clone() {
-        PrunePolicy::Ranked {
-            top_k,
-            mut always_keep,
-        } if !always_keep.contains(&name) => {
-            always_keep.push(name);
-            PrunePolicy::Ranked { top_k, always_keep }
-        }
-        PrunePolicy::Discover {
-            top_k,
-            mut always_keep,
-        } if !always_keep.contains(&name) => {
-            always_keep.push(name);
-            PrunePolicy::Discover { top_k, always_keep }
-        }
-        _ => return Ok(()),
-    };
-    chef.tools_mut().set_prune_policy(policy);
+    let mut policy = chef.tools().prune_policy().clone();
+    if let PrunePolicy::Ranked { always_keep, .. } | PrunePolicy::Discover { always_keep, .. } =
+        &mut policy
+        && !always_keep.contains(&name)
+    {
+        always_keep.push(name);
+        chef.tools_mut().set_prune_policy(policy);
+    }
     Ok(())
 }
 

@@ -224,7 +224,7 @@ fn session(setting: &Setting, tools: Vec<ToolDefinition>) -> Result<Chef, CliErr
             setting: setting.label.clone(),
             source: Box::new(source),
         })?;
-    let prompt = if setting.answer_note {
+    let prompt = if setting.answer == setting::Answer::Note {
         format!("{SYSTEM_PROMPT} {ANSWER_NOTE}")
     } else {
         SYSTEM_PROMPT.to_owned()
@@ -766,8 +766,9 @@ pub(crate) struct EvalArgs {
     pub(crate) model: String,
     /// A setting to measure, repeatable: comma-separated key=value pairs, `level`
     /// required. Keys: level=0..4, style=name+required|explicit|signature|distinct (level 3
-    /// only), prune=all|task|ranked:K|discover:K, answer=tool|none (chef's final_answer tool,
-    /// through which the model ends its task), compiled=MAP.json (required at level 4, optional
+    /// only), prune=all|task|ranked:K|discover:K, answer=tool|note|none (chef's final_answer tool,
+    /// through which the model ends its task; or a system-prompt note describing the
+    /// constrained format's answer branch), compiled=MAP.json (required at level 4, optional
     /// at level 1 for its docstrings, refused at 0, 2 and 3), name=LABEL.
     /// E.g. `level=3,style=distinct`, `level=1,prune=ranked:10`,
     /// `level=4,compiled=map.json`. [default: level=1 and level=3]

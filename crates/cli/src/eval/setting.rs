@@ -43,11 +43,21 @@ pub(crate) struct Setting {
     pub(crate) style: Option<MapStyle>,
     pub(crate) prune: Prune,
     pub(crate) compiled: Option<PathBuf>,
-    /// Offer chef's `final_answer` tool (`answer=tool`).
-    pub(crate) answer_tool: bool,
-    /// Describe the constrained format's answer branch in the system prompt
-    /// (`answer=note`).
-    pub(crate) answer_note: bool,
+    /// How the model is given a way to end its task (`answer=`).
+    pub(crate) answer: Answer,
+}
+
+/// A setting's `answer=`: what, beyond the constrained format's `{"answer": …}` branch, lets
+/// the model end its task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Answer {
+    /// Nothing more (`none`).
+    #[default]
+    None,
+    /// chef's `final_answer` tool (`tool`: `ChefConfig::with_answer_tool`).
+    Tool,
+    /// The system prompt describes the branch (`note`: [`super::ANSWER_NOTE`]).
+    Note,
 }
 
 /// The settings used when no `--setting` is given: level 1 and level 3.
@@ -80,8 +90,7 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
     let mut style = None;
     let mut prune = Prune::All;
     let mut compiled = None;
-    let mut answer_tool = false;
-    let mut answer_note = false;
+    let mut answer = Answer::None;
     let mut name = None;
     let mut label_parts = Vec::new();
     let mut seen = std::collections::HashSet::new();
@@ -102,10 +111,10 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
             }
             "prune" => prune = parse_prune(value)?,
             "answer" => {
-                (answer_tool, answer_note) = match value {
-                    "tool" => (true, false),
-                    "note" => (false, true),
-                    "none" => (false, false),
+                answer = match value {
+                    "tool" => Answer::Tool,
+                    "note" => Answer::Note,
+                    "none" => Answer::None,
                     _ => {
                         return Err(invalid(format!(
                             "answer={value:?}: expected tool, note or none (in setting {spec:?})"
@@ -152,8 +161,7 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
         style,
         prune,
         compiled,
-        answer_tool,
-        answer_note,
+        answer,
     })
 }
 
@@ -219,7 +227,7 @@ impl Setting {
         Ok(ChefConfig::default()
             .with_compress(options)
             .with_prune(prune)
-            .with_answer_tool(self.answer_tool))
+            .with_answer_tool(self.answer == Answer::Tool))
     }
 }
 
@@ -256,11 +264,12 @@ mod tests {
         );
         let s = parse("level=1,prune=discover:10,answer=tool").unwrap();
         assert_eq!(
-            (s.label.as_str(), s.answer_tool),
+            (s.label.as_str(), s.answer == Answer::Tool),
             ("level=1,prune=discover:10,answer=tool", true)
         );
         assert!(s.config().unwrap().answer_tool);
-        assert!(!parse("level=1,answer=none").unwrap().answer_tool);
+        assert!(parse("level=1,answer=none").unwrap().answer != Answer::Tool);
+        assert_eq!(parse("level=1,answer=note").unwrap().answer, Answer::Note);
         assert!(!parse("level=1").unwrap().config().unwrap().answer_tool);
         let labels: Vec<_> = defaults().into_iter().map(|s| s.label).collect();
         assert_eq!(labels, ["level=1", "level=3"]);

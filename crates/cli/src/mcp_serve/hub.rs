@@ -600,8 +600,8 @@ impl Hub {
     pub(crate) async fn rebuild(&self) {
         let _one = self.rebuilding.lock().await;
         let lists = self.lists.lock().clone();
-        let owners = self.owners.lock().clone();
-        let (mut tools, mut routes, skipped) = combine(&self.config, &lists, &owners);
+        // Rebuilds are serialised (above), so the owners cannot move under this one.
+        let (mut tools, mut routes, skipped) = combine(&self.config, &lists, &self.owners.lock());
         for line in skipped {
             tracing::warn!("{line}");
         }

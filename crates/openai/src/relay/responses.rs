@@ -67,19 +67,7 @@ impl Relay for Responses {
     /// Every output item of the earlier rounds but their `function_call`s, before the
     /// final round's items.
     fn carry_earlier(&self, reply: &mut Value, earlier: &[Value]) {
-        let carried: Vec<Value> = earlier
-            .iter()
-            .filter_map(|r| r.get("output").and_then(Value::as_array))
-            .flatten()
-            .filter(|i| i.get("type").and_then(Value::as_str) != Some("function_call"))
-            .cloned()
-            .collect();
-        if carried.is_empty() {
-            return;
-        }
-        if let Some(Value::Array(items)) = reply.get_mut("output") {
-            items.splice(0..0, carried);
-        }
+        chef_ir::relay::carry_parts(reply, earlier, "output", "function_call");
     }
 
     fn finish_reply(
