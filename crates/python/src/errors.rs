@@ -181,8 +181,41 @@ fn with_source_fields<'a>(
     mut fields: Vec<(&'a str, Value)>,
 ) -> Vec<(&'a str, Value)> {
     use chef::prune::RegistryError;
-    if let ChefError::Registry(RegistryError::DuplicateTool { name }) = error {
-        fields.push(("name", Value::from(name.as_str())));
+    if let ChefError::Registry(e) = error {
+        match e {
+            RegistryError::DuplicateTool { name } => {
+                fields.push(("name", Value::from(name.as_str())));
+            }
+            RegistryError::DuplicateGroup { kind, name } => {
+                fields.push(("group_kind", Value::from(*kind)));
+                fields.push(("name", Value::from(name.as_str())));
+            }
+            RegistryError::DuplicateMember { kind, group, tool }
+            | RegistryError::NestedGroup { kind, group, tool } => {
+                fields.push(("group_kind", Value::from(*kind)));
+                fields.push(("group", Value::from(group.as_str())));
+                fields.push(("tool", Value::from(tool.as_str())));
+            }
+            RegistryError::ReservedName { kind, group, name } => {
+                fields.push(("group_kind", Value::from(*kind)));
+                fields.push(("group", Value::from(group.as_str())));
+                fields.push(("name", Value::from(name.as_str())));
+            }
+            RegistryError::ReservedToolName { name, owner } => {
+                fields.push(("name", Value::from(name.as_str())));
+                fields.push(("owner", Value::from(*owner)));
+            }
+            RegistryError::NameClash {
+                name,
+                first,
+                second,
+            } => {
+                fields.push(("name", Value::from(name.as_str())));
+                fields.push(("first", Value::from(first.as_str())));
+                fields.push(("second", Value::from(second.as_str())));
+            }
+            _ => {}
+        }
     }
     if let ChefError::Memory(e) = error {
         use chef::memory::MemoryError as M;
@@ -197,6 +230,10 @@ fn with_source_fields<'a>(
             M::Rejected { key, reason } => {
                 fields.push(("key", Value::from(key.as_str())));
                 fields.push(("reason", Value::from(reason.as_str())));
+            }
+            M::InvalidKey(invalid) => {
+                fields.push(("key", Value::from(invalid.key.as_str())));
+                fields.push(("reason", Value::from(invalid.problem.to_string())));
             }
             _ => {}
         }

@@ -108,8 +108,35 @@ impl Chef {
     }
 }
 
-fn level(n: u8) -> PyResult<Level> {
-    Level::try_from(n).map_err(|_| invalid_input(format!("level {n} is not one of 0, 1, 2, 3, 4")))
+fn level(n: i64) -> PyResult<Level> {
+    u8::try_from(n)
+        .ok()
+        .and_then(|n| Level::try_from(n).ok())
+        .ok_or_else(|| invalid_input(format!("level {n} is not one of 0, 1, 2, 3, 4")))
+}
+
+/// `trigger_ratio`, refused rather than clamped when it is not a share in 0.01–1 (the Rust
+/// builder clamps, and replaces NaN by the default: a Python caller gets told instead).
+fn ratio(r: f64) -> PyResult<f64> {
+    if r.is_finite() && (0.01..=1.0).contains(&r) {
+        Ok(r)
+    } else {
+        Err(invalid_input(format!(
+            "trigger_ratio {r} is not a share of the window between 0.01 and 1"
+        )))
+    }
+}
+
+/// `context_window`: a positive number of tokens.
+fn window(tokens: i64) -> PyResult<u64> {
+    u64::try_from(tokens)
+        .ok()
+        .filter(|&t| t > 0)
+        .ok_or_else(|| {
+            invalid_input(format!(
+                "context_window {tokens} is not a positive number of tokens"
+            ))
+        })
 }
 
 fn tools_mode(name: &str) -> PyResult<ToolsMode> {
@@ -258,7 +285,7 @@ impl Chef {
     #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7))]
     #[allow(clippy::too_many_arguments)]
     fn new(
-        level: u8,
+        level: i64,
         tools_mode: &str,
         cache: bool,
         memory: bool,
@@ -266,12 +293,13 @@ impl Chef {
         repeat_notice: bool,
         compiled: Option<std::collections::BTreeMap<String, String>>,
         answer_tool: bool,
-        context_window: Option<u64>,
+        context_window: Option<i64>,
         trigger_ratio: f64,
     ) -> PyResult<Self> {
-        let mut overflow = OverflowConfig::default().with_trigger_ratio(trigger_ratio);
+        let mut overflow =
+            OverflowConfig::default().with_trigger_ratio(self::ratio(trigger_ratio)?);
         if let Some(tokens) = context_window {
-            overflow = overflow.with_context_window(tokens);
+            overflow = overflow.with_context_window(self::window(tokens)?);
         }
         let mut options = chef_compress::Options::new().with_level(self::level(level)?);
         if let Some(map) = compiled {
@@ -299,7 +327,7 @@ impl Chef {
     fn from_snapshot(
         py: Python<'_>,
         path: std::path::PathBuf,
-        level: u8,
+        level: i64,
         tools_mode: &str,
         cache: bool,
         memory: bool,
@@ -307,7 +335,7 @@ impl Chef {
         repeat_notice: bool,
         compiled: Option<std::collections::BTreeMap<String, String>>,
         answer_tool: bool,
-        context_window: Option<u64>,
+        context_window: Option<i64>,
         trigger_ratio: f64,
     ) -> PyResult<Self> {
         let session = Self::new(
@@ -443,24 +471,19 @@ impl Chef {
         })
     }
 
-    /// Ranks the registered tools for a task with the catalogue index; returns up to `k`
-    /// `(name, score)` pairs, best first (none when nothing fits). A sentence on which the
-    /// index abstains as a whole is searched by the words of it the catalogue uses, as
-    /// `find_tools` searches ([`chef::prune::Pruner::rank_search`]). Runs without the GIL.
+    /// Searches the registered tools for a task as `find_tools` does; returns up to `k`
+    /// `(name, score)` pairs, best first (none when nothing fits). Blocked tools and tools
+    /// off the allowlist are left out (ranked, then dropped: they cost no place). A sentence on which the index abstains as a whole is searched
+    /// by the words of it the catalogue uses ([`chef::Tools::search`]). Runs without the
+    /// GIL.
     #[pyo3(signature = (query, k = 5))]
     fn search(&self, py: Python<'_>, query: String, k: usize) -> PyResult<Vec<(String, f64)>> {
         self.without_gil(py, move |i| {
-            let result = i.chef.tools().pruner().rank_search(&query, k);
-            Ok(result
-                .tools
-                .iter()
-                .zip(&result.reasons)
-                .filter_map(|(t, reason)| match reason {
-                    chef::KeepReason::Ranked { score, .. } => {
-                        Some((t.name.as_str().to_owned(), *score))
-                    }
-                    _ => None,
-                })
+            Ok(i.chef
+                .tools()
+                .search(&query, k)
+                .into_iter()
+                .map(|(t, score)| (t.name.as_str().to_owned(), score))
                 .collect())
         })
     }
@@ -575,7 +598,8 @@ impl Chef {
         to_py(py, &value)
     }
 
-    /// Appends the result of a call (as an error result when `is_error`).
+    /// Appends the result of a call (as an error result when `is_error`); `InvalidInputError`
+    /// when no tool call in the history has that id.
     #[pyo3(signature = (call_id, text, is_error = false))]
     fn push_tool_result(&self, call_id: String, text: String, is_error: bool) -> PyResult<()> {
         let result = if is_error {
@@ -584,6 +608,21 @@ impl Chef {
             chef_ir::ToolResult::text(call_id, text)
         };
         self.with(|i| {
+            // A result no call of the history asked for is refused here: every provider
+            // refuses the request that carries it, later and further from the cause.
+            let asked = i
+                .chef
+                .history()
+                .iter()
+                .flat_map(Message::tool_calls)
+                .any(|c| c.id.as_str() == result.tool_call_id.as_str());
+            if !asked {
+                return Err(Failure::Invalid(format!(
+                    "no tool call in the history has the id \"{}\": push the reply that made \
+                     the call first (push_reply), then its result",
+                    result.tool_call_id.as_str()
+                )));
+            }
             i.chef.push(Message::tool_results(vec![result]));
             Ok(())
         })

@@ -121,6 +121,19 @@ def test_search_with_a_sentence_finds_what_its_catalogue_words_find() -> None:
     assert s.search("write a sonnet about the sea", k=3) == []
 
 
+def test_search_leaves_out_blocked_tools_and_tools_off_the_allowlist() -> None:
+    s = chef.Chef(level=1)
+    s.register_tools([{"name": n, "description": d, "inputSchema": {"type": "object"}} for n, d in TRAVEL])
+    query = "please book a flight to Lisbon for Bob and Carol next Tuesday at 10am"
+    everything = [name for name, _ in s.search(query, k=len(TRAVEL))]
+    assert everything[0] == "book_flight", everything
+    s.set_blocked_tools(["BOOK-FLIGHT"])
+    assert [name for name, _ in s.search(query, k=len(TRAVEL))] == everything[1:]
+    s.set_blocked_tools([])
+    s.set_allowlist([everything[-1]])
+    assert [name for name, _ in s.search(query, k=3)] == [everything[-1]]
+
+
 def test_sdk_objects_are_accepted_as_replies() -> None:
     ChatCompletion = pytest.importorskip("openai.types.chat").ChatCompletion
 

@@ -44,7 +44,7 @@ def replies(target: str, call_id: str, name: str, arguments: Dict[str, Any]) -> 
         return {"id": "r", "object": "response", "model": "m", "status": "completed",
                 "output": [{"type": "function_call", "id": "fc", "call_id": call_id, "name": name, "arguments": args}]}
     return {"candidates": [{"index": 0, "finishReason": "STOP", "content": {"role": "model",
-            "parts": [{"functionCall": {"name": name, "args": arguments}}]}}]}
+            "parts": [{"functionCall": {"id": call_id, "name": name, "args": arguments}}]}}]}
 
 
 def script(level: int, target: str, **config: Any) -> Dict[str, Any]:

@@ -83,6 +83,16 @@ def test_bad_messages_calls_targets_and_policies() -> None:
         s.set_prune_policy("sometimes")  # type: ignore[arg-type]
     with pytest.raises(chef.InvalidInputError):
         chef.Chef(level=9)
+    for level in (-1, 256):
+        with pytest.raises(chef.InvalidInputError, match="level"):
+            chef.Chef(level=level)
+    for ratio in (float("nan"), float("inf"), 0.0, 1.5, -0.2):
+        with pytest.raises(chef.InvalidInputError, match="trigger_ratio"):
+            chef.Chef(context_window=1000, trigger_ratio=ratio)
+    for window in (0, -5):
+        with pytest.raises(chef.InvalidInputError, match="context_window"):
+            chef.Chef(context_window=window)
+    assert chef.Chef(context_window=1000, trigger_ratio=1.0) is not None
     with pytest.raises(chef.InvalidInputError):
         chef.Chef(tools_mode="both")  # type: ignore[arg-type]
     with pytest.raises(chef.ResponseError) as r:
@@ -90,6 +100,35 @@ def test_bad_messages_calls_targets_and_policies() -> None:
     assert r.value.fields["target"] == "openai"
     with pytest.raises(chef.ResponseError):
         s.push_reply("anthropic", {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+
+
+def test_a_result_for_a_call_the_history_does_not_hold_is_refused() -> None:
+    s = chef.Chef()
+    s.register_tools([TOOL])
+    s.push_user("hi")
+    with pytest.raises(chef.InvalidInputError, match="nosuch"):
+        s.push_tool_result("nosuch", "12 C")
+    assert len(s.history()) == 1
+    s.push({"role": "assistant", "content": [
+        {"type": "tool_call", "id": "c1", "name": TOOL["name"], "arguments": {}}]})
+    s.push_tool_result("c1", "12 C")
+    assert len(s.history()) == 3
+
+
+def test_registry_errors_say_what_clashes() -> None:
+    def tool(name: str) -> dict:
+        return {"name": name, "inputSchema": {"type": "object"}}
+
+    s = chef.Chef()
+    with pytest.raises(chef.RegistryError) as e:
+        s.register_namespaces([{"name": "forecast", "description": "Forecasts", "tools": [tool("daily")]},
+                               {"name": "forecast", "description": "Again", "tools": [tool("hourly")]}])
+    assert e.value.variant == "DuplicateGroup", e.value.variant
+    assert e.value.fields == {"group_kind": "namespace", "name": "forecast"}, e.value.fields
+    with pytest.raises(chef.RegistryError) as e:
+        s.register_tools([tool("load_toolkit")])
+    assert e.value.variant == "ReservedToolName"
+    assert e.value.fields["name"] == "load_toolkit" and e.value.fields["owner"], e.value.fields
 
 
 def test_snapshot_files_that_are_not_snapshots(tmp_path: Path) -> None:
@@ -129,6 +168,7 @@ def test_memory_errors() -> None:
     with pytest.raises(chef.ChefMemoryError) as e:
         chef.Chef(memory=True).memory_set("../escape", "v")
     assert e.value.kind == "memory"
+    assert e.value.fields["key"] == "../escape" and e.value.fields["reason"], e.value.fields
 
 
 def test_handle_tool_wants_an_owned_call() -> None:

@@ -217,12 +217,7 @@ impl Chef {
                     .to_owned(),
             });
         }
-        let registry_len = self.tools.pruner.all_tools().len();
-        // Rank deep enough that tools the gate or the lists remove do not cost places.
-        let ranked = self
-            .tools
-            .pruner
-            .rank_search(&query, (limit * 4).max(limit + 20).min(registry_len.max(1)));
+        let ranked = self.search_offerable(&query, limit, gated);
         let task = self.task();
         // Offered: in the list the model answered, or found for this request since.
         let offered = self.routing_tools().ok();
@@ -238,13 +233,7 @@ impl Chef {
         };
         let mut lines = Vec::new();
         let mut found = Vec::new();
-        for tool in ranked.tools.iter() {
-            if lines.len() >= limit {
-                break;
-            }
-            if !self.offerable(tool.name.as_str(), gated) {
-                continue;
-            }
+        for (tool, _) in ranked {
             let mut line = found_tool_line(tool);
             if is_offered(&tool.name) {
                 line.push_str(" (already in your tools)");
@@ -276,6 +265,41 @@ impl Chef {
             found,
             in_vain,
         }
+    }
+
+    /// The best-ranked tools for `query` that may be offered (see [`offerable`](Self::offerable);
+    /// `gated`: whether the blocklist applies), best first, up to `limit`, each with its
+    /// score; empty when the index abstains. Ranked deep enough that the tools the gate or
+    /// the lists remove do not cost places.
+    fn search_offerable(
+        &self,
+        query: &str,
+        limit: usize,
+        gated: bool,
+    ) -> Vec<(&ToolDefinition, f64)> {
+        let registry = self.tools.pruner.all_tools();
+        let depth = (limit.saturating_mul(4))
+            .max(limit.saturating_add(20))
+            .min(registry.len().max(1));
+        let ranked = self.tools.pruner.rank_search(query, depth);
+        ranked
+            .tools
+            .iter()
+            .zip(&ranked.reasons)
+            .filter(|(tool, _)| self.offerable(tool.name.as_str(), gated))
+            .filter_map(|(tool, reason)| {
+                let score = match reason {
+                    KeepReason::Ranked { score, .. } => *score,
+                    _ => return None,
+                };
+                // The registry's own definition, so the reference outlives `ranked`.
+                registry
+                    .iter()
+                    .find(|t| t.name == tool.name)
+                    .map(|t| (t, score))
+            })
+            .take(limit)
+            .collect()
     }
 
     /// Under discovery, a call of a name the list the model answered does not hold (a tool
@@ -385,6 +409,18 @@ impl Chef {
 }
 
 impl<'a> super::Tools<'a> {
+    /// Searches the registered tools for `query` as `find_tools` does, best first, up to
+    /// `k`, each with its score: what the catalogue index ranks (a sentence it abstains on
+    /// as a whole is searched by the words of it the catalogue uses), less the tools that
+    /// may not be offered — blocked ones, and ones off the allowlist or the active skill's
+    /// list (ranked with the others, then dropped, so they cost no place). Empty when the
+    /// index abstains: nothing fits.
+    /// [`Pruner::rank_search`](crate::prune::Pruner::rank_search) ranks the whole
+    /// registry, with no gate.
+    pub fn search(&self, query: &str, k: usize) -> Vec<(&'a ToolDefinition, f64)> {
+        self.chef.search_offerable(query, k, true)
+    }
+
     /// The tools found by `find_tools` for the current request, in the order found (see
     /// [`PrunePolicy::Discover`](crate::PrunePolicy::Discover)).
     pub fn found(&self) -> Vec<&'a FoundTool> {

@@ -545,6 +545,55 @@ fn a_blocked_tool_is_not_offered_by_a_catalogue_shown_whole() {
     assert_eq!(names.len(), real_tools().len() - 1);
 }
 
+/// The session's own search (`Tools::search`, the Python `search()`) finds what
+/// `find_tools` finds: a blocked tool or one off the allowlist is ranked, then dropped
+/// (it costs no place), and a query the index abstains on finds nothing.
+#[test]
+fn the_sessions_search_holds_the_gate_like_find_tools() {
+    let names = |chef: &Chef, query: &str| -> Vec<String> {
+        chef.tools()
+            .search(query, 3)
+            .into_iter()
+            .map(|(t, _)| t.name.as_str().to_owned())
+            .collect()
+    };
+    let mut chef = discovery(3);
+    let open = names(&chef, "what is the diesel price");
+    assert_eq!(open.first().map(String::as_str), Some("get_diesel_price"));
+    let scores: Vec<f64> = chef
+        .tools()
+        .search("what is the diesel price", 3)
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+    chef.tools_mut().set_blocked(["GET-DIESEL-PRICE"]);
+    let blocked = names(&chef, "what is the diesel price");
+    assert!(
+        !blocked.iter().any(|n| n == "get_diesel_price"),
+        "{blocked:?}"
+    );
+    // The pruner's own ranking has no gate; the session's is that ranking less the
+    // blocked tool, which costs no place.
+    let ungated: Vec<String> = chef
+        .tools()
+        .pruner()
+        .rank_search("what is the diesel price", 10)
+        .tools
+        .iter()
+        .map(|t| t.name.as_str().to_owned())
+        .collect();
+    assert_eq!(ungated[0], "get_diesel_price");
+    let expected: Vec<String> = ungated.into_iter().skip(1).take(3).collect();
+    assert_eq!(blocked, expected);
+    chef.tools_mut().set_blocked(Vec::<String>::new());
+    chef.tools_mut().set_allowlist(Some(["geocode_address"]));
+    assert!(names(&chef, "what is the diesel price").is_empty());
+    assert_eq!(names(&chef, "geocode an address"), ["geocode_address"]);
+    chef.tools_mut().set_allowlist(None::<Vec<String>>);
+    assert!(names(&chef, "write a sonnet about the sea").is_empty());
+}
+
 #[test]
 fn the_allowlist_bounds_what_a_search_finds() {
     let mut chef = discovery(3);
