@@ -55,9 +55,9 @@ pub(crate) enum CliError {
         #[source]
         source: serde_json::Error,
     },
-    /// `--prefix-format` has no `{tool}`.
+    /// `--prefix-format` has no `{tool}`, or text a tool name may not hold.
     #[error("--prefix-format {0}")]
-    PrefixFormat(#[source] crate::prefix::NoToolPlaceholder),
+    PrefixFormat(#[source] crate::prefix::BadNameFormat),
     /// Some MCP servers gave no usable tool list (each is named on stderr).
     #[error("{} of {total} MCP servers failed: {}", failed.len(), failed.join(", "))]
     McpServersFailed { failed: Vec<String>, total: usize },

@@ -12,16 +12,37 @@ pub(crate) enum Piece {
     Tool,
 }
 
-/// A name format without `{tool}`. `Display` starts with the format; the flag or key that
-/// gave it goes before.
+/// A name format chef refuses. `Display` starts with the format; the flag or key that gave
+/// it goes before.
 #[derive(Debug, thiserror::Error)]
-#[error("{0:?} has no {{tool}}: every tool of a server would get the same name")]
-pub(crate) struct NoToolPlaceholder(String);
+pub(crate) enum BadNameFormat {
+    /// No `{tool}`.
+    #[error("{0:?} has no {{tool}}: every tool of a server would get the same name")]
+    NoTool(String),
+    /// Text around the placeholders that an MCP tool name may not hold (a space, a line
+    /// break, `:`…): hosts and providers refuse such names, or show them garbled.
+    #[error(
+        "{format:?} puts {found:?} in tool names: use letters, digits, _, - and . around the \
+         placeholders (what an MCP tool name may hold)"
+    )]
+    Character {
+        /// The format as given.
+        format: String,
+        /// The first character refused.
+        found: char,
+    },
+}
+
+/// Whether an MCP tool name may hold `c` (the MCP specification's tool-name characters).
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
 
 impl NameFormat {
     /// Parses a format with `{server}` and `{tool}` placeholders; `{tool}` is required,
-    /// since without it every tool of a server would get the same name.
-    pub(crate) fn parse(format: &str) -> Result<Self, NoToolPlaceholder> {
+    /// since without it every tool of a server would get the same name, and the text
+    /// around them may hold only what a tool name may (letters, digits, `_`, `-`, `.`).
+    pub(crate) fn parse(format: &str) -> Result<Self, BadNameFormat> {
         let mut pieces = Vec::new();
         let mut rest = format;
         while !rest.is_empty() {
@@ -45,7 +66,17 @@ impl NameFormat {
             }
         }
         if !pieces.contains(&Piece::Tool) {
-            return Err(NoToolPlaceholder(format.to_owned()));
+            return Err(BadNameFormat::NoTool(format.to_owned()));
+        }
+        let refused = pieces.iter().find_map(|piece| match piece {
+            Piece::Text(text) => text.chars().find(|&c| !name_char(c)),
+            _ => None,
+        });
+        if let Some(found) = refused {
+            return Err(BadNameFormat::Character {
+                format: format.to_owned(),
+                found,
+            });
         }
         Ok(Self(pieces))
     }
@@ -81,5 +112,21 @@ mod tests {
         assert_eq!(format.apply("a", "b"), "mcp-a-b-x");
         assert!(NameFormat::parse("{server}").is_err());
         assert!(NameFormat::parse("").is_err());
+        assert_eq!(
+            NameFormat::parse("{server}.{tool}")
+                .unwrap()
+                .apply("a", "b"),
+            "a.b"
+        );
+        for bad in [
+            "{server} {tool}",
+            "{server}\n{tool}",
+            "{server}:{tool}",
+            "{tool}\u{200b}",
+        ] {
+            let e = NameFormat::parse(bad).unwrap_err();
+            assert!(matches!(e, BadNameFormat::Character { .. }), "{bad:?}: {e}");
+            assert!(e.to_string().contains("letters, digits"), "{e}");
+        }
     }
 }

@@ -37,7 +37,7 @@ use std::{
 
 use serde::Deserialize;
 
-use crate::prefix::{NameFormat, NoToolPlaceholder};
+use crate::prefix::{BadNameFormat, NameFormat};
 
 /// Discover mode's default `found_limit`: four full searches' worth at the default
 /// `search_limit`.
@@ -83,7 +83,7 @@ pub(crate) enum Problem {
         source: serde_json::Error,
     },
     #[error("prefix_format {0}")]
-    PrefixFormat(#[source] NoToolPlaceholder),
+    PrefixFormat(#[source] BadNameFormat),
     #[error("{at}: cannot split command: {source}")]
     Split {
         at: String,
@@ -411,6 +411,36 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The first TOML block of a document.
+    fn toml_block(doc: &str) -> &str {
+        doc.split("```toml\n")
+            .nth(1)
+            .and_then(|b| b.split("```").next())
+            .expect("a toml block")
+    }
+
+    /// The configurations the docs show parse as written (a reader copies them).
+    #[test]
+    fn the_configurations_in_the_docs_parse_as_written() {
+        let at = Path::new("/etc/chef-mcp.toml");
+        let proxy = parse(
+            toml_block(include_str!("../../../../docs/MCP-PROXY.md")),
+            at,
+        )
+        .expect("docs/MCP-PROXY.md's configuration");
+        assert_eq!(proxy.mode, Mode::Discover);
+        assert_eq!(proxy.servers.len(), 2);
+        let readme = parse(toml_block(include_str!("../../../../README.md")), at)
+            .expect("README.md's configuration");
+        assert_eq!(readme.mode, Mode::Discover);
+        assert!(
+            readme
+                .blocklist
+                .entry_for("github_push_files", "push_files")
+                .is_some()
+        );
+    }
 
     #[test]
     fn a_config_parses_and_bad_ones_name_the_key() {

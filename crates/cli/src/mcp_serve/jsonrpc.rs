@@ -11,6 +11,12 @@
 //! | `tools/call` without a string `name`, or with `arguments` that are not an object | `-32602` with the `id` |
 //! | a batch (an array) | an array with one `-32600` per element, each with its `id` (MCP has no batches since 2025-06-18) |
 //!
+//! A notification (a message with a `method` and no `id`) is never answered, as JSON-RPC
+//! requires: one whose params are wrong (`-32602` above) is dropped without a word (on
+//! HTTP: `202 Accepted`, as for any notification), and a batch's notifications get no
+//! element of its answer. A message too malformed to tell whether it is a notification
+//! (`-32600`, `-32700`) is answered with `id: null`, as the spec's own examples do.
+//!
 //! Everything else (requests, notifications, the host's responses to chef's own
 //! requests) goes to rmcp unchanged, and rmcp's lines and these error lines reach stdout
 //! whole, one at a time.
@@ -33,6 +39,20 @@ pub(crate) enum Verdict {
     Answer(Value),
     /// Nothing: a blank line.
     Skip,
+    /// A notification with wrong params: dropped, and not answered (JSON-RPC answers no
+    /// notification).
+    Drop,
+}
+
+/// What [`check_message`] found.
+#[derive(Debug, PartialEq)]
+enum Check {
+    /// Well formed: rmcp reads it.
+    Pass,
+    /// Refused with this error.
+    Answer(Value),
+    /// A notification refused: nothing is said.
+    Drop,
 }
 
 fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
@@ -50,9 +70,9 @@ fn id_of(message: &serde_json::Map<String, Value>) -> (Value, bool) {
 }
 
 /// Checks one message (an element of the line, or the line itself).
-fn check_message(message: &Value) -> Option<Value> {
+fn check_message(message: &Value) -> Check {
     let Some(object) = message.as_object() else {
-        return Some(error(
+        return Check::Answer(error(
             Value::Null,
             -32600,
             "Invalid Request: a JSON-RPC message is an object",
@@ -60,14 +80,14 @@ fn check_message(message: &Value) -> Option<Value> {
     };
     let (id, id_ok) = id_of(object);
     if !id_ok {
-        return Some(error(
+        return Check::Answer(error(
             Value::Null,
             -32600,
             "Invalid Request: id must be a string, a number or null",
         ));
     }
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return Some(error(
+        return Check::Answer(error(
             id,
             -32600,
             "Invalid Request: jsonrpc must be \"2.0\"",
@@ -76,10 +96,10 @@ fn check_message(message: &Value) -> Option<Value> {
     // A response from the host to one of chef's own requests (ping, list roots, …).
     let is_response = object.contains_key("result") || object.contains_key("error");
     if is_response && !object.contains_key("method") {
-        return None;
+        return Check::Pass;
     }
     let Some(method) = object.get("method").and_then(Value::as_str) else {
-        return Some(error(
+        return Check::Answer(error(
             id,
             -32600,
             "Invalid Request: method must be a string",
@@ -90,23 +110,31 @@ fn check_message(message: &Value) -> Option<Value> {
     if let Some(id @ (Value::Null | Value::Number(_))) = object.get("id")
         && !(id.is_i64() || id.is_u64())
     {
-        return Some(error(
+        return Check::Answer(error(
             id.clone(),
             -32600,
             "Invalid Request: an MCP request's id is a string or an integer (not null)",
         ));
     }
+    // Past here the message is a well-formed request or notification; the errors below
+    // are about its params, and a notification's are not answered.
+    let refuse = |code, message: String| {
+        if object.contains_key("id") {
+            Check::Answer(error(id.clone(), code, message))
+        } else {
+            Check::Drop
+        }
+    };
     match object.get("params") {
         None | Some(Value::Object(_)) => {}
         Some(Value::Array(_)) => {
-            return Some(error(
-                id,
+            return refuse(
                 -32602,
                 format!("Invalid params: {method} takes its params as an object"),
-            ));
+            );
         }
         Some(_) => {
-            return Some(error(
+            return Check::Answer(error(
                 id,
                 -32600,
                 "Invalid Request: params must be an object",
@@ -119,11 +147,10 @@ fn check_message(message: &Value) -> Option<Value> {
             .and_then(|p| p.get("name"))
             .is_some_and(Value::is_string)
     {
-        return Some(error(
-            id,
+        return refuse(
             -32602,
-            "Invalid params: tools/call needs params.name, the tool to call",
-        ));
+            "Invalid params: tools/call needs params.name, the tool to call".to_owned(),
+        );
     }
     // rmcp would read a call whose arguments are not an object as no known request
     // ("Method not found"): the params are what is wrong.
@@ -133,13 +160,13 @@ fn check_message(message: &Value) -> Option<Value> {
             .and_then(|p| p.get("arguments"))
             .is_some_and(|a| !(a.is_object() || a.is_null()))
     {
-        return Some(error(
-            id,
+        return refuse(
             -32602,
-            "Invalid params: tools/call's params.arguments must be an object of the tool's arguments",
-        ));
+            "Invalid params: tools/call's params.arguments must be an object of the tool's arguments"
+                .to_owned(),
+        );
     }
-    None
+    Check::Pass
 }
 
 /// The verdict on one line from the host.
@@ -163,24 +190,37 @@ pub(crate) fn check_line(line: &[u8]) -> Verdict {
             -32600,
             "Invalid Request: an empty batch",
         )),
-        Value::Array(batch) => Verdict::Answer(Value::Array(
-            batch
+        Value::Array(batch) => {
+            let answers: Vec<Value> = batch
                 .iter()
-                .map(|m| {
-                    let id = m.as_object().map_or(Value::Null, |o| id_of(o).0);
-                    check_message(m).unwrap_or_else(|| {
-                        error(
-                            id,
+                .filter_map(|m| {
+                    let object = m.as_object();
+                    let notification = object.is_some_and(|o| {
+                        !o.contains_key("id") && o.get("method").is_some_and(Value::is_string)
+                    });
+                    match check_message(m) {
+                        Check::Answer(answer) => Some(answer),
+                        Check::Drop => None,
+                        Check::Pass if notification => None,
+                        Check::Pass => Some(error(
+                            object.map_or(Value::Null, |o| id_of(o).0),
                             -32600,
                             "Invalid Request: MCP takes one message per line, not batches",
-                        )
-                    })
+                        )),
+                    }
                 })
-                .collect(),
-        )),
+                .collect();
+            // JSON-RPC: a batch of notifications alone is answered with nothing at all.
+            if answers.is_empty() {
+                Verdict::Drop
+            } else {
+                Verdict::Answer(Value::Array(answers))
+            }
+        }
         message => match check_message(message) {
-            Some(answer) => Verdict::Answer(answer),
-            None => Verdict::Forward,
+            Check::Answer(answer) => Verdict::Answer(answer),
+            Check::Drop => Verdict::Drop,
+            Check::Pass => Verdict::Forward,
         },
     }
 }
@@ -243,7 +283,7 @@ where
                 Line::Text(ref bytes) => check_line(bytes),
             };
             match verdict {
-                Verdict::Skip => {}
+                Verdict::Skip | Verdict::Drop => {}
                 Verdict::Answer(answer) => {
                     let mut out = serde_json::to_vec(&answer).unwrap_or_default();
                     out.push(b'\n');
@@ -305,8 +345,11 @@ pub(crate) async fn http_front(
                     );
                 }
             };
-            if let Verdict::Answer(answer) = check_line(&bytes) {
-                return reply(StatusCode::BAD_REQUEST, answer);
+            match check_line(&bytes) {
+                Verdict::Answer(answer) => return reply(StatusCode::BAD_REQUEST, answer),
+                // A notification is accepted with no body (streamable HTTP), even refused.
+                Verdict::Drop => return StatusCode::ACCEPTED.into_response(),
+                Verdict::Forward | Verdict::Skip => {}
             }
             let request = axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes));
             next.run(request).await
@@ -454,7 +497,27 @@ mod tests {
         );
         assert_eq!(batch[0]["id"], 10);
         assert_eq!(batch[0]["error"]["code"], -32600);
-        assert_eq!(batch[1]["id"], Value::Null);
+        // The batch's notification gets no element of the answer.
+        assert_eq!(batch.as_array().map(Vec::len), Some(1), "{batch}");
+    }
+
+    /// JSON-RPC answers no notification: one whose params are wrong is dropped silently,
+    /// and so is a batch of notifications alone; one too malformed to tell is answered.
+    #[test]
+    fn a_notification_is_never_answered() {
+        for line in [
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":[1]}}"#,
+            r#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b","params":[1]}]"#,
+        ] {
+            assert_eq!(check_line(line.as_bytes()), Verdict::Drop, "{line}");
+        }
+        let a = answer(r#"{"jsonrpc":"2.0","method":"x","params":7}"#);
+        assert_eq!(
+            (a["id"].clone(), a["error"]["code"].clone()),
+            (Value::Null, json!(-32600))
+        );
     }
 
     #[test]
