@@ -29,8 +29,9 @@ use crate::{
 
 struct Inner {
     chef: chef::Chef,
-    /// The latest compile's target and wire-name table, for parsing its reply.
-    names: Option<(Target, WireNames)>,
+    /// Each target's latest compile's wire-name table, for parsing its reply (a reply
+    /// answers the request compiled for its target, whatever was compiled for another).
+    names: Vec<(Target, WireNames)>,
     /// For the async parts of the session (owned tools), built on first use.
     runtime: Option<tokio::runtime::Runtime>,
 }
@@ -53,7 +54,7 @@ impl Chef {
         Self {
             inner: Mutex::new(Some(Inner {
                 chef,
-                names: None,
+                names: Vec::new(),
                 runtime: None,
             })),
         }
@@ -556,10 +557,12 @@ impl Chef {
             &owned
         };
         let parsed = self.with(|i| {
-            let names = match &i.names {
-                Some((t, names)) if *t == target => names.clone(),
-                _ => WireNames::default(),
-            };
+            let names = i
+                .names
+                .iter()
+                .find(|(t, _)| *t == target)
+                .map(|(_, names)| names.clone())
+                .unwrap_or_default();
             let history = i.chef.history();
             let message = match target {
                 Target::Anthropic => {
@@ -643,7 +646,8 @@ impl Chef {
         let target = self::target(target)?;
         let payload = self.without_gil(py, move |i| {
             let payload = i.chef.compile_chunked(target)?;
-            i.names = Some((target, payload.names.clone()));
+            i.names.retain(|(t, _)| *t != target);
+            i.names.push((target, payload.names.clone()));
             Ok(payload)
         })?;
         let body = PyBytes::new_with(py, payload.body.len(), |buf| {
@@ -1026,7 +1030,7 @@ impl Chef {
     fn load(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
         self.without_gil(py, move |i| {
             i.chef.load(&path)?;
-            i.names = None;
+            i.names.clear();
             Ok(())
         })
     }

@@ -134,6 +134,19 @@ def test_search_leaves_out_blocked_tools_and_tools_off_the_allowlist() -> None:
     assert [name for name, _ in s.search(query, k=3)] == [everything[-1]]
 
 
+def test_a_reply_is_read_with_its_own_targets_wire_names() -> None:
+    s = chef.Chef(level=1)
+    s.register_tools([{"name": "a b:c", "inputSchema": {"type": "object"}}])
+    s.push_user("hi")
+    assert s.compile("openai").names == {"a_b_c": "a b:c"}
+    assert s.compile("gemini").names == {"a_b:c": "a b:c"}  # compiled after, other names
+    reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+             "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                 "role": "assistant", "content": None, "tool_calls": [
+                     {"id": "k1", "type": "function", "function": {"name": "a_b_c", "arguments": "{}"}}]}}]}
+    assert [c.name for c in s.push_reply("openai", reply)] == ["a b:c"]
+
+
 def test_sdk_objects_are_accepted_as_replies() -> None:
     ChatCompletion = pytest.importorskip("openai.types.chat").ChatCompletion
 
