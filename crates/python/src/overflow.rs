@@ -20,6 +20,16 @@ use crate::{failure::Failure, json_out::to_py};
 thread_local! {
     /// The sessions (their lock's address) whose overflow step runs on this thread.
     static SUMMARISING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// A `KeyboardInterrupt` or `SystemExit` the summariser raised on this thread: the step
+    /// fails like any failed summary, then `overflow()` raises it again, so Ctrl-C in a
+    /// summariser is not swallowed.
+    static INTERRUPTED: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+}
+
+/// The interrupt a summariser raised during the overflow step that just ran on this
+/// thread, if any (taken: the next step starts clean).
+pub(crate) fn take_interrupt() -> Option<PyErr> {
+    INTERRUPTED.with(|slot| slot.borrow_mut().take())
 }
 
 /// Marks the session at `address` as summarising on this thread until dropped.
@@ -82,10 +92,17 @@ impl Summarizer for PySummarizer {
             "messages": request.to_messages(),
         });
         Python::attach(|py| {
-            let arg = to_py(py, &value)?;
-            self.0.bind(py).call1((arg,))?.extract::<String>()
+            let summary = to_py(py, &value)
+                .and_then(|arg| self.0.bind(py).call1((arg,))?.extract::<String>());
+            summary.map_err(|e| {
+                let message = e.to_string();
+                // Not an `Exception`: KeyboardInterrupt, SystemExit, GeneratorExit.
+                if !e.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                    INTERRUPTED.with(|slot| *slot.borrow_mut() = Some(e));
+                }
+                SummarizerError::new(message)
+            })
         })
-        .map_err(|e| SummarizerError::new(e.to_string()))
     }
 }
 

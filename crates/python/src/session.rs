@@ -967,8 +967,11 @@ impl Chef {
             let _summarising = overflow::Summarising::start(address);
             let Inner { chef, runtime, .. } = i;
             Ok(started(runtime)?.block_on(chef.overflow())?)
-        })?;
-        to_py(py, &overflow::outcome(&outcome))
+        });
+        if let Some(interrupt) = overflow::take_interrupt() {
+            return Err(interrupt);
+        }
+        to_py(py, &overflow::outcome(&outcome?))
     }
 
     /// Writes a memory entry (the session needs `memory=True`).

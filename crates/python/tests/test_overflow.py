@@ -81,6 +81,20 @@ def test_a_failing_summariser_keeps_the_history_and_opens_the_breaker() -> None:
     assert s.overflow() == {"outcome": "breaker_open", "failures": 3}
 
 
+def test_ctrl_c_in_the_summariser_is_raised_again_and_the_history_kept() -> None:
+    def summarize(request: dict[str, Any]) -> str:
+        raise KeyboardInterrupt
+
+    s = _long_session()
+    s.set_summarizer(summarize)
+    before = s.history()
+    with pytest.raises(KeyboardInterrupt):
+        s.overflow()
+    assert s.history() == before
+    s.set_summarizer(lambda request: "They looked at the build log four times.")
+    assert s.overflow()["outcome"] == "summarized"
+
+
 def test_a_summariser_that_returns_no_text_fails() -> None:
     s = _long_session()
     s.set_summarizer(lambda request: 42)
