@@ -37,6 +37,11 @@ pub(crate) fn text(text: &str) -> Result<(), CliError> {
 /// over `path`, so a reader finds the old bytes or the new ones, never a mix. The file gets
 /// the permissions `path` had, or for a new file (on Unix) `rw-r--r--`, as an ordinary
 /// file would: the temporary file is created owner-only.
+///
+/// A symbolic link at `path` is followed: the link stays and the file it points to gets
+/// the new bytes, still atomically (the temporary file goes beside that file). An existing
+/// `path` that is not a regular file (a FIFO, a character device such as `/dev/stdout`) is
+/// written in place, not replaced, so it cannot be atomic. A directory is an error.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     write_atomic_as(path, bytes, false)
 }
@@ -57,7 +62,13 @@ pub(crate) fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
             path.display()
         )));
     }
-    let dir = parent_dir(path);
+    let target = follow_links(path)
+        .map_err(|e| CliError::Usage(format!("{flag} {}: {e}", path.display())))?;
+    if std::fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
+        // A FIFO or a device is written in place; nothing goes beside it.
+        return Ok(());
+    }
+    let dir = parent_dir(&target);
     if !dir.is_dir() {
         return Err(CliError::Usage(format!(
             "{flag} {}: the directory {} does not exist",
@@ -92,12 +103,24 @@ fn write_atomic_as(path: &Path, bytes: &[u8], private: bool) -> Result<(), CliEr
 
 /// [`write_atomic`] (or, `private`, [`write_atomic_private`]) with the I/O error as it is,
 /// for a caller with an error type of its own; the error names no temporary file.
+/// As [`write_atomic`], a symbolic link is followed and a FIFO or device written in place.
 pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     // tempfile names its own temporary path in its errors; the user named `path`.
     let err = without_temp_path;
+    let path = &follow_links(path)?;
+    let existing = match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a directory; give a file path",
+            ));
+        }
+        Ok(meta) if !meta.is_file() => return write_in_place(path, bytes),
+        Ok(meta) => Some(meta.permissions()),
+        Err(_) => None,
+    };
     let mut tmp = tempfile::NamedTempFile::new_in(parent_dir(path)).map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
-    let existing = std::fs::metadata(path).ok().map(|m| m.permissions());
     match existing {
         Some(permissions) => tmp.as_file().set_permissions(permissions).map_err(err)?,
         None if !private => set_readable(tmp.as_file()).map_err(err)?,
@@ -111,6 +134,36 @@ pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io:
         .and_then(|dir| dir.sync_all())
         .map_err(err)?;
     Ok(())
+}
+
+/// Writes `bytes` to an existing FIFO or device at `path`, which a rename would replace
+/// by a regular file. Not atomic: a reader of a FIFO sees the bytes as they come.
+fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
+    file.write_all(bytes)?;
+    file.flush()
+}
+
+/// Links followed before [`follow_links`] gives up (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// The path `path` names once every symbolic link on it is followed, so that a rename
+/// replaces the file the link points to and not the link. The file itself need not exist
+/// (a dangling link names the file to create); a loop of links is an error.
+fn follow_links(path: &Path) -> io::Result<std::path::PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current)?;
+                current = parent_dir(&current).join(target);
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links to follow"
+    )))
 }
 
 /// tempfile's errors end with ` at path "<its temporary file>"`; the user named another
@@ -164,6 +217,49 @@ mod tests {
         write_atomic(&public, b"[]").unwrap();
         assert_eq!(mode(&public), 0o640);
         assert_eq!(std::fs::read(&public).unwrap(), b"[]");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_followed_not_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        let target = sub.join("target.jsonl");
+        std::fs::write(&target, b"old").unwrap();
+        let link = dir.path().join("link.jsonl");
+        std::os::unix::fs::symlink("sub/target.jsonl", &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        // A dangling link names the file to create.
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink("sub/fresh.json", &dangling).unwrap();
+        write_atomic(&dangling, b"{}").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(sub.join("fresh.json")).unwrap(), b"{}");
+        // A loop is an error, not a hang.
+        let a = dir.path().join("a");
+        std::os::unix::fs::symlink("b", &a).unwrap();
+        std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
+        assert!(write_atomic(&a, b"x").is_err());
+    }
+
+    #[test]
+    fn a_directory_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let message = write_atomic(dir.path(), b"{}").unwrap_err().to_string();
+        assert!(message.contains("is a directory"), "{message}");
     }
 
     #[test]

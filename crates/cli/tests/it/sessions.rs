@@ -475,3 +475,42 @@ fn journaled_sessions_are_listed_shown_and_exported() {
         live.compile(Target::Gemini).unwrap().body
     );
 }
+
+/// `--out` through a symbolic link writes the file it points to and keeps the link; a FIFO
+/// at `--out` gets the bundle written into it and stays a FIFO (found by session 33's CLI
+/// audit: both were replaced by a regular file).
+#[cfg(unix)]
+#[test]
+fn export_out_follows_a_symlink_and_writes_into_a_fifo() {
+    let (dir, a) = seeded_store();
+    let store = a.to_str().unwrap();
+    let target = dir.path().join("target.jsonl");
+    std::fs::write(&target, "old\n").unwrap();
+    let link = dir.path().join("link.jsonl");
+    std::os::unix::fs::symlink("target.jsonl", &link).unwrap();
+    export(store, &link);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let exported = std::fs::read_to_string(&target).unwrap();
+    assert!(exported.contains("hello from alpha"), "{exported}");
+
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    export(store, &fifo);
+    assert_eq!(reader.join().unwrap(), exported);
+    assert!(std::os::unix::fs::FileTypeExt::is_fifo(
+        &std::fs::symlink_metadata(&fifo).unwrap().file_type()
+    ));
+}
