@@ -86,6 +86,28 @@ pub(crate) fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Whether `a` and `b` name the same file: the same device and inode when both exist,
+/// otherwise the same path once symbolic links are followed and the directory made
+/// canonical (so `X`, `./X` and a link to `X` are one file, existing or not).
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
+    let (Ok(a), Ok(b)) = (follow_links(a), follow_links(b)) else {
+        return false;
+    };
+    #[cfg(unix)]
+    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(&a), std::fs::metadata(&b)) {
+        use std::os::unix::fs::MetadataExt as _;
+        return (ma.dev(), ma.ino()) == (mb.dev(), mb.ino());
+    }
+    let canonical = |p: &Path| {
+        let dir = std::fs::canonicalize(parent_dir(p)).ok()?;
+        Some(dir.join(p.file_name()?))
+    };
+    match (canonical(&a), canonical(&b)) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// The directory a file `path` goes in (`.` for a bare file name).
 fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
@@ -253,6 +275,27 @@ mod tests {
         std::os::unix::fs::symlink("b", &a).unwrap();
         std::os::unix::fs::symlink("a", dir.path().join("b")).unwrap();
         assert!(write_atomic(&a, b"x").is_err());
+    }
+
+    #[test]
+    fn the_same_file_is_found_by_any_path_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run.jsonl");
+        let dotted = dir.path().join(".").join("run.jsonl");
+        let other = dir.path().join("chart.svg");
+        assert!(same_file(&run, &dotted), "neither exists yet");
+        assert!(!same_file(&run, &other));
+        std::fs::write(&run, b"{}").unwrap();
+        assert!(same_file(&run, &dotted));
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link.svg");
+            std::os::unix::fs::symlink("run.jsonl", &link).unwrap();
+            assert!(same_file(&run, &link));
+            let hard = dir.path().join("hard.svg");
+            std::fs::hard_link(&run, &hard).unwrap();
+            assert!(same_file(&hard, &run));
+        }
     }
 
     #[test]

@@ -538,6 +538,15 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     if let Some(path) = &args.svg {
         output::check_writable("--svg", path)?;
     }
+    if let (Some(out), Some(svg)) = (&args.out, &args.svg)
+        && output::same_file(out, svg)
+    {
+        return Err(CliError::Usage(format!(
+            "--out {} and --svg {} are the same file: the chart would overwrite the run's records; give two paths",
+            out.display(),
+            svg.display()
+        )));
+    }
     let tools = tools::load(&args.tools)?;
     let mut scenarios = scenario::load(&args.scenarios)?;
     if let Some(split) = &args.split {

@@ -933,6 +933,48 @@ fn an_unwritable_out_or_svg_path_is_refused_before_any_request() {
     assert_eq!(rig.server.seen().len(), 0, "nothing sent");
 }
 
+/// `--out X --svg X` (or `./X`, or a link to X) would overwrite the records with the chart;
+/// it is refused before any request and the run file is untouched (found by session 33's
+/// CLI audit: the results were lost).
+#[test]
+fn out_and_svg_naming_the_same_file_are_refused_before_any_request() {
+    let rig = Rig::scripted();
+    let dotted = rig.dir.path().join(".").join("run.jsonl");
+    let mut svgs = vec![rig.run.clone(), dotted.clone()];
+    #[cfg(unix)]
+    {
+        let link = rig.dir.path().join("link.svg");
+        std::os::unix::fs::symlink("run.jsonl", &link).unwrap();
+        svgs.push(link);
+    }
+    // Neither exists yet, then the run file holds records.
+    for svg in &svgs {
+        let out = rig
+            .to_run(&["--setting", "level=1"])
+            .arg("--svg")
+            .arg(svg)
+            .output()
+            .unwrap();
+        assert_error(&out, &["--out", "--svg", "are the same file"]);
+    }
+    assert_eq!(rig.server.seen().len(), 0, "nothing sent");
+    assert!(!rig.run.exists(), "nothing written");
+    success(&rig.eval(&["--setting", "level=1", "--limit", "1"]));
+    let before = std::fs::read(&rig.run).unwrap();
+    let sent = rig.server.seen().len();
+    for svg in &svgs {
+        let out = rig
+            .to_run(&["--setting", "level=1", "--limit", "1"])
+            .arg("--svg")
+            .arg(svg)
+            .output()
+            .unwrap();
+        assert_error(&out, &["are the same file"]);
+    }
+    assert_eq!(rig.server.seen().len(), sent, "nothing sent");
+    assert_eq!(std::fs::read(&rig.run).unwrap(), before, "records kept");
+}
+
 #[test]
 fn a_rerun_with_another_max_tokens_is_refused_and_old_lines_without_it_are_kept() {
     let rig = Rig::scripted();
