@@ -414,15 +414,19 @@ async fn run_one(
 struct RunFile {
     path: std::path::PathBuf,
     file: std::fs::File,
+    /// The file's last line is a whole record without its `\n` (written by hand, or by
+    /// an editor that drops the final newline): the next append starts with one.
+    unterminated: bool,
 }
 
 impl RunFile {
     /// Opens `path` for appending and returns its records. A last line cut short (a run
-    /// killed mid-write) is removed; any other unreadable line is an error.
+    /// killed mid-write) is removed; any other unreadable line is an error. A last record
+    /// that lacks its final newline is kept, and the next append writes the newline first.
     fn open(path: &Path) -> Result<(Self, Vec<Record>), CliError> {
-        let records = match std::fs::read(path) {
+        let (records, unterminated) = match std::fs::read(path) {
             Ok(bytes) => Self::read(path, &bytes)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
             Err(source) => {
                 return Err(CliError::Read {
                     path: path.to_owned(),
@@ -442,15 +446,18 @@ impl RunFile {
             Self {
                 path: path.to_owned(),
                 file,
+                unterminated,
             },
             records,
         ))
     }
 
-    /// The records of a run file's bytes. Lines are split on bytes, not text, so a line
-    /// cut inside a multi-byte character is still removed exactly.
-    fn read(path: &Path, bytes: &[u8]) -> Result<Vec<Record>, CliError> {
+    /// The records of a run file's bytes, and whether the file (once a cut last line is
+    /// removed) ends without a newline. Lines are split on bytes, not text, so a line cut
+    /// inside a multi-byte character is still removed exactly.
+    fn read(path: &Path, bytes: &[u8]) -> Result<(Vec<Record>, bool), CliError> {
         let mut records = Vec::new();
+        let mut unterminated = !bytes.is_empty() && !bytes.ends_with(b"\n");
         let lines: Vec<&[u8]> = bytes.split_inclusive(|b| *b == b'\n').collect();
         for (index, line) in lines.iter().enumerate() {
             if line.iter().all(u8::is_ascii_whitespace) {
@@ -461,6 +468,8 @@ impl RunFile {
                 Err(_) if index + 1 == lines.len() && !line.ends_with(b"\n") => {
                     let keep = bytes.len().saturating_sub(line.len());
                     output::write_atomic(path, bytes.get(..keep).unwrap_or_default())?;
+                    // What is kept ends with the line before's newline, or is empty.
+                    unterminated = false;
                     eprintln!(
                         "chef: notice: {}: dropped an incomplete last line (its scenario runs again)",
                         path.display()
@@ -477,18 +486,24 @@ impl RunFile {
                 }
             }
         }
-        Ok(records)
+        Ok((records, unterminated))
     }
 
-    /// Appends one record as one write, and flushes it to disk.
+    /// Appends one record as one write (after the newline the last line lacked, if it
+    /// did), and flushes it to disk.
     fn append(&mut self, record: &Record) -> Result<(), CliError> {
-        let mut line = serde_json::to_vec(record).map_err(|e| CliError::Write(e.into()))?;
+        let mut line = Vec::new();
+        if self.unterminated {
+            line.push(b'\n');
+        }
+        serde_json::to_writer(&mut line, record).map_err(|e| CliError::Write(e.into()))?;
         line.push(b'\n');
         let err = |source| CliError::WriteFile {
             path: self.path.clone(),
             source,
         };
         self.file.write_all(&line).map_err(err)?;
+        self.unterminated = false;
         self.file.sync_data().map_err(err)
     }
 }
@@ -900,6 +915,24 @@ mod tests {
             std::fs::read_to_string(&path).unwrap(),
             format!("{}{}", line("one"), line("one"))
         );
+    }
+
+    /// Found by session 33's CLI audit: the new record was appended on the same line and
+    /// the file could not be resumed again.
+    #[test]
+    fn a_last_record_without_its_newline_is_kept_and_the_next_goes_on_a_line_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.jsonl");
+        let whole = format!("{}{}", line("one"), line("two"));
+        std::fs::write(&path, whole.trim_end_matches('\n')).unwrap();
+        let (mut file, records) = RunFile::open(&path).unwrap();
+        assert_eq!(records.len(), 2);
+        file.append(&records[0]).unwrap();
+        file.append(&records[1]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, format!("{whole}{whole}"));
+        let (_, again) = RunFile::open(&path).unwrap();
+        assert_eq!(again.len(), 4);
     }
 
     #[test]
