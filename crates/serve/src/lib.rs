@@ -23,6 +23,7 @@
 pub mod api;
 pub mod config;
 mod metrics;
+mod paths;
 pub mod reply;
 pub mod session;
 mod store;
@@ -650,6 +651,9 @@ async fn passthrough(State(gateway): State<Arc<Gateway>>, request: Request) -> R
             &api::error_body(api, Kind::InvalidRequest, "no such path on this gateway"),
         );
     };
+    if let Some(reason) = paths::refusal(rest) {
+        return ApiError::new(api, Kind::InvalidRequest, reason).into_response();
+    }
     let body = match read_limited(api, &parts.headers, body, gateway.config.max_body_bytes).await {
         Ok(body) => body,
         Err(e) => return e.into_response(),

@@ -563,13 +563,18 @@ pub fn build(
     let toolless = !parsed.has_tools();
     let Parsed {
         api,
-        system,
-        history,
+        mut system,
+        mut history,
         tools,
         extras,
         stream,
         echo,
     } = parsed;
+    // The client's own cache breakpoints (Anthropic `cache_control` on its system blocks
+    // and messages) are not sent: chef places its own (`cache = true`) or none at all.
+    for message in system.iter_mut().chain(history.iter_mut()) {
+        message.cache_breakpoint = false;
+    }
     // A request without tools gets none: no dispatcher, no map, no memory tools.
     let memory = memory.filter(|_| !toolless);
     let per_task = per_task(config);
@@ -672,9 +677,22 @@ fn keep_forced_tool(
 ) -> Result<(), ApiError> {
     let relay = api.relay();
     let mut extras = extras.clone();
+    let Some(choice) = relay.tool_choice(&mut extras) else {
+        return Ok(());
+    };
+    // OpenAI's `allowed_tools` names a set the gateway cannot keep: it chooses the tools
+    // on the wire (pruned, found, compressed), and a named tool may be blocked.
+    if choice.get("type").and_then(Value::as_str) == Some("allowed_tools") {
+        return Err(invalid(
+            api,
+            "`tool_choice` of type `allowed_tools` is not supported by chef serve: the \
+             gateway chooses the tools the model sees; send `auto`, `required`, `none` or \
+             one function"
+                .to_owned(),
+        ));
+    }
     let Some(name) = relay
-        .tool_choice(&mut extras)
-        .and_then(|choice| relay.forced_tool(choice))
+        .forced_tool(choice)
         .and_then(|slot| slot.as_str().map(str::to_owned))
     else {
         return Ok(());
@@ -689,7 +707,17 @@ fn keep_forced_tool(
         ));
     }
     if !pruner.all_tools().iter().any(|t| t.name.as_str() == name) {
-        return Ok(());
+        // chef's own tools (`find_tools`, memory) are forced when on the wire, else some
+        // tool is; a name that is nobody's is the client's mistake, said as the API does.
+        if chef::owned::is_owned_name(&name) || name == chef::owned::FIND_TOOLS {
+            return Ok(());
+        }
+        return Err(invalid(
+            api,
+            format!(
+                "`tool_choice` forces the tool {name:?}, which is not among the request's tools"
+            ),
+        ));
     }
     let mut policy = chef.tools().prune_policy().clone();
     if let PrunePolicy::Ranked { always_keep, .. } | PrunePolicy::Discover { always_keep, .. } =

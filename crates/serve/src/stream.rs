@@ -62,6 +62,12 @@ pub(crate) async fn run(
         gateway.metrics.round(t0.elapsed());
         return Ok(out);
     }
+    // Told before the client has a status, so it is a 502 (a later round's, once the
+    // stream has begun, is an error event).
+    if whole_json(&first) {
+        gateway.metrics.round(t0.elapsed());
+        return Err(whole_json_error(api));
+    }
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let waited = t0.elapsed();
     let client = api
@@ -113,6 +119,25 @@ pub(crate) async fn run(
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     Ok(response)
+}
+
+/// Whether an upstream answered a streamed request with whole JSON (`application/json`).
+fn whole_json(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
+/// The error for [`whole_json`]: said as such, rather than as a stream that ended early.
+fn whole_json_error(api: Api) -> ApiError {
+    ApiError::new(
+        api,
+        Kind::Upstream,
+        "the upstream answered the streamed request with a whole JSON reply, not an event \
+         stream",
+    )
 }
 
 struct Pump {
@@ -228,18 +253,8 @@ impl Pump {
         let idle = self.gateway.config.upstream_timeout;
         // An upstream that ignores `stream` and answers whole JSON: said as such, rather
         // than as a stream that ended early.
-        let whole_json = response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().starts_with("application/json"));
-        if whole_json {
-            return Err(Stop::Error(ApiError::new(
-                api,
-                Kind::Upstream,
-                "the upstream answered the streamed request with a whole JSON reply, not an \
-                 event stream",
-            )));
+        if whole_json(&response) {
+            return Err(Stop::Error(whole_json_error(api)));
         }
         let mut decoder = SseDecoder::new();
         let mut chunks = response.bytes_stream();

@@ -35,6 +35,18 @@ impl Relay for Responses {
                     "`{key}` is not supported by chef serve: send the whole conversation in `input`"
                 )
             })
+            .or_else(|| {
+                // `false` and `null` ask for what the gateway does anyway.
+                let background = extras
+                    .get("background")
+                    .is_some_and(|v| !(v.is_null() || v.as_bool() == Some(false)));
+                background.then(|| {
+                    "`background` is not supported by chef serve: a background response is \
+                     stored upstream and read back later, past the gateway's gate (the \
+                     blocklist, the tool schemas); send the request without it"
+                        .to_owned()
+                })
+            })
     }
 
     fn any_tool(&self) -> Value {

@@ -95,7 +95,7 @@ async fn a_blocked_tool_is_never_found_through_the_gateway() {
 async fn a_forced_tool_stays_on_the_wire_and_a_blocked_one_is_refused() {
     let rig = Rig::start(
         "[chef]\nblocked = [\"send_markdown_email\"]\n",
-        vec![chat_says("Here it is.")],
+        vec![chat_says("Here it is."), chat_says("Searching.")],
     )
     .await;
     let mut body = request("What is the diesel price in Ohio this week?");
@@ -125,6 +125,34 @@ async fn a_forced_tool_stays_on_the_wire_and_a_blocked_one_is_refused() {
         "{message}"
     );
     assert_eq!(rig.script.seen().len(), 1, "nothing more went upstream");
+
+    // A tool the request does not hold is the client's mistake (it was forced as "some
+    // tool"), and OpenAI's `allowed_tools` names a set the gateway cannot keep (found by
+    // session 33's gateway audit).
+    for choice in [
+        json!({"type": "function", "function": {"name": "no_such_tool"}}),
+        json!({"type": "allowed_tools", "allowed_tools": {"mode": "required",
+            "tools": [{"type": "function", "function": {"name": "send_markdown_email"}}]}}),
+    ] {
+        let mut body = request("Email the weekly report to the team");
+        body["tool_choice"] = choice.clone();
+        let response = rig.openai("/v1/chat/completions", &body).await;
+        assert_eq!(response.status(), 400, "{choice}");
+        let error: Value = response.json().await.unwrap();
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("no_such_tool") || message.contains("allowed_tools"),
+            "{message}"
+        );
+    }
+    assert_eq!(rig.script.seen().len(), 1, "nothing more went upstream");
+    // chef's own search tool may be forced under discovery.
+    let mut body = request("Email the weekly report to the team");
+    body["tool_choice"] = json!({"type": "function", "function": {"name": "find_tools"}});
+    assert_eq!(
+        rig.openai("/v1/chat/completions", &body).await.status(),
+        200
+    );
 }
 
 /// What the model wrote beside a search the gateway answered inside reaches a whole reply

@@ -363,5 +363,109 @@ async fn fields_the_gateway_cannot_honour_are_refused() {
             "{body}"
         );
     }
+    // A background response is stored upstream and read back past the gateway.
+    let body = json!({"model": "gpt-test", "input": "hi", "background": true});
+    let response = rig.openai("/v1/responses", &body).await;
+    assert_eq!(response.status(), 400);
+    let body: Value = response.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("background"),
+        "{body}"
+    );
     assert!(rig.script.seen().is_empty());
+}
+
+#[tokio::test]
+async fn background_false_is_what_the_gateway_does_anyway() {
+    let rig = Rig::start(
+        "",
+        vec![Reply::Json(json!({
+        "id": "resp_1", "object": "response", "status": "completed", "model": "gpt-test",
+        "output": [{"type": "message", "id": "m1", "role": "assistant", "status": "completed",
+            "content": [{"type": "output_text", "text": "hi", "annotations": []}]}]}))],
+    )
+    .await;
+    let body = json!({"model": "gpt-test", "input": "hi", "background": false});
+    let response = rig.openai("/v1/responses", &body).await;
+    assert_eq!(response.status(), 200);
+}
+
+/// Sends `request_line`'s path byte for byte (an HTTP client would normalise `.`
+/// segments away): the status and the body.
+async fn raw_post(rig: &Rig, path: &str, body: &str, anthropic: bool) -> (u16, Value) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(rig.gateway).await.unwrap();
+    let version = if anthropic {
+        "anthropic-version: 2023-06-01\r\n"
+    } else {
+        ""
+    };
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n{version}\
+         content-length: {}\r\nconnection: close\r\n\r\n{body}",
+        rig.gateway,
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    stream.read_to_end(&mut out).await.unwrap();
+    let text = String::from_utf8_lossy(&out);
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b)
+        .unwrap_or_default();
+    // A chunked body: the JSON is the line that starts with `{`.
+    let json = body
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null);
+    (status, json)
+}
+
+/// An API endpoint's path in disguise (`.` segments, encoded dots, doubled or trailing
+/// slashes, another case) is refused, never passed through ungated: the upstream could
+/// normalise it onto the endpoint and the blocked tool would be offered and its call
+/// relayed. So are the endpoints that run a model or return its stored output past the
+/// gate (found by session 33's gateway audit).
+#[tokio::test]
+async fn disguised_endpoints_and_ungated_ones_are_never_passed_through() {
+    let rig = Rig::start("", vec![chat_says("ungated")]).await;
+    let chat = small_chat().to_string();
+    let messages = small_messages().to_string();
+    for (path, body, anthropic) in [
+        ("/v1/./chat/completions", &chat, false),
+        ("/v1/%2e/chat/completions", &chat, false),
+        ("/v1/x/../chat/completions", &chat, false),
+        ("/v1//chat/completions", &chat, false),
+        ("/v1/chat/completions/", &chat, false),
+        ("/v1/Chat/Completions", &chat, false),
+        ("/v1/./responses", &chat, false),
+        ("/v1/./messages", &messages, true),
+        ("/v1/messages/", &messages, true),
+        ("/v1/messages/batches", &messages, true),
+        ("/v1/responses/resp_1", &chat, false),
+        ("/v1/batches", &chat, false),
+        ("/v1/threads/t_1/runs", &chat, false),
+    ] {
+        let (status, body) = raw_post(&rig, path, body, anthropic).await;
+        assert_eq!(status, 400, "{path}: {body}");
+        if anthropic {
+            assert_anthropic_error(&body, "invalid_request_error");
+        } else {
+            assert_openai_error(&body, "invalid_request_error");
+        }
+    }
+    assert!(rig.script.seen().is_empty(), "nothing reached the upstream");
+    // The endpoint itself still answers.
+    let (status, _) = raw_post(&rig, "/v1/chat/completions", &chat, false).await;
+    assert_eq!(status, 200);
 }
