@@ -13,9 +13,10 @@
 //! # Format
 //!
 //! Input: one call per line, `{"name": "t", "arguments": {"f": "a0", "a": {…}}}`, where
-//! `arguments` is an object or a JSON string holding one (absent means `{}`; anything else
-//! gets an error line for that call, `` `arguments` is not a JSON object: … ``); blank
-//! lines are skipped. Every line is checked before anything is printed: a line that is not a
+//! `arguments` is an object or a JSON string holding one (absent, `null`, `""` and `[]`,
+//! as values or inside a string, mean `{}`, as the library reads a model's arguments;
+//! anything else gets an error line for that call, `` `arguments` is not a JSON object: … ``);
+//! blank lines are skipped. Every line is checked before anything is printed: a line that is not a
 //! JSON object with a string `name` stops the command with exit status 2 and one line
 //! naming the file and line.
 //!
@@ -68,13 +69,21 @@ enum Line<'a> {
 }
 
 /// A call's `arguments` as an object, or why it is not one: an object, or a string holding
-/// one's JSON, is; anything else is refused rather than read as `{}`.
+/// one's JSON, is; the spellings of "no arguments" (`null`, `""`, `[]`, also inside a
+/// string) are `{}`, as `chef_compress` reads them; anything else is refused rather than
+/// read as `{}`.
 fn arguments_object(arguments: Value) -> Result<Value, String> {
     let not_object = "`arguments` is not a JSON object";
+    let none = || Value::Object(serde_json::Map::new());
     match arguments {
         object @ Value::Object(_) => Ok(object),
+        Value::Null => Ok(none()),
+        Value::Array(items) if items.is_empty() => Ok(none()),
+        Value::String(text) if text.trim().is_empty() => Ok(none()),
         Value::String(text) => match serde_json::from_str::<Value>(&text) {
             Ok(object @ Value::Object(_)) => Ok(object),
+            Ok(Value::Null) => Ok(none()),
+            Ok(Value::Array(items)) if items.is_empty() => Ok(none()),
             Ok(other) => Err(format!(
                 "{not_object}: it is a string holding {}",
                 chef_ir::json_kind(&other)

@@ -141,6 +141,57 @@ fn arguments_that_are_not_an_object_get_an_error_line_for_that_call() {
     assert_eq!(out[3]["name"], "batch_geocode");
 }
 
+/// README: absent, `null`, `""` and `[]` mean no arguments (found by session 33's CLI
+/// audit: `chef resolve` refused `null`, `""` and `[]` as "not a JSON object").
+#[test]
+fn the_empty_spellings_of_arguments_mean_no_arguments_at_every_level() {
+    let spellings = [
+        json!(null),
+        json!(""),
+        json!(" "),
+        json!([]),
+        json!("null"),
+        json!("[]"),
+    ];
+    for level in ["0", "1"] {
+        let mut text = format!("{}\n", json!({"name": "check_health"}));
+        for arguments in &spellings {
+            text.push_str(&format!(
+                "{}\n",
+                json!({"name": "check_health", "arguments": arguments})
+            ));
+        }
+        for line in lines(&resolve(level, None, &text)) {
+            assert_eq!(
+                line,
+                json!({"kind": "call", "name": "check_health", "args": {}}),
+                "level {level}"
+            );
+        }
+    }
+    let mut text = String::new();
+    for arguments in &spellings {
+        text.push_str(&format!(
+            "{}\n",
+            json!({"name": "q", "arguments": arguments})
+        ));
+    }
+    let out = lines(&resolve("3", None, &text));
+    assert_eq!(out.len(), spellings.len());
+    let first = &out[0];
+    assert_ne!(first["kind"], "call", "{first}");
+    for line in &out {
+        assert_eq!(line, first, "each spelling is read as no arguments");
+        assert!(
+            !line["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("not a JSON object"),
+            "{line}"
+        );
+    }
+}
+
 #[test]
 fn resolve_with_a_missing_calls_file_exits_2() {
     let out = on_corpus(
