@@ -31,13 +31,19 @@
 //!
 //! An error about one tool (arguments its schema refuses, a schema that cannot be used)
 //! names it in `tool`, the real name, so a program never reads it out of `message`; an
-//! error that reached no tool (an unknown name or code) has no `tool`.
+//! error that reached no tool (an unknown name or code) has no `tool`. At levels 0–1 an
+//! unknown name is answered with the nearest listed name, as `Chef::route` answers it
+//! (`No tool named "raed_file". Did you mean "read_file"?`); levels 3–4 suggest in the
+//! library.
 
 use std::path::PathBuf;
 
 use std::io::{self, Write};
 
-use chef_compress::Resolution;
+use chef_compress::{
+    Level, Resolution, ResolveError,
+    similarity::{SUGGESTION_FLOOR, nearest_open},
+};
 use clap::Args;
 use serde::Serialize;
 use serde_json::Value;
@@ -175,7 +181,7 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
             Resolution::Call { name, args } => Line::Call { name, args },
             Resolution::Meta { result, .. } => Line::Meta { result },
             Resolution::Error(e) => Line::Error {
-                message: e.message(),
+                message: with_did_you_mean(&compressed, e),
                 recoverable: e.recoverable(),
                 tool: e.tool(),
             },
@@ -184,6 +190,32 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
         out.write_all(b"\n").map_err(write_error)?;
     }
     out.flush().map_err(write_error)
+}
+
+/// The error's message, with (at levels 0–1, for a name that reaches no tool) the nearest
+/// listed tool name suggested as `Chef::route` suggests it; the library leaves that to the
+/// caller at those levels, where names are sent as they are.
+fn with_did_you_mean(compressed: &chef_compress::Compressed, error: &ResolveError) -> String {
+    let message = error.message();
+    let ResolveError::UnknownTool { name, level } = error else {
+        return message;
+    };
+    if !matches!(level, Level::Zero | Level::One) {
+        return message;
+    }
+    let candidates = compressed.tools().iter().map(|t| t.name.as_str());
+    let Some(near) = nearest_open(name, candidates, SUGGESTION_FLOOR, |_| false) else {
+        return message;
+    };
+    let sentence = format!("No tool named \"{name}\".");
+    let suggestion = format!(" Did you mean \"{near}\"?");
+    match message.find(&sentence) {
+        Some(at) => {
+            let (head, tail) = message.split_at(at + sentence.len());
+            format!("{head}{suggestion}{tail}")
+        }
+        None => format!("{message}{suggestion}"),
+    }
 }
 
 fn write_error(e: io::Error) -> CliError {

@@ -192,6 +192,28 @@ fn the_empty_spellings_of_arguments_mean_no_arguments_at_every_level() {
     }
 }
 
+/// README: at levels 0–1 a misspelt name is answered with the listed name it meant, as at
+/// level 3 (found by session 33's CLI audit: `chef resolve` gave no suggestion at 0–1).
+#[test]
+fn a_misspelt_name_gets_a_did_you_mean_at_levels_0_and_1() {
+    let text = format!(
+        "{}\n{}\n",
+        json!({"name": "gdrive_raed_file", "arguments": {}}),
+        json!({"name": "zzzzzzzz", "arguments": {}}),
+    );
+    for level in ["0", "1"] {
+        let out = lines(&resolve(level, None, &text));
+        assert_eq!(
+            out,
+            [
+                json!({"kind": "error", "message": "No tool named \"gdrive_raed_file\". Did you mean \"gdrive_read_file\"?", "recoverable": true}),
+                json!({"kind": "error", "message": "No tool named \"zzzzzzzz\".", "recoverable": true}),
+            ],
+            "level {level}"
+        );
+    }
+}
+
 #[test]
 fn resolve_with_a_missing_calls_file_exits_2() {
     let out = on_corpus(
