@@ -551,6 +551,14 @@ impl Config {
                 Duration::from_secs(positive("limits.upstream_timeout_secs", secs)?);
         }
         if let Some(filter) = raw.log.filter {
+            // Checked here: at start an invalid directive would only be skipped, with a
+            // warning, and the gateway would log nothing it was asked for.
+            if let Err(e) = tracing_subscriber::EnvFilter::try_new(&filter) {
+                return Err(ConfigError::Invalid {
+                    key: "log.filter".to_owned(),
+                    message: format!("{filter:?} is not a tracing filter: {e}"),
+                });
+            }
             config.log_filter = filter;
         }
         if let Some(dir) = raw.memory.dir {
@@ -692,6 +700,17 @@ fn apply_chef(config: &mut Config, chef: RawChef, prefix: &str) -> Result<(), Co
         config.prune = prune(prefix, Some(kind), top_k, always_keep, allow)?;
     }
     if let Some(blocked) = chef.blocked {
+        // An entry of no letters or digits ("", "_", " ") names no tool: most likely a
+        // slip that leaves open the tool it meant.
+        if let Some(empty) = blocked
+            .iter()
+            .find(|entry| !entry.chars().any(char::is_alphanumeric))
+        {
+            return Err(ConfigError::Invalid {
+                key: key("blocked"),
+                message: format!("the entry {empty:?} names no tool"),
+            });
+        }
         config.blocked = blocked;
     }
     if let Some(on) = chef.announce_tool_changes {
@@ -1091,6 +1110,13 @@ mod tests {
                 "limits.max_internal_rounds",
             ),
             ("[limits]\nmax_body_bytes = 0", "limits.max_body_bytes"),
+            ("[chef]\nblocked = [\"ok\", \"\"]", "chef.blocked"),
+            ("[chef]\nblocked = [\"_\"]", "chef.blocked"),
+            (
+                "[[policy]]\nname = \"p\"\nroute = \"p\"\nblocked = [\" \"]",
+                "policy.p.blocked",
+            ),
+            ("[log]\nfilter = \"[[[not valid\"", "log.filter"),
         ] {
             let err = Config::parse(text).unwrap_err().to_string();
             assert!(err.contains(key), "{text}: {err}");

@@ -476,6 +476,14 @@ pub fn parse_with(
         extras.insert(key.clone(), value);
     }
     let stream = relay.streamed(&extras);
+    // Every API relayed takes `stream` as a boolean: another value would be sent on and
+    // the upstream's refusal blamed on the upstream.
+    if extras
+        .get("stream")
+        .is_some_and(|v| !(v.is_boolean() || v.is_null()))
+    {
+        return Err(invalid(api, "`stream` must be true or false".to_owned()));
+    }
     if let Some(refusal) = relay.refusal(&extras) {
         return Err(invalid(api, refusal));
     }

@@ -363,6 +363,11 @@ async fn fields_the_gateway_cannot_honour_are_refused() {
             "{body}"
         );
     }
+    // `stream` is a boolean in every API: anything else is the client's mistake.
+    let mut body = small_chat();
+    body["stream"] = json!("yes");
+    let response = rig.openai("/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 400);
     // A background response is stored upstream and read back past the gateway.
     let body = json!({"model": "gpt-test", "input": "hi", "background": true});
     let response = rig.openai("/v1/responses", &body).await;
