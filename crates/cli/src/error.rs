@@ -151,6 +151,13 @@ pub(crate) enum CliError {
     /// A stored session is not a readable snapshot (bad data in the store: exit status 2).
     #[error("session {id:?} is corrupt: {problem}")]
     CorruptSession { id: String, problem: String },
+    /// `sessions ls` or `export` went on past damaged sessions, each already named on
+    /// stderr with its reason; `what` says what became of them (exit status 2).
+    #[error("{} damaged session(s) {what}: {}", ids.len(), ids.join(", "))]
+    DamagedSessions {
+        ids: Vec<String>,
+        what: &'static str,
+    },
     /// A line of a session bundle is unusable.
     #[error("{}: line {line}: {problem}", path.display())]
     Bundle {
@@ -255,6 +262,7 @@ impl CliError {
             | Self::SessionExists { .. }
             | Self::Bundle { .. }
             | Self::CorruptSession { .. }
+            | Self::DamagedSessions { .. }
             | Self::Dense(_)
             | Self::Command(CommandError { usage: true, .. }) => 2,
             Self::Tokenizer

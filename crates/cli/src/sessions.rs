@@ -123,11 +123,64 @@ fn key(id: &str) -> Result<StoreKey, CliError> {
     StoreKey::new(id).map_err(CliError::SessionId)
 }
 
+/// Whether `error` is damage to one session's data (a stored entry or snapshot that does
+/// not decode, a journal that does not replay), not a failure of the store: `ls` and
+/// `export` name it and go on with the other sessions.
+fn is_damage(error: &CliError) -> bool {
+    matches!(
+        error,
+        CliError::CorruptSession { .. }
+            | CliError::Store {
+                source: StoreError::Corrupt { .. },
+                ..
+            }
+    )
+}
+
+/// Says on stderr that session `id` is damaged, and why; the run goes on and exits 2.
+fn name_damaged(id: &StoreKey, error: &CliError, damaged: &mut Vec<String>) {
+    let reason = match error {
+        CliError::CorruptSession { problem, .. } => problem.clone(),
+        CliError::Store { source, .. } => chef_serve::error_chain(source),
+        other => chef_serve::error_chain(other),
+    };
+    eprintln!("chef: session {:?} is corrupt: {reason}", id.as_str());
+    damaged.push(format!("{:?}", id.as_str()));
+}
+
+/// Every stored (plain) session, with the ids of those whose entry does not decode, each
+/// named on stderr. One bulk read when all decode; else one read a key.
+async fn scan_sessions(
+    store: &dyn StorageBackend,
+    url: &StoreUrl,
+    damaged: &mut Vec<String>,
+) -> Result<Vec<(StoreKey, chef::store::Versioned<chef::store::Entry>)>, CliError> {
+    let namespace = &chef::store::Namespace::SESSIONS;
+    match store.scan(namespace, "").await {
+        Ok(all) => return Ok(all),
+        Err(StoreError::Corrupt { .. }) => {}
+        Err(e) => return Err(store_err(url)(e)),
+    }
+    let mut sessions = Vec::new();
+    for id in store.list(namespace, "").await.map_err(store_err(url))? {
+        match store.get(namespace, &id).await {
+            Ok(Some(stored)) => sessions.push((id, stored)),
+            Ok(None) => {}
+            Err(e) => {
+                let e = store_err(url)(e);
+                if !is_damage(&e) {
+                    return Err(e);
+                }
+                name_damaged(&id, &e, damaged);
+            }
+        }
+    }
+    Ok(sessions)
+}
+
 async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> {
-    let sessions = store
-        .scan(&chef::store::Namespace::SESSIONS, "")
-        .await
-        .map_err(store_err(url))?;
+    let mut damaged = Vec::new();
+    let sessions = scan_sessions(store, url, &mut damaged).await?;
     for (id, stored) in &sessions {
         output::json_line(&Listed {
             id: id.as_str(),
@@ -142,7 +195,15 @@ async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> 
         })?;
     }
     for id in journal::list(store).await.map_err(store_err(url))? {
-        let Some((replayed, bytes)) = replay(store, url, &id).await? else {
+        let replayed = match replay(store, url, &id).await {
+            Ok(replayed) => replayed,
+            Err(e) if is_damage(&e) => {
+                name_damaged(&id, &e, &mut damaged);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let Some((replayed, bytes)) = replayed else {
             // Records are there, but none replays (a damaged lone record is dropped):
             // said, not silently left out.
             eprintln!(
@@ -165,7 +226,14 @@ async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> 
             }),
         })?;
     }
-    Ok(())
+    if damaged.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::DamagedSessions {
+            ids: damaged,
+            what: "not listed",
+        })
+    }
 }
 
 /// A journaled session replayed, with its state in the snapshot file format; `None` when
@@ -276,8 +344,16 @@ async fn export(
         named
     };
     let mut bundle = Vec::new();
+    let mut damaged = Vec::new();
     for id in ids {
-        let (text, version) = load_any(store, url, &id).await?;
+        let (text, version) = match load_any(store, url, &id).await {
+            Ok(loaded) => loaded,
+            Err(e) if is_damage(&e) => {
+                name_damaged(&id, &e, &mut damaged);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         let snapshot: Value =
             serde_json::from_str(&text).map_err(|e| CliError::CorruptSession {
                 id: id.as_str().to_owned(),
@@ -292,8 +368,17 @@ async fn export(
         bundle.push(b'\n');
     }
     match out {
-        Some(path) => output::write_atomic_private(path, &bundle),
-        None => output::text(&String::from_utf8_lossy(&bundle)),
+        Some(path) => output::write_atomic_private(path, &bundle)?,
+        None => output::text(&String::from_utf8_lossy(&bundle))?,
+    }
+    if damaged.is_empty() {
+        Ok(())
+    } else {
+        // The bundle holds every other session, each line whole; its gaps are said here.
+        Err(CliError::DamagedSessions {
+            ids: damaged,
+            what: "left out of the bundle",
+        })
     }
 }
 

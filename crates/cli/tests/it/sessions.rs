@@ -234,7 +234,7 @@ fn a_bad_bundle_imports_nothing_and_says_where_and_why() {
 }
 
 #[test]
-fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
+fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported_and_said() {
     let (dir, a) = seeded_store();
     let store = a.to_str().unwrap();
     // One byte of the stored snapshot changes: its checksum no longer matches.
@@ -251,15 +251,85 @@ fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported() {
         );
     };
     refused(show_output(store, "alpha"));
+    // Export writes the intact session, names the corrupt one and exits 2.
     let bundle = dir.path().join("bundle.jsonl");
-    refused(export_output(
-        store,
-        &["--out".as_ref(), bundle.as_os_str()],
-    ));
-    assert!(!bundle.exists(), "nothing exported");
-    refused(export_output(store, &[]));
+    let out = export_output(store, &["--out".as_ref(), bundle.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("session \"alpha\" is corrupt: ") && err.contains("checksum mismatch"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 damaged session(s) left out of the bundle: \"alpha\""),
+        "{err}"
+    );
+    assert_eq!(bundle_ids(&bundle), ["support/42"]);
     // The intact session still shows.
     assert!(show(store, "support/42").contains("hello from support/42"));
+}
+
+/// The ids of a bundle's lines, in order.
+fn bundle_ids(bundle: &Path) -> Vec<String> {
+    std::fs::read_to_string(bundle)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// A session whose store entry is cut short: `ls` and `export` go on with the others, name
+/// it on stderr with the reason and exit 2 (found by session 33's CLI audit: both printed
+/// nothing and exited 2).
+#[test]
+fn a_damaged_entry_is_named_and_the_other_sessions_listed_and_exported() {
+    let (dir, a) = seeded_store();
+    let store = a.to_str().unwrap();
+    let file = a.join("sessions").join("alpha.json");
+    let text = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &text[..50]).unwrap();
+
+    let out = ls_output(store);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let listed: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["id"], "support/42");
+    let err = stderr(&out);
+    assert!(err.contains("session \"alpha\" is corrupt: "), "{err}");
+    assert!(
+        err.contains("alpha.json"),
+        "the reason names the file: {err}"
+    );
+    assert!(
+        err.contains("1 damaged session(s) not listed: \"alpha\""),
+        "{err}"
+    );
+
+    let bundle = dir.path().join("bundle.jsonl");
+    let out = export_output(store, &["--out".as_ref(), bundle.as_os_str()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("left out of the bundle: \"alpha\""),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(bundle_ids(&bundle), ["support/42"]);
+    // What was written is a whole bundle: it imports.
+    let b = dir.path().join("b");
+    let imported = import(b.to_str().unwrap(), &bundle, &[]);
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    // To stdout too, the same lines.
+    let out = export_output(store, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), std::fs::read_to_string(&bundle).unwrap());
 }
 
 /// A session named twice is exported once; a store entry that is not JSON at all stops
