@@ -270,6 +270,20 @@ mod tests {
         assert!(s.config().unwrap().answer_tool);
         assert!(parse("level=1,answer=none").unwrap().answer != Answer::Tool);
         assert_eq!(parse("level=1,answer=note").unwrap().answer, Answer::Note);
+        // docs/EVAL.md's settings table names every value (found by session 33's CLI
+        // audit: `note` was missing).
+        let eval_md = include_str!("../../../../docs/EVAL.md");
+        let row = eval_md
+            .lines()
+            .find(|l| l.starts_with("| `answer` |"))
+            .expect("EVAL.md has an `answer` row");
+        for value in ["tool", "note", "none"] {
+            assert!(parse(&format!("level=1,answer={value}")).is_ok(), "{value}");
+            assert!(
+                row.contains(&format!("`{value}` (")) || row.contains(&format!("or `{value}`")),
+                "{value}: {row}"
+            );
+        }
         assert!(!parse("level=1").unwrap().config().unwrap().answer_tool);
         let labels: Vec<_> = defaults().into_iter().map(|s| s.label).collect();
         assert_eq!(labels, ["level=1", "level=3"]);
