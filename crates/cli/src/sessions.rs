@@ -79,15 +79,20 @@ pub(crate) fn run(args: &SessionsArgs) -> Result<(), CliError> {
         .store
         .as_ref()
         .ok_or_else(|| CliError::Usage("sessions: --store URL is required".to_owned()))?;
+    // An import reads and checks its whole bundle before the store is opened (and, for a
+    // directory, created): a missing or bad bundle leaves no empty store behind.
+    let bundle = match &args.command {
+        SessionsCommand::Import { file, .. } => Some(read_bundle(file)?),
+        _ => None,
+    };
     runtime.block_on(async {
-        let create = matches!(args.command, SessionsCommand::Import { .. });
-        let store = open(url, create).await?;
+        let store = open(url, bundle.is_some()).await?;
         match &args.command {
             SessionsCommand::Ls => ls(&*store, url).await,
             SessionsCommand::Show { id } => show(&*store, url, id).await,
             SessionsCommand::Export { ids, out } => export(&*store, url, ids, out.as_deref()).await,
-            SessionsCommand::Import { file, overwrite } => {
-                import(&*store, url, file, *overwrite).await
+            SessionsCommand::Import { overwrite, .. } => {
+                import(&*store, url, bundle.unwrap_or_default(), *overwrite).await
             }
         }
     })
@@ -388,12 +393,12 @@ struct Imported {
     imported: usize,
 }
 
-async fn import(
-    store: &dyn StorageBackend,
-    url: &StoreUrl,
-    file: &Path,
-    overwrite: bool,
-) -> Result<(), CliError> {
+/// A bundle's sessions, each id with its snapshot's bytes, once every line is checked.
+type Bundle = Vec<(StoreKey, Vec<u8>)>;
+
+/// Reads and checks every line of the bundle `file` (`-`: stdin) before anything is
+/// written: a bad bundle imports nothing.
+fn read_bundle(file: &Path) -> Result<Bundle, CliError> {
     let reader: Box<dyn BufRead> = if file == Path::new("-") {
         Box::new(BufReader::new(std::io::stdin()))
     } else {
@@ -434,6 +439,15 @@ async fn import(
         }
         sessions.push((parsed.id, bytes));
     }
+    Ok(sessions)
+}
+
+async fn import(
+    store: &dyn StorageBackend,
+    url: &StoreUrl,
+    sessions: Bundle,
+    overwrite: bool,
+) -> Result<(), CliError> {
     let expect = if overwrite {
         Expect::Any
     } else {

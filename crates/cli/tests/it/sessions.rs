@@ -174,7 +174,7 @@ fn sessions_commands_report_bad_input_with_status_2() {
     let b = dir.path().join("b");
     let out = import(b.to_str().unwrap(), &bundle, &[]);
     assert_error(&out, &["bad.jsonl: line 2: "]);
-    assert!(ls(b.to_str().unwrap()).is_empty());
+    assert!(!b.exists(), "no store created, nothing written");
 }
 
 /// A run refused with exit status 2, nothing on stdout and one line on stderr, which is
@@ -195,7 +195,7 @@ fn refused_import(bundle_text: &str) -> String {
     std::fs::write(&bundle, bundle_text).unwrap();
     let b = dir.path().join("b");
     let err = refusal(&import(b.to_str().unwrap(), &bundle, &[]));
-    assert!(ls(b.to_str().unwrap()).is_empty(), "nothing is written");
+    assert!(!b.exists(), "no store created, nothing written");
     err
 }
 
@@ -583,4 +583,22 @@ fn export_out_follows_a_symlink_and_writes_into_a_fifo() {
     assert!(std::os::unix::fs::FileTypeExt::is_fifo(
         &std::fs::symlink_metadata(&fifo).unwrap().file_type()
     ));
+}
+
+/// An import whose bundle is missing or bad creates no store directory (found by session
+/// 33's CLI audit: an empty store was left behind).
+#[test]
+fn an_import_that_cannot_read_its_bundle_creates_no_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("st9");
+    let missing = dir.path().join("nosuch.jsonl");
+    let out = import(store.to_str().unwrap(), &missing, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nosuch.jsonl"), "{}", stderr(&out));
+    assert!(!store.exists(), "no store created");
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{not json\n").unwrap();
+    let out = import(store.to_str().unwrap(), &bad, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!store.exists(), "no store created");
 }
