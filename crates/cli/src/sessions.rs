@@ -393,6 +393,10 @@ struct Imported {
     imported: usize,
 }
 
+/// How long `import` waits on one write before it says on stderr that it is waiting for
+/// the store's lock (it then waits on).
+const LOCK_NOTICE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A bundle's sessions, each id with its snapshot's bytes, once every line is checked.
 type Bundle = Vec<(StoreKey, Vec<u8>)>;
 
@@ -455,7 +459,22 @@ async fn import(
     };
     let mut imported = 0;
     for (id, bytes) in sessions {
-        let saved = snapshot::store::save_raw(store, &id, bytes, expect).await;
+        let saved = {
+            let save = snapshot::store::save_raw(store, &id, bytes, expect);
+            tokio::pin!(save);
+            match tokio::time::timeout(LOCK_NOTICE_AFTER, &mut save).await {
+                Ok(saved) => saved,
+                Err(_) => {
+                    // Another process holds the store's lock (a file-system store's `flock`, a
+                    // PostgreSQL row lock): waiting is right, waiting in silence is not.
+                    eprintln!(
+                        "chef: notice: waiting for the store to write session {:?}: another process holds its lock (Ctrl-C stops the import)",
+                        id.as_str()
+                    );
+                    save.await
+                }
+            }
+        };
         if imported > 0
             && let Err(e) = &saved
             && !e.is_conflict()

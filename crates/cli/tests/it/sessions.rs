@@ -602,3 +602,63 @@ fn an_import_that_cannot_read_its_bundle_creates_no_store() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(!store.exists(), "no store created");
 }
+
+/// An import that waits for a store lock another process holds says so on stderr, then
+/// finishes once the lock is released (found by session 33's CLI audit: it blocked with no
+/// message).
+#[test]
+fn an_import_waiting_for_the_store_lock_says_so_and_then_finishes() {
+    use std::io::{BufRead as _, BufReader};
+
+    let (dir, a) = seeded_store();
+    let bundle = dir.path().join("bundle.jsonl");
+    export(a.to_str().unwrap(), &bundle);
+    let b = dir.path().join("b");
+    // Create the store, then hold every one of its lock files, as another writer would.
+    assert!(import(b.to_str().unwrap(), &bundle, &[]).status.success());
+    let held: Vec<std::fs::File> = std::fs::read_dir(b.join(".locks"))
+        .unwrap()
+        .map(|e| {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(e.unwrap().path())
+                .unwrap();
+            file.lock().unwrap();
+            file
+        })
+        .collect();
+    assert!(!held.is_empty());
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+        .args(["sessions", "import"])
+        .arg(&bundle)
+        .arg("--store")
+        .arg(&b)
+        .arg("--overwrite")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = err.read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let Ok(line) = rx.recv_timeout(std::time::Duration::from_secs(30)) else {
+        child.kill().unwrap();
+        panic!("import said nothing in 30 s while waiting for the lock");
+    };
+    assert!(
+        line.contains("waiting for the store") && line.contains("holds its lock"),
+        "{line}"
+    );
+    drop(held);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{line}");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim(),
+        r#"{"imported":2}"#
+    );
+}
