@@ -41,7 +41,9 @@ const STRIPES: usize = 64;
 /// ```
 ///
 /// `meta` is left out when empty. Directories emptied by deletes are left in place.
-/// `<root>/.locks/` holds the lock files; names starting with `.` are never keys.
+/// `<root>/.locks/` holds the lock files, created by the first write or delete (a store
+/// only read, `chef sessions ls` of a directory, is left as it was); names starting with
+/// `.` are never keys.
 ///
 /// # Guarantees
 ///
@@ -78,7 +80,8 @@ pub struct FsBackend {
 #[derive(Debug)]
 struct Inner {
     root: PathBuf,
-    stripes: Vec<Mutex<File>>,
+    /// One lock file a stripe, opened (and `.locks/` created) on its first use.
+    stripes: Vec<Mutex<Option<File>>>,
 }
 
 /// The on-disk form, written without copying the entry.
@@ -105,20 +108,7 @@ impl FsBackend {
         let root = root.as_ref();
         fs::create_dir_all(root).map_err(|e| StoreError::io(root, e))?;
         let root = fs::canonicalize(root).map_err(|e| StoreError::io(root, e))?;
-        let lock_dir = root.join(LOCK_DIR);
-        fsutil::create_dir_durable(&root, &lock_dir).map_err(|e| StoreError::io(&lock_dir, e))?;
-        let mut stripes = Vec::with_capacity(STRIPES);
-        for i in 0..STRIPES {
-            let path = lock_dir.join(format!("{i:02}.lock"));
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(|e| StoreError::io(&path, e))?;
-            stripes.push(Mutex::new(file));
-        }
+        let stripes = (0..STRIPES).map(|_| Mutex::new(None)).collect();
         fsutil::remove_stale_temps(&root, true).map_err(|e| StoreError::io(&root, e))?;
         Ok(Self {
             inner: Arc::new(Inner { root, stripes }),
@@ -154,14 +144,17 @@ impl FsBackend {
     }
 }
 
-/// An exclusive hold on one stripe: the in-process mutex, then the cross-process `flock`.
-struct StripeGuard<'a>(MutexGuard<'a, File>);
+/// An exclusive hold on one stripe: the in-process mutex, then the cross-process `flock`
+/// (the file is always open while a guard exists).
+struct StripeGuard<'a>(MutexGuard<'a, Option<File>>);
 
 impl Drop for StripeGuard<'_> {
     fn drop(&mut self) {
         // Closing is not needed; unlocking explicitly lets the next holder in. An error here
         // leaves the lock to be released when the process exits.
-        let _ = self.0.unlock();
+        if let Some(file) = self.0.as_ref() {
+            let _ = file.unlock();
+        }
     }
 }
 
@@ -225,11 +218,28 @@ impl Inner {
                 source: None,
             });
         };
-        let file = stripe.lock();
-        file.lock().map_err(|e| {
-            StoreError::io(self.root.join(LOCK_DIR).join(format!("{index:02}.lock")), e)
-        })?;
-        Ok(StripeGuard(file))
+        let mut slot = stripe.lock();
+        let lock_dir = self.root.join(LOCK_DIR);
+        let path = lock_dir.join(format!("{index:02}.lock"));
+        let file = match slot.take() {
+            Some(file) => file,
+            None => {
+                fsutil::create_dir_durable(&self.root, &lock_dir)
+                    .map_err(|e| StoreError::io(&lock_dir, e))?;
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&path)
+                    .map_err(|e| StoreError::io(&path, e))?
+            }
+        };
+        // Kept open whether or not the lock is taken: the next use reuses it.
+        slot.insert(file)
+            .lock()
+            .map_err(|e| StoreError::io(&path, e))?;
+        Ok(StripeGuard(slot))
     }
 
     fn read(&self, file: &Path) -> Result<Option<OnDisk>> {

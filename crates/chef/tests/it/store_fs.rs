@@ -316,3 +316,28 @@ fn poll_once<F: std::future::Future>(fut: F) -> F::Output {
         Poll::Pending => panic!("future did not complete inline"),
     }
 }
+
+/// Opening and reading a store writes nothing into it; the lock files come with the first
+/// write (found by session 33's CLI audit: `chef sessions ls` created `.locks/`).
+#[tokio::test]
+async fn only_a_write_creates_the_lock_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FsBackend::open(dir.path()).unwrap();
+    let ns = Namespace::new("notes").unwrap();
+    assert!(store.get(&ns, &key("a")).await.unwrap().is_none());
+    assert!(store.list(&ns, "").await.unwrap().is_empty());
+    let names = |p: &std::path::Path| -> Vec<String> {
+        let mut n: Vec<String> = fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+    assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
+    put(&store, &ns, "a", "x", Expect::Absent).await.unwrap();
+    assert_eq!(names(dir.path()), [".locks", "notes"]);
+    // The lock file stays open and is reused: the next writes on that stripe go through.
+    put(&store, &ns, "a", "y", Expect::Any).await.unwrap();
+    assert!(store.delete(&ns, &key("a"), Expect::Any).await.unwrap());
+}

@@ -662,3 +662,16 @@ fn an_import_waiting_for_the_store_lock_says_so_and_then_finishes() {
         r#"{"imported":2}"#
     );
 }
+
+/// `ls` and `export` of an empty store directory leave it empty (found by session 33's
+/// CLI audit: `ls` created `.locks/`).
+#[test]
+fn reading_an_empty_store_writes_nothing_into_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().to_str().unwrap();
+    assert!(ls(store).is_empty());
+    let out = export_output(store, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
