@@ -42,7 +42,7 @@ use std::io::{self, Write};
 
 use chef_compress::{
     Level, Resolution, ResolveError,
-    similarity::{SUGGESTION_FLOOR, nearest_open},
+    similarity::{SUGGESTION_FLOOR, add_did_you_mean, nearest_open},
 };
 use clap::Args;
 use serde::Serialize;
@@ -204,18 +204,11 @@ fn with_did_you_mean(compressed: &chef_compress::Compressed, error: &ResolveErro
         return message;
     }
     let candidates = compressed.tools().iter().map(|t| t.name.as_str());
-    let Some(near) = nearest_open(name, candidates, SUGGESTION_FLOOR, |_| false) else {
-        return message;
-    };
-    let sentence = format!("No tool named \"{name}\".");
-    let suggestion = format!(" Did you mean \"{near}\"?");
-    match message.find(&sentence) {
-        Some(at) => {
-            let (head, tail) = message.split_at(at + sentence.len());
-            format!("{head}{suggestion}{tail}")
-        }
-        None => format!("{message}{suggestion}"),
+    let mut message = message;
+    if let Some(near) = nearest_open(name, candidates, SUGGESTION_FLOOR, |_| false) {
+        add_did_you_mean(&mut message, name, near);
     }
+    message
 }
 
 fn write_error(e: io::Error) -> CliError {

@@ -128,29 +128,42 @@ fn key(id: &str) -> Result<StoreKey, CliError> {
     StoreKey::new(id).map_err(CliError::SessionId)
 }
 
-/// Whether `error` is damage to one session's data (a stored entry or snapshot that does
-/// not decode, a journal that does not replay), not a failure of the store: `ls` and
-/// `export` name it and go on with the other sessions.
-fn is_damage(error: &CliError) -> bool {
-    matches!(
-        error,
-        CliError::CorruptSession { .. }
-            | CliError::Store {
-                source: StoreError::Corrupt { .. },
-                ..
-            }
-    )
-}
+/// The sessions `ls` and `export` went on past because their data is damaged (a stored
+/// entry or snapshot that does not decode, a journal that does not replay), each named
+/// on stderr with its reason as it is met; the run then exits 2.
+#[derive(Default)]
+struct Damaged(Vec<String>);
 
-/// Says on stderr that session `id` is damaged, and why; the run goes on and exits 2.
-fn name_damaged(id: &StoreKey, error: &CliError, damaged: &mut Vec<String>) {
-    let reason = match error {
-        CliError::CorruptSession { problem, .. } => problem.clone(),
-        CliError::Store { source, .. } => chef_serve::error_chain(source),
-        other => chef_serve::error_chain(other),
-    };
-    eprintln!("chef: session {:?} is corrupt: {reason}", id.as_str());
-    damaged.push(format!("{:?}", id.as_str()));
+impl Damaged {
+    /// `result`'s value; or, when its error is damage to session `id` (not a failure of
+    /// the store), `None` once `id` is named. Any other error is returned.
+    fn skip<T>(
+        &mut self,
+        id: &StoreKey,
+        result: Result<T, CliError>,
+    ) -> Result<Option<T>, CliError> {
+        let reason = match &result {
+            Ok(_) => return result.map(Some),
+            Err(CliError::CorruptSession { problem, .. }) => problem.clone(),
+            Err(CliError::Store {
+                source: source @ StoreError::Corrupt { .. },
+                ..
+            }) => chef_serve::error_chain(source),
+            Err(_) => return result.map(Some),
+        };
+        eprintln!("chef: session {:?} is corrupt: {reason}", id.as_str());
+        self.0.push(format!("{:?}", id.as_str()));
+        Ok(None)
+    }
+
+    /// `Ok` when no session was damaged; else the error that says `what` became of them.
+    fn finish(self, what: &'static str) -> Result<(), CliError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(CliError::DamagedSessions { ids: self.0, what })
+        }
+    }
 }
 
 /// Every stored (plain) session, with the ids of those whose entry does not decode, each
@@ -158,7 +171,7 @@ fn name_damaged(id: &StoreKey, error: &CliError, damaged: &mut Vec<String>) {
 async fn scan_sessions(
     store: &dyn StorageBackend,
     url: &StoreUrl,
-    damaged: &mut Vec<String>,
+    damaged: &mut Damaged,
 ) -> Result<Vec<(StoreKey, chef::store::Versioned<chef::store::Entry>)>, CliError> {
     let namespace = &chef::store::Namespace::SESSIONS;
     match store.scan(namespace, "").await {
@@ -168,23 +181,16 @@ async fn scan_sessions(
     }
     let mut sessions = Vec::new();
     for id in store.list(namespace, "").await.map_err(store_err(url))? {
-        match store.get(namespace, &id).await {
-            Ok(Some(stored)) => sessions.push((id, stored)),
-            Ok(None) => {}
-            Err(e) => {
-                let e = store_err(url)(e);
-                if !is_damage(&e) {
-                    return Err(e);
-                }
-                name_damaged(&id, &e, damaged);
-            }
+        let got = store.get(namespace, &id).await.map_err(store_err(url));
+        if let Some(stored) = damaged.skip(&id, got)?.flatten() {
+            sessions.push((id, stored));
         }
     }
     Ok(sessions)
 }
 
 async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> {
-    let mut damaged = Vec::new();
+    let mut damaged = Damaged::default();
     let sessions = scan_sessions(store, url, &mut damaged).await?;
     for (id, stored) in &sessions {
         output::json_line(&Listed {
@@ -200,13 +206,8 @@ async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> 
         })?;
     }
     for id in journal::list(store).await.map_err(store_err(url))? {
-        let replayed = match replay(store, url, &id).await {
-            Ok(replayed) => replayed,
-            Err(e) if is_damage(&e) => {
-                name_damaged(&id, &e, &mut damaged);
-                continue;
-            }
-            Err(e) => return Err(e),
+        let Some(replayed) = damaged.skip(&id, replay(store, url, &id).await)? else {
+            continue;
         };
         let Some((replayed, bytes)) = replayed else {
             // Records are there, but none replays (a damaged lone record is dropped):
@@ -231,14 +232,7 @@ async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> 
             }),
         })?;
     }
-    if damaged.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::DamagedSessions {
-            ids: damaged,
-            what: "not listed",
-        })
-    }
+    damaged.finish("not listed")
 }
 
 /// A journaled session replayed, with its state in the snapshot file format; `None` when
@@ -349,15 +343,10 @@ async fn export(
         named
     };
     let mut bundle = Vec::new();
-    let mut damaged = Vec::new();
+    let mut damaged = Damaged::default();
     for id in ids {
-        let (text, version) = match load_any(store, url, &id).await {
-            Ok(loaded) => loaded,
-            Err(e) if is_damage(&e) => {
-                name_damaged(&id, &e, &mut damaged);
-                continue;
-            }
-            Err(e) => return Err(e),
+        let Some((text, version)) = damaged.skip(&id, load_any(store, url, &id).await)? else {
+            continue;
         };
         let snapshot: Value =
             serde_json::from_str(&text).map_err(|e| CliError::CorruptSession {
@@ -376,15 +365,8 @@ async fn export(
         Some(path) => output::write_atomic_private(path, &bundle)?,
         None => output::text(&String::from_utf8_lossy(&bundle))?,
     }
-    if damaged.is_empty() {
-        Ok(())
-    } else {
-        // The bundle holds every other session, each line whole; its gaps are said here.
-        Err(CliError::DamagedSessions {
-            ids: damaged,
-            what: "left out of the bundle",
-        })
-    }
+    // The bundle holds every other session, each line whole; its gaps are said here.
+    damaged.finish("left out of the bundle")
 }
 
 /// Summary printed by `import`.

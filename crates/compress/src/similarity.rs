@@ -114,6 +114,26 @@ pub fn nearest_open<'a>(
     }
 }
 
+/// Adds `Did you mean "near"?` to `reply`, an answer to a call of the unknown tool `name`:
+/// right after its `No tool named "name".` sentence (before the hint that follows it), or
+/// at its end. `Chef::route` and `chef resolve` word the suggestion this one way.
+///
+/// ```
+/// use chef_compress::similarity::add_did_you_mean;
+///
+/// let mut reply = String::from("No tool named \"raed_file\". Call a listed tool.");
+/// add_did_you_mean(&mut reply, "raed_file", "read_file");
+/// assert_eq!(reply, "No tool named \"raed_file\". Did you mean \"read_file\"? Call a listed tool.");
+/// ```
+pub fn add_did_you_mean(reply: &mut String, name: &str, near: &str) {
+    let sentence = format!("No tool named \"{name}\".");
+    let suggestion = format!(" Did you mean \"{near}\"?");
+    match reply.find(&sentence) {
+        Some(at) => reply.insert_str(at + sentence.len(), &suggestion),
+        None => reply.push_str(&suggestion),
+    }
+}
+
 /// What [`nearest_among`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Nearest<'a> {

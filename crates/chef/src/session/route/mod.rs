@@ -196,12 +196,7 @@ impl Chef {
             chef_compress::similarity::SUGGESTION_FLOOR,
             blocked,
         ) {
-            let sentence = format!("No tool named \"{name}\".");
-            let suggestion = format!(" Did you mean \"{near}\"?");
-            match reply.find(&sentence) {
-                Some(at) => reply.insert_str(at + sentence.len(), &suggestion),
-                None => reply.push_str(&suggestion),
-            }
+            chef_compress::similarity::add_did_you_mean(reply, name, near);
         }
     }
 
