@@ -5,7 +5,7 @@
 //! the first round's id and the usage of every round. Every event that carries the
 //! response object carries the client's own `tools` and `instructions` ([`Echo`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chef_ir::{
     Message, WireNames,
@@ -138,6 +138,10 @@ struct ResponsesStream {
     // The current round.
     /// Upstream output index → client output index, for items passed through.
     passed: HashMap<u64, u64>,
+    /// Upstream output index → the item its `output_item.done` gave.
+    round_items: BTreeMap<u64, Value>,
+    /// The `call_id`s of the function calls the round announced (`output_item.added`).
+    round_calls: Vec<String>,
     completed: Option<Value>,
     // The client's stream.
     /// Bytes not yet taken.
@@ -284,10 +288,18 @@ impl RelayStream for ResponsesStream {
                     }
                     let is_call = value.pointer("/item/type").and_then(Value::as_str)
                         == Some("function_call");
-                    if !is_call {
+                    if is_call {
+                        let id = value.pointer("/item/call_id").and_then(Value::as_str);
+                        self.round_calls.push(id.unwrap_or("").to_owned());
+                    } else {
                         let client = self.next_item();
                         self.passed.insert(index, client);
                     }
+                }
+                if kind == "response.output_item.done"
+                    && let Some(item) = value.get("item")
+                {
+                    self.round_items.insert(index, item.clone());
                 }
                 if let Some(client) = self.passed.get(&index).copied() {
                     self.item_event(&value, client);
@@ -297,9 +309,46 @@ impl RelayStream for ResponsesStream {
         Ok(())
     }
 
+    /// The round's `response.completed`. Its `output` is what is relayed and routed, so
+    /// a call the stream announced is never dropped because that list left it out: an
+    /// empty or absent `output` is filled with the items the stream gave whole
+    /// (`output_item.done`, in upstream order), and a round whose announced call is in
+    /// neither is refused as malformed.
     fn end_round(&mut self) -> Result<Value, RelayError> {
         self.passed.clear();
-        self.completed.take().ok_or(RelayError::Truncated)
+        let items = std::mem::take(&mut self.round_items);
+        let announced = std::mem::take(&mut self.round_calls);
+        let mut completed = self.completed.take().ok_or(RelayError::Truncated)?;
+        let listed = completed
+            .get("output")
+            .and_then(Value::as_array)
+            .is_some_and(|output| !output.is_empty());
+        if !listed
+            && !items.is_empty()
+            && let Some(response) = completed.as_object_mut()
+        {
+            response.insert(
+                "output".to_owned(),
+                Value::Array(items.into_values().collect()),
+            );
+        }
+        let output = completed.get("output").and_then(Value::as_array);
+        let has_call = |id: &str| {
+            output.into_iter().flatten().any(|item| {
+                item.get("type").and_then(Value::as_str) == Some("function_call")
+                    && item.get("call_id").and_then(Value::as_str) == Some(id)
+            })
+        };
+        match announced.iter().find(|id| !has_call(id)) {
+            None => Ok(completed),
+            Some(id) => Err(RelayError::Malformed(
+                format!(
+                    "its stream announced the function call `{id}`, which neither \
+                     `response.completed` nor an `output_item.done` holds"
+                )
+                .into(),
+            )),
+        }
     }
 
     fn finish(&mut self, reply: &Value, usage: Option<&Map<String, Value>>) {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::{
     harness::{
-        Rig, lookup_for, order_call, responses_tools, sse_events, streamed,
+        Reply, Rig, lookup_for, order_call, pieces, responses_tools, sse_events, streamed,
         streamed_lookup_then_call, typed_sse, wire_tool_names,
     },
     responses_calling,
@@ -46,6 +46,21 @@ async fn a_lookup_is_answered_and_the_call_returns_under_its_real_name() {
 }
 
 fn responses_stream(text: &str, id: &str, call: &ToolCall) -> String {
+    responses_stream_shaped(text, id, call, Completed::Whole)
+}
+
+/// What the round's `response.completed` and the call's item events hold.
+#[derive(Clone, Copy, PartialEq)]
+enum Completed {
+    /// Every item, as OpenAI sends it.
+    Whole,
+    /// `output: []`, the call given whole only by its `output_item.done`.
+    EmptyOutput,
+    /// `output: []`, and the call's `output_item.done` never sent.
+    EmptyOutputNoCallDone,
+}
+
+fn responses_stream_shaped(text: &str, id: &str, call: &ToolCall, shape: Completed) -> String {
     let args = serde_json::to_string(&call.arguments).unwrap();
     let response = |status: &str, output: Value| {
         json!({"id": "resp_s", "object": "response", "created_at": 1, "status": status,
@@ -56,7 +71,7 @@ fn responses_stream(text: &str, id: &str, call: &ToolCall) -> String {
         "content": [{"type": "output_text", "text": text, "annotations": []}]});
     let fc = json!({"type": "function_call", "id": "fc_s", "call_id": id, "name": call.name.as_str(),
         "arguments": args, "status": "completed"});
-    typed_sse(&[
+    let mut events = vec![
         json!({"type": "response.created", "sequence_number": 0, "response": response("in_progress", json!([]))}),
         json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
             "item": {"type": "message", "id": "msg_s", "status": "in_progress", "role": "assistant", "content": []}}),
@@ -70,7 +85,87 @@ fn responses_stream(text: &str, id: &str, call: &ToolCall) -> String {
         json!({"type": "response.output_item.done", "sequence_number": 6, "output_index": 1, "item": fc}),
         json!({"type": "response.completed", "sequence_number": 7,
             "response": response("completed", json!([message, fc]))}),
-    ])
+    ];
+    match shape {
+        Completed::Whole => {}
+        Completed::EmptyOutput => events[7]["response"]["output"] = json!([]),
+        Completed::EmptyOutputNoCallDone => {
+            events[7]["response"]["output"] = json!([]);
+            events.remove(6);
+        }
+    }
+    typed_sse(&events)
+}
+
+fn responses_stream_empty_completed(text: &str, id: &str, call: &ToolCall) -> String {
+    responses_stream_shaped(text, id, call, Completed::EmptyOutput)
+}
+
+/// Some servers that speak the Responses API end a stream with a `response.completed`
+/// whose `output` is empty, the items given only by their events: the call the stream
+/// announced is routed and relayed all the same, never dropped.
+#[tokio::test]
+async fn a_call_missing_from_an_empty_completed_output_is_taken_from_its_item_events() {
+    let rig = Rig::level3(streamed_lookup_then_call(
+        responses_stream_empty_completed,
+        ("Looking.", "call_q", 19),
+        ("Found.", "call_1", 41),
+    ))
+    .await;
+    let body = streamed(request("Where is 737U2663137?"));
+    let text = rig
+        .openai("/v1/responses", &body)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let events: Vec<Value> = sse_events(&text)
+        .into_iter()
+        .map(|(_, d)| serde_json::from_str(&d).unwrap())
+        .collect();
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "response.completed", "{text}");
+    let output = last["response"]["output"].as_array().unwrap();
+    let calls: Vec<&Value> = output
+        .iter()
+        .filter(|item| item["type"] == "function_call")
+        .collect();
+    assert_eq!(calls.len(), 1, "{text}");
+    assert_eq!(calls[0]["name"], "get_order_details");
+    assert_eq!(calls[0]["call_id"], "call_1");
+    // The lookup was answered by chef: the upstream saw a second request.
+    assert_eq!(rig.script.seen().len(), 2);
+}
+
+/// A call the stream announced that neither `response.completed` nor an
+/// `output_item.done` holds is an error the client sees, not a reply without the call.
+#[tokio::test]
+async fn an_announced_call_that_never_arrives_fails_the_stream() {
+    let good = order_call();
+    let stream =
+        responses_stream_shaped("Found.", "call_1", &good, Completed::EmptyOutputNoCallDone);
+    let rig = Rig::level3(vec![Reply::Sse(pieces(&stream, 41))]).await;
+    let body = streamed(request("Where is 737U2663137?"));
+    let text = rig
+        .openai("/v1/responses", &body)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let events: Vec<Value> = sse_events(&text)
+        .into_iter()
+        .map(|(_, d)| serde_json::from_str(&d).unwrap())
+        .collect();
+    let last = events.last().unwrap();
+    assert_eq!(last["type"], "error", "{text}");
+    assert!(
+        last["message"].as_str().unwrap().contains("call_1"),
+        "{text}"
+    );
+    assert!(
+        events.iter().all(|e| e["type"] != "response.completed"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
