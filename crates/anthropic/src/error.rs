@@ -77,9 +77,16 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// A [`Error::Shape`]; an empty `path` (the JSON pointer of the whole document) is
+    /// written `the top level`, so the message never reads `at :`.
     pub(crate) fn shape(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        let path = path.into();
         Self::Shape {
-            path: path.into(),
+            path: if path.is_empty() {
+                "the top level".to_owned()
+            } else {
+                path
+            },
             reason: reason.into(),
         }
     }

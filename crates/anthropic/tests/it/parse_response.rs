@@ -143,6 +143,17 @@ fn a_malformed_known_block_is_an_error_not_an_unknown() {
 }
 
 #[test]
+fn a_reply_missing_a_top_level_member_says_where() {
+    let body = br#"{"type":"message","role":"assistant","content":[],"usage":{"input_tokens":0,"output_tokens":0}}"#;
+    let err = parse_response(body, &WireNames::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("unexpected JSON at the top level: ") && text.contains("`id`"),
+        "{text}"
+    );
+}
+
+#[test]
 fn the_compiled_names_table_maps_replies_back() {
     let request =
         Request::new(vec![Message::user("q")]).with_tools(vec![chef_ir::ToolDefinition::new(
