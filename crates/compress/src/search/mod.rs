@@ -51,7 +51,12 @@
 //! by its IDF; a word the catalogue never uses weighs
 //! [`unknown_weight`](Abstention::unknown_weight) times the rarest known word (a word with
 //! a digit that the catalogue never uses, such as an id or a zip code, is an argument value
-//! and weighs nothing). Two signals come out of the best hit(s):
+//! and weighs nothing). These weights are read as in a catalogue of at least
+//! [`WEIGHT_CATALOGUE_FLOOR`] tools, the size the rule was calibrated on: IDF squeezes
+//! together in a small catalogue (a word in one of three tools weighs under half a word in
+//! none), where one place name would otherwise outweigh the word that finds the tool
+//! ("weather Oslo" over a three-tool catalogue with a weather tool). Scores and ranking
+//! use the catalogue's own IDF. Two signals come out of the best hit(s):
 //!
 //! - **confidence**: the share of the request's weight they explain, `0..=1`, comparable
 //!   across requests and catalogues, unlike a raw BM25 score;
@@ -258,7 +263,8 @@ pub struct CatalogIndex {
     /// Stem -> term id.
     terms: HashMap<Box<str>, u32, bm25::BuildFxHasher>,
     postings: Postings,
-    /// The weight of a query word the catalogue never uses (IDF at document frequency 0).
+    /// The weight of a query word the catalogue never uses (IDF at document frequency 0,
+    /// over at least [`WEIGHT_CATALOGUE_FLOOR`] tools).
     unknown_idf: f32,
     options: IndexOptions,
     /// Each tool's required parameters, for the second stage's argument evidence; empty
@@ -281,6 +287,12 @@ pub(crate) struct Doc<'a> {
     pub(crate) schema: &'a Value,
 }
 
+/// The smallest catalogue size the abstention rule weighs request words at: a catalogue
+/// with fewer tools weighs them as if the rest were tools that use none of its words (see
+/// the module docs, "Abstention"). 149, the size of the catalogue [`Abstention::CALIBRATED`]
+/// was calibrated on; a catalogue at least this large is weighed by its own size.
+pub const WEIGHT_CATALOGUE_FLOOR: usize = 149;
+
 /// At most this many distinct terms of a request are used (the rest are ignored).
 pub const MAX_QUERY_TERMS: usize = 64;
 
@@ -295,7 +307,8 @@ pub(crate) struct QueryTerm {
     /// The word as typed (lowercased); two words joined by a space for a compound.
     surface: String,
     id: Option<u32>,
-    /// IDF when known.
+    /// The word's weight when known: its IDF over at least [`WEIGHT_CATALOGUE_FLOOR`]
+    /// tools (the catalogue's own IDF, which scores, when the catalogue is that large).
     idf: f32,
     /// An unknown word with a digit: an argument value (an id, a zip code), not a need.
     has_digit: bool,
@@ -383,7 +396,7 @@ impl CatalogIndex {
         let (terms, postings) = bm25::finish(builders);
         let args = rerank::resolve_args(&terms, raw_args);
         Self {
-            unknown_idf: bm25::idf(names.len(), 0),
+            unknown_idf: bm25::idf(names.len().max(WEIGHT_CATALOGUE_FLOOR), 0),
             names,
             terms,
             postings,
@@ -778,6 +791,16 @@ impl CatalogIndex {
         (!found.abstained && found.evidence >= self.unknown_idf).then_some(known)
     }
 
+    /// The weight of known term `id`: its IDF, over [`WEIGHT_CATALOGUE_FLOOR`] tools when
+    /// the catalogue has fewer (the same tools use it; the others are counted as not).
+    fn weight_idf(&self, id: u32) -> f32 {
+        if self.names.len() >= WEIGHT_CATALOGUE_FLOOR {
+            self.postings.idf(id)
+        } else {
+            bm25::idf(WEIGHT_CATALOGUE_FLOOR, self.postings.list(id).len())
+        }
+    }
+
     /// Adds `word` unless its stem is already a term; returns the position of its term.
     /// A compound (`explains` given) is added only when the catalogue knows it.
     fn push_term(
@@ -801,7 +824,7 @@ impl CatalogIndex {
         terms.push(QueryTerm {
             surface: surface(),
             id,
-            idf: id.map_or(0.0, |id| self.postings.idf(id)),
+            idf: id.map_or(0.0, |id| self.weight_idf(id)),
             has_digit: word.chars().any(char::is_numeric),
             compound: explains.is_some(),
             explains: explains.unwrap_or(1 << at),

@@ -107,6 +107,48 @@ fn toolgz_real_corpus_prompts_rank_the_expected_tool_high() {
     );
 }
 
+/// A three-tool catalogue weighs request words as the 149-tool catalogue the rule was
+/// calibrated on: a place name no tool mentions does not outweigh the word that finds the
+/// tool (IDF over three tools put "oslo" at 1.6 against "weather" at 1.0), while a request
+/// with no word of the catalogue still abstains. A catalogue of 149 tools or more is
+/// weighed by its own size (the calibration tests pin that).
+#[test]
+fn a_small_catalogue_weighs_request_words_as_the_calibration_catalogue() {
+    let tool = |name: &str, description: &str| {
+        ToolDefinition::new(name, json!({"type": "object", "properties": {}}))
+            .with_description(description)
+    };
+    let tools = [
+        tool("get_weather", "Current weather for a city."),
+        tool("send_email", "Send an email to a recipient."),
+        tool("create_event", "Create a calendar event."),
+    ];
+    let index = CatalogIndex::build(&tools);
+    for query in [
+        "weather Oslo",
+        "Weather in Oslo?",
+        "What's the weather in Oslo?",
+    ] {
+        assert_eq!(names(&index, query, 1), ["get_weather"], "{query}");
+    }
+    for query in [
+        "Book a flight to Rome",
+        "What's 2+2?",
+        "Is it raining in Paris?",
+    ] {
+        assert!(index.search(query, 3).abstained, "{query}");
+    }
+    // The weights are the floor's, the scores the catalogue's own.
+    let found = index.search("weather Oslo", 1);
+    let floor = chef_compress::search::WEIGHT_CATALOGUE_FLOOR as f64;
+    let idf = |df: f64| (1.0 + (floor - df + 0.5) / (df + 0.5)).ln();
+    let expected = idf(1.0) / (idf(1.0) + 0.75 * idf(0.0));
+    assert!(
+        (f64::from(found.confidence) - expected).abs() < 1e-4,
+        "{found:?}"
+    );
+}
+
 #[test]
 fn nonsense_empty_and_stop_word_requests_abstain() {
     let index = CatalogIndex::build(&real_tools());
