@@ -137,11 +137,49 @@ pub(crate) fn load_compiled(
     })
 }
 
+/// What `--model` does not do, said rather than silently ignored: it picks a measured map
+/// style, so it changes nothing below or above level 3, and nothing for a model (and
+/// objective) no sweep measured — the default style is used then. `None` when it picks.
+fn model_notice(model: &str, level: Level, objective: Option<Objective>) -> Option<String> {
+    if level != Level::Three {
+        return Some(format!(
+            "--model picks level 3's measured map style only; it changes nothing at level {}",
+            level.as_u8()
+        ));
+    }
+    let objective = objective.unwrap_or_default();
+    if chef_compress::POLICY
+        .iter()
+        .any(|row| row.model == model && row.objective == objective)
+    {
+        return None;
+    }
+    let mut measured: Vec<String> = chef_compress::POLICY
+        .iter()
+        .map(|row| format!("{} ({})", row.model, row.objective))
+        .collect();
+    measured.sort_unstable();
+    measured.dedup();
+    Some(format!(
+        "no map style was measured for model `{model}` with objective {objective}; the \
+         default `{}` is used. Measured (exact model ids, objective): {}",
+        chef_compress::CONSERVATIVE_DEFAULT,
+        if measured.is_empty() {
+            "none".to_owned()
+        } else {
+            measured.join(", ")
+        }
+    ))
+}
+
 pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
     let mut options =
         options(&args.tools, &args.compression, &args.compiled)?.with_token_counts(args.tokens);
     let definitions = tools::load(&args.tools)?;
     if let Some(model) = &args.model {
+        if let Some(notice) = model_notice(model, args.compression.level, args.objective) {
+            eprintln!("chef: notice: {notice}");
+        }
         options = options.with_model(model.clone());
     }
     if let Some(objective) = args.objective {

@@ -272,6 +272,35 @@ fn flags_that_change_nothing_at_the_level_are_said() {
     );
     let out = on_corpus("compress", &["--level", "3", "--map-style", "distinct"]);
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    // --model picks a measured level-3 style: below level 3, or for a model no sweep
+    // measured, it is said to change nothing.
+    let out = on_corpus("compress", &["--level", "1", "--model", "gpt-5.6-sol"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("notice: --model picks level 3's measured map style only"),
+        "{}",
+        stderr(&out)
+    );
+    let out = on_corpus("compress", &["--level", "3", "--model", "no-such-model"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no map style was measured for model `no-such-model`")
+            && stderr(&out).contains("gpt-5.6-sol"),
+        "{}",
+        stderr(&out)
+    );
+    let out = on_corpus(
+        "compress",
+        &[
+            "--level",
+            "3",
+            "--model",
+            "gpt-5.6-sol",
+            "--objective",
+            "cost",
+        ],
+    );
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
 
 #[test]
