@@ -154,9 +154,18 @@ fn config(level: Level, discover: Option<usize>) -> ChefConfig {
     }
 }
 
-fn build(level: Level, discover: Option<usize>, target: Target) -> Result<Report, CliError> {
+fn build(level: Level, asked: Option<usize>, target: Target) -> Result<Report, CliError> {
     let (tools, document) = corpus()?;
     let mut steps = Vec::new();
+    // Discovery starts above K tools (`PrunePolicy::discovers`): a K that covers the whole
+    // catalogue offers every tool and no find_tools, which is `--prune all`'s run.
+    let discover = asked.filter(|&top_k| {
+        PrunePolicy::Discover {
+            top_k,
+            always_keep: Vec::new(),
+        }
+        .discovers(tools.len())
+    });
 
     // 1. The tools going in.
     let (chars, toks) = measure(&tools, "")?;
@@ -202,6 +211,11 @@ fn build(level: Level, discover: Option<usize>, target: Target) -> Result<Report
     if let Some(top_k) = discover {
         lines.push(format!(
             "with discovery (the default; --prune all turns it off): the {top_k} tools ranked best for the request, by their real names, plus find_tools — see step 3."
+        ));
+    } else if let Some(top_k) = asked {
+        lines.push(format!(
+            "--prune discover:{top_k} covers all {} tools: discovery starts above K tools, so every tool is offered by its real name and there is no find_tools; the demo runs as with --prune all.",
+            tools.len()
         ));
     }
     steps.push(Step {

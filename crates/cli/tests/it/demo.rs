@@ -35,6 +35,21 @@ fn demo_prune_all_and_level_3_offer_every_tool() {
     }
 }
 
+/// A K that covers the whole catalogue offers every tool and no find_tools (discovery
+/// starts above K tools): the demo says so and runs as `--prune all`, without a search
+/// it cannot make.
+#[test]
+fn demo_discover_k_over_the_catalogue_says_every_tool_is_offered() {
+    let out = chef(["demo", "--json", "--prune", "discover:200"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["discover_top_k"], Value::Null);
+    let steps = report["steps"].to_string();
+    assert!(steps.contains("covers all 149 tools"), "{steps}");
+    assert!(!steps.contains("find_tools("), "{steps}");
+    assert!(!steps.contains("No tool named"), "{steps}");
+}
+
 #[test]
 fn demo_rejects_a_malformed_prune() {
     for bad in ["discover:0", "discover:x", "ranked:5"] {
