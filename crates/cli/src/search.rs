@@ -619,8 +619,9 @@ pub(crate) struct DenseFlags {
     /// BM25F and the bundled static model.
     #[arg(long, conflicts_with_all = ["min_cosine", "dense_weight", "calibrate", "joint", "cosine_only"])]
     pub(crate) lexical: bool,
-    /// Where tool vectors are cached [default: $XDG_CACHE_HOME/chef/vectors, else
-    /// ~/.cache/chef/vectors].
+    /// With --model: where its tool vectors are cached [default: $XDG_CACHE_HOME/chef/vectors,
+    /// else ~/.cache/chef/vectors]. The bundled model's vectors are built in memory, never
+    /// cached.
     #[arg(
         long,
         value_name = "DIR",
@@ -628,7 +629,8 @@ pub(crate) struct DenseFlags {
         conflicts_with = "no_cache"
     )]
     pub(crate) cache: Option<PathBuf>,
-    /// Embed the catalogue afresh and keep nothing on disk.
+    /// With --model: embed the catalogue afresh and keep nothing on disk (the bundled
+    /// model never writes a cache).
     #[arg(long, requires = "model")]
     pub(crate) no_cache: bool,
     /// Abstain when no tool's cosine with the request reaches this (and, unless
