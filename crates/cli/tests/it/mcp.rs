@@ -78,6 +78,28 @@ fn names(report_or_tools: &[Value]) -> Vec<&str> {
         .collect()
 }
 
+/// `--out /dev/stdout` when stdout is a pipe (as here, and under `| cat`): the catalogue is
+/// written into the pipe, before the report. `/dev/stdout` then ends at
+/// `/proc/self/fd/1`, whose link text (`pipe:[…]`) names no file.
+#[test]
+fn out_to_dev_stdout_on_a_pipe_is_written_in_place() {
+    let out = chef([
+        "mcp".to_owned(),
+        "inspect".to_owned(),
+        server("files", "--set files"),
+        "--out".to_owned(),
+        "/dev/stdout".to_owned(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let catalogue: Value = serde_json::Deserializer::from_str(&text)
+        .into_iter::<Value>()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(catalogue["tools"].as_array().map(Vec::len), Some(3), "{text}");
+}
+
 #[test]
 fn two_servers_are_combined_namespaced_and_written_for_the_other_commands() {
     let dir = tempfile::tempdir().unwrap();
