@@ -15,7 +15,9 @@
 //! Input: one call per line, `{"name": "t", "arguments": {"f": "a0", "a": {…}}}`, where
 //! `arguments` is an object or a JSON string holding one (absent, `null`, `""` and `[]`,
 //! as values or inside a string, mean `{}`, as the library reads a model's arguments;
-//! anything else gets an error line for that call, `` `arguments` is not a JSON object: … ``);
+//! anything else gets the library's error line for that call, naming its tool:
+//! `Arguments for stripe_list_charges must be a JSON object; received a string that is not
+//! JSON.`);
 //! blank lines are skipped. Every line is checked before anything is printed: a line that is not a
 //! JSON object with a string `name` stops the command with exit status 2 and one line
 //! naming the file and line.
@@ -74,41 +76,9 @@ enum Line<'a> {
     },
 }
 
-/// A call's `arguments` as an object, or why it is not one: an object, or a string holding
-/// one's JSON, is; the spellings of "no arguments" (`null`, `""`, `[]`, also inside a
-/// string) are `{}`, as `chef_compress` reads them; anything else is refused rather than
-/// read as `{}`.
-fn arguments_object(arguments: Value) -> Result<Value, String> {
-    let not_object = "`arguments` is not a JSON object";
-    let none = || Value::Object(serde_json::Map::new());
-    match arguments {
-        object @ Value::Object(_) => Ok(object),
-        Value::Null => Ok(none()),
-        Value::Array(items) if items.is_empty() => Ok(none()),
-        Value::String(text) if text.trim().is_empty() => Ok(none()),
-        Value::String(text) => match serde_json::from_str::<Value>(&text) {
-            Ok(object @ Value::Object(_)) => Ok(object),
-            Ok(Value::Null) => Ok(none()),
-            Ok(Value::Array(items)) if items.is_empty() => Ok(none()),
-            Ok(other) => Err(format!(
-                "{not_object}: it is a string holding {}",
-                chef_ir::json_kind(&other)
-            )),
-            Err(e) => Err(format!(
-                "{not_object}: it is a string that is not JSON ({})",
-                json_line_problem(&e)
-            )),
-        },
-        other => Err(format!(
-            "{not_object}: it is {}",
-            chef_ir::json_kind(&other)
-        )),
-    }
-}
-
-/// Each call's name and its arguments (or why they are unusable, an error line for that
-/// call).
-type Calls = Vec<(String, Result<Value, String>)>;
+/// Each call's name and its arguments as written (absent: `{}`); the library reads them as
+/// it reads a model's, refusing a bag that is not an object for the tool it names.
+type Calls = Vec<(String, Value)>;
 
 fn parse_calls(args: &ResolveArgs) -> Result<Calls, CliError> {
     let text = std::fs::read_to_string(&args.calls).map_err(|source| CliError::Read {
@@ -139,10 +109,9 @@ fn parse_calls(args: &ResolveArgs) -> Result<Calls, CliError> {
             Some(_) => return Err(bad(line, "`name` must be a string".to_owned())),
             None => return Err(bad(line, "`name` is missing".to_owned())),
         };
-        let arguments = match call.remove("arguments") {
-            Some(arguments) => arguments_object(arguments),
-            None => Ok(Value::Object(serde_json::Map::new())),
-        };
+        let arguments = call
+            .remove("arguments")
+            .unwrap_or_else(|| Value::Object(serde_json::Map::new()));
         calls.push((name, arguments));
     }
     Ok(calls)
@@ -163,19 +132,6 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
         .unwrap_or_default();
     let mut out = io::BufWriter::new(io::stdout().lock());
     for (name, arguments) in &calls {
-        let arguments = match arguments {
-            Ok(arguments) => arguments,
-            Err(message) => {
-                let line = Line::Error {
-                    message: message.clone(),
-                    recoverable: true,
-                    tool: None,
-                };
-                serde_json::to_writer(&mut out, &line).map_err(|e| write_error(e.into()))?;
-                out.write_all(b"\n").map_err(write_error)?;
-                continue;
-            }
-        };
         let resolution = compressed.resolve_wire(name, arguments, &names);
         let line = match &resolution {
             Resolution::Call { name, args } => Line::Call { name, args },

@@ -97,7 +97,11 @@ fn out_to_dev_stdout_on_a_pipe_is_written_in_place() {
         .next()
         .unwrap()
         .unwrap();
-    assert_eq!(catalogue["tools"].as_array().map(Vec::len), Some(3), "{text}");
+    assert_eq!(
+        catalogue["tools"].as_array().map(Vec::len),
+        Some(3),
+        "{text}"
+    );
 }
 
 #[test]
