@@ -252,45 +252,42 @@ fn compress_with_a_target_renames_refused_names_and_says_so_on_stderr() {
 /// A flag that changes nothing at the level asked for is said on stderr, not kept silently.
 #[test]
 fn flags_that_change_nothing_at_the_level_are_said() {
-    let out = on_corpus("compress", &["--level", "0", "--map-style", "distinct"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("notice: --map-style shapes level 3's code map only"),
-        "{}",
-        stderr(&out)
+    // Succeeds, with every one of `said` on stderr (nothing when `said` is empty).
+    let check = |args: &[&str], said: &[&str]| {
+        let out = on_corpus("compress", args);
+        let err = stderr(&out);
+        assert!(out.status.success(), "{args:?}: {err}");
+        if said.is_empty() {
+            assert!(err.is_empty(), "{args:?}: {err}");
+        }
+        for text in said {
+            assert!(err.contains(text), "{args:?}: {err}");
+        }
+    };
+    check(
+        &["--level", "0", "--map-style", "distinct"],
+        &["notice: --map-style shapes level 3's code map only"],
     );
     let map = crate::fixture("real-mcp-tools.compiled-map.json");
-    let out = on_corpus(
-        "compress",
+    check(
         &["--level", "3", "--compiled", map.to_str().unwrap()],
+        &["notice: --compiled is read at level 4"],
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("notice: --compiled is read at level 4"),
-        "{}",
-        stderr(&out)
-    );
-    let out = on_corpus("compress", &["--level", "3", "--map-style", "distinct"]);
-    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    check(&["--level", "3", "--map-style", "distinct"], &[]);
     // --model picks a measured level-3 style: below level 3, or for a model no sweep
     // measured, it is said to change nothing.
-    let out = on_corpus("compress", &["--level", "1", "--model", "gpt-5.6-sol"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("notice: --model picks level 3's measured map style only"),
-        "{}",
-        stderr(&out)
+    check(
+        &["--level", "1", "--model", "gpt-5.6-sol"],
+        &["notice: --model picks level 3's measured map style only"],
     );
-    let out = on_corpus("compress", &["--level", "3", "--model", "no-such-model"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("no map style was measured for model `no-such-model`")
-            && stderr(&out).contains("gpt-5.6-sol"),
-        "{}",
-        stderr(&out)
+    check(
+        &["--level", "3", "--model", "no-such-model"],
+        &[
+            "no map style was measured for model `no-such-model`",
+            "gpt-5.6-sol",
+        ],
     );
-    let out = on_corpus(
-        "compress",
+    check(
         &[
             "--level",
             "3",
@@ -299,8 +296,8 @@ fn flags_that_change_nothing_at_the_level_are_said() {
             "--objective",
             "cost",
         ],
+        &[],
     );
-    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }
 
 #[test]

@@ -97,6 +97,22 @@ fn responses_stream_shaped(text: &str, id: &str, call: &ToolCall, shape: Complet
     typed_sse(&events)
 }
 
+/// The client's stream for a streamed request about the order: its text and its events.
+async fn streamed_reply(rig: &Rig) -> (String, Vec<Value>) {
+    let body = streamed(request("Where is 737U2663137?"));
+    let text = rig
+        .openai("/v1/responses", &body)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let events = sse_events(&text)
+        .into_iter()
+        .map(|(_, d)| serde_json::from_str(&d).unwrap())
+        .collect();
+    (text, events)
+}
+
 fn responses_stream_empty_completed(text: &str, id: &str, call: &ToolCall) -> String {
     responses_stream_shaped(text, id, call, Completed::EmptyOutput)
 }
@@ -112,17 +128,7 @@ async fn a_call_missing_from_an_empty_completed_output_is_taken_from_its_item_ev
         ("Found.", "call_1", 41),
     ))
     .await;
-    let body = streamed(request("Where is 737U2663137?"));
-    let text = rig
-        .openai("/v1/responses", &body)
-        .await
-        .text()
-        .await
-        .unwrap();
-    let events: Vec<Value> = sse_events(&text)
-        .into_iter()
-        .map(|(_, d)| serde_json::from_str(&d).unwrap())
-        .collect();
+    let (text, events) = streamed_reply(&rig).await;
     let last = events.last().unwrap();
     assert_eq!(last["type"], "response.completed", "{text}");
     let output = last["response"]["output"].as_array().unwrap();
@@ -145,17 +151,7 @@ async fn an_announced_call_that_never_arrives_fails_the_stream() {
     let stream =
         responses_stream_shaped("Found.", "call_1", &good, Completed::EmptyOutputNoCallDone);
     let rig = Rig::level3(vec![Reply::Sse(pieces(&stream, 41))]).await;
-    let body = streamed(request("Where is 737U2663137?"));
-    let text = rig
-        .openai("/v1/responses", &body)
-        .await
-        .text()
-        .await
-        .unwrap();
-    let events: Vec<Value> = sse_events(&text)
-        .into_iter()
-        .map(|(_, d)| serde_json::from_str(&d).unwrap())
-        .collect();
+    let (text, events) = streamed_reply(&rig).await;
     let last = events.last().unwrap();
     assert_eq!(last["type"], "error", "{text}");
     assert!(
@@ -176,17 +172,7 @@ async fn streaming_emits_text_then_the_real_call_and_one_completed_response() {
         ("Found.", "call_1", 41),
     ))
     .await;
-    let body = streamed(request("Where is 737U2663137?"));
-    let text = rig
-        .openai("/v1/responses", &body)
-        .await
-        .text()
-        .await
-        .unwrap();
-    let events: Vec<Value> = sse_events(&text)
-        .into_iter()
-        .map(|(_, d)| serde_json::from_str(&d).unwrap())
-        .collect();
+    let (text, events) = streamed_reply(&rig).await;
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         kinds,
