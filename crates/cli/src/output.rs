@@ -129,15 +129,9 @@ fn write_atomic_as(path: &Path, bytes: &[u8], private: bool) -> Result<(), CliEr
 pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     // tempfile names its own temporary path in its errors; the user named `path`.
     let err = without_temp_path;
-    // A FIFO or device reached through links the walk below cannot name: `/dev/stdout`
-    // on a pipe ends at `/proc/self/fd/1`, whose link text (`pipe:[…]`) is no path.
-    if let Ok(meta) = std::fs::metadata(path)
-        && !meta.is_file()
-        && !meta.is_dir()
-    {
-        return write_in_place(path, bytes);
-    }
-    let path = &follow_links(path)?;
+    // The system follows the links here, also those `follow_links` cannot name
+    // (`/dev/stdout` on a pipe ends at `/proc/self/fd/1`, whose link text `pipe:[…]` is no
+    // path); the permissions are those of the file the links end at.
     let existing = match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
             return Err(io::Error::new(
@@ -149,6 +143,7 @@ pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io:
         Ok(meta) => Some(meta.permissions()),
         Err(_) => None,
     };
+    let path = &follow_links(path)?;
     let mut tmp = tempfile::NamedTempFile::new_in(parent_dir(path)).map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
     match existing {
