@@ -62,12 +62,12 @@ pub(crate) fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
             path.display()
         )));
     }
-    let target = follow_links(path)
-        .map_err(|e| CliError::Usage(format!("{flag} {}: {e}", path.display())))?;
-    if std::fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
+    if in_place(path) {
         // A FIFO or a device is written in place; nothing goes beside it.
         return Ok(());
     }
+    let target = follow_links(path)
+        .map_err(|e| CliError::Usage(format!("{flag} {}: {e}", path.display())))?;
     let dir = parent_dir(&target);
     if !dir.is_dir() {
         return Err(CliError::Usage(format!(
@@ -129,9 +129,8 @@ fn write_atomic_as(path: &Path, bytes: &[u8], private: bool) -> Result<(), CliEr
 pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     // tempfile names its own temporary path in its errors; the user named `path`.
     let err = without_temp_path;
-    // The system follows the links here, also those `follow_links` cannot name
-    // (`/dev/stdout` on a pipe ends at `/proc/self/fd/1`, whose link text `pipe:[…]` is no
-    // path); the permissions are those of the file the links end at.
+    // The system follows the links here, also those `follow_links` cannot name (see
+    // `in_place`); the permissions are the file's the links end at.
     let existing = match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
             return Err(io::Error::new(
@@ -159,6 +158,14 @@ pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io:
         .and_then(|dir| dir.sync_all())
         .map_err(err)?;
     Ok(())
+}
+
+/// Whether `path` ends (through any links, as the system follows them) at an existing
+/// FIFO or device, which is written in place. Asked of the system, not of
+/// [`follow_links`]: `/dev/stdout` on a pipe ends at `/proc/self/fd/1`, whose link text
+/// (`pipe:[…]`) names no path.
+fn in_place(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// Writes `bytes` to an existing FIFO or device at `path`, which a rename would replace
@@ -299,6 +306,22 @@ mod tests {
             std::fs::hard_link(&run, &hard).unwrap();
             assert!(same_file(&hard, &run));
         }
+    }
+
+    /// `--out /dev/stdout | cat`: a pipe reached through a link whose text names no path
+    /// (`/proc/self/fd/N` -> `pipe:[…]`) is checked as writable and written in place.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_pipe_behind_a_proc_fd_link_is_checked_and_written_in_place() {
+        use std::{io::Read as _, os::fd::AsRawFd as _};
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", writer.as_raw_fd()));
+        check_writable("--out", &path).unwrap();
+        write_atomic(&path, b"{}\n").unwrap();
+        drop(writer);
+        let mut got = String::new();
+        reader.read_to_string(&mut got).unwrap();
+        assert_eq!(got, "{}\n");
     }
 
     #[test]
