@@ -350,17 +350,7 @@ fn export_names_each_session_once_and_a_damaged_entry_is_bad_input() {
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let ids: Vec<String> = std::fs::read_to_string(&bundle)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
-        .collect();
-    assert_eq!(ids, ["alpha", "support/42"]);
+    assert_eq!(bundle_ids(&bundle), ["alpha", "support/42"]);
     let b = dir.path().join("b");
     assert!(import(b.to_str().unwrap(), &bundle, &[]).status.success());
 
