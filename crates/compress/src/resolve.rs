@@ -142,6 +142,18 @@ pub enum ResolveError {
         /// a code or a name with other case or separators).
         reaches: String,
     },
+    /// Levels 3–4: the arguments of a call to the dispatcher (`t` or `q`) cannot be read
+    /// as a JSON object (text that is not JSON, an array, a number): neither the tool
+    /// meant nor its arguments can be known, so nothing is called or looked up.
+    #[error("{}", self.message())]
+    UnreadableDispatch {
+        /// The dispatcher tool the model called (`t` or `q`).
+        name: String,
+        /// What it sent instead of an object (`"string that is not JSON"`, `"array"`, …).
+        received: String,
+        /// The level of the compressed set (the message names the calling convention).
+        level: Level,
+    },
 }
 
 impl ResolveError {
@@ -151,6 +163,25 @@ impl ResolveError {
             Self::UnknownTool { name, level } => {
                 format!("No tool named \"{name}\".{}", level.unknown_tool_hint())
             }
+            Self::UnknownCode { code, .. } if code.trim().is_empty() => {
+                "t needs \"f\": the map code of the tool to call, with the tool's arguments in \"a\". Search with q(s=…) to find a code.".to_owned()
+            }
+            Self::UnknownFunction { name, .. } if name.trim().is_empty() => {
+                "t needs \"f\": the name of the function to call, with its arguments in \"a\". Search with q(s=…) to find one.".to_owned()
+            }
+            Self::UnreadableDispatch {
+                name,
+                received,
+                level,
+            } => format!(
+                "Arguments for {name} must be a JSON object; received {}.{}",
+                crate::validate::with_article(received),
+                if name == "q" {
+                    " Look a tool up with q(s=<keyword>) or q(c=<code>)."
+                } else {
+                    level.unknown_tool_hint()
+                }
+            ),
             Self::UnknownCode { code, suggestion } => {
                 let mut m = format!("No map code \"{code}\". Search with q(s=…).");
                 if let Some(s) = suggestion {
@@ -231,7 +262,8 @@ impl ResolveError {
             | Self::UnknownFunction { .. }
             | Self::UnknownOperation { .. }
             | Self::UnknownDescribedOperation { .. }
-            | Self::AmbiguousWireName { .. } => None,
+            | Self::AmbiguousWireName { .. }
+            | Self::UnreadableDispatch { .. } => None,
         }
     }
 
@@ -247,7 +279,8 @@ impl ResolveError {
             | Self::UnknownDescribedOperation { .. }
             | Self::InvalidArguments(_)
             | Self::HiddenTool { .. }
-            | Self::AmbiguousWireName { .. } => true,
+            | Self::AmbiguousWireName { .. }
+            | Self::UnreadableDispatch { .. } => true,
             Self::UnusableSchema(_) => false,
         }
     }

@@ -1006,7 +1006,9 @@ impl Hub {
                     }
                     text
                 }
-                (ResolveError::UnknownCode { code, suggestion }, Mode::Search) => {
+                (ResolveError::UnknownCode { code, suggestion }, Mode::Search)
+                    if !code.trim().is_empty() =>
+                {
                     let near = suggestion
                         .as_ref()
                         .map(|s| format!(" Did you mean \"{s}\"?"))

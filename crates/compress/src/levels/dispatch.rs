@@ -278,6 +278,18 @@ fn resolve(
 ) -> Resolution {
     let mut name: Cow<'_, str> = Cow::Borrowed(raw_name);
     let mut args = as_object(Some(raw_args));
+    // `t` or `q` whose arguments cannot be read: which tool, code or search was meant is
+    // unknown, so nothing is called, looked up or listed.
+    if (raw_name == "t" || raw_name == "q")
+        && is_empty(&args)
+        && let Some(received) = unreadable_bag(Some(raw_args))
+    {
+        return Resolution::Error(ResolveError::UnreadableDispatch {
+            name: raw_name.to_owned(),
+            received: received.to_owned(),
+            level: c.level,
+        });
+    }
 
     // (A) `q` or `t` routed through the dispatcher: unwrap one level.
     if name == "t"

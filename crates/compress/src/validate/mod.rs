@@ -101,6 +101,7 @@
 mod error;
 mod normalise;
 mod render;
+pub(crate) use self::render::with_article;
 
 use std::collections::HashMap;
 

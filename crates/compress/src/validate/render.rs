@@ -244,7 +244,7 @@ fn counted(limit: u64, measure: Measure) -> String {
 }
 
 /// `a string`, `an integer`, `null`.
-fn with_article(type_name: &str) -> String {
+pub(crate) fn with_article(type_name: &str) -> String {
     match type_name {
         "null" => "null".to_owned(),
         t if t.starts_with(['a', 'e', 'i', 'o', 'u']) => format!("an {t}"),

@@ -751,10 +751,80 @@ fn validation_off_passes_any_arguments() {
 
 #[test]
 fn an_absent_f_is_an_unknown_code_with_no_suggestion() {
-    assert_eq!(
-        expect_error(l3().resolve("t", &json!({}))),
-        "No map code \"\". Search with q(s=…)."
-    );
+    for args in [json!({}), json!({"f": ""}), json!({"a": {"owner": "o"}})] {
+        let Resolution::Error(e) = l3().resolve("t", &args) else {
+            panic!("{args}");
+        };
+        assert!(
+            matches!(&e, ResolveError::UnknownCode { code, suggestion: None } if code.is_empty()),
+            "{e:?}"
+        );
+        // The model is told what `t` needs, not that the code "" does not exist.
+        assert_eq!(
+            e.message(),
+            "t needs \"f\": the map code of the tool to call, with the tool's arguments in \"a\". Search with q(s=…) to find a code."
+        );
+    }
+}
+
+#[test]
+fn dispatcher_arguments_that_cannot_be_read_are_refused_naming_no_tool() {
+    let l4 = compress(
+        &tools3(),
+        &Options::new().with_level(Level::Four).with_compiled(
+            tools3()
+                .iter()
+                .map(|t| (t.name.to_string(), format!("def {}(): \"x\"", t.name)))
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        ),
+    )
+    .unwrap();
+    for (c, hint) in [
+        (l3(), "Invoke tools with t(f=<code>)."),
+        (l4, "Invoke tools with t(f=<function name>)."),
+    ] {
+        for (raw, received) in [
+            (json!("not json at all"), "a string that is not JSON"),
+            (
+                json!("{\"f\": \"a0\", \"a\": {"),
+                "a string that is not JSON",
+            ),
+            (json!("[1, 2]"), "an array"),
+            (json!([1, 2]), "an array"),
+            (json!(7), "a number"),
+        ] {
+            let Resolution::Error(e) = c.resolve("t", &raw) else {
+                panic!("{raw}");
+            };
+            assert!(
+                matches!(&e, ResolveError::UnreadableDispatch { name, .. } if name == "t"),
+                "{e:?}"
+            );
+            assert_eq!(e.tool(), None);
+            assert!(e.recoverable());
+            assert_eq!(
+                e.message(),
+                format!("Arguments for t must be a JSON object; received {received}. {hint}")
+            );
+            // `q` is not answered with a listing of the map either.
+            let Resolution::Error(e) = c.resolve("q", &raw) else {
+                panic!("q {raw}");
+            };
+            assert_eq!(
+                e.message(),
+                format!(
+                    "Arguments for q must be a JSON object; received {received}. Look a tool up with q(s=<keyword>) or q(c=<code>)."
+                )
+            );
+        }
+        // The empty spellings of "no arguments" still list the map.
+        for empty in [json!(null), json!(""), json!([]), json!({})] {
+            assert!(
+                matches!(c.resolve("q", &empty), Resolution::Meta { .. }),
+                "{empty}"
+            );
+        }
+    }
 }
 
 #[test]
