@@ -474,9 +474,9 @@ impl Chef {
 
     /// Searches the registered tools for a task as `find_tools` does; returns up to `k`
     /// `(name, score)` pairs, best first (none when nothing fits). Blocked tools and tools
-    /// off the allowlist are left out (ranked, then dropped: they cost no place). A sentence on which the index abstains as a whole is searched
-    /// by the words of it the catalogue uses ([`chef::Tools::search`]). Runs without the
-    /// GIL.
+    /// off the allowlist are left out (ranked, then dropped: they cost no place). A
+    /// sentence on which the index abstains as a whole is searched by the words of it the
+    /// catalogue uses ([`chef::Tools::search`]). Runs without the GIL.
     #[pyo3(signature = (query, k = 5))]
     fn search(&self, py: Python<'_>, query: String, k: usize) -> PyResult<Vec<(String, f64)>> {
         self.without_gil(py, move |i| {
