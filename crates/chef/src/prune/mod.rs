@@ -65,6 +65,11 @@ pub struct Pruner {
     lexical_only: bool,
     /// The hybrid index (built on first use; `None` if the model failed).
     hybrid: std::sync::OnceLock<Option<std::sync::Arc<chef_compress::search::dense::HybridIndex>>>,
+    /// The registry as it would be with only some of its flat tools (which ones: the mask,
+    /// in registration order), ranked as this one ranks: it answers whether anything the
+    /// caller may offer fits (see [`rank_search_among`](Self::rank_search_among)). Made on
+    /// first need, kept until the registry, the ranking or the mask changes.
+    restricted: rank::Restricted,
     namespaces: Vec<ToolGroup>,
     toolkits: Vec<ToolGroup>,
     blocklist: Blocklist,
@@ -135,7 +140,7 @@ impl Pruner {
             self.flat_json.get_or_init(|| Some(json));
         }
         self.index = std::sync::OnceLock::new();
-        self.hybrid = std::sync::OnceLock::new();
+        self.reset_ranking();
         Ok(self)
     }
 

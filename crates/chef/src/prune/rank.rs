@@ -2,8 +2,18 @@
 //! an embedding model, and `rank_by_task`.
 
 use chef_compress::search::CatalogIndex;
+use chef_ir::ToolDefinition;
 
 use super::{KeepReason, PruneResult, Pruner};
+
+/// [`Pruner`]'s cache of itself restricted to some of its flat tools (the mask, in
+/// registration order). Shared by clones, which hold the same tools and ranking until
+/// either changes (and the cache with it).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Restricted(std::sync::Arc<parking_lot::Mutex<Option<KeptOnly>>>);
+
+/// Which flat tools were kept (in registration order), and the registry of them alone.
+type KeptOnly = (Vec<bool>, std::sync::Arc<Pruner>);
 
 impl Pruner {
     /// The catalogue search index over the flat tools (built once per registration).
@@ -23,7 +33,7 @@ impl Pruner {
     pub fn set_embedder(&mut self, config: chef_compress::search::dense::DenseConfig) -> &mut Self {
         self.dense = Some(config);
         self.lexical_only = false;
-        self.hybrid = std::sync::OnceLock::new();
+        self.reset_ranking();
         self
     }
 
@@ -32,7 +42,7 @@ impl Pruner {
     pub fn set_lexical_ranking(&mut self) -> &mut Self {
         self.dense = None;
         self.lexical_only = true;
-        self.hybrid = std::sync::OnceLock::new();
+        self.reset_ranking();
         self
     }
 
@@ -41,7 +51,13 @@ impl Pruner {
     pub(crate) fn keep_ranking_of(&mut self, other: &Self) {
         self.dense.clone_from(&other.dense);
         self.lexical_only = other.lexical_only;
+        self.reset_ranking();
+    }
+
+    /// Forgets what was built from the flat tools and the ranking (after either changed).
+    pub(super) fn reset_ranking(&mut self) {
         self.hybrid = std::sync::OnceLock::new();
+        self.restricted = Restricted::default();
     }
 
     /// The embedding model set with [`set_embedder`](Self::set_embedder), if any (`None`
@@ -116,6 +132,111 @@ impl Pruner {
             Some(known) => self.rank_by_task(&known, k),
             None => ranked,
         }
+    }
+
+    /// [`rank_search`](Self::rank_search) among the flat tools `keep` accepts (the ones a
+    /// caller may offer: not blocked, on the allowlist): the others are ranked with them,
+    /// then dropped, so they cost no place. When one of them was ranked, the index is asked
+    /// again as if only the kept tools were registered, and if it abstains there, nothing
+    /// is returned: a tool that may not be offered does not make the others fit. (The
+    /// index over the kept tools is built on first need and kept while the registry, the
+    /// ranking and what `keep` accepts stay the same.)
+    ///
+    /// ```
+    /// use chef::prune::{Pruner, Strategy};
+    /// use chef_ir::ToolDefinition;
+    /// use serde_json::json;
+    ///
+    /// let mut pruner = Pruner::new(Strategy::default());
+    /// pruner.register_tools(vec![
+    ///     ToolDefinition::new("purge_cdn_cache", json!({"type": "object"}))
+    ///         .with_description("Purge the CDN cache of a site."),
+    ///     ToolDefinition::new("send_email", json!({"type": "object"}))
+    ///         .with_description("Send an email to a recipient."),
+    ///     ToolDefinition::new("list_repositories", json!({"type": "object"}))
+    ///         .with_description("List the repositories of an account."),
+    /// ])?;
+    /// pruner.set_lexical_ranking();
+    /// let open = |name: &str| name != "purge_cdn_cache";
+    /// // The one tool that fits may not be offered: nothing fits, not the next-ranked.
+    /// assert!(!pruner.rank_search("purge the CDN cache of my site", 5).tools.is_empty());
+    /// assert!(pruner.rank_search_among("purge the CDN cache of my site", 5, &open).tools.is_empty());
+    /// let found = pruner.rank_search_among("list my repositories", 5, &open);
+    /// assert_eq!(found.tools[0].name.as_str(), "list_repositories");
+    /// # Ok::<(), chef::prune::RegistryError>(())
+    /// ```
+    pub fn rank_search_among(
+        &self,
+        query: &str,
+        depth: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> PruneResult {
+        let ranked = self.rank_search(query, depth);
+        self.only_fitting(ranked, keep, |kept| {
+            kept.rank_search(query, depth).tools.is_empty()
+        })
+    }
+
+    /// [`rank_by_task`](Self::rank_by_task) among the flat tools `keep` accepts, as
+    /// [`rank_search_among`](Self::rank_search_among) ranks among them.
+    pub fn rank_by_task_among(
+        &self,
+        task: &str,
+        depth: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> PruneResult {
+        let ranked = self.rank_by_task(task, depth);
+        self.only_fitting(ranked, keep, |kept| {
+            kept.rank_by_task(task, depth).tools.is_empty()
+        })
+    }
+
+    /// `ranked` less the tools `keep` refuses; nothing when one was ranked and the registry
+    /// of the kept tools alone `abstains`.
+    fn only_fitting(
+        &self,
+        ranked: PruneResult,
+        keep: &dyn Fn(&str) -> bool,
+        abstains: impl FnOnce(&Pruner) -> bool,
+    ) -> PruneResult {
+        let dropped = ranked.tools.iter().any(|t| !keep(t.name.as_str()));
+        if dropped && abstains(&self.restricted_to(keep)) {
+            return PruneResult::keeping(&self.flat, Vec::new(), Vec::new());
+        }
+        let (tools, reasons): (Vec<_>, Vec<_>) = ranked
+            .tools
+            .into_iter()
+            .zip(ranked.reasons)
+            .filter(|(tool, _)| keep(tool.name.as_str()))
+            .unzip();
+        PruneResult::keeping(&self.flat, tools, reasons)
+    }
+
+    /// This registry with only the flat tools `keep` accepts, ranked as this one ranks
+    /// (cached: see the `restricted` field).
+    fn restricted_to(&self, keep: &dyn Fn(&str) -> bool) -> std::sync::Arc<Pruner> {
+        let mask: Vec<bool> = self.flat.iter().map(|t| keep(t.name.as_str())).collect();
+        let mut cached = self.restricted.0.lock();
+        if let Some((kept, pruner)) = cached.as_ref()
+            && *kept == mask
+        {
+            return std::sync::Arc::clone(pruner);
+        }
+        let tools: Vec<ToolDefinition> = self
+            .flat
+            .iter()
+            .zip(&mask)
+            .filter(|(_, kept)| **kept)
+            .map(|(tool, _)| tool.clone())
+            .collect();
+        let pruner = std::sync::Arc::new(Pruner {
+            flat: tools.into(),
+            dense: self.dense.clone(),
+            lexical_only: self.lexical_only,
+            ..Pruner::default()
+        });
+        *cached = Some((mask, std::sync::Arc::clone(&pruner)));
+        pruner
     }
 
     /// The `k` flat tools the catalogue index ranks best for `task`, best first, each with

@@ -269,8 +269,9 @@ impl Chef {
 
     /// The best-ranked tools for `query` that may be offered (see [`offerable`](Self::offerable);
     /// `gated`: whether the blocklist applies), best first, up to `limit`, each with its
-    /// score; empty when the index abstains. Ranked deep enough that the tools the gate or
-    /// the lists remove do not cost places.
+    /// score; empty when the index abstains, also when only tools that may not be offered
+    /// fit ([`Pruner::rank_search_among`](crate::prune::Pruner::rank_search_among)). Ranked
+    /// deep enough that the tools the gate or the lists remove do not cost places.
     fn search_offerable(
         &self,
         query: &str,
@@ -281,12 +282,15 @@ impl Chef {
         let depth = (limit.saturating_mul(4))
             .max(limit.saturating_add(20))
             .min(registry.len().max(1));
-        let ranked = self.tools.pruner.rank_search(query, depth);
+        let offerable = |name: &str| self.offerable(name, gated);
+        let ranked = self
+            .tools
+            .pruner
+            .rank_search_among(query, depth, &offerable);
         ranked
             .tools
             .iter()
             .zip(&ranked.reasons)
-            .filter(|(tool, _)| self.offerable(tool.name.as_str(), gated))
             .filter_map(|(tool, reason)| {
                 let score = match reason {
                     KeepReason::Ranked { score, .. } => *score,
@@ -414,7 +418,7 @@ impl<'a> super::Tools<'a> {
     /// as a whole is searched by the words of it the catalogue uses), less the tools that
     /// may not be offered — blocked ones, and ones off the allowlist or the active skill's
     /// list (ranked with the others, then dropped, so they cost no place). Empty when the
-    /// index abstains: nothing fits.
+    /// index abstains: nothing fits; also when only such tools fit.
     /// [`Pruner::rank_search`](crate::prune::Pruner::rank_search) ranks the whole
     /// registry, with no gate.
     pub fn search(&self, query: &str, k: usize) -> Vec<(&'a ToolDefinition, f64)> {

@@ -327,27 +327,24 @@ pub(crate) fn keep(
             | PrunePolicy::Discover { top_k, always_keep },
         ) => {
             // Rank among the offered tools only, so the allowlist (or, under discovery, the
-            // blocklist) never costs ranked slots.
-            let everything = PrunePolicy::Ranked {
-                top_k: pruner.all_tools().len(),
-                always_keep: always_keep.clone(),
+            // blocklist) never costs ranked slots, nor makes the others fit when only a
+            // tool that is not offered does (`rank_by_task_among`).
+            let mut kept: Vec<(ToolDefinition, KeepReason)> = pruner
+                .all_tools()
+                .iter()
+                .filter(|t| always_keep.iter().any(|n| n == t.name.as_str()))
+                .filter(|t| offered(t.name.as_str()))
+                .map(|t| (t.clone(), KeepReason::AlwaysKept))
+                .collect();
+            let ranked = pruner.rank_by_task_among(input.task, pruner.all_tools().len(), &offered);
+            let mut count = 0;
+            for (tool, reason) in ranked.tools.into_iter().zip(ranked.reasons) {
+                if count < *top_k && !kept.iter().any(|(k, _)| k.name == tool.name) {
+                    count += 1;
+                    kept.push((tool, reason));
+                }
             }
-            .apply(pruner, input.task)?;
-            let mut ranked = 0;
-            everything
-                .tools
-                .into_iter()
-                .zip(everything.reasons)
-                .filter(|(t, _)| offered(t.name.as_str()))
-                .filter(|(_, reason)| {
-                    if matches!(reason, KeepReason::Ranked { .. }) {
-                        ranked += 1;
-                        ranked <= *top_k
-                    } else {
-                        true
-                    }
-                })
-                .collect()
+            kept
         }
         (_, policy) => {
             let result = policy.apply(pruner, input.task)?;

@@ -535,6 +535,44 @@ fn a_blocked_tool_is_never_among_the_ranked_tools_and_frees_its_slot() {
     assert_eq!(wire_names(&mut chef, Target::OpenAiChat), before);
 }
 
+/// When the only tool that fits is blocked, nothing fits: the list offers no ranked tool
+/// in its place and `find_tools` says so, as the session's own search does, instead of
+/// handing the model the next-ranked tools, which do not fit (without
+/// `summarize_document`, the catalogue has no tool for "summarize this document"). Other
+/// requests still find their tools, and unblocked the tool comes back.
+#[test]
+fn when_only_a_blocked_tool_fits_nothing_is_offered_in_its_place() {
+    let request = "Summarize this document";
+    let mut chef = discovery(3);
+    chef.push(Message::user(request));
+    let before = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(
+        before.iter().any(|n| n == "summarize_document"),
+        "{before:?}"
+    );
+    chef.tools_mut().set_blocked(["summarize_document"]);
+    assert_eq!(wire_names(&mut chef, Target::OpenAiChat), ["find_tools"]);
+    assert!(chef.tools().search(request, 3).is_empty());
+    let reply = find(&mut chef, "c1", "summarize a document");
+    assert!(reply.starts_with("No tool fits"), "{reply}");
+    assert!(found_names(&chef).is_empty());
+    // A request that another tool fits still finds it, the blocked tool costing no place.
+    let found: Vec<&str> = chef
+        .tools()
+        .search("send a markdown email", 3)
+        .into_iter()
+        .map(|(t, _)| t.name.as_str())
+        .collect();
+    assert_eq!(found.first(), Some(&"send_markdown_email"), "{found:?}");
+    chef.tools_mut().set_blocked(Vec::<String>::new());
+    chef.push(Message::user(request));
+    assert!(
+        wire_names(&mut chef, Target::OpenAiChat)
+            .iter()
+            .any(|n| n == "summarize_document")
+    );
+}
+
 #[test]
 fn a_blocked_tool_is_not_offered_by_a_catalogue_shown_whole() {
     let mut chef = discovery(1_000);

@@ -886,7 +886,11 @@ impl Hub {
             return (Err("No upstream MCP server is up yet.".to_owned()), false);
         };
         let total = ranking.all_tools().len().max(1);
-        let ranked = ranking.rank_search(&query, (limit + 20).min(total));
+        // Ranked among the tools the blocklist allows: a blocked tool costs no place, and
+        // when it is the only one that fits, nothing does.
+        let ranked = ranking.rank_search_among(&query, (limit + 20).min(total), &|name| {
+            !self.blocked(view, name)
+        });
         // Every tool the reply lists is in the tool list.
         let limit = limit.min(self.config.found_limit);
         let mut lines = Vec::new();

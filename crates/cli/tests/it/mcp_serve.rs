@@ -489,6 +489,10 @@ fn discover_mode_finds_then_the_host_calls_by_real_name() {
         let r = invoke(host, "git_push", json!({})).await;
         assert_eq!(r.is_error, Some(true));
         assert!(text(&r).contains("blocked"), "{}", text(&r));
+        // When the blocked tool is the only one that fits, nothing fits: the next-ranked
+        // tools are not listed in its place.
+        let r = find("update the remote").await;
+        assert!(text(&r).starts_with("No tool fits"), "{}", text(&r));
         // A search written as a sentence finds what its catalogue words find.
         let r =
             find("please read the text file Bob and Carol sent us last Tuesday in Lisbon").await;
