@@ -535,6 +535,33 @@ fn a_blocked_tool_is_never_among_the_ranked_tools_and_frees_its_slot() {
     assert_eq!(wire_names(&mut chef, Target::OpenAiChat), before);
 }
 
+/// Text with no word any tool uses — made-up words, small talk — gets no ranked tool and
+/// `find_tools` finds nothing for it: the bundled static model's cosine on such text
+/// reaches the threshold through word pieces and common words, and it alone never answers
+/// (`HybridOptions::needs_shared_word`). Requests that name what a tool does are answered.
+#[test]
+fn text_that_shares_no_word_with_the_catalogue_gets_no_tool() {
+    for request in ["xyzzy plugh frobnicate", "hello there, how are you?"] {
+        let mut chef = discovery(10);
+        chef.push(Message::user(request));
+        assert_eq!(
+            wire_names(&mut chef, Target::OpenAiChat),
+            ["find_tools"],
+            "{request}"
+        );
+        assert!(chef.tools().search(request, 5).is_empty(), "{request}");
+        let reply = find(&mut chef, "c1", request);
+        assert!(reply.starts_with("No tool fits"), "{request}: {reply}");
+    }
+    let mut chef = discovery(10);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    assert!(
+        wire_names(&mut chef, Target::OpenAiChat)
+            .iter()
+            .any(|n| n == "get_diesel_price")
+    );
+}
+
 /// When the only tool that fits is blocked, nothing fits: the list offers no ranked tool
 /// in its place and `find_tools` says so, as the session's own search does, instead of
 /// handing the model the next-ranked tools, which do not fit (without

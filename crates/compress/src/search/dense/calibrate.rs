@@ -46,23 +46,32 @@ fn threshold_above(best_cosines: &[f32], count: usize) -> f32 {
 /// and the share it does abstain on (what `chef search --calibrate` prints). Cosine alone
 /// ([`HybridOptions::joint`](super::HybridOptions::joint) off): [`calibrate_min_cosine`]
 /// over their best cosines. With joint abstention, a request BM25F answers is never
-/// abstained on whatever the threshold, so the threshold is picked among the others to
-/// reach the same count, and the share reached is less than `share` when too few are
-/// left. `(-1, 0)` when nothing can be abstained on or `share` is 0.
+/// abstained on whatever the threshold, and one that shares no word with the catalogue
+/// ([`HybridOptions::needs_shared_word`](super::HybridOptions::needs_shared_word)) always
+/// is, so the threshold is picked among the others to reach the same count, and the share
+/// reached is less than `share` when too few are left. `(-1, 0)` when nothing can be
+/// abstained on or `share` is 0.
 pub fn calibrate_on_irrelevant<S: AsRef<str>>(
     index: &HybridIndex,
     irrelevant: &[S],
     share: f32,
 ) -> Result<(f32, f32), DenseError> {
+    let joint = index.options().joint;
+    let no_word_abstains = joint && index.options().needs_shared_word;
     let mut best = Vec::with_capacity(irrelevant.len());
+    // Requests that share no word with the catalogue, when the options ask for one, are
+    // abstained on whatever the threshold.
+    let mut always = 0;
     for query in irrelevant.iter().map(AsRef::as_ref) {
-        if !index.options().joint || index.lexical_abstains(query) {
+        if no_word_abstains && index.shares_no_word(query) {
+            always += 1;
+        } else if !joint || index.lexical_abstains(query) {
             best.push(index.best_cosine(query)?);
         }
     }
     let wanted = (clamp_share(share) * irrelevant.len() as f32).ceil() as usize;
-    let threshold = threshold_above(&best, wanted.min(best.len()));
-    let abstained = best.iter().filter(|&&c| c < threshold).count();
+    let threshold = threshold_above(&best, wanted.saturating_sub(always).min(best.len()));
+    let abstained = always + best.iter().filter(|&&c| c < threshold).count();
     Ok((threshold, abstained as f32 / irrelevant.len().max(1) as f32))
 }
 
@@ -78,6 +87,8 @@ struct Outcome {
     best_cosine: f32,
     /// See `Scored::lexical_abstains`.
     lexical_abstains: bool,
+    /// See `Scored::shares_no_word`.
+    shares_no_word: bool,
 }
 
 /// The outcomes of `queries` at each of `weights` (one list per weight; `None`: the
@@ -107,6 +118,7 @@ fn outcomes_at(
                     ),
                     best_cosine: scored.best_cosine,
                     lexical_abstains: scored.lexical_abstains,
+                    shares_no_word: scored.shares_no_word,
                 },
                 // A blank request: nothing found, always abstains.
                 None => Outcome {
@@ -114,6 +126,7 @@ fn outcomes_at(
                     ranks: Vec::new(),
                     best_cosine: f32::NEG_INFINITY,
                     lexical_abstains: true,
+                    shares_no_word: true,
                 },
             });
         }
@@ -133,7 +146,12 @@ fn metrics(outcomes: &[Outcome], min_cosine: f32) -> Metrics {
         (
             o.expected,
             o.ranks.as_slice(),
-            super::index::abstains(o.best_cosine, min_cosine, o.lexical_abstains),
+            super::index::abstains(
+                o.best_cosine,
+                min_cosine,
+                o.lexical_abstains,
+                o.shares_no_word,
+            ),
         )
     }))
 }

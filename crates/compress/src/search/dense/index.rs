@@ -257,12 +257,15 @@ impl HybridIndex {
             RerankRequest::default()
         };
         let lexical_abstains = !self.options.joint || lexical.own_abstains;
+        let shares_no_word =
+            self.options.joint && self.options.needs_shared_word && shares_no_word(&lexical);
         Ok(Some(Scored {
             cosines,
             lexical,
             best_cosine,
             request,
             lexical_abstains,
+            shares_no_word,
         }))
     }
 
@@ -359,6 +362,13 @@ impl HybridIndex {
     /// [`IndexOptions::abstention`]: crate::search::IndexOptions::abstention
     pub fn lexical_abstains(&self, query: &str) -> bool {
         query.trim().is_empty() || self.lexical.score_all(query).own_abstains
+    }
+
+    /// Whether no word of `query` is one any tool uses (no tool matches any of its words):
+    /// with joint abstention and [`HybridOptions::needs_shared_word`] the hybrid abstains
+    /// on it whatever the cosine.
+    pub fn shares_no_word(&self, query: &str) -> bool {
+        query.trim().is_empty() || shares_no_word(&self.lexical.score_all(query))
     }
 
     /// The highest cosine between `query` and any tool (what abstention looks at); `-1`
@@ -719,20 +729,43 @@ pub(super) struct Scored {
     /// With joint abstention ([`HybridOptions::joint`]), whether the lexical index alone
     /// would abstain (its own rule); `true` without it, so the cosine alone decides.
     pub(super) lexical_abstains: bool,
+    /// With joint abstention and [`HybridOptions::needs_shared_word`], whether no word of
+    /// the request is one any tool uses: the hybrid then abstains whatever the cosine
+    /// (`false` otherwise).
+    pub(super) shares_no_word: bool,
 }
 
 impl Scored {
     /// Whether the hybrid abstains at `min_cosine`: the cosine is below it and, with joint
     /// abstention, the lexical rule abstains too.
     pub(super) fn abstains(&self, min_cosine: f32) -> bool {
-        abstains(self.best_cosine, min_cosine, self.lexical_abstains)
+        abstains(
+            self.best_cosine,
+            min_cosine,
+            self.lexical_abstains,
+            self.shares_no_word,
+        )
     }
 }
 
 /// The hybrid's abstention rule, in one place: the best cosine is below `min_cosine` and
-/// (see [`Scored::lexical_abstains`]) the lexical rule abstains too, or is not consulted.
-pub(super) fn abstains(best_cosine: f32, min_cosine: f32, lexical_abstains: bool) -> bool {
-    best_cosine < min_cosine && lexical_abstains
+/// (see [`Scored::lexical_abstains`]) the lexical rule abstains too, or is not consulted;
+/// or the request shares no word with the catalogue and the options ask for one
+/// ([`Scored::shares_no_word`], [`HybridOptions::needs_shared_word`]).
+pub(super) fn abstains(
+    best_cosine: f32,
+    min_cosine: f32,
+    lexical_abstains: bool,
+    shares_no_word: bool,
+) -> bool {
+    // -1 or below: never abstain, whatever the words.
+    let never = min_cosine <= -1.0;
+    !never && (shares_no_word || (best_cosine < min_cosine && lexical_abstains))
+}
+
+/// Whether no tool matched any word of the request (its lexical scores).
+pub(super) fn shares_no_word(lexical: &crate::search::LexicalScores) -> bool {
+    lexical.evidence <= 0.0
 }
 
 fn abstain(confidence: f32, evidence: f32) -> SearchResults {

@@ -314,6 +314,17 @@ pub struct HybridOptions {
     /// supports is answered. On by default ([`for_kind`](Self::for_kind)); off, the
     /// cosine alone decides.
     pub joint: bool,
+    /// With joint abstention, abstain on a request none of whose words any tool uses,
+    /// whatever the cosine: the model alone never answers it. On by default for a static
+    /// model ([`for_kind`](Self::for_kind)), whose cosine on text with no content —
+    /// word pieces of made-up words (`xyzzy plugh frobnicate`), small talk ("hello there,
+    /// how are you?") — reaches the threshold through common tokens. It changes no figure
+    /// on the sets the defaults were calibrated on, nor on retrieval-149's held-out half;
+    /// on catalogues written from outside it refuses more unanswerable requests and some
+    /// paraphrases with no catalogue word ("will it rain" for a "weather forecast" tool):
+    /// docs/PERFORMANCE.md. Off for a contextual model, whose cosine is meant to find a
+    /// tool by meaning alone; not measured on such text there.
+    pub needs_shared_word: bool,
     /// Re-order the best ten by the second stage's relevance model
     /// ([`RelevanceModel::TRAINED`] over the best [`SecondStage::DEFAULT`] `depth`
     /// candidates): ranks 1–5 among themselves and ranks 6–10 among themselves (see
@@ -333,6 +344,7 @@ impl HybridOptions {
             min_cosine: kind.default_min_cosine(),
             lexical: IndexOptions::default(),
             joint: true,
+            needs_shared_word: kind == ModelKind::Static,
             second_stage: false,
         }
     }
@@ -359,6 +371,13 @@ impl HybridOptions {
     #[must_use]
     pub fn with_joint(mut self, joint: bool) -> Self {
         self.joint = joint;
+        self
+    }
+
+    /// With [`needs_shared_word`](Self::needs_shared_word) on or off.
+    #[must_use]
+    pub fn with_needs_shared_word(mut self, needs: bool) -> Self {
+        self.needs_shared_word = needs;
         self
     }
 

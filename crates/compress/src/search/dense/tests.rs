@@ -44,12 +44,58 @@ fn top(found: &SearchResults) -> Vec<&str> {
 
 #[test]
 fn the_dense_score_finds_a_tool_that_shares_no_word_with_the_request() {
-    let hybrid = index(HybridOptions::for_kind(ModelKind::Static));
+    let options = HybridOptions::for_kind(ModelKind::Static).with_needs_shared_word(false);
+    let hybrid = index(options);
     assert!(hybrid.lexical().search("will it rain", 3).abstained);
     let found = hybrid.search("will it rain", 3).unwrap();
     assert_eq!(top(&found)[0], "weather_now");
     assert!(found.hits[0].matched_terms.is_empty());
     assert!((found.confidence - 0.9 / (0.82_f32).sqrt()).abs() < 1e-4);
+    // A contextual model's defaults answer it too.
+    assert!(!HybridOptions::for_kind(ModelKind::Contextual).needs_shared_word);
+}
+
+/// A static model's defaults ask the request to share a word with the catalogue: the
+/// cosine alone, however high, never answers a request none of whose words a tool uses
+/// (the ranking is the same when it answers). Without joint abstention the cosine alone
+/// decides, as documented.
+#[test]
+fn a_static_models_cosine_alone_never_answers_a_request_that_shares_no_word() {
+    let options = HybridOptions::for_kind(ModelKind::Static);
+    assert!(options.needs_shared_word && options.joint);
+    let hybrid = index(options);
+    assert!(hybrid.shares_no_word("will it rain"));
+    let found = hybrid.search("will it rain", 3).unwrap();
+    assert!(found.abstained && found.hits.is_empty(), "{found:?}");
+    // The cosine was there: 0.99, far above the threshold.
+    assert!(
+        found.confidence > options.min_cosine,
+        "{}",
+        found.confidence
+    );
+    // One word the catalogue uses is enough for the cosine to answer.
+    assert!(!hybrid.shares_no_word("will it rain on the weather"));
+    let with_word = hybrid.search("will it rain, weather", 3).unwrap();
+    assert_eq!(top(&with_word)[0], "weather_now");
+    assert!(
+        !index(options.with_joint(false))
+            .search("will it rain", 3)
+            .unwrap()
+            .abstained
+    );
+    // Never abstaining (-1) ranks it.
+    let never = hybrid.search_with("will it rain", 3, -1.0).unwrap();
+    assert_eq!(top(&never)[0], "weather_now");
+    // Calibration counts such requests as abstained whatever the threshold.
+    let (threshold, share) = calibrate_on_irrelevant(&hybrid, &["will it rain"], 1.0).unwrap();
+    assert_eq!((threshold, share), (-1.0, 1.0));
+    let (_, share) = calibrate_on_irrelevant(
+        &index(options.with_needs_shared_word(false)),
+        &["will it rain"],
+        1.0,
+    )
+    .unwrap();
+    assert_eq!(share, 1.0);
 }
 
 #[test]
@@ -177,7 +223,8 @@ fn calibration_abstains_on_the_asked_share_of_irrelevant_requests() {
 
 #[test]
 fn labelled_calibration_separates_relevant_from_irrelevant() {
-    let hybrid = index(HybridOptions::for_kind(ModelKind::Static));
+    // The toy table's words are not the tools' words: the cosine alone must answer.
+    let hybrid = index(HybridOptions::for_kind(ModelKind::Static).with_needs_shared_word(false));
     let queries = [
         LabelledQuery::new("need a ride", ["uber_request"]),
         LabelledQuery::new("is rain coming", ["weather_now"]),
@@ -196,7 +243,11 @@ fn labelled_calibration_separates_relevant_from_irrelevant() {
 
 #[test]
 fn weight_calibration_picks_the_lowest_weight_that_ranks_best() {
-    let hybrid = index(HybridOptions::for_kind(ModelKind::Static).with_min_cosine(-1.0));
+    let hybrid = index(
+        HybridOptions::for_kind(ModelKind::Static)
+            .with_min_cosine(-1.0)
+            .with_needs_shared_word(false),
+    );
     let queries = [
         // No word in common with any tool: only the cosine ranks it (at weight 0
         // every tool scores 0 and the name order puts weather_now last).
