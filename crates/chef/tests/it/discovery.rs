@@ -439,6 +439,28 @@ fn a_blocked_tool_is_never_found_offered_or_callable() {
     assert!(matches!(chef.route(&call), Routed::Blocked { .. }));
 }
 
+/// A refusal names the tool the call reached by its real name, never by the blocklist's
+/// own spelling of the entry (which the model never wrote, and which reaches no tool as
+/// written): found in a gateway audit with `blocked = ["Send.Markdown.Email"]`.
+#[test]
+fn a_blocked_call_is_refused_by_the_tools_real_name_not_the_entrys_spelling() {
+    let mut chef = discovery(3);
+    chef.tools_mut().set_blocked(["Send.Markdown.Email"]);
+    chef.push(Message::user("Email the weekly report to the team"));
+    wire_names(&mut chef, Target::OpenAiChat);
+    for written in [
+        "send_markdown_email",
+        "SendMarkdownEmail",
+        "send-markdown-email",
+    ] {
+        let routed = chef.route(&ToolCall::new("c1", written, json!({})));
+        let Routed::Blocked { reply, .. } = &routed else {
+            panic!("{written}: {routed:?}");
+        };
+        assert_eq!(reply, "Tool \"send_markdown_email\" is currently blocked.");
+    }
+}
+
 /// Blocked, chef's `find_tools` is not offered either: not on the wire, not advertised by
 /// the discovery note, not reported as an entry that matches nothing, and a call to it is
 /// refused. Unblocked, it comes back (in any case or separators, as every entry).

@@ -31,6 +31,28 @@ impl Chef {
             .map(str::to_owned)
     }
 
+    /// The registered tool (flat, namespace or toolkit member, or owned) that `written`
+    /// names with other case or separators, else `written` itself: how a refusal of a
+    /// blocked lookalike names the tool, never by the blocklist's own spelling.
+    pub(super) fn real_name_of(&self, written: &str) -> String {
+        let key = crate::gate::name_key(written);
+        let pruner = &self.tools.pruner;
+        let members = pruner
+            .namespaces()
+            .iter()
+            .chain(pruner.toolkits())
+            .flat_map(|g| g.tools.iter().map(|t| t.name.as_str()));
+        pruner
+            .all_tools()
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(members)
+            .chain(crate::owned::OWNED_NAMES)
+            .find(|n| crate::gate::name_key(n) == key)
+            .unwrap_or(written)
+            .to_owned()
+    }
+
     /// [`blocked`](Self::blocked) when the gate is on; nothing when it is off.
     pub(super) fn gated(&self, gate: Gate, names: &[&str]) -> Option<String> {
         match gate {

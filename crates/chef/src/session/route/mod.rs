@@ -376,11 +376,13 @@ impl Chef {
                         return blocked_outcome(id, &blocked);
                     }
                 }
-                // A misspelt name of a blocked tool is reported as blocked: clearer for the
-                // model, and it is never taught the exact spelling of a blocked tool.
+                // A misspelt name of a blocked tool is reported as blocked, by the real name
+                // of the tool it reaches (else as written), never by the blocklist's own
+                // spelling of the entry.
                 if let Some(blocked) = mentioned_names(name, &call.arguments)
                     .into_iter()
-                    .find_map(|n| self.gated_lookalike(gate, &n))
+                    .find(|n| self.gated_lookalike(gate, n).is_some())
+                    .map(|n| self.real_name_of(&n))
                 {
                     return blocked_outcome(id, &blocked);
                 }
@@ -403,9 +405,9 @@ impl Chef {
                 Ok(member) => member,
                 Err(e) => {
                     if let NamespaceError::UnknownAction { action, .. } = &e
-                        && let Some(blocked) = self.gated_lookalike(gate, action)
+                        && self.gated_lookalike(gate, action).is_some()
                     {
-                        return blocked_outcome(id, &blocked);
+                        return blocked_outcome(id, &self.real_name_of(action));
                     }
                     let e = self.without_blocked_names(e);
                     let reply = e.to_string();
