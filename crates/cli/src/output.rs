@@ -164,8 +164,26 @@ pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io:
 /// FIFO or device, which is written in place. Asked of the system, not of
 /// [`follow_links`]: `/dev/stdout` on a pipe ends at `/proc/self/fd/1`, whose link text
 /// (`pipe:[…]`) names no path.
-fn in_place(path: &Path) -> bool {
+pub(crate) fn in_place(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// Whether `path` is the file standard output writes to (the same device and inode: a
+/// pipe or terminal reached through `/dev/stdout`, or a file the shell redirected it to).
+#[cfg(unix)]
+pub(crate) fn is_stdout(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(target), Ok(stdout)) = (std::fs::metadata(path), std::fs::metadata("/dev/stdout"))
+    else {
+        return false;
+    };
+    (target.dev(), target.ino()) == (stdout.dev(), stdout.ino())
+}
+
+/// Whether `path` is the file standard output writes to (not known off Unix).
+#[cfg(not(unix))]
+pub(crate) fn is_stdout(_path: &Path) -> bool {
+    false
 }
 
 /// Writes `bytes` to an existing FIFO or device at `path`, which a rename would replace

@@ -229,6 +229,11 @@ pub(crate) struct Record {
     /// What the model wrote, one entry per reply (see [`Trace::replies`]).
     #[serde(default)]
     pub(crate) replies: Vec<String>,
+    /// What a setting labelled with `name=` is (its spec minus `name`), so that a rerun
+    /// under the same label with another definition is refused instead of resumed.
+    /// Absent for an unnamed setting, whose label is its spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) spec: Option<String>,
     #[serde(flatten)]
     pub(crate) run: RunParams,
 }
@@ -304,6 +309,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         (None, None, None)
     };
     Record {
+        spec: None,
         calls,
         task_success,
         steps_done,

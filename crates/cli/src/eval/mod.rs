@@ -417,6 +417,9 @@ struct RunFile {
     /// The file's last line is a whole record without its `\n` (written by hand, or by
     /// an editor that drops the final newline): the next append starts with one.
     unterminated: bool,
+    /// The run file is a FIFO or device (`/dev/stdout` on a pipe): nothing to read back,
+    /// and nothing to sync to disk.
+    in_place: bool,
 }
 
 impl RunFile {
@@ -424,7 +427,15 @@ impl RunFile {
     /// killed mid-write) is removed; any other unreadable line is an error. A last record
     /// that lacks its final newline is kept, and the next append writes the newline first.
     fn open(path: &Path) -> Result<(Self, Vec<Record>), CliError> {
-        let (records, unterminated) = match std::fs::read(path) {
+        // A FIFO or device (`/dev/stdout` on a pipe) holds no earlier run: reading it
+        // would wait for bytes that never come.
+        let in_place = output::in_place(path);
+        let read = if in_place {
+            Err(std::io::ErrorKind::NotFound.into())
+        } else {
+            std::fs::read(path)
+        };
+        let (records, unterminated) = match read {
             Ok(bytes) => Self::read(path, &bytes)?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
             Err(source) => {
@@ -447,6 +458,7 @@ impl RunFile {
                 path: path.to_owned(),
                 file,
                 unterminated,
+                in_place,
             },
             records,
         ))
@@ -504,6 +516,9 @@ impl RunFile {
         };
         self.file.write_all(&line).map_err(err)?;
         self.unterminated = false;
+        if self.in_place {
+            return Ok(());
+        }
         self.file.sync_data().map_err(err)
     }
 }
@@ -658,6 +673,20 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                 now.expected,
             )));
         }
+        // A named setting whose definition changed since: its lines measured another
+        // setting (lines written before the spec was recorded cannot be checked).
+        if let (Some(was), Some(now)) = (
+            record.spec.as_deref(),
+            settings.iter().find(|s| s.label == record.setting),
+        ) && was != now.spec
+        {
+            return Err(CliError::Usage(format!(
+                "{}: setting {} was run as {was}, and this run defines it as {};                  label this setting differently (name=LABEL) or choose another --out",
+                args.out.as_deref().unwrap_or(Path::new("")).display(),
+                record.setting,
+                now.spec,
+            )));
+        }
         if !record.run.resumable_by(&params) {
             let differ = record.run.differences(&params);
             let RunParams {
@@ -735,7 +764,10 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             let (mut right, mut failed) = (0_usize, 0_usize);
             for (setting, scenario) in &todo {
                 let trace = run_one(&cx, setting, tools_for(&tools, scenario), scenario).await?;
-                let record = grade::grade(&params, &setting.label, scenario, trace);
+                let mut record = grade::grade(&params, &setting.label, scenario, trace);
+                if setting.label != setting.spec {
+                    record.spec = Some(setting.spec.clone());
+                }
                 match record.outcome {
                     Outcome::Right => right += 1,
                     Outcome::Timeout | Outcome::HttpError | Outcome::Unparsable => failed += 1,
@@ -758,8 +790,15 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     }
 
     let rows = report::summarize(&labels, &records);
-    // The table first: a chart that cannot be written after all loses nothing else.
-    output::text(&report::table(&rows))?;
+    // The table first: a chart that cannot be written after all loses nothing else. When
+    // the run file is standard output (`--out /dev/stdout`), the table goes to standard
+    // error, so the output stays JSON Lines.
+    let table = report::table(&rows);
+    if args.out.as_deref().is_some_and(output::is_stdout) {
+        eprint!("{table}");
+    } else {
+        output::text(&table)?;
+    }
     if let Some(path) = &args.svg {
         let title = format!("chef eval: {}, {} scenarios", args.model, scenarios.len());
         output::write_atomic(path, report::svg(&rows, &title).as_bytes())?;

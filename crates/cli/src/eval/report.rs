@@ -106,11 +106,16 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
                             None => r.task_success == Some(true),
                         })
                         .count(),
+                    // A request that expects no call has no step to make: it counts
+                    // only when no tool was called.
                     all_steps: graded
                         .iter()
-                        .filter(|r| {
-                            r.steps_done
-                                .is_some_and(|done| done as usize == r.expected.len())
+                        .filter(|r| match (&r.calls, r.expected.is_empty()) {
+                            (Some(calls), true) => calls.is_empty(),
+                            (None, true) => r.task_success == Some(true),
+                            (_, false) => r
+                                .steps_done
+                                .is_some_and(|done| done as usize == r.expected.len()),
                         })
                         .count(),
                     steps_done: graded
@@ -447,6 +452,24 @@ mod tests {
         assert_eq!(rows[1].accuracy(), 100.0);
         assert_eq!(median(&[1, 2, 3, 4]), Some(2));
         assert_eq!(median(&[]), None);
+    }
+
+    /// `all_steps` of a request that expects no call: only when no tool was called (the
+    /// eval audit found every such request counted, whatever the model did).
+    #[test]
+    fn a_task_expecting_no_call_makes_all_steps_only_without_a_call() {
+        let task = |scenario: &str, calls: &[&str]| -> Record {
+            let mut r = record("level=1", scenario, Outcome::Right, Some(10), 1);
+            r.expected = Vec::new();
+            r.calls = Some(calls.iter().map(|c| (*c).to_owned()).collect());
+            r.task_success = Some(calls.is_empty());
+            r.steps_done = Some(0);
+            r
+        };
+        let records = [task("quiet", &[]), task("busy", &["list_files"])];
+        let rows = summarize(&["level=1".to_owned()], &records);
+        let tasks = rows[0].tasks.as_ref().unwrap();
+        assert_eq!((tasks.graded, tasks.succeeded, tasks.all_steps), (2, 1, 1));
     }
 
     #[test]

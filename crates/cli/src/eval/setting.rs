@@ -39,6 +39,8 @@ pub(crate) enum Prune {
 pub(crate) struct Setting {
     /// The label: `name=`, else the spec as given minus `name`.
     pub(crate) label: String,
+    /// The spec as given minus `name`: what the setting is, whatever its label.
+    pub(crate) spec: String,
     pub(crate) level: Level,
     pub(crate) style: Option<MapStyle>,
     pub(crate) prune: Prune,
@@ -155,8 +157,10 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
             "setting {spec:?}: level 4 needs compiled=MAP.json (`chef compile-map` writes one)"
         )));
     }
+    let spec_text = label_parts.join(",");
     Ok(Setting {
-        label: name.unwrap_or_else(|| label_parts.join(",")),
+        label: name.unwrap_or_else(|| spec_text.clone()),
+        spec: spec_text,
         level,
         style,
         prune,

@@ -913,6 +913,72 @@ fn a_rerun_runs_again_the_pairs_that_timed_out_or_could_not_connect() {
     assert_eq!(rig.prompts_since(sent), ["this one hangs"]);
 }
 
+/// A named setting keeps its definition in its lines: a rerun that gives the same name to
+/// another setting is refused before any request (the eval audit found it resumed, and
+/// reported level 1's figures under the level-3 definition); the same definition resumes.
+#[test]
+fn a_rerun_that_redefines_a_named_setting_is_refused() {
+    let rig = Rig::scripted();
+    success(&rig.eval(&["--setting", "level=1,name=mine", "--limit", "2"]));
+    let first = records(&rig.run);
+    assert!(first.iter().all(|r| r["spec"] == "level=1"), "{first:?}");
+    let sent = rig.server.seen().len();
+    let again = rig.eval(&["--setting", "level=3,name=mine", "--limit", "2"]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(
+        stderr(&again)
+            .contains("setting mine was run as level=1, and this run defines it as level=3"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(rig.server.seen().len(), sent, "nothing sent");
+    success(&rig.eval(&["--setting", "level=1,name=mine", "--limit", "2"]));
+    assert_eq!(rig.server.seen().len(), sent, "resumed: nothing sent");
+    // An unnamed setting's label is its spec: no `spec` member.
+    let rig = Rig::scripted();
+    success(&rig.eval(&["--setting", "level=1", "--limit", "1"]));
+    assert!(records(&rig.run)[0].get("spec").is_none());
+}
+
+/// `--out /dev/stdout` with standard output on a pipe (as `| jq` has it): the run file is
+/// not read back (a pipe holds no earlier run, and reading it would wait for ever), the
+/// records are the output, one JSON line each, and the summary table goes to standard
+/// error. Found by the eval audit: the run hung with no output.
+#[test]
+fn out_to_dev_stdout_on_a_pipe_streams_json_lines_and_the_table_to_stderr() {
+    let rig = Rig::scripted();
+    let mut child = rig
+        .command(&[
+            "--setting",
+            "level=1",
+            "--limit",
+            "3",
+            "--out",
+            "/dev/stdout",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("chef eval --out /dev/stdout did not finish");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text = success(&out);
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines.iter().all(|r| r["setting"] == "level=1"));
+    assert!(stderr(&out).contains("level=1"), "{}", stderr(&out));
+}
+
 #[test]
 fn an_unwritable_out_or_svg_path_is_refused_before_any_request() {
     let rig = Rig::scripted();
