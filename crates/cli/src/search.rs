@@ -640,9 +640,8 @@ pub(crate) struct DenseFlags {
     #[arg(long, value_name = "COSINE", allow_negative_numbers = true)]
     pub(crate) min_cosine: Option<f32>,
     /// Joint abstention, the default: abstain only when the cosine is below --min-cosine
-    /// and BM25F's own rule abstains too, and, with a static model (the bundled one
-    /// included), always when no word of the request is one any tool uses (the flag is
-    /// accepted for scripts written when it was opt-in).
+    /// and BM25F's own rule abstains too (the flag is accepted for scripts written when it
+    /// was opt-in).
     #[arg(long, conflicts_with = "cosine_only")]
     pub(crate) joint: bool,
     /// Abstain on the cosine alone (below --min-cosine), whatever BM25F finds: refuses

@@ -557,14 +557,25 @@ fn a_blocked_tool_is_never_among_the_ranked_tools_and_frees_its_slot() {
     assert_eq!(wire_names(&mut chef, Target::OpenAiChat), before);
 }
 
-/// Text with no word any tool uses — made-up words, small talk — gets no ranked tool and
-/// `find_tools` finds nothing for it: the bundled static model's cosine on such text
-/// reaches the threshold through word pieces and common words, and it alone never answers
-/// (`HybridOptions::needs_shared_word`). Requests that name what a tool does are answered.
+/// With `HybridOptions::needs_shared_word` (opt-in), text with no word any tool uses —
+/// made-up words, small talk — gets no ranked tool and `find_tools` finds nothing for it:
+/// the bundled static model's cosine on such text reaches the threshold through word
+/// pieces and common words. By default it is offered tools (what the rule is for).
+/// Requests that name what a tool does are answered either way.
 #[test]
-fn text_that_shares_no_word_with_the_catalogue_gets_no_tool() {
-    for request in ["xyzzy plugh frobnicate", "hello there, how are you?"] {
+fn text_that_shares_no_word_with_the_catalogue_gets_no_tool_when_a_word_is_needed() {
+    let strict = || {
+        let config = chef::compress::search::dense::DenseConfig::bundled().unwrap();
+        let options = config.options.with_needs_shared_word(true);
         let mut chef = discovery(10);
+        chef.tools_mut().set_embedder(config.with_options(options));
+        chef
+    };
+    let mut plain = discovery(10);
+    plain.push(Message::user("xyzzy plugh frobnicate"));
+    assert!(wire_names(&mut plain, Target::OpenAiChat).len() > 1);
+    for request in ["xyzzy plugh frobnicate", "hello there, how are you?"] {
+        let mut chef = strict();
         chef.push(Message::user(request));
         assert_eq!(
             wire_names(&mut chef, Target::OpenAiChat),
@@ -575,7 +586,7 @@ fn text_that_shares_no_word_with_the_catalogue_gets_no_tool() {
         let reply = find(&mut chef, "c1", request);
         assert!(reply.starts_with("No tool fits"), "{request}: {reply}");
     }
-    let mut chef = discovery(10);
+    let mut chef = strict();
     chef.push(Message::user("What is the diesel price in Ohio this week?"));
     assert!(
         wire_names(&mut chef, Target::OpenAiChat)

@@ -136,10 +136,7 @@ pub(crate) fn one_tool_group(name: &str, tool: &str) -> ToolGroup {
 
 /// A two-dimension word table: `car`/`ride` on one axis, `weather`/`rain` on the other.
 pub(crate) fn toy_table() -> WordTableEmbedder {
-    // Contextual: it stands for a model that finds a tool by meaning alone ("will it rain"
-    // shares no word with `weather_now`), which a static model's defaults never answer
-    // on the cosine alone (`HybridOptions::needs_shared_word`).
-    WordTableEmbedder::new("toy", ModelKind::Contextual, 2)
+    WordTableEmbedder::new("toy", ModelKind::Static, 2)
         .with_word("car", [1.0, 0.0])
         .with_word("ride", [0.9, 0.1])
         .with_word("weather", [0.0, 1.0])

@@ -188,15 +188,15 @@ fn with_an_embedder_q_finds_a_tool_that_shares_no_word_with_the_request() {
         q(&plain, request).is_empty(),
         "BM25F alone has no word to match"
     );
-    // A static model's defaults never answer on the cosine alone a request that shares no
-    // word with the catalogue (`HybridOptions::needs_shared_word`); asked to, it does.
-    let static_defaults = compress(&calendar(), &Options::new().with_level(Level::Three))
-        .unwrap()
-        .with_embedder(DenseConfig::new(Arc::new(word_table())));
-    assert!(q(&static_defaults, request).is_empty());
+    // Asked to share a word with the catalogue (`HybridOptions::needs_shared_word`, off
+    // by default), the hybrid does not answer it on the cosine alone.
     let config = DenseConfig::new(Arc::new(word_table()));
-    let options = config.options.with_needs_shared_word(false);
-    let hybrid = plain.with_embedder(config.with_options(options));
+    let strict = config.options.with_needs_shared_word(true);
+    let needs_word = compress(&calendar(), &Options::new().with_level(Level::Three))
+        .unwrap()
+        .with_embedder(config.clone().with_options(strict));
+    assert!(q(&needs_word, request).is_empty());
+    let hybrid = plain.with_embedder(config);
     assert_eq!(
         q(&hybrid, request).first().map(String::as_str),
         Some("get_weather")

@@ -315,15 +315,15 @@ pub struct HybridOptions {
     /// cosine alone decides.
     pub joint: bool,
     /// With joint abstention, abstain on a request none of whose words any tool uses,
-    /// whatever the cosine: the model alone never answers it. On by default for a static
-    /// model ([`for_kind`](Self::for_kind)), whose cosine on text with no content —
-    /// word pieces of made-up words (`xyzzy plugh frobnicate`), small talk ("hello there,
-    /// how are you?") — reaches the threshold through common tokens. It changes no figure
-    /// on the sets the defaults were calibrated on, nor on retrieval-149's held-out half;
-    /// on catalogues written from outside it refuses more unanswerable requests and some
-    /// paraphrases with no catalogue word ("will it rain" for a "weather forecast" tool):
-    /// docs/PERFORMANCE.md. Off for a contextual model, whose cosine is meant to find a
-    /// tool by meaning alone; not measured on such text there.
+    /// whatever the cosine: the model alone never answers it. Off by default
+    /// ([`for_kind`](Self::for_kind)): the cosine is there to find a tool by meaning alone
+    /// ("get me a taxi" → `uber_request`). On, it refuses text with no content that a
+    /// static model's cosine can carry over the threshold through common tokens and word
+    /// pieces (`xyzzy plugh frobnicate`, "hello there, how are you?"); it changes no
+    /// figure on the sets the defaults were calibrated on, nor on retrieval-149's
+    /// held-out half, and on catalogues written from outside it refuses more unanswerable
+    /// requests and some paraphrases that share no word with their tool
+    /// (docs/PERFORMANCE.md).
     pub needs_shared_word: bool,
     /// Re-order the best ten by the second stage's relevance model
     /// ([`RelevanceModel::TRAINED`] over the best [`SecondStage::DEFAULT`] `depth`
@@ -344,7 +344,7 @@ impl HybridOptions {
             min_cosine: kind.default_min_cosine(),
             lexical: IndexOptions::default(),
             joint: true,
-            needs_shared_word: kind == ModelKind::Static,
+            needs_shared_word: false,
             second_stage: false,
         }
     }

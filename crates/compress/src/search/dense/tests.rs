@@ -51,18 +51,18 @@ fn the_dense_score_finds_a_tool_that_shares_no_word_with_the_request() {
     assert_eq!(top(&found)[0], "weather_now");
     assert!(found.hits[0].matched_terms.is_empty());
     assert!((found.confidence - 0.9 / (0.82_f32).sqrt()).abs() < 1e-4);
-    // A contextual model's defaults answer it too.
+    // The defaults answer it (the rule is opt-in), whatever the kind.
+    assert!(!HybridOptions::for_kind(ModelKind::Static).needs_shared_word);
     assert!(!HybridOptions::for_kind(ModelKind::Contextual).needs_shared_word);
 }
 
-/// A static model's defaults ask the request to share a word with the catalogue: the
-/// cosine alone, however high, never answers a request none of whose words a tool uses
-/// (the ranking is the same when it answers). Without joint abstention the cosine alone
-/// decides, as documented.
+/// Asked to (`needs_shared_word`), the hybrid never answers on the cosine alone, however
+/// high, a request none of whose words a tool uses (the ranking is the same when it
+/// answers). Without joint abstention the cosine alone decides, as documented.
 #[test]
-fn a_static_models_cosine_alone_never_answers_a_request_that_shares_no_word() {
-    let options = HybridOptions::for_kind(ModelKind::Static);
-    assert!(options.needs_shared_word && options.joint);
+fn with_needs_shared_word_the_cosine_alone_never_answers_a_request_that_shares_no_word() {
+    let options = HybridOptions::for_kind(ModelKind::Static).with_needs_shared_word(true);
+    assert!(options.joint);
     let hybrid = index(options);
     assert!(hybrid.shares_no_word("will it rain"));
     let found = hybrid.search("will it rain", 3).unwrap();
