@@ -900,9 +900,6 @@ impl Hub {
                 break;
             }
             let name = tool.name.as_str();
-            if self.blocked(view, name) {
-                continue;
-            }
             lines.push(chef::owned::found_tool_line(tool));
             finds.push(name.to_owned());
         }
