@@ -758,9 +758,9 @@ pub(super) fn abstains(
     lexical_abstains: bool,
     shares_no_word: bool,
 ) -> bool {
-    // -1 or below: never abstain, whatever the words.
-    let never = min_cosine <= -1.0;
-    !never && (shares_no_word || (best_cosine < min_cosine && lexical_abstains))
+    // A threshold of -1 or below never abstains on the words alone (a blank request, whose
+    // cosine is -inf, still abstains, as it always did).
+    (shares_no_word && min_cosine > -1.0) || (best_cosine < min_cosine && lexical_abstains)
 }
 
 /// Whether no tool matched any word of the request (its lexical scores).

@@ -209,6 +209,26 @@ fn abstains_on_the_highest_cosine_with_a_tunable_threshold() {
     assert!(hybrid.search("car", 0).unwrap().hits.is_empty());
 }
 
+/// Never abstaining (-1) ranks every request, with or without the shared-word rule; a
+/// blank request still abstains in the measured figures, as `search` abstains on it.
+#[test]
+fn never_abstaining_still_abstains_on_a_blank_request_only() {
+    for needs in [false, true] {
+        let hybrid =
+            index(HybridOptions::for_kind(ModelKind::Static).with_needs_shared_word(needs));
+        let blank = [LabelledQuery::new("   ", ["weather_now"])];
+        assert_eq!(
+            evaluate(&hybrid, &blank, -1.0).unwrap().false_abstention,
+            1.0
+        );
+        let no_word = [LabelledQuery::new("will it rain", ["weather_now"])];
+        assert_eq!(
+            evaluate(&hybrid, &no_word, -1.0).unwrap().false_abstention,
+            0.0
+        );
+    }
+}
+
 #[test]
 fn calibration_abstains_on_the_asked_share_of_irrelevant_requests() {
     let cosines = [0.1, 0.35, 0.2, 0.3];
