@@ -1,5 +1,5 @@
-//! The identical refused call sent again: a shorter correction, the parameters the tool
-//! accepts and nothing else.
+//! The identical refused call sent again: a different, shorter correction, the tool's
+//! typed signature on one line.
 
 use chef_compress::ResolveError;
 use chef_ir::ToolCall;
@@ -12,8 +12,8 @@ use crate::{
 
 impl Chef {
     /// A call refused for its arguments that repeats the previous refused call exactly
-    /// gets a shorter, different correction: the parameters the tool accepts, with their
-    /// types, and nothing else (the model did not act on the longer text).
+    /// gets a different, shorter correction: the parameters the tool accepts, with their
+    /// types, as one signature line (the model did not act on the first text).
     pub(super) fn correct_repeat(&mut self, call: &ToolCall, routed: &mut Routed) {
         let Routed::Error {
             error: RouteError::Resolve(ResolveError::InvalidArguments(problem)),
@@ -70,8 +70,19 @@ fn nested_deeper_than(value: &Value, limit: usize) -> bool {
     false
 }
 
-/// The correction for the identical refused call sent again: the accepted parameters,
-/// each with its type and whether it is required, on one line each.
+/// The most enum values the correction spells out for one parameter.
+const ENUM_SHOWN: usize = 8;
+
+/// The most characters of one enum value the correction quotes.
+const ENUM_CHARS: usize = 40;
+
+/// The correction for the identical refused call sent again: one line, the tool's typed
+/// signature in the notation of level 1's signature lines (`?` marks an optional
+/// parameter), e.g. `Refused again. Send exactly get_weather(city: string, units?:
+/// "c"|"f"); ? = optional: omit, never null.`
+///
+/// It is a different text from the first refusal, and shorter than listing the schema: one
+/// line for every parameter rather than one line each.
 pub(crate) fn repeat_correction(tool: &str, schema: &Value) -> String {
     let properties = schema.get("properties").and_then(Value::as_object);
     let required: Vec<&str> = schema
@@ -79,29 +90,141 @@ pub(crate) fn repeat_correction(tool: &str, schema: &Value) -> String {
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let mut lines = Vec::new();
+    let mut params = Vec::new();
+    let mut any_optional = false;
     for (name, property) in properties.into_iter().flatten() {
-        let kind = chef_compress::parameter_type(property).unwrap_or_else(|| "any".to_owned());
-        let mut line = format!("{name}: {kind}");
-        if let Some(Value::Array(values)) = property.get("enum") {
-            let values: Vec<String> = values.iter().map(Value::to_string).collect();
-            line.push_str(&format!(", one of {}", values.join(", ")));
-        }
-        line.push_str(if required.contains(&name.as_str()) {
-            ", required"
-        } else {
-            ", optional (leave it out rather than send null)"
-        });
-        lines.push(line);
+        let optional = !required.contains(&name.as_str());
+        any_optional |= optional;
+        params.push(format!(
+            "{name}{}: {}",
+            if optional { "?" } else { "" },
+            compact_type(property, 0)
+        ));
     }
-    if lines.is_empty() {
-        return format!(
-            "The same call was refused again. {tool} takes no parameters: call it with {{}}."
+    if params.is_empty() {
+        return format!("Refused again. {tool} takes no parameters: send {{}}.");
+    }
+    let legend = if any_optional {
+        "; ? = optional: omit, never null."
+    } else {
+        "."
+    };
+    format!(
+        "Refused again. Send exactly {tool}({}){legend}",
+        params.join(", ")
+    )
+}
+
+/// A parameter's type in a few characters: `string`, `number[]`, `"c"|"f"`, `string|null`.
+/// (`depth` bounds the recursion into array items.)
+fn compact_type(property: &Value, depth: usize) -> String {
+    if let Some(Value::Array(values)) = property.get("enum") {
+        let mut shown: Vec<String> = values
+            .iter()
+            .take(ENUM_SHOWN)
+            .map(|v| {
+                let text = v.to_string();
+                match text.char_indices().nth(ENUM_CHARS) {
+                    Some((end, _)) => format!("{}…", &text[..end]),
+                    None => text,
+                }
+            })
+            .collect();
+        if values.len() > ENUM_SHOWN {
+            shown.push("…".to_owned());
+        }
+        if !shown.is_empty() {
+            return shown.join("|");
+        }
+    }
+    if let Some(constant) = property.get("const") {
+        return constant.to_string();
+    }
+    match property.get("type") {
+        Some(Value::String(t)) if t == "array" => match property.get("items") {
+            Some(items)
+                if depth < 4 && (items.get("type").is_some() || items.get("enum").is_some()) =>
+            {
+                let inner = compact_type(items, depth + 1);
+                if inner.contains('|') {
+                    format!("({inner})[]")
+                } else {
+                    format!("{inner}[]")
+                }
+            }
+            _ => "array".to_owned(),
+        },
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(types)) => {
+            let types: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+            if types.is_empty() {
+                "any".to_owned()
+            } else {
+                types.join("|")
+            }
+        }
+        _ => chef_compress::parameter_type(property).unwrap_or_else(|| "any".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::repeat_correction;
+
+    #[test]
+    fn the_correction_is_one_typed_signature_line() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "units": {"type": "string", "enum": ["c", "f"]},
+                "days": {"type": ["integer", "null"]},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "modes": {"type": "array", "items": {"enum": ["a", "b"]}},
+                "filter": {"type": "object", "properties": {"x": {"type": "string"}}},
+                "anything": {}
+            },
+            "required": ["city"]
+        });
+        assert_eq!(
+            repeat_correction("get_weather", &schema),
+            "Refused again. Send exactly get_weather(city: string, units?: \"c\"|\"f\", \
+             days?: integer|null, tags?: string[], modes?: (\"a\"|\"b\")[], filter?: object, \
+             anything?: any); ? = optional: omit, never null."
+        );
+        // Every parameter required: no legend.
+        let schema = json!({"properties": {"id": {"type": "integer"}}, "required": ["id"]});
+        assert_eq!(
+            repeat_correction("get", &schema),
+            "Refused again. Send exactly get(id: integer)."
+        );
+        // No parameters at all.
+        assert_eq!(
+            repeat_correction("ping", &json!({"type": "object"})),
+            "Refused again. ping takes no parameters: send {}."
         );
     }
-    format!(
-        "The same call was refused again; do not repeat it. {tool} accepts only these \
-         parameters, no others:\n{}",
-        lines.join("\n")
-    )
+
+    #[test]
+    fn long_enums_and_deep_arrays_are_cut() {
+        let values: Vec<String> = (0..20).map(|i| format!("v{i}")).collect();
+        let long = "x".repeat(100);
+        let mut deep = json!({"type": "string"});
+        for _ in 0..6 {
+            deep = json!({"type": "array", "items": deep});
+        }
+        let schema = json!({"properties": {
+            "pick": {"enum": values},
+            "word": {"enum": [long]},
+            "deep": deep
+        }});
+        let text = repeat_correction("t", &schema);
+        assert!(text.contains("\"v7\"|…,"), "{text}");
+        assert!(!text.contains("v8"), "{text}");
+        assert!(text.contains(&format!("\"{}…", "x".repeat(39))), "{text}");
+        assert!(!text.contains(&"x".repeat(41)), "{text}");
+        assert!(text.contains("deep?: array[][][][]"), "{text}");
+    }
 }
