@@ -145,6 +145,15 @@ fn error_body(kind: ErrorKind, message: &str) -> Value {
     json!({"type": "error", "error": {"type": kind, "message": message}})
 }
 
+/// `message` followed by `note`, when there is one.
+fn noted(message: &str, note: &str) -> String {
+    if note.is_empty() {
+        message.to_owned()
+    } else {
+        format!("{message} {note}")
+    }
+}
+
 /// A Messages client's stream (see the module docs).
 #[derive(Debug, Default)]
 struct MessagesStream {
@@ -296,6 +305,28 @@ impl RelayStream for MessagesStream {
 
     fn fail(&mut self, kind: ErrorKind, message: &str) {
         write_event(&mut self.out, "error", &error_body(kind, message));
+    }
+
+    fn fail_upstream(&mut self, body: &Value, note: &str) {
+        // The stream's error event is the error body itself.
+        let kind = body
+            .pointer("/error/type")
+            .and_then(Value::as_str)
+            .unwrap_or("api_error");
+        let message = body
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap_or("the upstream failed");
+        let mut error = body.get("error").cloned().unwrap_or_else(|| json!({}));
+        if let Some(error) = error.as_object_mut() {
+            error.insert("type".to_owned(), Value::from(kind));
+            error.insert("message".to_owned(), Value::from(noted(message, note)));
+        }
+        write_event(
+            &mut self.out,
+            "error",
+            &json!({"type": "error", "error": error}),
+        );
     }
 
     fn take(&mut self) -> Vec<u8> {

@@ -163,6 +163,13 @@ pub trait RelayStream: Send {
     /// Writes an error event: the stream fails with `kind` and `message`.
     fn fail(&mut self, kind: ErrorKind, message: &str);
 
+    /// Writes the upstream's own error as the stream's error event: `body` is an error
+    /// body in the API's shape ([`Relay::is_error_body`]), answered with an error status
+    /// by an upstream round after the stream began (the client already has a 200). Its
+    /// type and code are kept; `note` (the status and the upstream's `Retry-After`, which
+    /// no header can carry any more) follows its message.
+    fn fail_upstream(&mut self, body: &Value, note: &str);
+
     /// The bytes written since the last call.
     fn take(&mut self) -> Vec<u8>;
 }

@@ -156,6 +156,13 @@ enum Stop {
     Gone,
     /// An error to report to the client in the stream.
     Error(ApiError),
+    /// A later round's upstream error, in the API's shape, to pass on in the stream.
+    Upstream {
+        /// The upstream's error body.
+        body: Value,
+        /// What follows its message (status, `Retry-After`).
+        note: String,
+    },
 }
 
 impl From<ApiError> for Stop {
@@ -188,6 +195,12 @@ impl Pump {
                 let _ = self.flush().await;
                 false
             }
+            Err(Stop::Upstream { body, note }) => {
+                tracing::warn!(api = api.name(), %note, "stream failed upstream");
+                self.client.fail_upstream(&body, &note);
+                let _ = self.flush().await;
+                false
+            }
         }
     }
 
@@ -216,15 +229,7 @@ impl Pump {
                     self.waited += t0.elapsed();
                     let response = response?;
                     if !response.status().is_success() {
-                        let status = response.status();
-                        let body = upstream::read_body(&self.gateway, api, response)
-                            .await
-                            .unwrap_or_default();
-                        let message = serde_json::from_slice::<Value>(&body)
-                            .ok()
-                            .and_then(|v| api.relay().error_message(&v).map(str::to_owned))
-                            .unwrap_or_else(|| format!("the upstream answered {status}"));
-                        return Err(Stop::Error(ApiError::new(api, Kind::Upstream, message)));
+                        return Err(later_status(&self.gateway, api, round, response).await);
                     }
                     (response, names)
                 }
@@ -310,6 +315,40 @@ impl Pump {
         let sent = self.tx.send(Bytes::from(out)).await;
         self.waited += t0.elapsed();
         sent.map_err(|_| Stop::Gone)
+    }
+}
+
+/// The stop for a later round answered with an error status, after the client has its
+/// 200: the upstream's own error (its type and code kept) as the stream's error event,
+/// its message followed by the status and `Retry-After`, which no header can carry now.
+async fn later_status(
+    gateway: &Gateway,
+    api: Api,
+    round: u32,
+    response: reqwest::Response,
+) -> Stop {
+    let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.chars().take(64).collect::<String>());
+    let body = upstream::read_body(gateway, api, response)
+        .await
+        .unwrap_or_default();
+    let note = match retry_after {
+        Some(after) => {
+            format!("(the upstream answered {status} to round {round}; Retry-After: {after})")
+        }
+        None => format!("(the upstream answered {status} to round {round})"),
+    };
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(value) if api.relay().is_error_body(&value) => Stop::Upstream { body: value, note },
+        _ => Stop::Error(ApiError::new(
+            api,
+            Kind::Upstream,
+            format!("the upstream failed {note}"),
+        )),
     }
 }
 

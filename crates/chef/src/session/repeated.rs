@@ -76,7 +76,8 @@ impl Chef {
 
 /// The names (as written, in order, each once) of the latest assistant message's calls
 /// when every one of them repeats an earlier call of the same request that was answered
-/// without an error; `None` when the latest message with calls has a new call, or none.
+/// without an error; `None` when the latest message with calls has a new call, or none,
+/// or a call whose own result this time is an error (refused, blocked since, or failed).
 ///
 /// The request starts at the latest user message with text: tool results travelling in
 /// user messages (Anthropic's) do not start one.
@@ -123,9 +124,19 @@ fn repeated_calls(history: &[Message]) -> Option<Vec<String>> {
                 _ => false,
             })
     };
+    // A repeat that was refused or failed this time (its own result, after the latest
+    // message, is an error) is not "already answered": the error tells the model what to
+    // do, and the notice would contradict it (a tool blocked since its first call).
+    let refused_now = |call: &ToolCall| {
+        rest[1..]
+            .iter()
+            .filter(|m| m.role != Role::Assistant)
+            .flat_map(Message::tool_results_iter)
+            .any(|r| r.tool_call_id == call.id && r.is_error)
+    };
     let mut names: Vec<String> = Vec::new();
     for call in latest_calls {
-        if !made_before(call) {
+        if !made_before(call) || refused_now(call) {
             return None;
         }
         let name = call.name.as_str().trim();
@@ -223,6 +234,19 @@ mod tests {
                     Message::user("and now?"),
                     call("2", "get_weather", paris.clone()),
                     result("2", false),
+                ],
+            ),
+            // The repeat refused this time (blocked since its first call): the refusal
+            // speaks, not the notice.
+            (
+                "refused now",
+                false,
+                vec![
+                    call("2", "get_weather", paris.clone()),
+                    Message::tool_results(vec![ToolResult::error(
+                        "2",
+                        "get_weather is blocked",
+                    )]),
                 ],
             ),
             // One new call among repeats: the model is still working.

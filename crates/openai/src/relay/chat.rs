@@ -409,6 +409,11 @@ impl RelayStream for ChatStream {
         write_data(&mut self.out, &super::error_body(kind, message));
     }
 
+    fn fail_upstream(&mut self, body: &Value, note: &str) {
+        // A Chat stream's error chunk is the error body itself.
+        write_data(&mut self.out, &super::noted_error(body, note));
+    }
+
     fn take(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.out)
     }

@@ -396,6 +396,24 @@ impl RelayStream for ResponsesStream {
         write_event(&mut self.out, "error", &value);
     }
 
+    fn fail_upstream(&mut self, body: &Value, note: &str) {
+        // A Responses error event carries the error's members at its top level; its code
+        // is the error's code, else its type.
+        let body = super::noted_error(body, note);
+        let error = body.get("error").unwrap_or(&Value::Null);
+        let code = error
+            .get("code")
+            .filter(|c| !c.is_null())
+            .or_else(|| error.get("type"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let seq = self.seq();
+        let value = json!({"type": "error", "sequence_number": seq, "code": code,
+            "message": error.get("message").cloned().unwrap_or(Value::Null),
+            "param": error.get("param").cloned().unwrap_or(Value::Null)});
+        write_event(&mut self.out, "error", &value);
+    }
+
     fn take(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.out)
     }

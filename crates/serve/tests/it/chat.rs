@@ -289,3 +289,39 @@ async fn a_reply_mixing_a_lookup_and_a_real_call_is_answered_whole_inside_first(
         .await;
     assert_one_order_call(&body, "call_early");
 }
+
+/// A later round's upstream error reaches the client in the stream with its own type and
+/// code, and the status and Retry-After in its message (the client already has a 200).
+#[tokio::test]
+async fn a_later_rounds_429_keeps_its_type_and_retry_after_in_the_stream() {
+    let mut replies = streamed_lookup_then_call(
+        chat_stream,
+        ("Let me check.", "call_q", 17),
+        ("x", "call_1", 23),
+    );
+    replies.truncate(1);
+    replies.push(Reply::Status(
+        429,
+        vec![("retry-after", "7"), ("content-type", "application/json")],
+        r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}"#.to_owned(),
+    ));
+    let rig = Rig::level3(replies).await;
+    let response = rig
+        .openai(
+            "/v1/chat/completions",
+            &streamed(request("Where is 737U2663137?")),
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    let (_, last) = sse_events(&text).pop().unwrap();
+    let last: Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(last["error"]["type"], "rate_limit_error", "{text}");
+    assert_eq!(last["error"]["code"], "rate_limit_exceeded", "{text}");
+    assert_eq!(
+        last["error"]["message"],
+        "Rate limit reached (the upstream answered 429 Too Many Requests to round 2; Retry-After: 7)"
+    );
+    // The first round's text went out before the error.
+    assert!(text.contains(" check."), "{text}");
+}

@@ -302,3 +302,36 @@ async fn cache_false_sends_no_breakpoint_at_all() {
         assert!(!sent.contains("\"ttl\""), "{sent}");
     }
 }
+
+/// A later round's upstream error reaches the client in the stream with its own type, and
+/// the status and Retry-After in its message (the client already has a 200).
+#[tokio::test]
+async fn a_later_rounds_overload_keeps_its_type_and_retry_after_in_the_stream() {
+    let mut replies = streamed_lookup_then_call(
+        messages_stream,
+        ("Looking.", "toolu_q", 13),
+        ("x", "toolu_1", 31),
+    );
+    replies.truncate(1);
+    replies.push(Reply::Status(
+        529,
+        vec![("retry-after", "30"), ("content-type", "application/json")],
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.to_owned(),
+    ));
+    let rig = Rig::level3(replies).await;
+    let text = rig
+        .anthropic(&streamed(request("Where is 737U2663137?")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let (event, data) = sse_events(&text).pop().unwrap();
+    assert_eq!(event, "error");
+    let data: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(data["type"], "error");
+    assert_eq!(data["error"]["type"], "overloaded_error", "{text}");
+    assert_eq!(
+        data["error"]["message"],
+        "Overloaded (the upstream answered 529 <unknown status code> to round 2; Retry-After: 30)"
+    );
+}

@@ -209,3 +209,35 @@ async fn streaming_emits_text_then_the_real_call_and_one_completed_response() {
     assert_eq!(completed["usage"]["total_tokens"], 30);
     assert!(!text.contains("\"name\":\"q\""));
 }
+
+/// A later round's upstream error reaches the client as the stream's error event with its
+/// own code, and the status and Retry-After in its message (the client already has a 200).
+#[tokio::test]
+async fn a_later_rounds_429_keeps_its_code_and_retry_after_in_the_stream() {
+    let mut replies = streamed_lookup_then_call(
+        responses_stream,
+        ("Looking.", "fc_q", 13),
+        ("x", "fc_1", 31),
+    );
+    replies.truncate(1);
+    replies.push(Reply::Status(
+        429,
+        vec![("retry-after", "2"), ("content-type", "application/json")],
+        r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}"#.to_owned(),
+    ));
+    let rig = Rig::level3(replies).await;
+    let text = rig
+        .openai("/v1/responses", &streamed(request("Where is 737U2663137?")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let (event, data) = sse_events(&text).pop().unwrap();
+    assert_eq!(event, "error");
+    let data: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(data["code"], "rate_limit_exceeded", "{text}");
+    assert_eq!(
+        data["message"],
+        "Rate limit reached (the upstream answered 429 Too Many Requests to round 2; Retry-After: 2)"
+    );
+}
