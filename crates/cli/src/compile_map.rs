@@ -100,11 +100,11 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How much of an error body is quoted in a reason.
 const BODY_SNIPPET_CHARS: usize = 200;
 
-/// The chat-completions URL for `--endpoint`: `{URL}/chat/completions`, or the URL itself
-/// when it already ends in `/chat/completions`.
+/// The chat-completions URL for `--endpoint`: the URL's path gains `/chat/completions`
+/// unless it already ends with it. A query string stays where it was, after the path
+/// (`…/v1?api-version=X` → `…/v1/chat/completions?api-version=X`).
 pub(crate) fn chat_url(endpoint: &str) -> Result<String, CliError> {
-    let trimmed = endpoint.trim_end_matches('/');
-    let parsed = reqwest::Url::parse(trimmed).map_err(|e| CliError::EndpointUrl {
+    let mut parsed = reqwest::Url::parse(endpoint.trim()).map_err(|e| CliError::EndpointUrl {
         endpoint: endpoint.to_owned(),
         source: Box::new(e),
     })?;
@@ -113,11 +113,14 @@ pub(crate) fn chat_url(endpoint: &str) -> Result<String, CliError> {
             "--endpoint {endpoint:?} must be an http:// or https:// URL"
         )));
     }
-    if trimmed.ends_with("/chat/completions") {
-        Ok(trimmed.to_owned())
+    let path = parsed.path().trim_end_matches('/').to_owned();
+    if !path.ends_with("/chat/completions") {
+        parsed.set_path(&format!("{path}/chat/completions"));
     } else {
-        Ok(format!("{trimmed}/chat/completions"))
+        parsed.set_path(&path);
     }
+    parsed.set_fragment(None);
+    Ok(parsed.to_string())
 }
 
 /// Why one HTTP attempt gave no text.
@@ -644,8 +647,8 @@ pub(crate) struct CompileMapArgs {
     /// The compiled map to write (and to resume from when it exists).
     #[arg(long, value_name = "MAP.json")]
     pub(crate) out: PathBuf,
-    /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended unless the
-    /// URL already ends with it), e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1.
+    /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended to its path
+    /// unless the path already ends with it; a query string is kept after it), e.g. https://api.openai.com/v1 or http://127.0.0.1:8080/v1.
     #[arg(long, value_name = "URL")]
     pub(crate) endpoint: String,
     /// The model id sent with each request.
@@ -716,6 +719,16 @@ mod tests {
                 "http://localhost:11434/v1/chat/completions",
                 "http://localhost:11434/v1/chat/completions",
             ),
+            // A query string stays after the path.
+            (
+                "https://x.example/openai/v1?api-version=2025-01-01",
+                "https://x.example/openai/v1/chat/completions?api-version=2025-01-01",
+            ),
+            (
+                "https://x.example/v1/chat/completions/?k=1",
+                "https://x.example/v1/chat/completions?k=1",
+            ),
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080/chat/completions"),
         ] {
             assert_eq!(chat_url(given).unwrap(), want);
         }

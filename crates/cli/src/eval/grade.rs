@@ -103,6 +103,9 @@ pub(crate) struct Trace {
     pub(crate) calls: Vec<String>,
     /// The task ended on a reply that only repeated answered calls (`--stop-on-repeat`).
     pub(crate) stopped_on_repeat: bool,
+    /// Whole tasks: why a later request failed (an HTTP error status, a reply that is not
+    /// a completion) after the first call was dispatched; the first call keeps its grade.
+    pub(crate) task_error: Option<String>,
     /// What the model wrote, one entry per reply: its text, then each native tool call as
     /// `name(arguments)`, before any recovery or routing (each cut to
     /// [`REPLY_CHARS`] characters).
@@ -118,6 +121,7 @@ impl Trace {
             last_cut_at: None,
             calls: Vec::new(),
             stopped_on_repeat: false,
+            task_error: None,
             replies: Vec::new(),
         }
     }
@@ -226,6 +230,11 @@ pub(crate) struct Record {
     /// calls already answered (absent otherwise).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) stopped_on_repeat: bool,
+    /// Whole tasks: why a later request failed after the first call was dispatched (an
+    /// HTTP error status, a reply that is not a completion); the task is then not a
+    /// success, and `outcome` stays the first call's grade. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task_error: Option<String>,
     /// What the model wrote, one entry per reply (see [`Trace::replies`]).
     #[serde(default)]
     pub(crate) replies: Vec<String>,
@@ -304,6 +313,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
     }
     let (calls, task_success, steps_done) = if run.whole_task {
         let (success, steps) = task_grade(&scenario.expected, &trace.calls);
+        let success = success && trace.task_error.is_none();
         (Some(trace.calls), Some(success), Some(steps))
     } else {
         (None, None, None)
@@ -314,6 +324,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
         task_success,
         steps_done,
         stopped_on_repeat: trace.stopped_on_repeat,
+        task_error: trace.task_error,
         setting: setting.to_owned(),
         scenario: scenario.id.clone(),
         outcome,

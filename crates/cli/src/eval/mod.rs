@@ -253,6 +253,29 @@ fn validation_error(error: &RouteError) -> bool {
     )
 }
 
+/// How a whole task ends when a request fails: after the first call was dispatched, a
+/// failure the endpoint answered (an HTTP status, a body that is not a completion) ends
+/// the task unsuccessfully and leaves the first call its grade (`task_error`); a timeout or
+/// connection failure, and any failure before the first call, is the record's outcome
+/// (the former are run again on resume: nothing was measured).
+fn later_failure(trace: &mut Trace, first: &mut Option<End>, end: End) -> End {
+    let answered = match &end {
+        End::HttpError {
+            status: Some(_),
+            detail,
+        }
+        | End::Unparsable { detail } => Some(detail),
+        _ => None,
+    };
+    match (first.take(), answered) {
+        (Some(first), Some(detail)) => {
+            trace.task_error = Some(format!("request {}: {detail}", trace.counts.model_calls));
+            first
+        }
+        _ => end,
+    }
+}
+
 /// One scenario's agent loop under one setting.
 async fn run_one(
     cx: &Context<'_>,
@@ -284,16 +307,17 @@ async fn run_one(
         trace.counts.model_calls += 1;
         let bytes = match cx.send(body).await {
             Ok(bytes) => bytes,
-            Err(SendError::Outcome(end)) => break end,
+            Err(SendError::Outcome(end)) => break later_failure(&mut trace, &mut first, end),
             Err(SendError::Fatal(message)) => return Err(CliError::Endpoint(message)),
         };
         let parsed = match chef::openai::chat::parse_response(&bytes, &payload.names) {
             Ok(parsed) => parsed,
             Err(e) => {
                 // With the decoder's cause: which field did not have the shape expected.
-                break End::Unparsable {
+                let end = End::Unparsable {
                     detail: format!("{}{}", chef_serve::error_chain(&e), snippet(&bytes)),
                 };
+                break later_failure(&mut trace, &mut first, end);
             }
         };
         if parsed.stop_reason.as_ref() == Some(&chef::openai::StopReason::LENGTH) {
@@ -815,9 +839,10 @@ pub(crate) struct EvalArgs {
     /// Lines of `{"id","prompt","expected":["tool",…],"arguments":{…},"result":"…"}`.
     #[arg(long, value_name = "FILE")]
     pub(crate) scenarios: PathBuf,
-    /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended unless the
-    /// URL already ends with it), e.g. http://127.0.0.1:8080/v1. The key, if any, is read
-    /// from OPENAI_API_KEY (or --api-key-env).
+    /// Base URL of an OpenAI-compatible API (`/chat/completions` is appended to its path
+    /// unless the path already ends with it; a query string is kept after it), e.g.
+    /// http://127.0.0.1:8080/v1. The key, if any, is read from OPENAI_API_KEY (or
+    /// --api-key-env).
     #[arg(long, value_name = "URL")]
     pub(crate) endpoint: String,
     /// The environment variable holding the API key [default: OPENAI_API_KEY]. Unset or

@@ -1106,6 +1106,8 @@ fn whole_tasks_are_graded_call_by_call_in_order() {
         json!({"id": "stray", "prompt": "weather then time then email", "expected": ["get_weather", "send_email"]}),
         json!({"id": "half", "prompt": "weather and then email, stop early", "expected": ["get_weather", "send_email"]}),
         json!({"id": "nothing", "prompt": "tell me a joke, no tools", "expected": []}),
+        json!({"id": "failed", "prompt": "weather, then the server fails", "expected": ["get_weather", "send_email"]}),
+        json!({"id": "garbled", "prompt": "weather, then a reply that is not a completion", "expected": ["get_weather", "send_email"]}),
     ];
     let lines: String = rows.iter().map(|r| format!("{r}\n")).collect();
     let scenarios = dir.path().join("tasks.jsonl");
@@ -1145,6 +1147,20 @@ fn whole_tasks_are_graded_call_by_call_in_order() {
             ],
         ),
         ("tell me a joke, no tools", vec![Reply::Text("A joke.")]),
+        (
+            "weather, then the server fails",
+            vec![
+                Reply::Call("get_weather", json!({"city": "Oslo"})),
+                Reply::Status(500),
+            ],
+        ),
+        (
+            "weather, then a reply that is not a completion",
+            vec![
+                Reply::Call("get_weather", json!({"city": "Oslo"})),
+                Reply::Raw(r#"{"nothing": "here"}"#),
+            ],
+        ),
     ]);
     let run = dir.path().join("run.jsonl");
     let out = eval_command(&tools, &scenarios, &server.endpoint())
@@ -1190,6 +1206,17 @@ fn whole_tasks_are_graded_call_by_call_in_order() {
         (json!(false), json!(1), json!(["get_weather"]))
     );
     assert_eq!(task("nothing"), (json!(true), json!(0), json!([])));
+    // A later request that fails ends the task unsuccessfully; the first call keeps its
+    // grade, and the failure is said in `task_error`.
+    for id in ["failed", "garbled"] {
+        assert_eq!(r[id]["outcome"], "right", "{id}");
+        assert_eq!(r[id]["first_tool"], "get_weather", "{id}");
+        assert_eq!(task(id), (json!(false), json!(1), json!(["get_weather"])));
+        let error = r[id]["task_error"].as_str().unwrap();
+        assert!(error.starts_with("request 2: "), "{error}");
+    }
+    assert!(r["failed"]["task_error"].as_str().unwrap().contains("500"));
+    assert!(r["chain"].get("task_error").is_none());
     // Every request's prompt tokens count toward the task.
     let first = r["chain"]["first_prompt_tokens"].as_u64().unwrap();
     assert!(r["chain"]["prompt_tokens"].as_u64().unwrap() > 2 * first);
@@ -1203,7 +1230,7 @@ fn whole_tasks_are_graded_call_by_call_in_order() {
     let table = stdout(&out);
     assert!(table.contains("task_success"), "{table}");
     assert!(table.contains("cached_later"), "{table}");
-    assert!(table.contains("2/5"), "{table}");
+    assert!(table.contains("2/7"), "{table}");
     // Every expected call in order, other calls allowed: chain, stray and nothing.
     let lines: Vec<Vec<&str>> = table
         .lines()
@@ -1217,8 +1244,8 @@ fn whole_tasks_are_graded_call_by_call_in_order() {
         .iter()
         .find(|l| l.first() == Some(&"level=1"))
         .expect("the setting's row");
-    assert_eq!(row.get(column), Some(&"3/5"), "{table}");
-    assert!(table.contains("6/8"), "{table}");
+    assert_eq!(row.get(column), Some(&"3/7"), "{table}");
+    assert!(table.contains("8/12"), "{table}");
     // A rerun without --whole-task does not resume these lines.
     let out = eval_command(&tools, &scenarios, &server.endpoint())
         .args(["--setting", "level=1", "--max-calls", "6", "--out"])
