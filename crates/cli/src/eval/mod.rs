@@ -584,6 +584,45 @@ fn in_catalogue(all: Vec<Scenario>, tools: &[ToolDefinition]) -> Vec<Scenario> {
     keep
 }
 
+/// A setting's compiled map must name tools of this catalogue: a map compiled for another
+/// one would leave every tool `(not compiled)` and measure nothing the map says (refused,
+/// exit 2). Tools the map leaves out are said on stderr.
+fn check_compiled_map(
+    setting: &Setting,
+    tools: &[ToolDefinition],
+    tools_path: &Path,
+) -> Result<(), CliError> {
+    let Some(path) = &setting.compiled else {
+        return Ok(());
+    };
+    let map = crate::compress::load_compiled(path)?;
+    let covered = tools
+        .iter()
+        .filter(|t| map.contains_key(t.name.as_str()))
+        .count();
+    if covered == 0 && !tools.is_empty() {
+        return Err(CliError::Usage(format!(
+            "setting {}: {} names none of the {} tools of {} (its {} lines were compiled for              another catalogue?); compile one with `chef compile-map {}`",
+            setting.label,
+            path.display(),
+            tools.len(),
+            tools_path.display(),
+            map.len(),
+            tools_path.display(),
+        )));
+    }
+    if covered < tools.len() {
+        eprintln!(
+            "chef: notice: setting {}: {} of the {} tools have no line in {} and are shown              uncompiled",
+            setting.label,
+            tools.len() - covered,
+            tools.len(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     debug_assert_eq!(args.target, Target::OpenAiChat);
     if let Some(path) = &args.out {
@@ -637,6 +676,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             )));
         }
         labels.push(setting.label.clone());
+        check_compiled_map(setting, &tools, &args.tools)?;
         // Every setting must compile before any request is sent.
         let mut chef = session(setting, tools.clone())?;
         chef.push(Message::user("check"));

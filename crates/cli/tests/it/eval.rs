@@ -765,6 +765,13 @@ fn a_refused_key_stops_the_run_and_bad_flags_send_nothing() {
     ] {
         assert_error(&rig.command(&extra).output().unwrap(), &[want]);
     }
+    // A level-4 map compiled for another catalogue names none of these tools.
+    let other = crate::fixture("real-mcp-tools.compiled-map.json");
+    let setting = format!("level=4,compiled={}", other.display());
+    assert_error(
+        &rig.command(&["--setting", &setting]).output().unwrap(),
+        &["names none of the 3 tools", "chef compile-map"],
+    );
     assert_eq!(server.seen().len(), 2, "no request for unusable flags");
 }
 
