@@ -728,7 +728,10 @@ mod tests {
                 "https://x.example/v1/chat/completions/?k=1",
                 "https://x.example/v1/chat/completions?k=1",
             ),
-            ("http://127.0.0.1:8080", "http://127.0.0.1:8080/chat/completions"),
+            (
+                "http://127.0.0.1:8080",
+                "http://127.0.0.1:8080/chat/completions",
+            ),
         ] {
             assert_eq!(chat_url(given).unwrap(), want);
         }

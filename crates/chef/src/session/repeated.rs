@@ -128,8 +128,8 @@ fn repeated_calls(history: &[Message]) -> Option<Vec<String>> {
     // message, is an error) is not "already answered": the error tells the model what to
     // do, and the notice would contradict it (a tool blocked since its first call).
     let refused_now = |call: &ToolCall| {
-        rest[1..]
-            .iter()
+        rest.iter()
+            .skip(1)
             .filter(|m| m.role != Role::Assistant)
             .flat_map(Message::tool_results_iter)
             .any(|r| r.tool_call_id == call.id && r.is_error)
@@ -243,10 +243,7 @@ mod tests {
                 false,
                 vec![
                     call("2", "get_weather", paris.clone()),
-                    Message::tool_results(vec![ToolResult::error(
-                        "2",
-                        "get_weather is blocked",
-                    )]),
+                    Message::tool_results(vec![ToolResult::error("2", "get_weather is blocked")]),
                 ],
             ),
             // One new call among repeats: the model is still working.

@@ -803,10 +803,7 @@ fn the_identical_refused_call_gets_a_shorter_different_correction() {
     let Routed::Error { reply: third, .. } = chef.route(&other) else {
         panic!("refused");
     };
-    assert!(
-        !third.starts_with("Refused again"),
-        "{third}"
-    );
+    assert!(!third.starts_with("Refused again"), "{third}");
 }
 
 #[test]
