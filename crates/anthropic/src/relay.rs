@@ -213,8 +213,14 @@ impl RelayStream for MessagesStream {
                     .or_else(|| value.get("message"))
                     .and_then(Value::as_str)
                     .unwrap_or("the upstream reported an error in the stream");
+                // The event is Messages' error body itself when it has an `error` object.
+                let error = value
+                    .get("error")
+                    .is_some_and(Value::is_object)
+                    .then(|| value.clone());
                 return Err(RelayError::Upstream {
                     message: message.to_owned(),
+                    error,
                 });
             }
             "message_start" => {
@@ -418,7 +424,7 @@ mod tests {
         let error =
             json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}});
         assert!(
-            matches!(stream.event(&event(&error)), Err(RelayError::Upstream { message }) if message == "busy")
+            matches!(stream.event(&event(&error)), Err(RelayError::Upstream { message, .. }) if message == "busy")
         );
         let broken = SseEvent::new(None, "{");
         let err = stream.event(&broken).unwrap_err();

@@ -215,6 +215,10 @@ pub enum RelayError {
     Upstream {
         /// The upstream's message.
         message: String,
+        /// The error in the API's error-body shape (what [`Relay::is_error_body`] accepts),
+        /// when the event carried one: a gateway passes it on with its own type and code
+        /// ([`RelayStream::fail_upstream`]).
+        error: Option<Value>,
     },
     /// An event is not the API's JSON, or the events do not assemble.
     #[error("the upstream stream is malformed")]

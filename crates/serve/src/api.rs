@@ -118,7 +118,7 @@ impl ApiError {
 pub fn relay_error(api: Api, e: RelayError) -> ApiError {
     use std::error::Error as _;
     let message = match &e {
-        RelayError::Upstream { message } => message.clone(),
+        RelayError::Upstream { message, .. } => message.clone(),
         // The cause, after what failed.
         other => match other.source() {
             Some(source) => format!("{other}: {source}"),

@@ -288,21 +288,15 @@ impl Pump {
             };
             let events = decoder.push(&chunk).map_err(|e| bad_stream(api, e))?;
             for event in events {
-                self.client
-                    .event(&event)
-                    .map_err(|e| Stop::Error(relay_error(api, e)))?;
+                self.client.event(&event).map_err(|e| relay_stop(api, e))?;
             }
             self.flush().await?;
         }
         if let Some(event) = decoder.finish().map_err(|e| bad_stream(api, e))? {
-            self.client
-                .event(&event)
-                .map_err(|e| Stop::Error(relay_error(api, e)))?;
+            self.client.event(&event).map_err(|e| relay_stop(api, e))?;
         }
         self.flush().await?;
-        self.client
-            .end_round()
-            .map_err(|e| Stop::Error(relay_error(api, e)))
+        self.client.end_round().map_err(|e| relay_stop(api, e))
     }
 
     /// Sends what the client's stream holds; `Gone` when the client closed the stream.
@@ -349,6 +343,21 @@ async fn later_status(
             Kind::Upstream,
             format!("the upstream failed {note}"),
         )),
+    }
+}
+
+/// The stop for an error the provider crate reports: an upstream error event that carried
+/// its error body is passed on as it came (its type and code kept); anything else is the
+/// gateway's own error.
+fn relay_stop(api: Api, e: RelayError) -> Stop {
+    match e {
+        RelayError::Upstream {
+            error: Some(body), ..
+        } if api.relay().is_error_body(&body) => Stop::Upstream {
+            body,
+            note: String::new(),
+        },
+        other => Stop::Error(relay_error(api, other)),
     }
 }
 

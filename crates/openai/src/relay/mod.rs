@@ -80,7 +80,29 @@ fn upstream_error(event: &Value) -> RelayError {
     let message = error_message(event).unwrap_or("the upstream reported an error in the stream");
     RelayError::Upstream {
         message: message.to_owned(),
+        error: error_as_body(event),
     }
+}
+
+/// An error event in OpenAI's error-body shape: a Chat chunk `{"error":{…}}` is one
+/// already; a Responses `error` event (`code`, `message`, `param` at its top level) and a
+/// `response.failed` (`response.error`) are put in one, their `code` kept.
+fn error_as_body(event: &Value) -> Option<Value> {
+    if event.get("error").is_some_and(Value::is_object) {
+        return Some(event.clone());
+    }
+    let inner = event
+        .pointer("/response/error")
+        .filter(|e| e.is_object())
+        .unwrap_or(event);
+    let message = inner.get("message").and_then(Value::as_str)?;
+    let code = inner.get("code").cloned().unwrap_or(Value::Null);
+    Some(json!({"error": {
+        "message": message,
+        "type": code.as_str().unwrap_or("server_error"),
+        "param": inner.get("param").cloned().unwrap_or(Value::Null),
+        "code": code,
+    }}))
 }
 
 /// An upstream error body with `note` after its message (a message that is missing or

@@ -325,3 +325,24 @@ async fn a_later_rounds_429_keeps_its_type_and_retry_after_in_the_stream() {
     // The first round's text went out before the error.
     assert!(text.contains(" check."), "{text}");
 }
+
+/// An error chunk the upstream sends inside its stream reaches the client with its own
+/// type and code.
+#[tokio::test]
+async fn an_upstream_error_chunk_keeps_its_type_and_code() {
+    let error = json!({"error": {"message": "The server had an error", "type": "server_error",
+        "param": null, "code": "internal_error"}});
+    let body = sse(&[("", error.clone())]);
+    let rig = Rig::level3(vec![Reply::Sse(vec![body])]).await;
+    let text = rig
+        .openai(
+            "/v1/chat/completions",
+            &streamed(request("Where is 737U2663137?")),
+        )
+        .await
+        .text()
+        .await
+        .unwrap();
+    let (_, last) = sse_events(&text).pop().unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&last).unwrap(), error);
+}

@@ -335,3 +335,29 @@ async fn a_later_rounds_overload_keeps_its_type_and_retry_after_in_the_stream() 
         "Overloaded (the upstream answered 529 <unknown status code> to round 2; Retry-After: 30)"
     );
 }
+
+/// An error event the upstream sends inside its stream (Anthropic's overload, mid-reply)
+/// reaches the client with its own type.
+#[tokio::test]
+async fn an_upstream_error_event_keeps_its_type() {
+    let body = typed_sse(&[
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message",
+            "role": "assistant", "model": "claude-test", "content": [], "stop_reason": null,
+            "usage": {"input_tokens": 5, "output_tokens": 0}}}),
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ]);
+    let rig = Rig::level3(vec![Reply::Sse(vec![body])]).await;
+    let text = rig
+        .anthropic(&streamed(request("Where is 737U2663137?")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let (event, data) = sse_events(&text).pop().unwrap();
+    assert_eq!(event, "error");
+    let data: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(
+        data,
+        json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+    );
+}

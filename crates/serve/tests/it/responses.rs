@@ -241,3 +241,23 @@ async fn a_later_rounds_429_keeps_its_code_and_retry_after_in_the_stream() {
         "Rate limit reached (the upstream answered 429 Too Many Requests to round 2; Retry-After: 2)"
     );
 }
+
+/// An error event the upstream sends inside its stream reaches the client with its own
+/// code.
+#[tokio::test]
+async fn an_upstream_error_event_keeps_its_code() {
+    let body = typed_sse(&[json!({"type": "error", "sequence_number": 0,
+        "code": "rate_limit_exceeded", "message": "Slow down", "param": null})]);
+    let rig = Rig::level3(vec![Reply::Sse(vec![body])]).await;
+    let text = rig
+        .openai("/v1/responses", &streamed(request("Where is 737U2663137?")))
+        .await
+        .text()
+        .await
+        .unwrap();
+    let (event, data) = sse_events(&text).pop().unwrap();
+    assert_eq!(event, "error");
+    let data: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(data["code"], "rate_limit_exceeded", "{text}");
+    assert_eq!(data["message"], "Slow down", "{text}");
+}
