@@ -26,6 +26,7 @@ impl Chef {
             toolkits: self.tools.pruner.toolkits(),
             loaded_toolkits: &self.tools.loaded_toolkits,
             blocked: self.tools.pruner.blocklist(),
+            allowlist: self.tools.allowlist.as_deref(),
             announcements: &self.announcements,
             memory: self
                 .storage
@@ -75,9 +76,13 @@ impl Chef {
     ///
     /// Resuming never loosens policy: the blocklist in force now stays in force, and the
     /// snapshot's entries are added to it (a tool blocked since the save stays blocked).
-    /// Ask for the snapshot's blocklist alone with [`restore_with`](Self::restore_with) and
-    /// [`RestoreOptions::with_snapshot_blocklist`]. The session's own pruning policy,
-    /// allowlist, task override and embedder (see [`ToolsMut::set_prune_policy`](crate::ToolsMut::set_prune_policy))
+    /// The allowlist is the tighter of the two: the snapshot's when the session has none
+    /// (a fresh session restoring a saved one keeps its bound), the session's when the
+    /// snapshot has none, and the names on both (ignoring case, in the snapshot's order)
+    /// when both have one. Ask for the snapshot's blocklist or allowlist alone with
+    /// [`restore_with`](Self::restore_with) and [`RestoreOptions::with_snapshot_blocklist`]
+    /// / [`RestoreOptions::with_snapshot_allowlist`]. The session's own pruning policy, task
+    /// override and embedder (see [`ToolsMut::set_prune_policy`](crate::ToolsMut::set_prune_policy))
     /// are settings, not state, and are kept.
     ///
     /// Nothing the snapshot holds is dropped: a snapshot with memory entries restored into
@@ -145,8 +150,14 @@ impl Chef {
         }
         let widened = blocked != state.blocked.entries();
         pruner.set_blocked_tools(blocked);
+        let allowlist = if options.snapshot_allowlist {
+            state.allowlist.clone()
+        } else {
+            tighter_allowlist(self.tools.allowlist.as_deref(), state.allowlist.as_deref())
+        };
         pruner.keep_ranking_of(&self.tools.pruner);
         self.tools.pruner = pruner;
+        self.tools.allowlist = allowlist;
         self.conversation.system = state.system.clone();
         self.conversation.history.replace(state.history.clone());
         self.tools.loaded_toolkits = state.loaded_toolkits.clone();
@@ -213,6 +224,7 @@ impl Chef {
             system: &self.conversation.system,
             loaded_toolkits: &self.tools.loaded_toolkits,
             blocked: self.tools.pruner.blocklist(),
+            allowlist: self.tools.allowlist.as_deref(),
             announcements: &self.announcements,
             memory: memory.as_ref(),
             shown_tools: self.tools.shown.as_deref(),
@@ -284,5 +296,22 @@ impl Chef {
             RestoreOptions::default(),
         )?;
         Ok(Some(stored.version))
+    }
+}
+
+/// The allowlist a restore leaves in force when neither side is taken as it is: whichever
+/// one is set, or the names on both (ignoring case, as the allowlist matches) in the
+/// snapshot's order. A restore never allows a tool that either list leaves out.
+fn tighter_allowlist(now: Option<&[String]>, saved: Option<&[String]>) -> Option<Vec<String>> {
+    match (now, saved) {
+        (None, None) => None,
+        (Some(list), None) | (None, Some(list)) => Some(list.to_vec()),
+        (Some(now), Some(saved)) => Some(
+            saved
+                .iter()
+                .filter(|name| now.iter().any(|n| n.eq_ignore_ascii_case(name)))
+                .cloned()
+                .collect(),
+        ),
     }
 }

@@ -497,7 +497,8 @@ impl ToolsMut<'_> {
     /// the list is never kept, whatever the policy says. Under [`PrunePolicy::Ranked`] the
     /// whole catalogue is ranked (scores and abstention as without the list) and the best
     /// `top_k` allowed tools are kept, so `top_k` is not spent on tools the list removes
-    /// (a kept tool's [`KeepReason`](crate::prune::KeepReason) rank is its catalogue rank). `None` lifts the bound. Kept across `restore`.
+    /// (a kept tool's [`KeepReason`](crate::prune::KeepReason) rank is its catalogue rank). `None` lifts the bound.
+    /// Saved in snapshots; a restore never loosens it (see [`Chef::restore`](crate::Chef::restore)).
     pub fn set_allowlist<I, S>(&mut self, names: Option<I>) -> &mut Self
     where
         I: IntoIterator<Item = S>,

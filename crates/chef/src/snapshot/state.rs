@@ -35,6 +35,10 @@ pub struct SessionState {
     /// The blocklist.
     #[serde(default)]
     pub blocked: Blocklist,
+    /// The allowlist (`None`: none set; left out of the file then). Like the blocklist,
+    /// a restore never loosens it (see [`Chef::restore`](crate::Chef::restore)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowlist: Option<Vec<String>>,
     /// Standing announcements.
     #[serde(default)]
     pub announcements: Announcements,
@@ -92,6 +96,9 @@ pub struct RestoreOptions {
     /// Take the snapshot's blocklist as it is, replacing the one in force (default: keep
     /// the one in force and add the snapshot's entries).
     pub snapshot_blocklist: bool,
+    /// Take the snapshot's allowlist as it is (none when it has none), replacing the one
+    /// in force (default: the tighter of the two; see [`Chef::restore`](crate::Chef::restore)).
+    pub snapshot_allowlist: bool,
 }
 
 impl RestoreOptions {
@@ -100,6 +107,15 @@ impl RestoreOptions {
     #[must_use]
     pub fn with_snapshot_blocklist(mut self) -> Self {
         self.snapshot_blocklist = true;
+        self
+    }
+
+    /// Replace the allowlist in force with the snapshot's (a snapshot without one lifts
+    /// it), which may allow tools the session in force does not: only for a caller that
+    /// means to restore that policy.
+    #[must_use]
+    pub fn with_snapshot_allowlist(mut self) -> Self {
+        self.snapshot_allowlist = true;
         self
     }
 }
@@ -116,6 +132,8 @@ pub(crate) struct SessionStateRef<'a> {
     pub(crate) toolkits: &'a [ToolGroup],
     pub(crate) loaded_toolkits: &'a [String],
     pub(crate) blocked: &'a Blocklist,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) allowlist: Option<&'a [String]>,
     pub(crate) announcements: &'a Announcements,
     pub(crate) memory: Option<MemoryState>,
     pub(crate) turn: u64,
@@ -148,6 +166,7 @@ impl From<SessionStateRef<'_>> for SessionState {
             toolkits: state.toolkits.to_vec(),
             loaded_toolkits: state.loaded_toolkits.to_vec(),
             blocked: state.blocked.clone(),
+            allowlist: state.allowlist.map(<[_]>::to_vec),
             announcements: state.announcements.clone(),
             memory: state.memory,
             turn: state.turn,

@@ -802,6 +802,77 @@ fn item_29_a_snapshot_without_a_blocklist_clears_it_only_when_asked() {
     assert!(chef.tools().pruner().blocked_tools().is_empty());
 }
 
+/// The allowlist rides snapshots and journals like the blocklist, and a restore never
+/// loosens it: a fresh session restoring a bounded one stays bounded, two lists give the
+/// names on both, the snapshot's alone only when asked for.
+#[tokio::test]
+async fn the_allowlist_rides_snapshots_and_a_restore_never_loosens_it() {
+    let refused = |chef: &Chef, name: &str| {
+        !matches!(
+            chef.check_tool_call(&call(name, json!({}))),
+            Routed::Call(_)
+        )
+    };
+    let mut chef = gated(Level::One);
+    chef.tools_mut()
+        .set_allowlist(Some(["read_file", "WRITE_FILE"]));
+    assert!(refused(&chef, "delete_file"));
+    let saved = chef.snapshot(None);
+    // A fresh session, through the on-disk bytes: the bound holds.
+    let bytes = snapshot::to_vec(&saved).unwrap();
+    let mut fresh = gated(Level::One);
+    fresh
+        .restore(&snapshot::from_slice(&bytes).unwrap())
+        .unwrap();
+    assert_eq!(
+        fresh.tools().allowlist(),
+        Some(&["read_file".to_owned(), "WRITE_FILE".to_owned()][..])
+    );
+    assert!(refused(&fresh, "delete_file"));
+    assert!(!refused(&fresh, "read_file"));
+    // Both sides bounded: the names on both, ignoring case, in the snapshot's order.
+    let mut other = gated(Level::One);
+    other
+        .tools_mut()
+        .set_allowlist(Some(["write_file", "delete_file"]));
+    other.restore(&saved).unwrap();
+    assert_eq!(
+        other.tools().allowlist(),
+        Some(&["WRITE_FILE".to_owned()][..])
+    );
+    assert!(refused(&other, "delete_file") && refused(&other, "read_file"));
+    // The snapshot's list alone, when asked for; a snapshot without one then lifts it.
+    other
+        .restore_with(&saved, RestoreOptions::default().with_snapshot_allowlist())
+        .unwrap();
+    assert_eq!(other.tools().allowlist().map(<[_]>::len), Some(2));
+    let unbounded = gated(Level::One).snapshot(None);
+    other.restore(&unbounded).unwrap();
+    assert_eq!(other.tools().allowlist().map(<[_]>::len), Some(2));
+    other
+        .restore_with(
+            &unbounded,
+            RestoreOptions::default().with_snapshot_allowlist(),
+        )
+        .unwrap();
+    assert_eq!(other.tools().allowlist(), None);
+    // A snapshot without an allowlist writes no member for it.
+    let text = String::from_utf8(snapshot::to_vec(&unbounded).unwrap()).unwrap();
+    assert!(!text.contains("\"allowlist\""));
+    // A journal's delta record carries a change of the list.
+    let (store, id, mut journal) = crate::support::memory_journal("allow");
+    let mut live = gated(Level::One);
+    journal.save(&live).await.unwrap();
+    live.tools_mut().set_allowlist(Some(["anything"]));
+    journal.save(&live).await.unwrap();
+    let resumed = crate::support::replayed(&store, &id, gated(Level::One)).await;
+    assert_eq!(
+        resumed.tools().allowlist(),
+        Some(&["anything".to_owned()][..])
+    );
+    assert!(refused(&resumed, "read_file"));
+}
+
 // ---- namespaces and toolkits (items 30–49) ------------------------------------------------
 
 fn grouped() -> Chef {

@@ -14,7 +14,7 @@ use crate::{
 /// The parts of [`SessionState`] a delta record can set, in record order. The history is
 /// appended (`from`/`append`), the turn is always written, and the registry (tools,
 /// namespaces, toolkits) changes only with a full record.
-pub(crate) const FIELDS: [&str; 16] = [
+pub(crate) const FIELDS: [&str; 17] = [
     "system",
     "loaded_toolkits",
     "blocked",
@@ -32,6 +32,7 @@ pub(crate) const FIELDS: [&str; 16] = [
     "offload_pending",
     "skill",
     "discovery",
+    "allowlist",
 ];
 
 /// The serialised form of each of [`FIELDS`], in that order.
@@ -56,6 +57,7 @@ pub(crate) struct FieldsOf<'a> {
     pub(crate) offload_pending: &'a [crate::offload::PendingOffload],
     pub(crate) skill: Option<&'a crate::skills::SavedSkill>,
     pub(crate) discovery: &'a crate::prune::DiscoveryState,
+    pub(crate) allowlist: Option<&'a [String]>,
 }
 
 impl FieldsOf<'_> {
@@ -78,6 +80,7 @@ impl FieldsOf<'_> {
             serde_json::to_vec(self.offload_pending)?,
             serde_json::to_vec(&self.skill)?,
             serde_json::to_vec(self.discovery)?,
+            serde_json::to_vec(&self.allowlist)?,
         ]))
     }
 }
@@ -101,6 +104,7 @@ impl Fields {
             offload_pending: &state.offload_pending,
             skill: state.skill.as_ref(),
             discovery: &state.discovery,
+            allowlist: state.allowlist.as_deref(),
         }
         .encode()
     }
@@ -141,6 +145,7 @@ pub(super) fn set_field(
         "offload_pending" => state.offload_pending = serde_json::from_str(text)?,
         "skill" => state.skill = serde_json::from_str(text)?,
         "discovery" => state.discovery = serde_json::from_str(text)?,
+        "allowlist" => state.allowlist = serde_json::from_str(text)?,
         other => {
             return Err(serde_json::Error::custom(format_args!(
                 "unknown field {other:?} in a delta record"
