@@ -43,7 +43,75 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Most symbolic links [`write_file_atomic`] follows to reach the file it replaces.
+const MAX_LINKS: usize = 40;
+
+/// [`write_atomic`] for a file a user names (a snapshot): a symbolic link at `path` is
+/// followed, so the link stays and the file it points to gets the new bytes (still
+/// atomically: the temporary file goes beside that file); an existing file keeps its
+/// permission bits (a new one is owner-only); an existing target that is not a regular
+/// file (a directory, a FIFO, a device such as `/dev/null`) is refused with
+/// [`io::ErrorKind::InvalidInput`] rather than replaced.
+pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let target = follow_links(path)?;
+    let mode = match fs::metadata(&target) {
+        Ok(meta) if meta.is_file() => Some(meta.permissions()),
+        Ok(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is not a regular file (a directory, FIFO or device); a snapshot is \
+                     written to a regular file",
+                    target.display()
+                ),
+            ));
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let dir = parent_dir(&target);
+    let tmp = dir.join(format!(
+        "{TEMP_PREFIX}{}-{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = write_then_rename_as(&tmp, &target, bytes, mode).and_then(|()| sync_dir(dir));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `path` with every symbolic link along its last component followed (a dangling link
+/// gives the path it points to, which does not exist yet).
+fn follow_links(path: &Path) -> io::Result<PathBuf> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&current)?;
+                current = parent_dir(&current).join(target);
+            }
+            _ => return Ok(current),
+        }
+    }
+    Err(io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links to follow from {}",
+        path.display()
+    )))
+}
+
 fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_then_rename_as(tmp, path, bytes, None)
+}
+
+/// Writes `tmp` (owner-only, or with `permissions` when given), then renames it to `path`.
+fn write_then_rename_as(
+    tmp: &Path,
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<fs::Permissions>,
+) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -52,6 +120,9 @@ fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
         options.mode(0o600);
     }
     let mut file = options.open(tmp)?;
+    if let Some(permissions) = permissions {
+        file.set_permissions(permissions)?;
+    }
     file.write_all(bytes)?;
     file.sync_all()?;
     drop(file);

@@ -214,7 +214,10 @@ pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<Snapshot<T>, Snap
 }
 
 /// Save `snapshot` to `path`, atomically and durably (see the module docs). The parent
-/// directory must exist.
+/// directory must exist. A symbolic link at `path` is followed (the link stays; the file it
+/// points to gets the bytes); an existing file keeps its permission bits (a new one is
+/// owner-only); a `path` that is a directory, a FIFO or a device is refused
+/// ([`SnapshotError::Io`] of kind `InvalidInput`), never replaced.
 pub fn save<T: Serialize>(
     path: impl AsRef<Path>,
     snapshot: &Snapshot<T>,
@@ -226,7 +229,7 @@ pub fn save<T: Serialize>(
         source,
     };
     fsutil::remove_stale_temps(fsutil::parent_dir(path), false).map_err(io_err)?;
-    fsutil::write_atomic(path, &bytes).map_err(io_err)
+    fsutil::write_file_atomic(path, &bytes).map_err(io_err)
 }
 
 /// Load a snapshot from `path`.

@@ -225,3 +225,56 @@ proptest! {
         prop_assert_eq!(snapshot::load(&path).unwrap(), snap);
     }
 }
+
+/// A symbolic link is followed (the link stays, its file gets the bytes), an existing
+/// file keeps its permission bits, and a FIFO or directory is refused, never replaced.
+#[cfg(unix)]
+#[test]
+fn save_follows_links_keeps_modes_and_refuses_what_is_not_a_regular_file() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("real.json");
+    fs::write(&target, "old").unwrap();
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.path().join("link.json");
+    std::os::unix::fs::symlink("real.json", &link).unwrap();
+    snapshot::save(&link, &snap()).unwrap();
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let back: Snapshot<Payload> = snapshot::load(&target).unwrap();
+    assert_eq!(back, snap());
+    let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    // A new file is owner-only.
+    let fresh = dir.path().join("new.json");
+    snapshot::save(&fresh, &snap()).unwrap();
+    assert_eq!(
+        fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // A FIFO stays a FIFO (a writer would block on it forever: it is refused first).
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for refused in [fifo.clone(), dir.path().to_path_buf()] {
+        match snapshot::save(&refused, &snap()) {
+            Err(SnapshotError::Io { source, .. }) => {
+                assert_eq!(source.kind(), std::io::ErrorKind::InvalidInput, "{source}");
+                assert!(
+                    source.to_string().contains("not a regular file"),
+                    "{source}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    use std::os::unix::fs::FileTypeExt as _;
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+}
