@@ -11,8 +11,9 @@
 //! 2. **The reference's top-level checks** (spec §5.1), whose messages models already
 //!    understand: a required parameter that is absent, `null` or `""` (with the
 //!    conditional `if`/`then` requirements whose condition is a `const`/`enum` match);
-//!    a key not among the declared properties (when there are any, and the schema does not
-//!    admit more through `additionalProperties` or `patternProperties`); a top-level value
+//!    a key not among the declared properties (when there are any, or `properties` is
+//!    declared empty, and the schema does not admit more through `additionalProperties`
+//!    or `patternProperties`); a top-level value
 //!    outside its `enum` (with the exact spelling for a case slip) or of the wrong type.
 //! 3. **Full JSON Schema validation** of everything else: nested objects, array items,
 //!    `enum`, `const`, `oneOf`/`anyOf`/`allOf`, numeric and length bounds, `pattern`,
@@ -308,8 +309,11 @@ fn is_flat(schema: &Value, top: &[TopCheck]) -> Option<Flat> {
         "additionalProperties" => value.is_boolean(),
         other => inert(other),
     });
+    let declares_none = matches!(map.get("properties"), Some(Value::Object(p)) if p.is_empty());
     (root_ok && top.iter().all(|t| t.flat)).then(|| Flat {
-        no_keys: top.is_empty() && map.get("additionalProperties") == Some(&Value::Bool(false)),
+        no_keys: top.is_empty()
+            && (map.get("additionalProperties") == Some(&Value::Bool(false))
+                || (declares_none && map.get("additionalProperties").is_none())),
     })
 }
 
@@ -372,15 +376,19 @@ impl ArgumentValidator {
                 .collect()
         });
         let flat = is_flat(&schema, &top);
-        // The reference refuses undeclared keys whenever any property is declared; a schema
-        // that explicitly admits more (`additionalProperties` true or a schema, or
-        // `patternProperties`) is left to JSON Schema instead.
+        // The reference refuses undeclared keys whenever any property is declared; so does
+        // chef when `properties` is declared empty (a tool that takes no parameters: a key
+        // sent to it is a mistake, and not forwarded). A schema without `properties`
+        // accepts any keys, and one that explicitly admits more (`additionalProperties`
+        // true or a schema, or `patternProperties`) is left to JSON Schema.
         let open = schema.get("patternProperties").is_some()
             || matches!(
                 schema.get("additionalProperties"),
                 Some(Value::Bool(true) | Value::Object(_))
             );
-        let closed = !parameters.is_empty() && !open;
+        let declares_none =
+            matches!(schema.get("properties"), Some(Value::Object(p)) if p.is_empty());
+        let closed = (!parameters.is_empty() || declares_none) && !open;
         let required = string_list(schema.get("required"));
         let conditionals = conditionals(&schema);
         Ok(Self {

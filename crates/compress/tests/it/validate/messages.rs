@@ -252,10 +252,24 @@ fn enum_and_type_are_checked_independently() {
 }
 
 #[test]
-fn a_schema_without_properties_accepts_any_keys() {
+fn a_schema_without_properties_accepts_any_keys_and_empty_properties_none() {
     let v = validator("t", json!({"type": "object"}));
     assert!(v.validate(&json!({"anything": 1, "else": [true]})).is_ok());
-    let v = validator("t", json!({"type": "object", "properties": {}}));
+    // DIFFERS (deliberate): `properties` declared empty is a tool that takes no
+    // parameters; a key sent to it is refused (the reference accepts any).
+    let v = validator("git_status", json!({"type": "object", "properties": {}}));
+    assert!(v.validate(&json!({})).is_ok());
+    assert_eq!(
+        v.validate(&json!({"path": "/etc/passwd"}))
+            .unwrap_err()
+            .message(),
+        "Unknown parameter \"path\" for git_status. Accepted: none."
+    );
+    // Unless the schema admits more explicitly.
+    let v = validator(
+        "t",
+        json!({"type": "object", "properties": {}, "additionalProperties": true}),
+    );
     assert!(v.validate(&json!({"anything": 1})).is_ok());
 }
 
