@@ -171,6 +171,7 @@ fn render(
         search_index: OnceLock::new(),
         dense: None,
         hybrid_index: OnceLock::new(),
+        open_index: std::sync::Mutex::new(None),
     })
 }
 

@@ -76,7 +76,13 @@ pub struct Compressed {
     pub(crate) dense: Option<crate::search::dense::DenseConfig>,
     /// The hybrid index, built on the first search; `None` if the model failed.
     pub(crate) hybrid_index: OnceLock<Option<crate::search::dense::HybridIndex>>,
+    /// The index of the tools a `q(s=…)` search may list when some are hidden (blocked),
+    /// with which tools it holds ([`Compressed::search_hits_open`]).
+    pub(crate) open_index: std::sync::Mutex<Option<OpenIndexEntry>>,
 }
+
+/// Which entries an open index holds, and the index.
+pub(crate) type OpenIndexEntry = (Vec<bool>, std::sync::Arc<super::lookup::OpenIndex>);
 
 impl std::fmt::Debug for Compressed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use super::{Compressed, Entry};
+use crate::levels::Hidden;
 use crate::{
     search::{CatalogIndex, Doc, IndexOptions, dense::DenseConfig},
     similarity::similarity,
@@ -315,10 +316,95 @@ impl Compressed {
     /// instead (BM25F mixed with cosine, abstaining on the highest cosine); if the model
     /// fails, the lexical index answers.
     pub(crate) fn search_hits(&self, request: &str) -> Vec<&Entry> {
-        if request.trim().is_empty() {
-            return self.code_order().take(self.search_limit).collect();
+        self.search_hits_k(request, self.search_limit)
+    }
+
+    /// [`search_hits`](Self::search_hits) among the tools that are not `hidden` (blocked):
+    /// a hidden tool costs no place, and when one ranked, the others are listed only if a
+    /// search of them alone (as if the hidden tools were not registered) does not abstain.
+    /// When only a hidden tool fits, nothing does: the model is not handed the next-ranked
+    /// tools, and cannot tell a hidden tool matched.
+    pub(crate) fn search_hits_open(&self, request: &str, hidden: Hidden<'_>) -> Vec<&Entry> {
+        let open: Vec<bool> = self.entries.iter().map(|e| !hidden(&e.name)).collect();
+        let hidden_count = open.iter().filter(|o| !**o).count();
+        if hidden_count == 0 {
+            return self.search_hits(request);
         }
-        if self.search_limit == 0 {
+        if request.trim().is_empty() {
+            return self
+                .code_order()
+                .filter(|e| !hidden(&e.name))
+                .take(self.search_limit)
+                .collect();
+        }
+        let hits = self.search_hits_k(request, self.search_limit.saturating_add(hidden_count));
+        let ranked_hidden = hits.iter().any(|e| hidden(&e.name));
+        let kept: Vec<&Entry> = hits
+            .into_iter()
+            .filter(|e| !hidden(&e.name))
+            .take(self.search_limit)
+            .collect();
+        if !ranked_hidden || kept.is_empty() || !self.open_search_abstains(request, open) {
+            kept
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Whether a search of the `open` entries alone abstains on `request` (the index of
+    /// them is built once per set of open entries and kept).
+    fn open_search_abstains(&self, request: &str, open: Vec<bool>) -> bool {
+        let index = {
+            let mut cache = self
+                .open_index
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match cache.as_ref() {
+                Some((mask, index)) if *mask == open => std::sync::Arc::clone(index),
+                _ => {
+                    let index = std::sync::Arc::new(self.build_open_index(&open));
+                    *cache = Some((open, std::sync::Arc::clone(&index)));
+                    index
+                }
+            }
+        };
+        index.abstains(request, self.search_limit)
+    }
+
+    /// The search index of the entries `open` marks: hybrid when a model is configured
+    /// and embeds them, else lexical.
+    fn build_open_index(&self, open: &[bool]) -> OpenIndex {
+        let docs = || {
+            self.entries
+                .iter()
+                .zip(open)
+                .filter(|(_, o)| **o)
+                .map(|(e, _)| Doc {
+                    name: &e.name,
+                    tags: &e.tags,
+                    description: &e.description,
+                    title: e.title.as_deref(),
+                    schema: e.schema(),
+                })
+        };
+        if let Some(config) = &self.dense
+            && let Ok(index) = crate::search::dense::HybridIndex::build_from(
+                docs(),
+                config.embedder.clone(),
+                config.options,
+            )
+        {
+            return OpenIndex::Hybrid(Box::new(index));
+        }
+        OpenIndex::Lexical(CatalogIndex::build_from(docs(), &IndexOptions::default()))
+    }
+
+    /// The `k` best tools for `request` (see [`search_hits`](Self::search_hits)).
+    fn search_hits_k(&self, request: &str, k: usize) -> Vec<&Entry> {
+        if request.trim().is_empty() {
+            return self.code_order().take(k).collect();
+        }
+        if k == 0 {
             return Vec::new();
         }
         if let Some(config) = &self.dense {
@@ -337,11 +423,8 @@ impl Compressed {
                 .ok()
             });
             if let Some(index) = hybrid.as_ref()
-                && let Ok(found) = known_words_again(
-                    |text| index.search(text, self.search_limit),
-                    index.lexical(),
-                    request,
-                )
+                && let Ok(found) =
+                    known_words_again(|text| index.search(text, k), index.lexical(), request)
             {
                 return found
                     .hits
@@ -364,7 +447,7 @@ impl Compressed {
             )
         });
         let found = known_words_again(
-            |text| Ok::<_, std::convert::Infallible>(index.search(text, self.search_limit)),
+            |text| Ok::<_, std::convert::Infallible>(index.search(text, k)),
             index,
             request,
         );
@@ -377,6 +460,35 @@ impl Compressed {
                     .collect()
             })
             .unwrap_or_default()
+    }
+}
+
+/// A search index over some of the entries ([`Compressed::search_hits_open`]).
+pub(crate) enum OpenIndex {
+    /// BM25F mixed with the configured model.
+    Hybrid(Box<crate::search::dense::HybridIndex>),
+    /// BM25F alone.
+    Lexical(CatalogIndex),
+}
+
+impl OpenIndex {
+    /// Whether the index abstains on `request`, its catalogue words tried again as
+    /// [`search_hits`](Compressed::search_hits) tries them.
+    fn abstains(&self, request: &str, k: usize) -> bool {
+        match self {
+            Self::Hybrid(index) => known_words_again(
+                |text| index.search(text, k.max(1)),
+                index.lexical(),
+                request,
+            )
+            .map_or(true, |found| found.abstained),
+            Self::Lexical(index) => known_words_again(
+                |text| Ok::<_, std::convert::Infallible>(index.search(text, k.max(1))),
+                index,
+                request,
+            )
+            .map_or(true, |found| found.abstained),
+        }
     }
 }
 
@@ -407,6 +519,7 @@ impl Compressed {
     pub fn with_embedder(mut self, config: DenseConfig) -> Self {
         self.dense = Some(config);
         self.hybrid_index = std::sync::OnceLock::new();
+        self.open_index = std::sync::Mutex::new(None);
         self
     }
 }

@@ -402,8 +402,7 @@ fn answer_lookup(
         Some(Value::Number(n)) if n.as_f64() == Some(0.0) => Cow::Borrowed(""),
         other => as_text(other),
     };
-    let mut hits = c.search_hits(&needle);
-    hits.retain(|e| !hidden(&e.name));
+    let hits = c.search_hits_open(&needle, hidden);
     let result = if hits.is_empty() {
         format!("No matches for \"{needle}\".")
     } else {

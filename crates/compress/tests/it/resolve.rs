@@ -1046,3 +1046,42 @@ fn near_miss_functions_never_suggest_a_hidden_tool() {
         "{e}"
     );
 }
+
+/// `q(s=…)` among the tools not hidden: a hidden (blocked) tool costs no place, and when
+/// it is the only tool that fits, nothing does: the model gets "No matches", not the
+/// next-ranked tools (which would also tell it a hidden tool matched).
+#[test]
+fn a_search_never_ranks_a_hidden_tool_nor_offers_others_in_its_place() {
+    let tools = crate::real_tools();
+    let c = at(&tools, Level::Three);
+    let search = |s: &str, hidden: &dyn Fn(&str) -> bool| -> String {
+        match c.resolve_hiding("q", &json!({"s": s}), hidden) {
+            Resolution::Meta { result, .. } => result,
+            other => panic!("{other:?}"),
+        }
+    };
+    let none = |_: &str| false;
+    // Only the hidden tool fits: nothing is listed.
+    let summarize = |n: &str| n == "summarize_document";
+    assert!(search("summarize this document", &none).contains("summarize_document"));
+    assert_eq!(
+        search("summarize this document", &summarize),
+        "No matches for \"summarize this document\"."
+    );
+    // Others fit too: they are listed, as many as before (the hidden tool costs no place).
+    let health = |n: &str| n == "health_check";
+    let open = search("health check of the service", &none);
+    let hidden = search("health check of the service", &health);
+    assert!(open.contains("= health_check()"), "{open}");
+    assert!(!hidden.contains("health_check"), "{hidden}");
+    assert!(hidden.contains("= check_health()"), "{hidden}");
+    assert_eq!(open.lines().count(), hidden.lines().count(), "{hidden}");
+    // A blank search lists the first open tools in code order.
+    let first = |n: &str| n == tools[0].name.as_str();
+    let blank = search("", &first);
+    assert!(
+        !blank.contains(&format!("= {}(", tools[0].name.as_str())),
+        "{blank}"
+    );
+    assert_eq!(blank.lines().count(), search("", &none).lines().count());
+}
