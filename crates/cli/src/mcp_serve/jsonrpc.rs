@@ -169,6 +169,59 @@ fn check_message(message: &Value) -> Check {
     Check::Pass
 }
 
+/// The `id` member of a line holding one JSON object, read without parsing the rest (a
+/// message too deep to parse): a string, a number or null, else `None`.
+fn top_level_id(line: &[u8]) -> Option<Value> {
+    let mut depth = 0_usize;
+    let mut expect_key = false;
+    let mut i = 0;
+    while let Some(&byte) = line.get(i) {
+        match byte {
+            b'"' => {
+                let end = string_end(line, i)?;
+                if depth == 1 && expect_key {
+                    let key: String = serde_json::from_slice(line.get(i..=end)?).ok()?;
+                    if key == "id" {
+                        let rest = line.get(end + 1..)?;
+                        let colon = rest.iter().position(|b| *b == b':')?;
+                        let value = serde_json::Deserializer::from_slice(rest.get(colon + 1..)?)
+                            .into_iter::<Value>()
+                            .next()?
+                            .ok()?;
+                        return matches!(value, Value::String(_) | Value::Number(_) | Value::Null)
+                            .then_some(value);
+                    }
+                }
+                expect_key = false;
+                i = end;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                expect_key = byte == b'{' && depth == 1;
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' => expect_key = depth == 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the quote closing the string that opens at `start`.
+fn string_end(line: &[u8], start: usize) -> Option<usize> {
+    let mut escaped = false;
+    for (offset, byte) in line.get(start + 1..)?.iter().enumerate() {
+        match byte {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'"' => return Some(start + 1 + offset),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The verdict on one line from the host.
 pub(crate) fn check_line(line: &[u8]) -> Verdict {
     if line.iter().all(u8::is_ascii_whitespace) {
@@ -176,6 +229,15 @@ pub(crate) fn check_line(line: &[u8]) -> Verdict {
     }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
+        // JSON nested deeper than the parser goes: still a request, answered with its id
+        // (read without recursion) so the host is not left waiting for it.
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            return Verdict::Answer(error(
+                top_level_id(line).unwrap_or(Value::Null),
+                -32600,
+                "Invalid Request: the message nests deeper than 128 levels",
+            ));
+        }
         Err(e) => {
             return Verdict::Answer(error(
                 Value::Null,
@@ -422,6 +484,38 @@ mod tests {
             Verdict::Answer(v) => v,
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    /// A request nested deeper than the parser goes is still answered with its id (the
+    /// audit's host waited for it forever: it was answered `id: null`).
+    #[test]
+    fn a_request_too_deep_to_parse_is_answered_with_its_id() {
+        let deep = format!("{}1{}", "{\"a\":".repeat(200), "}".repeat(200));
+        for (line, id) in [
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{{"name":"x","arguments":{deep}}}}}"#
+                ),
+                json!(23),
+            ),
+            (
+                format!(
+                    r#"{{"jsonrpc":"2.0","params":{{"arguments":{deep},"id":9}},"id":"r\"1","method":"tools/call"}}"#
+                ),
+                json!("r\"1"),
+            ),
+            (
+                format!(r#"{{"jsonrpc":"2.0","method":"tools/call","params":{deep}}}"#),
+                Value::Null,
+            ),
+        ] {
+            let a = answer(&line);
+            assert_eq!(a["id"], id, "{a}");
+            assert_eq!(a["error"]["code"], json!(-32600), "{a}");
+        }
+        assert_eq!(top_level_id(br#"{"a":{"id":1},"id":2}"#), Some(json!(2)));
+        assert_eq!(top_level_id(br#"{"a":"id","b":[{"id":1}]}"#), None);
+        assert_eq!(top_level_id(br#"{"id":{"x":1}}"#), None);
     }
 
     #[test]

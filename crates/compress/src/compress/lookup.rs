@@ -396,7 +396,10 @@ impl Compressed {
         {
             return OpenIndex::Hybrid(Box::new(index));
         }
-        OpenIndex::Lexical(CatalogIndex::build_from(docs(), &IndexOptions::default()))
+        OpenIndex::Lexical(Box::new(CatalogIndex::build_from(
+            docs(),
+            &IndexOptions::default(),
+        )))
     }
 
     /// The `k` best tools for `request` (see [`search_hits`](Self::search_hits)).
@@ -468,7 +471,7 @@ pub(crate) enum OpenIndex {
     /// BM25F mixed with the configured model.
     Hybrid(Box<crate::search::dense::HybridIndex>),
     /// BM25F alone.
-    Lexical(CatalogIndex),
+    Lexical(Box<CatalogIndex>),
 }
 
 impl OpenIndex {
