@@ -34,6 +34,12 @@ pub enum Error {
     /// A chat completion response has no `choices`.
     #[error("the chat completion has no choices")]
     NoChoices,
+    /// A Responses reply says the model failed (`status` `failed`, an `error` object).
+    #[error("the response failed: {message}")]
+    ResponseFailed {
+        /// The error's `message` (or the error object's JSON text when it has none).
+        message: String,
+    },
     /// A content block sits in a message whose role cannot carry it (a tool call outside
     /// an assistant message, a tool result outside a tool message).
     #[error("message {message}: a {kind} cannot appear in a {role:?} message")]

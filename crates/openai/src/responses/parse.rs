@@ -29,11 +29,20 @@ use crate::{
 ///
 /// # Errors
 ///
-/// [`Error::InvalidJson`] when the body is not a response object (including a known item
-/// kind whose fields do not match the documented shape).
+/// [`Error::InvalidJson`] when the body is not a response object (including an error body
+/// or `{}`, which have no `output`, and a known item kind whose fields do not match the
+/// documented shape); [`Error::ResponseFailed`] when it carries an `error` object (the
+/// model failed).
 pub fn parse_response(bytes: &[u8], names: &WireNames) -> Result<ParsedResponse> {
     let response: wire::Response = serde_json::from_slice(bytes)
         .map_err(|source| Error::invalid_json("response", bytes, source))?;
+    if let Some(error) = response.error.as_ref().filter(|e| !e.is_null()) {
+        let message = error
+            .get("message")
+            .and_then(serde_json::Value::as_str)
+            .map_or_else(|| error.to_string(), str::to_owned);
+        return Err(Error::ResponseFailed { message });
+    }
     let mut content = Vec::new();
     for item in response.output {
         match item {

@@ -267,3 +267,32 @@ fn citations_survive_a_round_trip_while_the_text_is_unchanged() {
         json!([{"type":"output_text","text":"Oslo is mild."}])
     );
 }
+
+/// An error body, an empty object and a failed response are not replies: each is an
+/// error, never an empty assistant message (the Python audit's loop took an error body
+/// for "done").
+#[test]
+fn a_responses_error_body_or_failure_is_an_error_not_an_empty_reply() {
+    for body in [r#"{"error":{"message":"rate limited"}}"#, "{}"] {
+        assert!(
+            matches!(
+                responses::parse_response(body.as_bytes(), &WireNames::default()),
+                Err(chef_openai::Error::InvalidJson { .. })
+            ),
+            "{body}"
+        );
+    }
+    let failed = r#"{"id":"resp_1","object":"response","status":"failed","output":[],
+        "error":{"code":"server_error","message":"The model failed"}}"#;
+    match responses::parse_response(failed.as_bytes(), &WireNames::default()) {
+        Err(chef_openai::Error::ResponseFailed { message }) => {
+            assert_eq!(message, "The model failed");
+        }
+        other => panic!("{other:?}"),
+    }
+    // `"error": null` is a response that did not fail.
+    let ok = r#"{"id":"resp_1","object":"response","status":"completed","error":null,
+        "output":[{"type":"message","id":"m1","status":"completed","role":"assistant",
+        "content":[{"type":"output_text","text":"hi","annotations":[]}]}]}"#;
+    assert!(responses::parse_response(ok.as_bytes(), &WireNames::default()).is_ok());
+}
