@@ -42,6 +42,22 @@ pub enum RegistryError {
         /// The member named like a group.
         tool: ToolName,
     },
+    /// A group's name is empty or blank: nothing on the wire could name it.
+    #[error("a {kind} needs a name: \"{name}\" is empty or blank")]
+    EmptyGroupName {
+        /// `namespace` or `toolkit`.
+        kind: &'static str,
+        /// The name as given.
+        name: String,
+    },
+    /// A group lists a tool whose name is empty or blank.
+    #[error("{kind} \"{group}\" lists a tool without a name")]
+    EmptyMemberName {
+        /// `namespace` or `toolkit`.
+        kind: &'static str,
+        /// The group.
+        group: String,
+    },
     /// A group or member uses a name the library reserves (`load_toolkit`, owned tools).
     #[error("{kind} \"{group}\" uses the reserved name \"{name}\"")]
     ReservedName {

@@ -352,6 +352,22 @@ pub(crate) fn check_groups(
 ) -> Result<(), RegistryError> {
     let mut names: BTreeSet<&str> = others.iter().map(|g| g.name.as_str()).collect();
     for group in groups {
+        if group.name.trim().is_empty() {
+            return Err(RegistryError::EmptyGroupName {
+                kind,
+                name: group.name.clone(),
+            });
+        }
+        if group
+            .tools
+            .iter()
+            .any(|t| t.name.as_str().trim().is_empty())
+        {
+            return Err(RegistryError::EmptyMemberName {
+                kind,
+                group: group.name.clone(),
+            });
+        }
         if reserved_owner(&group.name).is_some() {
             return Err(RegistryError::ReservedName {
                 kind,

@@ -1919,3 +1919,41 @@ fn seed_agent_loop_is_one_match_over_the_dispatch_entry_point() {
         ]
     );
 }
+
+/// A namespace or toolkit with an empty or blank name, or a member without a name, is
+/// refused at registration (before, it was accepted and every later compile failed with
+/// "tool is missing a name").
+#[test]
+fn groups_and_members_without_names_are_refused_at_registration() {
+    let member = || sub("w", "Writes.", json!({}));
+    for kind in ["namespace", "toolkit"] {
+        for (group, want) in [
+            (
+                ToolGroup::new("", "A group.", vec![member()]),
+                "needs a name",
+            ),
+            (
+                ToolGroup::new("  ", "A group.", vec![member()]),
+                "needs a name",
+            ),
+            (
+                ToolGroup::new("files", "Files.", vec![sub(" ", "Nameless.", json!({}))]),
+                "lists a tool without a name",
+            ),
+        ] {
+            let mut chef = Chef::new(ChefConfig::default());
+            let result = if kind == "namespace" {
+                chef.tools_mut()
+                    .register_namespaces(vec![group])
+                    .map(|_| ())
+            } else {
+                chef.tools_mut().register_toolkits(vec![group]).map(|_| ())
+            };
+            let error = result.unwrap_err().to_string();
+            assert!(error.contains(want), "{kind}: {error}");
+            assert!(error.contains(kind), "{kind}: {error}");
+            chef.push(Message::user("hi"));
+            assert!(chef.compile(Target::OpenAiChat).is_ok(), "left unchanged");
+        }
+    }
+}
