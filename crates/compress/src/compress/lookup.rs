@@ -8,7 +8,6 @@
 use std::collections::HashMap;
 
 use super::{Compressed, Entry};
-use crate::levels::Hidden;
 use crate::{
     search::{CatalogIndex, Doc, IndexOptions, dense::DenseConfig},
     similarity::similarity,
@@ -324,7 +323,11 @@ impl Compressed {
     /// search of them alone (as if the hidden tools were not registered) does not abstain.
     /// When only a hidden tool fits, nothing does: the model is not handed the next-ranked
     /// tools, and cannot tell a hidden tool matched.
-    pub(crate) fn search_hits_open(&self, request: &str, hidden: Hidden<'_>) -> Vec<&Entry> {
+    pub(crate) fn search_hits_open(
+        &self,
+        request: &str,
+        hidden: &dyn Fn(&str) -> bool,
+    ) -> Vec<&Entry> {
         let open: Vec<bool> = self.entries.iter().map(|e| !hidden(&e.name)).collect();
         let hidden_count = open.iter().filter(|o| !**o).count();
         if hidden_count == 0 {
