@@ -78,6 +78,17 @@ pub(crate) struct SchemaSource {
 }
 
 impl ToolCore {
+    /// What the `q(s=…)` search indexes read of this tool.
+    pub(crate) fn doc(&self) -> crate::search::Doc<'_> {
+        crate::search::Doc {
+            name: &self.name,
+            tags: &self.tags,
+            description: &self.description,
+            title: self.title.as_deref(),
+            schema: self.schema(),
+        }
+    }
+
     /// The normalised schema, parsed from the catalogue's text on first use when it needed
     /// no normalisation.
     pub(crate) fn schema(&self) -> &Value {

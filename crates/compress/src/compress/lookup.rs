@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::{Compressed, Entry};
 use crate::{
-    search::{CatalogIndex, Doc, IndexOptions, dense::DenseConfig},
+    search::{CatalogIndex, IndexOptions, dense::DenseConfig},
     similarity::similarity,
 };
 
@@ -382,13 +382,7 @@ impl Compressed {
                 .iter()
                 .zip(open)
                 .filter(|(_, o)| **o)
-                .map(|(e, _)| Doc {
-                    name: &e.name,
-                    tags: &e.tags,
-                    description: &e.description,
-                    title: e.title.as_deref(),
-                    schema: e.schema(),
-                })
+                .map(|(e, _)| e.doc())
         };
         if let Some(config) = &self.dense
             && let Ok(index) = crate::search::dense::HybridIndex::build_from(
@@ -416,13 +410,7 @@ impl Compressed {
         if let Some(config) = &self.dense {
             let hybrid = self.hybrid_index.get_or_init(|| {
                 crate::search::dense::HybridIndex::build_from(
-                    self.entries.iter().map(|e| Doc {
-                        name: &e.name,
-                        tags: &e.tags,
-                        description: &e.description,
-                        title: e.title.as_deref(),
-                        schema: e.schema(),
-                    }),
+                    self.entries.iter().map(|e| e.doc()),
                     config.embedder.clone(),
                     config.options,
                 )
@@ -440,17 +428,7 @@ impl Compressed {
             }
         }
         let index = self.search_index.get_or_init(|| {
-            CatalogIndex::build_slice(
-                &self.entries,
-                |e| Doc {
-                    name: &e.name,
-                    tags: &e.tags,
-                    description: &e.description,
-                    title: e.title.as_deref(),
-                    schema: e.schema(),
-                },
-                &IndexOptions::default(),
-            )
+            CatalogIndex::build_slice(&self.entries, |e| e.doc(), &IndexOptions::default())
         });
         let found = known_words_again(
             |text| Ok::<_, std::convert::Infallible>(index.search(text, k)),
