@@ -28,19 +28,7 @@ const STALE_AGE: Duration = Duration::from_secs(3600);
 /// Replace `path` with `bytes`, atomically and durably (see the module docs). The parent
 /// directory must exist.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = parent_dir(path);
-    let tmp = dir.join(format!(
-        "{TEMP_PREFIX}{}-{}",
-        std::process::id(),
-        uuid::Uuid::new_v4().simple()
-    ));
-    let result = write_then_rename(&tmp, path, bytes).and_then(|()| sync_dir(dir));
-    if result.is_err() {
-        // Best effort: the temporary file may not exist (create failed) or may already be
-        // renamed (directory sync failed); either way nothing else is left to clean.
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    replace(path, bytes, None)
 }
 
 /// Most symbolic links [`write_file_atomic`] follows to reach the file it replaces.
@@ -69,14 +57,23 @@ pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
-    let dir = parent_dir(&target);
+    replace(&target, bytes, mode)
+}
+
+/// Writes `bytes` to a temporary file beside `path` (owner-only, or with `permissions`),
+/// renames it over `path` and syncs the directory; the temporary file is removed if any
+/// step fails.
+fn replace(path: &Path, bytes: &[u8], permissions: Option<fs::Permissions>) -> io::Result<()> {
+    let dir = parent_dir(path);
     let tmp = dir.join(format!(
         "{TEMP_PREFIX}{}-{}",
         std::process::id(),
         uuid::Uuid::new_v4().simple()
     ));
-    let result = write_then_rename_as(&tmp, &target, bytes, mode).and_then(|()| sync_dir(dir));
+    let result = write_then_rename(&tmp, path, bytes, permissions).and_then(|()| sync_dir(dir));
     if result.is_err() {
+        // Best effort: the temporary file may not exist (create failed) or may already be
+        // renamed (directory sync failed); either way nothing else is left to clean.
         let _ = fs::remove_file(&tmp);
     }
     result
@@ -101,12 +98,8 @@ fn follow_links(path: &Path) -> io::Result<PathBuf> {
     )))
 }
 
-fn write_then_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> io::Result<()> {
-    write_then_rename_as(tmp, path, bytes, None)
-}
-
 /// Writes `tmp` (owner-only, or with `permissions` when given), then renames it to `path`.
-fn write_then_rename_as(
+fn write_then_rename(
     tmp: &Path,
     path: &Path,
     bytes: &[u8],
