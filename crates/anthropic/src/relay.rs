@@ -145,15 +145,6 @@ fn error_body(kind: ErrorKind, message: &str) -> Value {
     json!({"type": "error", "error": {"type": kind, "message": message}})
 }
 
-/// `message` followed by `note`, when there is one.
-fn noted(message: &str, note: &str) -> String {
-    if note.is_empty() {
-        message.to_owned()
-    } else {
-        format!("{message} {note}")
-    }
-}
-
 /// A Messages client's stream (see the module docs).
 #[derive(Debug, Default)]
 struct MessagesStream {
@@ -314,19 +305,16 @@ impl RelayStream for MessagesStream {
     }
 
     fn fail_upstream(&mut self, body: &Value, note: &str) {
-        // The stream's error event is the error body itself.
-        let kind = body
-            .pointer("/error/type")
-            .and_then(Value::as_str)
-            .unwrap_or("api_error");
-        let message = body
-            .pointer("/error/message")
-            .and_then(Value::as_str)
-            .unwrap_or("the upstream failed");
-        let mut error = body.get("error").cloned().unwrap_or_else(|| json!({}));
-        if let Some(error) = error.as_object_mut() {
-            error.insert("type".to_owned(), Value::from(kind));
-            error.insert("message".to_owned(), Value::from(noted(message, note)));
+        // The stream's error event is the error body itself, its `type`s filled in when
+        // the upstream left them out.
+        let mut error = chef_ir::relay::with_note(body, note)
+            .get_mut("error")
+            .map(Value::take)
+            .unwrap_or_else(|| json!({"message": "the upstream failed"}));
+        if let Some(error) = error.as_object_mut()
+            && !error.get("type").is_some_and(Value::is_string)
+        {
+            error.insert("type".to_owned(), Value::from("api_error"));
         }
         write_event(
             &mut self.out,

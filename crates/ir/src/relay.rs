@@ -245,6 +245,37 @@ pub enum RelayError {
     },
 }
 
+/// An upstream error body with `note` after its `error.message` (where every API relayed
+/// so far keeps it, as [`Relay::error_message`] reads it); a message that is missing or
+/// not text is "the upstream failed". A body without an `error` object is returned as it
+/// is.
+///
+/// ```
+/// use chef_ir::relay::with_note;
+/// use serde_json::json;
+///
+/// let body = json!({"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}});
+/// let noted = with_note(&body, "(Retry-After: 7)");
+/// assert_eq!(noted["error"]["message"], "Rate limit reached (Retry-After: 7)");
+/// assert_eq!(noted["error"]["code"], "rate_limit_exceeded");
+/// ```
+pub fn with_note(body: &Value, note: &str) -> Value {
+    let mut body = body.clone();
+    if let Some(error) = body.get_mut("error").and_then(Value::as_object_mut) {
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("the upstream failed");
+        let message = if note.is_empty() {
+            message.to_owned()
+        } else {
+            format!("{message} {note}")
+        };
+        error.insert("message".to_owned(), Value::from(message));
+    }
+    body
+}
+
 /// The shared body of [`Relay::carry_earlier`] for APIs whose reply is a list of typed
 /// parts: every part of `earlier`'s `member` lists whose `type` is not `call_type`, in
 /// order, put in front of `reply`'s own `member` list.

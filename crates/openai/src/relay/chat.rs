@@ -411,7 +411,7 @@ impl RelayStream for ChatStream {
 
     fn fail_upstream(&mut self, body: &Value, note: &str) {
         // A Chat stream's error chunk is the error body itself.
-        write_data(&mut self.out, &super::noted_error(body, note));
+        write_data(&mut self.out, &chef_ir::relay::with_note(body, note));
     }
 
     fn take(&mut self) -> Vec<u8> {

@@ -105,22 +105,6 @@ fn error_as_body(event: &Value) -> Option<Value> {
     }}))
 }
 
-/// An upstream error body with `note` after its message (a message that is missing or
-/// not text becomes the note alone).
-fn noted_error(body: &Value, note: &str) -> Value {
-    let mut body = body.clone();
-    if let Some(error) = body.get_mut("error").and_then(Value::as_object_mut) {
-        let message = match error.get("message").and_then(Value::as_str) {
-            Some(m) if note.is_empty() => m.to_owned(),
-            Some(m) => format!("{m} {note}"),
-            None if note.is_empty() => "the upstream failed".to_owned(),
-            None => note.to_owned(),
-        };
-        error.insert("message".to_owned(), Value::from(message));
-    }
-    body
-}
-
 /// The error `type` OpenAI documents for `kind`.
 fn error_type(kind: ErrorKind) -> &'static str {
     match kind {

@@ -399,7 +399,7 @@ impl RelayStream for ResponsesStream {
     fn fail_upstream(&mut self, body: &Value, note: &str) {
         // A Responses error event carries the error's members at its top level; its code
         // is the error's code, else its type.
-        let body = super::noted_error(body, note);
+        let body = chef_ir::relay::with_note(body, note);
         let error = body.get("error").unwrap_or(&Value::Null);
         let code = error
             .get("code")
