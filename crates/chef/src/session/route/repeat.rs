@@ -163,7 +163,7 @@ fn compact_type(property: &Value, depth: usize) -> String {
                 types.join("|")
             }
         }
-        _ => chef_compress::parameter_type(property).unwrap_or_else(|| "any".to_owned()),
+        _ => "any".to_owned(),
     }
 }
 
