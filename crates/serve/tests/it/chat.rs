@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 use crate::{
     chat_calling, chat_reply, chat_says,
     harness::{
-        BLOCK_CANCEL, Reply, Rig, bad_call_for, chat_calls, chat_tools, encoded, lookup_for,
-        messages, sse, sse_events, streamed, streamed_lookup_then_call, tool_answer,
-        wire_tool_names,
+        BLOCK_CANCEL, OPENAI_RATE_LIMITED, Reply, Rig, bad_call_for, chat_calls, chat_tools,
+        encoded, last_sse_event, lookup_for, messages, sse, sse_events, streamed,
+        streamed_lookup_then_call, streamed_lookup_then_status, tool_answer, wire_tool_names,
     },
 };
 
@@ -294,18 +294,12 @@ async fn a_reply_mixing_a_lookup_and_a_real_call_is_answered_whole_inside_first(
 /// code, and the status and Retry-After in its message (the client already has a 200).
 #[tokio::test]
 async fn a_later_rounds_429_keeps_its_type_and_retry_after_in_the_stream() {
-    let mut replies = streamed_lookup_then_call(
+    let rig = Rig::level3(streamed_lookup_then_status(
         chat_stream,
         ("Let me check.", "call_q", 17),
-        ("x", "call_1", 23),
-    );
-    replies.truncate(1);
-    replies.push(Reply::Status(
-        429,
-        vec![("retry-after", "7"), ("content-type", "application/json")],
-        r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}"#.to_owned(),
-    ));
-    let rig = Rig::level3(replies).await;
+        (429, "7", OPENAI_RATE_LIMITED),
+    ))
+    .await;
     let response = rig
         .openai(
             "/v1/chat/completions",
@@ -314,8 +308,7 @@ async fn a_later_rounds_429_keeps_its_type_and_retry_after_in_the_stream() {
         .await;
     assert_eq!(response.status(), 200);
     let text = response.text().await.unwrap();
-    let (_, last) = sse_events(&text).pop().unwrap();
-    let last: Value = serde_json::from_str(&last).unwrap();
+    let (_, last) = last_sse_event(&text);
     assert_eq!(last["error"]["type"], "rate_limit_error", "{text}");
     assert_eq!(last["error"]["code"], "rate_limit_exceeded", "{text}");
     assert_eq!(
@@ -343,6 +336,5 @@ async fn an_upstream_error_chunk_keeps_its_type_and_code() {
         .text()
         .await
         .unwrap();
-    let (_, last) = sse_events(&text).pop().unwrap();
-    assert_eq!(serde_json::from_str::<Value>(&last).unwrap(), error);
+    assert_eq!(last_sse_event(&text).1, error);
 }

@@ -336,12 +336,43 @@ pub fn streamed_lookup_then_call(
     lookup: Round<'_>,
     call: Round<'_>,
 ) -> Vec<Reply> {
-    let good = order_call();
-    let (text, id, n) = lookup;
-    let first = Reply::Sse(pieces(&stream(text, id, &lookup_for(&good)), n));
     let (text, id, n) = call;
-    vec![first, Reply::Sse(pieces(&stream(text, id, &good), n))]
+    let call = Reply::Sse(pieces(&stream(text, id, &order_call()), n));
+    streamed_lookup_then(stream, lookup, call)
 }
+
+/// The upstream script of a streamed round that looks up the tool of [`order_call`]
+/// (`lookup`), then `then` for the next round.
+pub fn streamed_lookup_then(
+    stream: fn(&str, &str, &ToolCall) -> String,
+    lookup: Round<'_>,
+    then: Reply,
+) -> Vec<Reply> {
+    let (text, id, n) = lookup;
+    let first = Reply::Sse(pieces(&stream(text, id, &lookup_for(&order_call())), n));
+    vec![first, then]
+}
+
+/// [`streamed_lookup_then`] an error status with this `Retry-After` and JSON body: a later
+/// round that fails after the client has its 200.
+pub fn streamed_lookup_then_status(
+    stream: fn(&str, &str, &ToolCall) -> String,
+    lookup: Round<'_>,
+    (status, retry_after, body): (u16, &'static str, &str),
+) -> Vec<Reply> {
+    let then = Reply::Status(
+        status,
+        vec![
+            ("retry-after", retry_after),
+            ("content-type", "application/json"),
+        ],
+        body.to_owned(),
+    );
+    streamed_lookup_then(stream, lookup, then)
+}
+
+/// An OpenAI rate-limit error body.
+pub const OPENAI_RATE_LIMITED: &str = r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}"#;
 
 /// A call to `good`'s tool code with an argument the tool does not take.
 pub fn bad_call_for(good: &ToolCall) -> ToolCall {
@@ -494,6 +525,12 @@ pub fn sse(events: &[(&str, Value)]) -> String {
         out.push_str(&format!("data: {data}\n\n"));
     }
     out
+}
+
+/// The last event of an SSE body: its name (empty when unnamed) and its data as JSON.
+pub fn last_sse_event(text: &str) -> (String, Value) {
+    let (event, data) = sse_events(text).pop().expect("an event");
+    (event, serde_json::from_str(&data).expect("JSON data"))
 }
 
 /// An SSE body of events named after their `type` (as the Messages and Responses APIs name

@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 
 use crate::{
     harness::{
-        BLOCK_CANCEL, Reply, Rig, anthropic_tools, bad_call_for, encoded, lookup_for, order_call,
-        sse_events, streamed, streamed_lookup_then_call, typed_sse, wire_tool_names,
+        BLOCK_CANCEL, Reply, Rig, anthropic_tools, bad_call_for, encoded, last_sse_event,
+        lookup_for, order_call, sse_events, streamed, streamed_lookup_then_call,
+        streamed_lookup_then_status, typed_sse, wire_tool_names,
     },
     messages_calling, messages_reply, messages_says,
 };
@@ -307,27 +308,22 @@ async fn cache_false_sends_no_breakpoint_at_all() {
 /// the status and Retry-After in its message (the client already has a 200).
 #[tokio::test]
 async fn a_later_rounds_overload_keeps_its_type_and_retry_after_in_the_stream() {
-    let mut replies = streamed_lookup_then_call(
+    let overloaded =
+        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+    let rig = Rig::level3(streamed_lookup_then_status(
         messages_stream,
         ("Looking.", "toolu_q", 13),
-        ("x", "toolu_1", 31),
-    );
-    replies.truncate(1);
-    replies.push(Reply::Status(
-        529,
-        vec![("retry-after", "30"), ("content-type", "application/json")],
-        r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.to_owned(),
-    ));
-    let rig = Rig::level3(replies).await;
+        (529, "30", overloaded),
+    ))
+    .await;
     let text = rig
         .anthropic(&streamed(request("Where is 737U2663137?")))
         .await
         .text()
         .await
         .unwrap();
-    let (event, data) = sse_events(&text).pop().unwrap();
+    let (event, data) = last_sse_event(&text);
     assert_eq!(event, "error");
-    let data: Value = serde_json::from_str(&data).unwrap();
     assert_eq!(data["type"], "error");
     assert_eq!(data["error"]["type"], "overloaded_error", "{text}");
     assert_eq!(
@@ -353,9 +349,8 @@ async fn an_upstream_error_event_keeps_its_type() {
         .text()
         .await
         .unwrap();
-    let (event, data) = sse_events(&text).pop().unwrap();
+    let (event, data) = last_sse_event(&text);
     assert_eq!(event, "error");
-    let data: Value = serde_json::from_str(&data).unwrap();
     assert_eq!(
         data,
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})

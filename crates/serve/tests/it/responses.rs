@@ -5,8 +5,9 @@ use serde_json::{Value, json};
 
 use crate::{
     harness::{
-        Reply, Rig, lookup_for, order_call, pieces, responses_tools, sse_events, streamed,
-        streamed_lookup_then_call, typed_sse, wire_tool_names,
+        OPENAI_RATE_LIMITED, Reply, Rig, last_sse_event, lookup_for, order_call, pieces,
+        responses_tools, sse_events, streamed, streamed_lookup_then_call,
+        streamed_lookup_then_status, typed_sse, wire_tool_names,
     },
     responses_calling,
 };
@@ -214,27 +215,20 @@ async fn streaming_emits_text_then_the_real_call_and_one_completed_response() {
 /// own code, and the status and Retry-After in its message (the client already has a 200).
 #[tokio::test]
 async fn a_later_rounds_429_keeps_its_code_and_retry_after_in_the_stream() {
-    let mut replies = streamed_lookup_then_call(
+    let rig = Rig::level3(streamed_lookup_then_status(
         responses_stream,
         ("Looking.", "fc_q", 13),
-        ("x", "fc_1", 31),
-    );
-    replies.truncate(1);
-    replies.push(Reply::Status(
-        429,
-        vec![("retry-after", "2"), ("content-type", "application/json")],
-        r#"{"error":{"message":"Rate limit reached","type":"rate_limit_error","param":null,"code":"rate_limit_exceeded"}}"#.to_owned(),
-    ));
-    let rig = Rig::level3(replies).await;
+        (429, "2", OPENAI_RATE_LIMITED),
+    ))
+    .await;
     let text = rig
         .openai("/v1/responses", &streamed(request("Where is 737U2663137?")))
         .await
         .text()
         .await
         .unwrap();
-    let (event, data) = sse_events(&text).pop().unwrap();
+    let (event, data) = last_sse_event(&text);
     assert_eq!(event, "error");
-    let data: Value = serde_json::from_str(&data).unwrap();
     assert_eq!(data["code"], "rate_limit_exceeded", "{text}");
     assert_eq!(
         data["message"],
@@ -255,9 +249,8 @@ async fn an_upstream_error_event_keeps_its_code() {
         .text()
         .await
         .unwrap();
-    let (event, data) = sse_events(&text).pop().unwrap();
+    let (event, data) = last_sse_event(&text);
     assert_eq!(event, "error");
-    let data: Value = serde_json::from_str(&data).unwrap();
     assert_eq!(data["code"], "rate_limit_exceeded", "{text}");
     assert_eq!(data["message"], "Slow down", "{text}");
 }
