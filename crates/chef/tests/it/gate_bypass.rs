@@ -408,3 +408,65 @@ fn blocklist_entries_match_with_drift_and_unmatched_ones_are_listed() {
     chef.register_tools(more).unwrap();
     assert_eq!(chef.tools().unmatched_blocked(), ["fs_delete_fiel"]);
 }
+
+/// The branches of a constrained reply's format, by the name each fixes.
+fn format_branches(chef: &mut Chef) -> Vec<Value> {
+    chef.compile(Target::OpenAiChat).unwrap();
+    let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
+    let schema = &format["json_schema"]["schema"];
+    // One branch is the schema itself; more are its `anyOf`.
+    schema["anyOf"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| vec![schema.clone()])
+}
+
+fn branch<'a>(branches: &'a [Value], name: &str) -> Option<&'a Value> {
+    branches
+        .iter()
+        .find(|b| b["properties"]["name"]["const"] == name)
+}
+
+#[test]
+fn route_15_a_constrained_model_has_no_branch_for_a_blocked_tool() {
+    // Flat tools: the blocked tool stays in the compiled list (the cached prefix never
+    // moves), but the format gives a constrained model no way to write its call.
+    for level in [Level::Zero, Level::One] {
+        let mut chef = chef(level);
+        let payload = chef.compile(Target::OpenAiChat).unwrap();
+        assert!(payload.meta.wire_tools.iter().any(|n| n == BLOCKED));
+        let branches = format_branches(&mut chef);
+        assert!(branch(&branches, BLOCKED).is_none(), "{level:?}");
+        assert!(branch(&branches, "fs_read_file").is_some(), "{level:?}");
+    }
+    // Level 2: the blocked tool's op leaves its alias's enum; the others stay.
+    let mut chef = chef(Level::Two);
+    let branches = format_branches(&mut chef);
+    let fs = branch(&branches, "fs").unwrap();
+    let ops = &fs["properties"]["arguments"]["properties"]["op"]["enum"];
+    assert!(!ops.as_array().unwrap().is_empty(), "{fs}");
+    assert!(
+        !ops.as_array().unwrap().contains(&json!("delete_file")),
+        "{ops}"
+    );
+    assert!(
+        ops.as_array().unwrap().contains(&json!("read_file")),
+        "{ops}"
+    );
+
+    // A namespace: the blocked member leaves the `action` enum.
+    let mut chef = namespaced(Level::One, BLOCKED);
+    let branches = format_branches(&mut chef);
+    let actions = &branch(&branches, "file_ops").unwrap()["properties"]["arguments"]["properties"]
+        ["action"]["enum"];
+    assert_eq!(actions, &json!(["fs_read_file", "fs_list_dir"]));
+    // A blocked toolkit leaves `load_toolkit`'s enum, and with none left, its branch goes.
+    let mut chef = namespaced(Level::One, "Web");
+    let branches = format_branches(&mut chef);
+    assert!(branch(&branches, "load_toolkit").is_none());
+    assert!(branch(&branches, "file_ops").is_some());
+    // A blocked namespace has no branch at all.
+    let mut chef = namespaced(Level::One, "file_ops");
+    let branches = format_branches(&mut chef);
+    assert!(branch(&branches, "file_ops").is_none());
+}

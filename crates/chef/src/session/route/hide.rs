@@ -71,7 +71,7 @@ impl Chef {
 
     /// Whether did-you-mean must not name `tool` (a real name of the compressed set): it
     /// is blocked, or the toolkit it was loaded from is.
-    pub(super) fn hidden_tool(&self, tool: &str, tools: &TurnTools) -> bool {
+    pub(in crate::session) fn hidden_tool(&self, tool: &str, tools: &TurnTools) -> bool {
         let kit = tools.toolkit_of.get(tool).map(String::as_str);
         let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
         self.blocked(&names).is_some()
