@@ -9,7 +9,8 @@
 //!   This keeps it out of the cached `system` prefix. A positional message anywhere else
 //!   (first, or right after an assistant turn) is hoisted and reported with
 //!   [`Notice::PositionalHoisted`]. System messages hold text only; anything else is an
-//!   [`Error::SystemContent`].
+//!   [`Error::SystemContent`]. A system text block that is empty or blank is not sent (the
+//!   API refuses it), so a system prompt of `""` sends no `system` at all.
 //! - **Tool results**: `tool` messages become user turns of `tool_result` blocks; the
 //!   results of consecutive `tool` messages are packed into one user turn, as the API wants
 //!   all results for one assistant turn in the next user turn; a user message right after
@@ -532,8 +533,11 @@ impl<'a> Compiler<'a, '_> {
         let mut blocks = Vec::with_capacity(message.content.len());
         for content in &message.content {
             match content {
+                // The API refuses a text block with no text in it ("text content blocks
+                // must contain non-whitespace text"): such a block is left out, and a
+                // system prompt of nothing but them sends no `system`.
                 Content::Text { text, .. } => {
-                    if !text.is_empty() || message.content.len() == 1 {
+                    if !text.trim().is_empty() {
                         blocks.push(TextBlock::new(text.as_str()));
                     }
                 }

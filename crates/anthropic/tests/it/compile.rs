@@ -40,6 +40,23 @@ fn system_messages_are_hoisted_and_no_system_key_without_them() {
     );
 }
 
+/// The API refuses an empty or blank text block: a blank system message sends no block,
+/// and a system prompt of nothing else sends no `system`.
+#[test]
+fn a_blank_system_message_sends_no_block() {
+    let b = body(&Request::new(vec![
+        Message::system(""),
+        Message::user("Hi"),
+    ]));
+    assert!(b.get("system").is_none(), "{b}");
+    let b = body(&Request::new(vec![
+        Message::system(" \n"),
+        Message::system("A"),
+        Message::user("Hi"),
+    ]));
+    assert_eq!(b["system"], json!([{"type":"text","text":"A"}]));
+}
+
 #[test]
 fn a_leading_positional_system_message_is_hoisted_with_a_notice() {
     let request = Request::new(vec![
