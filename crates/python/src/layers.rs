@@ -125,6 +125,14 @@ pub(crate) fn activate_skill(
     }
     let invoked = match chef.skills().get(name) {
         Some(skill) => skill.invoked(arguments),
+        // Restored active, not registered here: its template is not in this session.
+        None if chef.skills().active().is_some_and(|a| a.name() == name) => {
+            return Err(Failure::Invalid(format!(
+                "the skill \"{name}\" is active (restored from a snapshot) but not loaded in \
+                 this session, so it cannot be rendered with new arguments: load_skills() \
+                 first, or activate it without arguments to keep it as it is"
+            )));
+        }
         // Unknown: let the session say so, with the names it has.
         None => {
             chef.skills_mut().activate(name)?;

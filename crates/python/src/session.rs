@@ -492,6 +492,8 @@ impl Chef {
     /// Sets the system prompt: a string, or a list of messages.
     fn set_system_prompt(&self, prompt: &Bound<'_, PyAny>) -> PyResult<()> {
         let messages = match prompt.cast::<PyString>() {
+            // No text, no system prompt (an empty block is refused by Anthropic's API).
+            Ok(text) if text.to_cow()?.trim().is_empty() => Vec::new(),
             Ok(text) => vec![Message::system(text.to_cow()?.into_owned())],
             Err(_) => {
                 let list = prompt.cast::<PyList>().map_err(|_| {
@@ -531,7 +533,8 @@ impl Chef {
     /// compile for that target, appends the assistant message, and returns its calls.
     /// With `recover_text_calls`, calls the model wrote as text (a small model behind a
     /// local server) become calls first, and a `final_answer` call the reply's text (see
-    /// the Rust `Chef::recover_text_calls`).
+    /// the Rust `Chef::recover_text_calls`). A reply with neither text nor calls (a model
+    /// that stopped at once) appends nothing: no API takes an empty assistant turn back.
     #[pyo3(signature = (target, reply, *, recover_text_calls = false))]
     fn push_reply<'py>(
         &self,
@@ -579,7 +582,13 @@ impl Chef {
                     i.chef.recover_text_calls(&mut message);
                 }
                 let calls: Vec<_> = message.tool_calls().cloned().collect();
-                i.chef.push(message);
+                let blank = message
+                    .content
+                    .iter()
+                    .all(|c| c.as_text().is_some_and(|t| t.trim().is_empty()));
+                if !blank {
+                    i.chef.push(message);
+                }
                 calls
             }))
         })?;
@@ -602,7 +611,8 @@ impl Chef {
     }
 
     /// Appends the result of a call (as an error result when `is_error`); `InvalidInputError`
-    /// when no tool call in the history has that id.
+    /// when no tool call in the history has that id, or when that call already has its
+    /// result.
     #[pyo3(signature = (call_id, text, is_error = false))]
     fn push_tool_result(&self, call_id: String, text: String, is_error: bool) -> PyResult<()> {
         let result = if is_error {
@@ -613,13 +623,25 @@ impl Chef {
         self.with(|i| {
             // A result no call of the history asked for is refused here: every provider
             // refuses the request that carries it, later and further from the cause.
-            let asked = i
-                .chef
-                .history()
+            let id = result.tool_call_id.as_str();
+            let history = i.chef.history();
+            let asked = history
                 .iter()
                 .flat_map(Message::tool_calls)
-                .any(|c| c.id.as_str() == result.tool_call_id.as_str());
-            if !asked {
+                .filter(|c| c.id.as_str() == id)
+                .count();
+            let answered = history
+                .iter()
+                .flat_map(Message::tool_results_iter)
+                .filter(|r| r.tool_call_id.as_str() == id)
+                .count();
+            if asked > 0 && answered >= asked {
+                return Err(Failure::Invalid(format!(
+                    "the tool call \"{id}\" already has its result in the history: every \
+                     provider refuses a request with two results for one call"
+                )));
+            }
+            if asked == 0 {
                 return Err(Failure::Invalid(format!(
                     "no tool call in the history has the id \"{}\": push the reply that made \
                      the call first (push_reply), then its result",

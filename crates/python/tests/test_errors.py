@@ -113,6 +113,23 @@ def test_a_result_for_a_call_the_history_does_not_hold_is_refused() -> None:
         {"type": "tool_call", "id": "c1", "name": TOOL["name"], "arguments": {}}]})
     s.push_tool_result("c1", "12 C")
     assert len(s.history()) == 3
+    # A second result for the same call: every provider would refuse the request.
+    with pytest.raises(chef.InvalidInputError, match="already has its result"):
+        s.push_tool_result("c1", "13 C")
+    assert len(s.history()) == 3
+
+
+def test_an_empty_system_prompt_and_an_empty_reply_send_nothing_a_provider_refuses() -> None:
+    s = chef.Chef()
+    s.set_system_prompt("")
+    s.push_user("hi")
+    assert "system" not in s.compile("anthropic").json()
+    # A reply that stopped at once, with no text and no call, is not appended: the next
+    # request would carry an empty assistant turn.
+    empty = {"id": "m", "type": "message", "role": "assistant", "content": [],
+             "stop_reason": "end_turn", "model": "claude", "usage": {"input_tokens": 1, "output_tokens": 0}}
+    assert s.push_reply("anthropic", empty) == []
+    assert len(s.history()) == 1
 
 
 def test_registry_errors_say_what_clashes() -> None:

@@ -107,6 +107,23 @@ def test_skills_load_list_activate_and_report_bad_files(tmp_path: Path) -> None:
     assert "haiku" in str(raised.value)
 
 
+def test_the_active_skill_survives_a_restore_into_a_session_without_skills(tmp_path: Path) -> None:
+    s = chef.Chef()
+    s.load_skills([_skill(tmp_path / "skills", "haiku", "Answer in 5-7-5 about $0.")])
+    s.push_user("Describe Rust.")
+    s.activate_skill("haiku", ["Rust"])
+    s.save(tmp_path / "snap.json")
+    r = chef.Chef.from_snapshot(tmp_path / "snap.json")
+    assert r.active_skill == "haiku" and r.skill_names() == []
+    before = r.compile("openai").body
+    r.activate_skill("haiku")  # the active one, as it is
+    assert r.active_skill == "haiku" and r.compile("openai").body == before
+    with pytest.raises(chef.InvalidInputError, match="load_skills"):
+        r.activate_skill("haiku", ["Go"])
+    with pytest.raises(chef.UnknownSkillError):
+        r.activate_skill("limerick")
+
+
 def test_a_single_skill_file_loads_and_replaces_the_registered_ones(tmp_path: Path) -> None:
     s = chef.Chef()
     s.load_skills([_skill(tmp_path, "haiku", "Answer in 5-7-5.")])

@@ -293,6 +293,9 @@ impl SkillsMut<'_> {
     /// [`ChefConfig::with_skill_pruning`](super::ChefConfig::with_skill_pruning) its
     /// `allowed-tools` bound the flat tools kept.
     ///
+    /// Activating the active skill by its name when no skill of that name is registered
+    /// (it was restored from a snapshot or a journal) keeps it active as it is.
+    ///
     /// # Errors
     /// [`ChefError::UnknownSkill`] for a name not registered (nothing changes).
     pub fn activate(&mut self, skill: impl Into<SkillRef>) -> Result<&mut Self, ChefError> {
@@ -300,6 +303,17 @@ impl SkillsMut<'_> {
             SkillRef::Skill(skill) => skill,
             SkillRef::Name(name) => match self.chef.skill_state.skills.get(&name) {
                 Some(skill) => Arc::clone(skill),
+                // The active skill by its own name, not registered here (restored from a
+                // snapshot into a session that has not loaded its skills): it stays as it
+                // is, its saved instructions kept.
+                None if self
+                    .chef
+                    .skills()
+                    .active()
+                    .is_some_and(|a| a.name() == name) =>
+                {
+                    return Ok(self);
+                }
                 None => {
                     return Err(ChefError::UnknownSkill {
                         available: self

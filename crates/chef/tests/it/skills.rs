@@ -452,6 +452,15 @@ fn snapshots_and_the_journal_carry_the_active_skill_and_a_fresh_session_compiles
                     body(&mut twin, target),
                     "{target:?} {i}"
                 );
+                // Activating it again by name, though no skill of that name is registered
+                // there, keeps it as it is; another name is still unknown.
+                fresh.skills_mut().activate("release-notes").unwrap();
+                assert!(fresh.skills_mut().activate("other").is_err());
+                assert_eq!(
+                    body(&mut fresh, target),
+                    body(&mut twin, target),
+                    "{target:?} {i}"
+                );
             }
             let mut resumed = block_on(replayed(&store, &id, Chef::new(config.clone())));
             assert_eq!(
