@@ -161,7 +161,11 @@ impl ResolveError {
     pub fn message(&self) -> String {
         match self {
             Self::UnknownTool { name, level } => {
-                format!("No tool named \"{name}\".{}", level.unknown_tool_hint())
+                format!(
+                    "No tool named \"{}\".{}",
+                    crate::similarity::shown_name(name),
+                    level.unknown_tool_hint()
+                )
             }
             Self::UnknownCode { code, .. } if code.trim().is_empty() => {
                 "t needs \"f\": the map code of the tool to call, with the tool's arguments in \"a\". Search with q(s=…) to find a code.".to_owned()

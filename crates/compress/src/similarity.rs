@@ -126,12 +126,49 @@ pub fn nearest_open<'a>(
 /// assert_eq!(reply, "No tool named \"raed_file\". Did you mean \"read_file\"? Call a listed tool.");
 /// ```
 pub fn add_did_you_mean(reply: &mut String, name: &str, near: &str) {
-    let sentence = format!("No tool named \"{name}\".");
+    let sentence = format!("No tool named \"{}\".", shown_name(name));
     let suggestion = format!(" Did you mean \"{near}\"?");
     match reply.find(&sentence) {
         Some(at) => reply.insert_str(at + sentence.len(), &suggestion),
         None => reply.push_str(&suggestion),
     }
+}
+
+/// The longest name (in characters) an error quotes whole; a longer one is cut, with `…`.
+const SHOWN_NAME_MAX: usize = 200;
+
+/// A name the model wrote, as an error quotes it back: control characters (a newline, a
+/// NUL) written as escapes (`\n`, `\u{0}`) and a name over 200 characters cut with `…`, so
+/// a garbled call does not put raw control bytes or a page of text into the reply.
+///
+/// ```
+/// use chef_compress::similarity::shown_name;
+///
+/// assert_eq!(shown_name("read_file"), "read_file");
+/// assert_eq!(shown_name("read\nfile\u{0}"), "read\\nfile\\0");
+/// assert_eq!(shown_name(&"x".repeat(300)).chars().count(), 201);
+/// ```
+pub fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
+    let long = name.chars().count() > SHOWN_NAME_MAX;
+    if !long && !name.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let mut shown: String = name
+        .chars()
+        .take(SHOWN_NAME_MAX)
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_debug().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect();
+    if long {
+        shown.push('…');
+    }
+    std::borrow::Cow::Owned(shown)
 }
 
 /// What [`nearest_among`] found.

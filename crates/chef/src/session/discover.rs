@@ -443,5 +443,8 @@ impl<'a> super::Tools<'a> {
 /// nothing was run, so the loop guard does not count that call as made
 /// (`repeated::repeated_calls`).
 pub(crate) fn not_run(name: &str) -> String {
-    format!("No tool named \"{name}\" is among your tools for this step; nothing was run.")
+    format!(
+        "No tool named \"{}\" is among your tools for this step; nothing was run.",
+        chef_compress::similarity::shown_name(name)
+    )
 }
