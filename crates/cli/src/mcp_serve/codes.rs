@@ -38,6 +38,16 @@ pub(crate) enum CodeFileError {
     },
     #[error("code file {}: version {version} is not one this chef reads (1)", path.display())]
     Version { path: PathBuf, version: u64 },
+    #[error(
+        "code file {}: the code {code:?} is given to both {first} and {second}; a code names one tool (fix or delete the file)",
+        path.display()
+    )]
+    SharedCode {
+        path: PathBuf,
+        code: String,
+        first: String,
+        second: String,
+    },
     #[error("code file {}: cannot write it: {source}", path.display())]
     Write {
         path: PathBuf,
@@ -121,6 +131,18 @@ pub(crate) fn load(path: &Path) -> Result<BTreeMap<String, String>, CodeFileErro
             version: file.version,
         });
     }
+    // One code for two tools would send a host's call of one to the other.
+    let mut owners: BTreeMap<&str, &str> = BTreeMap::new();
+    for (tool, code) in &file.codes {
+        if let Some(first) = owners.insert(code, tool) {
+            return Err(CodeFileError::SharedCode {
+                path: path.to_owned(),
+                code: code.clone(),
+                first: first.to_owned(),
+                second: tool.clone(),
+            });
+        }
+    }
     Ok(file.codes)
 }
 
@@ -177,6 +199,10 @@ mod tests {
             ("{", "not a code table"),
             ("{\"version\": 1}", "not a code table"),
             ("{\"version\": 2, \"codes\": {}}", "version 2"),
+            (
+                "{\"version\": 1, \"codes\": {\"a_b\": \"a0\", \"c_d\": \"a0\"}}",
+                "\"a0\" is given to both a_b and c_d",
+            ),
         ] {
             std::fs::write(&path, text).unwrap();
             let e = load(&path).unwrap_err().to_string();

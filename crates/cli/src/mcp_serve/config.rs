@@ -312,8 +312,12 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
         if s.name.is_empty() {
             return invalid("a [[server]] has an empty name".to_owned());
         }
-        if !names.insert(s.name.clone()) {
-            return invalid(format!("{at} is named twice"));
+        // Case-blind: tool names are `{server}_{tool}`, and the blocklist and a call's
+        // name match them ignoring case, so `Git` and `git` would reach each other's tools.
+        if !names.insert(s.name.to_ascii_lowercase()) {
+            return invalid(format!(
+                "{at} is named twice (server names are compared ignoring case)"
+            ));
         }
         let transport = match (&s.command, &s.url) {
             (Some(_), Some(_)) => return invalid(format!("{at}: give command or url, not both")),
@@ -484,6 +488,10 @@ mod tests {
             (
                 "[[server]]\nname=\"a\"\ncommand=\"x\"\n[[server]]\nname=\"a\"\ncommand=\"y\"",
                 "named twice",
+            ),
+            (
+                "[[server]]\nname=\"git\"\ncommand=\"x\"\n[[server]]\nname=\"Git\"\ncommand=\"y\"",
+                "ignoring case",
             ),
             ("[[server]]\nname=\"a\"", "needs command"),
             ("[[server]]\nname=\"a\"\nurl=\"ftp://x\"", "http://"),

@@ -891,7 +891,9 @@ impl Hub {
         let ranked = ranking.rank_search_among(&query, (limit + 20).min(total), &|name| {
             !self.blocked(view, name)
         });
-        // Every tool the reply lists is in the tool list.
+        // Every tool the reply lists is in the tool list, which holds `found_limit` found
+        // tools at most: a search that asked for more says where it stopped.
+        let asked = limit;
         let limit = limit.min(self.config.found_limit);
         let mut lines = Vec::new();
         let mut finds = Vec::new();
@@ -912,9 +914,16 @@ impl Hub {
                 false,
             );
         }
+        let capped = if asked > limit && ranked.tools.len() > lines.len() {
+            format!(
+                "\n(This server lists at most {limit} found tools at once: search again with other words for more.)"
+            )
+        } else {
+            String::new()
+        };
         (
             Ok(format!(
-                "Tools for \"{query}\", best first; they are in your tool list now (call them by these names):\n{}",
+                "Tools for \"{query}\", best first; they are in your tool list now (call them by these names):\n{}{capped}",
                 lines.join("\n")
             )),
             fresh,

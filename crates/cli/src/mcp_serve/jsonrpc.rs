@@ -7,6 +7,9 @@
 //! | a line that is not JSON | `-32700` Parse error, `id: null` |
 //! | a line over [`MAX_LINE`] bytes | `-32600` Invalid Request, `id: null` (the line is skipped) |
 //! | `jsonrpc` other than `"2.0"`, no `method`, `params` neither object nor array, an `id` that is not a string or an integer (MCP: never null) | `-32600` with the `id` |
+//! | an `id` outside -2^63..2^63-1 (what rmcp reads) | `-32600`, with the `id` when it fits 64 bits, else `null` (never the rounded float) |
+//! | a key twice in one object, anywhere in the message | `-32600` with the `id` |
+//! | an integer wider than 64 bits anywhere in the params (it would be forwarded rounded) | `-32602` with the `id` |
 //! | `params` an array | `-32602` Invalid params, with the `id` (MCP's params are objects) |
 //! | `tools/call` without a string `name`, or with `arguments` that are not an object | `-32602` with the `id` |
 //! | a batch (an array) | an array with one `-32600` per element, each with its `id` (MCP has no batches since 2025-06-18) |
@@ -64,9 +67,120 @@ fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
 fn id_of(message: &serde_json::Map<String, Value>) -> (Value, bool) {
     match message.get("id") {
         None => (Value::Null, true),
-        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => (id.clone(), true),
+        Some(id @ (Value::String(_) | Value::Number(_) | Value::Null)) => (echo_id(id), true),
         Some(_) => (Value::Null, false),
     }
+}
+
+/// `id` as an error echoes it: as given, but `null` for an integer too wide for 64 bits,
+/// which the parser holds rounded (echoing `1.8446744073709552e19` for the host's
+/// `18446744073709551616` would answer an id it never sent).
+fn echo_id(id: &Value) -> Value {
+    match id {
+        Value::Number(n) if n.is_f64() && n.as_f64().is_some_and(is_wide_integer) => Value::Null,
+        other => other.clone(),
+    }
+}
+
+/// Whether `f` is a whole number outside what 64-bit integers hold (so it came from an
+/// integer literal the parser could only round, or from a float written that large).
+fn is_wide_integer(f: f64) -> bool {
+    // -2^63 and 2^64, exact as f64.
+    const LOW: f64 = -9_223_372_036_854_775_808.0;
+    const HIGH: f64 = 18_446_744_073_709_551_616.0;
+    f.fract() == 0.0 && !(LOW..HIGH).contains(&f)
+}
+
+/// What the parser reads without a word but chef must not pass on: an object with a key
+/// twice (serde keeps the last; rmcp's typed read fails and answers without the id), and
+/// an integer literal wider than 64 bits (the parser rounds it to a float, which would be
+/// forwarded to the tool rounded).
+#[derive(Debug, PartialEq)]
+enum Oddity {
+    DuplicateKey(String),
+    WideInteger(String),
+}
+
+/// The first [`Oddity`] of `line`, which holds valid JSON (it has parsed), read without
+/// recursion.
+fn oddity(line: &[u8]) -> Option<Oddity> {
+    // One entry per open container: the keys seen, for an object; `None` for an array.
+    let mut open: Vec<Option<std::collections::HashSet<String>>> = Vec::new();
+    let mut i = 0;
+    while let Some(&byte) = line.get(i) {
+        match byte {
+            b'"' => {
+                let end = string_end(line, i)?;
+                let rest = line.get(end + 1..)?;
+                let is_key = rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b':');
+                if is_key && let Some(Some(keys)) = open.last_mut() {
+                    let key: String = serde_json::from_slice(line.get(i..=end)?).ok()?;
+                    if keys.contains(&key) {
+                        return Some(Oddity::DuplicateKey(key));
+                    }
+                    keys.insert(key);
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' => open.push(Some(std::collections::HashSet::new())),
+            b'[' => open.push(None),
+            b'}' | b']' => {
+                open.pop();
+            }
+            b'-' | b'0'..=b'9' => {
+                let token = line.get(i..)?;
+                let len = token
+                    .iter()
+                    .take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                    .count();
+                let token = std::str::from_utf8(token.get(..len)?).ok()?;
+                let integer = !token.contains(['.', 'e', 'E']);
+                if integer && token.parse::<i64>().is_err() && token.parse::<u64>().is_err() {
+                    return Some(Oddity::WideInteger(token.to_owned()));
+                }
+                i += len;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The answer to a request (or the silence for a notification) that holds an [`Oddity`].
+fn refuse_oddity(message: &Value, odd: Oddity) -> Verdict {
+    let object = message.as_object();
+    let has_id = object.is_some_and(|o| o.contains_key("id"));
+    let id = object.map_or(Value::Null, |o| id_of(o).0);
+    let (code, text) = match odd {
+        Oddity::DuplicateKey(key) => (
+            -32600,
+            format!(
+                "Invalid Request: the key {} appears twice in one object",
+                Value::String(key)
+            ),
+        ),
+        Oddity::WideInteger(_) if has_id && id.is_null() => (
+            -32600,
+            "Invalid Request: an MCP request's id is a string or an integer from -2^63 to \
+             2^63-1 (not null)"
+                .to_owned(),
+        ),
+        Oddity::WideInteger(n) => (
+            -32602,
+            format!(
+                "Invalid params: the integer {n} does not fit in 64 bits, and chef would \
+                 forward it rounded; send it as a string if the tool takes one"
+            ),
+        ),
+    };
+    // A malformed key in a message that may be a notification: JSON-RPC answers none.
+    if !has_id && object.is_some_and(|o| o.get("method").is_some_and(Value::is_string)) {
+        return Verdict::Drop;
+    }
+    Verdict::Answer(error(id, code, text))
 }
 
 /// Checks one message (an element of the line, or the line itself).
@@ -106,14 +220,16 @@ fn check_message(message: &Value) -> Check {
         ));
     };
     // MCP narrows JSON-RPC: a request's id is a string or an integer, never null (rmcp
-    // answered `null` and `1.5` with an error that had no id at all).
+    // answered `null` and `1.5` with an error that had no id at all). rmcp reads a signed
+    // 64-bit integer: a larger one got an answer without an id.
     if let Some(id @ (Value::Null | Value::Number(_))) = object.get("id")
-        && !(id.is_i64() || id.is_u64())
+        && !id.is_i64()
     {
         return Check::Answer(error(
-            id.clone(),
+            echo_id(id),
             -32600,
-            "Invalid Request: an MCP request's id is a string or an integer (not null)",
+            "Invalid Request: an MCP request's id is a string or an integer from -2^63 to \
+             2^63-1 (not null)",
         ));
     }
     // Past here the message is a well-formed request or notification; the errors below
@@ -282,7 +398,13 @@ pub(crate) fn check_line(line: &[u8]) -> Verdict {
         message => match check_message(message) {
             Check::Answer(answer) => Verdict::Answer(answer),
             Check::Drop => Verdict::Drop,
-            Check::Pass => Verdict::Forward,
+            // A host's response to chef's own request goes on as it is (JSON-RPC answers
+            // no response); a request or notification is read for what serde hides.
+            Check::Pass if message.get("method").is_none() => Verdict::Forward,
+            Check::Pass => match oddity(line) {
+                Some(odd) => refuse_oddity(message, odd),
+                None => Verdict::Forward,
+            },
         },
     }
 }
@@ -611,6 +733,82 @@ mod tests {
         assert_eq!(
             (a["id"].clone(), a["error"]["code"].clone()),
             (Value::Null, json!(-32600))
+        );
+    }
+
+    /// What serde reads without a word: a key twice (rmcp then answered without the id,
+    /// and over HTTP with 415), integers wider than 64 bits (forwarded rounded), and ids
+    /// past what rmcp reads (answered without the id) or echoed rounded.
+    #[test]
+    fn duplicate_keys_and_wide_integers_are_refused_with_the_id() {
+        for (line, id, code, says) in [
+            (
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","name":"b"}}"#,
+                json!(3),
+                -32600,
+                "\"name\" appears twice",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","arguments":{"x":{"k":1,"k":2}}}}"#,
+                json!(4),
+                -32600,
+                "\"k\" appears twice",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":"a","id":"b","method":"tools/list"}"#,
+                json!("b"),
+                -32600,
+                "\"id\" appears twice",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"a","arguments":{"n":123456789012345678901234}}}"#,
+                json!(5),
+                -32602,
+                "123456789012345678901234 does not fit in 64 bits",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"a","arguments":{"n":-99999999999999999999}}}"#,
+                json!(6),
+                -32602,
+                "-99999999999999999999",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"tools/list"}"#,
+                Value::Null,
+                -32600,
+                "2^63-1",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/list"}"#,
+                json!(9_223_372_036_854_775_808_u64),
+                -32600,
+                "2^63-1",
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1e300,"method":"tools/list"}"#,
+                Value::Null,
+                -32600,
+                "2^63-1",
+            ),
+        ] {
+            let a = answer(line);
+            assert_eq!(a["id"], id, "{line}: {a}");
+            assert_eq!(a["error"]["code"], code, "{line}: {a}");
+            let message = a["error"]["message"].as_str().unwrap();
+            assert!(message.contains(says), "{line}: {message}");
+        }
+        // Keys may repeat in different objects; big floats, exact u64s and escaped keys
+        // that differ are fine; a notification is not answered.
+        let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"name":{"name":1},"x":[{"k":1},{"k":2}],"f":1.5e300,"u":18446744073709551615,"s":"\"k\":1,\"k\":2 12345678901234567890123","k\u0031":1,"k1x":2}}}"#;
+        assert_eq!(check_line(line.as_bytes()), Verdict::Forward, "{line}");
+        assert_eq!(
+            check_line(br#"{"jsonrpc":"2.0","method":"notifications/x","params":{"a":1,"a":2}}"#),
+            Verdict::Drop
+        );
+        // A response to chef's own request goes on as it is.
+        assert_eq!(
+            check_line(br#"{"jsonrpc":"2.0","id":3,"result":{"a":1,"a":2}}"#),
+            Verdict::Forward
         );
     }
 

@@ -73,6 +73,12 @@ pub(crate) enum StartError {
         #[source]
         source: std::io::Error,
     },
+    #[error("its cwd {} is not a directory ({source})", .cwd.display())]
+    Cwd {
+        cwd: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the child's stdio pipes are missing")]
     NoPipes,
     #[error("MCP handshake failed: {}", handshake_message(.0))]
@@ -118,6 +124,27 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, StartFailure>
                 .stderr(Stdio::piped())
                 .kill_on_drop(true);
             if let Some(cwd) = cwd {
+                // Checked first: a spawn into a missing directory fails as if the program
+                // were missing (ENOENT either way).
+                let checked = std::fs::metadata(cwd).and_then(|m| {
+                    if m.is_dir() {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::new(
+                            std::io::ErrorKind::NotADirectory,
+                            "a file, not a directory",
+                        ))
+                    }
+                });
+                if let Err(source) = checked {
+                    return Err(StartFailure {
+                        reason: StartError::Cwd {
+                            cwd: cwd.clone(),
+                            source,
+                        },
+                        stderr: None,
+                    });
+                }
                 command.current_dir(cwd);
             }
             let mut child = command.spawn().map_err(|source| StartFailure {
