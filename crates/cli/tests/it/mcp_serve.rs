@@ -260,6 +260,24 @@ fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
     );
     assert_eq!(report["servers"][1]["status"], "ok");
 
+    // A cwd that does not exist is named as such, not as a command that cannot start.
+    std::fs::write(
+        &bad,
+        format!(
+            "[[server]]\nname = \"git\"\ncommand = \"{}\"\ncwd = \"no/such/dir\"\n",
+            server("--set git")
+        ),
+    )
+    .unwrap();
+    let (report, _) = check_report(&bad, &[], 2);
+    let error = report["servers"][0]["error"].as_str().unwrap();
+    assert!(
+        error.contains("its cwd")
+            && error.contains("no/such/dir")
+            && error.contains("not a directory"),
+        "{report}"
+    );
+
     // A tool whose schema chef cannot use is left out and named; the others are served.
     std::fs::write(
         &bad,
@@ -511,6 +529,7 @@ fn discover_mode_lists_at_most_found_limit_tools() {
     with_proxy(
         config(dir.path(), "discover", "found_limit = 2"),
         async |host| {
+            let mut capped = 0;
             for (query, best) in [
                 ("read a text file", "files_read_file"),
                 ("show the working tree status", "git_status"),
@@ -519,10 +538,19 @@ fn discover_mode_lists_at_most_found_limit_tools() {
                 let reply = text(&invoke(host, "find_tools", json!({"query": query})).await);
                 let lines = reply.lines().filter(|l| l.starts_with("- ")).count();
                 assert!((1..=2).contains(&lines), "{query}: {reply}");
+                // It asked for 8 (search_limit's default): the reply says where it stopped.
+                if lines == 2 {
+                    capped += 1;
+                    assert!(
+                        reply.ends_with("lists at most 2 found tools at once: search again with other words for more.)"),
+                        "{query}: {reply}"
+                    );
+                }
                 let now = listed(host).await;
                 assert!(now.len() <= 3, "find_tools and at most two found: {now:?}");
                 assert!(now.iter().any(|n| n == best), "{query}: {now:?}");
             }
+            assert!(capped > 0, "no search was cut at found_limit");
             assert!(
                 !listed(host).await.iter().any(|n| n == "files_read_file"),
                 "the least recently found tool left the list"
