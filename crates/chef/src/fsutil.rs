@@ -39,9 +39,12 @@ const MAX_LINKS: usize = 40;
 /// atomically: the temporary file goes beside that file); an existing file keeps its
 /// permission bits (a new one is owner-only); an existing target that is not a regular
 /// file (a directory, a FIFO, a device such as `/dev/null`) is refused with
-/// [`io::ErrorKind::InvalidInput`] rather than replaced.
+/// [`io::ErrorKind::InvalidInput`] rather than replaced. Stale temporary files of earlier
+/// writes that died are removed first from the directory the temporary file goes to (the
+/// target's, not the link's).
 pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = follow_links(path)?;
+    remove_stale_temps(parent_dir(&target), false)?;
     let mode = match fs::metadata(&target) {
         Ok(meta) if meta.is_file() => Some(meta.permissions()),
         Ok(_) => {
@@ -311,6 +314,30 @@ mod tests {
         );
         assert!(!dead.exists() && mine.exists() && other.exists());
         assert!(users.iter().all(|p| p.exists()));
+    }
+
+    /// Through a link, the stale temporary files cleared are those beside the file the
+    /// link reaches (where this write's own temporary file goes), not beside the link.
+    #[cfg(unix)]
+    #[test]
+    fn a_write_through_a_link_clears_stale_temps_beside_its_target() {
+        if !Path::new("/proc/self").exists() {
+            return; // the pid rule needs /proc
+        }
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("real")).unwrap();
+        fs::create_dir(dir.path().join("links")).unwrap();
+        let random = "0123456789abcdef0123456789abcdef";
+        let beside_target = dir.path().join(format!("real/.tmp-0-{random}"));
+        let beside_link = dir.path().join(format!("links/.tmp-0-{random}"));
+        fs::write(&beside_target, b"x").unwrap();
+        fs::write(&beside_link, b"x").unwrap();
+        let link = dir.path().join("links/snap.json");
+        std::os::unix::fs::symlink("../real/snap.json", &link).unwrap();
+        write_file_atomic(&link, b"{}").unwrap();
+        assert_eq!(fs::read(dir.path().join("real/snap.json")).unwrap(), b"{}");
+        assert!(!beside_target.exists());
+        assert!(beside_link.exists());
     }
 
     #[test]

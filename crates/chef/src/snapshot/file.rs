@@ -228,7 +228,6 @@ pub fn save<T: Serialize>(
         path: path.to_path_buf(),
         source,
     };
-    fsutil::remove_stale_temps(fsutil::parent_dir(path), false).map_err(io_err)?;
     fsutil::write_file_atomic(path, &bytes).map_err(io_err)
 }
 
