@@ -176,6 +176,50 @@ fn tool_definitions(tools: &Bound<'_, PyAny>) -> PyResult<Vec<ToolDefinition>> {
 }
 
 /// Groups as `[{"name", "description", "tools": [...]}]`.
+/// One `chef.SchemaWarning` per tool whose schema normalisation changed, listing the
+/// changes (but for a `$schema` dropped; a schema that does not normalise at all is left
+/// to registration's error).
+fn warn_normalised(py: Python<'_>, tools: &[ToolDefinition]) -> PyResult<()> {
+    let mut category = None;
+    for tool in tools {
+        let Ok(normalised) =
+            chef_compress::validate::normalise_schema(tool.name.as_str(), &tool.input_schema)
+        else {
+            continue;
+        };
+        // A `$schema` naming an older draft is what most MCP servers send, and reading the
+        // schema as 2020-12 changes nothing a model sees: not worth a warning.
+        let changes: Vec<String> = normalised
+            .notes
+            .iter()
+            .filter(|n| n.path != "$schema")
+            .map(|n| {
+                if n.path.is_empty() {
+                    n.what.clone()
+                } else {
+                    format!("{}: {}", n.path, n.what)
+                }
+            })
+            .collect();
+        if changes.is_empty() {
+            continue;
+        }
+        let text = format!(
+            "tool {}: its input schema was read with changes ({}); it is validated as read",
+            tool.name,
+            changes.join("; ")
+        );
+        let category = match &category {
+            Some(c) => c,
+            None => category.insert(py.import("chef._errors")?.getattr("SchemaWarning")?),
+        };
+        let text = std::ffi::CString::new(text.replace('\0', "\\0"))
+            .map_err(|e| invalid_input(e.to_string()))?;
+        PyErr::warn(py, category, &text, 1)?;
+    }
+    Ok(())
+}
+
 fn groups(groups: &Bound<'_, PyAny>) -> PyResult<Vec<ToolGroup>> {
     let list = groups
         .cast::<PyList>()
@@ -384,10 +428,13 @@ impl Chef {
     /// Registers the flat tools (replacing those registered before), in any shape chef reads (MCP `inputSchema`, OpenAI Chat
     /// `{"type": "function", "function": …}`, OpenAI Responses, Anthropic `input_schema`,
     /// Gemini `functionDeclarations`, bare `parameters`), as a list of dicts, one dict, or
-    /// JSON text. Returns the real names registered, in order.
-    fn register_tools(&self, tools: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    /// JSON text. Returns the real names registered, in order. A schema read with changes
+    /// (an unknown `type` dropped, `float` read as `number`, …) raises one
+    /// `chef.SchemaWarning` per tool, listing them.
+    fn register_tools(&self, py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
         let tools = tool_definitions(tools)?;
         let names = tools.iter().map(|t| t.name.as_str().to_owned()).collect();
+        warn_normalised(py, &tools)?;
         self.with(|i| {
             i.chef.register_tools(tools)?;
             Ok(names)

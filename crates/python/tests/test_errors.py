@@ -119,6 +119,25 @@ def test_a_result_for_a_call_the_history_does_not_hold_is_refused() -> None:
     assert len(s.history()) == 3
 
 
+def test_a_schema_read_with_changes_warns_once_per_tool_naming_each_change() -> None:
+    import warnings
+
+    s = chef.Chef()
+    odd = {"name": "ship", "inputSchema": {"type": "object", "properties": {
+        "weight": {"type": "float"}, "mode": {"type": "banana"}}}}
+    with pytest.warns(chef.SchemaWarning) as caught:
+        assert s.register_tools([odd, TOOL]) == ["ship", TOOL["name"]]
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "tool ship" in text and "properties.weight: type `float` read as `number`" in text
+    assert "`banana`" in text
+    # A tool as written: no warning; and a warning is not an error (the tool is registered).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s.register_tools([TOOL])
+    assert issubclass(chef.SchemaWarning, UserWarning)
+
+
 def test_an_empty_system_prompt_and_an_empty_reply_send_nothing_a_provider_refuses() -> None:
     s = chef.Chef()
     s.set_system_prompt("")

@@ -106,7 +106,14 @@ class UnknownSkillError(ChefError):
     """No skill of that name is registered."""
 
 
+class SchemaWarning(UserWarning):
+    """A tool's input schema was read with changes (an unknown ``type`` dropped, ``float``
+    read as ``number``, a ``$ref`` inlined, …): the tool is registered and validated
+    against the schema as read. One warning per tool, listing each change."""
+
+
 __all__ = [
+    "SchemaWarning",
     "ChefError",
     "InvalidInputError",
     "ClosedError",
