@@ -71,6 +71,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod interop;
+pub mod json_scan;
 pub mod layout;
 mod load;
 mod message;

@@ -24,6 +24,7 @@
 //! requests) goes to rmcp unchanged, and rmcp's lines and these error lines reach stdout
 //! whole, one at a time.
 
+use chef_ir::json_scan::{Oddity, oddity, string_end};
 use serde_json::{Value, json};
 use tokio::{
     io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream},
@@ -91,65 +92,9 @@ fn is_wide_integer(f: f64) -> bool {
     f.fract() == 0.0 && !(LOW..HIGH).contains(&f)
 }
 
-/// What the parser reads without a word but chef must not pass on: an object with a key
-/// twice (serde keeps the last; rmcp's typed read fails and answers without the id), and
-/// an integer literal wider than 64 bits (the parser rounds it to a float, which would be
-/// forwarded to the tool rounded).
-#[derive(Debug, PartialEq)]
-enum Oddity {
-    DuplicateKey(String),
-    WideInteger(String),
-}
-
-/// The first [`Oddity`] of `line`, which holds valid JSON (it has parsed), read without
-/// recursion.
-fn oddity(line: &[u8]) -> Option<Oddity> {
-    // One entry per open container: the keys seen, for an object; `None` for an array.
-    let mut open: Vec<Option<std::collections::HashSet<String>>> = Vec::new();
-    let mut i = 0;
-    while let Some(&byte) = line.get(i) {
-        match byte {
-            b'"' => {
-                let end = string_end(line, i)?;
-                let rest = line.get(end + 1..)?;
-                let is_key = rest.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b':');
-                if is_key && let Some(Some(keys)) = open.last_mut() {
-                    let key: String = serde_json::from_slice(line.get(i..=end)?).ok()?;
-                    if keys.contains(&key) {
-                        return Some(Oddity::DuplicateKey(key));
-                    }
-                    keys.insert(key);
-                }
-                i = end + 1;
-                continue;
-            }
-            b'{' => open.push(Some(std::collections::HashSet::new())),
-            b'[' => open.push(None),
-            b'}' | b']' => {
-                open.pop();
-            }
-            b'-' | b'0'..=b'9' => {
-                let token = line.get(i..)?;
-                let len = token
-                    .iter()
-                    .take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
-                    .count();
-                let token = std::str::from_utf8(token.get(..len)?).ok()?;
-                let integer = !token.contains(['.', 'e', 'E']);
-                if integer && token.parse::<i64>().is_err() && token.parse::<u64>().is_err() {
-                    return Some(Oddity::WideInteger(token.to_owned()));
-                }
-                i += len;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
-}
-
-/// The answer to a request (or the silence for a notification) that holds an [`Oddity`].
+/// The answer to a request (or the silence for a notification) that holds an [`Oddity`]
+/// (a key twice, which serde reads as the last one and rmcp's typed read refuses, answering
+/// without the id; an integer wider than 64 bits, which would be forwarded rounded).
 fn refuse_oddity(message: &Value, odd: Oddity) -> Verdict {
     let object = message.as_object();
     let has_id = object.is_some_and(|o| o.contains_key("id"));
@@ -320,20 +265,6 @@ fn top_level_id(line: &[u8]) -> Option<Value> {
             _ => {}
         }
         i += 1;
-    }
-    None
-}
-
-/// The index of the quote closing the string that opens at `start`.
-fn string_end(line: &[u8], start: usize) -> Option<usize> {
-    let mut escaped = false;
-    for (offset, byte) in line.get(start + 1..)?.iter().enumerate() {
-        match byte {
-            _ if escaped => escaped = false,
-            b'\\' => escaped = true,
-            b'"' => return Some(start + 1 + offset),
-            _ => {}
-        }
     }
     None
 }
