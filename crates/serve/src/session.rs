@@ -471,6 +471,19 @@ pub fn parse_with(
         if owned.contains(&key.as_str()) {
             continue;
         }
+        // Sent on re-serialised (the same JSON values), so an integer wider than 64 bits,
+        // which the reader can only hold rounded, is refused rather than changed.
+        if let Some(chef_ir::json_scan::Oddity::WideInteger(n)) =
+            chef_ir::json_scan::oddity(raw.get().as_bytes())
+        {
+            return Err(invalid(
+                api,
+                format!(
+                    "`{key}` holds the integer {n}, wider than 64 bits: the gateway would pass \
+                     it on rounded (send it as a string)"
+                ),
+            ));
+        }
         let value: Value = serde_json::from_str(raw.get())
             .map_err(|e| invalid(api, format!("the request body is not valid JSON: {e}")))?;
         extras.insert(key.clone(), value);
@@ -499,7 +512,19 @@ pub fn parse_with(
     let pool = pool.filter(|_| pooled(config));
     let tools_member = relay.tools_member();
     let tools_raw = member(tools_member).map(serde_json::value::RawValue::get);
-    let key: Option<Arc<[u8]>> = pool.and(tools_raw).map(|raw| Arc::from(raw.as_bytes()));
+    // Keyed by the API too: each API reads a tool list its own way (and refuses another
+    // API's shapes), so the same bytes from another API are another tool set.
+    let key: Option<Arc<[u8]>> = pool.and(tools_raw).map(|raw| {
+        let mut key = Vec::with_capacity(raw.len() + 2);
+        let tag = match api {
+            Api::Chat => b'c',
+            Api::Responses => b'r',
+            Api::Messages => b'm',
+        };
+        key.extend_from_slice(&[tag, b'\n']);
+        key.extend_from_slice(raw.as_bytes());
+        Arc::from(key)
+    });
     let template = match (pool, &key) {
         (Some(pool), Some(key)) => pool.get(key),
         _ => None,

@@ -309,3 +309,30 @@ fn a_per_task_template_fork_sends_the_bytes_of_a_fresh_session() {
         }
     }
 }
+
+/// A template is kept per API: the same tool bytes sent to another API are read and
+/// checked by that API, as on a fresh gateway, whatever was sent before (the audit's
+/// Chat-shaped tools were refused on Messages by a fresh gateway, and taken after one
+/// Chat request with the same bytes).
+#[tokio::test]
+async fn the_same_tool_bytes_from_another_api_are_read_by_that_api() {
+    for prune in ["", "[chef]\nprune = \"all\"\n"] {
+        let rig = Rig::start(prune, vec![chat_says("ok"), chat_says("ok")]).await;
+        let tools = json!([{"type": "function", "function": {"name": "get_weather",
+            "description": "Weather for a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]);
+        let messages = json!({"model": "claude-test", "max_tokens": 64,
+            "messages": [{"role": "user", "content": "Weather in Oslo?"}], "tools": tools});
+        let chat = json!({"model": "gpt-test",
+            "messages": [{"role": "user", "content": "Weather in Oslo?"}], "tools": tools});
+        let fresh = rig.anthropic(&messages).await.status();
+        assert_eq!(fresh, 400, "{prune}");
+        for _ in 0..2 {
+            assert_eq!(
+                rig.openai("/v1/chat/completions", &chat).await.status(),
+                200
+            );
+            assert_eq!(rig.anthropic(&messages).await.status(), fresh, "{prune}");
+        }
+    }
+}

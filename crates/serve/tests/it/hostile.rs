@@ -383,6 +383,29 @@ async fn fields_the_gateway_cannot_honour_are_refused() {
     assert!(rig.script.seen().is_empty());
 }
 
+/// A field passed on holds the same JSON values; an integer wider than 64 bits, which
+/// would go on rounded, is refused naming the field (and small ones go through).
+#[tokio::test]
+async fn an_integer_wider_than_64_bits_in_a_passed_on_field_is_refused() {
+    let rig = Rig::start("", vec![chat_says("ok")]).await;
+    let raw =
+        r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"seed":18446744073709551617}"#;
+    let (status, body) = post_raw(&rig, "/v1/chat/completions", raw).await;
+    assert_eq!(status, 400, "{body}");
+    assert_openai_error(&body, "invalid_request_error");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`seed`") && message.contains("18446744073709551617"),
+        "{message}"
+    );
+    let raw = r#"{"model":"m","messages":[{"role":"user","content":"hi"}],"metadata":{"n":"123456789012345678901234567890"},"seed":18446744073709551615}"#;
+    let (status, _) = post_raw(&rig, "/v1/chat/completions", raw).await;
+    assert_eq!(status, 200);
+    let seen = rig.script.seen();
+    let sent = String::from_utf8_lossy(&seen.last().unwrap().body).into_owned();
+    assert!(sent.contains(r#""seed":18446744073709551615"#), "{sent}");
+}
+
 #[tokio::test]
 async fn background_false_is_what_the_gateway_does_anyway() {
     let rig = Rig::start(
