@@ -223,11 +223,7 @@ impl Chef {
         // A blocked tool stays on the wire outside discovery (the blocklist never moves the
         // cached prefix), but a constrained model is never given a branch to call it: the
         // format is not part of the prompt, so leaving it out changes no cached byte.
-        tools.retain(|t| !self.hidden_tool(self.routing.names.to_real(t.name.as_str()), &turn));
-        tools.retain_mut(|t| self.without_blocked_choices_of(t));
-        if self.config.compress.level() == chef_compress::Level::Two {
-            self.without_blocked_ops(&mut tools, &turn);
-        }
+        self.without_blocked_branches(&mut tools, &turn);
         if self.offers_find_tools() && self.searched_in_vain() {
             tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
         }
@@ -252,66 +248,6 @@ impl Chef {
         } else {
             chef_openai::chat::response_format(&tools, &self.routing.names)
         }
-    }
-
-    /// Leaves out of a namespace tool's `action` enum the blocked members, and out of
-    /// `load_toolkit`'s `toolkit_name` enum the blocked toolkits, for a constrained reply;
-    /// false when no choice is left (the branch goes).
-    fn without_blocked_choices_of(&self, tool: &mut ToolDefinition) -> bool {
-        let real = self.routing.names.to_real(tool.name.as_str());
-        let key = if real == crate::namespace::LOAD_TOOLKIT {
-            "toolkit_name"
-        } else if self
-            .tools
-            .pruner
-            .namespaces()
-            .iter()
-            .any(|g| g.name == real)
-        {
-            "action"
-        } else {
-            return true;
-        };
-        let pointer = format!("/properties/{key}/enum");
-        let Some(serde_json::Value::Array(choices)) = tool.input_schema.pointer_mut(&pointer)
-        else {
-            return true;
-        };
-        choices.retain(|c| c.as_str().is_none_or(|c| self.blocked(&[c]).is_none()));
-        !choices.is_empty()
-    }
-
-    /// At level 2, where a call names a namespace alias and an `op`: each blocked tool's
-    /// op leaves its alias's `op` enum, and an alias with no op left loses its branch.
-    fn without_blocked_ops(&self, tools: &mut Vec<ToolDefinition>, turn: &TurnTools) {
-        let members = turn.toolkits.iter().flat_map(|k| k.tools.iter());
-        let blocked = turn
-            .registry
-            .iter()
-            .chain(members)
-            .map(|t| t.name.as_str())
-            .filter(|name| self.hidden_tool(name, turn));
-        for name in blocked {
-            let sets = std::iter::once(&turn.stable).chain(turn.loaded.as_ref());
-            for encoded in sets.filter_map(|set| set.encode_call(name, serde_json::json!({})).ok())
-            {
-                let Some(op) = encoded.args.get("op").and_then(serde_json::Value::as_str) else {
-                    continue;
-                };
-                let wire = tools.iter_mut().find(|t| t.name == encoded.name.as_str());
-                if let Some(serde_json::Value::Array(ops)) =
-                    wire.and_then(|t| t.input_schema.pointer_mut("/properties/op/enum"))
-                {
-                    ops.retain(|o| o.as_str() != Some(op));
-                }
-            }
-        }
-        tools.retain(|t| {
-            t.input_schema
-                .pointer("/properties/op/enum")
-                .and_then(serde_json::Value::as_array)
-                .is_none_or(|ops| !ops.is_empty())
-        });
     }
 
     /// Whether the history holds a tool result after the latest user message with text

@@ -4,7 +4,8 @@
 //! toolkits of `load_toolkit`).
 
 use chef_compress::{ResolveError, validate::ArgumentProblem};
-use serde_json::Value;
+use chef_ir::ToolDefinition;
+use serde_json::{Map, Value};
 
 use super::Gate;
 use crate::{
@@ -71,7 +72,7 @@ impl Chef {
 
     /// Whether did-you-mean must not name `tool` (a real name of the compressed set): it
     /// is blocked, or the toolkit it was loaded from is.
-    pub(in crate::session) fn hidden_tool(&self, tool: &str, tools: &TurnTools) -> bool {
+    pub(super) fn hidden_tool(&self, tool: &str, tools: &TurnTools) -> bool {
         let kit = tools.toolkit_of.get(tool).map(String::as_str);
         let names: Vec<&str> = std::iter::once(tool).chain(kit).collect();
         self.blocked(&names).is_some()
@@ -89,11 +90,7 @@ impl Chef {
         let ResolveError::InvalidArguments(mut arg) = e else {
             return e;
         };
-        let field = if arg.tool == LOAD_TOOLKIT {
-            "toolkit_name"
-        } else if tools.namespaces.iter().any(|g| g.name == arg.tool.as_str()) {
-            "action"
-        } else {
+        let Some(field) = choice_field(arg.tool.as_str(), tools) else {
             return ResolveError::InvalidArguments(arg);
         };
         if let ArgumentProblem::InvalidEnum {
@@ -113,6 +110,75 @@ impl Chef {
             }
         }
         ResolveError::InvalidArguments(arg)
+    }
+
+    /// The wire tools of a constrained reply's format (`Chef::response_format`) without a
+    /// branch for a blocked tool (or a tool of a blocked toolkit), without blocked names in
+    /// a namespace's `action` enum and `load_toolkit`'s `toolkit_name` enum, and at level 2
+    /// without a blocked tool's `op` in its alias's enum; a branch left with no choice goes.
+    pub(in crate::session) fn without_blocked_branches(
+        &self,
+        tools: &mut Vec<ToolDefinition>,
+        turn: &TurnTools,
+    ) {
+        if self.tools.pruner.blocked_tools().is_empty() {
+            return;
+        }
+        let names = &self.routing.names;
+        tools.retain_mut(|tool| {
+            let real = names.to_real(tool.name.as_str());
+            if self.hidden_tool(real, turn) {
+                return false;
+            }
+            let Some(field) = choice_field(real, turn) else {
+                return true;
+            };
+            let pointer = format!("/properties/{field}/enum");
+            let Some(Value::Array(choices)) = tool.input_schema.pointer_mut(&pointer) else {
+                return true;
+            };
+            let offered = choices.len();
+            choices.retain(|c| c.as_str().is_none_or(|c| self.blocked(&[c]).is_none()));
+            // Emptied by the blocklist: no branch (an empty enum registered so stays).
+            !(choices.is_empty() && offered > 0)
+        });
+        if self.config.compress.level() == chef_compress::Level::Two {
+            self.without_blocked_ops(tools, turn);
+        }
+    }
+
+    /// At level 2, where a call names a namespace alias and an `op`: each blocked tool's
+    /// op leaves its alias's `op` enum, and an alias the blocklist left with no op loses
+    /// its branch.
+    fn without_blocked_ops(&self, tools: &mut Vec<ToolDefinition>, turn: &TurnTools) {
+        let mut emptied = Vec::new();
+        let members = turn.toolkits.iter().flat_map(|k| k.tools.iter());
+        let blocked = turn
+            .registry
+            .iter()
+            .chain(members)
+            .map(|t| t.name.as_str())
+            .filter(|name| self.hidden_tool(name, turn));
+        for name in blocked {
+            let sets = std::iter::once(&turn.stable).chain(turn.loaded.as_ref());
+            for encoded in
+                sets.filter_map(|set| set.encode_call(name, Value::Object(Map::new())).ok())
+            {
+                let Some(op) = encoded.args.get("op").and_then(Value::as_str) else {
+                    continue;
+                };
+                let wire = tools.iter_mut().find(|t| t.name == encoded.name.as_str());
+                if let Some(Value::Array(ops)) =
+                    wire.and_then(|t| t.input_schema.pointer_mut("/properties/op/enum"))
+                {
+                    ops.retain(|o| o.as_str() != Some(op));
+                    if ops.is_empty() {
+                        emptied.push(encoded.name);
+                    }
+                }
+            }
+        }
+        tools.retain(|t| !emptied.iter().any(|e| t.name == e.as_str()));
     }
 
     /// `e` without blocked names in the actions or toolkits it lists as available.
@@ -162,4 +228,16 @@ pub(super) fn mentioned_names(name: &str, arguments: &Value) -> Vec<String> {
         }
     }
     names
+}
+
+/// The argument of `tool` (a real name) whose enum lists tools or toolkits by name:
+/// `load_toolkit`'s `toolkit_name`, a namespace tool's `action`; `None` for any other tool.
+fn choice_field(tool: &str, turn: &TurnTools) -> Option<&'static str> {
+    if tool == LOAD_TOOLKIT {
+        Some("toolkit_name")
+    } else if turn.namespaces.iter().any(|g| g.name == tool) {
+        Some("action")
+    } else {
+        None
+    }
 }
