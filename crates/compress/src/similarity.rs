@@ -138,7 +138,7 @@ pub fn add_did_you_mean(reply: &mut String, name: &str, near: &str) {
 const SHOWN_NAME_MAX: usize = 200;
 
 /// A name the model wrote, as an error quotes it back: control characters (a newline, a
-/// NUL) written as escapes (`\n`, `\u{0}`) and a name over 200 characters cut with `…`, so
+/// NUL) written as Rust escapes them (`\n`, `\0`) and a name over 200 characters cut with `…`, so
 /// a garbled call does not put raw control bytes or a page of text into the reply.
 ///
 /// ```
@@ -153,18 +153,14 @@ pub fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
     if !long && !name.chars().any(char::is_control) {
         return std::borrow::Cow::Borrowed(name);
     }
-    let mut shown: String = name
-        .chars()
-        .take(SHOWN_NAME_MAX)
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
-                c.escape_debug().collect()
-            } else {
-                vec![c]
-            };
-            escaped
-        })
-        .collect();
+    let mut shown = String::with_capacity(name.len());
+    for c in name.chars().take(SHOWN_NAME_MAX) {
+        if c.is_control() {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
+    }
     if long {
         shown.push('…');
     }
