@@ -175,7 +175,6 @@ fn tool_definitions(tools: &Bound<'_, PyAny>) -> PyResult<Vec<ToolDefinition>> {
         .map_err(|e| load_error(&e))
 }
 
-/// Groups as `[{"name", "description", "tools": [...]}]`.
 /// One `chef.SchemaWarning` per tool whose schema normalisation changed, listing the
 /// changes (but for a `$schema` dropped; a schema that does not normalise at all is left
 /// to registration's error).
@@ -220,6 +219,7 @@ fn warn_normalised(py: Python<'_>, tools: &[ToolDefinition]) -> PyResult<()> {
     Ok(())
 }
 
+/// Groups as `[{"name", "description", "tools": [...]}]`.
 fn groups(groups: &Bound<'_, PyAny>) -> PyResult<Vec<ToolGroup>> {
     let list = groups
         .cast::<PyList>()
