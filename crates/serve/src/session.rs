@@ -515,13 +515,10 @@ pub fn parse_with(
     // Keyed by the API too: each API reads a tool list its own way (and refuses another
     // API's shapes), so the same bytes from another API are another tool set.
     let key: Option<Arc<[u8]>> = pool.and(tools_raw).map(|raw| {
-        let mut key = Vec::with_capacity(raw.len() + 2);
-        let tag = match api {
-            Api::Chat => b'c',
-            Api::Responses => b'r',
-            Api::Messages => b'm',
-        };
-        key.extend_from_slice(&[tag, b'\n']);
+        let name = api.name().as_bytes();
+        let mut key = Vec::with_capacity(name.len() + 1 + raw.len());
+        key.extend_from_slice(name);
+        key.push(b'\n');
         key.extend_from_slice(raw.as_bytes());
         Arc::from(key)
     });
