@@ -13,6 +13,11 @@ use serde_json::{Map, Value, json};
 
 use crate::Chat;
 
+/// What goes between the texts of two rounds in one Chat `content` (a Chat reply has one
+/// text, where Messages and Responses keep each round's parts apart): without it, "Let me
+/// look." and "It is done." would read "Let me look.It is done.".
+const ROUND_BREAK: &str = "\n\n";
+
 impl Relay for Chat {
     shared_relay!(chat);
 
@@ -60,28 +65,25 @@ impl Relay for Chat {
         }
     }
 
-    /// The earlier rounds' text, joined before the final round's `content`.
+    /// The rounds' texts in order, those that are not empty joined by [`ROUND_BREAK`]:
+    /// what a streamed reply's deltas spell (see `ChatStream::event`).
     fn carry_earlier(&self, reply: &mut Value, earlier: &[Value]) {
-        let carried: String = earlier
-            .iter()
-            .filter_map(|r| {
-                r.pointer("/choices/0/message/content")
-                    .and_then(Value::as_str)
-            })
-            .collect();
-        if carried.is_empty() {
+        let content = |r: &Value| {
+            r.pointer("/choices/0/message/content")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+        };
+        let mut texts: Vec<String> = earlier.iter().filter_map(content).collect();
+        if texts.is_empty() {
             return;
         }
+        texts.extend(content(reply));
         if let Some(message) = reply
             .pointer_mut("/choices/0/message")
             .and_then(Value::as_object_mut)
         {
-            let last = message
-                .get("content")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let joined = format!("{carried}{last}");
-            message.insert("content".to_owned(), Value::String(joined));
+            message.insert("content".to_owned(), Value::String(texts.join(ROUND_BREAK)));
         }
     }
 
@@ -222,6 +224,10 @@ struct ChatStream {
     head: Option<Map<String, Value>>,
     /// Whether the role delta went out.
     role_sent: bool,
+    /// Whether any text went out, in any round.
+    text_sent: bool,
+    /// Whether text went out in the current round.
+    round_text: bool,
 }
 
 impl ChatStream {
@@ -299,6 +305,15 @@ impl RelayStream for ChatStream {
         if let Some(text) = delta.get("content").and_then(Value::as_str) {
             self.content.get_or_insert_with(String::new).push_str(text);
             if !text.is_empty() {
+                // A round's first text after an earlier round's: the break the whole
+                // reply puts between them (`carry_earlier`).
+                let text = if self.text_sent && !self.round_text {
+                    format!("{ROUND_BREAK}{text}")
+                } else {
+                    text.to_owned()
+                };
+                self.text_sent = true;
+                self.round_text = true;
                 passed.insert("content".to_owned(), Value::from(text));
             }
         }
@@ -335,6 +350,7 @@ impl RelayStream for ChatStream {
         let finish_reason = self.finish_reason.take();
         let usage = self.usage.take();
         let done = std::mem::take(&mut self.done);
+        self.round_text = false;
         let Some(mut raw) = head.filter(|_| done || finish_reason.is_some()) else {
             return Err(RelayError::Truncated);
         };
@@ -460,6 +476,54 @@ mod tests {
         let end = String::from_utf8(stream.take()).unwrap();
         assert!(end.contains(r#""usage":{"prompt_tokens":4}"#), "{end}");
         assert!(end.ends_with("data: [DONE]\n\n"));
+    }
+
+    /// A stream's text deltas and a whole reply spell the same content for any pattern
+    /// of rounds with and without text: a break between two texts, none at the start or
+    /// for a round that wrote nothing.
+    #[test]
+    fn rounds_texts_are_broken_alike_in_a_stream_and_a_whole_reply() {
+        let cases: [(&[&str], &str); 5] = [
+            (&["Looking.", "Done."], "Looking.\n\nDone."),
+            (&["", "Done."], "Done."),
+            (&["Looking.", ""], "Looking."),
+            (&["A.", "", "C."], "A.\n\nC."),
+            (&["", "", ""], ""),
+        ];
+        for (rounds, expected) in cases {
+            let mut stream = Chat.stream(&Map::new(), Echo::new());
+            let mut replies = Vec::new();
+            for text in rounds {
+                // Each round's text in two deltas (the second may be empty).
+                let (head, tail) = text.split_at(text.len() / 2);
+                for part in [head, tail] {
+                    let chunk = json!({"id": "c", "choices": [{"index": 0,
+                        "delta": {"content": part}}]});
+                    stream
+                        .event(&SseEvent::new(None, &chunk.to_string()))
+                        .unwrap();
+                }
+                stream.event(&SseEvent::new(None, "[DONE]")).unwrap();
+                replies.push(stream.end_round().unwrap());
+            }
+            let passed = String::from_utf8(stream.take()).unwrap();
+            let streamed: String = passed
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .map(|d| serde_json::from_str::<serde_json::Value>(d).unwrap())
+                .filter_map(|c| {
+                    c.pointer("/choices/0/delta/content")
+                        .and_then(|t| t.as_str().map(str::to_owned))
+                })
+                .collect();
+            assert_eq!(streamed, expected, "{rounds:?}");
+            let (last, earlier) = replies.split_last_mut().unwrap();
+            Chat.carry_earlier(last, earlier);
+            let whole = last["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap_or_default();
+            assert_eq!(whole, expected, "{rounds:?}");
+        }
     }
 
     #[test]

@@ -210,7 +210,8 @@ async fn streaming_holds_call_deltas_and_emits_real_names() {
                 .and_then(Value::as_str)
         })
         .collect();
-    assert_eq!(content, "Let me check.Found it.");
+    // Two rounds' texts with the break a whole reply puts between them.
+    assert_eq!(content, "Let me check.\n\nFound it.");
     let calls: Vec<&Value> = chunks
         .iter()
         .filter_map(|c| c.pointer("/choices/0/delta/tool_calls/0"))

@@ -165,16 +165,29 @@ async fn a_whole_reply_keeps_the_text_of_the_rounds_answered_inside() {
     let rig = Rig::start(
         "",
         vec![
-            Reply::Json(chat_reply(Some("Let me look. "), &[("s1", &search)])),
+            Reply::Json(chat_reply(Some("Let me look."), &[("s1", &search)])),
             chat_says("Done."),
         ],
     )
     .await;
     let reply = rig.openai_ok("/v1/chat/completions", &request(ask)).await;
+    // Chat has one text: the rounds' texts are joined with a paragraph break, as a
+    // stream's deltas spell them.
     assert_eq!(
         reply["choices"][0]["message"]["content"],
-        "Let me look. Done."
+        "Let me look.\n\nDone."
     );
+    // A round that wrote nothing adds no break.
+    let rig = Rig::start(
+        "",
+        vec![
+            Reply::Json(chat_reply(None, &[("s1", &search)])),
+            chat_says("Done."),
+        ],
+    )
+    .await;
+    let reply = rig.openai_ok("/v1/chat/completions", &request(ask)).await;
+    assert_eq!(reply["choices"][0]["message"]["content"], "Done.");
 
     let rig = Rig::start(
         "",

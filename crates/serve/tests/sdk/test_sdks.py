@@ -303,7 +303,7 @@ def check_openai_chat(oa):
     assert len(SEEN) == 2 and "blocked" in json.dumps(tool_results(SEEN[1][2]))
     print("ok  openai chat: a blocked tool is refused inside the gateway")
 
-    script(streamed_lookup(chat_stream, "Let me look. ", call_id="call_q"), streamed(chat_stream, "Found it."))
+    script(streamed_lookup(chat_stream, "Let me look.", call_id="call_q"), streamed(chat_stream, "Found it."))
     stream = oa.chat.completions.create(model="gpt-test", messages=[{"role": "user", "content": "Where is 737U2663137?"}],
                                         tools=CHAT_TOOLS, stream=True, stream_options={"include_usage": True})
     text, calls, usage = "", {}, None
@@ -316,7 +316,7 @@ def check_openai_chat(oa):
                 calls.setdefault(tc.index, {"name": "", "arguments": ""})
                 calls[tc.index]["name"] += tc.function.name or ""
                 calls[tc.index]["arguments"] += tc.function.arguments or ""
-    assert text == "Let me look. Found it.", text
+    assert text == "Let me look.\n\nFound it.", text
     assert [c["name"] for c in calls.values()] == ["get_order_details"], calls
     assert json.loads(calls[0]["arguments"]) == ORDER_ARGS
     assert usage.total_tokens == 30, usage
