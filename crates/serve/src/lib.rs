@@ -564,6 +564,7 @@ async fn whole(
             gateway.metrics.round(t0.elapsed());
             return Ok(out);
         }
+        let ids = upstream::request_ids(&response);
         let bytes = upstream::read_body(gateway, api, response).await;
         clock.upstream += t0.elapsed();
         gateway.metrics.round(t0.elapsed());
@@ -578,7 +579,9 @@ async fn whole(
             tracing::debug!(api = api.name(), round, "final round");
             api.relay().carry_earlier(&mut raw, &earlier);
             reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
-            return Ok(json_response(StatusCode::OK, &prepared.echo.reply(&raw)));
+            // The request ids of the round whose reply the client gets.
+            let out = json_response(StatusCode::OK, &prepared.echo.reply(&raw));
+            return Ok(upstream::with_request_ids(out, ids));
         }
         earlier.push(raw);
         prepared.chef.push(message);

@@ -68,6 +68,8 @@ pub(crate) async fn run(
         gateway.metrics.round(t0.elapsed());
         return Err(whole_json_error(api));
     }
+    // The headers go out now: the first round's request ids.
+    let ids = upstream::request_ids(&first);
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let waited = t0.elapsed();
     let client = api
@@ -118,7 +120,7 @@ pub(crate) async fn run(
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(response)
+    Ok(upstream::with_request_ids(response, ids))
 }
 
 /// Whether an upstream answered a streamed request with whole JSON (`application/json`).

@@ -30,8 +30,31 @@ const DROPPED: [&str; 11] = [
     "accept-encoding",
 ];
 
-/// Response headers passed back to the client with an upstream error or a passthrough.
+/// Response headers passed back to the client with a passthrough.
 const KEPT_RESPONSE: [&str; 4] = ["content-type", "retry-after", "request-id", "x-request-id"];
+
+/// The upstream's request ids (Anthropic's `request-id`, OpenAI's `x-request-id`), passed
+/// back on every API reply: the one a client quotes to its provider's support.
+const REQUEST_IDS: [&str; 2] = ["request-id", "x-request-id"];
+
+/// The upstream request ids `response` carries (see [`REQUEST_IDS`]).
+pub(crate) fn request_ids(response: &reqwest::Response) -> Vec<(HeaderName, HeaderValue)> {
+    REQUEST_IDS
+        .into_iter()
+        .filter_map(|name| {
+            let value = response.headers().get(name)?;
+            Some((HeaderName::from_static(name), value.clone()))
+        })
+        .collect()
+}
+
+/// `out` with `ids` (from [`request_ids`]) among its headers.
+pub(crate) fn with_request_ids(mut out: Response, ids: Vec<(HeaderName, HeaderValue)>) -> Response {
+    for (name, value) in ids {
+        out.headers_mut().insert(name, value);
+    }
+    out
+}
 
 /// The headers to send upstream: the client's, credentials included, minus [`DROPPED`].
 pub(crate) fn forward_headers(headers: &HeaderMap) -> HeaderMap {
@@ -158,6 +181,7 @@ pub(crate) async fn error_response(
     let status =
         StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let retry_after = response.headers().get("retry-after").cloned();
+    let ids = request_ids(&response);
     let body = read_body(gateway, api, response).await.unwrap_or_default();
     let mut out = match serde_json::from_slice::<Value>(&body) {
         Ok(value) if api.relay().is_error_body(&value) => json_response(status, &value),
@@ -174,7 +198,7 @@ pub(crate) async fn error_response(
     if let Some(value) = retry_after {
         out.headers_mut().insert(header::RETRY_AFTER, value);
     }
-    out
+    with_request_ids(out, ids)
 }
 
 /// Passes a response through: status, the headers that describe the body, and the body

@@ -224,3 +224,103 @@ async fn a_whole_reply_keeps_the_text_of_the_rounds_answered_inside() {
         .collect();
     assert_eq!(texts, ["Let me look.", "Done."]);
 }
+
+/// The upstream's request id reaches the client on an API reply: the round whose reply it
+/// gets (whole), the first round (a stream, whose headers go out with it), or the round
+/// that failed. Anthropic's `request-id` likewise.
+#[tokio::test]
+async fn the_upstreams_request_id_reaches_the_client() {
+    let search = ToolCall::new("s1", "find_tools", json!({"query": "send an email"}));
+    let ask = "Email the weekly report to the team";
+    let json_with = |id: &'static str, name: &'static str, body: &Value| {
+        Reply::Status(
+            200,
+            vec![("content-type", "application/json"), (name, id)],
+            body.to_string(),
+        )
+    };
+    let id_of = |r: &reqwest::Response, name: &str| {
+        r.headers()
+            .get(name)
+            .map(|v| v.to_str().unwrap().to_owned())
+    };
+
+    // Whole: two rounds, the second one's id.
+    let rig = Rig::start(
+        "",
+        vec![
+            json_with(
+                "req_1",
+                "x-request-id",
+                &chat_reply(None, &[("s1", &search)]),
+            ),
+            json_with("req_2", "x-request-id", &chat_reply(Some("Done."), &[])),
+        ],
+    )
+    .await;
+    let r = rig.openai("/v1/chat/completions", &request(ask)).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(id_of(&r, "x-request-id").as_deref(), Some("req_2"));
+
+    // A stream: the first round's.
+    let sse = crate::harness::sse(&[(
+        "",
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+            "choices": [{"index": 0, "delta": {"content": "Hi."}, "finish_reason": "stop"}]}),
+    )]) + "data: [DONE]\n\n";
+    let rig = Rig::start(
+        "",
+        vec![Reply::Status(
+            200,
+            vec![
+                ("content-type", "text/event-stream"),
+                ("x-request-id", "req_s"),
+            ],
+            sse,
+        )],
+    )
+    .await;
+    let r = rig
+        .openai(
+            "/v1/chat/completions",
+            &crate::harness::streamed(request(ask)),
+        )
+        .await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(id_of(&r, "x-request-id").as_deref(), Some("req_s"));
+    assert!(r.text().await.unwrap().contains("Hi."));
+
+    // An upstream error: its own id with it.
+    let rig = Rig::start(
+        "",
+        vec![Reply::Status(
+            429,
+            vec![
+                ("content-type", "application/json"),
+                ("x-request-id", "req_e"),
+            ],
+            crate::harness::OPENAI_RATE_LIMITED.to_owned(),
+        )],
+    )
+    .await;
+    let r = rig.openai("/v1/chat/completions", &request(ask)).await;
+    assert_eq!(r.status(), 429);
+    assert_eq!(id_of(&r, "x-request-id").as_deref(), Some("req_e"));
+
+    // Anthropic's header name.
+    let rig = Rig::start(
+        "",
+        vec![json_with(
+            "req_a",
+            "request-id",
+            &messages_reply(Some("Done."), &[]),
+        )],
+    )
+    .await;
+    let body = json!({"model": "claude-test", "max_tokens": 1024,
+        "messages": [{"role": "user", "content": ask}], "tools": anthropic_tools()});
+    let r = rig.anthropic(&body).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(id_of(&r, "request-id").as_deref(), Some("req_a"));
+    assert_eq!(id_of(&r, "x-request-id"), None);
+}
