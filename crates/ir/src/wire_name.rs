@@ -10,12 +10,15 @@
 //!
 //! - A name the rule accepts maps to itself. These names are reserved first, so a mapped
 //!   name can never take a valid real name.
-//! - Any other name is sanitised: each refused character becomes `_`, a first character
-//!   the rule allows only later in a name (under Gemini's: a digit, `-`, `.`, `:`) gets a
-//!   `_` prefix, an empty name becomes `t_`, and the result is
-//!   cut to fit. If sanitising changed anything other than replacing characters one for one,
-//!   or the result is already taken, a suffix `_` + 8 lowercase hex digits of the FNV-1a hash
-//!   of the real name is appended (the base is cut so the whole fits the length limit).
+//! - Any other name is sanitised. A character outside ASCII is written in ASCII letters
+//!   where it has a reading (`café` → `cafe`, `straße` → `strasse`, `Привет` → `Privet`,
+//!   `天気` → `Tian_Qi`: one word per ideogram, `_` between words), so the model reads a
+//!   name, not a row of underscores; every other refused character becomes `_`. A first
+//!   character the rule allows only later in a name (under Gemini's: a digit, `-`, `.`,
+//!   `:`) gets a `_` prefix, an empty name becomes `t_`, and the result is cut to fit. If
+//!   sanitising added a prefix or cut the name, or the result is already taken, a suffix
+//!   `_` + 8 lowercase hex digits of the FNV-1a hash of the real name is appended (the base
+//!   is cut so the whole fits the length limit).
 //! - Names are processed in byte order, so the table depends only on the *set* of names,
 //!   never on registration order. Rare hash collisions are resolved with a counter.
 //!
@@ -183,11 +186,8 @@ impl WireNames {
     }
 
     fn mapped(name: &str, rule: NameRule, taken: &BTreeSet<String>) -> String {
-        let mut base: String = name
-            .chars()
-            .map(|c| if rule.allows(c) { c } else { '_' })
-            .collect();
-        let mut exact = base.chars().count() == name.chars().count();
+        let mut base = sanitised(name, rule);
+        let mut exact = true;
         if let Some(first) = base.chars().next() {
             if !rule.allows_first(first) {
                 base.insert(0, '_');
@@ -242,6 +242,48 @@ impl WireNames {
     pub fn renamed(&self) -> impl Iterator<Item = (&str, &str)> {
         self.to_wire.iter().map(|(r, w)| (r.as_str(), w.as_str()))
     }
+}
+
+/// `name` with each character `rule` refuses replaced: a character outside ASCII by its
+/// ASCII reading (deunicode's) where it has one, a reading that is a word (an ideogram's,
+/// an emoji's: "Tian " for 天) set apart by `_` from letters and digits on either side;
+/// anything else by `_`.
+fn sanitised(name: &str, rule: NameRule) -> String {
+    let mut out = String::with_capacity(name.len());
+    // The last reading ended a word: a letter or digit written next is a new word.
+    let mut word_ended = false;
+    let mut push = |out: &mut String, c: char, word_ended: &mut bool| {
+        if *word_ended
+            && c.is_ascii_alphanumeric()
+            && out.ends_with(|l: char| l.is_ascii_alphanumeric())
+        {
+            out.push('_');
+        }
+        *word_ended = false;
+        out.push(if rule.allows(c) { c } else { '_' });
+    };
+    for c in name.chars() {
+        if rule.allows(c) || c.is_ascii() {
+            push(&mut out, c, &mut word_ended);
+            continue;
+        }
+        let reading = deunicode::deunicode_char(c)
+            .map(str::trim_end)
+            .filter(|r| r.chars().any(|r| r.is_ascii_alphanumeric()));
+        match reading {
+            Some(reading) => {
+                let is_word = deunicode::deunicode_char(c).is_some_and(|r| r.ends_with(' '));
+                // A word is set apart from letters before it too.
+                word_ended |= is_word;
+                for r in reading.chars() {
+                    push(&mut out, r, &mut word_ended);
+                }
+                word_ended = is_word;
+            }
+            None => push(&mut out, '_', &mut word_ended),
+        }
+    }
+    out
 }
 
 fn unreachable_fallback(name: &str) -> String {
@@ -365,6 +407,41 @@ mod tests {
         let a = table(&["a.b", "a b", "a:b", "c"], NameRule::ANTHROPIC);
         let b = table(&["c", "a:b", "a b", "a.b"], NameRule::ANTHROPIC);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn names_outside_ascii_are_read_in_ascii_letters() {
+        let t = table(
+            &[
+                "café_menu",
+                "天気",
+                "天気_forecast",
+                "straße",
+                "Привет_мир",
+                "😀tool",
+                "東京の天気",
+            ],
+            NameRule::ANTHROPIC,
+        );
+        assert_eq!(t.to_wire("café_menu"), "cafe_menu");
+        assert_eq!(t.to_wire("天気"), "Tian_Qi");
+        assert_eq!(t.to_wire("天気_forecast"), "Tian_Qi_forecast");
+        assert_eq!(t.to_wire("straße"), "strasse");
+        assert_eq!(t.to_wire("Привет_мир"), "Privet_mir");
+        assert_eq!(t.to_wire("😀tool"), "grinning_tool");
+        assert_eq!(t.to_wire("東京の天気"), "Dong_Jing_no_Tian_Qi");
+        assert_eq!(t.to_real("Tian_Qi"), "天気");
+        // A reading that another name already is gets the hash suffix, never that name.
+        let t = table(&["cafe", "café"], NameRule::ANTHROPIC);
+        assert_eq!(t.to_wire("cafe"), "cafe");
+        assert!(
+            t.to_wire("café").starts_with("cafe_"),
+            "{}",
+            t.to_wire("café")
+        );
+        // A character with no reading is `_`, as before.
+        let t = table(&["a\u{200b}b"], NameRule::ANTHROPIC);
+        assert_eq!(t.to_wire("a\u{200b}b"), "a_b");
     }
 
     #[test]
