@@ -252,7 +252,7 @@ fn sanitised(name: &str, rule: NameRule) -> String {
     let mut out = String::with_capacity(name.len());
     // The last reading ended a word: a letter or digit written next is a new word.
     let mut word_ended = false;
-    let mut push = |out: &mut String, c: char, word_ended: &mut bool| {
+    let push = |out: &mut String, c: char, word_ended: &mut bool| {
         if *word_ended
             && c.is_ascii_alphanumeric()
             && out.ends_with(|l: char| l.is_ascii_alphanumeric())

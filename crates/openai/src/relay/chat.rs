@@ -500,7 +500,7 @@ mod tests {
                     let chunk = json!({"id": "c", "choices": [{"index": 0,
                         "delta": {"content": part}}]});
                     stream
-                        .event(&SseEvent::new(None, &chunk.to_string()))
+                        .event(&SseEvent::new(None, chunk.to_string()))
                         .unwrap();
                 }
                 stream.event(&SseEvent::new(None, "[DONE]")).unwrap();
