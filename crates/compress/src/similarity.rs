@@ -29,6 +29,17 @@
 /// The score a candidate needs for [`nearest`] to suggest it, as the reference uses it.
 pub const SUGGESTION_FLOOR: u8 = 55;
 
+/// The longest name, in characters, that [`nearest`], [`nearest_open`] and
+/// [`nearest_among`] compare: a longer one (a model's garbled call, no tool's name) gets no
+/// suggestion, since comparing costs time in proportion to its length for every candidate
+/// (a 100,000-character name took seconds).
+pub const SUGGESTIBLE_MAX_CHARS: usize = 1_000;
+
+/// Whether `name` is short enough to compare ([`SUGGESTIBLE_MAX_CHARS`]).
+fn suggestible(name: &str) -> bool {
+    name.len() <= SUGGESTIBLE_MAX_CHARS || name.chars().count() <= SUGGESTIBLE_MAX_CHARS
+}
+
 /// Scores how alike two names are, from 0 (unrelated) to 100 (the same name up to case and
 /// separators). See the [module docs](self) for the rules.
 ///
@@ -45,7 +56,8 @@ pub fn similarity(a: &str, b: &str) -> u8 {
     Prepared::new(a).score(b)
 }
 
-/// The candidate most similar to `name`, if it scores at least `floor`.
+/// The candidate most similar to `name`, if it scores at least `floor` (none for a name
+/// over [`SUGGESTIBLE_MAX_CHARS`]).
 ///
 /// Ties go to the candidate that comes first. Use [`SUGGESTION_FLOOR`] for the reference
 /// behaviour.
@@ -63,6 +75,9 @@ pub fn nearest<'a>(
     candidates: impl IntoIterator<Item = &'a str>,
     floor: u8,
 ) -> Option<&'a str> {
+    if !suggestible(name) {
+        return None;
+    }
     let prepared = Prepared::new(name);
     let mut best: Option<(&'a str, u8)> = None;
     for candidate in candidates {
@@ -198,6 +213,9 @@ pub fn nearest_among<'a>(
     floor: u8,
     withheld: impl Fn(&str) -> bool,
 ) -> Nearest<'a> {
+    if !suggestible(name) {
+        return Nearest::Nothing;
+    }
     let prepared = Prepared::new(name);
     // (score, negated distance): greater is nearer.
     let mut best: Option<(&'a str, (u8, isize))> = None;
@@ -298,8 +316,14 @@ impl<'a> Prepared<'a> {
         if short.len() >= 3 && long.windows(short.len()).any(|w| w == short.as_slice()) {
             return 60;
         }
-        let distance = strsim::generic_levenshtein(short, long);
         let max = long.len();
+        // The distance is at least the difference in length, so the score is at most
+        // round_half_up(55 * short / long): when that is 0, so is the score, and a long
+        // name (a garbled call) costs no short × long table per candidate.
+        if (110 * short.len() + max) / (2 * max) == 0 {
+            return 0;
+        }
+        let distance = strsim::generic_levenshtein(short, long);
         if distance >= max {
             return 0;
         }
@@ -330,13 +354,15 @@ fn norm(s: &str) -> Vec<char> {
 /// The distinct lower-cased words of a name (see [`word_slices`]).
 fn words(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    // Seen words, so a name of many words costs no quadratic scan.
+    let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
     for slice in word_slices(s) {
         let word: String = if slice.is_ascii() {
             slice.to_ascii_lowercase()
         } else {
             slice.chars().flat_map(char::to_lowercase).collect()
         };
-        if !out.contains(&word) {
+        if seen.insert(word.clone()) {
             out.push(word);
         }
     }
@@ -449,5 +475,32 @@ mod tests {
         ) {
             proptest::prop_assert_eq!(similarity(&a, &b), oracle(&a, &b), "{:?} {:?}", a, b);
         }
+
+        /// A short name against one over 110 times longer: the shortcut that skips the
+        /// distance table scores as the table does.
+        #[test]
+        fn the_length_bound_agrees_with_the_plain_rules(
+            a in "[ab_]{1,3}",
+            b in "[abc_]{100,400}",
+        ) {
+            proptest::prop_assert_eq!(similarity(&a, &b), oracle(&a, &b), "{:?} {:?}", a, b);
+            proptest::prop_assert_eq!(similarity(&b, &a), oracle(&b, &a), "{:?} {:?}", b, a);
+        }
+    }
+
+    #[test]
+    fn a_name_too_long_to_compare_gets_no_suggestion() {
+        let long = format!("read_file{}", "x".repeat(SUGGESTIBLE_MAX_CHARS));
+        assert_eq!(nearest(&long, ["read_file"], SUGGESTION_FLOOR), None);
+        assert_eq!(
+            nearest_among(&long, ["read_file"], SUGGESTION_FLOOR, |_| false),
+            Nearest::Nothing
+        );
+        // At the limit it is still compared (it starts with the tool's name).
+        let at = format!("read_file{}", "x".repeat(SUGGESTIBLE_MAX_CHARS - 9));
+        assert_eq!(
+            nearest(&at, ["read_file"], SUGGESTION_FLOOR),
+            Some("read_file")
+        );
     }
 }

@@ -121,6 +121,37 @@ pub fn find_tools_tool_with_default(default: usize) -> ToolDefinition {
     )
 }
 
+/// The longest `find_tools` query, in characters: "a few words" is far shorter, and a
+/// longer one is refused whole rather than searched and quoted back (a page pasted into a
+/// query would be ranked and repeated in the answer, twice in the context).
+pub const FIND_TOOLS_MAX_QUERY_CHARS: usize = 500;
+
+/// Why a `find_tools` query (as [`find_tools_args`] reads it) cannot be searched, in words
+/// for the model: empty, or over [`FIND_TOOLS_MAX_QUERY_CHARS`]. `None` when it can.
+///
+/// ```
+/// use chef::owned::find_tools_query_error;
+///
+/// assert!(find_tools_query_error("send an email").is_none());
+/// assert!(find_tools_query_error("").unwrap().starts_with("find_tools needs a query"));
+/// assert!(find_tools_query_error(&"word ".repeat(200)).unwrap().contains("at most 500"));
+/// ```
+pub fn find_tools_query_error(query: &str) -> Option<String> {
+    if query.is_empty() {
+        return Some(
+            "find_tools needs a query: a few words saying what the tool should do.".to_owned(),
+        );
+    }
+    let chars = query.chars().count();
+    (chars > FIND_TOOLS_MAX_QUERY_CHARS).then(|| {
+        format!(
+            "find_tools' query is {chars} characters; it takes at most \
+             {FIND_TOOLS_MAX_QUERY_CHARS}: call it again with a few words saying what the tool \
+             should do."
+        )
+    })
+}
+
 /// A `find_tools` call's query (trimmed; empty when missing) and how many tools to return
 /// (its `limit`, else `default`, kept within `1..=max`).
 pub fn find_tools_args(arguments: &Value, default: usize, max: usize) -> (String, usize) {

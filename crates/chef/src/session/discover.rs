@@ -194,6 +194,15 @@ impl Chef {
             },
             other => other.clone(),
         };
+        // A blank query is said as such (the validator would call it missing).
+        if args
+            .get("query")
+            .and_then(Value::as_str)
+            .is_some_and(|q| q.trim().is_empty())
+            && let Some(reply) = crate::owned::find_tools_query_error("")
+        {
+            return nothing(Routed::Lookup { id, reply });
+        }
         let tool = find_tools_tool();
         let checked = ArgumentValidator::new(FIND_TOOLS, &tool.input_schema)
             .map_err(|e| chef_compress::ResolveError::UnusableSchema(Box::new(e)))
@@ -210,12 +219,8 @@ impl Chef {
             });
         }
         let (query, limit) = find_tools_args(&args, FIND_TOOLS_DEFAULT_LIMIT, FIND_TOOLS_MAX_LIMIT);
-        if query.is_empty() {
-            return nothing(Routed::Lookup {
-                id,
-                reply: "find_tools needs a query: a few words saying what the tool should do."
-                    .to_owned(),
-            });
+        if let Some(reply) = crate::owned::find_tools_query_error(&query) {
+            return nothing(Routed::Lookup { id, reply });
         }
         let ranked = self.search_offerable(&query, limit, gated);
         let task = self.task();
@@ -333,10 +338,25 @@ impl Chef {
         if self.nearest_is_blocked(name) {
             return;
         }
-        let words: Vec<&str> = name
+        // The name's words, as many as a query holds (a made-up name may be a page long).
+        let mut words: Vec<&str> = Vec::new();
+        let mut chars = 0;
+        for word in name
             .split(|c: char| !c.is_alphanumeric())
             .filter(|word| !word.is_empty())
-            .collect();
+        {
+            chars += word.chars().count() + usize::from(!words.is_empty());
+            if chars > crate::owned::FIND_TOOLS_MAX_QUERY_CHARS {
+                break;
+            }
+            words.push(word);
+        }
+        const HOW_TO_SEARCH: &str =
+            " To look for a tool, call find_tools with a few words saying what it should do.";
+        if words.is_empty() {
+            reply.push_str(HOW_TO_SEARCH);
+            return;
+        }
         let search = ToolCall::new(
             call.id.clone(),
             FIND_TOOLS,
@@ -352,9 +372,7 @@ impl Chef {
                     reply: format!("{} {found}", not_run(&name)),
                 };
             }
-            _ => reply.push_str(
-                " To look for a tool, call find_tools with a few words saying what it should do.",
-            ),
+            _ => reply.push_str(HOW_TO_SEARCH),
         }
     }
 

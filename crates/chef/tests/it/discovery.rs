@@ -935,6 +935,41 @@ fn a_catalogue_no_larger_than_k_is_shown_whole_without_the_search_tool() {
     assert!(matches!(chef.route(&call), Routed::Error { .. }));
 }
 
+/// A query is "a few words": a blank one is said to be missing as find_tools words it, a
+/// page-long one is refused without being searched or quoted back, and a made-up name a
+/// page long is searched by its first words only and quoted cut.
+#[test]
+fn a_blank_or_page_long_query_or_name_is_answered_briefly() {
+    let mut chef = discovery(3);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    let _ = wire_names(&mut chef, Target::OpenAiChat);
+    for blank in ["", "   "] {
+        let reply = find(&mut chef, "b", blank);
+        assert!(reply.starts_with("find_tools needs a query"), "{reply}");
+    }
+    let page = "send the report by email ".repeat(40);
+    let reply = find(&mut chef, "p", &page);
+    assert!(
+        reply.starts_with("find_tools' query is 999 characters; it takes at most 500"),
+        "{reply}"
+    );
+    assert!(reply.len() < 300, "{reply}");
+    assert!(found_names(&chef).is_empty());
+    // At the limit it is searched.
+    let words = "email ".repeat(83);
+    assert!(find(&mut chef, "w", words.trim()).starts_with("Tools for"));
+
+    let name = format!("send_markdown_email{}", "_x".repeat(50_000));
+    let call = ToolCall::new("n", name.as_str(), json!({}));
+    let routed = chef.route(&call);
+    let reply = match &routed {
+        Routed::Lookup { reply, .. } | Routed::Error { reply, .. } => reply,
+        other => panic!("{other:?}"),
+    };
+    assert!(reply.len() < 3_000, "{} characters", reply.len());
+    assert!(reply.contains("send_markdown_email("), "{reply}");
+}
+
 /// A discovering session after two searches and a call of a found tool.
 fn session_that_found_tools() -> Chef {
     let mut chef = discovery(3);

@@ -873,14 +873,8 @@ impl Hub {
             self.config.search_limit,
             chef::owned::FIND_TOOLS_MAX_LIMIT.max(self.config.search_limit),
         );
-        if query.is_empty() {
-            return (
-                Err(
-                    "find_tools needs a query: a few words saying what the tool should do."
-                        .to_owned(),
-                ),
-                false,
-            );
+        if let Some(error) = chef::owned::find_tools_query_error(&query) {
+            return (Err(error), false);
         }
         let Some(ranking) = &view.ranking else {
             return (Err("No upstream MCP server is up yet.".to_owned()), false);
