@@ -320,7 +320,12 @@ impl Chef {
     /// is never found). When it finds nothing, or `find_tools` is not offered (blocked, or
     /// not discovering), `routed` is left as it is, with how to search added when
     /// `find_tools` is offered.
-    pub(crate) fn search_for_unknown(&mut self, call: &ToolCall, routed: &mut Routed) {
+    pub(crate) fn search_for_unknown(
+        &mut self,
+        call: &ToolCall,
+        tools: &super::select::TurnTools,
+        routed: &mut Routed,
+    ) {
         let Routed::Error {
             error: RouteError::Resolve(chef_compress::ResolveError::UnknownTool { name, .. }),
             reply,
@@ -338,13 +343,15 @@ impl Chef {
         if self.nearest_is_blocked(name) {
             return;
         }
+        // A near miss of a listed tool (a typo, another case) is told the name it meant
+        // (`mend_did_you_mean`), not handed a search for tools it did not ask for.
+        if self.listed_near(tools, name).is_some() {
+            return;
+        }
         // The name's words, as many as a query holds (a made-up name may be a page long).
         let mut words: Vec<&str> = Vec::new();
         let mut chars = 0;
-        for word in name
-            .split(|c: char| !c.is_alphanumeric())
-            .filter(|word| !word.is_empty())
-        {
+        for word in name_words(name) {
             chars += word.chars().count() + usize::from(!words.is_empty());
             if chars > crate::owned::FIND_TOOLS_MAX_QUERY_CHARS {
                 break;
@@ -455,6 +462,32 @@ impl<'a> super::Tools<'a> {
             .filter(|f| f.task == task)
             .collect()
     }
+}
+
+/// The words of a tool name: split at anything not a letter or digit and at camelCase
+/// humps (`sendMarkdownEmail` → `send`, `Markdown`, `Email`).
+fn name_words(name: &str) -> impl Iterator<Item = &str> {
+    name.split(|c: char| !c.is_alphanumeric())
+        .flat_map(|part| {
+            let mut starts = vec![0];
+            let mut previous: Option<char> = None;
+            for (i, c) in part.char_indices() {
+                if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase() || p.is_numeric())
+                {
+                    starts.push(i);
+                }
+                previous = Some(c);
+            }
+            starts.push(part.len());
+            starts
+                .windows(2)
+                .filter_map(|w| match w {
+                    [start, end] => part.get(*start..*end),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|word| !word.is_empty())
 }
 
 /// How the answer to a call of a tool that is not offered begins ([`Chef::search_for_unknown`]):

@@ -970,6 +970,54 @@ fn a_blank_or_page_long_query_or_name_is_answered_briefly() {
     assert!(reply.contains("send_markdown_email("), "{reply}");
 }
 
+/// Under discovery a typo or another case of a listed tool's name is told the name it
+/// meant, as at levels 0–1 without discovery, not handed a search; a camelCase name of a
+/// tool not listed is searched by its words.
+#[test]
+fn a_near_miss_of_a_listed_tool_gets_the_name_it_meant_not_a_search() {
+    let mut chef = discovery(10);
+    chef.push(Message::user(
+        "send the markdown report by email to the team",
+    ));
+    let listed = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(
+        listed.iter().any(|n| n == "send_markdown_email"),
+        "{listed:?}"
+    );
+    for written in ["send_markdown_emial", "Send_Markdown_Email"] {
+        let routed = chef.route(&ToolCall::new("c", written, json!({})));
+        let Routed::Error { reply, .. } = &routed else {
+            panic!("{written}: {routed:?}");
+        };
+        assert!(
+            reply.contains("Did you mean \"send_markdown_email\"?"),
+            "{written}: {reply}"
+        );
+        assert!(found_names(&chef).is_empty(), "{written}");
+    }
+
+    let mut chef = discovery(3);
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    let listed = wire_names(&mut chef, Target::OpenAiChat);
+    assert!(
+        !listed.iter().any(|n| n == "send_markdown_email"),
+        "{listed:?}"
+    );
+    let routed = chef.route(&ToolCall::new("c", "sendMarkdownEmail", json!({})));
+    let Routed::Lookup { reply, .. } = &routed else {
+        panic!("{routed:?}");
+    };
+    assert!(
+        reply.contains("Tools for \"send Markdown Email\""),
+        "{reply}"
+    );
+    assert!(
+        found_names(&chef)
+            .iter()
+            .any(|n| n == "send_markdown_email")
+    );
+}
+
 /// A discovering session after two searches and a call of a found tool.
 fn session_that_found_tools() -> Chef {
     let mut chef = discovery(3);

@@ -105,7 +105,7 @@ impl Chef {
             },
         };
         let mut routed = self.classify(call, &tools, Gate::On);
-        self.search_for_unknown(call, &mut routed);
+        self.search_for_unknown(call, &tools, &mut routed);
         self.mend_did_you_mean(&tools, &mut routed);
         self.correct_repeat(call, &mut routed);
         match &routed {
@@ -175,8 +175,17 @@ impl Chef {
         let ResolveError::UnknownTool { name, .. } = error else {
             return;
         };
+        if let Some(near) = self.listed_near(tools, name) {
+            chef_compress::similarity::add_did_you_mean(reply, name, near);
+        }
+    }
+
+    /// At levels 0–1, the listed name nearest `name` (a typo, another case or separators
+    /// of a tool the model was shown), if near enough for a did-you-mean and no blocked
+    /// tool is as near.
+    pub(super) fn listed_near<'s>(&'s self, tools: &'s TurnTools, name: &str) -> Option<&'s str> {
         if !matches!(tools.stable.level(), Level::Zero | Level::One) {
-            return;
+            return None;
         }
         // The offered names, and the blocked registered tools (under discovery a blocked
         // tool leaves the list, but a typo of its name must still not be sent elsewhere).
@@ -190,14 +199,12 @@ impl Chef {
             .chain(&tools.owned)
             .chain(registry.iter().filter(|t| blocked(t.name.as_str())))
             .map(|t| t.name.as_str());
-        if let Some(near) = chef_compress::similarity::nearest_open(
+        chef_compress::similarity::nearest_open(
             name,
             candidates,
             chef_compress::similarity::SUGGESTION_FLOOR,
             blocked,
-        ) {
-            chef_compress::similarity::add_did_you_mean(reply, name, near);
-        }
+        )
     }
 
     /// Turns the tool calls an assistant reply wrote as text (a fenced JSON block, a bare
