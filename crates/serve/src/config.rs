@@ -711,6 +711,13 @@ fn apply_chef(config: &mut Config, chef: RawChef, prefix: &str) -> Result<(), Co
                 message: format!("the entry {empty:?} names no tool"),
             });
         }
+        // A `*` that is not the last character would match nothing as meant.
+        if let Some(message) = blocked.iter().find_map(|e| chef::gate::pattern_error(e)) {
+            return Err(ConfigError::Invalid {
+                key: key("blocked"),
+                message,
+            });
+        }
         config.blocked = blocked;
     }
     if let Some(on) = chef.announce_tool_changes {
@@ -1112,6 +1119,8 @@ mod tests {
             ("[limits]\nmax_body_bytes = 0", "limits.max_body_bytes"),
             ("[chef]\nblocked = [\"ok\", \"\"]", "chef.blocked"),
             ("[chef]\nblocked = [\"_\"]", "chef.blocked"),
+            ("[chef]\nblocked = [\"*_delete\"]", "chef.blocked"),
+            ("[chef]\nblocked = [\"git_**\"]", "chef.blocked"),
             (
                 "[[policy]]\nname = \"p\"\nroute = \"p\"\nblocked = [\" \"]",
                 "policy.p.blocked",

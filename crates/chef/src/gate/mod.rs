@@ -23,6 +23,13 @@ use serde::{Deserialize, Serialize};
 /// namespace blocks every action of it; an entry naming a toolkit blocks loading it and
 /// every tool in it; an entry `load_toolkit` blocks all loading.
 ///
+/// An entry ending in `*` is a prefix: it blocks every name that starts with it, compared
+/// in lower case with `-`, `.` and spaces read as `_` (`git_*` and `Git-*` block
+/// `git_push` and `git.pull`; `files_*` does not block `filesystem_read`), as in `chef mcp
+/// serve`'s blocklist. A `*` anywhere else is no pattern: such an entry matches only its
+/// exact spelling (a tool name holds no `*`), so it blocks nothing and is reported as
+/// unmatched, rather than being read past like a separator (`*push` would block `push`).
+///
 /// An entry that matches no registered tool, namespace, toolkit or owned tool is reported
 /// by [`ToolsMut::set_blocked`](crate::ToolsMut::set_blocked) and, once per entry, in
 /// a compile's notices.
@@ -62,10 +69,17 @@ impl Blocklist {
 
     /// The entry that blocks `name`, if one does.
     pub fn entry_for(&self, name: &str) -> Option<&str> {
+        if self.entries.is_empty() {
+            return None;
+        }
         let key = name_key(name);
+        let prefixed = prefix_form(name);
         self.entries
             .iter()
-            .find(|e| same_name(e, name, &key))
+            .find(|e| match entry_kind(e) {
+                EntryKind::Prefix(prefix) => prefixed.starts_with(&prefix),
+                EntryKind::Name => same_name(e, name, &key),
+            })
             .map(String::as_str)
     }
 
@@ -73,15 +87,22 @@ impl Blocklist {
     pub(crate) fn unmatched<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         let mut exact = std::collections::BTreeSet::new();
         let mut keys = std::collections::BTreeSet::new();
+        let mut prefixed = Vec::new();
         for name in names {
             exact.insert(name);
             keys.insert(name_key(name));
+            prefixed.push(prefix_form(name));
         }
         let mut unmatched: Vec<String> = Vec::new();
         for entry in &self.entries {
-            let key = name_key(entry);
-            let matched =
-                exact.contains(entry.as_str()) || (!key.is_empty() && keys.contains(&key));
+            let matched = match entry_kind(entry) {
+                EntryKind::Prefix(prefix) => prefixed.iter().any(|n| n.starts_with(&prefix)),
+                EntryKind::Name => {
+                    let key = name_key(entry);
+                    exact.contains(entry.as_str())
+                        || (!key.is_empty() && !entry.contains('*') && keys.contains(&key))
+                }
+            };
             if !matched && !unmatched.contains(entry) {
                 unmatched.push(entry.clone());
             }
@@ -120,12 +141,56 @@ pub fn name_key(name: &str) -> String {
         .collect()
 }
 
-/// Whether blocklist `entry` names `name` (whose [`name_key`] is `key`).
+/// Whether blocklist `entry` names `name` (whose [`name_key`] is `key`). An entry holding
+/// a `*` that is not a prefix pattern's matches only its exact spelling.
 fn same_name(entry: &str, name: &str, key: &str) -> bool {
-    if key.is_empty() {
+    if key.is_empty() || entry.contains('*') {
         return entry == name;
     }
     entry == name || name_key(entry) == key
+}
+
+/// What a blocklist entry is.
+enum EntryKind {
+    /// A name ([`same_name`]).
+    Name,
+    /// A prefix pattern: what precedes the trailing `*`, in [`prefix_form`].
+    Prefix(String),
+}
+
+fn entry_kind(entry: &str) -> EntryKind {
+    match entry.trim().strip_suffix('*') {
+        Some(prefix) if !prefix.contains('*') => EntryKind::Prefix(prefix_form(prefix)),
+        _ => EntryKind::Name,
+    }
+}
+
+/// Lower case with `-`, `.` and spaces read as `_`: the form prefix patterns compare.
+fn prefix_form(name: &str) -> String {
+    name.chars()
+        .map(|c| if matches!(c, '-' | '.' | ' ') { '_' } else { c })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Why a blocklist entry can never match as meant: a `*` that is not its last character
+/// (only a trailing `*` is a pattern), or `**`. A configuration refuses such an entry.
+///
+/// ```
+/// use chef::gate::pattern_error;
+///
+/// assert!(pattern_error("git_*").is_none());
+/// assert!(pattern_error("delete_file").is_none());
+/// assert!(pattern_error("*_delete").is_some());
+/// ```
+pub fn pattern_error(entry: &str) -> Option<String> {
+    let trimmed = entry.trim();
+    (trimmed.trim_end_matches('*').contains('*') || trimmed.ends_with("**")).then(|| {
+        format!(
+            "blocklist entry {entry:?}: only a `*` at the end is a pattern (a prefix, e.g. \
+             \"git_*\"); name each tool, or the prefix they share"
+        )
+    })
 }
 
 /// The text returned to the model for a blocked call.
@@ -159,6 +224,28 @@ mod tests {
         assert!(!b.blocks("-"));
         assert_eq!(b.first_blocked(["a", "X"]), Some("X"));
         assert!(Blocklist::default().is_empty());
+    }
+
+    #[test]
+    fn a_trailing_star_is_a_prefix_and_any_other_star_matches_nothing_loosely() {
+        let b = Blocklist::new(["Git-*", "*push", "send_*_email"]);
+        assert_eq!(b.entry_for("git_push"), Some("Git-*"));
+        assert_eq!(b.entry_for("git.pull"), Some("Git-*"));
+        assert!(!b.blocks("github_search"));
+        // Not read past like a separator.
+        assert!(!b.blocks("push"));
+        assert!(!b.blocks("sendemail"));
+        assert!(!b.blocks("send"));
+        let files = Blocklist::new(["files_*"]);
+        assert!(!files.blocks("filesystem_read"));
+        assert!(files.blocks("FILES-read"));
+        assert_eq!(
+            b.unmatched(["git_push", "push", "send_markdown_email"]),
+            ["*push", "send_*_email"]
+        );
+        assert!(pattern_error("*push").is_some());
+        assert!(pattern_error("git_**").is_some());
+        assert!(pattern_error(" git_* ").is_none());
     }
 
     #[test]

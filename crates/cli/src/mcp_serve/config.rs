@@ -375,14 +375,12 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
     }
     // Only a trailing `*` is a pattern: a `*` anywhere else would be read past like a
     // separator (`*push` would block `push` alone), leaving open what the entry meant.
-    if let Some(entry) = raw
+    if let Some(message) = raw
         .blocklist
         .iter()
-        .find(|e| e.trim().trim_end_matches('*').contains('*') || e.trim().ends_with("**"))
+        .find_map(|e| chef::gate::pattern_error(e))
     {
-        return invalid(format!(
-            "blocklist entry {entry:?}: only a `*` at the end is a pattern (a prefix, e.g. \"git_*\"); name each tool, or the prefix they share"
-        ));
+        return invalid(message);
     }
     Ok(Config {
         mode,
