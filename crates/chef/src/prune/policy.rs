@@ -99,8 +99,8 @@ pub enum PrunePolicy {
     /// request is not rewritten) while the request stays the same; a tool the history
     /// calls stays offered while that call is in the history. When the index abstains
     /// (nothing fits), the model sees no ranked tool, and a search that finds nothing says
-    /// so instead of offering unrelated tools. A catalogue of no more than `top_k` tools is
-    /// shown whole, without `find_tools`. A blocked tool is never offered under this policy
+    /// so instead of offering unrelated tools. A catalogue of no more than `top_k` tools
+    /// (not counting blocked ones) is shown whole, without `find_tools`. A blocked tool is never offered under this policy
     /// (the one place the blocklist edits the list). See docs/DISCOVERY.md.
     Discover {
         /// How many ranked tools to show before any search.
@@ -117,6 +117,24 @@ impl PrunePolicy {
     /// that small is shown whole, and there is nothing to find).
     pub fn discovers(&self, tools: usize) -> bool {
         matches!(self, Self::Discover { top_k, .. } if tools > *top_k)
+    }
+
+    /// [`discovers`](Self::discovers) for `pruner`'s flat tools less the ones its
+    /// blocklist names (never offered under discovery): a catalogue whose offerable tools
+    /// all fit in `top_k` is shown whole, with nothing to find.
+    pub(crate) fn discovers_in(&self, pruner: &Pruner) -> bool {
+        let tools = pruner.all_tools();
+        if !self.discovers(tools.len()) {
+            return false;
+        }
+        let blocklist = pruner.blocklist();
+        blocklist.is_empty()
+            || self.discovers(
+                tools
+                    .iter()
+                    .filter(|t| !blocklist.blocks(t.name.as_str()))
+                    .count(),
+            )
     }
 
     /// Whether the policy ranks on the task ([`Ranked`](Self::Ranked) and

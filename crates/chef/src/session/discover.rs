@@ -133,11 +133,9 @@ impl Chef {
     }
 
     /// Whether the session offers `find_tools` now: the policy discovers and the catalogue
-    /// is larger than what it shows.
+    /// less its blocked tools (never offered under discovery) is larger than what it shows.
     pub(crate) fn discovering(&self) -> bool {
-        self.config
-            .prune
-            .discovers(self.tools.pruner.all_tools().len())
+        self.config.prune.discovers_in(&self.tools.pruner)
     }
 
     /// Whether `find_tools` calls are chef's to answer: the session discovers, and no

@@ -305,7 +305,7 @@ pub(crate) fn keep(
     // A catalogue the discovery setting would show whole: every tool, nothing to find.
     let all = PrunePolicy::All;
     let policy = match input.policy {
-        PrunePolicy::Discover { .. } if !input.policy.discovers(pruner.all_tools().len()) => &all,
+        PrunePolicy::Discover { .. } if !input.policy.discovers_in(pruner) => &all,
         policy => policy,
     };
     // Under discovery a blocked tool is never offered (issue 43): the list follows the task

@@ -641,6 +641,21 @@ fn a_blocked_tool_is_not_offered_by_a_catalogue_shown_whole() {
     let names = wire_names(&mut chef, Target::Anthropic);
     assert!(!names.iter().any(|n| n == "send_markdown_email"));
     assert_eq!(names.len(), real_tools().len() - 1);
+
+    // K + 1 tools with one blocked: the K that may be offered are shown whole, with no
+    // search (there is nothing left to find).
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Discover {
+        top_k: 10,
+        always_keep: Vec::new(),
+    }));
+    let eleven: Vec<_> = real_tools().into_iter().take(11).collect();
+    let blocked = eleven[0].name.as_str().to_owned();
+    chef.register_tools(eleven).unwrap();
+    chef.tools_mut().set_blocked([blocked.as_str()]);
+    chef.push(Message::user("Write me a sonnet about the sea"));
+    let names = wire_names(&mut chef, Target::OpenAiChat);
+    assert_eq!(names.len(), 10, "{names:?}");
+    assert!(!names.iter().any(|n| n == "find_tools" || *n == blocked));
 }
 
 /// The session's own search (`Tools::search`, the Python `search()`) finds what
