@@ -65,8 +65,12 @@ pub enum KeepReason {
 /// let policy = PrunePolicy::Ranked { top_k: 8, always_keep: vec!["search_docs".into(), "ask_user".into()] };
 /// # let _ = policy;
 /// ```
+///
+/// Read from JSON (the Python package's dicts): `top_k` may be left out (10, the setting
+/// `chef eval` measured best), and so may `always_keep` (none); a key no policy has is
+/// refused, so a misspelt `always_keep` is not silently ignored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "policy", rename_all = "snake_case")]
+#[serde(tag = "policy", rename_all = "snake_case", deny_unknown_fields)]
 pub enum PrunePolicy {
     /// Every registered flat tool (the reference's behaviour).
     #[default]
@@ -87,8 +91,10 @@ pub enum PrunePolicy {
     /// abstains (nothing fits), only the always-kept tools remain.
     Ranked {
         /// How many ranked tools to keep.
+        #[serde(default = "default_top_k")]
         top_k: usize,
         /// Tools kept whatever the task (by exact name).
+        #[serde(default)]
         always_keep: Vec<String>,
     },
     /// Find, then call by real name: the `top_k` tools the index ranks best for the task,
@@ -104,12 +110,22 @@ pub enum PrunePolicy {
     /// (the one place the blocklist edits the list). See docs/DISCOVERY.md.
     Discover {
         /// How many ranked tools to show before any search.
+        #[serde(default = "default_top_k")]
         top_k: usize,
         /// Tools kept whatever the task (by exact name).
         #[serde(default)]
         always_keep: Vec<String>,
     },
 }
+
+/// How many ranked tools a policy read without `top_k` keeps: [`DEFAULT_TOP_K`].
+fn default_top_k() -> usize {
+    DEFAULT_TOP_K
+}
+
+/// The `top_k` of a ranked or discovery policy read from JSON without one (and `chef
+/// serve`'s): the setting `chef eval` measured best on the 1.5B model (docs/EVAL.md).
+pub const DEFAULT_TOP_K: usize = 10;
 
 impl PrunePolicy {
     /// Whether the policy offers the discovery search tool for a catalogue of `tools` flat
@@ -221,5 +237,48 @@ impl PruneResult {
             .map(|t| t.name.clone())
             .collect();
         Self::new(all.len(), tools, reasons, removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use serde_json::json;
+
+    use super::{DEFAULT_TOP_K, PrunePolicy};
+
+    #[test]
+    fn a_policy_read_from_json_defaults_top_k_and_always_keep_and_refuses_unknown_keys() {
+        let read = |v: serde_json::Value| serde_json::from_value::<PrunePolicy>(v);
+        assert_eq!(
+            read(json!({"policy": "discover"})).unwrap(),
+            PrunePolicy::Discover {
+                top_k: DEFAULT_TOP_K,
+                always_keep: Vec::new()
+            }
+        );
+        assert_eq!(
+            read(json!({"policy": "ranked", "top_k": 8})).unwrap(),
+            PrunePolicy::Ranked {
+                top_k: 8,
+                always_keep: Vec::new()
+            }
+        );
+        let e = read(json!({"policy": "discover", "top_k": 5, "alwayskeep": ["a"]}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("alwayskeep"), "{e}");
+        // (serde reads a unit variant's extra keys without a word: `{"policy": "all",
+        // "top_k": 5}` is `All`.)
+        // What a policy writes, it reads back.
+        let ranked = PrunePolicy::Ranked {
+            top_k: 3,
+            always_keep: vec!["a".into()],
+        };
+        assert_eq!(
+            read(serde_json::to_value(&ranked).unwrap()).unwrap(),
+            ranked
+        );
     }
 }
