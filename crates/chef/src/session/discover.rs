@@ -318,33 +318,36 @@ impl Chef {
     /// is never found). When it finds nothing, or `find_tools` is not offered (blocked, or
     /// not discovering), `routed` is left as it is, with how to search added when
     /// `find_tools` is offered.
+    /// `routed` is rewritten here; what the search found is returned, for
+    /// [`route`](Chef::route) to record ([`check_tool_call`](Chef::check_tool_call) records
+    /// nothing).
     pub(crate) fn search_for_unknown(
-        &mut self,
+        &self,
         call: &ToolCall,
         tools: &super::select::TurnTools,
         routed: &mut Routed,
-    ) {
+    ) -> Vec<FoundTool> {
         let Routed::Error {
             error: RouteError::Resolve(chef_compress::ResolveError::UnknownTool { name, .. }),
             reply,
             ..
         } = routed
         else {
-            return;
+            return Vec::new();
         };
         if !self.offers_find_tools() {
-            return;
+            return Vec::new();
         }
         // A near miss of a blocked tool's name is not searched for: the model meant that
         // tool, and what a search for its words finds are tools it did not ask for (a
         // misspelt `office_push` would bring back `office_crash`). It keeps the plain error.
         if self.nearest_is_blocked(name) {
-            return;
+            return Vec::new();
         }
         // A near miss of a listed tool (a typo, another case) is told the name it meant
         // (`mend_did_you_mean`), not handed a search for tools it did not ask for.
         if self.listed_near(tools, name).is_some() {
-            return;
+            return Vec::new();
         }
         // The name's words, as many as a query holds (a made-up name may be a page long).
         let mut words: Vec<&str> = Vec::new();
@@ -360,7 +363,7 @@ impl Chef {
             " To look for a tool, call find_tools with a few words saying what it should do.";
         if words.is_empty() {
             reply.push_str(HOW_TO_SEARCH);
-            return;
+            return Vec::new();
         }
         let search = ToolCall::new(
             call.id.clone(),
@@ -371,13 +374,16 @@ impl Chef {
         match finding.routed {
             Routed::Lookup { id, reply: found } if !finding.in_vain => {
                 let name = name.clone();
-                self.commit_found(finding.found, false);
                 *routed = Routed::Lookup {
                     id,
                     reply: format!("{} {found}", not_run(&name)),
                 };
+                finding.found
             }
-            _ => reply.push_str(HOW_TO_SEARCH),
+            _ => {
+                reply.push_str(HOW_TO_SEARCH);
+                Vec::new()
+            }
         }
     }
 

@@ -1000,7 +1000,9 @@ fn a_near_miss_of_a_listed_tool_gets_the_name_it_meant_not_a_search() {
         "{listed:?}"
     );
     for written in ["send_markdown_emial", "Send_Markdown_Email"] {
+        let checked = chef.check_tool_call(&ToolCall::new("c", written, json!({})));
         let routed = chef.route(&ToolCall::new("c", written, json!({})));
+        assert_eq!(routed, checked, "{written}");
         let Routed::Error { reply, .. } = &routed else {
             panic!("{written}: {routed:?}");
         };
@@ -1018,7 +1020,12 @@ fn a_near_miss_of_a_listed_tool_gets_the_name_it_meant_not_a_search() {
         !listed.iter().any(|n| n == "send_markdown_email"),
         "{listed:?}"
     );
+    // check_tool_call answers as route will, and records nothing.
+    let checked = chef.check_tool_call(&ToolCall::new("c", "sendMarkdownEmail", json!({})));
+    assert!(matches!(checked, Routed::Lookup { .. }), "{checked:?}");
+    assert!(found_names(&chef).is_empty());
     let routed = chef.route(&ToolCall::new("c", "sendMarkdownEmail", json!({})));
+    assert_eq!(routed, checked);
     let Routed::Lookup { reply, .. } = &routed else {
         panic!("{routed:?}");
     };

@@ -105,7 +105,10 @@ impl Chef {
             },
         };
         let mut routed = self.classify(call, &tools, Gate::On);
-        self.search_for_unknown(call, &tools, &mut routed);
+        let found = self.search_for_unknown(call, &tools, &mut routed);
+        if !found.is_empty() {
+            self.commit_found(found, false);
+        }
         self.mend_did_you_mean(&tools, &mut routed);
         self.correct_repeat(call, &mut routed);
         match &routed {
@@ -289,7 +292,14 @@ impl Chef {
     /// dispatch (this is the dispatch-time check of a loop that routes on its own).
     pub fn check_tool_call(&self, call: &ToolCall) -> Routed {
         let routed = match self.routing_tools() {
-            Ok(tools) => self.classify(call, &tools, Gate::On),
+            Ok(tools) => {
+                let mut routed = self.classify(call, &tools, Gate::On);
+                // As `route` answers it (a search for an unknown name, a did-you-mean),
+                // recording nothing.
+                let _ = self.search_for_unknown(call, &tools, &mut routed);
+                self.mend_did_you_mean(&tools, &mut routed);
+                routed
+            }
             Err(e) => unavailable(call, e),
         };
         if let Routed::Blocked { name, .. } = &routed {
