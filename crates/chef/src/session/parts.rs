@@ -93,9 +93,10 @@ pub(crate) struct Routing {
     /// The latest target's name table: `route` reads a wire name the target gave a tool
     /// (`timezone_convert` for `timezone.convert`) as that tool.
     pub(crate) names: WireNames,
-    /// The latest call `route` refused for its arguments (tool name as written, arguments):
-    /// the identical call again gets the short correction instead of the same text.
-    pub(crate) last_refused: Option<(String, serde_json::Value)>,
+    /// The latest call `route` refused for its arguments (tool name as written, arguments,
+    /// and how many messages the history held then): the identical call again, in a later
+    /// reply, gets the short correction instead of the same text.
+    pub(crate) last_refused: Option<(String, serde_json::Value, usize)>,
 }
 
 /// The conversation: what the model reads after the tools.

@@ -795,12 +795,38 @@ fn the_identical_refused_call_gets_a_shorter_different_correction() {
         "get_diesel_price",
         json!({"region": null, "bogus": 1}),
     );
-    let Routed::Error { reply: first, .. } = chef.route(&call) else {
+    // Each reply pushed and its refusal answered, as a loop does.
+    let mut refuse = |chef: &mut Chef, call: &ToolCall| {
+        chef.push(Message::assistant_with(vec![Content::ToolCall(
+            call.clone(),
+        )]));
+        let Routed::Error { reply, .. } = chef.route(call) else {
+            panic!("refused");
+        };
+        chef.push(Message::tool_results(vec![ToolResult::error(
+            call.id.as_str(),
+            reply.clone(),
+        )]));
+        reply
+    };
+    // The same call twice in one reply: the model has not read the first refusal yet,
+    // so the second copy gets the same full text.
+    let twin = ToolCall::new("c1b", "get_diesel_price", call.arguments.clone());
+    chef.push(Message::assistant_with(vec![
+        Content::ToolCall(call.clone()),
+        Content::ToolCall(twin.clone()),
+    ]));
+    let (Routed::Error { reply: first, .. }, Routed::Error { reply: same, .. }) =
+        (chef.route(&call), chef.route(&twin))
+    else {
         panic!("refused");
     };
-    let Routed::Error { reply: second, .. } = chef.route(&call) else {
-        panic!("refused again");
-    };
+    assert_eq!(same, first);
+    chef.push(Message::tool_results(vec![
+        ToolResult::error("c1", first.clone()),
+        ToolResult::error("c1b", same),
+    ]));
+    let second = refuse(&mut chef, &call);
     assert_ne!(first, second);
     // One line: the typed signature, in level 1's notation.
     assert_eq!(
@@ -809,16 +835,22 @@ fn the_identical_refused_call_gets_a_shorter_different_correction() {
          ? = optional: omit, never null."
     );
     // Sent a third time: the same short text (the model is not told anything new).
-    let Routed::Error { reply: again, .. } = chef.route(&call) else {
-        panic!("refused a third time");
-    };
+    let again = refuse(&mut chef, &call);
     assert_eq!(again, second);
     // A different call in between: the full text again.
     let other = ToolCall::new("c2", "get_diesel_price", json!({"bogus": 2}));
-    let Routed::Error { reply: third, .. } = chef.route(&other) else {
-        panic!("refused");
-    };
+    let third = refuse(&mut chef, &other);
     assert!(!third.starts_with("Refused again"), "{third}");
+
+    // find_tools' own arguments too.
+    let search = ToolCall::new("s1", "find_tools", json!({"query": "diesel", "limit": 50}));
+    let first = refuse(&mut chef, &search);
+    assert!(first.contains("at most 10"), "{first}");
+    let second = refuse(&mut chef, &search);
+    assert!(
+        second.starts_with("Refused again. Send exactly find_tools("),
+        "{second}"
+    );
 }
 
 #[test]

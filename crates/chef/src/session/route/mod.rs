@@ -95,7 +95,9 @@ impl Chef {
                 self.emit(&ChefEvent::ToolBlocked { name: name.clone() });
             }
             self.commit_found(finding.found, finding.in_vain);
-            return finding.routed;
+            let mut routed = finding.routed;
+            self.correct_repeat(call, &mut routed);
+            return routed;
         }
         let tools = match self.routing.latest.clone() {
             Some(tools) => tools,

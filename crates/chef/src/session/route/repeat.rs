@@ -11,9 +11,11 @@ use crate::{
 };
 
 impl Chef {
-    /// A call refused for its arguments that repeats the previous refused call exactly
-    /// gets a different, shorter correction: the parameters the tool accepts, with their
-    /// types, as one signature line (the model did not act on the first text).
+    /// A call refused for its arguments that repeats the previous refused call exactly, in
+    /// a later reply (the model has read the first refusal), gets a different, shorter
+    /// correction: the parameters the tool accepts, with their types, as one signature
+    /// line (the model did not act on the first text). A repeat within one reply gets the
+    /// same text as the first.
     pub(super) fn correct_repeat(&mut self, call: &ToolCall, routed: &mut Routed) {
         let Routed::Error {
             error: RouteError::Resolve(ResolveError::InvalidArguments(problem)),
@@ -30,12 +32,22 @@ impl Chef {
             self.routing.last_refused = None;
             return;
         }
-        let this = (call.name.as_str().trim().to_owned(), call.arguments.clone());
-        if self.routing.last_refused.as_ref() != Some(&this) {
-            self.routing.last_refused = Some(this);
-            return;
+        let name = call.name.as_str().trim();
+        let seen = self.conversation.history.len();
+        match &self.routing.last_refused {
+            Some((n, args, at)) if n == name && *args == call.arguments => {
+                // The same reply's second copy: the model has not read the first refusal.
+                if *at == seen {
+                    return;
+                }
+            }
+            _ => {
+                self.routing.last_refused = Some((name.to_owned(), call.arguments.clone(), seen));
+                return;
+            }
         }
         let tool = problem.tool.as_str();
+        let find_tools = (tool == crate::owned::FIND_TOOLS).then(crate::owned::find_tools_tool);
         let schema = self
             .tools
             .pruner
@@ -43,6 +55,7 @@ impl Chef {
             .iter()
             .chain(self.tools.pruner.namespaces().iter().flat_map(|g| &g.tools))
             .chain(self.tools.pruner.toolkits().iter().flat_map(|g| &g.tools))
+            .chain(&find_tools)
             .find(|t| t.name == tool)
             .map(|t| &t.input_schema);
         if let Some(schema) = schema {
