@@ -208,9 +208,20 @@ fn build(level: Level, asked: Option<usize>, target: Target) -> Result<Report, C
     {
         lines.push(format!("  preamble: {}", clip(line, 96)));
     }
+    if discover.is_some() && level.as_u8() >= 3 {
+        lines.push(
+            "  (the whole catalogue's map; under discovery each request's map holds only its ranked tools, with codes of its own)"
+                .to_owned(),
+        );
+    }
     if let Some(top_k) = discover {
+        let ranked = if top_k == 1 {
+            "the tool ranked best for the request, by its real name".to_owned()
+        } else {
+            format!("the {top_k} tools ranked best for the request, by their real names")
+        };
         lines.push(format!(
-            "with discovery (the default; --prune all turns it off): the {top_k} tools ranked best for the request, by their real names, plus find_tools — see step 3."
+            "with discovery (the default; --prune all turns it off): {ranked}, plus find_tools — see step 3."
         ));
     } else if let Some(top_k) = asked {
         lines.push(format!(
@@ -257,7 +268,7 @@ fn build(level: Level, asked: Option<usize>, target: Target) -> Result<Report, C
         script.push(ToolCall::new(
             "c0",
             "q",
-            json!({"s": "active customer sites"}),
+            json!({"s": "sync the active sites data source"}),
         ));
     }
     // Under discovery a tool the list does not offer (the blocked cancel_order) is called by
