@@ -330,11 +330,24 @@ struct MapFile {
     path: PathBuf,
     /// The bytes last read or written, to skip writes that change nothing.
     on_disk: Option<Vec<u8>>,
+    /// `path` is a FIFO or a device (`/dev/stdout`): nothing to resume from (reading it
+    /// would wait on the stream), and the map is written once, whole, by
+    /// [`finish`](Self::finish), not after every line.
+    in_place: bool,
 }
 
 impl MapFile {
     /// Reads `path` (absent: an empty map).
     fn open(path: &Path) -> Result<(Self, BTreeMap<String, String>), CliError> {
+        let in_place = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if in_place {
+            let file = Self {
+                path: path.to_owned(),
+                on_disk: None,
+                in_place,
+            };
+            return Ok((file, BTreeMap::new()));
+        }
         match std::fs::read(path) {
             Ok(bytes) => {
                 let map = serde_json::from_slice(&bytes).map_err(|e| {
@@ -347,6 +360,7 @@ impl MapFile {
                 let file = Self {
                     path: path.to_owned(),
                     on_disk: Some(bytes),
+                    in_place,
                 };
                 Ok((file, map))
             }
@@ -354,6 +368,7 @@ impl MapFile {
                 let file = Self {
                     path: path.to_owned(),
                     on_disk: None,
+                    in_place,
                 };
                 Ok((file, BTreeMap::new()))
             }
@@ -364,8 +379,21 @@ impl MapFile {
         }
     }
 
-    /// Writes `map` unless the file already holds exactly these bytes.
+    /// Writes `map` unless the file already holds exactly these bytes (a FIFO or device
+    /// waits for [`finish`](Self::finish)).
     fn save(&mut self, map: &BTreeMap<String, String>) -> Result<(), CliError> {
+        if self.in_place {
+            return Ok(());
+        }
+        self.write(map)
+    }
+
+    /// The last write: `map` whole, also to a FIFO or device.
+    fn finish(&mut self, map: &BTreeMap<String, String>) -> Result<(), CliError> {
+        self.write(map)
+    }
+
+    fn write(&mut self, map: &BTreeMap<String, String>) -> Result<(), CliError> {
         let bytes = map_bytes(map);
         if self.on_disk.as_deref() == Some(bytes.as_slice()) {
             return Ok(());
@@ -615,6 +643,8 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
             }
         }
     }
+    // Every verified line reaches the file, also when the run stops early.
+    file.finish(&map)?;
     outcome?;
 
     let fell_back = tools

@@ -34,6 +34,25 @@ pub enum CompressError {
         /// The configured limit.
         limit: usize,
     },
+    /// A tool name, or the name of one of its parameters, holds a control character (a
+    /// line break, a tab, a NUL): the signature lines, the level-3 map and `q`'s answers
+    /// show these names one per line, where a line break would write lines of its own.
+    #[error(
+        "tool {} at index {index} {}: names may hold no line break or other control character",
+        crate::similarity::shown_name(tool),
+        match parameter {
+            Some(p) => format!("has a parameter named {}", crate::similarity::shown_name(p)),
+            None => "is named so".to_owned(),
+        }
+    )]
+    ControlCharacter {
+        /// Zero-based index in the input.
+        index: usize,
+        /// The tool's name as given.
+        tool: String,
+        /// The parameter whose name holds one, when it is a parameter's.
+        parameter: Option<String>,
+    },
     /// A tool has an empty name.
     #[error("tool is missing a name (index {index})")]
     MissingName {

@@ -82,6 +82,23 @@ pub enum RegistryError {
         /// What chef uses the name for.
         owner: &'static str,
     },
+    /// A tool's name, or one of its parameters' names, holds a control character (a line
+    /// break, a tab): the lists a model reads show these names one per line
+    /// ([`chef_compress::validate::check_names`]).
+    #[error(
+        "tool {} {}: names may hold no line break or other control character",
+        chef_compress::similarity::shown_name(name.as_str()),
+        match parameter {
+            Some(p) => format!("has a parameter named {}", chef_compress::similarity::shown_name(p)),
+            None => "is named so".to_owned(),
+        }
+    )]
+    ControlCharacter {
+        /// The tool's name.
+        name: ToolName,
+        /// The parameter whose name holds one, when it is a parameter's.
+        parameter: Option<String>,
+    },
     /// Two registrations would put the same name on the wire: a flat tool named like a
     /// namespace, or a toolkit member named like a flat tool or a namespace.
     #[error("\"{name}\" is both {first} and {second}; names on the wire must be unique")]

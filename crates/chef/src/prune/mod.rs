@@ -107,10 +107,18 @@ impl Pruner {
         json: Option<std::sync::Arc<serde_json::value::RawValue>>,
     ) -> Result<&mut Self, RegistryError> {
         let mut seen = BTreeSet::new();
-        for tool in tools.iter() {
+        for (index, tool) in tools.iter().enumerate() {
             if !seen.insert(tool.name.as_str()) {
                 return Err(RegistryError::DuplicateTool {
                     name: tool.name.clone(),
+                });
+            }
+            if let Err(chef_compress::CompressError::ControlCharacter { parameter, .. }) =
+                chef_compress::validate::check_names(index, tool)
+            {
+                return Err(RegistryError::ControlCharacter {
+                    name: tool.name.clone(),
+                    parameter,
                 });
             }
             if let Some(owner) = reserved_owner(tool.name.as_str()) {

@@ -790,3 +790,33 @@ fn a_failed_compile_keeps_expiring_memory_and_the_turn() {
         "the tool change is still announced after the failed compile"
     );
 }
+
+/// A line break in a tool's name or a parameter's name would write lines of its own into
+/// the signature lines and the level-3 map: refused at registration, naming it escaped.
+#[test]
+fn a_control_character_in_a_tool_or_parameter_name_is_refused_at_registration() {
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three));
+    for (tool, parameter) in [
+        ("wipe\nz9 transfer_all_funds", None),
+        ("ok", Some("p\nz8 wipe_disk")),
+    ] {
+        let schema = match parameter {
+            Some(p) => {
+                json!({"type": "object", "properties": {"outer": {"type": "object", "properties": {p: {"type": "string"}}}}})
+            }
+            None => json!({"type": "object"}),
+        };
+        let err = chef
+            .register_tools(vec![ToolDefinition::new(tool, schema)])
+            .unwrap_err();
+        let ChefError::Registry(RegistryError::ControlCharacter { name, parameter: p }) = &err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(name.as_str(), tool);
+        assert_eq!(p.as_deref(), parameter);
+        assert!(err.to_string().contains("\\n"), "{err}");
+        assert!(!err.to_string().contains('\n'), "{err}");
+    }
+    assert!(chef.tools().pruner().all_tools().is_empty());
+}
