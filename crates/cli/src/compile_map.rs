@@ -75,8 +75,8 @@ use std::{
 };
 
 use chef_compress::{
-    CompileOptions, CompileProgress, CompiledSink, Completer, CompleterError, CompressError,
-    DanglingReference, compile_tools, dangling_references, verify_compiled_line,
+    CompileOptions, CompileProgress, CompiledSink, Completer, CompleterError, DanglingReference,
+    compile_tools, dangling_references, verify_compiled_line,
 };
 use chef_ir::ToolDefinition;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -505,30 +505,36 @@ fn bar_message(p: CompileProgress, tally: &Tally) -> String {
     )
 }
 
+/// Refuses, before any request, a key no `Authorization` header can carry (a line break
+/// pasted with it): no retry could send it.
+pub(crate) fn check_api_key(key_env: &str, key: Option<&str>) -> Result<(), CliError> {
+    match key {
+        Some(key) if reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).is_err() => {
+            Err(CliError::Usage(format!(
+                "{key_env} holds a character an HTTP header cannot carry (a line break, a \
+                 control character): set it to the key alone"
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
     let tools = tools::load(&args.tools)?;
-    let mut names = std::collections::HashSet::with_capacity(tools.len());
-    for (index, tool) in tools.iter().enumerate() {
-        let source = if tool.name.as_str().is_empty() {
-            CompressError::MissingName { index }
-        } else if !names.insert(tool.name.as_str()) {
-            CompressError::DuplicateName {
-                name: tool.name.as_str().to_owned(),
-            }
-        } else {
-            continue;
-        };
-        return Err(CliError::Compress {
-            path: args.tools.clone(),
-            source,
-        });
-    }
+    // The checks `chef compress` makes (names empty, repeated, over 1 KiB or holding a
+    // control character; schemas it cannot read): a map for a catalogue level 4 refuses
+    // would cost a request per tool and never be used.
+    chef_compress::Catalogue::new(&tools).map_err(|source| CliError::Compress {
+        path: args.tools.clone(),
+        source,
+    })?;
     let url = chat_url(&args.endpoint)?;
     let key_env = args.api_key_env.as_deref().unwrap_or(DEFAULT_KEY_ENV);
     let key = std::env::var(key_env).ok().filter(|k| !k.is_empty());
     if key.is_none() && args.api_key_env.is_some() {
         eprintln!("chef: notice: {key_env} is not set; sending no Authorization header");
     }
+    check_api_key(key_env, key.as_deref())?;
     let (mut file, existing) = MapFile::open(&args.out)?;
     let plan = plan(&tools, existing);
     let mut map = plan.keep.clone();

@@ -137,6 +137,58 @@ pub(crate) fn load_compiled(
     })
 }
 
+/// A compiled map must name tools of the catalogue it is used with: one compiled for
+/// another catalogue would leave every tool `(not compiled)` (refused, exit 2, `what`
+/// leading the message). Tools the map leaves out are said on stderr.
+pub(crate) fn check_map_covers(
+    what: &str,
+    map_path: &std::path::Path,
+    map: &std::collections::BTreeMap<String, String>,
+    tools_path: &std::path::Path,
+    tools: &[chef_ir::ToolDefinition],
+) -> Result<(), CliError> {
+    let covered = tools
+        .iter()
+        .filter(|t| map.contains_key(t.name.as_str()))
+        .count();
+    if covered == 0 && !tools.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{what}{} names none of the {} tools of {} (its {} lines were compiled for another catalogue?); compile one with `chef compile-map --tools {} --out MAP --endpoint URL --model ID`",
+            map_path.display(),
+            tools.len(),
+            tools_path.display(),
+            map.len(),
+            tools_path.display(),
+        )));
+    }
+    if covered < tools.len() {
+        eprintln!(
+            "chef: notice: {what}{} of the {} tools have no line in {} and are shown uncompiled",
+            tools.len() - covered,
+            tools.len(),
+            map_path.display()
+        );
+    }
+    Ok(())
+}
+
+/// [`check_map_covers`] for `--compiled` at level 4 (level 1 reads only the docstrings it
+/// finds).
+pub(crate) fn check_compiled_flag(
+    flags: &CompressionFlags,
+    compiled: &CompiledFlags,
+    tools_path: &std::path::Path,
+    tools: &[chef_ir::ToolDefinition],
+) -> Result<(), CliError> {
+    match &compiled.compiled {
+        Some(path) if flags.level == Level::Four => {
+            let map = load_compiled(path)?;
+            check_map_covers("", path, &map, tools_path, tools)
+        }
+        _ => Ok(()),
+    }
+}
+
 /// What `--model` does not do, said rather than silently ignored: it picks a measured map
 /// style, so it changes nothing below or above level 3, and nothing for a model (and
 /// objective) no sweep measured — the default style is used then. `None` when it picks.
@@ -176,6 +228,7 @@ pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
     let mut options =
         options(&args.tools, &args.compression, &args.compiled)?.with_token_counts(args.tokens);
     let definitions = tools::load(&args.tools)?;
+    check_compiled_flag(&args.compression, &args.compiled, &args.tools, &definitions)?;
     if let Some(model) = &args.model {
         if let Some(notice) = model_notice(model, args.compression.level, args.objective) {
             eprintln!("chef: notice: {notice}");

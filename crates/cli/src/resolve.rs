@@ -120,6 +120,12 @@ fn parse_calls(args: &ResolveArgs) -> Result<Calls, CliError> {
 pub(crate) fn run(args: &ResolveArgs) -> Result<(), CliError> {
     let options = options(&args.tools, &args.compression, &args.compiled)?;
     let definitions = tools::load(&args.tools)?;
+    crate::compress::check_compiled_flag(
+        &args.compression,
+        &args.compiled,
+        &args.tools,
+        &definitions,
+    )?;
     let calls = parse_calls(args)?;
     let compressed =
         chef_compress::compress(&definitions, &options).map_err(|source| CliError::Compress {

@@ -30,7 +30,7 @@ use chef_ir::ToolDefinition;
 pub use self::{
     error::RegistryError,
     found::{DiscoveryState, FoundTool},
-    policy::{KeepReason, PrunePolicy, PruneResult, Strategy},
+    policy::{DEFAULT_TOP_K, KeepReason, PrunePolicy, PruneResult, Strategy},
 };
 use crate::{
     gate::Blocklist,

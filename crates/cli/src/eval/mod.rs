@@ -596,31 +596,13 @@ fn check_compiled_map(
         return Ok(());
     };
     let map = crate::compress::load_compiled(path)?;
-    let covered = tools
-        .iter()
-        .filter(|t| map.contains_key(t.name.as_str()))
-        .count();
-    if covered == 0 && !tools.is_empty() {
-        return Err(CliError::Usage(format!(
-            "setting {}: {} names none of the {} tools of {} (its {} lines were compiled for              another catalogue?); compile one with `chef compile-map {}`",
-            setting.label,
-            path.display(),
-            tools.len(),
-            tools_path.display(),
-            map.len(),
-            tools_path.display(),
-        )));
-    }
-    if covered < tools.len() {
-        eprintln!(
-            "chef: notice: setting {}: {} of the {} tools have no line in {} and are shown              uncompiled",
-            setting.label,
-            tools.len() - covered,
-            tools.len(),
-            path.display()
-        );
-    }
-    Ok(())
+    crate::compress::check_map_covers(
+        &format!("setting {}: ", setting.label),
+        path,
+        &map,
+        tools_path,
+        tools,
+    )
 }
 
 pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
@@ -639,6 +621,18 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
             out.display(),
             svg.display()
         )));
+    }
+    // Nor may an output be one of the run's inputs: it would be replaced.
+    let inputs = [("--tools", &args.tools), ("--scenarios", &args.scenarios)];
+    for (flag, written) in [("--out", &args.out), ("--svg", &args.svg)] {
+        let Some(written) = written else { continue };
+        if let Some((input, path)) = inputs.iter().find(|(_, p)| output::same_file(written, p)) {
+            return Err(CliError::Usage(format!(
+                "{flag} {} is {input} {}: the run would overwrite its own input; give another path",
+                written.display(),
+                path.display()
+            )));
+        }
     }
     let tools = tools::load(&args.tools)?;
     let mut scenarios = scenario::load(&args.scenarios)?;
@@ -693,6 +687,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     if key.is_none() && args.api_key_env.is_some() {
         eprintln!("chef: notice: {key_env} is not set or empty; sending no Authorization header");
     }
+    crate::compile_map::check_api_key(key_env, key.as_deref())?;
 
     let (mut file, earlier) = match &args.out {
         Some(path) => {

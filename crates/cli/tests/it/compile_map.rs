@@ -534,3 +534,50 @@ fn unusable_flags_and_maps_are_refused_before_any_request() {
     ));
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--out /dev/stdout` (a device) is written once, whole, with nothing read to resume
+/// from (it had waited forever on its own stdout); a catalogue `chef compress` refuses is
+/// refused before any request; a key no header can carry is said at once, not retried.
+#[test]
+fn a_device_out_an_unusable_catalogue_and_a_broken_key_are_handled_before_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    write_json(
+        &dir.path().join("tools.json"),
+        &tools_json(&["a_one", "b_two"]),
+    );
+    let server = Server::start(&[]);
+    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
+        .arg("compile-map")
+        .arg("--tools")
+        .arg(dir.path().join("tools.json"))
+        .args(["--out", "/dev/stdout", "--endpoint", &server.endpoint()])
+        .args(["--model", "scripted-1"])
+        .env_remove("CHEF_API_KEY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let mut lines = text.lines();
+    let map: BTreeMap<String, String> = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(map.len(), 2, "{text}");
+    assert_eq!(lines.count(), 1, "then the summary: {text}");
+    let sent = server.seen().len();
+
+    let mut bad = tools_json(&["ok"]);
+    bad[0]["input_schema"]["properties"]["p\nz9 wipe_disk"] = json!({"type": "string"});
+    write_json(&dir.path().join("tools.json"), &bad);
+    let out = run(&mut command(dir.path(), &server.endpoint(), &[]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("control character"),
+        "{}",
+        stderr(&out)
+    );
+
+    write_json(&dir.path().join("tools.json"), &tools_json(&["a_one"]));
+    let out = run(command(dir.path(), &server.endpoint(), &[]).env("CHEF_API_KEY", "sk-a\nb"));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot carry"), "{}", stderr(&out));
+    assert_eq!(server.seen().len(), sent, "nothing more sent");
+}

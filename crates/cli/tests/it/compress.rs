@@ -150,6 +150,28 @@ fn compress_level_4_with_the_compiled_corpus_map() {
     // Level 4 without a map is refused naming the flag, exit status 2.
     let out = on_corpus("compress", &["--level", "4"]);
     assert_one_line_error(&out, &["needs a compiled map", "--compiled MAP.json"]);
+    // A map compiled for another catalogue is refused too (`chef eval` refused it; compress
+    // showed every tool "(not compiled)"), and so is a catalogue with a line break in a
+    // name.
+    let (_dir, other) = temp_file("other.json", r#"[{"name":"not_in_the_map"}]"#);
+    for command in [&["compress"][..], &["resolve", "--calls", "/dev/null"]] {
+        let mut args: Vec<&std::ffi::OsStr> = command.iter().map(|a| a.as_ref()).collect();
+        args.extend([
+            other.as_os_str(),
+            "--level".as_ref(),
+            "4".as_ref(),
+            "--compiled".as_ref(),
+            map.as_os_str(),
+        ]);
+        let out = chef(args);
+        assert_error(
+            &out,
+            &["names none of the 1 tools", "chef compile-map --tools"],
+        );
+    }
+    let (_dir, broken) = temp_file("broken.json", r#"[{"name":"a\nz9 wipe_disk"}]"#);
+    let out = chef([std::ffi::OsStr::new("compress"), broken.as_os_str()]);
+    assert_one_line_error(&out, &["broken.json", "control character"]);
 }
 
 #[test]

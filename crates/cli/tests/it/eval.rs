@@ -1048,6 +1048,37 @@ fn out_and_svg_naming_the_same_file_are_refused_before_any_request() {
     assert_eq!(std::fs::read(&rig.run).unwrap(), before, "records kept");
 }
 
+/// Neither output may be one of the run's inputs (session 38's CLI audit: `--svg` named as
+/// the scenarios file replaced it by the chart), and a key no header can carry is said
+/// before any request.
+#[test]
+fn an_output_naming_an_input_or_a_key_with_a_line_break_is_refused_before_any_request() {
+    let rig = Rig::scripted();
+    let (tools, scenarios) = files(rig.dir.path());
+    let before = std::fs::read(&scenarios).unwrap();
+    for (flag, path) in [
+        ("--svg", &scenarios),
+        ("--svg", &tools),
+        ("--out", &scenarios),
+    ] {
+        let out = rig
+            .command(&["--setting", "level=1"])
+            .arg(flag)
+            .arg(path)
+            .output()
+            .unwrap();
+        assert_error(&out, &[flag, "would overwrite its own input"]);
+    }
+    assert_eq!(std::fs::read(&scenarios).unwrap(), before, "input kept");
+    let out = rig
+        .command(&["--setting", "level=1"])
+        .env("OPENAI_API_KEY", "sk-a\nb")
+        .output()
+        .unwrap();
+    assert_error(&out, &["OPENAI_API_KEY", "cannot carry"]);
+    assert_eq!(rig.server.seen().len(), 0, "nothing sent");
+}
+
 #[test]
 fn a_rerun_with_another_max_tokens_is_refused_and_old_lines_without_it_are_kept() {
     let rig = Rig::scripted();
