@@ -214,7 +214,7 @@ fn model_notice(model: &str, level: Level, objective: Option<Objective>) -> Opti
     measured.dedup();
     Some(format!(
         "no map style was measured for model `{model}` with objective {objective}; the \
-         default `{}` is used. Measured (exact model ids, objective): {}",
+         default `{}` is used. Measured by the toolgz sweep of 2026-07-26, not by chef (exact model ids, objective): {}",
         chef_compress::CONSERVATIVE_DEFAULT,
         if measured.is_empty() {
             "none".to_owned()
