@@ -5,16 +5,22 @@
 //! parameter names, in this order of rules (the first that applies decides):
 //!
 //! 1. either name empty: `0`;
-//! 2. equal after lower-casing and removing `_`, `-` and whitespace: `100`
-//!    (`per_page` ~ `perPage` ~ `PerPage`);
+//! 2. equal after lower-casing and removing the separators `_`, `-`, `.`, `:`, `/` and
+//!    whitespace: `100` (`per_page` ~ `perPage` ~ `PerPage`, `timezone_convert` ~
+//!    `timezone.convert`);
 //! 3. the longer normalised name starts or ends with the shorter: `85` (`q`/`query`,
 //!    `title`/`subtitle`);
 //! 4. the two names share words longer than two characters (words split at camelCase
-//!    humps, `_`, `-` and whitespace): `50 + round(30 × shared / |all words|)`
+//!    humps and the separators): `50 + round(30 × shared / |all words|)`
 //!    (`pageSize`/`per_page` → 60);
 //! 5. the longer contains the shorter and the shorter has at least three characters: `60`;
 //! 6. otherwise Levenshtein distance `d` over the normalised names:
 //!    `max(0, round(55 × (1 − d / longer length)))`.
+//!
+//! The reference keeps `.`, `:` and `/` in names (only `_`, `-` and whitespace separate);
+//! here they separate too, as they do in the gate's and the map lookup's matching, so the
+//! wire spelling of a dotted tool (`timezone_convert` for `timezone.convert`, which
+//! OpenAI and Anthropic refuse) is told the name it meant.
 //!
 //! Rounding is half-up, computed exactly in integers: the reference computes in floating
 //! point, where `55 × (1 − 9/10)` comes out a hair below 5.5 and rounds to 5; here it is
@@ -333,14 +339,18 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// Lower-cased, with `_`, `-` and whitespace removed.
+/// Lower-cased, with the separators (`_`, `-`, `.`, `:`, `/`, whitespace) removed.
 fn norm(s: &str) -> Vec<char> {
     if s.is_ascii() {
         // Most names are ASCII; Unicode case mapping costs several times more.
         let mut out = Vec::with_capacity(s.len());
         out.extend(
             s.bytes()
-                .filter(|b| !matches!(b, b'_' | b'-') && !b.is_ascii_whitespace() && *b != 0x0b)
+                .filter(|b| {
+                    !matches!(b, b'_' | b'-' | b'.' | b':' | b'/')
+                        && !b.is_ascii_whitespace()
+                        && *b != 0x0b
+                })
                 .map(|b| char::from(b.to_ascii_lowercase())),
         );
         return out;
@@ -370,7 +380,7 @@ fn words(s: &str) -> Vec<String> {
 }
 
 /// The words of a name as written: split between a lower-case letter or digit and a
-/// following upper-case letter, then on `_`, `-` and whitespace; empty words dropped.
+/// following upper-case letter, then on the separators; empty words dropped.
 fn word_slices(s: &str) -> impl Iterator<Item = &str> {
     let mut rest = s;
     std::iter::from_fn(move || {
@@ -396,7 +406,7 @@ fn word_slices(s: &str) -> impl Iterator<Item = &str> {
 }
 
 fn is_separator(c: char) -> bool {
-    c == '_' || c == '-' || c.is_whitespace()
+    matches!(c, '_' | '-' | '.' | ':' | '/') || c.is_whitespace()
 }
 
 /// Whether `a` and `b` are equal once both are lower-cased.
@@ -425,7 +435,10 @@ mod tests {
     #[test]
     fn norm_drops_separators_and_case() {
         assert_eq!(norm("Per_Page - X").iter().collect::<String>(), "perpagex");
-        assert_eq!(norm("a.b").iter().collect::<String>(), "a.b");
+        // Deliberately unlike the reference, which keeps dots: see the module docs.
+        assert_eq!(norm("a.b:c/d").iter().collect::<String>(), "abcd");
+        assert_eq!(similarity("timezone_convert", "timezone.convert"), 100);
+        assert_eq!(words("timezone.convert"), ["timezone", "convert"]);
     }
 
     /// The spec's rules written as plainly as possible, as an oracle for the optimised code.
