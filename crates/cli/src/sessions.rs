@@ -193,6 +193,17 @@ async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> 
     let mut damaged = Damaged::default();
     let sessions = scan_sessions(store, url, &mut damaged).await?;
     for (id, stored) in &sessions {
+        // Checked as `show` and `export` check it (its checksum too): a session they would
+        // refuse is not listed as if it were whole.
+        let checked =
+            snapshot::from_slice::<serde::de::IgnoredAny>(stored.value.content().as_bytes())
+                .map_err(|e| CliError::CorruptSession {
+                    id: id.as_str().to_owned(),
+                    problem: chain(&e),
+                });
+        if damaged.skip(id, checked)?.is_none() {
+            continue;
+        }
         output::json_line(&Listed {
             id: id.as_str(),
             version: stored.version,

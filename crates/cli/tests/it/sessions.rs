@@ -267,6 +267,15 @@ fn a_corrupt_stored_snapshot_is_neither_shown_nor_exported_and_said() {
     assert_eq!(bundle_ids(&bundle), ["support/42"]);
     // The intact session still shows.
     assert!(show(store, "support/42").contains("hello from support/42"));
+    // `ls` does not list it as whole either (session 38's CLI audit: it did).
+    let out = ls_output(store);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("\"alpha\""), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("1 damaged session(s) not listed: \"alpha\""),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// The ids of a bundle's lines, in order.
