@@ -243,6 +243,11 @@ pub(crate) struct Record {
     /// Absent for an unnamed setting, whose label is its spec.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) spec: Option<String>,
+    /// The scenario's prompt, so that a rerun whose scenario file now asks something else
+    /// under the same id is refused instead of resumed (absent from lines written before
+    /// session 38, which cannot be checked so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt: Option<String>,
     #[serde(flatten)]
     pub(crate) run: RunParams,
 }
@@ -320,6 +325,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
     };
     Record {
         spec: None,
+        prompt: Some(scenario.prompt.clone()),
         calls,
         task_success,
         steps_done,

@@ -720,7 +720,20 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         }
         // A line whose scenario now expects other tools was made for another request
         // under the same id (a JSON Lines file reordered or edited: ids are `line-N`).
-        if let Some(now) = scenarios.iter().find(|s| s.id == record.scenario)
+        let now = scenarios.iter().find(|s| s.id == record.scenario);
+        if let (Some(now), Some(was)) = (now, record.prompt.as_deref())
+            && now.prompt != was
+        {
+            return Err(CliError::Usage(format!(
+                "{}: scenario {} was run on the prompt {:?}, and the scenario file now holds {:?} under that id; \
+                 the file changed since: choose another --out (ids of JSON Lines files are line numbers)",
+                args.out.as_deref().unwrap_or(Path::new("")).display(),
+                record.scenario,
+                crate::mcp::clip(was),
+                crate::mcp::clip(&now.prompt),
+            )));
+        }
+        if let Some(now) = now
             && now.expected != record.expected
         {
             return Err(CliError::Usage(format!(
@@ -740,7 +753,7 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         ) && was != now.spec
         {
             return Err(CliError::Usage(format!(
-                "{}: setting {} was run as {was}, and this run defines it as {};                  label this setting differently (name=LABEL) or choose another --out",
+                "{}: setting {} was run as {was}, and this run defines it as {}; label this setting differently (name=LABEL) or choose another --out",
                 args.out.as_deref().unwrap_or(Path::new("")).display(),
                 record.setting,
                 now.spec,

@@ -1119,6 +1119,20 @@ fn a_rerun_with_another_max_tokens_is_refused_and_old_lines_without_it_are_kept(
         ],
     );
     assert_eq!(server.seen().len(), sent, "nothing sent");
+    // So is a line whose scenario now asks another prompt under that id (session 38's
+    // CLI audit: it was resumed as if measured on the new prompt).
+    let mut asked = first[0].clone();
+    assert!(asked["prompt"].is_string(), "{asked}");
+    asked["prompt"] = serde_json::json!("an older question");
+    std::fs::write(run, format!("{asked}\n")).unwrap();
+    assert_error(
+        &go("512"),
+        &[
+            "was run on the prompt \"an older question\"",
+            "the file changed since",
+        ],
+    );
+    assert_eq!(server.seen().len(), sent, "nothing sent");
     std::fs::write(run, format!("{}\n", first[0])).unwrap();
 
     // A line written before max_tokens was recorded is resumed under any --max-tokens.
