@@ -36,7 +36,7 @@ pub(crate) struct CompiledFlags {
 #[derive(Debug, Args)]
 pub(crate) struct LimitFlags {
     /// The most tools a catalogue may hold.
-    #[arg(long, value_name = "N", default_value_t = chef_compress::validate::Limits::default().max_tools)]
+    #[arg(long, value_name = "N", default_value_t = chef_compress::validate::Limits::default().max_tools, value_parser = at_least_one)]
     pub(crate) max_tools: usize,
 }
 
@@ -101,5 +101,23 @@ mod tests {
         for bad in ["0", "-1", "ten", "NaN", "inf"] {
             assert!(parse_timeout(bad).is_err(), "{bad}");
         }
+    }
+}
+
+/// A count of at least 1 (`--max-tools 0` would refuse every catalogue).
+pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Text that is not blank (`--model ""` would be sent as a model id).
+pub(crate) fn not_blank(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        Err("must not be empty".to_owned())
+    } else {
+        Ok(text.to_owned())
     }
 }

@@ -688,7 +688,7 @@ pub(crate) struct CompileMapArgs {
     #[arg(long, value_name = "URL")]
     pub(crate) endpoint: String,
     /// The model id sent with each request.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = crate::args::not_blank)]
     pub(crate) model: String,
     /// Requests in flight at once.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -704,7 +704,7 @@ pub(crate) struct CompileMapArgs {
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=10))]
     pub(crate) max_attempts: u8,
     /// The docstring length the prompt asks for, in characters.
-    #[arg(long, value_name = "N", default_value_t = chef_compress::DEFAULT_MAX_DOC_CHARS)]
+    #[arg(long, value_name = "N", default_value_t = chef_compress::DEFAULT_MAX_DOC_CHARS, value_parser = crate::args::at_least_one)]
     pub(crate) max_doc_chars: usize,
     /// Sampling temperature sent with each request, 0 to 2 (omitted by default: some
     /// models accept only their own).

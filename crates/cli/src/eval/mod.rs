@@ -898,7 +898,7 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) api_key_env: Option<String>,
     /// The model id sent with each request.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = crate::args::not_blank)]
     pub(crate) model: String,
     /// A setting to measure, repeatable: comma-separated key=value pairs, `level`
     /// required. Keys: level=0..4, style=name+required|explicit|signature|distinct (level 3

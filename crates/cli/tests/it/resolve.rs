@@ -360,9 +360,13 @@ fn resolve_with_a_target_accepts_that_target_s_wire_names() {
         assert_eq!(out[1]["name"], "files/read", "{target}");
         assert_eq!(out[2]["name"], "timezone.convert", "{target}");
     }
-    // Without --target the wire names are unknown at level 1, as before.
+    // Without --target the wire names are unknown at level 1, as before, and told the
+    // name they meant (dots separate words in the similarity since session 38).
     let out = lines(&run(&["--level", "1"]));
-    assert_eq!(out[0]["message"], "No tool named \"timezone_convert\".");
+    assert_eq!(
+        out[0]["message"],
+        "No tool named \"timezone_convert\". Did you mean \"timezone.convert\"?"
+    );
     // Gemini accepts the dot, so only the slash was renamed for it.
     let out = lines(&run(&["--level", "1", "--target", "gemini"]));
     assert_eq!(out[0]["kind"], "error");
