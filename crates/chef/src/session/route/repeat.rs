@@ -108,10 +108,15 @@ pub(crate) fn repeat_correction(tool: &str, schema: &Value) -> String {
     for (name, property) in properties.into_iter().flatten() {
         let optional = !required.contains(&name.as_str());
         any_optional |= optional;
+        let mut shown = compact_type(property, 0);
+        // An optional parameter is left out rather than sent as null (the legend says
+        // so): its `null` would contradict that.
+        if optional && let Some(without) = without_null(&shown) {
+            shown = without;
+        }
         params.push(format!(
-            "{name}{}: {}",
-            if optional { "?" } else { "" },
-            compact_type(property, 0)
+            "{name}{}: {shown}",
+            if optional { "?" } else { "" }
         ));
     }
     if params.is_empty() {
@@ -128,21 +133,38 @@ pub(crate) fn repeat_correction(tool: &str, schema: &Value) -> String {
     )
 }
 
-/// A parameter's type in a few characters: `string`, `number[]`, `"c"|"f"`, `string|null`.
-/// (`depth` bounds the recursion into array items.)
+/// `shown` (a [`compact_type`]) without its `null` alternative, when it has one and
+/// another; `None` when there is nothing to take out.
+fn without_null(shown: &str) -> Option<String> {
+    let parts: Vec<&str> = shown.split('|').collect();
+    (parts.len() > 1 && parts.contains(&"null")).then(|| {
+        parts
+            .into_iter()
+            .filter(|p| *p != "null")
+            .collect::<Vec<_>>()
+            .join("|")
+    })
+}
+
+/// One enum value as the correction quotes it: JSON, a string cut at [`ENUM_CHARS`]
+/// characters with `…` inside its quotes.
+fn enum_value(value: &Value) -> String {
+    match value.as_str() {
+        Some(text) => match text.char_indices().nth(ENUM_CHARS) {
+            Some((end, _)) => {
+                Value::String(format!("{}…", text.get(..end).unwrap_or(text))).to_string()
+            }
+            None => value.to_string(),
+        },
+        None => value.to_string(),
+    }
+}
+
+/// A parameter's type in a few characters: `string`, `number[]`, `"c"|"f"`, `string|null`,
+/// `string|string[]`. (`depth` bounds the recursion into array items.)
 fn compact_type(property: &Value, depth: usize) -> String {
     if let Some(Value::Array(values)) = property.get("enum") {
-        let mut shown: Vec<String> = values
-            .iter()
-            .take(ENUM_SHOWN)
-            .map(|v| {
-                let text = v.to_string();
-                match text.char_indices().nth(ENUM_CHARS) {
-                    Some((end, _)) => format!("{}…", &text[..end]),
-                    None => text,
-                }
-            })
-            .collect();
+        let mut shown: Vec<String> = values.iter().take(ENUM_SHOWN).map(enum_value).collect();
         if values.len() > ENUM_SHOWN {
             shown.push("…".to_owned());
         }
@@ -153,23 +175,29 @@ fn compact_type(property: &Value, depth: usize) -> String {
     if let Some(constant) = property.get("const") {
         return constant.to_string();
     }
-    match property.get("type") {
-        Some(Value::String(t)) if t == "array" => match property.get("items") {
-            Some(items)
-                if depth < 4 && (items.get("type").is_some() || items.get("enum").is_some()) =>
-            {
-                let inner = compact_type(items, depth + 1);
-                if inner.contains('|') {
-                    format!("({inner})[]")
-                } else {
-                    format!("{inner}[]")
-                }
+    // `array` with typed items is written `items[]`, alone or among other types.
+    let array = || match property.get("items") {
+        Some(items)
+            if depth < 4 && (items.get("type").is_some() || items.get("enum").is_some()) =>
+        {
+            let inner = compact_type(items, depth + 1);
+            if inner.contains('|') {
+                format!("({inner})[]")
+            } else {
+                format!("{inner}[]")
             }
-            _ => "array".to_owned(),
-        },
+        }
+        _ => "array".to_owned(),
+    };
+    match property.get("type") {
+        Some(Value::String(t)) if t == "array" => array(),
         Some(Value::String(t)) => t.clone(),
         Some(Value::Array(types)) => {
-            let types: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+            let types: Vec<String> = types
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|t| if t == "array" { array() } else { t.to_owned() })
+                .collect();
             if types.is_empty() {
                 "any".to_owned()
             } else {
@@ -197,15 +225,25 @@ mod tests {
                 "tags": {"type": "array", "items": {"type": "string"}},
                 "modes": {"type": "array", "items": {"enum": ["a", "b"]}},
                 "filter": {"type": "object", "properties": {"x": {"type": "string"}}},
-                "anything": {}
+                "anything": {},
+                "to": {"type": ["string", "array"], "items": {"type": "string"}},
+                "since": {"type": ["string", "null"]},
+                "long": {"enum": ["x".repeat(50), 3]}
             },
-            "required": ["city"]
+            "required": ["city", "since"]
         });
+        // An optional parameter's `null` is not shown (it is left out, as the legend says);
+        // a required one's is. Array items show their type among other types too, and a
+        // cut enum string keeps its closing quote.
         assert_eq!(
             repeat_correction("get_weather", &schema),
-            "Refused again. Send exactly get_weather(city: string, units?: \"c\"|\"f\", \
-             days?: integer|null, tags?: string[], modes?: (\"a\"|\"b\")[], filter?: object, \
-             anything?: any); ? = optional: omit, never null."
+            format!(
+                "Refused again. Send exactly get_weather(city: string, units?: \"c\"|\"f\", \
+                 days?: integer, tags?: string[], modes?: (\"a\"|\"b\")[], filter?: object, \
+                 anything?: any, to?: string|string[], since: string|null, long?: \"{}…\"|3); \
+                 ? = optional: omit, never null.",
+                "x".repeat(40)
+            )
         );
         // Every parameter required: no legend.
         let schema = json!({"properties": {"id": {"type": "integer"}}, "required": ["id"]});
@@ -236,7 +274,7 @@ mod tests {
         let text = repeat_correction("t", &schema);
         assert!(text.contains("\"v7\"|…,"), "{text}");
         assert!(!text.contains("v8"), "{text}");
-        assert!(text.contains(&format!("\"{}…", "x".repeat(39))), "{text}");
+        assert!(text.contains(&format!("\"{}…\"", "x".repeat(40))), "{text}");
         assert!(!text.contains(&"x".repeat(41)), "{text}");
         assert!(text.contains("deep?: array[][][][]"), "{text}");
     }
