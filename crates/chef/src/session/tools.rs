@@ -227,6 +227,18 @@ impl Chef {
         if self.offers_find_tools() && self.searched_in_vain() {
             tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
         }
+        // A constrained search has a query to run: `""` would be refused ("find_tools needs
+        // a query"). Only the format says so; the tool on the wire is unchanged.
+        for tool in tools
+            .iter_mut()
+            .filter(|t| t.name == crate::owned::FIND_TOOLS && self.offers_find_tools())
+        {
+            if let Some(query) = tool.input_schema.pointer_mut("/properties/query")
+                && let Some(query) = query.as_object_mut()
+            {
+                query.insert("minLength".to_owned(), serde_json::Value::from(1));
+            }
+        }
         // The loop guard's lever for a constrained model, which the notice alone did not
         // stop: right after it repeated answered calls, their tools have no branch for one
         // reply (it answers, or makes another call). Not at level 3, whose wire tools are

@@ -893,6 +893,27 @@ fn the_response_format_constrains_each_tools_arguments_by_its_own_schema() {
         properties(&diesel["properties"]["arguments"]["properties"]),
         properties(&original["properties"]),
     );
+    // A constrained search cannot be blank; the tool on the wire says nothing of it.
+    let search = branches
+        .iter()
+        .find(|b| b["properties"]["name"]["const"] == "find_tools")
+        .unwrap();
+    assert_eq!(
+        search["properties"]["arguments"]["properties"]["query"]["minLength"],
+        1
+    );
+    let body: Value = serde_json::from_slice(&payload.body).unwrap();
+    let wire = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "find_tools")
+        .unwrap();
+    assert!(
+        wire["function"]["parameters"]["properties"]["query"]
+            .get("minLength")
+            .is_none()
+    );
     // Identical input, identical bytes.
     assert_eq!(
         serde_json::to_vec(&chef.response_format().unwrap()).unwrap(),
