@@ -156,3 +156,52 @@ pub enum CodeError {
         name: String,
     },
 }
+
+/// [`CompressError::ControlCharacter`](crate::CompressError::ControlCharacter) when `tool`'s
+/// name, or a parameter name anywhere in its schema (a key of any `properties`), holds a
+/// control character; `index` is the tool's place in its list. Every catalogue check runs
+/// it ([`Catalogue::new`](crate::Catalogue::new), `compile_tools`, chef's registry).
+///
+/// ```
+/// use chef_compress::check_names;
+/// use chef_ir::ToolDefinition;
+/// use serde_json::json;
+///
+/// let good = ToolDefinition::new("read_file", json!({"type": "object", "properties": {"path": {}}}));
+/// assert!(check_names(0, &good).is_ok());
+/// let bad = ToolDefinition::new("read_file", json!({"type": "object", "properties": {"p\nz9 wipe": {}}}));
+/// assert!(check_names(3, &bad).unwrap_err().to_string().contains("p\\nz9 wipe"));
+/// ```
+///
+/// # Errors
+/// The tool's name first, else the first such parameter name found.
+pub fn check_names(
+    index: usize,
+    tool: &chef_ir::ToolDefinition,
+) -> Result<(), crate::CompressError> {
+    let error = |parameter: Option<String>| crate::CompressError::ControlCharacter {
+        index,
+        tool: tool.name.as_str().to_owned(),
+        parameter,
+    };
+    if tool.name.as_str().chars().any(char::is_control) {
+        return Err(error(None));
+    }
+    // Iterative: a hostile schema may nest deeper than the stack.
+    let mut stack = vec![&tool.input_schema];
+    while let Some(node) = stack.pop() {
+        match node {
+            serde_json::Value::Object(object) => {
+                if let Some(serde_json::Value::Object(properties)) = object.get("properties")
+                    && let Some(name) = properties.keys().find(|k| k.chars().any(char::is_control))
+                {
+                    return Err(error(Some(name.clone())));
+                }
+                stack.extend(object.values());
+            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    Ok(())
+}

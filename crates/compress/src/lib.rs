@@ -92,7 +92,7 @@ pub use crate::{
         dangling_references, describe_for_compile, verify_compiled_line,
     },
     compress::{Compressed, EncodedCall},
-    error::{CodeError, CompressError},
+    error::{CodeError, CompressError, check_names},
     measured::{MEASURED, Measured, map_style_sweeps},
     options::{
         AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,

@@ -84,7 +84,7 @@ pub enum RegistryError {
     },
     /// A tool's name, or one of its parameters' names, holds a control character (a line
     /// break, a tab): the lists a model reads show these names one per line
-    /// ([`chef_compress::validate::check_names`]).
+    /// ([`chef_compress::check_names`]).
     #[error(
         "tool {} {}: names may hold no line break or other control character",
         chef_compress::similarity::shown_name(name.as_str()),

@@ -114,7 +114,7 @@ impl Pruner {
                 });
             }
             if let Err(chef_compress::CompressError::ControlCharacter { parameter, .. }) =
-                chef_compress::validate::check_names(index, tool)
+                chef_compress::check_names(index, tool)
             {
                 return Err(RegistryError::ControlCharacter {
                     name: tool.name.clone(),

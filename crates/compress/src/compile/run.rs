@@ -295,7 +295,7 @@ pub async fn compile_tools(
         if name.is_empty() {
             return Err(CompressError::MissingName { index });
         }
-        crate::validate::check_names(index, tool)?;
+        crate::error::check_names(index, tool)?;
         if !seen.insert(name) {
             return Err(CompressError::DuplicateName {
                 name: name.to_owned(),

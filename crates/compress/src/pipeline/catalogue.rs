@@ -122,7 +122,7 @@ impl Catalogue {
             if name.is_empty() {
                 return Err(CompressError::MissingName { index });
             }
-            crate::validate::check_names(index, tool)?;
+            crate::error::check_names(index, tool)?;
             if !seen.insert(name) {
                 return Err(CompressError::DuplicateName {
                     name: name.to_owned(),
