@@ -90,20 +90,6 @@ pub(crate) fn parse_timeout(value: &str) -> Result<Duration, TimeoutError> {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timeouts_parse_as_positive_seconds() {
-        assert_eq!(parse_timeout("10"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_timeout("0.25"), Ok(Duration::from_millis(250)));
-        for bad in ["0", "-1", "ten", "NaN", "inf"] {
-            assert!(parse_timeout(bad).is_err(), "{bad}");
-        }
-    }
-}
-
 /// A count of at least 1 (`--max-tools 0` would refuse every catalogue).
 pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
     match text.parse::<usize>() {
@@ -119,5 +105,19 @@ pub(crate) fn not_blank(text: &str) -> Result<String, String> {
         Err("must not be empty".to_owned())
     } else {
         Ok(text.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_parse_as_positive_seconds() {
+        assert_eq!(parse_timeout("10"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_timeout("0.25"), Ok(Duration::from_millis(250)));
+        for bad in ["0", "-1", "ten", "NaN", "inf"] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
+        }
     }
 }

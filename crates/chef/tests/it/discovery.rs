@@ -796,7 +796,7 @@ fn the_identical_refused_call_gets_a_shorter_different_correction() {
         json!({"region": null, "bogus": 1}),
     );
     // Each reply pushed and its refusal answered, as a loop does.
-    let mut refuse = |chef: &mut Chef, call: &ToolCall| {
+    let refuse = |chef: &mut Chef, call: &ToolCall| {
         chef.push(Message::assistant_with(vec![Content::ToolCall(
             call.clone(),
         )]));
