@@ -65,7 +65,7 @@ impl Relay for Chat {
         }
     }
 
-    /// The rounds' texts in order, those that are not empty joined by [`ROUND_BREAK`]:
+    /// The rounds' texts in order, those that are not empty joined by a blank line:
     /// what a streamed reply's deltas spell (see `ChatStream::event`).
     fn carry_earlier(&self, reply: &mut Value, earlier: &[Value]) {
         let content = |r: &Value| {
