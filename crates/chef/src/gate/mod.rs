@@ -73,11 +73,14 @@ impl Blocklist {
             return None;
         }
         let key = name_key(name);
-        let prefixed = prefix_form(name);
+        // Only a prefix pattern needs the name's prefix form.
+        let mut prefixed: Option<String> = None;
         self.entries
             .iter()
             .find(|e| match entry_kind(e) {
-                EntryKind::Prefix(prefix) => prefixed.starts_with(&prefix),
+                EntryKind::Prefix(prefix) => prefixed
+                    .get_or_insert_with(|| prefix_form(name))
+                    .starts_with(&prefix),
                 EntryKind::Name => same_name(e, name, &key),
             })
             .map(String::as_str)
@@ -159,6 +162,9 @@ enum EntryKind {
 }
 
 fn entry_kind(entry: &str) -> EntryKind {
+    if !entry.contains('*') {
+        return EntryKind::Name;
+    }
     match entry.trim().strip_suffix('*') {
         Some(prefix) if !prefix.contains('*') => EntryKind::Prefix(prefix_form(prefix)),
         _ => EntryKind::Name,

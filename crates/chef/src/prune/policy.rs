@@ -144,13 +144,16 @@ impl PrunePolicy {
             return false;
         }
         let blocklist = pruner.blocklist();
+        let Self::Discover { top_k, .. } = self else {
+            return false;
+        };
+        // More offerable tools than `top_k`: stops at the first one past it.
         blocklist.is_empty()
-            || self.discovers(
-                tools
-                    .iter()
-                    .filter(|t| !blocklist.blocks(t.name.as_str()))
-                    .count(),
-            )
+            || tools
+                .iter()
+                .filter(|t| !blocklist.blocks(t.name.as_str()))
+                .nth(*top_k)
+                .is_some()
     }
 
     /// Whether the policy ranks on the task ([`Ranked`](Self::Ranked) and
