@@ -130,18 +130,42 @@ pub struct BlockReport {
 }
 
 /// Letters and digits only, lower-cased: `Delete-File`, ` delete_file ` and `deleteFile`
-/// all give `deletefile`. The key under which the gate, the blocklist and the resolver's
-/// lenient name matching compare names (and `chef mcp serve`'s blocklist, which matches
-/// the same way).
+/// all give `deletefile`. A letter or digit outside ASCII counts as its ASCII reading
+/// (`é` as `e`, a full-width `ｓ` as `s`, `天` as `tian`), so a look-alike spelling reads
+/// as the name it imitates, as its wire name does (`chef_ir::WireNames`). The key under
+/// which the gate and the blocklist compare names (and `chef mcp serve`'s blocklist,
+/// which matches the same way).
 ///
 /// ```
 /// assert_eq!(chef::gate::name_key("Office-DB-Drop-Table"), "officedbdroptable");
+/// assert_eq!(chef::gate::name_key("ｓｅｎｄ\u{200b}_café"), "sendcafe");
 /// ```
 pub fn name_key(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
+    let mut key = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            key.push(c.to_ascii_lowercase());
+        } else if c.is_alphanumeric() {
+            push_reading(&mut key, c);
+        }
+    }
+    key
+}
+
+/// The ASCII letters and digits of `c`'s reading, lower-cased (`c` itself, lower-cased,
+/// when it has none).
+fn push_reading(out: &mut String, c: char) {
+    let reading = deunicode::deunicode_char(c).unwrap_or("");
+    if reading.chars().any(|r| r.is_ascii_alphanumeric()) {
+        out.extend(
+            reading
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .map(|r| r.to_ascii_lowercase()),
+        );
+    } else {
+        out.extend(c.to_lowercase());
+    }
 }
 
 /// Whether blocklist `entry` names `name` (whose [`name_key`] is `key`). An entry holding
@@ -171,12 +195,28 @@ fn entry_kind(entry: &str) -> EntryKind {
     }
 }
 
-/// Lower case with `-`, `.` and spaces read as `_`: the form prefix patterns compare.
-fn prefix_form(name: &str) -> String {
-    name.chars()
-        .map(|c| if matches!(c, '-' | '.' | ' ') { '_' } else { c })
-        .flat_map(char::to_lowercase)
-        .collect()
+/// The form prefix patterns compare: lower case, a letter or digit outside ASCII as its
+/// ASCII reading (as in [`name_key`]), every other character (`-`, `.`, a space, a dash,
+/// a zero-width or no-break space) as `_`, and a run of `_` as one. `files_*` does not
+/// block `filesystem_read`, and `send_*` blocks `send–letter` and `send\u{200b}_memo`,
+/// which go on the wire as `send_letter` and `send__memo`.
+///
+/// ```
+/// assert_eq!(chef::gate::prefix_form("Send\u{2013}Letter"), "send_letter");
+/// assert_eq!(chef::gate::prefix_form("ｓｅｎｄ\u{200b}_memo"), "send_memo");
+/// ```
+pub fn prefix_form(name: &str) -> String {
+    let mut form = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            form.push(c.to_ascii_lowercase());
+        } else if c.is_alphanumeric() {
+            push_reading(&mut form, c);
+        } else if !form.ends_with('_') {
+            form.push('_');
+        }
+    }
+    form
 }
 
 /// Why a blocklist entry can never match as meant: a `*` that is not its last character
@@ -252,6 +292,29 @@ mod tests {
         assert!(pattern_error("*push").is_some());
         assert!(pattern_error("git_**").is_some());
         assert!(pattern_error(" git_* ").is_none());
+    }
+
+    /// Look-alike characters (a dash, a zero-width or no-break space, full-width letters,
+    /// accents) read as what they imitate, for whole names and prefixes alike (session 38's
+    /// gateway audit: `send_*` let `send–letter` through, offered upstream as
+    /// `send_letter`).
+    #[test]
+    fn look_alike_spellings_are_blocked_as_what_they_imitate() {
+        let prefix = Blocklist::new(["send_*"]);
+        for name in [
+            "send\u{200b}_memo",
+            "send\u{2013}letter",
+            "send\u{00a0}fax",
+            "SEND\u{200c}NOTE_x",
+            "ｓｅｎｄ_parcel",
+        ] {
+            assert!(prefix.blocks(name), "{name:?}");
+        }
+        assert!(!prefix.blocks("sendmail"));
+        let whole = Blocklist::new(["cafe_menu", "send_letter"]);
+        assert!(whole.blocks("café_menu"));
+        assert!(whole.blocks("ｓｅｎｄ\u{2013}letter"));
+        assert!(!whole.blocks("cafe_menus"));
     }
 
     #[test]

@@ -6,14 +6,14 @@
 //! - the tool's prefixed name (`office_delete_file`) or its upstream name on any server
 //!   (`delete_file` blocks `office_delete_file` and `archive_delete_file`), ignoring letter
 //!   case and separators (`Office-DB-Drop-Table` blocks `office_db_drop_table`);
-//! - or, ending in `*`, a prefix of either name, compared in lower case with every
-//!   separator (`-`, `.`, space) read as `_` (`Git-*` blocks `git_push`, and `files_*`
-//!   does not block `filesystem_read`).
+//! - or, ending in `*`, a prefix of either name, compared in chef's prefix form
+//!   ([`chef::gate::prefix_form`]: lower case, every separator read as `_`; `Git-*` blocks
+//!   `git_push`, and `files_*` does not block `filesystem_read`).
 //!
 //! Matching loosely can only block more. An entry that matches no tool of the upstreams
 //! is most likely a typo: `--check` fails on it and `serve` logs it as an error.
 
-use chef::gate::name_key;
+use chef::gate::{name_key, prefix_form};
 
 /// One entry, prepared for matching.
 #[derive(Debug, Clone)]
@@ -28,14 +28,6 @@ enum Pattern {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Blocklist {
     entries: Vec<(String, Pattern)>,
-}
-
-/// Lower case with every separator read as `_`, for prefix patterns.
-fn prefix_form(name: &str) -> String {
-    name.chars()
-        .map(|c| if matches!(c, '-' | '.' | ' ') { '_' } else { c })
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 impl Blocklist {
