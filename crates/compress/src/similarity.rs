@@ -135,6 +135,38 @@ pub fn nearest_open<'a>(
     }
 }
 
+/// Whether `written` reads as a slip of `name`: the same name up to case and separators,
+/// or within a few edits of it (at most one edit per six characters of the longer, and at
+/// least one) — a typo, not another tool that shares a word (`get_order_details` is no
+/// slip of `get_fifo_report`, though [`similarity`] gives them 56 for the shared `get`).
+///
+/// ```
+/// use chef_compress::similarity::is_slip_of;
+///
+/// assert!(is_slip_of("Send_Markdown_Email", "send_markdown_email"));
+/// assert!(is_slip_of("send_markdown_emial", "send_markdown_email"));
+/// assert!(is_slip_of("list_reportss", "list_reports"));
+/// assert!(!is_slip_of("get_order_details", "get_fifo_report"));
+/// assert!(!is_slip_of("deep_research", "deep_consultation"));
+/// ```
+#[must_use]
+pub fn is_slip_of(written: &str, name: &str) -> bool {
+    if !suggestible(written) {
+        return false;
+    }
+    let (a, b) = (norm(written), norm(name));
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    if a == b {
+        return true;
+    }
+    let longer = a.len().max(b.len());
+    let allowed = (longer / 6).max(1);
+    // The distance is at least the difference in length.
+    a.len().abs_diff(b.len()) <= allowed && strsim::generic_levenshtein(&a, &b) <= allowed
+}
+
 /// Adds `Did you mean "near"?` to `reply`, an answer to a call of the unknown tool `name`:
 /// right after its `No tool named "name".` sentence (before the hint that follows it), or
 /// at its end. `Chef::route` and `chef resolve` word the suggestion this one way.

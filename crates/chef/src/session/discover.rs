@@ -344,9 +344,14 @@ impl Chef {
         if self.nearest_is_blocked(name) {
             return Vec::new();
         }
-        // A near miss of a listed tool (a typo, another case) is told the name it meant
-        // (`mend_did_you_mean`), not handed a search for tools it did not ask for.
-        if self.listed_near(tools, name).is_some() {
+        // A slip of a listed tool's name (a typo, another case) is told the name it meant
+        // (`mend_did_you_mean`), not handed a search for tools it did not ask for. Only a
+        // slip: a name that merely shares a word with a listed one (`get_order_details`
+        // beside `get_fifo_report`, a real tool the ranking left out) is searched for.
+        if self
+            .listed_near(tools, name)
+            .is_some_and(|near| chef_compress::similarity::is_slip_of(name, near))
+        {
             return Vec::new();
         }
         // The name's words, as many as a query holds (a made-up name may be a page long).

@@ -1091,6 +1091,21 @@ fn a_near_miss_of_a_listed_tool_gets_the_name_it_meant_not_a_search() {
             .iter()
             .any(|n| n == "send_markdown_email")
     );
+
+    // A real tool the ranking left out that only shares a word with a listed one is no
+    // slip: it is searched for, not steered to the listed tool (session 38's gateway
+    // audit: `get_order_details` was told "Did you mean get_fifo_report?").
+    assert!(listed.iter().any(|n| n.starts_with("get_")), "{listed:?}");
+    assert!(
+        !listed.iter().any(|n| n == "get_order_details"),
+        "{listed:?}"
+    );
+    let routed = chef.route(&ToolCall::new("d", "get_order_details", json!({})));
+    let Routed::Lookup { reply, .. } = &routed else {
+        panic!("{routed:?}");
+    };
+    assert!(!reply.contains("Did you mean"), "{reply}");
+    assert!(reply.contains("get_order_details("), "{reply}");
 }
 
 /// A discovering session after two searches and a call of a found tool.

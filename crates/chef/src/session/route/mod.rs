@@ -180,7 +180,12 @@ impl Chef {
         let ResolveError::UnknownTool { name, .. } = error else {
             return;
         };
-        if let Some(near) = self.listed_near(tools, name) {
+        // Under discovery only a slip is suggested: a name that shares a word with a listed
+        // one was searched for instead (`search_for_unknown`), and a search that found
+        // nothing is no reason to steer the model to another tool.
+        if let Some(near) = self.listed_near(tools, name).filter(|near| {
+            !self.offers_find_tools() || chef_compress::similarity::is_slip_of(name, near)
+        }) {
             chef_compress::similarity::add_did_you_mean(reply, name, near);
         }
     }
