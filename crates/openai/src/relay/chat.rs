@@ -65,25 +65,29 @@ impl Relay for Chat {
         }
     }
 
-    /// The rounds' texts in order, those that are not empty joined by a blank line:
-    /// what a streamed reply's deltas spell (see `ChatStream::event`).
+    /// The rounds' texts in order, those that are not empty joined by a blank line: what a
+    /// streamed reply's deltas spell (see `ChatStream::event`). A refusal likewise, in
+    /// `refusal`.
     fn carry_earlier(&self, reply: &mut Value, earlier: &[Value]) {
-        let content = |r: &Value| {
-            r.pointer("/choices/0/message/content")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-                .map(str::to_owned)
-        };
-        let mut texts: Vec<String> = earlier.iter().filter_map(content).collect();
-        if texts.is_empty() {
-            return;
-        }
-        texts.extend(content(reply));
-        if let Some(message) = reply
-            .pointer_mut("/choices/0/message")
-            .and_then(Value::as_object_mut)
-        {
-            message.insert("content".to_owned(), Value::String(texts.join(ROUND_BREAK)));
+        for member in ["content", "refusal"] {
+            let text = |r: &Value| {
+                r.pointer("/choices/0/message")
+                    .and_then(|m| m.get(member))
+                    .and_then(Value::as_str)
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_owned)
+            };
+            let mut texts: Vec<String> = earlier.iter().filter_map(text).collect();
+            if texts.is_empty() {
+                continue;
+            }
+            texts.extend(text(reply));
+            if let Some(message) = reply
+                .pointer_mut("/choices/0/message")
+                .and_then(Value::as_object_mut)
+            {
+                message.insert(member.to_owned(), Value::String(texts.join(ROUND_BREAK)));
+            }
         }
     }
 
@@ -228,6 +232,10 @@ struct ChatStream {
     text_sent: bool,
     /// Whether text went out in the current round.
     round_text: bool,
+    /// Whether any refusal went out, in any round.
+    refusal_sent: bool,
+    /// Whether a refusal went out in the current round.
+    round_refusal: bool,
 }
 
 impl ChatStream {
@@ -319,7 +327,17 @@ impl RelayStream for ChatStream {
         }
         if let Some(text) = delta.get("refusal").and_then(Value::as_str) {
             self.refusal.get_or_insert_with(String::new).push_str(text);
-            passed.insert("refusal".to_owned(), Value::from(text));
+            if !text.is_empty() {
+                // As for text: a break before a later round's first refusal.
+                let text = if self.refusal_sent && !self.round_refusal {
+                    format!("{ROUND_BREAK}{text}")
+                } else {
+                    text.to_owned()
+                };
+                self.refusal_sent = true;
+                self.round_refusal = true;
+                passed.insert("refusal".to_owned(), Value::from(text));
+            }
         }
         if !passed.is_empty() {
             self.delta(passed);
@@ -351,6 +369,7 @@ impl RelayStream for ChatStream {
         let usage = self.usage.take();
         let done = std::mem::take(&mut self.done);
         self.round_text = false;
+        self.round_refusal = false;
         let Some(mut raw) = head.filter(|_| done || finish_reason.is_some()) else {
             return Err(RelayError::Truncated);
         };
@@ -524,6 +543,32 @@ mod tests {
                 .unwrap_or_default();
             assert_eq!(whole, expected, "{rounds:?}");
         }
+        // A refusal is carried the same way, in its own member.
+        let mut stream = Chat.stream(&Map::new(), Echo::new());
+        let mut replies = Vec::new();
+        for refusal in ["R1 refuses.", "R2 refuses."] {
+            let chunk = json!({"id": "c", "choices": [{"index": 0,
+                "delta": {"refusal": refusal}}]});
+            stream
+                .event(&SseEvent::new(None, chunk.to_string()))
+                .unwrap();
+            stream.event(&SseEvent::new(None, "[DONE]")).unwrap();
+            replies.push(stream.end_round().unwrap());
+        }
+        let passed = String::from_utf8(stream.take()).unwrap();
+        let streamed: String = passed
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str::<serde_json::Value>(d).unwrap())
+            .filter_map(|c| {
+                c.pointer("/choices/0/delta/refusal")
+                    .and_then(|t| t.as_str().map(str::to_owned))
+            })
+            .collect();
+        assert_eq!(streamed, "R1 refuses.\n\nR2 refuses.");
+        let (last, earlier) = replies.split_last_mut().unwrap();
+        Chat.carry_earlier(last, earlier);
+        assert_eq!(last["choices"][0]["message"]["refusal"], streamed.as_str());
     }
 
     #[test]
