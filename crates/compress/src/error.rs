@@ -38,11 +38,11 @@ pub enum CompressError {
     /// line break, a tab, a NUL): the signature lines, the level-3 map and `q`'s answers
     /// show these names one per line, where a line break would write lines of its own.
     #[error(
-        "tool {} at index {index} {}: names may hold no line break or other control character",
+        "tool {} at index {index}: {} holds a line break, a control character or an invisible formatting character, which names may not hold",
         crate::similarity::shown_name(tool),
         match parameter {
-            Some(p) => format!("has a parameter named {}", crate::similarity::shown_name(p)),
-            None => "is named so".to_owned(),
+            Some(p) => format!("the name of its parameter {}", crate::similarity::shown_name(p)),
+            None => "its name".to_owned(),
         }
     )]
     ControlCharacter {
@@ -159,7 +159,8 @@ pub enum CodeError {
 
 /// [`CompressError::ControlCharacter`](crate::CompressError::ControlCharacter) when `tool`'s
 /// name, or a parameter name anywhere in its schema (a key of any `properties`), holds a
-/// control character; `index` is the tool's place in its list. Every catalogue check runs
+/// control character, a Unicode line or paragraph separator or an invisible formatting
+/// character (zero-width, bidirectional); `index` is the tool's place in its list. Every catalogue check runs
 /// it ([`Catalogue::new`](crate::Catalogue::new), `compile_tools`, chef's registry).
 ///
 /// ```
@@ -184,7 +185,12 @@ pub fn check_names(
         tool: tool.name.as_str().to_owned(),
         parameter,
     };
-    if tool.name.as_str().chars().any(char::is_control) {
+    if tool
+        .name
+        .as_str()
+        .chars()
+        .any(crate::similarity::unshowable)
+    {
         return Err(error(None));
     }
     // Iterative: a hostile schema may nest deeper than the stack.
@@ -193,7 +199,9 @@ pub fn check_names(
         match node {
             serde_json::Value::Object(object) => {
                 if let Some(serde_json::Value::Object(properties)) = object.get("properties")
-                    && let Some(name) = properties.keys().find(|k| k.chars().any(char::is_control))
+                    && let Some(name) = properties
+                        .keys()
+                        .find(|k| k.chars().any(crate::similarity::unshowable))
                 {
                     return Err(error(Some(name.clone())));
                 }

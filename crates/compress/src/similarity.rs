@@ -191,8 +191,10 @@ pub fn add_did_you_mean(reply: &mut String, name: &str, near: &str) {
 const SHOWN_NAME_MAX: usize = 200;
 
 /// A name the model wrote, as an error quotes it back: control characters (a newline, a
-/// NUL) written as Rust escapes them (`\n`, `\0`) and a name over 200 characters cut with `…`, so
-/// a garbled call does not put raw control bytes or a page of text into the reply.
+/// NUL) written as Rust escapes them (`\n`, `\0`), invisible ones (a line separator, a
+/// zero-width space, a bidirectional override) as their code points (`\u{200b}`), and a
+/// name over 200 characters cut with `…`, so a garbled call does not put raw control bytes,
+/// hidden characters or a page of text into the reply.
 ///
 /// ```
 /// use chef_compress::similarity::shown_name;
@@ -200,16 +202,20 @@ const SHOWN_NAME_MAX: usize = 200;
 /// assert_eq!(shown_name("read_file"), "read_file");
 /// assert_eq!(shown_name("read\nfile\u{0}"), "read\\nfile\\0");
 /// assert_eq!(shown_name(&"x".repeat(300)).chars().count(), 201);
+/// assert_eq!(shown_name("a\u{2028}b\u{200b}"), "a\\u{2028}b\\u{200b}");
 /// ```
 pub fn shown_name(name: &str) -> std::borrow::Cow<'_, str> {
     let long = name.chars().count() > SHOWN_NAME_MAX;
-    if !long && !name.chars().any(char::is_control) {
+    if !long && !name.chars().any(unshowable) {
         return std::borrow::Cow::Borrowed(name);
     }
     let mut shown = String::with_capacity(name.len());
     for c in name.chars().take(SHOWN_NAME_MAX) {
         if c.is_control() {
             shown.extend(c.escape_debug());
+        } else if unshowable(c) {
+            // Invisible: written as its code point, `\u{200b}`.
+            shown.extend(c.escape_unicode());
         } else {
             shown.push(c);
         }
@@ -449,6 +455,26 @@ fn lower_eq(a: &str, b: &str) -> bool {
     a.chars()
         .flat_map(char::to_lowercase)
         .eq(b.chars().flat_map(char::to_lowercase))
+}
+
+/// A character a name may not hold: a control character (a line break, a tab, a NUL), a
+/// Unicode line or paragraph separator (U+2028, U+2029), or an invisible formatting
+/// character (a zero-width space or joiner, a bidirectional override, a byte-order mark),
+/// which would make a name read as another or write lines of its own. Names holding one are
+/// refused ([`check_names`](crate::check_names)); [`shown_name`] escapes them.
+#[must_use]
+pub fn unshowable(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{feff}'
+        )
 }
 
 #[cfg(test)]

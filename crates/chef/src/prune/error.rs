@@ -86,11 +86,11 @@ pub enum RegistryError {
     /// break, a tab): the lists a model reads show these names one per line
     /// ([`chef_compress::check_names`]).
     #[error(
-        "tool {} {}: names may hold no line break or other control character",
+        "tool {}: {} holds a line break, a control character or an invisible formatting character, which names may not hold",
         chef_compress::similarity::shown_name(name.as_str()),
         match parameter {
-            Some(p) => format!("has a parameter named {}", chef_compress::similarity::shown_name(p)),
-            None => "is named so".to_owned(),
+            Some(p) => format!("the name of its parameter {}", chef_compress::similarity::shown_name(p)),
+            None => "its name".to_owned(),
         }
     )]
     ControlCharacter {
