@@ -117,7 +117,8 @@ impl Compressed {
     }
 
     /// Builds the raw call a model would emit to invoke `name` with `args`: `name(args)` at
-    /// levels 0–1, `alias(op, args)` at level 2, `t(f=code, a=args)` at 3–4.
+    /// levels 0–1, `alias(op, args)` at level 2, `t(f=code, a=args)` at 3 and
+    /// `t(f=name, a=args)` at 4 (whose map declares function names, never codes).
     /// [`resolve`](Self::resolve) of the result gives back `Call { name, args }`. A host that
     /// replays history written with real names encodes each earlier call with it; tests
     /// and demos use it to play the model.

@@ -67,6 +67,8 @@ fn demo_runs_at_level_4_with_the_bundled_map() {
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(report["level"], 4);
     let text = report["steps"].to_string();
-    assert!(text.contains("def active_locations"), "{text}");
+    // The model calls by the function name the map declares, with no lookup first.
+    assert!(text.contains(r#"t({\"f\":\"active_locations\""#), "{text}");
+    assert!(!text.contains("model calls q("), "{text}");
     assert!(text.contains("REFUSED"), "{text}");
 }

@@ -55,6 +55,11 @@ pub(super) trait Dialect: Sync {
 
     /// Appends one `q(s=…)` hit's line for `e` to `out`.
     fn push_hit(&self, e: &Entry, out: &mut String);
+
+    /// What `t(f=…)` names a tool by, as the model is taught: its code at level 3.
+    fn call_key<'e>(&self, e: &'e Entry) -> &'e str {
+        e.code.as_str()
+    }
 }
 
 impl<D: Dialect> LevelCodec for D {
@@ -98,12 +103,12 @@ impl<D: Dialect> LevelCodec for D {
         c.lookup(written)
     }
 
-    /// `t(f=code, a=args)`.
+    /// `t(f=key, a=args)`: the code at level 3, the function name at level 4.
     fn encode_call(&self, _c: &Compressed, entry: &Entry, args: Value) -> EncodedCall {
         let mut bag = Map::new();
         bag.insert(
             "f".to_owned(),
-            Value::String(entry.code.as_str().to_owned()),
+            Value::String(self.call_key(entry).to_owned()),
         );
         bag.insert("a".to_owned(), args);
         EncodedCall {

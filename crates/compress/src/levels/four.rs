@@ -75,6 +75,11 @@ impl Dialect for Four {
     fn push_hit(&self, e: &Entry, out: &mut String) {
         out.push_str(&e.l4_line);
     }
+
+    /// The function name the map declares: the model never sees a code here.
+    fn call_key<'e>(&self, e: &'e Entry) -> &'e str {
+        e.name.as_str()
+    }
 }
 
 /// Level 4's did-you-mean for a function name: the nearest real tool name (the model
