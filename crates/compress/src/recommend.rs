@@ -161,7 +161,8 @@ pub fn recommend_level_with_limits(
 
     let base = Options::new().with_limits(limits);
     let l1 = compress(tools, &count_tokens(base.clone().with_level(Level::One)))?;
-    let l3 = compress(tools, &base.with_level(Level::Three))?;
+    let l3 = compress(tools, &base.clone().with_level(Level::Three))?;
+    let l0 = compress(tools, &base.with_level(Level::Zero))?;
     let l1_stats = l1.stats();
     let l3_stats = l3.stats();
     let chars = l1_stats.compressed_chars;
@@ -179,6 +180,7 @@ pub fn recommend_level_with_limits(
     // Each level's size rule (in its module) says whether these sizes make it the one.
     let sizes = Sizes {
         tool_count,
+        level0_chars: l0.stats().compressed_chars,
         level1: Measure::of(l1_stats),
         level3: Measure::of(l3_stats),
         figure,

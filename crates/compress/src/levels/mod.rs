@@ -279,6 +279,9 @@ fn wire_tool(name: &str, description: String, input_schema: Value) -> ToolDefini
 pub(crate) struct Sizes {
     /// Number of tools.
     pub(crate) tool_count: usize,
+    /// Characters of the level-0 block (the tools as normalised, nothing added): what
+    /// level 1's signature lines are weighed against.
+    pub(crate) level0_chars: usize,
     pub(crate) level1: Measure,
     pub(crate) level3: Measure,
     /// The level-1 block's size as the reasons quote it (`88,829 characters (21,147
@@ -323,9 +326,25 @@ impl Sizes {
     }
 
     /// Whether level 1 saves nothing here (its signature lines cost more than the prose
-    /// they replace).
+    /// they replace): it is no smaller than the input, or larger than level 0 (an input
+    /// whose annotations level 0 already drops can look "saved" by level 1 while level 1
+    /// adds to what level 0 sends).
     pub(crate) fn level1_grows(&self) -> bool {
-        self.level1.saved_pct <= 0.0
+        // A saving that is not a positive number (NaN included) saves nothing.
+        self.level1.saved_pct.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+            || self.level1.chars > self.level0_chars
+    }
+
+    /// How much larger level 1 makes the block than level 0 (or than the input, when
+    /// level 0 is no smaller), in percent.
+    pub(crate) fn level1_growth_pct(&self) -> f64 {
+        #[expect(clippy::cast_precision_loss, reason = "block sizes are far below 2^52")]
+        let (l0, l1) = (self.level0_chars as f64, self.level1.chars as f64);
+        if self.level1.chars > self.level0_chars && self.level0_chars > 0 {
+            (l1 - l0) / l0 * 100.0
+        } else {
+            self.level1.saved_pct.abs()
+        }
     }
 }
 
@@ -372,6 +391,7 @@ mod tests {
         let advised = |tool_count, chars, level1_saved_pct, level3_saved_pct| {
             let sizes = Sizes {
                 tool_count,
+                level0_chars: chars,
                 level1: Measure {
                     chars,
                     saved_pct: level1_saved_pct,
@@ -406,6 +426,29 @@ mod tests {
         assert_eq!(advised(0, 2, 0.0, 0.0), [Level::Zero]);
         assert_eq!(advised(5, 20_999, -1.0, 50.0), [Level::Zero]);
         assert_eq!(advised(5, 20_999, 10.0, 50.0), [Level::One]);
+        // Level 1 "saves" against an input level 0 already trims, yet adds to level 0's
+        // block: level 0 (session 38's README audit: 985 characters against 1,150).
+        let trimmed = Sizes {
+            tool_count: 7,
+            level0_chars: 985,
+            level1: Measure {
+                chars: 1_150,
+                saved_pct: 16.3,
+                lookalikes: (0, 1),
+            },
+            level3: Measure {
+                chars: 746,
+                saved_pct: 45.7,
+                lookalikes: (7, 2),
+            },
+            figure: "1,150 characters".to_owned(),
+        };
+        let levels: Vec<Level> = Level::ALL
+            .into_iter()
+            .filter(|&level| codec(level).advise(&trimmed).is_some())
+            .collect();
+        assert_eq!(levels, [Level::Zero]);
+        assert!((trimmed.level1_growth_pct() - 16.75).abs() < 0.01);
         // A large block: level 1 with discovery (issue 43), whatever level 1 saves.
         assert_eq!(advised(5, 21_000, -1.0, 50.0), [Level::One]);
         assert_eq!(advised(400, 90_000, 12.5, 96.5), [Level::One]);

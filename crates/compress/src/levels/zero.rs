@@ -43,7 +43,7 @@ impl LevelCodec for Zero {
         let figure = &sizes.figure;
         Some(Advice::new(format!(
             "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
-            sizes.level1.saved_pct.abs(),
+            sizes.level1_growth_pct(),
             if sizes.level3.saved_pct > 0.0 {
                 format!(
                     "Level 3 does compress this ({:.1}% smaller), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
