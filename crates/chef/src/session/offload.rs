@@ -631,7 +631,8 @@ impl Chef {
             if !self.offloading.offload_pending.is_empty() {
                 out.push(format!(
                     "{} offloaded result(s) not yet written to the store; run \
-                     chef.offloads_mut().flush() (or compile_async) to write them",
+                     chef.offloads_mut().flush() (Python: flush_offloads()), or \
+                     compile_async, to write them",
                     self.offloading.offload_pending.len()
                 ));
             }
