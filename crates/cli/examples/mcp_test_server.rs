@@ -334,7 +334,20 @@ async fn main() {
                 eprintln!("{}", args.next().unwrap_or_default());
                 std::process::exit(3);
             }
-            other => panic!("unknown flag {other:?}"),
+            "--help" | "-h" => {
+                println!(
+                    "mcp_test_server: a small MCP server over stdio for chef's tests\n\
+                     flags: --set files|git, --page-size N, --loop-cursor, --malformed, \
+                     --extra, --bad-schema, --refuse-if FILE, --crash MESSAGE, \
+                     --catalogue FILE [--only-prefix P] (see the top of \
+                     crates/cli/examples/mcp_test_server.rs)"
+                );
+                return;
+            }
+            other => {
+                eprintln!("mcp_test_server: unknown flag {other:?} (try --help)");
+                std::process::exit(2);
+            }
         }
     }
     let mut tools = match &catalogue {
