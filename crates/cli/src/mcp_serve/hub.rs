@@ -545,11 +545,11 @@ impl Hub {
     pub(crate) fn status_text(&self) -> String {
         let view = self.view();
         let mut out = format!(
-            "chef mcp serve: mode {}, {} visible (generation {})\n",
+            "chef mcp serve: mode {}, {} reachable behind it (generation {}; what the host lists depends on the mode)\n",
             self.config.mode.as_str(),
             match view.routes.len() {
-                1 => "1 tool".to_owned(),
-                n => format!("{n} tools"),
+                1 => "1 upstream tool".to_owned(),
+                n => format!("{n} upstream tools"),
             },
             view.generation
         );
