@@ -349,6 +349,16 @@ impl MapFile {
             return Ok((file, BTreeMap::new()));
         }
         match std::fs::read(path) {
+            // An empty file is no map yet (`--out /dev/stdout > map.json`: the shell made
+            // the file before chef ran; `touch map.json`).
+            Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {
+                let file = Self {
+                    path: path.to_owned(),
+                    on_disk: Some(bytes),
+                    in_place,
+                };
+                Ok((file, BTreeMap::new()))
+            }
             Ok(bytes) => {
                 let map = serde_json::from_slice(&bytes).map_err(|e| {
                     CliError::Usage(format!(
@@ -890,5 +900,9 @@ mod tests {
         assert!(
             matches!(MapFile::open(&path), Err(CliError::Usage(m)) if m.contains("not a compiled map"))
         );
+        // An empty file (`--out /dev/stdout > map.json`, `touch`) is no map yet.
+        std::fs::write(&path, "").unwrap();
+        let (_, empty) = MapFile::open(&path).unwrap();
+        assert!(empty.is_empty());
     }
 }

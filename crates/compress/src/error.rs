@@ -53,8 +53,8 @@ pub enum CompressError {
         /// The parameter whose name holds one, when it is a parameter's.
         parameter: Option<String>,
     },
-    /// A tool has an empty name.
-    #[error("tool is missing a name (index {index})")]
+    /// A tool has an empty or blank name.
+    #[error("tool is missing a name (index {index}): its name is empty or blank")]
     MissingName {
         /// Zero-based index in the input.
         index: usize,

@@ -205,6 +205,9 @@ fn with_source_fields<'a>(
                 fields.push(("name", Value::from(name.as_str())));
                 fields.push(("owner", Value::from(*owner)));
             }
+            RegistryError::BlankToolName { index } => {
+                fields.push(("index", Value::from(*index)));
+            }
             RegistryError::ControlCharacter { name, parameter } => {
                 fields.push(("name", Value::from(name.as_str())));
                 fields.push(("parameter", Value::from(parameter.clone())));

@@ -241,7 +241,12 @@ pub fn pattern_error(entry: &str) -> Option<String> {
 
 /// The text returned to the model for a blocked call.
 pub fn blocked_reason(name: &str) -> String {
-    format!("Tool \"{name}\" is currently blocked.")
+    // A name the model wrote (a prefix pattern blocks names no tool has) is quoted as
+    // every refusal quotes one: escaped, and cut at 200 characters.
+    format!(
+        "Tool \"{}\" is currently blocked.",
+        chef_compress::similarity::shown_name(name)
+    )
 }
 
 /// The text returned to the model for a call without a usable name.

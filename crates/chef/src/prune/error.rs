@@ -82,6 +82,12 @@ pub enum RegistryError {
         /// What chef uses the name for.
         owner: &'static str,
     },
+    /// A flat tool's name is empty or blank: no call could name it.
+    #[error("the flat tool at index {index} has no name (it is empty or blank)")]
+    BlankToolName {
+        /// Zero-based index in the registered list.
+        index: usize,
+    },
     /// A tool's name, or one of its parameters' names, holds a control character (a line
     /// break, a tab): the lists a model reads show these names one per line
     /// ([`chef_compress::check_names`]).

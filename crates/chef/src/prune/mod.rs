@@ -108,6 +108,9 @@ impl Pruner {
     ) -> Result<&mut Self, RegistryError> {
         let mut seen = BTreeSet::new();
         for (index, tool) in tools.iter().enumerate() {
+            if tool.name.as_str().trim().is_empty() {
+                return Err(RegistryError::BlankToolName { index });
+            }
             if !seen.insert(tool.name.as_str()) {
                 return Err(RegistryError::DuplicateTool {
                     name: tool.name.clone(),

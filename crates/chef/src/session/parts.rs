@@ -94,8 +94,8 @@ pub(crate) struct Routing {
     /// (`timezone_convert` for `timezone.convert`) as that tool.
     pub(crate) names: WireNames,
     /// The latest call `route` refused for its arguments (tool name as written, arguments,
-    /// and how many messages the history held then): the identical call again, in a later
-    /// reply, gets the short correction instead of the same text.
+    /// and how many assistant messages the history held then): the identical call again,
+    /// in a later reply, gets the short correction instead of the same text.
     pub(crate) last_refused: Option<(String, serde_json::Value, usize)>,
 }
 

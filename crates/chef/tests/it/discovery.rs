@@ -851,6 +851,32 @@ fn the_identical_refused_call_gets_a_shorter_different_correction() {
         second.starts_with("Refused again. Send exactly find_tools("),
         "{second}"
     );
+    // Also when the loop pushes each result before routing the next call (the README's
+    // Python loop does).
+    let (a, b) = (
+        ToolCall::new("d1", "get_diesel_price", json!({"zzz": 1})),
+        ToolCall::new("d2", "get_diesel_price", json!({"zzz": 1})),
+    );
+    chef.push(Message::assistant_with(vec![
+        Content::ToolCall(a.clone()),
+        Content::ToolCall(b.clone()),
+    ]));
+    let Routed::Error { reply: ra, .. } = chef.route(&a) else {
+        panic!("refused");
+    };
+    chef.push(Message::tool_results(vec![ToolResult::error(
+        "d1",
+        ra.clone(),
+    )]));
+    let Routed::Error { reply: rb, .. } = chef.route(&b) else {
+        panic!("refused");
+    };
+    chef.push(Message::tool_results(vec![ToolResult::error(
+        "d2",
+        rb.clone(),
+    )]));
+    assert_eq!(ra, rb);
+    assert!(!rb.starts_with("Refused again"), "{rb}");
 }
 
 #[test]

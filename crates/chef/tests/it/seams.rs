@@ -830,4 +830,38 @@ fn a_control_character_in_a_tool_or_parameter_name_is_refused_at_registration() 
         );
     }
     assert!(chef.tools().pruner().all_tools().is_empty());
+    // A blank name is no name: no call could reach it.
+    let err = chef
+        .register_tools(vec![ToolDefinition::new("  ", json!({"type": "object"}))])
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ChefError::Registry(RegistryError::BlankToolName { index: 0 })
+        ),
+        "{err:?}"
+    );
+}
+
+/// A prefix entry blocks names no tool has: the refusal quotes the model's name as every
+/// refusal does, escaped and cut at 200 characters (session 38's re-check: it was repeated
+/// whole, 100,000 characters).
+#[test]
+fn a_blocked_made_up_name_is_quoted_cut_and_escaped() {
+    let mut chef = Chef::new(ChefConfig::default());
+    chef.register_tools(vec![ToolDefinition::new(
+        "send_mail",
+        json!({"type": "object"}),
+    )])
+    .unwrap();
+    chef.tools_mut().set_blocked(["send_*"]);
+    chef.push(Message::user("mail it"));
+    chef.compile(Target::OpenAiChat).unwrap();
+    let name = format!("send_\u{202e}\n{}", "x".repeat(100_000));
+    let routed = chef.route(&ToolCall::new("c", name.as_str(), json!({})));
+    let Routed::Blocked { reply, .. } = &routed else {
+        panic!("{routed:?}");
+    };
+    assert!(reply.len() < 400, "{} characters", reply.len());
+    assert!(reply.contains("\\u{202e}\\n"), "{reply}");
 }

@@ -292,7 +292,7 @@ pub async fn compile_tools(
     let mut seen = std::collections::HashSet::with_capacity(tools.len());
     for (index, tool) in tools.iter().enumerate() {
         let name = tool.name.as_str();
-        if name.is_empty() {
+        if name.trim().is_empty() {
             return Err(CompressError::MissingName { index });
         }
         crate::error::check_names(index, tool)?;

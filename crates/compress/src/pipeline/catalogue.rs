@@ -119,7 +119,8 @@ impl Catalogue {
                     limit: limits.max_tool_name_bytes,
                 });
             }
-            if name.is_empty() {
+            // A blank name is none: no call could name it (a wire name of `_`).
+            if name.trim().is_empty() {
                 return Err(CompressError::MissingName { index });
             }
             crate::error::check_names(index, tool)?;

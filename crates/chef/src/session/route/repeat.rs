@@ -33,7 +33,14 @@ impl Chef {
             return;
         }
         let name = call.name.as_str().trim();
-        let seen = self.conversation.history.len();
+        // Which reply this is: the assistant messages so far (results pushed between two
+        // calls of one reply, as a loop may, do not make it another reply).
+        let seen = self
+            .conversation
+            .history
+            .iter()
+            .filter(|m| m.role == chef_ir::Role::Assistant)
+            .count();
         match &self.routing.last_refused {
             Some((n, args, at)) if n == name && *args == call.arguments => {
                 // The same reply's second copy: the model has not read the first refusal.
