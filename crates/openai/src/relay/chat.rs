@@ -510,65 +510,52 @@ mod tests {
             (&["", "", ""], ""),
         ];
         for (rounds, expected) in cases {
-            let mut stream = Chat.stream(&Map::new(), Echo::new());
-            let mut replies = Vec::new();
-            for text in rounds {
-                // Each round's text in two deltas (the second may be empty).
-                let (head, tail) = text.split_at(text.len() / 2);
-                for part in [head, tail] {
-                    let chunk = json!({"id": "c", "choices": [{"index": 0,
-                        "delta": {"content": part}}]});
-                    stream
-                        .event(&SseEvent::new(None, chunk.to_string()))
-                        .unwrap();
-                }
-                stream.event(&SseEvent::new(None, "[DONE]")).unwrap();
-                replies.push(stream.end_round().unwrap());
-            }
-            let passed = String::from_utf8(stream.take()).unwrap();
-            let streamed: String = passed
-                .lines()
-                .filter_map(|l| l.strip_prefix("data: "))
-                .map(|d| serde_json::from_str::<serde_json::Value>(d).unwrap())
-                .filter_map(|c| {
-                    c.pointer("/choices/0/delta/content")
-                        .and_then(|t| t.as_str().map(str::to_owned))
-                })
-                .collect();
+            let (streamed, whole) = stream_and_whole("content", rounds);
             assert_eq!(streamed, expected, "{rounds:?}");
-            let (last, earlier) = replies.split_last_mut().unwrap();
-            Chat.carry_earlier(last, earlier);
-            let whole = last["choices"][0]["message"]["content"]
-                .as_str()
-                .unwrap_or_default();
             assert_eq!(whole, expected, "{rounds:?}");
         }
         // A refusal is carried the same way, in its own member.
+        let (streamed, whole) = stream_and_whole("refusal", &["R1 refuses.", "R2 refuses."]);
+        assert_eq!(streamed, "R1 refuses.\n\nR2 refuses.");
+        assert_eq!(whole, streamed);
+    }
+
+    /// Streams `rounds` (each round's `member` text in two deltas, the second possibly
+    /// empty), and returns what the client's deltas spell and what the whole reply's
+    /// `member` holds once the earlier rounds are carried.
+    fn stream_and_whole(member: &str, rounds: &[&str]) -> (String, String) {
         let mut stream = Chat.stream(&Map::new(), Echo::new());
         let mut replies = Vec::new();
-        for refusal in ["R1 refuses.", "R2 refuses."] {
-            let chunk = json!({"id": "c", "choices": [{"index": 0,
-                "delta": {"refusal": refusal}}]});
-            stream
-                .event(&SseEvent::new(None, chunk.to_string()))
-                .unwrap();
+        for text in rounds {
+            let (head, tail) = text.split_at(text.len() / 2);
+            for part in [head, tail] {
+                let chunk = json!({"id": "c", "choices": [{"index": 0,
+                    "delta": {member: part}}]});
+                stream
+                    .event(&SseEvent::new(None, chunk.to_string()))
+                    .unwrap();
+            }
             stream.event(&SseEvent::new(None, "[DONE]")).unwrap();
             replies.push(stream.end_round().unwrap());
         }
         let passed = String::from_utf8(stream.take()).unwrap();
+        let pointer = format!("/choices/0/delta/{member}");
         let streamed: String = passed
             .lines()
             .filter_map(|l| l.strip_prefix("data: "))
             .map(|d| serde_json::from_str::<serde_json::Value>(d).unwrap())
             .filter_map(|c| {
-                c.pointer("/choices/0/delta/refusal")
+                c.pointer(&pointer)
                     .and_then(|t| t.as_str().map(str::to_owned))
             })
             .collect();
-        assert_eq!(streamed, "R1 refuses.\n\nR2 refuses.");
         let (last, earlier) = replies.split_last_mut().unwrap();
         Chat.carry_earlier(last, earlier);
-        assert_eq!(last["choices"][0]["message"]["refusal"], streamed.as_str());
+        let whole = last["choices"][0]["message"][member]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        (streamed, whole)
     }
 
     #[test]
