@@ -250,15 +250,17 @@ impl Chef {
             lines.push(line);
         }
         let in_vain = lines.is_empty();
+        // Quoted as a name is: control and invisible characters escaped, cut at 200.
+        let shown = chef_compress::similarity::shown_name(&query);
         let reply = if in_vain {
             format!(
-                "No tool fits \"{query}\": none of your tools can do that. Use a tool you \
+                "No tool fits \"{shown}\": none of your tools can do that. Use a tool you \
                  already have if one fits the request; otherwise answer the user in text, \
                  without a tool."
             )
         } else {
             format!(
-                "Tools for \"{query}\", best first; from your next step call them by name, \
+                "Tools for \"{shown}\", best first; from your next step call them by name, \
                  with the arguments their schemas give:\n{}",
                 lines.join("\n")
             )

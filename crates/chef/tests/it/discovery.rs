@@ -1052,6 +1052,9 @@ fn a_blank_or_page_long_query_or_name_is_answered_briefly() {
     // At the limit it is searched.
     let words = "email ".repeat(83);
     assert!(find(&mut chef, "w", words.trim()).starts_with("Tools for"));
+    // Quoted back escaped, as names are.
+    let reply = find(&mut chef, "e", "send email\u{1b}[2J\u{202e}");
+    assert!(reply.contains("send email\\u{1b}[2J\\u{202e}"), "{reply}");
 
     let name = format!("send_markdown_email{}", "_x".repeat(50_000));
     let call = ToolCall::new("n", name.as_str(), json!({}));

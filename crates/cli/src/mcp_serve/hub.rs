@@ -900,6 +900,8 @@ impl Hub {
             finds.push(name.to_owned());
         }
         let fresh = self.found.lock().record(&finds, self.config.found_limit);
+        // Quoted as a name is: control and invisible characters escaped, cut at 200.
+        let query = chef_compress::similarity::shown_name(&query);
         if lines.is_empty() {
             return (
                 Ok(format!(
