@@ -207,6 +207,25 @@ struct Call {
     arguments: String,
 }
 
+/// One text delta (`content` or `refusal`) added to the round's text so far (`round`), and
+/// what the client gets of it: nothing for an empty delta, and in front of a round's first
+/// text after an earlier round's (`sent`: any went out), the break the whole reply puts
+/// between them (`carry_earlier`).
+fn relayed_text(round: &mut Option<String>, sent: &mut bool, text: &str) -> Option<String> {
+    let round = round.get_or_insert_with(String::new);
+    let first_in_round = round.is_empty();
+    round.push_str(text);
+    if text.is_empty() {
+        return None;
+    }
+    let later_round = std::mem::replace(sent, true) && first_in_round;
+    Some(if later_round {
+        format!("{ROUND_BREAK}{text}")
+    } else {
+        text.to_owned()
+    })
+}
+
 /// A Chat client's stream (see the module docs).
 #[derive(Debug, Default)]
 struct ChatStream {
@@ -230,12 +249,8 @@ struct ChatStream {
     role_sent: bool,
     /// Whether any text went out, in any round.
     text_sent: bool,
-    /// Whether text went out in the current round.
-    round_text: bool,
     /// Whether any refusal went out, in any round.
     refusal_sent: bool,
-    /// Whether a refusal went out in the current round.
-    round_refusal: bool,
 }
 
 impl ChatStream {
@@ -310,34 +325,15 @@ impl RelayStream for ChatStream {
             return Ok(());
         };
         let mut passed = Map::new();
-        if let Some(text) = delta.get("content").and_then(Value::as_str) {
-            self.content.get_or_insert_with(String::new).push_str(text);
-            if !text.is_empty() {
-                // A round's first text after an earlier round's: the break the whole
-                // reply puts between them (`carry_earlier`).
-                let text = if self.text_sent && !self.round_text {
-                    format!("{ROUND_BREAK}{text}")
-                } else {
-                    text.to_owned()
-                };
-                self.text_sent = true;
-                self.round_text = true;
-                passed.insert("content".to_owned(), Value::from(text));
-            }
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && let Some(text) = relayed_text(&mut self.content, &mut self.text_sent, text)
+        {
+            passed.insert("content".to_owned(), Value::from(text));
         }
-        if let Some(text) = delta.get("refusal").and_then(Value::as_str) {
-            self.refusal.get_or_insert_with(String::new).push_str(text);
-            if !text.is_empty() {
-                // As for text: a break before a later round's first refusal.
-                let text = if self.refusal_sent && !self.round_refusal {
-                    format!("{ROUND_BREAK}{text}")
-                } else {
-                    text.to_owned()
-                };
-                self.refusal_sent = true;
-                self.round_refusal = true;
-                passed.insert("refusal".to_owned(), Value::from(text));
-            }
+        if let Some(text) = delta.get("refusal").and_then(Value::as_str)
+            && let Some(text) = relayed_text(&mut self.refusal, &mut self.refusal_sent, text)
+        {
+            passed.insert("refusal".to_owned(), Value::from(text));
         }
         if !passed.is_empty() {
             self.delta(passed);
@@ -368,8 +364,6 @@ impl RelayStream for ChatStream {
         let finish_reason = self.finish_reason.take();
         let usage = self.usage.take();
         let done = std::mem::take(&mut self.done);
-        self.round_text = false;
-        self.round_refusal = false;
         let Some(mut raw) = head.filter(|_| done || finish_reason.is_some()) else {
             return Err(RelayError::Truncated);
         };
