@@ -418,8 +418,16 @@ fn words(s: &str) -> Vec<String> {
 }
 
 /// The words of a name as written: split between a lower-case letter or digit and a
-/// following upper-case letter, then on the separators; empty words dropped.
-fn word_slices(s: &str) -> impl Iterator<Item = &str> {
+/// following upper-case letter, then on the separators (`_`, `-`, `.`, `:`, `/`,
+/// whitespace); empty words dropped. What rule 4 compares.
+///
+/// ```
+/// use chef_compress::similarity::word_slices;
+///
+/// let words: Vec<&str> = word_slices("sendMarkdown_email.v2").collect();
+/// assert_eq!(words, ["send", "Markdown", "email", "v2"]);
+/// ```
+pub fn word_slices(s: &str) -> impl Iterator<Item = &str> {
     let mut rest = s;
     std::iter::from_fn(move || {
         // Skip separators.

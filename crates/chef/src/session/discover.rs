@@ -475,29 +475,12 @@ impl<'a> super::Tools<'a> {
     }
 }
 
-/// The words of a tool name: split at anything not a letter or digit and at camelCase
-/// humps (`sendMarkdownEmail` → `send`, `Markdown`, `Email`).
+/// The words of a tool name: those the similarity rules read (split at camelCase humps
+/// and separators), then at anything else that is not a letter or digit
+/// (`sendMarkdownEmail` → `send`, `Markdown`, `Email`).
 fn name_words(name: &str) -> impl Iterator<Item = &str> {
-    name.split(|c: char| !c.is_alphanumeric())
-        .flat_map(|part| {
-            let mut starts = vec![0];
-            let mut previous: Option<char> = None;
-            for (i, c) in part.char_indices() {
-                if c.is_uppercase() && previous.is_some_and(|p| p.is_lowercase() || p.is_numeric())
-                {
-                    starts.push(i);
-                }
-                previous = Some(c);
-            }
-            starts.push(part.len());
-            starts
-                .windows(2)
-                .filter_map(|w| match w {
-                    [start, end] => part.get(*start..*end),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-        })
+    chef_compress::similarity::word_slices(name)
+        .flat_map(|word| word.split(|c: char| !c.is_alphanumeric()))
         .filter(|word| !word.is_empty())
 }
 
