@@ -160,8 +160,9 @@ pub enum CodeError {
 /// [`CompressError::ControlCharacter`](crate::CompressError::ControlCharacter) when `tool`'s
 /// name, or a parameter name anywhere in its schema (a key of any `properties`), holds a
 /// control character, a Unicode line or paragraph separator or an invisible formatting
-/// character (zero-width, bidirectional); `index` is the tool's place in its list. Every catalogue check runs
-/// it ([`Catalogue::new`](crate::Catalogue::new), `compile_tools`, chef's registry).
+/// character (zero-width, bidirectional); `index` is the tool's place in its list. Every
+/// catalogue check runs it ([`Catalogue::new`](crate::Catalogue::new), `compile_tools`,
+/// chef's registry).
 ///
 /// ```
 /// use chef_compress::check_names;

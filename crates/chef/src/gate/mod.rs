@@ -91,10 +91,17 @@ impl Blocklist {
         let mut exact = std::collections::BTreeSet::new();
         let mut keys = std::collections::BTreeSet::new();
         let mut prefixed = Vec::new();
+        // Prefix forms only when a prefix entry will read them.
+        let prefixes = self
+            .entries
+            .iter()
+            .any(|e| matches!(entry_kind(e), EntryKind::Prefix(_)));
         for name in names {
             exact.insert(name);
             keys.insert(name_key(name));
-            prefixed.push(prefix_form(name));
+            if prefixes {
+                prefixed.push(prefix_form(name));
+            }
         }
         let mut unmatched: Vec<String> = Vec::new();
         for entry in &self.entries {
@@ -141,15 +148,26 @@ pub struct BlockReport {
 /// assert_eq!(chef::gate::name_key("ｓｅｎｄ\u{200b}_café"), "sendcafe");
 /// ```
 pub fn name_key(name: &str) -> String {
-    let mut key = String::with_capacity(name.len());
+    folded(name, None)
+}
+
+/// `name` lower-cased, a letter or digit outside ASCII as its ASCII reading, and every
+/// other character dropped, or with `between` as `Some(c)` written as one `c` per run:
+/// [`name_key`] and [`prefix_form`].
+fn folded(name: &str, between: Option<char>) -> String {
+    let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         if c.is_ascii_alphanumeric() {
-            key.push(c.to_ascii_lowercase());
+            out.push(c.to_ascii_lowercase());
         } else if c.is_alphanumeric() {
-            push_reading(&mut key, c);
+            push_reading(&mut out, c);
+        } else if let Some(between) = between
+            && !out.ends_with(between)
+        {
+            out.push(between);
         }
     }
-    key
+    out
 }
 
 /// The ASCII letters and digits of `c`'s reading, lower-cased (`c` itself, lower-cased,
@@ -206,17 +224,7 @@ fn entry_kind(entry: &str) -> EntryKind {
 /// assert_eq!(chef::gate::prefix_form("ｓｅｎｄ\u{200b}_memo"), "send_memo");
 /// ```
 pub fn prefix_form(name: &str) -> String {
-    let mut form = String::with_capacity(name.len());
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() {
-            form.push(c.to_ascii_lowercase());
-        } else if c.is_alphanumeric() {
-            push_reading(&mut form, c);
-        } else if !form.ends_with('_') {
-            form.push('_');
-        }
-    }
-    form
+    folded(name, Some('_'))
 }
 
 /// Why a blocklist entry can never match as meant: a `*` that is not its last character

@@ -106,8 +106,9 @@ pub enum PrunePolicy {
     /// calls stays offered while that call is in the history. When the index abstains
     /// (nothing fits), the model sees no ranked tool, and a search that finds nothing says
     /// so instead of offering unrelated tools. A catalogue of no more than `top_k` tools
-    /// (not counting blocked ones) is shown whole, without `find_tools`. A blocked tool is never offered under this policy
-    /// (the one place the blocklist edits the list). See docs/DISCOVERY.md.
+    /// (not counting blocked ones) is shown whole, without `find_tools`. A blocked tool is
+    /// never offered under this policy (the one place the blocklist edits the list). See
+    /// docs/DISCOVERY.md.
     Discover {
         /// How many ranked tools to show before any search.
         #[serde(default = "default_top_k")]
@@ -139,21 +140,18 @@ impl PrunePolicy {
     /// blocklist names (never offered under discovery): a catalogue whose offerable tools
     /// all fit in `top_k` is shown whole, with nothing to find.
     pub(crate) fn discovers_in(&self, pruner: &Pruner) -> bool {
-        let tools = pruner.all_tools();
-        if !self.discovers(tools.len()) {
-            return false;
-        }
-        let blocklist = pruner.blocklist();
         let Self::Discover { top_k, .. } = self else {
             return false;
         };
-        // More offerable tools than `top_k`: stops at the first one past it.
-        blocklist.is_empty()
-            || tools
-                .iter()
-                .filter(|t| !blocklist.blocks(t.name.as_str()))
-                .nth(*top_k)
-                .is_some()
+        let (tools, blocklist) = (pruner.all_tools(), pruner.blocklist());
+        // More offerable tools than `top_k`: the count stops at the first one past it.
+        tools.len() > *top_k
+            && (blocklist.is_empty()
+                || tools
+                    .iter()
+                    .filter(|t| !blocklist.blocks(t.name.as_str()))
+                    .nth(*top_k)
+                    .is_some())
     }
 
     /// Whether the policy ranks on the task ([`Ranked`](Self::Ranked) and
