@@ -224,18 +224,18 @@ impl Chef {
         // cached prefix), but a constrained model is never given a branch to call it: the
         // format is not part of the prompt, so leaving it out changes no cached byte.
         self.without_blocked_branches(&mut tools, &turn);
-        if self.offers_find_tools() && self.searched_in_vain() {
-            tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
-        }
-        // A constrained search has a query to run: `""` would be refused ("find_tools needs
-        // a query"). Only the format says so; the tool on the wire is unchanged.
-        for tool in tools
-            .iter_mut()
-            .filter(|t| t.name == crate::owned::FIND_TOOLS && self.offers_find_tools())
-        {
-            if let Some(query) = tool.input_schema.pointer_mut("/properties/query")
-                && let Some(query) = query.as_object_mut()
+        if self.offers_find_tools() {
+            if self.searched_in_vain() {
+                tools.retain(|t| t.name != crate::owned::FIND_TOOLS);
+            } else if let Some(query) = tools
+                .iter_mut()
+                .find(|t| t.name == crate::owned::FIND_TOOLS)
+                .and_then(|t| t.input_schema.pointer_mut("/properties/query"))
+                .and_then(serde_json::Value::as_object_mut)
             {
+                // A constrained search has a query to run: `""` would be refused
+                // ("find_tools needs a query"). Only the format says so; the tool on the
+                // wire is unchanged.
                 query.insert("minLength".to_owned(), serde_json::Value::from(1));
             }
         }
