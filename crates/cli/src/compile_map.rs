@@ -340,53 +340,40 @@ impl MapFile {
     /// Reads `path` (absent: an empty map).
     fn open(path: &Path) -> Result<(Self, BTreeMap<String, String>), CliError> {
         let in_place = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
-        if in_place {
-            let file = Self {
-                path: path.to_owned(),
-                on_disk: None,
-                in_place,
-            };
-            return Ok((file, BTreeMap::new()));
-        }
-        match std::fs::read(path) {
-            // An empty file is no map yet (`--out /dev/stdout > map.json`: the shell made
-            // the file before chef ran; `touch map.json`).
-            Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {
-                let file = Self {
-                    path: path.to_owned(),
-                    on_disk: Some(bytes),
-                    in_place,
-                };
-                Ok((file, BTreeMap::new()))
+        let (on_disk, map) = if in_place {
+            (None, BTreeMap::new())
+        } else {
+            match std::fs::read(path) {
+                // An empty file is no map yet (`--out /dev/stdout > map.json`: the shell
+                // made the file before chef ran; `touch map.json`).
+                Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {
+                    (Some(bytes), BTreeMap::new())
+                }
+                Ok(bytes) => {
+                    let map = serde_json::from_slice(&bytes).map_err(|e| {
+                        CliError::Usage(format!(
+                            "{}: not a compiled map (a JSON object of tool name to `def` line): \
+                             {e}; move it away or choose another --out",
+                            path.display()
+                        ))
+                    })?;
+                    (Some(bytes), map)
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => (None, BTreeMap::new()),
+                Err(source) => {
+                    return Err(CliError::Read {
+                        path: path.to_owned(),
+                        source,
+                    });
+                }
             }
-            Ok(bytes) => {
-                let map = serde_json::from_slice(&bytes).map_err(|e| {
-                    CliError::Usage(format!(
-                        "{}: not a compiled map (a JSON object of tool name to `def` line): {e}; \
-                         move it away or choose another --out",
-                        path.display()
-                    ))
-                })?;
-                let file = Self {
-                    path: path.to_owned(),
-                    on_disk: Some(bytes),
-                    in_place,
-                };
-                Ok((file, map))
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let file = Self {
-                    path: path.to_owned(),
-                    on_disk: None,
-                    in_place,
-                };
-                Ok((file, BTreeMap::new()))
-            }
-            Err(source) => Err(CliError::Read {
-                path: path.to_owned(),
-                source,
-            }),
-        }
+        };
+        let file = Self {
+            path: path.to_owned(),
+            on_disk,
+            in_place,
+        };
+        Ok((file, map))
     }
 
     /// Writes `map` unless the file already holds exactly these bytes (a FIFO or device

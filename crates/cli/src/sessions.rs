@@ -195,12 +195,7 @@ async fn ls(store: &dyn StorageBackend, url: &StoreUrl) -> Result<(), CliError> 
     for (id, stored) in &sessions {
         // Checked as `show` and `export` check it (its checksum too): a session they would
         // refuse is not listed as if it were whole.
-        let checked =
-            snapshot::from_slice::<serde::de::IgnoredAny>(stored.value.content().as_bytes())
-                .map_err(|e| CliError::CorruptSession {
-                    id: id.as_str().to_owned(),
-                    problem: chain(&e),
-                });
+        let checked = check_snapshot(id, stored.value.content());
         if damaged.skip(id, checked)?.is_none() {
             continue;
         }
@@ -270,6 +265,17 @@ async fn replay(
 
 /// The session's snapshot text and version: the plain stored snapshot (once it decodes, its
 /// checksum included), else the replayed journal (version: its last record's number).
+/// Whether the stored snapshot text of session `id` decodes (its checksum included), as
+/// `import` checks it.
+fn check_snapshot(id: &StoreKey, text: &str) -> Result<(), CliError> {
+    snapshot::from_slice::<serde::de::IgnoredAny>(text.as_bytes())
+        .map(drop)
+        .map_err(|e| CliError::CorruptSession {
+            id: id.as_str().to_owned(),
+            problem: chain(&e),
+        })
+}
+
 async fn load_any(
     store: &dyn StorageBackend,
     url: &StoreUrl,
@@ -280,12 +286,7 @@ async fn load_any(
         .map_err(store_err(url))?
     {
         // Checked as `import` checks it: what is shown or exported must load back.
-        snapshot::from_slice::<serde::de::IgnoredAny>(stored.value.as_bytes()).map_err(|e| {
-            CliError::CorruptSession {
-                id: id.as_str().to_owned(),
-                problem: chain(&e),
-            }
-        })?;
+        check_snapshot(id, &stored.value)?;
         // The id may also name a journal (a journaled session imported into its own
         // store): said, since that journal is not what is shown or exported.
         // Best effort: a store that cannot list its journals still shows the snapshot.
