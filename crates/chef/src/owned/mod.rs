@@ -170,11 +170,28 @@ pub fn find_tools_args(arguments: &Value, default: usize, max: usize) -> (String
     (query, limit)
 }
 
+/// A `find_tools` answer lists no tool scoring under this share of its best tool's score
+/// (nor does a session's [`search`](crate::Tools::search), nor `chef mcp serve`'s
+/// `find_tools`).
+///
+/// On the real catalogues chef holds (retrieval-149's 149 MCP tools and NESTFUL's, their
+/// calibration halves) no tool in a search's best five scores under a tenth of the best,
+/// and the tool a request needs scores at least 0.40 of it; in a small catalogue a search
+/// for one tool's job otherwise fills its places with unrelated tools scoring a few
+/// hundredths, and each would join the model's list.
+pub const FOUND_SCORE_FLOOR: f64 = 0.1;
+
 /// One line of a `find_tools` answer: `- name(params) — first sentence of its description`.
 pub fn found_tool_line(tool: &ToolDefinition) -> String {
+    found_tool_line_as(tool.name.as_str(), tool)
+}
+
+/// [`found_tool_line`] naming the tool `name`: the name the model will see it under (the
+/// wire name a provider's name rule gives `billing.invoice_create`, `billing_invoice_create`).
+pub fn found_tool_line_as(name: &str, tool: &ToolDefinition) -> String {
     let mut line = format!(
         "- {}",
-        chef_compress::signature_line(tool.name.as_str(), &tool.input_schema)
+        chef_compress::signature_line(name, &tool.input_schema)
     );
     let sentence = chef_compress::first_sentence(&tool.description).trim();
     if !sentence.is_empty() {

@@ -31,6 +31,7 @@ impl Chef {
         let request = self.build_request(target, &tools, tools.wire_tools(), &extra)?;
         self.routing.latest = Some(tools);
         self.routing.names = request_names(&request, target);
+        self.routing.rule = Some(target.name_rule());
         Ok(request)
     }
 
@@ -193,6 +194,7 @@ impl Chef {
                 }
                 self.routing.latest = Some(tools);
                 self.routing.names = payload.names.clone();
+                self.routing.rule = Some(target.name_rule());
                 self.conversation.turn = self.conversation.turn.saturating_add(1);
                 self.emit(&ChefEvent::CompileDone {
                     target,

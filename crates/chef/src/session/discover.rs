@@ -27,7 +27,7 @@ use crate::{
     error::RouteError,
     owned::{
         FIND_TOOLS, FIND_TOOLS_DEFAULT_LIMIT, FIND_TOOLS_MAX_LIMIT, find_tools_args,
-        find_tools_tool, found_tool_line,
+        find_tools_tool, found_tool_line_as,
     },
     prune::{FoundTool, KeepReason},
 };
@@ -236,8 +236,9 @@ impl Chef {
         };
         let mut lines = Vec::new();
         let mut found = Vec::new();
-        for (tool, _) in ranked {
-            let mut line = found_tool_line(tool);
+        let spoken = self.spoken_names(ranked.iter().map(|(tool, _)| *tool));
+        for ((tool, _), name) in ranked.iter().zip(&spoken) {
+            let mut line = found_tool_line_as(name, tool);
             if is_offered(&tool.name) {
                 line.push_str(" (already in your tools)");
             } else {
@@ -272,11 +273,23 @@ impl Chef {
         }
     }
 
+    /// The names `tools` (a search's answer) go by on the wire of the latest compile's
+    /// target, which is how the model will see them listed
+    /// ([`spoken_as_sent`](Self::spoken_as_sent)).
+    fn spoken_names<'t>(&self, tools: impl Iterator<Item = &'t ToolDefinition>) -> Vec<String> {
+        let mut registry_table = None;
+        tools
+            .map(|tool| self.spoken_as_sent(tool.name.as_str(), &mut registry_table))
+            .collect()
+    }
+
     /// The best-ranked tools for `query` that may be offered (see [`offerable`](Self::offerable);
     /// `gated`: whether the blocklist applies), best first, up to `limit`, each with its
     /// score; empty when the index abstains, also when only tools that may not be offered
     /// fit ([`Pruner::rank_search_among`](crate::prune::Pruner::rank_search_among)). Ranked
-    /// deep enough that the tools the gate or the lists remove do not cost places.
+    /// deep enough that the tools the gate or the lists remove do not cost places. A tool
+    /// scoring under [`FOUND_SCORE_FLOOR`](crate::owned::FOUND_SCORE_FLOOR) of the best one's score is left out: found
+    /// tools join the model's list, and an unrelated tail would join with them.
     fn search_offerable(
         &self,
         query: &str,
@@ -292,7 +305,7 @@ impl Chef {
             .tools
             .pruner
             .rank_search_among(query, depth, &offerable);
-        ranked
+        let mut found: Vec<(&ToolDefinition, f64)> = ranked
             .tools
             .iter()
             .zip(&ranked.reasons)
@@ -308,7 +321,10 @@ impl Chef {
                     .map(|t| (t, score))
             })
             .take(limit)
-            .collect()
+            .collect();
+        let best = found.iter().map(|(_, score)| *score).fold(0.0, f64::max);
+        found.retain(|(_, score)| *score >= best * crate::owned::FOUND_SCORE_FLOOR);
+        found
     }
 
     /// Under discovery, a call of a name the list the model answered does not hold (a tool
@@ -453,9 +469,10 @@ impl<'a> super::Tools<'a> {
     /// `k`, each with its score: what the catalogue index ranks (a sentence it abstains on
     /// as a whole is searched by the words of it the catalogue uses), less the tools that
     /// may not be offered — blocked ones, and ones off the allowlist or the active skill's
-    /// list (ranked with the others, then dropped, so they cost no place). Empty when the
-    /// index abstains: nothing fits; also when only such tools fit.
-    /// [`Pruner::rank_search`](crate::prune::Pruner::rank_search) ranks the whole
+    /// list (ranked with the others, then dropped, so they cost no place), and the tools
+    /// scoring under [`FOUND_SCORE_FLOOR`](crate::owned::FOUND_SCORE_FLOOR) of the best
+    /// one's score. Empty when the index abstains: nothing fits; also when only such tools
+    /// fit. [`Pruner::rank_search`](crate::prune::Pruner::rank_search) ranks the whole
     /// registry, with no gate.
     pub fn search(&self, query: &str, k: usize) -> Vec<(&'a ToolDefinition, f64)> {
         self.chef.search_offerable(query, k, true)

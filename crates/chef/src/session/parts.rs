@@ -93,6 +93,9 @@ pub(crate) struct Routing {
     /// The latest target's name table: `route` reads a wire name the target gave a tool
     /// (`timezone_convert` for `timezone.convert`) as that tool.
     pub(crate) names: WireNames,
+    /// The latest target's name rule (none before a compile): a tool a search finds is
+    /// named to the model as that target will send it.
+    pub(crate) rule: Option<chef_ir::NameRule>,
     /// The latest call `route` refused for its arguments (tool name as written, arguments,
     /// and how many assistant messages the history held then): the identical call again,
     /// in a later reply, gets the short correction instead of the same text.

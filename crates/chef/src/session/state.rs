@@ -196,6 +196,7 @@ impl Chef {
         }
         self.routing.latest = None;
         self.routing.names = chef_ir::WireNames::default();
+        self.routing.rule = None;
         self.tools.unmatched_reported.clear();
         self.tools.unmatched_checked = None;
         self.touch();

@@ -157,3 +157,163 @@ fn an_ambiguous_wire_name_involving_a_blocked_tool_is_blocked_not_explained() {
         }
     }
 }
+
+/// A discovery session over a catalogue with a dotted and a non-ASCII name, blocking the
+/// non-ASCII one, asked about invoices.
+fn invoices() -> Chef {
+    let tool = |name: &str, description: &str, schema: serde_json::Value| {
+        ToolDefinition::new(name, schema).with_description(description)
+    };
+    let mut tools = vec![
+        tool(
+            "café_send",
+            "Send a café order to the kitchen.",
+            json!({"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}),
+        ),
+        tool(
+            "billing.invoice_create",
+            "Create an invoice for a customer.",
+            json!({"type": "object", "properties": {"customer": {"type": "string"}, "amount": {"type": "number"}}, "required": ["customer", "amount"]}),
+        ),
+        tool(
+            "billing.invoice_void",
+            "Void an invoice.",
+            json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}),
+        ),
+    ];
+    for i in 0..12 {
+        tools.push(tool(
+            &format!("tool_{i}"),
+            &format!("Does unrelated thing number {i} with widgets."),
+            json!({"type": "object", "properties": {}}),
+        ));
+    }
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
+        chef::PrunePolicy::Discover {
+            top_k: 3,
+            always_keep: Vec::new(),
+        },
+    ));
+    chef.register_tools(tools).unwrap();
+    chef.tools_mut().set_blocked(["café_send"]);
+    chef.push(Message::user("make an invoice for ACME of 30 dollars"));
+    chef
+}
+
+fn reply_of(routed: &Routed) -> &str {
+    match routed {
+        Routed::Blocked { reply, .. }
+        | Routed::Error { reply, .. }
+        | Routed::Lookup { reply, .. } => reply,
+        other => panic!("expected a reply for the model, got {other:?}"),
+    }
+}
+
+/// The texts written for the model name a tool as the list it answered did: by the wire
+/// name the latest compile's target gave it (`billing_invoice_create` under OpenAI's rule,
+/// the dotted name under Gemini's, `cafe_send` for `café_send`), while the outcome's
+/// fields keep the real name for the program.
+#[test]
+fn refusals_and_search_answers_name_tools_as_the_model_saw_them() {
+    let mut chef = invoices();
+    chef.compile(Target::OpenAiChat).unwrap();
+    let find = chef.route(&ToolCall::new(
+        "c1",
+        "find_tools",
+        json!({"query": "void an invoice"}),
+    ));
+    let text = reply_of(&find);
+    assert!(text.contains("- billing_invoice_void(id)"), "{text}");
+    assert!(text.contains("- billing_invoice_create("), "{text}");
+    assert!(!text.contains("billing.invoice"), "{text}");
+
+    let blocked = chef.route(&ToolCall::new("c2", "cafe_send", json!({"item": "tea"})));
+    assert!(
+        matches!(&blocked, Routed::Blocked { name, .. } if name == "café_send"),
+        "{blocked:?}"
+    );
+    assert_eq!(
+        reply_of(&blocked),
+        "Tool \"cafe_send\" is currently blocked."
+    );
+
+    let missing = ToolCall::new("c3", "billing_invoice_create", json!({"customer": "ACME"}));
+    let refused = chef.route(&missing);
+    match &refused {
+        Routed::Error {
+            error: RouteError::Resolve(ResolveError::InvalidArguments(problem)),
+            ..
+        } => assert_eq!(problem.tool, "billing.invoice_create"),
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        reply_of(&refused).contains("for billing_invoice_create."),
+        "{}",
+        reply_of(&refused)
+    );
+    // The same call in a later reply gets the shorter correction, named the same way.
+    chef.push(Message::assistant_with(vec![chef_ir::Content::ToolCall(
+        missing.clone(),
+    )]));
+    let again = chef.route(&missing);
+    assert!(
+        reply_of(&again).contains("billing_invoice_create takes")
+            || reply_of(&again).contains("billing_invoice_create("),
+        "{}",
+        reply_of(&again)
+    );
+    assert!(!reply_of(&again).contains("billing.invoice"));
+
+    let slip = chef.check_tool_call(&ToolCall::new(
+        "c4",
+        "billing_invoice_creat",
+        json!({"customer": "a", "amount": 1}),
+    ));
+    assert!(
+        reply_of(&slip).ends_with("Did you mean \"billing_invoice_create\"?"),
+        "{}",
+        reply_of(&slip)
+    );
+
+    // Gemini keeps the dot, so its texts do too.
+    chef.compile(Target::Gemini).unwrap();
+    let refused = chef.check_tool_call(&ToolCall::new(
+        "c5",
+        "billing.invoice_create",
+        json!({"customer": "ACME"}),
+    ));
+    assert!(
+        reply_of(&refused).contains("for billing.invoice_create."),
+        "{}",
+        reply_of(&refused)
+    );
+}
+
+/// A search lists no tool scoring under a tenth of its best: in a small catalogue the
+/// unrelated tail would otherwise fill its places and join the model's list.
+#[test]
+fn a_search_does_not_list_an_unrelated_tail() {
+    let mut chef = invoices();
+    chef.compile(Target::OpenAiChat).unwrap();
+    let find = chef.route(&ToolCall::new(
+        "c1",
+        "find_tools",
+        json!({"query": "void an invoice", "limit": 10}),
+    ));
+    let listed: Vec<&str> = reply_of(&find)
+        .lines()
+        .filter(|l| l.starts_with("- "))
+        .collect();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let searched: Vec<String> = chef
+        .tools()
+        .search("void an invoice", 10)
+        .into_iter()
+        .map(|(t, _)| t.name.as_str().to_owned())
+        .collect();
+    assert_eq!(
+        searched,
+        ["billing.invoice_void", "billing.invoice_create"],
+        "{searched:?}"
+    );
+}

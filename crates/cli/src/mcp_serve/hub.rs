@@ -891,9 +891,24 @@ impl Hub {
         let limit = limit.min(self.config.found_limit);
         let mut lines = Vec::new();
         let mut finds = Vec::new();
-        for tool in &ranked.tools {
+        let score = |reason: &chef::prune::KeepReason| match reason {
+            chef::prune::KeepReason::Ranked { score, .. } => *score,
+            _ => 0.0,
+        };
+        // An unrelated tail (under a tenth of the best score) is not listed: each tool
+        // listed joins the host's list.
+        let best = ranked
+            .reasons
+            .iter()
+            .take(limit)
+            .map(score)
+            .fold(0.0, f64::max);
+        for (tool, reason) in ranked.tools.iter().zip(&ranked.reasons) {
             if lines.len() >= limit {
                 break;
+            }
+            if score(reason) < best * chef::owned::FOUND_SCORE_FLOOR {
+                continue;
             }
             let name = tool.name.as_str();
             lines.push(chef::owned::found_tool_line(tool));

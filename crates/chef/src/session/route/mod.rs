@@ -33,6 +33,7 @@
 
 mod hide;
 mod repeat;
+mod spoken;
 mod toolkit;
 
 use std::sync::Arc;
@@ -112,6 +113,7 @@ impl Chef {
             self.commit_found(found, false);
         }
         self.mend_did_you_mean(&tools, &mut routed);
+        self.speak_wire_names(&mut routed);
         self.correct_repeat(call, &mut routed);
         match &routed {
             Routed::ToolkitLoaded { toolkit, tools, .. } => self.commit_toolkit(toolkit, tools),
@@ -186,7 +188,7 @@ impl Chef {
         if let Some(near) = self.listed_near(tools, name).filter(|near| {
             !self.offers_find_tools() || chef_compress::similarity::is_slip_of(name, near)
         }) {
-            chef_compress::similarity::add_did_you_mean(reply, name, near);
+            chef_compress::similarity::add_did_you_mean(reply, name, self.spoken(near));
         }
     }
 
@@ -305,6 +307,7 @@ impl Chef {
                 // recording nothing.
                 let _ = self.search_for_unknown(call, &tools, &mut routed);
                 self.mend_did_you_mean(&tools, &mut routed);
+                self.speak_wire_names(&mut routed);
                 routed
             }
             Err(e) => unavailable(call, e),
