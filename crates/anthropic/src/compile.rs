@@ -48,8 +48,8 @@
 use std::{borrow::Cow, fmt};
 
 use chef_ir::{
-    Attachment, AttachmentSource, Content, Message, NameRule, NativeTool, Request, Role, Target,
-    ToolDefinition, ToolName, ToolResult, WireNames,
+    Attachment, AttachmentSource, CallIdRule, Content, Message, NameRule, NativeTool, Request,
+    Role, Target, ToolDefinition, ToolName, ToolResult, WireNames,
 };
 
 use crate::{
@@ -238,6 +238,43 @@ pub enum Notice {
         /// The call's id.
         call_id: String,
     },
+    /// A thinking block without a signature (a foreign model's thought, or Gemini's) was
+    /// left out: the API refuses thinking it did not sign.
+    UnsignedThinkingLeftOut {
+        /// Index of the message in the IR request.
+        message: usize,
+    },
+    /// A text block with no text but whitespace was left out (the API refuses "text
+    /// content blocks must contain non-whitespace text").
+    BlankTextLeftOut {
+        /// Index of the message in the IR request.
+        message: usize,
+    },
+    /// A message left with no block to send (nothing but blank text, unsigned thinking or
+    /// other targets' blocks) was not sent: the API refuses empty content.
+    EmptyMessageSkipped {
+        /// Index of the message in the IR request.
+        message: usize,
+    },
+    /// Trailing whitespace was cut from the final assistant message's text (the API
+    /// refuses a final assistant turn ending in whitespace).
+    FinalAssistantTrimmed {
+        /// Index of the message in the IR request.
+        message: usize,
+        /// The whitespace removed.
+        removed: String,
+    },
+    /// A tool call id Anthropic refuses (it takes `^[a-zA-Z0-9_-]+$`: a Gemini call's
+    /// `gemini-fc-files.read-0`, an OpenAI-compatible server's `functions.get:0`) was sent
+    /// under another id, in its call and its result alike.
+    CallIdRewritten {
+        /// Index of the message in the IR request holding the call.
+        message: usize,
+        /// The id in the history.
+        id: String,
+        /// The id on the wire.
+        wire: String,
+    },
     /// More breakpoints were requested than the API accepts (it refuses such a request
     /// whole), so the earliest were left out until [`MAX_BREAKPOINTS`] remain: message
     /// breakpoints first (never the last of them), then system ones; the tools' stays.
@@ -258,6 +295,11 @@ impl Notice {
             | Self::ImageFilenameDropped { message, .. }
             | Self::UnsupportedMediaType { message, .. }
             | Self::ThoughtSignatureDropped { message }
+            | Self::UnsignedThinkingLeftOut { message }
+            | Self::BlankTextLeftOut { message }
+            | Self::EmptyMessageSkipped { message }
+            | Self::FinalAssistantTrimmed { message, .. }
+            | Self::CallIdRewritten { message, .. }
             | Self::ArgumentsNotAnObject { message, .. } => {
                 *message += offset;
                 true
@@ -330,6 +372,26 @@ impl fmt::Display for Notice {
             Self::ArgumentsNotAnObject { message, call_id } => write!(
                 f,
                 "arguments of tool call {call_id:?} in message {message} are not a JSON object: sent as {{}}"
+            ),
+            Self::UnsignedThinkingLeftOut { message } => write!(
+                f,
+                "thinking without a signature in message {message} was left out (Anthropic refuses unsigned thinking)"
+            ),
+            Self::BlankTextLeftOut { message } => write!(
+                f,
+                "a text block of nothing but whitespace in message {message} was left out"
+            ),
+            Self::EmptyMessageSkipped { message } => write!(
+                f,
+                "message {message} has nothing Anthropic accepts; not sent"
+            ),
+            Self::FinalAssistantTrimmed { message, removed } => write!(
+                f,
+                "trailing whitespace {removed:?} cut from the final assistant message {message}"
+            ),
+            Self::CallIdRewritten { message, id, wire } => write!(
+                f,
+                "tool call id {id:?} in message {message} is sent as {wire:?}"
             ),
             Self::TooManyBreakpoints { count } => write!(
                 f,
@@ -404,6 +466,7 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
         messages: Vec::new(),
         after_user_turn: false,
         open_tool_turn: false,
+        last_turn: None,
     };
     for (index, message) in request.messages.iter().enumerate() {
         compiler.message(index, message)?;
@@ -411,6 +474,7 @@ pub fn compile<'a>(request: &'a Request, options: &CompileOptions) -> Result<Com
     if let Some(prefill) = &request.prefill {
         compiler.prefill(prefill, options.thinking_on());
     }
+    compiler.trim_final_assistant();
     let Compiler {
         system, messages, ..
     } = compiler;
@@ -519,6 +583,8 @@ struct Compiler<'a, 'n> {
     after_user_turn: bool,
     /// The last wire message is a user turn built from `tool` messages only.
     open_tool_turn: bool,
+    /// The IR message the last wire message was built from (none when the prefill made it).
+    last_turn: Option<usize>,
 }
 
 impl<'a> Compiler<'a, '_> {
@@ -590,14 +656,27 @@ impl<'a> Compiler<'a, '_> {
         let mut blocks = Vec::with_capacity(message.content.len());
         for content in &message.content {
             if let Content::Text { text, .. } = content
-                && text.is_empty()
-                && message.content.len() > 1
+                && text.trim().is_empty()
             {
+                // An empty text beside other blocks is nothing to say; whitespace is.
+                if !text.is_empty() || message.content.len() == 1 {
+                    self.notices
+                        .push(Notice::BlankTextLeftOut { message: index });
+                }
                 continue;
             }
             if let Some(block) = self.block(index, content)? {
                 blocks.push(block);
             }
+        }
+        if blocks.is_empty() {
+            self.notices
+                .push(Notice::EmptyMessageSkipped { message: index });
+            if message.cache_breakpoint {
+                self.notices
+                    .push(Notice::BreakpointDropped { message: index });
+            }
+            return Ok(());
         }
         let role = match message.role {
             Role::Assistant => wire::Role::Assistant,
@@ -638,7 +717,34 @@ impl<'a> Compiler<'a, '_> {
         }
         self.open_tool_turn = message.role == Role::Tool;
         self.after_user_turn = message.role != Role::Assistant;
+        self.last_turn = Some(index);
         Ok(())
+    }
+
+    /// Cuts trailing whitespace from the text ending a final assistant turn made from the
+    /// history (the prefill trims its own): the API refuses a final assistant message that
+    /// ends in whitespace.
+    fn trim_final_assistant(&mut self) {
+        let (Some(index), Some(last)) = (self.last_turn, self.messages.last_mut()) else {
+            return;
+        };
+        if last.role != wire::Role::Assistant {
+            return;
+        }
+        if let Some(ContentBlock::Text(block)) = last.content.last_mut() {
+            let kept = block.text.trim_end().len();
+            if kept < block.text.len() && kept > 0 {
+                let removed = block.text[kept..].to_owned();
+                match &mut block.text {
+                    Cow::Borrowed(text) => *text = &text[..kept],
+                    Cow::Owned(text) => text.truncate(kept),
+                }
+                self.notices.push(Notice::FinalAssistantTrimmed {
+                    message: index,
+                    removed,
+                });
+            }
+        }
     }
 
     fn block(&mut self, index: usize, content: &'a Content) -> Result<Option<ContentBlock<'a>>> {
@@ -660,8 +766,16 @@ impl<'a> Compiler<'a, '_> {
                     }
                     Cow::Owned(serde_json::Value::Object(serde_json::Map::new()))
                 };
+                let id = CallIdRule::ANTHROPIC.wire_id(call.id.as_str());
+                if let Cow::Owned(wire) = &id {
+                    self.notices.push(Notice::CallIdRewritten {
+                        message: index,
+                        id: call.id.to_string(),
+                        wire: wire.clone(),
+                    });
+                }
                 ContentBlock::ToolUse(ToolUseBlock {
-                    id: Cow::Borrowed(call.id.as_str()),
+                    id,
                     name: wire_name(self.names, call.name.as_str()),
                     input,
                     cache_control: None,
@@ -670,11 +784,16 @@ impl<'a> Compiler<'a, '_> {
             Content::ToolResult(result) => ContentBlock::ToolResult(self.result(index, result)?),
             Content::Thinking {
                 thinking,
-                signature,
-            } => ContentBlock::Thinking(ThinkingBlock {
+                signature: Some(signature),
+            } if !signature.is_empty() => ContentBlock::Thinking(ThinkingBlock {
                 thinking: Cow::Borrowed(thinking),
-                signature: Cow::Borrowed(signature.as_deref().unwrap_or("")),
+                signature: Cow::Borrowed(signature),
             }),
+            Content::Thinking { .. } => {
+                self.notices
+                    .push(Notice::UnsignedThinkingLeftOut { message: index });
+                return Ok(None);
+            }
             Content::RedactedThinking { data } => {
                 ContentBlock::RedactedThinking(RedactedThinkingBlock {
                     data: Cow::Borrowed(data),
@@ -719,7 +838,7 @@ impl<'a> Compiler<'a, '_> {
             }
         };
         Ok(ToolResultBlock {
-            tool_use_id: Cow::Borrowed(result.tool_call_id.as_str()),
+            tool_use_id: CallIdRule::ANTHROPIC.wire_id(result.tool_call_id.as_str()),
             content,
             is_error: result.is_error.then_some(true),
             cache_control: None,
@@ -802,6 +921,7 @@ impl<'a> Compiler<'a, '_> {
                     .messages
                     .push(wire::Message::new(wire::Role::User, vec![block])),
             }
+            self.last_turn = None;
             return;
         }
         let kept = prefill.trim_end();
@@ -819,6 +939,7 @@ impl<'a> Compiler<'a, '_> {
                 wire::Role::Assistant,
                 vec![ContentBlock::text(kept)],
             ));
+            self.last_turn = None;
         }
     }
 }

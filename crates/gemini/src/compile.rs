@@ -340,6 +340,28 @@ struct Cx<'r, 'a> {
 }
 
 impl<'a> Cx<'_, 'a> {
+    /// Whether `call` is the first call of a model turn that carries no thought signature
+    /// anywhere (a turn another provider wrote): Gemini 3 refuses a step whose first call
+    /// has none, and its own turns always sign it.
+    fn needs_stand_in(&self, i: usize, call: &chef_ir::ToolCall) -> bool {
+        let Some(message) = self.messages.get(i) else {
+            return false;
+        };
+        message.role == Role::Assistant
+            && message
+                .tool_calls()
+                .next()
+                .is_some_and(|first| first.id == call.id)
+            && !message.content.iter().any(|c| match c {
+                Content::Text {
+                    thought_signature, ..
+                } => thought_signature.is_some(),
+                Content::ToolCall(c) => c.thought_signature.is_some(),
+                Content::Thinking { signature, .. } => signature.is_some(),
+                _ => false,
+            })
+    }
+
     fn block(&mut self, i: usize, block: &'a Content, out: &mut Vec<Part<'a>>) -> Result<()> {
         match block {
             Content::Text {
@@ -403,10 +425,16 @@ impl<'a> Cx<'_, 'a> {
                             .call_ids
                             .then_some(Cow::Borrowed(call.id.as_str())),
                     );
+                let signature = match call.thought_signature.as_deref() {
+                    Some(signature) => Some(Cow::Borrowed(signature)),
+                    None if self.needs_stand_in(i, call) => {
+                        self.notices.push(Notice::SignatureStandIn { message: i });
+                        Some(Cow::Borrowed(crate::STAND_IN_SIGNATURE))
+                    }
+                    None => None,
+                };
                 out.push(Part::Known(
-                    KnownPart::new(Data::FunctionCall(fc)).with_thought_signature(
-                        call.thought_signature.as_deref().map(Cow::Borrowed),
-                    ),
+                    KnownPart::new(Data::FunctionCall(fc)).with_thought_signature(signature),
                 ));
             }
             Content::ToolResult(result) => self.result(i, result, out)?,

@@ -72,6 +72,12 @@ pub use chef_ir::ToolPass;
 /// every provider crate).
 pub use chef_ir::{COMPACTION_HEADER, PH_CONTINUES, PH_NO_RESULT};
 
+/// The thought signature sent on the first call of a model turn Gemini did not write (a
+/// call another provider made): the value Google's thought-signature guide gives for calls
+/// whose signature cannot be had, which Gemini 3 accepts in place of one (it refuses a
+/// step whose first call has none). See [`Notice::SignatureStandIn`].
+pub const STAND_IN_SIGNATURE: &str = "skip_thought_signature_validator";
+
 pub use crate::{
     compile::{Compiled, compile, compile_with},
     envelope::{Envelope, envelope},

@@ -297,7 +297,8 @@ fn convert(part: Part<'_>, names: &WireNames, ids: &mut Ids) -> Converted {
             let id = id.map_or_else(|| ids.next(&real), Cow::into_owned);
             let args = args.map(Cow::into_owned).unwrap_or_default();
             let mut call = ToolCall::new(id, real, Value::Object(args));
-            call.thought_signature = thought_signature;
+            // The stand-in compile writes for a call Gemini did not sign is no signature.
+            call.thought_signature = thought_signature.filter(|s| s != crate::STAND_IN_SIGNATURE);
             Content::ToolCall(call)
         }
         Data::FunctionResponse(FunctionResponse { id, name, response }) => {

@@ -22,7 +22,9 @@
 //! | `type: "array"` without `items` | `items: {}` appended (never an invented item type) |
 //! | `items` on a non-array `type` | removed |
 //! | `items` as an array (tuple form) | one schema: the member, or `anyOf` of the members |
-//! | `enum` on a non-string `type`, or with a non-string value | removed, type kept (Gemini: "enum only allowed for STRING type") |
+//! | `enum` of strings and `null` | the strings, and `nullable: true` |
+//! | `enum` on a non-string `type`, or with another non-string value | removed, type kept (Gemini: "enum only allowed for STRING type") |
+//! | `properties` (and `required`, `minProperties`, `maxProperties`, `propertyOrdering`) on a non-object `type` | removed ("properties: only allowed for OBJECT type") |
 //! | `enum` of strings without `type` | `type: "string"` added (Gemini rejects an untyped enum) |
 //! | `const` (string) | `enum: [const]` when there is no `enum` |
 //! | `format` Gemini refuses (`uri`, `email`, …) | removed; kept: `enum`, `date-time` on strings, `int32`, `int64`, `float`, `double` on numbers |
@@ -182,6 +184,8 @@ enum Val<'a> {
     Required(Vec<&'a Value>),
     /// `enum: [const]`.
     Const(&'a Value),
+    /// `enum`: these of its values (the strings of one that also held `null`).
+    Values(Vec<&'a Value>),
 }
 
 impl Val<'_> {
@@ -385,7 +389,35 @@ fn repair<'a>(out: &mut Vec<Entry<'a>>) {
         Some("array") | None => {}
         Some(_) => remove(out, "items"),
     }
+    // Only an object has properties ("properties: only allowed for OBJECT type").
+    if ty.is_some_and(|t| t != "object") {
+        for key in [
+            "properties",
+            "required",
+            "minProperties",
+            "maxProperties",
+            "propertyOrdering",
+        ] {
+            remove(out, key);
+        }
+    }
+    // `null` among string values means the value may be null: Gemini says that with
+    // `nullable`, and takes only strings in `enum`.
+    let raw_enum: Option<&'a Value> = match find(out, "enum") {
+        Some(Val::Raw(value)) => Some(*value),
+        _ => None,
+    };
+    if let Some(Value::Array(values)) = raw_enum
+        && values.iter().any(Value::is_null)
+        && values.iter().any(Value::is_string)
+        && values.iter().all(|v| v.is_string() || v.is_null())
+    {
+        let strings: Vec<&'a Value> = values.iter().filter(|v| v.is_string()).collect();
+        set(out, "enum", Val::Values(strings));
+        set(out, "nullable", Val::True);
+    }
     let enum_strings = match find(out, "enum") {
+        Some(Val::Values(_)) => Some(true),
         Some(Val::Raw(Value::Array(values))) => Some(values.iter().all(Value::is_string)),
         Some(Val::Const(value)) => Some(value.is_string()),
         _ => None,
@@ -588,7 +620,8 @@ fn is_clean(node: &Value, depth: usize) -> bool {
             .all(|n| n.as_str().is_some_and(|n| props.contains_key(n))),
         (Some(_), None) => false,
     };
-    items_ok && format_ok && required_ok && (!has_enum || ty == Some("string"))
+    let properties_ok = props.is_none() || ty.is_none_or(|t| t == "object");
+    items_ok && format_ok && required_ok && properties_ok && (!has_enum || ty == Some("string"))
 }
 
 /// A list of sub-schemas, as a JSON array.
@@ -627,6 +660,7 @@ impl Serialize for Val<'_> {
             }
             Self::Required(names) => names.serialize(serializer),
             Self::Const(value) => [value].serialize(serializer),
+            Self::Values(values) => values.serialize(serializer),
         }
     }
 }
@@ -662,6 +696,18 @@ mod tests {
                 json!({"enum": ["a", "b"], "type": "string"}),
             ),
             (json!({"enum": ["a", 1]}), json!({})),
+            (
+                json!({"enum": ["a", "b", null]}),
+                json!({"enum": ["a", "b"], "nullable": true, "type": "string"}),
+            ),
+            (
+                json!({"type": "string", "enum": [null, "a"]}),
+                json!({"type": "string", "enum": ["a"], "nullable": true}),
+            ),
+            (
+                json!({"type": "string", "properties": {"a": {"type": "string"}}, "required": ["a"]}),
+                json!({"type": "string"}),
+            ),
             (
                 json!({"type": ["string", "array"]}),
                 json!({"type": "string"}),

@@ -100,7 +100,7 @@ pub use crate::{
         TEXT_CALL_ID_PREFIX, TextCall, TextCallBlock, find_text_calls, recover_text_calls,
     },
     tool::{ToolAnnotations, ToolCall, ToolCallId, ToolDefinition, ToolName},
-    wire_name::{NameRule, WireNames},
+    wire_name::{CallIdRule, NameRule, WireNames},
 };
 
 /// The kind of a JSON value with its article, for messages a model or a user reads:

@@ -291,6 +291,82 @@ fn unreachable_fallback(name: &str) -> String {
 }
 
 /// 32-bit FNV-1a: tiny, stable across machines and releases (unlike `DefaultHasher`).
+/// Which tool call ids a provider accepts (ids pair a call with its result; the provider
+/// makes its own for new calls, so only ids made elsewhere — by another provider, a
+/// text-call recovery, a caller — can break its rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallIdRule {
+    /// Whether only ASCII letters, digits, `_` and `-` are accepted.
+    pub base_chars: bool,
+    /// The longest id accepted, in characters (`None`: no documented limit).
+    pub max_len: Option<usize>,
+}
+
+impl CallIdRule {
+    /// Anthropic Messages: `tool_use.id` must match `^[a-zA-Z0-9_-]+$`.
+    pub const ANTHROPIC: Self = Self {
+        base_chars: true,
+        max_len: None,
+    };
+    /// OpenAI Chat Completions: a `tool_calls[].id` of more than 40 characters is refused
+    /// ("string too long").
+    pub const OPENAI_CHAT: Self = Self {
+        base_chars: false,
+        max_len: Some(40),
+    };
+
+    /// Whether `id` is accepted as it is.
+    pub fn accepts(&self, id: &str) -> bool {
+        !id.is_empty()
+            && (!self.base_chars || id.bytes().all(is_base_byte))
+            && self.max_len.is_none_or(|max| id.chars().count() <= max)
+    }
+
+    /// The id to send for `id`: itself when accepted, else `id` with each refused
+    /// character written `_`, cut to fit, and `_` + 8 hex digits of the FNV-1a hash of the
+    /// whole id appended (two ids never meet on one wire id but by a hash collision).
+    /// A call and its result map alike, so they still pair.
+    ///
+    /// ```
+    /// use chef_ir::CallIdRule;
+    ///
+    /// assert_eq!(CallIdRule::ANTHROPIC.wire_id("toolu_01"), "toolu_01");
+    /// let wire = CallIdRule::ANTHROPIC.wire_id("gemini-fc-files.read-0");
+    /// assert!(wire.starts_with("gemini-fc-files_read-0_") && CallIdRule::ANTHROPIC.accepts(&wire));
+    /// assert_eq!(CallIdRule::OPENAI_CHAT.wire_id(&"x".repeat(50)).len(), 40);
+    /// ```
+    pub fn wire_id<'a>(&self, id: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.accepts(id) {
+            return std::borrow::Cow::Borrowed(id);
+        }
+        let suffix = format!("_{:08x}", fnv1a(id.as_bytes()));
+        let keep = self
+            .max_len
+            .map_or(usize::MAX, |max| max.saturating_sub(suffix.len()));
+        let mut wire: String = id
+            .chars()
+            .take(keep)
+            .map(|c| {
+                if !self.base_chars || u8::try_from(c).is_ok_and(is_base_byte) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if wire.is_empty() {
+            wire.push_str("call");
+        }
+        wire.push_str(&suffix);
+        std::borrow::Cow::Owned(wire)
+    }
+}
+
+/// Whether every name rule accepts the byte `b` (an ASCII letter, digit, `_` or `-`).
+fn is_base_byte(b: u8) -> bool {
+    BASE_BYTES.get(usize::from(b)).copied().unwrap_or(false)
+}
+
 fn fnv1a(bytes: &[u8]) -> u32 {
     let mut hash: u32 = 0x811c_9dc5;
     for b in bytes {

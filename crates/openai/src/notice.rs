@@ -100,6 +100,16 @@ pub enum Notice {
         /// The call.
         tool_call_id: String,
     },
+    /// A tool call id the target refuses (Chat Completions takes 40 characters at most)
+    /// was sent under another id, in its call and its result alike.
+    CallIdRewritten {
+        /// The message holding the call.
+        message: usize,
+        /// The id in the history.
+        id: String,
+        /// The id on the wire.
+        wire: String,
+    },
     /// A content block kept verbatim for another target (or for no known target) was
     /// left out.
     ForeignContentDropped {
@@ -144,6 +154,7 @@ impl Notice {
             | Self::DocumentUrlAsText { message, .. }
             | Self::ToolContentMoved { message, .. }
             | Self::ToolErrorFlagDropped { message, .. }
+            | Self::CallIdRewritten { message, .. }
             | Self::ForeignContentDropped { message, .. }
             | Self::CompactionAsText { message }
             | Self::SystemHoisted { message }
@@ -253,6 +264,10 @@ impl std::fmt::Display for Notice {
                 f,
                 "message {message}: tool result {tool_call_id:?} is an error, sent without an \
                  error flag"
+            ),
+            Self::CallIdRewritten { message, id, wire } => write!(
+                f,
+                "message {message}: tool call id {id:?} is sent as {wire:?}"
             ),
             Self::ForeignContentDropped { message, target } => write!(
                 f,

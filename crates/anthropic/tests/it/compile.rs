@@ -208,7 +208,7 @@ fn assistant_blocks_keep_ir_order_with_thinking_signature_and_redacted_thinking(
         Message::assistant_with(vec![
             Content::Thinking {
                 thinking: "hmm".into(),
-                signature: None,
+                signature: Some("sig".into()),
             },
             Content::RedactedThinking { data: "enc".into() },
             Content::text("Checking..."),
@@ -220,7 +220,7 @@ fn assistant_blocks_keep_ir_order_with_thinking_signature_and_redacted_thinking(
     assert_eq!(
         b["messages"][1]["content"],
         json!([
-            {"type":"thinking","thinking":"hmm","signature":""},
+            {"type":"thinking","thinking":"hmm","signature":"sig"},
             {"type":"redacted_thinking","data":"enc"},
             {"type":"text","text":"Checking..."},
             {"type":"tool_use","id":"c1","name":"get_weather","input":{"city":"London"}},
@@ -798,5 +798,78 @@ fn non_object_arguments_go_as_an_empty_object_with_a_notice() {
                 call_id: "d".into()
             },
         ]
+    );
+}
+
+/// What Anthropic refuses is never sent, and each change is said: thinking it did not sign
+/// (a foreign model's thought), blank text, a message left with nothing, trailing
+/// whitespace ending the final assistant turn, and call ids outside `^[a-zA-Z0-9_-]+$`
+/// (a Gemini call's, an OpenAI-compatible server's), which are rewritten alike in the call
+/// and its result so the two still pair.
+#[test]
+fn what_the_api_refuses_is_left_out_or_rewritten_with_a_notice() {
+    let request = Request::new(vec![
+        Message::user("q"),
+        Message::assistant_with(vec![
+            Content::Thinking {
+                thinking: "a foreign thought".into(),
+                signature: None,
+            },
+            Content::text("Checking."),
+            call(
+                "gemini-fc-files.read-0",
+                "get_weather",
+                json!({"city": "Oslo"}),
+            ),
+        ]),
+        Message::tool_results(vec![ToolResult::text("gemini-fc-files.read-0", "5C")]),
+        Message::assistant("   "),
+        Message::user("  "),
+        Message::user("and now?"),
+        Message::assistant("The answer is "),
+    ]);
+    let compiled = compile(&request, &CompileOptions::default()).unwrap();
+    let b: serde_json::Value = serde_json::from_slice(&compiled.to_vec().unwrap()).unwrap();
+    let messages = b["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4, "{b}");
+    let wire_id = messages[1]["content"][1]["id"].as_str().unwrap();
+    assert!(wire_id.starts_with("gemini-fc-files_read-0_"), "{wire_id}");
+    assert!(
+        wire_id
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+    );
+    assert_eq!(
+        messages[1]["content"][0],
+        json!({"type": "text", "text": "Checking."})
+    );
+    assert_eq!(messages[2]["content"][0]["tool_use_id"], wire_id);
+    assert_eq!(
+        messages[3],
+        json!({"role": "assistant", "content": [{"type": "text", "text": "The answer is"}]})
+    );
+    // The blank user turn went, so "and now?" joined the tool results' turn.
+    assert_eq!(messages[2]["content"][1]["text"], "and now?");
+    let notices: Vec<String> = compiled.notices.iter().map(ToString::to_string).collect();
+    let said = |needle: &str| notices.iter().any(|n| n.contains(needle));
+    assert!(
+        said("thinking without a signature in message 1"),
+        "{notices:?}"
+    );
+    assert!(
+        said("tool call id \"gemini-fc-files.read-0\" in message 1"),
+        "{notices:?}"
+    );
+    assert!(
+        said("message 3 has nothing Anthropic accepts"),
+        "{notices:?}"
+    );
+    assert!(
+        said("message 4 has nothing Anthropic accepts"),
+        "{notices:?}"
+    );
+    assert!(
+        said("trailing whitespace \" \" cut from the final assistant message 6"),
+        "{notices:?}"
     );
 }

@@ -150,9 +150,10 @@ fn h74_calls_become_function_call_parts_with_arguments_as_given() {
         ]),
     ]);
     let text = crate::text(&compile(&request));
-    assert!(text.contains(r#"{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"London"}}}]}"#));
+    // A turn Gemini did not sign: its first call carries the documented stand-in.
+    assert!(text.contains(r#"{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"London"}},"thoughtSignature":"skip_thought_signature_validator"}]}"#), "{text}");
     // Key order kept, numbers as serde_json holds them (no trip through doubles).
-    assert!(text.contains(r#"{"role":"model","parts":[{"text":"Let me check..."},{"functionCall":{"name":"f","args":{"z":1,"a":{"y":2.0,"b":100.0}}}},{"functionCall":{"name":"g","args":{}}},{"functionCall":{"name":"h","args":{"n":18446744073709551615}}}]}"#), "{text}");
+    assert!(text.contains(r#"{"role":"model","parts":[{"text":"Let me check..."},{"functionCall":{"name":"f","args":{"z":1,"a":{"y":2.0,"b":100.0}}},"thoughtSignature":"skip_thought_signature_validator"},{"functionCall":{"name":"g","args":{}}},{"functionCall":{"name":"h","args":{"n":18446744073709551615}}}]}"#), "{text}");
 }
 
 /// A garbled call kept in the history (refused when routed, answered with its error) must
@@ -170,7 +171,7 @@ fn non_object_arguments_go_as_an_empty_object_with_a_notice() {
     let c = chef_gemini::compile(&request, &CompileOptions::default()).unwrap();
     let text = String::from_utf8(chef_gemini::to_vec(&c).unwrap()).unwrap();
     assert!(
-        text.contains(r#"[{"functionCall":{"name":"f","args":{}}},{"functionCall":{"name":"f","args":{}}},{"functionCall":{"name":"f","args":{}}}]"#),
+        text.contains(r#"[{"functionCall":{"name":"f","args":{}},"thoughtSignature":"skip_thought_signature_validator"},{"functionCall":{"name":"f","args":{}}},{"functionCall":{"name":"f","args":{}}}]"#),
         "{text}"
     );
     assert_eq!(
@@ -180,6 +181,7 @@ fn non_object_arguments_go_as_an_empty_object_with_a_notice() {
                 message: 1,
                 call_id: "c".into()
             },
+            Notice::SignatureStandIn { message: 1 },
             Notice::ArgumentsNotAnObject {
                 message: 1,
                 call_id: "d".into()

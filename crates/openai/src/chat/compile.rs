@@ -3,8 +3,8 @@
 use std::{borrow::Cow, ops::Range};
 
 use chef_ir::{
-    Attachment, AttachmentSource, Content, Message, Request, Role, Target, ToolPass, ToolResult,
-    WireNames,
+    Attachment, AttachmentSource, CallIdRule, Content, Message, Request, Role, Target, ToolPass,
+    ToolResult, WireNames,
 };
 use serde_json::{Map, Value};
 
@@ -259,7 +259,7 @@ impl<'a> Lower<'a> for Builder<'a, '_> {
     }
 
     fn tool_result(&mut self, index: usize, result: &'a ToolResult) {
-        let id = result.tool_call_id.as_str();
+        let id = CallIdRule::OPENAI_CHAT.wire_id(result.tool_call_id.as_str());
         lowering::error_flag(self.notices, index, result);
         let mut texts = Vec::with_capacity(result.content.len());
         let mut moved = Vec::new();
@@ -282,7 +282,7 @@ impl<'a> Lower<'a> for Builder<'a, '_> {
         if !moved.is_empty() {
             self.notices.push(Notice::ToolContentMoved {
                 message: index,
-                tool_call_id: id.to_owned(),
+                tool_call_id: result.tool_call_id.to_string(),
             });
             self.spill.push(Tagged::Known(Part::Text {
                 text: Cow::Owned(format!("[Media from the result of tool call {id}]")),
@@ -291,7 +291,7 @@ impl<'a> Lower<'a> for Builder<'a, '_> {
         }
         self.messages.push(wire::Message::Tool {
             content: collapse(texts),
-            tool_call_id: Cow::Borrowed(id),
+            tool_call_id: id,
         });
     }
 
@@ -343,8 +343,16 @@ impl<'a> Builder<'a, '_> {
                 Content::Attachment(_) => attachments += 1,
                 Content::ToolCall(call) => {
                     let arguments = call_arguments(index, call)?;
+                    let id = CallIdRule::OPENAI_CHAT.wire_id(call.id.as_str());
+                    if let Cow::Owned(wire) = &id {
+                        self.notices.push(Notice::CallIdRewritten {
+                            message: index,
+                            id: call.id.to_string(),
+                            wire: wire.clone(),
+                        });
+                    }
                     tool_calls.push(Tagged::Known(wire::ToolCall::Function {
-                        id: Cow::Borrowed(call.id.as_str()),
+                        id,
                         function: wire::FunctionCall {
                             name: wire_name(self.names, call.name.as_str()),
                             arguments,

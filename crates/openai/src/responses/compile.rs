@@ -191,7 +191,10 @@ fn tools<'a>(
             description: (!tool.description.is_empty())
                 .then_some(Cow::Borrowed(tool.description.as_str())),
             parameters: Some(Cow::Borrowed(&tool.input_schema)),
-            strict: None,
+            // Said, not left out: Responses reads a function tool without `strict` as
+            // strict where the schema allows it (every optional parameter then required),
+            // unlike Chat Completions, which reads it as not strict.
+            strict: Some(false),
             defer_loading,
         })));
     }

@@ -458,3 +458,40 @@ fn an_anthropic_compaction_summary_is_carried_as_text() {
         json!({"type":"output_text","text":summary})
     );
 }
+
+/// Chat Completions refuses a call id over 40 characters ("string too long"); an id made
+/// elsewhere (a Gemini call's id names its tool) is sent shortened, alike in the call and
+/// its result, with a notice.
+#[test]
+fn call_ids_over_forty_characters_are_shortened_alike_in_call_and_result() {
+    let long = "gemini-fc-a_rather_long_tool_name_for_reports-0";
+    let request = Request::new(vec![
+        Message::user("q"),
+        Message::assistant_with(vec![Content::ToolCall(ToolCall::new(long, "f", json!({})))]),
+        Message::tool_results(vec![ToolResult::text(long, "done")]),
+    ]);
+    let (body, notices) = chat_json(&request);
+    let id = body["messages"][1]["tool_calls"][0]["id"].as_str().unwrap();
+    assert_eq!(id.len(), 40, "{id}");
+    assert!(id.starts_with("gemini-fc-a_rather_long_tool_na_"), "{id}");
+    assert_eq!(body["messages"][2]["tool_call_id"], id);
+    assert_eq!(
+        notices,
+        vec![Notice::CallIdRewritten {
+            message: 1,
+            id: long.to_owned(),
+            wire: id.to_owned(),
+        }]
+    );
+    // An id that fits is sent as it is.
+    let (body, notices) = chat_json(&Request::new(vec![
+        Message::user("q"),
+        Message::assistant_with(vec![Content::ToolCall(ToolCall::new(
+            "call_1",
+            "f",
+            json!({}),
+        ))]),
+    ]));
+    assert_eq!(body["messages"][1]["tool_calls"][0]["id"], "call_1");
+    assert!(notices.is_empty());
+}

@@ -93,7 +93,7 @@ fn envelopes_carry_the_system_preamble() {
     let (bytes, _) = responses::envelope(&tools, "MAP").unwrap();
     assert_eq!(
         String::from_utf8(bytes).unwrap(),
-        r#"{"tools":[{"type":"function","name":"a","parameters":{"type":"object"}}],"instructions":"MAP","input":[]}"#
+        r#"{"tools":[{"type":"function","name":"a","parameters":{"type":"object"},"strict":false}],"instructions":"MAP","input":[]}"#
     );
 }
 

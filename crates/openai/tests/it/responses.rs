@@ -61,7 +61,7 @@ fn tools_are_flat_function_tools() {
     let (body, _) = responses_json(&request);
     assert_eq!(
         body["tools"],
-        json!([{"type":"function","name":"a_b","description":"D","parameters":{"type":"object"}}])
+        json!([{"type":"function","name":"a_b","description":"D","parameters":{"type":"object"},"strict":false}])
     );
 }
 
@@ -288,8 +288,8 @@ fn defer_loading_is_sent_only_beside_the_tool_search_tool() {
     assert_eq!(
         body["tools"],
         json!([
-            {"type":"function","name":"loaded","parameters":{"type":"object"}},
-            {"type":"function","name":"deferred","parameters":{"type":"object"},"defer_loading":true},
+            {"type":"function","name":"loaded","parameters":{"type":"object"},"strict":false},
+            {"type":"function","name":"deferred","parameters":{"type":"object"},"strict":false,"defer_loading":true},
             {"type":"tool_search"}
         ])
     );
