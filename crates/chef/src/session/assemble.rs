@@ -132,7 +132,7 @@ pub(crate) fn assemble(parts: Parts<'_>) -> Vec<Message> {
         messages.push(Message::system(text.to_owned()));
     }
     let history_start = messages.len();
-    messages.extend(parts.history.iter().cloned());
+    super::interrupted::extend_closing_interrupted(&mut messages, parts.history);
     let history_end = messages.len();
     if let Some(text) = parts.system_dynamic.filter(|t| !t.is_empty()) {
         messages.push(Message::system(text.to_owned()));

@@ -272,6 +272,7 @@ impl Chef {
             }
         }
         wire.notices.extend(pending);
+        wire.notices.extend(self.interrupted_call_notices());
         wire.notices.extend(self.unmatched_blocklist_notices());
         wire.notices.extend(self.offload_compile_notices());
         wire.notices.extend(self.skill_notices());

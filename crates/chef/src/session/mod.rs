@@ -11,6 +11,7 @@ mod conversation;
 mod discover;
 mod dynamic;
 mod history;
+pub(crate) mod interrupted;
 mod journal;
 mod offload;
 mod overflow;

@@ -112,6 +112,9 @@ pub(crate) struct Conversation {
     pub(crate) overflow: OverflowState,
     pub(crate) tokenizer: Option<Arc<dyn Tokenizer>>,
     pub(crate) summarizer: Option<Arc<dyn Summarizer>>,
+    /// Where the next compile looks for calls the conversation moved on from: the history
+    /// generation and the index to scan from (see `interrupted.rs`).
+    pub(crate) interrupted_scan: (u64, usize),
 }
 
 impl Conversation {
@@ -125,6 +128,7 @@ impl Conversation {
             overflow: self.overflow.clone(),
             tokenizer: self.tokenizer.clone(),
             summarizer: self.summarizer.clone(),
+            interrupted_scan: self.interrupted_scan,
         }
     }
 }

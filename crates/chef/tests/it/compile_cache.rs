@@ -434,3 +434,81 @@ fn error_results_give_one_notice_per_cause_not_one_per_result() {
         );
     }
 }
+
+/// A loop that moves on from calls without their results (the user interrupted; one
+/// result of two was pushed) gets requests every provider takes: each such call is closed
+/// with a placeholder result just before the turn that moved on, each compile says so
+/// once, and the history prefix is still reused (the placeholders are the same bytes in
+/// a prefix and in a full compile).
+#[test]
+fn interrupted_calls_get_placeholder_results_and_keep_prefix_reuse() {
+    use chef_ir::{Content, ToolCall, ToolResult};
+    for target in Target::ALL {
+        let mut chef = support::session(ChefConfig::default());
+        let (mut reused, turns) = (0, 40);
+        for turn in 0..turns {
+            chef.push(Message::user(format!("Turn {turn}: and the next partner?")));
+            let call = |n: usize| {
+                Content::ToolCall(ToolCall::new(
+                    format!("v{turn}_{n}"),
+                    "accessorial_revenue_details",
+                    serde_json::json!({"partner_name": format!("p{turn}")}),
+                ))
+            };
+            chef.push(Message::assistant_with(vec![call(0), call(1)]));
+            let interrupted = turn % 4 == 1;
+            if !interrupted {
+                chef.push(Message::tool_results(vec![ToolResult::text(
+                    format!("v{turn}_0"),
+                    "[]",
+                )]));
+                chef.push(Message::tool_results(vec![ToolResult::text(
+                    format!("v{turn}_1"),
+                    "[]",
+                )]));
+                chef.push(Message::assistant(format!("Answered {turn}.")));
+            } else if turn % 8 == 1 {
+                // One result of two, then the user moves on.
+                chef.push(Message::tool_results(vec![ToolResult::text(
+                    format!("v{turn}_0"),
+                    "[]",
+                )]));
+            }
+            let (body, notices) = provider_bytes_and_notices(&mut chef, target);
+            let payload = chef.compile(target).unwrap();
+            reused += usize::from(payload.meta.reused_prefix);
+            assert_body(&payload, &body, turn);
+            let said: Vec<&String> = payload
+                .notices
+                .iter()
+                .filter(|n| n.contains("got no result before the conversation went on"))
+                .collect();
+            // Said at the compile after the turn that moved on, once.
+            let expected = if turn % 4 == 2 {
+                if (turn - 1) % 8 == 1 { 1 } else { 2 }
+            } else {
+                0
+            };
+            assert_eq!(said.len(), expected, "{target:?} turn {turn}: {said:?}");
+            // The provider's notices, numbered as in a full compile (placeholders count).
+            let others: Vec<String> = payload
+                .notices
+                .iter()
+                .filter(|n| !n.contains("got no result before the conversation went on"))
+                .cloned()
+                .collect();
+            assert_eq!(others, notices, "{target:?} turn {turn}");
+            let text = String::from_utf8(payload.body).unwrap();
+            if turn >= 2 {
+                assert!(
+                    text.contains(chef_ir::PH_NO_RESULT),
+                    "{target:?} turn {turn}"
+                );
+            }
+        }
+        assert!(
+            reused >= turns * 3 / 4,
+            "{target:?}: only {reused} of {turns} turns reused a prefix"
+        );
+    }
+}

@@ -208,8 +208,14 @@ impl TurnCompiler {
         let mut request = Request::new(messages).with_tools(wire_tools);
         request.prefill.clone_from(&input.layers.prefill);
         let cached = wire::ToolsWanted::from_cache(self.tool_bytes.get(target, tools));
-        let compiled =
-            wire::compile_unspliced(target, &request, input.options, false, slot.cut, cached);
+        let compiled = wire::compile_unspliced(
+            target,
+            &request,
+            input.options,
+            false,
+            slot.cut + slot.inserted,
+            cached,
+        );
         let lent = std::mem::take(&mut request.tools);
         let mut unspliced = compiled?;
         if !unspliced.notices_shifted {
@@ -276,8 +282,9 @@ impl TurnCompiler {
         // the cuts, numbered from the old cut as in a full compile.
         let grown = history.get(slot.cut..cut).unwrap_or_default();
         let mut messages = slot.head.clone();
-        messages.extend(grown.iter().cloned());
-        let (compiled, lent) = compile_lent(input, messages, lent, slot.cut);
+        crate::session::interrupted::extend_closing_interrupted(&mut messages, grown);
+        let inserted = messages.len() - slot.head.len() - grown.len();
+        let (compiled, lent) = compile_lent(input, messages, lent, slot.cut + slot.inserted);
         let between = compiled?;
         let bytes = prefix::prefix_bytes(between.messages_key, &between.body, slot.head_elems);
         let notices = between.notices.get(slot.head_notices..);
@@ -289,6 +296,7 @@ impl TurnCompiler {
         joined.push(b',');
         joined.extend_from_slice(&bytes);
         slot.cut = cut;
+        slot.inserted += inserted;
         slot.bytes = joined.into();
         slot.notices.extend(notices.iter().cloned());
         slot.keys = std::sync::OnceLock::new();
@@ -337,7 +345,11 @@ impl TurnCompiler {
         let (head_only, lent) = compile(probe, wire_tools);
         let head_only = head_only?;
         let mut prefix_messages = head.clone();
-        prefix_messages.extend(input.history.get(..cut).unwrap_or_default().iter().cloned());
+        crate::session::interrupted::extend_closing_interrupted(
+            &mut prefix_messages,
+            input.history.get(..cut).unwrap_or_default(),
+        );
+        let inserted = prefix_messages.len() - head.len() - cut;
         let (with_prefix, lent) = compile(prefix_messages, lent);
         let with_prefix = with_prefix?;
         let head_elems = chef_ir::layout::elements(&head_only.body, head_only.messages_key)
@@ -371,6 +383,7 @@ impl TurnCompiler {
                 generation,
                 head,
                 cut,
+                inserted,
                 head_elems,
                 bytes,
                 head_notices,

@@ -7,10 +7,12 @@
 //! compile because the cut is only placed where the provider crates' conversion is local:
 //!
 //! * `history[cut]` is a user message and `history[cut - 1]` an assistant message without
-//!   tool calls (no provider merges or pairs messages across that boundary);
+//!   tool calls (no provider merges or pairs messages across that boundary) whose text
+//!   does not end in whitespace (Anthropic trims a request's final assistant text);
 //! * the prefix holds no system message, no cache breakpoint and no positional flag, and
-//!   every tool call in it is answered in it (history repair has nothing to do across the
-//!   cut); no later tool result names a call of the prefix;
+//!   every tool call in it is answered in it, by a result or by the placeholder a compile
+//!   gives a call the conversation moved on from (`interrupted.rs`), so nothing is
+//!   answered across the cut; no later tool result names a call of the prefix;
 //! * every notice of the suffix compile is one the provider crate renumbers by the cut
 //!   ([`chef_ir::layout::Layout::notices_shifted`]: a notice about what happened inside
 //!   one message, such as an error flag OpenAI has no place for); the prefix's own notices
@@ -50,6 +52,10 @@ pub(crate) struct Slot {
     pub(crate) generation: u64,
     pub(crate) head: Vec<Message>,
     pub(crate) cut: usize,
+    /// The placeholder results a compile adds to `history[..cut]` (calls the conversation
+    /// moved on from: `interrupted.rs`): IR messages before the cut that the history does
+    /// not hold, so a notice after the cut is numbered `cut + inserted` further on.
+    pub(crate) inserted: usize,
     /// Wire elements the system layers alone produce (OpenAI Chat's system messages).
     pub(crate) head_elems: usize,
     /// The prefix's wire elements, comma-separated (shared with every body spliced from
@@ -153,6 +159,14 @@ impl Prefixes {
     }
 }
 
+/// Whether `message`'s last block is text ending in whitespace.
+fn ends_in_whitespace(message: &Message) -> bool {
+    matches!(
+        message.content.last(),
+        Some(chef_ir::Content::Text { text, .. }) if text.ends_with(char::is_whitespace)
+    )
+}
+
 /// The latest cut in `history` that keeps the conversion local (see the module docs).
 pub(crate) fn find_cut(history: &[Message]) -> Option<usize> {
     find_cut_after(history, 0, &HashSet::new())
@@ -172,10 +186,25 @@ pub(crate) fn find_cut_after(
     let mut best = None;
     let last = history.len().saturating_sub(KEEP_SUFFIX);
     for (i, message) in history.iter().enumerate().skip(from) {
+        if matches!(message.role, Role::User | Role::Assistant) {
+            // Calls still open here were interrupted: the compile closes them with
+            // placeholder results just before this message (`interrupted.rs`), in the
+            // prefix and in a full compile alike. A result this message holds itself
+            // still answers its call.
+            open.retain(|id| {
+                message
+                    .tool_results_iter()
+                    .any(|r| r.tool_call_id.as_str() == *id)
+            });
+        }
         if i > from && i <= last && open.is_empty() && message.role == Role::User {
-            let boundary = history
-                .get(i - 1)
-                .is_some_and(|p| p.role == Role::Assistant && p.tool_calls().next().is_none());
+            // An assistant turn ending in whitespace is no boundary: as the last message of
+            // a request (a prefix compiled alone) Anthropic's is trimmed, in full it is not.
+            let boundary = history.get(i - 1).is_some_and(|p| {
+                p.role == Role::Assistant
+                    && p.tool_calls().next().is_none()
+                    && !ends_in_whitespace(p)
+            });
             if boundary && !message.positional {
                 best = Some(i);
             }
