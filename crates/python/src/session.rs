@@ -1054,18 +1054,22 @@ impl Chef {
         })
     }
 
-    /// A memory entry's value, or None.
+    /// A memory entry's value, or None (`chef.ChefMemoryError` for a key `memory_set`
+    /// would refuse: no such key can be stored).
     fn memory_get(&self, key: &str) -> PyResult<Option<String>> {
         self.with(|i| {
             let memory = i.chef.memory().ok_or_else(no_memory)?;
+            check_memory_key(key)?;
             Ok(memory.get(key).map(|e| e.value().to_owned()))
         })
     }
 
-    /// Deletes a memory entry; whether it existed.
+    /// Deletes a memory entry; whether it existed (`chef.ChefMemoryError` for a key
+    /// `memory_set` would refuse).
     fn memory_delete(&self, key: &str) -> PyResult<bool> {
         self.with(|i| {
             let memory = i.chef.memory_mut().ok_or_else(no_memory)?;
+            check_memory_key(key)?;
             Ok(memory.delete(key).is_some())
         })
     }
@@ -1164,6 +1168,14 @@ fn started(
 
 fn no_memory() -> Failure {
     Failure::NoMemory
+}
+
+/// `key` as a memory key, refused as `memory_set` refuses it (a key no entry can have is a
+/// caller's mistake, not a missing entry).
+fn check_memory_key(key: &str) -> Result<(), Failure> {
+    chef::store::StoreKey::new(key)
+        .map(drop)
+        .map_err(|e| Failure::Chef(ChefError::Memory(chef::memory::MemoryError::InvalidKey(e))))
 }
 
 /// A reply read through the target's provider crate ([`Provider::parse_reply`]), its error

@@ -4,6 +4,7 @@ and never crashes the interpreter."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -191,6 +192,14 @@ def test_snapshot_files_that_are_not_snapshots(tmp_path: Path) -> None:
     flipped.write_bytes(bytes(data))
     with pytest.raises(chef.SnapshotError):
         s.load(flipped)
+    # What is not a regular file is refused before it is read: a device that never ends,
+    # a FIFO no one writes to (opening it would wait for a writer), a directory.
+    fifo = tmp_path / "pipe.chef"
+    os.mkfifo(fifo)
+    for path in (Path("/dev/zero"), fifo, tmp_path):
+        with pytest.raises(chef.SnapshotError) as e:
+            s.load(path)
+        assert e.value.variant == "Io" and "regular file" in e.value.fields["reason"], e.value
     # The session is intact after every refusal.
     assert s.history()[0]["content"][0]["text"] == "hi"
     with pytest.raises(chef.SnapshotError):
@@ -205,6 +214,13 @@ def test_memory_errors() -> None:
         chef.Chef(memory=True).memory_set("../escape", "v")
     assert e.value.kind == "memory"
     assert e.value.fields["key"] == "../escape" and e.value.fields["reason"], e.value.fields
+    # A key no entry can have is refused by the readers too, not taken for a missing one.
+    s = chef.Chef(memory=True)
+    for read in (s.memory_get, s.memory_delete):
+        with pytest.raises(chef.ChefMemoryError) as e:
+            read("../escape")
+        assert e.value.fields["key"] == "../escape", e.value.fields
+    assert s.memory_get("no-such-key") is None and s.memory_delete("no-such-key") is False
 
 
 def test_handle_tool_wants_an_owned_call() -> None:

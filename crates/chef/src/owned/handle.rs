@@ -162,7 +162,14 @@ fn memory_error(key: &str, error: &MemoryError) -> OwnedReply {
     let uri = memory_uri(key);
     match error {
         MemoryError::InvalidKey(e) => {
-            OwnedReply::err(format!("\"{key}\" is not a usable memory key: {e}."))
+            // The key quoted as a name is (escaped, cut at 200 characters: a model's
+            // 100,000-character key is not sent back whole), and once.
+            let problem = e.problem.to_string();
+            let end = if problem.ends_with('.') { "" } else { "." };
+            OwnedReply::err(format!(
+                "\"{}\" is not a usable memory key: {problem}{end}",
+                chef_compress::similarity::shown_name(key)
+            ))
         }
         MemoryError::NotAllowed { allowed, .. } if allowed.is_empty() => OwnedReply::err(format!(
             "{uri} cannot be written: no memory keys are allowed."
@@ -370,18 +377,20 @@ pub(crate) fn parse_address(raw: &str) -> Result<Address, OwnedReply> {
     let rest = trimmed.strip_prefix("context://").unwrap_or(trimmed);
     let rest = rest.trim_start_matches('/');
     let (ns, path) = rest.split_once('/').unwrap_or((rest, ""));
+    // Quoted as a name is: escaped, cut at 200 characters.
+    let shown = chef_compress::similarity::shown_name(raw);
     let bad = |problem: &str| {
         OwnedReply::err(format!(
-            "\"{raw}\" is not a context path: {problem}. {hint}"
+            "\"{shown}\" is not a context path: {problem}. {hint}"
         ))
     };
     if ns.is_empty() {
         return Err(OwnedReply::err(format!(
-            "\"{raw}\" is not a context path. {hint}"
+            "\"{shown}\" is not a context path. {hint}"
         )));
     }
     if ns == "." || ns == ".." {
-        return Err(bad("the namespace cannot be . or .."));
+        return Err(bad("the namespace cannot be \".\" or \"..\""));
     }
     if ns.contains('\\') || path.contains('\\') {
         return Err(bad("backslashes are not allowed"));
@@ -396,7 +405,7 @@ pub(crate) fn parse_address(raw: &str) -> Result<Address, OwnedReply> {
     let last = segments.len().saturating_sub(1);
     for (i, segment) in segments.iter().enumerate() {
         if *segment == "." || *segment == ".." {
-            return Err(bad("path segments cannot be . or .."));
+            return Err(bad("path segments cannot be \".\" or \"..\""));
         }
         if segment.is_empty() && i != last && !path.is_empty() {
             return Err(bad("empty path segments are not allowed"));
@@ -754,5 +763,33 @@ mod tests {
         ] {
             assert!(parse_address(bad).is_err(), "{bad:?}");
         }
+    }
+
+    /// A refused key or path is quoted once, cut: a model's 100,000-character key does not
+    /// come back whole (twice, before).
+    #[test]
+    fn refusals_quote_a_long_key_or_path_cut() {
+        let long = format!("../{}", "k".repeat(100_000));
+        let error = MemoryError::InvalidKey(crate::store::StoreKey::new(long.clone()).unwrap_err());
+        let reply = memory_error(&long, &error);
+        assert!(
+            reply.is_error && reply.text.len() < 600,
+            "{}",
+            reply.text.len()
+        );
+        assert!(
+            reply.text.contains("is not a usable memory key"),
+            "{}",
+            reply.text
+        );
+        let Err(reply) = parse_address(&format!("notes/../{long}")) else {
+            panic!("an escaping path was accepted");
+        };
+        assert!(reply.text.len() < 600, "{}", reply.text.len());
+        assert!(
+            reply.text.contains(r#"cannot be "." or ".."."#),
+            "{}",
+            reply.text
+        );
     }
 }

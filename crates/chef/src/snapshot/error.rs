@@ -32,7 +32,7 @@ impl fmt::Display for Origin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::File(path) => write!(f, "snapshot file {}", path.display()),
-            Self::Bytes => f.write_str("snapshot bytes"),
+            Self::Bytes => f.write_str("the snapshot data"),
             Self::Store(id) => write!(f, "stored session {id:?}"),
             Self::Journal { session, seq } => {
                 write!(f, "journal record {seq} of session {session:?}")

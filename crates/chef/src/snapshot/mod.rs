@@ -15,6 +15,8 @@ pub mod store;
 mod tools;
 
 pub use self::error::{Origin, SnapshotError};
-pub use self::file::{FORMAT, FORMAT_VERSION, Snapshot, from_slice, load, save, to_vec};
+pub use self::file::{
+    FORMAT, FORMAT_VERSION, MAX_SNAPSHOT_FILE_BYTES, Snapshot, from_slice, load, save, to_vec,
+};
 pub use self::state::{RestoreOptions, SessionState};
 pub use self::tools::SnapshotTools;

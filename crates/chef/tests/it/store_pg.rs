@@ -98,3 +98,44 @@ async fn an_unreachable_server_is_a_typed_error_not_a_hang() {
         "{bad}"
     );
 }
+
+/// A row whose key no `StoreKey` can be (written by hand, `../evil`) is not an entry of the
+/// store: `list` and `scan` pass over it, as the directory store passes over a file of such
+/// a name, so `chef sessions ls` and `export` still see every other session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_no_key_can_name_is_passed_over_by_list_and_scan() {
+    let Some((store, guard)) = crate::pg::backend().await else {
+        return;
+    };
+    let good = StoreKey::new("alpha").unwrap();
+    store
+        .put(
+            &Namespace::SESSIONS,
+            &good,
+            Entry::new("{}"),
+            Expect::Absent,
+        )
+        .await
+        .unwrap();
+    let (client, connection) = tokio_postgres::connect(&guard.url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let task = tokio::spawn(connection);
+    client
+        .batch_execute(&format!(
+            "INSERT INTO {}.chef_store_entries (namespace, key, version, content, meta) \
+             VALUES ('sessions', '../evil', 999999, '\\x7b7d', '{{}}')",
+            guard.schema
+        ))
+        .await
+        .unwrap();
+    drop(client);
+    let _ = task.await;
+    let listed = store.list(&Namespace::SESSIONS, "").await.unwrap();
+    assert_eq!(listed, vec![good.clone()]);
+    let scanned = store.scan(&Namespace::SESSIONS, "").await.unwrap();
+    assert_eq!(
+        scanned.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        vec![good]
+    );
+}

@@ -216,7 +216,7 @@ fn a_bad_bundle_imports_nothing_and_says_where_and_why() {
         (
             format!("{corrupt}\n"),
             &[
-                "bad2.jsonl: line 1: snapshot bytes is corrupt: ",
+                "bad2.jsonl: line 1: the snapshot data is corrupt: ",
                 "checksum",
             ],
         ),

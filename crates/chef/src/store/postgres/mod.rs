@@ -168,6 +168,18 @@ fn ttl_micros(ttl: Duration) -> i64 {
     i64::try_from(ttl.as_micros()).unwrap_or(i64::MAX / 2)
 }
 
+/// A `SCAN` row of `key` as an entry with its version.
+fn row_entry(
+    namespace: &Namespace,
+    key: StoreKey,
+    row: &tokio_postgres::Row,
+) -> Result<(StoreKey, Versioned<Entry>)> {
+    let version = to_version(row.get(1))?;
+    let meta: String = row.get(3);
+    let value = decode_entry(namespace, key.as_str(), row.get(2), &meta)?;
+    Ok((key, Versioned { value, version }))
+}
+
 /// `LIKE` pattern for keys starting with `prefix`.
 fn like_prefix(prefix: &str) -> String {
     let mut pattern = String::with_capacity(prefix.len() + 1);
@@ -447,13 +459,14 @@ impl StorageBackend for PgBackend {
         }
         let client = self.client().await?;
         let rows = Self::query(&client, LIST, &[&namespace.as_str(), &like_prefix(prefix)]).await?;
-        rows.into_iter()
-            .map(|row| {
-                let key: String = row.get(0);
-                StoreKey::new(key.clone())
-                    .map_err(|e| corrupt(namespace, &key, serde_json::Error::custom(e)))
-            })
-            .collect()
+        // A row whose key no `StoreKey` can be (written by hand, or by something else) is
+        // not an entry of this store: nothing can read or write it through the store. It
+        // is passed over, as the directory store passes over a file of such a name, so
+        // one foreign row does not stop a listing of every other entry.
+        Ok(rows
+            .into_iter()
+            .filter_map(|row| StoreKey::new(row.get::<_, String>(0)).ok())
+            .collect())
     }
 
     async fn scan(
@@ -467,14 +480,10 @@ impl StorageBackend for PgBackend {
         let client = self.client().await?;
         let rows = Self::query(&client, SCAN, &[&namespace.as_str(), &like_prefix(prefix)]).await?;
         rows.into_iter()
-            .map(|row| {
-                let key: String = row.get(0);
-                let version = to_version(row.get(1))?;
-                let meta: String = row.get(3);
-                let value = decode_entry(namespace, &key, row.get(2), &meta)?;
-                let key = StoreKey::new(key.clone())
-                    .map_err(|e| corrupt(namespace, &key, serde_json::Error::custom(e)))?;
-                Ok((key, Versioned { value, version }))
+            .filter_map(|row| {
+                // Passed over as `list` passes over it: not an entry of this store.
+                let key = StoreKey::new(row.get::<_, String>(0)).ok()?;
+                Some(row_entry(namespace, key, &row))
             })
             .collect()
     }
