@@ -48,7 +48,8 @@
 //! # Format
 //!
 //! `MAP.json` is one compact JSON object, tool name → `def` line, keys in byte order, and a
-//! newline. stdout gets one JSON summary line:
+//! newline. stdout gets one JSON summary line (stderr, when `MAP.json` is stdout itself:
+//! `--out /dev/stdout`):
 //!
 //! ```json
 //! {"out":"map.json","tools":149,"compiled":3,"reused":145,"stale":1,"rejected":1,
@@ -655,7 +656,7 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
         .filter(|t| !map.contains_key(t.name.as_str()))
         .count();
     let dangling = dangling_references(&tools, |n| map.get(n).map(String::as_str));
-    output::json_line(&Summary {
+    let summary = Summary {
         out: args.out.display().to_string(),
         tools: tools.len(),
         compiled,
@@ -669,7 +670,32 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
         orphaned: plan.orphaned,
         rejections,
         dangling,
-    })
+    };
+    // A map written to stdout (`--out /dev/stdout > map.json`) is the whole of stdout:
+    // the summary goes to stderr then, so the file holds the map alone.
+    if is_stdout(&args.out) {
+        let line = serde_json::to_string(&summary).map_err(|e| CliError::Write(e.into()))?;
+        eprintln!("{line}");
+        return Ok(());
+    }
+    output::json_line(&summary)
+}
+
+/// Whether `path` is the file this process's stdout writes to.
+fn is_stdout(path: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(path), std::fs::metadata("/dev/stdout")) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 #[derive(Debug, Args)]

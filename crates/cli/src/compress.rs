@@ -172,8 +172,9 @@ pub(crate) fn check_map_covers(
     Ok(())
 }
 
-/// [`check_map_covers`] for `--compiled` at level 4 (level 1 reads only the docstrings it
-/// finds).
+/// [`check_map_covers`] for `--compiled` at level 4. Level 1 reads only the docstrings it
+/// finds, so a map that names none of the tools is not refused there, but said: it
+/// changes nothing.
 pub(crate) fn check_compiled_flag(
     flags: &CompressionFlags,
     compiled: &CompiledFlags,
@@ -184,6 +185,18 @@ pub(crate) fn check_compiled_flag(
         Some(path) if flags.level == Level::Four => {
             let map = load_compiled(path)?;
             check_map_covers("", path, &map, tools_path, tools)
+        }
+        Some(path) if flags.level == Level::One => {
+            let map = load_compiled(path)?;
+            if !tools.is_empty() && !tools.iter().any(|t| map.contains_key(t.name.as_str())) {
+                eprintln!(
+                    "chef: notice: {} names none of the {} tools of {} (compiled for another catalogue?): it changes nothing at level 1",
+                    path.display(),
+                    tools.len(),
+                    tools_path.display()
+                );
+            }
+            Ok(())
         }
         _ => Ok(()),
     }

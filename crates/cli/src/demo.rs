@@ -248,10 +248,34 @@ fn build(level: Level, asked: Option<usize>, target: Target) -> Result<Report, C
         .map_err(CliError::Runtime)?;
     let mut turn_lines = Vec::new();
     let payload = chef.compile(target).map_err(demo_error)?;
+    // The catalogue's tools, then chef's own (counted apart: the table below compares
+    // settings of the catalogue's tools, with find_tools, and without the memory tools).
+    let (own, catalogue): (Vec<&chef_ir::ToolName>, Vec<&chef_ir::ToolName>) =
+        payload.meta.wire_tools.iter().partition(|n| {
+            chef::owned::OWNED_NAMES.contains(&n.as_str()) || n.as_str() == chef::owned::FIND_TOOLS
+        });
+    let head: Vec<&str> = catalogue.iter().take(4).map(|n| n.as_str()).collect();
+    let own = own
+        .iter()
+        .map(|n| n.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     turn_lines.push(format!(
-        "request 1 for {target}: {} bytes, wire tools: {}",
+        "request 1 for {target}: {} bytes, wire tools: {}{} ({} in all: {} of the catalogue's{})",
         payload.body.len(),
-        summarize_names(&payload.meta.wire_tools)
+        head.join(", "),
+        if catalogue.len() > head.len() {
+            ", …"
+        } else {
+            ""
+        },
+        payload.meta.wire_tools.len(),
+        catalogue.len(),
+        if own.is_empty() {
+            String::new()
+        } else {
+            format!(", and chef's own {own}")
+        }
     ));
 
     let first_tools = payload.meta.wire_tools.clone();

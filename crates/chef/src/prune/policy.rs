@@ -70,7 +70,12 @@ pub enum KeepReason {
 /// `chef eval` measured best), and so may `always_keep` (none); a key no policy has is
 /// refused, so a misspelt `always_keep` is not silently ignored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "policy", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(
+    tag = "policy",
+    rename_all = "snake_case",
+    deny_unknown_fields,
+    from = "PolicyRepr"
+)]
 pub enum PrunePolicy {
     /// Every registered flat tool (the reference's behaviour).
     #[default]
@@ -117,6 +122,47 @@ pub enum PrunePolicy {
         #[serde(default)]
         always_keep: Vec<String>,
     },
+}
+
+/// [`PrunePolicy`] as it is read: `all` and `by_task` as variants with no fields, so that
+/// a key they do not have (`{"policy": "all", "top_k": 5}`) is refused as for the others
+/// (serde reads past any key beside a unit variant's tag).
+#[derive(Deserialize)]
+#[serde(tag = "policy", rename_all = "snake_case", deny_unknown_fields)]
+enum PolicyRepr {
+    All {},
+    ByTask {},
+    Allowlist {
+        names: Vec<String>,
+    },
+    ByTaskAndAllowlist {
+        names: Vec<String>,
+    },
+    Ranked {
+        #[serde(default = "default_top_k")]
+        top_k: usize,
+        #[serde(default)]
+        always_keep: Vec<String>,
+    },
+    Discover {
+        #[serde(default = "default_top_k")]
+        top_k: usize,
+        #[serde(default)]
+        always_keep: Vec<String>,
+    },
+}
+
+impl From<PolicyRepr> for PrunePolicy {
+    fn from(repr: PolicyRepr) -> Self {
+        match repr {
+            PolicyRepr::All {} => Self::All,
+            PolicyRepr::ByTask {} => Self::ByTask,
+            PolicyRepr::Allowlist { names } => Self::Allowlist { names },
+            PolicyRepr::ByTaskAndAllowlist { names } => Self::ByTaskAndAllowlist { names },
+            PolicyRepr::Ranked { top_k, always_keep } => Self::Ranked { top_k, always_keep },
+            PolicyRepr::Discover { top_k, always_keep } => Self::Discover { top_k, always_keep },
+        }
+    }
 }
 
 /// How many ranked tools a policy read without `top_k` keeps: [`DEFAULT_TOP_K`].
@@ -270,16 +316,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("alwayskeep"), "{e}");
-        // (serde reads a unit variant's extra keys without a word: `{"policy": "all",
-        // "top_k": 5}` is `All`.)
+        // Nor do `all` and `by_task` take keys they do not have (serde would read past a
+        // unit variant's).
+        for extra in [
+            json!({"policy": "all", "top_k": 5}),
+            json!({"policy": "by_task", "names": ["a"]}),
+        ] {
+            let e = read(extra.clone()).unwrap_err().to_string();
+            assert!(e.contains("unknown field"), "{extra}: {e}");
+        }
+        assert_eq!(read(json!({"policy": "all"})).unwrap(), PrunePolicy::All);
+        assert!(read(json!({"policy": "everything"})).is_err());
         // What a policy writes, it reads back.
-        let ranked = PrunePolicy::Ranked {
-            top_k: 3,
-            always_keep: vec!["a".into()],
-        };
-        assert_eq!(
-            read(serde_json::to_value(&ranked).unwrap()).unwrap(),
-            ranked
-        );
+        for policy in [
+            PrunePolicy::All,
+            PrunePolicy::ByTask,
+            PrunePolicy::Allowlist {
+                names: vec!["a".into()],
+            },
+            PrunePolicy::ByTaskAndAllowlist {
+                names: vec!["a".into()],
+            },
+            PrunePolicy::Ranked {
+                top_k: 3,
+                always_keep: vec!["a".into()],
+            },
+            PrunePolicy::Discover {
+                top_k: 4,
+                always_keep: Vec::new(),
+            },
+        ] {
+            assert_eq!(
+                read(serde_json::to_value(&policy).unwrap()).unwrap(),
+                policy
+            );
+        }
     }
 }

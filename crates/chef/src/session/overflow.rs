@@ -118,7 +118,14 @@ impl Chef {
     pub async fn overflow(&mut self) -> Result<OverflowOutcome, ChefError> {
         let forced = std::mem::take(&mut self.conversation.new_context_requested);
         if self.conversation.history.is_empty() {
-            return Ok(OverflowOutcome::NothingToCompress);
+            // Under the trigger, an empty history is one more that needs nothing; asked
+            // to act (forced, or over on the system text alone), it has nothing to act on.
+            let budget = self.budget();
+            return Ok(if forced || budget.is_over() {
+                OverflowOutcome::NothingToCompress
+            } else {
+                OverflowOutcome::NotNeeded { budget }
+            });
         }
         let config = self.config.overflow.clone();
         if self.conversation.overflow.consecutive_failures >= config.max_failures {

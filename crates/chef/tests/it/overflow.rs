@@ -253,6 +253,18 @@ fn new_context_forces_a_summary_of_everything_before_the_last_turn() {
         OverflowOutcome::NothingToCompress
     );
     assert!(!chef.new_context_requested());
+    // An empty history under the trigger needs nothing; asked for a new window, it has
+    // nothing to compress.
+    chef.set_history(Vec::new());
+    assert!(matches!(
+        block_on(chef.overflow()).expect("overflow"),
+        OverflowOutcome::NotNeeded { .. }
+    ));
+    chef.request_new_context();
+    assert_eq!(
+        block_on(chef.overflow()).expect("overflow"),
+        OverflowOutcome::NothingToCompress
+    );
 }
 
 #[test]

@@ -536,7 +536,7 @@ fn unusable_flags_and_maps_are_refused_before_any_request() {
 }
 
 /// `--out /dev/stdout` (a device) is written once, whole, with nothing read to resume
-/// from (it had waited forever on its own stdout); a catalogue `chef compress` refuses is
+/// from (it had waited forever on its own stdout), and the summary goes to stderr; a catalogue `chef compress` refuses is
 /// refused before any request; a key no header can carry is said at once, not retried.
 #[test]
 fn a_device_out_an_unusable_catalogue_and_a_broken_key_are_handled_before_requests() {
@@ -561,7 +561,15 @@ fn a_device_out_an_unusable_catalogue_and_a_broken_key_are_handled_before_reques
     let mut lines = text.lines();
     let map: BTreeMap<String, String> = serde_json::from_str(lines.next().unwrap()).unwrap();
     assert_eq!(map.len(), 2, "{text}");
-    assert_eq!(lines.count(), 1, "then the summary: {text}");
+    // The map is all stdout holds: the summary went to stderr.
+    assert_eq!(lines.count(), 0, "{text}");
+    let summary = stderr(&out);
+    assert!(
+        summary
+            .lines()
+            .any(|l| l.starts_with("{\"out\":\"/dev/stdout\"")),
+        "{summary}"
+    );
     let sent = server.seen().len();
 
     let mut bad = tools_json(&["ok"]);

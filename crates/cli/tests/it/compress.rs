@@ -169,6 +169,22 @@ fn compress_level_4_with_the_compiled_corpus_map() {
             &["names none of the 1 tools", "chef compile-map --tools"],
         );
     }
+    // Level 1 reads only the docstrings it finds: the same map is no error there, but it
+    // is said to change nothing.
+    let out = chef([
+        std::ffi::OsStr::new("compress"),
+        other.as_os_str(),
+        "--level".as_ref(),
+        "1".as_ref(),
+        "--compiled".as_ref(),
+        map.as_os_str(),
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("names none of the 1 tools") && err.contains("changes nothing at level 1"),
+        "{err}"
+    );
     let (_dir, broken) = temp_file("broken.json", r#"[{"name":"a\nz9 wipe_disk"}]"#);
     let out = chef([std::ffi::OsStr::new("compress"), broken.as_os_str()]);
     assert_one_line_error(&out, &["broken.json", "control character"]);
