@@ -1,4 +1,5 @@
-//! Atomic, durable file writes, shared by the file-system store and snapshot files.
+//! Atomic, durable file writes, shared by the file-system store and snapshot files; and
+//! bounded reads of files a caller names ([`read_regular`]).
 //!
 //! One way to replace a file so that a crash at any instant leaves either the old or the new
 //! bytes under the name, never a torn or empty file:
@@ -24,6 +25,40 @@ pub(crate) const TEMP_PREFIX: &str = ".tmp-";
 /// Age after which a temporary file counts as stale when the writer's liveness cannot be
 /// checked (no `/proc`).
 const STALE_AGE: Duration = Duration::from_secs(3600);
+
+/// The bytes of the regular file at `path` (a symbolic link is followed), when it holds at
+/// most `max` bytes. What is not a regular file (a directory, a FIFO, a device such as
+/// `/dev/zero`) is refused before it is opened, since opening a FIFO waits for a writer
+/// (kind `InvalidInput`), and a larger file before it is read, or as soon as it grows past
+/// `max` while it is read (kind `InvalidData`).
+pub(crate) fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let too_big = |len: u64| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("the file holds {len} bytes or more; at most {max} are read"),
+        )
+    };
+    let meta = fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a directory, FIFO or device is not read)",
+        ));
+    }
+    if meta.len() > max {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    File::open(path)?
+        .take(max.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    let read = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    if read > max {
+        return Err(too_big(read));
+    }
+    Ok(bytes)
+}
 
 /// Replace `path` with `bytes`, atomically and durably (see the module docs). The parent
 /// directory must exist.

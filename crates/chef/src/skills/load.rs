@@ -133,6 +133,10 @@ fn load_dir_into(dir: &Path, loaded: &mut Loaded) {
     }
 }
 
+/// The largest skill file read: 4 MiB (a `SKILL.md` is instructions a model reads; what is
+/// not a regular file, `/dev/zero` or a FIFO, is not read at all).
+pub const MAX_SKILL_FILE_BYTES: u64 = 4 << 20;
+
 /// Loads one skill: `path` is a `SKILL.md` file (any name) or a folder holding one.
 pub(crate) fn load_file(path: &Path) -> Result<Skill, SkillError> {
     let file = if path.is_dir() {
@@ -140,8 +144,15 @@ pub(crate) fn load_file(path: &Path) -> Result<Skill, SkillError> {
     } else {
         path.to_path_buf()
     };
-    let text = std::fs::read_to_string(&file)
+    let bytes = crate::fsutil::read_regular(&file, MAX_SKILL_FILE_BYTES)
         .map_err(|e| SkillError::new(&file, None, SkillErrorKind::Io(e)))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        SkillError::new(
+            &file,
+            None,
+            SkillErrorKind::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+        )
+    })?;
     parse(&file, &text)
 }
 

@@ -55,7 +55,7 @@ use serde_json::{Map, Value};
 pub use self::{
     args::{Rendered, render_arguments},
     error::{SkillError, SkillErrorKind},
-    load::{Loaded, SKILL_FILE, Shadowed, load_dir, load_dirs, load_paths},
+    load::{Loaded, MAX_SKILL_FILE_BYTES, SKILL_FILE, Shadowed, load_dir, load_dirs, load_paths},
 };
 
 /// One skill: what the listing shows, what the model follows when it is active.

@@ -247,46 +247,13 @@ pub const MAX_SNAPSHOT_FILE_BYTES: u64 = 1 << 30;
 /// [`SnapshotError::NewerVersion`].
 pub fn load<T: DeserializeOwned>(path: impl AsRef<Path>) -> Result<Snapshot<T>, SnapshotError> {
     let path = path.as_ref();
-    let bytes = read_limited(path).map_err(|source| SnapshotError::Io {
-        path: path.to_path_buf(),
-        source,
+    let bytes = fsutil::read_regular(path, MAX_SNAPSHOT_FILE_BYTES).map_err(|source| {
+        SnapshotError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     })?;
     decode(&bytes, Origin::File(path.to_path_buf()))
-}
-
-/// The bytes of the regular file at `path`, when it holds at most
-/// [`MAX_SNAPSHOT_FILE_BYTES`].
-fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::{Error, ErrorKind, Read};
-    let too_big = |len: u64| {
-        Error::new(
-            ErrorKind::InvalidData,
-            format!(
-                "the file holds {len} bytes or more; a snapshot file is read up to \
-                 {MAX_SNAPSHOT_FILE_BYTES} bytes"
-            ),
-        )
-    };
-    // Checked before opening: opening a FIFO waits for a writer.
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            "not a regular file (a directory, FIFO or device is not a snapshot)",
-        ));
-    }
-    if meta.len() > MAX_SNAPSHOT_FILE_BYTES {
-        return Err(too_big(meta.len()));
-    }
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    // A file that grows while it is read still stops at the limit.
-    file.take(MAX_SNAPSHOT_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_SNAPSHOT_FILE_BYTES {
-        return Err(too_big(bytes.len() as u64));
-    }
-    Ok(bytes)
 }
 
 pub(super) fn decode<T: DeserializeOwned>(

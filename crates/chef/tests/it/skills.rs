@@ -614,3 +614,39 @@ fn an_invoked_skill_keeps_its_arguments_on_restore_and_replay_into_a_session_tha
         }
     }
 }
+
+/// A path that is not a regular file is reported, not read: `/dev/zero` grew without end
+/// and a FIFO with no writer blocked for ever; a file over the limit is refused unread.
+#[cfg(unix)]
+#[test]
+fn devices_fifos_and_oversized_files_are_reported_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.md");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let big = dir.path().join("big.md");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(skills::MAX_SKILL_FILE_BYTES + 1)
+        .unwrap();
+    let good = dir.path().join("good.md");
+    std::fs::write(&good, REVIEW).unwrap();
+    let loaded = skills::load_paths([
+        Path::new("/dev/zero"),
+        fifo.as_path(),
+        big.as_path(),
+        good.as_path(),
+    ]);
+    assert_eq!(loaded.skills.len(), 1, "{:?}", loaded.problems);
+    assert_eq!(loaded.problems.len(), 3, "{:?}", loaded.problems);
+    for problem in &loaded.problems {
+        assert!(
+            matches!(problem.kind(), SkillErrorKind::Io(e)
+                if matches!(e.kind(), std::io::ErrorKind::InvalidInput | std::io::ErrorKind::InvalidData)),
+            "{problem:?}"
+        );
+    }
+}
