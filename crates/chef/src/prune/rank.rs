@@ -171,10 +171,32 @@ impl Pruner {
         depth: usize,
         keep: &dyn Fn(&str) -> bool,
     ) -> PruneResult {
+        self.rank_search_among_with_best(query, depth, keep).0
+    }
+
+    /// [`rank_search_among`](Self::rank_search_among), with the best score of the whole
+    /// ranking, the tools `keep` refuses included (0 when nothing was ranked): a search
+    /// that lists what scores near its best measures "near" from there, so dropping a
+    /// blocked tool does not let the tools it outranked by far into the answer.
+    pub fn rank_search_among_with_best(
+        &self,
+        query: &str,
+        depth: usize,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> (PruneResult, f64) {
         let ranked = self.rank_search(query, depth);
-        self.only_fitting(ranked, keep, |kept| {
+        let best = ranked
+            .reasons
+            .iter()
+            .filter_map(|reason| match reason {
+                KeepReason::Ranked { score, .. } => Some(*score),
+                _ => None,
+            })
+            .fold(0.0, f64::max);
+        let kept = self.only_fitting(ranked, keep, |kept| {
             kept.rank_search(query, depth).tools.is_empty()
-        })
+        });
+        (kept, best)
     }
 
     /// [`rank_by_task`](Self::rank_by_task) among the flat tools `keep` accepts, as

@@ -301,10 +301,10 @@ impl Chef {
             .max(limit.saturating_add(20))
             .min(registry.len().max(1));
         let offerable = |name: &str| self.offerable(name, gated);
-        let ranked = self
+        let (ranked, best) = self
             .tools
             .pruner
-            .rank_search_among(query, depth, &offerable);
+            .rank_search_among_with_best(query, depth, &offerable);
         let mut found: Vec<(&ToolDefinition, f64)> = ranked
             .tools
             .iter()
@@ -322,7 +322,8 @@ impl Chef {
             })
             .take(limit)
             .collect();
-        let best = found.iter().map(|(_, score)| *score).fold(0.0, f64::max);
+        // Near the best of the whole ranking: a blocked best match does not let in what it
+        // outranked by far.
         found.retain(|(_, score)| *score >= best * crate::owned::FOUND_SCORE_FLOOR);
         found
     }

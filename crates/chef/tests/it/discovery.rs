@@ -707,6 +707,36 @@ fn the_sessions_search_holds_the_gate_like_find_tools() {
     assert!(names(&chef, "write a sonnet about the sea").is_empty());
 }
 
+/// A search leaves out what scores under a tenth of the best of the whole ranking, a
+/// blocked best match included: dropping it does not let in the tools it outranked by far.
+#[test]
+fn a_blocked_best_match_does_not_lower_the_floor_of_a_search() {
+    let query = "what is the diesel price";
+    let mut chef = discovery(3);
+    let score = |reason: &KeepReason| match reason {
+        KeepReason::Ranked { score, .. } => *score,
+        other => panic!("{other:?}"),
+    };
+    let whole = chef.tools().pruner().rank_search(query, 30);
+    let top = whole.reasons.iter().map(score).fold(0.0, f64::max);
+    let (kept, best) = chef
+        .tools()
+        .pruner()
+        .rank_search_among_with_best(query, 30, &|n| n != "get_diesel_price");
+    assert_eq!(best, top);
+    assert!(kept.tools.iter().all(|t| t.name != "get_diesel_price"));
+    chef.tools_mut().set_blocked(["get_diesel_price"]);
+    let found = chef.tools().search(query, 10);
+    assert!(!found.is_empty());
+    for (tool, s) in &found {
+        assert!(
+            *s >= top * chef::owned::FOUND_SCORE_FLOOR,
+            "{} scores {s}, under a tenth of {top}",
+            tool.name.as_str()
+        );
+    }
+}
+
 #[test]
 fn the_allowlist_bounds_what_a_search_finds() {
     let mut chef = discovery(3);

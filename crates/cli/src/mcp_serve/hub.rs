@@ -882,9 +882,10 @@ impl Hub {
         let total = ranking.all_tools().len().max(1);
         // Ranked among the tools the blocklist allows: a blocked tool costs no place, and
         // when it is the only one that fits, nothing does.
-        let ranked = ranking.rank_search_among(&query, (limit + 20).min(total), &|name| {
-            !self.blocked(view, name)
-        });
+        let (ranked, best) =
+            ranking.rank_search_among_with_best(&query, (limit + 20).min(total), &|name| {
+                !self.blocked(view, name)
+            });
         // Every tool the reply lists is in the tool list, which holds `found_limit` found
         // tools at most: a search that asked for more says where it stopped.
         let asked = limit;
@@ -895,14 +896,9 @@ impl Hub {
             chef::prune::KeepReason::Ranked { score, .. } => *score,
             _ => 0.0,
         };
-        // An unrelated tail (under a tenth of the best score) is not listed: each tool
-        // listed joins the host's list.
-        let best = ranked
-            .reasons
-            .iter()
-            .take(limit)
-            .map(score)
-            .fold(0.0, f64::max);
+        // An unrelated tail (under a tenth of the best score of the whole ranking, a
+        // blocked best match included) is not listed: each tool listed joins the host's
+        // list.
         for (tool, reason) in ranked.tools.iter().zip(&ranked.reasons) {
             if lines.len() >= limit {
                 break;
