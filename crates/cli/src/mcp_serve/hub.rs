@@ -46,9 +46,11 @@ impl Status {
     fn describe(&self) -> String {
         match self {
             Self::Starting { attempt } => format!("starting (attempt {attempt})"),
-            Self::Up { tools, since } => {
-                format!("up: {tools} tools, for {} s", since.elapsed().as_secs())
-            }
+            Self::Up { tools, since } => format!(
+                "up: {tools} tool{}, for {} s",
+                if *tools == 1 { "" } else { "s" },
+                since.elapsed().as_secs()
+            ),
             Self::Down { reason, retry_in } => {
                 format!(
                     "down: {reason}; next try in {:.1} s",
@@ -990,12 +992,19 @@ impl Hub {
                     .iter()
                     .find(|s| name.starts_with(&self.config.prefix_format.apply(&s.name, "")))
                     .map(|s| {
-                        let status = self
-                            .status
-                            .lock()
-                            .get(&s.name)
-                            .map_or("unknown".to_owned(), Status::describe);
-                        format!(" (server {}: {status})", s.name)
+                        let status = self.status.lock().get(&s.name).map(|status| {
+                            // Up and listing its tools: this one is not among them.
+                            if matches!(status, Status::Up { .. }) {
+                                format!("{}, which no longer lists it", status.describe())
+                            } else {
+                                status.describe()
+                            }
+                        });
+                        format!(
+                            " (server {}: {})",
+                            s.name,
+                            status.as_deref().unwrap_or("unknown")
+                        )
                     })
                     .unwrap_or_default();
                 format!("Tool {name} is not available now{server}; {MAY_RETURN}")

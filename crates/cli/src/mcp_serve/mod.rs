@@ -269,7 +269,11 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
                     })
                 },
                 Arc::new(LocalSessionManager::default()),
-                StreamableHttpServerConfig::default(),
+                // The transport spec asks a server to check `Origin`: a browser page on
+                // another site (DNS rebinding aside, which the loopback `Host` check
+                // stops) is refused; a page served from loopback, and a client that sends
+                // no `Origin` (every MCP host), are not.
+                StreamableHttpServerConfig::default().with_allowed_origins(LOOPBACK_ORIGINS),
             );
             let router = axum::Router::new()
                 .nest_service("/mcp", service)
@@ -287,6 +291,16 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
     }
 }
 
+/// The browser origins `--http` accepts: pages served from loopback, any port.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "https://localhost:*",
+    "http://127.0.0.1:*",
+    "https://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://[::1]:*",
+];
+
 /// `--check`: start each upstream once, list, report every mode's size, stop.
 async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
     let hub = Hub::new(config.clone())?;
@@ -296,7 +310,9 @@ async fn check(config: config::Config, tokens: bool) -> Result<(), CliError> {
     for spec in &config.servers {
         match upstream::list_once(&hub, spec).await {
             Ok(tools) => {
-                servers.push(json!({"name": spec.name, "status": "ok", "tools": tools.iter().map(|t| t.name.to_string()).collect::<Vec<_>>()}));
+                // Quoted as every name chef reports: control and invisible characters
+                // escaped (a bidirectional override would spoof a name on a terminal).
+                servers.push(json!({"name": spec.name, "status": "ok", "tools": tools.iter().map(|t| chef_compress::similarity::shown_name(&t.name).into_owned()).collect::<Vec<_>>()}));
                 lists.insert(spec.name.clone(), tools);
             }
             Err(e) => {

@@ -397,8 +397,46 @@ fn an_upstream_reached_over_streamable_http_is_listed_and_called() {
         let r = invoke(host, "remote_git_commit", json!({"message": "m"})).await;
         assert_eq!(text(&r), r#"commit {"message":"m"}"#);
     });
+    // A browser page of another site is refused by its `Origin` (the transport spec asks
+    // a server to check it); a page on loopback, and a client that sends none, are not.
+    for (origin, status) in [
+        (None, "200"),
+        (Some("http://localhost:3000"), "200"),
+        (Some("http://127.0.0.1:8080"), "200"),
+        (Some("http://evil.example"), "403"),
+        (Some("null"), "403"),
+    ] {
+        let line = initialize_status(&url, origin);
+        assert!(line.contains(status), "{origin:?}: {line}");
+    }
     let _ = upstream.kill();
     let _ = upstream.wait();
+}
+
+/// The status line of a raw HTTP `initialize` POST to `url` (`http://127.0.0.1:PORT/mcp`),
+/// with `origin` as its `Origin` header.
+fn initialize_status(url: &str, origin: Option<&str>) -> String {
+    use std::io::{BufRead, Write};
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, path) = rest.split_once('/').unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let origin = origin
+        .map(|o| format!("Origin: {o}\r\n"))
+        .unwrap_or_default();
+    write!(
+        stream,
+        "POST /{path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{origin}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(stream)
+        .read_line(&mut line)
+        .unwrap();
+    line
 }
 
 #[test]
