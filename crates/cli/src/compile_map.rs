@@ -649,8 +649,9 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
     }
     // Every verified line reaches the file, also when the run stops early.
     file.finish(&map)?;
-    outcome?;
 
+    // The summary is printed however the run ended (a run whose every request failed
+    // exits 1 after it), so a script reads the same line from every run.
     let fell_back = tools
         .iter()
         .filter(|t| !map.contains_key(t.name.as_str()))
@@ -676,9 +677,10 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
     if is_stdout(&args.out) {
         let line = serde_json::to_string(&summary).map_err(|e| CliError::Write(e.into()))?;
         eprintln!("{line}");
-        return Ok(());
+    } else {
+        output::json_line(&summary)?;
     }
-    output::json_line(&summary)
+    outcome
 }
 
 /// Whether `path` is the file this process's stdout writes to.

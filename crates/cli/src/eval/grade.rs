@@ -264,6 +264,20 @@ impl Record {
     }
 }
 
+/// `args_match` of a line made earlier, graded again against `scenario`'s expected
+/// arguments as they are now (as [`grade`] grades it: only for the right first tool and
+/// a scenario that lists arguments).
+pub(crate) fn regrade_args(record: &Record, scenario: &Scenario) -> Option<bool> {
+    if record.outcome != Outcome::Right || record.first_tool.is_none() {
+        return None;
+    }
+    let actual = record.arguments.as_ref()?;
+    scenario
+        .arguments
+        .as_ref()
+        .map(|want| arguments_match(want, actual))
+}
+
 /// Grades one scenario's trace under `setting`.
 pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: Trace) -> Record {
     let expected_first = scenario.expected.first();
@@ -665,6 +679,16 @@ mod tests {
             trace(dispatched("get_weather", json!({}))),
         );
         assert_eq!(no_args.args_match, None);
+        // A line resumed against a scenario whose expected arguments changed is graded
+        // by what the scenario asks now (it kept the grade it was run with before).
+        let bergen = scenario(&["get_weather"], Some(json!({"city": "Bergen"})));
+        assert_eq!(regrade_args(&right, &bergen), Some(false));
+        assert_eq!(regrade_args(&right, &s), Some(true));
+        assert_eq!(
+            regrade_args(&right, &scenario(&["get_weather"], None)),
+            None
+        );
+        assert_eq!(regrade_args(&wrong_tool, &bergen), None);
     }
 
     #[test]

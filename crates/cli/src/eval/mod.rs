@@ -790,6 +790,12 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                     .unwrap_or_default(),
             )));
         }
+        // The expected arguments are graded again from the line's call: a scenario file
+        // whose arguments changed is measured by what it asks now.
+        let mut record = record;
+        if let Some(now) = now {
+            record.args_match = grade::regrade_args(&record, now);
+        }
         if done.insert((record.setting.clone(), record.scenario.clone())) {
             records.push(record);
         }

@@ -99,10 +99,15 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
                     graded: graded.len(),
                     // Graded again from the calls, so lines made before a change of
                     // the rule count by the rule of today.
+                    // (A task a later request failed in is no success, whatever its
+                    // calls.)
                     succeeded: graded
                         .iter()
                         .filter(|r| match &r.calls {
-                            Some(calls) => super::grade::task_grade(&r.expected, calls).0,
+                            Some(calls) => {
+                                super::grade::task_grade(&r.expected, calls).0
+                                    && r.task_error.is_none()
+                            }
                             None => r.task_success == Some(true),
                         })
                         .count(),
@@ -113,14 +118,14 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
                         .filter(|r| match (&r.calls, r.expected.is_empty()) {
                             (Some(calls), true) => calls.is_empty(),
                             (None, true) => r.task_success == Some(true),
-                            (_, false) => r
-                                .steps_done
-                                .is_some_and(|done| done as usize == r.expected.len()),
+                            (_, false) => {
+                                steps_done(r).is_some_and(|done| done as usize == r.expected.len())
+                            }
                         })
                         .count(),
                     steps_done: graded
                         .iter()
-                        .map(|r| u64::from(r.steps_done.unwrap_or(0)))
+                        .map(|r| u64::from(steps_done(r).unwrap_or(0)))
                         .sum(),
                     steps: graded.iter().map(|r| r.expected.len() as u64).sum(),
                     mean_prompt_tokens: (!totals.is_empty()).then(|| {
@@ -145,6 +150,15 @@ pub(crate) fn summarize(settings: &[String], records: &[Record]) -> Vec<Row> {
             }
         })
         .collect()
+}
+
+/// The expected calls a task made in order, graded again from its calls (the stored
+/// count of a line without them).
+fn steps_done(record: &Record) -> Option<u32> {
+    match &record.calls {
+        Some(calls) => Some(super::grade::task_grade(&record.expected, calls).1),
+        None => record.steps_done,
+    }
 }
 
 /// [`Tasks::cached_later`] of `records`.
@@ -470,6 +484,38 @@ mod tests {
         let rows = summarize(&["level=1".to_owned()], &records);
         let tasks = rows[0].tasks.as_ref().unwrap();
         assert_eq!((tasks.graded, tasks.succeeded, tasks.all_steps), (2, 1, 1));
+    }
+
+    /// Every task column is graded again from the line's calls: a stored `steps_done` or
+    /// `task_success` (an older grader's, or edited) does not feed the table, and a task a
+    /// later request failed in is no success whatever its calls.
+    #[test]
+    fn task_columns_are_graded_again_from_the_calls() {
+        let task = |scenario: &str, calls: &[&str], stored: (bool, u32), error: bool| {
+            let mut r = record("level=1", scenario, Outcome::Right, Some(10), 1);
+            r.expected = vec!["a".to_owned(), "b".to_owned()];
+            r.calls = Some(calls.iter().map(|c| (*c).to_owned()).collect());
+            (r.task_success, r.steps_done) = (Some(stored.0), Some(stored.1));
+            r.task_error = error.then(|| "HTTP 500".to_owned());
+            r
+        };
+        let records = [
+            task("done", &["a", "b"], (false, 0), false),
+            task("half", &["a"], (true, 2), false),
+            task("failed later", &["a", "b"], (true, 2), true),
+        ];
+        let rows = summarize(&["level=1".to_owned()], &records);
+        let tasks = rows[0].tasks.as_ref().unwrap();
+        assert_eq!(
+            (
+                tasks.graded,
+                tasks.succeeded,
+                tasks.all_steps,
+                tasks.steps_done,
+                tasks.steps
+            ),
+            (3, 1, 2, 5, 6)
+        );
     }
 
     #[test]

@@ -501,7 +501,12 @@ fn a_refused_key_stops_the_run_and_keeps_the_map() {
         &["--concurrency", "1"],
     ));
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).is_empty());
+    // The summary line comes however the run ended.
+    let summary: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(
+        (summary["compiled"].as_u64(), summary["reused"].as_u64()),
+        (Some(0), Some(1))
+    );
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("HTTP 401"), "{err}");
