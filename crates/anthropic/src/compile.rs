@@ -653,10 +653,22 @@ impl<'a> Compiler<'a, '_> {
             self.notices
                 .push(Notice::ThoughtSignatureDropped { message: index });
         }
+        // Results of consecutive tool messages share one user turn, and so does a user
+        // message right after them (the API would combine the turns anyway; writing them
+        // as one keeps compile -> parse -> compile byte-stable).
+        let packs = matches!(message.role, Role::Tool | Role::User) && self.open_tool_turn;
+        // A user turn of nothing but blank text is sent as it is (the API refuses it,
+        // naming it): leaving it out would change the turns around it, a leading
+        // assistant turn, or a trailing one read as a prefill. Blank text elsewhere (an
+        // assistant turn, a block beside others, a user turn joining tool results) goes.
+        let blank = |c: &Content| matches!(c, Content::Text { text, .. } if text.trim().is_empty());
+        let keep_blank =
+            message.role != Role::Assistant && !packs && message.content.iter().all(blank);
         let mut blocks = Vec::with_capacity(message.content.len());
         for content in &message.content {
             if let Content::Text { text, .. } = content
                 && text.trim().is_empty()
+                && !keep_blank
             {
                 // An empty text beside other blocks is nothing to say; whitespace is.
                 if !text.is_empty() || message.content.len() == 1 {
@@ -669,7 +681,7 @@ impl<'a> Compiler<'a, '_> {
                 blocks.push(block);
             }
         }
-        if blocks.is_empty() {
+        if blocks.is_empty() && !keep_blank {
             self.notices
                 .push(Notice::EmptyMessageSkipped { message: index });
             if message.cache_breakpoint {
@@ -682,10 +694,6 @@ impl<'a> Compiler<'a, '_> {
             Role::Assistant => wire::Role::Assistant,
             Role::User | Role::Tool | Role::System => wire::Role::User,
         };
-        // Results of consecutive tool messages share one user turn, and so does a user
-        // message right after them (the API would combine the turns anyway; writing them
-        // as one keeps compile -> parse -> compile byte-stable).
-        let packs = matches!(message.role, Role::Tool | Role::User) && self.open_tool_turn;
         let (target, start) = match self.messages.last_mut() {
             Some(last) if packs => {
                 let start = last.content.len();

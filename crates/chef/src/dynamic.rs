@@ -11,9 +11,10 @@
 //! Both land where they cost the prompt cache nothing: under [`Placement::LastUser`] (the
 //! default) they are stitched into the last user turn, after the memory block and before
 //! the announcements, followed by the anchor line. [`Placement::System`] puts them in a
-//! system message after the history instead (`CURRENT TASK STATE:` + the XML), which
-//! Anthropic hoists into its `system` parameter and Responses into `instructions`: ahead of
-//! every cached message, so each change re-bills the whole prompt. The cache audit reports it.
+//! system message after the history instead (`CURRENT TASK STATE:` + the XML), which only
+//! OpenAI Chat Completions keeps there: Anthropic hoists it into its `system` parameter,
+//! Responses into `instructions` and Gemini into `systemInstruction`, ahead of every cached
+//! message, so each change re-bills the whole prompt. The cache audit reports it.
 //!
 //! # Rendering
 //!
@@ -64,7 +65,8 @@ pub enum Placement {
     #[default]
     LastUser,
     /// A system message after the history (`CURRENT TASK STATE:` + XML, with any injected
-    /// context appended). Some providers move it ahead of the cached prefix.
+    /// context appended). Only OpenAI Chat Completions keeps it there: Anthropic, Responses
+    /// and Gemini move it into their system prompt, ahead of the cached history.
     System,
 }
 

@@ -110,10 +110,14 @@ async fn open(store: &StoreUrl, create: bool) -> Result<Arc<dyn StorageBackend>,
         && !create
         && !dir.is_dir()
     {
-        return Err(CliError::Usage(format!(
-            "{}: no such store directory",
-            dir.display()
-        )));
+        return Err(CliError::Usage(if dir.exists() {
+            format!(
+                "{}: not a directory (a store is a directory)",
+                dir.display()
+            )
+        } else {
+            format!("{}: no such store directory", dir.display())
+        }));
     }
     // A usage error, not a store failure: this binary cannot open such a store at all.
     if cfg!(not(feature = "postgres")) && matches!(store, StoreUrl::Postgres(_)) {

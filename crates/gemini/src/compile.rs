@@ -427,8 +427,9 @@ impl<'a> Cx<'_, 'a> {
                     );
                 let signature = match call.thought_signature.as_deref() {
                     Some(signature) => Some(Cow::Borrowed(signature)),
+                    // Not a notice: it is the same rule on every request, described in
+                    // the docs (a notice per such turn would grow with the history).
                     None if self.needs_stand_in(i, call) => {
-                        self.notices.push(Notice::SignatureStandIn { message: i });
                         Some(Cow::Borrowed(crate::STAND_IN_SIGNATURE))
                     }
                     None => None,

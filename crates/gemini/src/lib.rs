@@ -75,7 +75,8 @@ pub use chef_ir::{COMPACTION_HEADER, PH_CONTINUES, PH_NO_RESULT};
 /// The thought signature sent on the first call of a model turn Gemini did not write (a
 /// call another provider made): the value Google's thought-signature guide gives for calls
 /// whose signature cannot be had, which Gemini 3 accepts in place of one (it refuses a
-/// step whose first call has none). See [`Notice::SignatureStandIn`].
+/// step whose first call has none). It is sent without a notice: the same rule on every
+/// request (docs/PROVIDERS.md).
 pub const STAND_IN_SIGNATURE: &str = "skip_thought_signature_validator";
 
 pub use crate::{

@@ -94,14 +94,6 @@ pub enum Notice {
         /// The call's id.
         call_id: String,
     },
-    /// A model turn's calls carried no thought signature (calls another provider made, or
-    /// a model that signs nothing): its first call was sent with the stand-in
-    /// [`STAND_IN_SIGNATURE`](crate::STAND_IN_SIGNATURE) Google documents for calls
-    /// Gemini did not make, which Gemini 3 asks of the first call of each step.
-    SignatureStandIn {
-        /// Index of the message in the request.
-        message: usize,
-    },
     /// A tool name Gemini refuses is sent under another name (mapped back when parsing).
     ToolRenamed {
         /// The real name.
@@ -124,7 +116,6 @@ impl Notice {
             | Self::RedactedThinkingDropped { message }
             | Self::ContentDropped { message, .. }
             | Self::FilenameDropped { message, .. }
-            | Self::SignatureStandIn { message }
             | Self::ArgumentsNotAnObject { message, .. } => {
                 *message += offset;
                 true
@@ -160,11 +151,6 @@ impl std::fmt::Display for Notice {
             Self::ThinkingDropped { message } => {
                 write!(f, "thinking in message {message} left out")
             }
-            Self::SignatureStandIn { message } => write!(
-                f,
-                "the calls in message {message} carry no thought signature; the first was sent with the stand-in {:?}",
-                crate::STAND_IN_SIGNATURE
-            ),
             Self::ThinkingSignatureDropped { message } => write!(
                 f,
                 "thinking signature in message {message} left out (thinking sent as text)"

@@ -806,7 +806,8 @@ impl Chef {
     /// Sets the dynamic state: any JSON value, rendered as XML under `<dynamic_state>` at
     /// every compile until replaced or cleared (`None` clears it). placement: "last_user"
     /// (stitched into the last user message, after the cached prefix) or "system" (a
-    /// system message after the history).
+    /// system message after the history on OpenAI Chat Completions; the system prompt,
+    /// ahead of the cached history, on Anthropic, Responses and Gemini).
     #[pyo3(signature = (state, placement = "last_user"))]
     fn set_dynamic_state(&self, state: &Bound<'_, PyAny>, placement: &str) -> PyResult<()> {
         let state = to_value(state)?;

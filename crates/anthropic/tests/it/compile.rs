@@ -872,4 +872,37 @@ fn what_the_api_refuses_is_left_out_or_rewritten_with_a_notice() {
         said("trailing whitespace \" \" cut from the final assistant message 6"),
         "{notices:?}"
     );
+
+    // A user turn of nothing but blank text is sent as it is (the API refuses it, naming
+    // it): leaving it out would make the request empty, start it with the assistant, or
+    // end it on the assistant's turn, which the API would read as a prefill.
+    for request in [
+        Request::new(vec![Message::user(" ")]),
+        Request::new(vec![
+            Message::user("q"),
+            Message::assistant("a"),
+            Message::user(""),
+        ]),
+    ] {
+        let compiled = compile(&request, &CompileOptions::default()).unwrap();
+        let b: serde_json::Value = serde_json::from_slice(&compiled.to_vec().unwrap()).unwrap();
+        let last = b["messages"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["role"], "user", "{b}");
+        assert!(
+            last["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .trim()
+                .is_empty(),
+            "{b}"
+        );
+        assert!(
+            !compiled
+                .notices
+                .iter()
+                .any(|n| matches!(n, Notice::EmptyMessageSkipped { .. })),
+            "{:?}",
+            compiled.notices
+        );
+    }
 }

@@ -181,7 +181,6 @@ fn non_object_arguments_go_as_an_empty_object_with_a_notice() {
                 message: 1,
                 call_id: "c".into()
             },
-            Notice::SignatureStandIn { message: 1 },
             Notice::ArgumentsNotAnObject {
                 message: 1,
                 call_id: "d".into()
