@@ -580,7 +580,7 @@ impl Chef {
     /// compile for that target, appends the assistant message, and returns its calls.
     /// With `recover_text_calls`, calls the model wrote as text (a small model behind a
     /// local server) become calls first, and a `final_answer` call the reply's text (see
-    /// the Rust `Chef::recover_text_calls`). A reply with neither text nor calls (a model
+    /// the Rust `Chef::recover_text_calls`). A reply of nothing but blank text (a model
     /// that stopped at once) appends nothing: no API takes an empty assistant turn back.
     #[pyo3(signature = (target, reply, *, recover_text_calls = false))]
     fn push_reply<'py>(
