@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use chef_ir::{Message, PH_NO_RESULT, Role, ToolCall, ToolResult};
+use chef_ir::{Content, Message, PH_NO_RESULT, Role, ToolCall, ToolResult};
 
 impl super::Chef {
     /// One notice for each call the conversation moved on from since the last compile
@@ -112,16 +112,21 @@ fn placeholders(calls: &[&ToolCall]) -> Message {
 /// `open` after `message`: an assistant turn's calls (once per id) replace what was open
 /// (already closed by [`close`]); a result answers its call.
 fn follow<'a>(open: &mut Vec<&'a ToolCall>, message: &'a Message) {
-    if message.role == Role::Assistant {
+    let assistant = message.role == Role::Assistant;
+    if assistant {
         open.clear();
-        for call in message.tool_calls() {
-            if !open.iter().any(|c| c.id == call.id) {
+    }
+    // One pass over the blocks (this runs on every message a compile sends).
+    for content in &message.content {
+        match content {
+            Content::ToolCall(call) if assistant && !open.iter().any(|c| c.id == call.id) => {
                 open.push(call);
             }
+            Content::ToolResult(result) if !open.is_empty() => {
+                open.retain(|call| call.id != result.tool_call_id);
+            }
+            _ => {}
         }
-    }
-    for result in message.tool_results_iter() {
-        open.retain(|call| call.id != result.tool_call_id);
     }
 }
 
