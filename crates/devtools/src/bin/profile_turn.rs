@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! cargo build --release -p chef-devtools --bin profile_turn
-//! valgrind --tool=callgrind --toggle-collect='chef::session::Chef::compile' \
+//! valgrind --tool=callgrind \
+//!     --toggle-collect='chef::session::compile::<impl chef::session::Chef>::compile' \
 //!     target/release/profile_turn [TARGET] [TURNS] [MIX] [MESSAGES] [BODY]
 //! ```
 //!
@@ -20,7 +21,8 @@
 //! the history's: `plain` (default), `errors` (1 tool result in 10 an error) or `realistic`
 //! (errors, images in tool results, thinking blocks, pinned messages). BODY is `vec`
 //! (default: `Chef::compile`) or `chunks` (`Chef::compile_chunked`; collect with
-//! `--toggle-collect='chef::session::Chef::compile_chunked'`, or `profile_turn::turn`).
+//! `--toggle-collect='chef::session::compile::<impl chef::session::Chef>::compile_chunked'`,
+//! or `profile_turn::turn`).
 #[path = "../../../chef/benches/support/session200.rs"]
 #[allow(clippy::expect_used, reason = "a broken fixture should stop loudly")]
 mod support;
