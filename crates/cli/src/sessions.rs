@@ -125,7 +125,11 @@ async fn open(store: &StoreUrl, create: bool) -> Result<Arc<dyn StorageBackend>,
             "{store}: this chef was built without PostgreSQL support; rebuild it with `--features postgres`"
         )));
     }
-    chef::store::open(store).await.map_err(store_err(store))
+    chef::store::open(store).await.map_err(|e| match e {
+        // Bad input (exit 2), as the gateway reads it, not a store failure.
+        StoreError::InvalidUrl { message } => CliError::Usage(format!("{store}: {message}")),
+        e => store_err(store)(e),
+    })
 }
 
 fn key(id: &str) -> Result<StoreKey, CliError> {

@@ -72,6 +72,13 @@ pub enum StoreError {
         #[source]
         source: std::io::Error,
     },
+    /// A store URL the backend cannot read (a PostgreSQL connection URL that does not
+    /// parse): the caller's input, not a failure of the store.
+    #[error("invalid store URL: {message}")]
+    InvalidUrl {
+        /// What is wrong with it (never the URL itself, which may hold a password).
+        message: String,
+    },
     /// The backend failed for a reason of its own (a lost connection, a worker thread that
     /// panicked).
     #[error("store backend failed: {message}")]

@@ -452,6 +452,19 @@ fn a_postgres_store_needs_the_feature() {
     assert_error(&out, &["--features postgres"]);
 }
 
+/// A connection URL that does not parse is bad input (exit 2, as the gateway reads it), not
+/// a store failure, and its password is never printed; a store given as a file that is not
+/// a directory is named so.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_malformed_postgres_url_and_a_file_for_a_store_are_bad_input() {
+    let out = ls_output("postgres://chef:s3cret@[bad");
+    assert_error(&out, &["not a PostgreSQL connection URL"]);
+    assert!(!stderr(&out).contains("s3cret"), "{}", stderr(&out));
+    let (_dir, file) = crate::temp_file("store.json", "{}");
+    assert_error(&ls_output(&file), &["not a directory"]);
+}
+
 #[cfg(feature = "postgres")]
 #[test]
 fn sessions_move_from_the_file_system_to_postgres_and_back() {

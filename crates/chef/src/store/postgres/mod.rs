@@ -270,9 +270,10 @@ impl PgBackend {
 
     /// Connect with `options`, and bring the schema up to date.
     pub async fn connect_with(url: &str, options: PgOptions) -> Result<Self> {
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| backend_error("invalid PostgreSQL connection URL", e))?;
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(|e| StoreError::InvalidUrl {
+                message: format!("not a PostgreSQL connection URL: {e}"),
+            })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(options.connect_timeout);
         }
