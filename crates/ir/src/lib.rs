@@ -92,7 +92,10 @@ pub use crate::{
         load_tools_from_str,
     },
     message::{Attachment, AttachmentSource, Content, Message, Role, ToolResult},
-    repair::{PH_CONTINUES, PH_NO_RESULT, Repair, RepairOptions, Repaired, repair_history},
+    repair::{
+        PH_CONTINUES, PH_NO_RESULT, Repair, RepairOptions, Repaired, placeholder_result,
+        repair_history,
+    },
     request::{NativeTool, Request, ToolPass},
     stand_in::{COMPACTION_HEADER, PrefillWording, compaction_text, prefill_enforcement},
     target::Target,

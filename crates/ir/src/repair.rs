@@ -23,13 +23,34 @@ use std::collections::HashSet;
 
 use crate::{
     message::{Content, Message, Role, ToolResult},
-    tool::ToolCallId,
+    tool::{ToolCall, ToolCallId},
 };
 
 /// The text of a placeholder result for a call that has none.
 pub const PH_NO_RESULT: &str = "[No tool result available]";
 /// The text of a user turn inserted where the history cannot start or continue otherwise.
 pub const PH_CONTINUES: &str = "[Conversation continues]";
+
+/// The placeholder result for a call that has none: [`PH_NO_RESULT`], named after the
+/// call's tool when the call names one (what [`repair_history`] inserts, and what a chef
+/// session sends for a call the conversation moved on from).
+///
+/// ```
+/// use chef_ir::{PH_NO_RESULT, ToolCall, placeholder_result};
+///
+/// let result = placeholder_result(&ToolCall::new("c1", "search", serde_json::json!({})));
+/// assert_eq!(result.tool_call_id.as_str(), "c1");
+/// assert_eq!(result.name.as_ref().map(|n| n.as_str()), Some("search"));
+/// assert_eq!(result.content[0].as_text(), Some(PH_NO_RESULT));
+/// ```
+pub fn placeholder_result(call: &ToolCall) -> ToolResult {
+    let result = ToolResult::text(call.id.clone(), PH_NO_RESULT);
+    if call.name.as_str().is_empty() {
+        result
+    } else {
+        result.with_name(call.name.clone())
+    }
+}
 
 /// One change an input adapter made to make a history valid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,11 +200,7 @@ fn insert_missing(
             repairs.push(Repair::MissingResultInserted {
                 tool_call_id: call.id.clone(),
             });
-            let mut result = ToolResult::text(call.id.clone(), PH_NO_RESULT);
-            if !call.name.as_str().is_empty() {
-                result = result.with_name(call.name.clone());
-            }
-            placeholders.push(result);
+            placeholders.push(placeholder_result(call));
         }
         if !placeholders.is_empty() {
             inserts.push((i, placeholders));

@@ -54,6 +54,17 @@ pub enum KeepReason {
     Called,
 }
 
+impl KeepReason {
+    /// The index's score of a [`Ranked`](Self::Ranked) tool; `None` for a tool kept for
+    /// another reason.
+    pub fn score(&self) -> Option<f64> {
+        match self {
+            Self::Ranked { score, .. } => Some(*score),
+            _ => None,
+        }
+    }
+}
+
 /// Which flat tools `compile` keeps each turn. The task is what
 /// [`Tools::pruning_task`](crate::Tools::pruning_task) returns: the latest user request as the
 /// conversation states it, or the text set with [`ToolsMut::set_task`](crate::ToolsMut::set_task).

@@ -188,10 +188,7 @@ impl Pruner {
         let best = ranked
             .reasons
             .iter()
-            .filter_map(|reason| match reason {
-                KeepReason::Ranked { score, .. } => Some(*score),
-                _ => None,
-            })
+            .filter_map(KeepReason::score)
             .fold(0.0, f64::max);
         let kept = self.only_fitting(ranked, keep, |kept| {
             kept.rank_search(query, depth).tools.is_empty()

@@ -236,8 +236,8 @@ impl Chef {
         };
         let mut lines = Vec::new();
         let mut found = Vec::new();
-        let spoken = self.spoken_names(ranked.iter().map(|(tool, _)| *tool));
-        for ((tool, _), name) in ranked.iter().zip(&spoken) {
+        let names = self.wire_names_for(ranked.iter().map(|(tool, _)| *tool));
+        for ((tool, _), name) in ranked.iter().zip(&names) {
             let mut line = found_tool_line_as(name, tool);
             if is_offered(&tool.name) {
                 line.push_str(" (already in your tools)");
@@ -275,11 +275,11 @@ impl Chef {
 
     /// The names `tools` (a search's answer) go by on the wire of the latest compile's
     /// target, which is how the model will see them listed
-    /// ([`spoken_as_sent`](Self::spoken_as_sent)).
-    fn spoken_names<'t>(&self, tools: impl Iterator<Item = &'t ToolDefinition>) -> Vec<String> {
+    /// ([`wire_name_for`](Self::wire_name_for)).
+    fn wire_names_for<'t>(&self, tools: impl Iterator<Item = &'t ToolDefinition>) -> Vec<String> {
         let mut registry_table = None;
         tools
-            .map(|tool| self.spoken_as_sent(tool.name.as_str(), &mut registry_table))
+            .map(|tool| self.wire_name_for(tool.name.as_str(), &mut registry_table))
             .collect()
     }
 
@@ -310,10 +310,7 @@ impl Chef {
             .iter()
             .zip(&ranked.reasons)
             .filter_map(|(tool, reason)| {
-                let score = match reason {
-                    KeepReason::Ranked { score, .. } => *score,
-                    _ => return None,
-                };
+                let score = reason.score()?;
                 // The registry's own definition, so the reference outlives `ranked`.
                 registry
                     .iter()

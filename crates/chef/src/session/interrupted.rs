@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use chef_ir::{Content, Message, PH_NO_RESULT, Role, ToolCall, ToolResult};
+use chef_ir::{Content, Message, PH_NO_RESULT, Role, ToolCall, placeholder_result};
 
 impl super::Chef {
     /// One notice for each call the conversation moved on from since the last compile
@@ -56,10 +56,9 @@ pub(crate) fn extend_closing_interrupted(messages: &mut Vec<Message>, history: &
     }
 }
 
-/// The calls interrupted in `history[from..]`, each with the index of the message that
-/// made it, where `from` is a place no call is open at (0, or what the last call returned);
-/// and the place to start from next time (the last assistant turn whose calls are still
-/// open, else the end).
+/// The calls interrupted in `history[from..]`, where `from` is a place no call is open at
+/// (0, or what the last call returned); and the place to start from next time (the last
+/// assistant turn whose calls are still open, else the end).
 pub(crate) fn interrupted_calls(history: &[Message], from: usize) -> (Vec<&ToolCall>, usize) {
     let mut open: Vec<&ToolCall> = Vec::new();
     let mut window = None;
@@ -94,19 +93,7 @@ fn close<'a>(open: &mut Vec<&'a ToolCall>, message: &Message) -> Vec<&'a ToolCal
 
 /// The tool message of placeholder results for `calls`.
 fn placeholders(calls: &[&ToolCall]) -> Message {
-    Message::tool_results(
-        calls
-            .iter()
-            .map(|call| {
-                let result = ToolResult::text(call.id.clone(), PH_NO_RESULT);
-                if call.name.as_str().is_empty() {
-                    result
-                } else {
-                    result.with_name(call.name.clone())
-                }
-            })
-            .collect(),
-    )
+    Message::tool_results(calls.iter().map(|call| placeholder_result(call)).collect())
 }
 
 /// `open` after `message`: an assistant turn's calls (once per id) replace what was open

@@ -713,12 +713,12 @@ fn the_sessions_search_holds_the_gate_like_find_tools() {
 fn a_blocked_best_match_does_not_lower_the_floor_of_a_search() {
     let query = "what is the diesel price";
     let mut chef = discovery(3);
-    let score = |reason: &KeepReason| match reason {
-        KeepReason::Ranked { score, .. } => *score,
-        other => panic!("{other:?}"),
-    };
     let whole = chef.tools().pruner().rank_search(query, 30);
-    let top = whole.reasons.iter().map(score).fold(0.0, f64::max);
+    let top = whole
+        .reasons
+        .iter()
+        .map(|reason| reason.score().unwrap())
+        .fold(0.0, f64::max);
     let (kept, best) = chef
         .tools()
         .pruner()

@@ -894,10 +894,6 @@ impl Hub {
         let limit = limit.min(self.config.found_limit);
         let mut lines = Vec::new();
         let mut finds = Vec::new();
-        let score = |reason: &chef::prune::KeepReason| match reason {
-            chef::prune::KeepReason::Ranked { score, .. } => *score,
-            _ => 0.0,
-        };
         // An unrelated tail (under a tenth of the best score of the whole ranking, a
         // blocked best match included) is not listed: each tool listed joins the host's
         // list.
@@ -905,7 +901,7 @@ impl Hub {
             if lines.len() >= limit {
                 break;
             }
-            if score(reason) < best * chef::owned::FOUND_SCORE_FLOOR {
+            if reason.score().unwrap_or(0.0) < best * chef::owned::FOUND_SCORE_FLOOR {
                 continue;
             }
             let name = tool.name.as_str();

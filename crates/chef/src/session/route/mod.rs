@@ -188,7 +188,7 @@ impl Chef {
         if let Some(near) = self.listed_near(tools, name).filter(|near| {
             !self.offers_find_tools() || chef_compress::similarity::is_slip_of(name, near)
         }) {
-            chef_compress::similarity::add_did_you_mean(reply, name, self.spoken(near));
+            chef_compress::similarity::add_did_you_mean(reply, name, self.sent_name(near));
         }
     }
 

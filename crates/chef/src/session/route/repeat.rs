@@ -66,7 +66,7 @@ impl Chef {
             .find(|t| t.name == tool)
             .map(|t| &t.input_schema);
         if let Some(schema) = schema {
-            *reply = repeat_correction(self.spoken(tool), schema);
+            *reply = repeat_correction(self.sent_name(tool), schema);
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::{error::RouteError, gate};
 impl Chef {
     /// The name the latest compile sent the tool `real` under (itself when it was not
     /// renamed, or before any compile).
-    pub(crate) fn spoken<'a>(&'a self, real: &'a str) -> &'a str {
+    pub(crate) fn sent_name<'a>(&'a self, real: &'a str) -> &'a str {
         self.routing.names.to_wire(real)
     }
 
@@ -24,7 +24,7 @@ impl Chef {
     /// registered tool would take that name, else its real name (which routes as well).
     /// Before any compile, the real name. `registry_table` caches the registry's table for
     /// a run of calls.
-    pub(crate) fn spoken_as_sent(
+    pub(crate) fn wire_name_for(
         &self,
         real: &str,
         registry_table: &mut Option<WireNames>,
@@ -61,7 +61,7 @@ impl Chef {
         }
         match routed {
             Routed::Blocked { name, reply, .. } => {
-                let wire = self.spoken_as_sent(name, &mut None);
+                let wire = self.wire_name_for(name, &mut None);
                 if wire != *name && *reply == gate::blocked_reason(name) {
                     *reply = gate::blocked_reason(&wire);
                 }
