@@ -95,13 +95,25 @@ struct EnvelopeRef<'a, T> {
     payload: &'a T,
 }
 
-/// Only what decides whether and how to read the rest.
+/// Only what decides whether and how to read the rest. `format_version` is read as any
+/// JSON value, so that a chef snapshot whose version is not a `u64` (`1e3`, `"2"`, 2^64)
+/// is told apart from a file that is not a snapshot at all.
 #[derive(Deserialize)]
 struct Header {
     #[serde(default)]
     format: Option<String>,
     #[serde(default)]
-    format_version: Option<u64>,
+    format_version: Option<serde_json::Value>,
+}
+
+impl Header {
+    /// The version as [`check_header`] reads it: one that is not a `u64` is read as 0,
+    /// which no build reads (so it is reported as an invalid version).
+    fn version(&self) -> Option<u64> {
+        self.format_version
+            .as_ref()
+            .map(|v| v.as_u64().unwrap_or(0))
+    }
 }
 
 /// The whole file in one pass: the header fields are checked after reading, and only when
@@ -303,7 +315,7 @@ pub(super) fn decode_versioned<T: DeserializeOwned>(
                 }
                 Err(source) => return Err(SnapshotError::Corrupt { origin, source }),
             };
-            check_header(header.format.as_deref(), header.format_version, &origin)?;
+            check_header(header.format.as_deref(), header.version(), &origin)?;
             return Err(SnapshotError::Corrupt { origin, source });
         }
     };

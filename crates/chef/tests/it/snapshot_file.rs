@@ -146,6 +146,12 @@ fn empty_garbage_truncated_and_misshapen_files_are_corrupt() {
         r#"{"format":"chef-snapshot","format_version":0,"created_turn":0,"payload":{}}"#,
         r#"{"format":"chef-snapshot","format_version":1,"created_turn":0,"payload":{"history":5}}"#,
         r#"{"format":"chef-snapshot","format_version":1,"payload":{}}"#,
+        // A version that is not a u64 is a chef snapshot with an invalid version, not
+        // another kind of file.
+        r#"{"format":"chef-snapshot","format_version":18446744073709551616,"created_turn":0,"payload":{}}"#,
+        r#"{"format":"chef-snapshot","format_version":"2","created_turn":0,"payload":{}}"#,
+        r#"{"format":"chef-snapshot","format_version":-1,"created_turn":0,"payload":{}}"#,
+        r#"{"format":"chef-snapshot","format_version":1.5,"created_turn":0,"payload":{}}"#,
     ] {
         fs::write(&path, text).unwrap();
         match snapshot::load::<Payload>(&path) {
