@@ -326,8 +326,12 @@ impl Chef {
     ///     passes `trigger_ratio` of it. None (the default): only `request_new_context()`
     ///     makes it act.
     /// trigger_ratio: the share of the window at which `overflow()` acts (0.01–1).
+    /// memory_max_value_chars: the longest value (or description), in characters, the
+    ///     model's memory tools may store (8,000 by default; every entry is shown in every
+    ///     request); a longer write is refused with a message for the model. None: no
+    ///     limit. `memory_set` is not limited.
     #[new]
-    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7))]
+    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7, memory_max_value_chars = Some(chef::memory::DEFAULT_MAX_VALUE_CHARS as i64)))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         level: i64,
@@ -340,7 +344,17 @@ impl Chef {
         answer_tool: bool,
         context_window: Option<i64>,
         trigger_ratio: f64,
+        memory_max_value_chars: Option<i64>,
     ) -> PyResult<Self> {
+        let max_value_chars = memory_max_value_chars
+            .map(|n| {
+                usize::try_from(n).map_err(|_| {
+                    invalid_input(format!(
+                        "memory_max_value_chars {n} is not a number of characters (0 or more, or None)"
+                    ))
+                })
+            })
+            .transpose()?;
         let mut overflow =
             OverflowConfig::default().with_trigger_ratio(self::ratio(trigger_ratio)?);
         if let Some(tokens) = context_window {
@@ -360,14 +374,14 @@ impl Chef {
             .with_overflow(overflow);
         let mut chef = chef::Chef::new(config);
         if memory {
-            chef = chef.with_memory(Memory::new());
+            chef = chef.with_memory(Memory::new().with_max_value_chars(max_value_chars));
         }
         Ok(Self::from_chef(chef))
     }
 
     /// A new session (same settings as `Chef(...)`) restored from a snapshot file.
     #[staticmethod]
-    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7))]
+    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7, memory_max_value_chars = Some(chef::memory::DEFAULT_MAX_VALUE_CHARS as i64)))]
     #[allow(clippy::too_many_arguments)]
     fn from_snapshot(
         py: Python<'_>,
@@ -382,6 +396,7 @@ impl Chef {
         answer_tool: bool,
         context_window: Option<i64>,
         trigger_ratio: f64,
+        memory_max_value_chars: Option<i64>,
     ) -> PyResult<Self> {
         let session = Self::new(
             level,
@@ -394,6 +409,7 @@ impl Chef {
             answer_tool,
             context_window,
             trigger_ratio,
+            memory_max_value_chars,
         )?;
         session.load(py, path)?;
         Ok(session)

@@ -51,6 +51,25 @@ def test_memory_and_owned_tools() -> None:
     assert s.memory_delete("editor") and not s.memory_delete("editor")
 
 
+def test_a_memory_value_over_the_limit_is_refused_with_a_message_for_the_model() -> None:
+    s = chef.Chef(memory=True)
+    long = "x" * 8001
+    owned = s.route({"id": "m1", "name": "create_memory", "arguments": {"key": "notes", "value": long}})
+    reply = s.handle_tool(owned)
+    assert reply.is_error and "8,001 characters long" in reply.text, reply
+    assert s.memory_get("notes") is None
+    s.memory_set("notes", long)  # the host is not limited
+    assert s.memory_get("notes") == long
+    tight = chef.Chef(memory=True, memory_max_value_chars=3)
+    reply = tight.handle_tool(tight.route({"id": "m2", "name": "create_memory", "arguments": {"key": "k", "value": "abcd"}}))
+    assert reply.is_error and "at most 3" in reply.text, reply
+    open_ = chef.Chef(memory=True, memory_max_value_chars=None)
+    reply = open_.handle_tool(open_.route({"id": "m3", "name": "create_memory", "arguments": {"key": "k", "value": long}}))
+    assert not reply.is_error, reply
+    with pytest.raises(chef.InvalidInputError):
+        chef.Chef(memory=True, memory_max_value_chars=-1)
+
+
 def test_snapshot_round_trip_gives_the_same_next_request(tmp_path: Path) -> None:
     s = chef.Chef(level=3, memory=True)
     s.register_tools(REAL_TOOLS)

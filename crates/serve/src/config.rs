@@ -21,6 +21,7 @@
 //! [memory]
 //! dir = "/var/lib/chef/sessions"
 //! timeout_secs = 5
+//! max_value_chars = 8000
 //!
 //! [limits]
 //! max_body_bytes = 8388608
@@ -230,6 +231,7 @@ struct RawMemory {
     url: Option<String>,
     tools: Option<String>,
     timeout_secs: Option<u64>,
+    max_value_chars: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -426,6 +428,11 @@ pub struct Config {
     /// How long one memory store operation may take (connecting, opening a session's
     /// store, each read and write); one that takes longer fails (default 5 s).
     pub memory_timeout: Duration,
+    /// The longest value or description, in characters, the model's memory tools may store
+    /// (`[memory] max_value_chars`; default [`chef::memory::DEFAULT_MAX_VALUE_CHARS`];
+    /// `None`: no limit, which a config file cannot ask for: 0 refuses every non-empty
+    /// write).
+    pub memory_max_value_chars: Option<usize>,
     /// A store of the embedder's own for every session's memory, each session in its own
     /// key space as with `memory_url` (never read from a file; set it before
     /// [`Gateway::new`](crate::Gateway::new)). Takes the place of `memory_url`.
@@ -473,6 +480,7 @@ impl Default for Config {
             memory_url: None,
             memory_tools: chef::ToolsMode::Legacy,
             memory_timeout: DEFAULT_MEMORY_TIMEOUT,
+            memory_max_value_chars: Some(chef::memory::DEFAULT_MAX_VALUE_CHARS),
             memory_store: None,
         }
     }
@@ -596,6 +604,9 @@ impl Config {
         }
         if let Some(secs) = raw.memory.timeout_secs {
             config.memory_timeout = Duration::from_secs(positive("memory.timeout_secs", secs)?);
+        }
+        if let Some(max) = raw.memory.max_value_chars {
+            config.memory_max_value_chars = Some(max);
         }
         if let Some(tools) = raw.memory.tools {
             config.memory_tools = match tools.as_str() {

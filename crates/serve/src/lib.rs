@@ -529,7 +529,8 @@ async fn load_memory(
         timeout,
         Arc::clone(&gateway.metrics.store),
     ));
-    let mut memory = chef::memory::Memory::new();
+    let mut memory =
+        chef::memory::Memory::new().with_max_value_chars(gateway.config.memory_max_value_chars);
     memory.load(&*store).await.map_err(|e| failed("read", &e))?;
     Ok(session::MemorySetup { memory, store })
 }

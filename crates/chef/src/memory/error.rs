@@ -31,6 +31,19 @@ pub enum MemoryError {
         /// The hook's reason.
         reason: String,
     },
+    /// A validated write's value or description is longer than the limit
+    /// ([`Memory::with_max_value_chars`](super::Memory::with_max_value_chars)).
+    #[error("the {field} for memory key {key:?} is {chars} characters long; the limit is {limit}")]
+    TooLong {
+        /// The key written to.
+        key: String,
+        /// `"value"` or `"description"`.
+        field: &'static str,
+        /// Its length in characters (Unicode scalar values).
+        chars: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A stored entry's metadata could not be decoded.
     #[error("stored memory entry {key:?} is corrupt")]
     CorruptEntry {

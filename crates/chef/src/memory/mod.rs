@@ -12,6 +12,11 @@
 //! times, with a [`MemoryEvent::PersistRetried`]; see [`Memory::persist`] for the rules.
 //! `Chef::with_memory_store` persists the owned tools' writes as they are made.
 //!
+//! Every entry is rendered into every request, so a validated write (the model's) whose
+//! value or description is longer than [`DEFAULT_MAX_VALUE_CHARS`] characters is refused
+//! with [`MemoryError::TooLong`] ([`Memory::with_max_value_chars`] changes or removes the
+//! limit); host writes through [`Memory::set`] are not limited.
+//!
 //! ```
 //! use chef::memory::{Memory, MemoryStyle, SetOptions};
 //!
@@ -221,6 +226,23 @@ pub enum RetryOutcome {
 /// [`StoreError::Conflict`]: crate::store::StoreError::Conflict
 pub const DEFAULT_PERSIST_RETRIES: u32 = 3;
 
+/// The longest value (and description), in characters (Unicode scalar values), that a
+/// validated write ([`Memory::create`], [`Memory::modify`]: the model's memory tools) may
+/// store by default: about 2,000 tokens. Each entry is rendered into every later request,
+/// so without a limit one call could put megabytes into every prompt.
+/// [`Memory::with_max_value_chars`] changes it (`None`: no limit).
+pub const DEFAULT_MAX_VALUE_CHARS: usize = 8_000;
+
+/// [`Memory`]'s limit on validated writes; defaults to [`DEFAULT_MAX_VALUE_CHARS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MaxChars(Option<usize>);
+
+impl Default for MaxChars {
+    fn default() -> Self {
+        Self(Some(DEFAULT_MAX_VALUE_CHARS))
+    }
+}
+
 /// The validation hook: `Err(reason)` refuses a validated write.
 pub type Validator = Arc<dyn Fn(&MemoryWrite<'_>) -> Result<(), String> + Send + Sync>;
 
@@ -261,6 +283,8 @@ pub struct Memory {
     host_written: BTreeSet<StoreKey>,
     /// Conflicts resolved per key before giving up; `None`: [`DEFAULT_PERSIST_RETRIES`].
     persist_retries: Option<u32>,
+    /// The longest value or description a validated write may store.
+    max_value_chars: MaxChars,
     /// The last [`render_block`](Self::render_block), kept until an entry or the allowed
     /// keys change (every compile renders the block; most turns change no memory).
     rendered: parking_lot::Mutex<Option<(MemoryStyle, Option<String>)>>,
@@ -302,6 +326,7 @@ impl Memory {
             unsaved: self.unsaved.clone(),
             host_written: self.host_written.clone(),
             persist_retries: self.persist_retries,
+            max_value_chars: self.max_value_chars,
             rendered: parking_lot::Mutex::new(self.rendered.lock().clone()),
         }
     }
@@ -333,6 +358,31 @@ impl Memory {
     {
         self.validator = Some(Arc::new(hook));
         self
+    }
+
+    /// Refuse a validated write ([`create`](Self::create), [`modify`](Self::modify)) whose
+    /// value or description is longer than `max` characters, with
+    /// [`MemoryError::TooLong`]; `None` removes the limit (default
+    /// [`DEFAULT_MAX_VALUE_CHARS`]). Entries already stored, and host writes through
+    /// [`set`](Self::set), are not affected.
+    ///
+    /// ```
+    /// use chef::memory::{Memory, MemoryError};
+    ///
+    /// let mut memory = Memory::new().with_max_value_chars(Some(10));
+    /// assert!(memory.create("plan", "short", None).is_ok());
+    /// let err = memory.create("notes", "far too long for ten", None).unwrap_err();
+    /// assert!(matches!(err, MemoryError::TooLong { chars: 20, limit: 10, .. }));
+    /// ```
+    #[must_use]
+    pub fn with_max_value_chars(mut self, max: Option<usize>) -> Self {
+        self.max_value_chars = MaxChars(max);
+        self
+    }
+
+    /// The limit of [`with_max_value_chars`](Self::with_max_value_chars), `None` for none.
+    pub fn max_value_chars(&self) -> Option<usize> {
+        self.max_value_chars.0
     }
 
     /// Resolve at most `retries` conflicts per key in [`persist`](Self::persist) before
@@ -434,8 +484,27 @@ impl Memory {
     ) -> Result<&MemoryEntry> {
         let key = self.check_allowed(key)?;
         let value = value.into();
+        self.check_length(&key, &value, description)?;
         self.validate(&key, Some(&value), description)?;
         Ok(self.write(key, value, options_with(description), Origin::Tool))
+    }
+
+    /// [`create`](Self::create) without the length limit: for a rename, which moves what
+    /// is stored and adds nothing.
+    pub(crate) fn create_moved(
+        &mut self,
+        key: &str,
+        value: &str,
+        description: Option<&str>,
+    ) -> Result<&MemoryEntry> {
+        let key = self.check_allowed(key)?;
+        self.validate(&key, Some(value), description)?;
+        Ok(self.write(
+            key,
+            value.to_owned(),
+            options_with(description),
+            Origin::Tool,
+        ))
     }
 
     /// Update an existing entry, after the allow-list, an existence check and the hook.
@@ -452,6 +521,7 @@ impl Memory {
             });
         }
         let value = value.into();
+        self.check_length(&key, &value, description)?;
         self.validate(&key, Some(&value), description)?;
         Ok(self.write(key, value, options_with(description), Origin::Tool))
     }
@@ -481,6 +551,28 @@ impl Memory {
             });
         }
         Ok(StoreKey::new(key)?)
+    }
+
+    fn check_length(&self, key: &StoreKey, value: &str, description: Option<&str>) -> Result<()> {
+        let Some(limit) = self.max_value_chars.0 else {
+            return Ok(());
+        };
+        // Counting stops one past the limit: a 100 MB value is not walked to the end.
+        let over = |text: &str| {
+            let chars = text.chars().take(limit.saturating_add(1)).count();
+            (chars > limit).then(|| text.chars().count())
+        };
+        for (field, text) in [("value", Some(value)), ("description", description)] {
+            if let Some(chars) = text.and_then(over) {
+                return Err(MemoryError::TooLong {
+                    key: key.as_str().to_owned(),
+                    field,
+                    chars,
+                    limit,
+                });
+            }
+        }
+        Ok(())
     }
 
     fn validate(

@@ -179,6 +179,18 @@ fn memory_error(key: &str, error: &MemoryError) -> OwnedReply {
             allowed.join(", ")
         )),
         MemoryError::NotFound { .. } => OwnedReply::err(format!("nothing is stored at {uri}.")),
+        MemoryError::TooLong {
+            field,
+            chars,
+            limit,
+            ..
+        } => OwnedReply::err(format!(
+            "the {field} for {uri} is {} characters long; a memory entry holds at most {} \
+             (every entry is shown in every request). Store a shorter {field}: a summary, \
+             or only what later turns need.",
+            crate::offload::grouped(*chars),
+            crate::offload::grouped(*limit)
+        )),
         MemoryError::Rejected { reason, .. } => OwnedReply::err(format!(
             "the write to {uri} was rejected by the host: {reason}"
         )),
@@ -553,7 +565,7 @@ fn memory_command(
             if memory.get(&dest.path).is_some() {
                 return OwnedReply::err(format!("{} already exists.", dest.uri()));
             }
-            if let Err(e) = memory.create(&dest.path, entry.value(), entry.description()) {
+            if let Err(e) = memory.create_moved(&dest.path, entry.value(), entry.description()) {
                 return memory_error(&dest.path, &e);
             }
             match memory.remove(key) {

@@ -1957,3 +1957,80 @@ fn groups_and_members_without_names_are_refused_at_registration() {
         }
     }
 }
+
+#[test]
+fn a_memory_value_over_the_limit_is_refused_and_a_host_write_or_a_rename_is_not() {
+    use chef::memory::DEFAULT_MAX_VALUE_CHARS;
+    let long = "é".repeat(DEFAULT_MAX_VALUE_CHARS + 1);
+    let at_limit = format!("x{}", "é".repeat(DEFAULT_MAX_VALUE_CHARS - 1));
+
+    // The unified `context` tool: create, then a str_replace that grows past the limit.
+    let mut chef = unified();
+    let reply = create(&mut chef, "memory/notes", &long);
+    assert_eq!(
+        reply,
+        "Error: the value for context://memory/notes is 8,001 characters long; a memory entry \
+         holds at most 8,000 (every entry is shown in every request). Store a shorter value: \
+         a summary, or only what later turns need."
+    );
+    assert!(
+        chef.memory().unwrap().get("notes").is_none(),
+        "nothing stored"
+    );
+    assert_eq!(
+        create(&mut chef, "memory/notes", &at_limit),
+        "Created context://memory/notes."
+    );
+    let grown = str_replace(&mut chef, "memory/notes", "x", "xy");
+    assert!(grown.contains("8,001 characters long"), "{grown}");
+    assert_eq!(
+        chef.memory().unwrap().get("notes").unwrap().value(),
+        at_limit,
+        "the refused edit changed nothing"
+    );
+
+    // The host writes what it wants; a rename moves it without adding anything.
+    chef.memory_mut()
+        .unwrap()
+        .set("big", &*long, chef::memory::SetOptions::new())
+        .unwrap();
+    assert_eq!(
+        rename(&mut chef, "memory/big", "memory/moved"),
+        "Renamed context://memory/big to context://memory/moved."
+    );
+    assert_eq!(chef.memory().unwrap().get("moved").unwrap().value(), long);
+
+    // The legacy memory tools, and a description over the limit.
+    let mut legacy = Chef::new(ChefConfig::default()).with_memory(Memory::new());
+    let reply = owned(
+        &mut legacy,
+        "create_memory",
+        json!({"key": "k", "value": "v", "description": "d".repeat(DEFAULT_MAX_VALUE_CHARS + 5)}),
+    );
+    assert!(
+        reply.starts_with("Error: the description for context://memory/k is 8,005 characters long"),
+        "{reply}"
+    );
+    assert!(legacy.memory().unwrap().is_empty());
+
+    // `None` removes the limit; another limit is kept to.
+    let mut open =
+        Chef::new(ChefConfig::default()).with_memory(Memory::new().with_max_value_chars(None));
+    let reply = owned(
+        &mut open,
+        "create_memory",
+        json!({"key": "k", "value": long}),
+    );
+    assert!(!reply.starts_with("Error"), "{reply}");
+    let mut tight =
+        Chef::new(ChefConfig::default()).with_memory(Memory::new().with_max_value_chars(Some(3)));
+    let reply = owned(
+        &mut tight,
+        "create_memory",
+        json!({"key": "k", "value": "abcd"}),
+    );
+    assert!(
+        reply.contains("is 4 characters long; a memory entry holds at most 3"),
+        "{reply}"
+    );
+}

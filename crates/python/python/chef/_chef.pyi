@@ -168,6 +168,7 @@ class Chef:
         answer_tool: bool = False,
         context_window: Optional[int] = None,
         trigger_ratio: float = 0.7,
+        memory_max_value_chars: Optional[int] = 8000,
     ) -> None: ...
     @staticmethod
     def from_snapshot(
@@ -183,6 +184,7 @@ class Chef:
         answer_tool: bool = False,
         context_window: Optional[int] = None,
         trigger_ratio: float = 0.7,
+        memory_max_value_chars: Optional[int] = 8000,
     ) -> "Chef":
         """A new session with these settings, restored from a snapshot file."""
     @property

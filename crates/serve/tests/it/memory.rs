@@ -91,6 +91,47 @@ async fn memory_the_model_writes_is_kept_for_its_session_only() {
 }
 
 #[tokio::test]
+async fn a_memory_value_over_max_value_chars_is_refused_and_not_saved() {
+    let dir = std::env::temp_dir().join(format!("chef-serve-memory-cap-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let long = ToolCall::new(
+        "x",
+        "create_memory",
+        json!({"key": "notes", "value": "0123456789abc"}),
+    );
+    let rig = Rig::start(
+        &format!(
+            "[chef]\nlevel = 3\n[memory]\ndir = \"{}\"\nmax_value_chars = 10\n",
+            dir.display()
+        ),
+        vec![
+            chat_calling("call_m", &long),
+            chat_says("Too long."),
+            chat_says("ok"),
+        ],
+    )
+    .await;
+    let response = post(&rig, &request("Remember this."), Some("s1")).await;
+    assert_eq!(response.status(), 200);
+    let answer = tool_answer(&rig.script.seen()[1].json(), "call_m").to_string();
+    assert!(
+        answer.contains("is 13 characters long; a memory entry holds at most 10"),
+        "{answer}"
+    );
+    // Nothing was saved: the session's next request shows no memory of it.
+    let response = post(&rig, &request("What did I say?"), Some("s1")).await;
+    assert_eq!(response.status(), 200);
+    let third = String::from_utf8_lossy(&rig.script.seen()[2].body).into_owned();
+    assert!(!third.contains("0123456789abc"), "{third}");
+    let config = chef_serve::Config::parse("[memory]\ndir = \"/tmp/x\"\n").unwrap();
+    assert_eq!(
+        config.memory_max_value_chars,
+        Some(chef::memory::DEFAULT_MAX_VALUE_CHARS)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
 async fn without_memory_configured_an_owned_call_is_answered_not_available() {
     let create = create_memory_call();
     let rig = Rig::level3(vec![chat_calling("call_m", &create), chat_says("ok")]).await;
