@@ -475,14 +475,17 @@ impl Memory {
 
     // ---- validated writes (owned tools) --------------------------------------------------
 
-    /// Create an entry, or overwrite an existing one, after the allow-list and the hook.
+    /// Create an entry, or overwrite an existing one, after the allow-list, the length limit
+    /// ([`with_max_value_chars`](Self::with_max_value_chars)) and the hook. A key holding an
+    /// invisible formatting character (zero-width, bidirectional) is refused
+    /// ([`KeyProblem::InvisibleCharacter`](crate::store::KeyProblem::InvisibleCharacter)).
     pub fn create(
         &mut self,
         key: &str,
         value: impl Into<String>,
         description: Option<&str>,
     ) -> Result<&MemoryEntry> {
-        let key = self.check_allowed(key)?;
+        let key = self.check_new_key(key)?;
         let value = value.into();
         self.check_length(&key, &value, description)?;
         self.validate(&key, Some(&value), description)?;
@@ -497,7 +500,7 @@ impl Memory {
         value: &str,
         description: Option<&str>,
     ) -> Result<&MemoryEntry> {
-        let key = self.check_allowed(key)?;
+        let key = self.check_new_key(key)?;
         self.validate(&key, Some(value), description)?;
         Ok(self.write(
             key,
@@ -551,6 +554,21 @@ impl Memory {
             });
         }
         Ok(StoreKey::new(key)?)
+    }
+
+    /// [`check_allowed`](Self::check_allowed), and, for a key the model makes, no invisible
+    /// formatting character (a zero-width space or joiner, a bidirectional override): it
+    /// would show in the memory block as a key that reads as another. Host keys and stored
+    /// keys are not refused for it.
+    fn check_new_key(&self, key: &str) -> Result<StoreKey> {
+        let checked = self.check_allowed(key)?;
+        if key.chars().any(chef_compress::similarity::unshowable) {
+            return Err(MemoryError::InvalidKey(crate::store::InvalidKey {
+                key: key.to_owned(),
+                problem: crate::store::KeyProblem::InvisibleCharacter,
+            }));
+        }
+        Ok(checked)
     }
 
     fn check_length(&self, key: &StoreKey, value: &str, description: Option<&str>) -> Result<()> {

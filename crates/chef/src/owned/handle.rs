@@ -413,6 +413,15 @@ pub(crate) fn parse_address(raw: &str) -> Result<Address, OwnedReply> {
     if ns.chars().chain(path.chars()).any(char::is_control) {
         return Err(bad("control characters are not allowed"));
     }
+    if ns
+        .chars()
+        .chain(path.chars())
+        .any(chef_compress::similarity::unshowable)
+    {
+        return Err(bad(
+            "invisible formatting characters (zero-width, bidirectional) are not allowed",
+        ));
+    }
     let segments: Vec<&str> = path.split('/').collect();
     let last = segments.len().saturating_sub(1);
     for (i, segment) in segments.iter().enumerate() {

@@ -150,6 +150,11 @@ pub enum KeyProblem {
     Backslash,
     /// The key contains NUL or another control character.
     ControlCharacter,
+    /// A key the model made contains an invisible formatting character (a zero-width space
+    /// or joiner, a bidirectional override, a byte-order mark). Only the validated memory
+    /// writes refuse it ([`Memory::create`](crate::memory::Memory::create)); a store key may
+    /// hold one.
+    InvisibleCharacter,
     /// Two `/` in a row, or a leading or trailing `/`.
     EmptySegment,
     /// A segment is `.` or `..`.
@@ -175,6 +180,9 @@ impl KeyProblem {
             Self::Absolute => "the key is an absolute path",
             Self::Backslash => "the key contains a backslash",
             Self::ControlCharacter => "the key contains a control character",
+            Self::InvisibleCharacter => {
+                "the key contains an invisible formatting character (zero-width or bidirectional)"
+            }
             Self::EmptySegment => "the key has an empty segment",
             Self::DotSegment => "the key has a `.` or `..` segment",
             Self::HiddenSegment => "a key segment starts with `.`",

@@ -2034,3 +2034,54 @@ fn a_memory_value_over_the_limit_is_refused_and_a_host_write_or_a_rename_is_not(
         "{reply}"
     );
 }
+
+#[test]
+fn a_key_or_path_the_model_writes_with_an_invisible_character_is_refused() {
+    // A right-to-left override makes "notes\u{202e}txt.exe" read as another key.
+    let mut legacy = Chef::new(ChefConfig::default()).with_memory(Memory::new());
+    let reply = owned(
+        &mut legacy,
+        "create_memory",
+        json!({"key": "user\u{200b}_timezone", "value": "UTC"}),
+    );
+    assert_eq!(
+        reply,
+        "Error: \"user\\u{200b}_timezone\" is not a usable memory key: the key contains an \
+         invisible formatting character (zero-width or bidirectional)."
+    );
+    assert!(legacy.memory().unwrap().is_empty());
+
+    let mut chef = unified();
+    for path in ["memory/notes\u{202e}txt", "notes/a\u{feff}b.md"] {
+        let reply = create(&mut chef, path, "x");
+        assert!(
+            reply.contains(
+                "invisible formatting characters (zero-width, bidirectional) are not allowed"
+            ),
+            "{path:?}: {reply}"
+        );
+    }
+    assert!(chef.memory().unwrap().is_empty());
+
+    // The host may still store such a key, and the model may read and delete it.
+    chef.memory_mut()
+        .unwrap()
+        .set("a\u{200d}b", "joined", chef::memory::SetOptions::new())
+        .unwrap();
+    let mut legacy = Chef::new(ChefConfig::default()).with_memory(Memory::new());
+    legacy
+        .memory_mut()
+        .unwrap()
+        .set("a\u{200d}b", "joined", chef::memory::SetOptions::new())
+        .unwrap();
+    let reply = owned(
+        &mut legacy,
+        "modify_memory",
+        json!({"action": "update", "key": "a\u{200d}b", "value": "changed"}),
+    );
+    assert!(!reply.starts_with("Error"), "{reply}");
+    assert_eq!(
+        legacy.memory().unwrap().get("a\u{200d}b").unwrap().value(),
+        "changed"
+    );
+}
