@@ -248,8 +248,24 @@ pub(crate) struct Record {
     /// session 38, which cannot be checked so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) prompt: Option<String>,
+    /// The fingerprint of the tools the scenario was offered ([`catalogue_fingerprint`]), so
+    /// that a rerun on an edited TOOLS file is refused instead of resumed (absent from
+    /// lines written before session 40, which cannot be checked so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) catalogue: Option<String>,
     #[serde(flatten)]
     pub(crate) run: RunParams,
+}
+
+/// `crc32:` and eight hex digits over the tools' JSON (names, descriptions, schemas, in
+/// order): what a run line records of the catalogue it was measured on.
+pub(crate) fn catalogue_fingerprint(tools: &[chef_ir::ToolDefinition]) -> String {
+    let mut hasher = crc32fast::Hasher::new();
+    // Serialising a tool list to a Vec cannot fail (string keys, finite numbers).
+    if let Ok(bytes) = serde_json::to_vec(tools) {
+        hasher.update(&bytes);
+    }
+    format!("crc32:{:08x}", hasher.finalize())
 }
 
 impl Record {
@@ -339,6 +355,7 @@ pub(crate) fn grade(run: &RunParams, setting: &str, scenario: &Scenario, trace: 
     };
     Record {
         spec: None,
+        catalogue: None,
         prompt: Some(scenario.prompt.clone()),
         calls,
         task_success,

@@ -733,6 +733,17 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
                 crate::mcp::clip(&now.prompt),
             )));
         }
+        if let (Some(now), Some(was)) = (now, record.catalogue.as_deref()) {
+            let fingerprint = grade::catalogue_fingerprint(&tools_for(&tools, now));
+            if fingerprint != was {
+                return Err(CliError::Usage(format!(
+                    "{}: scenario {} was run on a tool catalogue ({was}) that is not the one given now ({fingerprint}); \
+                     the TOOLS file changed since (a name, a description or a schema): choose another --out",
+                    args.out.as_deref().unwrap_or(Path::new("")).display(),
+                    record.scenario,
+                )));
+            }
+        }
         if let Some(now) = now
             && now.expected != record.expected
         {
@@ -841,8 +852,11 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
         let result = runtime.block_on(async {
             let (mut right, mut failed) = (0_usize, 0_usize);
             for (setting, scenario) in &todo {
-                let trace = run_one(&cx, setting, tools_for(&tools, scenario), scenario).await?;
+                let offered = tools_for(&tools, scenario);
+                let catalogue = grade::catalogue_fingerprint(&offered);
+                let trace = run_one(&cx, setting, offered, scenario).await?;
                 let mut record = grade::grade(&params, &setting.label, scenario, trace);
+                record.catalogue = Some(catalogue);
                 if setting.label != setting.spec {
                     record.spec = Some(setting.spec.clone());
                 }

@@ -1133,6 +1133,31 @@ fn a_rerun_with_another_max_tokens_is_refused_and_old_lines_without_it_are_kept(
         ],
     );
     assert_eq!(server.seen().len(), sent, "nothing sent");
+    // And a line measured on another tool catalogue (the TOOLS file edited since: session
+    // 39's eval audit found it resumed silently).
+    let mut catalogue = first[0].clone();
+    let fingerprint = catalogue["catalogue"].as_str().unwrap().to_owned();
+    assert!(
+        fingerprint.starts_with("crc32:") && fingerprint.len() == 14,
+        "{fingerprint}"
+    );
+    catalogue["catalogue"] = serde_json::json!("crc32:00000000");
+    std::fs::write(run, format!("{catalogue}\n")).unwrap();
+    assert_error(
+        &go("512"),
+        &[
+            "was run on a tool catalogue (crc32:00000000) that is not the one given now",
+            &format!("({fingerprint})"),
+            "the TOOLS file changed since",
+        ],
+    );
+    assert_eq!(server.seen().len(), sent, "nothing sent");
+    // A line written before the catalogue was recorded cannot be checked: resumed.
+    let mut unrecorded = first[0].clone();
+    unrecorded.as_object_mut().unwrap().remove("catalogue");
+    std::fs::write(run, format!("{unrecorded}\n")).unwrap();
+    success(&go("512"));
+    assert_eq!(server.seen().len(), sent, "the old line is reused");
     std::fs::write(run, format!("{}\n", first[0])).unwrap();
 
     // A line written before max_tokens was recorded is resumed under any --max-tokens.
