@@ -320,7 +320,9 @@ pub(crate) fn svg(rows: &[Row], title: &str) -> String {
         .iter()
         .filter_map(|r| r.mean_first_prompt_tokens)
         .fold(0.0_f64, f64::max);
-    let x_max = nice_ceiling(max_tokens * 1.1);
+    // At least 5, so that the five tick steps are whole numbers of tokens (an endpoint
+    // that reports no usage put every point at 0, and the ticks read `0 0 0 1 1 1`).
+    let x_max = nice_ceiling((max_tokens * 1.1).max(5.0));
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let x_of = |t: f64| LEFT + t / x_max * plot_w;
@@ -386,6 +388,9 @@ pub(crate) fn svg(rows: &[Row], title: &str) -> String {
         TOP + plot_h / 2.0,
         TOP + plot_h / 2.0
     );
+    // Points drawn so far, so that the labels of settings at the same point are stacked
+    // instead of written over each other.
+    let mut drawn: Vec<(f64, f64)> = Vec::with_capacity(rows.len());
     for row in rows {
         let (x, label) = match row.mean_first_prompt_tokens {
             Some(t) => (x_of(t), escape_xml(&row.setting)),
@@ -395,11 +400,16 @@ pub(crate) fn svg(rows: &[Row], title: &str) -> String {
             ),
         };
         let y = y_of(row.accuracy());
+        let same = drawn
+            .iter()
+            .filter(|(dx, dy)| (dx - x).abs() < 1.0 && (dy - y).abs() < 1.0)
+            .count();
+        drawn.push((x, y));
         let _ = writeln!(
             s,
             r##"<circle cx="{x:.1}" cy="{y:.1}" r="5" fill="#1f77b4"/><text x="{:.1}" y="{:.1}">{label} ({:.1}%, n={})</text>"##,
             x + 8.0,
-            y - 8.0,
+            y - 8.0 + 14.0 * same as f64,
             row.accuracy(),
             row.scenarios
         );
@@ -543,5 +553,34 @@ mod tests {
         assert_eq!(nice_ceiling(0.0), 1.0);
         assert_eq!(nice_ceiling(1210.0), 2000.0);
         assert_eq!(nice_ceiling(330.0), 500.0);
+    }
+
+    /// Session 39's eval audit: without usage every tick read `0 0 0 1 1 1`, and two
+    /// settings at the same point wrote their labels over each other.
+    #[test]
+    fn ticks_are_whole_and_distinct_and_labels_at_one_point_are_stacked() {
+        let records = [
+            record("a", "s", Outcome::Right, None, 1),
+            record("b", "s", Outcome::Right, None, 1),
+        ];
+        let rows = summarize(&["a".to_owned(), "b".to_owned()], &records);
+        let chart = svg(&rows, "no usage");
+        let ticks: Vec<&str> = chart
+            .lines()
+            .filter(|l| l.contains("text-anchor=\"middle\">") && l.starts_with("<line"))
+            .filter_map(|l| l.rsplit_once("\">")?.1.strip_suffix("</text>"))
+            .collect();
+        assert_eq!(ticks, ["0", "1", "2", "3", "4", "5"], "{chart}");
+        let label_y = |label: &str| -> f64 {
+            let line = chart.lines().find(|l| l.contains(label)).unwrap();
+            let at = line.find("<text x=").unwrap();
+            let y = line[at..].split('"').nth(3).unwrap();
+            y.parse().unwrap()
+        };
+        assert_eq!(
+            label_y("b (no usage)") - label_y("a (no usage)"),
+            14.0,
+            "{chart}"
+        );
     }
 }
