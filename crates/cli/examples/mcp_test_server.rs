@@ -19,7 +19,8 @@
 //!   are not MCP tools (one has no name, one's schema is a string).
 //! - `--crash MESSAGE`: print MESSAGE on stderr and exit 3 before speaking MCP.
 //! - `--extra`: more tools for `chef mcp serve`'s tests: `sleep` (waits `seconds`,
-//!   sending a progress notification every 50 ms; when cancelled, it writes the file named
+//!   sending a progress notification every 50 ms, then `burst` more at once; when
+//!   cancelled, it writes the file named
 //!   by `$MCP_TEST_CANCELLED_FILE`, if set), `grow` (adds a tool `grown_N` and sends
 //!   `tools/list_changed`), `crash` (exits at once, as a killed server would) and `hang`
 //!   (blocks the whole server: it answers nothing more, pings included).
@@ -132,7 +133,7 @@ fn extra_tools() -> Vec<Tool> {
             "Wait, reporting progress.",
             Arc::new(object(json!({
                 "type": "object",
-                "properties": {"seconds": {"type": "number"}},
+                "properties": {"seconds": {"type": "number"}, "burst": {"type": "integer"}},
                 "required": ["seconds"]
             }))),
         ),
@@ -221,6 +222,20 @@ impl ServerHandler for TestServer {
                             .notify_progress(
                                 ProgressNotificationParam::new(token.clone(), f64::from(step + 1))
                                     .with_total(f64::from(steps)),
+                            )
+                            .await;
+                    }
+                }
+                // `burst`: that many notifications at once, then the answer (a proxy must
+                // not let the answer overtake them).
+                let burst = arguments["burst"].as_u64().unwrap_or(0);
+                if let Some(token) = &token {
+                    for n in 0..burst {
+                        let _ = context
+                            .peer
+                            .notify_progress(
+                                ProgressNotificationParam::new(token.clone(), (n + 1) as f64)
+                                    .with_total(burst as f64),
                             )
                             .await;
                     }

@@ -82,6 +82,21 @@ pub(crate) struct View {
     ranking: Option<Arc<chef::Pruner>>,
 }
 
+/// Where an upstream call's progress goes: the host, its token, and the number of
+/// notifications being forwarded now (see [`Hub::finish_progress`]).
+struct ProgressRoute {
+    host: Peer<RoleServer>,
+    token: ProgressToken,
+    forwarding: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Scheduler turns a finished call gives its upstream's last progress notifications to
+/// start being forwarded.
+const PROGRESS_YIELDS: usize = 8;
+
+/// The longest a finished call waits for its progress notifications being forwarded.
+const PROGRESS_SETTLE: Duration = Duration::from_millis(200);
+
 /// The proxy.
 pub(crate) struct Hub {
     pub(crate) config: Config,
@@ -100,8 +115,9 @@ pub(crate) struct Hub {
     /// its first holder's server went away.
     owners: Mutex<HashMap<String, Route>>,
     hosts: Mutex<Vec<Peer<RoleServer>>>,
-    /// Upstream progress token → the host and the host's own token.
-    progress: Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>,
+    /// Upstream progress token → the host, the host's own token, and how many of its
+    /// notifications are being forwarded right now.
+    progress: Mutex<HashMap<ProgressToken, ProgressRoute>>,
     /// Serialises rebuilds, so views and pins advance together.
     rebuilding: tokio::sync::Mutex<()>,
     /// Servers whose first start has ended (up or failed); `ready` turns true when all have,
@@ -812,10 +828,16 @@ impl Hub {
             }
         };
         let upstream_token = handle.progress_token.clone();
+        let forwarding = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         if let Some(token) = meta.get_progress_token() {
-            self.progress
-                .lock()
-                .insert(upstream_token.clone(), (host, token));
+            self.progress.lock().insert(
+                upstream_token.clone(),
+                ProgressRoute {
+                    host,
+                    token,
+                    forwarding: Arc::clone(&forwarding),
+                },
+            );
         }
         let timeout = self.config.call_timeout;
         let id = handle.id.clone();
@@ -824,7 +846,7 @@ impl Hub {
             r = tokio::time::timeout(timeout, handle.await_response()) => Some(r),
             () = cancelled => None,
         };
-        self.progress.lock().remove(&upstream_token);
+        self.finish_progress(&upstream_token, &forwarding).await;
         let send_cancel = |reason: &'static str| async move {
             let _ = cancel_peer
                 .send_notification(rmcp::model::ClientNotification::CancelledNotification(
@@ -1044,10 +1066,53 @@ impl Hub {
 
     /// Forwards an upstream's progress to the host whose call it is.
     pub(crate) async fn progress(&self, mut params: ProgressNotificationParam) {
-        let target = self.progress.lock().get(&params.progress_token).cloned();
-        if let Some((host, token)) = target {
+        use std::sync::atomic::Ordering;
+        // Counted under the lock, so that `finish_progress` either sees this forward or has
+        // removed the route before it starts.
+        let target = self
+            .progress
+            .lock()
+            .get(&params.progress_token)
+            .map(|route| {
+                route.forwarding.fetch_add(1, Ordering::SeqCst);
+                (
+                    route.host.clone(),
+                    route.token.clone(),
+                    Arc::clone(&route.forwarding),
+                )
+            });
+        if let Some((host, token, forwarding)) = target {
             params.progress_token = token;
             let _ = host.notify_progress(params).await;
+            forwarding.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Ends a call's progress forwarding once its answer is in, before the answer goes to
+    /// the host. The upstream's client handles each notification on a task of its own, so
+    /// notifications sent just before the answer may not have been handled when the answer
+    /// arrives: they get a few turns of the scheduler and a millisecond to start (only a
+    /// call whose host asked for progress waits so), and those that started are
+    /// waited for (at most [`PROGRESS_SETTLE`]), so that they reach the host before the
+    /// result (a host drops progress for a call it has an answer to).
+    async fn finish_progress(
+        &self,
+        upstream_token: &ProgressToken,
+        forwarding: &std::sync::atomic::AtomicUsize,
+    ) {
+        use std::sync::atomic::Ordering;
+        if !self.progress.lock().contains_key(upstream_token) {
+            return;
+        }
+        for _ in 0..PROGRESS_YIELDS {
+            tokio::task::yield_now().await;
+        }
+        // And a millisecond, for a task another worker took but has not run yet.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        self.progress.lock().remove(upstream_token);
+        let deadline = tokio::time::Instant::now() + PROGRESS_SETTLE;
+        while forwarding.load(Ordering::SeqCst) > 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
 

@@ -162,6 +162,20 @@ async def dispatch(directory):
             )
             check(not r.is_error and text(r) == "slept", "dispatch: a slow call completes")
             check(len(progress) >= 2, f"dispatch: progress reaches the host ({len(progress)} notifications)")
+            # Notifications sent just before the answer are not overtaken by it (about one
+            # call in thirty lost some before session 40).
+            counts = []
+            for _ in range(30):
+                burst = []
+
+                async def on_burst(value, total, message, burst=burst):
+                    burst.append(value)
+
+                r = await session.call_tool(
+                    "t", {"f": codes["files_sleep"], "a": {"seconds": 0, "burst": 5}}, progress_callback=on_burst
+                )
+                counts.append(len(burst))
+            check(counts == [5] * 30, f"dispatch: every progress notification before the answer arrives: {counts}")
 
             before = notes.list_changed
             r = await session.call_tool("t", {"f": codes["files_grow"], "a": {}})
