@@ -28,6 +28,9 @@
 //! max_tools = 1000
 //! max_internal_rounds = 4
 //! upstream_timeout_secs = 300
+//! header_timeout_secs = 30
+//! body_timeout_secs = 60
+//! max_connections = 10000
 //! ```
 //!
 //! Every table and key is optional; unknown keys are refused with their name.
@@ -313,6 +316,9 @@ struct RawLimits {
     max_tools: Option<usize>,
     max_internal_rounds: Option<u32>,
     upstream_timeout_secs: Option<u64>,
+    header_timeout_secs: Option<u64>,
+    body_timeout_secs: Option<u64>,
+    max_connections: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -414,6 +420,12 @@ pub struct Config {
     pub max_internal_rounds: u32,
     /// How long one upstream request may take, streaming included.
     pub upstream_timeout: Duration,
+    /// The header timeout and connection cap of the listener (`[limits]
+    /// header_timeout_secs`, `max_connections`; see [`crate::serve_router`]).
+    pub connections: crate::Connections,
+    /// How long a client may take to send a request's whole body once its headers are in
+    /// (`[limits] body_timeout_secs`, default 60 s); past that it is answered 408.
+    pub body_timeout: Duration,
     /// The `tracing` filter (default `info`; `RUST_LOG` overrides it).
     pub log_filter: String,
     /// Where each session's memory is kept (one directory per session id); `None`: no
@@ -449,6 +461,9 @@ impl std::fmt::Debug for SharedStore {
     }
 }
 
+/// The default of `[limits] body_timeout_secs`.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The default of `[memory] timeout_secs`.
 pub const DEFAULT_MEMORY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -475,6 +490,8 @@ impl Default for Config {
             max_tools: 1000,
             max_internal_rounds: 4,
             upstream_timeout: Duration::from_secs(300),
+            connections: crate::Connections::default(),
+            body_timeout: DEFAULT_BODY_TIMEOUT,
             log_filter: "info".to_owned(),
             memory_dir: None,
             memory_url: None,
@@ -557,6 +574,16 @@ impl Config {
         if let Some(secs) = limits.upstream_timeout_secs {
             config.upstream_timeout =
                 Duration::from_secs(positive("limits.upstream_timeout_secs", secs)?);
+        }
+        if let Some(secs) = limits.header_timeout_secs {
+            config.connections.header_timeout =
+                Duration::from_secs(positive("limits.header_timeout_secs", secs)?);
+        }
+        if let Some(secs) = limits.body_timeout_secs {
+            config.body_timeout = Duration::from_secs(positive("limits.body_timeout_secs", secs)?);
+        }
+        if let Some(n) = limits.max_connections {
+            config.connections.max = positive("limits.max_connections", n)?;
         }
         if let Some(filter) = raw.log.filter {
             // Checked here: at start an invalid directive would only be skipped, with a

@@ -16,12 +16,19 @@
 //! let config = chef_serve::Config::parse("[chef]\nlevel = 3\n")?;
 //! let gateway = chef_serve::Gateway::new(config)?;
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-//! axum::serve(chef_serve::no_delay(listener), chef_serve::router(gateway)).await?;
+//! // A header timeout, a connection cap and Nagle off; `axum::serve` works too, without
+//! // the first two.
+//! let limits = chef_serve::Connections::default();
+//! chef_serve::serve_router(listener, chef_serve::router(gateway), limits, std::future::pending())
+//!     .await?;
 //! # Ok(()) }
 //! ```
 
+pub use listen::{Connections, HEADER_TIMEOUT, MAX_CONNECTIONS, serve_router};
+
 pub mod api;
 pub mod config;
+mod listen;
 mod metrics;
 mod paths;
 pub mod reply;
@@ -332,6 +339,7 @@ async fn read_limited(
     headers: &HeaderMap,
     body: Body,
     limit: usize,
+    timeout: Duration,
 ) -> Result<Vec<u8>, ApiError> {
     let too_large = || {
         ApiError::new(
@@ -349,20 +357,36 @@ async fn read_limited(
     }
     let mut out = Vec::with_capacity(declared.unwrap_or(0));
     let mut stream = body.into_data_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|_| {
-            ApiError::new(
-                api,
-                Kind::InvalidRequest,
-                "the request body could not be read",
-            )
-        })?;
-        if out.len().saturating_add(chunk.len()) > limit {
-            return Err(too_large());
+    let read = async {
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|_| {
+                ApiError::new(
+                    api,
+                    Kind::InvalidRequest,
+                    "the request body could not be read",
+                )
+            })?;
+            if out.len().saturating_add(chunk.len()) > limit {
+                return Err(too_large());
+            }
+            out.extend_from_slice(&chunk);
         }
-        out.extend_from_slice(&chunk);
+        Ok(())
+    };
+    match tokio::time::timeout(timeout, read).await {
+        Ok(Ok(())) => Ok(out),
+        Ok(Err(e)) => Err(e),
+        // A client that trickles its body holds a connection and its buffer: it is cut off
+        // (a 400 in the API's error shape, as every other unreadable body).
+        Err(_) => Err(ApiError::new(
+            api,
+            Kind::InvalidRequest,
+            format!(
+                "the request body did not arrive within {} s (limits.body_timeout_secs)",
+                timeout.as_secs()
+            ),
+        )),
     }
-    Ok(out)
 }
 
 /// When the gateway had a client request's whole body, and the time spent upstream since,
@@ -426,7 +450,14 @@ async fn run(
 ) -> Result<Response, ApiError> {
     let (config, pool_index, policy) = gateway.policy(api, route, headers)?;
     let pool = gateway.pools.get(pool_index);
-    let bytes = read_limited(api, headers, body, gateway.config.max_body_bytes).await?;
+    let bytes = read_limited(
+        api,
+        headers,
+        body,
+        gateway.config.max_body_bytes,
+        gateway.config.body_timeout,
+    )
+    .await?;
     // The gateway's own time starts once the client has sent its body.
     clock.started = Instant::now();
     tracing::debug!(api = api.name(), policy, "policy");
@@ -658,7 +689,15 @@ async fn passthrough(State(gateway): State<Arc<Gateway>>, request: Request) -> R
     if let Some(reason) = paths::refusal(rest) {
         return ApiError::new(api, Kind::InvalidRequest, reason).into_response();
     }
-    let body = match read_limited(api, &parts.headers, body, gateway.config.max_body_bytes).await {
+    let body = match read_limited(
+        api,
+        &parts.headers,
+        body,
+        gateway.config.max_body_bytes,
+        gateway.config.body_timeout,
+    )
+    .await
+    {
         Ok(body) => body,
         Err(e) => return e.into_response(),
     };
@@ -752,12 +791,11 @@ pub async fn serve(config: Config) -> std::io::Result<()> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let listen = config.listen;
+    let limits = config.connections;
     let gateway = Gateway::new(config).map_err(std::io::Error::other)?;
     let listener = tokio::net::TcpListener::bind(listen).await?;
     tracing::info!(addr = %listener.local_addr()?, "chef serve listening");
-    axum::serve(no_delay(listener), router(gateway))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
+    serve_router(listener, router(gateway), limits, shutdown_signal()).await
 }
 
 /// `listener` with Nagle's algorithm off on every connection it accepts. A gateway writes a

@@ -31,6 +31,9 @@ use tokio::{
     sync::mpsc,
 };
 
+/// How long a host may take to send one HTTP message's body once its headers are in.
+const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The longest line read from the host: 16 MiB.
 pub(crate) const MAX_LINE: usize = 16 * 1024 * 1024;
 
@@ -444,9 +447,28 @@ pub(crate) async fn http_front(
     match *request.method() {
         axum::http::Method::POST => {
             let (parts, body) = request.into_parts();
-            let bytes = match axum::body::to_bytes(body, MAX_LINE).await {
-                Ok(bytes) => bytes,
+            let bytes = match tokio::time::timeout(
+                BODY_TIMEOUT,
+                axum::body::to_bytes(body, MAX_LINE),
+            )
+            .await
+            {
+                Ok(Ok(bytes)) => bytes,
+                // A host that trickles its message holds a connection and its buffer.
                 Err(_) => {
+                    return reply(
+                        StatusCode::REQUEST_TIMEOUT,
+                        error(
+                            Value::Null,
+                            -32600,
+                            format!(
+                                "Invalid Request: the message did not arrive within {} s",
+                                BODY_TIMEOUT.as_secs()
+                            ),
+                        ),
+                    );
+                }
+                Ok(Err(_)) => {
                     return reply(
                         StatusCode::PAYLOAD_TOO_LARGE,
                         error(

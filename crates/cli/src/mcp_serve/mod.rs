@@ -284,9 +284,17 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
             let local = listener.local_addr().unwrap_or(addr);
             tracing::info!("serving MCP at http://{local}/mcp");
             eprintln!("chef mcp serve: http://{local}/mcp");
-            axum::serve(listener, router)
-                .await
-                .map_err(|e| McpServeError::Http(e).into())
+            // A header timeout and a connection cap (an audit held 20,000 idle connections
+            // open and ran the process out of file descriptors), and Nagle off (a call over
+            // a keep-alive connection waited ~40 ms for delayed acknowledgements).
+            chef_serve::serve_router(
+                listener,
+                router,
+                chef_serve::Connections::default(),
+                std::future::pending(),
+            )
+            .await
+            .map_err(|e| McpServeError::Http(e).into())
         }
     }
 }

@@ -207,13 +207,20 @@ impl Rig {
         );
         let mut config = chef_serve::Config::parse(&text).unwrap();
         edit(&mut config);
+        let limits = config.connections;
         let gateway = chef_serve::Gateway::new(config).unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        // As `chef serve` serves it: the header timeout and the connection cap on.
         tokio::spawn(async move {
-            axum::serve(chef_serve::no_delay(listener), chef_serve::router(gateway))
-                .await
-                .unwrap()
+            chef_serve::serve_router(
+                listener,
+                chef_serve::router(gateway),
+                limits,
+                std::future::pending(),
+            )
+            .await
+            .unwrap()
         });
         Self {
             script,

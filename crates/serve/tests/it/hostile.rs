@@ -497,3 +497,86 @@ async fn disguised_endpoints_and_ungated_ones_are_never_passed_through() {
     let (status, _) = raw_post(&rig, "/v1/chat/completions", &chat, false).await;
     assert_eq!(status, 200);
 }
+
+/// Reads from `stream` until the gateway closes it; what it sent.
+async fn read_to_close(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt as _;
+    let mut out = Vec::new();
+    let mut buf = [0_u8; 4096];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Session 40's resource audit: a connection that sent nothing, half a header, or nothing
+/// after its last request was held forever (20,000 of them ran the gateway out of file
+/// descriptors), and a body sent a byte at a time held its buffer. Now each is closed.
+#[tokio::test]
+async fn idle_slow_and_half_sent_connections_are_closed() {
+    use tokio::io::AsyncWriteExt as _;
+    let rig = Rig::start(
+        "[limits]\nheader_timeout_secs = 1\nbody_timeout_secs = 1\n",
+        vec![chat_says("hi")],
+    )
+    .await;
+    // Nothing sent: closed, with nothing written.
+    let mut silent = tokio::net::TcpStream::connect(rig.gateway).await.unwrap();
+    assert_eq!(read_to_close(&mut silent).await, "");
+    // Half a header: closed.
+    let mut half = tokio::net::TcpStream::connect(rig.gateway).await.unwrap();
+    half.write_all(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\n")
+        .await
+        .unwrap();
+    let _ = read_to_close(&mut half).await;
+    // A whole request on a keep-alive connection, then nothing: answered, then closed.
+    let body = small_chat().to_string();
+    let mut kept = tokio::net::TcpStream::connect(rig.gateway).await.unwrap();
+    kept.write_all(
+        format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer sk\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let answered = read_to_close(&mut kept).await;
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+    // A body that stops short: a 400 saying so.
+    let mut short = tokio::net::TcpStream::connect(rig.gateway).await.unwrap();
+    short
+        .write_all(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"model\"")
+        .await
+        .unwrap();
+    let refused = read_to_close(&mut short).await;
+    assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+    assert!(
+        refused.contains("the request body did not arrive within 1 s (limits.body_timeout_secs)"),
+        "{refused}"
+    );
+}
+
+/// With `max_connections = 1`, a connection that holds the only slot and sends nothing
+/// delays the next client until the header timeout closes it; then it is served.
+#[tokio::test]
+async fn past_max_connections_a_client_waits_for_a_slot() {
+    let rig = Rig::start(
+        "[limits]\nheader_timeout_secs = 1\nmax_connections = 1\n",
+        vec![chat_says("hi")],
+    )
+    .await;
+    let _holder = tokio::net::TcpStream::connect(rig.gateway).await.unwrap();
+    let response = rig
+        .http
+        .post(format!("http://{}/v1/chat/completions", rig.gateway))
+        .header("authorization", "Bearer sk-test")
+        .json(&small_chat())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+}
