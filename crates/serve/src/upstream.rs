@@ -104,13 +104,31 @@ pub(crate) async fn post(
         HeaderValue::from_static("application/json"),
     );
     let request = gateway.client.post(url).headers(headers).body(body);
-    within_timeout(
-        gateway,
-        api,
-        "the upstream could not be reached",
-        request.send(),
-    )
-    .await
+    match tokio::time::timeout(gateway.config.upstream_timeout, request.send()).await {
+        Err(_) => Err(timeout(api)),
+        Ok(Err(e)) if e.is_timeout() => Err(timeout(api)),
+        Ok(Err(e)) => Err(ApiError::new(api, Kind::Upstream, send_failure(&e))),
+        Ok(Ok(response)) => Ok(response),
+    }
+}
+
+/// Why sending a request upstream failed, for the client: the connection could not be
+/// made, or the upstream took the request and closed the connection without an answer
+/// (the request may have been read: the client decides whether to send it again).
+fn send_failure(e: &reqwest::Error) -> String {
+    if e.is_connect() {
+        return "the upstream could not be reached: connection failed".to_owned();
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(c) = cause {
+        if let Some(h) = c.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_closed() || h.is_canceled())
+        {
+            return "the upstream closed the connection without answering".to_owned();
+        }
+        cause = c.source();
+    }
+    format!("the upstream request failed: {}", transport_reason(e))
 }
 
 /// Awaits an upstream transfer within the configured timeout; a failure becomes the

@@ -580,3 +580,45 @@ async fn past_max_connections_a_client_waits_for_a_slot() {
         .unwrap();
     assert_eq!(response.status(), 200);
 }
+
+/// An upstream that takes the request and closes the connection without an answer: a 502
+/// that says so (the audit saw "could not be reached" for an upstream that was reached).
+#[tokio::test]
+async fn an_upstream_that_closes_without_answering_is_a_502_that_says_so() {
+    use tokio::io::AsyncReadExt as _;
+    let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream_addr = upstream.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut socket, _)) = upstream.accept().await else {
+                return;
+            };
+            let mut buf = [0_u8; 65536];
+            let _ = socket.read(&mut buf).await;
+            drop(socket);
+        }
+    });
+    let config = chef_serve::Config::parse(&format!(
+        "[upstream]\nopenai = \"http://{upstream_addr}/v1\"\nanthropic = \"http://{upstream_addr}/v1\"\n"
+    ))
+    .unwrap();
+    let gateway = chef_serve::Gateway::new(config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(chef_serve::no_delay(listener), chef_serve::router(gateway)).await
+    });
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}/v1/chat/completions"))
+        .header("authorization", "Bearer sk-test")
+        .json(&small_chat())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 502);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        body["error"]["message"], "the upstream closed the connection without answering",
+        "{body}"
+    );
+}
