@@ -528,23 +528,10 @@ async fn load_memory(
         ApiError::new(api, Kind::Internal, message)
     };
     let timeout = gateway.config.memory_timeout;
-    let health = &gateway.metrics.store;
     let inner: Arc<dyn StorageBackend> = match &gateway.config.memory_dir {
-        Some(dir) => {
-            let root = dir.join(id);
-            let open = async move {
-                tokio::task::spawn_blocking(move || chef::store::FsBackend::open(root))
-                    .await
-                    .map_err(|e| StoreError::Backend {
-                        message: "the store's thread failed".to_owned(),
-                        source: Some(Box::new(e)),
-                    })?
-            };
-            let store = store::bounded(timeout, health, open)
-                .await
-                .map_err(|e| failed("opened", &e))?;
-            Arc::new(store)
-        }
+        // Made on the session's first write (opened, bounded, by the load below when it
+        // is there already).
+        Some(dir) => Arc::new(store::LazyDir::new(dir.join(id))),
         None => {
             let shared = gateway
                 .shared_store()

@@ -149,3 +149,79 @@ impl Layer for Bounded {
         bounded(self.timeout, &self.health, op.run(self.inner.as_ref())).await
     }
 }
+
+/// A session's file-system store (`[memory] dir/ID`) made on its first write: a
+/// conversation that never writes memory leaves no directory behind (the resource audit
+/// found one empty directory per conversation, never removed). Until the directory
+/// exists, a read finds nothing and a delete removes nothing; once it exists (made by a
+/// write, or there from an earlier request) every operation goes to the
+/// [`FsBackend`](chef::store::FsBackend) opened on it.
+pub(crate) struct LazyDir {
+    root: std::path::PathBuf,
+    opened: tokio::sync::OnceCell<Arc<chef::store::FsBackend>>,
+}
+
+impl LazyDir {
+    pub(crate) fn new(root: std::path::PathBuf) -> Self {
+        Self {
+            root,
+            opened: tokio::sync::OnceCell::new(),
+        }
+    }
+
+    /// The backend, opening (and, for a write, making) the directory; `None` when it does
+    /// not exist and `make` is false.
+    async fn backend(&self, make: bool) -> Result<Option<&Arc<chef::store::FsBackend>>> {
+        if let Some(store) = self.opened.get() {
+            return Ok(Some(store));
+        }
+        let root = self.root.clone();
+        let exists = tokio::task::spawn_blocking(move || root.try_exists())
+            .await
+            .map_err(thread_failed)?
+            .map_err(|source| StoreError::Io {
+                path: self.root.clone(),
+                source,
+            })?;
+        if !exists && !make {
+            return Ok(None);
+        }
+        let store = self
+            .opened
+            .get_or_try_init(|| async {
+                let root = self.root.clone();
+                tokio::task::spawn_blocking(move || chef::store::FsBackend::open(root))
+                    .await
+                    .map_err(thread_failed)?
+                    .map(Arc::new)
+            })
+            .await?;
+        Ok(Some(store))
+    }
+}
+
+fn thread_failed(e: tokio::task::JoinError) -> StoreError {
+    StoreError::Backend {
+        message: "the store's thread failed".to_owned(),
+        source: Some(Box::new(e)),
+    }
+}
+
+#[async_trait]
+impl Layer for LazyDir {
+    async fn call(&self, op: Op<'_>) -> Result<Reply> {
+        let reads = matches!(
+            op,
+            Op::Get { .. } | Op::List { .. } | Op::Scan { .. } | Op::Delete { .. }
+        );
+        match self.backend(!reads).await? {
+            Some(store) => op.run(store.as_ref()).await,
+            None => Ok(match op {
+                Op::Get { .. } => Reply::Get(None),
+                Op::List { .. } => Reply::List(Vec::new()),
+                Op::Scan { .. } => Reply::Scan(Vec::new()),
+                _ => Reply::Delete(false),
+            }),
+        }
+    }
+}

@@ -87,6 +87,14 @@ async fn memory_the_model_writes_is_kept_for_its_session_only() {
     // The derived id is the same for the same conversation.
     let again = post(&rig, &request("Hi"), None).await;
     assert_eq!(again.headers()["x-chef-session"].to_str().unwrap(), id);
+    // Only the session that wrote memory has a directory: a conversation that never
+    // writes leaves nothing behind (one empty directory per conversation before).
+    let mut made: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    made.sort();
+    assert_eq!(made, ["s1"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
