@@ -224,9 +224,51 @@ fn with_source_fields<'a>(
             _ => {}
         }
     }
+    if let ChefError::Compress(e) = error {
+        use chef_compress::CompressError as C;
+        match e {
+            C::TooManyTools { count, limit } => {
+                fields.push(("count", Value::from(*count)));
+                fields.push(("limit", Value::from(*limit)));
+            }
+            C::NameTooLong {
+                index,
+                bytes,
+                limit,
+            } => {
+                fields.push(("index", Value::from(*index)));
+                fields.push(("bytes", Value::from(*bytes)));
+                fields.push(("limit", Value::from(*limit)));
+            }
+            C::ControlCharacter {
+                index,
+                tool,
+                parameter,
+            } => {
+                fields.push(("index", Value::from(*index)));
+                fields.push(("tool", Value::from(tool.as_str())));
+                fields.push(("parameter", Value::from(parameter.clone())));
+            }
+            C::MissingName { index } => {
+                fields.push(("index", Value::from(*index)));
+            }
+            _ => {}
+        }
+    }
     if let ChefError::Memory(e) = error {
         use chef::memory::MemoryError as M;
         match e {
+            M::TooLong {
+                key,
+                field,
+                chars,
+                limit,
+            } => {
+                fields.push(("key", Value::from(key.as_str())));
+                fields.push(("field", Value::from(*field)));
+                fields.push(("chars", Value::from(*chars)));
+                fields.push(("limit", Value::from(*limit)));
+            }
             M::NotAllowed { key, allowed } => {
                 fields.push(("key", Value::from(key.as_str())));
                 fields.push(("allowed", Value::from(allowed.clone())));

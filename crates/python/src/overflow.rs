@@ -65,20 +65,34 @@ pub(crate) fn not_summarising(address: usize) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Where a session keeps its summariser callable: one slot per Python `Chef`, which the
+/// garbage collector sees (`Chef.__traverse__`) and can empty (`Chef.__clear__`), so that
+/// a summariser that refers back to its session (`lambda r, s=s: …`, a bound method of an
+/// object holding it) does not keep both alive forever.
+pub(crate) type Slot = Arc<parking_lot::Mutex<Option<Py<PyAny>>>>;
+
 /// A Python callable as a [`Summarizer`]: called with the request as a dict (`span`,
 /// `instruction`, `window`, and `messages`, the span followed by the instruction as a
 /// user message), it returns the summary text. An exception or a value that is not a
-/// `str` is a failed summary (the history stays as it was).
-pub(crate) struct PySummarizer(Py<PyAny>);
+/// `str` is a failed summary (the history stays as it was). The callable is read from the
+/// session's [`Slot`] at each call.
+pub(crate) struct PySummarizer(Slot);
 
 impl PySummarizer {
-    pub(crate) fn shared(callable: &Bound<'_, PyAny>) -> Result<Arc<dyn Summarizer>, Failure> {
+    /// Puts `callable` in `slot` and returns the summariser that calls it.
+    pub(crate) fn shared(
+        callable: &Bound<'_, PyAny>,
+        slot: &Slot,
+    ) -> Result<Arc<dyn Summarizer>, Failure> {
         if !callable.is_callable() {
             return Err(Failure::Invalid(
                 "set_summarizer takes a callable (request dict → summary str) or None".to_owned(),
             ));
         }
-        Ok(Arc::new(Self(callable.clone().unbind())))
+        // The one it replaces is dropped after the slot's lock (that can run Python code).
+        let old = slot.lock().replace(callable.clone().unbind());
+        drop(old);
+        Ok(Arc::new(Self(Arc::clone(slot))))
     }
 }
 
@@ -92,8 +106,15 @@ impl Summarizer for PySummarizer {
             "messages": request.to_messages(),
         });
         Python::attach(|py| {
+            // Taken out of the slot's lock before the call: the callable may run the
+            // garbage collector, which reads the slot.
+            let Some(callable) = self.0.lock().as_ref().map(|c| c.clone_ref(py)) else {
+                return Err(SummarizerError::new(
+                    "the summariser was released (its session was collected or closed)",
+                ));
+            };
             let summary = to_py(py, &value)
-                .and_then(|arg| self.0.bind(py).call1((arg,))?.extract::<String>());
+                .and_then(|arg| callable.bind(py).call1((arg,))?.extract::<String>());
             summary.map_err(|e| {
                 let message = e.to_string();
                 // Not an `Exception`: KeyboardInterrupt, SystemExit, GeneratorExit.

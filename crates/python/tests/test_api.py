@@ -268,3 +268,39 @@ def test_the_loop_guard_names_a_repeated_answered_call_and_tells_the_model() -> 
         assert s.repeated_calls() == ["get_weather"]  # whether or not the notice is on
         s.push_tool_result("2", "12 C")
         assert (notice in s.compile("openai").body.decode()) is guard
+
+
+def test_a_summariser_that_refers_to_its_session_does_not_keep_it_alive() -> None:
+    import gc
+    import weakref
+
+    class Marker:
+        pass
+
+    marker = Marker()
+    gone = weakref.ref(marker)
+    s = chef.Chef(context_window=1000)
+    s.set_summarizer(lambda request, s=s, marker=marker: "summary")
+    f = s.fork()  # the fork holds the callable too, through its own reference
+    del s, f, marker
+    gc.collect()
+    assert gone() is None, "the session, its fork and their summariser were not collected"
+
+    # A session still in use keeps its summariser working.
+    kept = chef.Chef(context_window=1000)
+    kept.set_summarizer(lambda request, kept=kept: "summary")
+    gc.collect()
+    kept.push_user("hello " * 400)
+    kept.request_new_context()
+    kept.push_user("next")
+    assert kept.overflow()["outcome"] in ("summarized", "not_needed"), kept.overflow()
+
+
+def test_too_many_tools_is_refused_at_once_with_its_fields() -> None:
+    s = chef.Chef()
+    s.register_tools([{"name": f"t{i}", "description": "x", "inputSchema": {"type": "object"}} for i in range(10_001)])
+    s.push_user("hi")
+    with pytest.raises(chef.CompressError) as raised:
+        s.compile("openai")
+    assert raised.value.variant == "TooManyTools"
+    assert raised.value.fields == {"count": 10_001, "limit": 10_000}

@@ -396,6 +396,21 @@ pub(crate) fn select(
     {
         return Ok(Arc::clone(previous));
     }
+    // A catalogue over the limit under the default policy is refused before any tool is
+    // copied or prepared (50,000 tools took 2 s and 97 MB to be refused, at every compile).
+    let limit = input.options.limits().max_tools;
+    let flat = input.pruner.all_tools().len();
+    if matches!(input.policy, PrunePolicy::All)
+        && input.allowlist.is_none()
+        && input.skill_bound.is_none()
+        && flat > limit
+    {
+        return Err(chef_compress::CompressError::TooManyTools {
+            count: flat,
+            limit,
+        }
+        .into());
+    }
     let kept = keep(input)?;
     let extra: Vec<&(ToolDefinition, KeepReason)> = input
         .extra
