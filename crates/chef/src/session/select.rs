@@ -405,11 +405,7 @@ pub(crate) fn select(
         && input.skill_bound.is_none()
         && flat > limit
     {
-        return Err(chef_compress::CompressError::TooManyTools {
-            count: flat,
-            limit,
-        }
-        .into());
+        return Err(chef_compress::CompressError::TooManyTools { count: flat, limit }.into());
     }
     let kept = keep(input)?;
     let extra: Vec<&(ToolDefinition, KeepReason)> = input
