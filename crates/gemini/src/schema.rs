@@ -18,7 +18,7 @@
 //!
 //! | form | repair |
 //! |---|---|
-//! | `type` is an array (`["string","null"]`) | the first non-`null` member; `nullable: true` if `null` was a member (compress.md §10.4 takes the first member; keeping `null` as `nullable` loses less) |
+//! | `type` is an array (`["string","null"]`) | one non-`null` member: that type; two or more (`["string","array"]`): `anyOf`, one member per type holding that type's keywords (`items` in the array's, `minLength` in the string's, `minimum` in the number's and the integer's; a keyword of a type not in the union is dropped), the rest (`description`) left on the node; `nullable: true` if `null` was a member. A node with its own `anyOf`/`oneOf` keeps the first non-`null` member (compress.md §10.4 takes the first member; keeping them all, and `null` as `nullable`, loses less) |
 //! | `type: "array"` without `items` | `items: {}` appended (never an invented item type) |
 //! | `items` on a non-array `type` | removed |
 //! | `items` as an array (tuple form) | one schema: the member, or `anyOf` of the members |
@@ -186,6 +186,9 @@ enum Val<'a> {
     Const(&'a Value),
     /// `enum`: these of its values (the strings of one that also held `null`).
     Values(Vec<&'a Value>),
+    /// `anyOf` made from a union `type`: one cleaned schema per member type, each with
+    /// the node's keywords of that type.
+    Union(Vec<Vec<Entry<'a>>>),
 }
 
 impl Val<'_> {
@@ -273,15 +276,19 @@ fn plan<'a>(node: &'a Value, depth: usize, cx: &Cx<'a>) -> Vec<Entry<'a>> {
     // One scan for the keywords that steer the others (a linear scan of a small object is
     // cheaper than hashed look-ups).
     let (mut reference, mut all_of, mut has_any_of, mut has_enum) = (None, None, false, false);
+    let mut has_one_of = false;
     for (key, value) in map {
         match (key.as_str(), value) {
             ("$ref", Value::String(r)) => reference = Some(r.as_str()),
             ("allOf", Value::Array(members)) => all_of = Some(members),
             ("anyOf", _) => has_any_of = true,
+            ("oneOf", _) => has_one_of = true,
             ("enum", _) => has_enum = true,
             _ => {}
         }
     }
+    // A union of two or more types becomes `anyOf` (below), unless the node has its own.
+    let mut union: Vec<&'a str> = Vec::new();
     let target = reference.and_then(|r| cx.resolve(r).map(|target| (target, cx.with(r))));
     let inner = target.as_ref().map_or(cx, |(_, with)| with);
     let child = |node: &'a Value| Child {
@@ -293,8 +300,16 @@ fn plan<'a>(node: &'a Value, depth: usize, cx: &Cx<'a>) -> Vec<Entry<'a>> {
     for (key, value) in map {
         match (key.as_str(), value) {
             ("type", Value::Array(members)) => {
-                if let Some(first) = members.iter().find(|m| *m != "null") {
-                    set(&mut out, "type", Val::Raw(first));
+                for member in members.iter().filter_map(Value::as_str) {
+                    if member != "null" && !union.contains(&member) {
+                        union.push(member);
+                    }
+                }
+                if union.len() < 2 || has_any_of || has_one_of {
+                    union.clear();
+                    if let Some(first) = members.iter().find(|m| *m != "null") {
+                        set(&mut out, "type", Val::Raw(first));
+                    }
                 }
                 if members.iter().any(|m| m == "null") {
                     set(&mut out, "nullable", Val::True);
@@ -347,8 +362,85 @@ fn plan<'a>(node: &'a Value, depth: usize, cx: &Cx<'a>) -> Vec<Entry<'a>> {
         let target = plan(target, depth + 1, with);
         merge_under(&mut out, target);
     }
+    if union.len() >= 2 && find(&out, "type").is_none() {
+        split_union(&mut out, &union);
+    }
     repair(&mut out);
     out
+}
+
+/// The keywords that belong to one JSON type (they move into that type's `anyOf` member).
+fn keyword_type(key: &str) -> Option<&'static [&'static str]> {
+    Some(match key {
+        "minLength" | "maxLength" | "pattern" | "enum" => &["string"],
+        "minimum" | "maximum" => &["number", "integer"],
+        "items" | "minItems" | "maxItems" => &["array"],
+        "properties" | "required" | "minProperties" | "maxProperties" | "propertyOrdering" => {
+            &["object"]
+        }
+        _ => return None,
+    })
+}
+
+/// Rewrites a node whose `type` was the union `types` as `anyOf`: one member per type,
+/// holding `type` and the node's keywords of that type (`items` to the array, `minimum` to
+/// the number and the integer, a string `format` to the string, ...), each repaired as a
+/// node of its own; what belongs to no type (`description`, `title`, `nullable`) stays.
+fn split_union<'a>(out: &mut Vec<Entry<'a>>, types: &[&'a str]) {
+    let mut members: Vec<Vec<Entry<'a>>> = types
+        .iter()
+        .map(|t| vec![("type", Val::Str(static_type(t)))])
+        .collect();
+    let mut kept = Vec::with_capacity(out.len());
+    for (key, val) in out.drain(..) {
+        let owners: &[&str] = match (key, &val) {
+            ("format", v) => match v.as_str() {
+                Some("int32" | "int64" | "float" | "double") => &["number", "integer"],
+                _ => &["string"],
+            },
+            _ => match keyword_type(key) {
+                Some(owners) => owners,
+                None => {
+                    kept.push((key, val));
+                    continue;
+                }
+            },
+        };
+        // A keyword of a type the union does not hold is dropped, as on a single type.
+        let mut targets = members
+            .iter_mut()
+            .zip(types)
+            .filter(|(_, t)| owners.contains(t))
+            .map(|(member, _)| member);
+        let (first, second) = (targets.next(), targets.next());
+        match (first, second, val) {
+            (None, _, _) => {}
+            // Only plain values go to two members (`minimum` to number and integer).
+            (Some(a), Some(b), Val::Raw(v)) => {
+                a.push((key, Val::Raw(v)));
+                b.push((key, Val::Raw(v)));
+            }
+            (Some(a), _, val) => a.push((key, val)),
+        }
+    }
+    for member in &mut members {
+        repair(member);
+    }
+    kept.push(("anyOf", Val::Union(members)));
+    *out = kept;
+}
+
+/// `t` as a `'static` string when it is one of JSON Schema's types (a member that is not
+/// is kept as `string`, which Gemini takes).
+fn static_type(t: &str) -> &'static str {
+    match t {
+        "object" => "object",
+        "array" => "array",
+        "number" => "number",
+        "integer" => "integer",
+        "boolean" => "boolean",
+        _ => "string",
+    }
 }
 
 /// Adds `extra`'s keywords where `out` has none; `properties` and `required` are united.
@@ -661,6 +753,13 @@ impl Serialize for Val<'_> {
             Self::Required(names) => names.serialize(serializer),
             Self::Const(value) => [value].serialize(serializer),
             Self::Values(values) => values.serialize(serializer),
+            Self::Union(members) => {
+                let mut seq = serializer.serialize_seq(Some(members.len()))?;
+                for member in members {
+                    seq.serialize_element(&Entries(member))?;
+                }
+                seq.end()
+            }
         }
     }
 }
@@ -710,7 +809,34 @@ mod tests {
             ),
             (
                 json!({"type": ["string", "array"]}),
-                json!({"type": "string"}),
+                json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {}}]}),
+            ),
+            // The real catalogue's `to`: a recipient or a list of them. Each member gets
+            // its type's keywords; the description stays on the node.
+            (
+                json!({"type": ["string", "array"], "items": {"type": "string"}, "description": "Recipients"}),
+                json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}], "description": "Recipients"}),
+            ),
+            (
+                json!({"type": ["integer", "string", "null"], "minimum": 1, "maxLength": 8, "format": "uri", "enum": ["a", 2]}),
+                json!({"nullable": true, "anyOf": [{"type": "integer", "minimum": 1}, {"type": "string", "maxLength": 8}]}),
+            ),
+            (
+                json!({"type": ["number", "integer"], "minimum": 0, "format": "int32"}),
+                json!({"anyOf": [{"type": "number", "minimum": 0, "format": "int32"}, {"type": "integer", "minimum": 0, "format": "int32"}]}),
+            ),
+            (
+                json!({"type": ["object", "boolean"], "properties": {"a": {"type": "string"}}, "required": ["a", "b"]}),
+                json!({"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, {"type": "boolean"}]}),
+            ),
+            // The same type twice is one type; a node with its own `anyOf` keeps the first.
+            (
+                json!({"type": ["string", "string", "null"]}),
+                json!({"type": "string", "nullable": true}),
+            ),
+            (
+                json!({"type": ["string", "integer"], "anyOf": [{"minLength": 1}]}),
+                json!({"type": "string", "anyOf": [{"minLength": 1}]}),
             ),
             (
                 json!({"type": ["null", "integer"]}),
