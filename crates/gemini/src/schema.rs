@@ -27,6 +27,8 @@
 //! | `properties` (and `required`, `minProperties`, `maxProperties`, `propertyOrdering`) on a non-object `type` | removed ("properties: only allowed for OBJECT type") |
 //! | `enum` of strings without `type` | `type: "string"` added (Gemini rejects an untyped enum) |
 //! | `const` (string) | `enum: [const]` when there is no `enum` |
+//! | `const` (number) | `minimum` and `maximum` both the number (and `type` `integer` or `number` when there is none) |
+//! | `const` (boolean) | `type: "boolean"` when there is no type (the value itself cannot be said) |
 //! | `format` Gemini refuses (`uri`, `email`, …) | removed; kept: `enum`, `date-time` on strings, `int32`, `int64`, `float`, `double` on numbers |
 //! | `required` naming a property not in `properties` | that name removed ("property is not defined") |
 //! | `properties: {}` | removed ("should be non-empty for OBJECT type") |
@@ -351,6 +353,22 @@ fn plan<'a>(node: &'a Value, depth: usize, cx: &Cx<'a>) -> Vec<Entry<'a>> {
             (k, _) if PLAIN.contains(&k) => out.push((key, Val::Raw(value))),
             _ => {}
         }
+    }
+    // A number `const` is the range from it to itself; a boolean one keeps its type (Gemini
+    // takes `enum` for strings only).
+    match map.get("const") {
+        Some(n @ Value::Number(number)) => {
+            set(&mut out, "minimum", Val::Raw(n));
+            set(&mut out, "maximum", Val::Raw(n));
+            if find(&out, "type").is_none() && union.is_empty() {
+                let ty = if number.is_f64() { "number" } else { "integer" };
+                set(&mut out, "type", Val::Str(ty));
+            }
+        }
+        Some(Value::Bool(_)) if find(&out, "type").is_none() && union.is_empty() => {
+            set(&mut out, "type", Val::Str("boolean"));
+        }
+        _ => {}
     }
     if let Some(members) = all_of {
         for member in members {
@@ -830,6 +848,15 @@ mod tests {
                 json!({"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, {"type": "boolean"}]}),
             ),
             // The same type twice is one type; a node with its own `anyOf` keeps the first.
+            (
+                json!({"const": 5}),
+                json!({"minimum": 5, "maximum": 5, "type": "integer"}),
+            ),
+            (
+                json!({"type": "number", "minimum": 0, "const": 2.5, "maximum": 9}),
+                json!({"type": "number", "minimum": 2.5, "maximum": 2.5}),
+            ),
+            (json!({"const": true}), json!({"type": "boolean"})),
             (
                 json!({"type": ["string", "string", "null"]}),
                 json!({"type": "string", "nullable": true}),
