@@ -16,6 +16,7 @@
 //!                                 # found or called leaves first (it stays callable)
 //! code_file = "chef-mcp.codes.json"   # dispatch, search: codes kept across restarts
 //!                                 # (default: beside this file, named after it; "" for none)
+//! http_max_sessions = 1000        # --http: sessions open at once; past that initialize fails
 //!
 //! [[server]]
 //! name = "files"
@@ -169,6 +170,8 @@ pub(crate) struct Config {
     pub(crate) search_limit: usize,
     /// Discover mode: how many found tools the list holds at once (at least 1).
     pub(crate) found_limit: usize,
+    /// `--http`: the most sessions open at once (at least 1).
+    pub(crate) http_max_sessions: usize,
     /// Where the codes issued are kept across restarts (dispatch and search modes); `None`
     /// in minify mode, or when `code_file = ""` turns it off.
     pub(crate) code_file: Option<PathBuf>,
@@ -189,6 +192,7 @@ struct Raw {
     ping_interval: Option<f64>,
     search_limit: Option<usize>,
     found_limit: Option<usize>,
+    http_max_sessions: Option<usize>,
     code_file: Option<PathBuf>,
     #[serde(default, rename = "server")]
     servers: Vec<RawServer>,
@@ -393,6 +397,11 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Config, Problem> {
         ping_interval: seconds("ping_interval", raw.ping_interval, 15.0)?,
         search_limit: count("search_limit", raw.search_limit, 8)?,
         found_limit: count("found_limit", raw.found_limit, DEFAULT_FOUND_LIMIT)?,
+        http_max_sessions: count(
+            "http_max_sessions",
+            raw.http_max_sessions,
+            super::sessions::MAX_SESSIONS,
+        )?,
         code_file: match &raw.code_file {
             _ if matches!(mode, Mode::Minify | Mode::Discover) => None,
             Some(file) if file.as_os_str().is_empty() => None,

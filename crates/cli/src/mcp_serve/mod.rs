@@ -18,6 +18,7 @@ pub(crate) use config::ConfigError;
 mod gate;
 pub(crate) mod hub;
 mod jsonrpc;
+mod sessions;
 mod upstream;
 
 use std::{collections::BTreeMap, net::SocketAddr, path::PathBuf, sync::Arc};
@@ -235,6 +236,7 @@ pub(crate) fn run(args: &McpServeArgs) -> Result<(), CliError> {
 async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), CliError> {
     // Held while the proxy serves: one process per code file.
     let _code_file = config.code_file.as_deref().map(codes::hold).transpose()?;
+    let max_sessions = config.http_max_sessions;
     let hub = Hub::new(config)?;
     for spec in hub.config.servers.clone() {
         tokio::spawn(upstream::supervise(Arc::clone(&hub), spec));
@@ -254,7 +256,6 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
         Some(addr) => {
             use rmcp::transport::streamable_http_server::{
                 StreamableHttpServerConfig, StreamableHttpService,
-                session::local::LocalSessionManager,
             };
             if !addr.ip().is_loopback() {
                 return Err(CliError::Usage(format!(
@@ -268,7 +269,7 @@ async fn serve(config: config::Config, http: Option<SocketAddr>) -> Result<(), C
                         hub: Arc::clone(&factory_hub),
                     })
                 },
-                Arc::new(LocalSessionManager::default()),
+                Arc::new(sessions::Capped::new(max_sessions)),
                 // The transport spec asks a server to check `Origin`: a browser page on
                 // another site (DNS rebinding aside, which the loopback `Host` check
                 // stops) is refused; a page served from loopback, and a client that sends

@@ -329,6 +329,64 @@ async def search_over_http(directory):
         proc.wait(timeout=10)
 
 
+def post_initialize(url, session=None, method="POST"):
+    """One raw HTTP request to the proxy (stdlib only): an `initialize`, or a DELETE of
+    `session`. Returns (status, session id header, body)."""
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        }
+    ).encode()
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    if session:
+        headers["mcp-session-id"] = session
+    request = urllib.request.Request(url, data=None if method == "DELETE" else body, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers.get("mcp-session-id"), response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, None, e.read().decode()
+
+
+async def session_cap_over_http(directory):
+    """`http_max_sessions`: past the cap a new session is refused, saying why; the open ones
+    go on, and ending one makes room."""
+    path = os.path.join(directory, "chef-mcp-cap.toml")
+    with open(path, "w") as f:
+        f.write(f"""mode = "search"\ncode_file = ""\nhttp_max_sessions = 2\n[[server]]\nname = "git"\ncommand = "'{SERVER}' --set git"\n""")
+    proc = subprocess.Popen(
+        [CHEF, "mcp", "serve", "--config", path, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True
+    )
+    try:
+        url = None
+        deadline = time.monotonic() + 20
+        while url is None and time.monotonic() < deadline:
+            m = re.search(r"chef mcp serve: (http://\S+/mcp)", proc.stderr.readline())
+            if m:
+                url = m.group(1)
+        check(url is not None, "cap: the proxy prints its URL")
+        if url is None:
+            return
+        first = await asyncio.to_thread(post_initialize, url)
+        second = await asyncio.to_thread(post_initialize, url)
+        check(first[0] == 200 and second[0] == 200 and first[1] and second[1], f"cap: two sessions open ({first[0]}, {second[0]})")
+        third = await asyncio.to_thread(post_initialize, url)
+        check(third[0] >= 400 and "2 MCP sessions open" in third[2], f"cap: a third is refused, saying why: {third}")
+        gone = await asyncio.to_thread(post_initialize, url, first[1], "DELETE")
+        check(gone[0] in (200, 204), f"cap: a session ends ({gone[0]})")
+        again = await asyncio.to_thread(post_initialize, url)
+        check(again[0] == 200, f"cap: then a new one opens ({again[0]})")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 async def discover_by_default(directory):
     """No `mode` line: discover mode. The host sees find_tools; what it finds joins the list
     by real name (announced), is called directly, and a blocked tool is never found."""
@@ -373,6 +431,7 @@ async def main():
         await minify(directory)
         await promises(directory)
         await search_over_http(directory)
+        await session_cap_over_http(directory)
         await discover_by_default(directory)
     if FAILURES:
         print(f"{len(FAILURES)} checks failed", file=sys.stderr)
