@@ -20,8 +20,9 @@
 //! * a failed summary (an error, an empty answer, one that does not shrink the span) changes
 //!   nothing and counts toward a circuit breaker that stops trying after
 //!   [`OverflowConfig::max_failures`] failures in a row, until a summary lands, the history
-//!   is cleared or a snapshot taken with fewer failures is restored (a snapshot carries the
-//!   count).
+//!   is cleared, the host sets a summariser again (`Chef::set_summarizer`, `None`
+//!   included: archive and drop), or a snapshot taken with fewer failures is restored (a
+//!   snapshot carries the count). A new window asked for while it is open is not tried.
 //!
 //! Without a summariser the span is archived and dropped, and a short notice saying where it
 //! went takes its place: with archiving on (the default) nothing is lost, and the model can

@@ -515,6 +515,9 @@ fn memory_command(
         },
         "search" => {
             let query = try_reply!(required(args, "query"));
+            if !memory.entries().any(|e| e.key().as_str().starts_with(key)) {
+                return OwnedReply::err(format!("nothing is stored at {uri}."));
+            }
             let hits: Vec<(String, String)> = memory
                 .entries()
                 .filter(|e| e.key().as_str().starts_with(key))
@@ -643,9 +646,13 @@ async fn store_command(
                     )));
                 }
             }
-            let hits: Vec<(String, String)> = store
-                .scan(&ns, &address.path)
-                .await?
+            let entries = store.scan(&ns, &address.path).await?;
+            // An address nothing is stored under is said so, as `view` says it: "no
+            // matches" would read as an entry that exists.
+            if entries.is_empty() {
+                return Ok(OwnedReply::err(format!("nothing is stored at {uri}.")));
+            }
+            let hits: Vec<(String, String)> = entries
                 .into_iter()
                 .filter_map(|(key, entry)| {
                     snippet(entry.value.content(), query).map(|s| {

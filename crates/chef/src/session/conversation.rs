@@ -8,7 +8,8 @@ use crate::{announce::Announcement, announce::Channel, events::ChefEvent};
 
 impl Chef {
     /// Asks for a fresh context window: the next overflow step summarises or archives
-    /// everything before the last turn.
+    /// everything before the last turn (not while the circuit breaker is open:
+    /// [`set_summarizer`](Self::set_summarizer) closes it).
     pub fn request_new_context(&mut self) -> &mut Self {
         self.conversation.new_context_requested = true;
         self

@@ -39,6 +39,9 @@ impl Chef {
     /// [`with_summarizer`]: Self::with_summarizer
     pub fn set_summarizer(&mut self, summarizer: Option<Arc<dyn Summarizer>>) -> &mut Self {
         self.conversation.summarizer = summarizer;
+        // Another summariser (or none: archive and drop) gets its own tries: an open
+        // circuit breaker closes.
+        self.conversation.overflow.consecutive_failures = 0;
         self
     }
 
@@ -73,7 +76,9 @@ impl Chef {
                 let counted = self.conversation.history.tokens(tokenizer.as_ref());
                 counted.max(reported.unwrap_or(0))
             }
-            (None, Some(reported)) => reported,
+            // What was pushed after the report (a large tool result) is not in it: the
+            // estimate counts it.
+            (None, Some(reported)) => reported.max(self.conversation.history.tokens(&Heuristic)),
             (None, None) => self.conversation.history.tokens(&Heuristic),
         };
         #[allow(

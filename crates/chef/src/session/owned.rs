@@ -104,6 +104,15 @@ impl Chef {
         // Offloaded results the model may be about to read are written first.
         self.offloads_mut().flush().await?;
         if call.name == crate::owned::LOAD_SKILL {
+            // Like `new_context` without a handoff: a tool the session does not offer does
+            // nothing when called (a model that names it anyway loads no instructions).
+            if !self.config.skill_tool {
+                return Ok(OwnedReply {
+                    text: "Error: load_skill is not available: this session does not offer skills as a tool."
+                        .to_owned(),
+                    is_error: true,
+                });
+            }
             return Ok(self.load_skill_reply(&call.arguments));
         }
         let before = self

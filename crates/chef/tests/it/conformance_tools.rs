@@ -2085,3 +2085,26 @@ fn a_key_or_path_the_model_writes_with_an_invisible_character_is_refused() {
         "changed"
     );
 }
+
+/// Session 40's context audit: `search` of an address nothing is stored under answered
+/// "No matches", as if the entry existed; `view` of it says nothing is stored.
+#[test]
+fn search_of_an_address_with_nothing_stored_says_so() {
+    let mut chef = planned();
+    for (path, uri) in [
+        ("memory/nothing", "context://memory/nothing"),
+        ("notes/missing.md", "context://notes/missing.md"),
+    ] {
+        let reply = context(
+            &mut chef,
+            json!({"command": "search", "path": path, "query": "x"}),
+        );
+        assert_eq!(reply, format!("Error: nothing is stored at {uri}."));
+    }
+    // An entry that is there and does not match is still "no matches".
+    let reply = context(
+        &mut chef,
+        json!({"command": "search", "path": "notes/plan.md", "query": "zzz"}),
+    );
+    assert!(reply.starts_with("No matches for \"zzz\""), "{reply}");
+}

@@ -221,6 +221,53 @@ fn three_failures_open_the_breaker_until_the_history_is_cleared() {
     assert_eq!(chef.overflow_state().consecutive_failures, 0);
 }
 
+/// Session 40's context audit: from Python nothing closed an open breaker (there is no
+/// `clear_history` there), so three transient failures ended overflow for good. Setting
+/// the summariser again closes it, and keeps the history.
+#[test]
+fn setting_the_summarizer_again_closes_an_open_breaker() {
+    let summarizer = Scripted::new(vec![
+        Err(SummarizerError::new("model down")),
+        Err(SummarizerError::new("model down")),
+        Err(SummarizerError::new("model down")),
+        ok("back"),
+    ]);
+    let mut chef = chef(1_000).with_summarizer(summarizer.clone());
+    fill(&mut chef, 10);
+    for _ in 0..3 {
+        assert!(matches!(
+            block_on(chef.overflow()).expect("overflow"),
+            OverflowOutcome::Failed { .. }
+        ));
+    }
+    assert!(matches!(
+        block_on(chef.overflow()).expect("overflow"),
+        OverflowOutcome::BreakerOpen { failures: 3 }
+    ));
+    chef.set_summarizer(Some(summarizer.clone()));
+    assert_eq!(chef.overflow_state().consecutive_failures, 0);
+    assert!(matches!(
+        block_on(chef.overflow()).expect("overflow"),
+        OverflowOutcome::Summarized { .. }
+    ));
+    assert_eq!(summarizer.calls(), 4);
+}
+
+/// Session 40's context audit: with no tokenizer the reported usage alone was read, so a
+/// large result pushed after the report never triggered an overflow. The larger of the
+/// report and the estimate is read.
+#[test]
+fn a_result_pushed_after_the_reported_usage_counts() {
+    let mut chef = chef(1_000);
+    fill(&mut chef, 1);
+    chef.report_token_usage(100);
+    let before = chef.budget();
+    assert!(!before.is_over(), "{before:?}");
+    chef.push(Message::user("word ".repeat(4_000)));
+    let after = chef.budget();
+    assert!(after.current > 1_000 && after.is_over(), "{after:?}");
+}
+
 #[test]
 fn new_context_forces_a_summary_of_everything_before_the_last_turn() {
     let summarizer = Scripted::new(vec![ok("short")]);

@@ -320,6 +320,26 @@ fn the_tool_list_is_byte_identical_before_and_after_registering_and_activating_s
     assert!(!chef.skills().listing().contains("load_skill"));
 }
 
+/// Session 40's context audit: with the tool off (not offered), a model that named it
+/// anyway activated a skill. It is answered as `new_context` without a handoff is.
+#[test]
+fn load_skill_not_offered_loads_nothing() {
+    let mut chef = session(ChefConfig::default());
+    chef.push(Message::user("Review this."));
+    body(&mut chef, Target::OpenAiChat);
+    let call = ToolCall::new("c1", "load_skill", json!({"name": "code-review"}));
+    let Routed::Owned(owned) = chef.route(&call) else {
+        panic!("load_skill is owned");
+    };
+    let reply = block_on(chef.handle_tool(&owned)).unwrap();
+    assert!(reply.is_error);
+    assert_eq!(
+        reply.text,
+        "Error: load_skill is not available: this session does not offer skills as a tool."
+    );
+    assert!(chef.skills().active().is_none());
+}
+
 #[test]
 fn load_skill_activates_and_an_unknown_name_is_answered_with_the_available_ones() {
     let mut chef = session(ChefConfig::default().with_skill_tool(true));
