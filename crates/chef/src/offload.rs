@@ -233,18 +233,15 @@ fn char_boundary(s: &str, n: usize) -> usize {
     s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
 }
 
-/// What replaces an offloaded text in the history: the marker, then what `keep` keeps.
-/// Pure: the same arguments always give the same bytes.
-pub fn preview(text: &str, uri: &str, keep: &Keep) -> String {
-    let chars = text.chars().count();
-    let lines = line_ranges(text);
-    let total = lines.len();
-    let mut out = format!(
-        "[Tool result offloaded: {} in {}, {} ",
-        plural(chars, "character", "characters"),
-        plural(total, "line", "lines"),
-        stored_at(uri),
-    );
+/// What a preview shows of `text` (split into `lines`): whole lines from the start, the
+/// start of a first line longer than the head, whole lines from the end.
+struct Layout<'t> {
+    head_lines: usize,
+    cut_first: Option<&'t str>,
+    tail_lines: usize,
+}
+
+fn layout<'t>(text: &'t str, lines: &[(usize, usize)], keep: &Keep) -> Layout<'t> {
     let (head, tail) = match *keep {
         Keep::Nothing => (0, 0),
         Keep::HeadTail { head, tail } => (head, tail),
@@ -252,7 +249,7 @@ pub fn preview(text: &str, uri: &str, keep: &Keep) -> String {
     // Whole lines from the start within `head` characters (each with its newline).
     let mut head_lines = 0;
     let mut used = 0;
-    for &(s, e) in &lines {
+    for &(s, e) in lines {
         let cost = text[s..e].chars().count() + 1;
         if used + cost > head {
             break;
@@ -286,6 +283,38 @@ pub fn preview(text: &str, uri: &str, keep: &Keep) -> String {
         used += cost;
         tail_lines += 1;
     }
+    Layout {
+        head_lines,
+        cut_first,
+        tail_lines,
+    }
+}
+
+/// Whether [`preview`] would show every line of `text` whole (head and tail cover it): an
+/// offload would then only add its marker, so the result is kept as it is.
+pub(crate) fn shows_every_line(text: &str, keep: &Keep) -> bool {
+    let lines = line_ranges(text);
+    let l = layout(text, &lines, keep);
+    l.head_lines + l.tail_lines >= lines.len() && l.cut_first.is_none()
+}
+
+/// What replaces an offloaded text in the history: the marker, then what `keep` keeps.
+/// Pure: the same arguments always give the same bytes.
+pub fn preview(text: &str, uri: &str, keep: &Keep) -> String {
+    let chars = text.chars().count();
+    let lines = line_ranges(text);
+    let total = lines.len();
+    let mut out = format!(
+        "[Tool result offloaded: {} in {}, {} ",
+        plural(chars, "character", "characters"),
+        plural(total, "line", "lines"),
+        stored_at(uri),
+    );
+    let Layout {
+        head_lines,
+        cut_first,
+        tail_lines,
+    } = layout(text, &lines, keep);
     let shown_head = if cut_first.is_some() { 1 } else { head_lines };
     let hidden_from = shown_head + 1; // 1-based first line not shown in full
     let hidden_to = total - tail_lines; // 1-based last line not shown

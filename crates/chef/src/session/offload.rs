@@ -495,7 +495,9 @@ impl Chef {
             Limit::Chars(n) => text.chars().count() > n,
             Limit::Tokens(n) => self.count_text_tokens(&text) > n as u64,
         };
-        if !over {
+        // Head and tail would show it whole: offloading would only add the marker (the
+        // context audit saw 3,000 characters become 3,132).
+        if !over || offload::shows_every_line(&text, &policy.keep) {
             return None;
         }
         let key = offload::content_key(&text, false);

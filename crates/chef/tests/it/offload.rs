@@ -296,6 +296,30 @@ fn per_tool_rules_keep_and_token_limits_decide() {
     assert!(matches!(last.content[1], Content::Attachment(_)));
 }
 
+/// Session 40's context audit: a result over the threshold that the head and tail would
+/// show whole was kept whole with a marker added (3,000 characters became 3,132). It is
+/// kept as it is, and nothing is stored.
+#[test]
+fn a_result_head_and_tail_would_show_whole_is_kept_as_it_is() {
+    let mut chef = session(Arc::new(MemoryBackend::new()));
+    chef.offloads_mut()
+        .set_policy(Some(OffloadPolicy::chars(1_000).with_keep(
+            Keep::HeadTail {
+                head: 1_500,
+                tail: 500,
+            },
+        )));
+    let text = "line of the log\n".repeat(100);
+    assert!(text.chars().count() > 1_000);
+    push_result(&mut chef, "c1", "weather_now", &text);
+    assert_eq!(last_result_text(&chef), text);
+    assert!(chef.offloads().pending().is_empty());
+    // One line longer than the head is still offloaded: its start is shown.
+    let long = "x".repeat(3_000);
+    push_result(&mut chef, "c2", "weather_now", &long);
+    assert!(last_result_text(&chef).starts_with("[Tool result offloaded"));
+}
+
 #[test]
 fn offloading_at_push_keeps_the_history_prefix_reusable() {
     block_on(async {
