@@ -187,11 +187,11 @@ async fn a_hanging_upstream_times_out_and_the_gateway_stays_up() {
     assert_eq!(body["choices"][0]["message"]["content"], "back");
 }
 
-#[tokio::test]
-async fn an_unreachable_upstream_is_a_502() {
-    let config = chef_serve::Config::parse(
-        "[upstream]\nopenai = \"http://127.0.0.1:9/v1\"\nanthropic = \"http://127.0.0.1:9/v1\"\n",
-    )
+/// A gateway whose upstreams (both APIs) are at `upstream` (`host:port`); its address.
+async fn gateway_before(upstream: &str) -> std::net::SocketAddr {
+    let config = chef_serve::Config::parse(&format!(
+        "[upstream]\nopenai = \"http://{upstream}/v1\"\nanthropic = \"http://{upstream}/v1\"\n"
+    ))
     .unwrap();
     let gateway = chef_serve::Gateway::new(config).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -199,6 +199,12 @@ async fn an_unreachable_upstream_is_a_502() {
     tokio::spawn(async move {
         axum::serve(chef_serve::no_delay(listener), chef_serve::router(gateway)).await
     });
+    addr
+}
+
+#[tokio::test]
+async fn an_unreachable_upstream_is_a_502() {
+    let addr = gateway_before("127.0.0.1:9").await;
     let response = reqwest::Client::new()
         .post(format!("http://{addr}/v1/messages"))
         .json(&small_messages())
@@ -598,16 +604,7 @@ async fn an_upstream_that_closes_without_answering_is_a_502_that_says_so() {
             drop(socket);
         }
     });
-    let config = chef_serve::Config::parse(&format!(
-        "[upstream]\nopenai = \"http://{upstream_addr}/v1\"\nanthropic = \"http://{upstream_addr}/v1\"\n"
-    ))
-    .unwrap();
-    let gateway = chef_serve::Gateway::new(config).unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(chef_serve::no_delay(listener), chef_serve::router(gateway)).await
-    });
+    let addr = gateway_before(&upstream_addr.to_string()).await;
     let response = reqwest::Client::new()
         .post(format!("http://{addr}/v1/chat/completions"))
         .header("authorization", "Bearer sk-test")
