@@ -14,6 +14,9 @@
 //!   (pinning widens to its whole turn), placed right after the summary;
 //! * the replaced messages are archived in the store (namespace `archive`) before anything
 //!   is dropped, and the summary cites where;
+//! * the latest user message (the request in hand) is kept verbatim, with the pinned
+//!   messages, when the span would take it (the reference summarises it; a summary only
+//!   paraphrases the task); the lead message of an earlier window is summarised again;
 //! * the stored history **is replaced** by `[summary, pinned…, kept tail…]`, so the next
 //!   compile does not send the full history again (the reference keeps its stored history
 //!   and re-sends it on every later compile);

@@ -185,6 +185,16 @@ impl Chef {
         let Some(split) = split else {
             return Ok(OverflowOutcome::NothingToCompress);
         };
+        // The latest user message stays verbatim, after the summary with the pinned ones:
+        // it is the task in hand, which a summary would only paraphrase (the context audit
+        // found it folded in, leaving `[summary, call, result]`). Not the lead message of an
+        // earlier window (always first), which is summarised again.
+        let latest_request = self
+            .conversation
+            .history
+            .iter()
+            .rposition(|m| m.role == chef_ir::Role::User)
+            .filter(|&i| i > 0 || self.conversation.overflow.window == 0);
         let mut pinned = Vec::new();
         let mut replaced = Vec::new();
         for turn in turns.iter().take_while(|t| t.end <= split) {
@@ -193,7 +203,8 @@ impl Chef {
                 .history
                 .get(turn.start..turn.end)
                 .unwrap_or_default();
-            if turn.pinned {
+            let request = latest_request.is_some_and(|i| (turn.start..turn.end).contains(&i));
+            if turn.pinned || request {
                 pinned.extend_from_slice(messages);
             } else {
                 replaced.extend_from_slice(messages);

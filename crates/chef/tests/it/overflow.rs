@@ -121,18 +121,21 @@ fn a_summary_replaces_the_stored_history_so_the_next_compile_is_small() {
     else {
         panic!("expected a summary, got {outcome:?}");
     };
-    // Recent-turns (no tokenizer): only the last turn (the last assistant answer) is kept.
-    assert_eq!((replaced, pinned_kept, window), (19, 0, 1));
+    // Recent-turns (no tokenizer): the last turn (the last assistant answer) is kept, and
+    // so is the latest user message, the request in hand, verbatim after the summary (the
+    // reference folds it into the summary).
+    assert_eq!((replaced, pinned_kept, window), (19, 1, 1));
     assert_eq!(archive.as_deref(), Some("context://archive/window-0.json"));
     let history = texts(&chef);
-    assert_eq!(history.len(), 2);
+    assert_eq!(history.len(), 3);
     assert!(history[0].contains("<summary>\nGoal: answer ten questions.\n</summary>"));
     assert!(history[0].contains("context://archive/window-0.json"));
-    assert!(history[1].starts_with("answer 9"));
+    assert!(history[1].starts_with("question 9"));
+    assert!(history[2].starts_with("answer 9"));
     assert_eq!(chef.history()[0].role, Role::User);
-    // The summariser saw the 19 replaced messages, not the kept tail.
+    // The summariser saw the 18 replaced messages, not the request or the kept tail.
     let request = summarizer.last();
-    assert_eq!(request.span.len(), 19);
+    assert_eq!(request.span.len(), 18);
     assert_eq!(request.window, 0);
     assert!(request.instruction.contains("<summary>"));
     // The next compile sends the summary, not the history again.
@@ -151,7 +154,11 @@ fn a_summary_replaces_the_stored_history_so_the_next_compile_is_small() {
     .expect("get")
     .expect("archived");
     let archived: Vec<Message> = serde_json::from_str(stored.value.content()).expect("json");
-    assert_eq!(archived.len(), 19);
+    assert_eq!(
+        archived.len(),
+        18,
+        "the replaced messages; the request stays in the history"
+    );
     assert!(archived[0].text().starts_with("question 0"));
 }
 
@@ -165,15 +172,17 @@ fn pinned_turns_stay_verbatim_right_after_the_summary() {
     )]));
     chef.push(Message::tool_results(vec![ToolResult::text("c1", "THE SPEC")]).with_pinned(true));
     let outcome = overflow_after(&mut chef, 6);
+    // The pinned turn, then the latest request, both in their original order.
     assert!(matches!(
         outcome,
-        OverflowOutcome::Summarized { pinned_kept: 2, .. }
+        OverflowOutcome::Summarized { pinned_kept: 3, .. }
     ));
     let history = chef.history();
-    assert_eq!(history.len(), 4);
+    assert_eq!(history.len(), 5);
     assert_eq!(history[1].tool_calls().count(), 1);
     assert!(history[2].pinned);
-    assert_eq!(history[3].role, Role::Assistant);
+    assert_eq!(history[3].role, Role::User);
+    assert_eq!(history[4].role, Role::Assistant);
 }
 
 #[test]
@@ -328,7 +337,7 @@ fn without_a_summarizer_older_turns_are_archived_and_readable() {
     else {
         panic!("expected a drop, got {outcome:?}");
     };
-    assert_eq!(dropped, 19);
+    assert_eq!(dropped, 18, "the latest request stays");
     let uri = archive.expect("archived");
     assert!(texts(&chef)[0].contains(&uri));
     // The model reads it back through the context tool.
