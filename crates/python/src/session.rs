@@ -333,8 +333,11 @@ impl Chef {
     ///     model's memory tools may store (8,000 by default; every entry is shown in every
     ///     request); a longer write is refused with a message for the model. None: no
     ///     limit. `memory_set` is not limited.
+    /// skill_tool: offer chef's `load_skill` tool (the model activates a skill by name; put
+    ///     `skill_listing()` in the system prompt). Off by default.
+    /// skill_pruning: keep only the active skill's `allowed-tools` among the flat tools.
     #[new]
-    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7, memory_max_value_chars = Some(chef::memory::DEFAULT_MAX_VALUE_CHARS as i64)))]
+    #[pyo3(signature = (*, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7, memory_max_value_chars = Some(chef::memory::DEFAULT_MAX_VALUE_CHARS as i64), skill_tool = false, skill_pruning = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         level: i64,
@@ -348,6 +351,8 @@ impl Chef {
         context_window: Option<i64>,
         trigger_ratio: f64,
         memory_max_value_chars: Option<i64>,
+        skill_tool: bool,
+        skill_pruning: bool,
     ) -> PyResult<Self> {
         let max_value_chars = memory_max_value_chars
             .map(|n| {
@@ -374,6 +379,8 @@ impl Chef {
             .with_tool_change_announcements(announce_tool_changes)
             .with_repeat_notice(repeat_notice)
             .with_answer_tool(answer_tool)
+            .with_skill_tool(skill_tool)
+            .with_skill_pruning(skill_pruning)
             .with_overflow(overflow);
         let mut chef = chef::Chef::new(config);
         if memory {
@@ -384,7 +391,7 @@ impl Chef {
 
     /// A new session (same settings as `Chef(...)`) restored from a snapshot file.
     #[staticmethod]
-    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7, memory_max_value_chars = Some(chef::memory::DEFAULT_MAX_VALUE_CHARS as i64)))]
+    #[pyo3(signature = (path, *, level = 1, tools_mode = "legacy", cache = true, memory = false, announce_tool_changes = false, repeat_notice = true, compiled = None, answer_tool = false, context_window = None, trigger_ratio = 0.7, memory_max_value_chars = Some(chef::memory::DEFAULT_MAX_VALUE_CHARS as i64), skill_tool = false, skill_pruning = false))]
     #[allow(clippy::too_many_arguments)]
     fn from_snapshot(
         py: Python<'_>,
@@ -400,6 +407,8 @@ impl Chef {
         context_window: Option<i64>,
         trigger_ratio: f64,
         memory_max_value_chars: Option<i64>,
+        skill_tool: bool,
+        skill_pruning: bool,
     ) -> PyResult<Self> {
         let session = Self::new(
             level,
@@ -413,6 +422,8 @@ impl Chef {
             context_window,
             trigger_ratio,
             memory_max_value_chars,
+            skill_tool,
+            skill_pruning,
         )?;
         session.load(py, path)?;
         Ok(session)
@@ -1079,12 +1090,18 @@ impl Chef {
         to_py(py, &overflow::outcome(&outcome?))
     }
 
-    /// Writes a memory entry (the session needs `memory=True`).
-    fn memory_set(&self, key: &str, value: &str) -> PyResult<()> {
+    /// Writes a memory entry (the session needs `memory=True`). `ttl`: the compiles it is
+    /// shown in before it expires (None: never).
+    #[pyo3(signature = (key, value, ttl = None))]
+    fn memory_set(&self, key: &str, value: &str, ttl: Option<u64>) -> PyResult<()> {
+        let ttl = match ttl {
+            Some(turns) => chef::memory::Ttl::Turns(turns),
+            None => chef::memory::Ttl::Default,
+        };
         self.with(|i| {
             let memory = i.chef.memory_mut().ok_or_else(no_memory)?;
             memory
-                .set(key, value, chef::memory::SetOptions::new())
+                .set(key, value, chef::memory::SetOptions::new().with_ttl(ttl))
                 .map_err(|e| Failure::Chef(ChefError::Memory(e)))?;
             Ok(())
         })

@@ -163,3 +163,33 @@ def test_a_large_tool_result_is_offloaded_flushed_and_read_back() -> None:
     assert s.offload_policy() is None
     with pytest.raises(chef.InvalidInputError, match="not both"):
         s.set_offload_policy(chars=10, tokens=10)
+
+
+def test_the_load_skill_tool_is_offered_on_request_and_refused_otherwise(tmp_path: Path) -> None:
+    skills = _skill(tmp_path / "skills", "haiku", "Answer in 5-7-5.", "Answer in a haiku.")
+    call = {"id": "k1", "name": "load_skill", "arguments": {"name": "haiku"}}
+    off = chef.Chef()
+    off.load_skills([skills])
+    off.push_user("a poem")
+    assert "load_skill" not in off.compile("openai").wire_tools
+    reply = off.handle_tool(off.route(call))
+    assert reply.is_error and "not available" in reply.text and off.active_skill is None
+    on = chef.Chef(skill_tool=True)
+    on.load_skills([skills])
+    on.push_user("a poem")
+    assert "load_skill" in on.compile("openai").wire_tools
+    assert "call load_skill" in on.skill_listing()
+    reply = on.handle_tool(on.route(call))
+    assert not reply.is_error and on.active_skill == "haiku"
+
+
+def test_a_memory_entry_with_a_ttl_is_shown_in_that_many_compiles() -> None:
+    s = chef.Chef(memory=True)
+    s.memory_set("note", "remember me", ttl=2)
+    s.memory_set("kept", "always")
+    s.push_user("hi")
+    shown = []
+    for _ in range(3):
+        shown.append(b"remember me" in s.compile("openai").body)
+    assert shown == [True, True, False]
+    assert s.memory_get("note") is None and s.memory_get("kept") == "always"

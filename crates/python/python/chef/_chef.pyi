@@ -169,6 +169,8 @@ class Chef:
         context_window: Optional[int] = None,
         trigger_ratio: float = 0.7,
         memory_max_value_chars: Optional[int] = 8000,
+        skill_tool: bool = False,
+        skill_pruning: bool = False,
     ) -> None: ...
     @staticmethod
     def from_snapshot(
@@ -185,6 +187,8 @@ class Chef:
         context_window: Optional[int] = None,
         trigger_ratio: float = 0.7,
         memory_max_value_chars: Optional[int] = 8000,
+        skill_tool: bool = False,
+        skill_pruning: bool = False,
     ) -> "Chef":
         """A new session with these settings, restored from a snapshot file."""
     @property
@@ -257,7 +261,7 @@ class Chef:
     def request_new_context(self) -> None: ...
     def overflow(self) -> Dict[str, Any]:
         """The overflow step (call it before compile): {"outcome": "not_needed" | "summarized" | "dropped" | "failed" | "breaker_open" | "nothing_to_compress", ...}."""
-    def memory_set(self, key: str, value: str) -> None: ...
+    def memory_set(self, key: str, value: str, ttl: Optional[int] = None) -> None: ...
     def memory_get(self, key: str) -> Optional[str]: ...
     def memory_delete(self, key: str) -> bool: ...
     def memory(self) -> Dict[str, str]: ...
