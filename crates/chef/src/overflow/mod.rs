@@ -50,7 +50,9 @@ pub use self::budget::O200k;
 pub(crate) use self::{
     budget::CountCache,
     split::{Turn, forced_split_point, split_point, turns},
-    summarize::{INSTRUCTION, check_shrink, clean, prepare_span, span_chars, summary_message},
+    summarize::{
+        INSTRUCTION, SUMMARY_LEAD, check_shrink, clean, prepare_span, span_chars, summary_message,
+    },
 };
 pub use self::{
     budget::{Budget, Heuristic, Tokenizer, estimate_text},

@@ -260,6 +260,9 @@ fn without_closing_tag(summary: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// How the message that stands for a summarised span begins.
+pub(crate) const SUMMARY_LEAD: &str = "This conversation continues from an earlier context window";
+
 /// The message that stands for the summarised span.
 pub(crate) fn summary_message(
     summary: &str,
@@ -269,7 +272,7 @@ pub(crate) fn summary_message(
 ) -> Message {
     let summary = without_closing_tag(summary);
     let mut text = format!(
-        "This conversation continues from an earlier context window (window {window}, \
+        "{SUMMARY_LEAD} (window {window}, \
          previous {previous}) that was summarised to fit. Summary of what came before:\n\n\
          <summary>\n{summary}\n</summary>"
     );

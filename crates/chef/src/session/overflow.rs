@@ -188,13 +188,13 @@ impl Chef {
         // The latest user message stays verbatim, after the summary with the pinned ones:
         // it is the task in hand, which a summary would only paraphrase (the context audit
         // found it folded in, leaving `[summary, call, result]`). Not the lead message of an
-        // earlier window (always first), which is summarised again.
-        let latest_request = self
-            .conversation
-            .history
+        // earlier window (always first, in one of the two wordings chef writes), which is
+        // summarised again.
+        let history: &[Message] = &self.conversation.history;
+        let latest_request = history
             .iter()
             .rposition(|m| m.role == chef_ir::Role::User)
-            .filter(|&i| i > 0 || self.conversation.overflow.window == 0);
+            .filter(|&i| i > 0 || !history.first().is_some_and(is_lead));
         let mut pinned = Vec::new();
         let mut replaced = Vec::new();
         for turn in turns.iter().take_while(|t| t.end <= split) {
@@ -376,6 +376,16 @@ impl Chef {
             )
         })
     }
+}
+
+/// Whether `message` is the lead message an overflow wrote: a summary
+/// ([`overflow::summary_message`]) or a dropped-turns notice ([`dropped_notice`]).
+fn is_lead(message: &Message) -> bool {
+    let text = message.text();
+    message.role == chef_ir::Role::User
+        && (text.starts_with(overflow::SUMMARY_LEAD)
+            || (text.starts_with('[')
+                && text.contains(" earlier messages of this conversation were ")))
 }
 
 fn dropped_notice(count: usize, archive: Option<&str>) -> Message {

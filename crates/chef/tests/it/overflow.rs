@@ -564,3 +564,48 @@ fn a_summariser_set_on_a_built_session_is_used_and_can_be_cleared() {
     );
     assert_eq!(summarizer.calls(), 1);
 }
+
+/// The request in hand survives every window, and an earlier window's lead message is
+/// summarised again, never kept as if it were a request; after `clear_history` a lone
+/// first request is kept too.
+#[test]
+fn the_latest_request_survives_window_after_window() {
+    let summarizer = Scripted::new(vec![ok("one"), ok("two"), ok("three")]);
+    let mut chef = chef(1_000).with_summarizer(summarizer);
+    fill(&mut chef, 10);
+    assert!(matches!(
+        block_on(chef.overflow()).expect("overflow"),
+        OverflowOutcome::Summarized { .. }
+    ));
+    // More work on the same request, past the window again.
+    for i in 0..10 {
+        chef.push(Message::assistant(format!("step {i}: {}", "s".repeat(400))));
+    }
+    assert!(matches!(
+        block_on(chef.overflow()).expect("overflow"),
+        OverflowOutcome::Summarized { pinned_kept: 1, .. }
+    ));
+    let history = texts(&chef);
+    assert!(
+        history[0].contains("<summary>\ntwo\n</summary>"),
+        "{}",
+        history[0]
+    );
+    assert!(history[1].starts_with("question 9"), "{}", history[1]);
+    assert_eq!(
+        history.iter().filter(|t| t.contains("<summary>")).count(),
+        1,
+        "the first lead was summarised, not kept"
+    );
+    // A new window by hand: its first message is the request, and it is kept.
+    chef.clear_history();
+    chef.push(Message::user("the only request"));
+    for i in 0..10 {
+        chef.push(Message::assistant(format!("step {i}: {}", "s".repeat(400))));
+    }
+    assert!(matches!(
+        block_on(chef.overflow()).expect("overflow"),
+        OverflowOutcome::Summarized { pinned_kept: 1, .. }
+    ));
+    assert_eq!(texts(&chef)[1], "the only request");
+}
