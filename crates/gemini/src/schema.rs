@@ -847,7 +847,7 @@ mod tests {
                 json!({"type": ["object", "boolean"], "properties": {"a": {"type": "string"}}, "required": ["a", "b"]}),
                 json!({"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, {"type": "boolean"}]}),
             ),
-            // The same type twice is one type; a node with its own `anyOf` keeps the first.
+            // A number `const` is a range of one; a boolean one keeps its type.
             (
                 json!({"const": 5}),
                 json!({"minimum": 5, "maximum": 5, "type": "integer"}),
@@ -857,6 +857,7 @@ mod tests {
                 json!({"type": "number", "minimum": 2.5, "maximum": 2.5}),
             ),
             (json!({"const": true}), json!({"type": "boolean"})),
+            // The same type twice is one type; a node with its own `anyOf` keeps the first.
             (
                 json!({"type": ["string", "string", "null"]}),
                 json!({"type": "string", "nullable": true}),

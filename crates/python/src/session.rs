@@ -131,6 +131,15 @@ fn ratio(r: f64) -> PyResult<f64> {
     }
 }
 
+/// `memory_max_value_chars`: a number of characters, 0 or more.
+fn chars(n: i64) -> PyResult<usize> {
+    usize::try_from(n).map_err(|_| {
+        invalid_input(format!(
+            "memory_max_value_chars {n} is not a number of characters (0 or more, or None)"
+        ))
+    })
+}
+
 /// `context_window`: a positive number of tokens.
 fn window(tokens: i64) -> PyResult<u64> {
     u64::try_from(tokens)
@@ -354,15 +363,7 @@ impl Chef {
         skill_tool: bool,
         skill_pruning: bool,
     ) -> PyResult<Self> {
-        let max_value_chars = memory_max_value_chars
-            .map(|n| {
-                usize::try_from(n).map_err(|_| {
-                    invalid_input(format!(
-                        "memory_max_value_chars {n} is not a number of characters (0 or more, or None)"
-                    ))
-                })
-            })
-            .transpose()?;
+        let max_value_chars = memory_max_value_chars.map(self::chars).transpose()?;
         let mut overflow =
             OverflowConfig::default().with_trigger_ratio(self::ratio(trigger_ratio)?);
         if let Some(tokens) = context_window {

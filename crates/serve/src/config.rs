@@ -424,7 +424,8 @@ pub struct Config {
     /// header_timeout_secs`, `max_connections`; see [`crate::serve_router`]).
     pub connections: crate::Connections,
     /// How long a client may take to send a request's whole body once its headers are in
-    /// (`[limits] body_timeout_secs`, default 60 s); past that it is answered 408.
+    /// (`[limits] body_timeout_secs`, default 60 s); past that it is answered 400, in the
+    /// API's error shape.
     pub body_timeout: Duration,
     /// The `tracing` filter (default `info`; `RUST_LOG` overrides it).
     pub log_filter: String,

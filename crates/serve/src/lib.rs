@@ -202,10 +202,7 @@ impl Gateway {
                 let probe = async move {
                     tokio::task::spawn_blocking(move || probe_dir(&dir))
                         .await
-                        .map_err(|e| StoreError::Backend {
-                            message: "the store's thread failed".to_owned(),
-                            source: Some(Box::new(e)),
-                        })?
+                        .map_err(store::thread_failed)?
                 };
                 store::bounded(timeout, health, probe).await
             }
@@ -793,11 +790,7 @@ pub fn no_delay(
     listener: tokio::net::TcpListener,
 ) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
     use axum::serve::ListenerExt as _;
-    listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!(error = %e, "cannot turn Nagle's algorithm off on a connection");
-        }
-    })
+    listener.tap_io(|tcp| listen::nagle_off(tcp))
 }
 
 async fn shutdown_signal() {

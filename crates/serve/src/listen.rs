@@ -84,9 +84,7 @@ pub async fn serve_router(
             },
             () = &mut shutdown => break,
         };
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::warn!(error = %e, "cannot turn Nagle's algorithm off on a connection");
-        }
+        nagle_off(&stream);
         let service = hyper_util::service::TowerToHyperService::new(router.clone());
         let stop = stop_tx.clone();
         let done = done_rx.clone();
@@ -123,6 +121,14 @@ pub async fn serve_router(
     drop(done_rx);
     done_tx.closed().await;
     Ok(())
+}
+
+/// Turns Nagle's algorithm off on an accepted connection (see [`no_delay`](crate::no_delay)
+/// for why); a failure is logged and the connection served anyway.
+pub(crate) fn nagle_off(tcp: &tokio::net::TcpStream) {
+    if let Err(e) = tcp.set_nodelay(true) {
+        tracing::warn!(error = %e, "cannot turn Nagle's algorithm off on a connection");
+    }
 }
 
 /// Errors of one connection that was being accepted (it went away first), after which

@@ -200,7 +200,8 @@ impl LazyDir {
     }
 }
 
-fn thread_failed(e: tokio::task::JoinError) -> StoreError {
+/// A store call run on a blocking thread whose thread failed (panicked, or was cancelled).
+pub(crate) fn thread_failed(e: tokio::task::JoinError) -> StoreError {
     StoreError::Backend {
         message: "the store's thread failed".to_owned(),
         source: Some(Box::new(e)),

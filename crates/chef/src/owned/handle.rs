@@ -35,7 +35,7 @@ impl OwnedReply {
         }
     }
 
-    pub(super) fn err(text: impl Into<String>) -> Self {
+    pub(crate) fn err(text: impl Into<String>) -> Self {
         Self {
             text: format!("Error: {}", text.into()),
             is_error: true,

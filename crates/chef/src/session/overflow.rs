@@ -384,20 +384,19 @@ fn is_lead(message: &Message) -> bool {
     let text = message.text();
     message.role == chef_ir::Role::User
         && (text.starts_with(overflow::SUMMARY_LEAD)
-            || (text.starts_with('[')
-                && text.contains(" earlier messages of this conversation were ")))
+            || (text.starts_with('[') && text.contains(DROPPED_LEAD)))
 }
+
+/// What every dropped-turns notice says after its count.
+const DROPPED_LEAD: &str = " earlier messages of this conversation were ";
 
 fn dropped_notice(count: usize, archive: Option<&str>) -> Message {
     let text = match archive {
         Some(uri) => format!(
-            "[{count} earlier messages of this conversation were moved out of the context \
-             window to {uri}; read them with the context tools if you need them.]"
+            "[{count}{DROPPED_LEAD}moved out of the context window to {uri}; read them with \
+             the context tools if you need them.]"
         ),
-        None => format!(
-            "[{count} earlier messages of this conversation were dropped to fit the context \
-             window.]"
-        ),
+        None => format!("[{count}{DROPPED_LEAD}dropped to fit the context window.]"),
     };
     Message::user(text)
 }

@@ -107,11 +107,9 @@ impl Chef {
             // Like `new_context` without a handoff: a tool the session does not offer does
             // nothing when called (a model that names it anyway loads no instructions).
             if !self.config.skill_tool {
-                return Ok(OwnedReply {
-                    text: "Error: load_skill is not available: this session does not offer skills as a tool."
-                        .to_owned(),
-                    is_error: true,
-                });
+                return Ok(OwnedReply::err(
+                    "load_skill is not available: this session does not offer skills as a tool.",
+                ));
             }
             return Ok(self.load_skill_reply(&call.arguments));
         }

@@ -82,6 +82,14 @@ fn restored(
     into
 }
 
+/// Routes `call` (a `load_skill` call, which is owned) and answers it.
+fn load_skill(chef: &mut Chef, call: &ToolCall) -> chef::OwnedReply {
+    let Routed::Owned(owned) = chef.route(call) else {
+        panic!("load_skill is owned");
+    };
+    block_on(chef.handle_tool(&owned)).unwrap()
+}
+
 fn tool_bytes(body: &str) -> String {
     let value: Value = serde_json::from_str(body).unwrap();
     let tools = value
@@ -328,10 +336,7 @@ fn load_skill_not_offered_loads_nothing() {
     chef.push(Message::user("Review this."));
     body(&mut chef, Target::OpenAiChat);
     let call = ToolCall::new("c1", "load_skill", json!({"name": "code-review"}));
-    let Routed::Owned(owned) = chef.route(&call) else {
-        panic!("load_skill is owned");
-    };
-    let reply = block_on(chef.handle_tool(&owned)).unwrap();
+    let reply = load_skill(&mut chef, &call);
     assert!(reply.is_error);
     assert_eq!(
         reply.text,
@@ -356,10 +361,7 @@ fn load_skill_activates_and_an_unknown_name_is_answered_with_the_available_ones(
     chef.push(Message::user("Review this."));
     body(&mut chef, Target::OpenAiChat);
     let call = ToolCall::new("c1", "load_skill", json!({"name": "nope"}));
-    let Routed::Owned(owned) = chef.route(&call) else {
-        panic!("load_skill is owned");
-    };
-    let reply = block_on(chef.handle_tool(&owned)).unwrap();
+    let reply = load_skill(&mut chef, &call);
     assert!(reply.is_error);
     assert_eq!(
         reply.text,
@@ -368,17 +370,11 @@ fn load_skill_activates_and_an_unknown_name_is_answered_with_the_available_ones(
     assert!(chef.skills().active().is_none());
     // Arguments as a JSON string, as some providers send them.
     let call = ToolCall::new("c2", "load_skill", json!("{\"name\": \"code-review\"}"));
-    let Routed::Owned(owned) = chef.route(&call) else {
-        panic!("load_skill is owned");
-    };
-    let reply = block_on(chef.handle_tool(&owned)).unwrap();
+    let reply = load_skill(&mut chef, &call);
     assert!(!reply.is_error, "{}", reply.text);
     assert_eq!(chef.skills().active().map(Skill::name), Some("code-review"));
     let missing = ToolCall::new("c3", "load_skill", json!({}));
-    let Routed::Owned(owned) = chef.route(&missing) else {
-        panic!("load_skill is owned");
-    };
-    let reply = block_on(chef.handle_tool(&owned)).unwrap();
+    let reply = load_skill(&mut chef, &missing);
     assert!(reply.is_error && reply.text.contains("Available skills: code-review"));
     // A user tool cannot take the name.
     let mut other = Chef::new(ChefConfig::default());
