@@ -331,22 +331,22 @@ struct MapFile {
     path: PathBuf,
     /// The bytes last read or written, to skip writes that change nothing.
     on_disk: Option<Vec<u8>>,
-    /// `path` is a FIFO or a device (`/dev/stdout`): nothing to resume from (reading it
-    /// would wait on the stream), and the map is written once, whole, by
-    /// [`finish`](Self::finish), not after every line.
+    /// `path` is a FIFO, a device or standard output (`/dev/stdout`, also when the shell
+    /// sent it to a file): nothing to resume from (reading it would wait on the stream),
+    /// and the map is written once, whole, by [`finish`](Self::finish), not after every
+    /// line.
     in_place: bool,
 }
 
 impl MapFile {
     /// Reads `path` (absent: an empty map).
     fn open(path: &Path) -> Result<(Self, BTreeMap<String, String>), CliError> {
-        let in_place = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        let in_place = crate::output::is_stream(path);
         let (on_disk, map) = if in_place {
             (None, BTreeMap::new())
         } else {
             match std::fs::read(path) {
-                // An empty file is no map yet (`--out /dev/stdout > map.json`: the shell
-                // made the file before chef ran; `touch map.json`).
+                // An empty file is no map yet (`touch map.json`).
                 Ok(bytes) if bytes.iter().all(u8::is_ascii_whitespace) => {
                     (Some(bytes), BTreeMap::new())
                 }
@@ -674,30 +674,13 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
     };
     // A map written to stdout (`--out /dev/stdout > map.json`) is the whole of stdout:
     // the summary goes to stderr then, so the file holds the map alone.
-    if is_stdout(&args.out) {
+    if crate::output::is_stdout(&args.out) {
         let line = serde_json::to_string(&summary).map_err(|e| CliError::Write(e.into()))?;
         eprintln!("{line}");
     } else {
         output::json_line(&summary)?;
     }
     outcome
-}
-
-/// Whether `path` is the file this process's stdout writes to.
-fn is_stdout(path: &std::path::Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(path), std::fs::metadata("/dev/stdout")) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = path;
-        false
-    }
 }
 
 #[derive(Debug, Args)]

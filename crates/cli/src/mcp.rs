@@ -20,7 +20,9 @@
 //! ```
 //!
 //! A failed server also gets one line on stderr naming it. `--out` writes the combined
-//! catalogue of the servers that answered, as `{"tools":[...]}`, atomically.
+//! catalogue of the servers that answered, as `{"tools":[...]}`, atomically; when `--out`
+//! is stdout itself (`--out /dev/stdout > tools.json`), the report goes to stderr, so the
+//! catalogue is all stdout holds.
 //!
 //! When the combined catalogue cannot be compressed (a tool's input schema is refused, or
 //! it holds more than `--max-tools` tools), the report still prints: `recommend` and
@@ -334,6 +336,10 @@ struct ServerInfo {
 }
 
 pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
+    // A directory or a missing directory is a usage error, said before any server starts.
+    if let Some(path) = &args.out {
+        output::check_writable("--out", path)?;
+    }
     let format = if args.no_prefix {
         NameFormat::tool_only()
     } else {
@@ -418,7 +424,7 @@ pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
             Ok((recommend, levels)) => (Some(recommend), Some(levels), None),
             Err(error) => (None, None, Some(error)),
         };
-    output::json_line(&Report {
+    let report = Report {
         servers,
         stats,
         recommend,
@@ -426,7 +432,15 @@ pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
         compress_error: compress_error
             .as_ref()
             .map(|e| format!("{}{}", e, compress_hint(e))),
-    })?;
+    };
+    // A catalogue written to stdout (`--out /dev/stdout > tools.json`) is the whole of
+    // stdout: the report goes to stderr then, so the file holds the catalogue alone.
+    if args.out.as_deref().is_some_and(output::is_stdout) {
+        let line = serde_json::to_string(&report).map_err(|e| CliError::Write(e.into()))?;
+        eprintln!("{line}");
+    } else {
+        output::json_line(&report)?;
+    }
 
     for (name, failure) in &failed {
         eprintln!("chef: mcp server {name:?}: {failure}");

@@ -62,8 +62,9 @@ pub(crate) fn check_writable(flag: &str, path: &Path) -> Result<(), CliError> {
             path.display()
         )));
     }
-    if in_place(path) {
-        // A FIFO or a device is written in place; nothing goes beside it.
+    if is_stream(path) || through_descriptor(path).unwrap_or(false) {
+        // A FIFO, a device or an open descriptor is written in place; nothing goes
+        // beside it.
         return Ok(());
     }
     let target = follow_links(path)
@@ -129,6 +130,18 @@ fn write_atomic_as(path: &Path, bytes: &[u8], private: bool) -> Result<(), CliEr
 pub(crate) fn write_file_atomic(path: &Path, bytes: &[u8], private: bool) -> io::Result<()> {
     // tempfile names its own temporary path in its errors; the user named `path`.
     let err = without_temp_path;
+    // Standard output or error itself (`--out /dev/stdout > map.json`): written through
+    // this process's own handle, whose offset the later output shares. A rename would
+    // replace the file the shell opened, and the shell's descriptor would go on writing
+    // into the unlinked copy.
+    if let Some(stream) = standard_stream(path) {
+        return stream.write(bytes);
+    }
+    // Another open descriptor (`/dev/fd/3`, `/proc/self/fd/3`): the same holds, so it is
+    // written in place.
+    if through_descriptor(path)? {
+        return write_in_place(path, bytes);
+    }
     // The system follows the links here, also those `follow_links` cannot name (see
     // `in_place`); the permissions are the file's the links end at.
     let existing = match std::fs::metadata(path) {
@@ -170,26 +183,117 @@ pub(crate) fn in_place(path: &Path) -> bool {
 
 /// Whether `path` is the file standard output writes to (the same device and inode: a
 /// pipe or terminal reached through `/dev/stdout`, or a file the shell redirected it to).
-#[cfg(unix)]
 pub(crate) fn is_stdout(path: &Path) -> bool {
+    standard_stream(path) == Some(StandardStream::Stdout)
+}
+
+/// Whether `path` is written once, whole, at the end rather than rewritten as a run goes
+/// on: a FIFO or device, or standard output or error (even when the shell redirected it
+/// to a regular file: each write there comes after the last, so a rewrite would repeat
+/// the content).
+pub(crate) fn is_stream(path: &Path) -> bool {
+    in_place(path) || standard_stream(path).is_some()
+}
+
+/// This process's standard output or error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StandardStream {
+    Stdout,
+    Stderr,
+}
+
+impl StandardStream {
+    fn write(self, bytes: &[u8]) -> io::Result<()> {
+        match self {
+            Self::Stdout => {
+                let mut out = io::stdout().lock();
+                out.write_all(bytes)?;
+                out.flush()
+            }
+            Self::Stderr => {
+                let mut out = io::stderr().lock();
+                out.write_all(bytes)?;
+                out.flush()
+            }
+        }
+    }
+}
+
+/// Which standard stream `path` is, if either: the same device and inode as what
+/// `/dev/stdout` or `/dev/stderr` reach. A terminal both share counts as stdout.
+#[cfg(unix)]
+fn standard_stream(path: &Path) -> Option<StandardStream> {
     use std::os::unix::fs::MetadataExt;
-    let (Ok(target), Ok(stdout)) = (std::fs::metadata(path), std::fs::metadata("/dev/stdout"))
-    else {
-        return false;
+    let target = std::fs::metadata(path).ok()?;
+    let is = |stream: &str| {
+        std::fs::metadata(stream).is_ok_and(|m| (m.dev(), m.ino()) == (target.dev(), target.ino()))
     };
-    (target.dev(), target.ino()) == (stdout.dev(), stdout.ino())
+    if is("/dev/stdout") {
+        Some(StandardStream::Stdout)
+    } else if is("/dev/stderr") {
+        Some(StandardStream::Stderr)
+    } else {
+        None
+    }
 }
 
-/// Whether `path` is the file standard output writes to (not known off Unix).
+/// Which standard stream `path` is (not known off Unix).
 #[cfg(not(unix))]
-pub(crate) fn is_stdout(_path: &Path) -> bool {
-    false
+fn standard_stream(_path: &Path) -> Option<StandardStream> {
+    None
 }
 
-/// Writes `bytes` to an existing FIFO or device at `path`, which a rename would replace
-/// by a regular file. Not atomic: a reader of a FIFO sees the bytes as they come.
+/// Whether a link on the way from `path` to its file is an open descriptor's
+/// (`/dev/fd/N`, `/dev/stdout`, `/proc/<pid>/fd/N`): the file is already open, so a
+/// rename beside it would leave the descriptor on the old, unlinked copy.
+fn through_descriptor(path: &Path) -> io::Result<bool> {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        if is_descriptor_path(&current) {
+            return Ok(true);
+        }
+        match std::fs::symlink_metadata(&current) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&current)?;
+                current = parent_dir(&current).join(target);
+            }
+            _ => return Ok(false),
+        }
+    }
+    Err(io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links to follow"
+    )))
+}
+
+/// `/dev/fd/N`, `/dev/stdin|stdout|stderr`, `/proc/<anything>/fd/N`.
+fn is_descriptor_path(path: &Path) -> bool {
+    use std::path::Component;
+    let parts: Vec<_> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(part) => Some(part.to_string_lossy()),
+            _ => None,
+        })
+        .collect();
+    match parts.as_slice() {
+        [dev, stream] if dev == "dev" => {
+            matches!(stream.as_ref(), "stdin" | "stdout" | "stderr")
+        }
+        [dev, fd, _] if dev == "dev" && fd == "fd" => true,
+        [proc, _, fd, _] if proc == "proc" && fd == "fd" => true,
+        _ => false,
+    }
+}
+
+/// Writes `bytes` in place at `path`: an existing FIFO or device, which a rename would
+/// replace by a regular file, or a file reached through an open descriptor (cut to
+/// `bytes`). Not atomic: a reader of a FIFO sees the bytes as they come.
 fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(regular)
+        .open(path)?;
     file.write_all(bytes)?;
     file.flush()
 }
@@ -340,6 +444,40 @@ mod tests {
         let mut got = String::new();
         reader.read_to_string(&mut got).unwrap();
         assert_eq!(got, "{}\n");
+    }
+
+    /// `--out /dev/fd/3 3> file`: a regular file behind an open descriptor is written in
+    /// place (the descriptor's file gets the bytes), not replaced by a rename that would
+    /// leave the descriptor on an unlinked copy.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_behind_a_proc_fd_link_is_written_in_place() {
+        use std::{io::Read as _, os::fd::AsRawFd as _};
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("map.json");
+        std::fs::write(&real, b"old and longer").unwrap();
+        let held = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&real)
+            .unwrap();
+        let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
+        assert!(through_descriptor(&path).unwrap());
+        check_writable("--out", &path).unwrap();
+        write_atomic(&path, b"{}\n").unwrap();
+        // The descriptor's file and the named file are still one, and hold the new bytes.
+        let mut got = String::new();
+        std::fs::File::open(&real)
+            .unwrap()
+            .read_to_string(&mut got)
+            .unwrap();
+        assert_eq!(got, "{}\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        assert!(!through_descriptor(&real).unwrap());
+        assert!(is_descriptor_path(Path::new("/dev/fd/3")));
+        assert!(is_descriptor_path(Path::new("/dev/stdout")));
+        assert!(!is_descriptor_path(Path::new("/dev/null")));
+        assert!(!is_descriptor_path(Path::new("/tmp/fd/3")));
     }
 
     #[test]

@@ -883,10 +883,15 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
 
     let rows = report::summarize(&labels, &records);
     // The table first: a chart that cannot be written after all loses nothing else. When
-    // the run file is standard output (`--out /dev/stdout`), the table goes to standard
-    // error, so the output stays JSON Lines.
+    // the run file or the chart is standard output (`--out /dev/stdout`,
+    // `--svg /dev/stdout > chart.svg`), the table goes to standard error, so stdout holds
+    // JSON Lines or the chart alone.
     let table = report::table(&rows);
-    if args.out.as_deref().is_some_and(output::is_stdout) {
+    if [args.out.as_deref(), args.svg.as_deref()]
+        .into_iter()
+        .flatten()
+        .any(output::is_stdout)
+    {
         eprint!("{table}");
     } else {
         output::text(&table)?;

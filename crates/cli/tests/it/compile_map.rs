@@ -540,6 +540,45 @@ fn unusable_flags_and_maps_are_refused_before_any_request() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `--out /dev/stdout > map.json`: standard output is a regular file. The map is written
+/// once, whole, through stdout, and the summary goes to stderr. Before, the first atomic
+/// write replaced `map.json` (the shell's descriptor then wrote `{}` into an unlinked
+/// copy) and each later one made a file named `map.json (deleted)`. Found by session 41's
+/// README audit.
+#[test]
+fn out_to_dev_stdout_redirected_to_a_file_leaves_the_map_alone_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write_json(
+        &dir.path().join("tools.json"),
+        &tools_json(&["a_one", "b_two"]),
+    );
+    let server = Server::start(&[]);
+    let map_path = dir.path().join("map.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
+        .arg("compile-map")
+        .arg("--tools")
+        .arg(dir.path().join("tools.json"))
+        .args(["--out", "/dev/stdout", "--endpoint", &server.endpoint()])
+        .args(["--model", "scripted-1"])
+        .env_remove("CHEF_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&map_path).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&map_path).unwrap();
+    let map: BTreeMap<String, String> = serde_json::from_str(&text).unwrap();
+    assert_eq!(map.len(), 2, "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(stderr(&out).contains("\"compiled\":2"), "{}", stderr(&out));
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["map.json", "tools.json"]);
+}
+
 /// `--out /dev/stdout` (a device) is written once, whole, with nothing read to resume
 /// from (it had waited forever on its own stdout), and the summary goes to stderr; a catalogue `chef compress` refuses is
 /// refused before any request; a key no header can carry is said at once, not retried.

@@ -986,6 +986,38 @@ fn out_to_dev_stdout_on_a_pipe_streams_json_lines_and_the_table_to_stderr() {
     assert!(stderr(&out).contains("level=1"), "{}", stderr(&out));
 }
 
+/// `--svg /dev/stdout > chart.svg`: standard output is a regular file. The chart is
+/// written through stdout (a rename beside the file would leave the shell's descriptor on
+/// an unlinked copy, and the table in it), and the table goes to stderr, so the file holds
+/// the chart alone. Found by session 41's README audit.
+#[test]
+fn svg_to_dev_stdout_redirected_to_a_file_leaves_the_chart_alone_in_it() {
+    let rig = Rig::scripted();
+    let chart = rig.dir.path().join("chart.svg");
+    let out = rig
+        .command(&[
+            "--setting",
+            "level=1",
+            "--limit",
+            "2",
+            "--svg",
+            "/dev/stdout",
+        ])
+        .stdout(std::fs::File::create(&chart).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert!(svg.trim_end().ends_with("</svg>"), "{svg}");
+    assert!(stderr(&out).contains("level=1"), "{}", stderr(&out));
+    let names: Vec<_> = std::fs::read_dir(rig.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("deleted")), "{names:?}");
+}
+
 #[test]
 fn an_unwritable_out_or_svg_path_is_refused_before_any_request() {
     let rig = Rig::scripted();

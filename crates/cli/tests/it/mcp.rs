@@ -79,8 +79,9 @@ fn names(report_or_tools: &[Value]) -> Vec<&str> {
 }
 
 /// `--out /dev/stdout` when stdout is a pipe (as here, and under `| cat`): the catalogue is
-/// written into the pipe, before the report. `/dev/stdout` then ends at
-/// `/proc/self/fd/1`, whose link text (`pipe:[…]`) names no file.
+/// written into the pipe, and is all stdout holds: the report goes to stderr.
+/// `/dev/stdout` then ends at `/proc/self/fd/1`, whose link text (`pipe:[…]`) names no
+/// file.
 #[test]
 fn out_to_dev_stdout_on_a_pipe_is_written_in_place() {
     let out = chef([
@@ -92,16 +93,47 @@ fn out_to_dev_stdout_on_a_pipe_is_written_in_place() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    let catalogue: Value = serde_json::Deserializer::from_str(&text)
-        .into_iter::<Value>()
-        .next()
-        .unwrap()
-        .unwrap();
+    let catalogue: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(
         catalogue["tools"].as_array().map(Vec::len),
         Some(3),
         "{text}"
     );
+    let report: Value = serde_json::from_str(&stderr(&out)).unwrap();
+    assert_eq!(report["tools"], 3);
+}
+
+/// `--out /dev/stdout > tools.json`: standard output is a regular file. The catalogue is
+/// written through stdout and the report goes to stderr. Before, the atomic write replaced
+/// `tools.json` and the report went into the unlinked copy the shell's descriptor still
+/// held. Found by session 41's README audit. A directory is a usage error (exit 2), said
+/// before any server starts.
+#[test]
+fn out_to_dev_stdout_redirected_to_a_file_holds_the_catalogue_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tools.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+        .args(["mcp", "inspect"])
+        .arg(server("files", "--set files"))
+        .args(["--out", "/dev/stdout"])
+        .stdout(std::fs::File::create(&path).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let catalogue: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    assert_eq!(catalogue["tools"].as_array().map(Vec::len), Some(3));
+    let report: Value = serde_json::from_str(&stderr(&out)).unwrap();
+    assert_eq!(report["tools"], 3);
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_chef"))
+        .args(["mcp", "inspect"])
+        .arg(server("files", "--set files"))
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("is a directory"), "{}", stderr(&out));
 }
 
 #[test]
