@@ -27,8 +27,9 @@ use rmcp::{
     ErrorData, RoleServer, ServerHandler, ServiceExt,
     model::{
         CallToolRequestParams, CallToolResponse, Implementation, ListResourcesResult,
-        ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-        ReadResourceResult, Resource, ResourceContents, ServerCapabilities, ServerConfig,
+        ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+        ServerConfig,
     },
     service::{NotificationContext, RequestContext},
 };
@@ -91,6 +92,17 @@ struct Host {
 const STATUS_URI: &str = "chef://status";
 
 impl ServerHandler for Host {
+    /// The protocol versions with an `initialize` handshake (up to 2025-11-25). The proxy
+    /// is built on that session: a host is added when it says it is initialized, and is
+    /// told of list changes by `notifications/tools/list_changed`. 2026-07-28 replaced
+    /// both (per-request `_meta`, `subscriptions/listen`), so it is not offered: a host
+    /// that asks `server/discover` hears these versions and starts with `initialize`.
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(
+            &ProtocolVersion::LATEST_WITH_INITIALIZE,
+        ))
+    }
+
     fn get_info(&self) -> ServerConfig {
         let instructions = match self.hub.config.mode {
             config::Mode::Minify => "Tools from several MCP servers, named {server}_{tool}.",

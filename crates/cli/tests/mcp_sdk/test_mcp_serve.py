@@ -19,7 +19,9 @@ The proxy fronts two copies of the repo's rmcp test server (`files` with the ext
     "Session termination failed" warning);
   - an upstream killed mid-session: its tools are withdrawn (and announced), the other
     server keeps working, chef://status says why, and when it is back its codes are
-    unchanged.
+    unchanged;
+  - the SDK's high-level `Client` in its default mode negotiates a handshake version and
+    its forwarded calls parse.
 Exit status 0 when every check passed; every failure is printed.
 """
 
@@ -33,7 +35,7 @@ import sys
 import tempfile
 import time
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -425,8 +427,35 @@ async def discover_by_default(directory):
             check(r.is_error and "blocked" in text(r), f"discover: a blocked tool called by name is refused: {text(r)}")
 
 
+async def default_client(directory):
+    """The SDK's high-level `Client` as it comes (mode "auto"): it asks `server/discover`
+    first and would run the 2026-07-28 protocol when offered. chef offers the handshake
+    versions only (its sessions are built on `initialize` and list-changed notifications),
+    so the client falls back to `initialize`, and forwarded results parse (on 2026-07-28
+    they lacked `resultType` and every upstream call raised a ValidationError)."""
+    path = two_servers(directory, "chef-mcp-client.toml", "")
+    params = StdioServerParameters(command=CHEF, args=["mcp", "serve", "--config", path])
+    notes = Notes()
+    async with Client(params, message_handler=notes) as client:
+        version = str(client.protocol_version)
+        check(version <= "2025-11-25", f"default Client: a handshake version is negotiated ({version})")
+
+        async def finds_read():
+            r = await client.call_tool("find_tools", {"query": "read a text file"})
+            return not r.is_error and "files_read_file" in text(r)
+
+        check(await wait_for(finds_read, 20), "default Client: find_tools finds files_read_file")
+        check(await wait_for(lambda: asyncio.sleep(0, notes.list_changed > 0), 10),
+              "default Client: tools/list_changed reaches the host")
+        r = await client.call_tool("files_read_file", {"path": "notes.txt"})
+        check(not r.is_error and "notes.txt" in text(r), f"default Client: a forwarded call's result parses: {text(r)}")
+        r = await client.call_tool("files_read_file", {"path": 5})
+        check(r.is_error and "path" in text(r), f"default Client: validation error: {text(r)}")
+
+
 async def main():
     with tempfile.TemporaryDirectory() as directory:
+        await default_client(directory)
         await dispatch(directory)
         await minify(directory)
         await promises(directory)
