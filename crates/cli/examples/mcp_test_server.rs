@@ -138,6 +138,11 @@ fn extra_tools() -> Vec<Tool> {
             }))),
         ),
         tool("grow", "Add a tool.", json!({})),
+        {
+            let mut meta = tool("meta", "Say the call's _meta.", json!({}));
+            meta.meta = Some(object(json!({"com.example/ui": "resource://meta"})).into());
+            meta
+        },
         tool("crash", "Exit at once.", json!({})),
         tool("hang", "Stop answering anything.", json!({})),
     ]
@@ -189,6 +194,13 @@ impl ServerHandler for TestServer {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         match name.as_ref() {
             "crash" => std::process::exit(1),
+            // The request's `_meta` as it came, but the progress token (each hop's own).
+            "meta" => {
+                let mut meta = context.meta.0.clone();
+                meta.remove("progressToken");
+                let text = serde_json::to_string(&*meta).expect("a JSON object");
+                return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+            }
             // The runtime has one thread: blocking it stops every answer.
             "hang" => std::thread::sleep(Duration::from_secs(3600)),
             "grow" => {
@@ -345,6 +357,13 @@ async fn main() {
                     std::process::exit(4);
                 }
             }
+            "--start-delay" => {
+                let seconds: f64 = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .expect("--start-delay SECONDS");
+                tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+            }
             "--crash" => {
                 eprintln!("{}", args.next().unwrap_or_default());
                 std::process::exit(3);
@@ -353,7 +372,8 @@ async fn main() {
                 println!(
                     "mcp_test_server: a small MCP server over stdio for chef's tests\n\
                      flags: --set files|git, --page-size N, --loop-cursor, --malformed, \
-                     --extra, --bad-schema, --refuse-if FILE, --crash MESSAGE, \
+                     --extra, --bad-schema, --refuse-if FILE, --start-delay SECONDS, \
+                     --crash MESSAGE, \
                      --catalogue FILE [--only-prefix P] (see the top of \
                      crates/cli/examples/mcp_test_server.rs)"
                 );

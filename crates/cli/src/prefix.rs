@@ -38,6 +38,20 @@ fn name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')
 }
 
+impl std::fmt::Display for NameFormat {
+    /// The format as written in the config (`{server}_{tool}`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for piece in &self.0 {
+            match piece {
+                Piece::Text(text) => f.write_str(text)?,
+                Piece::Server => f.write_str("{server}")?,
+                Piece::Tool => f.write_str("{tool}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
 impl NameFormat {
     /// Parses a format with `{server}` and `{tool}` placeholders; `{tool}` is required,
     /// since without it every tool of a server would get the same name, and the text

@@ -211,6 +211,13 @@ fn owned_names(mode: Mode) -> &'static [&'static str] {
     }
 }
 
+/// Records each name's tool as its holder, unless the name is held already.
+fn hold_names(owners: &mut HashMap<String, Route>, routes: &HashMap<String, Route>) {
+    for (name, route) in routes {
+        owners.entry(name.clone()).or_insert_with(|| route.clone());
+    }
+}
+
 /// Names every upstream's tools with the prefix format; a name taken by an earlier server,
 /// given earlier to another server's tool (`owners`, kept by the running proxy), or one the
 /// proxy answers itself in its mode ([`owned_names`]), skips the tool (logged).
@@ -402,6 +409,8 @@ fn advertise(
             tool.title.clone_from(&original.title);
             tool.annotations.clone_from(&original.annotations);
             tool.output_schema.clone_from(&original.output_schema);
+            tool.icons.clone_from(&original.icons);
+            tool.meta.clone_from(&original.meta);
             out.push(tool);
         }
         return out;
@@ -420,6 +429,8 @@ fn advertise(
                     tool.title.clone_from(&original.title);
                     tool.annotations.clone_from(&original.annotations);
                     tool.output_schema.clone_from(&original.output_schema);
+                    tool.icons.clone_from(&original.icons);
+                    tool.meta.clone_from(&original.meta);
                 }
             }
             Mode::Dispatch if def.name.as_str() == "t" => {
@@ -437,6 +448,12 @@ fn advertise(
                 tool.description = Some(
                     "Call a tool that q found: f = its code (or name), a = its arguments as q \
                      showed them. Search with q first; there is no map."
+                        .into(),
+                );
+            }
+            Mode::Search if def.name.as_str() == "q" => {
+                tool.description = Some(
+                    "Search the tools behind this server: s=<what you need> gives the best                      matches with their codes; c=<code or name> gives that tool's full name,                      description and parameters."
                         .into(),
                 );
             }
@@ -502,7 +519,9 @@ impl Hub {
             settled.len() >= self.config.servers.len()
         };
         if now_ready && !self.ready.send_replace(true) {
-            self.report_blocklist(&self.view());
+            let view = self.view();
+            hold_names(&mut self.owners.lock(), &view.routes);
+            self.report_blocklist(&view);
         }
     }
 
@@ -640,11 +659,10 @@ impl Hub {
             }
         };
         routes.retain(|name, _| tools.iter().any(|(d, _)| d.name.as_str() == name));
-        {
-            let mut owners = self.owners.lock();
-            for (name, route) in &routes {
-                owners.entry(name.clone()).or_insert_with(|| route.clone());
-            }
+        // Names are held by their tools from the first list a host can see (every first
+        // start over), so that list is in server order whichever server answered first.
+        if *self.ready.borrow() {
+            hold_names(&mut self.owners.lock(), &routes);
         }
         let originals: HashMap<&str, &Tool> =
             tools.iter().map(|(d, t)| (d.name.as_str(), t)).collect();
@@ -807,8 +825,22 @@ impl Hub {
                     .map_or("unknown".to_owned(), Status::describe)
             )));
         };
-        let params = chef_ir::interop::rmcp3::call_tool_params(route.tool.clone(), &args)
+        let mut params = chef_ir::interop::rmcp3::call_tool_params(route.tool.clone(), &args)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        // The host's own `_meta` (a trace id, an app's keys) goes on with the call; its
+        // progress token is mapped below, and the protocol's per-hop keys are not the
+        // upstream's.
+        let forwarded: serde_json::Map<String, Value> = meta
+            .0
+            .iter()
+            .filter(|(key, _)| {
+                key.as_str() != "progressToken" && !key.starts_with("io.modelcontextprotocol/")
+            })
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        if !forwarded.is_empty() {
+            params.meta = Some(RequestMetaObject(forwarded.into()));
+        }
         // The server may have stopped between the route lookup and the send (a crash the
         // supervisor has not seen yet): that is the model's "not available now", a tool
         // result it can act on, never a JSON-RPC error the host shows as a failure.

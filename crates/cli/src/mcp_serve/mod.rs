@@ -104,17 +104,19 @@ impl ServerHandler for Host {
     }
 
     fn get_info(&self) -> ServerConfig {
+        // The names as `prefix_format` makes them (`{server}_{tool}` by default).
+        let format = &self.hub.config.prefix_format;
         let instructions = match self.hub.config.mode {
-            config::Mode::Minify => "Tools from several MCP servers, named {server}_{tool}.",
+            config::Mode::Minify => format!("Tools from several MCP servers, named {format}."),
             config::Mode::Dispatch => {
-                "Tools from several MCP servers behind two tools: call one with t(f=<code from t's map>, a={arguments}); search with q(s=\"what you need\")."
+                "Tools from several MCP servers behind two tools: call one with t(f=<code from t's map>, a={arguments}); search with q(s=\"what you need\").".to_owned()
             }
             config::Mode::Search => {
-                "Tools from several MCP servers behind two tools: find one with q(s=\"what you need\"), then call it with t(f=<code>, a={arguments})."
+                "Tools from several MCP servers behind two tools: find one with q(s=\"what you need\"), then call it with t(f=<code>, a={arguments}).".to_owned()
             }
-            config::Mode::Discover => {
-                "Tools from several MCP servers, found on demand: call find_tools(query=\"what you need\"); the tools it finds join your tool list by their real names ({server}_{tool}), and you call them directly."
-            }
+            config::Mode::Discover => format!(
+                "Tools from several MCP servers, found on demand: call find_tools(query=\"what you need\"); the tools it finds join your tool list by their real names ({format}), and you call them directly."
+            ),
         };
         ServerConfig::new(
             ServerCapabilities::builder()

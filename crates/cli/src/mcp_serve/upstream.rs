@@ -7,10 +7,15 @@ use std::{
     time::{Duration, Instant},
 };
 
+#[allow(deprecated)] // LoggingMessageNotificationParam: see `on_logging_message`.
 use rmcp::{
-    ClientHandler, RoleClient, ServiceExt,
-    model::{ClientConfig, ClientRequest, ProgressNotificationParam, Tool},
-    service::{NotificationContext, RunningService},
+    ClientHandler, ErrorData, RoleClient, ServiceExt,
+    model::{
+        ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
+        ElicitationCreateRequestMethod, LoggingMessageNotificationParam, ProgressNotificationParam,
+        Tool,
+    },
+    service::{NotificationContext, RequestContext, RunningService},
 };
 use tokio::{io::AsyncReadExt, process::Command, sync::mpsc};
 
@@ -31,6 +36,8 @@ const STDERR_TAIL: usize = 4096;
 struct Handler {
     hub: Weak<Hub>,
     relist: mpsc::Sender<()>,
+    /// The upstream's name in the config, for its log lines.
+    server: String,
 }
 
 impl ClientHandler for Handler {
@@ -40,6 +47,36 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.relist.try_send(());
+    }
+
+    /// An upstream's request for user input is refused as a method chef does not
+    /// serve (as `sampling/createMessage` is): the proxy does not relay requests from an
+    /// upstream to the host, and declining in the user's name would tell the upstream
+    /// something the user never said.
+    async fn create_elicitation(
+        &self,
+        _request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        tracing::warn!(
+            server = %self.server,
+            "the upstream asked for user input (elicitation/create): refused; chef mcp serve does not relay it to the host"
+        );
+        Err(ErrorData::method_not_found::<ElicitationCreateRequestMethod>())
+    }
+
+    /// An upstream's log message goes to chef's own log (stderr), not to the host.
+    /// (MCP logging is deprecated from 2026-07-28; upstreams on the handshake versions
+    /// still send it.)
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let data = clip(&params.data.to_string());
+        let logger = params.logger.as_deref().unwrap_or("-");
+        tracing::info!(server = %self.server, level = ?params.level, logger, "upstream log: {data}");
     }
 
     async fn on_progress(
@@ -104,6 +141,7 @@ async fn start(hub: &Arc<Hub>, spec: &Upstream) -> Result<Started, StartFailure>
     let handler = Handler {
         hub: Arc::downgrade(hub),
         relist: tx,
+        server: spec.name.clone(),
     };
     let stderr = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let mut stderr_reader = None;

@@ -600,6 +600,67 @@ fn discover_mode_lists_at_most_found_limit_tools() {
     );
 }
 
+/// A tool's own `_meta` is listed as the upstream wrote it (minify and discover: MCP Apps
+/// and the like read it), and the host's request `_meta` reaches the upstream with the
+/// call (the progress token is each hop's own). Found by session 41's MCP audit: both
+/// were dropped.
+#[test]
+fn tool_and_request_meta_pass_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(
+        dir.path(),
+        "meta.toml",
+        format!(
+            "mode = \"minify\"\n[[server]]\nname = \"files\"\ncommand = \"{}\"\n",
+            server("--set files --extra")
+        ),
+    );
+    with_proxy(&path, async |host| {
+        let tools = host.list_all_tools().await.unwrap();
+        let tool = tools.iter().find(|t| t.name == "files_meta").unwrap();
+        assert_eq!(
+            tool.meta.as_ref().and_then(|m| m.get("com.example/ui")),
+            Some(&json!("resource://meta"))
+        );
+        let mut params = call("files_meta", json!({}));
+        params.meta = Some(rmcp::model::RequestMetaObject(
+            serde_json::Map::from_iter([("com.example/trace".to_owned(), json!("t1"))]).into(),
+        ));
+        let r = host.call_tool(params).await.unwrap();
+        assert_eq!(text(&r), r#"{"com.example/trace":"t1"}"#);
+    });
+}
+
+/// What the host is told matches the config: the instructions name tools by the
+/// `prefix_format` in use (they said `{server}_{tool}` whatever it was), and search mode's
+/// `q` does not speak of a map the host was never shown. Found by session 41's MCP audit.
+#[test]
+fn the_instructions_and_qs_description_match_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    for mode in ["minify", "discover"] {
+        let path = config(dir.path(), mode, "prefix_format = \"{server}.{tool}\"");
+        with_proxy(&path, async |host| {
+            let info = host.peer_info().unwrap();
+            let instructions = info.instructions.clone().unwrap_or_default();
+            assert!(
+                instructions.contains("{server}.{tool}"),
+                "{mode}: {instructions}"
+            );
+            assert!(
+                !instructions.contains("{server}_{tool}"),
+                "{mode}: {instructions}"
+            );
+        });
+    }
+    with_proxy(config(dir.path(), "search", ""), async |host| {
+        let tools = host.list_all_tools().await.unwrap();
+        let q = tools.iter().find(|t| t.name == "q").unwrap();
+        let description = q.description.as_deref().unwrap_or_default();
+        assert!(!description.contains("map"), "{description}");
+        assert!(description.contains("s=<what you need>"), "{description}");
+    });
+}
+
 /// A name or code that reaches nothing is answered with the nearest tool that is not
 /// blocked (minify and discover: its name; dispatch and search: its code) and how to
 /// search; search mode's hint names no map, since the host was shown none.
@@ -720,6 +781,41 @@ fn a_wild_schema_is_listed_as_read_and_a_tool_named_like_the_proxys_own_is_left_
             .contains("has a parameter named"),
         "{report}"
     );
+}
+
+/// Two servers whose tools take one name: the first in the config gets it, also when it
+/// answers later than the second (before, the server that came up first kept the name for
+/// the whole run, and `--check` named the other). Found by session 41's MCP audit. Here `a`
+/// starts a second late; once it crashes, `read_file` is "not available" (a's, down), not
+/// b's tool.
+#[test]
+fn a_shared_name_goes_to_the_first_server_in_the_config_whichever_starts_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(
+        dir.path(),
+        "order.toml",
+        format!(
+            "mode = \"minify\"\nprefix_format = \"{{tool}}\"\nstart_timeout = 5\n\
+             [[server]]\nname = \"a\"\ncommand = \"{}\"\n\
+             [[server]]\nname = \"b\"\ncommand = \"{}\"\n",
+            server("--start-delay 1 --set files --extra"),
+            server("--set files")
+        ),
+    );
+    with_proxy(&path, async |host| {
+        let names = listed(host).await;
+        assert!(names.contains(&"crash".to_owned()), "{names:?}");
+        assert!(names.contains(&"read_file".to_owned()), "{names:?}");
+        let _ = invoke(host, "crash", json!({})).await;
+        assert!(
+            eventually(async || !listed(host).await.contains(&"crash".to_owned())).await,
+            "{}",
+            status(host).await
+        );
+        let r = invoke(host, "read_file", json!({"path": "x"})).await;
+        assert_eq!(r.is_error, Some(true), "{}", text(&r));
+        assert!(text(&r).contains("server a"), "{}", text(&r));
+    });
 }
 
 /// Two servers whose tools take one name (`prefix_format = "{tool}"`): the first server's

@@ -241,7 +241,9 @@ async def minify(directory):
 
             check(await wait_for(listed, 20), "minify: every upstream tool is listed")
             tools = (await session.list_tools()).tools
-            check(len(tools) == 11, f"minify: 11 tools ({len(tools)})")
+            check(len(tools) == 12, f"minify: 12 tools ({len(tools)})")
+            meta = next(t for t in tools if t.name == "files_meta").meta or {}
+            check(meta.get("com.example/ui") == "resource://meta", f"minify: a tool's _meta is kept ({meta})")
             schema = next(t for t in tools if t.name == "files_write_file").input_schema
             check(set(schema.get("properties", {})) == {"path", "text"}, "minify: schemas are kept")
             r = await session.call_tool("files_read_file", {"path": "p"})
