@@ -46,6 +46,14 @@ impl Relay for Anthropic {
         json!({"type": "any"})
     }
 
+    /// `stop_reason: "max_tokens"` (or the context window): the reply was cut short.
+    fn cut_short(&self, reply: &Value) -> bool {
+        matches!(
+            reply.get("stop_reason").and_then(Value::as_str),
+            Some("max_tokens" | "model_context_window_exceeded")
+        )
+    }
+
     fn read_reply(&self, reply: &Value, names: &WireNames) -> Result<Message, RelayError> {
         if let Some(Value::Array(blocks)) = reply.get("content") {
             blocks

@@ -92,6 +92,14 @@ pub trait Relay: Send + Sync {
     /// [`RelayError::Reply`] with the provider crate's error.
     fn read_reply(&self, reply: &Value, names: &WireNames) -> Result<Message, RelayError>;
 
+    /// Whether a reply (whole, or assembled from a stream) was cut short by the output
+    /// limit (`max_tokens` and the like): a call in it may be half written, and the client
+    /// must hear that the reply is cut. False by default.
+    fn cut_short(&self, reply: &Value) -> bool {
+        let _ = reply;
+        false
+    }
+
     /// The usage object of a reply (`usage` in every API relayed so far).
     fn usage<'v>(&self, reply: &'v Value) -> Option<&'v Map<String, Value>> {
         reply.get("usage").and_then(Value::as_object)

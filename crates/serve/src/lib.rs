@@ -580,7 +580,7 @@ async fn whole(
             gateway.metrics.round(t0.elapsed());
             return Ok(out);
         }
-        let ids = upstream::request_ids(&response);
+        let ids = upstream::reply_headers(&response);
         let bytes = upstream::read_body(gateway, api, response).await;
         clock.upstream += t0.elapsed();
         gateway.metrics.round(t0.elapsed());
@@ -590,14 +590,15 @@ async fn whole(
         })?;
         let message = parse_reply(api, &raw, &names)?;
         reply::accumulate_usage(api, &mut usage, &raw);
-        let decisions = decide_round(gateway, &mut prepared.chef, &message, round == max).await;
-        if !all_internal(&decisions) {
+        let cut = api.relay().cut_short(&raw);
+        let decisions = decide_round(gateway, prepared, &message, round == max, cut).await;
+        if cut || !all_internal(&decisions) {
             tracing::debug!(api = api.name(), round, "final round");
             api.relay().carry_earlier(&mut raw, &earlier);
             reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
             // The request ids of the round whose reply the client gets.
             let out = json_response(StatusCode::OK, &prepared.echo.reply(&raw));
-            return Ok(upstream::with_request_ids(out, ids));
+            return Ok(upstream::with_reply_headers(out, ids));
         }
         earlier.push(raw);
         prepared.chef.push(message);
@@ -617,17 +618,30 @@ pub(crate) fn rounds_exhausted(api: Api, max: u32) -> ApiError {
     )
 }
 
-/// What becomes of each tool call of one upstream round: routed, library-owned calls
-/// answered, a mixed round deferred as its place says; each outcome counted.
+/// What becomes of each tool call of one upstream round: routed, a call of another tool
+/// than the one the client forces answered so, library-owned calls answered, a mixed
+/// round deferred as its place says; each outcome counted.
+///
+/// A round `cut` short by the output limit is the last: its whole, valid calls go to the
+/// client and nothing is answered inside (a half-written call would be "corrected" in
+/// another round the client pays for, and the client would never hear its reply was
+/// cut); the other calls are left out of the reply.
 pub(crate) async fn decide_round(
     gateway: &Gateway,
-    chef: &mut chef::Chef,
+    prepared: &mut Prepared,
     message: &chef_ir::Message,
     last_round: bool,
+    cut: bool,
 ) -> Vec<(chef_ir::ToolCallId, session::Decision)> {
+    let chef = &mut prepared.chef;
     let mut decisions = route_all(chef, message);
-    session::answer_owned(chef, &mut decisions).await;
-    session::defer_mixed(&mut decisions, last_round);
+    if cut {
+        session::leave_out_unfinished(&mut decisions);
+    } else {
+        session::keep_to_forced(chef, prepared.forced.as_deref(), &mut decisions);
+        session::answer_owned(chef, &mut decisions).await;
+        session::defer_mixed(&mut decisions, last_round);
+    }
     for (_, decision) in &decisions {
         gateway.metrics.outcome(decision_outcome(decision));
     }

@@ -9,8 +9,8 @@ use std::{
 use crate::{api::Api, store::StoreHealth};
 
 const APIS: [Api; 3] = [Api::Chat, Api::Responses, Api::Messages];
-const OUTCOMES: [&str; 7] = [
-    "call", "lookup", "error", "blocked", "toolkit", "owned", "deferred",
+const OUTCOMES: [&str; 9] = [
+    "call", "lookup", "error", "blocked", "toolkit", "owned", "deferred", "cut", "forced",
 ];
 /// Upper bounds (seconds) of the gateway-overhead histogram.
 const BUCKETS: [f64; 9] = [

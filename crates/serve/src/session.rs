@@ -50,6 +50,16 @@ pub struct Prepared {
     pristine: Option<Chef>,
     /// Which of the gateway's pools it may go back to (its policy's).
     pub(crate) pool: usize,
+    /// The client's tool, when its `tool_choice` forces one of its tools by name (the real
+    /// name): kept on the wire under pruning, and a call of another tool is answered
+    /// "call this one" (at levels 2–3 the upstream can only be told "some tool").
+    pub forced: Option<String>,
+    /// chef's own tool (`find_tools`, a memory tool), when `tool_choice` forces that: it
+    /// must be on the wire, and only the first round is forced (it is answered inside, so
+    /// forcing it again would ask for it for ever).
+    forced_own: Option<String>,
+    /// Upstream rounds compiled so far.
+    rounds: u32,
 }
 
 impl Prepared {
@@ -673,9 +683,7 @@ pub fn build(
             (chef, chars, key, false)
         }
     };
-    if !toolless {
-        keep_forced_tool(api, &mut chef, &extras)?;
-    }
+    let forced = forced_tool(api, &chef, &extras, toolless)?;
     chef.set_system_prompt(system);
     chef.set_history(history);
     let encoded = encode_history(&mut chef);
@@ -693,26 +701,38 @@ pub fn build(
         per_task,
         pristine,
         pool: 0,
+        forced: forced.clone().filter(|f| !f.own).map(|f| f.name),
+        forced_own: forced.filter(|f| f.own).map(|f| f.name),
+        rounds: 0,
     })
 }
 
-/// A `tool_choice` that forces one of the request's tools by name: refused when the
-/// blocklist blocks that tool (the model could only be made to call it, or some other
-/// tool in its place), and kept on the wire under pruning (ranked or discovery), which
-/// would otherwise leave it out and force some other tool instead.
-fn keep_forced_tool(
+/// The tool a `tool_choice` forces by name.
+#[derive(Debug, Clone)]
+struct Forced {
+    name: String,
+    /// chef's own (`find_tools`, memory), not the client's.
+    own: bool,
+}
+
+/// The tool a `tool_choice` forces by name, if any. Refused: OpenAI's `allowed_tools`; a
+/// tool the blocklist blocks (the model could only be made to call it, or some other tool
+/// in its place); a name that is not among the request's tools (none, for a request
+/// without tools) nor one of chef's own.
+fn forced_tool(
     api: Api,
-    chef: &mut Chef,
+    chef: &Chef,
     extras: &Map<String, Value>,
-) -> Result<(), ApiError> {
+    toolless: bool,
+) -> Result<Option<Forced>, ApiError> {
     let relay = api.relay();
     let mut extras = extras.clone();
     let Some(choice) = relay.tool_choice(&mut extras) else {
-        return Ok(());
+        return Ok(None);
     };
     // OpenAI's `allowed_tools` names a set the gateway cannot keep: it chooses the tools
     // on the wire (pruned, found, compressed), and a named tool may be blocked.
-    if choice.get("type").and_then(Value::as_str) == Some("allowed_tools") {
+    if !toolless && choice.get("type").and_then(Value::as_str) == Some("allowed_tools") {
         return Err(invalid(
             api,
             "`tool_choice` of type `allowed_tools` is not supported by chef serve: the \
@@ -725,8 +745,14 @@ fn keep_forced_tool(
         .forced_tool(choice)
         .and_then(|slot| slot.as_str().map(str::to_owned))
     else {
-        return Ok(());
+        return Ok(None);
     };
+    if toolless {
+        return Err(invalid(
+            api,
+            format!("`tool_choice` forces the tool {name:?}, but the request has no tools"),
+        ));
+    }
     let pruner = chef.tools().pruner();
     if pruner.blocklist().blocks(&name) {
         return Err(invalid(
@@ -736,28 +762,65 @@ fn keep_forced_tool(
             ),
         ));
     }
-    if !pruner.all_tools().iter().any(|t| t.name.as_str() == name) {
-        // chef's own tools (`find_tools`, memory) are forced when on the wire, else some
-        // tool is; a name that is nobody's is the client's mistake, said as the API does.
-        if chef::owned::is_owned_name(&name) || name == chef::owned::FIND_TOOLS {
-            return Ok(());
+    if pruner.all_tools().iter().any(|t| t.name.as_str() == name) {
+        return Ok(Some(Forced { name, own: false }));
+    }
+    // chef's own tools are forced when they are on the wire (checked at the first round);
+    // a name that is nobody's is the client's mistake, said as the API does.
+    if chef::owned::is_owned_name(&name) || name == chef::owned::FIND_TOOLS {
+        return Ok(Some(Forced { name, own: true }));
+    }
+    Err(invalid(
+        api,
+        format!("`tool_choice` forces the tool {name:?}, which is not among the request's tools"),
+    ))
+}
+
+/// The calls for the client of a reply cut short by the output limit go to it; every
+/// other call (a half-written one among them) is left out of the reply, not answered.
+pub fn leave_out_unfinished(decisions: &mut [(ToolCallId, Decision)]) {
+    for (_, decision) in decisions.iter_mut() {
+        if !matches!(decision, Decision::Client { .. }) {
+            *decision = Decision::Internal {
+                reply: String::new(),
+                is_error: true,
+                outcome: "cut",
+            };
         }
-        return Err(invalid(
-            api,
-            format!(
-                "`tool_choice` forces the tool {name:?}, which is not among the request's tools"
+    }
+}
+
+/// With a tool forced by the client's `tool_choice`, a call of another of its tools is
+/// not run: the model is told which tool to call (and, behind the dispatcher, how). The
+/// upstream was told to call that tool, or at levels 2–3 "some tool".
+pub fn keep_to_forced(chef: &Chef, forced: Option<&str>, decisions: &mut [(ToolCallId, Decision)]) {
+    let Some(forced) = forced else {
+        return;
+    };
+    for (_, decision) in decisions.iter_mut() {
+        let Decision::Client { name, .. } = decision else {
+            continue;
+        };
+        if name == forced {
+            continue;
+        }
+        // How the model writes a call of the forced tool at this level (`t` with its code
+        // behind the dispatcher), when that is not its own name.
+        let how = chef
+            .tools()
+            .encode_call(forced, Value::Object(Map::new()))
+            .filter(|encoded| encoded.name.as_str() != forced)
+            .map(|encoded| format!(" (write it as {}({}))", encoded.name, encoded.arguments))
+            .unwrap_or_default();
+        *decision = Decision::Internal {
+            reply: format!(
+                "Not run: this step must call the tool {forced}, not {name}. Call {forced} \
+                 now{how}."
             ),
-        ));
+            is_error: true,
+            outcome: "forced",
+        };
     }
-    let mut policy = chef.tools().prune_policy().clone();
-    if let PrunePolicy::Ranked { always_keep, .. } | PrunePolicy::Discover { always_keep, .. } =
-        &mut policy
-        && !always_keep.contains(&name)
-    {
-        always_keep.push(name);
-        chef.tools_mut().set_prune_policy(policy);
-    }
-    Ok(())
 }
 
 /// The history with every earlier call of a client tool written the way the model writes
@@ -803,27 +866,67 @@ pub fn compile_round(
     stream: bool,
 ) -> Result<(Vec<u8>, WireNames), ApiError> {
     let api = prepared.api;
-    let payload = prepared
+    prepared.rounds += 1;
+    let mut payload = prepared
         .chef
         .compile(api.target())
         .map_err(|e| invalid(api, e.to_string()))?;
+    let on_wire = |payload: &chef::Payload, name: &str| {
+        payload.meta.wire_tools.iter().any(|t| t.as_str() == name)
+    };
+    // A forced tool the ranking left out is kept beside the ranked ones (only then: a
+    // forced tool already ranked changes nothing on the wire).
+    if let Some(name) = prepared.forced.clone()
+        && !on_wire(&payload, &name)
+    {
+        let mut policy = prepared.chef.tools().prune_policy().clone();
+        if let PrunePolicy::Ranked { always_keep, .. } | PrunePolicy::Discover { always_keep, .. } =
+            &mut policy
+            && !always_keep.contains(&name)
+        {
+            always_keep.push(name);
+            prepared.chef.tools_mut().set_prune_policy(policy);
+            payload = prepared
+                .chef
+                .compile(api.target())
+                .map_err(|e| invalid(api, e.to_string()))?;
+        }
+    }
+    // chef's own tool, forced: it must be offered in this setting.
+    if let Some(own) = &prepared.forced_own
+        && prepared.rounds == 1
+        && !on_wire(&payload, own)
+    {
+        return Err(invalid(
+            api,
+            format!(
+                "`tool_choice` forces {own:?}, which this gateway does not offer here \
+                 (find_tools is offered under discovery, the memory tools with [memory])"
+            ),
+        ));
+    }
+    let mut extras = std::borrow::Cow::Borrowed(&prepared.extras);
+    if prepared.forced_own.is_some() && prepared.rounds > 1 {
+        // Answered inside at the first round: forcing it again would loop.
+        let mut relaxed = prepared.extras.clone();
+        if let Some(choice) = api.relay().tool_choice(&mut relaxed) {
+            *choice = Value::from("auto");
+            if api == Api::Messages {
+                *choice = serde_json::json!({"type": "auto"});
+            }
+        }
+        extras = std::borrow::Cow::Owned(relaxed);
+    }
     let body = if prepared.toolless {
         // No tools on the wire: a `tool_choice` goes as the client sent it.
-        upstream_body(
-            api,
-            &payload.body,
-            &payload.names,
-            None,
-            &prepared.extras,
-            stream,
-        )
+        upstream_body(api, &payload.body, &payload.names, None, &extras, stream)
     } else {
         upstream_body(
             api,
             &payload.body,
             &payload.names,
             Some(&payload.meta.wire_tools),
-            &prepared.extras,
+            &extras,
             stream,
         )
     };
@@ -851,11 +954,21 @@ pub fn upstream_body(
         && let Some(slot) = relay.forced_tool(choice)
         && let Some(name) = slot.as_str().map(str::to_owned)
     {
-        // Forced under its wire name when it is on the wire, else some tool is forced.
+        // Forced under its wire name when it is on the wire, else some tool is forced
+        // (and a call of another is answered inside; see `keep_to_forced`). The choice's
+        // other members (`disable_parallel_tool_use`) are kept.
         if wire_tools.iter().any(|t| t.as_str() == name) {
             *slot = Value::from(payload_names.to_wire(&name));
         } else {
-            *choice = relay.any_tool();
+            let mut any = relay.any_tool();
+            if let (Some(any), Some(given)) = (any.as_object_mut(), choice.as_object()) {
+                for (key, value) in given {
+                    if !matches!(key.as_str(), "type" | "name" | "function") {
+                        any.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            *choice = any;
         }
     }
     if force_stream_usage {

@@ -69,7 +69,7 @@ pub(crate) async fn run(
         return Err(whole_json_error(api));
     }
     // The headers go out now: the first round's request ids.
-    let ids = upstream::request_ids(&first);
+    let ids = upstream::reply_headers(&first);
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let waited = t0.elapsed();
     let client = api
@@ -120,7 +120,7 @@ pub(crate) async fn run(
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(upstream::with_request_ids(response, ids))
+    Ok(upstream::with_reply_headers(response, ids))
 }
 
 /// Whether an upstream answered a streamed request with whole JSON (`application/json`).
@@ -241,9 +241,10 @@ impl Pump {
             self.gateway.metrics.round(t0.elapsed());
             let message = parse_reply(api, &raw, &names)?;
             reply::accumulate_usage(api, &mut usage, &raw);
+            let cut = api.relay().cut_short(&raw);
             let decisions =
-                decide_round(&self.gateway, &mut prepared.chef, &message, round == max).await;
-            if !all_internal(&decisions) {
+                decide_round(&self.gateway, prepared, &message, round == max, cut).await;
+            if cut || !all_internal(&decisions) {
                 reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
                 self.client.finish(&raw, usage.as_ref());
                 return self.flush().await;
@@ -323,7 +324,7 @@ async fn later_status(
     round: u32,
     response: reqwest::Response,
 ) -> Stop {
-    let status = response.status();
+    let status = upstream::status_text(response.status().as_u16());
     let retry_after = response
         .headers()
         .get(header::RETRY_AFTER)

@@ -33,25 +33,47 @@ const DROPPED: [&str; 11] = [
 /// Response headers passed back to the client with a passthrough.
 const KEPT_RESPONSE: [&str; 4] = ["content-type", "retry-after", "request-id", "x-request-id"];
 
-/// The upstream's request ids (Anthropic's `request-id`, OpenAI's `x-request-id`), passed
-/// back on every API reply: the one a client quotes to its provider's support.
-const REQUEST_IDS: [&str; 2] = ["request-id", "x-request-id"];
+/// Upstream response headers passed back on every API reply (the round the client's reply
+/// comes from): the request ids (Anthropic's `request-id`, OpenAI's `x-request-id`), the
+/// one a client quotes to its provider's support, and what a client paces or retries by
+/// (`retry-after-ms`, `x-should-retry`, which the official SDKs read, and the processing
+/// time). Rate-limit headers (`x-ratelimit-*`, `anthropic-ratelimit-*`) are kept too, by
+/// prefix.
+const REPLY_HEADERS: [&str; 5] = [
+    "request-id",
+    "x-request-id",
+    "retry-after-ms",
+    "x-should-retry",
+    "openai-processing-ms",
+];
 
-/// The upstream request ids `response` carries (see [`REQUEST_IDS`]).
-pub(crate) fn request_ids(response: &reqwest::Response) -> Vec<(HeaderName, HeaderValue)> {
-    REQUEST_IDS
-        .into_iter()
-        .filter_map(|name| {
-            let value = response.headers().get(name)?;
-            Some((HeaderName::from_static(name), value.clone()))
+/// Prefixes of the rate-limit headers passed back (see [`REPLY_HEADERS`]).
+const RATE_LIMIT_PREFIXES: [&str; 2] = ["x-ratelimit-", "anthropic-ratelimit-"];
+
+/// The upstream headers `response` carries that go back to the client (see
+/// [`REPLY_HEADERS`]).
+pub(crate) fn reply_headers(response: &reqwest::Response) -> Vec<(HeaderName, HeaderValue)> {
+    response
+        .headers()
+        .iter()
+        .filter(|(name, _)| {
+            let name = name.as_str();
+            REPLY_HEADERS.contains(&name) || RATE_LIMIT_PREFIXES.iter().any(|p| name.starts_with(p))
+        })
+        .filter_map(|(name, value)| {
+            let name = HeaderName::from_bytes(name.as_str().as_bytes()).ok()?;
+            Some((name, value.clone()))
         })
         .collect()
 }
 
-/// `out` with `ids` (from [`request_ids`]) among its headers.
-pub(crate) fn with_request_ids(mut out: Response, ids: Vec<(HeaderName, HeaderValue)>) -> Response {
+/// `out` with `ids` (from [`reply_headers`]) among its headers.
+pub(crate) fn with_reply_headers(
+    mut out: Response,
+    ids: Vec<(HeaderName, HeaderValue)>,
+) -> Response {
     for (name, value) in ids {
-        out.headers_mut().insert(name, value);
+        out.headers_mut().append(name, value);
     }
     out
 }
@@ -199,7 +221,7 @@ pub(crate) async fn error_response(
     let status =
         StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let retry_after = response.headers().get("retry-after").cloned();
-    let ids = request_ids(&response);
+    let ids = reply_headers(&response);
     let body = read_body(gateway, api, response).await.unwrap_or_default();
     let mut out = match serde_json::from_slice::<Value>(&body) {
         Ok(value) if api.relay().is_error_body(&value) => json_response(status, &value),
@@ -209,14 +231,26 @@ pub(crate) async fn error_response(
             } else {
                 Kind::InvalidRequest
             };
-            let message = format!("the upstream answered {status}");
+            let message = format!("the upstream answered {}", status_text(status.as_u16()));
             json_response(status, &error_body(api, kind, &message))
         }
     };
     if let Some(value) = retry_after {
         out.headers_mut().insert(header::RETRY_AFTER, value);
     }
-    with_request_ids(out, ids)
+    with_reply_headers(out, ids)
+}
+
+/// An HTTP status as a message says it: `429 Too Many Requests`, or the number alone for
+/// one without a standard reason (`529`, Anthropic's "overloaded").
+pub(crate) fn status_text(code: u16) -> String {
+    match StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+    {
+        Some(reason) => format!("{code} {reason}"),
+        None => code.to_string(),
+    }
 }
 
 /// Passes a response through: status, the headers that describe the body, and the body
@@ -234,4 +268,16 @@ pub(crate) fn passthrough_response(response: reqwest::Response) -> Response {
     *out.status_mut() = status;
     *out.headers_mut() = headers;
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_is_said_with_its_reason_or_by_its_number() {
+        assert_eq!(status_text(429), "429 Too Many Requests");
+        // Anthropic's "overloaded" has no standard reason (it read `<unknown status code>`).
+        assert_eq!(status_text(529), "529");
+    }
 }

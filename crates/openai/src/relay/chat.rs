@@ -52,6 +52,15 @@ impl Relay for Chat {
         choice.pointer_mut("/function/name")
     }
 
+    /// `finish_reason: "length"`: the output limit (`max_tokens`,
+    /// `max_completion_tokens`) or the context ended the reply.
+    fn cut_short(&self, reply: &Value) -> bool {
+        reply
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+            == Some("length")
+    }
+
     fn any_tool(&self) -> Value {
         Value::from("required")
     }
@@ -254,17 +263,19 @@ struct ChatStream {
 }
 
 impl ChatStream {
-    fn chunk(&mut self, delta: Map<String, Value>, finish_reason: Value) {
+    fn chunk(&mut self, delta: Map<String, Value>, finish_reason: Value, logprobs: Value) {
         let mut chunk = self.head.clone().unwrap_or_default();
         chunk.insert("object".to_owned(), Value::from("chat.completion.chunk"));
         chunk.insert(
             "choices".to_owned(),
-            json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish_reason}]),
+            json!([{"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}]),
         );
         write_data(&mut self.out, &Value::Object(chunk));
     }
 
-    fn delta(&mut self, mut delta: Map<String, Value>) {
+    /// A delta, with the upstream chunk's `logprobs` of the text it carries (`null` for
+    /// none).
+    fn delta(&mut self, mut delta: Map<String, Value>, logprobs: Value) {
         if !self.role_sent {
             self.role_sent = true;
             let mut with_role = Map::new();
@@ -272,7 +283,7 @@ impl ChatStream {
             with_role.append(&mut delta);
             delta = with_role;
         }
-        self.chunk(delta, Value::Null);
+        self.chunk(delta, Value::Null, logprobs);
     }
 }
 
@@ -336,7 +347,9 @@ impl RelayStream for ChatStream {
             passed.insert("refusal".to_owned(), Value::from(text));
         }
         if !passed.is_empty() {
-            self.delta(passed);
+            // The text's token log probabilities, when the client asked for them.
+            let logprobs = choice.get("logprobs").cloned().unwrap_or(Value::Null);
+            self.delta(passed, logprobs);
         }
         if let Some(Value::Array(calls)) = delta.get("tool_calls") {
             for call in calls {
@@ -411,16 +424,16 @@ impl RelayStream for ChatStream {
             }
             let mut delta = Map::new();
             delta.insert("tool_calls".to_owned(), Value::Array(vec![call]));
-            self.delta(delta);
+            self.delta(delta, Value::Null);
         }
         if !self.role_sent {
-            self.delta(Map::new());
+            self.delta(Map::new(), Value::Null);
         }
         let reason = reply
             .pointer("/choices/0/finish_reason")
             .cloned()
             .unwrap_or_else(|| Value::from("stop"));
-        self.chunk(Map::new(), reason);
+        self.chunk(Map::new(), reason, Value::Null);
         if self.client_usage {
             let mut chunk = self.head.clone().unwrap_or_default();
             chunk.insert("object".to_owned(), Value::from("chat.completion.chunk"));

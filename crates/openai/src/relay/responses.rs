@@ -60,7 +60,15 @@ impl Relay for Responses {
         }
     }
 
-    /// The client's `tools` (absent: `[]`) and `instructions` (absent: `null`).
+    /// `status: "incomplete"`: the output limit (`max_output_tokens`) or a filter ended
+    /// the response.
+    fn cut_short(&self, reply: &Value) -> bool {
+        reply.get("status").and_then(Value::as_str) == Some("incomplete")
+    }
+
+    /// The client's `tools` (absent: `[]`), `instructions` (absent: `null`) and
+    /// `tool_choice` (when it sent one: the gateway may send another upstream, "some tool"
+    /// for a tool behind the dispatcher).
     fn echo(&self, member: &dyn Fn(&str) -> Option<Box<RawValue>>) -> Echo {
         let given = |key: &str, absent: &str| {
             member(key).map_or_else(|| RawValue::from_string(absent.to_owned()), Ok)
@@ -72,6 +80,9 @@ impl Relay for Responses {
         }
         if let Ok(instructions) = given("instructions", "null") {
             echo = echo.with_member("instructions", instructions);
+        }
+        if let Some(choice) = member("tool_choice") {
+            echo = echo.with_member("tool_choice", choice);
         }
         echo
     }

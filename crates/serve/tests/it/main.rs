@@ -11,6 +11,7 @@
 
 mod bytes;
 mod chat;
+mod choice;
 mod discovery;
 mod harness;
 mod hostile;
