@@ -10,7 +10,10 @@
 //!
 //! `chars` and `bytes` measure the file's tool list as compact JSON (what an agent sends
 //! today, in the shapes the file uses); `chars` counts Unicode scalar values.
-//! `o200k_tokens` appears only with `--tokens`.
+//! `o200k_tokens` appears only with `--tokens`. A catalogue chef cannot use (a tool whose
+//! input schema is not an object, a name over 1,024 bytes or holding a control character —
+//! what `compress`, `recommend` and the sessions refuse) still gets its report, with
+//! `compress_error` saying why, and the exit status is 2.
 
 use std::path::PathBuf;
 
@@ -27,6 +30,9 @@ struct Report {
     file: String,
     #[serde(flatten)]
     stats: CatalogueStats,
+    /// Why chef cannot use the catalogue (absent when it can).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compress_error: Option<String>,
 }
 
 /// What a tool catalogue costs as sent: the fields every inspect report shares.
@@ -72,7 +78,9 @@ pub(crate) fn run(args: &InspectArgs) -> Result<(), CliError> {
         path: args.file.clone(),
         source,
     })?;
-    let document: Value = serde_json::from_str(&text).map_err(|e| CliError::Tools {
+    // A leading byte order mark is skipped, as every other command's reader does.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let document: Value = serde_json::from_str(text).map_err(|e| CliError::Tools {
         path: args.file.clone(),
         source: chef_ir::LoadError::from_json(&e),
     })?;
@@ -87,10 +95,32 @@ pub(crate) fn run(args: &InspectArgs) -> Result<(), CliError> {
     };
     let wire = tool_list.to_string();
 
+    // What `compress`, `recommend` and the sessions refuse (a schema that is not an
+    // object, a name too long or holding a line break…), at level 0 and whatever the
+    // count: the report says it and the exit status is 2, as `mcp inspect`'s.
+    let limits = chef_compress::validate::Limits {
+        max_tools: usize::MAX,
+        ..chef_compress::validate::Limits::default()
+    };
+    let compress_error = chef_compress::compress(
+        &loaded.tools,
+        &chef_compress::Options::new()
+            .with_level(chef_compress::Level::Zero)
+            .with_limits(limits),
+    )
+    .err();
     output::json_line(&Report {
         file: args.file.display().to_string(),
         stats: CatalogueStats::measure(&loaded, &wire, args.tokens)?,
-    })
+        compress_error: compress_error.as_ref().map(ToString::to_string),
+    })?;
+    match compress_error {
+        Some(source) => Err(CliError::Compress {
+            path: args.file.clone(),
+            source,
+        }),
+        None => Ok(()),
+    }
 }
 
 #[derive(Debug, Args)]

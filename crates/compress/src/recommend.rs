@@ -73,9 +73,12 @@ pub struct Recommendation {
     /// `tokens`; `None` without it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub level1_tokens: Option<usize>,
-    /// Level-1 character saving, percent.
+    /// Level-1 character saving, percent of the tools as given
+    /// ([`Stats::original_chars`](crate::Stats::original_chars): chef's neutral shape,
+    /// annotations and every other member counted); where `reason` says level 1 would grow
+    /// the block, it compares level 1 with level 0 instead.
     pub level1_saved_pct: f64,
-    /// Level-3 character saving, percent.
+    /// Level-3 character saving, percent of the tools as given.
     pub level3_saved_pct: f64,
     /// Level-3 map lines shared with another tool.
     pub ambiguous_map_lines: usize,

@@ -66,6 +66,44 @@ fn a_bad_file_exits_2_with_one_line_naming_file_and_problem() {
     assert!(stderr(&out).contains("/definitely/not/here.json: cannot read"));
 }
 
+/// A catalogue `compress` refuses is reported with `compress_error` and exit status 2 (it
+/// was reported as fine), and a leading byte order mark is read past, as `compress` reads
+/// it. Found by session 41's README audit.
+#[test]
+fn a_catalogue_chef_cannot_use_is_said_so_and_a_bom_is_read_past() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "x".repeat(5000);
+    for (name, text, problem) in [
+        (
+            "string-schema.json",
+            r#"[{"name":"x","inputSchema":{"type":"string"}}]"#.to_owned(),
+            "has type string",
+        ),
+        (
+            "long-name.json",
+            format!(r#"[{{"name":"{long}"}}]"#),
+            "over the limit",
+        ),
+        ("line-break.json", r#"[{"name":"a\nb"}]"#.to_owned(), "line break"),
+    ] {
+        let path = write_file(dir.path(), name, &text);
+        let out = chef(["tools".into(), "inspect".into(), path.into_os_string()]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        let report: Value = serde_json::from_str(&stdout(&out))
+            .unwrap_or_else(|e| panic!("{name}: {e}: {}", stderr(&out)));
+        assert_eq!(report["tools"], 1, "{name}");
+        let said = report["compress_error"].as_str().unwrap();
+        assert!(said.contains(problem), "{name}: {said}");
+        assert!(stderr(&out).contains(problem), "{name}: {}", stderr(&out));
+    }
+    let path = write_file(dir.path(), "bom.json", "\u{feff}[{\"name\":\"a\"}]");
+    let out = chef(["tools".into(), "inspect".into(), path.into_os_string()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["tools"], 1);
+    assert!(report.get("compress_error").is_none());
+}
+
 #[test]
 fn help_and_version_work() {
     let out = chef(["--help"]);

@@ -42,16 +42,16 @@ impl LevelCodec for Zero {
         }
         let figure = &sizes.figure;
         Some(Advice::new(format!(
-            "Level 1 would make this block {:.1}% LARGER: the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
+            "Level 1 would make this block {:.1}% LARGER than level 0 (the tools as they are, normalised): the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
             sizes.level1_growth_pct(),
             if sizes.level3.saved_pct > 0.0 {
                 format!(
-                    "Level 3 does compress this ({:.1}% smaller), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
+                    "Level 3 does compress this ({:.1}% smaller than the tools as given), but at {figure} the block is too small to be worth giving up provider-side argument validation.",
                     sizes.level3.saved_pct
                 )
             } else {
                 format!(
-                    "Level 3 would not help either: its dispatcher tools and map make this block {:.1}% larger.",
+                    "Level 3 would not help either: its dispatcher tools and map make this block {:.1}% larger than the tools as given.",
                     sizes.level3.saved_pct.abs()
                 )
             },
