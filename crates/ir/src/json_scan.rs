@@ -76,6 +76,37 @@ pub fn oddity(json: &[u8]) -> Option<Oddity> {
     None
 }
 
+/// How deep `json`'s containers nest (`0` for a scalar, `1` for `[]` or `{}`), in one pass
+/// without recursion; strings are skipped. On bytes that are not JSON the answer means
+/// nothing (an unclosed string ends the count).
+///
+/// ```
+/// use chef_ir::json_scan::depth;
+///
+/// assert_eq!(depth(b"1"), 0);
+/// assert_eq!(depth(br#"{"a":[1,{"b":"[[["}]}"#), 3);
+/// ```
+pub fn depth(json: &[u8]) -> usize {
+    let (mut open, mut deepest) = (0usize, 0usize);
+    let mut i = 0;
+    while let Some(&byte) = json.get(i) {
+        match byte {
+            b'"' => match string_end(json, i) {
+                Some(end) => i = end,
+                None => break,
+            },
+            b'{' | b'[' => {
+                open += 1;
+                deepest = deepest.max(open);
+            }
+            b'}' | b']' => open = open.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    deepest
+}
+
 /// The index of the quote closing the JSON string whose opening quote is at `start`
 /// (escapes skipped); `None` when it is not closed.
 ///

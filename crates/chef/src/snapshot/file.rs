@@ -144,10 +144,42 @@ pub fn to_vec<T: Serialize>(snapshot: &Snapshot<T>) -> Result<Vec<u8>, SnapshotE
     Ok(bytes)
 }
 
+/// The deepest a snapshot or journal record may nest: a save refuses more, a load reads
+/// up to it (past serde_json's own 128, which a model's tool arguments nested 120 deep
+/// already cross once they sit in a snapshot: such a save was written and could never be
+/// read back).
+pub const MAX_NESTING: usize = 256;
+
+/// Reads JSON of any shape up to [`MAX_NESTING`] levels deep (checked first, in one pass,
+/// so the parse cannot run out of stack).
+pub(crate) fn from_slice_deep<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
+    let depth = chef_ir::json_scan::depth(bytes);
+    if depth > MAX_NESTING {
+        return Err(serde_json::Error::custom(format!(
+            "nests {depth} levels deep, deeper than the {MAX_NESTING} a snapshot may"
+        )));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    de.disable_recursion_limit();
+    let value = T::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
 /// Ends a serialised JSON object with its checksum member and a newline (the snapshot
 /// file's rule, also used by journal records): the object's closing brace makes way for
-/// `,"checksum":"crc32:…"}`.
+/// `,"checksum":"crc32:…"}`. What nests deeper than [`MAX_NESTING`] is refused: a load
+/// could not read it back.
 pub(super) fn seal(bytes: &mut Vec<u8>) -> Result<(), SnapshotError> {
+    let depth = chef_ir::json_scan::depth(bytes);
+    if depth > MAX_NESTING {
+        return Err(SnapshotError::Serialize {
+            source: serde::ser::Error::custom(format!(
+                "the session nests {depth} levels deep, deeper than the {MAX_NESTING} a \
+                 snapshot may hold (a load could not read it back)"
+            )),
+        });
+    }
     if bytes.pop() != Some(b'}') {
         return Err(SnapshotError::Serialize {
             source: serde::ser::Error::custom("the envelope did not serialise to an object"),
@@ -304,10 +336,10 @@ pub(super) fn decode_versioned<T: DeserializeOwned>(
     // One pass reads everything. A file of a newer version may still decode (its payload
     // may happen to fit), so the header is checked either way; when the pass fails, the
     // header alone decides between "not ours", "newer" and "corrupt".
-    let envelope = match serde_json::from_slice::<Envelope<T>>(bytes) {
+    let envelope = match from_slice_deep::<Envelope<T>>(bytes) {
         Ok(envelope) => envelope,
         Err(source) => {
-            let header = match serde_json::from_slice::<Header>(bytes) {
+            let header = match from_slice_deep::<Header>(bytes) {
                 Ok(header) => header,
                 // Well-formed JSON of another shape (an array, a string): not ours.
                 Err(e) if e.classify() == serde_json::error::Category::Data => {

@@ -505,7 +505,7 @@ pub(crate) async fn replay(
             None => return Err(corrupt(*at, "no checksum".to_owned())),
         }
         let delta: Delta =
-            serde_json::from_str(content).map_err(|source| SnapshotError::Corrupt {
+            file::from_slice_deep(content.as_bytes()).map_err(|source| SnapshotError::Corrupt {
                 origin: origin(*at),
                 source,
             })?;

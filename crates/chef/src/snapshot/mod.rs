@@ -16,7 +16,8 @@ mod tools;
 
 pub use self::error::{Origin, SnapshotError};
 pub use self::file::{
-    FORMAT, FORMAT_VERSION, MAX_SNAPSHOT_FILE_BYTES, Snapshot, from_slice, load, save, to_vec,
+    FORMAT, FORMAT_VERSION, MAX_NESTING, MAX_SNAPSHOT_FILE_BYTES, Snapshot, from_slice, load, save,
+    to_vec,
 };
 pub use self::state::{RestoreOptions, SessionState};
 pub use self::tools::SnapshotTools;

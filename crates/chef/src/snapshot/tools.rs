@@ -187,7 +187,7 @@ mod known {
 }
 
 fn parse(raw: &RawValue) -> Result<Arc<[ToolDefinition]>, serde_json::Error> {
-    serde_json::from_str::<Vec<ToolDefinition>>(raw.get()).map(Arc::from)
+    super::file::from_slice_deep::<Vec<ToolDefinition>>(raw.get().as_bytes()).map(Arc::from)
 }
 
 impl From<Vec<ToolDefinition>> for SnapshotTools {

@@ -284,3 +284,85 @@ fn save_follows_links_keeps_modes_and_refuses_what_is_not_a_regular_file() {
     use std::os::unix::fs::FileTypeExt as _;
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
 }
+
+/// Arguments nested `depth` levels (`{"a": {"a": … "x"}}`).
+fn nested(depth: usize) -> serde_json::Value {
+    let mut value = serde_json::json!("x");
+    for _ in 0..depth {
+        value = serde_json::json!({ "a": value });
+    }
+    value
+}
+
+/// A model's reply whose arguments nest 126 levels (serde_json reads a reply up to 128) sits
+/// deeper than 128 in a snapshot: such a session was saved, and every load then said
+/// "corrupt" (found by session 41's library audit). It now reads back to the same next
+/// request, from a file and from a journal; a session nested past `MAX_NESTING` is refused
+/// at the save, with nothing written.
+#[tokio::test]
+async fn a_session_holding_deeply_nested_arguments_loads_as_it_was_saved() {
+    use chef::ir::{Message, Target, ToolDefinition};
+    use std::sync::Arc;
+
+    let session = |depth: usize| {
+        let mut chef = chef::Chef::new(chef::ChefConfig::default());
+        chef.register_tools(vec![ToolDefinition::new(
+            "f",
+            serde_json::json!({"type": "object", "properties": {"a": {}}}),
+        )])
+        .unwrap();
+        chef.push(Message::user("go"));
+        let payload = chef.compile(Target::OpenAiChat).unwrap();
+        let arguments = serde_json::to_string(&nested(depth)).unwrap();
+        let reply = serde_json::json!({"id": "x", "object": "chat.completion", "created": 0,
+            "model": "m", "choices": [{"index": 0, "finish_reason": "tool_calls",
+            "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+                "type": "function", "function": {"name": "f", "arguments": arguments}}]}}]});
+        let parsed = chef::openai::chat::parse_response(
+            &serde_json::to_vec(&reply).unwrap(),
+            &payload.names,
+        )
+        .unwrap();
+        let call = parsed.message.tool_calls().next().unwrap().clone();
+        chef.push(parsed.message);
+        let routed = chef.route(&call);
+        chef.push(Message::tool_results(vec![chef::ir::ToolResult::error(
+            "c1",
+            routed.reply().unwrap_or("ok").to_owned(),
+        )]));
+        chef
+    };
+    let mut chef = session(126);
+    let want = chef.compile(Target::OpenAiChat).unwrap().body;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep.chef");
+    chef.save(&path, None).unwrap();
+    let mut loaded = chef::Chef::new(chef::ChefConfig::default());
+    loaded.load(&path).unwrap();
+    assert_eq!(loaded.compile(Target::OpenAiChat).unwrap().body, want);
+
+    let store: Arc<dyn chef::store::StorageBackend> = Arc::new(chef::store::MemoryBackend::new());
+    let key = chef::store::StoreKey::new("deep").unwrap();
+    chef::snapshot::journal::Journal::new(Arc::clone(&store), key.clone())
+        .save(&chef)
+        .await
+        .unwrap();
+    let mut replayed = chef::Chef::new(chef::ChefConfig::default());
+    chef::snapshot::journal::Journal::new(store, key)
+        .load(&mut replayed)
+        .await
+        .unwrap();
+    assert_eq!(replayed.compile(Target::OpenAiChat).unwrap().body, want);
+
+    // Past the limit (a host's own value, built in Rust): refused, nothing written.
+    let mut chef = chef::Chef::new(chef::ChefConfig::default());
+    chef.push(Message::user("go"));
+    chef.push(Message::assistant_with(vec![chef::ir::Content::ToolCall(
+        chef::ir::ToolCall::new("c1", "f", nested(snapshot::MAX_NESTING)),
+    )]));
+    let path = dir.path().join("too-deep.chef");
+    let error = chef.save(&path, None).unwrap_err();
+    let reason = std::error::Error::source(&error).unwrap().to_string();
+    assert!(reason.contains("levels deep"), "{error}: {reason}");
+    assert!(!path.exists());
+}

@@ -84,7 +84,11 @@ fn a_catalogue_chef_cannot_use_is_said_so_and_a_bom_is_read_past() {
             format!(r#"[{{"name":"{long}"}}]"#),
             "over the limit",
         ),
-        ("line-break.json", r#"[{"name":"a\nb"}]"#.to_owned(), "line break"),
+        (
+            "line-break.json",
+            r#"[{"name":"a\nb"}]"#.to_owned(),
+            "line break",
+        ),
     ] {
         let path = write_file(dir.path(), name, &text);
         let out = chef(["tools".into(), "inspect".into(), path.into_os_string()]);

@@ -110,6 +110,11 @@ impl Fields {
     }
 }
 
+/// A field's value, read as deep as its record was ([`MAX_NESTING`](crate::snapshot::MAX_NESTING)).
+fn deep<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
+    crate::snapshot::file::from_slice_deep(text.as_bytes())
+}
+
 /// Sets one of [`FIELDS`] of `state` from its serialised form.
 pub(super) fn set_field(
     state: &mut SessionState,
@@ -118,34 +123,34 @@ pub(super) fn set_field(
 ) -> serde_json::Result<()> {
     let text = raw.get();
     match name {
-        "system" => state.system = serde_json::from_str(text)?,
-        "loaded_toolkits" => state.loaded_toolkits = serde_json::from_str(text)?,
-        "blocked" => state.blocked = serde_json::from_str(text)?,
-        "announcements" => state.announcements = serde_json::from_str(text)?,
+        "system" => state.system = deep(text)?,
+        "loaded_toolkits" => state.loaded_toolkits = deep(text)?,
+        "blocked" => state.blocked = deep(text)?,
+        "announcements" => state.announcements = deep(text)?,
         "memory_entries" => {
-            let entries: Option<Vec<MemoryEntry>> = serde_json::from_str(text)?;
+            let entries: Option<Vec<MemoryEntry>> = deep(text)?;
             let turn = state.memory.as_ref().map_or(0, |m| m.turn);
             state.memory = entries.map(|entries| MemoryState { entries, turn });
         }
         "memory_turn" => {
             if let (Some(memory), Some(turn)) = (
                 state.memory.as_mut(),
-                serde_json::from_str::<Option<u64>>(text)?,
+                deep::<Option<u64>>(text)?,
             ) {
                 memory.turn = turn;
             }
         }
-        "shown_tools" => state.shown_tools = serde_json::from_str(text)?,
-        "new_context_requested" => state.new_context_requested = serde_json::from_str(text)?,
-        "overflow" => state.overflow = serde_json::from_str(text)?,
-        "dynamic_state" => state.dynamic_state = serde_json::from_str(text)?,
-        "guardrail" => state.guardrail = serde_json::from_str(text)?,
-        "prefill" => state.prefill = serde_json::from_str(text)?,
-        "offload_policy" => state.offload_policy = serde_json::from_str(text)?,
-        "offload_pending" => state.offload_pending = serde_json::from_str(text)?,
-        "skill" => state.skill = serde_json::from_str(text)?,
-        "discovery" => state.discovery = serde_json::from_str(text)?,
-        "allowlist" => state.allowlist = serde_json::from_str(text)?,
+        "shown_tools" => state.shown_tools = deep(text)?,
+        "new_context_requested" => state.new_context_requested = deep(text)?,
+        "overflow" => state.overflow = deep(text)?,
+        "dynamic_state" => state.dynamic_state = deep(text)?,
+        "guardrail" => state.guardrail = deep(text)?,
+        "prefill" => state.prefill = deep(text)?,
+        "offload_policy" => state.offload_policy = deep(text)?,
+        "offload_pending" => state.offload_pending = deep(text)?,
+        "skill" => state.skill = deep(text)?,
+        "discovery" => state.discovery = deep(text)?,
+        "allowlist" => state.allowlist = deep(text)?,
         other => {
             return Err(serde_json::Error::custom(format_args!(
                 "unknown field {other:?} in a delta record"
