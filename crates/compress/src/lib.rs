@@ -98,7 +98,7 @@ pub use crate::{
         AliasFn, Level, MapStyle, NamespaceFn, Objective, Options, ToolNamespace, UnsupportedLevel,
         UnsupportedMapStyle, UnsupportedObjective,
     },
-    pipeline::{Catalogue, compress},
+    pipeline::{Catalogue, check_tool, compress},
     policy::{
         BROKEN, BrokenEntry, CONSERVATIVE_DEFAULT, MAP_STYLE_MARGIN_PCT, POLICY, PolicyEntry,
         StyleSelection, select_map_style, select_map_style_with, style_winner,

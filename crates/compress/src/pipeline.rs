@@ -19,7 +19,7 @@ use std::{
 use chef_ir::ToolDefinition;
 use serde_json::Value;
 
-pub use self::catalogue::Catalogue;
+pub use self::catalogue::{Catalogue, check_tool};
 use crate::{
     compress::{Code, Compressed, Entry, Namespace, ToolCore},
     error::CompressError,

@@ -52,10 +52,37 @@ impl Chef {
     }
 
     /// Replaces the flat tools (names must be unique).
+    ///
+    /// Each tool is checked as compression would take it ([`chef_compress::check_tool`],
+    /// with this session's limits): a schema no argument object satisfies (`false`, a
+    /// string schema, `type: "string"`), one nested past the limit, a name too long. Such a
+    /// tool is refused here with [`ChefError::Compress`] naming it, and the registry is
+    /// unchanged; taken, it would fail every later compile and route.
     pub fn register_tools(&mut self, tools: Vec<ToolDefinition>) -> Result<&mut Self, ChefError> {
+        self.check_tools(&tools)?;
         self.tools.pruner.register_tools(tools)?;
         self.touch();
         Ok(self)
+    }
+
+    /// [`chef_compress::check_tool`] for each of `tools`, with this session's limits.
+    pub(crate) fn check_tools<'t>(
+        &self,
+        tools: impl IntoIterator<Item = &'t ToolDefinition>,
+    ) -> Result<(), ChefError> {
+        let limits = self.config.compress.limits();
+        for (index, tool) in tools.into_iter().enumerate() {
+            match chef_compress::check_tool(index, tool, &limits) {
+                // The registry says these itself, with its own types.
+                Err(
+                    chef_compress::CompressError::MissingName { .. }
+                    | chef_compress::CompressError::ControlCharacter { .. },
+                )
+                | Ok(()) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
     }
 
     /// At levels 3–4 no toolkit tool may be named like the dispatcher's `t` or `q`: a
@@ -444,6 +471,8 @@ impl<'a> Tools<'a> {
 impl ToolsMut<'_> {
     /// Replaces the namespaces.
     pub fn register_namespaces(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
+        self.chef
+            .check_tools(groups.iter().flat_map(|g| &g.tools))?;
         self.chef.tools.pruner.register_namespaces(groups)?;
         self.chef.touch();
         Ok(self)
@@ -454,6 +483,8 @@ impl ToolsMut<'_> {
     /// ([`RegistryError::ReservedToolName`](crate::RegistryError::ReservedToolName)).
     pub fn register_toolkits(&mut self, groups: Vec<ToolGroup>) -> Result<&mut Self, ChefError> {
         self.chef.check_toolkit_names(&groups)?;
+        self.chef
+            .check_tools(groups.iter().flat_map(|g| &g.tools))?;
         self.chef.tools.pruner.register_toolkits(groups)?;
         self.chef.touch();
         Ok(self)

@@ -149,3 +149,56 @@ fn a_tool_no_longer_offered_is_named_by_the_error() {
     );
     assert_eq!(error.tool(), Some("read_file"));
 }
+
+/// One tool compression cannot take is refused when it is registered, naming it, and the
+/// registry is left as it was. Taken, it failed every later compile on every target, and
+/// `route` of a healthy tool said the tool list could not be prepared (found by session
+/// 41's library audit). Namespaces and toolkits are checked the same way.
+#[test]
+fn a_tool_compression_cannot_take_is_refused_at_registration() {
+    use chef::{ToolGroup, ir::Target};
+
+    let mut deep = json!({"type": "object"});
+    for _ in 0..70 {
+        deep = json!({"type": "object", "properties": {"a": deep}});
+    }
+    let bad = [
+        ("rejects_all", json!(false)),
+        ("a_string", json!("object")),
+        ("an_array", json!([1])),
+        ("string_args", json!({"type": "string"})),
+        ("too_deep", deep),
+        (&*"n".repeat(2000), json!({"type": "object"})),
+    ];
+    for (name, schema) in bad {
+        let mut chef = session();
+        let before = chef.compile(Target::OpenAiChat).unwrap().body;
+        let mut tools = vec![ToolDefinition::new(
+            "get_weather",
+            json!({"type": "object"}),
+        )];
+        tools.push(ToolDefinition::new(name, schema.clone()));
+        let error = chef.register_tools(tools.clone()).unwrap_err();
+        let shown = &name[..name.len().min(12)];
+        assert!(
+            matches!(error, chef::ChefError::Compress(_)),
+            "{shown}: {error:?}"
+        );
+        assert_eq!(
+            chef.compile(Target::OpenAiChat).unwrap().body,
+            before,
+            "{shown}: the registry is unchanged"
+        );
+        let group = ToolGroup::new("kit", "A kit.", tools);
+        assert!(
+            chef.tools_mut()
+                .register_toolkits(vec![group.clone()])
+                .is_err(),
+            "{shown}"
+        );
+        assert!(
+            chef.tools_mut().register_namespaces(vec![group]).is_err(),
+            "{shown}"
+        );
+    }
+}

@@ -156,9 +156,11 @@ fn schema_nesting_depth_is_configurable() {
         ),
         "{err}"
     );
-    let mut chef = session(options, tools);
+    // A session refuses the tool when it is registered, with the same error (it was
+    // taken, and every compile failed).
+    let mut chef = Chef::new(ChefConfig::default().with_compress(options));
     assert!(matches!(
-        chef.compile(Target::Anthropic),
+        chef.register_tools(tools),
         Err(ChefError::Compress(CompressError::Schema(
             SchemaError::TooDeep { .. }
         )))
@@ -232,9 +234,9 @@ fn tool_name_length_is_configurable() {
         // The message does not echo the name.
         assert!(err.to_string().len() < 200);
     }
-    let mut chef = session(Options::new(), tools);
+    let mut chef = Chef::new(ChefConfig::default());
     assert!(matches!(
-        chef.compile(Target::Anthropic),
+        chef.register_tools(tools),
         Err(ChefError::Compress(CompressError::NameTooLong { .. }))
     ));
     let options = limited(Limits {

@@ -111,40 +111,13 @@ impl Catalogue {
             HashSet::with_capacity_and_hasher(tools.len(), rustc_hash::FxBuildHasher);
         let mut prepared = Vec::with_capacity(tools.len());
         for (index, tool) in tools.iter().enumerate() {
-            let name = tool.name.as_str();
-            if name.len() > limits.max_tool_name_bytes {
-                return Err(CompressError::NameTooLong {
-                    index,
-                    bytes: name.len(),
-                    limit: limits.max_tool_name_bytes,
-                });
-            }
-            // A blank name is none: no call could name it (a wire name of `_`).
-            if name.trim().is_empty() {
-                return Err(CompressError::MissingName { index });
-            }
-            crate::error::check_names(index, tool)?;
-            if !seen.insert(name) {
+            let one = prepare_one(index, tool, &limits)?;
+            if !seen.insert(tool.name.as_str()) {
                 return Err(CompressError::DuplicateName {
-                    name: name.to_owned(),
+                    name: tool.name.as_str().to_owned(),
                 });
             }
-            // Most schemas need no change: those are neither copied nor rebuilt here. The
-            // quick check accepts no `$ref` and nothing deeper than QUICK_MAX_DEPTH, so it
-            // is within the limits whenever the depth limit is at least that.
-            let quick = if limits.max_schema_depth >= QUICK_MAX_DEPTH {
-                quick_normalise(name, &tool.input_schema)
-            } else {
-                None
-            };
-            prepared.push(match quick {
-                Some(quick) => (Normalised::Unchanged { drops: quick.drops }, quick.notes),
-                None => {
-                    let NormalisedSchema { schema, notes } =
-                        normalise_with_limits(name, &tool.input_schema, &limits)?;
-                    (Normalised::Changed(schema), notes)
-                }
-            });
+            prepared.push(one);
         }
 
         // Every schema passed the normaliser's nesting limit, so writing them is bounded.
@@ -274,6 +247,75 @@ impl Catalogue {
         }
         render(&cores, &inputs, self, options)
     }
+}
+
+/// One tool's checks and normalised schema (`index`: its place in the list, for errors).
+fn prepare_one(
+    index: usize,
+    tool: &ToolDefinition,
+    limits: &Limits,
+) -> Result<(Normalised, Vec<crate::validate::Normalisation>), CompressError> {
+    let name = tool.name.as_str();
+    if name.len() > limits.max_tool_name_bytes {
+        return Err(CompressError::NameTooLong {
+            index,
+            bytes: name.len(),
+            limit: limits.max_tool_name_bytes,
+        });
+    }
+    // A blank name is none: no call could name it (a wire name of `_`).
+    if name.trim().is_empty() {
+        return Err(CompressError::MissingName { index });
+    }
+    crate::error::check_names(index, tool)?;
+    // Most schemas need no change: those are neither copied nor rebuilt here. The quick
+    // check accepts no `$ref` and nothing deeper than QUICK_MAX_DEPTH, so it is within the
+    // limits whenever the depth limit is at least that.
+    let quick = if limits.max_schema_depth >= QUICK_MAX_DEPTH {
+        quick_normalise(name, &tool.input_schema)
+    } else {
+        None
+    };
+    Ok(match quick {
+        Some(quick) => (Normalised::Unchanged { drops: quick.drops }, quick.notes),
+        None => {
+            let NormalisedSchema { schema, notes } =
+                normalise_with_limits(name, &tool.input_schema, limits)?;
+            (Normalised::Changed(schema), notes)
+        }
+    })
+}
+
+/// Whether [`compress`](crate::compress) can take `tool`, alone: its name (length, blank,
+/// control characters, and its parameters' names) and its input schema (an object schema
+/// that some argument object satisfies, within `limits`' nesting). What it checks is what
+/// compression refuses of one tool, with the same error; a catalogue's own rules (the
+/// count, a name given twice) are not checked here. `index` is the tool's place in its
+/// list, for the error.
+///
+/// A session checks each tool when it is registered (`Chef::register_tools`), so one bad
+/// tool is refused there, naming it, rather than failing every later compile.
+///
+/// # Errors
+///
+/// The [`CompressError`] compression would give for this tool.
+///
+/// ```
+/// use chef_compress::{check_tool, validate::Limits};
+/// use chef_ir::ToolDefinition;
+/// use serde_json::json;
+///
+/// let good = ToolDefinition::new("get_weather", json!({"type": "object"}));
+/// assert!(check_tool(0, &good, &Limits::default()).is_ok());
+/// let bad = ToolDefinition::new("shout", json!({"type": "string"}));
+/// assert!(check_tool(1, &bad, &Limits::default()).is_err());
+/// ```
+pub fn check_tool(
+    index: usize,
+    tool: &ToolDefinition,
+    limits: &Limits,
+) -> Result<(), CompressError> {
+    prepare_one(index, tool, limits).map(|_| ())
 }
 
 /// How a tool's normalised schema is held while its catalogue is prepared.

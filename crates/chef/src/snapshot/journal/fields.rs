@@ -133,10 +133,8 @@ pub(super) fn set_field(
             state.memory = entries.map(|entries| MemoryState { entries, turn });
         }
         "memory_turn" => {
-            if let (Some(memory), Some(turn)) = (
-                state.memory.as_mut(),
-                deep::<Option<u64>>(text)?,
-            ) {
+            if let (Some(memory), Some(turn)) = (state.memory.as_mut(), deep::<Option<u64>>(text)?)
+            {
                 memory.turn = turn;
             }
         }
