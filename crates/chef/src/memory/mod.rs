@@ -557,15 +557,25 @@ impl Memory {
     }
 
     /// [`check_allowed`](Self::check_allowed), and, for a key the model makes, no invisible
-    /// formatting character (a zero-width space or joiner, a bidirectional override): it
-    /// would show in the memory block as a key that reads as another. Host keys and stored
-    /// keys are not refused for it.
+    /// formatting character (a zero-width space or joiner, a bidirectional override) and no
+    /// blank or whitespace-padded segment: either would show in the memory block as a key
+    /// that reads as another. Host keys and stored keys are not refused for it.
     fn check_new_key(&self, key: &str) -> Result<StoreKey> {
         let checked = self.check_allowed(key)?;
         if key.chars().any(chef_compress::similarity::unshowable) {
             return Err(MemoryError::InvalidKey(crate::store::InvalidKey {
                 key: key.to_owned(),
                 problem: crate::store::KeyProblem::InvisibleCharacter,
+            }));
+        }
+        // `" "`, `"x "` and `" x"` would each be a key of its own that reads as another.
+        if key
+            .split('/')
+            .any(|segment| segment.trim().is_empty() || segment.trim() != segment)
+        {
+            return Err(MemoryError::InvalidKey(crate::store::InvalidKey {
+                key: key.to_owned(),
+                problem: crate::store::KeyProblem::Whitespace,
             }));
         }
         Ok(checked)

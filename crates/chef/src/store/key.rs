@@ -155,6 +155,11 @@ pub enum KeyProblem {
     /// writes refuse it ([`Memory::create`](crate::memory::Memory::create)); a store key may
     /// hold one.
     InvisibleCharacter,
+    /// A key the model made is blank, or one of its segments begins or ends with
+    /// whitespace (`" "`, `"x "`): it would show in the memory block as another key, or as
+    /// none. Only the validated memory writes refuse it, as
+    /// [`InvisibleCharacter`](Self::InvisibleCharacter).
+    Whitespace,
     /// Two `/` in a row, or a leading or trailing `/`.
     EmptySegment,
     /// A segment is `.` or `..`.
@@ -182,6 +187,9 @@ impl KeyProblem {
             Self::ControlCharacter => "the key contains a control character",
             Self::InvisibleCharacter => {
                 "the key contains an invisible formatting character (zero-width or bidirectional)"
+            }
+            Self::Whitespace => {
+                "the key is blank, or a segment of it begins or ends with whitespace"
             }
             Self::EmptySegment => "the key has an empty segment",
             Self::DotSegment => "the key has a `.` or `..` segment",

@@ -2086,6 +2086,39 @@ fn a_key_or_path_the_model_writes_with_an_invisible_character_is_refused() {
     );
 }
 
+/// A key the model makes that is blank or padded with whitespace (`" "`, `"x "`, `" x"`) is
+/// refused: each was stored as a key of its own, reading as another or as none (found by
+/// session 41's library audit). The host may still store one.
+#[test]
+fn a_blank_or_padded_key_the_model_writes_is_refused() {
+    let mut chef = Chef::new(ChefConfig::default()).with_memory(Memory::new());
+    for key in [" ", "x ", " x", "notes/ a", "a /b"] {
+        let reply = owned(
+            &mut chef,
+            "create_memory",
+            json!({"key": key, "value": "v"}),
+        );
+        assert!(
+            reply.contains("is blank, or a segment of it begins or ends with whitespace"),
+            "{key:?}: {reply}"
+        );
+    }
+    assert!(chef.memory().unwrap().is_empty());
+    let reply = owned(
+        &mut chef,
+        "create_memory",
+        json!({"key": "a b/c d", "value": "v"}),
+    );
+    assert!(
+        !reply.starts_with("Error"),
+        "inner spaces are fine: {reply}"
+    );
+    chef.memory_mut()
+        .unwrap()
+        .set("x ", "host", chef::memory::SetOptions::new())
+        .unwrap();
+}
+
 /// Session 40's context audit: `search` of an address nothing is stored under answered
 /// "No matches", as if the entry existed; `view` of it says nothing is stored.
 #[test]
