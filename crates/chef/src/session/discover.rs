@@ -220,6 +220,21 @@ impl Chef {
         if let Some(reply) = crate::owned::find_tools_query_error(&query) {
             return nothing(Routed::Lookup { id, reply });
         }
+        // A search for a blocked tool by its name (in any spelling) is refused as that
+        // tool: the tools a search for its words would bring back are ones the model did
+        // not ask for (as a call of a blocked tool's near miss is not searched for).
+        let written = query.trim();
+        if gated
+            && !written.contains(char::is_whitespace)
+            && self.tools.pruner.blocklist().entry_for(written).is_some()
+        {
+            let blocked = self.real_name_of(written);
+            return nothing(Routed::Blocked {
+                id,
+                reply: crate::gate::blocked_reason(&blocked),
+                name: blocked,
+            });
+        }
         let ranked = self.search_offerable(&query, limit, gated);
         let task = self.task();
         // Offered: in the list the model answered, or found for this request since.

@@ -349,6 +349,24 @@ fn a_call_of_a_tool_not_offered_searches_for_it_and_never_reaches_a_blocked_one(
     );
     assert!(!reply.contains("Did you mean"), "{reply}");
     assert!(found_names(&chef).is_empty(), "{:?}", found_names(&chef));
+    // A search for the blocked tool by its name, in any spelling, is refused as that tool:
+    // it brought back five other tools, and one joined the list (found by session 41's
+    // library audit). A search in words is a search.
+    for query in [
+        "send_markdown_email",
+        "Send-Markdown-Email",
+        "send_markdown_emaіl",
+    ] {
+        let search = ToolCall::new("c5", "find_tools", json!({"query": query}));
+        let routed = chef.route(&search);
+        let Routed::Blocked { name, .. } = &routed else {
+            panic!("{query}: {routed:?}");
+        };
+        assert_eq!(name, "send_markdown_email");
+    }
+    assert!(found_names(&chef).is_empty(), "{:?}", found_names(&chef));
+    let search = ToolCall::new("c6", "find_tools", json!({"query": "send an email"}));
+    assert!(matches!(chef.route(&search), Routed::Lookup { .. }));
 
     // Nor is a sibling on the list suggested in its place (the blocked tool is not on
     // the list under discovery, but it is still the nearest name).

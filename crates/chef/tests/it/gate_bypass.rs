@@ -133,6 +133,29 @@ fn route_08_q_then_t() {
     assert_blocked(&mut chef, &call("q", json!({"c": BLOCKED})));
     // …and a code known from elsewhere is still refused by the gate.
     assert_blocked(&mut chef, &call("t", json!({"f": code, "a": args()})));
+    // A look-alike spelling asked of `q` is refused as blocked too, as through `t` (it
+    // was "No map code"; found by session 41's library audit): a Cyrillic `е`, an `ï`,
+    // full-width letters.
+    for spelling in [
+        "fs_delete_filе",
+        "fs_delete_fïle",
+        "ｆｓ_ｄｅｌｅｔｅ_ｆｉｌｅ",
+    ] {
+        assert_blocked(&mut chef, &call("q", json!({"c": spelling})));
+    }
+    // Under discovery the map holds the ranked tools only: the exact name asked of `q` is
+    // refused as blocked, not "No map code".
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three).with_prune(
+        chef::PrunePolicy::Discover {
+            top_k: 2,
+            always_keep: Vec::new(),
+        },
+    ));
+    chef.register_tools(tools()).unwrap();
+    chef.push(Message::user("Search the web for rust."));
+    chef.tools_mut().set_blocked([BLOCKED]);
+    chef.compile(Target::OpenAiChat).unwrap();
+    assert_blocked(&mut chef, &call("q", json!({"c": BLOCKED})));
 }
 
 #[test]

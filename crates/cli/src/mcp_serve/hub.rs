@@ -932,6 +932,14 @@ impl Hub {
         if let Some(error) = chef::owned::find_tools_query_error(&query) {
             return (Err(error), false);
         }
+        // A search for a blocked tool by its name is refused as that tool, not answered
+        // with the tools its words would bring back (which the model did not ask for).
+        let written = query.trim();
+        if !written.contains(char::is_whitespace)
+            && let Some(refusal) = self.refusal(view, written)
+        {
+            return (Err(refusal), false);
+        }
         let Some(ranking) = &view.ranking else {
             return (Err("No upstream MCP server is up yet.".to_owned()), false);
         };

@@ -545,6 +545,12 @@ fn discover_mode_finds_then_the_host_calls_by_real_name() {
         let r = invoke(host, "git_push", json!({})).await;
         assert_eq!(r.is_error, Some(true));
         assert!(text(&r).contains("blocked"), "{}", text(&r));
+        // A search for it by name is refused as it, with no tools in its place.
+        let before = listed(host).await;
+        let r = find("Git-Push").await;
+        assert_eq!(r.is_error, Some(true), "{}", text(&r));
+        assert!(text(&r).contains("blocked"), "{}", text(&r));
+        assert_eq!(listed(host).await, before);
         // When the blocked tool is the only one that fits, nothing fits: the next-ranked
         // tools are not listed in its place.
         let r = find("update the remote").await;

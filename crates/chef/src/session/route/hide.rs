@@ -35,7 +35,7 @@ impl Chef {
     /// The registered tool (flat, namespace or toolkit member, or owned) that `written`
     /// names with other case or separators, else `written` itself: how a refusal of a
     /// blocked lookalike names the tool, never by the blocklist's own spelling.
-    pub(super) fn real_name_of(&self, written: &str) -> String {
+    pub(crate) fn real_name_of(&self, written: &str) -> String {
         let key = crate::gate::name_key(written);
         let pruner = &self.tools.pruner;
         let members = pruner
@@ -214,6 +214,13 @@ impl Chef {
 pub(super) fn mentioned_names(name: &str, arguments: &Value) -> Vec<String> {
     const FIELDS: [&str; 4] = ["f", "action", "op", "toolkit_name"];
     let mut names = vec![name.to_owned()];
+    // The dispatcher's lookup names a tool in `c` (`q(c="gdrive_upload_file")`): a blocked
+    // tool asked for there, in any spelling, is refused as blocked, as through `t(f=…)`.
+    if name == "q"
+        && let Some(Value::String(c)) = crate::arguments::parsed(arguments).get("c")
+    {
+        names.push(c.clone());
+    }
     let arguments = crate::arguments::parsed(arguments);
     let arguments = arguments.as_ref();
     let nested = ["a", "args"]
