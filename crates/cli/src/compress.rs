@@ -249,6 +249,12 @@ pub(crate) fn run(args: &CompressArgs) -> Result<(), CliError> {
         options = options.with_model(model.clone());
     }
     if let Some(objective) = args.objective {
+        if args.model.is_none() {
+            eprintln!(
+                "chef: notice: --objective {objective} changes nothing without --model: it says \
+                 what a model-specific map style pick optimises"
+            );
+        }
         options = options.with_objective(objective);
     }
     let compressed: Compressed =

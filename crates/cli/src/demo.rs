@@ -798,18 +798,31 @@ impl DemoArgs {
 
 /// A `chef demo --prune` value clap cannot take.
 #[derive(Debug, thiserror::Error)]
-#[error("--prune {0:?}: expected all or discover:K (K at least 1)")]
-struct DemoPruneError(String);
+#[error("--prune {given:?}: {why}")]
+struct DemoPruneError {
+    given: String,
+    why: &'static str,
+}
 
 fn parse_demo_prune(s: &str) -> Result<DemoPrune, DemoPruneError> {
     if s == "all" {
         return Ok(DemoPrune::All);
     }
-    s.strip_prefix("discover:")
-        .and_then(|k| k.parse::<usize>().ok())
-        .filter(|k| *k >= 1)
-        .map(DemoPrune::Discover)
-        .ok_or_else(|| DemoPruneError(s.to_owned()))
+    let refuse = |why| DemoPruneError {
+        given: s.to_owned(),
+        why,
+    };
+    let k = s
+        .strip_prefix("discover:")
+        .ok_or_else(|| refuse("expected all or discover:K"))?;
+    match k.parse::<usize>() {
+        Ok(k) if k >= 1 => Ok(DemoPrune::Discover(k)),
+        Ok(_) => Err(refuse("K is at least 1")),
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+            Err(refuse("K is too large (the demo has 149 tools)"))
+        }
+        Err(_) => Err(refuse("K is a whole number (discover:10)")),
+    }
 }
 
 #[cfg(test)]

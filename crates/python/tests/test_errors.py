@@ -175,6 +175,14 @@ def test_snapshot_files_that_are_not_snapshots(tmp_path: Path) -> None:
     with pytest.raises(chef.SnapshotError) as e:
         s.load(tmp_path / "missing.chef")
     assert e.value.variant == "Io" and e.value.fields["path"].endswith("missing.chef")
+    # str() says the cause too (it said "snapshot i/o failed at …" alone); the message stays.
+    assert str(e.value).startswith(e.value.message + ": "), str(e.value)
+    assert "No such file" in str(e.value), str(e.value)
+    empty = tmp_path / "empty.chef"
+    empty.write_bytes(b"")
+    with pytest.raises(chef.SnapshotError) as e:
+        s.load(empty)
+    assert e.value.variant == "Corrupt" and "the file is empty" in str(e.value), str(e.value)
     garbage = tmp_path / "garbage.chef"
     garbage.write_bytes(b"\x00\x01 not a snapshot")
     with pytest.raises(chef.SnapshotError) as e:
@@ -262,3 +270,14 @@ print("alive")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "alive"
+
+
+def test_a_tool_compression_cannot_take_is_refused_when_registered() -> None:
+    # It was taken, and every compile raised CompressError after (session 41's audit).
+    s = chef.Chef()
+    s.register_tools([TOOL])
+    with pytest.raises(chef.CompressError) as e:
+        s.register_tools([TOOL, {"name": "shout", "inputSchema": {"type": "string"}}])
+    assert "shout" in str(e.value), str(e.value)
+    s.push_user("hi")
+    s.compile("openai")  # the registry is as it was

@@ -313,6 +313,14 @@ pub(super) fn decode_versioned<T: DeserializeOwned>(
     bytes: &[u8],
     origin: Origin,
 ) -> Result<(Snapshot<T>, u64), SnapshotError> {
+    // Nothing at all (a save cut before its first byte, `touch`): said as such, not as
+    // JSON that ended at line 1, column 0.
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(SnapshotError::Corrupt {
+            origin,
+            source: serde_json::Error::custom("the file is empty"),
+        });
+    }
     // A checksum that does not match: corrupt, whatever the rest looks like.
     let checked = match checksum(bytes) {
         Some(Err(mismatch)) => {

@@ -198,7 +198,12 @@ fn terse_tools_get_level_0_and_a_reason_that_says_why() {
             .split("Level 3 does compress this (")
             .nth(1)
             .unwrap();
-        let saved: f64 = re_ok.split("% smaller)").next().unwrap().parse().unwrap();
+        let saved: f64 = re_ok
+            .split("% smaller than the tools as given)")
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
         assert!(saved > 0.0, "{}", r.reason);
     }
     let r = recommend_level(&terse(400)).unwrap();

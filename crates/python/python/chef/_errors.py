@@ -9,7 +9,8 @@ class ChefError(Exception):
     """A chef operation failed.
 
     Attributes carry what the Rust error carries:
-      message: the error's text (also ``str(error)``);
+      message: the error's text (``str(error)`` is it followed by each cause it does not
+        already say: ``"snapshot i/o failed at s.chef: No such file or directory (os error 2)"``);
       kind: which error (``"registry"``, ``"snapshot"``, ``"tool_load"``, …);
       variant: the Rust variant (``"DuplicateTool"``, ``"NotASnapshot"``, …);
       fields: the variant's data a program acts on (a dict);
@@ -33,6 +34,13 @@ class ChefError(Exception):
         self.fields: Dict[str, Any] = dict(fields or {})
         self.causes: List[str] = list(causes or [])
         self.detail = detail
+
+    def __str__(self) -> str:
+        text = self.message
+        for cause in self.causes:
+            if cause and cause not in text:
+                text += ": " + cause
+        return text
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, kind={self.kind!r}, variant={self.variant!r}, fields={self.fields!r})"
