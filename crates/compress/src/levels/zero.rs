@@ -13,17 +13,21 @@ impl LevelCodec for Zero {
     }
 
     fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError> {
-        // Original schemas, untouched, in sorted order.
+        // Original schemas, untouched, in sorted order; but a schema that is not an object
+        // (`null`, `true`: any arguments) goes as the object schema it means, since no
+        // provider takes `null` or `true` for a tool's parameters.
         Ok(Rendered::tools(
             input
                 .sorted
                 .iter()
                 .map(|t| {
-                    wire_tool(
-                        t.name.as_str(),
-                        t.description.clone(),
-                        t.input_schema.clone(),
-                    )
+                    let schema = match &t.input_schema {
+                        serde_json::Value::Null | serde_json::Value::Bool(true) => {
+                            serde_json::json!({"type": "object"})
+                        }
+                        other => other.clone(),
+                    };
+                    wire_tool(t.name.as_str(), t.description.clone(), schema)
                 })
                 .collect(),
         ))

@@ -361,3 +361,34 @@ fn level_2_gives_tools_that_split_alike_their_full_names_as_operations() {
         );
     }
 }
+
+/// Level 0 sends the schemas as written, but a schema that is not an object (`null`, `true`:
+/// any arguments) goes as `{"type": "object"}`: providers refuse `null` parameters (it went
+/// on the wire as `"parameters": null`; found by session 41's library audit).
+#[test]
+fn level_0_sends_a_null_or_true_schema_as_an_object_schema() {
+    use chef_ir::ToolDefinition;
+    let tools = vec![
+        ToolDefinition::new("a_null", serde_json::Value::Null),
+        ToolDefinition::new("b_true", serde_json::json!(true)),
+        ToolDefinition::new(
+            "c_kept",
+            serde_json::json!({"type": "object", "required": "x"}),
+        ),
+    ];
+    let c = chef_compress::compress(
+        &tools,
+        &chef_compress::Options::new().with_level(chef_compress::Level::Zero),
+    )
+    .unwrap();
+    let schemas: Vec<_> = c.tools().iter().map(|t| t.input_schema.clone()).collect();
+    assert_eq!(
+        schemas,
+        [
+            serde_json::json!({"type": "object"}),
+            serde_json::json!({"type": "object"}),
+            // Anything else goes as written.
+            serde_json::json!({"type": "object", "required": "x"}),
+        ]
+    );
+}
