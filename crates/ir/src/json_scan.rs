@@ -114,16 +114,15 @@ pub fn depth(json: &[u8]) -> usize {
 /// assert_eq!(chef_ir::json_scan::string_end(br#"{"a\"b":1}"#, 1), Some(6));
 /// ```
 pub fn string_end(json: &[u8], start: usize) -> Option<usize> {
-    let mut escaped = false;
-    for (offset, byte) in json.get(start + 1..)?.iter().enumerate() {
-        match byte {
-            _ if escaped => escaped = false,
-            b'\\' => escaped = true,
-            b'"' => return Some(start + 1 + offset),
-            _ => {}
+    let mut at = start + 1;
+    loop {
+        // The next quote or backslash; an escape skips the byte after its backslash.
+        let found = at + memchr::memchr2(b'"', b'\\', json.get(at..)?)?;
+        match json.get(found)? {
+            b'"' => return Some(found),
+            _ => at = found + 2,
         }
     }
-    None
 }
 
 #[cfg(test)]
@@ -143,5 +142,18 @@ mod tests {
             Some(Oddity::WideInteger("-99999999999999999999".into()))
         );
         assert_eq!(oddity(br#"{"n":-9223372036854775808}"#), None);
+    }
+
+    #[test]
+    fn escapes_and_brackets_in_strings_do_not_count() {
+        assert_eq!(depth(br#"["a\\", ["b\"]]"]]"#), 2);
+        assert_eq!(depth(br#"{"k\\\\":{"\\\"":[[]]}}"#), 4);
+        assert_eq!(depth(br#"[[["#), 3);
+        assert_eq!(depth(br#""unclosed [["#), 0);
+        assert_eq!(string_end(br#""a\\""#, 0), Some(4));
+        assert_eq!(string_end(br#""a\"b""#, 0), Some(5));
+        assert_eq!(string_end(br#""a\"#, 0), None);
+        let deep = "[".repeat(300) + &"]".repeat(300);
+        assert_eq!(depth(deep.as_bytes()), 300);
     }
 }

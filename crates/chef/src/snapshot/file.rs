@@ -150,9 +150,14 @@ pub fn to_vec<T: Serialize>(snapshot: &Snapshot<T>) -> Result<Vec<u8>, SnapshotE
 /// read back).
 pub const MAX_NESTING: usize = 256;
 
-/// Reads JSON of any shape up to [`MAX_NESTING`] levels deep (checked first, in one pass,
-/// so the parse cannot run out of stack).
+/// Reads JSON of any shape up to [`MAX_NESTING`] levels deep. The usual read is serde_json's
+/// own (128 levels); only past that is the depth measured (one pass, so the parse cannot
+/// run out of stack) and the bytes read again without serde_json's limit.
 pub(crate) fn from_slice_deep<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
+    match serde_json::from_slice(bytes) {
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {}
+        read => return read,
+    }
     let depth = chef_ir::json_scan::depth(bytes);
     if depth > MAX_NESTING {
         return Err(serde_json::Error::custom(format!(
