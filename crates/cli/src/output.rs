@@ -247,22 +247,7 @@ fn standard_stream(_path: &Path) -> Option<StandardStream> {
 /// (`/dev/fd/N`, `/dev/stdout`, `/proc/<pid>/fd/N`): the file is already open, so a
 /// rename beside it would leave the descriptor on the old, unlinked copy.
 fn through_descriptor(path: &Path) -> io::Result<bool> {
-    let mut current = path.to_path_buf();
-    for _ in 0..MAX_LINKS {
-        if is_descriptor_path(&current) {
-            return Ok(true);
-        }
-        match std::fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&current)?;
-                current = parent_dir(&current).join(target);
-            }
-            _ => return Ok(false),
-        }
-    }
-    Err(io::Error::other(format!(
-        "more than {MAX_LINKS} symbolic links to follow"
-    )))
+    Ok(link_chain(path)?.iter().any(|p| is_descriptor_path(p)))
 }
 
 /// `/dev/fd/N`, `/dev/stdin|stdout|stderr`, `/proc/<anything>/fd/N`.
@@ -305,14 +290,23 @@ const MAX_LINKS: usize = 40;
 /// replaces the file the link points to and not the link. The file itself need not exist
 /// (a dangling link names the file to create); a loop of links is an error.
 fn follow_links(path: &Path) -> io::Result<std::path::PathBuf> {
-    let mut current = path.to_path_buf();
+    Ok(link_chain(path)?
+        .pop()
+        .unwrap_or_else(|| path.to_path_buf()))
+}
+
+/// `path` and every path its symbolic links lead to, in order, the last one not a link;
+/// a loop of links is an error.
+fn link_chain(path: &Path) -> io::Result<Vec<std::path::PathBuf>> {
+    let mut chain = vec![path.to_path_buf()];
     for _ in 0..MAX_LINKS {
+        let current = chain.last().cloned().unwrap_or_default();
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 let target = std::fs::read_link(&current)?;
-                current = parent_dir(&current).join(target);
+                chain.push(parent_dir(&current).join(target));
             }
-            _ => return Ok(current),
+            _ => return Ok(chain),
         }
     }
     Err(io::Error::other(format!(

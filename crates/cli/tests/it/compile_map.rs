@@ -540,6 +540,20 @@ fn unusable_flags_and_maps_are_refused_before_any_request() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `chef compile-map --out /dev/stdout` of `dir`'s tools.json against `server`.
+fn to_dev_stdout(dir: &std::path::Path, server: &Server) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_chef"));
+    command
+        .arg("compile-map")
+        .arg("--tools")
+        .arg(dir.join("tools.json"))
+        .args(["--out", "/dev/stdout", "--endpoint", &server.endpoint()])
+        .args(["--model", "scripted-1"])
+        .env_remove("CHEF_API_KEY")
+        .stdin(Stdio::null());
+    command
+}
+
 /// `--out /dev/stdout > map.json`: standard output is a regular file. The map is written
 /// once, whole, through stdout, and the summary goes to stderr. Before, the first atomic
 /// write replaced `map.json` (the shell's descriptor then wrote `{}` into an unlinked
@@ -554,14 +568,7 @@ fn out_to_dev_stdout_redirected_to_a_file_leaves_the_map_alone_in_it() {
     );
     let server = Server::start(&[]);
     let map_path = dir.path().join("map.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
-        .arg("compile-map")
-        .arg("--tools")
-        .arg(dir.path().join("tools.json"))
-        .args(["--out", "/dev/stdout", "--endpoint", &server.endpoint()])
-        .args(["--model", "scripted-1"])
-        .env_remove("CHEF_API_KEY")
-        .stdin(Stdio::null())
+    let out = to_dev_stdout(dir.path(), &server)
         .stdout(std::fs::File::create(&map_path).unwrap())
         .output()
         .unwrap();
@@ -590,16 +597,7 @@ fn a_device_out_an_unusable_catalogue_and_a_broken_key_are_handled_before_reques
         &tools_json(&["a_one", "b_two"]),
     );
     let server = Server::start(&[]);
-    let out = Command::new(env!("CARGO_BIN_EXE_chef"))
-        .arg("compile-map")
-        .arg("--tools")
-        .arg(dir.path().join("tools.json"))
-        .args(["--out", "/dev/stdout", "--endpoint", &server.endpoint()])
-        .args(["--model", "scripted-1"])
-        .env_remove("CHEF_API_KEY")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = to_dev_stdout(dir.path(), &server).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let mut lines = text.lines();

@@ -16,6 +16,21 @@ fn chat_request(user: &str) -> Value {
         "tools": chat_tools()})
 }
 
+/// A streamed Chat reply: a chunk with `choice`, then one ending with `finish`, then `[DONE]`.
+fn chat_stream(choice: Value, finish: &str) -> String {
+    let chunk = |choice: Value| {
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1,
+            "model": "gpt-test", "choices": [choice]})
+    };
+    sse(&[
+        ("", chunk(choice)),
+        (
+            "",
+            chunk(json!({"index": 0, "delta": {}, "finish_reason": finish})),
+        ),
+    ]) + "data: [DONE]\n\n"
+}
+
 fn order_args() -> Value {
     json!({"trackingNumber": "737U2663137"})
 }
@@ -182,22 +197,13 @@ async fn a_reply_cut_by_the_output_limit_reaches_the_client_as_cut() {
         "model": "gpt-test", "output": [{"type": "function_call", "id": "fc", "call_id": "x",
             "name": "get_diesel_price", "arguments": "{\"state\": \"O", "status": "incomplete"}],
         "usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}});
-    let streamed = sse(&[
-        (
-            "",
-            json!({"id": "c", "object": "chat.completion.chunk", "created": 1,
-            "model": "gpt-test", "choices": [{"index": 0, "delta": {"role": "assistant",
+    let streamed = chat_stream(
+        json!({"index": 0, "delta": {"role": "assistant",
             "tool_calls": [{"index": 0, "id": "x", "type": "function",
                 "function": {"name": "get_diesel_price", "arguments": "{\"sta"}}]},
-            "finish_reason": null}]}),
-        ),
-        (
-            "",
-            json!({"id": "c", "object": "chat.completion.chunk", "created": 1,
-            "model": "gpt-test", "choices": [{"index": 0, "delta": {},
-            "finish_reason": "length"}]}),
-        ),
-    ]) + "data: [DONE]\n\n";
+            "finish_reason": null}),
+        "length",
+    );
     let rig = Rig::start(
         "",
         vec![
@@ -261,21 +267,11 @@ async fn a_reply_cut_by_the_output_limit_reaches_the_client_as_cut() {
 async fn streamed_logprobs_reach_the_client() {
     let logprobs = json!({"content": [{"token": "Hi", "logprob": -0.1, "bytes": [72, 105],
         "top_logprobs": []}]});
-    let streamed = sse(&[
-        (
-            "",
-            json!({"id": "c", "object": "chat.completion.chunk", "created": 1,
-            "model": "gpt-test", "choices": [{"index": 0,
-            "delta": {"role": "assistant", "content": "Hi"}, "logprobs": logprobs,
-            "finish_reason": null}]}),
-        ),
-        (
-            "",
-            json!({"id": "c", "object": "chat.completion.chunk", "created": 1,
-            "model": "gpt-test", "choices": [{"index": 0, "delta": {},
-            "finish_reason": "stop"}]}),
-        ),
-    ]) + "data: [DONE]\n\n";
+    let streamed = chat_stream(
+        json!({"index": 0, "delta": {"role": "assistant", "content": "Hi"},
+            "logprobs": logprobs, "finish_reason": null}),
+        "stop",
+    );
     let rig = Rig::start("", vec![Reply::Sse(vec![streamed])]).await;
     let mut body = chat_request("hi");
     body["stream"] = json!(true);
@@ -325,20 +321,30 @@ async fn rate_limit_headers_reach_the_client() {
         ],
     )
     .await;
-    let response = rig
-        .openai("/v1/chat/completions", &chat_request("hi"))
-        .await;
-    assert_eq!(response.status(), 200);
-    let headers = response.headers();
-    assert_eq!(headers["x-ratelimit-remaining-requests"], "99");
-    assert_eq!(headers["x-request-id"], "req_1");
-    assert_eq!(headers["openai-processing-ms"], "12");
-    let response = rig
-        .openai("/v1/chat/completions", &chat_request("hi"))
-        .await;
-    assert_eq!(response.status(), 429);
-    let headers = response.headers();
-    assert_eq!(headers["x-ratelimit-remaining-tokens"], "0");
-    assert_eq!(headers["retry-after-ms"], "1500");
-    assert_eq!(headers["x-should-retry"], "true");
+    for (status, want) in [
+        (
+            200,
+            [
+                ("x-ratelimit-remaining-requests", "99"),
+                ("x-request-id", "req_1"),
+                ("openai-processing-ms", "12"),
+            ],
+        ),
+        (
+            429,
+            [
+                ("x-ratelimit-remaining-tokens", "0"),
+                ("retry-after-ms", "1500"),
+                ("x-should-retry", "true"),
+            ],
+        ),
+    ] {
+        let response = rig
+            .openai("/v1/chat/completions", &chat_request("hi"))
+            .await;
+        assert_eq!(response.status(), status);
+        for (name, value) in want {
+            assert_eq!(response.headers()[name], value, "{status} {name}");
+        }
+    }
 }
