@@ -91,4 +91,17 @@ pub enum SnapshotError {
         #[source]
         source: serde_json::Error,
     },
+    /// The session nests deeper than a snapshot may hold
+    /// ([`MAX_NESTING`](super::MAX_NESTING)): a load could not read it back, so nothing
+    /// was written.
+    #[error(
+        "the session nests {depth} levels deep, deeper than the {limit} a snapshot may hold; \
+         nothing was saved"
+    )]
+    TooDeep {
+        /// How deep the serialized session nests.
+        depth: usize,
+        /// [`MAX_NESTING`](super::MAX_NESTING).
+        limit: usize,
+    },
 }

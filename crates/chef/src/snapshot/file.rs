@@ -178,11 +178,9 @@ pub(crate) fn from_slice_deep<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, se
 pub(super) fn seal(bytes: &mut Vec<u8>) -> Result<(), SnapshotError> {
     let depth = chef_ir::json_scan::depth(bytes);
     if depth > MAX_NESTING {
-        return Err(SnapshotError::Serialize {
-            source: serde::ser::Error::custom(format!(
-                "the session nests {depth} levels deep, deeper than the {MAX_NESTING} a \
-                 snapshot may hold (a load could not read it back)"
-            )),
+        return Err(SnapshotError::TooDeep {
+            depth,
+            limit: MAX_NESTING,
         });
     }
     if bytes.pop() != Some(b'}') {

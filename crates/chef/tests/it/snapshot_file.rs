@@ -362,7 +362,16 @@ async fn a_session_holding_deeply_nested_arguments_loads_as_it_was_saved() {
     )]));
     let path = dir.path().join("too-deep.chef");
     let error = chef.save(&path, None).unwrap_err();
-    let reason = std::error::Error::source(&error).unwrap().to_string();
-    assert!(reason.contains("levels deep"), "{error}: {reason}");
+    assert!(
+        matches!(
+            error,
+            chef::ChefError::Snapshot(SnapshotError::TooDeep {
+                limit: snapshot::MAX_NESTING,
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("levels deep"), "{error}");
     assert!(!path.exists());
 }

@@ -453,7 +453,9 @@ fn advertise(
             }
             Mode::Search if def.name.as_str() == "q" => {
                 tool.description = Some(
-                    "Search the tools behind this server: s=<what you need> gives the best                      matches with their codes; c=<code or name> gives that tool's full name,                      description and parameters."
+                    "Search the tools behind this server: s=<what you need> gives the best \
+                     matches with their codes; c=<code or name> gives that tool's full name, \
+                     description and parameters."
                         .into(),
                 );
             }

@@ -663,6 +663,7 @@ fn the_instructions_and_qs_description_match_the_config() {
         let q = tools.iter().find(|t| t.name == "q").unwrap();
         let description = q.description.as_deref().unwrap_or_default();
         assert!(!description.contains("map"), "{description}");
+        assert!(!description.contains("  "), "{description}");
         assert!(description.contains("s=<what you need>"), "{description}");
     });
 }
