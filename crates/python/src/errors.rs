@@ -310,6 +310,10 @@ fn with_source_fields<'a>(
             S::NotASnapshot { origin } => {
                 fields.push(("origin", Value::from(origin.to_string())));
             }
+            S::TooDeep { depth, limit } => {
+                fields.push(("depth", Value::from(*depth)));
+                fields.push(("limit", Value::from(*limit)));
+            }
             _ => {}
         }
     }
