@@ -100,7 +100,8 @@ pub use crate::{
     stand_in::{COMPACTION_HEADER, PrefillWording, compaction_text, prefill_enforcement},
     target::Target,
     text_call::{
-        TEXT_CALL_ID_PREFIX, TextCall, TextCallBlock, find_text_calls, recover_text_calls,
+        TEXT_CALL_ID_PREFIX, TextCall, TextCallBlock, find_pythonic_calls, find_text_calls,
+        recover_pythonic_calls, recover_text_calls,
     },
     tool::{ToolAnnotations, ToolCall, ToolCallId, ToolDefinition, ToolName},
     wire_name::{CallIdRule, NameRule, WireNames},

@@ -449,6 +449,331 @@ fn bare_blocks(
     blocks
 }
 
+/// How deep a pythonic call's argument values may nest.
+const MAX_PYTHONIC_DEPTH: usize = 32;
+
+/// Calls written the Python way, `name(key=value, …)`, as some small models write them
+/// (Llama 3.2's "pythonic" tool calls): the whole text, whitespace aside, is one or more
+/// such calls (separated by commas or line breaks, optionally inside `[…]`, optionally in
+/// one fenced block), each named by a tool `is_tool` accepts. Values are Python or JSON
+/// literals: strings in single or double quotes, numbers, `True`/`False`/`None` (or
+/// `true`/`false`/`null`), lists and dicts of them. Anything else (positional arguments,
+/// a name that is no tool, prose around the calls, a key given twice, an expression)
+/// gives `None`: the text stays text.
+///
+/// ```
+/// use chef_ir::find_pythonic_calls;
+/// use serde_json::json;
+///
+/// let is_tool = |name: &str| name == "find_tools";
+/// let calls = find_pythonic_calls("find_tools(query='schedule a meeting', limit=1)", &is_tool).unwrap();
+/// assert_eq!(calls[0].name, "find_tools");
+/// assert_eq!(calls[0].arguments, json!({"query": "schedule a meeting", "limit": 1}));
+/// assert!(find_pythonic_calls("Call find_tools(query='x') first.", &is_tool).is_none());
+/// assert!(find_pythonic_calls("print(x='y')", &is_tool).is_none());
+/// ```
+pub fn find_pythonic_calls(text: &str, is_tool: &dyn Fn(&str) -> bool) -> Option<Vec<TextCall>> {
+    let text = text.trim();
+    let text = match text.strip_prefix(FENCE).and_then(|t| t.strip_suffix(FENCE)) {
+        Some(body) => {
+            let (info, content) = body.split_once('\n')?;
+            if !matches!(
+                info.trim().to_ascii_lowercase().as_str(),
+                "" | "python" | "py" | "tool_call"
+            ) {
+                return None;
+            }
+            content
+        }
+        None => text,
+    };
+    let mut p = Pythonic {
+        s: text.as_bytes(),
+        i: 0,
+    };
+    p.ws();
+    let bracketed = p.eat(b'[');
+    let mut calls = Vec::new();
+    loop {
+        p.ws();
+        let call = p.call()?;
+        if !is_tool(&call.name) {
+            return None;
+        }
+        calls.push(call);
+        p.ws();
+        if p.eat(b',') {
+            p.ws();
+            if bracketed && p.peek() == Some(b']') {
+                break;
+            }
+            continue;
+        }
+        if p.at_end() || (bracketed && p.peek() == Some(b']')) {
+            break;
+        }
+        // A line break (already skipped as whitespace) separates calls too.
+        if p.peek()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        {
+            continue;
+        }
+        return None;
+    }
+    if bracketed && !p.eat(b']') {
+        return None;
+    }
+    p.ws();
+    p.at_end().then_some(calls)
+}
+
+/// A cursor over the text of pythonic calls.
+struct Pythonic<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Pythonic<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn at_end(&self) -> bool {
+        self.i >= self.s.len()
+    }
+
+    fn eat(&mut self, byte: u8) -> bool {
+        let hit = self.peek() == Some(byte);
+        if hit {
+            self.i += 1;
+        }
+        hit
+    }
+
+    fn ws(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_whitespace()) {
+            self.i += 1;
+        }
+    }
+
+    /// A name: a letter or `_`, then letters, digits, `_`, `.` and `-`.
+    fn ident(&mut self) -> Option<String> {
+        let start = self.i;
+        if !self
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        {
+            return None;
+        }
+        while self
+            .peek()
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        {
+            self.i += 1;
+        }
+        std::str::from_utf8(self.s.get(start..self.i)?)
+            .ok()
+            .map(str::to_owned)
+    }
+
+    /// `name(key=value, …)`.
+    fn call(&mut self) -> Option<TextCall> {
+        let name = self.ident()?;
+        self.ws();
+        if !self.eat(b'(') {
+            return None;
+        }
+        let mut arguments = Map::new();
+        loop {
+            self.ws();
+            if self.eat(b')') {
+                break;
+            }
+            let key = self.ident()?;
+            self.ws();
+            if !self.eat(b'=') {
+                return None;
+            }
+            self.ws();
+            let value = self.value(0)?;
+            if arguments.insert(key, value).is_some() {
+                return None;
+            }
+            self.ws();
+            if self.eat(b',') {
+                continue;
+            }
+            self.ws();
+            if self.eat(b')') {
+                break;
+            }
+            return None;
+        }
+        Some(TextCall {
+            name,
+            arguments: Value::Object(arguments),
+        })
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Value> {
+        if depth > MAX_PYTHONIC_DEPTH {
+            return None;
+        }
+        match self.peek()? {
+            b'"' | b'\'' => self.string().map(Value::String),
+            b'[' => {
+                self.i += 1;
+                let mut items = Vec::new();
+                loop {
+                    self.ws();
+                    if self.eat(b']') {
+                        return Some(Value::Array(items));
+                    }
+                    items.push(self.value(depth + 1)?);
+                    self.ws();
+                    if !self.eat(b',') {
+                        self.ws();
+                        return self.eat(b']').then_some(Value::Array(items));
+                    }
+                }
+            }
+            b'{' => {
+                self.i += 1;
+                let mut map = Map::new();
+                loop {
+                    self.ws();
+                    if self.eat(b'}') {
+                        return Some(Value::Object(map));
+                    }
+                    let key = self.string()?;
+                    self.ws();
+                    if !self.eat(b':') {
+                        return None;
+                    }
+                    self.ws();
+                    let value = self.value(depth + 1)?;
+                    if map.insert(key, value).is_some() {
+                        return None;
+                    }
+                    self.ws();
+                    if !self.eat(b',') {
+                        self.ws();
+                        return self.eat(b'}').then_some(Value::Object(map));
+                    }
+                }
+            }
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => match self.ident()?.as_str() {
+                "True" | "true" => Some(Value::Bool(true)),
+                "False" | "false" => Some(Value::Bool(false)),
+                "None" | "null" => Some(Value::Null),
+                _ => None,
+            },
+        }
+    }
+
+    fn number(&mut self) -> Option<Value> {
+        let start = self.i;
+        while self
+            .peek()
+            .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'))
+        {
+            self.i += 1;
+        }
+        let token = std::str::from_utf8(self.s.get(start..self.i)?).ok()?;
+        serde_json::from_str::<Value>(token)
+            .ok()
+            .filter(Value::is_number)
+    }
+
+    /// A string in single or double quotes; `\n`, `\t`, `\\`, the quotes and `\uXXXX`
+    /// escapes are read, any other escape is the character itself.
+    fn string(&mut self) -> Option<String> {
+        let quote = self.peek()?;
+        if !matches!(quote, b'"' | b'\'') {
+            return None;
+        }
+        self.i += 1;
+        let mut out = Vec::new();
+        loop {
+            let byte = self.peek()?;
+            self.i += 1;
+            match byte {
+                b if b == quote => break,
+                b'\\' => {
+                    let escaped = self.peek()?;
+                    self.i += 1;
+                    match escaped {
+                        b'n' => out.push(b'\n'),
+                        b't' => out.push(b'\t'),
+                        b'r' => out.push(b'\r'),
+                        b'u' => {
+                            let hex = std::str::from_utf8(self.s.get(self.i..self.i + 4)?).ok()?;
+                            let c = char::from_u32(u32::from_str_radix(hex, 16).ok()?)?;
+                            self.i += 4;
+                            let mut buf = [0; 4];
+                            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                        }
+                        other => out.push(other),
+                    }
+                }
+                b'\n' => return None,
+                other => out.push(other),
+            }
+        }
+        String::from_utf8(out).ok()
+    }
+}
+
+/// [`recover_text_calls`] for calls written the Python way ([`find_pythonic_calls`]): an
+/// assistant `message` without tool calls whose only text block is such calls, each
+/// named by a tool `is_tool` accepts, gets them as [`Content::ToolCall`]s (ids
+/// `text-call-N`, as [`recover_text_calls`] gives them) in place of that text. Returns
+/// how many; 0 leaves the message as it was.
+pub fn recover_pythonic_calls(
+    message: &mut Message,
+    is_tool: &dyn Fn(&str) -> bool,
+    history: &[Message],
+) -> usize {
+    if message.role != Role::Assistant || message.tool_calls().next().is_some() {
+        return 0;
+    }
+    let texts: Vec<usize> = message
+        .content
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c, Content::Text { .. }))
+        .map(|(i, _)| i)
+        .collect();
+    let [at] = texts.as_slice() else {
+        return 0;
+    };
+    let Some(Content::Text {
+        text,
+        thought_signature: None,
+    }) = message.content.get(*at)
+    else {
+        return 0;
+    };
+    let Some(calls) = find_pythonic_calls(text, is_tool) else {
+        return 0;
+    };
+    let mut ids = Ids::new(history.iter().chain(std::iter::once(&*message)));
+    let count = calls.len();
+    let replacement: Vec<Content> = calls
+        .into_iter()
+        .map(|call| {
+            Content::ToolCall(ToolCall::new(
+                ids.next(),
+                ToolName::from(call.name),
+                call.arguments,
+            ))
+        })
+        .collect();
+    message.content.splice(*at..=*at, replacement);
+    count
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -695,5 +1020,65 @@ mod tests {
             assert_eq!(recover_text_calls(&mut copy, &WireNames::default(), &[]), 0);
             assert_eq!(copy, message);
         }
+    }
+
+    #[test]
+    fn pythonic_calls_are_read_only_when_they_are_the_whole_text() {
+        use serde_json::json;
+        let tools = ["find_tools", "get_weather", "send.email"];
+        let is_tool = |name: &str| tools.contains(&name);
+        let one = |text: &str| find_pythonic_calls(text, &is_tool);
+        let calls =
+            one("[get_weather(city=\"Oslo\", units='metric', days=3, hourly=True, at=None)]")
+                .unwrap();
+        assert_eq!(
+            calls[0].arguments,
+            json!({"city": "Oslo", "units": "metric", "days": 3, "hourly": true, "at": null})
+        );
+        let calls =
+            one("get_weather(city='Oslo'),\nfind_tools(query=\"it's raining\\n\")").unwrap();
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[1].arguments, json!({"query": "it's raining\n"}));
+        let calls = one("get_weather(city='Oslo')\nget_weather(city='Rome')").unwrap();
+        assert_eq!(calls.len(), 2);
+        let calls =
+            one("```python\nsend.email(to=['a@b.c', 'd@e.f'], meta={'k': [1, -2.5e3]})\n```")
+                .unwrap();
+        assert_eq!(
+            calls[0].arguments,
+            json!({"to": ["a@b.c", "d@e.f"], "meta": {"k": [1, -2500.0]}})
+        );
+        assert_eq!(one("get_weather()").unwrap()[0].arguments, json!({}));
+        assert_eq!(
+            one("get_weather(city='\\u00e9')").unwrap()[0].arguments,
+            json!({"city": "é"})
+        );
+        for text in [
+            "print(x='y')",                           // not a tool
+            "Calling get_weather(city='Oslo') now.",  // prose around it
+            "get_weather('Oslo')",                    // positional
+            "get_weather(city='Oslo', city='Rome')",  // a key twice
+            "get_weather(city=os.environ)",           // an expression
+            "get_weather(city='Oslo'",                // unclosed
+            "[get_weather(city='Oslo')",              // unclosed list
+            "```bash\nget_weather(city='Oslo')\n```", // another language
+            "get_weather(city='a\nb')",               // a raw line break in a string
+            "",
+        ] {
+            assert!(one(text).is_none(), "{text:?}");
+        }
+        let deep = format!("get_weather(x={}{})", "[".repeat(40), "]".repeat(40));
+        assert!(one(&deep).is_none());
+
+        let mut reply = Message::assistant("find_tools(query='schedule a meeting', limit=1)");
+        assert_eq!(recover_pythonic_calls(&mut reply, &is_tool, &[]), 1);
+        let call = reply.tool_calls().next().unwrap();
+        assert_eq!(
+            (call.id.as_str(), call.name.as_str()),
+            ("text-call-0", "find_tools")
+        );
+        assert_eq!(reply.content.len(), 1);
+        let mut prose = Message::assistant("I would call find_tools(query='x').");
+        assert_eq!(recover_pythonic_calls(&mut prose, &is_tool, &[]), 0);
     }
 }

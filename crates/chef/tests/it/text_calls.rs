@@ -242,3 +242,49 @@ fn a_constrained_reply_is_recovered_and_routed() {
         ("batch_geocode", json!({"addresses": ["1 Main St"]}))
     );
 }
+
+/// Calls written the Python way (Llama 3.2's pythonic calls, or a small model's
+/// `find_tools(query=…)`; session 41's unconstrained pilot ended a task on one) are
+/// recovered when the whole reply is such calls of tools the request offered; prose that
+/// mentions a call, or a name the request did not offer, stays text.
+#[test]
+fn pythonic_calls_of_offered_tools_are_recovered() {
+    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
+        chef::PrunePolicy::Discover {
+            top_k: 5,
+            always_keep: Vec::new(),
+        },
+    ));
+    chef.register_tools(real_tools()).unwrap();
+    chef.push(Message::user("What is the diesel price in Ohio this week?"));
+    let mut reply = parse(
+        &mut chef,
+        "find_tools(query=\"schedule an order\", limit=2)",
+    );
+    assert_eq!(chef.recover_text_calls(&mut reply), 1);
+    let call = reply.tool_calls().next().cloned().unwrap();
+    assert_eq!(call.name.as_str(), "find_tools");
+    chef.push(reply);
+    assert!(matches!(chef.route(&call), Routed::Lookup { .. }));
+
+    let mut reply = parse(&mut chef, "[get_diesel_price()]");
+    assert_eq!(chef.recover_text_calls(&mut reply), 1);
+    let call = reply.tool_calls().next().cloned().unwrap();
+    chef.push(reply);
+    let Routed::Call(routed) = chef.route(&call) else {
+        panic!("{call:?}");
+    };
+    assert_eq!(routed.name.as_str(), "get_diesel_price");
+
+    for text in [
+        "You could call get_diesel_price() for that.",
+        "print(value='x')",
+    ] {
+        let mut reply = parse(&mut chef, text);
+        assert_eq!(chef.recover_text_calls(&mut reply), 0, "{text}");
+        assert!(
+            matches!(&reply.content[..], [Content::Text { .. }]),
+            "{text}"
+        );
+    }
+}

@@ -966,7 +966,8 @@ pub(crate) struct EvalArgs {
     #[arg(long, value_name = "NAME")]
     pub(crate) split: Option<String>,
     /// Turn tool calls the model wrote as text (fenced JSON, a bare JSON object,
-    /// `<tool_call>` tags) into tool calls before routing them.
+    /// `<tool_call>` tags, or a whole reply of `name(key=value)` calls of offered tools)
+    /// into tool calls before routing them.
     #[arg(long)]
     pub(crate) recover_text_calls: bool,
     /// Send a JSON-schema `response_format` that constrains the reply to one call of the

@@ -260,8 +260,32 @@ impl Chef {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn recover_text_calls(&self, reply: &mut chef_ir::Message) -> usize {
-        let recovered =
+        let mut recovered =
             chef_ir::recover_text_calls(reply, &chef_ir::WireNames::default(), self.history());
+        // Calls written the Python way (`find_tools(query="…")`, Llama 3.2's pythonic
+        // calls): only when the whole text is such calls of tools the request offered.
+        if recovered == 0
+            && let Ok(tools) = self.routing_tools()
+        {
+            let offered = |name: &str| {
+                let on_wire = |name: &str| {
+                    let loaded = tools.loaded.iter().flat_map(|l| l.tools().iter());
+                    tools
+                        .stable
+                        .tools()
+                        .iter()
+                        .chain(loaded)
+                        .chain(&tools.owned)
+                        .any(|t| t.name.as_str() == name)
+                        || (tools.discovery && name == owned::FIND_TOOLS)
+                };
+                on_wire(name)
+                    || self
+                        .real_name_of_wire(name, &tools)
+                        .is_ok_and(|real| on_wire(&real))
+            };
+            recovered = chef_ir::recover_pythonic_calls(reply, &offered, self.history());
+        }
         if recovered > 0
             && !self.routing.names.is_identity()
             && let Ok(tools) = self.routing_tools()
