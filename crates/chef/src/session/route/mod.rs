@@ -282,7 +282,7 @@ impl Chef {
                 on_wire(name)
                     || self
                         .real_name_of_wire(name, &tools)
-                        .is_ok_and(|real| on_wire(&real))
+                        .is_ok_and(|real| on_wire(real))
             };
             recovered = chef_ir::recover_pythonic_calls(reply, &offered, self.history());
         }
