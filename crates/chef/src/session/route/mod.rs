@@ -279,10 +279,7 @@ impl Chef {
                         .any(|t| t.name.as_str() == name)
                         || (tools.discovery && name == owned::FIND_TOOLS)
                 };
-                on_wire(name)
-                    || self
-                        .real_name_of_wire(name, &tools)
-                        .is_ok_and(|real| on_wire(real))
+                on_wire(name) || self.real_name_of_wire(name, &tools).is_ok_and(on_wire)
             };
             recovered = chef_ir::recover_pythonic_calls(reply, &offered, self.history());
         }
