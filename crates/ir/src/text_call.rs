@@ -76,7 +76,9 @@ const FENCE: &str = "```";
 ///
 /// JSON that is not a call object (no `name`, a name that is not a string, arguments that
 /// are neither an object nor a string holding one), JSON that does not parse (comments,
-/// trailing commas, a cut-off object), fences in any other language (a Python example that
+/// trailing commas, a cut-off object; but a placeholder left where a value goes,
+/// `"distance": <distance>`, is read as the string `"<distance>"`, so the call routes and
+/// its validation tells the model what value it must give), fences in any other language (a Python example that
 /// builds a dict is left alone: only `<tool_call>` tags inside it are still recognised), and call-like JSON nested
 /// inside other JSON. None of it is an error: it stays text, unchanged. The bare-object
 /// scan tries at most 256 positions of one text (each try may read to its end), so a long
@@ -291,8 +293,14 @@ fn calls_of(value: &Value, shape: Shape) -> Option<Vec<TextCall>> {
 }
 
 /// The calls in `content` when all of it (whitespace aside) is one or more JSON values,
-/// each a call or an array of calls.
+/// each a call or an array of calls; placeholders the model left for values it did not
+/// have (`"distance": <distance>`) are read as strings ([`quote_placeholders`]).
 fn calls_in(content: &str, shape: Shape) -> Option<Vec<TextCall>> {
+    calls_in_exact(content, shape)
+        .or_else(|| quote_placeholders(content).and_then(|quoted| calls_in_exact(&quoted, shape)))
+}
+
+fn calls_in_exact(content: &str, shape: Shape) -> Option<Vec<TextCall>> {
     let mut stream = serde_json::Deserializer::from_str(content).into_iter::<Value>();
     let mut calls = Vec::new();
     for value in stream.by_ref() {
@@ -300,6 +308,114 @@ fn calls_in(content: &str, shape: Shape) -> Option<Vec<TextCall>> {
     }
     let rest = content.get(stream.byte_offset()..)?;
     (!calls.is_empty() && rest.trim().is_empty()).then_some(calls)
+}
+
+/// The longest a placeholder may be, `<` and `>` included.
+const MAX_PLACEHOLDER_BYTES: usize = 80;
+
+/// `json` with each placeholder the model wrote where a value goes (`<distance>`, `<the
+/// order id>`: after `:`, `[` or `,`, outside strings, with no quote, bracket, comma,
+/// colon or line break inside) written as a JSON string (`"<distance>"`), so the call
+/// parses and its validation tells the model the value it must give. `None` when there
+/// is none.
+fn quote_placeholders(json: &str) -> Option<String> {
+    let bytes = json.as_bytes();
+    let mut out = String::with_capacity(json.len() + 8);
+    let (mut i, mut copied, mut quoted) = (0, 0, false);
+    let mut last = b'{';
+    while let Some(&byte) = bytes.get(i) {
+        match byte {
+            b'"' => {
+                i = crate::json_scan::string_end(bytes, i)? + 1;
+                last = b'"';
+                continue;
+            }
+            b'<' if matches!(last, b':' | b'[' | b',') => {
+                let rest = bytes.get(i..)?;
+                let end = rest
+                    .iter()
+                    .take(MAX_PLACEHOLDER_BYTES)
+                    .position(|&b| b == b'>')
+                    .filter(|&end| {
+                        end > 1
+                            && !rest.get(1..end).is_some_and(|inner| {
+                                inner.iter().any(|b| {
+                                    matches!(
+                                        b,
+                                        b'"' | b'{'
+                                            | b'}'
+                                            | b'['
+                                            | b']'
+                                            | b','
+                                            | b':'
+                                            | b'\n'
+                                            | b'<'
+                                    )
+                                })
+                            })
+                    });
+                if let Some(end) = end {
+                    out.push_str(json.get(copied..i)?);
+                    out.push_str(&serde_json::to_string(json.get(i..=i + end)?).ok()?);
+                    i += end + 1;
+                    copied = i;
+                    quoted = true;
+                    last = b'"';
+                    continue;
+                }
+            }
+            b if b.is_ascii_whitespace() => {
+                i += 1;
+                continue;
+            }
+            _ => {}
+        }
+        last = byte;
+        i += 1;
+    }
+    if !quoted {
+        return None;
+    }
+    out.push_str(json.get(copied..)?);
+    Some(out)
+}
+
+/// [`value_at`], or, when the JSON there does not parse, the object or array that starts
+/// `text` read with its placeholders quoted ([`quote_placeholders`]); the offset is the
+/// original text's.
+fn value_at_lenient(text: &str) -> Option<(Value, usize)> {
+    if let Some(found) = value_at(text) {
+        return Some(found);
+    }
+    let end = container_end(text.as_bytes())?;
+    let quoted = quote_placeholders(text.get(..end)?)?;
+    let value = serde_json::from_str::<Value>(&quoted).ok()?;
+    Some((value, end))
+}
+
+/// The byte offset just past the `{…}` or `[…]` that `json` starts with (strings skipped),
+/// `None` when it does not start with one or never closes.
+fn container_end(json: &[u8]) -> Option<usize> {
+    if !matches!(json.first(), Some(b'{' | b'[')) {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&byte) = json.get(i) {
+        match byte {
+            b'"' => i = crate::json_scan::string_end(json, i)?,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// One JSON value at the start of `text` (after whitespace), and the byte offset after it.
@@ -431,7 +547,7 @@ fn bare_blocks(
             .filter(|&s| s > start)
             .min()
             .unwrap_or(text.len());
-        match text.get(start..limit).and_then(value_at) {
+        match text.get(start..limit).and_then(value_at_lenient) {
             Some((value, used)) => {
                 let end = start + used;
                 if let Some(calls) = calls_of(&value, Shape::Strict) {
@@ -1080,5 +1196,44 @@ mod tests {
         assert_eq!(reply.content.len(), 1);
         let mut prose = Message::assistant("I would call find_tools(query='x').");
         assert_eq!(recover_pythonic_calls(&mut prose, &is_tool, &[]), 0);
+    }
+
+    #[test]
+    fn a_placeholder_left_for_a_value_is_read_as_a_string() {
+        use serde_json::json;
+        let bare = r#"{"name": "calculate_pace", "arguments": {"distance": <distance>, "time": <time in minutes>}}"#;
+        let found = find_text_calls(bare);
+        assert_eq!(found.len(), 1, "{bare}");
+        assert_eq!(found[0].span, 0..bare.len());
+        assert_eq!(
+            found[0].calls[0].arguments,
+            json!({"distance": "<distance>", "time": "<time in minutes>"})
+        );
+        let fenced = "```json\n{\"name\": \"f\", \"arguments\": {\"ids\": [<id1>, <id2>]}}\n```";
+        assert_eq!(
+            find_text_calls(fenced)[0].calls[0].arguments,
+            json!({"ids": ["<id1>", "<id2>"]})
+        );
+        let tagged = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"x\": <x>}}\n</tool_call>";
+        assert_eq!(
+            find_text_calls(tagged)[0].calls[0].arguments,
+            json!({"x": "<x>"})
+        );
+        // A `<` that is not in a value's place, or one inside a string, is left alone.
+        for text in [
+            r#"{"name": "f", "arguments": {"a": 1 < 2}}"#,
+            r#"{"name": "f", "arguments": {<key>: 1}}"#,
+            r#"{"name": "f", "arguments": {"a": <not, one>}}"#,
+        ] {
+            assert!(find_text_calls(text).is_empty(), "{text}");
+        }
+        let html = r#"{"name": "f", "arguments": {"html": "<b>"}}"#;
+        assert_eq!(
+            find_text_calls(html)[0].calls[0].arguments,
+            json!({"html": "<b>"})
+        );
+        assert_eq!(quote_placeholders(r#"{"a": "<x>"}"#), None);
+        assert_eq!(container_end(br#"{"a": "}", "b": [1]} tail"#), Some(20));
+        assert_eq!(container_end(b"{\"a\": 1"), None);
     }
 }
