@@ -42,8 +42,20 @@ impl Relay for Anthropic {
             })
     }
 
-    fn any_tool(&self) -> Value {
-        json!({"type": "any"})
+    /// `{"type": "any"}`, with the choice's other members (`disable_parallel_tool_use`).
+    fn any_tool(&self, given: &Value) -> Value {
+        let mut any = Map::new();
+        any.insert("type".to_owned(), Value::from("any"));
+        for (key, value) in given.as_object().into_iter().flatten() {
+            if !matches!(key.as_str(), "type" | "name") {
+                any.insert(key.clone(), value.clone());
+            }
+        }
+        Value::Object(any)
+    }
+
+    fn auto_tool(&self) -> Value {
+        json!({"type": "auto"})
     }
 
     /// `stop_reason: "max_tokens"` (or the context window): the reply was cut short.

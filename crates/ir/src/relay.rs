@@ -69,8 +69,13 @@ pub trait Relay: Send + Sync {
     /// one by name.
     fn forced_tool<'v>(&self, choice: &'v mut Value) -> Option<&'v mut Value>;
 
-    /// A `tool_choice` value that forces some tool, whichever the model picks.
-    fn any_tool(&self) -> Value;
+    /// A `tool_choice` value that forces some tool, whichever the model picks, in place of
+    /// `given`, a choice that named one tool: what `given` says besides which tool (a
+    /// parallel-calls flag) is kept.
+    fn any_tool(&self, given: &Value) -> Value;
+
+    /// A `tool_choice` value that leaves the model free to call a tool or not.
+    fn auto_tool(&self) -> Value;
 
     /// Asks, in the members sent upstream, for usage at the end of a stream (where the
     /// API sends it only when asked). Nothing by default.

@@ -580,7 +580,7 @@ async fn whole(
             gateway.metrics.round(t0.elapsed());
             return Ok(out);
         }
-        let ids = upstream::reply_headers(&response);
+        let kept = upstream::reply_headers(&response);
         let bytes = upstream::read_body(gateway, api, response).await;
         clock.upstream += t0.elapsed();
         gateway.metrics.round(t0.elapsed());
@@ -596,9 +596,9 @@ async fn whole(
             tracing::debug!(api = api.name(), round, "final round");
             api.relay().carry_earlier(&mut raw, &earlier);
             reply::rewrite(api, &mut raw, &decisions, usage.as_ref());
-            // The request ids of the round whose reply the client gets.
+            // The request ids and rate limits of the round whose reply the client gets.
             let out = json_response(StatusCode::OK, &prepared.echo.reply(&raw));
-            return Ok(upstream::with_reply_headers(out, ids));
+            return Ok(upstream::with_reply_headers(out, kept));
         }
         earlier.push(raw);
         prepared.chef.push(message);
@@ -633,13 +633,16 @@ pub(crate) async fn decide_round(
     last_round: bool,
     cut: bool,
 ) -> Vec<(chef_ir::ToolCallId, session::Decision)> {
-    let chef = &mut prepared.chef;
-    let mut decisions = route_all(chef, message);
+    let mut decisions = route_all(&mut prepared.chef, message);
     if cut {
         session::leave_out_unfinished(&mut decisions);
     } else {
-        session::keep_to_forced(chef, prepared.forced.as_deref(), &mut decisions);
-        session::answer_owned(chef, &mut decisions).await;
+        session::keep_to_forced(
+            &prepared.chef,
+            prepared.forced_client_tool(),
+            &mut decisions,
+        );
+        session::answer_owned(&mut prepared.chef, &mut decisions).await;
         session::defer_mixed(&mut decisions, last_round);
     }
     for (_, decision) in &decisions {

@@ -50,14 +50,8 @@ pub struct Prepared {
     pristine: Option<Chef>,
     /// Which of the gateway's pools it may go back to (its policy's).
     pub(crate) pool: usize,
-    /// The client's tool, when its `tool_choice` forces one of its tools by name (the real
-    /// name): kept on the wire under pruning, and a call of another tool is answered
-    /// "call this one" (at levels 2–3 the upstream can only be told "some tool").
-    pub forced: Option<String>,
-    /// chef's own tool (`find_tools`, a memory tool), when `tool_choice` forces that: it
-    /// must be on the wire, and only the first round is forced (it is answered inside, so
-    /// forcing it again would ask for it for ever).
-    forced_own: Option<String>,
+    /// The tool the client's `tool_choice` forces by name, if any.
+    forced: Option<Forced>,
     /// Upstream rounds compiled so far.
     rounds: u32,
 }
@@ -701,8 +695,7 @@ pub fn build(
         per_task,
         pristine,
         pool: 0,
-        forced: forced.clone().filter(|f| !f.own).map(|f| f.name),
-        forced_own: forced.filter(|f| f.own).map(|f| f.name),
+        forced,
         rounds: 0,
     })
 }
@@ -710,9 +703,32 @@ pub fn build(
 /// The tool a `tool_choice` forces by name.
 #[derive(Debug, Clone)]
 struct Forced {
+    /// Its real name.
     name: String,
-    /// chef's own (`find_tools`, memory), not the client's.
+    /// chef's own (`find_tools`, a memory tool), not the client's: it must be on the wire,
+    /// and only the first round is forced (it is answered inside, so forcing it again
+    /// would ask for it for ever). A client's tool is kept on the wire under pruning, and
+    /// a call of another tool is answered "call this one" (at levels 2–3 the upstream can
+    /// only be told "some tool").
     own: bool,
+}
+
+impl Prepared {
+    /// The client's tool its `tool_choice` forces by name, if any (not chef's own).
+    pub fn forced_client_tool(&self) -> Option<&str> {
+        self.forced
+            .as_ref()
+            .filter(|f| !f.own)
+            .map(|f| f.name.as_str())
+    }
+
+    /// chef's own tool the `tool_choice` forces, if any.
+    fn forced_own_tool(&self) -> Option<&str> {
+        self.forced
+            .as_ref()
+            .filter(|f| f.own)
+            .map(|f| f.name.as_str())
+    }
 }
 
 /// The tool a `tool_choice` forces by name, if any. Refused: OpenAI's `allowed_tools`; a
@@ -876,7 +892,7 @@ pub fn compile_round(
     };
     // A forced tool the ranking left out is kept beside the ranked ones (only then: a
     // forced tool already ranked changes nothing on the wire).
-    if let Some(name) = prepared.forced.clone()
+    if let Some(name) = prepared.forced_client_tool().map(str::to_owned)
         && !on_wire(&payload, &name)
     {
         let mut policy = prepared.chef.tools().prune_policy().clone();
@@ -893,7 +909,7 @@ pub fn compile_round(
         }
     }
     // chef's own tool, forced: it must be offered in this setting.
-    if let Some(own) = &prepared.forced_own
+    if let Some(own) = prepared.forced_own_tool()
         && prepared.rounds == 1
         && !on_wire(&payload, own)
     {
@@ -906,14 +922,11 @@ pub fn compile_round(
         ));
     }
     let mut extras = std::borrow::Cow::Borrowed(&prepared.extras);
-    if prepared.forced_own.is_some() && prepared.rounds > 1 {
+    if prepared.forced_own_tool().is_some() && prepared.rounds > 1 {
         // Answered inside at the first round: forcing it again would loop.
         let mut relaxed = prepared.extras.clone();
         if let Some(choice) = api.relay().tool_choice(&mut relaxed) {
-            *choice = Value::from("auto");
-            if api == Api::Messages {
-                *choice = serde_json::json!({"type": "auto"});
-            }
+            *choice = api.relay().auto_tool();
         }
         extras = std::borrow::Cow::Owned(relaxed);
     }
@@ -960,15 +973,7 @@ pub fn upstream_body(
         if wire_tools.iter().any(|t| t.as_str() == name) {
             *slot = Value::from(payload_names.to_wire(&name));
         } else {
-            let mut any = relay.any_tool();
-            if let (Some(any), Some(given)) = (any.as_object_mut(), choice.as_object()) {
-                for (key, value) in given {
-                    if !matches!(key.as_str(), "type" | "name" | "function") {
-                        any.insert(key.clone(), value.clone());
-                    }
-                }
-            }
-            *choice = any;
+            *choice = relay.any_tool(choice);
         }
     }
     if force_stream_usage {

@@ -68,8 +68,8 @@ pub(crate) async fn run(
         gateway.metrics.round(t0.elapsed());
         return Err(whole_json_error(api));
     }
-    // The headers go out now: the first round's request ids.
-    let ids = upstream::reply_headers(&first);
+    // The headers go out now: the first round's request ids and rate limits.
+    let kept = upstream::reply_headers(&first);
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let waited = t0.elapsed();
     let client = api
@@ -120,7 +120,7 @@ pub(crate) async fn run(
     response
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    Ok(upstream::with_reply_headers(response, ids))
+    Ok(upstream::with_reply_headers(response, kept))
 }
 
 /// Whether an upstream answered a streamed request with whole JSON (`application/json`).

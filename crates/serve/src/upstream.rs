@@ -60,19 +60,16 @@ pub(crate) fn reply_headers(response: &reqwest::Response) -> Vec<(HeaderName, He
             let name = name.as_str();
             REPLY_HEADERS.contains(&name) || RATE_LIMIT_PREFIXES.iter().any(|p| name.starts_with(p))
         })
-        .filter_map(|(name, value)| {
-            let name = HeaderName::from_bytes(name.as_str().as_bytes()).ok()?;
-            Some((name, value.clone()))
-        })
+        .map(|(name, value)| (name.clone(), value.clone()))
         .collect()
 }
 
-/// `out` with `ids` (from [`reply_headers`]) among its headers.
+/// `out` with `headers` (from [`reply_headers`]) among its headers.
 pub(crate) fn with_reply_headers(
     mut out: Response,
-    ids: Vec<(HeaderName, HeaderValue)>,
+    headers: Vec<(HeaderName, HeaderValue)>,
 ) -> Response {
-    for (name, value) in ids {
+    for (name, value) in headers {
         out.headers_mut().append(name, value);
     }
     out
@@ -221,7 +218,7 @@ pub(crate) async fn error_response(
     let status =
         StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
     let retry_after = response.headers().get("retry-after").cloned();
-    let ids = reply_headers(&response);
+    let kept = reply_headers(&response);
     let body = read_body(gateway, api, response).await.unwrap_or_default();
     let mut out = match serde_json::from_slice::<Value>(&body) {
         Ok(value) if api.relay().is_error_body(&value) => json_response(status, &value),
@@ -238,7 +235,7 @@ pub(crate) async fn error_response(
     if let Some(value) = retry_after {
         out.headers_mut().insert(header::RETRY_AFTER, value);
     }
-    with_reply_headers(out, ids)
+    with_reply_headers(out, kept)
 }
 
 /// An HTTP status as a message says it: `429 Too Many Requests`, or the number alone for

@@ -61,8 +61,13 @@ impl Relay for Chat {
             == Some("length")
     }
 
-    fn any_tool(&self) -> Value {
+    /// `"required"` (the parallel-calls flag is a request member of its own).
+    fn any_tool(&self, _given: &Value) -> Value {
         Value::from("required")
+    }
+
+    fn auto_tool(&self) -> Value {
+        Value::from("auto")
     }
 
     fn ask_stream_usage(&self, extras: &mut Map<String, Value>) {
@@ -570,7 +575,7 @@ mod tests {
         let mut choice = json!({"type": "function", "function": {"name": "files.read"}});
         *Chat.forced_tool(&mut choice).unwrap() = json!("files_read");
         assert_eq!(choice["function"]["name"], "files_read");
-        assert_eq!(Chat.any_tool(), json!("required"));
+        assert_eq!(Chat.any_tool(&json!({})), json!("required"));
         let mut extras = Map::new();
         Chat.ask_stream_usage(&mut extras);
         assert_eq!(extras["stream_options"], json!({"include_usage": true}));

@@ -49,8 +49,13 @@ impl Relay for Responses {
             })
     }
 
-    fn any_tool(&self) -> Value {
+    /// `"required"` (the parallel-calls flag is a request member of its own).
+    fn any_tool(&self, _given: &Value) -> Value {
         Value::from("required")
+    }
+
+    fn auto_tool(&self) -> Value {
+        Value::from("auto")
     }
 
     fn forced_tool<'v>(&self, choice: &'v mut Value) -> Option<&'v mut Value> {
