@@ -674,12 +674,7 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
     };
     // A map written to stdout (`--out /dev/stdout > map.json`) is the whole of stdout:
     // the summary goes to stderr then, so the file holds the map alone.
-    if crate::output::is_stdout(&args.out) {
-        let line = serde_json::to_string(&summary).map_err(|e| CliError::Write(e.into()))?;
-        eprintln!("{line}");
-    } else {
-        output::json_line(&summary)?;
-    }
+    output::report_json_line(&summary, &[&args.out])?;
     outcome
 }
 

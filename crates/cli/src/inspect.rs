@@ -95,20 +95,15 @@ pub(crate) fn run(args: &InspectArgs) -> Result<(), CliError> {
     };
     let wire = tool_list.to_string();
 
-    // What `compress`, `recommend` and the sessions refuse (a schema that is not an
-    // object, a name too long or holding a line break…), at level 0 and whatever the
-    // count: the report says it and the exit status is 2, as `mcp inspect`'s.
-    let limits = chef_compress::validate::Limits {
-        max_tools: usize::MAX,
-        ..chef_compress::validate::Limits::default()
-    };
-    let compress_error = chef_compress::compress(
-        &loaded.tools,
-        &chef_compress::Options::new()
-            .with_level(chef_compress::Level::Zero)
-            .with_limits(limits),
-    )
-    .err();
+    // What `compress`, `recommend` and the sessions refuse of a tool (a schema that is not
+    // an object, a name too long or holding a line break…), whatever the count: the
+    // report says it and the exit status is 2, as `mcp inspect`'s.
+    let limits = chef_compress::validate::Limits::default();
+    let compress_error = loaded
+        .tools
+        .iter()
+        .enumerate()
+        .find_map(|(index, tool)| chef_compress::check_tool(index, tool, &limits).err());
     output::json_line(&Report {
         file: args.file.display().to_string(),
         stats: CatalogueStats::measure(&loaded, &wire, args.tokens)?,

@@ -435,12 +435,7 @@ pub(crate) fn run(args: &McpInspectArgs) -> Result<(), CliError> {
     };
     // A catalogue written to stdout (`--out /dev/stdout > tools.json`) is the whole of
     // stdout: the report goes to stderr then, so the file holds the catalogue alone.
-    if args.out.as_deref().is_some_and(output::is_stdout) {
-        let line = serde_json::to_string(&report).map_err(|e| CliError::Write(e.into()))?;
-        eprintln!("{line}");
-    } else {
-        output::json_line(&report)?;
-    }
+    output::report_json_line(&report, &Vec::from_iter(args.out.as_deref()))?;
 
     for (name, failure) in &failed {
         eprintln!("chef: mcp server {name:?}: {failure}");

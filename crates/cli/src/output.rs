@@ -11,26 +11,38 @@ use crate::error::CliError;
 
 /// Writes `value` as one line of compact JSON to stdout.
 pub(crate) fn json_line<T: Serialize>(value: &T) -> Result<(), CliError> {
-    let mut line = serde_json::to_vec(value).map_err(|e| CliError::Write(e.into()))?;
-    line.push(b'\n');
-    let mut out = io::stdout().lock();
-    out.write_all(&line)
-        .and_then(|()| out.flush())
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::BrokenPipe => CliError::BrokenPipe,
-            _ => CliError::Write(e),
-        })
+    report_json_line(value, &[])
 }
 
 /// Writes text to stdout as it is.
 pub(crate) fn text(text: &str) -> Result<(), CliError> {
-    let mut out = io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::BrokenPipe => CliError::BrokenPipe,
-            _ => CliError::Write(e),
-        })
+    report_text(text, &[])
+}
+
+/// [`json_line`], to stderr instead when one of `outputs` (the files the command wrote) is
+/// stdout itself (`--out /dev/stdout > map.json`): that file then holds its output alone.
+pub(crate) fn report_json_line<T: Serialize>(value: &T, outputs: &[&Path]) -> Result<(), CliError> {
+    let mut line = serde_json::to_vec(value).map_err(|e| CliError::Write(e.into()))?;
+    line.push(b'\n');
+    emit(&line, outputs)
+}
+
+/// [`text`], to stderr instead when one of `outputs` is stdout itself (see
+/// [`report_json_line`]).
+pub(crate) fn report_text(text: &str, outputs: &[&Path]) -> Result<(), CliError> {
+    emit(text.as_bytes(), outputs)
+}
+
+fn emit(bytes: &[u8], outputs: &[&Path]) -> Result<(), CliError> {
+    let stream = if outputs.iter().any(|p| is_stdout(p)) {
+        StandardStream::Stderr
+    } else {
+        StandardStream::Stdout
+    };
+    stream.write(bytes).map_err(|e| match e.kind() {
+        io::ErrorKind::BrokenPipe => CliError::BrokenPipe,
+        _ => CliError::Write(e),
+    })
 }
 
 /// Writes `bytes` to a temporary file beside `path`, flushes it to disk and renames it
@@ -204,17 +216,13 @@ enum StandardStream {
 
 impl StandardStream {
     fn write(self, bytes: &[u8]) -> io::Result<()> {
+        fn flushed(mut out: impl Write, bytes: &[u8]) -> io::Result<()> {
+            out.write_all(bytes)?;
+            out.flush()
+        }
         match self {
-            Self::Stdout => {
-                let mut out = io::stdout().lock();
-                out.write_all(bytes)?;
-                out.flush()
-            }
-            Self::Stderr => {
-                let mut out = io::stderr().lock();
-                out.write_all(bytes)?;
-                out.flush()
-            }
+            Self::Stdout => flushed(io::stdout().lock(), bytes),
+            Self::Stderr => flushed(io::stderr().lock(), bytes),
         }
     }
 }

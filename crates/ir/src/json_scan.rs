@@ -87,24 +87,56 @@ pub fn oddity(json: &[u8]) -> Option<Oddity> {
 /// assert_eq!(depth(br#"{"a":[1,{"b":"[[["}]}"#), 3);
 /// ```
 pub fn depth(json: &[u8]) -> usize {
-    let (mut open, mut deepest) = (0usize, 0usize);
+    let mut deepest = 0;
+    brackets(json, |_, open| {
+        deepest = deepest.max(open);
+        None::<()>
+    });
+    deepest
+}
+
+/// The byte offset just past the `{…}` or `[…]` that `json` starts with (strings
+/// skipped); `None` when it does not start with one or never closes.
+///
+/// ```
+/// use chef_ir::json_scan::container_end;
+///
+/// assert_eq!(container_end(br#"{"a": "}", "b": [1]} tail"#), Some(20));
+/// assert_eq!(container_end(br#"{"a": 1"#), None);
+/// ```
+pub fn container_end(json: &[u8]) -> Option<usize> {
+    if !matches!(json.first(), Some(b'{' | b'[')) {
+        return None;
+    }
+    brackets(json, |at, open| (open == 0).then_some(at + 1))
+}
+
+/// Calls `at` with the index of each container bracket outside strings and the depth
+/// after it, until `at` returns something (returned) or the text ends (or a string never
+/// closes: `None`).
+fn brackets<T>(json: &[u8], mut at: impl FnMut(usize, usize) -> Option<T>) -> Option<T> {
+    let mut open = 0usize;
     let mut i = 0;
     while let Some(&byte) = json.get(i) {
         match byte {
-            b'"' => match string_end(json, i) {
-                Some(end) => i = end,
-                None => break,
-            },
+            b'"' => i = string_end(json, i)?,
             b'{' | b'[' => {
                 open += 1;
-                deepest = deepest.max(open);
+                if let Some(found) = at(i, open) {
+                    return Some(found);
+                }
             }
-            b'}' | b']' => open = open.saturating_sub(1),
+            b'}' | b']' => {
+                open = open.saturating_sub(1);
+                if let Some(found) = at(i, open) {
+                    return Some(found);
+                }
+            }
             _ => {}
         }
         i += 1;
     }
-    deepest
+    None
 }
 
 /// The index of the quote closing the JSON string whose opening quote is at `start`

@@ -313,6 +313,9 @@ fn calls_in_exact(content: &str, shape: Shape) -> Option<Vec<TextCall>> {
 /// The longest a placeholder may be, `<` and `>` included.
 const MAX_PLACEHOLDER_BYTES: usize = 80;
 
+/// What a placeholder may not hold: JSON's own punctuation, a line break, another `<`.
+const NOT_IN_PLACEHOLDER: &[u8] = b"\"{}[],:\n<";
+
 /// `json` with each placeholder the model wrote where a value goes (`<distance>`, `<the
 /// order id>`: after `:`, `[` or `,`, outside strings, with no quote, bracket, comma,
 /// colon or line break inside) written as a JSON string (`"<distance>"`), so the call
@@ -338,20 +341,8 @@ fn quote_placeholders(json: &str) -> Option<String> {
                     .position(|&b| b == b'>')
                     .filter(|&end| {
                         end > 1
-                            && !rest.get(1..end).is_some_and(|inner| {
-                                inner.iter().any(|b| {
-                                    matches!(
-                                        b,
-                                        b'"' | b'{'
-                                            | b'}'
-                                            | b'['
-                                            | b']'
-                                            | b','
-                                            | b':'
-                                            | b'\n'
-                                            | b'<'
-                                    )
-                                })
+                            && rest.get(1..end).is_some_and(|inner| {
+                                !inner.iter().any(|b| NOT_IN_PLACEHOLDER.contains(b))
                             })
                     });
                 if let Some(end) = end {
@@ -387,35 +378,10 @@ fn value_at_lenient(text: &str) -> Option<(Value, usize)> {
     if let Some(found) = value_at(text) {
         return Some(found);
     }
-    let end = container_end(text.as_bytes())?;
+    let end = crate::json_scan::container_end(text.as_bytes())?;
     let quoted = quote_placeholders(text.get(..end)?)?;
     let value = serde_json::from_str::<Value>(&quoted).ok()?;
     Some((value, end))
-}
-
-/// The byte offset just past the `{…}` or `[…]` that `json` starts with (strings skipped),
-/// `None` when it does not start with one or never closes.
-fn container_end(json: &[u8]) -> Option<usize> {
-    if !matches!(json.first(), Some(b'{' | b'[')) {
-        return None;
-    }
-    let mut depth = 0usize;
-    let mut i = 0;
-    while let Some(&byte) = json.get(i) {
-        match byte {
-            b'"' => i = crate::json_scan::string_end(json, i)?,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
 }
 
 /// One JSON value at the start of `text` (after whitespace), and the byte offset after it.
@@ -854,20 +820,22 @@ pub fn recover_pythonic_calls(
     if message.role != Role::Assistant || message.tool_calls().next().is_some() {
         return 0;
     }
-    let texts: Vec<usize> = message
+    // The one text block, unsigned.
+    let mut texts = message
         .content
         .iter()
         .enumerate()
-        .filter(|(_, c)| matches!(c, Content::Text { .. }))
-        .map(|(i, _)| i)
-        .collect();
-    let [at] = texts.as_slice() else {
-        return 0;
-    };
-    let Some(Content::Text {
-        text,
-        thought_signature: None,
-    }) = message.content.get(*at)
+        .filter(|(_, c)| matches!(c, Content::Text { .. }));
+    let (
+        Some((
+            at,
+            Content::Text {
+                text,
+                thought_signature: None,
+            },
+        )),
+        None,
+    ) = (texts.next(), texts.next())
     else {
         return 0;
     };
@@ -886,7 +854,7 @@ pub fn recover_pythonic_calls(
             ))
         })
         .collect();
-    message.content.splice(*at..=*at, replacement);
+    message.content.splice(at..=at, replacement);
     count
 }
 
@@ -1233,7 +1201,5 @@ mod tests {
             json!({"html": "<b>"})
         );
         assert_eq!(quote_placeholders(r#"{"a": "<x>"}"#), None);
-        assert_eq!(container_end(br#"{"a": "}", "b": [1]} tail"#), Some(20));
-        assert_eq!(container_end(b"{\"a\": 1"), None);
     }
 }

@@ -568,11 +568,9 @@ impl Memory {
                 problem: crate::store::KeyProblem::InvisibleCharacter,
             }));
         }
-        // `" "`, `"x "` and `" x"` would each be a key of its own that reads as another.
-        if key
-            .split('/')
-            .any(|segment| segment.trim().is_empty() || segment.trim() != segment)
-        {
+        // `" "`, `"x "` and `" x"` would each be a key of its own that reads as another (an
+        // empty segment is refused already, so a blank one is one that trims).
+        if key.split('/').any(|segment| segment.trim() != segment) {
             return Err(MemoryError::InvalidKey(crate::store::InvalidKey {
                 key: key.to_owned(),
                 problem: crate::store::KeyProblem::Whitespace,

@@ -887,15 +887,11 @@ pub(crate) fn run(args: &EvalArgs) -> Result<(), CliError> {
     // `--svg /dev/stdout > chart.svg`), the table goes to standard error, so stdout holds
     // JSON Lines or the chart alone.
     let table = report::table(&rows);
-    if [args.out.as_deref(), args.svg.as_deref()]
+    let outputs: Vec<&Path> = [args.out.as_deref(), args.svg.as_deref()]
         .into_iter()
         .flatten()
-        .any(output::is_stdout)
-    {
-        eprint!("{table}");
-    } else {
-        output::text(&table)?;
-    }
+        .collect();
+    output::report_text(&table, &outputs)?;
     if let Some(path) = &args.svg {
         let title = format!("chef eval: {}, {} scenarios", args.model, scenarios.len());
         output::write_atomic(path, report::svg(&rows, &title).as_bytes())?;

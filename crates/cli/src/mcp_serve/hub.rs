@@ -405,12 +405,7 @@ fn advertise(
             else {
                 continue;
             };
-            tool.input_schema = Arc::clone(&original.input_schema);
-            tool.title.clone_from(&original.title);
-            tool.annotations.clone_from(&original.annotations);
-            tool.output_schema.clone_from(&original.output_schema);
-            tool.icons.clone_from(&original.icons);
-            tool.meta.clone_from(&original.meta);
+            keep_upstream_fields(&mut tool, original);
             out.push(tool);
         }
         return out;
@@ -425,12 +420,7 @@ fn advertise(
                     // Short descriptions, but the upstream's whole input schema: parameter
                     // descriptions, defaults and formats are what a host needs to write
                     // the arguments.
-                    tool.input_schema = Arc::clone(&original.input_schema);
-                    tool.title.clone_from(&original.title);
-                    tool.annotations.clone_from(&original.annotations);
-                    tool.output_schema.clone_from(&original.output_schema);
-                    tool.icons.clone_from(&original.icons);
-                    tool.meta.clone_from(&original.meta);
+                    keep_upstream_fields(&mut tool, original);
                 }
             }
             Mode::Dispatch if def.name.as_str() == "t" => {
@@ -464,6 +454,18 @@ fn advertise(
         out.push(tool);
     }
     out
+}
+
+/// `tool` (chef's listing of an upstream tool) with what the upstream wrote of it besides
+/// the short description: its whole input schema, title, annotations, output schema,
+/// icons and `_meta`.
+fn keep_upstream_fields(tool: &mut Tool, original: &Tool) {
+    tool.input_schema = Arc::clone(&original.input_schema);
+    tool.title.clone_from(&original.title);
+    tool.annotations.clone_from(&original.annotations);
+    tool.output_schema.clone_from(&original.output_schema);
+    tool.icons.clone_from(&original.icons);
+    tool.meta.clone_from(&original.meta);
 }
 
 impl Hub {

@@ -279,7 +279,7 @@ fn wire_tool(name: &str, description: String, input_schema: Value) -> ToolDefini
 pub(crate) struct Sizes {
     /// Number of tools.
     pub(crate) tool_count: usize,
-    /// Characters of the level-0 block (the tools as normalised, nothing added): what
+    /// Characters of the level-0 block (the tools as they are, nothing added): what
     /// level 1's signature lines are weighed against.
     pub(crate) level0_chars: usize,
     pub(crate) level1: Measure,

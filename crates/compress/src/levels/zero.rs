@@ -14,20 +14,21 @@ impl LevelCodec for Zero {
 
     fn render(&self, input: &RenderInput<'_>) -> Result<Rendered, CompressError> {
         // Original schemas, untouched, in sorted order; but a schema that is not an object
-        // (`null`, `true`: any arguments) goes as the object schema it means, since no
-        // provider takes `null` or `true` for a tool's parameters.
+        // (`null`, `true`: any arguments) goes as the normaliser reads it (the object
+        // schema it means), since no provider takes `null` or `true` for a tool's
+        // parameters.
         Ok(Rendered::tools(
             input
                 .sorted
                 .iter()
-                .map(|t| {
-                    let schema = match &t.input_schema {
-                        serde_json::Value::Null | serde_json::Value::Bool(true) => {
-                            serde_json::json!({"type": "object"})
-                        }
-                        other => other.clone(),
+                .zip(input.views)
+                .map(|(t, view)| {
+                    let schema = if t.input_schema.is_object() {
+                        &t.input_schema
+                    } else {
+                        *view
                     };
-                    wire_tool(t.name.as_str(), t.description.clone(), schema)
+                    wire_tool(t.name.as_str(), t.description.clone(), schema.clone())
                 })
                 .collect(),
         ))
@@ -46,7 +47,7 @@ impl LevelCodec for Zero {
         }
         let figure = &sizes.figure;
         Some(Advice::new(format!(
-            "Level 1 would make this block {:.1}% LARGER than level 0 (the tools as they are, normalised): the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
+            "Level 1 would make this block {:.1}% LARGER than level 0 (the tools as they are): the descriptions are already terse, so the signature line it adds is pure overhead. Leave the tools alone. {}",
             sizes.level1_growth_pct(),
             if sizes.level3.saved_pct > 0.0 {
                 format!(

@@ -268,18 +268,10 @@ impl Chef {
             && let Ok(tools) = self.routing_tools()
         {
             let offered = |name: &str| {
-                let on_wire = |name: &str| {
-                    let loaded = tools.loaded.iter().flat_map(|l| l.tools().iter());
-                    tools
-                        .stable
-                        .tools()
-                        .iter()
-                        .chain(loaded)
-                        .chain(&tools.owned)
-                        .any(|t| t.name.as_str() == name)
-                        || (tools.discovery && name == owned::FIND_TOOLS)
-                };
-                on_wire(name) || self.real_name_of_wire(name, &tools).is_ok_and(on_wire)
+                tools.offers(name)
+                    || self
+                        .real_name_of_wire(name, &tools)
+                        .is_ok_and(|real| tools.offers(real))
             };
             recovered = chef_ir::recover_pythonic_calls(reply, &offered, self.history());
         }
