@@ -369,12 +369,10 @@ pub(crate) fn merged_bag<'v>(
         match inner.get(key) {
             Some(existing) if existing != value => {
                 return Err(ResolveError::InvalidArguments(Box::new(
-                    crate::validate::ArgumentError {
-                        tool: tool.to_owned(),
-                        problem: crate::validate::ArgumentProblem::GivenTwice {
-                            param: key.clone(),
-                        },
-                    },
+                    crate::validate::ArgumentError::new(
+                        tool,
+                        crate::validate::ArgumentProblem::GivenTwice { param: key.clone() },
+                    ),
                 )));
             }
             Some(_) => {}
@@ -437,12 +435,12 @@ fn unreadable_kind(value: &Value) -> Option<&'static str> {
 /// [`ArgumentProblem::NotAnObject`](crate::validate::ArgumentProblem::NotAnObject).
 pub(crate) fn not_an_object(entry: &Entry, received: &str) -> Resolution {
     Resolution::Error(ResolveError::InvalidArguments(Box::new(
-        crate::validate::ArgumentError {
-            tool: entry.name.to_string(),
-            problem: crate::validate::ArgumentProblem::NotAnObject {
+        crate::validate::ArgumentError::new(
+            entry.name.to_string(),
+            crate::validate::ArgumentProblem::NotAnObject {
                 received: received.to_owned(),
             },
-        },
+        ),
     )))
 }
 

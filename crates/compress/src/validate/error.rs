@@ -124,7 +124,8 @@ impl SchemaError {
     }
 }
 
-/// Arguments that do not fit a tool's schema: the tool and the first (most useful) problem.
+/// Arguments that do not fit a tool's schema: the tool, the most useful problem, and the
+/// other problems worth naming with it.
 ///
 /// [`message`](Self::message) (and `Display`) renders the text written for the model; the
 /// calling program matches on [`problem`](Self::problem). Every such error is recoverable:
@@ -133,8 +134,13 @@ impl SchemaError {
 pub struct ArgumentError {
     /// The tool the arguments were for (its real name).
     pub tool: String,
-    /// What is wrong, with the data to act on.
+    /// What is wrong, with the data to act on: the most useful problem.
     pub problem: ArgumentProblem,
+    /// Problems with other parameters of the same call, most useful first (at most
+    /// [`MAX_FURTHER_PROBLEMS`](super::MAX_FURTHER_PROBLEMS)); see [`also`](Self::also).
+    /// Boxed, and absent when empty, so a `Result<_, ArgumentError>` stays small.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    also: Option<Box<Vec<ArgumentProblem>>>,
 }
 
 /// Which bound a number broke (see [`ArgumentProblem::OutOfRange`]).
@@ -337,10 +343,50 @@ impl ArgumentProblem {
 }
 
 impl ArgumentError {
-    /// The text written for the model: the tool, where, what was expected and what came.
+    /// An error about `tool`'s arguments with one problem.
+    #[must_use]
+    pub fn new(tool: impl Into<String>, problem: ArgumentProblem) -> Self {
+        Self {
+            tool: tool.into(),
+            problem,
+            also: None,
+        }
+    }
+
+    /// The same error naming `also` after its first problem.
+    #[must_use]
+    pub fn with_also(mut self, also: Vec<ArgumentProblem>) -> Self {
+        self.also = (!also.is_empty()).then(|| Box::new(also));
+        self
+    }
+
+    /// Problems with other parameters of the same call, most useful first; the message
+    /// names them after the first, so the model can fix them all in one call. Empty when
+    /// the first is the only one, or is about the argument object as a whole.
+    #[must_use]
+    pub fn also(&self) -> &[ArgumentProblem] {
+        self.also.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// Every problem named: [`problem`](Self::problem), then [`also`](Self::also).
+    pub fn problems(&self) -> impl Iterator<Item = &ArgumentProblem> {
+        std::iter::once(&self.problem).chain(self.also())
+    }
+
+    /// Every problem named, to edit in place (a caller that hides names from the model).
+    pub fn problems_mut(&mut self) -> impl Iterator<Item = &mut ArgumentProblem> {
+        let also: &mut [ArgumentProblem] = match self.also.as_deref_mut() {
+            Some(v) => v.as_mut_slice(),
+            None => &mut [],
+        };
+        std::iter::once(&mut self.problem).chain(also)
+    }
+
+    /// The text written for the model: the tool, where, what was expected and what came,
+    /// for each problem named.
     #[must_use]
     pub fn message(&self) -> String {
-        super::render::message(&self.tool, &self.problem)
+        super::render::message_with(&self.tool, &self.problem, self.also())
     }
 
     /// Always `true`: the model can correct its arguments and call again.

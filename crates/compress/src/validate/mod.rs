@@ -22,6 +22,14 @@
 //!    name before an unknown key, before a wrong type, before a bad value, before a
 //!    mismatched alternative), and [`ArgumentValidator::problems`] returns them all.
 //!
+//! The error carries the most useful problem and up to [`MAX_FURTHER_PROBLEMS`] others
+//! about other parameters ([`ArgumentError::also`]), and its message names them all, so a
+//! model that sent an unknown key *and* left out a required one fixes both in one call
+//! instead of learning one at a time. A problem with the same root as one already named is
+//! left out: a required parameter sent as `null` is missing, not also of the wrong type; a
+//! misspelt key that the missing parameter's "did you mean" already names is not also
+//! unknown.
+//!
 //! A flat schema (scalar parameters whose only constraints are `type`, `enum` and numeric
 //! or length bounds; most tools) is decided by step 2 plus a bounds check, without running
 //! the compiled validator; a property test pins that both decide alike.
@@ -111,6 +119,11 @@ use jsonschema::{Draft, PatternOptions, ValidationError, ValidationOptions};
 use serde_json::{Map, Value};
 
 pub use self::error::{ArgumentError, ArgumentProblem, Bound, Measure, ParamPath, SchemaError};
+
+/// How many problems besides the most useful one a refusal names
+/// ([`ArgumentError::also`]): enough for the usual mixed mistakes (a misspelt key, a missing
+/// parameter, a number sent as a string) without burying the first.
+pub const MAX_FURTHER_PROBLEMS: usize = 3;
 
 pub use self::normalise::{
     Normalisation, NormalisedSchema, normalise_schema, normalise_with_limits,
@@ -444,20 +457,48 @@ impl ArgumentValidator {
         self.limits
     }
 
-    /// Checks a call's arguments; `Err` carries the most useful problem.
+    /// Checks a call's arguments; `Err` carries the most useful problem and the others
+    /// worth naming with it.
     ///
     /// # Errors
     ///
-    /// [`ArgumentError`] for the first problem found (see the [module docs](self) for the
-    /// order). Never panics, whatever `args` holds.
+    /// [`ArgumentError`] for the most useful problem found (see the [module docs](self) for
+    /// the order), with up to [`MAX_FURTHER_PROBLEMS`] further problems about other
+    /// parameters in [`ArgumentError::also`]. Never panics, whatever `args` holds.
     pub fn validate(&self, args: &Value) -> Result<(), ArgumentError> {
         match self.first_problem(args) {
             None => Ok(()),
-            Some(problem) => Err(ArgumentError {
-                tool: self.tool.clone(),
-                problem,
-            }),
+            Some(problem) => {
+                let also = self.further_problems(args, &problem);
+                Err(ArgumentError::new(self.tool.clone(), problem).with_also(also))
+            }
         }
+    }
+
+    /// The problems besides `first` worth naming in the same refusal: most useful first,
+    /// one per path, none with the same root as one already named, at most
+    /// [`MAX_FURTHER_PROBLEMS`]. None after a problem with the argument object as a whole
+    /// (not an object, too deep, too large): nothing else was checked.
+    fn further_problems(&self, args: &Value, first: &ArgumentProblem) -> Vec<ArgumentProblem> {
+        if rank(first) == 0 {
+            return Vec::new();
+        }
+        let mut all = self.problems(args);
+        // Stable: equal ranks keep the validator's order, which is deterministic.
+        all.sort_by_key(rank);
+        let mut out: Vec<ArgumentProblem> = Vec::new();
+        for problem in all {
+            if out.len() == MAX_FURTHER_PROBLEMS {
+                break;
+            }
+            if !std::iter::once(first)
+                .chain(&out)
+                .any(|seen| same_root(seen, &problem))
+            {
+                out.push(problem);
+            }
+        }
+        out
     }
 
     /// Every problem with a call's arguments: the reference's top-level problem first (if
@@ -1123,6 +1164,22 @@ fn whole_number(f: f64) -> Value {
 }
 
 /// Which problem to report first when several are found (lower is more useful).
+/// Whether two problems come from one mistake: they are about the same place (a required
+/// parameter sent as `null` is missing and of the wrong type), or one is a missing
+/// parameter whose "did you mean" names the other, a misspelt key.
+fn same_root(a: &ArgumentProblem, b: &ArgumentProblem) -> bool {
+    fn misspelt(missing: &ArgumentProblem, unknown: &ArgumentProblem) -> bool {
+        matches!(
+            (missing, unknown),
+            (
+                ArgumentProblem::MissingRequired { renamed_from: Some(from), .. },
+                ArgumentProblem::UnknownParameter { param: key, .. },
+            ) if key == from
+        )
+    }
+    a.path() == b.path() || misspelt(a, b) || misspelt(b, a)
+}
+
 fn rank(problem: &ArgumentProblem) -> u8 {
     match problem {
         ArgumentProblem::NotAnObject { .. }

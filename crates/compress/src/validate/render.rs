@@ -23,6 +23,21 @@ pub(crate) fn message(tool: &str, problem: &ArgumentProblem) -> String {
     out
 }
 
+/// Renders the most useful problem, then each further one after "Also:".
+pub(crate) fn message_with(
+    tool: &str,
+    first: &ArgumentProblem,
+    also: &[ArgumentProblem],
+) -> String {
+    let mut out = message(tool, first);
+    for (i, problem) in also.iter().enumerate() {
+        out.push_str(if i == 0 { " Also: " } else { " " });
+        // Writing into a String cannot fail.
+        let _ = write_message(&mut out, tool, problem);
+    }
+    out
+}
+
 fn write_message(out: &mut String, tool: &str, problem: &ArgumentProblem) -> std::fmt::Result {
     match problem {
         ArgumentProblem::NotAnObject { received } => write!(

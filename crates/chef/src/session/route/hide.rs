@@ -93,20 +93,22 @@ impl Chef {
         let Some(field) = choice_field(arg.tool.as_str(), tools) else {
             return ResolveError::InvalidArguments(arg);
         };
-        if let ArgumentProblem::InvalidEnum {
-            path,
-            allowed,
-            exact,
-            ..
-        } = &mut arg.problem
-            && path.as_str() == field
-        {
-            allowed.retain(|v| v.as_str().is_none_or(|n| self.blocked(&[n]).is_none()));
-            if exact
-                .as_deref()
-                .is_some_and(|n| self.blocked(&[n]).is_some())
+        for problem in arg.problems_mut() {
+            if let ArgumentProblem::InvalidEnum {
+                path,
+                allowed,
+                exact,
+                ..
+            } = problem
+                && path.as_str() == field
             {
-                *exact = None;
+                allowed.retain(|v| v.as_str().is_none_or(|n| self.blocked(&[n]).is_none()));
+                if exact
+                    .as_deref()
+                    .is_some_and(|n| self.blocked(&[n]).is_some())
+                {
+                    *exact = None;
+                }
             }
         }
         ResolveError::InvalidArguments(arg)

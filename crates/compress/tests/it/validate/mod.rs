@@ -5,6 +5,7 @@ mod corpus;
 mod hostile;
 mod messages;
 mod nested;
+mod several;
 mod wild;
 
 use chef_compress::validate::{ArgumentProblem, ArgumentValidator};

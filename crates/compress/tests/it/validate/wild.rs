@@ -354,7 +354,7 @@ fn non_ascii_names_validate_and_render() {
     assert_message(
         &v,
         json!({"größe": "1"}),
-        "Missing required parameter \"名前\" for données. Required: 名前.",
+        "Missing required parameter \"名前\" for données. Required: 名前. Also: Parameter \"größe\" on données must be a number; received a string.",
     );
 }
 
