@@ -135,9 +135,10 @@ impl ServerHandler for Host {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        no_cursor(request.as_ref())?;
         self.hub.wait_ready().await;
         let view = self.hub.view();
         Ok(ListToolsResult::with_all_items(view.advertised.to_vec()))
@@ -158,9 +159,10 @@ impl ServerHandler for Host {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        no_cursor(request.as_ref())?;
         Ok(ListResourcesResult::with_all_items(vec![
             Resource::new(STATUS_URI, "status")
                 .with_description("Every upstream MCP server's state: up (with its tool count), starting, or down (why, and when chef tries again).")
@@ -184,6 +186,22 @@ impl ServerHandler for Host {
             STATUS_URI,
         )])
         .into())
+    }
+}
+
+/// A list request with a cursor: chef lists everything in one page and never gives a
+/// cursor, so any cursor is one it did not give, and is refused as the MCP specification
+/// asks (-32602) rather than answered with the first page again.
+fn no_cursor(request: Option<&PaginatedRequestParams>) -> Result<(), ErrorData> {
+    match request.and_then(|r| r.cursor.as_deref()) {
+        None => Ok(()),
+        Some(cursor) => Err(ErrorData::invalid_params(
+            format!(
+                "invalid cursor \"{}\": chef mcp serve lists everything in one page and gives no cursor",
+                chef_compress::similarity::shown_name(cursor)
+            ),
+            None,
+        )),
     }
 }
 

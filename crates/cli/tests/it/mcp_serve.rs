@@ -218,6 +218,31 @@ fn an_rmcp_host_lists_calls_and_is_refused_through_the_proxy() {
 }
 
 #[test]
+fn a_list_asked_with_a_cursor_chef_never_gave_is_refused_as_invalid_params() {
+    let dir = tempfile::tempdir().unwrap();
+    with_proxy(config(dir.path(), "dispatch", ""), async |host| {
+        let page =
+            || Some(rmcp::model::PaginatedRequestParams::default().with_cursor(Some("p2".into())));
+        for error in [
+            host.list_tools(page()).await.unwrap_err(),
+            host.list_resources(page()).await.unwrap_err(),
+        ] {
+            let rmcp::ServiceError::McpError(data) = error else {
+                panic!("{error:?}")
+            };
+            assert_eq!(
+                data.code,
+                rmcp::model::ErrorCode::INVALID_PARAMS,
+                "{data:?}"
+            );
+            assert!(data.message.contains("\"p2\""), "{data:?}");
+        }
+        // Without one, the whole list, as before.
+        assert_eq!(listed(host).await, ["t", "q"]);
+    });
+}
+
+#[test]
 fn check_reports_every_mode_and_fails_on_a_dead_upstream() {
     let dir = tempfile::tempdir().unwrap();
     let path = config(dir.path(), "search", "");
