@@ -31,6 +31,7 @@
 //! | HTTP 401, 403 or 404 | the run stops: no other request is sent, exit status 1 |
 //! | other 4xx | the tool is rejected at once |
 //! | a line that fails verification (renamed tool, invented or dropped parameter, …) | asked once more with the reason, then rejected |
+//! | every tool asked for rejected, none compiled | the summary is printed, then exit status 1 |
 //!
 //! A rejected tool has no line in `MAP.json`; level 4 renders its bare signature, so it
 //! stays callable. Run the command again to retry only the missing tools.
@@ -636,6 +637,17 @@ pub(crate) fn run(args: &CompileMapArgs) -> Result<(), CliError> {
                 {
                     outcome = Err(CliError::Endpoint(format!(
                         "no usable reply from {url}: {reason}; {}",
+                        kept()
+                    )));
+                } else if compiled == 0 && report.rejected.len() == plan.todo.len() {
+                    // The model answered, but not one line it wrote verified: a map of bare
+                    // signatures is not what was asked for, whatever a script does next.
+                    outcome = Err(CliError::Endpoint(format!(
+                        "no line {} wrote verified: all {} tool(s) asked for were rejected \
+                         (the summary's \"rejections\" says why; a larger model usually does \
+                         better); {}",
+                        args.model,
+                        plan.todo.len(),
                         kept()
                     )));
                 }

@@ -324,6 +324,48 @@ fn every_failure_has_a_clear_outcome_and_nothing_verified_is_lost() {
 }
 
 #[test]
+fn a_run_where_no_line_verifies_prints_its_summary_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    write_json(
+        &dir.path().join("tools.json"),
+        &tools_json(&["a_one", "b_two"]),
+    );
+    let server = Server::start(&[
+        (
+            "a_one",
+            &[Reply::Content(r#"def a_one(owner):"drops two""#)],
+        ),
+        (
+            "b_two",
+            &[Reply::Content(r#"def renamed(owner,repo,title):"x""#)],
+        ),
+    ]);
+    let out = run(&mut command(dir.path(), &server.endpoint(), &[]));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_counts(
+        &report,
+        &[
+            ("compiled", 0),
+            ("rejected", 2),
+            ("fell_back_to_signature", 2),
+        ],
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("no line scripted-1 wrote verified") && err.contains("all 2 tool(s)"),
+        "{err}"
+    );
+    assert!(read_map(&dir.path().join("map.json")).is_empty());
+
+    // One tool of two verifying is a partial map, not a failed run.
+    std::fs::remove_file(dir.path().join("map.json")).unwrap();
+    let server = Server::start(&[("a_one", &[Reply::Content(r#"def a_one(owner):"drops""#)])]);
+    let report = summary(&run(&mut command(dir.path(), &server.endpoint(), &[])));
+    assert_counts(&report, &[("compiled", 1), ("rejected", 1)]);
+}
+
+#[test]
 fn a_second_run_compiles_only_missing_and_stale_tools() {
     let dir = tempfile::tempdir().unwrap();
     let names = ["a_one", "b_two", "c_three", "d_four"];
