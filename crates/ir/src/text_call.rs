@@ -534,27 +534,40 @@ fn bare_blocks(
 /// How deep a pythonic call's argument values may nest.
 const MAX_PYTHONIC_DEPTH: usize = 32;
 
-/// Calls written the Python way, `name(key=value, …)`, as some small models write them
-/// (Llama 3.2's "pythonic" tool calls): the whole text, whitespace aside, is one or more
-/// such calls (separated by commas or line breaks, optionally inside `[…]`, optionally in
-/// one fenced block), each named by a tool `is_tool` accepts. Values are Python or JSON
-/// literals: strings in single or double quotes, numbers, `True`/`False`/`None` (or
-/// `true`/`false`/`null`), lists and dicts of them. Anything else (positional arguments,
-/// a name that is no tool, prose around the calls, a key given twice, an expression)
-/// gives `None`: the text stays text.
+/// Calls written the Python way, `name(key=value, …)` or `name(value, …)`, as some small
+/// models write them (Llama 3.2's "pythonic" tool calls, Qwen's `find_tools("…")`): the
+/// whole text, whitespace aside, is one or more such calls (separated by commas or line
+/// breaks, optionally inside `[…]`, optionally in one fenced block), each named by a tool
+/// `parameters` knows. `parameters(name)` gives that tool's parameter names in the order
+/// its schema lists them (the order the model read), or `None` when no offered tool has
+/// the name. Positional values take the parameters in that order, as Python binds them;
+/// keyword values follow. Values are Python or JSON literals: strings in single or double
+/// quotes, numbers, `True`/`False`/`None` (or `true`/`false`/`null`), lists and dicts of
+/// them. Anything else gives `None` and the text stays text: a name that is no tool, prose
+/// around the calls, a key given twice (or by position and by name), more positional
+/// values than the tool has parameters, a positional value after a keyword one, an
+/// expression.
 ///
 /// ```
 /// use chef_ir::find_pythonic_calls;
 /// use serde_json::json;
 ///
-/// let is_tool = |name: &str| name == "find_tools";
-/// let calls = find_pythonic_calls("find_tools(query='schedule a meeting', limit=1)", &is_tool).unwrap();
+/// let parameters = |name: &str| {
+///     (name == "find_tools").then(|| vec!["query".to_owned(), "limit".to_owned()])
+/// };
+/// let calls = find_pythonic_calls("find_tools(query='schedule a meeting', limit=1)", &parameters).unwrap();
 /// assert_eq!(calls[0].name, "find_tools");
 /// assert_eq!(calls[0].arguments, json!({"query": "schedule a meeting", "limit": 1}));
-/// assert!(find_pythonic_calls("Call find_tools(query='x') first.", &is_tool).is_none());
-/// assert!(find_pythonic_calls("print(x='y')", &is_tool).is_none());
+/// let calls = find_pythonic_calls("find_tools(\"convert distance\", 3)", &parameters).unwrap();
+/// assert_eq!(calls[0].arguments, json!({"query": "convert distance", "limit": 3}));
+/// assert!(find_pythonic_calls("find_tools('a', 1, 2)", &parameters).is_none());
+/// assert!(find_pythonic_calls("Call find_tools(query='x') first.", &parameters).is_none());
+/// assert!(find_pythonic_calls("print(x='y')", &parameters).is_none());
 /// ```
-pub fn find_pythonic_calls(text: &str, is_tool: &dyn Fn(&str) -> bool) -> Option<Vec<TextCall>> {
+pub fn find_pythonic_calls(
+    text: &str,
+    parameters: &dyn Fn(&str) -> Option<Vec<String>>,
+) -> Option<Vec<TextCall>> {
     let text = text.trim();
     let text = match text.strip_prefix(FENCE).and_then(|t| t.strip_suffix(FENCE)) {
         Some(body) => {
@@ -578,11 +591,23 @@ pub fn find_pythonic_calls(text: &str, is_tool: &dyn Fn(&str) -> bool) -> Option
     let mut calls = Vec::new();
     loop {
         p.ws();
-        let call = p.call()?;
-        if !is_tool(&call.name) {
+        let (name, positional, mut keywords) = p.call()?;
+        let parameters = parameters(&name)?;
+        let mut arguments = Map::new();
+        if positional.len() > parameters.len() {
             return None;
         }
-        calls.push(call);
+        for (param, value) in parameters.into_iter().zip(positional) {
+            if keywords.contains_key(&param) {
+                return None;
+            }
+            arguments.insert(param, value);
+        }
+        arguments.append(&mut keywords);
+        calls.push(TextCall {
+            name,
+            arguments: Value::Object(arguments),
+        });
         p.ws();
         if p.eat(b',') {
             p.ws();
@@ -658,28 +683,39 @@ impl Pythonic<'_> {
             .map(str::to_owned)
     }
 
-    /// `name(key=value, …)`.
-    fn call(&mut self) -> Option<TextCall> {
+    /// `name(value, …, key=value, …)`: the name, the positional values, the keyword ones.
+    fn call(&mut self) -> Option<(String, Vec<Value>, Map<String, Value>)> {
         let name = self.ident()?;
         self.ws();
         if !self.eat(b'(') {
             return None;
         }
-        let mut arguments = Map::new();
+        let mut positional = Vec::new();
+        let mut keywords = Map::new();
         loop {
             self.ws();
             if self.eat(b')') {
                 break;
             }
-            let key = self.ident()?;
-            self.ws();
-            if !self.eat(b'=') {
-                return None;
-            }
-            self.ws();
-            let value = self.value(0)?;
-            if arguments.insert(key, value).is_some() {
-                return None;
+            // `key=` starts a keyword value; anything else is a positional value, which may
+            // not follow a keyword one.
+            let start = self.i;
+            let keyword = self.ident().and_then(|key| {
+                self.ws();
+                self.eat(b'=').then_some(key)
+            });
+            if let Some(key) = keyword {
+                self.ws();
+                let value = self.value(0)?;
+                if keywords.insert(key, value).is_some() {
+                    return None;
+                }
+            } else {
+                self.i = start;
+                if !keywords.is_empty() {
+                    return None;
+                }
+                positional.push(self.value(0)?);
             }
             self.ws();
             if self.eat(b',') {
@@ -691,10 +727,7 @@ impl Pythonic<'_> {
             }
             return None;
         }
-        Some(TextCall {
-            name,
-            arguments: Value::Object(arguments),
-        })
+        Some((name, positional, keywords))
     }
 
     fn value(&mut self, depth: usize) -> Option<Value> {
@@ -809,12 +842,12 @@ impl Pythonic<'_> {
 
 /// [`recover_text_calls`] for calls written the Python way ([`find_pythonic_calls`]): an
 /// assistant `message` without tool calls whose only text block is such calls, each
-/// named by a tool `is_tool` accepts, gets them as [`Content::ToolCall`]s (ids
+/// named by a tool `parameters` knows (see [`find_pythonic_calls`]), gets them as [`Content::ToolCall`]s (ids
 /// `text-call-N`, as [`recover_text_calls`] gives them) in place of that text. Returns
 /// how many; 0 leaves the message as it was.
 pub fn recover_pythonic_calls(
     message: &mut Message,
-    is_tool: &dyn Fn(&str) -> bool,
+    parameters: &dyn Fn(&str) -> Option<Vec<String>>,
     history: &[Message],
 ) -> usize {
     if message.role != Role::Assistant || message.tool_calls().next().is_some() {
@@ -839,7 +872,7 @@ pub fn recover_pythonic_calls(
     else {
         return 0;
     };
-    let Some(calls) = find_pythonic_calls(text, is_tool) else {
+    let Some(calls) = find_pythonic_calls(text, parameters) else {
         return 0;
     };
     let mut ids = Ids::new(history.iter().chain(std::iter::once(&*message)));
@@ -1109,8 +1142,20 @@ mod tests {
     #[test]
     fn pythonic_calls_are_read_only_when_they_are_the_whole_text() {
         use serde_json::json;
-        let tools = ["find_tools", "get_weather", "send.email"];
-        let is_tool = |name: &str| tools.contains(&name);
+        let tools: [(&str, &[&str]); 3] = [
+            ("find_tools", &["query", "limit"]),
+            (
+                "get_weather",
+                &["city", "units", "days", "hourly", "at", "x"],
+            ),
+            ("send.email", &["to", "meta"]),
+        ];
+        let is_tool = |name: &str| {
+            tools
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, params)| params.iter().map(|p| (*p).to_owned()).collect())
+        };
         let one = |text: &str| find_pythonic_calls(text, &is_tool);
         let calls =
             one("[get_weather(city=\"Oslo\", units='metric', days=3, hourly=True, at=None)]")
@@ -1137,10 +1182,30 @@ mod tests {
             one("get_weather(city='\\u00e9')").unwrap()[0].arguments,
             json!({"city": "é"})
         );
+        // Positional values take the parameters in schema order, then keywords follow.
+        assert_eq!(
+            one("find_tools(\"convert distance\")").unwrap()[0].arguments,
+            json!({"query": "convert distance"})
+        );
+        assert_eq!(
+            one("find_tools('generate_random_password', 4)").unwrap()[0].arguments,
+            json!({"query": "generate_random_password", "limit": 4})
+        );
+        assert_eq!(
+            one("get_weather('Oslo', days=3, units=None)").unwrap()[0].arguments,
+            json!({"city": "Oslo", "days": 3, "units": null})
+        );
+        assert_eq!(
+            one("get_weather(True, [1])").unwrap()[0].arguments,
+            json!({"city": true, "units": [1]})
+        );
         for text in [
             "print(x='y')",                           // not a tool
             "Calling get_weather(city='Oslo') now.",  // prose around it
-            "get_weather('Oslo')",                    // positional
+            "find_tools('a', 1, 2)",                  // more values than parameters
+            "get_weather('Oslo', city='Rome')",       // one parameter by position and by name
+            "get_weather(city='Oslo', 'metric')",     // a positional value after a keyword
+            "get_weather(Oslo)",                      // a bare word is no value
             "get_weather(city='Oslo', city='Rome')",  // a key twice
             "get_weather(city=os.environ)",           // an expression
             "get_weather(city='Oslo'",                // unclosed

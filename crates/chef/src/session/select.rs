@@ -90,16 +90,16 @@ impl TurnTools {
         tools
     }
 
-    /// Whether a tool of this name is on the wire (stable, owned or loaded), as the model
-    /// was shown it: [`wire_tools`](Self::wire_tools) without building them.
-    pub(crate) fn offers(&self, name: &str) -> bool {
+    /// The tool of this request named `name` on the wire (stable, owned or loaded), as the
+    /// model was shown it: [`wire_tools`](Self::wire_tools) without building them.
+    pub(crate) fn offered(&self, name: &str) -> Option<&ToolDefinition> {
         let loaded = self.loaded.iter().flat_map(|l| l.tools().iter());
         self.stable
             .tools()
             .iter()
             .chain(&self.owned)
             .chain(loaded)
-            .any(|t| t.name.as_str() == name)
+            .find(|t| t.name.as_str() == name)
     }
 
     /// The system preamble of the compressed sets (stable first), then the discovery note.

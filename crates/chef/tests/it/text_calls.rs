@@ -276,9 +276,22 @@ fn pythonic_calls_of_offered_tools_are_recovered() {
     };
     assert_eq!(routed.name.as_str(), "get_diesel_price");
 
+    // Values passed by position take the parameters in the order the model read them
+    // (session 42's unconstrained run ended tasks on `find_tools("convert distance")`).
+    let mut reply = parse(&mut chef, "find_tools(\"diesel prices\", 3)");
+    assert_eq!(chef.recover_text_calls(&mut reply), 1);
+    let call = reply.tool_calls().next().cloned().unwrap();
+    assert_eq!(
+        call.arguments,
+        json!({"query": "diesel prices", "limit": 3})
+    );
+    chef.push(reply);
+    assert!(matches!(chef.route(&call), Routed::Lookup { .. }));
+
     for text in [
         "You could call get_diesel_price() for that.",
         "print(value='x')",
+        "find_tools('a', 1, 'more than it takes', 4)",
     ] {
         let mut reply = parse(&mut chef, text);
         assert_eq!(chef.recover_text_calls(&mut reply), 0, "{text}");

@@ -267,13 +267,23 @@ impl Chef {
         if recovered == 0
             && let Ok(tools) = self.routing_tools()
         {
-            let offered = |name: &str| {
-                tools.offers(name)
-                    || self
-                        .real_name_of_wire(name, &tools)
-                        .is_ok_and(|real| tools.offers(real))
+            // The offered tool's parameters in the order the model read them (its wire
+            // schema's `properties`), for calls that pass values by position.
+            let parameters = |name: &str| {
+                let tool = tools.offered(name).or_else(|| {
+                    self.real_name_of_wire(name, &tools)
+                        .ok()
+                        .and_then(|real| tools.offered(real))
+                })?;
+                Some(
+                    tool.input_schema
+                        .get("properties")
+                        .and_then(serde_json::Value::as_object)
+                        .map(|props| props.keys().cloned().collect())
+                        .unwrap_or_default(),
+                )
             };
-            recovered = chef_ir::recover_pythonic_calls(reply, &offered, self.history());
+            recovered = chef_ir::recover_pythonic_calls(reply, &parameters, self.history());
         }
         if recovered > 0
             && !self.routing.names.is_identity()
