@@ -140,6 +140,10 @@ pub struct ArgumentError {
     /// [`MAX_FURTHER_PROBLEMS`](super::MAX_FURTHER_PROBLEMS)); see [`also`](Self::also).
     /// Boxed, and absent when empty, so a `Result<_, ArgumentError>` stays small.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[expect(
+        clippy::box_collection,
+        reason = "one thin pointer, absent when empty: a `Vec` or a boxed slice would make every `Result<_, ArgumentError>` 16 bytes larger for what only a refusal with several problems holds"
+    )]
     also: Option<Box<Vec<ArgumentProblem>>>,
 }
 
