@@ -475,7 +475,7 @@ impl Compressed {
                 }
             };
             if let Err(e) = checked {
-                return Resolution::Error(ResolveError::InvalidArguments(Box::new(e)));
+                return Resolution::Error(ResolveError::InvalidArguments(e));
             }
         }
         Resolution::Call {

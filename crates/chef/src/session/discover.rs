@@ -206,7 +206,7 @@ impl Chef {
             .map_err(|e| chef_compress::ResolveError::UnusableSchema(Box::new(e)))
             .and_then(|v| {
                 v.validate(&args)
-                    .map_err(|e| chef_compress::ResolveError::InvalidArguments(Box::new(e)))
+                    .map_err(chef_compress::ResolveError::InvalidArguments)
             });
         if let Err(e) = checked {
             let reply = e.message();

@@ -182,7 +182,7 @@ impl LayersMut<'_> {
             .map_err(|e| DynamicStateError::Schema(Box::new(e)))?;
         validator
             .validate(&value)
-            .map_err(|e| DynamicStateError::Invalid(Box::new(e)))?;
+            .map_err(DynamicStateError::Invalid)?;
         self.chef
             .put_dynamic_state(DynamicState::new(value, placement));
         Ok(self)

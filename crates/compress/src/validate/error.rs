@@ -138,13 +138,8 @@ pub struct ArgumentError {
     pub problem: ArgumentProblem,
     /// Problems with other parameters of the same call, most useful first (at most
     /// [`MAX_FURTHER_PROBLEMS`](super::MAX_FURTHER_PROBLEMS)); see [`also`](Self::also).
-    /// Boxed, and absent when empty, so a `Result<_, ArgumentError>` stays small.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[expect(
-        clippy::box_collection,
-        reason = "one thin pointer, absent when empty: a `Vec` or a boxed slice would make every `Result<_, ArgumentError>` 16 bytes larger for what only a refusal with several problems holds"
-    )]
-    also: Option<Box<Vec<ArgumentProblem>>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    also: Vec<ArgumentProblem>,
 }
 
 /// Which bound a number broke (see [`ArgumentProblem::OutOfRange`]).
@@ -353,14 +348,14 @@ impl ArgumentError {
         Self {
             tool: tool.into(),
             problem,
-            also: None,
+            also: Vec::new(),
         }
     }
 
     /// The same error naming `also` after its first problem.
     #[must_use]
     pub fn with_also(mut self, also: Vec<ArgumentProblem>) -> Self {
-        self.also = (!also.is_empty()).then(|| Box::new(also));
+        self.also = also;
         self
     }
 
@@ -369,7 +364,7 @@ impl ArgumentError {
     /// the first is the only one, or is about the argument object as a whole.
     #[must_use]
     pub fn also(&self) -> &[ArgumentProblem] {
-        self.also.as_deref().map_or(&[], Vec::as_slice)
+        &self.also
     }
 
     /// Every problem named: [`problem`](Self::problem), then [`also`](Self::also).
@@ -379,11 +374,7 @@ impl ArgumentError {
 
     /// Every problem named, to edit in place (a caller that hides names from the model).
     pub fn problems_mut(&mut self) -> impl Iterator<Item = &mut ArgumentProblem> {
-        let also: &mut [ArgumentProblem] = match self.also.as_deref_mut() {
-            Some(v) => v.as_mut_slice(),
-            None => &mut [],
-        };
-        std::iter::once(&mut self.problem).chain(also)
+        std::iter::once(&mut self.problem).chain(&mut self.also)
     }
 
     /// The text written for the model: the tool, where, what was expected and what came,

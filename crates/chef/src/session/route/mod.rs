@@ -473,7 +473,7 @@ impl Chef {
                 let reply = e.message();
                 return error(
                     id,
-                    RouteError::Resolve(ResolveError::InvalidArguments(Box::new(e))),
+                    RouteError::Resolve(ResolveError::InvalidArguments(e)),
                     reply,
                 );
             }

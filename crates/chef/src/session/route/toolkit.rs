@@ -50,7 +50,7 @@ impl Chef {
                 .and_then(|v| {
                     v.validate(&args).map_err(|e| {
                         let reply = e.message();
-                        (ResolveError::InvalidArguments(Box::new(e)), reply)
+                        (ResolveError::InvalidArguments(e), reply)
                     })
                 });
         Some(match checked {
