@@ -692,42 +692,44 @@ impl Pythonic<'_> {
         }
         let mut positional = Vec::new();
         let mut keywords = Map::new();
-        loop {
-            self.ws();
-            if self.eat(b')') {
-                break;
-            }
-            // `key=` starts a keyword value; anything else is a positional value, which may
-            // not follow a keyword one.
-            let start = self.i;
-            let keyword = self.ident().and_then(|key| {
-                self.ws();
-                self.eat(b'=').then_some(key)
+        self.items(b')', |p| {
+            // `key=` starts a keyword value; anything else is a positional value, which
+            // may not follow a keyword one.
+            let start = p.i;
+            let keyword = p.ident().and_then(|key| {
+                p.ws();
+                p.eat(b'=').then_some(key)
             });
             if let Some(key) = keyword {
-                self.ws();
-                let value = self.value(0)?;
-                if keywords.insert(key, value).is_some() {
-                    return None;
-                }
-            } else {
-                self.i = start;
-                if !keywords.is_empty() {
-                    return None;
-                }
-                positional.push(self.value(0)?);
+                p.ws();
+                let value = p.value(0)?;
+                return keywords.insert(key, value).is_none().then_some(());
             }
-            self.ws();
-            if self.eat(b',') {
-                continue;
+            p.i = start;
+            if !keywords.is_empty() {
+                return None;
             }
-            self.ws();
-            if self.eat(b')') {
-                break;
-            }
-            return None;
-        }
+            positional.push(p.value(0)?);
+            Some(())
+        })?;
         Some((name, positional, keywords))
+    }
+
+    /// The rest of a comma-separated sequence whose opening bracket was just read, up to
+    /// `close` (a trailing comma allowed), each item read by `item`; `None` when an item
+    /// fails or the sequence does not close.
+    fn items(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        loop {
+            self.ws();
+            if self.eat(close) {
+                return Some(());
+            }
+            item(self)?;
+            self.ws();
+            if !self.eat(b',') {
+                return self.eat(close).then_some(());
+            }
+        }
     }
 
     fn value(&mut self, depth: usize) -> Option<Value> {
@@ -739,43 +741,26 @@ impl Pythonic<'_> {
             b'[' => {
                 self.i += 1;
                 let mut items = Vec::new();
-                loop {
-                    self.ws();
-                    if self.eat(b']') {
-                        return Some(Value::Array(items));
-                    }
-                    items.push(self.value(depth + 1)?);
-                    self.ws();
-                    if !self.eat(b',') {
-                        self.ws();
-                        return self.eat(b']').then_some(Value::Array(items));
-                    }
-                }
+                self.items(b']', |p| {
+                    items.push(p.value(depth + 1)?);
+                    Some(())
+                })?;
+                Some(Value::Array(items))
             }
             b'{' => {
                 self.i += 1;
                 let mut map = Map::new();
-                loop {
-                    self.ws();
-                    if self.eat(b'}') {
-                        return Some(Value::Object(map));
-                    }
-                    let key = self.string()?;
-                    self.ws();
-                    if !self.eat(b':') {
+                self.items(b'}', |p| {
+                    let key = p.string()?;
+                    p.ws();
+                    if !p.eat(b':') {
                         return None;
                     }
-                    self.ws();
-                    let value = self.value(depth + 1)?;
-                    if map.insert(key, value).is_some() {
-                        return None;
-                    }
-                    self.ws();
-                    if !self.eat(b',') {
-                        self.ws();
-                        return self.eat(b'}').then_some(Value::Object(map));
-                    }
-                }
+                    p.ws();
+                    let value = p.value(depth + 1)?;
+                    map.insert(key, value).is_none().then_some(())
+                })?;
+                Some(Value::Object(map))
             }
             b'-' | b'0'..=b'9' => self.number(),
             _ => match self.ident()?.as_str() {
@@ -1150,13 +1135,13 @@ mod tests {
             ),
             ("send.email", &["to", "meta"]),
         ];
-        let is_tool = |name: &str| {
+        let parameters = |name: &str| {
             tools
                 .iter()
                 .find(|(n, _)| *n == name)
                 .map(|(_, params)| params.iter().map(|p| (*p).to_owned()).collect())
         };
-        let one = |text: &str| find_pythonic_calls(text, &is_tool);
+        let one = |text: &str| find_pythonic_calls(text, &parameters);
         let calls =
             one("[get_weather(city=\"Oslo\", units='metric', days=3, hourly=True, at=None)]")
                 .unwrap();
@@ -1220,7 +1205,7 @@ mod tests {
         assert!(one(&deep).is_none());
 
         let mut reply = Message::assistant("find_tools(query='schedule a meeting', limit=1)");
-        assert_eq!(recover_pythonic_calls(&mut reply, &is_tool, &[]), 1);
+        assert_eq!(recover_pythonic_calls(&mut reply, &parameters, &[]), 1);
         let call = reply.tool_calls().next().unwrap();
         assert_eq!(
             (call.id.as_str(), call.name.as_str()),
@@ -1228,7 +1213,7 @@ mod tests {
         );
         assert_eq!(reply.content.len(), 1);
         let mut prose = Message::assistant("I would call find_tools(query='x').");
-        assert_eq!(recover_pythonic_calls(&mut prose, &is_tool, &[]), 0);
+        assert_eq!(recover_pythonic_calls(&mut prose, &parameters, &[]), 0);
     }
 
     #[test]
