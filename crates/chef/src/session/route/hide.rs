@@ -216,15 +216,15 @@ impl Chef {
 pub(super) fn mentioned_names(name: &str, arguments: &Value) -> Vec<String> {
     const FIELDS: [&str; 4] = ["f", "action", "op", "toolkit_name"];
     let mut names = vec![name.to_owned()];
+    let arguments = crate::arguments::parsed(arguments);
+    let arguments = arguments.as_ref();
     // The dispatcher's lookup names a tool in `c` (`q(c="gdrive_upload_file")`): a blocked
     // tool asked for there, in any spelling, is refused as blocked, as through `t(f=…)`.
     if name == "q"
-        && let Some(Value::String(c)) = crate::arguments::parsed(arguments).get("c")
+        && let Some(Value::String(c)) = arguments.get("c")
     {
         names.push(c.clone());
     }
-    let arguments = crate::arguments::parsed(arguments);
-    let arguments = arguments.as_ref();
     let nested = ["a", "args"]
         .iter()
         .filter_map(|k| arguments.get(k))
