@@ -119,12 +119,6 @@ use jsonschema::{Draft, PatternOptions, ValidationError, ValidationOptions};
 use serde_json::{Map, Value};
 
 pub use self::error::{ArgumentError, ArgumentProblem, Bound, Measure, ParamPath, SchemaError};
-
-/// How many problems besides the most useful one a refusal names
-/// ([`ArgumentError::also`]): enough for the usual mixed mistakes (a misspelt key, a missing
-/// parameter, a number sent as a string) without burying the first.
-pub const MAX_FURTHER_PROBLEMS: usize = 3;
-
 pub use self::normalise::{
     Normalisation, NormalisedSchema, normalise_schema, normalise_with_limits,
 };
@@ -133,6 +127,11 @@ pub(crate) use self::normalise::{QUICK_MAX_DEPTH, RootDrops, quick_normalise};
 use self::normalise::{is_integer, json_type, open_references};
 use self::render::{child, cut, pointer_path, preview, push_index, push_key};
 use crate::similarity::{SUGGESTION_FLOOR, nearest};
+
+/// How many problems besides the most useful one a refusal names
+/// ([`ArgumentError::also`]): enough for the usual mixed mistakes (a misspelt key, a missing
+/// parameter, a number sent as a string) without burying the first.
+pub const MAX_FURTHER_PROBLEMS: usize = 3;
 
 /// Resource limits for validation. See the [module docs](self) for the defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -463,44 +462,38 @@ impl ArgumentValidator {
     /// # Errors
     ///
     /// [`ArgumentError`] (boxed: it holds several problems) for the most useful problem
-    /// found (see the [module docs](self) for the order), with up to [`MAX_FURTHER_PROBLEMS`] further problems about other
-    /// parameters in [`ArgumentError::also`]. Never panics, whatever `args` holds.
+    /// found (see the [module docs](self) for the order), with up to
+    /// [`MAX_FURTHER_PROBLEMS`] further problems about other parameters in
+    /// [`ArgumentError::also`]. Never panics, whatever `args` holds.
     pub fn validate(&self, args: &Value) -> Result<(), Box<ArgumentError>> {
-        match self.first_problem(args) {
-            None => Ok(()),
-            Some(problem) => {
-                let also = self.further_problems(args, &problem);
-                Err(Box::new(
-                    ArgumentError::new(self.tool.clone(), problem).with_also(also),
-                ))
-            }
+        let refusal = |problem, also| {
+            Box::new(ArgumentError::new(self.tool.clone(), problem).with_also(also))
+        };
+        if let Some(problem) = self.precheck(args) {
+            // The argument object as a whole: nothing else was checked.
+            return Err(refusal(problem, Vec::new()));
         }
-    }
-
-    /// The problems besides `first` worth naming in the same refusal: most useful first,
-    /// one per path, none with the same root as one already named, at most
-    /// [`MAX_FURTHER_PROBLEMS`]. None after a problem with the argument object as a whole
-    /// (not an object, too deep, too large): nothing else was checked.
-    fn further_problems(&self, args: &Value, first: &ArgumentProblem) -> Vec<ArgumentProblem> {
-        if rank(first) == 0 {
-            return Vec::new();
+        let reference = self.reference_problem(args);
+        if reference.is_none() && self.passes(args) {
+            return Ok(());
         }
-        let mut all = self.problems(args);
-        // Stable: equal ranks keep the validator's order, which is deterministic.
-        all.sort_by_key(rank);
-        let mut out: Vec<ArgumentProblem> = Vec::new();
-        for problem in all {
-            if out.len() == MAX_FURTHER_PROBLEMS {
-                break;
+        let from_reference = reference.is_some();
+        let mut all = self.violations(reference, args);
+        // The reference's own problem when it found one (it comes first); else the
+        // validator's most useful, the first of equals. The flat check is sound but may be
+        // stricter than JSON Schema in corner cases (numbers beyond f64): no error from the
+        // full validator means valid.
+        let at = if from_reference {
+            0
+        } else {
+            match all.iter().enumerate().min_by_key(|(_, p)| rank(p)) {
+                Some((at, _)) => at,
+                None => return Ok(()),
             }
-            if !std::iter::once(first)
-                .chain(&out)
-                .any(|seen| same_root(seen, &problem))
-            {
-                out.push(problem);
-            }
-        }
-        out
+        };
+        let first = all.remove(at);
+        let also = further_problems(&first, all);
+        Err(refusal(first, also))
     }
 
     /// Every problem with a call's arguments: the reference's top-level problem first (if
@@ -511,48 +504,39 @@ impl ArgumentValidator {
         if let Some(problem) = self.precheck(args) {
             return vec![problem];
         }
-        let mut out: Vec<ArgumentProblem> = self.reference_problem(args).into_iter().collect();
-        if !self.compiled.is_valid(args) {
-            for error in self.compiled.iter_errors(args) {
-                let problem = self.convert(&error, args);
-                // The reference check and the validator may both see one problem.
-                let seen = out.iter().any(|p| {
-                    std::mem::discriminant(p) == std::mem::discriminant(&problem)
-                        && p.path() == problem.path()
-                });
-                if !seen {
-                    out.push(problem);
-                }
+        self.violations(self.reference_problem(args), args)
+    }
+
+    /// `reference` (the reference's top-level problem, if any), then each violation the
+    /// compiled validator finds, in its order, one per kind and path.
+    fn violations(&self, reference: Option<ArgumentProblem>, args: &Value) -> Vec<ArgumentProblem> {
+        let mut out: Vec<ArgumentProblem> = reference.into_iter().collect();
+        // `is_valid` stops at the first violation and allocates nothing; collecting them is
+        // far dearer, and needless when the reference's problem is the only one.
+        if self.compiled.is_valid(args) {
+            return out;
+        }
+        for error in self.compiled.iter_errors(args) {
+            let problem = self.convert(&error, args);
+            // The reference check and the validator may both see one problem.
+            let seen = out.iter().any(|p| {
+                std::mem::discriminant(p) == std::mem::discriminant(&problem)
+                    && p.path() == problem.path()
+            });
+            if !seen {
+                out.push(problem);
             }
         }
         out
     }
 
-    fn first_problem(&self, args: &Value) -> Option<ArgumentProblem> {
-        if let Some(problem) = self.precheck(args) {
-            return Some(problem);
-        }
-        if let Some(problem) = self.reference_problem(args) {
-            return Some(problem);
-        }
-        let valid = match &self.flat {
+    /// Whether the arguments pass, by the flat check when the schema has one, else the
+    /// compiled validator (the reference's checks aside).
+    fn passes(&self, args: &Value) -> bool {
+        match &self.flat {
             Some(flat) => self.flat_valid(flat, args),
             None => self.compiled.is_valid(args),
-        };
-        if valid {
-            return None;
         }
-        let mut best: Option<(u8, ArgumentProblem)> = None;
-        for error in self.compiled.iter_errors(args) {
-            let problem = self.convert(&error, args);
-            let rank = rank(&problem);
-            if best.as_ref().is_none_or(|(top, _)| rank < *top) {
-                best = Some((rank, problem));
-            }
-        }
-        // The flat check is sound but may be stricter than JSON Schema in corner cases
-        // (numbers beyond f64): no error from the full validator means valid.
-        best.map(|(_, problem)| problem)
     }
 
     /// The argument object's shape and the resource limits, checked without recursion.
@@ -1166,6 +1150,34 @@ fn whole_number(f: f64) -> Value {
 }
 
 /// Which problem to report first when several are found (lower is more useful).
+/// The problems of `rest` worth naming beside `first` in the same refusal: most useful
+/// first, one per path, none with the same root as one already named, at most
+/// [`MAX_FURTHER_PROBLEMS`]. None after a problem with the argument object as a whole (not
+/// an object, too deep, too large): nothing else was checked.
+fn further_problems(
+    first: &ArgumentProblem,
+    mut rest: Vec<ArgumentProblem>,
+) -> Vec<ArgumentProblem> {
+    if rank(first) == 0 {
+        return Vec::new();
+    }
+    // Stable: equal ranks keep the validator's order, which is deterministic.
+    rest.sort_by_key(rank);
+    let mut out: Vec<ArgumentProblem> = Vec::new();
+    for problem in rest {
+        if out.len() == MAX_FURTHER_PROBLEMS {
+            break;
+        }
+        if !std::iter::once(first)
+            .chain(&out)
+            .any(|seen| same_root(seen, &problem))
+        {
+            out.push(problem);
+        }
+    }
+    out
+}
+
 /// Whether two problems come from one mistake: they are about the same place (a required
 /// parameter sent as `null` is missing and of the wrong type), or one is a missing
 /// parameter whose "did you mean" names the other, a misspelt key.
