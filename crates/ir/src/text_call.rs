@@ -75,12 +75,17 @@ const FENCE: &str = "```";
 /// # What is not
 ///
 /// JSON that is not a call object (no `name`, a name that is not a string, arguments that
-/// are neither an object nor a string holding one), JSON that does not parse (comments,
-/// trailing commas, a cut-off object; but a placeholder left where a value goes,
-/// `"distance": <distance>`, is read as the string `"<distance>"`, so the call routes and
-/// its validation tells the model what value it must give), fences in any other language (a Python example that
-/// builds a dict is left alone: only `<tool_call>` tags inside it are still recognised), and call-like JSON nested
-/// inside other JSON. None of it is an error: it stays text, unchanged. The bare-object
+/// are neither an object nor a string holding one), JSON that does not parse (a cut-off
+/// object, a key without quotes, a single-quoted string), fences in any other language (a
+/// Python example that builds a dict is left alone: only `<tool_call>` tags inside it are
+/// still recognised), and call-like JSON nested inside other JSON.
+///
+/// Four things models write into JSON that JSON lacks are read, outside strings, when the
+/// text does not parse as it is: a placeholder left where a value goes,
+/// `"distance": <distance>`, is the string `"<distance>"` (so the call routes and its
+/// validation tells the model what value it must give); a comment, `// …` or `/* … */`,
+/// is dropped; a comma before `}` or `]` is dropped; and Python's `True`, `False` and
+/// `None` are `true`, `false` and `null`. None of it is an error: it stays text, unchanged. The bare-object
 /// scan tries at most 256 positions of one text (each try may read to its end), so a long
 /// reply full of braces costs bounded work; calls in tags and fences are always found.
 ///
@@ -293,11 +298,12 @@ fn calls_of(value: &Value, shape: Shape) -> Option<Vec<TextCall>> {
 }
 
 /// The calls in `content` when all of it (whitespace aside) is one or more JSON values,
-/// each a call or an array of calls; placeholders the model left for values it did not
-/// have (`"distance": <distance>`) are read as strings ([`quote_placeholders`]).
+/// each a call or an array of calls; what a model writes into JSON that JSON does not
+/// have (a placeholder for a value it lacks, a comment, a trailing comma, a Python
+/// literal) is read as [`relax_json`] reads it.
 fn calls_in(content: &str, shape: Shape) -> Option<Vec<TextCall>> {
     calls_in_exact(content, shape)
-        .or_else(|| quote_placeholders(content).and_then(|quoted| calls_in_exact(&quoted, shape)))
+        .or_else(|| relax_json(content).and_then(|relaxed| calls_in_exact(&relaxed, shape)))
 }
 
 fn calls_in_exact(content: &str, shape: Shape) -> Option<Vec<TextCall>> {
@@ -316,71 +322,137 @@ const MAX_PLACEHOLDER_BYTES: usize = 80;
 /// What a placeholder may not hold: JSON's own punctuation, a line break, another `<`.
 const NOT_IN_PLACEHOLDER: &[u8] = b"\"{}[],:\n<";
 
-/// `json` with each placeholder the model wrote where a value goes (`<distance>`, `<the
-/// order id>`: after `:`, `[` or `,`, outside strings, with no quote, bracket, comma,
-/// colon or line break inside) written as a JSON string (`"<distance>"`), so the call
-/// parses and its validation tells the model the value it must give. `None` when there
-/// is none.
-fn quote_placeholders(json: &str) -> Option<String> {
+/// `json` with what models write into JSON and JSON lacks rewritten as JSON, outside
+/// strings; `None` when there is none of it (or a comment is never closed):
+///
+/// - a placeholder where a value goes (`<distance>`, `<the order id>`: after `:`, `[` or
+///   `,`, with no quote, bracket, comma, colon or line break inside) becomes a string
+///   (`"<distance>"`), so the call parses and its validation tells the model the value it
+///   must give;
+/// - a comment, `// …` to the end of the line or `/* … */`, is dropped (coder models
+///   annotate arguments: `"amount": 10000, // total sales`);
+/// - a comma before `}` or `]` is dropped;
+/// - Python's `True`, `False` and `None` where a value goes become `true`, `false`, `null`.
+///
+/// Nothing else changes: a number, a key or a string is copied as written, so what still
+/// is not JSON fails to parse as before.
+fn relax_json(json: &str) -> Option<String> {
     let bytes = json.as_bytes();
     let mut out = String::with_capacity(json.len() + 8);
-    let (mut i, mut copied, mut quoted) = (0, 0, false);
+    let (mut i, mut copied, mut changed) = (0, 0, false);
+    // The last byte that is neither whitespace nor in a comment, and where the output
+    // holds a comma that a closing bracket would make trailing.
     let mut last = b'{';
+    let mut comma: Option<usize> = None;
     while let Some(&byte) = bytes.get(i) {
-        match byte {
+        let skip = match byte {
             b'"' => {
                 i = crate::json_scan::string_end(bytes, i)? + 1;
-                last = b'"';
+                (last, comma) = (b'"', None);
                 continue;
             }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                let line = bytes.get(i..)?.iter().position(|&b| b == b'\n');
+                line.map_or(bytes.len(), |end| i + end)
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let close = memchr::memmem::find(bytes.get(i + 2..)?, b"*/")?;
+                i + 2 + close + 2
+            }
             b'<' if matches!(last, b':' | b'[' | b',') => {
-                let rest = bytes.get(i..)?;
-                let end = rest
+                let Some(len) = placeholder_len(bytes.get(i..)?) else {
+                    (last, comma) = (byte, None);
+                    i += 1;
+                    continue;
+                };
+                out.push_str(json.get(copied..i)?);
+                out.push_str(&serde_json::to_string(json.get(i..i + len)?).ok()?);
+                (i, copied, changed) = (i + len, i + len, true);
+                (last, comma) = (b'"', None);
+                continue;
+            }
+            b'T' | b'F' | b'N' if matches!(last, b':' | b'[' | b',') => {
+                let word_len = bytes
+                    .get(i..)?
                     .iter()
-                    .take(MAX_PLACEHOLDER_BYTES)
-                    .position(|&b| b == b'>')
-                    .filter(|&end| {
-                        end > 1
-                            && rest.get(1..end).is_some_and(|inner| {
-                                !inner.iter().any(|b| NOT_IN_PLACEHOLDER.contains(b))
-                            })
-                    });
-                if let Some(end) = end {
+                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                    .count();
+                let literal = match json.get(i..i + word_len)? {
+                    "True" => Some("true"),
+                    "False" => Some("false"),
+                    "None" => Some("null"),
+                    _ => None,
+                };
+                if let Some(literal) = literal {
                     out.push_str(json.get(copied..i)?);
-                    out.push_str(&serde_json::to_string(json.get(i..=i + end)?).ok()?);
-                    i += end + 1;
-                    copied = i;
-                    quoted = true;
-                    last = b'"';
+                    out.push_str(literal);
+                    (i, copied, changed) = (i + word_len, i + word_len, true);
+                    (last, comma) = (b'e', None);
                     continue;
                 }
+                (last, comma) = (byte, None);
+                i += 1;
+                continue;
+            }
+            b'}' | b']' => {
+                if let Some(at) = comma.take() {
+                    out.push_str(json.get(copied..i)?);
+                    out.remove(at);
+                    copied = i;
+                    changed = true;
+                }
+                last = byte;
+                i += 1;
+                continue;
+            }
+            b',' => {
+                out.push_str(json.get(copied..i)?);
+                comma = Some(out.len());
+                out.push(',');
+                (last, copied) = (byte, i + 1);
+                i += 1;
+                continue;
             }
             b if b.is_ascii_whitespace() => {
                 i += 1;
                 continue;
             }
-            _ => {}
-        }
-        last = byte;
-        i += 1;
+            _ => {
+                (last, comma) = (byte, None);
+                i += 1;
+                continue;
+            }
+        };
+        // A comment, `i..skip`: dropped, with the line break that ends a `//` kept.
+        out.push_str(json.get(copied..i)?);
+        (i, copied, changed) = (skip, skip, true);
     }
-    if !quoted {
+    if !changed {
         return None;
     }
     out.push_str(json.get(copied..)?);
     Some(out)
 }
 
+/// The length of the placeholder `<…>` that starts `rest`, when it is one.
+fn placeholder_len(rest: &[u8]) -> Option<usize> {
+    let end = rest
+        .iter()
+        .take(MAX_PLACEHOLDER_BYTES)
+        .position(|&b| b == b'>')?;
+    let inner = rest.get(1..end)?;
+    (end > 1 && !inner.iter().any(|b| NOT_IN_PLACEHOLDER.contains(b))).then_some(end + 1)
+}
+
 /// [`value_at`], or, when the JSON there does not parse, the object or array that starts
-/// `text` read with its placeholders quoted ([`quote_placeholders`]); the offset is the
-/// original text's.
+/// `text` read as [`relax_json`] reads it; the offset is the original text's.
 fn value_at_lenient(text: &str) -> Option<(Value, usize)> {
     if let Some(found) = value_at(text) {
         return Some(found);
     }
     let end = crate::json_scan::container_end(text.as_bytes())?;
-    let quoted = quote_placeholders(text.get(..end)?)?;
-    let value = serde_json::from_str::<Value>(&quoted).ok()?;
+    let relaxed = relax_json(text.get(..end)?)?;
+    let value = serde_json::from_str::<Value>(&relaxed).ok()?;
     Some((value, end))
 }
 
@@ -974,8 +1046,7 @@ mod tests {
             "[{\"name\": \"t\"}, 3]",
             "[]",
             "```python\nprint({\"name\": \"t\", \"arguments\": {}})\n```",
-            "```json\n{\"name\": \"t\", \"arguments\": {},}\n```",
-            "```json\n// a comment\n{\"name\": \"t\"}\n```",
+            "```json\n{\"name\": \"t\", \"arguments\": {'a': 1}}\n```",
             "<tool_call>{\"name\": \"t\", \"arguments\": {</tool_call>",
             "{\"name\": \"t\", \"arguments\": {\"cut\": ",
             "plain prose with {braces} and [brackets] and ``` stray fences",
@@ -1056,9 +1127,48 @@ mod tests {
             " ",
             "é",
             "prose",
+            "// note",
+            "/*",
+            "*/",
+            "True",
+            "<x>",
             "{\"name\": \"t\", \"arguments\": {\"f\": \"a0\"}}",
         ]);
         prop::collection::vec(piece, 0..40).prop_map(|pieces| pieces.concat())
+    }
+
+    /// Any JSON value, its strings drawn from what the relaxed reader looks for.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let text = prop::sample::select(vec![
+            "// c", "/* c */", "True", "None", ",]", "<x>", "a\"b", "",
+        ])
+        .prop_map(serde_json::Value::from);
+        let leaf = prop_oneof![
+            text,
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<bool>().prop_map(serde_json::Value::from),
+            Just(serde_json::Value::Null),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map("[a-z/ ]{0,3}", inner, 0..4)
+                    .prop_map(|m| { serde_json::Value::Object(m.into_iter().collect()) }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// JSON, compact or pretty, is never rewritten: what the relaxed reader changes is
+        /// only ever outside strings and never JSON.
+        #[test]
+        fn the_relaxed_reader_leaves_json_alone(value in any_json()) {
+            let compact = serde_json::to_string(&value).unwrap();
+            let pretty = serde_json::to_string_pretty(&value).unwrap();
+            proptest::prop_assert_eq!(relax_json(&compact), None);
+            proptest::prop_assert_eq!(relax_json(&pretty), None);
+        }
     }
 
     proptest::proptest! {
@@ -1217,6 +1327,52 @@ mod tests {
     }
 
     #[test]
+    fn comments_trailing_commas_and_python_literals_are_read() {
+        use serde_json::json;
+        // As a 1.5B coder model wrote it (NESTFUL line-76, session 42).
+        let fenced = "```json\n{\n  \"name\": \"calculate_sales_tax\",\n  \"arguments\": {\n    \"amount\": 10000, // total sales amount\n    \"tax_rate\": 0.08 // sales tax rate\n  }\n}\n```";
+        let found = find_text_calls(fenced);
+        assert_eq!(found.len(), 1, "{fenced}");
+        assert_eq!(
+            found[0].calls[0].arguments,
+            json!({"amount": 10000, "tax_rate": 0.08})
+        );
+        let bare = "Sure. {\"name\": \"f\", /* the call */ \"arguments\": {\"on\": True, \"off\": False, \"x\": None, \"ids\": [1, 2,],},}";
+        let found = find_text_calls(bare);
+        assert_eq!(found.len(), 1, "{bare}");
+        assert_eq!(found[0].span, 6..bare.len());
+        assert_eq!(
+            found[0].calls[0].arguments,
+            json!({"on": true, "off": false, "x": null, "ids": [1, 2]})
+        );
+        let tagged = "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"q\": \"a // b\", \"n\": 1,}}\n</tool_call>";
+        assert_eq!(
+            find_text_calls(tagged)[0].calls[0].arguments,
+            json!({"q": "a // b", "n": 1})
+        );
+        // Inside strings nothing changes; a word that only starts like a literal, a key
+        // without quotes, a comment never closed and a lone comma stay what they were.
+        assert_eq!(
+            relax_json(r#"{"a": "True, // None,]", "b": 1}"#),
+            None,
+            "nothing outside strings to change"
+        );
+        assert_eq!(
+            relax_json(r#"{"a": Trueish,}"#).as_deref(),
+            Some(r#"{"a": Trueish}"#)
+        );
+        for text in [
+            r#"{"name": "f", "arguments": {"a": Trueish}}"#,
+            r#"{"name": "f", "arguments": {a: 1}}"#,
+            r#"{"name": "f", "arguments": {"a": 1 /* open}}"#,
+            r#"{"name": "f", "arguments": {"a": 1,, }}"#,
+            r#"{"name": "f", "arguments": {"a": 'x'}}"#,
+        ] {
+            assert!(find_text_calls(text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
     fn a_placeholder_left_for_a_value_is_read_as_a_string() {
         use serde_json::json;
         let bare = r#"{"name": "calculate_pace", "arguments": {"distance": <distance>, "time": <time in minutes>}}"#;
@@ -1250,6 +1406,6 @@ mod tests {
             find_text_calls(html)[0].calls[0].arguments,
             json!({"html": "<b>"})
         );
-        assert_eq!(quote_placeholders(r#"{"a": "<x>"}"#), None);
+        assert_eq!(relax_json(r#"{"a": "<x>"}"#), None);
     }
 }
