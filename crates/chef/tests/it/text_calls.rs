@@ -150,7 +150,8 @@ fn several_calls_in_one_reply_and_a_lookup_route_in_order() {
 #[test]
 fn recovery_is_opt_in_and_unparsable_text_stays_text() {
     let mut chef = level3();
-    let content = "```json\n{\"name\": \"t\", \"arguments\": {\"f\": \"a0\",}}\n```";
+    // Single quotes are not JSON (a trailing comma or a comment would be read).
+    let content = "```json\n{'name': 't', 'arguments': {'f': 'a0'}}\n```";
     let parsed = parse(&mut chef, content);
     // Without recovery the reply is exactly what the provider crate parsed.
     assert_eq!(parsed.content, vec![Content::text(content)]);
@@ -249,12 +250,11 @@ fn a_constrained_reply_is_recovered_and_routed() {
 /// mentions a call, or a name the request did not offer, stays text.
 #[test]
 fn pythonic_calls_of_offered_tools_are_recovered() {
-    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
-        chef::PrunePolicy::Discover {
-            top_k: 5,
-            always_keep: Vec::new(),
-        },
-    ));
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(Level::One)
+            .with_prune(chef::PrunePolicy::discover(5)),
+    );
     chef.register_tools(real_tools()).unwrap();
     chef.push(Message::user("What is the diesel price in Ohio this week?"));
     let mut reply = parse(
