@@ -146,10 +146,7 @@ fn config(level: Level, discover: Option<usize>) -> ChefConfig {
         .with_compress(options(level))
         .with_tool_change_announcements(true);
     match discover {
-        Some(top_k) => config.with_prune(PrunePolicy::Discover {
-            top_k,
-            always_keep: Vec::new(),
-        }),
+        Some(top_k) => config.with_prune(PrunePolicy::discover(top_k)),
         None => config,
     }
 }
@@ -159,13 +156,7 @@ fn build(level: Level, asked: Option<usize>, target: Target) -> Result<Report, C
     let mut steps = Vec::new();
     // Discovery starts above K tools (`PrunePolicy::discovers`): a K that covers the whole
     // catalogue offers every tool and no find_tools, which is `--prune all`'s run.
-    let discover = asked.filter(|&top_k| {
-        PrunePolicy::Discover {
-            top_k,
-            always_keep: Vec::new(),
-        }
-        .discovers(tools.len())
-    });
+    let discover = asked.filter(|&top_k| PrunePolicy::discover(top_k).discovers(tools.len()));
 
     // 1. The tools going in.
     let (chars, toks) = measure(&tools, "")?;

@@ -83,7 +83,7 @@ pub struct Recommendation {
     /// Level-3 map lines shared with another tool.
     pub ambiguous_map_lines: usize,
     /// With a level-1 advice for a large catalogue: show this many best-ranked real tools
-    /// and let the model find the rest (`PrunePolicy::Discover { top_k, .. }`, the
+    /// and let the model find the rest (`PrunePolicy::discover(top_k)`, the
     /// discovery setting; docs/DISCOVERY.md). `None` otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub discover_top: Option<usize>,

@@ -186,6 +186,45 @@ fn default_top_k() -> usize {
 pub const DEFAULT_TOP_K: usize = 10;
 
 impl PrunePolicy {
+    /// [`Discover`](Self::Discover): the `top_k` tools the index ranks best for the task,
+    /// by their real names, plus `find_tools` for the rest; nothing always kept. Find,
+    /// then call by real name, with `top_k = 10` is the setting `chef eval` measured best
+    /// ([`DEFAULT_TOP_K`], docs/DISCOVERY.md). For tools kept whatever the task, write the
+    /// variant with `always_keep`.
+    ///
+    /// ```
+    /// use chef::PrunePolicy;
+    ///
+    /// assert_eq!(
+    ///     PrunePolicy::discover(10),
+    ///     PrunePolicy::Discover { top_k: 10, always_keep: vec![] }
+    /// );
+    /// ```
+    pub fn discover(top_k: usize) -> Self {
+        Self::Discover {
+            top_k,
+            always_keep: Vec::new(),
+        }
+    }
+
+    /// [`Ranked`](Self::Ranked): the `top_k` tools the index ranks best for the task,
+    /// nothing always kept and no search tool.
+    ///
+    /// ```
+    /// use chef::PrunePolicy;
+    ///
+    /// assert_eq!(
+    ///     PrunePolicy::ranked(5),
+    ///     PrunePolicy::Ranked { top_k: 5, always_keep: vec![] }
+    /// );
+    /// ```
+    pub fn ranked(top_k: usize) -> Self {
+        Self::Ranked {
+            top_k,
+            always_keep: Vec::new(),
+        }
+    }
+
     /// Whether the policy offers the discovery search tool for a catalogue of `tools` flat
     /// tools: [`Discover`](Self::Discover) over more tools than its `top_k` (a catalogue
     /// that small is shown whole, and there is nothing to find).

@@ -594,10 +594,7 @@ impl ToolsMut<'_> {
     /// use chef_ir::{Message, Target, ToolDefinition};
     /// use serde_json::json;
     ///
-    /// let mut template = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Discover {
-    ///     top_k: 1,
-    ///     always_keep: vec![],
-    /// }));
+    /// let mut template = Chef::new(ChefConfig::default().with_prune(PrunePolicy::discover(1)));
     /// template.register_tools(vec![
     ///     ToolDefinition::new("get_weather", json!({"type": "object"})),
     ///     ToolDefinition::new("send_email", json!({"type": "object"})),

@@ -12,12 +12,11 @@ use crate::{
 };
 
 fn discovery(top_k: usize) -> Chef {
-    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
-        PrunePolicy::Discover {
-            top_k,
-            always_keep: Vec::new(),
-        },
-    ));
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(Level::One)
+            .with_prune(PrunePolicy::discover(top_k)),
+    );
     chef.register_tools(real_tools()).unwrap();
     chef
 }
@@ -233,12 +232,11 @@ const TRAVEL: [(&str, &str); 5] = [
 /// A discovery session over [`TRAVEL`] showing `find_tools` alone, ranked as `lexical`
 /// says.
 fn travel_discovery(lexical: bool) -> Chef {
-    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
-        PrunePolicy::Discover {
-            top_k: 0,
-            always_keep: Vec::new(),
-        },
-    ));
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(Level::One)
+            .with_prune(PrunePolicy::discover(0)),
+    );
     let schema = json!({"type": "object", "properties": {"id": {"type": "string"}}});
     chef.register_tools(
         TRAVEL
@@ -662,10 +660,7 @@ fn a_blocked_tool_is_not_offered_by_a_catalogue_shown_whole() {
 
     // K + 1 tools with one blocked: the K that may be offered are shown whole, with no
     // search (there is nothing left to find).
-    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Discover {
-        top_k: 10,
-        always_keep: Vec::new(),
-    }));
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::discover(10)));
     let eleven: Vec<_> = real_tools().into_iter().take(11).collect();
     let blocked = eleven[0].name.as_str().to_owned();
     chef.register_tools(eleven).unwrap();
@@ -802,10 +797,7 @@ fn found_tools_belong_to_their_request_and_called_tools_stay_while_called() {
 
 #[test]
 fn ranked_pruning_keeps_a_called_tool_after_the_task_moves() {
-    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Ranked {
-        top_k: 3,
-        always_keep: Vec::new(),
-    }));
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::ranked(3)));
     chef.register_tools(real_tools()).unwrap();
     chef.push(Message::user("What is the diesel price in Ohio?"));
     let first = wire_names(&mut chef, Target::OpenAiChat);
@@ -818,10 +810,7 @@ fn ranked_pruning_keeps_a_called_tool_after_the_task_moves() {
     let names = wire_names(&mut chef, Target::OpenAiChat);
     assert!(names.iter().any(|n| n == "get_diesel_price"), "{names:?}");
     // An error result does not keep a tool.
-    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Ranked {
-        top_k: 3,
-        always_keep: Vec::new(),
-    }));
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::ranked(3)));
     chef.register_tools(real_tools()).unwrap();
     chef.push(Message::user("What is the diesel price in Ohio?"));
     wire_names(&mut chef, Target::OpenAiChat);
@@ -1063,10 +1052,7 @@ fn after_a_search_in_vain_the_constrained_format_offers_an_answer_not_another_se
 
 #[test]
 fn a_catalogue_no_larger_than_k_is_shown_whole_without_the_search_tool() {
-    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Discover {
-        top_k: 10,
-        always_keep: Vec::new(),
-    }));
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::discover(10)));
     let three: Vec<_> = real_tools().into_iter().take(3).collect();
     chef.register_tools(three).unwrap();
     chef.push(Message::user("Write me a sonnet about the sea"));
@@ -1347,12 +1333,11 @@ fn right_after_a_repeated_call_the_constrained_format_has_no_branch_for_that_too
 /// nearest sibling the list holds.
 #[test]
 fn at_level_3_a_typo_of_a_blocked_tool_is_not_answered_with_a_sibling() {
-    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three).with_prune(
-        PrunePolicy::Discover {
-            top_k: 5,
-            always_keep: Vec::new(),
-        },
-    ));
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(Level::Three)
+            .with_prune(PrunePolicy::discover(5)),
+    );
     chef.register_tools(real_tools()).unwrap();
     chef.push(Message::user("Upload a file to my Google Drive folder"));
     let probe = ToolCall::new("c0", "t", json!({"f": "gdrive_upload_files", "a": {}}));

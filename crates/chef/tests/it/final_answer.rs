@@ -37,10 +37,7 @@ fn wire_tools(chef: &mut Chef) -> Vec<String> {
 }
 
 fn discover() -> PrunePolicy {
-    PrunePolicy::Discover {
-        top_k: 2,
-        always_keep: Vec::new(),
-    }
+    PrunePolicy::discover(2)
 }
 
 /// A session over [`catalogue`] and an agent tool `(name, its one string parameter, its

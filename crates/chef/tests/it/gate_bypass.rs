@@ -145,12 +145,11 @@ fn route_08_q_then_t() {
     }
     // Under discovery the map holds the ranked tools only: the exact name asked of `q` is
     // refused as blocked, not "No map code".
-    let mut chef = Chef::new(ChefConfig::default().with_level(Level::Three).with_prune(
-        chef::PrunePolicy::Discover {
-            top_k: 2,
-            always_keep: Vec::new(),
-        },
-    ));
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(Level::Three)
+            .with_prune(chef::PrunePolicy::discover(2)),
+    );
     chef.register_tools(tools()).unwrap();
     chef.push(Message::user("Search the web for rust."));
     chef.tools_mut().set_blocked([BLOCKED]);

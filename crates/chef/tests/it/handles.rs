@@ -21,23 +21,14 @@ fn a_read_outlives_its_handle_and_setters_chain() {
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(tools()).unwrap();
     chef.tools_mut()
-        .set_prune_policy(PrunePolicy::Ranked {
-            top_k: 2,
-            always_keep: vec![],
-        })
+        .set_prune_policy(PrunePolicy::ranked(2))
         .set_allowlist(Some(["read_file", "list_dir"]))
         .set_task(Some("list the files"));
     // Each read borrows the session, not the handle it came from.
     let policy = chef.tools().prune_policy();
     let allowlist = chef.tools().allowlist();
     let task = chef.tools().pruning_task();
-    assert_eq!(
-        policy,
-        &PrunePolicy::Ranked {
-            top_k: 2,
-            always_keep: vec![]
-        }
-    );
+    assert_eq!(policy, &PrunePolicy::ranked(2));
     assert_eq!(
         allowlist,
         Some(&["read_file".to_owned(), "list_dir".to_owned()][..])
@@ -88,10 +79,7 @@ fn the_deprecated_flat_methods_do_what_the_handles_do() {
 
     let report = flat.set_blocked_tools(["delete_file", "nope"]);
     flat.set_allowlist(Some(["read_file", "list_dir", "delete_file"]))
-        .set_prune_policy(PrunePolicy::Ranked {
-            top_k: 2,
-            always_keep: vec![],
-        });
+        .set_prune_policy(PrunePolicy::ranked(2));
     flat.set_dynamic_state(&json!({"step": 1}), Placement::LastUser)
         .unwrap();
     flat.set_guardrail(Some(Guardrail::tag("answer").unwrap()))
@@ -104,10 +92,7 @@ fn the_deprecated_flat_methods_do_what_the_handles_do() {
     handled
         .tools_mut()
         .set_allowlist(Some(["read_file", "list_dir", "delete_file"]))
-        .set_prune_policy(PrunePolicy::Ranked {
-            top_k: 2,
-            always_keep: vec![],
-        });
+        .set_prune_policy(PrunePolicy::ranked(2));
     handled
         .layers_mut()
         .set_dynamic_state(&json!({"step": 1}), Placement::LastUser)

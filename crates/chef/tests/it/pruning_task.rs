@@ -9,10 +9,7 @@ use serde_json::json;
 use crate::fixtures::real_tools;
 
 fn session() -> Chef {
-    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::Ranked {
-        top_k: 3,
-        always_keep: Vec::new(),
-    }));
+    let mut chef = Chef::new(ChefConfig::default().with_prune(PrunePolicy::ranked(3)));
     chef.register_tools(real_tools()).unwrap();
     chef
 }

@@ -541,10 +541,7 @@ fn embedder() -> DenseConfig {
 fn the_session_ranks_with_its_embedder_and_keeps_its_policy_across_restore() {
     let mut chef = Chef::new(ChefConfig::default());
     chef.register_tools(two_tools()).unwrap();
-    chef.tools_mut().set_prune_policy(PrunePolicy::Ranked {
-        top_k: 1,
-        always_keep: Vec::new(),
-    });
+    chef.tools_mut().set_prune_policy(PrunePolicy::ranked(1));
     chef.push(Message::user("will it rain"));
     // Lexically nothing fits "will it rain": the index abstains.
     assert!(

@@ -402,10 +402,7 @@ fn ranked_selections_compress_exactly_as_compress_of_the_kept_tools() {
     let mut chef = Chef::new(
         ChefConfig::default()
             .with_compress(options.clone())
-            .with_prune(PrunePolicy::Ranked {
-                top_k: 6,
-                always_keep: vec![],
-            }),
+            .with_prune(PrunePolicy::ranked(6)),
     );
     let tools = real_tools();
     chef.register_tools(tools.clone()).unwrap();

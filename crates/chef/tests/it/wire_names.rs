@@ -188,12 +188,11 @@ fn invoices() -> Chef {
             json!({"type": "object", "properties": {}}),
         ));
     }
-    let mut chef = Chef::new(ChefConfig::default().with_level(Level::One).with_prune(
-        chef::PrunePolicy::Discover {
-            top_k: 3,
-            always_keep: Vec::new(),
-        },
-    ));
+    let mut chef = Chef::new(
+        ChefConfig::default()
+            .with_level(Level::One)
+            .with_prune(chef::PrunePolicy::discover(3)),
+    );
     chef.register_tools(tools).unwrap();
     chef.tools_mut().set_blocked(["café_send"]);
     chef.push(Message::user("make an invoice for ACME of 30 dollars"));
