@@ -65,6 +65,76 @@ pub(crate) const ANSWER_NOTE: &str = "Each reply is one JSON object: \
 {\"name\": \"<tool>\", \"arguments\": {...}} calls a tool; {\"answer\": \"<your one-line \
 summary>\"} ends the task, once every part of the request is done or when no tool can do it.";
 
+/// The member `answer=todo` puts first in every branch of the constrained format: the
+/// parts of the request still to do, at least one before a call, none before the answer.
+pub(crate) const TODO_MEMBER: &str = "still_to_do";
+
+/// The most parts the `answer=todo` list may hold, and the longest a part may be: without
+/// a bound the 1.5B model repeats its list until the reply is cut (session 43's pilot).
+const TODO_ITEMS: usize = 6;
+const TODO_ITEM_CHARS: usize = 60;
+
+/// `format` (a `response_format` of `Chef::response_format`) with [`TODO_MEMBER`] first
+/// in each branch: a non-empty list of strings in a call's branch, an empty one in the
+/// answer's.
+fn with_todo(mut format: Value) -> Value {
+    let Some(schema) = format.pointer_mut("/json_schema/schema") else {
+        return format;
+    };
+    let mut branches = match schema.get_mut("anyOf").map(Value::take) {
+        Some(Value::Array(branches)) => branches,
+        _ => vec![schema.take()],
+    };
+    for branch in &mut branches {
+        let answer = branch.pointer("/properties/answer").is_some();
+        let list = if answer {
+            json!({"type": "array", "items": {"type": "string"}, "maxItems": 0})
+        } else {
+            json!({
+                "type": "array",
+                "items": {"type": "string", "maxLength": TODO_ITEM_CHARS},
+                "minItems": 1,
+                "maxItems": TODO_ITEMS
+            })
+        };
+        let Some(object) = branch.as_object_mut() else {
+            continue;
+        };
+        let mut properties = serde_json::Map::new();
+        properties.insert(TODO_MEMBER.to_owned(), list);
+        if let Some(Value::Object(old)) = object.remove("properties") {
+            properties.extend(old);
+        }
+        object.insert("properties".to_owned(), Value::Object(properties));
+        let mut required = vec![json!(TODO_MEMBER)];
+        if let Some(Value::Array(old)) = object.remove("required") {
+            required.extend(old);
+        }
+        object.insert("required".to_owned(), Value::Array(required));
+    }
+    *schema = if branches.len() == 1 {
+        branches.pop().unwrap_or_default()
+    } else {
+        json!({ "anyOf": branches })
+    };
+    format
+}
+
+/// A reply of the `answer=todo` format with [`TODO_MEMBER`] taken off its JSON, so
+/// recovery reads the call (or the answer) under it. Text that is not such an object is
+/// left as it is.
+fn strip_todo(reply: &mut Message) {
+    for content in &mut reply.content {
+        if let chef_ir::Content::Text { text, .. } = content
+            && let Ok(Value::Object(mut object)) = serde_json::from_str::<Value>(text.trim())
+            && object.shift_remove(TODO_MEMBER).is_some()
+            && let Ok(rest) = serde_json::to_string(&object)
+        {
+            *text = rest;
+        }
+    }
+}
+
 /// `chef eval --help`.
 pub(crate) const LONG_ABOUT: &str = "\
 Measure chef settings on a model behind an OpenAI-compatible chat-completions endpoint.
@@ -169,7 +239,7 @@ impl Context<'_> {
 
     /// The request body: chef's compiled Chat Completions body with the model,
     /// temperature 0, `max_tokens` and, with `--constrain`, the turn's `response_format`.
-    fn body(&self, chef: &Chef, compiled: &[u8]) -> Result<Vec<u8>, CliError> {
+    fn body(&self, chef: &Chef, setting: &Setting, compiled: &[u8]) -> Result<Vec<u8>, CliError> {
         let mut body: Value =
             serde_json::from_slice(compiled).map_err(|source| CliError::Json {
                 what: "chef compiled an unreadable body",
@@ -186,6 +256,11 @@ impl Context<'_> {
                     what: "cannot serialise the response_format",
                     source,
                 })?;
+                let format = if setting.answer == setting::Answer::Todo {
+                    with_todo(format)
+                } else {
+                    format
+                };
                 object.insert("response_format".to_owned(), format);
             }
         }
@@ -303,7 +378,7 @@ async fn run_one(
                 setting.label, scenario.id
             ))
         })?;
-        let body = cx.body(&chef, &payload.body)?;
+        let body = cx.body(&chef, setting, &payload.body)?;
         trace.counts.model_calls += 1;
         let bytes = match cx.send(body).await {
             Ok(bytes) => bytes,
@@ -345,6 +420,9 @@ async fn run_one(
         }
         let mut reply = parsed.message;
         trace.replies.push(written(&reply));
+        if setting.answer == setting::Answer::Todo {
+            strip_todo(&mut reply);
+        }
         if cx.args.recover_text_calls {
             let recovered = chef.recover_text_calls(&mut reply);
             trace.counts.recovered_text_calls += u32::try_from(recovered).unwrap_or(u32::MAX);
@@ -995,6 +1073,62 @@ fn parse_eval_target(s: &str) -> Result<chef_ir::Target, TargetFlagError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_todo_format_puts_the_list_first_and_gates_the_answer_on_an_empty_one() {
+        let tool = |name: &str| {
+            ToolDefinition::new(
+                name,
+                json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+            )
+        };
+        let mut chef =
+            Chef::new(chef::ChefConfig::default().with_prune(chef::PrunePolicy::discover(1)));
+        chef.register_tools(vec![tool("get_news"), tool("send_sms")])
+            .unwrap();
+        chef.push(Message::user("Get the news, then text it to me."));
+        chef.compile(Target::OpenAiChat).unwrap();
+        let format = serde_json::to_value(chef.response_format().unwrap()).unwrap();
+        let format = with_todo(format);
+        let branches = format["json_schema"]["schema"]["anyOf"].as_array().unwrap();
+        assert!(branches.len() >= 3, "{format}");
+        for branch in branches {
+            let first = branch["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .next()
+                .unwrap();
+            assert_eq!(first, TODO_MEMBER);
+            assert_eq!(branch["required"][0], json!(TODO_MEMBER));
+            let list = &branch["properties"][TODO_MEMBER];
+            if branch["properties"].get("answer").is_some() {
+                assert_eq!(list["maxItems"], json!(0));
+            } else {
+                assert_eq!(list["minItems"], json!(1));
+            }
+        }
+        // One branch alone is a schema, not an anyOf of one.
+        let one = json!({"type": "json_schema", "json_schema": {"name": "x", "schema": {
+            "type": "object", "properties": {"name": {"const": "f"}}, "required": ["name"]}}});
+        let one = with_todo(one);
+        assert_eq!(
+            one["json_schema"]["schema"]["required"],
+            json!([TODO_MEMBER, "name"])
+        );
+
+        let mut reply = Message::assistant(
+            "{\"still_to_do\": [\"text it\"], \"name\": \"send_sms\", \"arguments\": {\"q\": \"hi\"}}",
+        );
+        strip_todo(&mut reply);
+        assert_eq!(
+            reply.text(),
+            r#"{"name":"send_sms","arguments":{"q":"hi"}}"#
+        );
+        let mut prose = Message::assistant("Done: {\"still_to_do\": []}");
+        strip_todo(&mut prose);
+        assert_eq!(prose.text(), "Done: {\"still_to_do\": []}");
+    }
 
     fn line(scenario: &str) -> String {
         let record = grade::grade(

@@ -8,7 +8,7 @@
 //! | `style` | `name+required`, `explicit`, `signature`, `distinct`; level 3 only | chef's default |
 //! | `prune` | `all`, `task`, `ranked:K`, `discover:K` (the K best-ranked tools and `find_tools`; `discover:0` is `find_tools` alone at first, what `chef mcp serve`'s discover mode shows a host) | `all` |
 //! | `compiled` | a compiled map (`chef compile-map` writes one); required at level 4, optional at level 1 (its docstrings), refused at 0, 2 and 3 | none |
-//! | `answer` | `tool` (chef's `final_answer`, through which the model ends its task: `ChefConfig::with_answer_tool`), `note` (the system prompt also describes the constrained format's `{"answer": …}` branch) or `none` | `none` |
+//! | `answer` | `tool` (chef's `final_answer`, through which the model ends its task: `ChefConfig::with_answer_tool`), `note` (the system prompt also describes the constrained format's `{"answer": …}` branch), `todo` (with `--constrain`, each reply first lists the parts of the request still to do, `"still_to_do": […]`: a call with one or more, the answer with none) or `none` | `none` |
 //! | `name` | the label in the run file, the table and the chart | the spec without `name` |
 //!
 //! So `level=3,style=distinct`, `level=1,prune=ranked:10`, `level=4,compiled=map.json`.
@@ -60,6 +60,10 @@ pub(crate) enum Answer {
     Tool,
     /// The system prompt describes the branch (`note`: [`super::ANSWER_NOTE`]).
     Note,
+    /// Every reply of the constrained format first lists the parts of the request still
+    /// to do, [`super::TODO_MEMBER`]: a call with at least one, the answer with none, so
+    /// the model ends its task by its own list (`todo`; harness only, `--constrain`).
+    Todo,
 }
 
 /// The settings used when no `--setting` is given: level 1 and level 3.
@@ -116,10 +120,11 @@ pub(crate) fn parse(spec: &str) -> Result<Setting, SettingError> {
                 answer = match value {
                     "tool" => Answer::Tool,
                     "note" => Answer::Note,
+                    "todo" => Answer::Todo,
                     "none" => Answer::None,
                     _ => {
                         return Err(invalid(format!(
-                            "answer={value:?}: expected tool, note or none (in setting {spec:?})"
+                            "answer={value:?}: expected tool, note, todo or none (in setting {spec:?})"
                         )));
                     }
                 };
@@ -219,14 +224,8 @@ impl Setting {
         let prune = match self.prune {
             Prune::All => PrunePolicy::All,
             Prune::Task => PrunePolicy::ByTask,
-            Prune::Ranked(top_k) => PrunePolicy::Ranked {
-                top_k,
-                always_keep: Vec::new(),
-            },
-            Prune::Discover(top_k) => PrunePolicy::Discover {
-                top_k,
-                always_keep: Vec::new(),
-            },
+            Prune::Ranked(top_k) => PrunePolicy::ranked(top_k),
+            Prune::Discover(top_k) => PrunePolicy::discover(top_k),
         };
         Ok(ChefConfig::default()
             .with_compress(options)
@@ -281,7 +280,7 @@ mod tests {
             .lines()
             .find(|l| l.starts_with("| `answer` |"))
             .expect("EVAL.md has an `answer` row");
-        for value in ["tool", "note", "none"] {
+        for value in ["tool", "note", "todo", "none"] {
             assert!(parse(&format!("level=1,answer={value}")).is_ok(), "{value}");
             assert!(
                 row.contains(&format!("`{value}` (")) || row.contains(&format!("or `{value}`")),
@@ -316,7 +315,7 @@ mod tests {
             ),
             ("level=0,compiled=m.json", "level 1"),
             ("level=2,compiled=m.json", "compiled="),
-            ("level=1,answer=yes", "expected tool, note or none"),
+            ("level=1,answer=yes", "expected tool, note, todo or none"),
         ] {
             let err = parse(spec).unwrap_err().to_string();
             assert!(err.contains(want), "{spec}: {err}");
