@@ -70,7 +70,11 @@ fn the_real_corpus_gets_level_1_with_discovery_and_a_map_warning_for_level_3() {
         "{}",
         r.reason
     );
-    assert!(r.reason.contains("PrunePolicy::Discover"), "{}", r.reason);
+    assert!(
+        r.reason.contains("PrunePolicy::discover(10)"),
+        "{}",
+        r.reason
+    );
     assert!(r.reason.contains("binding constraint"), "{}", r.reason);
     assert!(r.ops_per_namespace < 4.0);
     assert_eq!(r.namespace_count, 63);
