@@ -11,7 +11,7 @@
 //!
 //! What is recognised, and what is left as text, is documented on [`find_text_calls`].
 
-use std::{collections::HashSet, ops::Range};
+use std::{borrow::Cow, collections::HashSet, ops::Range};
 
 use serde_json::{Map, Value};
 
@@ -345,6 +345,16 @@ fn relax_json(json: &str) -> Option<String> {
     let mut last = b'{';
     let mut comma: Option<usize> = None;
     while let Some(&byte) = bytes.get(i) {
+        // A placeholder or a Python literal where a value goes, written as JSON.
+        if matches!(last, b':' | b'[' | b',')
+            && let Some((len, json_value)) = value_stand_in(bytes.get(i..)?)
+        {
+            out.push_str(json.get(copied..i)?);
+            out.push_str(&json_value);
+            (i, copied, changed) = (i + len, i + len, true);
+            (last, comma) = (b'"', None);
+            continue;
+        }
         let skip = match byte {
             b'"' => {
                 i = crate::json_scan::string_end(bytes, i)? + 1;
@@ -358,41 +368,6 @@ fn relax_json(json: &str) -> Option<String> {
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
                 let close = memchr::memmem::find(bytes.get(i + 2..)?, b"*/")?;
                 i + 2 + close + 2
-            }
-            b'<' if matches!(last, b':' | b'[' | b',') => {
-                let Some(len) = placeholder_len(bytes.get(i..)?) else {
-                    (last, comma) = (byte, None);
-                    i += 1;
-                    continue;
-                };
-                out.push_str(json.get(copied..i)?);
-                out.push_str(&serde_json::to_string(json.get(i..i + len)?).ok()?);
-                (i, copied, changed) = (i + len, i + len, true);
-                (last, comma) = (b'"', None);
-                continue;
-            }
-            b'T' | b'F' | b'N' if matches!(last, b':' | b'[' | b',') => {
-                let word_len = bytes
-                    .get(i..)?
-                    .iter()
-                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                    .count();
-                let literal = match json.get(i..i + word_len)? {
-                    "True" => Some("true"),
-                    "False" => Some("false"),
-                    "None" => Some("null"),
-                    _ => None,
-                };
-                if let Some(literal) = literal {
-                    out.push_str(json.get(copied..i)?);
-                    out.push_str(literal);
-                    (i, copied, changed) = (i + word_len, i + word_len, true);
-                    (last, comma) = (b'e', None);
-                    continue;
-                }
-                (last, comma) = (byte, None);
-                i += 1;
-                continue;
             }
             b'}' | b']' => {
                 if let Some(at) = comma.take() {
@@ -432,6 +407,32 @@ fn relax_json(json: &str) -> Option<String> {
     }
     out.push_str(json.get(copied..)?);
     Some(out)
+}
+
+/// What starts `rest` in a value's place that JSON lacks, with its length and its JSON:
+/// a placeholder `<…>` (as a string) or Python's `True`, `False`, `None`.
+fn value_stand_in(rest: &[u8]) -> Option<(usize, Cow<'static, str>)> {
+    match rest.first()? {
+        b'<' => {
+            let len = placeholder_len(rest)?;
+            let text = std::str::from_utf8(rest.get(..len)?).ok()?;
+            Some((len, Cow::Owned(serde_json::to_string(text).ok()?)))
+        }
+        b'T' | b'F' | b'N' => {
+            let word = rest
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            let literal = match rest.get(..word)? {
+                b"True" => "true",
+                b"False" => "false",
+                b"None" => "null",
+                _ => return None,
+            };
+            Some((word, Cow::Borrowed(literal)))
+        }
+        _ => None,
+    }
 }
 
 /// The length of the placeholder `<…>` that starts `rest`, when it is one.
