@@ -141,6 +141,13 @@ fn tools_json(names: &[&str]) -> Value {
     )
 }
 
+/// A temporary directory holding `tools.json`: the tools `names` ([`tools_json`]).
+fn catalogue(names: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_json(&dir.path().join("tools.json"), &tools_json(names));
+    dir
+}
+
 fn write_json(path: &Path, value: &Value) {
     std::fs::write(path, value.to_string()).unwrap();
 }
@@ -185,7 +192,6 @@ fn assert_counts(report: &Value, expected: &[(&str, u64)]) {
 
 #[test]
 fn every_failure_has_a_clear_outcome_and_nothing_verified_is_lost() {
-    let dir = tempfile::tempdir().unwrap();
     let names = [
         "a_good",
         "b_malformed",
@@ -196,7 +202,7 @@ fn every_failure_has_a_clear_outcome_and_nothing_verified_is_lost() {
         "g_http_429",
         "h_hang",
     ];
-    write_json(&dir.path().join("tools.json"), &tools_json(&names));
+    let dir = catalogue(&names);
     let server = Server::start(&[
         (
             "b_malformed",
@@ -325,11 +331,7 @@ fn every_failure_has_a_clear_outcome_and_nothing_verified_is_lost() {
 
 #[test]
 fn a_run_where_no_line_verifies_prints_its_summary_and_exits_1() {
-    let dir = tempfile::tempdir().unwrap();
-    write_json(
-        &dir.path().join("tools.json"),
-        &tools_json(&["a_one", "b_two"]),
-    );
+    let dir = catalogue(&["a_one", "b_two"]);
     let server = Server::start(&[
         (
             "a_one",
@@ -367,9 +369,8 @@ fn a_run_where_no_line_verifies_prints_its_summary_and_exits_1() {
 
 #[test]
 fn a_second_run_compiles_only_missing_and_stale_tools() {
-    let dir = tempfile::tempdir().unwrap();
     let names = ["a_one", "b_two", "c_three", "d_four"];
-    write_json(&dir.path().join("tools.json"), &tools_json(&names));
+    let dir = catalogue(&names);
     let first = Server::start(&[("b_two", &[Reply::Content(r#"def b_two(owner):"drops two"#)])]);
     let report = summary(&run(&mut command(dir.path(), &first.endpoint(), &[])));
     assert_eq!(
@@ -441,9 +442,8 @@ fn a_second_run_compiles_only_missing_and_stale_tools() {
 
 #[test]
 fn a_killed_run_keeps_every_line_verified_before_it() {
-    let dir = tempfile::tempdir().unwrap();
     let names = ["a_quick", "b_quick", "z_slow"];
-    write_json(&dir.path().join("tools.json"), &tools_json(&names));
+    let dir = catalogue(&names);
     let server = Server::start(&[("z_slow", &[Reply::Hang(Duration::from_secs(30))])]);
     let mut child = command(dir.path(), &server.endpoint(), &["--timeout-secs", "60"])
         .stdout(Stdio::null())
@@ -487,8 +487,7 @@ fn a_killed_run_keeps_every_line_verified_before_it() {
 
 #[test]
 fn the_key_comes_from_the_environment_and_endpoints_may_name_the_path() {
-    let dir = tempfile::tempdir().unwrap();
-    write_json(&dir.path().join("tools.json"), &tools_json(&["a_one"]));
+    let dir = catalogue(&["a_one"]);
     let server = Server::start(&[]);
     summary(&run(
         command(dir.path(), &server.endpoint(), &[]).env("CHEF_API_KEY", "sk-default")
@@ -527,9 +526,8 @@ fn the_key_comes_from_the_environment_and_endpoints_may_name_the_path() {
 
 #[test]
 fn a_refused_key_stops_the_run_and_keeps_the_map() {
-    let dir = tempfile::tempdir().unwrap();
     let names = ["a_one", "b_two", "c_three", "d_four"];
-    write_json(&dir.path().join("tools.json"), &tools_json(&names));
+    let dir = catalogue(&names);
     let kept = r#"def a_one(owner,repo,title):"kept""#;
     write_json(&dir.path().join("map.json"), &json!({"a_one": kept}));
     let server = Server::start(&[
@@ -559,8 +557,7 @@ fn a_refused_key_stops_the_run_and_keeps_the_map() {
 
 #[test]
 fn unusable_flags_and_maps_are_refused_before_any_request() {
-    let dir = tempfile::tempdir().unwrap();
-    write_json(&dir.path().join("tools.json"), &tools_json(&["a_one"]));
+    let dir = catalogue(&["a_one"]);
     let out = run(&mut command(dir.path(), "ftp://127.0.0.1/v1", &[]));
     assert_error(&out, &["must be an http:// or https:// URL"]);
 
@@ -603,11 +600,7 @@ fn to_dev_stdout(dir: &std::path::Path, server: &Server) -> Command {
 /// README audit.
 #[test]
 fn out_to_dev_stdout_redirected_to_a_file_leaves_the_map_alone_in_it() {
-    let dir = tempfile::tempdir().unwrap();
-    write_json(
-        &dir.path().join("tools.json"),
-        &tools_json(&["a_one", "b_two"]),
-    );
+    let dir = catalogue(&["a_one", "b_two"]);
     let server = Server::start(&[]);
     let map_path = dir.path().join("map.json");
     let out = to_dev_stdout(dir.path(), &server)
@@ -633,11 +626,7 @@ fn out_to_dev_stdout_redirected_to_a_file_leaves_the_map_alone_in_it() {
 /// refused before any request; a key no header can carry is said at once, not retried.
 #[test]
 fn a_device_out_an_unusable_catalogue_and_a_broken_key_are_handled_before_requests() {
-    let dir = tempfile::tempdir().unwrap();
-    write_json(
-        &dir.path().join("tools.json"),
-        &tools_json(&["a_one", "b_two"]),
-    );
+    let dir = catalogue(&["a_one", "b_two"]);
     let server = Server::start(&[]);
     let out = to_dev_stdout(dir.path(), &server).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
