@@ -69,9 +69,10 @@ summary>\"} ends the task, once every part of the request is done or when no too
 /// parts of the request still to do, at least one before a call, none before the answer.
 pub(crate) const TODO_MEMBER: &str = "still_to_do";
 
-/// The most parts the `answer=todo` list may hold, and the longest a part may be: without
-/// a bound the 1.5B model repeats its list until the reply is cut (session 43's pilot).
+/// The most parts the `answer=todo` list may hold: without a bound the 1.5B model
+/// repeats its list until the reply is cut (session 43's pilot).
 const TODO_ITEMS: usize = 6;
+/// The longest a part of the `answer=todo` list may be, in characters.
 const TODO_ITEM_CHARS: usize = 60;
 
 /// `format` (a `response_format` of `Chef::response_format`) with [`TODO_MEMBER`] first
@@ -86,7 +87,9 @@ fn with_todo(mut format: Value) -> Value {
         _ => vec![schema.take()],
     };
     for branch in &mut branches {
-        let answer = branch.pointer("/properties/answer").is_some();
+        let answer = branch
+            .get("properties")
+            .is_some_and(|p| p.get(chef::openai::chat::ANSWER_MEMBER).is_some());
         let list = if answer {
             json!({"type": "array", "items": {"type": "string"}, "maxItems": 0})
         } else {
