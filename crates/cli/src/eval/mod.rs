@@ -1004,9 +1004,11 @@ pub(crate) struct EvalArgs {
     pub(crate) model: String,
     /// A setting to measure, repeatable: comma-separated key=value pairs, `level`
     /// required. Keys: level=0..4, style=name+required|explicit|signature|distinct (level 3
-    /// only), prune=all|task|ranked:K|discover:K, answer=tool|note|none (chef's final_answer tool,
-    /// through which the model ends its task; or a system-prompt note describing the
-    /// constrained format's answer branch), compiled=MAP.json (required at level 4, optional
+    /// only), prune=all|task|ranked:K|discover:K, answer=tool|note|todo|none (chef's
+    /// final_answer tool, through which the model ends its task; or a system-prompt note
+    /// describing the constrained format's answer branch; or, with --constrain, a list of
+    /// the request's parts still to do that each reply begins with, the answer allowed only
+    /// when it is empty), compiled=MAP.json (required at level 4, optional
     /// at level 1 for its docstrings, refused at 0, 2 and 3), name=LABEL.
     /// E.g. `level=3,style=distinct`, `level=1,prune=ranked:10`,
     /// `level=4,compiled=map.json`. [default: level=1 and level=3]
